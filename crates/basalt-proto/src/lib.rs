@@ -1,0 +1,35 @@
+//! Basalt's wire schemas: prost messages and tonic clients/servers generated at build time
+//! from `proto/basalt/<svc>/v1/*.proto` by protox (no `protoc` needed), plus conversions
+//! between wire messages and `basalt-core` types.
+//!
+//! Inputs: the `.proto` files. Outputs: the `basalt::<svc>::v1` modules and the
+//! [`PROTOCOL`] version every peer sends.
+
+#![allow(clippy::all, missing_docs, unreachable_pub)]
+
+pub mod basalt {
+    pub mod common {
+        pub mod v1 {
+            tonic::include_proto!("basalt.common.v1");
+        }
+    }
+    pub mod lim {
+        pub mod v1 {
+            tonic::include_proto!("basalt.lim.v1");
+        }
+    }
+}
+
+pub use basalt::common::v1 as common;
+pub use basalt::lim::v1 as lim;
+
+mod convert;
+pub use convert::*;
+
+/// The wire protocol version this build speaks.
+pub const PROTOCOL: common::ProtocolVersion = common::ProtocolVersion { major: 1, minor: 0 };
+
+/// True when a peer's protocol version can be served by this build.
+pub fn compatible(peer: Option<&common::ProtocolVersion>) -> bool {
+    peer.is_some_and(|p| p.major == PROTOCOL.major)
+}
