@@ -1,1 +1,57 @@
-//! (being written)
+//! LSF's user and administrator commands.
+//!
+//! Each command is a small binary (`src/bin/<name>.rs`) that parses LSF's flags,
+//! asks the daemons, and prints exactly what LSF prints
+//! (`lsf-reference/cli-output.md`), plus `-json` where asked. The formatting
+//! lives here as pure functions from replies to text so it is unit-tested
+//! byte for byte.
+//!
+//! Inputs: argv, `LSF_ENVDIR` (configuration), gRPC replies. Outputs: stdout
+//! (data), stderr (errors), LSF's exit codes.
+
+pub mod args;
+pub mod lim_cmds;
+pub mod numfmt;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// How long a command waits for a daemon to answer.
+pub const RPC_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// LSF commands exit with -1 (255) on failure.
+pub fn fail() -> ExitCode {
+    ExitCode::from(255)
+}
+
+/// Print the version line (LSF writes it to stderr) and exit 0.
+pub fn print_version() -> ExitCode {
+    eprintln!("{}", basalt_core::version::product_line());
+    ExitCode::SUCCESS
+}
+
+/// Load the configuration the LIM-level commands need, or print every problem.
+pub fn load_config(cmd: &str) -> Result<basalt_config::Config, ExitCode> {
+    let envdir = basalt_runtime::envdir();
+    match basalt_config::load_lim(&envdir) {
+        Ok(l) => Ok(l.config),
+        Err(e) => {
+            eprintln!("{cmd}: cannot read the configuration in {}:\n{e}", envdir.display());
+            Err(fail())
+        }
+    }
+}
+
+/// A current-thread runtime for a command's few RPCs.
+pub fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, ExitCode> {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => Ok(rt.block_on(f)),
+        Err(e) => {
+            eprintln!("cannot start the runtime: {e}");
+            Err(fail())
+        }
+    }
+}

@@ -1,1 +1,254 @@
-//! (being written)
+//! Shared daemon and client plumbing for Basalt.
+//!
+//! Owns nothing mutable itself. It gives every daemon and command the same
+//! answers to the same questions:
+//! * where the configuration is (`LSF_ENVDIR`, default `/etc`) — [`envdir`];
+//! * which host this process plays and at what address each host lives
+//!   ([`local_host`], [`host_addr`]: the Basalt `ADDRESS` column of
+//!   `lsf.cluster.<cluster>`, else name resolution);
+//! * how daemons log ([`init_tracing`]: `tracing` to stderr, filter from
+//!   `BASALT_LOG`, else from `LSF_LOG_MASK`);
+//! * when to stop ([`shutdown_signal`]: SIGTERM or SIGINT);
+//! * how to serve gRPC on an already bound listener ([`serve`]);
+//! * how to reach LIMs and find the master ([`lim_channel`], [`find_master`]).
+
+use basalt_config::Config;
+use basalt_proto::lim::lim_client::LimClient;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::Duration;
+use thiserror::Error;
+use tonic::transport::{Channel, Endpoint};
+
+/// Errors a daemon or command can meet before it talks to anyone.
+#[derive(Debug, Error)]
+pub enum RuntimeError {
+    #[error("host <{0}> is not defined in the cluster file")]
+    UnknownHost(String),
+    #[error(
+        "cannot tell which host this is: the local host name <{0}> is not in the cluster file (use -H <host>)"
+    )]
+    LocalHostNotInCluster(String),
+    #[error("cannot resolve the address of host <{host}>: {reason}")]
+    Unresolvable { host: String, reason: String },
+    #[error("invalid endpoint {0}")]
+    Endpoint(String),
+    #[error("LIM is down; try later")]
+    NoLim,
+}
+
+/// The configuration directory: `$LSF_ENVDIR`, else `/etc` (LSF's rule).
+pub fn envdir() -> PathBuf {
+    std::env::var_os("LSF_ENVDIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/etc"))
+}
+
+/// Start logging for a daemon. The filter comes from `BASALT_LOG` (tracing's
+/// env-filter syntax), else from `LSF_LOG_MASK` in lsf.conf (LOG_ERR, LOG_WARNING,
+/// LOG_INFO, LOG_DEBUG...), else `info`. Safe to call more than once.
+pub fn init_tracing(config: Option<&Config>) {
+    use tracing_subscriber::EnvFilter;
+    let from_mask = config
+        .and_then(|c| c.lsf_conf.get("LSF_LOG_MASK"))
+        .map(|mask| match mask.trim() {
+            "LOG_EMERG" | "LOG_ALERT" | "LOG_CRIT" | "LOG_ERR" => "error",
+            "LOG_WARNING" | "LOG_NOTICE" => "warn",
+            "LOG_DEBUG" => "debug",
+            m if m.starts_with("LOG_DEBUG") => "trace",
+            _ => "info",
+        });
+    let filter = std::env::var("BASALT_LOG")
+        .ok()
+        .and_then(|f| EnvFilter::try_new(f).ok())
+        .unwrap_or_else(|| EnvFilter::new(from_mask.unwrap_or("info")));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+/// Resolves when the process receives SIGTERM or SIGINT.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
+    match (term, int) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {},
+                _ = int.recv() => {},
+            }
+        }
+        _ => {
+            // Without signal handlers we can only wait for ctrl-c.
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// Serve a tonic router on a listener the caller already bound (so tests and
+/// `main` decide addresses and ports), until `shutdown` resolves.
+pub async fn serve(
+    router: tonic::transport::server::Router,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send,
+) -> Result<(), tonic::transport::Error> {
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    router
+        .serve_with_incoming_shutdown(incoming, shutdown)
+        .await
+}
+
+/// The canonical name (as written in the cluster file) of `host`.
+pub fn canonical_host(config: &Config, host: &str) -> Option<String> {
+    config
+        .cluster
+        .hosts
+        .iter()
+        .find(|h| basalt_core::same_host(&h.name, host))
+        .map(|h| h.name.clone())
+}
+
+/// The host this process plays: `explicit` (`-H host`) if given, else the
+/// machine's host name; either must be in the cluster file.
+pub fn local_host(config: &Config, explicit: Option<&str>) -> Result<String, RuntimeError> {
+    match explicit {
+        Some(h) => canonical_host(config, h).ok_or_else(|| RuntimeError::UnknownHost(h.into())),
+        None => {
+            let name = machine_hostname();
+            canonical_host(config, &name).ok_or(RuntimeError::LocalHostNotInCluster(name))
+        }
+    }
+}
+
+/// The machine's own host name (empty if it cannot be read).
+pub fn machine_hostname() -> String {
+    nix::unistd::gethostname()
+        .ok()
+        .and_then(|h| h.into_string().ok())
+        .unwrap_or_default()
+}
+
+/// The address a host's daemons listen on: the Basalt `ADDRESS` column of the
+/// cluster file when present, else the first address the name resolves to.
+pub fn host_addr(config: &Config, host: &str) -> Result<IpAddr, RuntimeError> {
+    let entry = config
+        .cluster
+        .hosts
+        .iter()
+        .find(|h| basalt_core::same_host(&h.name, host))
+        .ok_or_else(|| RuntimeError::UnknownHost(host.into()))?;
+    if let Some(addr) = entry.address {
+        return Ok(addr);
+    }
+    (entry.name.as_str(), 0)
+        .to_socket_addrs()
+        .map_err(|e| RuntimeError::Unresolvable {
+            host: host.into(),
+            reason: e.to_string(),
+        })?
+        .map(|sa| sa.ip())
+        .next()
+        .ok_or_else(|| RuntimeError::Unresolvable {
+            host: host.into(),
+            reason: "no address".into(),
+        })
+}
+
+/// The LIM socket address of a host.
+pub fn lim_addr(config: &Config, host: &str) -> Result<SocketAddr, RuntimeError> {
+    Ok(SocketAddr::new(
+        host_addr(config, host)?,
+        config.lsf_conf.lim_port(),
+    ))
+}
+
+/// A lazily connecting channel to `addr` with a connect timeout and a
+/// per-request deadline. Connection failures surface on the first request.
+pub fn channel(addr: SocketAddr, timeout: Duration) -> Result<Channel, RuntimeError> {
+    let uri = format!("http://{addr}");
+    Ok(Endpoint::from_shared(uri.clone())
+        .map_err(|_| RuntimeError::Endpoint(uri))?
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .tcp_nodelay(true)
+        .connect_lazy())
+}
+
+/// A LIM client for `host`.
+pub fn lim_channel(
+    config: &Config,
+    host: &str,
+    timeout: Duration,
+) -> Result<LimClient<Channel>, RuntimeError> {
+    Ok(LimClient::new(channel(lim_addr(config, host)?, timeout)?))
+}
+
+/// The order in which a command tries LIMs: `LSF_SERVER_HOSTS` if set, else the
+/// local host first (when it is in the cluster) and then every host in file order.
+pub fn lim_contact_order(config: &Config) -> Vec<String> {
+    let servers = config.lsf_conf.server_hosts();
+    if !servers.is_empty() {
+        return servers;
+    }
+    let mut order = Vec::new();
+    if let Some(local) = std::env::var("BASALT_HOST")
+        .ok()
+        .and_then(|h| canonical_host(config, &h))
+        .or_else(|| canonical_host(config, &machine_hostname()))
+    {
+        order.push(local);
+    }
+    for h in &config.cluster.hosts {
+        if !order.contains(&h.name) {
+            order.push(h.name.clone());
+        }
+    }
+    order
+}
+
+/// What a command learns from the first LIM that answers.
+#[derive(Debug, Clone)]
+pub struct MasterLim {
+    /// The master's host name.
+    pub master: String,
+    /// The master's client.
+    pub client: LimClient<Channel>,
+    /// The answer of the LIM that told us (cluster name, admins, counts).
+    pub info: basalt_proto::lim::ClusterInfoReply,
+}
+
+/// Ask LIMs in [`lim_contact_order`] until one answers, then return a client for
+/// the master it names. Fails with [`RuntimeError::NoLim`] when no LIM answers
+/// or none knows a master.
+pub async fn find_master(config: &Config, timeout: Duration) -> Result<MasterLim, RuntimeError> {
+    for host in lim_contact_order(config) {
+        let Ok(mut client) = lim_channel(config, &host, timeout) else {
+            continue;
+        };
+        let Ok(reply) = client
+            .cluster_info(basalt_proto::lim::ClusterInfoRequest {})
+            .await
+        else {
+            continue;
+        };
+        let info = reply.into_inner();
+        if info.master.is_empty() {
+            continue;
+        }
+        let master_client = if basalt_core::same_host(&info.master, &host) {
+            client
+        } else {
+            lim_channel(config, &info.master, timeout)?
+        };
+        return Ok(MasterLim {
+            master: info.master.clone(),
+            client: master_client,
+            info,
+        });
+    }
+    Err(RuntimeError::NoLim)
+}
