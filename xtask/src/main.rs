@@ -1,1 +1,376 @@
-fn main() {}
+//! Project automation, run as `cargo xtask <command>`.
+//!
+//! * `up [--hosts N]` — build the daemons and commands, write the embedded
+//!   default configuration into a local directory (`.basalt/` in the
+//!   workspace unless `--dir` says otherwise; nothing is written outside it),
+//!   start every host's daemons in the background and print the line to paste
+//!   into a shell. One host is this machine under its own name on 127.0.0.1;
+//!   N hosts are hostA, hostB, ... on 127.0.0.1, 127.0.0.2, ...
+//! * `down` — stop the daemons `up` started (SIGTERM, then SIGKILL after 10 s).
+//! * `status` — which of them are running.
+
+use anyhow::{Context, Result, bail};
+use basalt_config::embedded::{DefaultCluster, DefaultHost};
+use clap::{Parser, Subcommand};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The daemons `up` starts on every host, in start order.
+const DAEMONS: &[&str] = &["lim"];
+/// The commands linked into `<dir>/bin`.
+const COMMANDS: &[&str] = &["lsid", "lsload", "lshosts", "lsclusters", "lsinfo"];
+
+#[derive(Parser, Debug)]
+#[command(name = "cargo xtask", about = "Basalt project automation")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Build, configure and start a local cluster.
+    Up {
+        /// Number of hosts (1 = this machine; N > 1 = hostA.. on loopback addresses).
+        #[arg(long, default_value_t = 1)]
+        hosts: usize,
+        /// Directory for configuration, state and logs (default: <workspace>/.basalt).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Cluster name.
+        #[arg(long, default_value = "basalt")]
+        cluster: String,
+        /// Build and run release binaries.
+        #[arg(long)]
+        release: bool,
+        /// Keep an existing configuration in --dir instead of writing the default.
+        #[arg(long)]
+        keep_config: bool,
+        /// LIM port (LSF_LIM_PORT); the RES, mbatchd and sbatchd ports follow LSF's defaults.
+        #[arg(long, default_value_t = 7869)]
+        lim_port: u16,
+    },
+    /// Stop the cluster started by `up`.
+    Down {
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Show which daemons of the cluster started by `up` are running.
+    Status {
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn default_dir(dir: Option<PathBuf>) -> Result<PathBuf> {
+    let dir = dir.unwrap_or_else(|| workspace_root().join(".basalt"));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    dir.canonicalize()
+        .with_context(|| format!("resolving {}", dir.display()))
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().cmd {
+        Cmd::Up {
+            hosts,
+            dir,
+            cluster,
+            release,
+            keep_config,
+            lim_port,
+        } => up(hosts, default_dir(dir)?, &cluster, release, keep_config, lim_port),
+        Cmd::Down { dir } => down(&default_dir(dir)?),
+        Cmd::Status { dir } => status(&default_dir(dir)?),
+    }
+}
+
+fn host_names(n: usize) -> Result<Vec<DefaultHost>> {
+    if n == 0 || n > 250 {
+        bail!("--hosts must be between 1 and 250");
+    }
+    if n == 1 {
+        let name = nix::unistd::gethostname()
+            .ok()
+            .and_then(|h| h.into_string().ok())
+            .map(|h| h.split('.').next().unwrap_or("").to_owned())
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "hostA".to_owned());
+        return Ok(vec![DefaultHost {
+            name,
+            address: Some(IpAddr::V4(Ipv4Addr::LOCALHOST)),
+            server: true,
+        }]);
+    }
+    Ok((0..n)
+        .map(|i| DefaultHost {
+            name: format!("host{}", letters(i)),
+            address: Some(IpAddr::V4(Ipv4Addr::new(127, 0, 0, (i + 1) as u8))),
+            server: true,
+        })
+        .collect())
+}
+
+/// 0 -> A, 25 -> Z, 26 -> AA, ...
+fn letters(mut i: usize) -> String {
+    let mut s = Vec::new();
+    loop {
+        s.push(b'A' + (i % 26) as u8);
+        if i < 26 {
+            break;
+        }
+        i = i / 26 - 1;
+    }
+    s.reverse();
+    String::from_utf8_lossy(&s).into_owned()
+}
+
+fn current_user() -> String {
+    nix::unistd::User::from_uid(nix::unistd::getuid())
+        .ok()
+        .flatten()
+        .map(|u| u.name)
+        .or_else(|| std::env::var("USER").ok())
+        .unwrap_or_else(|| "root".to_owned())
+}
+
+fn pid_dir(top: &Path) -> PathBuf {
+    top.join("run")
+}
+
+/// Running daemons recorded in `<top>/run`: (pid file, pid, alive).
+fn recorded(top: &Path) -> Vec<(PathBuf, i32, bool)> {
+    let Ok(entries) = std::fs::read_dir(pid_dir(top)) else {
+        return Vec::new();
+    };
+    let mut out: Vec<_> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "pid"))
+        .filter_map(|e| {
+            let pid: i32 = std::fs::read_to_string(e.path()).ok()?.trim().parse().ok()?;
+            Some((e.path(), pid, is_ours(pid, top)))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// True when `pid` is alive and runs one of our binaries (guards against pid reuse).
+fn is_ours(pid: i32, top: &Path) -> bool {
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let cmdline = String::from_utf8_lossy(&cmdline);
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let zombie = stat
+        .rsplit_once(')')
+        .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'));
+    !zombie
+        && DAEMONS.iter().any(|d| cmdline.contains(d))
+        && cmdline.contains(&*top.join("bin").to_string_lossy())
+}
+
+fn up(
+    n: usize,
+    top: PathBuf,
+    cluster: &str,
+    release: bool,
+    keep_config: bool,
+    lim_port: u16,
+) -> Result<()> {
+    if recorded(&top).iter().any(|(_, _, alive)| *alive) {
+        bail!(
+            "a cluster is already running from {} (stop it with `cargo xtask down`)",
+            top.display()
+        );
+    }
+    let profile = if release { "release" } else { "debug" };
+    eprintln!("Building the daemons and commands ({profile})...");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .current_dir(workspace_root())
+        .args(["build", "--bins", "-p", "basalt-lim", "-p", "basalt-cli"]);
+    if release {
+        build.arg("--release");
+    }
+    let st = build.status().context("running cargo build")?;
+    if !st.success() {
+        bail!("cargo build failed");
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
+        .join(profile);
+
+    let envdir = DefaultCluster::envdir(&top);
+    let config_exists = envdir.join("lsf.conf").exists();
+    let hosts = if keep_config && config_exists {
+        let loaded = basalt_config::load_lim(&envdir)
+            .map_err(|e| anyhow::anyhow!("the configuration in {} is invalid:\n{e}", envdir.display()))?;
+        loaded.config.cluster.hosts.iter().map(|h| h.name.clone()).collect()
+    } else {
+        let mut spec = DefaultCluster::new(cluster, &current_user(), host_names(n)?);
+        spec.lim_port = lim_port;
+        spec.write(&top)
+            .with_context(|| format!("writing the configuration into {}", top.display()))?;
+        spec.hosts.iter().map(|h| h.name.clone()).collect::<Vec<_>>()
+    };
+    // Validate before starting anything: nothing starts with a half-read config.
+    basalt_config::load(&envdir)
+        .map_err(|e| anyhow::anyhow!("the configuration in {} is invalid:\n{e}", envdir.display()))?;
+
+    let bin = top.join("bin");
+    std::fs::create_dir_all(&bin)?;
+    for name in DAEMONS.iter().chain(COMMANDS) {
+        let link = bin.join(name);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(target.join(name), &link)
+            .with_context(|| format!("linking {}", link.display()))?;
+    }
+    std::fs::create_dir_all(pid_dir(&top))?;
+    std::fs::create_dir_all(top.join("log"))?;
+
+    for host in &hosts {
+        for daemon in DAEMONS {
+            let log_path = top.join("log").join(format!("{daemon}.{host}.log"));
+            let log = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log_path)
+                .with_context(|| format!("opening {}", log_path.display()))?;
+            let child = Command::new(bin.join(daemon))
+                .args(["-H", host])
+                .env("LSF_ENVDIR", &envdir)
+                .stdin(Stdio::null())
+                .stdout(log.try_clone()?)
+                .stderr(log)
+                .process_group(0)
+                .spawn()
+                .with_context(|| format!("starting {daemon} for {host}"))?;
+            std::fs::write(
+                pid_dir(&top).join(format!("{daemon}.{host}.pid")),
+                child.id().to_string(),
+            )?;
+        }
+    }
+
+    // Wait until the cluster answers: a master is elected and every host reports.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let master = loop {
+        let out = Command::new(bin.join("lsid"))
+            .env("LSF_ENVDIR", &envdir)
+            .output();
+        let master = out.ok().filter(|o| o.status.success()).and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .find_map(|l| l.strip_prefix("My master name is ").map(str::to_owned))
+        });
+        let all_up = master.is_some()
+            && Command::new(bin.join("lsload"))
+                .env("LSF_ENVDIR", &envdir)
+                .output()
+                .ok()
+                .filter(|o| o.status.success())
+                .is_some_and(|o| {
+                    let text = String::from_utf8_lossy(&o.stdout);
+                    text.lines().skip(1).count() == hosts.len() && !text.contains("unavail")
+                });
+        if all_up {
+            break master.unwrap_or_default();
+        }
+        if Instant::now() > deadline {
+            let _ = down(&top);
+            bail!(
+                "the cluster did not come up within 30 s; see the logs in {}",
+                top.join("log").display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+
+    println!(
+        "Basalt cluster <{}> is up: {} host(s) ({}), master {}.",
+        cluster,
+        hosts.len(),
+        hosts.join(" "),
+        master
+    );
+    println!("Use it from a shell with:");
+    println!(
+        "  export LSF_ENVDIR={} PATH={}:$PATH",
+        envdir.display(),
+        bin.display()
+    );
+    println!("Logs are in {}. Stop it with:", top.join("log").display());
+    println!("  cargo xtask down");
+    Ok(())
+}
+
+fn down(top: &Path) -> Result<()> {
+    let daemons = recorded(top);
+    if daemons.is_empty() {
+        println!("No Basalt daemons recorded in {}.", pid_dir(top).display());
+        return Ok(());
+    }
+    for (_, pid, alive) in &daemons {
+        if *alive {
+            let _ = kill(Pid::from_raw(*pid), Signal::SIGTERM);
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while daemons.iter().any(|(_, pid, _)| is_ours(*pid, top)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for (file, pid, _) in &daemons {
+        if is_ours(*pid, top) {
+            let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
+        }
+        let _ = std::fs::remove_file(file);
+    }
+    println!("Stopped {} daemon(s).", daemons.iter().filter(|d| d.2).count());
+    Ok(())
+}
+
+fn status(top: &Path) -> Result<()> {
+    let daemons = recorded(top);
+    if daemons.is_empty() {
+        println!("No Basalt daemons recorded in {}.", pid_dir(top).display());
+    }
+    for (file, pid, alive) in daemons {
+        let name = file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        println!(
+            "{name:<24} pid {pid:<8} {}",
+            if alive { "running" } else { "not running" }
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::letters;
+
+    #[test]
+    fn host_letters() {
+        assert_eq!(letters(0), "A");
+        assert_eq!(letters(2), "C");
+        assert_eq!(letters(25), "Z");
+        assert_eq!(letters(26), "AA");
+    }
+}

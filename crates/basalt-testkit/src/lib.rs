@@ -1,1 +1,477 @@
-//! (being written)
+//! Dev-only harness for cluster tests.
+//!
+//! Every test cluster gets a fresh `127.a.b.0/24` ([`fresh_subnet`]) so tests
+//! run in parallel (threads or processes) with the same ports, and a fresh
+//! directory holding the embedded default configuration
+//! (`basalt_config::embedded`), per-host logs and state. The directory is
+//! removed when the test passes and kept (its path printed) when it fails.
+//!
+//! Two modes:
+//! * [`ProcessCluster`] runs the real binaries (`lim`, the commands) as child
+//!   processes: kill -9, restarts, real output.
+//! * [`InProcessCluster`] runs each host's daemons as tasks in the test's own
+//!   tokio runtime, bound to the host's loopback address.
+//!
+//! Every wait has a deadline: [`wait_for`] polls a condition until it holds or
+//! fails with what it was waiting for.
+
+use anyhow::{Context, Result, anyhow, bail};
+use basalt_config::embedded::{DefaultCluster, DefaultHost, ExtraResource};
+use std::collections::BTreeMap;
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// A loopback /24 of our own: host `i` lives at `127.a.b.(i+1)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Subnet {
+    pub a: u8,
+    pub b: u8,
+}
+
+impl Subnet {
+    pub fn host(&self, i: usize) -> IpAddr {
+        IpAddr::V4(Ipv4Addr::new(127, self.a, self.b, (i + 1).min(254) as u8))
+    }
+}
+
+static COUNTER: AtomicU32 = AtomicU32::new(0);
+
+/// A /24 under 127/8 that no other test (thread or process) is using: picked
+/// from the process id, a counter and the clock, and checked by binding it.
+/// `127.0.x.x` is never used, so a personal cluster on 127.0.0.x is safe.
+pub fn fresh_subnet(port: u16) -> Subnet {
+    let seed = std::process::id()
+        .wrapping_mul(2_654_435_761)
+        .wrapping_add(COUNTER.fetch_add(1, Ordering::Relaxed).wrapping_mul(40_503))
+        .wrapping_add(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.subsec_nanos())
+                .unwrap_or(0),
+        );
+    let mut x = seed;
+    loop {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+        let a = 1 + (x >> 16) % 254;
+        let b = (x >> 8) % 256;
+        let subnet = Subnet {
+            a: a as u8,
+            b: b as u8,
+        };
+        // Claim it: if the first host's port can be bound, nobody uses this /24.
+        if std::net::TcpListener::bind((subnet.host(0), port)).is_ok() {
+            return subnet;
+        }
+    }
+}
+
+/// A test directory: removed on success, kept and printed on failure.
+#[derive(Debug)]
+pub struct TestDir {
+    dir: Option<tempfile::TempDir>,
+    path: PathBuf,
+}
+
+impl TestDir {
+    pub fn new(prefix: &str) -> Result<TestDir> {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("basalt-{prefix}-"))
+            .tempdir()?;
+        let path = dir.path().to_path_buf();
+        Ok(TestDir {
+            dir: Some(dir),
+            path,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if std::thread::panicking()
+            && let Some(dir) = self.dir.take()
+        {
+            let kept = dir.keep();
+            eprintln!("test state kept in {}", kept.display());
+        }
+    }
+}
+
+/// What cluster to build.
+#[derive(Debug, Clone)]
+pub struct ClusterSpec {
+    pub hosts: usize,
+    pub exinterval_secs: f64,
+    pub master_inactivity_limit: u32,
+    pub probe_timeout_secs: f64,
+    pub sample_interval_secs: f64,
+    pub extra_resources: Vec<ExtraResource>,
+    /// ELIM executables to put in LSF_SERVERDIR: (file name, script text).
+    pub elims: Vec<(String, String)>,
+}
+
+impl ClusterSpec {
+    /// `n` hosts with test timings: heartbeats every 200 ms, samples every 250 ms.
+    pub fn new(n: usize) -> ClusterSpec {
+        ClusterSpec {
+            hosts: n,
+            exinterval_secs: 0.2,
+            master_inactivity_limit: 3,
+            probe_timeout_secs: 1.0,
+            sample_interval_secs: 0.25,
+            extra_resources: Vec::new(),
+            elims: Vec::new(),
+        }
+    }
+
+    /// Add a Numeric resource to lsf.shared (for ELIM indices).
+    pub fn numeric_resource(mut self, name: &str, increasing: bool) -> ClusterSpec {
+        self.extra_resources.push(ExtraResource {
+            name: name.to_owned(),
+            kind: "Numeric".to_owned(),
+            interval: Some(1),
+            increasing: Some(increasing),
+            description: format!("test index {name}"),
+        });
+        self
+    }
+
+    /// Install an ELIM script (made executable) in LSF_SERVERDIR.
+    pub fn elim(mut self, file: &str, script: &str) -> ClusterSpec {
+        self.elims.push((file.to_owned(), script.to_owned()));
+        self
+    }
+}
+
+/// Host names of a test cluster: hostA, hostB, ...
+pub fn host_name(i: usize) -> String {
+    format!("host{}", (b'A' + (i % 26) as u8) as char)
+}
+
+/// Write the configuration of `spec` on `subnet` under `top`; returns LSF_ENVDIR.
+pub fn write_config(spec: &ClusterSpec, subnet: Subnet, top: &Path) -> Result<PathBuf> {
+    let hosts = (0..spec.hosts)
+        .map(|i| DefaultHost {
+            name: host_name(i),
+            address: Some(subnet.host(i)),
+            server: true,
+        })
+        .collect();
+    let user = nix::unistd::User::from_uid(nix::unistd::getuid())
+        .ok()
+        .flatten()
+        .map(|u| u.name)
+        .unwrap_or_else(|| "root".into());
+    let mut dc = DefaultCluster::new("basalt", &user, hosts);
+    dc.exinterval_secs = spec.exinterval_secs;
+    dc.master_inactivity_limit = spec.master_inactivity_limit;
+    dc.probe_timeout_secs = spec.probe_timeout_secs;
+    dc.sample_interval_secs = spec.sample_interval_secs;
+    dc.extra_resources = spec.extra_resources.clone();
+    let envdir = dc.write(top)?;
+    for (file, script) in &spec.elims {
+        use std::os::unix::fs::PermissionsExt;
+        let path = top.join("serverdir").join(file);
+        std::fs::write(&path, script)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(envdir)
+}
+
+/// Poll `cond` every 50 ms until it returns `Some`, or fail after `deadline`
+/// naming `what` and the last observation.
+pub fn wait_for<T>(
+    what: &str,
+    deadline: Duration,
+    mut cond: impl FnMut() -> (Option<T>, String),
+) -> Result<T> {
+    let end = Instant::now() + deadline;
+    loop {
+        let (got, seen) = cond();
+        if let Some(v) = got {
+            return Ok(v);
+        }
+        if Instant::now() > end {
+            bail!("timed out after {deadline:?} waiting for {what}; last seen:\n{seen}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Async flavour of [`wait_for`].
+pub async fn wait_for_async<T, F, Fut>(what: &str, deadline: Duration, mut cond: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = (Option<T>, String)>,
+{
+    let end = Instant::now() + deadline;
+    loop {
+        let (got, seen) = cond().await;
+        if let Some(v) = got {
+            return Ok(v);
+        }
+        if Instant::now() > end {
+            bail!("timed out after {deadline:?} waiting for {what}; last seen:\n{seen}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Where the built binaries are: `$BASALT_BIN_DIR`, else the cargo profile
+/// directory the running test binary lives under (target/<profile>/deps/..).
+pub fn bin_dir() -> Result<PathBuf> {
+    if let Some(d) = std::env::var_os("BASALT_BIN_DIR") {
+        return Ok(PathBuf::from(d));
+    }
+    let exe = std::env::current_exe()?;
+    let mut dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    if !dir.join("lim").exists() {
+        bail!(
+            "the Basalt binaries are not built in {} (run `cargo test --workspace`, or `cargo build --workspace --bins` first)",
+            dir.display()
+        );
+    }
+    Ok(dir)
+}
+
+/// A cluster of real `lim` processes.
+#[derive(Debug)]
+pub struct ProcessCluster {
+    pub dir: TestDir,
+    pub envdir: PathBuf,
+    pub bin: PathBuf,
+    pub hosts: Vec<String>,
+    pub subnet: Subnet,
+    children: BTreeMap<String, Child>,
+}
+
+impl ProcessCluster {
+    /// Write the configuration and start every host's LIM.
+    pub fn start(name: &str, spec: &ClusterSpec) -> Result<ProcessCluster> {
+        let dir = TestDir::new(name)?;
+        let subnet = fresh_subnet(7869);
+        let envdir = write_config(spec, subnet, dir.path())?;
+        let mut c = ProcessCluster {
+            envdir,
+            bin: bin_dir()?,
+            hosts: (0..spec.hosts).map(host_name).collect(),
+            subnet,
+            children: BTreeMap::new(),
+            dir,
+        };
+        for h in c.hosts.clone() {
+            c.start_lim(&h)?;
+        }
+        Ok(c)
+    }
+
+    /// Start (or restart) the LIM of `host`, logging to `<dir>/log/lim.<host>.log`.
+    pub fn start_lim(&mut self, host: &str) -> Result<()> {
+        let log_path = self.dir.path().join("log").join(format!("lim.{host}.log"));
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)?;
+        let child = Command::new(self.bin.join("lim"))
+            .args(["-H", host])
+            .env("LSF_ENVDIR", &self.envdir)
+            .env("BASALT_LOG", "debug")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("starting lim for {host}"))?;
+        self.children.insert(host.to_owned(), child);
+        Ok(())
+    }
+
+    /// kill -9 the LIM of `host` and reap it.
+    pub fn kill9(&mut self, host: &str) -> Result<()> {
+        let mut child = self
+            .children
+            .remove(host)
+            .ok_or_else(|| anyhow!("no LIM running for {host}"))?;
+        child.kill()?;
+        child.wait()?;
+        Ok(())
+    }
+
+    /// A command from the build, with this cluster's LSF_ENVDIR.
+    pub fn command(&self, name: &str) -> Command {
+        let mut c = Command::new(self.bin.join(name));
+        c.env("LSF_ENVDIR", &self.envdir)
+            .env_remove("BASALT_HOST")
+            .env_remove("LSF_SERVER_HOSTS");
+        c
+    }
+
+    /// Run a command to completion.
+    pub fn run(&self, name: &str, args: &[&str]) -> Result<Output> {
+        self.command(name)
+            .args(args)
+            .output()
+            .with_context(|| format!("running {name}"))
+    }
+
+    /// Run a command and return its stdout when it exits 0.
+    pub fn stdout_ok(&self, name: &str, args: &[&str]) -> Option<String> {
+        self.run(name, args)
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+    }
+
+    /// The master named by `lsid`, if any.
+    pub fn lsid_master(&self) -> Option<String> {
+        self.stdout_ok("lsid", &[])?
+            .lines()
+            .find_map(|l| l.strip_prefix("My master name is ").map(str::to_owned))
+    }
+
+    /// Wait until `lsid` names `host` as master.
+    pub fn wait_master(&self, host: &str, deadline: Duration) -> Result<()> {
+        wait_for(&format!("lsid to name {host} as master"), deadline, || {
+            let m = self.lsid_master();
+            (
+                (m.as_deref() == Some(host)).then_some(()),
+                format!("{m:?}"),
+            )
+        })
+    }
+}
+
+impl Drop for ProcessCluster {
+    fn drop(&mut self) {
+        for (_, mut child) in std::mem::take(&mut self.children) {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A cluster whose LIMs run as tasks of the calling tokio runtime.
+#[derive(Debug)]
+pub struct InProcessCluster {
+    pub dir: TestDir,
+    pub config: Arc<basalt_config::Config>,
+    pub hosts: Vec<String>,
+    pub subnet: Subnet,
+    running: BTreeMap<String, (tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>)>,
+}
+
+impl InProcessCluster {
+    pub async fn start(name: &str, spec: &ClusterSpec) -> Result<InProcessCluster> {
+        let dir = TestDir::new(name)?;
+        let subnet = fresh_subnet(7869);
+        let envdir = write_config(spec, subnet, dir.path())?;
+        let config = basalt_config::load_lim(&envdir)
+            .map_err(|e| anyhow!("{e}"))?
+            .config;
+        let mut c = InProcessCluster {
+            dir,
+            config: Arc::new(config),
+            hosts: (0..spec.hosts).map(host_name).collect(),
+            subnet,
+            running: BTreeMap::new(),
+        };
+        for h in c.hosts.clone() {
+            c.start_host(&h).await?;
+        }
+        Ok(c)
+    }
+
+    /// Start the LIM of `host` on its address.
+    pub async fn start_host(&mut self, host: &str) -> Result<()> {
+        let addr = basalt_runtime::lim_addr(&self.config, host)?;
+        let listener = bind_retry(addr).await?;
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let config = self.config.clone();
+        let me = host.to_owned();
+        let task = tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = rx.await;
+            };
+            if let Err(e) = basalt_lim::run(config, &me, listener, shutdown).await {
+                eprintln!("in-process LIM {me}: {e}");
+            }
+        });
+        self.running.insert(host.to_owned(), (tx, task));
+        Ok(())
+    }
+
+    /// Stop the LIM of `host` abruptly: its task is aborted, its socket closed.
+    pub async fn kill_host(&mut self, host: &str) -> Result<()> {
+        let (_, task) = self
+            .running
+            .remove(host)
+            .ok_or_else(|| anyhow!("{host} is not running"))?;
+        task.abort();
+        let _ = task.await;
+        Ok(())
+    }
+
+    /// The master as the first answering LIM sees it.
+    pub async fn master(&self) -> Option<String> {
+        basalt_runtime::find_master(&self.config, Duration::from_secs(1))
+            .await
+            .ok()
+            .map(|m| m.master)
+    }
+
+    /// The master's host table.
+    pub async fn hosts_table(&self) -> Option<basalt_proto::lim::HostsReply> {
+        let mut m = basalt_runtime::find_master(&self.config, Duration::from_secs(1))
+            .await
+            .ok()?;
+        m.client
+            .hosts(basalt_proto::lim::HostsRequest { hosts: vec![] })
+            .await
+            .ok()
+            .map(|r| r.into_inner())
+            .filter(|r| r.is_master)
+    }
+
+    /// Wait until the first answering LIM names `host` as master.
+    pub async fn wait_master(&self, host: &str, deadline: Duration) -> Result<()> {
+        wait_for_async(&format!("{host} to be master"), deadline, || async {
+            let m = self.master().await;
+            (
+                (m.as_deref() == Some(host)).then_some(()),
+                format!("{m:?}"),
+            )
+        })
+        .await
+    }
+}
+
+impl Drop for InProcessCluster {
+    fn drop(&mut self) {
+        for (_, (_, task)) in std::mem::take(&mut self.running) {
+            task.abort();
+        }
+    }
+}
+
+/// Bind, retrying briefly: a just-closed listener of a killed host may linger.
+async fn bind_retry(addr: std::net::SocketAddr) -> Result<tokio::net::TcpListener> {
+    let end = Instant::now() + Duration::from_secs(5);
+    loop {
+        match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => return Ok(l),
+            Err(e) if Instant::now() > end => {
+                return Err(e).with_context(|| format!("binding {addr}"));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}

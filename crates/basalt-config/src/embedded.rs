@@ -1,0 +1,179 @@
+//! The embedded default configuration: a complete LSF configuration set for a
+//! cluster of N hosts, rendered from the templates in `config/default/`.
+//!
+//! `cargo xtask up` writes it for a personal cluster and the test harness
+//! writes it for every test cluster, so both run on exactly the same files.
+//!
+//! Layout under `top` (everything is written inside it, nothing outside):
+//!
+//! ```text
+//! top/conf/lsf.conf lsf.shared lsf.cluster.<cluster>      (LSF_ENVDIR = LSF_CONFDIR)
+//! top/conf/lsbatch/<cluster>/configdir/lsb.params lsb.queues lsb.hosts
+//! top/work/<cluster>/logdir/                              (LSB_SHAREDIR)
+//! top/serverdir/  top/log/  top/bin/                      (LSF_SERVERDIR, LSF_LOGDIR, LSF_BINDIR)
+//! ```
+
+use std::fmt::Write as _;
+use std::io;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+const LSF_CONF: &str = include_str!("../../../config/default/lsf.conf.in");
+const LSF_SHARED: &str = include_str!("../../../config/default/lsf.shared.in");
+const LSF_CLUSTER: &str = include_str!("../../../config/default/lsf.cluster.in");
+const LSB_PARAMS: &str = include_str!("../../../config/default/lsbatch/lsb.params.in");
+const LSB_QUEUES: &str = include_str!("../../../config/default/lsbatch/lsb.queues.in");
+const LSB_HOSTS: &str = include_str!("../../../config/default/lsbatch/lsb.hosts.in");
+
+/// One host of the default cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DefaultHost {
+    pub name: String,
+    /// Written to the Basalt `ADDRESS` column (None = resolve the name).
+    pub address: Option<IpAddr>,
+    pub server: bool,
+}
+
+/// An extra resource for lsf.shared (tests define ELIM indices this way).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtraResource {
+    pub name: String,
+    /// `Numeric`, `Boolean` or `String`.
+    pub kind: String,
+    pub interval: Option<u32>,
+    pub increasing: Option<bool>,
+    pub description: String,
+}
+
+/// What to render.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DefaultCluster {
+    pub cluster: String,
+    pub admin: String,
+    pub hosts: Vec<DefaultHost>,
+    pub lim_port: u16,
+    pub res_port: u16,
+    pub mbd_port: u16,
+    pub sbd_port: u16,
+    /// EXINTERVAL, seconds.
+    pub exinterval_secs: f64,
+    pub master_inactivity_limit: u32,
+    pub probe_timeout_secs: f64,
+    /// ELIM_POLL_INTERVAL (also the built-in sampling interval), seconds.
+    pub sample_interval_secs: f64,
+    pub extra_resources: Vec<ExtraResource>,
+}
+
+impl DefaultCluster {
+    /// LSF's default ports and Basalt's default timings for `hosts`.
+    pub fn new(cluster: &str, admin: &str, hosts: Vec<DefaultHost>) -> DefaultCluster {
+        DefaultCluster {
+            cluster: cluster.to_owned(),
+            admin: admin.to_owned(),
+            hosts,
+            lim_port: 7869,
+            res_port: 6878,
+            mbd_port: 6881,
+            sbd_port: 6882,
+            exinterval_secs: 1.0,
+            master_inactivity_limit: 2,
+            probe_timeout_secs: 2.0,
+            sample_interval_secs: 5.0,
+            extra_resources: Vec::new(),
+        }
+    }
+
+    /// The directory that will hold lsf.conf (`LSF_ENVDIR`).
+    pub fn envdir(top: &Path) -> PathBuf {
+        top.join("conf")
+    }
+
+    /// Render every file as (path relative to `top`, contents).
+    pub fn render(&self, top: &Path) -> Vec<(PathBuf, String)> {
+        let confdir = Self::envdir(top);
+        let mut rows = String::new();
+        for h in &self.hosts {
+            let addr = h
+                .address
+                .map(|a| a.to_string())
+                .unwrap_or_else(|| "()".to_owned());
+            let _ = writeln!(
+                rows,
+                "{:<10} generic  linux  {}       {:<11} (cs)",
+                h.name,
+                if h.server { 1 } else { 0 },
+                addr
+            );
+        }
+        let mut extra = String::new();
+        for r in &self.extra_resources {
+            let _ = writeln!(
+                extra,
+                "{:<13} {:<8} {:<9} {:<11} ({})",
+                r.name,
+                r.kind,
+                r.interval.map(|i| i.to_string()).unwrap_or_else(|| "()".into()),
+                match r.increasing {
+                    Some(true) => "Y",
+                    Some(false) => "N",
+                    None => "()",
+                },
+                r.description
+            );
+        }
+        let subst = |t: &str| {
+            t.replace("@CONFDIR@", &confdir.display().to_string())
+                .replace("@TOP@", &top.display().to_string())
+                .replace("@CLUSTER@", &self.cluster)
+                .replace("@ADMIN@", &self.admin)
+                .replace("@LIM_PORT@", &self.lim_port.to_string())
+                .replace("@RES_PORT@", &self.res_port.to_string())
+                .replace("@MBD_PORT@", &self.mbd_port.to_string())
+                .replace("@SBD_PORT@", &self.sbd_port.to_string())
+                .replace("@EXINTERVAL@", &self.exinterval_secs.to_string())
+                .replace(
+                    "@MASTER_INACTIVITY_LIMIT@",
+                    &self.master_inactivity_limit.to_string(),
+                )
+                .replace("@PROBE_TIMEOUT@", &self.probe_timeout_secs.to_string())
+                .replace("@SAMPLE_INTERVAL@", &self.sample_interval_secs.to_string())
+                .replace("@HOST_ROWS@", &rows)
+                .replace("@EXTRA_RESOURCES@", &extra)
+        };
+        let batch = PathBuf::from("conf/lsbatch")
+            .join(&self.cluster)
+            .join("configdir");
+        vec![
+            (PathBuf::from("conf/lsf.conf"), subst(LSF_CONF)),
+            (PathBuf::from("conf/lsf.shared"), subst(LSF_SHARED)),
+            (
+                PathBuf::from(format!("conf/lsf.cluster.{}", self.cluster)),
+                subst(LSF_CLUSTER),
+            ),
+            (batch.join("lsb.params"), subst(LSB_PARAMS)),
+            (batch.join("lsb.queues"), subst(LSB_QUEUES)),
+            (batch.join("lsb.hosts"), subst(LSB_HOSTS)),
+        ]
+    }
+
+    /// Write the configuration and create the working directories under `top`.
+    /// Returns `LSF_ENVDIR`.
+    pub fn write(&self, top: &Path) -> io::Result<PathBuf> {
+        for (rel, text) in self.render(top) {
+            let path = top.join(rel);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(&path, text)?;
+        }
+        for d in [
+            PathBuf::from("work").join(&self.cluster).join("logdir"),
+            PathBuf::from("serverdir"),
+            PathBuf::from("log"),
+            PathBuf::from("bin"),
+        ] {
+            std::fs::create_dir_all(top.join(d))?;
+        }
+        Ok(Self::envdir(top))
+    }
+}
