@@ -135,6 +135,7 @@ pub fn core_config(config: &Config, me: &str) -> CoreConfig {
             let excluded = compute_only && basalt_core::same_host(&h.name, me);
             HostEntry {
                 name: h.name.clone(),
+                server: h.server,
                 candidate: h.server && listed && !excluded,
                 busy_thresholds: h.busy_thresholds.clone(),
             }

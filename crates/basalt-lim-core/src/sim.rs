@@ -1,0 +1,562 @@
+//! A simulated network of LIM cores on a manual clock: every effect is
+//! delivered (or lost, for a down host) deterministically, probes to a down
+//! host answer after `PROBE_TIMEOUT`.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+use super::*;
+
+fn info(name: &str) -> HostInfo {
+    HostInfo {
+        name: name.to_owned(),
+        host_type: "linux".into(),
+        model: "generic".into(),
+        cpu_factor: 1.0,
+        ncpus: 2,
+        max_mem_mb: 1024,
+        server: true,
+        ..Default::default()
+    }
+}
+
+fn timing() -> Timing {
+    Timing {
+        exinterval_ms: 100,
+        master_inactivity_limit: 2,
+        host_inactivity_limit: 5,
+        retry_limit: 2,
+        probe_timeout_ms: 200,
+    }
+}
+
+fn config(me: &str, names: &[&str]) -> CoreConfig {
+    CoreConfig {
+        me: me.to_owned(),
+        hosts: names
+            .iter()
+            .map(|n| HostEntry {
+                name: (*n).to_owned(),
+                server: true,
+                candidate: true,
+                busy_thresholds: BTreeMap::new(),
+            })
+            .collect(),
+        timing: timing(),
+        decreasing_externals: BTreeSet::new(),
+    }
+}
+
+struct Sim {
+    now: u64,
+    names: Vec<String>,
+    configs: BTreeMap<String, CoreConfig>,
+    nodes: BTreeMap<String, LimCore>,
+    /// Hosts whose LIM is down.
+    down: BTreeSet<String>,
+    /// Pairs that cannot reach each other (both directions).
+    cut: BTreeSet<(String, String)>,
+    /// Probe results to deliver later: (when, to, results).
+    delayed: Vec<(u64, String, Vec<(String, Option<ProbeReply>)>)>,
+    /// Every MasterChanged seen: (time, host, master, epoch).
+    changes: Vec<(u64, String, Option<String>, u64)>,
+}
+
+impl Sim {
+    fn new(names: &[&str]) -> Sim {
+        let configs = names
+            .iter()
+            .map(|n| ((*n).to_owned(), config(n, names)))
+            .collect();
+        Sim::with_configs(names, configs)
+    }
+
+    fn with_configs(names: &[&str], configs: BTreeMap<String, CoreConfig>) -> Sim {
+        let mut sim = Sim {
+            now: 0,
+            names: names.iter().map(|n| (*n).to_owned()).collect(),
+            configs,
+            nodes: BTreeMap::new(),
+            down: BTreeSet::new(),
+            cut: BTreeSet::new(),
+            delayed: Vec::new(),
+            changes: Vec::new(),
+        };
+        for n in names {
+            sim.boot(n);
+        }
+        sim
+    }
+
+    fn boot(&mut self, name: &str) {
+        let mut core = LimCore::new(self.configs[name].clone()).expect("valid config");
+        let now = self.now;
+        let mut fx = core.set_local(now, LoadVector::default(), info(name));
+        self.nodes.insert(name.to_owned(), core);
+        self.down.remove(name);
+        fx.extend(self.nodes.get_mut(name).expect("node").start(now));
+        self.run(name, fx);
+    }
+
+    fn kill(&mut self, name: &str) {
+        self.down.insert(name.to_owned());
+        self.nodes.remove(name);
+        self.delayed.retain(|(_, to, _)| to != name);
+    }
+
+    fn reachable(&self, a: &str, b: &str) -> bool {
+        !self.down.contains(b)
+            && self.nodes.contains_key(b)
+            && !self.cut.contains(&(a.to_owned(), b.to_owned()))
+            && !self.cut.contains(&(b.to_owned(), a.to_owned()))
+    }
+
+    fn partition(&mut self, side: &[&str]) {
+        for a in side {
+            for b in &self.names {
+                if !side.contains(&b.as_str()) {
+                    self.cut.insert(((*a).to_owned(), b.clone()));
+                }
+            }
+        }
+    }
+
+    fn heal(&mut self) {
+        self.cut.clear();
+    }
+
+    /// Perform `fx` produced by host `from`, and everything they cause.
+    fn run(&mut self, from: &str, fx: Vec<Effect>) {
+        let mut queue: VecDeque<(String, Effect)> =
+            fx.into_iter().map(|e| (from.to_owned(), e)).collect();
+        while let Some((src, effect)) = queue.pop_front() {
+            let now = self.now;
+            if !self.nodes.contains_key(&src) {
+                continue;
+            }
+            match effect {
+                Effect::SendHeartbeat { to, load, info } => {
+                    let out = if self.reachable(&src, &to) {
+                        let node = self.nodes.get_mut(&to).expect("reachable");
+                        let (reply, fx) = node.on_heartbeat(now, &src, load, info);
+                        queue.extend(fx.into_iter().map(|e| (to.clone(), e)));
+                        self.nodes
+                            .get_mut(&src)
+                            .expect("src")
+                            .on_heartbeat_reply(now, reply)
+                    } else {
+                        self.nodes
+                            .get_mut(&src)
+                            .expect("src")
+                            .on_heartbeat_failed(now)
+                    };
+                    queue.extend(out.into_iter().map(|e| (src.clone(), e)));
+                }
+                Effect::Announce { to, epoch } => {
+                    for host in to {
+                        if !self.reachable(&src, &host) {
+                            continue;
+                        }
+                        let node = self.nodes.get_mut(&host).expect("reachable");
+                        let (reply, fx) = node.on_announce(now, &src, epoch);
+                        queue.extend(fx.into_iter().map(|e| (host.clone(), e)));
+                        if let Some(n) = self.nodes.get_mut(&src) {
+                            let out = n.on_announce_reply(now, &host, reply);
+                            queue.extend(out.into_iter().map(|e| (src.clone(), e)));
+                        }
+                    }
+                }
+                Effect::Probe { hosts } => {
+                    let mut results = Vec::new();
+                    let mut slow = false;
+                    for h in hosts {
+                        if self.reachable(&src, &h) {
+                            let r = self
+                                .nodes
+                                .get_mut(&h)
+                                .expect("reachable")
+                                .on_probe(now, &src);
+                            results.push((h, Some(r)));
+                        } else {
+                            slow = true;
+                            results.push((h, None));
+                        }
+                    }
+                    let when = if slow {
+                        now + timing().probe_timeout_ms
+                    } else {
+                        now
+                    };
+                    self.delayed.push((when, src.clone(), results));
+                }
+                Effect::MasterChanged { master, epoch, .. } => {
+                    self.changes.push((now, src.clone(), master, epoch));
+                }
+                Effect::HostStatusChanged { .. } => {}
+            }
+        }
+    }
+
+    /// Advance the clock by `ms` in 10 ms steps.
+    fn advance(&mut self, ms: u64) {
+        let end = self.now + ms;
+        while self.now < end {
+            self.now += 10;
+            let now = self.now;
+            let due: Vec<_> = {
+                let (due, keep): (Vec<_>, Vec<_>) =
+                    self.delayed.drain(..).partition(|(t, _, _)| *t <= now);
+                self.delayed = keep;
+                due
+            };
+            for (_, to, results) in due {
+                if let Some(n) = self.nodes.get_mut(&to) {
+                    let fx = n.on_probe_results(now, results);
+                    self.run(&to, fx);
+                }
+            }
+            let names: Vec<String> = self.nodes.keys().cloned().collect();
+            for name in names {
+                let fx = self.nodes.get_mut(&name).expect("node").tick(now);
+                self.run(&name, fx);
+            }
+        }
+    }
+
+    fn master_of(&self, host: &str) -> Option<String> {
+        self.nodes[host].master().map(str::to_owned)
+    }
+
+    /// Hosts that believe they are master.
+    fn masters(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .filter(|(_, n)| n.is_master())
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    fn assert_all_follow(&self, master: &str) {
+        for (name, node) in &self.nodes {
+            assert_eq!(
+                node.master(),
+                Some(master),
+                "at {} ms host {name} follows {:?}, expected {master}",
+                self.now,
+                node.master()
+            );
+        }
+        assert_eq!(
+            self.masters(),
+            vec![master.to_owned()],
+            "exactly one master"
+        );
+    }
+
+    fn epoch_of(&self, host: &str) -> u64 {
+        self.nodes[host].epoch()
+    }
+}
+
+#[test]
+fn first_host_is_master_at_boot() {
+    let mut sim = Sim::new(&["hostA", "hostB", "hostC"]);
+    sim.advance(300);
+    sim.assert_all_follow("hostA");
+    assert_eq!(sim.epoch_of("hostB"), sim.epoch_of("hostA"));
+}
+
+#[test]
+fn master_table_fills_with_every_host() {
+    let mut sim = Sim::new(&["hostA", "hostB", "hostC"]);
+    sim.advance(300);
+    let a = &sim.nodes["hostA"];
+    let statuses: Vec<_> = a.hosts().map(|h| (h.name.clone(), h.status)).collect();
+    assert_eq!(
+        statuses,
+        vec![
+            ("hostA".to_owned(), HostStatus::Ok),
+            ("hostB".to_owned(), HostStatus::Ok),
+            ("hostC".to_owned(), HostStatus::Ok)
+        ]
+    );
+    assert!(a.hosts().all(|h| h.info.is_some() && h.load.is_some()));
+}
+
+#[test]
+fn rank_one_takes_over_after_the_inactivity_limit_and_probe() {
+    let mut sim = Sim::new(&["hostA", "hostB", "hostC"]);
+    sim.advance(300);
+    let e1 = sim.epoch_of("hostA");
+    sim.kill("hostA");
+    let killed_at = sim.now;
+    // Before MASTER_INACTIVITY_LIMIT intervals nothing changes.
+    sim.advance(150);
+    assert_eq!(sim.master_of("hostB").as_deref(), Some("hostA"));
+    // Takeover needs at most limit (200) + an interval of jitter + probe timeout (200).
+    sim.advance(450);
+    assert_eq!(sim.masters(), vec!["hostB".to_owned()]);
+    assert_eq!(sim.master_of("hostC").as_deref(), Some("hostB"));
+    assert!(sim.epoch_of("hostB") > e1, "a new term has a later epoch");
+    let took_over = sim
+        .changes
+        .iter()
+        .find(|(_, h, m, _)| h == "hostB" && m.as_deref() == Some("hostB"))
+        .map(|(t, _, _, _)| *t)
+        .expect("hostB became master");
+    let waited = took_over - killed_at;
+    assert!((200..=500).contains(&waited), "took over after {waited} ms");
+}
+
+#[test]
+fn returning_first_host_becomes_master_again() {
+    let mut sim = Sim::new(&["hostA", "hostB", "hostC"]);
+    sim.advance(300);
+    sim.kill("hostA");
+    sim.advance(800);
+    sim.assert_all_follow("hostB");
+    let eb = sim.epoch_of("hostB");
+    sim.boot("hostA");
+    sim.advance(300);
+    sim.assert_all_follow("hostA");
+    assert!(sim.epoch_of("hostA") > eb, "epochs only grow");
+    assert_eq!(sim.epoch_of("hostC"), sim.epoch_of("hostA"));
+}
+
+#[test]
+fn second_failure_moves_mastership_down_the_list() {
+    let mut sim = Sim::new(&["hostA", "hostB", "hostC", "hostD"]);
+    sim.advance(300);
+    sim.kill("hostA");
+    sim.advance(800);
+    sim.assert_all_follow("hostB");
+    sim.kill("hostB");
+    sim.advance(1200);
+    sim.assert_all_follow("hostC");
+}
+
+#[test]
+fn rank_two_waits_for_a_live_rank_one() {
+    // hostC's longer timeout lets hostB win; hostC never claims mastership.
+    let mut sim = Sim::new(&["hostA", "hostB", "hostC"]);
+    sim.advance(300);
+    sim.kill("hostA");
+    sim.advance(1500);
+    assert!(
+        !sim.changes
+            .iter()
+            .any(|(_, h, m, _)| h == "hostC" && m.as_deref() == Some("hostC")),
+        "hostC must not take over while hostB lives"
+    );
+}
+
+#[test]
+fn boot_without_first_host_elects_second() {
+    let names = ["hostA", "hostB", "hostC"];
+    let configs = names
+        .iter()
+        .map(|n| ((*n).to_owned(), config(n, &names)))
+        .collect();
+    let mut sim = Sim {
+        now: 0,
+        names: names.iter().map(|n| (*n).to_owned()).collect(),
+        configs,
+        nodes: BTreeMap::new(),
+        down: ["hostA".to_owned()].into(),
+        cut: BTreeSet::new(),
+        delayed: Vec::new(),
+        changes: Vec::new(),
+    };
+    sim.boot("hostB");
+    sim.boot("hostC");
+    sim.advance(600);
+    sim.assert_all_follow("hostB");
+}
+
+#[test]
+fn later_started_lower_rank_takes_mastership() {
+    let names = ["hostA", "hostB"];
+    let configs = names
+        .iter()
+        .map(|n| ((*n).to_owned(), config(n, &names)))
+        .collect();
+    let mut sim = Sim {
+        now: 0,
+        names: names.iter().map(|n| (*n).to_owned()).collect(),
+        configs,
+        nodes: BTreeMap::new(),
+        down: ["hostA".to_owned()].into(),
+        cut: BTreeSet::new(),
+        delayed: Vec::new(),
+        changes: Vec::new(),
+    };
+    sim.boot("hostB");
+    sim.advance(500);
+    sim.assert_all_follow("hostB");
+    sim.boot("hostA");
+    sim.advance(200);
+    sim.assert_all_follow("hostA");
+}
+
+#[test]
+fn partition_elects_on_each_side_and_heals_to_the_lowest_rank() {
+    let mut sim = Sim::new(&["hostA", "hostB", "hostC"]);
+    sim.advance(300);
+    sim.partition(&["hostA"]);
+    sim.advance(1000);
+    assert!(sim.nodes["hostA"].is_master());
+    assert!(sim.nodes["hostB"].is_master());
+    assert_eq!(sim.master_of("hostC").as_deref(), Some("hostB"));
+    sim.heal();
+    sim.advance(300);
+    sim.assert_all_follow("hostA");
+}
+
+#[test]
+fn hung_master_is_replaced() {
+    // A hung LIM answers nothing (not even probes): modelled as unreachable.
+    let mut sim = Sim::new(&["hostA", "hostB"]);
+    sim.advance(300);
+    sim.partition(&["hostA"]);
+    sim.advance(700);
+    assert!(sim.nodes["hostB"].is_master());
+}
+
+#[test]
+fn non_candidate_never_becomes_master_but_finds_it() {
+    let names = ["hostA", "hostB", "hostC"];
+    let mut configs: BTreeMap<String, CoreConfig> = names
+        .iter()
+        .map(|n| ((*n).to_owned(), config(n, &names)))
+        .collect();
+    for c in configs.values_mut() {
+        c.hosts[1].candidate = false; // hostB is LIM_COMPUTE_ONLY
+    }
+    let mut sim = Sim::with_configs(&names, configs);
+    sim.advance(300);
+    sim.assert_all_follow("hostA");
+    sim.kill("hostA");
+    sim.advance(1500);
+    sim.assert_all_follow("hostC");
+    assert!(
+        !sim.changes
+            .iter()
+            .any(|(_, h, m, _)| h == "hostB" && m.as_deref() == Some("hostB"))
+    );
+}
+
+#[test]
+fn silent_host_becomes_unavailable_and_recovers() {
+    let mut sim = Sim::new(&["hostA", "hostB"]);
+    sim.advance(300);
+    sim.kill("hostB");
+    sim.advance(400);
+    assert_eq!(
+        sim.nodes["hostA"].host("hostB").map(|h| h.status),
+        Some(HostStatus::Ok)
+    );
+    sim.advance(200);
+    assert_eq!(
+        sim.nodes["hostA"].host("hostB").map(|h| h.status),
+        Some(HostStatus::Unavail)
+    );
+    sim.boot("hostB");
+    sim.advance(200);
+    assert_eq!(
+        sim.nodes["hostA"].host("hostB").map(|h| h.status),
+        Some(HostStatus::Ok)
+    );
+}
+
+#[test]
+fn heartbeat_to_a_non_master_is_refused_and_redirected() {
+    let mut b = LimCore::new(config("hostB", &["hostA", "hostB", "hostC"])).expect("core");
+    let _ = b.set_local(0, LoadVector::default(), info("hostB"));
+    let _ = b.start(0);
+    let _ = b.on_announce(5, "hostA", 1);
+    let (reply, _) = b.on_heartbeat(10, "hostC", LoadVector::default(), info("hostC"));
+    assert_eq!(
+        reply,
+        HeartbeatReply {
+            accepted: false,
+            master: Some("hostA".into()),
+            epoch: 1
+        }
+    );
+}
+
+#[test]
+fn announcement_from_a_higher_rank_is_refused() {
+    let mut a = LimCore::new(config("hostA", &["hostA", "hostB"])).expect("core");
+    let _ = a.set_local(0, LoadVector::default(), info("hostA"));
+    let fx = a.start(0);
+    assert!(a.is_master());
+    assert!(fx.iter().any(|e| matches!(
+        e,
+        Effect::MasterChanged {
+            me_is_master: true,
+            ..
+        }
+    )));
+    let (reply, _) = a.on_announce(10, "hostB", 7);
+    assert!(!reply.accepted);
+    assert_eq!(reply.master.as_deref(), Some("hostA"));
+    assert!(a.is_master());
+}
+
+#[test]
+fn busy_thresholds_use_effective_run_queue_and_direction() {
+    let mut t = BTreeMap::new();
+    t.insert("r1m".to_owned(), 1.5);
+    t.insert("mem".to_owned(), 100.0);
+    t.insert("gpu".to_owned(), 0.5);
+    t.insert("licenses".to_owned(), 2.0);
+    let mut load = LoadVector::default();
+    load.set(LoadIndex::R1m, 2.1); // 2 CPUs: effective ≈ 1.0
+    load.set(LoadIndex::Mem, 50.0);
+    load.external.insert("gpu".into(), 0.9);
+    load.external.insert("licenses".into(), 1.0);
+    let dec: BTreeSet<String> = ["licenses".to_owned()].into();
+    let busy = busy_indices(&t, &load, Some(&info("h")), &dec);
+    assert_eq!(
+        busy,
+        vec!["gpu".to_owned(), "licenses".to_owned(), "mem".to_owned()]
+    );
+}
+
+#[test]
+fn config_errors() {
+    assert_eq!(
+        LimCore::new(config("hostZ", &["hostA"])).err(),
+        Some(CoreError::UnknownHost("hostZ".into()))
+    );
+    assert_eq!(
+        LimCore::new(config("hostA", &["hostA", "HOSTA"])).err(),
+        Some(CoreError::DuplicateHost("HOSTA".into()))
+    );
+    let mut c = config("hostA", &["hostA"]);
+    c.hosts[0].candidate = false;
+    assert_eq!(LimCore::new(c).err(), Some(CoreError::NoCandidate));
+}
+
+#[test]
+fn fresh_lower_master_is_kept_against_a_higher_announcer() {
+    let mut c = LimCore::new(config("hostC", &["hostA", "hostB", "hostC"])).expect("core");
+    let _ = c.set_local(0, LoadVector::default(), info("hostC"));
+    let _ = c.start(0);
+    let (r, _) = c.on_announce(10, "hostA", 1);
+    assert!(r.accepted);
+    // hostB, cut off from hostA, claims mastership while hostC still hears hostA.
+    let (r, _) = c.on_announce(50, "hostB", 2);
+    assert_eq!(
+        (r.accepted, r.master.as_deref(), r.epoch),
+        (false, Some("hostA"), 2)
+    );
+    // Once hostA has been silent past the takeover limit, hostB is followed.
+    let (r, fx) = c.on_announce(500, "hostB", 2);
+    assert!(r.accepted);
+    assert!(fx.contains(&Effect::MasterChanged {
+        master: Some("hostB".into()),
+        epoch: 2,
+        me_is_master: false
+    }));
+}
