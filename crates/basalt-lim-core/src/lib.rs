@@ -176,8 +176,8 @@ pub enum Effect {
     /// [`LimCore::on_heartbeat_reply`] or [`LimCore::on_heartbeat_failed`].
     SendHeartbeat {
         to: String,
-        load: LoadVector,
-        info: HostInfo,
+        load: Box<LoadVector>,
+        info: Box<HostInfo>,
     },
     /// Announce mastership to these hosts; report each reply with
     /// [`LimCore::on_announce_reply`] (a failed send needs no report).
@@ -753,8 +753,8 @@ impl LimCore {
         self.last_heartbeat = Some(now);
         fx.push(Effect::SendHeartbeat {
             to: self.hosts[to].entry.name.clone(),
-            load: self.local_load.clone(),
-            info,
+            load: Box::new(self.local_load.clone()),
+            info: Box::new(info),
         });
     }
 

@@ -46,6 +46,8 @@ fn config(me: &str, names: &[&str]) -> CoreConfig {
     }
 }
 
+type ProbeResults = Vec<(String, Option<ProbeReply>)>;
+
 struct Sim {
     now: u64,
     names: Vec<String>,
@@ -56,7 +58,7 @@ struct Sim {
     /// Pairs that cannot reach each other (both directions).
     cut: BTreeSet<(String, String)>,
     /// Probe results to deliver later: (when, to, results).
-    delayed: Vec<(u64, String, Vec<(String, Option<ProbeReply>)>)>,
+    delayed: Vec<(u64, String, ProbeResults)>,
     /// Every MasterChanged seen: (time, host, master, epoch).
     changes: Vec<(u64, String, Option<String>, u64)>,
 }
@@ -137,7 +139,7 @@ impl Sim {
                 Effect::SendHeartbeat { to, load, info } => {
                     let out = if self.reachable(&src, &to) {
                         let node = self.nodes.get_mut(&to).expect("reachable");
-                        let (reply, fx) = node.on_heartbeat(now, &src, load, info);
+                        let (reply, fx) = node.on_heartbeat(now, &src, *load, *info);
                         queue.extend(fx.into_iter().map(|e| (to.clone(), e)));
                         self.nodes
                             .get_mut(&src)
