@@ -12,7 +12,12 @@ async fn in_process_cluster_fails_over_and_back() -> anyhow::Result<()> {
         let t = c.hosts_table().await;
         let n = t
             .as_ref()
-            .map(|t| t.hosts.iter().filter(|h| h.has_info && !h.load.is_empty()).count())
+            .map(|t| {
+                t.hosts
+                    .iter()
+                    .filter(|h| h.has_info && !h.load.is_empty())
+                    .count()
+            })
             .unwrap_or(0);
         ((n == 3).then_some(()), format!("{n} hosts reporting"))
     })

@@ -64,12 +64,16 @@ fn three_hosts_elect_fail_over_and_return() -> anyhow::Result<()> {
     // lshosts: 3 hosts with the machine's real ncpus and maxmem.
     let ncpus = machine_ncpus().to_string();
     let mem = machine_mem_mb();
-    let hosts = wait_for("lshosts to list 3 hosts with static info", Duration::from_secs(20), || {
-        let out = c.stdout_ok("lshosts", &[]).unwrap_or_default();
-        let r = rows(&out);
-        let ok = r.len() == 3 && r.iter().all(|row| row.get(4) == Some(&ncpus));
-        (ok.then(|| out.clone()), out)
-    })?;
+    let hosts = wait_for(
+        "lshosts to list 3 hosts with static info",
+        Duration::from_secs(20),
+        || {
+            let out = c.stdout_ok("lshosts", &[]).unwrap_or_default();
+            let r = rows(&out);
+            let ok = r.len() == 3 && r.iter().all(|row| row.get(4) == Some(&ncpus));
+            (ok.then(|| out.clone()), out)
+        },
+    )?;
     let r = rows(&hosts);
     assert_eq!(
         r.iter().map(|row| row[0].as_str()).collect::<Vec<_>>(),
@@ -77,20 +81,26 @@ fn three_hosts_elect_fail_over_and_return() -> anyhow::Result<()> {
     );
     for row in &r {
         let maxmem: u64 = row[5].trim_end_matches('M').parse()?;
-        assert!(maxmem.abs_diff(mem) <= mem / 50 + 1, "maxmem {maxmem} vs {mem}");
+        assert!(
+            maxmem.abs_diff(mem) <= mem / 50 + 1,
+            "maxmem {maxmem} vs {mem}"
+        );
         assert_eq!(row[7], "Yes");
     }
 
     // lsload: live values for every host.
-    wait_for("lsload to show live values for 3 hosts", Duration::from_secs(20), || {
-        let out = c.stdout_ok("lsload", &[]).unwrap_or_default();
-        let r = rows(&out);
-        let live = r.len() == 3
-            && r.iter().all(|row| {
-                row.len() == 12 && row[1] == "ok" && row[11].ends_with(['M', 'G'])
-            });
-        (live.then_some(()), out)
-    })?;
+    wait_for(
+        "lsload to show live values for 3 hosts",
+        Duration::from_secs(20),
+        || {
+            let out = c.stdout_ok("lsload", &[]).unwrap_or_default();
+            let r = rows(&out);
+            let live = r.len() == 3
+                && r.iter()
+                    .all(|row| row.len() == 12 && row[1] == "ok" && row[11].ends_with(['M', 'G']));
+            (live.then_some(()), out)
+        },
+    )?;
     let json = c.stdout_ok("lsload", &["-json"]).unwrap_or_default();
     let v: serde_json::Value = serde_json::from_str(&json)?;
     assert_eq!(v["HOSTS"], 3);
@@ -98,27 +108,37 @@ fn three_hosts_elect_fail_over_and_return() -> anyhow::Result<()> {
     // kill -9 the master: the next host in order takes over.
     c.kill9("hostA")?;
     c.wait_master("hostB", takeover_deadline(&spec))?;
-    wait_for("lsload to mark hostA unavailable", Duration::from_secs(20), || {
-        let out = c.stdout_ok("lsload", &[]).unwrap_or_default();
-        let down = out.lines().any(|l| l.starts_with("hostA") && l.contains("unavail"));
-        (down.then_some(()), out)
-    })?;
+    wait_for(
+        "lsload to mark hostA unavailable",
+        Duration::from_secs(20),
+        || {
+            let out = c.stdout_ok("lsload", &[]).unwrap_or_default();
+            let down = out
+                .lines()
+                .any(|l| l.starts_with("hostA") && l.contains("unavail"));
+            (down.then_some(()), out)
+        },
+    )?;
 
     // hostA comes back: it is master again.
     c.start_lim("hostA")?;
     c.wait_master("hostA", takeover_deadline(&spec))?;
     // And every LIM agrees (ask each host's LIM through BASALT_HOST).
     for h in ["hostA", "hostB", "hostC"] {
-        wait_for(&format!("{h} to follow hostA"), Duration::from_secs(10), || {
-            let out = c
-                .command("lsid")
-                .env("BASALT_HOST", h)
-                .output()
-                .ok()
-                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-                .unwrap_or_default();
-            (out.contains("My master name is hostA").then_some(()), out)
-        })?;
+        wait_for(
+            &format!("{h} to follow hostA"),
+            Duration::from_secs(10),
+            || {
+                let out = c
+                    .command("lsid")
+                    .env("BASALT_HOST", h)
+                    .output()
+                    .ok()
+                    .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                    .unwrap_or_default();
+                (out.contains("My master name is hostA").then_some(()), out)
+            },
+        )?;
     }
     Ok(())
 }
@@ -138,21 +158,32 @@ done
         .elim("elim.test", script);
     let c = ProcessCluster::start("elim", &spec)?;
     c.wait_master("hostA", Duration::from_secs(20))?;
-    let out = wait_for("lsload -l to show gpu_util on hostB", Duration::from_secs(20), || {
-        let out = c.stdout_ok("lsload", &["-l"]).unwrap_or_default();
-        let ok = out
-            .lines()
-            .any(|l| l.starts_with("hostB") && l.trim_end().ends_with("42.0"));
-        (ok.then(|| out.clone()), out)
-    })?;
+    let out = wait_for(
+        "lsload -l to show gpu_util on hostB",
+        Duration::from_secs(20),
+        || {
+            let out = c.stdout_ok("lsload", &["-l"]).unwrap_or_default();
+            let ok = out
+                .lines()
+                .any(|l| l.starts_with("hostB") && l.trim_end().ends_with("42.0"));
+            (ok.then(|| out.clone()), out)
+        },
+    )?;
     let header = out.lines().next().unwrap_or("");
     assert!(header.trim_end().ends_with("gpu_util"), "{header}");
     let host_a = out.lines().find(|l| l.starts_with("hostA")).unwrap_or("");
-    assert!(host_a.trim_end().ends_with('-'), "hostA has no gpu_util: {host_a}");
-    // The built-in r1m of hostB is the ELIM's value.
-    let r1m = c.stdout_ok("lsload", &["-I", "r1m", "hostB"]).unwrap_or_default();
     assert!(
-        r1m.lines().nth(1).is_some_and(|l| l.trim_end().ends_with("9.5")),
+        host_a.trim_end().ends_with('-'),
+        "hostA has no gpu_util: {host_a}"
+    );
+    // The built-in r1m of hostB is the ELIM's value.
+    let r1m = c
+        .stdout_ok("lsload", &["-I", "r1m", "hostB"])
+        .unwrap_or_default();
+    assert!(
+        r1m.lines()
+            .nth(1)
+            .is_some_and(|l| l.trim_end().ends_with("9.5")),
         "{r1m}"
     );
     Ok(())

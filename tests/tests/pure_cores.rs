@@ -3,7 +3,9 @@
 
 use std::process::Command;
 
-const FORBIDDEN: &[&str] = &["tokio", "tonic", "nix", "sysinfo", "rusqlite", "procfs", "mio"];
+const FORBIDDEN: &[&str] = &[
+    "tokio", "tonic", "nix", "sysinfo", "rusqlite", "procfs", "mio",
+];
 const PURE: &[&str] = &["basalt-core", "basalt-lim-core"];
 
 #[test]
@@ -13,7 +15,16 @@ fn pure_cores_have_no_io_dependencies() {
     for krate in PURE {
         let out = Command::new(&cargo)
             .current_dir(root)
-            .args(["tree", "--offline", "-e", "normal,build", "--prefix", "none", "-p", krate])
+            .args([
+                "tree",
+                "--offline",
+                "-e",
+                "normal,build",
+                "--prefix",
+                "none",
+                "-p",
+                krate,
+            ])
             .output()
             .expect("running cargo tree");
         assert!(
@@ -22,7 +33,10 @@ fn pure_cores_have_no_io_dependencies() {
             String::from_utf8_lossy(&out.stderr)
         );
         let tree = String::from_utf8_lossy(&out.stdout);
-        assert!(tree.contains(krate), "cargo tree printed nothing for {krate}");
+        assert!(
+            tree.contains(krate),
+            "cargo tree printed nothing for {krate}"
+        );
         for line in tree.lines() {
             let name = line.split_whitespace().next().unwrap_or("");
             assert!(

@@ -11,7 +11,10 @@ use std::process::Command;
 
 #[test]
 fn systemd_units_verify_cleanly() {
-    let have = Command::new("systemd-analyze").arg("--version").output().is_ok();
+    let have = Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+        .is_ok();
     if !have {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -39,7 +42,11 @@ fn systemd_units_verify_cleanly() {
                         let exe = words.next().unwrap_or("");
                         let name = Path::new(exe).file_name().unwrap_or_default();
                         let built = bin.join(name);
-                        let target = if built.exists() { built } else { PathBuf::from("/bin/true") };
+                        let target = if built.exists() {
+                            built
+                        } else {
+                            PathBuf::from("/bin/true")
+                        };
                         let rest: Vec<&str> = words.collect();
                         return format!("{key}{} {}", target.display(), rest.join(" "));
                     }

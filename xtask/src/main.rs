@@ -15,6 +15,7 @@ use clap::{Parser, Subcommand};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use std::net::{IpAddr, Ipv4Addr};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -89,7 +90,14 @@ fn main() -> Result<()> {
             release,
             keep_config,
             lim_port,
-        } => up(hosts, default_dir(dir)?, &cluster, release, keep_config, lim_port),
+        } => up(
+            hosts,
+            default_dir(dir)?,
+            &cluster,
+            release,
+            keep_config,
+            lim_port,
+        ),
         Cmd::Down { dir } => down(&default_dir(dir)?),
         Cmd::Status { dir } => status(&default_dir(dir)?),
     }
@@ -157,7 +165,11 @@ fn recorded(top: &Path) -> Vec<(PathBuf, i32, bool)> {
         .filter_map(Result::ok)
         .filter(|e| e.path().extension().is_some_and(|x| x == "pid"))
         .filter_map(|e| {
-            let pid: i32 = std::fs::read_to_string(e.path()).ok()?.trim().parse().ok()?;
+            let pid: i32 = std::fs::read_to_string(e.path())
+                .ok()?
+                .trim()
+                .parse()
+                .ok()?;
             Some((e.path(), pid, is_ours(pid, top)))
         })
         .collect();
@@ -200,9 +212,14 @@ fn up(
     eprintln!("Building the daemons and commands ({profile})...");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut build = Command::new(cargo);
-    build
-        .current_dir(workspace_root())
-        .args(["build", "--bins", "-p", "basalt-lim", "-p", "basalt-cli"]);
+    build.current_dir(workspace_root()).args([
+        "build",
+        "--bins",
+        "-p",
+        "basalt-lim",
+        "-p",
+        "basalt-cli",
+    ]);
     if release {
         build.arg("--release");
     }
@@ -218,19 +235,30 @@ fn up(
     let envdir = DefaultCluster::envdir(&top);
     let config_exists = envdir.join("lsf.conf").exists();
     let hosts = if keep_config && config_exists {
-        let loaded = basalt_config::load_lim(&envdir)
-            .map_err(|e| anyhow::anyhow!("the configuration in {} is invalid:\n{e}", envdir.display()))?;
-        loaded.config.cluster.hosts.iter().map(|h| h.name.clone()).collect()
+        let loaded = basalt_config::load_lim(&envdir).map_err(|e| {
+            anyhow::anyhow!("the configuration in {} is invalid:\n{e}", envdir.display())
+        })?;
+        loaded
+            .config
+            .cluster
+            .hosts
+            .iter()
+            .map(|h| h.name.clone())
+            .collect()
     } else {
         let mut spec = DefaultCluster::new(cluster, &current_user(), host_names(n)?);
         spec.lim_port = lim_port;
         spec.write(&top)
             .with_context(|| format!("writing the configuration into {}", top.display()))?;
-        spec.hosts.iter().map(|h| h.name.clone()).collect::<Vec<_>>()
+        spec.hosts
+            .iter()
+            .map(|h| h.name.clone())
+            .collect::<Vec<_>>()
     };
     // Validate before starting anything: nothing starts with a half-read config.
-    basalt_config::load(&envdir)
-        .map_err(|e| anyhow::anyhow!("the configuration in {} is invalid:\n{e}", envdir.display()))?;
+    basalt_config::load(&envdir).map_err(|e| {
+        anyhow::anyhow!("the configuration in {} is invalid:\n{e}", envdir.display())
+    })?;
 
     let bin = top.join("bin");
     std::fs::create_dir_all(&bin)?;
@@ -340,7 +368,10 @@ fn down(top: &Path) -> Result<()> {
         }
         let _ = std::fs::remove_file(file);
     }
-    println!("Stopped {} daemon(s).", daemons.iter().filter(|d| d.2).count());
+    println!(
+        "Stopped {} daemon(s).",
+        daemons.iter().filter(|d| d.2).count()
+    );
     Ok(())
 }
 

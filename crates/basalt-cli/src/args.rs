@@ -39,7 +39,10 @@ mod tests {
 
     #[test]
     fn rewrites_only_listed_options() {
-        let got = rewrite(os(&["lsload", "-json", "-lw", "-j", "--", "-json"]), &["json"]);
+        let got = rewrite(
+            os(&["lsload", "-json", "-lw", "-j", "--", "-json"]),
+            &["json"],
+        );
         assert_eq!(got, os(&["lsload", "--json", "-lw", "-j", "--", "-json"]));
     }
 }

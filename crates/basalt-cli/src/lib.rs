@@ -36,7 +36,10 @@ pub fn load_config(cmd: &str) -> Result<basalt_config::Config, ExitCode> {
     match basalt_config::load_lim(&envdir) {
         Ok(l) => Ok(l.config),
         Err(e) => {
-            eprintln!("{cmd}: cannot read the configuration in {}:\n{e}", envdir.display());
+            eprintln!(
+                "{cmd}: cannot read the configuration in {}:\n{e}",
+                envdir.display()
+            );
             Err(fail())
         }
     }

@@ -83,7 +83,10 @@ fn columns(reply: &HostsReply, opts: &LoadOpts) -> Vec<Column> {
             .map(|i| Column::Builtin(*i))
             .collect()
     } else {
-        DEFAULT_COLUMNS.iter().map(|i| Column::Builtin(*i)).collect()
+        DEFAULT_COLUMNS
+            .iter()
+            .map(|i| Column::Builtin(*i))
+            .collect()
     };
     if opts.long {
         let mut externals: Vec<String> = reply
@@ -261,7 +264,9 @@ fn facts(config: &Config, h: &HostRecord) -> HostFacts {
             resources: info.resources,
         }
     } else {
-        let model = conf.and_then(|c| c.model.clone()).unwrap_or_else(|| "-".into());
+        let model = conf
+            .and_then(|c| c.model.clone())
+            .unwrap_or_else(|| "-".into());
         HostFacts {
             cpuf: config.shared.cpu_factor(&model).unwrap_or(1.0),
             name: info.name,
@@ -635,7 +640,12 @@ mod tests {
             hosts: vec![host("vm", HostStatus::Busy, &[("r1m", 10.0)], &["r1m"])],
         };
         let text = lsload(&reply, &opts());
-        assert!(text.lines().nth(1).unwrap_or("").starts_with("vm                busy     - *10.0"));
+        assert!(
+            text.lines()
+                .nth(1)
+                .unwrap_or("")
+                .starts_with("vm                busy     - *10.0")
+        );
     }
 
     #[test]
@@ -658,7 +668,12 @@ mod tests {
         let reply = HostsReply {
             is_master: true,
             master: "vm".into(),
-            hosts: vec![host("vm", HostStatus::Ok, &[("io", 12.0), ("gpu_util", 42.0)], &[])],
+            hosts: vec![host(
+                "vm",
+                HostStatus::Ok,
+                &[("io", 12.0), ("gpu_util", 42.0)],
+                &[],
+            )],
         };
         let mut o = opts();
         o.long = true;

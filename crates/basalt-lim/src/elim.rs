@@ -68,8 +68,13 @@ pub fn parse_line(line: &str) -> Result<Vec<ElimValue>, ElimLineError> {
 /// What an ELIM task tells its LIM.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ElimEvent {
-    Values { elim: String, values: Vec<ElimValue> },
-    Exited { elim: String },
+    Values {
+        elim: String,
+        values: Vec<ElimValue>,
+    },
+    Exited {
+        elim: String,
+    },
 }
 
 /// The ELIM executables in `serverdir`, sorted by name.

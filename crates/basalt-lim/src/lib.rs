@@ -271,7 +271,11 @@ pub async fn run(
 /// How often the built-in indices are sampled: `ELIM_POLL_INTERVAL`, at most 5 s.
 fn sample_interval(config: &Config) -> Duration {
     let s = config.cluster.params.elim_poll_interval_secs;
-    let s = if s.is_finite() && s > 0.0 { s.min(5.0) } else { 5.0 };
+    let s = if s.is_finite() && s > 0.0 {
+        s.min(5.0)
+    } else {
+        5.0
+    };
     Duration::from_secs_f64(s.max(0.05))
 }
 
@@ -628,7 +632,10 @@ impl Owner {
                     epoch,
                     me_is_master,
                 } => {
-                    info!(master = master.as_deref().unwrap_or("-"), epoch, me_is_master, "master changed");
+                    info!(
+                        master = master.as_deref().unwrap_or("-"),
+                        epoch, me_is_master, "master changed"
+                    );
                 }
                 Effect::HostStatusChanged { host, status } => {
                     info!(%host, ?status, "host status changed");
@@ -643,9 +650,9 @@ fn non_empty(s: String) -> Option<String> {
 }
 
 /// Await every future concurrently, keeping their order.
-async fn futures_join_all<F: std::future::Future>(futs: impl IntoIterator<Item = F>) -> Vec<F::Output>
+async fn futures_join_all<F>(futs: impl IntoIterator<Item = F>) -> Vec<F::Output>
 where
-    F: Send + 'static,
+    F: std::future::Future + Send + 'static,
     F::Output: Send + 'static,
 {
     let handles: Vec<_> = futs.into_iter().map(tokio::spawn).collect();

@@ -157,9 +157,7 @@ pub fn read_raw(t: f64) -> RawSample {
     }
     if let Ok(mi) = procfs::Meminfo::current() {
         raw.swp_free_mb = Some(mi.swap_free as f64 / MB);
-        let avail = mi
-            .mem_available
-            .unwrap_or(mi.mem_free + mi.cached.unwrap_or(0));
+        let avail = mi.mem_available.unwrap_or(mi.mem_free + mi.cached);
         raw.mem_avail_mb = Some(avail as f64 / MB);
     }
     if let Ok(vfs) = nix::sys::statvfs::statvfs("/tmp") {
@@ -168,11 +166,8 @@ pub fn read_raw(t: f64) -> RawSample {
     }
     let sessions = crate::utmp::login_sessions(Path::new("/var/run/utmp"));
     raw.login_sessions = Some(sessions.len() as u32);
-    raw.idle_minutes = crate::utmp::idle_minutes(&sessions).or_else(|| {
-        procfs::Uptime::current()
-            .ok()
-            .map(|u| u.uptime / 60.0)
-    });
+    raw.idle_minutes = crate::utmp::idle_minutes(&sessions)
+        .or_else(|| procfs::Uptime::current().ok().map(|u| u.uptime / 60.0));
     raw
 }
 

@@ -143,9 +143,7 @@ pub(crate) fn hosts_reply(core: &LimCore, filter: &[String], now: u64) -> pb::Ho
     }
     let hosts = core
         .hosts()
-        .filter(|h| {
-            filter.is_empty() || filter.iter().any(|f| basalt_core::same_host(f, &h.name))
-        })
+        .filter(|h| filter.is_empty() || filter.iter().any(|f| basalt_core::same_host(f, &h.name)))
         .map(|h| pb::HostRecord {
             has_info: h.info.is_some(),
             info: Some(

@@ -1,7 +1,7 @@
 //! Conversions between wire messages and `basalt-core` domain types.
 
 use crate::common;
-use basalt_core::{HostInfo, LoadIndex, LoadVector, BUILTIN_INDICES};
+use basalt_core::{BUILTIN_INDICES, HostInfo, LoadIndex, LoadVector};
 
 /// A load vector as wire values: built-ins in LSF order, then externals by name.
 pub fn load_to_wire(load: &LoadVector) -> Vec<common::LoadValue> {

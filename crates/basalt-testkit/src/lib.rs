@@ -342,10 +342,7 @@ impl ProcessCluster {
     pub fn wait_master(&self, host: &str, deadline: Duration) -> Result<()> {
         wait_for(&format!("lsid to name {host} as master"), deadline, || {
             let m = self.lsid_master();
-            (
-                (m.as_deref() == Some(host)).then_some(()),
-                format!("{m:?}"),
-            )
+            ((m.as_deref() == Some(host)).then_some(()), format!("{m:?}"))
         })
     }
 }
@@ -366,7 +363,13 @@ pub struct InProcessCluster {
     pub config: Arc<basalt_config::Config>,
     pub hosts: Vec<String>,
     pub subnet: Subnet,
-    running: BTreeMap<String, (tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>)>,
+    running: BTreeMap<
+        String,
+        (
+            tokio::sync::oneshot::Sender<()>,
+            tokio::task::JoinHandle<()>,
+        ),
+    >,
 }
 
 impl InProcessCluster {
@@ -445,10 +448,7 @@ impl InProcessCluster {
     pub async fn wait_master(&self, host: &str, deadline: Duration) -> Result<()> {
         wait_for_async(&format!("{host} to be master"), deadline, || async {
             let m = self.master().await;
-            (
-                (m.as_deref() == Some(host)).then_some(()),
-                format!("{m:?}"),
-            )
+            ((m.as_deref() == Some(host)).then_some(()), format!("{m:?}"))
         })
         .await
     }

@@ -5,7 +5,11 @@ use clap::Parser;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "lsclusters", disable_version_flag = true, about = "Display cluster status")]
+#[command(
+    name = "lsclusters",
+    disable_version_flag = true,
+    about = "Display cluster status"
+)]
 struct Args {
     /// Long format.
     #[arg(short = 'l')]
@@ -39,6 +43,9 @@ fn main() -> ExitCode {
         Ok(r) => r.ok().map(|m| m.info),
         Err(code) => return code,
     };
-    print!("{}", lim_cmds::lsclusters(&config, info.as_ref(), args.long));
+    print!(
+        "{}",
+        lim_cmds::lsclusters(&config, info.as_ref(), args.long)
+    );
     ExitCode::SUCCESS
 }

@@ -6,7 +6,11 @@ use clap::Parser;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "lshosts", disable_version_flag = true, about = "Display hosts and their static resource information")]
+#[command(
+    name = "lshosts",
+    disable_version_flag = true,
+    about = "Display hosts and their static resource information"
+)]
 struct Args {
     /// Wide format: names are not truncated.
     #[arg(short = 'w')]

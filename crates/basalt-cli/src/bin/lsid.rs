@@ -5,7 +5,11 @@ use clap::Parser;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "lsid", disable_version_flag = true, about = "Display the cluster name and master host")]
+#[command(
+    name = "lsid",
+    disable_version_flag = true,
+    about = "Display the cluster name and master host"
+)]
 struct Args {
     /// Print the version and exit.
     #[arg(short = 'V')]

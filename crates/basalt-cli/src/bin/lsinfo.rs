@@ -6,7 +6,11 @@ use clap::Parser;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "lsinfo", disable_version_flag = true, about = "Display load-sharing configuration information")]
+#[command(
+    name = "lsinfo",
+    disable_version_flag = true,
+    about = "Display load-sharing configuration information"
+)]
 struct Args {
     /// Long format for resources.
     #[arg(short = 'l')]
@@ -51,5 +55,9 @@ fn main() -> ExitCode {
     for n in &unknown {
         eprintln!("{n}: Resource name not found");
     }
-    if unknown.is_empty() { ExitCode::SUCCESS } else { fail() }
+    if unknown.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        fail()
+    }
 }

@@ -7,7 +7,11 @@ use clap::Parser;
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
-#[command(name = "lsload", disable_version_flag = true, about = "Display load information for hosts")]
+#[command(
+    name = "lsload",
+    disable_version_flag = true,
+    about = "Display load information for hosts"
+)]
 struct Args {
     /// Long format: every built-in index including io, and the external indices.
     #[arg(short = 'l')]
@@ -75,9 +79,12 @@ fn main() -> ExitCode {
         } else {
             RunQueue::Raw
         },
-        indices: args
-            .indices
-            .map(|s| s.split(':').filter(|s| !s.is_empty()).map(str::to_owned).collect()),
+        indices: args.indices.map(|s| {
+            s.split(':')
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        }),
     };
     if args.json {
         println!("{}", lim_cmds::lsload_json(&reply, &opts));

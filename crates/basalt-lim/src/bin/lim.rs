@@ -7,7 +7,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(Parser, Debug)]
-#[command(name = "lim", disable_version_flag = true, about = "Basalt Load Information Manager")]
+#[command(
+    name = "lim",
+    disable_version_flag = true,
+    about = "Basalt Load Information Manager"
+)]
 struct Args {
     /// The host this LIM plays (a name from lsf.cluster.<cluster>); default: this machine's name.
     #[arg(short = 'H', long = "host")]
