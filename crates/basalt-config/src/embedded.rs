@@ -112,7 +112,9 @@ impl DefaultCluster {
                 "{:<13} {:<8} {:<9} {:<11} ({})",
                 r.name,
                 r.kind,
-                r.interval.map(|i| i.to_string()).unwrap_or_else(|| "()".into()),
+                r.interval
+                    .map(|i| i.to_string())
+                    .unwrap_or_else(|| "()".into()),
                 match r.increasing {
                     Some(true) => "Y",
                     Some(false) => "N",

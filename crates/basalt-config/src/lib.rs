@@ -1,1 +1,271 @@
-//! (being written)
+//! Basalt's reader for LSF's own configuration files: the parser, the typed
+//! model and the validation of `lsf.conf`, `lsf.shared`,
+//! `lsf.cluster.<cluster>` and the batch files `lsb.params`, `lsb.queues`,
+//! `lsb.hosts`, `lsb.users`, `lsb.resources` and `lsb.applications`.
+//!
+//! Owns: the file formats (sections, rows, continuation lines, comments), the
+//! location rules (`LSF_ENVDIR` → `LSF_CONFDIR` → `LSB_CONFDIR/<cluster>/configdir`,
+//! with OpenLava's flat `LSB_CONFDIR` layout as a fallback), LSF time windows
+//! ([`timewindow`]) and the embedded default configuration ([`embedded`]).
+//!
+//! Inputs: a directory holding `lsf.conf` (`LSF_ENVDIR`) and the files it
+//! points at; nothing else (no environment variables, no network).
+//! Outputs: a [`Config`] plus [`Warning`]s (unknown keywords, ignored
+//! sections), or every problem found in every file at once as
+//! [`ConfigErrors`], each naming `file:line`.
+
+pub mod batch;
+pub mod cluster;
+pub mod embedded;
+pub mod error;
+mod lexer;
+pub mod lsf_conf;
+pub mod shared;
+pub mod timewindow;
+
+use std::path::{Component, Path, PathBuf};
+
+pub use batch::{
+    Application, Batch, BatchHost, BatchParams, BatchUser, Group, Limit, Mxj, Queue, Threshold,
+};
+pub use cluster::{ClusterFile, ClusterHost, LimParams};
+pub use error::{ConfigError, ConfigErrors, Warning};
+pub use lsf_conf::LsfConf;
+pub use shared::{HostModel, ResourceDef, ResourceKind, Shared};
+pub use timewindow::{TimeWindow, TimeWindowError};
+
+use error::Diag;
+
+/// A loaded configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `LSF_ENVDIR`: where lsf.conf is.
+    pub envdir: PathBuf,
+    pub lsf_conf: LsfConf,
+    /// `LSF_CONFDIR` (default: `envdir`).
+    pub confdir: PathBuf,
+    /// The first ClusterName in lsf.shared.
+    pub cluster_name: String,
+    pub shared: Shared,
+    pub cluster: ClusterFile,
+    /// The lsb.* files (empty after [`load_lim`]).
+    pub batch: Batch,
+}
+
+impl Config {
+    /// An absolute path stays as it is; a relative one is joined to `envdir`.
+    pub fn resolve_path(&self, p: &str) -> PathBuf {
+        resolve(&self.envdir, p)
+    }
+
+    /// `LSB_CONFDIR` (default `LSF_CONFDIR/lsbatch`).
+    pub fn lsb_confdir(&self) -> PathBuf {
+        lsb_confdir(&self.envdir, &self.lsf_conf, &self.confdir)
+    }
+
+    /// Where the lsb.* files are: `LSB_CONFDIR/<cluster>/configdir`, or
+    /// `LSB_CONFDIR` itself for OpenLava's flat layout (that directory does
+    /// not exist but `LSB_CONFDIR/lsb.params` does).
+    pub fn batch_confdir(&self) -> PathBuf {
+        batch_dir(&self.lsb_confdir(), &self.cluster_name)
+    }
+
+    /// `LSB_SHAREDIR`; when unset, `work` next to `LSF_ENVDIR` (the layout
+    /// of the embedded configuration).
+    pub fn sharedir(&self) -> PathBuf {
+        match self.lsf_conf.get("LSB_SHAREDIR").filter(|v| !v.is_empty()) {
+            Some(d) => self.resolve_path(d),
+            None => self
+                .envdir
+                .parent()
+                .map_or_else(|| self.envdir.join("work"), |p| p.join("work")),
+        }
+    }
+
+    /// `LSB_SHAREDIR/<cluster>/logdir`: lsb.events and lsb.acct.
+    pub fn logdir(&self) -> PathBuf {
+        self.sharedir().join(&self.cluster_name).join("logdir")
+    }
+}
+
+/// A configuration that loaded without errors, and what was ignored on the way.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    pub warnings: Vec<Warning>,
+}
+
+/// Load lsf.conf, lsf.shared, lsf.cluster.<cluster> and every lsb.* file.
+pub fn load(envdir: &Path) -> Result<Loaded, ConfigErrors> {
+    load_impl(envdir, true)
+}
+
+/// Load only what LIM and the `ls*` commands need: lsf.conf, lsf.shared and
+/// lsf.cluster.<cluster>. `batch` is left at its default.
+pub fn load_lim(envdir: &Path) -> Result<Loaded, ConfigErrors> {
+    load_impl(envdir, false)
+}
+
+/// Join `p` to `base` unless it is absolute; `.` components are dropped.
+fn resolve(base: &Path, p: &str) -> PathBuf {
+    let path = Path::new(p);
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    };
+    joined
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .collect()
+}
+
+fn lsb_confdir(envdir: &Path, conf: &LsfConf, confdir: &Path) -> PathBuf {
+    match conf.get("LSB_CONFDIR").filter(|v| !v.is_empty()) {
+        Some(d) => resolve(envdir, d),
+        None => confdir.join("lsbatch"),
+    }
+}
+
+fn batch_dir(lsb_confdir: &Path, cluster: &str) -> PathBuf {
+    let ibm = lsb_confdir.join(cluster).join("configdir");
+    if !ibm.is_dir() && lsb_confdir.join("lsb.params").is_file() {
+        lsb_confdir.to_path_buf()
+    } else {
+        ibm
+    }
+}
+
+/// Read a file. A missing optional file is `None` without a message; any
+/// other failure is reported.
+pub(crate) fn read_file(diag: &mut Diag, path: &Path, required: bool) -> Option<String> {
+    match std::fs::read_to_string(path) {
+        Ok(t) => Some(t),
+        Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            diag.file(path).err(0, format!("cannot read: {e}"));
+            None
+        }
+    }
+}
+
+fn load_impl(envdir: &Path, with_batch: bool) -> Result<Loaded, ConfigErrors> {
+    let mut diag = Diag::default();
+    let fail = |diag: Diag| Err(ConfigErrors(diag.errors));
+
+    let conf_path = envdir.join("lsf.conf");
+    let Some(text) = read_file(&mut diag, &conf_path, true) else {
+        return fail(diag);
+    };
+    let lsf_conf = lsf_conf::parse(&mut diag.file(&conf_path), &text);
+    let confdir = match lsf_conf.get("LSF_CONFDIR").filter(|v| !v.is_empty()) {
+        Some(d) => resolve(envdir, d),
+        None => envdir.to_path_buf(),
+    };
+
+    let shared_path = confdir.join("lsf.shared");
+    let Some(text) = read_file(&mut diag, &shared_path, true) else {
+        return fail(diag);
+    };
+    let shared = shared::parse(&mut diag.file(&shared_path), &text);
+    let Some(cluster_name) = shared.clusters.first().cloned() else {
+        return fail(diag);
+    };
+
+    let cluster_path = confdir.join(format!("lsf.cluster.{cluster_name}"));
+    let cluster = match read_file(&mut diag, &cluster_path, true) {
+        Some(text) => cluster::parse(&mut diag.file(&cluster_path), &text, &cluster_name, &shared),
+        None => ClusterFile {
+            name: cluster_name.clone(),
+            ..ClusterFile::default()
+        },
+    };
+
+    let batch = if with_batch {
+        let dir = batch_dir(&lsb_confdir(envdir, &lsf_conf, &confdir), &cluster_name);
+        batch::load(&mut diag, &dir, &shared, &cluster)
+    } else {
+        Batch::default()
+    };
+
+    if !diag.errors.is_empty() {
+        return fail(diag);
+    }
+    Ok(Loaded {
+        config: Config {
+            envdir: envdir.to_path_buf(),
+            lsf_conf,
+            confdir,
+            cluster_name,
+            shared,
+            cluster,
+            batch,
+        },
+        warnings: diag.warnings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embedded::{DefaultCluster, DefaultHost};
+
+    #[test]
+    fn embedded_default_loads_cleanly() {
+        let dir = tempfile::tempdir().unwrap();
+        let top = dir.path();
+        let hosts = (1..=3)
+            .map(|i| DefaultHost {
+                name: format!("host{i}"),
+                address: Some(format!("127.0.0.{i}").parse().unwrap()),
+                server: true,
+            })
+            .collect();
+        DefaultCluster::new("basalt", "me", hosts)
+            .write(top)
+            .unwrap();
+        let loaded = load(&DefaultCluster::envdir(top)).unwrap_or_else(|e| panic!("{e}"));
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        let c = &loaded.config;
+        assert_eq!(c.cluster_name, "basalt");
+        assert_eq!(c.cluster.admins, vec!["me"]);
+        assert_eq!(c.cluster.hosts.len(), 3);
+        assert_eq!(
+            c.cluster.hosts[2].address,
+            Some("127.0.0.3".parse().unwrap())
+        );
+        assert_eq!(c.cluster.params.exinterval_secs, 1.0);
+        assert_eq!(c.lsf_conf.lim_port(), 7869);
+        assert_eq!(c.confdir, DefaultCluster::envdir(top));
+        assert_eq!(c.batch_confdir(), top.join("conf/lsbatch/basalt/configdir"));
+        assert_eq!(c.sharedir(), top.join("work"));
+        assert_eq!(c.logdir(), top.join("work/basalt/logdir"));
+        assert!(c.logdir().is_dir());
+        assert_eq!(c.batch.params.default_queue, vec!["normal"]);
+        assert_eq!(c.batch.params.job_accept_interval, 0);
+        assert_eq!(c.batch.queues.len(), 3);
+        assert_eq!(c.batch.hosts[0].mxj, Some(Mxj::Ncpus));
+
+        let lim = load_lim(&DefaultCluster::envdir(top)).unwrap();
+        assert!(lim.config.batch.queues.is_empty());
+        assert_eq!(lim.config.cluster.hosts.len(), 3);
+    }
+
+    #[test]
+    fn resolve_paths() {
+        assert_eq!(resolve(Path::new("/a/b"), "."), PathBuf::from("/a/b"));
+        assert_eq!(resolve(Path::new("/a/b"), "./c"), PathBuf::from("/a/b/c"));
+        assert_eq!(resolve(Path::new("/a/b"), "/x"), PathBuf::from("/x"));
+    }
+
+    #[test]
+    fn missing_lsf_conf_names_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = load(dir.path()).unwrap_err();
+        assert_eq!(err.0.len(), 1);
+        assert!(
+            err.to_string()
+                .starts_with(&dir.path().join("lsf.conf").display().to_string())
+        );
+    }
+}
