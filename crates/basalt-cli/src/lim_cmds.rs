@@ -629,7 +629,8 @@ mod tests {
             lines[1],
             "vm                  ok   2.5   1.1   0.4   0%   0.0   0 2e+08   79G    0M   23G"
         );
-        assert_eq!(lines[2], "down           unavail");
+        // `%-15.15s %6s`: the status is wider than its field.
+        assert_eq!(lines[2], "down            unavail");
     }
 
     #[test]
