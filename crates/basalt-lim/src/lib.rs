@@ -589,7 +589,11 @@ impl Owner {
                     let targets: Vec<_> = hosts
                         .into_iter()
                         .map(|h| {
-                            let c = self.client(&h);
+                            // A fresh channel: a cached one to a host that just
+                            // died may sit in reconnect back-off and turn a
+                            // refused connection into a full PROBE_TIMEOUT wait.
+                            let timeout = Duration::from_millis(self.s.timing.probe_timeout_ms);
+                            let c = basalt_runtime::lim_channel(&self.s.config, &h, timeout).ok();
                             (h, c)
                         })
                         .collect();
