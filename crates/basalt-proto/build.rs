@@ -5,7 +5,12 @@ use std::path::PathBuf;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?).join("../../proto");
-    let files = ["basalt/common/v1/common.proto", "basalt/lim/v1/lim.proto"];
+    let files = [
+        "basalt/common/v1/common.proto",
+        "basalt/lim/v1/lim.proto",
+        "basalt/mbatchd/v1/mbatchd.proto",
+        "basalt/sbatchd/v1/sbatchd.proto",
+    ];
     for f in &files {
         println!("cargo:rerun-if-changed={}", root.join(f).display());
     }

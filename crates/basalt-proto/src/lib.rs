@@ -18,10 +18,22 @@ pub mod basalt {
             tonic::include_proto!("basalt.lim.v1");
         }
     }
+    pub mod mbatchd {
+        pub mod v1 {
+            tonic::include_proto!("basalt.mbatchd.v1");
+        }
+    }
+    pub mod sbatchd {
+        pub mod v1 {
+            tonic::include_proto!("basalt.sbatchd.v1");
+        }
+    }
 }
 
 pub use basalt::common::v1 as common;
 pub use basalt::lim::v1 as lim;
+pub use basalt::mbatchd::v1 as mbatchd;
+pub use basalt::sbatchd::v1 as sbatchd;
 
 mod convert;
 pub use convert::*;

@@ -1,0 +1,1 @@
+//! lsb.events / lsb.acct (to be written).

@@ -1,0 +1,1 @@
+//! mbatchd (to be written).

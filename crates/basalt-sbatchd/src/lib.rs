@@ -1,0 +1,1 @@
+//! sbatchd (to be written).

@@ -1,0 +1,1 @@
+//! mbatchd core (to be written).
