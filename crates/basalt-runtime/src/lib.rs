@@ -253,3 +253,58 @@ pub async fn find_master(config: &Config, timeout: Duration) -> Result<MasterLim
     }
     Err(RuntimeError::NoLim)
 }
+
+/// The mbatchd socket address on `host` (`LSB_MBD_PORT`).
+pub fn mbd_addr(config: &Config, host: &str) -> Result<SocketAddr, RuntimeError> {
+    Ok(SocketAddr::new(
+        host_addr(config, host)?,
+        config.lsf_conf.mbd_port(),
+    ))
+}
+
+/// The sbatchd socket address of `host` (`LSB_SBD_PORT`).
+pub fn sbd_addr(config: &Config, host: &str) -> Result<SocketAddr, RuntimeError> {
+    Ok(SocketAddr::new(
+        host_addr(config, host)?,
+        config.lsf_conf.sbd_port(),
+    ))
+}
+
+/// An mbatchd client for the mbatchd on `host`.
+pub fn mbatchd_channel(
+    config: &Config,
+    host: &str,
+    timeout: Duration,
+) -> Result<basalt_proto::mbatchd::mbatchd_client::MbatchdClient<Channel>, RuntimeError> {
+    Ok(basalt_proto::mbatchd::mbatchd_client::MbatchdClient::new(
+        channel(mbd_addr(config, host)?, timeout)?,
+    ))
+}
+
+/// An sbatchd client for the sbatchd on `host`.
+pub fn sbatchd_channel(
+    config: &Config,
+    host: &str,
+    timeout: Duration,
+) -> Result<basalt_proto::sbatchd::sbatchd_client::SbatchdClient<Channel>, RuntimeError> {
+    Ok(basalt_proto::sbatchd::sbatchd_client::SbatchdClient::new(
+        channel(sbd_addr(config, host)?, timeout)?,
+    ))
+}
+
+/// Find the master host through the LIMs and return a client for its mbatchd
+/// (connected lazily: a down mbatchd shows on the first request).
+pub async fn find_mbatchd(
+    config: &Config,
+    timeout: Duration,
+) -> Result<
+    (
+        String,
+        basalt_proto::mbatchd::mbatchd_client::MbatchdClient<Channel>,
+    ),
+    RuntimeError,
+> {
+    let m = find_master(config, timeout).await?;
+    let client = mbatchd_channel(config, &m.master, timeout)?;
+    Ok((m.master, client))
+}
