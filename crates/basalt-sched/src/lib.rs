@@ -1,1 +1,1752 @@
-//! mbatchd core (to be written).
+//! mbatchd's deterministic core: the batch state (jobs, queues, hosts), scheduling,
+//! and job control.
+//!
+//! Inputs: the configuration ([`SchedConfig`]), time as a parameter (`now`, ms), requests
+//! (submit, signal, switch, move, force, queue/host control), sbatchd hellos and reports,
+//! LIM host information, and — on start — the events read back from lsb.events.
+//! Outputs: [`Effect`]s the runtime must carry out (append to lsb.events / lsb.acct,
+//! dispatch to or signal an sbatchd), answers, and read-only views for queries.
+//!
+//! Rules (DESIGN.md 1–4): no I/O, no clocks, ordered collections only. Every change of
+//! logged state is an [`Event`] applied by [`Sched::on_event`] — the same function replays
+//! lsb.events on start — so a restarted mbatchd ends in the state it had. The runtime
+//! makes each batch of `Log` effects durable before it carries out the other effects of
+//! that batch or answers anybody.
+
+mod config;
+pub mod types;
+
+pub use config::SchedConfig;
+pub use types::*;
+
+use basalt_core::job::{self as jobv, JobState, exit_reason, pend, status, sub, sub2, susp};
+use std::collections::{BTreeMap, BTreeSet};
+use thiserror::Error;
+
+/// Why a request was refused; the texts are LSF's (without the trailing period).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SchedError {
+    #[error("Queue does not exist")]
+    NoQueue,
+    #[error("Queue has been closed")]
+    QueueClosed,
+    #[error("User cannot use the queue")]
+    UserNotInQueue,
+    #[error("Bad host name, host group name or cluster name")]
+    BadHost,
+    #[error("Bad argument")]
+    BadArgument(String),
+    #[error("User permission denied")]
+    Permission,
+    #[error("No matching job found")]
+    NoJob,
+    #[error("Job has already finished")]
+    Finished,
+    #[error("Job has already started")]
+    Started,
+    #[error("Job is not pending")]
+    NotPending,
+    #[error("No job slot available on the specified host(s)")]
+    NoSlots,
+}
+
+/// The answer for one job of a job-control request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobResult {
+    pub key: JobKey,
+    pub result: Result<String, SchedError>,
+}
+
+/// A job filter for queries (bjobs) and for `bkill 0`.
+#[derive(Debug, Clone, Default)]
+pub struct JobQuery {
+    /// Explicit jobs; (id, None) means every element of id.
+    pub ids: Vec<(u64, Option<u32>)>,
+    /// None = anybody; Some(user).
+    pub user: Option<String>,
+    pub queue: Option<String>,
+    pub host: Option<String>,
+    /// Pattern with `*` wildcards.
+    pub job_name: Option<String>,
+    /// LSF state bits; 0 = unfinished (plus finished for explicit ids).
+    pub states: u32,
+}
+
+/// What sbatchd reported.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReportKind {
+    Started {
+        pid: u32,
+        pgid: u32,
+    },
+    Executing {
+        exec_uid: u32,
+        exec_user: String,
+        exec_home: String,
+        exec_cwd: String,
+        pid: u32,
+    },
+    Usage(Usage),
+    State {
+        state: u32,
+        reasons: u32,
+        subreasons: u32,
+    },
+    Finished {
+        exit_status: i32,
+        usage: Usage,
+        term_reason: String,
+    },
+    StartFailed {
+        message: String,
+    },
+}
+
+/// One sbatchd report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub host: String,
+    pub key: JobKey,
+    pub attempt: u32,
+    pub seq: u64,
+    /// Seconds since the epoch on the host.
+    pub time: i64,
+    pub kind: ReportKind,
+}
+
+/// mbatchd's answer to a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ack {
+    Ok,
+    NoJob,
+    StopJob,
+}
+
+/// A job sbatchd says it holds, or mbatchd says is on a host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostJob {
+    pub key: JobKey,
+    pub attempt: u32,
+    pub state: u32,
+    pub pid: u32,
+    pub pgid: u32,
+}
+
+/// How long sbatchd may stay silent before its host is `unreach` (ms), as a multiple of
+/// the hello interval.
+pub const UNREACH_AFTER_HELLOS: i64 = 3;
+
+/// The core.
+#[derive(Debug)]
+pub struct Sched {
+    pub cfg: SchedConfig,
+    pub jobs: BTreeMap<JobKey, Job>,
+    pub queues: Vec<Queue>,
+    pub hosts: Vec<Host>,
+    /// The highest job id seen.
+    pub last_job_id: u64,
+    next_order: i64,
+    /// The epoch of the last MBD_START seen (this term's after [`Sched::start`]).
+    pub epoch: u64,
+    /// When this mbatchd term started (ms).
+    pub started_at: Millis,
+    effects: Vec<Effect>,
+    /// Something changed that may let a job start.
+    dirty: bool,
+}
+
+impl Sched {
+    pub fn new(cfg: SchedConfig, now: Millis) -> Sched {
+        let queues = cfg.queues.clone();
+        let hosts = cfg
+            .hosts
+            .iter()
+            .map(|h| {
+                let mut h = h.clone();
+                h.sbd_seen = now;
+                h
+            })
+            .collect();
+        Sched {
+            cfg,
+            jobs: BTreeMap::new(),
+            queues,
+            hosts,
+            last_job_id: 0,
+            next_order: 0,
+            epoch: 0,
+            started_at: now,
+            effects: Vec::new(),
+            dirty: true,
+        }
+    }
+
+    /// The effects produced since the last call, in order.
+    pub fn take_effects(&mut self) -> Vec<Effect> {
+        std::mem::take(&mut self.effects)
+    }
+
+    /// Log and apply one event.
+    fn emit(&mut self, ev: Event) {
+        self.on_event(&ev);
+        self.effects.push(Effect::Log(ev));
+    }
+
+    fn queue(&self, name: &str) -> Option<&Queue> {
+        self.queues.iter().find(|q| q.name == name)
+    }
+
+    fn queue_mut(&mut self, name: &str) -> Option<&mut Queue> {
+        self.queues.iter_mut().find(|q| q.name == name)
+    }
+
+    fn host_mut(&mut self, name: &str) -> Option<&mut Host> {
+        self.hosts
+            .iter_mut()
+            .find(|h| basalt_core::same_host(&h.name, name))
+    }
+
+    /// The canonical name of a batch host.
+    pub fn host_name(&self, name: &str) -> Option<String> {
+        self.hosts
+            .iter()
+            .find(|h| basalt_core::same_host(&h.name, name))
+            .map(|h| h.name.clone())
+    }
+
+    // ------------------------------------------------------------------ the one mutation path
+
+    /// Apply a logged event. Used for live operation (through `emit`) and for replay.
+    pub fn on_event(&mut self, ev: &Event) {
+        self.dirty = true;
+        match ev {
+            Event::JobNew { time, job_id, sub } => {
+                self.last_job_id = self.last_job_id.max(*job_id);
+                self.next_order += 1;
+                let mut queue = sub.queue.clone();
+                if self.queue(&queue).is_none() {
+                    // Replayed into a configuration that lost the queue: keep it visible.
+                    queue = sub.queue.clone();
+                }
+                let hold = sub.options2 & sub2::HOLD != 0;
+                let job = Job {
+                    id: *job_id,
+                    idx: 0,
+                    sub: (**sub).clone(),
+                    state: if hold {
+                        JobState::Psusp
+                    } else {
+                        JobState::Pend
+                    },
+                    queue,
+                    order: self.next_order,
+                    hosts: Vec::new(),
+                    start_time: 0,
+                    end_time: 0,
+                    pid: 0,
+                    pgid: 0,
+                    exec_uid: 0,
+                    exec_user: String::new(),
+                    exec_home: String::new(),
+                    exec_cwd: String::new(),
+                    reasons: if hold { susp::USER_STOP } else { 0 },
+                    subreasons: 0,
+                    exit_status: 0,
+                    cpu_time: 0.0,
+                    term_reason: String::new(),
+                    attempt: 0,
+                    kill_as_done: false,
+                    kill_ordered: None,
+                    usage: Usage::default(),
+                    pend_reasons: BTreeMap::from([(pend::NEW_JOB, Vec::new())]),
+                    last_seq: 0,
+                    resume_sent: false,
+                    forced: false,
+                };
+                let _ = time;
+                self.jobs.insert((*job_id, 0), job);
+            }
+            Event::JobStart { time, key, hosts } => {
+                if let Some(j) = self.jobs.get_mut(key) {
+                    j.state = JobState::Run;
+                    j.hosts = hosts.clone();
+                    j.start_time = *time;
+                    j.attempt += 1;
+                    j.pid = 0;
+                    j.pgid = 0;
+                    j.reasons = 0;
+                    j.subreasons = 0;
+                    j.last_seq = 0;
+                    j.resume_sent = false;
+                    j.kill_ordered = None;
+                    j.pend_reasons.clear();
+                }
+            }
+            Event::JobStartAccept { key, pid, pgid, .. } => {
+                if let Some(j) = self.jobs.get_mut(key) {
+                    j.pid = *pid;
+                    j.pgid = *pgid;
+                }
+            }
+            Event::JobExecute {
+                key,
+                exec_uid,
+                exec_user,
+                exec_home,
+                exec_cwd,
+                pid,
+                ..
+            } => {
+                if let Some(j) = self.jobs.get_mut(key) {
+                    j.exec_uid = *exec_uid;
+                    j.exec_user = exec_user.clone();
+                    j.exec_home = exec_home.clone();
+                    j.exec_cwd = exec_cwd.clone();
+                    if *pid != 0 {
+                        j.pid = *pid;
+                    }
+                }
+            }
+            Event::JobStatus {
+                time,
+                key,
+                status: st,
+                reasons,
+                subreasons,
+                cpu_time,
+                end_time,
+                usage,
+                exit_status,
+                term_reason,
+            } => {
+                let Some(j) = self.jobs.get_mut(key) else {
+                    return;
+                };
+                let Some(new) = JobState::from_code(*st) else {
+                    return;
+                };
+                j.reasons = *reasons;
+                j.subreasons = *subreasons;
+                if new.is_finished() {
+                    j.end_time = if *end_time > 0 { *end_time } else { *time };
+                    j.exit_status = *exit_status;
+                    j.cpu_time = *cpu_time;
+                    if let Some(u) = usage {
+                        j.usage = u.clone();
+                    }
+                    j.term_reason = term_reason.clone();
+                    j.pend_reasons.clear();
+                } else if new.is_pending() {
+                    if j.state.is_started() {
+                        // Requeued (dispatch failed or rerun): back to pending.
+                        j.hosts.clear();
+                        j.pid = 0;
+                        j.pgid = 0;
+                        j.start_time = 0;
+                    }
+                    if new == JobState::Pend && j.pend_reasons.is_empty() {
+                        j.pend_reasons.insert(pend::NEW_JOB, Vec::new());
+                    }
+                }
+                if new == JobState::Run {
+                    j.resume_sent = false;
+                }
+                j.state = new;
+            }
+            Event::JobSignal { key, signal, .. } => {
+                if let Some(j) = self.jobs.get_mut(key) {
+                    match signal.as_str() {
+                        "KILL" | "KILL_DONE" | "KILL_REMOVE" => {
+                            if signal == "KILL_DONE" {
+                                j.kill_as_done = true;
+                            }
+                            j.kill_ordered.get_or_insert_with(|| "TERM_OWNER".into());
+                        }
+                        "RESUME" => j.resume_sent = false,
+                        _ => {}
+                    }
+                }
+            }
+            Event::JobSwitch { key, queue, .. } => {
+                self.next_order += 1;
+                let order = self.next_order;
+                if let Some(j) = self.jobs.get_mut(key) {
+                    j.queue = queue.clone();
+                    j.order = order;
+                    if j.state.is_pending() {
+                        j.pend_reasons = BTreeMap::from([(pend::SWITCHED, Vec::new())]);
+                    }
+                }
+            }
+            Event::JobMove {
+                key,
+                position,
+                base,
+                ..
+            } => self.apply_move(*key, *position, *base),
+            Event::JobForce { key, .. } => {
+                if let Some(j) = self.jobs.get_mut(key) {
+                    j.forced = true;
+                }
+            }
+            Event::JobClean { key, .. } => {
+                self.jobs.remove(key);
+            }
+            Event::QueueCtrl { op, queue, .. } => {
+                if let Some(q) = self.queue_mut(queue) {
+                    match op {
+                        1 => q.open = true,
+                        2 => q.open = false,
+                        3 => q.active = true,
+                        4 => q.active = false,
+                        _ => {}
+                    }
+                }
+            }
+            Event::HostCtrl {
+                op, host, message, ..
+            } => {
+                if let Some(h) = self.host_mut(host) {
+                    match op {
+                        1 => h.closed_adm = false,
+                        2 => h.closed_adm = true,
+                        _ => {}
+                    }
+                    h.message = message.clone();
+                }
+            }
+            Event::MbdStart { epoch, .. } => {
+                self.epoch = self.epoch.max(*epoch);
+            }
+            Event::MbdDie { .. } => {}
+        }
+    }
+
+    fn apply_move(&mut self, key: JobKey, position: u32, base: u32) {
+        let Some(queue) = self.jobs.get(&key).map(|j| j.queue.clone()) else {
+            return;
+        };
+        let mut pending: Vec<(i64, JobKey)> = self
+            .jobs
+            .values()
+            .filter(|j| j.queue == queue && j.state.is_pending() && j.key() != key)
+            .map(|j| (j.order, j.key()))
+            .collect();
+        pending.sort();
+        let n = pending.len();
+        let pos = (position.max(1) as usize - 1).min(n);
+        let at = if base == 2 { n - pos } else { pos };
+        let mut keys: Vec<JobKey> = pending.iter().map(|(_, k)| *k).collect();
+        keys.insert(at, key);
+        // Reuse the same set of order values, so jobs of other queues are unaffected.
+        let mut orders: Vec<i64> = pending.iter().map(|(o, _)| *o).collect();
+        if let Some(j) = self.jobs.get(&key) {
+            orders.push(j.order);
+        }
+        orders.sort();
+        for (k, o) in keys.into_iter().zip(orders) {
+            if let Some(j) = self.jobs.get_mut(&k) {
+                j.order = o;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ start
+
+    /// Called once after replay: logs MBD_START with a new epoch.
+    pub fn start(&mut self, now: Millis, master: &str) {
+        self.started_at = now;
+        for h in &mut self.hosts {
+            h.sbd_seen = now;
+        }
+        let ev = Event::MbdStart {
+            time: secs(now),
+            master: master.to_string(),
+            cluster: self.cfg.cluster.clone(),
+            num_hosts: self.hosts.len() as u32,
+            num_queues: self.queues.len() as u32,
+            epoch: self.epoch + 1,
+        };
+        self.emit(ev);
+    }
+
+    // ------------------------------------------------------------------ permissions
+
+    fn is_admin(&self, c: &Caller) -> bool {
+        c.uid == 0 || self.cfg.admins.iter().any(|a| a == &c.user)
+    }
+
+    fn may_control(&self, c: &Caller, j: &Job) -> bool {
+        self.is_admin(c) || c.user == j.sub.user
+    }
+
+    // ------------------------------------------------------------------ submit
+
+    /// bsub. On success the job exists and its JOB_NEW is among the effects; the caller
+    /// answers only after the effects are durable. Returns (job id, queue, default queue).
+    pub fn submit(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        mut s: Submission,
+    ) -> Result<(u64, String, bool), SchedError> {
+        let default = s.queue.is_empty();
+        if default {
+            s.queue = self.cfg.default_queue.clone();
+        }
+        let Some(q) = self.queue(&s.queue) else {
+            return Err(SchedError::NoQueue);
+        };
+        if !q.open {
+            return Err(SchedError::QueueClosed);
+        }
+        if !q.users.is_empty()
+            && !q.users.iter().any(|u| u == "all" || u == &caller.user)
+            && !self.is_admin(caller)
+        {
+            return Err(SchedError::UserNotInQueue);
+        }
+        let mut asked = Vec::new();
+        for h in &s.asked_hosts {
+            let name = h.trim_end_matches(|c: char| c == '+' || c.is_ascii_digit());
+            let name = if name.is_empty() { h.as_str() } else { name };
+            if name == "others" || name == "all" {
+                continue;
+            }
+            match self.host_name(name) {
+                Some(n) => asked.push(n),
+                None => return Err(SchedError::BadHost),
+            }
+        }
+        s.asked_hosts = asked;
+        if s.max_processors != 0 && s.max_processors < s.num_processors {
+            return Err(SchedError::BadArgument(
+                "Bad argument for number of processors".into(),
+            ));
+        }
+        s.num_processors = s.num_processors.max(1);
+        s.max_processors = s.max_processors.max(s.num_processors);
+        s.user = caller.user.clone();
+        s.uid = caller.uid;
+        if s.project.is_empty() {
+            s.project = self.cfg.default_project.clone();
+        }
+        let time = secs(now);
+        s.submit_time = time;
+        let id = self.next_job_id();
+        s.job_file = format!("{time}.{id}");
+        let queue = s.queue.clone();
+        self.emit(Event::JobNew {
+            time,
+            job_id: id,
+            sub: Box::new(s),
+        });
+        Ok((id, queue, default))
+    }
+
+    fn next_job_id(&self) -> u64 {
+        let max = u64::from(self.cfg.max_jobid.max(1));
+        let mut id = self.last_job_id % max + 1;
+        // Skip ids still in use after a wrap.
+        while self.jobs.keys().any(|(j, _)| *j == id) {
+            id = id % max + 1;
+        }
+        id
+    }
+
+    // ------------------------------------------------------------------ queries
+
+    /// The state a user sees: UNKWN for started jobs on hosts that cannot be reached.
+    pub fn shown_state(&self, j: &Job) -> JobState {
+        if j.state.is_started()
+            && let Some(h) = j.hosts.first()
+            && let Some(host) = self.hosts.iter().find(|x| &x.name == h)
+            && matches!(
+                self.host_status(host),
+                HostStatus::Unreach | HostStatus::Unavail
+            )
+        {
+            return JobState::Unkwn;
+        }
+        j.state
+    }
+
+    /// Jobs matching a query, in job-id order, and the explicit ids that matched nothing.
+    pub fn query(&self, q: &JobQuery) -> (Vec<&Job>, Vec<(u64, Option<u32>)>) {
+        let mut out = Vec::new();
+        let mut not_found = Vec::new();
+        let matches = |j: &Job, explicit: bool| -> bool {
+            if let Some(u) = &q.user
+                && &j.sub.user != u
+            {
+                return false;
+            }
+            if let Some(qn) = &q.queue
+                && &j.queue != qn
+            {
+                return false;
+            }
+            if let Some(h) = &q.host
+                && !j.hosts.iter().any(|x| basalt_core::same_host(x, h))
+            {
+                return false;
+            }
+            if let Some(p) = &q.job_name
+                && !wildcard(p, &j.display_name())
+                && !wildcard(p, &j.sub.job_name)
+            {
+                return false;
+            }
+            let st = self.shown_state(j);
+            if q.states == 0 {
+                explicit || !st.is_finished()
+            } else {
+                q.states & st.code() != 0
+            }
+        };
+        if q.ids.is_empty() {
+            for j in self.jobs.values() {
+                if matches(j, false) {
+                    out.push(j);
+                }
+            }
+        } else {
+            let mut seen = BTreeSet::new();
+            for (id, idx) in &q.ids {
+                let mut any = false;
+                for j in self
+                    .jobs
+                    .range((*id, 0)..=(*id, u32::MAX))
+                    .map(|(_, j)| j)
+                    .filter(|j| idx.is_none_or(|i| j.idx == i))
+                {
+                    any = true;
+                    if matches(j, true) && seen.insert(j.key()) {
+                        out.push(j);
+                    }
+                }
+                if !any {
+                    not_found.push((*id, *idx));
+                }
+            }
+        }
+        (out, not_found)
+    }
+
+    /// Position (1-based) of a pending job in its queue.
+    pub fn position(&self, j: &Job) -> u32 {
+        if !j.state.is_pending() {
+            return 0;
+        }
+        1 + self
+            .jobs
+            .values()
+            .filter(|o| o.queue == j.queue && o.state.is_pending() && o.order < j.order)
+            .count() as u32
+    }
+
+    /// Slots used on a host by started jobs.
+    pub fn used_slots(&self, host: &str) -> u32 {
+        self.jobs
+            .values()
+            .filter(|j| j.state.is_started())
+            .map(|j| j.hosts.iter().filter(|h| *h == host).count() as u32)
+            .sum()
+    }
+
+    /// (njobs, run, ssusp, ususp) slots on a host.
+    pub fn host_counts(&self, host: &str) -> (u32, u32, u32, u32) {
+        let mut c = (0, 0, 0, 0);
+        for j in self.jobs.values().filter(|j| j.state.is_started()) {
+            let n = j.hosts.iter().filter(|h| *h == host).count() as u32;
+            if n == 0 {
+                continue;
+            }
+            c.0 += n;
+            match j.state {
+                JobState::Run | JobState::Unkwn => c.1 += n,
+                JobState::Ssusp => c.2 += n,
+                JobState::Ususp => c.3 += n,
+                _ => {}
+            }
+        }
+        c
+    }
+
+    /// (njobs, pend, run, ssusp, ususp) slots of a queue.
+    pub fn queue_counts(&self, queue: &str) -> (u32, u32, u32, u32, u32) {
+        let mut c = (0, 0, 0, 0, 0);
+        for j in self.jobs.values().filter(|j| j.queue == queue) {
+            let n = j.slots();
+            match j.state {
+                JobState::Pend | JobState::Psusp => c.1 += n,
+                JobState::Run | JobState::Unkwn => c.2 += n,
+                JobState::Ssusp => c.3 += n,
+                JobState::Ususp => c.4 += n,
+                _ => continue,
+            }
+            c.0 += n;
+        }
+        c
+    }
+
+    /// bhosts status of a host.
+    pub fn host_status(&self, h: &Host) -> HostStatus {
+        if h.lim == LimStatus::Unavail {
+            return HostStatus::Unavail;
+        }
+        if h.sbd_failed {
+            return HostStatus::Unreach;
+        }
+        if h.closed_adm {
+            return HostStatus::Closed(ClosedReason::Adm);
+        }
+        if h.lim == LimStatus::Unknown {
+            return HostStatus::Closed(ClosedReason::Lim);
+        }
+        if self.jobs.values().any(|j| {
+            j.state.is_started() && j.sub.options & sub::EXCLUSIVE != 0 && j.hosts.contains(&h.name)
+        }) {
+            return HostStatus::Closed(ClosedReason::Excl);
+        }
+        if let Some(max) = h.max_slots()
+            && self.used_slots(&h.name) >= max
+        {
+            return HostStatus::Closed(ClosedReason::Full);
+        }
+        HostStatus::Ok
+    }
+
+    // ------------------------------------------------------------------ host information
+
+    /// LIM's view of a host: static info and status, and its current load.
+    pub fn lim_update(
+        &mut self,
+        host: &str,
+        ncpus: u32,
+        cpu_factor: f64,
+        ok: bool,
+        load: BTreeMap<String, f64>,
+    ) {
+        let mut changed = false;
+        if let Some(h) = self.host_mut(host) {
+            let lim = if ok {
+                LimStatus::Ok
+            } else {
+                LimStatus::Unavail
+            };
+            changed = h.lim != lim || (ncpus > 0 && h.ncpus != ncpus);
+            h.lim = lim;
+            if ncpus > 0 {
+                h.ncpus = ncpus;
+            }
+            h.cpu_factor = cpu_factor;
+            h.load = load;
+        }
+        if changed {
+            self.dirty = true;
+        }
+    }
+
+    /// sbatchd said hello. Returns the jobs mbatchd believes run there.
+    pub fn sbd_hello(&mut self, now: Millis, host: &str, _jobs: &[HostJob]) -> Vec<HostJob> {
+        let Some(name) = self.host_name(host) else {
+            return Vec::new();
+        };
+        let mut back = false;
+        if let Some(h) = self.host_mut(&name) {
+            back = h.sbd_failed;
+            h.sbd_seen = now;
+            h.sbd_failed = false;
+        }
+        if back {
+            self.dirty = true;
+        }
+        self.jobs
+            .values()
+            .filter(|j| j.state.is_started() && j.hosts.first() == Some(&name))
+            .map(|j| HostJob {
+                key: j.key(),
+                attempt: j.attempt,
+                state: j.state.code(),
+                pid: j.pid,
+                pgid: j.pgid,
+            })
+            .collect()
+    }
+
+    /// Timers: sbatchd silence, CLEAN_PERIOD.
+    pub fn tick(&mut self, now: Millis) {
+        let silence = UNREACH_AFTER_HELLOS * i64::from(self.cfg.hello_interval_secs) * 1000;
+        for h in &mut self.hosts {
+            if !h.sbd_failed && now - h.sbd_seen > silence {
+                h.sbd_failed = true;
+                self.dirty = true;
+            }
+        }
+        let clean = i64::from(self.cfg.clean_period_secs);
+        let t = secs(now);
+        let old: Vec<(JobKey, String)> = self
+            .jobs
+            .values()
+            .filter(|j| j.state.is_finished() && j.end_time + clean <= t)
+            .map(|j| (j.key(), j.sub.job_file.clone()))
+            .collect();
+        for (key, file) in old {
+            self.emit(Event::JobClean { time: t, key });
+            self.effects.push(Effect::RemoveJobFile { job_file: file });
+        }
+    }
+
+    /// A dispatch could not be delivered: the host is unreachable, the job goes back to
+    /// pending.
+    pub fn dispatch_failed(&mut self, now: Millis, key: JobKey, attempt: u32, host: &str) {
+        if let Some(h) = self.host_mut(host) {
+            h.sbd_failed = true;
+        }
+        let Some(j) = self.jobs.get(&key) else {
+            return;
+        };
+        if j.attempt != attempt || j.state != JobState::Run || j.pid != 0 {
+            return;
+        }
+        self.emit(Event::JobStatus {
+            time: secs(now),
+            key,
+            status: status::PEND,
+            reasons: pend::SBD_UNREACH,
+            subreasons: 0,
+            cpu_time: 0.0,
+            end_time: 0,
+            usage: None,
+            exit_status: 0,
+            term_reason: String::new(),
+        });
+    }
+
+    /// sbatchd accepted a dispatch and answered with the job's pid.
+    pub fn dispatch_accepted(
+        &mut self,
+        now: Millis,
+        key: JobKey,
+        attempt: u32,
+        pid: u32,
+        pgid: u32,
+    ) {
+        let Some(j) = self.jobs.get(&key) else {
+            return;
+        };
+        if j.attempt != attempt || j.pid != 0 || !j.state.is_started() {
+            return;
+        }
+        self.emit(Event::JobStartAccept {
+            time: secs(now),
+            key,
+            pid,
+            pgid,
+        });
+    }
+
+    // ------------------------------------------------------------------ reports
+
+    /// Apply one sbatchd report (idempotent for repeats).
+    pub fn report(&mut self, now: Millis, r: Report) -> Ack {
+        let Some(j) = self.jobs.get(&r.key) else {
+            return Ack::NoJob;
+        };
+        if r.attempt != j.attempt {
+            return Ack::StopJob;
+        }
+        if j.state.is_finished() || j.state.is_pending() {
+            // Removed (bkill -r) or requeued meanwhile: the copy must go.
+            return if matches!(r.kind, ReportKind::Finished { .. }) {
+                Ack::Ok
+            } else {
+                Ack::StopJob
+            };
+        }
+        if r.seq != 0 && r.seq <= j.last_seq {
+            return Ack::Ok;
+        }
+        let key = r.key;
+        let t = if r.time > 0 { r.time } else { secs(now) };
+        if let Some(j) = self.jobs.get_mut(&key) {
+            j.last_seq = r.seq;
+        }
+        match r.kind {
+            ReportKind::Started { pid, pgid } => {
+                if self.jobs.get(&key).is_some_and(|j| j.pid == 0) {
+                    self.emit(Event::JobStartAccept {
+                        time: t,
+                        key,
+                        pid,
+                        pgid,
+                    });
+                }
+            }
+            ReportKind::Executing {
+                exec_uid,
+                exec_user,
+                exec_home,
+                exec_cwd,
+                pid,
+            } => self.emit(Event::JobExecute {
+                time: t,
+                key,
+                exec_uid,
+                exec_user,
+                exec_home,
+                exec_cwd,
+                pid,
+            }),
+            ReportKind::Usage(u) => {
+                if let Some(j) = self.jobs.get_mut(&key) {
+                    j.usage = Usage { time: t, ..u };
+                }
+            }
+            ReportKind::State {
+                state,
+                reasons,
+                subreasons,
+            } => {
+                if JobState::from_code(state).is_some_and(|s| s.is_started()) {
+                    self.emit(Event::JobStatus {
+                        time: t,
+                        key,
+                        status: state,
+                        reasons,
+                        subreasons,
+                        cpu_time: 0.0,
+                        end_time: 0,
+                        usage: None,
+                        exit_status: 0,
+                        term_reason: String::new(),
+                    });
+                }
+            }
+            ReportKind::Finished {
+                exit_status,
+                usage,
+                term_reason,
+            } => {
+                let as_done = self.jobs.get(&key).is_some_and(|j| j.kill_as_done);
+                let ordered = self.jobs.get(&key).and_then(|j| j.kill_ordered.clone());
+                let term = if term_reason.is_empty() {
+                    ordered.filter(|_| exit_status != 0).unwrap_or_default()
+                } else {
+                    term_reason
+                };
+                let st = if exit_status == 0 || as_done {
+                    status::DONE
+                } else {
+                    status::EXIT
+                };
+                self.finish(t, key, st, 0, exit_status, Some(usage), term);
+            }
+            ReportKind::StartFailed { message } => {
+                let _ = message;
+                self.finish(
+                    t,
+                    key,
+                    status::EXIT,
+                    exit_reason::INIT_ENVIRON,
+                    256,
+                    None,
+                    String::new(),
+                );
+            }
+        }
+        Ack::Ok
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn finish(
+        &mut self,
+        t: i64,
+        key: JobKey,
+        st: u32,
+        reasons: u32,
+        exit_status: i32,
+        usage: Option<Usage>,
+        term_reason: String,
+    ) {
+        let cpu = usage.as_ref().map_or(0.0, |u| u.utime + u.stime);
+        self.emit(Event::JobStatus {
+            time: t,
+            key,
+            status: st,
+            reasons,
+            subreasons: 0,
+            cpu_time: cpu,
+            end_time: t,
+            usage,
+            exit_status,
+            term_reason,
+        });
+        self.effects.push(Effect::Acct(key));
+    }
+
+    // ------------------------------------------------------------------ job control
+
+    fn control_target(&self, caller: &Caller, key: JobKey) -> Result<&Job, SchedError> {
+        let j = self.jobs.get(&key).ok_or(SchedError::NoJob)?;
+        if !self.may_control(caller, j) {
+            return Err(SchedError::Permission);
+        }
+        if j.state.is_finished() {
+            return Err(SchedError::Finished);
+        }
+        Ok(j)
+    }
+
+    /// Expand request ids ((id, None) = every element) into keys; unknown ids give
+    /// NoJob results.
+    pub fn expand(&self, ids: &[(u64, Option<u32>)]) -> Vec<Result<JobKey, JobKey>> {
+        let mut out = Vec::new();
+        for (id, idx) in ids {
+            let keys: Vec<JobKey> = self
+                .jobs
+                .range((*id, 0)..=(*id, u32::MAX))
+                .map(|(k, _)| *k)
+                .filter(|k| idx.is_none_or(|i| k.1 == i))
+                .collect();
+            if keys.is_empty() {
+                out.push(Err((*id, idx.unwrap_or(0))));
+            } else {
+                out.extend(keys.into_iter().map(Ok));
+            }
+        }
+        out
+    }
+
+    /// bkill: `remove` = -r, `as_done` = -d.
+    pub fn kill(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        key: JobKey,
+        remove: bool,
+        as_done: bool,
+    ) -> Result<(), SchedError> {
+        let j = self.control_target(caller, key)?;
+        let t = secs(now);
+        let state = j.state;
+        let attempt = j.attempt;
+        let host = j.hosts.first().cloned();
+        let term = if caller.user == j.sub.user {
+            "TERM_OWNER"
+        } else {
+            "TERM_ADMIN"
+        };
+        let signal = if remove {
+            "KILL_REMOVE"
+        } else if as_done {
+            "KILL_DONE"
+        } else {
+            "KILL"
+        };
+        self.emit(Event::JobSignal {
+            time: t,
+            key,
+            uid: caller.uid,
+            user: caller.user.clone(),
+            signal: signal.into(),
+        });
+        if let Some(j) = self.jobs.get_mut(&key) {
+            j.kill_ordered = Some(term.into());
+        }
+        if state.is_pending() || remove {
+            let st = if as_done { status::DONE } else { status::EXIT };
+            let reasons = if remove { exit_reason::REMOVE } else { 0 };
+            self.finish(t, key, st, reasons, 0, None, term.into());
+        }
+        if state.is_started()
+            && let Some(host) = host
+        {
+            self.effects.push(Effect::Signal {
+                key,
+                attempt,
+                host,
+                action: SbdAction::Kill {
+                    term_reason: term.into(),
+                },
+            });
+        }
+        Ok(())
+    }
+
+    /// bkill -s SIG.
+    pub fn send_signal(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        key: JobKey,
+        signal: &str,
+    ) -> Result<(), SchedError> {
+        let n = jobv::signal_number(signal)
+            .ok_or_else(|| SchedError::BadArgument(format!("{signal}: Illegal signal value")))?;
+        let name = jobv::signal_name(n).unwrap_or(signal).to_string();
+        if matches!(name.as_str(), "KILL" | "TERM" | "INT") {
+            // LSF treats these like bkill for a pending job.
+            let j = self.control_target(caller, key)?;
+            if j.state.is_pending() {
+                return self.kill(now, caller, key, false, false);
+            }
+        }
+        if name == "STOP" || name == "TSTP" {
+            return self.stop(now, caller, key);
+        }
+        if name == "CONT" {
+            return self.resume(now, caller, key);
+        }
+        let j = self.control_target(caller, key)?;
+        if j.state.is_pending() {
+            return Err(SchedError::NotPending);
+        }
+        let (attempt, host) = (j.attempt, j.hosts.first().cloned());
+        self.emit(Event::JobSignal {
+            time: secs(now),
+            key,
+            uid: caller.uid,
+            user: caller.user.clone(),
+            signal: name.clone(),
+        });
+        if let Some(host) = host {
+            self.effects.push(Effect::Signal {
+                key,
+                attempt,
+                host,
+                action: SbdAction::Signal(name),
+            });
+        }
+        Ok(())
+    }
+
+    /// bstop.
+    pub fn stop(&mut self, now: Millis, caller: &Caller, key: JobKey) -> Result<(), SchedError> {
+        let j = self.control_target(caller, key)?;
+        let t = secs(now);
+        let reasons = if caller.user == j.sub.user {
+            susp::USER_STOP
+        } else {
+            susp::ADMIN_STOP
+        };
+        match j.state {
+            JobState::Pend => {
+                self.emit(Event::JobStatus {
+                    time: t,
+                    key,
+                    status: status::PSUSP,
+                    reasons,
+                    subreasons: 0,
+                    cpu_time: 0.0,
+                    end_time: 0,
+                    usage: None,
+                    exit_status: 0,
+                    term_reason: String::new(),
+                });
+            }
+            JobState::Psusp | JobState::Ususp => {}
+            _ => {
+                let (attempt, host) = (j.attempt, j.hosts.first().cloned());
+                self.emit(Event::JobSignal {
+                    time: t,
+                    key,
+                    uid: caller.uid,
+                    user: caller.user.clone(),
+                    signal: "STOP".into(),
+                });
+                if let Some(host) = host {
+                    self.effects.push(Effect::Signal {
+                        key,
+                        attempt,
+                        host,
+                        action: SbdAction::Stop {
+                            state: status::USUSP,
+                            reasons: reasons | susp::MBD_LOCK,
+                        },
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// bresume: PSUSP -> PEND; USUSP -> SSUSP (SUSP_USER_RESUME), resumed by the next
+    /// scheduling pass when the host's load allows.
+    pub fn resume(&mut self, now: Millis, caller: &Caller, key: JobKey) -> Result<(), SchedError> {
+        let j = self.control_target(caller, key)?;
+        let t = secs(now);
+        let (st, reasons) = match j.state {
+            JobState::Psusp => (status::PEND, 0),
+            JobState::Ususp => (status::SSUSP, susp::USER_RESUME),
+            _ => return Ok(()),
+        };
+        self.emit(Event::JobStatus {
+            time: t,
+            key,
+            status: st,
+            reasons,
+            subreasons: 0,
+            cpu_time: 0.0,
+            end_time: 0,
+            usage: None,
+            exit_status: 0,
+            term_reason: String::new(),
+        });
+        Ok(())
+    }
+
+    /// bswitch.
+    pub fn switch(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        key: JobKey,
+        queue: &str,
+    ) -> Result<(), SchedError> {
+        let Some(q) = self.queue(queue) else {
+            return Err(SchedError::NoQueue);
+        };
+        if !q.open {
+            return Err(SchedError::QueueClosed);
+        }
+        let j = self.control_target(caller, key)?;
+        if j.queue == queue {
+            return Ok(());
+        }
+        self.emit(Event::JobSwitch {
+            time: secs(now),
+            key,
+            uid: caller.uid,
+            user: caller.user.clone(),
+            queue: queue.to_string(),
+        });
+        Ok(())
+    }
+
+    /// btop / bbot. Returns the new position.
+    pub fn move_job(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        key: JobKey,
+        position: u32,
+        from_bottom: bool,
+    ) -> Result<u32, SchedError> {
+        let j = self.control_target(caller, key)?;
+        if !j.state.is_pending() {
+            return Err(SchedError::Started);
+        }
+        let position = position.max(1);
+        self.emit(Event::JobMove {
+            time: secs(now),
+            key,
+            uid: caller.uid,
+            user: caller.user.clone(),
+            position,
+            base: if from_bottom { 2 } else { 1 },
+        });
+        Ok(position)
+    }
+
+    /// brun: start a pending job on `hosts` now (administrators only).
+    pub fn force(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        key: JobKey,
+        hosts: &[String],
+        ignore_limits: bool,
+    ) -> Result<(), SchedError> {
+        if !self.is_admin(caller) {
+            return Err(SchedError::Permission);
+        }
+        let j = self.control_target(caller, key)?;
+        if !j.state.is_pending() {
+            return Err(SchedError::Started);
+        }
+        let slots = j.slots() as usize;
+        let mut names = Vec::new();
+        for h in hosts {
+            names.push(self.host_name(h).ok_or(SchedError::BadHost)?);
+        }
+        if names.is_empty() {
+            return Err(SchedError::BadHost);
+        }
+        // One slot per named host, round robin, until the job has its slots.
+        let mut alloc = Vec::new();
+        for i in 0..slots {
+            alloc.push(names[i % names.len()].clone());
+        }
+        if !ignore_limits {
+            for n in &names {
+                let host = self.hosts.iter().find(|h| &h.name == n);
+                let Some(host) = host else {
+                    return Err(SchedError::BadHost);
+                };
+                if matches!(
+                    self.host_status(host),
+                    HostStatus::Unavail | HostStatus::Unreach
+                ) {
+                    return Err(SchedError::NoSlots);
+                }
+            }
+        }
+        let t = secs(now);
+        self.emit(Event::JobForce {
+            time: t,
+            key,
+            uid: caller.uid,
+            user: caller.user.clone(),
+            hosts: names,
+        });
+        self.start_job(now, key, alloc);
+        Ok(())
+    }
+
+    /// badmin qopen/qclose/qact/qinact.
+    pub fn queue_ctl(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        op: u32,
+        queue: &str,
+        message: &str,
+    ) -> Result<(), SchedError> {
+        let Some(q) = self.queue(queue) else {
+            return Err(SchedError::NoQueue);
+        };
+        if !self.is_admin(caller) && !q.administrators.contains(&caller.user) {
+            return Err(SchedError::Permission);
+        }
+        if !(1..=4).contains(&op) {
+            return Err(SchedError::BadArgument("bad queue operation".into()));
+        }
+        self.emit(Event::QueueCtrl {
+            time: secs(now),
+            op,
+            queue: queue.to_string(),
+            uid: caller.uid,
+            user: caller.user.clone(),
+            message: message.to_string(),
+        });
+        Ok(())
+    }
+
+    /// badmin hopen/hclose.
+    pub fn host_ctl(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        op: u32,
+        host: &str,
+        message: &str,
+    ) -> Result<(), SchedError> {
+        if !self.is_admin(caller) {
+            return Err(SchedError::Permission);
+        }
+        let name = self.host_name(host).ok_or(SchedError::BadHost)?;
+        if !(1..=2).contains(&op) {
+            return Err(SchedError::BadArgument("bad host operation".into()));
+        }
+        self.emit(Event::HostCtrl {
+            time: secs(now),
+            op,
+            host: name,
+            uid: caller.uid,
+            user: caller.user.clone(),
+            message: message.to_string(),
+        });
+        Ok(())
+    }
+
+    // ------------------------------------------------------------------ scheduling
+
+    /// Whether a scheduling pass could do something (cleared by [`Sched::schedule`]).
+    pub fn needs_pass(&self) -> bool {
+        self.dirty
+    }
+
+    fn start_job(&mut self, now: Millis, key: JobKey, alloc: Vec<String>) {
+        let first = alloc[0].clone();
+        self.emit(Event::JobStart {
+            time: secs(now),
+            key,
+            hosts: alloc.clone(),
+        });
+        for h in &alloc {
+            if let Some(host) = self.host_mut(h) {
+                host.last_dispatch = now;
+            }
+        }
+        let attempt = self.jobs.get(&key).map_or(1, |j| j.attempt);
+        self.effects.push(Effect::Dispatch {
+            key,
+            attempt,
+            host: first,
+        });
+    }
+
+    /// Within the queue's and host's loadSched thresholds?
+    fn load_ok(&self, q: &Queue, h: &Host) -> Result<(), u32> {
+        for (i, idx) in basalt_core::BUILTIN_INDICES.iter().enumerate() {
+            let name = idx.name();
+            let Some(limit) = q.load_sched.get(name) else {
+                continue;
+            };
+            let Some(mut v) = h.load.get(name).copied() else {
+                continue;
+            };
+            if matches!(name, "r15s" | "r1m" | "r15m") {
+                v = basalt_core::effective_run_queue(v, h.ncpus.max(1), h.cpu_factor.max(0.01));
+            }
+            let decreasing = matches!(name, "it" | "tmp" | "swp" | "mem");
+            let bad = if decreasing { v < *limit } else { v > *limit };
+            if bad {
+                return Err(pend::LOAD_BASE + i as u32);
+            }
+        }
+        Ok(())
+    }
+
+    /// One scheduling pass: resume user-resumed jobs whose host allows it, then visit
+    /// pending jobs by queue priority and FCFS order and dispatch what fits.
+    pub fn schedule(&mut self, now: Millis) {
+        self.dirty = false;
+        self.resume_pass(now);
+        let mut order: Vec<(u32, String, i64, JobKey)> = self
+            .jobs
+            .values()
+            .filter(|j| j.state == JobState::Pend)
+            .map(|j| {
+                let prio = self.queue(&j.queue).map_or(0, |q| q.priority);
+                (u32::MAX - prio, j.queue.clone(), j.order, j.key())
+            })
+            .collect();
+        order.sort();
+        // Slots in use, by host, kept up to date as jobs are placed in this pass.
+        let mut used: BTreeMap<String, u32> = BTreeMap::new();
+        let mut used_user: BTreeMap<(String, String), u32> = BTreeMap::new();
+        let mut excl_hosts: BTreeSet<String> = BTreeSet::new();
+        let mut q_used: BTreeMap<String, u32> = BTreeMap::new();
+        let mut q_user: BTreeMap<(String, String), u32> = BTreeMap::new();
+        let mut q_host: BTreeMap<(String, String), u32> = BTreeMap::new();
+        for j in self.jobs.values().filter(|j| j.state.is_started()) {
+            for h in &j.hosts {
+                *used.entry(h.clone()).or_default() += 1;
+                *used_user
+                    .entry((h.clone(), j.sub.user.clone()))
+                    .or_default() += 1;
+                *q_host.entry((j.queue.clone(), h.clone())).or_default() += 1;
+                if j.sub.options & sub::EXCLUSIVE != 0 {
+                    excl_hosts.insert(h.clone());
+                }
+            }
+            *q_used.entry(j.queue.clone()).or_default() += j.slots();
+            *q_user
+                .entry((j.queue.clone(), j.sub.user.clone()))
+                .or_default() += j.slots();
+        }
+        let accept_ms = i64::from(self.cfg.job_accept_interval)
+            * i64::from(self.cfg.mbd_sleep_time_secs)
+            * 1000;
+        let t = secs(now);
+        for (_, qname, _, key) in order {
+            let Some(j) = self.jobs.get(&key) else {
+                continue;
+            };
+            let Some(q) = self.queue(&qname).cloned() else {
+                continue;
+            };
+            let mut reasons: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+            let need = j.slots();
+            if !q.active {
+                reasons.insert(pend::QUEUE_INACT, vec![]);
+            } else if j.sub.begin_time > t {
+                reasons.insert(pend::START_TIME, vec![]);
+            } else if !j.sub.depend_cond.is_empty() && !self.dependency_met(&j.sub.depend_cond) {
+                reasons.insert(pend::DEPEND, vec![]);
+            } else if q
+                .qjob_limit
+                .is_some_and(|l| q_used.get(&qname).copied().unwrap_or(0) + need > l)
+            {
+                reasons.insert(pend::QUEUE_JOB_LIMIT, vec![]);
+            } else if q.ujob_limit.is_some_and(|l| {
+                q_user
+                    .get(&(qname.clone(), j.sub.user.clone()))
+                    .copied()
+                    .unwrap_or(0)
+                    + need
+                    > l
+            }) {
+                reasons.insert(pend::QUEUE_USER_LIMIT, vec![]);
+            } else {
+                let exclusive = j.sub.options & sub::EXCLUSIVE != 0 || q.exclusive;
+                let span = span_of(&j.sub.res_req);
+                // Candidate hosts and how many slots each can give.
+                let mut cands: Vec<(u32, i64, usize, String)> = Vec::new();
+                for h in &self.hosts {
+                    let mut why = None;
+                    let u = used.get(&h.name).copied().unwrap_or(0);
+                    if !q.hosts.is_empty() && !q.hosts.contains(&h.name) {
+                        why = Some(pend::NOT_QUEUE_HOST);
+                    } else if !j.sub.asked_hosts.is_empty() && !j.sub.asked_hosts.contains(&h.name)
+                    {
+                        why = Some(pend::NOT_ASKED_HOST);
+                    } else if h.lim != LimStatus::Ok {
+                        why = Some(pend::LIM_UNREACH);
+                    } else if h.sbd_failed {
+                        why = Some(pend::SBD_UNREACH);
+                    } else if h.closed_adm {
+                        why = Some(pend::HOST_CLOSED);
+                    } else if excl_hosts.contains(&h.name) {
+                        why = Some(pend::EXCLUSIVE);
+                    } else if exclusive && u > 0 {
+                        why = Some(pend::NOT_ENOUGH_SLOTS);
+                    } else if accept_ms > 0
+                        && h.last_dispatch > 0
+                        && now - h.last_dispatch < accept_ms
+                    {
+                        why = Some(pend::JUST_STARTED);
+                    } else if let Err(code) = self.load_ok(&q, h) {
+                        why = Some(code);
+                    }
+                    let mut free = match h.max_slots() {
+                        Some(m) => m.saturating_sub(u),
+                        None => u32::MAX / 4,
+                    };
+                    if why.is_none()
+                        && let Some(jlu) = h.jl_u
+                    {
+                        let uu = used_user
+                            .get(&(h.name.clone(), j.sub.user.clone()))
+                            .copied()
+                            .unwrap_or(0);
+                        free = free.min(jlu.saturating_sub(uu));
+                        if free == 0 {
+                            why = Some(pend::HOST_USER_LIMIT);
+                        }
+                    }
+                    if why.is_none()
+                        && let Some(hl) = q.hjob_limit
+                    {
+                        let qh = q_host
+                            .get(&(qname.clone(), h.name.clone()))
+                            .copied()
+                            .unwrap_or(0);
+                        free = free.min(hl.saturating_sub(qh));
+                        if free == 0 {
+                            why = Some(pend::HOST_JOB_LIMIT);
+                        }
+                    }
+                    if why.is_none() && free == 0 {
+                        why = Some(pend::HOST_JOB_LIMIT);
+                    }
+                    if why.is_none() && exclusive {
+                        free = free.min(need);
+                    }
+                    match why {
+                        Some(code) => reasons.entry(code).or_default().push(h.name.clone()),
+                        None => {
+                            let r15s = (h.load.get("r15s").copied().unwrap_or(0.0) * 100.0) as i64;
+                            cands.push((free, r15s, h.rank, h.name.clone()));
+                        }
+                    }
+                }
+                // Most free slots first (spread), then least loaded, then file order.
+                cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+                let alloc = allocate(&cands, need, span);
+                match alloc {
+                    Some(alloc) => {
+                        for h in &alloc {
+                            *used.entry(h.clone()).or_default() += 1;
+                            *used_user
+                                .entry((h.clone(), j.sub.user.clone()))
+                                .or_default() += 1;
+                            *q_host.entry((qname.clone(), h.clone())).or_default() += 1;
+                            if exclusive {
+                                excl_hosts.insert(h.clone());
+                            }
+                        }
+                        *q_used.entry(qname.clone()).or_default() += need;
+                        *q_user
+                            .entry((qname.clone(), j.sub.user.clone()))
+                            .or_default() += need;
+                        self.start_job(now, key, alloc);
+                        continue;
+                    }
+                    None => {
+                        if !cands.is_empty() {
+                            let hosts: Vec<String> = cands.iter().map(|c| c.3.clone()).collect();
+                            let code = if span.is_some() {
+                                pend::SPAN
+                            } else {
+                                pend::NOT_ENOUGH_SLOTS
+                            };
+                            reasons.entry(code).or_default().extend(hosts);
+                        }
+                    }
+                }
+            }
+            if let Some(j) = self.jobs.get_mut(&key) {
+                j.pend_reasons = reasons;
+            }
+        }
+    }
+
+    /// bresume'd jobs (SSUSP with SUSP_USER_RESUME) are resumed when their host's load
+    /// is within the queue's loadSched thresholds.
+    fn resume_pass(&mut self, _now: Millis) {
+        let cands: Vec<(JobKey, u32, String, String)> = self
+            .jobs
+            .values()
+            .filter(|j| {
+                j.state == JobState::Ssusp && j.reasons & susp::USER_RESUME != 0 && !j.resume_sent
+            })
+            .filter_map(|j| {
+                j.hosts
+                    .first()
+                    .map(|h| (j.key(), j.attempt, h.clone(), j.queue.clone()))
+            })
+            .collect();
+        for (key, attempt, host, queue) in cands {
+            let ok = match (
+                self.queue(&queue),
+                self.hosts.iter().find(|h| h.name == host),
+            ) {
+                (Some(q), Some(h)) => self.load_ok(q, h).is_ok() && !h.sbd_failed,
+                _ => false,
+            };
+            if ok {
+                if let Some(j) = self.jobs.get_mut(&key) {
+                    j.resume_sent = true;
+                }
+                self.effects.push(Effect::Signal {
+                    key,
+                    attempt,
+                    host,
+                    action: SbdAction::Resume,
+                });
+            }
+        }
+    }
+
+    /// Evaluate a `-w` dependency: `done(N)`, `ended(N)`, `exit(N)`, `started(N)`,
+    /// joined by `&&` / `||` (left to right; `&&` binds tighter), optional quotes.
+    pub fn dependency_met(&self, cond: &str) -> bool {
+        let c = cond.trim().trim_matches('"').trim_matches('\'');
+        c.split("||").any(|alt| {
+            alt.split("&&").all(|term| {
+                let term = term.trim();
+                let Some(open) = term.find('(') else {
+                    return false;
+                };
+                let func = term[..open].trim();
+                let arg = term[open + 1..].trim_end_matches(')').trim();
+                let Ok(id) = arg.parse::<u64>() else {
+                    return false;
+                };
+                let Some(j) = self.jobs.get(&(id, 0)) else {
+                    // A job that is gone (cleaned) counts as ended.
+                    return func == "ended";
+                };
+                match func {
+                    "done" => j.state == JobState::Done,
+                    "exit" => j.state == JobState::Exit,
+                    "ended" => j.state.is_finished(),
+                    "started" => j.state.is_started() || j.state.is_finished(),
+                    _ => false,
+                }
+            })
+        })
+    }
+}
+
+/// span[] of a resource requirement: Some(None) = span[hosts=1] (all slots on one
+/// host), Some(Some(n)) = span[ptile=n].
+fn span_of(res_req: &str) -> Option<Option<u32>> {
+    let p = res_req.find("span[")?;
+    let rest = &res_req[p + 5..];
+    let body = &rest[..rest.find(']')?];
+    for part in body.split([':', ',', ' ']) {
+        if let Some(v) = part.trim().strip_prefix("hosts=")
+            && v.trim() == "1"
+        {
+            return Some(None);
+        }
+        if let Some(v) = part.trim().strip_prefix("ptile=")
+            && let Ok(n) = v.trim().parse::<u32>()
+            && n > 0
+        {
+            return Some(Some(n));
+        }
+    }
+    None
+}
+
+/// Choose hosts for `need` slots from candidates (free, load, rank, name).
+fn allocate(
+    cands: &[(u32, i64, usize, String)],
+    need: u32,
+    span: Option<Option<u32>>,
+) -> Option<Vec<String>> {
+    match span {
+        Some(None) => cands
+            .iter()
+            .find(|c| c.0 >= need)
+            .map(|c| vec![c.3.clone(); need as usize]),
+        Some(Some(ptile)) => {
+            let mut out = Vec::new();
+            for c in cands {
+                if out.len() as u32 >= need {
+                    break;
+                }
+                let take = ptile.min(need - out.len() as u32);
+                if c.0 >= take {
+                    out.extend(std::iter::repeat_n(c.3.clone(), take as usize));
+                }
+            }
+            (out.len() as u32 == need).then_some(out)
+        }
+        None => {
+            let mut out = Vec::new();
+            for c in cands {
+                let take = c.0.min(need - out.len() as u32);
+                out.extend(std::iter::repeat_n(c.3.clone(), take as usize));
+                if out.len() as u32 == need {
+                    return Some(out);
+                }
+            }
+            None
+        }
+    }
+}
+
+/// `*` wildcard match.
+pub fn wildcard(pattern: &str, s: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == s;
+    }
+    let mut rest = s;
+    for (i, p) in parts.iter().enumerate() {
+        if i == 0 {
+            let Some(r) = rest.strip_prefix(p) else {
+                return false;
+            };
+            rest = r;
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(p);
+        } else {
+            match rest.find(p) {
+                Some(pos) => rest = &rest[pos + p.len()..],
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests;

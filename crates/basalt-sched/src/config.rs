@@ -1,0 +1,197 @@
+//! The part of the LSF configuration the core needs, resolved once: queues with their
+//! host and user lists expanded, batch hosts with MXJ and JL/U, lsb.params values.
+
+use crate::types::{Host, LimStatus, Queue};
+use basalt_config::Config;
+use basalt_config::batch::{Batch, Group, Mxj};
+use std::collections::BTreeMap;
+
+/// The core's configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SchedConfig {
+    pub cluster: String,
+    /// Cluster administrators (lsf.cluster ClusterAdmins); root is always one.
+    pub admins: Vec<String>,
+    pub default_queue: String,
+    pub default_project: String,
+    pub clean_period_secs: u32,
+    pub job_accept_interval: u32,
+    pub mbd_sleep_time_secs: u32,
+    pub sbd_sleep_time_secs: u32,
+    pub job_terminate_interval_secs: u32,
+    pub max_jobid: u32,
+    /// Seconds between sbatchd hellos; a host is unreach after 3 missed ones.
+    pub hello_interval_secs: u32,
+    pub queues: Vec<Queue>,
+    pub hosts: Vec<Host>,
+}
+
+fn expand(tokens: &[String], groups: &[Group], all: &[String]) -> Vec<String> {
+    let mut include: Vec<String> = Vec::new();
+    let mut exclude: Vec<String> = Vec::new();
+    let mut everything = false;
+    fn members(name: &str, groups: &[Group], depth: u32, out: &mut Vec<String>, all: &[String]) {
+        if depth > 8 {
+            return;
+        }
+        if let Some(g) = groups.iter().find(|g| g.name == name) {
+            for m in &g.members {
+                if m == "all" || m == "!" {
+                    out.extend(all.iter().cloned());
+                } else if !m.starts_with('~') {
+                    members(m, groups, depth + 1, out, all);
+                }
+            }
+        } else {
+            out.push(name.to_string());
+        }
+    }
+    for t in tokens {
+        let t = t.split('+').next().unwrap_or(t).trim();
+        if t.is_empty() || t == "none" {
+            continue;
+        }
+        if t == "all" || t == "others" {
+            everything = true;
+        } else if let Some(x) = t.strip_prefix('~') {
+            members(x, groups, 0, &mut exclude, all);
+        } else {
+            members(t, groups, 0, &mut include, all);
+        }
+    }
+    if everything {
+        include = all.to_vec();
+    }
+    if exclude.is_empty() && (everything || include.is_empty()) {
+        return if everything { Vec::new() } else { include };
+    }
+    include.retain(|h| !exclude.iter().any(|x| basalt_core::same_host(x, h)));
+    include
+}
+
+impl SchedConfig {
+    /// Resolve a loaded configuration.
+    pub fn from_config(c: &Config) -> SchedConfig {
+        let b: &Batch = &c.batch;
+        let p = &b.params;
+        let server: Vec<&basalt_config::cluster::ClusterHost> =
+            c.cluster.hosts.iter().filter(|h| h.server).collect();
+        let all_hosts: Vec<String> = server.iter().map(|h| h.name.clone()).collect();
+        let hosts = server
+            .iter()
+            .enumerate()
+            .map(|(rank, h)| {
+                let row = b
+                    .hosts
+                    .iter()
+                    .find(|r| basalt_core::same_host(&r.name, &h.name))
+                    .or_else(|| b.hosts.iter().find(|r| r.name == "default"));
+                let (mxj, mxj_ncpus) = match row.and_then(|r| r.mxj) {
+                    Some(Mxj::Ncpus) => (None, true),
+                    Some(Mxj::Slots(n)) => (Some(n), false),
+                    None => (None, false),
+                };
+                Host {
+                    name: h.name.clone(),
+                    mxj,
+                    mxj_ncpus,
+                    jl_u: row.and_then(|r| r.jl_u),
+                    closed_adm: false,
+                    message: String::new(),
+                    ncpus: 0,
+                    cpu_factor: 1.0,
+                    lim: LimStatus::Unknown,
+                    sbd_seen: 0,
+                    sbd_failed: false,
+                    load: BTreeMap::new(),
+                    last_dispatch: 0,
+                    rank,
+                }
+            })
+            .collect();
+        let all_users: Vec<String> = Vec::new();
+        let queues = b
+            .queues
+            .iter()
+            .map(|q| {
+                let mut load_sched = BTreeMap::new();
+                let mut load_stop = BTreeMap::new();
+                for (k, t) in &q.thresholds {
+                    if let Some(s) = t.sched {
+                        load_sched.insert(k.clone(), s);
+                    }
+                    if let Some(s) = t.stop {
+                        load_stop.insert(k.clone(), s);
+                    }
+                }
+                let users = if q.users.iter().any(|u| u == "all") || q.users.is_empty() {
+                    Vec::new()
+                } else {
+                    expand(&q.users, &b.user_groups, &all_users)
+                };
+                Queue {
+                    name: q.name.clone(),
+                    description: q.description.clone(),
+                    priority: q.priority,
+                    nice: q.nice,
+                    open: true,
+                    active: true,
+                    qjob_limit: q.qjob_limit,
+                    ujob_limit: q.ujob_limit,
+                    hjob_limit: q.hjob_limit,
+                    pjob_limit: q.pjob_limit,
+                    hosts: expand(&q.hosts, &b.host_groups, &all_hosts),
+                    users,
+                    administrators: q.administrators.clone(),
+                    res_req: q.res_req.clone().unwrap_or_default(),
+                    exclusive: q.exclusive,
+                    rerunnable: q.rerunnable,
+                    load_sched,
+                    load_stop,
+                    job_controls: q.job_controls.clone(),
+                    pre_exec: q.pre_exec.clone().unwrap_or_default(),
+                    post_exec: q.post_exec.clone().unwrap_or_default(),
+                    settings: q.limits.clone(),
+                    run_window: q
+                        .run_window
+                        .as_ref()
+                        .map(|w| w.to_string())
+                        .unwrap_or_default(),
+                    dispatch_window: q
+                        .dispatch_window
+                        .as_ref()
+                        .map(|w| w.to_string())
+                        .unwrap_or_default(),
+                }
+            })
+            .collect::<Vec<_>>();
+        let default_queue = p
+            .default_queue
+            .iter()
+            .find(|d| queues.iter().any(|q: &Queue| &q.name == *d))
+            .cloned()
+            .or_else(|| p.default_queue.first().cloned())
+            .unwrap_or_else(|| "default".to_string());
+        let hello = p
+            .other
+            .get("BASALT_SBD_HELLO_INTERVAL")
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .unwrap_or(5)
+            .max(1);
+        SchedConfig {
+            cluster: c.cluster_name.clone(),
+            admins: c.cluster.admins.clone(),
+            default_queue,
+            default_project: p.default_project.clone(),
+            clean_period_secs: p.clean_period_secs,
+            job_accept_interval: p.job_accept_interval,
+            mbd_sleep_time_secs: p.mbd_sleep_time_secs,
+            sbd_sleep_time_secs: p.sbd_sleep_time_secs,
+            job_terminate_interval_secs: p.job_terminate_interval_secs,
+            max_jobid: p.max_jobid,
+            hello_interval_secs: hello,
+            queues,
+            hosts,
+        }
+    }
+}

@@ -1,0 +1,445 @@
+//! The values the core takes and returns: submissions, logged events, effects, and the
+//! job, queue and host records it keeps.
+
+use basalt_core::job::JobState;
+use std::collections::BTreeMap;
+
+/// A job or an array element: (job id, array index; 0 for an ordinary job).
+pub type JobKey = (u64, u32);
+
+/// Milliseconds since the Unix epoch: the core's clock input.
+pub type Millis = i64;
+
+/// Seconds of a millisecond time (what the event log records).
+pub fn secs(now: Millis) -> i64 {
+    now.div_euclid(1000)
+}
+
+/// Who asks for something.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Caller {
+    pub uid: u32,
+    pub user: String,
+    pub host: String,
+}
+
+/// Everything a `JOB_NEW` record carries about a submission.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Submission {
+    pub user: String,
+    pub uid: u32,
+    /// LSF option bits (`basalt_core::job::sub`, `sub2`).
+    pub options: u32,
+    pub options2: u32,
+    pub num_processors: u32,
+    pub max_processors: u32,
+    /// Seconds since the epoch.
+    pub submit_time: i64,
+    pub begin_time: i64,
+    pub term_time: i64,
+    /// The 11 LSF limits, -1 = unlimited.
+    pub rlimits: [i64; 11],
+    pub umask: u32,
+    /// The queue the job was submitted to (its current queue is [`Job::queue`]).
+    pub queue: String,
+    pub res_req: String,
+    pub from_host: String,
+    pub cwd: String,
+    pub in_file: String,
+    pub out_file: String,
+    pub err_file: String,
+    pub sub_home_dir: String,
+    /// `<submitTime>.<jobId>`: the spooled job file in `logdir/info/`.
+    pub job_file: String,
+    pub asked_hosts: Vec<String>,
+    pub depend_cond: String,
+    pub pre_exec: String,
+    /// As given with -J ("" = none; bjobs then shows the command).
+    pub job_name: String,
+    pub command: String,
+    pub mail_user: String,
+    pub project: String,
+    pub login_shell: String,
+    /// -cwd as given.
+    pub spec_cwd: String,
+    pub user_group: String,
+}
+
+/// Index of the RUN limit in [`Submission::rlimits`].
+pub const RLIMIT_RUN: usize = 9;
+
+/// Resource usage of a job as sbatchd reports it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Usage {
+    pub utime: f64,
+    pub stime: f64,
+    pub mem_kb: u64,
+    pub swap_kb: u64,
+    pub max_mem_kb: u64,
+    pub avg_mem_kb: u64,
+    pub pids: Vec<u32>,
+    pub pgid: u32,
+    /// Seconds since the epoch of the report (0 = none yet).
+    pub time: i64,
+}
+
+/// A state change of mbatchd: one record of lsb.events. Live operation and replay both
+/// apply these through [`crate::Sched::on_event`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    JobNew {
+        time: i64,
+        job_id: u64,
+        sub: Box<Submission>,
+    },
+    /// Dispatched to `hosts` (one entry per slot); the attempt is the number of starts.
+    JobStart {
+        time: i64,
+        key: JobKey,
+        hosts: Vec<String>,
+    },
+    JobStartAccept {
+        time: i64,
+        key: JobKey,
+        pid: u32,
+        pgid: u32,
+    },
+    JobExecute {
+        time: i64,
+        key: JobKey,
+        exec_uid: u32,
+        exec_user: String,
+        exec_home: String,
+        exec_cwd: String,
+        pid: u32,
+    },
+    /// A new state (an LSF status code) with its reasons; for finished jobs the exit
+    /// status and usage.
+    JobStatus {
+        time: i64,
+        key: JobKey,
+        status: u32,
+        reasons: u32,
+        subreasons: u32,
+        cpu_time: f64,
+        end_time: i64,
+        usage: Option<Usage>,
+        exit_status: i32,
+        /// Basalt: TERM_OWNER, TERM_RUNLIMIT... for LSF-initiated ends ("" otherwise).
+        term_reason: String,
+    },
+    /// A signal requested by a user: "KILL", "STOP", "RESUME", "KILL_DONE" (bkill -d),
+    /// "KILL_REMOVE" (bkill -r) or a signal name.
+    JobSignal {
+        time: i64,
+        key: JobKey,
+        uid: u32,
+        user: String,
+        signal: String,
+    },
+    JobSwitch {
+        time: i64,
+        key: JobKey,
+        uid: u32,
+        user: String,
+        queue: String,
+    },
+    /// btop (base 1) / bbot (base 2) to `position`.
+    JobMove {
+        time: i64,
+        key: JobKey,
+        uid: u32,
+        user: String,
+        position: u32,
+        base: u32,
+    },
+    JobForce {
+        time: i64,
+        key: JobKey,
+        uid: u32,
+        user: String,
+        hosts: Vec<String>,
+    },
+    JobClean {
+        time: i64,
+        key: JobKey,
+    },
+    /// op: 1 open, 2 close, 3 activate, 4 inactivate.
+    QueueCtrl {
+        time: i64,
+        op: u32,
+        queue: String,
+        uid: u32,
+        user: String,
+        message: String,
+    },
+    /// op: 1 open, 2 close.
+    HostCtrl {
+        time: i64,
+        op: u32,
+        host: String,
+        uid: u32,
+        user: String,
+        message: String,
+    },
+    MbdStart {
+        time: i64,
+        master: String,
+        cluster: String,
+        num_hosts: u32,
+        num_queues: u32,
+        /// Basalt: the epoch of this mbatchd term.
+        epoch: u64,
+    },
+    MbdDie {
+        time: i64,
+        master: String,
+        exit_code: i32,
+    },
+}
+
+impl Event {
+    /// The event time, seconds.
+    pub fn time(&self) -> i64 {
+        match self {
+            Event::JobNew { time, .. }
+            | Event::JobStart { time, .. }
+            | Event::JobStartAccept { time, .. }
+            | Event::JobExecute { time, .. }
+            | Event::JobStatus { time, .. }
+            | Event::JobSignal { time, .. }
+            | Event::JobSwitch { time, .. }
+            | Event::JobMove { time, .. }
+            | Event::JobForce { time, .. }
+            | Event::JobClean { time, .. }
+            | Event::QueueCtrl { time, .. }
+            | Event::HostCtrl { time, .. }
+            | Event::MbdStart { time, .. }
+            | Event::MbdDie { time, .. } => *time,
+        }
+    }
+}
+
+/// What sbatchd is asked to do with a running job.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SbdAction {
+    /// SIGINT, SIGTERM, SIGKILL; the report carries `term_reason`.
+    Kill {
+        term_reason: String,
+    },
+    /// SIGSTOP; the job becomes `state` (USUSP/SSUSP) with `reasons`.
+    Stop {
+        state: u32,
+        reasons: u32,
+    },
+    Resume,
+    Signal(String),
+}
+
+/// What the runtime must do after an input. `Log` and `Acct` effects must be durable
+/// before any other effect of the same batch is carried out or any reply is sent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Append to lsb.events.
+    Log(Event),
+    /// Append the job's JOB_FINISH record to lsb.acct.
+    Acct(JobKey),
+    /// Send the job (this attempt) to its first host's sbatchd.
+    Dispatch {
+        key: JobKey,
+        attempt: u32,
+        host: String,
+    },
+    /// Order sbatchd on `host` to act on the job.
+    Signal {
+        key: JobKey,
+        attempt: u32,
+        host: String,
+        action: SbdAction,
+    },
+    /// The job's spooled file is no longer needed.
+    RemoveJobFile { job_file: String },
+}
+
+/// A job as the core keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    pub id: u64,
+    pub idx: u32,
+    pub sub: Submission,
+    /// Logged state (what lsb.events says).
+    pub state: JobState,
+    /// The queue it is in now.
+    pub queue: String,
+    /// FCFS order within its queue (btop/bbot rewrite it).
+    pub order: i64,
+    /// One entry per slot.
+    pub hosts: Vec<String>,
+    pub start_time: i64,
+    pub end_time: i64,
+    pub pid: u32,
+    pub pgid: u32,
+    pub exec_uid: u32,
+    pub exec_user: String,
+    pub exec_home: String,
+    pub exec_cwd: String,
+    pub reasons: u32,
+    pub subreasons: u32,
+    pub exit_status: i32,
+    pub cpu_time: f64,
+    pub term_reason: String,
+    /// Number of dispatches so far (the current attempt).
+    pub attempt: u32,
+    /// bkill -d was asked: record DONE once it ended.
+    pub kill_as_done: bool,
+    /// A kill was ordered (term reason to report).
+    pub kill_ordered: Option<String>,
+    // ---- transient (not in the log) ----
+    pub usage: Usage,
+    /// Pending reasons of the last scheduling pass: code -> hosts.
+    pub pend_reasons: BTreeMap<u32, Vec<String>>,
+    /// Last report sequence number applied (sbatchd retries).
+    pub last_seq: u64,
+    /// A resume order is in flight (SSUSP after bresume).
+    pub resume_sent: bool,
+    /// The job has been forced with brun (ignore limits).
+    pub forced: bool,
+}
+
+impl Job {
+    /// Name bjobs shows: -J, else the command.
+    pub fn display_name(&self) -> String {
+        if self.sub.job_name.is_empty() {
+            self.sub.command.clone()
+        } else if self.idx > 0 {
+            match self.sub.job_name.find('[') {
+                Some(p) => format!("{}[{}]", &self.sub.job_name[..p], self.idx),
+                None => format!("{}[{}]", self.sub.job_name, self.idx),
+            }
+        } else {
+            self.sub.job_name.clone()
+        }
+    }
+
+    /// Slots the job takes (one per host entry, at least 1).
+    pub fn slots(&self) -> u32 {
+        self.sub.num_processors.max(1)
+    }
+
+    pub fn key(&self) -> JobKey {
+        (self.id, self.idx)
+    }
+}
+
+/// Status of a batch host as bhosts shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostStatus {
+    Ok,
+    Unavail,
+    Unreach,
+    Closed(ClosedReason),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClosedReason {
+    Adm,
+    Excl,
+    Full,
+    Lim,
+}
+
+impl HostStatus {
+    pub fn short(self) -> &'static str {
+        match self {
+            HostStatus::Ok => "ok",
+            HostStatus::Unavail => "unavail",
+            HostStatus::Unreach => "unreach",
+            HostStatus::Closed(_) => "closed",
+        }
+    }
+    pub fn long(self) -> &'static str {
+        match self {
+            HostStatus::Closed(ClosedReason::Adm) => "closed_Adm",
+            HostStatus::Closed(ClosedReason::Excl) => "closed_Excl",
+            HostStatus::Closed(ClosedReason::Full) => "closed_Full",
+            HostStatus::Closed(ClosedReason::Lim) => "closed_LIM",
+            s => s.short(),
+        }
+    }
+}
+
+/// LIM's view of a host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimStatus {
+    /// No answer from LIM about it yet.
+    Unknown,
+    Ok,
+    Unavail,
+}
+
+/// A batch host.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Host {
+    pub name: String,
+    /// Slot limit; None = unlimited. `MXJ = !` is resolved with ncpus.
+    pub mxj: Option<u32>,
+    pub mxj_ncpus: bool,
+    pub jl_u: Option<u32>,
+    pub closed_adm: bool,
+    pub message: String,
+    pub ncpus: u32,
+    pub cpu_factor: f64,
+    pub lim: LimStatus,
+    /// When sbatchd last said hello (ms).
+    pub sbd_seen: Millis,
+    /// sbatchd could not be reached on the last dispatch.
+    pub sbd_failed: bool,
+    pub load: BTreeMap<String, f64>,
+    /// Last dispatch to this host (ms), for JOB_ACCEPT_INTERVAL.
+    pub last_dispatch: Millis,
+    /// Rank in the cluster file.
+    pub rank: usize,
+}
+
+impl Host {
+    /// The host's slot limit now (None = unlimited).
+    pub fn max_slots(&self) -> Option<u32> {
+        if self.mxj_ncpus {
+            Some(self.ncpus.max(1))
+        } else {
+            self.mxj
+        }
+    }
+}
+
+/// A queue.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Queue {
+    pub name: String,
+    pub description: String,
+    pub priority: u32,
+    pub nice: Option<i32>,
+    pub open: bool,
+    pub active: bool,
+    pub qjob_limit: Option<u32>,
+    pub ujob_limit: Option<u32>,
+    pub hjob_limit: Option<u32>,
+    pub pjob_limit: Option<f64>,
+    /// Host names the queue may use (empty = all).
+    pub hosts: Vec<String>,
+    pub users: Vec<String>,
+    pub administrators: Vec<String>,
+    pub res_req: String,
+    pub exclusive: bool,
+    pub rerunnable: bool,
+    /// loadSched / loadStop per index.
+    pub load_sched: BTreeMap<String, f64>,
+    pub load_stop: BTreeMap<String, f64>,
+    pub job_controls: BTreeMap<String, String>,
+    pub pre_exec: String,
+    pub post_exec: String,
+    /// Other settings for bqueues -l (RUNLIMIT ...), upper-case keys.
+    pub settings: BTreeMap<String, String>,
+    pub run_window: String,
+    pub dispatch_window: String,
+}
