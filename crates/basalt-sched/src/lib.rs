@@ -334,7 +334,14 @@ impl Sched {
                     if let Some(u) = usage {
                         j.usage = u.clone();
                     }
-                    j.term_reason = term_reason.clone();
+                    let natural = new == JobState::Done && *exit_status == 0 && !j.kill_as_done;
+                    j.term_reason = if !term_reason.is_empty() {
+                        term_reason.clone()
+                    } else if natural {
+                        String::new()
+                    } else {
+                        j.kill_ordered.clone().unwrap_or_default()
+                    };
                     j.pend_reasons.clear();
                 } else if new.is_pending() {
                     if j.state.is_started() {
@@ -353,14 +360,21 @@ impl Sched {
                 }
                 j.state = new;
             }
-            Event::JobSignal { key, signal, .. } => {
+            Event::JobSignal {
+                key, signal, user, ..
+            } => {
                 if let Some(j) = self.jobs.get_mut(key) {
                     match signal.as_str() {
                         "KILL" | "KILL_DONE" | "KILL_REMOVE" => {
                             if signal == "KILL_DONE" {
                                 j.kill_as_done = true;
                             }
-                            j.kill_ordered.get_or_insert_with(|| "TERM_OWNER".into());
+                            let term = if *user == j.sub.user {
+                                "TERM_OWNER"
+                            } else {
+                                "TERM_ADMIN"
+                            };
+                            j.kill_ordered.get_or_insert_with(|| term.into());
                         }
                         "RESUME" => j.resume_sent = false,
                         _ => {}
@@ -416,7 +430,8 @@ impl Sched {
                 }
             }
             Event::MbdStart { epoch, .. } => {
-                self.epoch = self.epoch.max(*epoch);
+                // Each MBD_START is a new term (the log need not carry the number).
+                self.epoch = (self.epoch + 1).max(*epoch);
             }
             Event::MbdDie { .. } => {}
         }
@@ -762,6 +777,24 @@ impl Sched {
         if back {
             self.dirty = true;
         }
+        // Kills that may not have arrived (the host was unreachable) are sent again;
+        // sbatchd ignores a kill already in progress.
+        let resend: Vec<Effect> = self
+            .jobs
+            .values()
+            .filter(|j| j.state.is_started() && j.hosts.first() == Some(&name))
+            .filter_map(|j| {
+                j.kill_ordered.as_ref().map(|term| Effect::Signal {
+                    key: j.key(),
+                    attempt: j.attempt,
+                    host: name.clone(),
+                    action: SbdAction::Kill {
+                        term_reason: term.clone(),
+                    },
+                })
+            })
+            .collect();
+        self.effects.extend(resend);
         self.jobs
             .values()
             .filter(|j| j.state.is_started() && j.hosts.first() == Some(&name))
@@ -1052,9 +1085,6 @@ impl Sched {
             user: caller.user.clone(),
             signal: signal.into(),
         });
-        if let Some(j) = self.jobs.get_mut(&key) {
-            j.kill_ordered = Some(term.into());
-        }
         if state.is_pending() || remove {
             let st = if as_done { status::DONE } else { status::EXIT };
             let reasons = if remove { exit_reason::REMOVE } else { 0 };
