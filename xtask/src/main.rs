@@ -21,9 +21,15 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The daemons `up` starts on every host, in start order.
-const DAEMONS: &[&str] = &["lim"];
+const DAEMONS: &[&str] = &["lim", "sbatchd"];
+/// Daemons started by other daemons (mbatchd by the master host's sbatchd): linked, not started.
+const SUPERVISED: &[&str] = &["mbatchd"];
 /// The commands linked into `<dir>/bin`.
-const COMMANDS: &[&str] = &["lsid", "lsload", "lshosts", "lsclusters", "lsinfo"];
+const COMMANDS: &[&str] = &[
+    "lsid", "lsload", "lshosts", "lsclusters", "lsinfo", "bsub", "bjobs", "bkill", "bstop", "bresume",
+    "bqueues", "bhosts", "bswitch", "btop", "bbot", "brun", "bpeek", "bparams", "badmin", "bhist",
+    "bacct",
+];
 
 #[derive(Parser, Debug)]
 #[command(name = "cargo xtask", about = "Basalt project automation")]
@@ -218,6 +224,10 @@ fn up(
         "-p",
         "basalt-lim",
         "-p",
+        "basalt-sbatchd",
+        "-p",
+        "basalt-mbatchd",
+        "-p",
         "basalt-cli",
     ]);
     if release {
@@ -262,7 +272,7 @@ fn up(
 
     let bin = top.join("bin");
     std::fs::create_dir_all(&bin)?;
-    for name in DAEMONS.iter().chain(COMMANDS) {
+    for name in DAEMONS.iter().chain(SUPERVISED).chain(COMMANDS) {
         let link = bin.join(name);
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(target.join(name), &link)

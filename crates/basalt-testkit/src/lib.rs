@@ -244,7 +244,8 @@ pub fn bin_dir() -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// A cluster of real `lim` processes.
+/// A cluster of real daemon processes (`lim`, and with [`ProcessCluster::start_batch`]
+/// `sbatchd` on every host, which starts `mbatchd` on the master).
 #[derive(Debug)]
 pub struct ProcessCluster {
     pub dir: TestDir,
@@ -252,7 +253,8 @@ pub struct ProcessCluster {
     pub bin: PathBuf,
     pub hosts: Vec<String>,
     pub subnet: Subnet,
-    children: BTreeMap<String, Child>,
+    /// (daemon, host) -> process.
+    children: BTreeMap<(String, String), Child>,
 }
 
 impl ProcessCluster {
@@ -275,14 +277,75 @@ impl ProcessCluster {
         Ok(c)
     }
 
-    /// Start (or restart) the LIM of `host`, logging to `<dir>/log/lim.<host>.log`.
-    pub fn start_lim(&mut self, host: &str) -> Result<()> {
-        let log_path = self.dir.path().join("log").join(format!("lim.{host}.log"));
+    /// Like [`ProcessCluster::start`], then start sbatchd on every host, append
+    /// `lsb_params` lines to lsb.params first, and wait until mbatchd answers `bhosts`
+    /// with every host.
+    pub fn start_batch(name: &str, spec: &ClusterSpec, lsb_params: &str) -> Result<ProcessCluster> {
+        let dir = TestDir::new(name)?;
+        let subnet = fresh_subnet(7869);
+        let envdir = write_config(spec, subnet, dir.path())?;
+        if !lsb_params.is_empty() {
+            let params = dir.path().join("conf/lsbatch/basalt/configdir/lsb.params");
+            let text = std::fs::read_to_string(&params)?;
+            let text = text.replace(
+                "End Parameters",
+                &format!("{}\nEnd Parameters", lsb_params.trim_end()),
+            );
+            std::fs::write(&params, text)?;
+        }
+        let mut c = ProcessCluster {
+            envdir,
+            bin: bin_dir()?,
+            hosts: (0..spec.hosts).map(host_name).collect(),
+            subnet,
+            children: BTreeMap::new(),
+            dir,
+        };
+        for h in c.hosts.clone() {
+            c.start_lim(&h)?;
+        }
+        c.wait_master(&host_name(0), Duration::from_secs(30))?;
+        for h in c.hosts.clone() {
+            c.start_daemon("sbatchd", &h)?;
+        }
+        let n = c.hosts.len();
+        wait_for(
+            "mbatchd to serve bhosts with every host ok",
+            Duration::from_secs(60),
+            || {
+                let out = c.run("bhosts", &[]);
+                let text = out
+                    .as_ref()
+                    .map(|o| {
+                        format!(
+                            "{}{}",
+                            String::from_utf8_lossy(&o.stdout),
+                            String::from_utf8_lossy(&o.stderr)
+                        )
+                    })
+                    .unwrap_or_default();
+                let ok = text
+                    .lines()
+                    .filter(|l| l.split_whitespace().nth(1) == Some("ok"))
+                    .count();
+                ((ok == n).then_some(()), text)
+            },
+        )?;
+        Ok(c)
+    }
+
+    /// Start (or restart) `daemon` for `host`, logging to `<dir>/log/<daemon>.<host>.log`.
+    pub fn start_daemon(&mut self, daemon: &str, host: &str) -> Result<()> {
+        let log_path = self
+            .dir
+            .path()
+            .join("log")
+            .join(format!("{daemon}.{host}.log"));
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&log_path)?;
-        let child = Command::new(self.bin.join("lim"))
+        let child = Command::new(self.bin.join(daemon))
             .args(["-H", host])
             .env("LSF_ENVDIR", &self.envdir)
             .env("BASALT_LOG", "debug")
@@ -290,20 +353,80 @@ impl ProcessCluster {
             .stdout(log.try_clone()?)
             .stderr(log)
             .spawn()
-            .with_context(|| format!("starting lim for {host}"))?;
-        self.children.insert(host.to_owned(), child);
+            .with_context(|| format!("starting {daemon} for {host}"))?;
+        self.children
+            .insert((daemon.to_owned(), host.to_owned()), child);
+        Ok(())
+    }
+
+    /// Start (or restart) the LIM of `host`.
+    pub fn start_lim(&mut self, host: &str) -> Result<()> {
+        self.start_daemon("lim", host)
+    }
+
+    /// kill -9 `daemon` of `host` (one this harness started) and reap it.
+    pub fn kill9_daemon(&mut self, daemon: &str, host: &str) -> Result<()> {
+        let mut child = self
+            .children
+            .remove(&(daemon.to_owned(), host.to_owned()))
+            .ok_or_else(|| anyhow!("no {daemon} running for {host}"))?;
+        child.kill()?;
+        child.wait()?;
         Ok(())
     }
 
     /// kill -9 the LIM of `host` and reap it.
     pub fn kill9(&mut self, host: &str) -> Result<()> {
-        let mut child = self
-            .children
-            .remove(host)
-            .ok_or_else(|| anyhow!("no LIM running for {host}"))?;
-        child.kill()?;
-        child.wait()?;
-        Ok(())
+        self.kill9_daemon("lim", host)
+    }
+
+    /// Pids of running processes of binary `name` started from this cluster's bin
+    /// directory with `-H host`.
+    pub fn pids_of(&self, name: &str, host: &str) -> Vec<i32> {
+        let exe = self.bin.join(name);
+        let mut out = Vec::new();
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return out;
+        };
+        for e in dir.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+                continue;
+            };
+            let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+            let first = args
+                .first()
+                .map(|a| String::from_utf8_lossy(a).into_owned());
+            let is_bin = first.is_some_and(|f| Path::new(&f) == exe);
+            let has_host = args
+                .windows(2)
+                .any(|w| w[0] == b"-H" && w[1] == host.as_bytes());
+            let zombie = std::fs::read_to_string(e.path().join("stat"))
+                .ok()
+                .and_then(|s| {
+                    s.rsplit_once(')')
+                        .map(|(_, r)| r.trim_start().starts_with('Z'))
+                })
+                .unwrap_or(true);
+            if is_bin && has_host && !zombie {
+                out.push(pid);
+            }
+        }
+        out
+    }
+
+    /// kill -9 every process of `name` for `host` (e.g. the mbatchd sbatchd started).
+    pub fn kill9_pids_of(&self, name: &str, host: &str) -> usize {
+        let pids = self.pids_of(name, host);
+        for p in &pids {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(*p),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        pids.len()
     }
 
     /// A command from the build, with this cluster's LSF_ENVDIR.
@@ -347,12 +470,60 @@ impl ProcessCluster {
     }
 }
 
+/// Kill every process whose environment carries `LSF_ENVDIR=<envdir>` (jobs, job
+/// supervisors, mbatchd): what a test cluster leaves behind when it is torn down.
+pub fn kill_leftovers(envdir: &Path) -> usize {
+    let needle = format!("LSF_ENVDIR={}", envdir.display());
+    let me = std::process::id() as i32;
+    let mut n = 0;
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(env) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if env.split(|b| *b == 0).any(|v| v == needle.as_bytes()) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+            n += 1;
+        }
+    }
+    n
+}
+
 impl Drop for ProcessCluster {
     fn drop(&mut self) {
+        // sbatchd first, politely (it stops its mbatchd), then everything.
+        for ((daemon, _), child) in self.children.iter_mut() {
+            if daemon == "sbatchd" {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(child.id() as i32),
+                    nix::sys::signal::Signal::SIGTERM,
+                );
+            }
+        }
+        let end = Instant::now() + Duration::from_secs(3);
+        for ((daemon, _), child) in self.children.iter_mut() {
+            if daemon == "sbatchd" {
+                while Instant::now() < end && matches!(child.try_wait(), Ok(None)) {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        }
         for (_, mut child) in std::mem::take(&mut self.children) {
             let _ = child.kill();
             let _ = child.wait();
         }
+        kill_leftovers(&self.envdir);
     }
 }
 
