@@ -1,1 +1,851 @@
-//! mbatchd (to be written).
+//! The master batch daemon (mbatchd), run on the LIM master host by its sbatchd.
+//!
+//! Owns: all batch state, through the pure core `basalt-sched`, and the event log
+//! (`lsb.events`, `lsb.acct`, spooled job files, the `#lsb.event.lock` lock).
+//!
+//! Shape (DESIGN.md rules 2–5): one *owner* thread holds the core and the journal. gRPC
+//! handlers ([`service`]) turn requests into [`Msg`]s and wait for the answer. The owner
+//! takes every message that is waiting, applies them, runs a scheduling pass when
+//! something changed, appends the resulting events to lsb.events with one fsync, and only
+//! then answers the requests and sends dispatches and signals to the sbatchds (tokio
+//! tasks that report back as messages). So an acknowledged job is durable, and a burst of
+//! submissions costs one fsync.
+//!
+//! Inputs: the configuration, the host it plays, a bound listener, a shutdown future.
+//! Outputs: the `basalt.mbatchd.v1.Mbatchd` service, RPCs to sbatchds, the event log.
+
+mod convert;
+pub mod journal;
+mod service;
+
+use basalt_config::Config;
+use basalt_proto::mbatchd as pb;
+use basalt_proto::sbatchd as sbpb;
+use basalt_sched::{Effect, Event, JobKey, SbdAction, Sched, SchedConfig, SchedError};
+use journal::Journal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc as stdmpsc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use thiserror::Error;
+use tokio::sync::oneshot;
+use tracing::{debug, error, info, info_span, warn};
+
+pub use service::MbatchdService;
+
+/// mbatchd exit codes (LSF's).
+pub const EXIT_RESIGN: i32 = 201;
+pub const EXIT_RECONFIG: i32 = 202;
+pub const EXIT_FATAL: i32 = 203;
+
+/// Why mbatchd stopped.
+#[derive(Debug, Error)]
+pub enum MbdError {
+    #[error(transparent)]
+    Runtime(#[from] basalt_runtime::RuntimeError),
+    #[error("event log: {0}")]
+    Journal(#[from] journal::JournalError),
+    #[error("gRPC server: {0}")]
+    Serve(#[from] tonic::transport::Error),
+    #[error("this host is no longer the master ({0})")]
+    Resign(String),
+    #[error("restart requested ({0})")]
+    Reconfig(String),
+    #[error("the owner thread stopped")]
+    OwnerGone,
+}
+
+impl MbdError {
+    /// The process exit code LSF uses for this reason.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            MbdError::Resign(_) => EXIT_RESIGN,
+            MbdError::Reconfig(_) => EXIT_RECONFIG,
+            _ => EXIT_FATAL,
+        }
+    }
+}
+
+/// Wall-clock milliseconds.
+pub fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+type Reply<T> = oneshot::Sender<T>;
+
+/// Requests and results the owner thread serves.
+#[derive(Debug)]
+pub(crate) enum Msg {
+    Submit {
+        caller: basalt_sched::Caller,
+        sub: Box<basalt_sched::Submission>,
+        env: Vec<String>,
+        is_script: bool,
+        reply: Reply<Result<pb::SubmitReply, SchedError>>,
+    },
+    Jobs {
+        req: pb::JobsRequest,
+        reply: Reply<pb::JobsReply>,
+    },
+    Signal {
+        req: pb::SignalRequest,
+        reply: Reply<pb::JobCtlReply>,
+    },
+    Switch {
+        req: pb::SwitchRequest,
+        reply: Reply<pb::JobCtlReply>,
+    },
+    Move {
+        req: pb::MoveRequest,
+        reply: Reply<pb::JobCtlReply>,
+    },
+    Force {
+        req: pb::ForceRequest,
+        reply: Reply<pb::JobCtlReply>,
+    },
+    Queues {
+        req: pb::QueuesRequest,
+        reply: Reply<pb::QueuesReply>,
+    },
+    Hosts {
+        req: pb::HostsRequest,
+        reply: Reply<pb::HostsReply>,
+    },
+    Params {
+        reply: Reply<pb::ParamsReply>,
+    },
+    QueueCtl {
+        req: pb::QueueCtlRequest,
+        reply: Reply<pb::CtlReply>,
+    },
+    HostCtl {
+        req: pb::HostCtlRequest,
+        reply: Reply<pb::CtlReply>,
+    },
+    Reconfig {
+        req: pb::ReconfigRequest,
+        reply: Reply<Result<pb::CtlReply, SchedError>>,
+    },
+    Hello {
+        req: pb::SbdHelloRequest,
+        reply: Reply<pb::SbdHelloReply>,
+    },
+    Report {
+        req: pb::JobReport,
+        reply: Reply<pb::ReportAck>,
+    },
+    DispatchDone {
+        key: JobKey,
+        attempt: u32,
+        host: String,
+        result: Result<(u32, u32), String>,
+    },
+    Lim(Vec<LimHost>),
+    Resign(String),
+}
+
+/// What the LIM master says about one host.
+#[derive(Debug, Clone)]
+pub(crate) struct LimHost {
+    name: String,
+    ncpus: u32,
+    cpu_factor: f64,
+    ok: bool,
+    load: std::collections::BTreeMap<String, f64>,
+}
+
+/// A handle gRPC handlers use to reach the owner.
+#[derive(Debug, Clone)]
+pub(crate) struct Owner {
+    tx: stdmpsc::Sender<Msg>,
+}
+
+impl Owner {
+    pub(crate) async fn ask<T>(
+        &self,
+        make: impl FnOnce(Reply<T>) -> Msg,
+    ) -> Result<T, tonic::Status> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(make(tx))
+            .map_err(|_| tonic::Status::unavailable("mbatchd is shutting down"))?;
+        rx.await
+            .map_err(|_| tonic::Status::unavailable("mbatchd is shutting down"))
+    }
+}
+
+/// Run mbatchd for `me` until `shutdown` resolves or it must stop (resign, reconfig,
+/// a failed log write). Replays lsb.events before serving.
+pub async fn run(
+    config: Arc<Config>,
+    me: &str,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), MbdError> {
+    let me = basalt_runtime::canonical_host(&config, me)
+        .ok_or_else(|| basalt_runtime::RuntimeError::UnknownHost(me.to_owned()))?;
+    let span = info_span!("mbatchd", host = %me);
+    let _enter = span.enter();
+    let logdir = config.logdir();
+    let now = now_ms();
+    let mut sched = Sched::new(SchedConfig::from_config(&config), now);
+    let (journal, replayed) = journal::open(&logdir, &me)?;
+    let n = replayed.events.len();
+    for ev in &replayed.events {
+        sched.on_event(ev);
+    }
+    if let Some(t) = &replayed.torn_tail {
+        warn!("lsb.events ended with a torn record, cut off: {t:?}");
+    }
+    info!(
+        events = n,
+        jobs = sched.jobs.len(),
+        "replayed {}",
+        logdir.join("lsb.events").display()
+    );
+    sched.start(now, &me);
+    let epoch = sched.epoch;
+    info!(
+        epoch,
+        "mbatchd serving on {}",
+        listener
+            .local_addr()
+            .map_or_else(|_| "?".into(), |a| a.to_string())
+    );
+
+    let (tx, rx) = stdmpsc::channel::<Msg>();
+    let (done_tx, done_rx) = oneshot::channel::<MbdError>();
+    let handle = tokio::runtime::Handle::current();
+    let owner_state = OwnerState {
+        config: config.clone(),
+        me: me.clone(),
+        logdir,
+        sched,
+        journal,
+        tx: tx.clone(),
+        rt: handle,
+        started: SystemTime::now(),
+    };
+    std::thread::Builder::new()
+        .name("mbatchd-owner".into())
+        .spawn(move || {
+            let err = owner_state.run(rx);
+            let _ = done_tx.send(err);
+        })
+        .map_err(|_| MbdError::OwnerGone)?;
+
+    tokio::spawn(lim_poller(config.clone(), me.clone(), tx.clone()));
+
+    let svc = MbatchdService::new(Owner { tx });
+    let router = tonic::transport::Server::builder()
+        .add_service(pb::mbatchd_server::MbatchdServer::new(svc));
+    let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    let server = tokio::spawn(basalt_runtime::serve(router, listener, async move {
+        let _ = stop_rx.await;
+    }));
+    let result = tokio::select! {
+        _ = shutdown => Ok(()),
+        e = done_rx => Err(e.unwrap_or(MbdError::OwnerGone)),
+    };
+    let _ = stop_tx.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(2), server).await;
+    result
+}
+
+/// Ask the LIM master for host status and load every second; resign when another host
+/// has been master for three polls in a row.
+async fn lim_poller(config: Arc<Config>, me: String, tx: stdmpsc::Sender<Msg>) {
+    let mut not_master = 0u32;
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        let m = match basalt_runtime::find_master(&config, Duration::from_secs(2)).await {
+            Ok(m) => m,
+            Err(e) => {
+                debug!("no LIM answers: {e}");
+                continue;
+            }
+        };
+        if !basalt_core::same_host(&m.master, &me) {
+            not_master += 1;
+            if not_master >= 3 {
+                let _ = tx.send(Msg::Resign(m.master.clone()));
+                return;
+            }
+            continue;
+        }
+        not_master = 0;
+        let mut client = m.client;
+        let Ok(reply) = client
+            .hosts(basalt_proto::lim::HostsRequest { hosts: vec![] })
+            .await
+        else {
+            continue;
+        };
+        let hosts = reply
+            .into_inner()
+            .hosts
+            .into_iter()
+            .filter_map(|h| {
+                let info = h.info?;
+                let ok = matches!(
+                    basalt_proto::lim::HostStatus::try_from(h.status),
+                    Ok(basalt_proto::lim::HostStatus::Ok
+                        | basalt_proto::lim::HostStatus::Busy
+                        | basalt_proto::lim::HostStatus::LockedUser
+                        | basalt_proto::lim::HostStatus::LockedWindow)
+                );
+                Some(LimHost {
+                    name: info.name.clone(),
+                    ncpus: if h.has_info { info.ncpus } else { 0 },
+                    cpu_factor: info.cpu_factor,
+                    ok,
+                    load: h.load.into_iter().map(|l| (l.name, l.value)).collect(),
+                })
+            })
+            .collect();
+        if tx.send(Msg::Lim(hosts)).is_err() {
+            return;
+        }
+    }
+}
+
+/// The owner thread's state.
+struct OwnerState {
+    config: Arc<Config>,
+    me: String,
+    logdir: PathBuf,
+    sched: Sched,
+    journal: Journal,
+    tx: stdmpsc::Sender<Msg>,
+    rt: tokio::runtime::Handle,
+    started: SystemTime,
+}
+
+type Deferred = Box<dyn FnOnce() + Send>;
+
+fn defer<T: Send + 'static>(reply: Reply<T>, value: T) -> Deferred {
+    Box::new(move || {
+        let _ = reply.send(value);
+    })
+}
+
+impl OwnerState {
+    fn run(mut self, rx: stdmpsc::Receiver<Msg>) -> MbdError {
+        // Make MBD_START durable before serving anybody.
+        let effects = self.sched.take_effects();
+        if let Err(e) = self.journal.commit(&self.sched, &effects) {
+            return e.into();
+        }
+        let tick = Duration::from_millis(500);
+        let mut last_tick = now_ms();
+        loop {
+            let first = match rx.recv_timeout(tick) {
+                Ok(m) => Some(m),
+                Err(stdmpsc::RecvTimeoutError::Timeout) => None,
+                Err(stdmpsc::RecvTimeoutError::Disconnected) => return MbdError::OwnerGone,
+            };
+            let mut deferred: Vec<Deferred> = Vec::new();
+            let mut exit: Option<MbdError> = None;
+            let batch = first.into_iter().chain(rx.try_iter().take(4096));
+            for msg in batch {
+                match self.handle(msg, &mut deferred) {
+                    Ok(()) => {}
+                    Err(e) => {
+                        exit = Some(e);
+                        break;
+                    }
+                }
+            }
+            let now = now_ms();
+            if now - last_tick >= 500 {
+                last_tick = now;
+                self.sched.tick(now);
+            }
+            if self.sched.needs_pass() {
+                self.sched.schedule(now);
+            }
+            let effects = self.sched.take_effects();
+            if let Err(e) = self.journal.commit(&self.sched, &effects) {
+                error!("cannot write the event log: {e}; stopping without answering");
+                return e.into();
+            }
+            for d in deferred {
+                d();
+            }
+            self.carry_out(effects);
+            if let Some(e) = exit {
+                if let MbdError::Resign(_) | MbdError::Reconfig(_) = e {
+                    let die = Event::MbdDie {
+                        time: basalt_sched::secs(now_ms()),
+                        master: self.me.clone(),
+                        exit_code: e.exit_code(),
+                    };
+                    let _ = self.journal.commit(&self.sched, &[Effect::Log(die)]);
+                }
+                return e;
+            }
+        }
+    }
+
+    fn handle(&mut self, msg: Msg, deferred: &mut Vec<Deferred>) -> Result<(), MbdError> {
+        let now = now_ms();
+        match msg {
+            Msg::Submit {
+                caller,
+                sub,
+                env,
+                is_script,
+                reply,
+            } => {
+                let command = sub.command.clone();
+                match self.sched.submit(now, &caller, *sub) {
+                    Ok((id, queue, default_queue)) => {
+                        let submit_time = self
+                            .sched
+                            .jobs
+                            .get(&(id, 0))
+                            .map_or(0, |j| j.sub.submit_time);
+                        let text = basalt_core::jobfile::render(&env, &command, is_script);
+                        self.journal.spool(submit_time, id, text.as_bytes())?;
+                        deferred.push(defer(
+                            reply,
+                            Ok(pb::SubmitReply {
+                                job_id: id,
+                                queue,
+                                default_queue,
+                            }),
+                        ));
+                    }
+                    Err(e) => deferred.push(defer(reply, Err(e))),
+                }
+            }
+            Msg::Jobs { req, reply } => {
+                let caller = convert::caller(req.caller.as_ref());
+                let q = convert::query(&req, &caller);
+                let (jobs, not_found) = self.sched.query(&q);
+                let out = pb::JobsReply {
+                    jobs: jobs
+                        .into_iter()
+                        .map(|j| convert::job_info(&self.sched, j))
+                        .collect(),
+                    not_found: not_found
+                        .into_iter()
+                        .map(|(id, idx)| pb::JobRef {
+                            job_id: id,
+                            idx: idx.unwrap_or(0),
+                            has_idx: idx.is_some(),
+                        })
+                        .collect(),
+                };
+                let _ = reply.send(out);
+            }
+            Msg::Signal { req, reply } => {
+                let out = self.signal(now, &req);
+                deferred.push(defer(reply, out));
+            }
+            Msg::Switch { req, reply } => {
+                let caller = convert::caller(req.caller.as_ref());
+                let ids: Vec<_> = req.ids.iter().map(convert::key_of).collect();
+                let results = self.per_job(&ids, |s, key| {
+                    s.switch(now, &caller, key, &req.queue)
+                        .map(|()| req.queue.clone())
+                });
+                deferred.push(defer(reply, pb::JobCtlReply { results }));
+            }
+            Msg::Move { req, reply } => {
+                let caller = convert::caller(req.caller.as_ref());
+                let ids: Vec<_> = req.id.iter().map(convert::key_of).collect();
+                let results = self.per_job(&ids, |s, key| {
+                    s.move_job(now, &caller, key, req.position, req.from_bottom)
+                        .map(|p| p.to_string())
+                });
+                deferred.push(defer(reply, pb::JobCtlReply { results }));
+            }
+            Msg::Force { req, reply } => {
+                let caller = convert::caller(req.caller.as_ref());
+                let ids: Vec<_> = req.id.iter().map(convert::key_of).collect();
+                let results = self.per_job(&ids, |s, key| {
+                    s.force(now, &caller, key, &req.hosts, req.force)
+                        .map(|()| String::new())
+                });
+                deferred.push(defer(reply, pb::JobCtlReply { results }));
+            }
+            Msg::Queues { req, reply } => {
+                let _ = reply.send(service::queues_reply(&self.sched, &req));
+            }
+            Msg::Hosts { req, reply } => {
+                let _ = reply.send(service::hosts_reply(&self.sched, &req));
+            }
+            Msg::Params { reply } => {
+                let _ = reply.send(service::params_reply(
+                    &self.config,
+                    &self.sched,
+                    self.started,
+                ));
+            }
+            Msg::QueueCtl { req, reply } => {
+                let caller = convert::caller(req.caller.as_ref());
+                let op = req.op as u32;
+                let results = req
+                    .queues
+                    .iter()
+                    .map(|q| {
+                        let r = self.sched.queue_ctl(now, &caller, op, q, &req.message);
+                        ctl_result(q, r)
+                    })
+                    .collect();
+                deferred.push(defer(reply, pb::CtlReply { results }));
+            }
+            Msg::HostCtl { req, reply } => {
+                let caller = convert::caller(req.caller.as_ref());
+                let op = req.op as u32;
+                let results = req
+                    .hosts
+                    .iter()
+                    .map(|h| {
+                        let r = self.sched.host_ctl(now, &caller, op, h, &req.message);
+                        ctl_result(h, r)
+                    })
+                    .collect();
+                deferred.push(defer(reply, pb::CtlReply { results }));
+            }
+            Msg::Reconfig { req, reply } => {
+                let caller = convert::caller(req.caller.as_ref());
+                if caller.uid != 0 && !self.sched.cfg.admins.contains(&caller.user) {
+                    deferred.push(defer(reply, Err(SchedError::Permission)));
+                } else {
+                    deferred.push(defer(reply, Ok(pb::CtlReply { results: vec![] })));
+                    let what = if req.restart {
+                        "badmin mbdrestart"
+                    } else {
+                        "badmin reconfig"
+                    };
+                    info!("{what} by {}: restarting with a full replay", caller.user);
+                    return Err(MbdError::Reconfig(what.into()));
+                }
+            }
+            Msg::Hello { req, reply } => {
+                let jobs: Vec<basalt_sched::HostJob> = req
+                    .jobs
+                    .iter()
+                    .filter_map(|j| {
+                        j.id.as_ref().map(|id| basalt_sched::HostJob {
+                            key: (id.job_id, id.idx),
+                            attempt: j.attempt,
+                            state: j.state,
+                            pid: j.pid,
+                            pgid: j.pgid,
+                        })
+                    })
+                    .collect();
+                let theirs = self.sched.sbd_hello(now, &req.host, &jobs);
+                let out = pb::SbdHelloReply {
+                    epoch: self.sched.epoch,
+                    jobs: theirs
+                        .into_iter()
+                        .map(|j| pb::SbdJob {
+                            id: Some(convert::job_ref(j.key, false)),
+                            attempt: j.attempt,
+                            state: j.state,
+                            pid: j.pid,
+                            pgid: j.pgid,
+                        })
+                        .collect(),
+                    sbd_sleep_time: self.sched.cfg.sbd_sleep_time_secs,
+                    job_terminate_interval: self.sched.cfg.job_terminate_interval_secs,
+                    hello_interval: self.sched.cfg.hello_interval_secs,
+                };
+                deferred.push(defer(reply, out));
+            }
+            Msg::Report { req, reply } => {
+                let ack = match convert::report(&req) {
+                    Some(r) => match self.sched.report(now, r) {
+                        basalt_sched::Ack::Ok => pb::AckKind::Ok,
+                        basalt_sched::Ack::NoJob => pb::AckKind::NoJob,
+                        basalt_sched::Ack::StopJob => pb::AckKind::StopJob,
+                    },
+                    None => pb::AckKind::Ok,
+                };
+                deferred.push(defer(
+                    reply,
+                    pb::ReportAck {
+                        kind: ack as i32,
+                        epoch: self.sched.epoch,
+                    },
+                ));
+            }
+            Msg::DispatchDone {
+                key,
+                attempt,
+                host,
+                result,
+            } => match result {
+                Ok((pid, pgid)) => self.sched.dispatch_accepted(now, key, attempt, pid, pgid),
+                Err(e) => {
+                    warn!(job = key.0, "dispatch to {host} failed: {e}");
+                    self.sched.dispatch_failed(now, key, attempt, &host);
+                }
+            },
+            Msg::Lim(hosts) => {
+                for h in hosts {
+                    self.sched
+                        .lim_update(&h.name, h.ncpus, h.cpu_factor, h.ok, h.load);
+                }
+            }
+            Msg::Resign(master) => {
+                warn!("LIM names {master} as master; resigning");
+                return Err(MbdError::Resign(master));
+            }
+        }
+        Ok(())
+    }
+
+    fn per_job(
+        &mut self,
+        ids: &[(u64, Option<u32>)],
+        mut f: impl FnMut(&mut Sched, JobKey) -> Result<String, SchedError>,
+    ) -> Vec<pb::JobResult> {
+        let keys = self.sched.expand(ids);
+        keys.into_iter()
+            .map(|k| match k {
+                Ok(key) => {
+                    let r = f(&mut self.sched, key);
+                    job_result(key, r)
+                }
+                Err(key) => job_result(key, Err(SchedError::NoJob)),
+            })
+            .collect()
+    }
+
+    fn signal(&mut self, now: i64, req: &pb::SignalRequest) -> pb::JobCtlReply {
+        let caller = convert::caller(req.caller.as_ref());
+        let mut ids: Vec<(u64, Option<u32>)> = req.ids.iter().map(convert::key_of).collect();
+        let kind = pb::SignalKind::try_from(req.kind).unwrap_or(pb::SignalKind::Kill);
+        if ids.iter().any(|(id, _)| *id == 0) {
+            // Job 0: every job of the caller (or of -u for administrators) the action
+            // applies to.
+            ids.retain(|(id, _)| *id != 0);
+            let user = match req.user.as_str() {
+                "" => Some(caller.user.clone()),
+                "all" => None,
+                u => Some(u.to_string()),
+            };
+            let q = basalt_sched::JobQuery {
+                user,
+                queue: (!req.queue.is_empty()).then(|| req.queue.clone()),
+                host: (!req.host.is_empty()).then(|| req.host.clone()),
+                job_name: (!req.job_name.is_empty()).then(|| req.job_name.clone()),
+                ..Default::default()
+            };
+            let (jobs, _) = self.sched.query(&q);
+            ids.extend(jobs.iter().map(|j| (j.id, Some(j.idx))));
+        }
+        let results = self.per_job(&ids, |s, key| match kind {
+            pb::SignalKind::Kill => s
+                .kill(now, &caller, key, req.remove, req.as_done)
+                .map(|()| String::new()),
+            pb::SignalKind::Stop => s.stop(now, &caller, key).map(|()| String::new()),
+            pb::SignalKind::Resume => s.resume(now, &caller, key).map(|()| String::new()),
+            pb::SignalKind::Signal => s
+                .send_signal(now, &caller, key, &req.signal)
+                .map(|()| String::new()),
+        });
+        pb::JobCtlReply { results }
+    }
+
+    /// Send dispatches and signals (after the events they depend on are durable).
+    fn carry_out(&mut self, effects: Vec<Effect>) {
+        for e in effects {
+            match e {
+                Effect::Log(_) | Effect::Acct(_) => {}
+                Effect::RemoveJobFile { job_file } => self.journal.remove_spooled(&job_file),
+                Effect::Dispatch { key, attempt, host } => {
+                    let Some(spec) = self.job_spec(key, attempt) else {
+                        continue;
+                    };
+                    let path = self.logdir.join("info").join(&spec.job_file_name);
+                    let config = self.config.clone();
+                    let tx = self.tx.clone();
+                    let epoch = self.sched.epoch;
+                    self.rt.spawn(async move {
+                        let result = dispatch(&config, &host, epoch, spec, path).await;
+                        let _ = tx.send(Msg::DispatchDone {
+                            key,
+                            attempt,
+                            host,
+                            result,
+                        });
+                    });
+                }
+                Effect::Signal {
+                    key,
+                    attempt,
+                    host,
+                    action,
+                } => {
+                    let (action_pb, signal, stop_state, reasons, term) = match action {
+                        SbdAction::Kill { term_reason } => {
+                            (sbpb::SignalAction::Kill, String::new(), 0, 0, term_reason)
+                        }
+                        SbdAction::Stop { state, reasons } => (
+                            sbpb::SignalAction::Stop,
+                            String::new(),
+                            state,
+                            reasons,
+                            String::new(),
+                        ),
+                        SbdAction::Resume => (
+                            sbpb::SignalAction::Resume,
+                            String::new(),
+                            0,
+                            0,
+                            String::new(),
+                        ),
+                        SbdAction::Signal(s) => {
+                            (sbpb::SignalAction::Signal, s, 0, 0, String::new())
+                        }
+                    };
+                    let req = sbpb::SignalJobRequest {
+                        protocol: Some(basalt_proto::PROTOCOL),
+                        epoch: self.sched.epoch,
+                        job_id: key.0,
+                        idx: key.1,
+                        attempt,
+                        action: action_pb as i32,
+                        signal,
+                        terminate_interval: self.sched.cfg.job_terminate_interval_secs,
+                        stop_state,
+                        reasons,
+                        term_reason: term,
+                    };
+                    let config = self.config.clone();
+                    self.rt.spawn(async move {
+                        match basalt_runtime::sbatchd_channel(
+                            &config,
+                            &host,
+                            Duration::from_secs(5),
+                        ) {
+                            Ok(mut c) => {
+                                if let Err(e) = c.signal_job(req).await {
+                                    warn!(
+                                        job = key.0,
+                                        "signal to sbatchd on {host}: {}",
+                                        e.message()
+                                    );
+                                }
+                            }
+                            Err(e) => warn!(job = key.0, "sbatchd on {host}: {e}"),
+                        }
+                    });
+                }
+            }
+        }
+    }
+
+    fn job_spec(&self, key: JobKey, attempt: u32) -> Option<sbpb::JobSpec> {
+        let j = self.sched.jobs.get(&key)?;
+        let q = self.sched.queues.iter().find(|q| q.name == j.queue);
+        Some(sbpb::JobSpec {
+            job_id: j.id,
+            idx: j.idx,
+            attempt,
+            user: j.sub.user.clone(),
+            uid: j.sub.uid,
+            gid: 0,
+            job_name: j.display_name(),
+            queue: j.queue.clone(),
+            exec_hosts: j.hosts.clone(),
+            sub_cwd: j.sub.cwd.clone(),
+            spec_cwd: j.sub.spec_cwd.clone(),
+            in_file: j.sub.in_file.clone(),
+            out_file: j.sub.out_file.clone(),
+            err_file: j.sub.err_file.clone(),
+            out_overwrite: j.sub.options2 & basalt_core::job::sub2::OUT_OVERWRITE != 0,
+            err_overwrite: j.sub.options2 & basalt_core::job::sub2::ERR_OVERWRITE != 0,
+            from_host: j.sub.from_host.clone(),
+            sub_home: j.sub.sub_home_dir.clone(),
+            submit_time: j.sub.submit_time,
+            job_file_name: j.sub.job_file.clone(),
+            job_file: Vec::new(),
+            command: j.sub.command.clone(),
+            rlimits: j.sub.rlimits.to_vec(),
+            umask: j.sub.umask,
+            nice: q.and_then(|q| q.nice).unwrap_or(0),
+            project: j.sub.project.clone(),
+            cluster: self.sched.cfg.cluster.clone(),
+            res_req: j.sub.res_req.clone(),
+            login_shell: j.sub.login_shell.clone(),
+            job_controls: q
+                .map(|q| q.job_controls.clone().into_iter().collect())
+                .unwrap_or_default(),
+            queue_pre_exec: q.map(|q| q.pre_exec.clone()).unwrap_or_default(),
+            queue_post_exec: q.map(|q| q.post_exec.clone()).unwrap_or_default(),
+            pre_exec: j.sub.pre_exec.clone(),
+            num_processors: j.hosts.len().max(1) as u32,
+            max_processors: j.sub.max_processors,
+            is_array: false,
+        })
+    }
+}
+
+async fn dispatch(
+    config: &Config,
+    host: &str,
+    epoch: u64,
+    mut spec: sbpb::JobSpec,
+    job_file: PathBuf,
+) -> Result<(u32, u32), String> {
+    spec.job_file = tokio::fs::read(&job_file).await.map_err(|e| {
+        format!(
+            "cannot read the spooled job file {}: {e}",
+            job_file.display()
+        )
+    })?;
+    let mut client = basalt_runtime::sbatchd_channel(config, host, Duration::from_secs(10))
+        .map_err(|e| e.to_string())?;
+    let reply = client
+        .start_job(sbpb::StartJobRequest {
+            protocol: Some(basalt_proto::PROTOCOL),
+            epoch,
+            job: Some(spec),
+        })
+        .await
+        .map_err(|s| s.message().to_string())?
+        .into_inner();
+    Ok((reply.pid, reply.pgid))
+}
+
+fn job_result(key: JobKey, r: Result<String, SchedError>) -> pb::JobResult {
+    match r {
+        Ok(detail) => pb::JobResult {
+            id: Some(convert::job_ref(key, false)),
+            ok: true,
+            message: String::new(),
+            detail,
+        },
+        Err(e) => pb::JobResult {
+            id: Some(convert::job_ref(key, false)),
+            ok: false,
+            message: e.to_string(),
+            detail: String::new(),
+        },
+    }
+}
+
+fn ctl_result(name: &str, r: Result<(), SchedError>) -> pb::CtlResult {
+    match r {
+        Ok(()) => pb::CtlResult {
+            name: name.to_string(),
+            ok: true,
+            message: String::new(),
+        },
+        Err(e) => pb::CtlResult {
+            name: name.to_string(),
+            ok: false,
+            message: e.to_string(),
+        },
+    }
+}

@@ -1,0 +1,372 @@
+//! The gRPC face of mbatchd: each call becomes a message to the owner thread; the
+//! query answers (queues, hosts, params) are built here from the core's state.
+
+use crate::{Msg, Owner, convert};
+use basalt_config::Config;
+use basalt_proto::mbatchd as pb;
+use basalt_proto::mbatchd::mbatchd_server::Mbatchd;
+use basalt_sched::{Sched, SchedError};
+use std::time::SystemTime;
+use tonic::{Request, Response, Status};
+
+/// The Mbatchd service.
+#[derive(Debug, Clone)]
+pub struct MbatchdService {
+    owner: Owner,
+}
+
+impl MbatchdService {
+    pub(crate) fn new(owner: Owner) -> MbatchdService {
+        MbatchdService { owner }
+    }
+}
+
+fn refused(e: SchedError) -> Status {
+    match e {
+        SchedError::Permission => Status::permission_denied(e.to_string()),
+        SchedError::NoJob => Status::not_found(e.to_string()),
+        SchedError::BadArgument(m) => Status::invalid_argument(m),
+        e => Status::failed_precondition(e.to_string()),
+    }
+}
+
+fn check_protocol(p: Option<&basalt_proto::common::ProtocolVersion>) -> Result<(), Status> {
+    if p.is_none() || basalt_proto::compatible(p) {
+        Ok(())
+    } else {
+        Err(Status::failed_precondition(
+            "incompatible protocol version; upgrade the commands or daemons",
+        ))
+    }
+}
+
+#[tonic::async_trait]
+impl Mbatchd for MbatchdService {
+    async fn submit(
+        &self,
+        request: Request<pb::SubmitRequest>,
+    ) -> Result<Response<pb::SubmitReply>, Status> {
+        let req = request.into_inner();
+        check_protocol(req.protocol.as_ref())?;
+        let job = req
+            .job
+            .ok_or_else(|| Status::invalid_argument("No job specification"))?;
+        if job.command.trim().is_empty() {
+            return Err(Status::invalid_argument("Missing job command"));
+        }
+        let caller = convert::caller(req.caller.as_ref());
+        let sub = Box::new(convert::submission(&job));
+        let r = self
+            .owner
+            .ask(|reply| Msg::Submit {
+                caller,
+                sub,
+                env: job.env,
+                is_script: job.is_script,
+                reply,
+            })
+            .await?;
+        r.map(Response::new).map_err(refused)
+    }
+
+    async fn jobs(
+        &self,
+        request: Request<pb::JobsRequest>,
+    ) -> Result<Response<pb::JobsReply>, Status> {
+        let req = request.into_inner();
+        Ok(Response::new(
+            self.owner.ask(|reply| Msg::Jobs { req, reply }).await?,
+        ))
+    }
+
+    async fn signal(
+        &self,
+        request: Request<pb::SignalRequest>,
+    ) -> Result<Response<pb::JobCtlReply>, Status> {
+        let req = request.into_inner();
+        Ok(Response::new(
+            self.owner.ask(|reply| Msg::Signal { req, reply }).await?,
+        ))
+    }
+
+    async fn switch(
+        &self,
+        request: Request<pb::SwitchRequest>,
+    ) -> Result<Response<pb::JobCtlReply>, Status> {
+        let req = request.into_inner();
+        Ok(Response::new(
+            self.owner.ask(|reply| Msg::Switch { req, reply }).await?,
+        ))
+    }
+
+    async fn r#move(
+        &self,
+        request: Request<pb::MoveRequest>,
+    ) -> Result<Response<pb::JobCtlReply>, Status> {
+        let req = request.into_inner();
+        Ok(Response::new(
+            self.owner.ask(|reply| Msg::Move { req, reply }).await?,
+        ))
+    }
+
+    async fn force(
+        &self,
+        request: Request<pb::ForceRequest>,
+    ) -> Result<Response<pb::JobCtlReply>, Status> {
+        let req = request.into_inner();
+        Ok(Response::new(
+            self.owner.ask(|reply| Msg::Force { req, reply }).await?,
+        ))
+    }
+
+    async fn queues(
+        &self,
+        request: Request<pb::QueuesRequest>,
+    ) -> Result<Response<pb::QueuesReply>, Status> {
+        let req = request.into_inner();
+        Ok(Response::new(
+            self.owner.ask(|reply| Msg::Queues { req, reply }).await?,
+        ))
+    }
+
+    async fn hosts(
+        &self,
+        request: Request<pb::HostsRequest>,
+    ) -> Result<Response<pb::HostsReply>, Status> {
+        let req = request.into_inner();
+        Ok(Response::new(
+            self.owner.ask(|reply| Msg::Hosts { req, reply }).await?,
+        ))
+    }
+
+    async fn params(
+        &self,
+        _request: Request<pb::ParamsRequest>,
+    ) -> Result<Response<pb::ParamsReply>, Status> {
+        Ok(Response::new(
+            self.owner.ask(|reply| Msg::Params { reply }).await?,
+        ))
+    }
+
+    async fn queue_ctl(
+        &self,
+        request: Request<pb::QueueCtlRequest>,
+    ) -> Result<Response<pb::CtlReply>, Status> {
+        let req = request.into_inner();
+        Ok(Response::new(
+            self.owner.ask(|reply| Msg::QueueCtl { req, reply }).await?,
+        ))
+    }
+
+    async fn host_ctl(
+        &self,
+        request: Request<pb::HostCtlRequest>,
+    ) -> Result<Response<pb::CtlReply>, Status> {
+        let req = request.into_inner();
+        Ok(Response::new(
+            self.owner.ask(|reply| Msg::HostCtl { req, reply }).await?,
+        ))
+    }
+
+    async fn reconfig(
+        &self,
+        request: Request<pb::ReconfigRequest>,
+    ) -> Result<Response<pb::CtlReply>, Status> {
+        let req = request.into_inner();
+        let r = self.owner.ask(|reply| Msg::Reconfig { req, reply }).await?;
+        r.map(Response::new).map_err(refused)
+    }
+
+    async fn sbd_hello(
+        &self,
+        request: Request<pb::SbdHelloRequest>,
+    ) -> Result<Response<pb::SbdHelloReply>, Status> {
+        let req = request.into_inner();
+        check_protocol(req.protocol.as_ref())?;
+        Ok(Response::new(
+            self.owner.ask(|reply| Msg::Hello { req, reply }).await?,
+        ))
+    }
+
+    async fn report_job(
+        &self,
+        request: Request<pb::JobReport>,
+    ) -> Result<Response<pb::ReportAck>, Status> {
+        let req = request.into_inner();
+        check_protocol(req.protocol.as_ref())?;
+        Ok(Response::new(
+            self.owner.ask(|reply| Msg::Report { req, reply }).await?,
+        ))
+    }
+}
+
+fn limit(v: Option<u32>) -> i64 {
+    v.map_or(-1, i64::from)
+}
+
+pub(crate) fn queues_reply(s: &Sched, req: &pb::QueuesRequest) -> pb::QueuesReply {
+    let mut out = pb::QueuesReply::default();
+    for name in &req.queues {
+        if !s.queues.iter().any(|q| &q.name == name) {
+            out.not_found.push(name.clone());
+        }
+    }
+    let mut queues: Vec<&basalt_sched::Queue> = s
+        .queues
+        .iter()
+        .filter(|q| req.queues.is_empty() || req.queues.contains(&q.name))
+        .collect();
+    queues.sort_by_key(|q| std::cmp::Reverse(q.priority));
+    for q in queues {
+        let (njobs, pend, run, ssusp, ususp) = s.queue_counts(&q.name);
+        out.queues.push(pb::QueueInfo {
+            name: q.name.clone(),
+            description: q.description.clone(),
+            priority: q.priority,
+            nice: q.nice.unwrap_or(0),
+            open: q.open,
+            active: q.active,
+            inactive_reason: if q.active {
+                String::new()
+            } else {
+                "Inact_Adm".into()
+            },
+            max_jobs: limit(q.qjob_limit),
+            jl_u: limit(q.ujob_limit),
+            jl_p: q.pjob_limit.unwrap_or(-1.0),
+            jl_h: limit(q.hjob_limit),
+            njobs,
+            pend,
+            run,
+            ssusp,
+            ususp,
+            rsv: 0,
+            is_default: q.name == s.cfg.default_queue,
+            users: q.users.clone(),
+            hosts: q.hosts.clone(),
+            administrators: q.administrators.clone(),
+            res_req: q.res_req.clone(),
+            run_window: q.run_window.clone(),
+            dispatch_window: q.dispatch_window.clone(),
+            settings: q.settings.clone().into_iter().collect(),
+            load_sched: q.load_sched.clone().into_iter().collect(),
+            load_stop: q.load_stop.clone().into_iter().collect(),
+        });
+    }
+    out
+}
+
+pub(crate) fn hosts_reply(s: &Sched, req: &pb::HostsRequest) -> pb::HostsReply {
+    let mut out = pb::HostsReply::default();
+    for name in &req.hosts {
+        if s.host_name(name).is_none() {
+            out.not_found.push(name.clone());
+        }
+    }
+    for h in s.hosts.iter().filter(|h| {
+        req.hosts.is_empty() || req.hosts.iter().any(|n| basalt_core::same_host(n, &h.name))
+    }) {
+        let status = s.host_status(h);
+        let (njobs, run, ssusp, ususp) = s.host_counts(&h.name);
+        out.hosts.push(pb::BatchHostInfo {
+            name: h.name.clone(),
+            status: status.short().into(),
+            long_status: status.long().into(),
+            jl_u: limit(h.jl_u),
+            max: limit(h.max_slots()),
+            njobs,
+            run,
+            ssusp,
+            ususp,
+            rsv: 0,
+            message: h.message.clone(),
+            cpu_factor: h.cpu_factor,
+            load_sched: Default::default(),
+            load_stop: Default::default(),
+            load: h
+                .load
+                .iter()
+                .map(|(k, v)| basalt_proto::common::LoadValue {
+                    name: k.clone(),
+                    value: *v,
+                })
+                .collect(),
+            dispatch_window: String::new(),
+        });
+    }
+    out
+}
+
+pub(crate) fn params_reply(c: &Config, s: &Sched, started: SystemTime) -> pb::ParamsReply {
+    let p = &c.batch.params;
+    let kv = |k: &str, v: String| pb::KeyValue {
+        key: k.into(),
+        value: v,
+    };
+    let opt = |v: Option<u32>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+    let mut params = vec![
+        kv("DEFAULT_QUEUE", p.default_queue.join(" ")),
+        kv("MBD_SLEEP_TIME", p.mbd_sleep_time_secs.to_string()),
+        kv("SBD_SLEEP_TIME", p.sbd_sleep_time_secs.to_string()),
+        kv("JOB_ACCEPT_INTERVAL", p.job_accept_interval.to_string()),
+        kv("CLEAN_PERIOD", p.clean_period_secs.to_string()),
+        kv("MAX_JOB_NUM", p.max_job_num.to_string()),
+        kv("PG_SUSP_IT", p.pg_susp_it_secs.to_string()),
+        kv("MAX_SBD_FAIL", p.max_sbd_fail.to_string()),
+        kv("MAX_JOBID", p.max_jobid.to_string()),
+        kv("MAX_JOB_ARRAY_SIZE", p.max_job_array_size.to_string()),
+        kv(
+            "JOB_TERMINATE_INTERVAL",
+            p.job_terminate_interval_secs.to_string(),
+        ),
+        kv("DEFAULT_PROJECT", p.default_project.clone()),
+        kv("RUSAGE_UPDATE_RATE", p.rusage_update_rate.to_string()),
+        kv("RUSAGE_UPDATE_PERCENT", p.rusage_update_percent.to_string()),
+        kv("MAX_PREEMPT_JOBS", p.max_preempt_jobs.to_string()),
+        kv("CPU_TIME_FACTOR", p.cpu_time_factor.to_string()),
+        kv("RUN_TIME_FACTOR", p.run_time_factor.to_string()),
+        kv("RUN_JOB_FACTOR", p.run_job_factor.to_string()),
+        kv("HIST_HOURS", p.hist_hours.to_string()),
+        kv("MAX_JOB_PREEMPT", opt(p.max_job_preempt)),
+        kv("MAX_ACCT_ARCHIVE_FILE", opt(p.max_acct_archive_file)),
+    ];
+    for (k, v) in &p.other {
+        params.push(kv(k, v.clone()));
+    }
+    let mut mbd_conf: Vec<pb::KeyValue> = c
+        .lsf_conf
+        .iter()
+        .map(|(k, v)| kv(k, v.to_string()))
+        .collect();
+    let ensure = |list: &mut Vec<pb::KeyValue>, k: &str, v: String| {
+        if !list.iter().any(|x| x.key == k) {
+            list.push(pb::KeyValue {
+                key: k.into(),
+                value: v,
+            });
+        }
+    };
+    ensure(
+        &mut mbd_conf,
+        "LSB_SHAREDIR",
+        c.sharedir().display().to_string(),
+    );
+    ensure(
+        &mut mbd_conf,
+        "LSF_CONFDIR",
+        c.confdir.display().to_string(),
+    );
+    ensure(&mut mbd_conf, "LSF_ENVDIR", c.envdir.display().to_string());
+    ensure(&mut mbd_conf, "LSF_UNIT_FOR_LIMITS", "KB".into());
+    pb::ParamsReply {
+        params,
+        default_queues: vec![s.cfg.default_queue.clone()],
+        mbd_sleep_time: p.mbd_sleep_time_secs,
+        sbd_sleep_time: p.sbd_sleep_time_secs,
+        job_accept_interval: p.job_accept_interval,
+        mbd_conf,
+        started_at: started
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64),
+    }
+}
