@@ -1,1 +1,360 @@
-//! sbatchd (to be written).
+//! The slave batch daemon (`sbatchd`), one per batch server host.
+//!
+//! Owns: the jobs running on this host (the job table), their per-job supervisors
+//! and state directories, the reports to mbatchd, and — on the master host — the
+//! mbatchd process itself.
+//!
+//! Inputs: the loaded configuration, the host it plays, a bound TCP listener for
+//! `basalt.sbatchd.v1.Sbatchd` (`LSB_SBD_PORT`), [`Options`], and a shutdown future.
+//! Outputs: the gRPC service (StartJob, SignalJob, Peek, Status); `SbdHello` and
+//! `ReportJob` calls to mbatchd (found through the LIMs); job processes, their
+//! output files and LSF's job report; an `mbatchd` child on the master host.
+//!
+//! ## Design
+//!
+//! * **One owner task** holds the job table ([`owner`]); gRPC handlers, watchers and
+//!   reporters talk to it over channels, and it never awaits I/O itself.
+//! * **One supervisor process per job** ([`supervisor`]): sbatchd re-executes its own
+//!   binary as `sbatchd --job-supervisor <state dir>`. The supervisor forks the job
+//!   (own session and process group, the user's identity, umask, rlimits, nice,
+//!   redirections, `/bin/sh <job file>`), reaps every child (it is a child
+//!   subreaper), samples usage from `/proc`, enforces the run limit (and whole-job
+//!   memory/CPU limits) with the kill sequence, serves kill/stop/resume/signal
+//!   commands on a Unix socket, writes LSF's job report, and records every event in
+//!   the job's state directory, fsyncing the final one before it exits. sbatchd only
+//!   follows the `events` file (woken by a newline on the supervisor's stdout), so
+//!   a job keeps running and its exit status stays on disk while sbatchd restarts
+//!   (systemd `KillMode=process`).
+//! * **State directories** ([`state`]): `<state root>/<jobId>.<idx>.<attempt>/`. The
+//!   state root is `--state-dir`, else `BASALT_SBD_STATEDIR` from lsf.conf, else
+//!   `/tmp/.<cluster>.sbd/<host>` (host-local, like LSF's `/tmp/.<cluster>.sbd`; per
+//!   host because several test hosts share one machine). A lock file
+//!   (`sbatchd.lock`) keeps two sbatchds off one root. On start sbatchd scans the
+//!   root: live supervisors are re-adopted (their events file is polled), finished
+//!   jobs are reported, and a job whose supervisor died without a final event is
+//!   killed and reported finished with `SIGKILL` status.
+//! * **Reports** ([`mbd`]): every event becomes one `ReportJob` with the event's
+//!   sequence number (so a resend after a restart is recognised by mbatchd), sent in
+//!   order per job, retried with back-off until acknowledged, never dropped. Ack
+//!   `NO_JOB`: reporting stops and a job still running is killed (mbatchd logs a
+//!   dispatch before sending it, so a job it does not know is a stale copy, e.g.
+//!   an old attempt after a partition). Ack `STOP_JOB`: the kill sequence.
+//! * **Heartbeat** ([`mbd`]): `SbdHello` at start (`restarted`) and every
+//!   `hello_interval` (default 5 s); the reply's epoch is the newest epoch, and
+//!   StartJob/SignalJob carrying an older one are refused (`FAILED_PRECONDITION`).
+//! * **mbatchd supervision** ([`mbdsup`]): the local LIM is asked for the master
+//!   every second; on the master host sbatchd runs `mbatchd -H <host> -d <envdir>`
+//!   (the `mbatchd` next to its own executable, else in `LSF_SERVERDIR`), restarts it
+//!   at once after exit 202 (`MASTER_RECONFIG`) and otherwise after 1, 2, 4, ... s
+//!   (capped at 30 s, reset after a 60 s run — Basalt's choice instead of LSF's
+//!   60 s × count, which only matters when the host is no longer master and then no
+//!   restart happens anyway), and sends it SIGTERM when another host becomes master
+//!   or sbatchd stops.
+//!
+//! Not done yet: the rusqlite job table (the state directories play its part),
+//! load-based suspension (daemon-behaviour.md §3.2), queue pre/post-exec and
+//! `JOB_CONTROLS`, the process-count limit, `-L` login shells, `LSB_SET_TMPDIR`,
+//! mailing output when there is no `-o` (it is discarded after the job).
+
+pub mod env;
+pub mod mbd;
+pub mod mbdsup;
+pub mod owner;
+pub mod paths;
+pub mod report;
+pub mod service;
+pub mod state;
+pub mod supervisor;
+pub mod sys;
+pub mod usage;
+
+use basalt_config::Config;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use thiserror::Error;
+use tokio::sync::{Notify, mpsc, watch};
+use tracing::{Instrument, info, info_span};
+
+/// Errors that stop sbatchd from starting.
+#[derive(Debug, Error)]
+pub enum SbdError {
+    #[error(transparent)]
+    Runtime(#[from] basalt_runtime::RuntimeError),
+    #[error("state directory {path}: {reason}")]
+    StateDir { path: PathBuf, reason: String },
+    #[error("cannot find the sbatchd executable for job supervisors: {0}")]
+    Exe(String),
+    #[error("gRPC server: {0}")]
+    Serve(#[from] tonic::transport::Error),
+}
+
+/// How this sbatchd runs, besides the configuration.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Start and supervise mbatchd when this host is the master (`--no-mbatchd`
+    /// turns it off, for tests that run mbatchd themselves).
+    pub supervise_mbatchd: bool,
+    /// The state root (default: `BASALT_SBD_STATEDIR`, else `/tmp/.<cluster>.sbd/<host>`).
+    pub state_dir: Option<PathBuf>,
+    /// The executable re-run as job supervisor (default: this process's own).
+    pub supervisor_exe: Option<PathBuf>,
+    /// The mbatchd executable (default: next to this executable, else `LSF_SERVERDIR`).
+    pub mbatchd_exe: Option<PathBuf>,
+    /// Milliseconds between usage samples of a running job (default:
+    /// `LSF_PIM_SLEEPTIME` seconds from lsf.conf, else 3 s).
+    pub sample_ms: Option<u64>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            supervise_mbatchd: true,
+            state_dir: None,
+            supervisor_exe: None,
+            mbatchd_exe: None,
+            sample_ms: None,
+        }
+    }
+}
+
+/// State shared (read-mostly) by sbatchd's tasks.
+#[derive(Debug)]
+pub struct Shared {
+    pub config: Arc<Config>,
+    pub host: String,
+    pub state_root: PathBuf,
+    pub supervisor_exe: PathBuf,
+    /// The newest mbatchd epoch seen.
+    pub epoch: AtomicU64,
+    /// JOB_TERMINATE_INTERVAL (seconds), from lsb.params and then mbatchd's hello reply.
+    pub terminate_interval: AtomicU32,
+    /// The pid of the mbatchd this sbatchd runs (0 = none).
+    pub mbatchd_pid: AtomicU32,
+    /// What every job's launch.json starts from.
+    pub launch: state::Launch,
+    /// Asked by reporters when mbatchd does not answer: find the master again.
+    pub relocate: Notify,
+}
+
+impl Shared {
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::SeqCst)
+    }
+}
+
+/// Resolves once `stop` turns true (or its sender is gone).
+pub(crate) async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|s| *s).await;
+}
+
+/// The state root for `host` when none is given.
+pub fn default_state_root(config: &Config, host: &str) -> PathBuf {
+    match config
+        .lsf_conf
+        .get("BASALT_SBD_STATEDIR")
+        .filter(|v| !v.trim().is_empty())
+    {
+        Some(d) => config.resolve_path(d.trim()).join(host),
+        None => PathBuf::from(format!("/tmp/.{}.sbd", config.cluster_name)).join(host),
+    }
+}
+
+fn yes(v: Option<&str>) -> bool {
+    v.is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "y" | "yes" | "1"))
+}
+
+fn launch_template(config: &Config, host: &str, opts: &Options) -> state::Launch {
+    let admin = config.cluster.admins.first().cloned().unwrap_or_else(|| {
+        nix::unistd::User::from_uid(nix::unistd::getuid())
+            .ok()
+            .flatten()
+            .map_or_else(|| "lsfadmin".to_owned(), |u| u.name)
+    });
+    let dir = |k: &str| {
+        config
+            .lsf_conf
+            .get(k)
+            .filter(|v| !v.is_empty())
+            .map(|v| config.resolve_path(v).to_string_lossy().into_owned())
+    };
+    let sample_ms = opts.sample_ms.unwrap_or_else(|| {
+        config
+            .lsf_conf
+            .get("LSF_PIM_SLEEPTIME")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|s| *s > 0)
+            .map_or(3000, |s| s * 1000)
+    });
+    state::Launch {
+        host: host.to_owned(),
+        cluster: config.cluster_name.clone(),
+        sender: format!("{admin}@{host}"),
+        envdir: config.envdir.to_string_lossy().into_owned(),
+        bindir: dir("LSF_BINDIR"),
+        serverdir: dir("LSF_SERVERDIR"),
+        libdir: dir("LSF_LIBDIR"),
+        terminate_interval: config.batch.params.job_terminate_interval_secs,
+        sample_ms,
+        enforce_memlimit: yes(config.lsf_conf.get("LSB_JOB_MEMLIMIT")),
+    }
+}
+
+/// Create the state root (0700) and lock it for this sbatchd.
+fn lock_state_root(root: &std::path::Path) -> Result<nix::fcntl::Flock<std::fs::File>, SbdError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let err = |reason: String| SbdError::StateDir {
+        path: root.to_path_buf(),
+        reason,
+    };
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(root)
+        .map_err(|e| err(e.to_string()))?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(root.join("sbatchd.lock"))
+        .map_err(|e| err(format!("lock file: {e}")))?;
+    let mut lock = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock)
+        .map_err(|(_, e)| {
+            err(format!(
+                "in use by another sbatchd ({e}); give each sbatchd its own state directory (--state-dir or BASALT_SBD_STATEDIR)"
+            ))
+        })?;
+    use std::io::Write;
+    let _ = lock.set_len(0);
+    let _ = writeln!(lock, "{}", std::process::id());
+    Ok(lock)
+}
+
+/// Run sbatchd with default [`Options`] until `shutdown` resolves.
+pub async fn run(
+    config: Arc<Config>,
+    host: &str,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), SbdError> {
+    run_with(config, host, listener, Options::default(), shutdown).await
+}
+
+/// Run sbatchd until `shutdown` resolves. Job supervisors keep running after it
+/// returns; a later sbatchd on the same state root re-adopts them.
+pub async fn run_with(
+    config: Arc<Config>,
+    host: &str,
+    listener: tokio::net::TcpListener,
+    opts: Options,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), SbdError> {
+    let me = basalt_runtime::canonical_host(&config, host)
+        .ok_or_else(|| basalt_runtime::RuntimeError::UnknownHost(host.to_owned()))?;
+    let span = info_span!("sbatchd", host = %me);
+    async move {
+        let state_root = opts
+            .state_dir
+            .clone()
+            .unwrap_or_else(|| default_state_root(&config, &me));
+        let lock_root = state_root.clone();
+        let lock = tokio::task::spawn_blocking(move || lock_state_root(&lock_root))
+            .await
+            .map_err(|e| SbdError::StateDir {
+                path: state_root.clone(),
+                reason: e.to_string(),
+            })??;
+        let supervisor_exe = match &opts.supervisor_exe {
+            Some(p) => p.clone(),
+            None => std::env::current_exe().map_err(|e| SbdError::Exe(e.to_string()))?,
+        };
+        let shared = Arc::new(Shared {
+            launch: launch_template(&config, &me, &opts),
+            terminate_interval: AtomicU32::new(config.batch.params.job_terminate_interval_secs),
+            config: config.clone(),
+            host: me.clone(),
+            state_root: state_root.clone(),
+            supervisor_exe,
+            epoch: AtomicU64::new(0),
+            mbatchd_pid: AtomicU32::new(0),
+            relocate: Notify::new(),
+        });
+        info!(
+            "sbatchd starting on {me}; state directory {}",
+            state_root.display()
+        );
+
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let (owner_tx, owner_rx) = mpsc::channel(4096);
+        let (master_tx, master_rx) = watch::channel::<Option<String>>(None);
+        let (client_tx, client_rx) = watch::channel(None);
+
+        let scan_root = state_root.clone();
+        let found = tokio::task::spawn_blocking(move || state::scan(&scan_root))
+            .await
+            .unwrap_or_default();
+        if !found.is_empty() {
+            info!(
+                "re-adopting {} job(s) from {}",
+                found.len(),
+                state_root.display()
+            );
+        }
+        let owner = tokio::spawn(
+            owner::Owner::new(shared.clone(), owner_tx.clone(), client_rx.clone())
+                .run(owner_rx, found)
+                .in_current_span(),
+        );
+        let masters = tokio::spawn(
+            mbd::master_watch(shared.clone(), master_tx, stop_rx.clone()).in_current_span(),
+        );
+        let hello = tokio::spawn(
+            mbd::hello_loop(
+                shared.clone(),
+                owner_tx.clone(),
+                master_rx.clone(),
+                client_tx,
+                stop_rx.clone(),
+            )
+            .in_current_span(),
+        );
+        let mbdsup = opts.supervise_mbatchd.then(|| {
+            tokio::spawn(
+                mbdsup::supervise(
+                    shared.clone(),
+                    opts.mbatchd_exe.clone(),
+                    master_rx.clone(),
+                    stop_rx.clone(),
+                )
+                .in_current_span(),
+            )
+        });
+
+        let service = service::SbdService::new(owner_tx.clone());
+        let router = tonic::transport::Server::builder().add_service(
+            basalt_proto::sbatchd::sbatchd_server::SbatchdServer::new(service),
+        );
+        let mut server_stop = stop_rx.clone();
+        let server = tokio::spawn(basalt_runtime::serve(router, listener, async move {
+            let _ = server_stop.wait_for(|s| *s).await;
+        }));
+        shutdown.await;
+        info!("sbatchd shutting down; job supervisors keep running");
+        let _ = stop_tx.send(true);
+        if let Some(m) = mbdsup {
+            let _ = m.await;
+        }
+        let served = server.await;
+        let _ = owner_tx.send(owner::Msg::Shutdown).await;
+        let _ = owner.await;
+        masters.abort();
+        hello.abort();
+        drop(lock);
+        match served {
+            Ok(r) => r.map_err(SbdError::from),
+            Err(_) => Ok(()),
+        }
+    }
+    .instrument(span)
+    .await
+}

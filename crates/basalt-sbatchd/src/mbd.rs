@@ -1,0 +1,217 @@
+//! Talking to mbatchd: finding the master through the LIMs, the `SbdHello`
+//! heartbeat, and the per-job reporters that deliver `ReportJob` calls in order,
+//! retrying with back-off until each is acknowledged.
+
+use crate::Shared;
+use crate::owner::{Key, Msg};
+use basalt_proto::mbatchd::mbatchd_client::MbatchdClient;
+use basalt_proto::mbatchd::{AckKind, JobReport, ReportKind, SbdHelloRequest};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, watch};
+use tonic::transport::Channel;
+use tracing::{debug, info, warn};
+
+/// An mbatchd client.
+pub type Client = MbatchdClient<Channel>;
+
+const RPC_TIMEOUT: Duration = Duration::from_secs(5);
+const DEFAULT_HELLO: Duration = Duration::from_secs(5);
+
+/// Follow the master host: ask the local LIM every second (any LIM when the local
+/// one does not answer) and publish the master's name when it changes.
+pub async fn master_watch(
+    shared: Arc<Shared>,
+    tx: watch::Sender<Option<String>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let timeout = Duration::from_secs(1);
+    let mut local = basalt_runtime::lim_channel(&shared.config, &shared.host, timeout).ok();
+    loop {
+        let mut master = None;
+        if let Some(lim) = local.as_mut()
+            && let Ok(Ok(r)) = tokio::time::timeout(
+                timeout,
+                lim.cluster_info(basalt_proto::lim::ClusterInfoRequest {}),
+            )
+            .await
+        {
+            let r = r.into_inner();
+            if !r.master.is_empty() {
+                master = Some(r.master);
+            }
+        }
+        if master.is_none()
+            && let Ok(m) = basalt_runtime::find_master(&shared.config, timeout).await
+        {
+            master = Some(m.master);
+        }
+        if let Some(m) = master {
+            let m = basalt_runtime::canonical_host(&shared.config, &m).unwrap_or(m);
+            tx.send_if_modified(|cur| {
+                if cur.as_deref() == Some(m.as_str()) {
+                    false
+                } else {
+                    info!("master host is {m}");
+                    *cur = Some(m);
+                    true
+                }
+            });
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            _ = crate::stopped(&mut stop) => return,
+        }
+    }
+}
+
+/// The heartbeat: `SbdHello` to the master's mbatchd at start (`restarted`) and then
+/// every `hello_interval`. The client is published for reporters once a hello to
+/// the current master succeeded (so reports carry its epoch).
+pub async fn hello_loop(
+    shared: Arc<Shared>,
+    owner: mpsc::Sender<Msg>,
+    mut master: watch::Receiver<Option<String>>,
+    clients: watch::Sender<Option<Client>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut restarted = true;
+    let mut current: Option<(String, Client, bool)> = None;
+    let mut failures: u32 = 0;
+    loop {
+        let wanted = master.borrow_and_update().clone();
+        if wanted.as_deref() != current.as_ref().map(|c| c.0.as_str()) {
+            current = wanted.and_then(|m| {
+                basalt_runtime::mbatchd_channel(&shared.config, &m, RPC_TIMEOUT)
+                    .ok()
+                    .map(|c| (m, c, false))
+            });
+            clients.send_replace(None);
+        }
+        let mut interval = Duration::from_secs(1);
+        if let Some((m, client, published)) = current.as_mut() {
+            let (jtx, jrx) = oneshot::channel();
+            let jobs = if owner.send(Msg::HelloJobs { reply: jtx }).await.is_ok() {
+                jrx.await.unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            let req = SbdHelloRequest {
+                protocol: Some(basalt_proto::PROTOCOL),
+                host: shared.host.clone(),
+                restarted,
+                jobs,
+            };
+            match tokio::time::timeout(RPC_TIMEOUT, client.sbd_hello(req)).await {
+                Ok(Ok(reply)) => {
+                    let r = reply.into_inner();
+                    if restarted || failures > 0 {
+                        info!("mbatchd on {m} answered; epoch {}", r.epoch);
+                    }
+                    restarted = false;
+                    failures = 0;
+                    let _ = owner
+                        .send(Msg::Hello {
+                            epoch: r.epoch,
+                            terminate_interval: r.job_terminate_interval,
+                        })
+                        .await;
+                    if !*published {
+                        *published = true;
+                        clients.send_replace(Some(client.clone()));
+                    }
+                    interval = if r.hello_interval > 0 {
+                        Duration::from_secs(u64::from(r.hello_interval))
+                    } else {
+                        DEFAULT_HELLO
+                    };
+                }
+                Ok(Err(e)) => {
+                    failures += 1;
+                    if failures == 1 || failures.is_multiple_of(60) {
+                        warn!("SbdHello to mbatchd on {m}: {}", e.message());
+                    }
+                }
+                Err(_) => {
+                    failures += 1;
+                    if failures == 1 || failures.is_multiple_of(60) {
+                        warn!("SbdHello to mbatchd on {m}: timed out");
+                    }
+                }
+            }
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(interval) => {}
+            r = master.changed() => {
+                if r.is_err() {
+                    tokio::time::sleep(interval).await;
+                }
+            }
+            _ = shared.relocate.notified() => {
+                // A reporter could not reach mbatchd: say hello again soon.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            _ = crate::stopped(&mut stop) => return,
+        }
+    }
+}
+
+/// Deliver one job's reports in order. Each is retried (back-off 100 ms doubling to
+/// 5 s) until mbatchd acknowledges it; `NO_JOB` ends reporting for the job.
+pub async fn reporter(
+    shared: Arc<Shared>,
+    key: Key,
+    mut rx: mpsc::UnboundedReceiver<JobReport>,
+    owner: mpsc::Sender<Msg>,
+    mut clients: watch::Receiver<Option<Client>>,
+) {
+    while let Some(mut report) = rx.recv().await {
+        let kind = ReportKind::try_from(report.kind).unwrap_or(ReportKind::Unspecified);
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            let client = clients.borrow_and_update().clone();
+            if let Some(mut c) = client {
+                report.epoch = shared.epoch();
+                match tokio::time::timeout(RPC_TIMEOUT, c.report_job(report.clone())).await {
+                    Ok(Ok(ack)) => {
+                        let ack = ack.into_inner();
+                        let ack_kind = AckKind::try_from(ack.kind).unwrap_or(AckKind::Ok);
+                        debug!(
+                            "job {} idx {} attempt {}: report {} ({kind:?}) acknowledged: {ack_kind:?}",
+                            key.0, key.1, key.2, report.seq
+                        );
+                        let _ = owner
+                            .send(Msg::Acked {
+                                key,
+                                kind,
+                                ack: ack_kind,
+                                epoch: ack.epoch,
+                            })
+                            .await;
+                        if ack_kind == AckKind::NoJob {
+                            return;
+                        }
+                        break;
+                    }
+                    Ok(Err(e)) => {
+                        debug!("job {}: report {}: {}", key.0, report.seq, e.message());
+                        shared.relocate.notify_one();
+                    }
+                    Err(_) => {
+                        debug!("job {}: report {}: timed out", key.0, report.seq);
+                        shared.relocate.notify_one();
+                    }
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(backoff) => {}
+                r = clients.changed() => {
+                    if r.is_err() {
+                        tokio::time::sleep(backoff).await;
+                    }
+                }
+            }
+            backoff = (backoff * 2).min(Duration::from_secs(5));
+        }
+    }
+}

@@ -1,0 +1,864 @@
+//! The owner task: holds the job table. gRPC handlers, event watchers and
+//! reporters send it messages; it answers and spawns the work that does I/O
+//! (launching supervisors, reading events files, control-socket calls, reports),
+//! so it never waits on the filesystem or the network itself.
+
+use crate::Shared;
+use crate::mbd::{self, Client};
+use crate::state::{self, Event, EventKind};
+use basalt_core::job::status as jstat;
+use basalt_proto::mbatchd::{AckKind, JobRef, JobReport, ReportKind, SbdJob};
+use basalt_proto::sbatchd::{
+    JobSpec, PeekRequest, SignalAction, SignalJobRequest, StatusJob, StatusReply,
+};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot, watch};
+use tonic::Status;
+use tracing::{Instrument, debug, info, warn};
+
+/// (job id, array index, attempt).
+pub type Key = (u64, u32, u32);
+
+/// What a peek should read.
+#[derive(Debug, Clone)]
+pub struct PeekTarget {
+    pub path: String,
+}
+
+/// Messages the owner serves.
+#[derive(Debug)]
+pub enum Msg {
+    Start {
+        epoch: u64,
+        spec: Box<JobSpec>,
+        reply: oneshot::Sender<Result<(u32, u32), Status>>,
+    },
+    Signal {
+        req: SignalJobRequest,
+        reply: oneshot::Sender<Result<bool, Status>>,
+    },
+    Peek {
+        req: PeekRequest,
+        reply: oneshot::Sender<Result<PeekTarget, Status>>,
+    },
+    Status {
+        reply: oneshot::Sender<StatusReply>,
+    },
+    /// The jobs to list in an SbdHello.
+    HelloJobs {
+        reply: oneshot::Sender<Vec<SbdJob>>,
+    },
+    /// mbatchd answered a hello.
+    Hello {
+        epoch: u64,
+        terminate_interval: u32,
+    },
+    /// New lines of a job's events file.
+    Events {
+        key: Key,
+        events: Vec<Event>,
+    },
+    /// The job's watcher ended: the final event was seen (`final_seen`) or the
+    /// supervisor is gone without one.
+    WatcherDone {
+        key: Key,
+        final_seen: bool,
+    },
+    /// mbatchd acknowledged a report.
+    Acked {
+        key: Key,
+        kind: ReportKind,
+        ack: AckKind,
+        epoch: u64,
+    },
+    Shutdown,
+}
+
+struct Job {
+    spec: Arc<JobSpec>,
+    dir: PathBuf,
+    pid: u32,
+    pgid: u32,
+    /// LSF state code; 0 while starting.
+    state: u32,
+    exec_uid: Option<u32>,
+    out_path: String,
+    last_seq: u64,
+    final_seen: bool,
+    final_acked: bool,
+    watcher_done: bool,
+    start_error: Option<String>,
+    waiters: Vec<oneshot::Sender<Result<(u32, u32), Status>>>,
+    /// The reporter's queue; None once mbatchd said NO_JOB.
+    reports: Option<mpsc::UnboundedSender<JobReport>>,
+}
+
+impl Job {
+    fn running(&self) -> bool {
+        !self.final_seen
+    }
+}
+
+/// The owner of the job table.
+pub struct Owner {
+    shared: Arc<Shared>,
+    tx: mpsc::Sender<Msg>,
+    client: watch::Receiver<Option<Client>>,
+    jobs: BTreeMap<Key, Job>,
+    /// Recently removed jobs, so a repeated StartJob is answered, not re-run.
+    recent: BTreeMap<Key, (u32, u32, Instant)>,
+}
+
+const RECENT_KEEP: Duration = Duration::from_secs(600);
+
+impl Owner {
+    pub fn new(
+        shared: Arc<Shared>,
+        tx: mpsc::Sender<Msg>,
+        client: watch::Receiver<Option<Client>>,
+    ) -> Owner {
+        Owner {
+            shared,
+            tx,
+            client,
+            jobs: BTreeMap::new(),
+            recent: BTreeMap::new(),
+        }
+    }
+
+    pub async fn run(mut self, mut rx: mpsc::Receiver<Msg>, found: Vec<state::Found>) {
+        for f in found {
+            self.adopt(f);
+        }
+        while let Some(msg) = rx.recv().await {
+            match msg {
+                Msg::Shutdown => break,
+                m => self.handle(m),
+            }
+        }
+    }
+
+    fn check_epoch(&self, epoch: u64) -> Result<(), Status> {
+        let newest = self.shared.epoch();
+        if epoch < newest {
+            return Err(Status::failed_precondition(format!(
+                "stale epoch {epoch}: this sbatchd has seen epoch {newest}"
+            )));
+        }
+        self.shared.epoch.fetch_max(epoch, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn handle(&mut self, msg: Msg) {
+        match msg {
+            Msg::Start { epoch, spec, reply } => {
+                if let Err(s) = self.check_epoch(epoch) {
+                    let _ = reply.send(Err(s));
+                    return;
+                }
+                self.start(*spec, reply);
+            }
+            Msg::Signal { req, reply } => {
+                if let Err(s) = self.check_epoch(req.epoch) {
+                    let _ = reply.send(Err(s));
+                    return;
+                }
+                self.signal(req, reply);
+            }
+            Msg::Peek { req, reply } => {
+                let _ = reply.send(self.peek(&req));
+            }
+            Msg::Status { reply } => {
+                let pid = self.shared.mbatchd_pid.load(Ordering::SeqCst);
+                let _ = reply.send(StatusReply {
+                    host: self.shared.host.clone(),
+                    epoch: self.shared.epoch(),
+                    jobs: self
+                        .jobs
+                        .iter()
+                        .map(|(k, j)| StatusJob {
+                            job_id: k.0,
+                            idx: k.1,
+                            attempt: k.2,
+                            state: j.state,
+                            pid: j.pid,
+                            pgid: j.pgid,
+                        })
+                        .collect(),
+                    supervising_mbatchd: pid != 0,
+                    mbatchd_pid: pid,
+                });
+            }
+            Msg::HelloJobs { reply } => {
+                let jobs = self
+                    .jobs
+                    .iter()
+                    .filter(|(_, j)| !j.final_acked && j.reports.is_some())
+                    .map(|(k, j)| SbdJob {
+                        id: Some(job_ref(k.0, k.1)),
+                        attempt: k.2,
+                        state: j.state,
+                        pid: j.pid,
+                        pgid: j.pgid,
+                    })
+                    .collect();
+                let _ = reply.send(jobs);
+            }
+            Msg::Hello {
+                epoch,
+                terminate_interval,
+            } => {
+                self.shared.epoch.fetch_max(epoch, Ordering::SeqCst);
+                if terminate_interval > 0 {
+                    self.shared
+                        .terminate_interval
+                        .store(terminate_interval, Ordering::SeqCst);
+                }
+            }
+            Msg::Events { key, events } => self.events(key, events),
+            Msg::WatcherDone { key, final_seen } => self.watcher_done(key, final_seen),
+            Msg::Acked {
+                key,
+                kind,
+                ack,
+                epoch,
+            } => {
+                self.shared.epoch.fetch_max(epoch, Ordering::SeqCst);
+                self.acked(key, kind, ack);
+            }
+            Msg::Shutdown => {}
+        }
+    }
+
+    fn new_job(&mut self, key: Key, spec: Arc<JobSpec>, dir: PathBuf) -> &mut Job {
+        let (rtx, rrx) = mpsc::unbounded_channel();
+        tokio::spawn(
+            mbd::reporter(
+                self.shared.clone(),
+                key,
+                rrx,
+                self.tx.clone(),
+                self.client.clone(),
+            )
+            .in_current_span(),
+        );
+        self.jobs.entry(key).or_insert(Job {
+            spec,
+            dir,
+            pid: 0,
+            pgid: 0,
+            state: 0,
+            exec_uid: None,
+            out_path: String::new(),
+            last_seq: 0,
+            final_seen: false,
+            final_acked: false,
+            watcher_done: false,
+            start_error: None,
+            waiters: Vec::new(),
+            reports: Some(rtx),
+        })
+    }
+
+    fn start(&mut self, spec: JobSpec, reply: oneshot::Sender<Result<(u32, u32), Status>>) {
+        let key = (spec.job_id, spec.idx, spec.attempt);
+        if let Some(job) = self.jobs.get_mut(&key) {
+            if let Some(e) = &job.start_error {
+                let _ = reply.send(Err(Status::aborted(e.clone())));
+            } else if job.pid != 0 {
+                let _ = reply.send(Ok((job.pid, job.pgid)));
+            } else {
+                job.waiters.push(reply);
+            }
+            return;
+        }
+        if let Some((pid, pgid, _)) = self.recent.get(&key) {
+            let _ = reply.send(Ok((*pid, *pgid)));
+            return;
+        }
+        // A newer attempt replaces an older copy still running here.
+        let stale: Vec<Key> = self
+            .jobs
+            .iter()
+            .filter(|(k, j)| k.0 == key.0 && k.1 == key.1 && k.2 < key.2 && j.running())
+            .map(|(k, _)| *k)
+            .collect();
+        for k in stale {
+            info!(
+                "job {}[{}]: attempt {} replaces attempt {}; killing the old one",
+                k.0, k.1, key.2, k.2
+            );
+            self.send_ctl(k, "KILL 0 -".to_owned(), None);
+        }
+        info!(
+            "job {} idx {} attempt {}: starting as user {}",
+            key.0, key.1, key.2, spec.user
+        );
+        let dir = self
+            .shared
+            .state_root
+            .join(crate::paths::state_dir_name(key.0, key.1, key.2));
+        let job_file = spec.job_file.clone();
+        let mut light = spec;
+        light.job_file = Vec::new();
+        let full = Arc::new(JobSpec {
+            job_file,
+            ..light.clone()
+        });
+        let job = self.new_job(key, Arc::new(light), dir.clone());
+        job.waiters.push(reply);
+        let shared = self.shared.clone();
+        let tx = self.tx.clone();
+        tokio::spawn(launch(shared, tx, key, full, dir).in_current_span());
+    }
+
+    fn adopt(&mut self, f: state::Found) {
+        let key = f.key;
+        let final_seen = f.events.iter().any(|e| e.kind.is_final());
+        let alive = f.supervisor.is_some_and(state::supervisor_alive);
+        info!(
+            "job {} idx {} attempt {}: found in state directory ({}; {} event(s))",
+            key.0,
+            key.1,
+            key.2,
+            if final_seen {
+                "finished"
+            } else if alive {
+                "supervisor alive"
+            } else {
+                "supervisor gone"
+            },
+            f.events.len()
+        );
+        let mut light = f.spec;
+        light.job_file = Vec::new();
+        self.new_job(key, Arc::new(light), f.dir.clone());
+        self.events(key, f.events);
+        if final_seen {
+            self.watcher_done(key, true);
+        } else if alive {
+            let tx = self.tx.clone();
+            tokio::spawn(
+                watch_events(tx, key, f.dir, None, f.supervisor, f.offset).in_current_span(),
+            );
+        } else {
+            self.watcher_done(key, false);
+        }
+    }
+
+    fn events(&mut self, key: Key, events: Vec<Event>) {
+        let host = self.shared.host.clone();
+        let Some(job) = self.jobs.get_mut(&key) else {
+            return;
+        };
+        for ev in events {
+            if ev.seq <= job.last_seq {
+                continue;
+            }
+            job.last_seq = ev.seq;
+            match ev.kind {
+                EventKind::Started => {
+                    job.pid = ev.pid;
+                    job.pgid = ev.pgid;
+                    job.state = jstat::RUN;
+                    for w in job.waiters.drain(..) {
+                        let _ = w.send(Ok((ev.pid, ev.pgid)));
+                    }
+                }
+                EventKind::Executing => {
+                    job.out_path = ev.out_path.clone();
+                    job.exec_uid = Some(ev.exec_uid);
+                    if job.pid == 0 {
+                        job.pid = ev.pid;
+                        job.pgid = ev.pgid;
+                    }
+                }
+                EventKind::Rusage => {}
+                EventKind::State => job.state = ev.state,
+                EventKind::Finished => {
+                    job.state = ev.state;
+                    job.final_seen = true;
+                    info!(
+                        "job {} idx {} attempt {}: finished, wait status {}{}",
+                        key.0,
+                        key.1,
+                        key.2,
+                        ev.exit_status,
+                        if ev.term_reason.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", ev.term_reason)
+                        }
+                    );
+                }
+                EventKind::StartFailed => {
+                    job.final_seen = true;
+                    job.state = jstat::EXIT;
+                    warn!(
+                        "job {} idx {} attempt {}: could not start: {}",
+                        key.0, key.1, key.2, ev.message
+                    );
+                    job.start_error = Some(ev.message.clone());
+                    for w in job.waiters.drain(..) {
+                        let _ = w.send(Err(Status::aborted(ev.message.clone())));
+                    }
+                }
+            }
+            if let Some(r) = &job.reports {
+                let _ = r.send(to_report(&host, key, &ev));
+            }
+        }
+    }
+
+    fn watcher_done(&mut self, key: Key, final_seen: bool) {
+        let Some(job) = self.jobs.get_mut(&key) else {
+            return;
+        };
+        job.watcher_done = true;
+        if !final_seen && !job.final_seen {
+            // The supervisor is gone without a final word: kill what may be left of
+            // the job and record it as killed.
+            let ev = if job.pid != 0 {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(job.pgid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+                warn!(
+                    "job {} idx {} attempt {}: its supervisor died; job killed",
+                    key.0, key.1, key.2
+                );
+                Event {
+                    seq: job.last_seq + 1,
+                    kind: EventKind::Finished,
+                    time: now_secs(),
+                    pid: job.pid,
+                    pgid: job.pgid,
+                    state: jstat::EXIT,
+                    exit_status: nix::sys::signal::Signal::SIGKILL as i32,
+                    message: "the job's supervisor died".to_owned(),
+                    ..Default::default()
+                }
+            } else {
+                Event {
+                    seq: job.last_seq + 1,
+                    kind: EventKind::StartFailed,
+                    time: now_secs(),
+                    message: "the job's supervisor ended before the job started".to_owned(),
+                    ..Default::default()
+                }
+            };
+            let dir = job.dir.clone();
+            let line = ev.clone();
+            tokio::task::spawn_blocking(move || {
+                if let Err(e) = state::append_event(&dir, &line) {
+                    warn!("{}: {e}", dir.display());
+                }
+            });
+            self.events(key, vec![ev]);
+        }
+        self.maybe_remove(key);
+    }
+
+    fn acked(&mut self, key: Key, kind: ReportKind, ack: AckKind) {
+        let Some(job) = self.jobs.get_mut(&key) else {
+            return;
+        };
+        match ack {
+            AckKind::Ok => {
+                if matches!(kind, ReportKind::Finished | ReportKind::StartFailed) {
+                    job.final_acked = true;
+                }
+            }
+            AckKind::NoJob => {
+                info!(
+                    "job {} idx {} attempt {}: mbatchd does not know it; no more reports{}",
+                    key.0,
+                    key.1,
+                    key.2,
+                    if job.running() { ", killing it" } else { "" }
+                );
+                job.reports = None;
+                if job.running() {
+                    self.send_ctl(key, "KILL 0 -".to_owned(), None);
+                }
+            }
+            AckKind::StopJob => {
+                if job.running() {
+                    info!(
+                        "job {} idx {} attempt {}: mbatchd says stop it; killing it",
+                        key.0, key.1, key.2
+                    );
+                    let ti = self.shared.terminate_interval.load(Ordering::SeqCst);
+                    self.send_ctl(key, format!("KILL {ti} -"), None);
+                }
+            }
+        }
+        self.maybe_remove(key);
+    }
+
+    /// Drop a job whose story is over: the final report acknowledged (or reporting
+    /// abandoned after NO_JOB) and its supervisor gone. Its state directory goes too.
+    fn maybe_remove(&mut self, key: Key) {
+        let Some(job) = self.jobs.get(&key) else {
+            return;
+        };
+        let done = job.final_seen && job.watcher_done && (job.final_acked || job.reports.is_none());
+        if !done {
+            return;
+        }
+        if let Some(job) = self.jobs.remove(&key) {
+            let now = Instant::now();
+            self.recent
+                .retain(|_, (_, _, t)| now.duration_since(*t) < RECENT_KEEP);
+            self.recent.insert(key, (job.pid, job.pgid, now));
+            let dir = job.dir;
+            tokio::task::spawn_blocking(move || {
+                if let Err(e) = std::fs::remove_dir_all(&dir)
+                    && e.kind() != std::io::ErrorKind::NotFound
+                {
+                    warn!("cannot remove {}: {e}", dir.display());
+                }
+            });
+            debug!("job {} idx {} attempt {}: forgotten", key.0, key.1, key.2);
+        }
+    }
+
+    fn find(&self, job_id: u64, idx: u32, attempt: u32) -> Option<Key> {
+        if attempt != 0 {
+            let k = (job_id, idx, attempt);
+            return self.jobs.contains_key(&k).then_some(k);
+        }
+        self.jobs
+            .range((job_id, idx, 0)..=(job_id, idx, u32::MAX))
+            .next_back()
+            .map(|(k, _)| *k)
+    }
+
+    fn signal(&mut self, req: SignalJobRequest, reply: oneshot::Sender<Result<bool, Status>>) {
+        let Some(key) = self.find(req.job_id, req.idx, req.attempt) else {
+            let _ = reply.send(Ok(false));
+            return;
+        };
+        let Some(job) = self.jobs.get(&key) else {
+            let _ = reply.send(Ok(false));
+            return;
+        };
+        if !job.running() {
+            let _ = reply.send(Ok(false));
+            return;
+        }
+        let action = SignalAction::try_from(req.action).unwrap_or(SignalAction::Kill);
+        let cmd = match action {
+            SignalAction::Kill => {
+                let ti = if req.terminate_interval > 0 {
+                    req.terminate_interval
+                } else {
+                    self.shared.terminate_interval.load(Ordering::SeqCst)
+                };
+                let reason = if req.term_reason.trim().is_empty() {
+                    "-".to_owned()
+                } else {
+                    req.term_reason
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join("_")
+                };
+                format!("KILL {ti} {reason}")
+            }
+            SignalAction::Stop => format!("STOP {} {} 0", req.stop_state, req.reasons),
+            SignalAction::Resume => "RESUME".to_owned(),
+            SignalAction::Signal => match basalt_core::job::signal_number(&req.signal) {
+                Some(n) => format!("SIG {n}"),
+                None => {
+                    let _ = reply.send(Err(Status::invalid_argument(format!(
+                        "{}: Unknown signal",
+                        req.signal
+                    ))));
+                    return;
+                }
+            },
+        };
+        info!("job {} idx {} attempt {}: {cmd}", key.0, key.1, key.2);
+        self.send_ctl(key, cmd, Some(reply));
+    }
+
+    /// Send a command to the job's supervisor (in a task); answer `reply` with found.
+    fn send_ctl(
+        &self,
+        key: Key,
+        cmd: String,
+        reply: Option<oneshot::Sender<Result<bool, Status>>>,
+    ) {
+        let Some(job) = self.jobs.get(&key) else {
+            if let Some(r) = reply {
+                let _ = r.send(Ok(false));
+            }
+            return;
+        };
+        let dir = job.dir.clone();
+        tokio::spawn(
+            async move {
+                match ctl_call(&dir, &cmd).await {
+                    Ok(answer) if answer.starts_with("OK") => {}
+                    Ok(answer) => {
+                        warn!("job {}: supervisor refused {cmd}: {}", key.0, answer.trim())
+                    }
+                    Err(e) => warn!("job {}: supervisor did not take {cmd}: {e}", key.0),
+                }
+                if let Some(r) = reply {
+                    let _ = r.send(Ok(true));
+                }
+            }
+            .in_current_span(),
+        );
+    }
+
+    fn peek(&self, req: &PeekRequest) -> Result<PeekTarget, Status> {
+        let key = self
+            .find(req.job_id, req.idx, 0)
+            .ok_or_else(|| Status::not_found("No matching job found"))?;
+        let job = self
+            .jobs
+            .get(&key)
+            .ok_or_else(|| Status::not_found("No matching job found"))?;
+        let allowed = req.uid == 0 || req.uid == job.spec.uid || Some(req.uid) == job.exec_uid;
+        if !allowed {
+            return Err(Status::permission_denied("User permission denied"));
+        }
+        Ok(PeekTarget {
+            path: job.out_path.clone(),
+        })
+    }
+}
+
+fn job_ref(job_id: u64, idx: u32) -> JobRef {
+    JobRef {
+        job_id,
+        idx,
+        has_idx: idx != 0,
+    }
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// The report for one event (the epoch is filled in when it is sent).
+pub fn to_report(host: &str, key: Key, ev: &Event) -> JobReport {
+    let kind = match ev.kind {
+        EventKind::Started => ReportKind::Started,
+        EventKind::Executing => ReportKind::Executing,
+        EventKind::Rusage => ReportKind::Rusage,
+        EventKind::State => ReportKind::State,
+        EventKind::Finished => ReportKind::Finished,
+        EventKind::StartFailed => ReportKind::StartFailed,
+    };
+    JobReport {
+        protocol: Some(basalt_proto::PROTOCOL),
+        host: host.to_owned(),
+        epoch: 0,
+        id: Some(job_ref(key.0, key.1)),
+        attempt: key.2,
+        seq: ev.seq,
+        kind: kind as i32,
+        pid: ev.pid,
+        pgid: ev.pgid,
+        state: ev.state,
+        reasons: ev.reasons,
+        subreasons: ev.subreasons,
+        exit_status: ev.exit_status,
+        utime: ev.utime,
+        stime: ev.stime,
+        mem_kb: ev.mem_kb,
+        swap_kb: ev.swap_kb,
+        max_mem_kb: ev.max_mem_kb,
+        avg_mem_kb: ev.avg_mem_kb,
+        pids: ev.pids.clone(),
+        exec_uid: ev.exec_uid,
+        exec_user: ev.exec_user.clone(),
+        exec_home: ev.exec_home.clone(),
+        exec_cwd: ev.exec_cwd.clone(),
+        message: ev.message.clone(),
+        time: ev.time,
+        term_reason: ev.term_reason.clone(),
+    }
+}
+
+/// Prepare the state directory and start the job's supervisor, then follow its events.
+async fn launch(
+    shared: Arc<Shared>,
+    tx: mpsc::Sender<Msg>,
+    key: Key,
+    spec: Arc<JobSpec>,
+    dir: PathBuf,
+) {
+    let mut launch = shared.launch.clone();
+    launch.terminate_interval = shared.terminate_interval.load(Ordering::SeqCst);
+    let prep_dir = dir.clone();
+    let prepared = tokio::task::spawn_blocking(move || prepare_dir(&prep_dir, &spec, &launch))
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r.map_err(|e| e.to_string()));
+    let child = match prepared {
+        Err(e) => Err(format!(
+            "cannot prepare the job's state directory {}: {e}",
+            dir.display()
+        )),
+        Ok(()) => tokio::process::Command::new(&shared.supervisor_exe)
+            .arg(crate::supervisor::FLAG)
+            .arg(&dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .env_clear()
+            .env("PATH", crate::env::DEFAULT_PATH)
+            .envs(std::env::vars_os().filter(|(k, _)| k == "BASALT_LOG" || k == "TZ"))
+            .kill_on_drop(false)
+            .spawn()
+            .map_err(|e| {
+                format!(
+                    "cannot start the job supervisor {}: {e}",
+                    shared.supervisor_exe.display()
+                )
+            }),
+    };
+    match child {
+        Ok(child) => watch_events(tx, key, dir, Some(child), None, 0).await,
+        Err(message) => {
+            warn!("job {}: {message}", key.0);
+            let ev = Event {
+                seq: 1,
+                kind: EventKind::StartFailed,
+                time: now_secs(),
+                message,
+                ..Default::default()
+            };
+            let d = dir.clone();
+            let line = ev.clone();
+            let _ = tokio::task::spawn_blocking(move || {
+                let _ = std::fs::create_dir_all(&d);
+                state::append_event(&d, &line)
+            })
+            .await;
+            let _ = tx
+                .send(Msg::Events {
+                    key,
+                    events: vec![ev],
+                })
+                .await;
+            let _ = tx
+                .send(Msg::WatcherDone {
+                    key,
+                    final_seen: true,
+                })
+                .await;
+        }
+    }
+}
+
+fn prepare_dir(dir: &Path, spec: &JobSpec, launch: &state::Launch) -> std::io::Result<()> {
+    use prost::Message;
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.exists() {
+        // A leftover of an earlier sbatchd for the same attempt: start afresh.
+        std::fs::remove_dir_all(dir)?;
+    }
+    std::fs::DirBuilder::new().mode(0o700).create(dir)?;
+    state::write_atomic(&dir.join(state::SPEC_FILE), &spec.encode_to_vec())?;
+    let json = serde_json::to_vec_pretty(launch).map_err(std::io::Error::other)?;
+    state::write_atomic(&dir.join(state::LAUNCH_FILE), &json)
+}
+
+/// Follow a job's events file until its final event (or its supervisor's end).
+/// With a child, its stdout newlines say when to read; an adopted supervisor (no
+/// pipe) is polled, and its liveness checked by pid and start time.
+async fn watch_events(
+    tx: mpsc::Sender<Msg>,
+    key: Key,
+    dir: PathBuf,
+    mut child: Option<tokio::process::Child>,
+    adopted: Option<state::SupervisorId>,
+    mut offset: u64,
+) {
+    let mut lines = child
+        .as_mut()
+        .and_then(|c| c.stdout.take())
+        .map(|o| BufReader::new(o).lines());
+    let mut final_seen = false;
+    loop {
+        let mut ended = false;
+        match lines.as_mut() {
+            Some(l) => {
+                tokio::select! {
+                    r = l.next_line() => {
+                        if !matches!(r, Ok(Some(_))) {
+                            ended = true;
+                        }
+                    }
+                    _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+                }
+            }
+            None => {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                ended = !adopted.is_some_and(state::supervisor_alive);
+            }
+        }
+        let d = dir.clone();
+        let read = tokio::task::spawn_blocking(move || state::read_events_from(&d, offset)).await;
+        if let Ok(Ok((events, off))) = read {
+            offset = off;
+            if !events.is_empty() {
+                final_seen = events.iter().any(|e| e.kind.is_final());
+                if tx.send(Msg::Events { key, events }).await.is_err() {
+                    return;
+                }
+            }
+        }
+        if final_seen || ended {
+            break;
+        }
+    }
+    if let Some(mut c) = child {
+        // The supervisor exits right after its final event.
+        if tokio::time::timeout(Duration::from_secs(30), c.wait())
+            .await
+            .is_err()
+        {
+            warn!(
+                "job {}: supervisor still running 30 s after its final event",
+                key.0
+            );
+        }
+    }
+    let _ = tx.send(Msg::WatcherDone { key, final_seen }).await;
+}
+
+/// One command to a supervisor's control socket; returns its reply line.
+pub async fn ctl_call(dir: &Path, cmd: &str) -> Result<String, String> {
+    let path = dir.join(state::CTL_SOCKET);
+    let call = async {
+        let mut s = tokio::net::UnixStream::connect(&path)
+            .await
+            .map_err(|e| format!("connect {}: {e}", path.display()))?;
+        s.write_all(format!("{cmd}\n").as_bytes())
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut line = String::new();
+        BufReader::new(s)
+            .read_line(&mut line)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(line)
+    };
+    tokio::time::timeout(Duration::from_secs(5), call)
+        .await
+        .map_err(|_| "timed out".to_owned())?
+}

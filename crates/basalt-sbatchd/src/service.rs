@@ -1,0 +1,147 @@
+//! The `basalt.sbatchd.v1.Sbatchd` gRPC service: translates requests into owner
+//! messages and waits for the answer. File reads (bpeek) run in `spawn_blocking`
+//! with a deadline.
+
+use crate::owner::Msg;
+use basalt_proto::sbatchd::{self as pb, sbatchd_server::Sbatchd};
+use std::io::{Read, Seek, SeekFrom};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+use tonic::{Request, Response, Status};
+
+/// The sbatchd gRPC service.
+#[derive(Debug, Clone)]
+pub struct SbdService {
+    tx: mpsc::Sender<Msg>,
+}
+
+impl SbdService {
+    pub fn new(tx: mpsc::Sender<Msg>) -> SbdService {
+        SbdService { tx }
+    }
+
+    async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Msg) -> Result<T, Status> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(make(tx))
+            .await
+            .map_err(|_| Status::unavailable("sbatchd is shutting down"))?;
+        rx.await
+            .map_err(|_| Status::unavailable("sbatchd is shutting down"))
+    }
+}
+
+fn check_protocol(p: Option<&basalt_proto::common::ProtocolVersion>) -> Result<(), Status> {
+    if basalt_proto::compatible(p) {
+        Ok(())
+    } else {
+        Err(Status::failed_precondition(format!(
+            "incompatible protocol version {:?}; this sbatchd speaks {}.{}",
+            p.map(|p| (p.major, p.minor)),
+            basalt_proto::PROTOCOL.major,
+            basalt_proto::PROTOCOL.minor
+        )))
+    }
+}
+
+/// The last `tail` bytes of a file (all of it when `tail` is 0).
+pub fn read_tail(path: &str, tail: u64) -> std::io::Result<Vec<u8>> {
+    let mut f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    if tail > 0 && len > tail {
+        f.seek(SeekFrom::Start(len - tail))?;
+    }
+    let mut buf = Vec::new();
+    f.read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+#[tonic::async_trait]
+impl Sbatchd for SbdService {
+    async fn start_job(
+        &self,
+        request: Request<pb::StartJobRequest>,
+    ) -> Result<Response<pb::StartJobReply>, Status> {
+        let r = request.into_inner();
+        check_protocol(r.protocol.as_ref())?;
+        let spec = r
+            .job
+            .ok_or_else(|| Status::invalid_argument("StartJob without a job"))?;
+        let (pid, pgid) = self
+            .ask(|reply| Msg::Start {
+                epoch: r.epoch,
+                spec: Box::new(spec),
+                reply,
+            })
+            .await??;
+        Ok(Response::new(pb::StartJobReply { pid, pgid }))
+    }
+
+    async fn signal_job(
+        &self,
+        request: Request<pb::SignalJobRequest>,
+    ) -> Result<Response<pb::SignalJobReply>, Status> {
+        let r = request.into_inner();
+        check_protocol(r.protocol.as_ref())?;
+        let found = self.ask(|reply| Msg::Signal { req: r, reply }).await??;
+        Ok(Response::new(pb::SignalJobReply { found }))
+    }
+
+    async fn peek(
+        &self,
+        request: Request<pb::PeekRequest>,
+    ) -> Result<Response<pb::PeekReply>, Status> {
+        let r = request.into_inner();
+        let tail = r.tail_bytes;
+        let target = self.ask(|reply| Msg::Peek { req: r, reply }).await??;
+        if target.path.is_empty() {
+            return Ok(Response::new(pb::PeekReply::default()));
+        }
+        let path = target.path.clone();
+        let read = tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio::task::spawn_blocking(move || read_tail(&path, tail)),
+        )
+        .await
+        .map_err(|_| Status::unavailable(format!("reading {} timed out", target.path)))?
+        .map_err(|e| Status::internal(e.to_string()))?;
+        let output = match read {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => {
+                return Err(Status::unavailable(format!(
+                    "cannot read {}: {e}",
+                    target.path
+                )));
+            }
+        };
+        Ok(Response::new(pb::PeekReply {
+            output,
+            path: target.path,
+        }))
+    }
+
+    async fn status(
+        &self,
+        _request: Request<pb::StatusRequest>,
+    ) -> Result<Response<pb::StatusReply>, Status> {
+        let reply = self.ask(|reply| Msg::Status { reply }).await?;
+        Ok(Response::new(reply))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tails() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = d.path().join("f");
+        std::fs::write(&p, b"hello world").expect("write");
+        let p = p.to_string_lossy().into_owned();
+        assert_eq!(read_tail(&p, 0).expect("all"), b"hello world");
+        assert_eq!(read_tail(&p, 5).expect("tail"), b"world");
+        assert_eq!(read_tail(&p, 100).expect("more"), b"hello world");
+    }
+}
