@@ -1,4 +1,5 @@
-//! LSF's user and administrator commands.
+//! LSF's user and administrator commands: the LIM-level `ls*` commands and the
+//! batch commands (`bsub`, `bjobs`, `bkill`, ... in [`batch`]).
 //!
 //! Each command is a small binary (`src/bin/<name>.rs`) that parses LSF's flags,
 //! asks the daemons, and prints exactly what LSF prints
@@ -10,6 +11,7 @@
 //! (data), stderr (errors), LSF's exit codes.
 
 pub mod args;
+pub mod batch;
 pub mod lim_cmds;
 pub mod numfmt;
 

@@ -1,0 +1,455 @@
+//! `badmin`: `hclose hopen qclose qopen qact qinact reconfig mbdrestart ckconfig
+//! showconf mbd` (cli-output.md §7).
+
+use super::opts::{self, Item, Spec};
+use super::params;
+use super::timefmt;
+use basalt_config::{ConfigErrors, Loaded};
+use basalt_proto::mbatchd::{
+    CtlReply, HostCtlRequest, HostOp, HostsRequest, QueueCtlRequest, QueueOp, QueuesRequest,
+    ReconfigRequest,
+};
+use std::process::ExitCode;
+
+/// badmin's usage text.
+pub const USAGE: &str = "Usage: badmin [-h] [-V] subcommand ...
+Subcommands:
+    hclose [-C comment] [host_name ... | all]
+    hopen  [-C comment] [host_name ... | all]
+    qclose [-C comment] [queue_name ... | all]
+    qopen  [-C comment] [queue_name ... | all]
+    qact   [-C comment] [queue_name ... | all]
+    qinact [-C comment] [queue_name ... | all]
+    reconfig [-v] [-f]
+    mbdrestart [-v] [-f]
+    ckconfig [-v]
+    showconf mbd
+";
+
+const SPEC: Spec = Spec {
+    flags: &["h", "V", "v", "f"],
+    valued: &["C"],
+};
+
+/// The configuration check of `reconfig`/`mbdrestart`/`ckconfig` (stderr text) and
+/// whether it found fatal errors.
+pub fn check_report(result: &Result<Loaded, ConfigErrors>, verbose: bool) -> (String, bool) {
+    let mut out = String::from("Checking configuration files ...\n\n");
+    match result {
+        Err(errors) => {
+            for e in &errors.0 {
+                out.push_str(&format!("{e}\n"));
+            }
+            out.push_str("There are fatal errors.\n");
+            (out, true)
+        }
+        Ok(l) if l.warnings.is_empty() => {
+            out.push_str("No errors found.\n");
+            (out, false)
+        }
+        Ok(l) => {
+            if verbose {
+                for w in &l.warnings {
+                    out.push_str(&format!("{w}\n"));
+                }
+            }
+            out.push_str("There are warning errors.\n");
+            if !verbose {
+                out.push_str("(badmin ckconfig -v lists them)\n");
+            }
+            (out, false)
+        }
+    }
+}
+
+/// Lines for an hclose/hopen reply (stderr) and whether any failed.
+pub fn host_ctl_text(op: HostOp, reply: &CtlReply) -> (String, bool) {
+    let word = if op == HostOp::Close { "Close" } else { "Open" };
+    let mut out = String::new();
+    let mut failed = false;
+    for r in &reply.results {
+        let tail = match (r.ok, r.message.is_empty()) {
+            (true, true) => "done".to_owned(),
+            (true, false) => format!("done : {}", r.message),
+            (false, _) => {
+                failed = true;
+                r.message.clone()
+            }
+        };
+        out.push_str(&format!("{word} <{}> ...... {tail}\n", r.name));
+    }
+    (out, failed)
+}
+
+/// Lines for a queue control reply: (stdout, stderr, failed).
+pub fn queue_ctl_text(op: QueueOp, reply: &CtlReply) -> (String, String, bool) {
+    let done = match op {
+        QueueOp::Open => "opened",
+        QueueOp::Close => "closed",
+        QueueOp::Activate => "activated",
+        QueueOp::Inactivate | QueueOp::Unspecified => "inactivated",
+    };
+    let (mut out, mut err, mut failed) = (String::new(), String::new(), false);
+    for r in &reply.results {
+        if r.ok {
+            out.push_str(&format!("Queue <{}> is {done}\n", r.name));
+        } else {
+            failed = true;
+            err.push_str(&format!("Queue <{}>: {}\n", r.name, r.message));
+        }
+    }
+    (out, err, failed)
+}
+
+struct Parsed {
+    sub: String,
+    names: Vec<String>,
+    comment: String,
+    verbose: bool,
+}
+
+fn parse(args: &[String]) -> Result<Parsed, ExitCode> {
+    let items = match opts::parse(args, &SPEC, false) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("badmin: {e}");
+            eprint!("{USAGE}");
+            return Err(crate::fail());
+        }
+    };
+    if let Some(code) = super::help_or_version(&items, USAGE) {
+        return Err(code);
+    }
+    let mut words = Vec::new();
+    let mut comment = String::new();
+    let mut verbose = false;
+    for it in items {
+        match it {
+            Item::Arg(a) => words.push(a),
+            Item::Opt(n, v) if n == "C" => comment = v.unwrap_or_default(),
+            Item::Opt(n, _) if n == "v" => verbose = true,
+            Item::Opt(..) => {}
+        }
+    }
+    if words.is_empty() {
+        eprint!("{USAGE}");
+        return Err(crate::fail());
+    }
+    let sub = words.remove(0);
+    Ok(Parsed {
+        sub,
+        names: words,
+        comment,
+        verbose,
+    })
+}
+
+fn config_check(verbose: bool) -> bool {
+    let result = basalt_config::load(&basalt_runtime::envdir());
+    let (text, fatal) = check_report(&result, verbose);
+    eprint!("{text}");
+    !fatal
+}
+
+/// `badmin`.
+pub fn main(args: Vec<String>) -> ExitCode {
+    let p = match parse(&args) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
+    let host_op = match p.sub.as_str() {
+        "hclose" => Some(HostOp::Close),
+        "hopen" => Some(HostOp::Open),
+        _ => None,
+    };
+    let queue_op = match p.sub.as_str() {
+        "qclose" => Some(QueueOp::Close),
+        "qopen" => Some(QueueOp::Open),
+        "qact" => Some(QueueOp::Activate),
+        "qinact" => Some(QueueOp::Inactivate),
+        _ => None,
+    };
+    match p.sub.as_str() {
+        "ckconfig" => {
+            return if config_check(p.verbose) {
+                ExitCode::SUCCESS
+            } else {
+                crate::fail()
+            };
+        }
+        "reconfig" | "mbdrestart" => {
+            if !config_check(p.verbose) {
+                return crate::fail();
+            }
+        }
+        "showconf" => {
+            if p.names.first().map(String::as_str) != Some("mbd") || p.names.len() != 1 {
+                eprintln!(
+                    "badmin: showconf: only <mbd> is known here (lsadmin showconf lim for the LIM)"
+                );
+                return crate::fail();
+            }
+        }
+        _ if host_op.is_some() || queue_op.is_some() => {}
+        other => {
+            eprintln!("badmin: Invalid command <{other}>");
+            eprint!("{USAGE}");
+            return crate::fail();
+        }
+    }
+    let config = match super::load_config("badmin") {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let caller = super::caller(&config);
+    super::run(async move {
+        if p.sub == "showconf" {
+            let reply = match params::fetch(&config).await {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            let local = params::required_conf(&config);
+            print!(
+                "{}",
+                params::showconf_mbd(&reply, &local, timefmt::local, timefmt::now())
+            );
+            return ExitCode::SUCCESS;
+        }
+        let mut client = match super::connect_mbatchd(&config).await {
+            Ok(c) => c,
+            Err(e) => return super::connect_failed(&e),
+        };
+        if p.sub == "reconfig" || p.sub == "mbdrestart" {
+            let restart = p.sub == "mbdrestart";
+            return match client
+                .reconfig(ReconfigRequest {
+                    caller: Some(caller),
+                    restart,
+                })
+                .await
+            {
+                Ok(r) => {
+                    let reply = r.into_inner();
+                    let failed: Vec<_> = reply.results.iter().filter(|r| !r.ok).collect();
+                    if failed.is_empty() {
+                        println!(
+                            "{}",
+                            if restart {
+                                "MBD restart initiated"
+                            } else {
+                                "Reconfiguration initiated"
+                            }
+                        );
+                        ExitCode::SUCCESS
+                    } else {
+                        for r in failed {
+                            eprintln!("{}", r.message);
+                        }
+                        crate::fail()
+                    }
+                }
+                Err(s) => {
+                    eprintln!("{}", super::status_text(&s));
+                    crate::fail()
+                }
+            };
+        }
+        if let Some(op) = host_op {
+            let hosts = if p.names.is_empty() {
+                vec![super::local_host(&config)]
+            } else if p.names.iter().any(|n| n == "all") {
+                match client
+                    .hosts(HostsRequest {
+                        caller: Some(caller.clone()),
+                        hosts: vec![],
+                    })
+                    .await
+                {
+                    Ok(r) => r.into_inner().hosts.into_iter().map(|h| h.name).collect(),
+                    Err(s) => {
+                        eprintln!("{}", super::status_text(&s));
+                        return crate::fail();
+                    }
+                }
+            } else {
+                p.names.clone()
+            };
+            let req = HostCtlRequest {
+                caller: Some(caller),
+                op: op as i32,
+                hosts,
+                message: p.comment.clone(),
+            };
+            return match client.host_ctl(req).await {
+                Ok(r) => {
+                    let (text, failed) = host_ctl_text(op, &r.into_inner());
+                    eprint!("{text}");
+                    if failed {
+                        crate::fail()
+                    } else {
+                        ExitCode::SUCCESS
+                    }
+                }
+                Err(s) => {
+                    eprintln!("{}", super::status_text(&s));
+                    crate::fail()
+                }
+            };
+        }
+        let Some(op) = queue_op else {
+            return crate::fail();
+        };
+        let queues = if p.names.is_empty() || p.names.iter().any(|n| n == "all") {
+            let all = p.names.iter().any(|n| n == "all");
+            match client
+                .queues(QueuesRequest {
+                    caller: Some(caller.clone()),
+                    queues: vec![],
+                })
+                .await
+            {
+                Ok(r) => r
+                    .into_inner()
+                    .queues
+                    .into_iter()
+                    .filter(|q| all || q.is_default)
+                    .map(|q| q.name)
+                    .collect(),
+                Err(s) => {
+                    eprintln!("{}", super::status_text(&s));
+                    return crate::fail();
+                }
+            }
+        } else {
+            p.names.clone()
+        };
+        let req = QueueCtlRequest {
+            caller: Some(caller),
+            op: op as i32,
+            queues,
+            message: p.comment.clone(),
+        };
+        match client.queue_ctl(req).await {
+            Ok(r) => {
+                let (out, err, failed) = queue_ctl_text(op, &r.into_inner());
+                print!("{out}");
+                eprint!("{err}");
+                if failed {
+                    crate::fail()
+                } else {
+                    ExitCode::SUCCESS
+                }
+            }
+            Err(s) => {
+                eprintln!("{}", super::status_text(&s));
+                crate::fail()
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use basalt_config::{ConfigError, Warning};
+    use basalt_proto::mbatchd::CtlResult;
+    use std::path::PathBuf;
+
+    fn ctl(name: &str, ok: bool, msg: &str) -> CtlResult {
+        CtlResult {
+            name: name.into(),
+            ok,
+            message: msg.into(),
+        }
+    }
+
+    #[test]
+    fn host_and_queue_lines() {
+        let reply = CtlReply {
+            results: vec![
+                ctl("vm", true, ""),
+                ctl("h2", true, "host remains closed due to dispatch window; "),
+                ctl(
+                    "nope",
+                    false,
+                    "Bad host name, host group name or cluster name",
+                ),
+            ],
+        };
+        let (text, failed) = host_ctl_text(HostOp::Close, &reply);
+        assert_eq!(
+            text,
+            "Close <vm> ...... done\nClose <h2> ...... done : host remains closed due to dispatch window; \nClose <nope> ...... Bad host name, host group name or cluster name\n"
+        );
+        assert!(failed);
+        let (text, _) = host_ctl_text(
+            HostOp::Open,
+            &CtlReply {
+                results: vec![ctl("vm", true, "")],
+            },
+        );
+        assert_eq!(text, "Open <vm> ...... done\n");
+        for (op, word) in [
+            (QueueOp::Close, "closed"),
+            (QueueOp::Open, "opened"),
+            (QueueOp::Activate, "activated"),
+            (QueueOp::Inactivate, "inactivated"),
+        ] {
+            let (out, err, failed) = queue_ctl_text(
+                op,
+                &CtlReply {
+                    results: vec![ctl("lowq", true, "")],
+                },
+            );
+            assert_eq!(out, format!("Queue <lowq> is {word}\n"));
+            assert!(err.is_empty() && !failed);
+        }
+    }
+
+    #[test]
+    fn configuration_check_text() {
+        let errors: Result<Loaded, ConfigErrors> = Err(ConfigErrors(vec![ConfigError {
+            file: PathBuf::from("/c/lsb.queues"),
+            line: 3,
+            message: "bad PRIORITY".into(),
+        }]));
+        let (text, fatal) = check_report(&errors, false);
+        assert!(fatal);
+        assert_eq!(
+            text,
+            "Checking configuration files ...\n\n/c/lsb.queues:3: bad PRIORITY\nThere are fatal errors.\n"
+        );
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let spec = basalt_config::embedded::DefaultCluster::new(
+            "basalt",
+            "nobody",
+            vec![basalt_config::embedded::DefaultHost {
+                name: "hostA".into(),
+                address: None,
+                server: true,
+            }],
+        );
+        let envdir = spec
+            .write(dir.path())
+            .unwrap_or_else(|e| panic!("write: {e}"));
+        let mut loaded = basalt_config::load(&envdir);
+        let (text, fatal) = check_report(&loaded, false);
+        assert!(!fatal);
+        assert_eq!(
+            text,
+            "Checking configuration files ...\n\nNo errors found.\n"
+        );
+        if let Ok(l) = &mut loaded {
+            l.warnings.push(Warning {
+                file: PathBuf::from("/c/lsb.params"),
+                line: 2,
+                message: "unknown keyword FOO".into(),
+            });
+        }
+        let (text, fatal) = check_report(&loaded, true);
+        assert!(!fatal);
+        assert!(
+            text.ends_with("/c/lsb.params:2: unknown keyword FOO\nThere are warning errors.\n")
+        );
+    }
+}

@@ -1,0 +1,568 @@
+//! `bqueues` and `bhosts` (cli-output.md §4–5): the short tables, `-w` and `-l`.
+
+use super::bjobs::thresholds;
+use super::opts::{Item, Spec};
+use super::text::col;
+use basalt_proto::mbatchd::{BatchHostInfo, HostsRequest, QueueInfo, QueuesRequest};
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+fn limit(v: i64) -> String {
+    if v < 0 { "-".into() } else { v.to_string() }
+}
+
+fn limit_f(v: f64) -> String {
+    if v < 0.0 || !v.is_finite() {
+        "-".into()
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// A queue's status word: `Open:Active`, `Closed:Inact`, ... (`-l`: `Inact_Adm`, `Inact_Win`).
+pub fn queue_status(q: &QueueInfo, long: bool) -> String {
+    let open = if q.open { "Open" } else { "Closed" };
+    let act = if q.active {
+        "Active".to_owned()
+    } else if long && !q.inactive_reason.is_empty() {
+        q.inactive_reason.clone()
+    } else if long {
+        "Inact_Adm".to_owned()
+    } else {
+        "Inact".to_owned()
+    };
+    format!("{open}:{act}")
+}
+
+/// The header of `bqueues`.
+pub const QUEUES_HEADER: &str =
+    "QUEUE_NAME      PRIO STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN  SUSP ";
+
+/// `bqueues` / `bqueues -w`.
+pub fn queues_table(queues: &[QueueInfo], wide: bool) -> String {
+    let mut out = String::from(QUEUES_HEADER);
+    out.push('\n');
+    for q in queues {
+        let name = if wide {
+            format!("{:<15}", q.name)
+        } else {
+            col(&q.name, 15)
+        };
+        let status = queue_status(q, false);
+        let status = if wide {
+            format!("{status:<15}")
+        } else {
+            col(&status, 15)
+        };
+        let _ = writeln!(
+            out,
+            "{name} {:3}  {status}{:>4} {:>4} {:>4} {:>4} {:5} {:5} {:5} {:5}",
+            q.priority,
+            limit(q.max_jobs),
+            limit(q.jl_u),
+            limit_f(q.jl_p),
+            limit(q.jl_h),
+            q.njobs,
+            q.pend,
+            q.run,
+            q.ssusp + q.ususp
+        );
+    }
+    out
+}
+
+/// Place values under a header: each value is right-aligned to the end of its header
+/// word (`right`) or starts where it starts; at least one blank separates columns.
+fn under(header: &str, cells: &[(&str, bool)]) -> String {
+    let mut words: Vec<(usize, usize)> = Vec::new();
+    let mut start = None;
+    for (i, c) in header.char_indices() {
+        match (c == ' ', start) {
+            (false, None) => start = Some(i),
+            (true, Some(s)) => {
+                words.push((s, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        words.push((s, header.len()));
+    }
+    let mut out = String::new();
+    for (k, (value, right)) in cells.iter().enumerate() {
+        let Some(&(ws, we)) = words.get(k) else {
+            let _ = write!(out, " {value}");
+            continue;
+        };
+        let want_start = if *right {
+            we.saturating_sub(value.chars().count())
+        } else {
+            ws
+        };
+        let cur = out.chars().count();
+        let pad = if k == 0 {
+            want_start.saturating_sub(cur)
+        } else {
+            want_start.saturating_sub(cur).max(1)
+        };
+        out.push_str(&" ".repeat(pad));
+        out.push_str(value);
+    }
+    out
+}
+
+/// `bqueues -l`.
+pub fn queues_long(queues: &[QueueInfo]) -> String {
+    const HEADER: &str =
+        "PRIO NICE     STATUS       MAX JL/U JL/P JL/H NJOBS  PEND  RUN  SSUSP USUSP  RSV";
+    let mut out = String::from("\n");
+    for (i, q) in queues.iter().enumerate() {
+        if i > 0 {
+            out.push_str(&"-".repeat(79));
+            out.push_str("\n\n");
+        }
+        let _ = writeln!(out, "QUEUE: {}", q.name);
+        out.push_str("  -- ");
+        out.push_str(&q.description);
+        if q.is_default {
+            out.push_str("  This is the default queue.");
+        }
+        out.push_str("\n\nPARAMETERS/STATISTICS\n");
+        out.push_str(HEADER);
+        out.push('\n');
+        let cells = [
+            (q.priority.to_string(), true),
+            (q.nice.to_string(), true),
+            (queue_status(q, true), false),
+            (limit(q.max_jobs), true),
+            (limit(q.jl_u), true),
+            (limit_f(q.jl_p), true),
+            (limit(q.jl_h), true),
+            (q.njobs.to_string(), true),
+            (q.pend.to_string(), true),
+            (q.run.to_string(), true),
+            (q.ssusp.to_string(), true),
+            (q.ususp.to_string(), true),
+            (q.rsv.to_string(), true),
+        ];
+        let cells: Vec<(&str, bool)> = cells.iter().map(|(s, r)| (s.as_str(), *r)).collect();
+        out.push_str(&under(HEADER, &cells));
+        out.push('\n');
+        for (k, v) in &q.settings {
+            let _ = write!(out, "\n {k}\n {v}\n");
+        }
+        out.push_str("\nSCHEDULING PARAMETERS\n");
+        out.push_str(&thresholds(&q.load_sched, &q.load_stop));
+        if !q.run_window.is_empty() {
+            let _ = write!(out, "\nRUN_WINDOW: {}\n", q.run_window);
+        }
+        if !q.dispatch_window.is_empty() {
+            let _ = write!(out, "\nDISPATCH_WINDOW: {}\n", q.dispatch_window);
+        }
+        let list = |v: &[String]| {
+            if v.is_empty() {
+                "all".to_owned()
+            } else {
+                v.join(" ")
+            }
+        };
+        let _ = write!(
+            out,
+            "\nUSERS: {}\nHOSTS:  {}\n",
+            list(&q.users),
+            list(&q.hosts)
+        );
+        if !q.administrators.is_empty() {
+            let _ = writeln!(out, "ADMINISTRATORS:  {}", q.administrators.join(" "));
+        }
+        if !q.res_req.is_empty() {
+            let _ = writeln!(out, "RES_REQ:  {}", q.res_req);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The header of `bhosts` (`-w` widens STATUS).
+pub fn hosts_header(wide: bool) -> String {
+    let status = if wide {
+        format!("{:<14.14} ", "STATUS")
+    } else {
+        format!("{:<11.11} ", "STATUS")
+    };
+    format!(
+        "{:<18.18} {status}{:>5.5} {:>6.6} {:>6.6} {:>6.6} {:>6.6} {:>6.6} {:>6.6} ",
+        "HOST_NAME", "JL/U", "MAX", "NJOBS", "RUN", "SSUSP", "USUSP", "RSV"
+    )
+}
+
+/// `bhosts` / `bhosts -w`.
+pub fn hosts_table(hosts: &[BatchHostInfo], wide: bool) -> String {
+    let mut out = hosts_header(wide);
+    out.push('\n');
+    for h in hosts {
+        let (name, status) = if wide {
+            let s = if h.long_status.is_empty() {
+                &h.status
+            } else {
+                &h.long_status
+            };
+            (format!("{:<18}", h.name), format!("{s:<14}"))
+        } else {
+            (col(&h.name, 18), format!("{:<11}", h.status))
+        };
+        let _ = writeln!(
+            out,
+            "{name} {status} {:>5} {:>6} {:6} {:6} {:6} {:6} {:6}",
+            limit(h.jl_u),
+            limit(h.max),
+            h.njobs,
+            h.run,
+            h.ssusp,
+            h.ususp,
+            h.rsv
+        );
+    }
+    out
+}
+
+fn load_cell(name: &str, v: f64) -> String {
+    match name {
+        "ut" => format!("{:.0}%", v * 100.0),
+        "tmp" | "swp" | "mem" => crate::numfmt::mem_mb(v),
+        "io" | "ls" | "it" => format!("{v:.0}"),
+        _ => format!("{v:.1}"),
+    }
+}
+
+/// `bhosts -l`.
+pub fn hosts_long(hosts: &[BatchHostInfo]) -> String {
+    const HEADER: &str =
+        "STATUS           CPUF  JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV DISPATCH_WINDOW";
+    const LOAD_HEADER: &str =
+        "              r15s   r1m  r15m    ut    pg    io   ls    it   tmp   swp   mem";
+    const NAMES: [&str; 11] = [
+        "r15s", "r1m", "r15m", "ut", "pg", "io", "ls", "it", "tmp", "swp", "mem",
+    ];
+    let mut out = String::new();
+    for h in hosts {
+        let _ = writeln!(out, "HOST  {}", h.name);
+        out.push_str(HEADER);
+        out.push('\n');
+        let status = if h.long_status.is_empty() {
+            h.status.clone()
+        } else {
+            h.long_status.clone()
+        };
+        let window = if h.dispatch_window.is_empty() {
+            "-".to_owned()
+        } else {
+            h.dispatch_window.clone()
+        };
+        let cells = [
+            (status, false),
+            (format!("{:.2}", h.cpu_factor), true),
+            (limit(h.jl_u), true),
+            (limit(h.max), true),
+            (h.njobs.to_string(), true),
+            (h.run.to_string(), true),
+            (h.ssusp.to_string(), true),
+            (h.ususp.to_string(), true),
+            (h.rsv.to_string(), true),
+            (window, false),
+        ];
+        let cells: Vec<(&str, bool)> = cells.iter().map(|(s, r)| (s.as_str(), *r)).collect();
+        out.push_str(&under(HEADER, &cells));
+        out.push('\n');
+        if !h.message.is_empty() {
+            let _ = writeln!(out, " ADMIN ACTION COMMENT: \"{}\"", h.message);
+        }
+        out.push_str("\n CURRENT LOAD USED FOR SCHEDULING:\n");
+        out.push_str(LOAD_HEADER);
+        out.push('\n');
+        let mut cells: Vec<(String, bool)> = vec![("Total".to_owned(), false)];
+        for n in NAMES {
+            let v = h
+                .load
+                .iter()
+                .find(|l| l.name == n)
+                .map(|l| load_cell(n, l.value))
+                .unwrap_or_else(|| "-".to_owned());
+            cells.push((v, true));
+        }
+        let cells: Vec<(&str, bool)> = cells.iter().map(|(s, r)| (s.as_str(), *r)).collect();
+        out.push_str(&under(&format!(" Total{}", &LOAD_HEADER[6..]), &cells));
+        out.push('\n');
+        out.push_str("\n LOAD THRESHOLD USED FOR SCHEDULING:\n");
+        out.push_str(&thresholds(&h.load_sched, &h.load_stop));
+        out.push('\n');
+    }
+    out
+}
+
+/// `bqueues`.
+pub fn bqueues_main(args: Vec<String>) -> ExitCode {
+    let usage = "Usage: bqueues [-h] [-V] [-w | -l] [queue_name ...]\n";
+    let spec = Spec {
+        flags: &["h", "V", "w", "l"],
+        valued: &[],
+    };
+    let items = match super::parse_args("bqueues", &args, &spec, usage) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
+    let (mut wide, mut long, mut names) = (false, false, Vec::new());
+    for it in items {
+        match it {
+            Item::Arg(a) => names.push(a),
+            Item::Opt(n, _) if n == "w" => wide = true,
+            Item::Opt(n, _) if n == "l" => long = true,
+            Item::Opt(..) => {}
+        }
+    }
+    let config = match super::load_config("bqueues") {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let caller = super::caller(&config);
+    super::run(async move {
+        let mut client = match super::connect_mbatchd(&config).await {
+            Ok(c) => c,
+            Err(e) => return super::connect_failed(&e),
+        };
+        let reply = match client
+            .queues(QueuesRequest {
+                caller: Some(caller),
+                queues: names,
+            })
+            .await
+        {
+            Ok(r) => r.into_inner(),
+            Err(s) => {
+                eprintln!("{}", super::status_text(&s));
+                return crate::fail();
+            }
+        };
+        for q in &reply.not_found {
+            eprintln!("{q}: No such queue");
+        }
+        if !reply.queues.is_empty() {
+            if long {
+                print!("{}", queues_long(&reply.queues));
+            } else {
+                print!("{}", queues_table(&reply.queues, wide));
+            }
+        } else if reply.not_found.is_empty() {
+            eprintln!("No queue found");
+        }
+        if reply.not_found.is_empty() && !reply.queues.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            crate::fail()
+        }
+    })
+}
+
+/// `bhosts`.
+pub fn bhosts_main(args: Vec<String>) -> ExitCode {
+    let usage = "Usage: bhosts [-h] [-V] [-w | -l] [host_name ...]\n";
+    let spec = Spec {
+        flags: &["h", "V", "w", "l"],
+        valued: &[],
+    };
+    let items = match super::parse_args("bhosts", &args, &spec, usage) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
+    let (mut wide, mut long, mut names) = (false, false, Vec::new());
+    for it in items {
+        match it {
+            Item::Arg(a) => names.push(a),
+            Item::Opt(n, _) if n == "w" => wide = true,
+            Item::Opt(n, _) if n == "l" => long = true,
+            Item::Opt(..) => {}
+        }
+    }
+    let config = match super::load_config("bhosts") {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let caller = super::caller(&config);
+    super::run(async move {
+        let mut client = match super::connect_mbatchd(&config).await {
+            Ok(c) => c,
+            Err(e) => return super::connect_failed(&e),
+        };
+        let reply = match client
+            .hosts(HostsRequest {
+                caller: Some(caller),
+                hosts: names,
+            })
+            .await
+        {
+            Ok(r) => r.into_inner(),
+            Err(s) => {
+                eprintln!("{}", super::status_text(&s));
+                return crate::fail();
+            }
+        };
+        for h in &reply.not_found {
+            eprintln!("{h}: Bad host name, host group name or cluster name");
+        }
+        if !reply.hosts.is_empty() {
+            if long {
+                print!("{}", hosts_long(&reply.hosts));
+            } else {
+                print!("{}", hosts_table(&reply.hosts, wide));
+            }
+        } else if reply.not_found.is_empty() {
+            eprintln!("No host found");
+        }
+        if reply.not_found.is_empty() && !reply.hosts.is_empty() {
+            ExitCode::SUCCESS
+        } else {
+            crate::fail()
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn normal() -> QueueInfo {
+        QueueInfo {
+            name: "normal".into(),
+            description: "For normal low priority jobs.".into(),
+            priority: 30,
+            open: true,
+            active: true,
+            max_jobs: -1,
+            jl_u: -1,
+            jl_p: -1.0,
+            jl_h: -1,
+            is_default: true,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn queue_table_matches_the_reference() {
+        let got = queues_table(&[normal()], false);
+        assert_eq!(
+            got,
+            "QUEUE_NAME      PRIO STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN  SUSP \n\
+normal           30  Open:Active       -    -    -    -     0     0     0     0\n"
+        );
+        let mut q = normal();
+        q.name = "a_very_long_queue_name".into();
+        q.open = false;
+        q.active = false;
+        q.max_jobs = 10;
+        q.jl_p = 2.0;
+        q.njobs = 3;
+        q.pend = 1;
+        q.run = 1;
+        q.ssusp = 1;
+        q.ususp = 0;
+        let got = queues_table(&[q.clone()], false);
+        assert!(
+            got.ends_with(
+                "*ong_queue_name  30  Closed:Inact     10    -    2    -     3     1     1     1\n"
+            ),
+            "{got}"
+        );
+        let got = queues_table(&[q], true);
+        assert!(
+            got.contains("a_very_long_queue_name  30  Closed:Inact"),
+            "{got}"
+        );
+    }
+
+    #[test]
+    fn queue_long_format() {
+        let mut q = normal();
+        q.load_sched.insert("r15s".into(), 0.3);
+        let got = queues_long(&[q.clone(), q]);
+        assert!(got.starts_with("\nQUEUE: normal\n  -- For normal low priority jobs.  This is the default queue.\n\nPARAMETERS/STATISTICS\nPRIO NICE     STATUS       MAX JL/U JL/P JL/H NJOBS  PEND  RUN  SSUSP USUSP  RSV\n  30    0     Open:Active    -    -    -    -     0     0    0      0     0    0\n"), "{got}");
+        assert!(got.contains("\nSCHEDULING PARAMETERS\n           r15s"));
+        assert!(got.contains(" loadSched  0.3 "));
+        assert!(got.contains(&format!("{}\n\nQUEUE: normal", "-".repeat(79))));
+    }
+
+    fn vm() -> BatchHostInfo {
+        BatchHostInfo {
+            name: "vm".into(),
+            status: "ok".into(),
+            long_status: "ok".into(),
+            jl_u: -1,
+            max: 2,
+            cpu_factor: 100.0,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn host_table_matches_the_reference() {
+        let got = hosts_table(&[vm()], false);
+        assert_eq!(
+            got,
+            "HOST_NAME          STATUS       JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV \n\
+vm                 ok              -      2      0      0      0      0      0\n"
+        );
+        let mut h = vm();
+        h.name = "a-very-long-host-name.example.org".into();
+        h.status = "closed".into();
+        h.long_status = "closed_Adm".into();
+        h.jl_u = 1;
+        h.njobs = 2;
+        h.run = 2;
+        let got = hosts_table(&[h.clone()], false);
+        assert!(
+            got.ends_with(
+                "\n*-name.example.org closed          1      2      2      2      0      0      0\n"
+            ),
+            "{got}"
+        );
+        let got = hosts_table(&[h], true);
+        assert!(
+            got.starts_with("HOST_NAME          STATUS          JL/U"),
+            "{got}"
+        );
+        assert!(
+            got.contains("\na-very-long-host-name.example.org closed_Adm         1      2"),
+            "{got}"
+        );
+    }
+
+    #[test]
+    fn host_long_format() {
+        let mut h = vm();
+        h.load = vec![
+            basalt_proto::common::LoadValue {
+                name: "r15s".into(),
+                value: 0.5,
+            },
+            basalt_proto::common::LoadValue {
+                name: "ut".into(),
+                value: 0.25,
+            },
+            basalt_proto::common::LoadValue {
+                name: "mem".into(),
+                value: 2048.0,
+            },
+        ];
+        h.message = "maintenance".into();
+        let got = hosts_long(&[h]);
+        assert!(got.starts_with("HOST  vm\nSTATUS           CPUF  JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV DISPATCH_WINDOW\nok             100.00     -      2      0      0      0      0      0 -\n"), "{got}");
+        assert!(got.contains(" ADMIN ACTION COMMENT: \"maintenance\"\n"));
+        assert!(
+            got.contains(
+                " Total         0.5     -     -   25%     -     -    -     -     -     -  2.0G\n"
+            ),
+            "{got}"
+        );
+        assert!(got.contains(" LOAD THRESHOLD USED FOR SCHEDULING:\n           r15s"));
+    }
+}

@@ -1,0 +1,184 @@
+//! Merging several `bsub -R` strings (cli-contract.md §3.3): `select[]` clauses are
+//! ANDed, `rusage[]` is merged per resource (a later value wins), every other section
+//! (`order[] span[] same[] affinity[] cu[]`, ...) is taken from the last string that has it.
+//! Text outside any section is select text (LSF's old syntax).
+
+/// One `-R` string split into its sections.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct Parts {
+    select: Vec<String>,
+    rusage: Vec<String>,
+    /// Other sections in order of appearance: (keyword, body).
+    other: Vec<(String, String)>,
+}
+
+const KNOWN: [&str; 8] = [
+    "select", "order", "rusage", "span", "same", "affinity", "cu", "filter",
+];
+
+/// Split `s` into sections. A section is a known keyword immediately followed by `[`,
+/// closed by the matching `]`.
+fn split(s: &str) -> Parts {
+    let mut parts = Parts::default();
+    let mut outside = String::new();
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let kw = KNOWN.iter().find(|k| {
+            s[i..].starts_with(**k)
+                && bytes.get(i + k.len()) == Some(&b'[')
+                && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'))
+        });
+        if let Some(k) = kw {
+            let open = i + k.len();
+            let mut depth = 0usize;
+            let mut close = None;
+            for (j, b) in bytes.iter().enumerate().skip(open) {
+                match b {
+                    b'[' => depth += 1,
+                    b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = Some(j);
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let end = close.unwrap_or(bytes.len());
+            let body = s[open + 1..end].trim().to_owned();
+            match *k {
+                "select" => parts.select.push(body),
+                "rusage" => parts.rusage.push(body),
+                other => parts.other.push((other.to_owned(), body)),
+            }
+            i = (end + 1).min(bytes.len());
+            continue;
+        }
+        let ch = s[i..].chars().next().unwrap_or(' ');
+        outside.push(ch);
+        i += ch.len_utf8();
+    }
+    let outside = outside.trim();
+    if !outside.is_empty() {
+        parts.select.insert(0, outside.to_owned());
+    }
+    parts
+}
+
+/// Merge rusage bodies per resource name (`mem=100:swp=10`, `,`-separated alternatives
+/// are kept as they are). Later values win; order of first appearance is kept.
+fn merge_rusage(bodies: &[String]) -> String {
+    let mut items: Vec<(String, String)> = Vec::new();
+    for body in bodies {
+        for piece in body.split(':').map(str::trim).filter(|p| !p.is_empty()) {
+            let key = piece
+                .split_once('=')
+                .map_or(piece, |(k, _)| k)
+                .trim()
+                .to_owned();
+            match items.iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => slot.1 = piece.to_owned(),
+                None => items.push((key, piece.to_owned())),
+            }
+        }
+    }
+    items
+        .into_iter()
+        .map(|(_, v)| v)
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// Merge several `-R` strings into one. A single string is passed through unchanged.
+pub fn merge(reqs: &[String]) -> String {
+    let reqs: Vec<&String> = reqs.iter().filter(|r| !r.trim().is_empty()).collect();
+    match reqs.len() {
+        0 => return String::new(),
+        1 => return reqs[0].trim().to_owned(),
+        _ => {}
+    }
+    let mut select: Vec<String> = Vec::new();
+    let mut rusage: Vec<String> = Vec::new();
+    let mut other: Vec<(String, String)> = Vec::new();
+    for r in reqs {
+        let p = split(r);
+        select.extend(p.select.into_iter().filter(|s| !s.is_empty()));
+        rusage.extend(p.rusage);
+        for (k, v) in p.other {
+            match other.iter_mut().find(|(ok, _)| *ok == k) {
+                Some(slot) => slot.1 = v,
+                None => other.push((k, v)),
+            }
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    select.dedup();
+    match select.len() {
+        0 => {}
+        1 => out.push(format!("select[{}]", select[0])),
+        _ => out.push(format!(
+            "select[{}]",
+            select
+                .iter()
+                .map(|s| format!("({s})"))
+                .collect::<Vec<_>>()
+                .join(" && ")
+        )),
+    }
+    if let Some(o) = other.iter().find(|(k, _)| k == "order") {
+        out.push(format!("order[{}]", o.1));
+    }
+    if !rusage.is_empty() {
+        out.push(format!("rusage[{}]", merge_rusage(&rusage)));
+    }
+    for (k, v) in other.iter().filter(|(k, _)| k != "order") {
+        out.push(format!("{k}[{v}]"));
+    }
+    out.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(v: &[&str]) -> String {
+        merge(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn single_passes_through() {
+        assert_eq!(
+            m(&["select[mem>=8192MB] rusage[mem=8192MB]"]),
+            "select[mem>=8192MB] rusage[mem=8192MB]"
+        );
+        assert_eq!(m(&["rusage[mem=5]"]), "rusage[mem=5]");
+        assert_eq!(m(&[]), "");
+    }
+
+    #[test]
+    fn several_are_merged() {
+        assert_eq!(
+            m(&["span[hosts=1]", "rusage[mem=100:swp=10]", "rusage[mem=200]"]),
+            "rusage[mem=200:swp=10] span[hosts=1]"
+        );
+        assert_eq!(
+            m(&[
+                "select[type==any]",
+                "select[mem>100] order[r1m]",
+                "span[ptile=2]",
+                "span[hosts=1]"
+            ]),
+            "select[(type==any) && (mem>100)] order[r1m] span[hosts=1]"
+        );
+        assert_eq!(
+            m(&["mem>100", "affinity[core(2)]"]),
+            "select[mem>100] affinity[core(2)]"
+        );
+        assert_eq!(
+            m(&["select[hname!='h']", "rusage[tmp=10]"]),
+            "select[hname!='h'] rusage[tmp=10]"
+        );
+    }
+}

@@ -1,0 +1,8 @@
+//! `bbot` — move a pending job to the bottom of its queue (logic in `basalt_cli::batch`).
+
+use basalt_cli::batch::{self, jobctl};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    jobctl::move_main("bbot", batch::argv())
+}

@@ -1,0 +1,8 @@
+//! `bhosts` — show batch server hosts (logic in `basalt_cli::batch`).
+
+use basalt_cli::batch::{self, bqueues};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    bqueues::bhosts_main(batch::argv())
+}

@@ -1,0 +1,8 @@
+//! `bjobs` — list batch jobs (logic in `basalt_cli::batch`).
+
+use basalt_cli::batch::{self, bjobs};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    bjobs::main(batch::argv())
+}

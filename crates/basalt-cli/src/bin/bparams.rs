@@ -1,0 +1,8 @@
+//! `bparams` — show batch parameters (logic in `basalt_cli::batch`).
+
+use basalt_cli::batch::{self, params};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    params::main(batch::argv())
+}

@@ -1,0 +1,8 @@
+//! `bqueues` — show batch queues (logic in `basalt_cli::batch`).
+
+use basalt_cli::batch::{self, bqueues};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    bqueues::bqueues_main(batch::argv())
+}

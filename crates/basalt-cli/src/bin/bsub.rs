@@ -1,0 +1,8 @@
+//! `bsub` — submit a batch job (logic in `basalt_cli::batch`).
+
+use basalt_cli::batch::{self, bsub};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    bsub::main(batch::argv())
+}

@@ -1,0 +1,8 @@
+//! `bswitch` — move pending or running jobs to another queue (logic in `basalt_cli::batch`).
+
+use basalt_cli::batch::{self, jobctl};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    jobctl::bswitch_main(batch::argv())
+}

@@ -1,0 +1,8 @@
+//! `btop` — move a pending job to the top of its queue (logic in `basalt_cli::batch`).
+
+use basalt_cli::batch::{self, jobctl};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    jobctl::move_main("btop", batch::argv())
+}
