@@ -53,6 +53,8 @@ pub enum MbdError {
     Reconfig(String),
     #[error("the owner thread stopped")]
     OwnerGone,
+    #[error("stopped")]
+    Stopped,
 }
 
 impl MbdError {
@@ -61,6 +63,7 @@ impl MbdError {
         match self {
             MbdError::Resign(_) => EXIT_RESIGN,
             MbdError::Reconfig(_) => EXIT_RECONFIG,
+            MbdError::Stopped => 0,
             _ => EXIT_FATAL,
         }
     }
@@ -144,6 +147,8 @@ pub(crate) enum Msg {
     },
     Lim(Vec<LimHost>),
     Resign(String),
+    /// Stop cleanly (SIGTERM): log MBD_DIE, release the lock.
+    Shutdown,
 }
 
 /// What the LIM master says about one host.
@@ -236,19 +241,30 @@ pub async fn run(
         })
         .map_err(|_| MbdError::OwnerGone)?;
 
-    tokio::spawn(lim_poller(config.clone(), me.clone(), tx.clone()));
+    let poller = tokio::spawn(lim_poller(config.clone(), me.clone(), tx.clone()));
 
-    let svc = MbatchdService::new(Owner { tx });
+    let svc = MbatchdService::new(Owner { tx: tx.clone() });
     let router = tonic::transport::Server::builder()
         .add_service(pb::mbatchd_server::MbatchdServer::new(svc));
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let server = tokio::spawn(basalt_runtime::serve(router, listener, async move {
         let _ = stop_rx.await;
     }));
+    let mut done_rx = done_rx;
     let result = tokio::select! {
-        _ = shutdown => Ok(()),
-        e = done_rx => Err(e.unwrap_or(MbdError::OwnerGone)),
+        _ = shutdown => {
+            // Let the owner log MBD_DIE and release the lock before we return.
+            let _ = tx.send(Msg::Shutdown);
+            let _ = tokio::time::timeout(Duration::from_secs(5), &mut done_rx).await;
+            Ok(())
+        }
+        e = &mut done_rx => match e {
+            Ok(MbdError::Stopped) => Ok(()),
+            Ok(e) => Err(e),
+            Err(_) => Err(MbdError::OwnerGone),
+        },
     };
+    poller.abort();
     let _ = stop_tx.send(());
     let _ = tokio::time::timeout(Duration::from_secs(2), server).await;
     result
@@ -377,7 +393,7 @@ impl OwnerState {
             }
             self.carry_out(effects);
             if let Some(e) = exit {
-                if let MbdError::Resign(_) | MbdError::Reconfig(_) = e {
+                if let MbdError::Resign(_) | MbdError::Reconfig(_) | MbdError::Stopped = e {
                     let die = Event::MbdDie {
                         time: basalt_sched::secs(now_ms()),
                         master: self.me.clone(),
@@ -598,6 +614,10 @@ impl OwnerState {
             Msg::Resign(master) => {
                 warn!("LIM names {master} as master; resigning");
                 return Err(MbdError::Resign(master));
+            }
+            Msg::Shutdown => {
+                info!("shutting down");
+                return Err(MbdError::Stopped);
             }
         }
         Ok(())
