@@ -1,0 +1,388 @@
+//! lsb.events / lsb.acct files: fresh header, group commit, replay, torn tail, damaged
+//! records, the read-only readers and the history file list.
+
+use std::fs;
+use std::path::Path;
+
+use basalt_eventlog::*;
+
+fn clean(job_id: u64, time: i64) -> Record {
+    JobClean {
+        header: Header::new(time),
+        job_id,
+        idx: 0,
+    }
+    .into()
+}
+
+fn new_job(job_id: u64, name: &str) -> Record {
+    JobNew {
+        header: Header::new(1_795_339_535),
+        job_id,
+        user_id: 1000,
+        user_name: "alice".into(),
+        queue: "normal".into(),
+        from_host: "vm".into(),
+        cwd: "/home/alice".into(),
+        job_file: job_file_name(1_795_339_535, job_id),
+        job_name: name.into(),
+        command: "sleep 30".into(),
+        project_name: "default".into(),
+        ..JobNew::default()
+    }
+    .into()
+}
+
+fn finish(job_id: u64) -> JobFinish {
+    JobFinish {
+        header: Header::new(1_795_339_600),
+        job_id,
+        user_name: "alice".into(),
+        queue: "normal".into(),
+        exec_hosts: vec!["vm".into()],
+        j_status: 64,
+        command: "sleep 30".into(),
+        ..JobFinish::default()
+    }
+}
+
+fn events(logdir: &Path) -> std::path::PathBuf {
+    logdir.join(EVENTS_FILE)
+}
+
+#[test]
+fn fresh_file_has_the_volclava_header() {
+    let dir = tempfile::tempdir().unwrap();
+    let logdir = dir.path().join("work/logdir");
+    let (log, replay) = EventLog::open(&logdir).unwrap();
+    assert!(replay.fresh);
+    assert!(replay.records.is_empty());
+    assert_eq!(replay.torn_tail, None);
+    assert_eq!(replay.header_offset, 80);
+    let content = fs::read(events(&logdir)).unwrap();
+    assert_eq!(content.len(), 80);
+    assert_eq!(&content[..4], b"#80 ");
+    assert_eq!(content[79], b'\n');
+    assert!(content[3..79].iter().all(|&b| b == b' '));
+    assert_eq!(log.size(), 80);
+    assert_eq!(log.header_offset(), 80);
+    drop(log);
+    // Reopening an existing file does not write a second header.
+    let (log, replay) = EventLog::open(&logdir).unwrap();
+    assert!(!replay.fresh);
+    assert_eq!(replay.header_offset, 80);
+    assert_eq!(log.size(), 80);
+}
+
+#[test]
+fn group_append_is_one_fsync_and_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _) = EventLog::open(dir.path()).unwrap();
+    let batch = vec![
+        new_job(101, "a"),
+        new_job(102, "b \"quoted\""),
+        clean(100, 5),
+    ];
+    log.append(&batch).unwrap();
+    let s = log.stats();
+    assert_eq!((s.appends, s.syncs, s.records), (1, 1, 3));
+    log.append(&[clean(101, 6)]).unwrap();
+    log.append(&[]).unwrap();
+    let s = log.stats();
+    assert_eq!(
+        (s.appends, s.syncs, s.records),
+        (2, 2, 4),
+        "an empty batch does not sync"
+    );
+    let size = log.size();
+    drop(log);
+    assert_eq!(fs::metadata(events(dir.path())).unwrap().len(), size);
+
+    let (_log, replay) = EventLog::open(dir.path()).unwrap();
+    let mut expected = batch;
+    expected.push(clean(101, 6));
+    assert_eq!(replay.records, expected);
+    assert_eq!(replay.torn_tail, None);
+}
+
+#[test]
+fn torn_tail_is_cut_and_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _) = EventLog::open(dir.path()).unwrap();
+    log.append(&[new_job(101, "a"), clean(100, 5)]).unwrap();
+    let good = log.size();
+    drop(log);
+    // A crash in the middle of writing the next record.
+    let partial = new_job(102, "b").to_line();
+    let partial = &partial[..partial.len() / 2];
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(events(dir.path()))
+        .unwrap();
+    std::io::Write::write_all(&mut f, partial.as_bytes()).unwrap();
+    drop(f);
+
+    // Readers tolerate it without touching the file.
+    let mut reader = read_events(&events(dir.path())).unwrap();
+    let read: Vec<Record> = reader.by_ref().map(Result::unwrap).collect();
+    assert_eq!(read.len(), 2);
+    assert_eq!(reader.torn_tail(), Some(partial));
+    assert_eq!(
+        fs::metadata(events(dir.path())).unwrap().len(),
+        good + partial.len() as u64
+    );
+
+    // The writer cuts it.
+    let (mut log, replay) = EventLog::open(dir.path()).unwrap();
+    assert_eq!(replay.torn_tail.as_deref(), Some(partial));
+    assert_eq!(replay.records.len(), 2);
+    assert_eq!(log.size(), good);
+    assert_eq!(fs::metadata(events(dir.path())).unwrap().len(), good);
+    // Appending after the cut gives a clean file.
+    log.append(&[new_job(102, "b")]).unwrap();
+    drop(log);
+    let (_log, replay) = EventLog::open(dir.path()).unwrap();
+    assert_eq!(replay.torn_tail, None);
+    assert_eq!(replay.records.len(), 3);
+    assert_eq!(replay.records[2].job_id(), Some(102));
+}
+
+#[test]
+fn a_torn_header_is_replaced_by_a_fresh_one() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(events(dir.path()), "#80      ").unwrap();
+    let (_log, replay) = EventLog::open(dir.path()).unwrap();
+    assert_eq!(replay.torn_tail.as_deref(), Some("#80      "));
+    assert!(replay.fresh);
+    assert_eq!(
+        fs::read_to_string(events(dir.path())).unwrap(),
+        fresh_header()
+    );
+}
+
+#[test]
+fn damaged_record_stops_open_with_path_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _) = EventLog::open(dir.path()).unwrap();
+    log.append(&[new_job(101, "a"), clean(100, 5), clean(101, 6)])
+        .unwrap();
+    drop(log);
+    let path = events(dir.path());
+    let text = fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    // Damage line 3 (the first JOB_CLEAN); good records follow it.
+    lines[2] = r#""JOB_CLEAN" "10.1" 5 garbage 0"#.into();
+    fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let before = fs::read(&path).unwrap();
+
+    let err = EventLog::open(dir.path()).unwrap_err();
+    match &err {
+        EventLogError::Damaged {
+            path: p,
+            line,
+            message,
+        } => {
+            assert_eq!(p, &path);
+            assert_eq!(*line, 3);
+            assert!(message.contains("jobId"), "{message}");
+        }
+        other => panic!("{other}"),
+    }
+    let text = err.to_string();
+    assert!(
+        text.starts_with(&format!("{}:3: damaged event record", path.display())),
+        "{text}"
+    );
+    assert!(text.contains("move") && text.contains("aside"), "{text}");
+    assert!(text.contains("edit line 3"), "{text}");
+    assert_eq!(
+        fs::read(&path).unwrap(),
+        before,
+        "a damaged file is not modified"
+    );
+
+    // Readers report the damaged line and go on.
+    let items: Vec<_> = read_events(&path).unwrap().collect();
+    assert_eq!(items.len(), 3);
+    assert!(matches!(
+        items[1],
+        Err(EventLogError::Damaged { line: 3, .. })
+    ));
+    assert!(items[2].is_ok());
+}
+
+#[test]
+fn damaged_last_complete_line_is_an_error_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _) = EventLog::open(dir.path()).unwrap();
+    log.append(&[clean(100, 5)]).unwrap();
+    drop(log);
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(events(dir.path()))
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"\"JOB_CLEAN\" \"10.1\"\n").unwrap();
+    drop(f);
+    let err = EventLog::open(dir.path()).unwrap_err();
+    assert!(
+        matches!(err, EventLogError::Damaged { line: 3, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_types_are_kept_by_replay_and_skipped_by_readers() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _) = EventLog::open(dir.path()).unwrap();
+    let unknown = Record::Unknown {
+        kind: "JOB_ATTR_SET".into(),
+        header: Header::new(3),
+        fields: vec![Field::int(101), Field::int(0)],
+    };
+    log.append(&[clean(100, 2), unknown.clone(), clean(101, 4)])
+        .unwrap();
+    drop(log);
+    let (_log, replay) = EventLog::open(dir.path()).unwrap();
+    assert_eq!(replay.records[1], unknown);
+    let known: Vec<_> = read_events(&events(dir.path()))
+        .unwrap()
+        .map(|r| r.unwrap().kind().to_owned())
+        .collect();
+    assert_eq!(known, ["JOB_CLEAN", "JOB_CLEAN"]);
+    let all = EventReader::open(&events(dir.path()))
+        .unwrap()
+        .include_unknown(true)
+        .count();
+    assert_eq!(all, 3);
+}
+
+#[test]
+fn open_with_streams_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _) = EventLog::open(dir.path()).unwrap();
+    let batch: Vec<Record> = (1..=100).map(|i| clean(i, i as i64)).collect();
+    log.append(&batch).unwrap();
+    drop(log);
+    let mut ids = Vec::new();
+    let (_log, info) = EventLog::open_with(dir.path(), |r| ids.push(r.job_id().unwrap())).unwrap();
+    assert_eq!(info.records, 100);
+    assert_eq!(ids, (1..=100).collect::<Vec<u64>>());
+}
+
+#[test]
+fn skip_carried_over_starts_at_the_header_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let carried = clean(1, 1).to_line() + "\n" + &clean(2, 2).to_line() + "\n";
+    let header = format!("#{:<37}\n", 39 + carried.len());
+    assert_eq!(header.len(), 39);
+    let text = header + &carried + &clean(3, 3).to_line() + "\n";
+    let path = events(dir.path());
+    fs::write(&path, text).unwrap();
+
+    let all: Vec<_> = read_events(&path)
+        .unwrap()
+        .map(|r| r.unwrap().job_id())
+        .collect();
+    assert_eq!(all, [Some(1), Some(2), Some(3)]);
+    let new: Vec<_> = read_events(&path)
+        .unwrap()
+        .skip_carried_over()
+        .unwrap()
+        .map(|r| r.unwrap().job_id())
+        .collect();
+    assert_eq!(new, [Some(3)]);
+    let (_log, replay) = EventLog::open(dir.path()).unwrap();
+    assert_eq!(replay.header_offset, 39 + carried.len() as u64);
+    assert_eq!(
+        replay.records.len(),
+        3,
+        "replay reads the carried-over records too"
+    );
+}
+
+#[test]
+fn history_files_newest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(event_files(&dir.path().join("missing")).unwrap().is_empty());
+    for name in [
+        "lsb.events.10",
+        "lsb.events.2",
+        "lsb.events",
+        "lsb.events.1",
+        "lsb.events.index",
+        "lsb.events.tmp",
+        "lsb.eventsX",
+        "lsb.acct",
+        "lsb.acct.1",
+        "#lsb.event.lock",
+    ] {
+        fs::write(dir.path().join(name), "").unwrap();
+    }
+    let names: Vec<String> = event_files(dir.path())
+        .unwrap()
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "lsb.events",
+            "lsb.events.1",
+            "lsb.events.2",
+            "lsb.events.10"
+        ]
+    );
+    let names: Vec<String> = acct_files(dir.path())
+        .unwrap()
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["lsb.acct", "lsb.acct.1"]);
+}
+
+#[test]
+fn acct_log_has_no_header_and_cuts_its_torn_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut acct, torn) = AcctLog::open(dir.path()).unwrap();
+    assert_eq!(torn, None);
+    assert_eq!(acct.size(), 0);
+    acct.append(&[finish(101), finish(102)]).unwrap();
+    assert_eq!(acct.stats().syncs, 1);
+    let good = acct.size();
+    drop(acct);
+    let path = dir.path().join(ACCT_FILE);
+    let text = fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with("\"JOB_FINISH\" \"10.1\" "),
+        "no header line: {text}"
+    );
+    assert_eq!(text.lines().count(), 2);
+
+    let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
+    std::io::Write::write_all(&mut f, b"\"JOB_FINISH\" \"10.1\" 17956").unwrap();
+    drop(f);
+    let jobs: Vec<u64> = read_acct(&path)
+        .unwrap()
+        .map(|r| r.unwrap().job_id)
+        .collect();
+    assert_eq!(jobs, [101, 102], "the reader skips the torn tail");
+
+    let (mut acct, torn) = AcctLog::open(dir.path()).unwrap();
+    assert_eq!(torn.as_deref(), Some("\"JOB_FINISH\" \"10.1\" 17956"));
+    assert_eq!(acct.size(), good);
+    acct.append(&[finish(103)]).unwrap();
+    drop(acct);
+    let read: Vec<JobFinish> = read_acct(&path).unwrap().map(Result::unwrap).collect();
+    assert_eq!(read, vec![finish(101), finish(102), finish(103)]);
+}
+
+#[test]
+fn acct_log_that_is_one_partial_line_is_emptied() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(ACCT_FILE);
+    fs::write(&path, "\"JOB_FIN").unwrap();
+    let (acct, torn) = AcctLog::open(dir.path()).unwrap();
+    assert_eq!(torn.as_deref(), Some("\"JOB_FIN"));
+    assert_eq!(acct.size(), 0);
+    assert_eq!(fs::metadata(&path).unwrap().len(), 0);
+}
