@@ -13,13 +13,14 @@ fn header(version: &str, time: i64) -> Header {
 }
 
 fn rusage() -> Rusage {
-    let mut r = Rusage::default();
-    r.utime = 1.25;
-    r.stime = 0.5;
-    r.maxrss = 4096.0;
-    r.minflt = 1053.0;
-    r.nvcsw = 24.0;
-    r
+    Rusage {
+        utime: 1.25,
+        stime: 0.5,
+        maxrss: 4096.0,
+        minflt: 1053.0,
+        nvcsw: 24.0,
+        ..Rusage::default()
+    }
 }
 
 fn job_new(h: Header) -> JobNew {
