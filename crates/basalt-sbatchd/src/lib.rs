@@ -26,9 +26,10 @@
 //!   a job keeps running and its exit status stays on disk while sbatchd restarts
 //!   (systemd `KillMode=process`).
 //! * **State directories** ([`state`]): `<state root>/<jobId>.<idx>.<attempt>/`. The
-//!   state root is `--state-dir`, else `BASALT_SBD_STATEDIR` from lsf.conf, else
-//!   `/tmp/.<cluster>.sbd/<host>` (host-local, like LSF's `/tmp/.<cluster>.sbd`; per
-//!   host because several test hosts share one machine). A lock file
+//!   state root is `--state-dir`, else `BASALT_SBD_STATEDIR/<host>` from lsf.conf,
+//!   else `/tmp/.<cluster>.sbd/<host>.<hash of LSF_ENVDIR>` ([`default_state_root`]:
+//!   host-local like LSF's `/tmp/.<cluster>.sbd`; per host and per configuration
+//!   because several test hosts and clusters share one machine). A lock file
 //!   (`sbatchd.lock`) keeps two sbatchds off one root. On start sbatchd scans the
 //!   root: live supervisors are re-adopted (their events file is polled), finished
 //!   jobs are reported, and a job whose supervisor died without a final event is
@@ -95,7 +96,7 @@ pub struct Options {
     /// Start and supervise mbatchd when this host is the master (`--no-mbatchd`
     /// turns it off, for tests that run mbatchd themselves).
     pub supervise_mbatchd: bool,
-    /// The state root (default: `BASALT_SBD_STATEDIR`, else `/tmp/.<cluster>.sbd/<host>`).
+    /// The state root, used as given (default: [`default_state_root`]).
     pub state_dir: Option<PathBuf>,
     /// The executable re-run as job supervisor (default: this process's own).
     pub supervisor_exe: Option<PathBuf>,
@@ -148,7 +149,10 @@ pub(crate) async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
 }
 
-/// The state root for `host` when none is given.
+/// The state root for `host` when none is given: `BASALT_SBD_STATEDIR/<host>` from
+/// lsf.conf, else `/tmp/.<cluster>.sbd/<host>.<hash>` where the hash (FNV-1a of
+/// `LSF_ENVDIR`) keeps two clusters with the same names on one machine (tests) apart
+/// while a restarted sbatchd of the same cluster finds its jobs again.
 pub fn default_state_root(config: &Config, host: &str) -> PathBuf {
     match config
         .lsf_conf
@@ -156,7 +160,14 @@ pub fn default_state_root(config: &Config, host: &str) -> PathBuf {
         .filter(|v| !v.trim().is_empty())
     {
         Some(d) => config.resolve_path(d.trim()).join(host),
-        None => PathBuf::from(format!("/tmp/.{}.sbd", config.cluster_name)).join(host),
+        None => {
+            let mut h: u32 = 0x811c_9dc5;
+            for b in config.envdir.as_os_str().as_encoded_bytes() {
+                h ^= u32::from(*b);
+                h = h.wrapping_mul(0x0100_0193);
+            }
+            PathBuf::from(format!("/tmp/.{}.sbd", config.cluster_name)).join(format!("{host}.{h:08x}"))
+        }
     }
 }
 

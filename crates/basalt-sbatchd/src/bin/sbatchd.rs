@@ -31,8 +31,8 @@ struct Args {
     /// Do not start mbatchd on the master host (for tests that run mbatchd themselves).
     #[arg(long = "no-mbatchd")]
     no_mbatchd: bool,
-    /// Where the per-job state directories live (default: BASALT_SBD_STATEDIR from
-    /// lsf.conf joined with the host name, else /tmp/.<cluster>.sbd/<host>).
+    /// Where the per-job state directories live, used as given (default:
+    /// BASALT_SBD_STATEDIR/<host> from lsf.conf, else /tmp/.<cluster>.sbd/<host>.<hash>).
     #[arg(long = "state-dir")]
     state_dir: Option<PathBuf>,
     /// The mbatchd executable to run on the master host (default: next to sbatchd,

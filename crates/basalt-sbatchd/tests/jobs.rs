@@ -1,0 +1,703 @@
+//! sbatchd running real jobs: the sbatchd library in-process on a fresh loopback
+//! address, a real in-process LIM (so sbatchd finds "mbatchd" the normal way), a
+//! fake mbatchd that answers SbdHello and records ReportJob, and the real `sbatchd`
+//! binary as each job's supervisor.
+
+use basalt_proto::mbatchd::mbatchd_server::{Mbatchd, MbatchdServer};
+use basalt_proto::mbatchd::{self as mpb, AckKind, ReportKind};
+use basalt_proto::sbatchd::sbatchd_client::SbatchdClient;
+use basalt_proto::sbatchd::{self as spb, JobSpec, SignalAction};
+use basalt_testkit::{ClusterSpec, InProcessCluster, wait_for_async};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tonic::transport::Channel;
+use tonic::{Request, Response, Status};
+
+const DEADLINE: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Default)]
+struct Recorded {
+    reports: Vec<mpb::JobReport>,
+    hellos: Vec<mpb::SbdHelloRequest>,
+    /// Acks to give per job id (default OK).
+    acks: BTreeMap<u64, AckKind>,
+}
+
+#[derive(Debug, Clone)]
+struct FakeMbd {
+    epoch: u64,
+    rec: Arc<Mutex<Recorded>>,
+}
+
+fn unimpl<T>() -> Result<Response<T>, Status> {
+    Err(Status::unimplemented("fake mbatchd"))
+}
+
+#[tonic::async_trait]
+impl Mbatchd for FakeMbd {
+    async fn submit(&self, _: Request<mpb::SubmitRequest>) -> Result<Response<mpb::SubmitReply>, Status> {
+        unimpl()
+    }
+    async fn jobs(&self, _: Request<mpb::JobsRequest>) -> Result<Response<mpb::JobsReply>, Status> {
+        unimpl()
+    }
+    async fn signal(&self, _: Request<mpb::SignalRequest>) -> Result<Response<mpb::JobCtlReply>, Status> {
+        unimpl()
+    }
+    async fn switch(&self, _: Request<mpb::SwitchRequest>) -> Result<Response<mpb::JobCtlReply>, Status> {
+        unimpl()
+    }
+    async fn r#move(&self, _: Request<mpb::MoveRequest>) -> Result<Response<mpb::JobCtlReply>, Status> {
+        unimpl()
+    }
+    async fn force(&self, _: Request<mpb::ForceRequest>) -> Result<Response<mpb::JobCtlReply>, Status> {
+        unimpl()
+    }
+    async fn queues(&self, _: Request<mpb::QueuesRequest>) -> Result<Response<mpb::QueuesReply>, Status> {
+        unimpl()
+    }
+    async fn hosts(&self, _: Request<mpb::HostsRequest>) -> Result<Response<mpb::HostsReply>, Status> {
+        unimpl()
+    }
+    async fn params(&self, _: Request<mpb::ParamsRequest>) -> Result<Response<mpb::ParamsReply>, Status> {
+        unimpl()
+    }
+    async fn queue_ctl(&self, _: Request<mpb::QueueCtlRequest>) -> Result<Response<mpb::CtlReply>, Status> {
+        unimpl()
+    }
+    async fn host_ctl(&self, _: Request<mpb::HostCtlRequest>) -> Result<Response<mpb::CtlReply>, Status> {
+        unimpl()
+    }
+    async fn reconfig(&self, _: Request<mpb::ReconfigRequest>) -> Result<Response<mpb::CtlReply>, Status> {
+        unimpl()
+    }
+    async fn sbd_hello(
+        &self,
+        request: Request<mpb::SbdHelloRequest>,
+    ) -> Result<Response<mpb::SbdHelloReply>, Status> {
+        self.rec.lock().expect("lock").hellos.push(request.into_inner());
+        Ok(Response::new(mpb::SbdHelloReply {
+            epoch: self.epoch,
+            jobs: vec![],
+            sbd_sleep_time: 1,
+            job_terminate_interval: 2,
+            hello_interval: 1,
+        }))
+    }
+    async fn report_job(&self, request: Request<mpb::JobReport>) -> Result<Response<mpb::ReportAck>, Status> {
+        let r = request.into_inner();
+        let mut rec = self.rec.lock().expect("lock");
+        let job = r.id.as_ref().map_or(0, |i| i.job_id);
+        let kind = rec.acks.get(&job).copied().unwrap_or(AckKind::Ok);
+        rec.reports.push(r);
+        Ok(Response::new(mpb::ReportAck {
+            kind: kind as i32,
+            epoch: self.epoch,
+        }))
+    }
+}
+
+struct Harness {
+    cluster: InProcessCluster,
+    config: Arc<basalt_config::Config>,
+    rec: Arc<Mutex<Recorded>>,
+    sbd: Option<(tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>)>,
+    work: PathBuf,
+    state: PathBuf,
+}
+
+const EPOCH: u64 = 5;
+
+impl Harness {
+    async fn start(name: &str) -> Harness {
+        let cluster = InProcessCluster::start(name, &ClusterSpec::new(1))
+            .await
+            .expect("cluster");
+        cluster
+            .wait_master("hostA", DEADLINE)
+            .await
+            .expect("LIM master");
+        let config = Arc::new(
+            basalt_config::load(&cluster.config.envdir)
+                .expect("full configuration")
+                .config,
+        );
+        let rec = Arc::new(Mutex::new(Recorded::default()));
+        let mbd = FakeMbd {
+            epoch: EPOCH,
+            rec: rec.clone(),
+        };
+        let mbd_addr = basalt_runtime::mbd_addr(&config, "hostA").expect("mbd addr");
+        let listener = tokio::net::TcpListener::bind(mbd_addr).await.expect("bind mbd");
+        tokio::spawn(basalt_runtime::serve(
+            tonic::transport::Server::builder().add_service(MbatchdServer::new(mbd)),
+            listener,
+            std::future::pending(),
+        ));
+        let work = cluster.dir.path().join("work-jobs");
+        std::fs::create_dir_all(&work).expect("work dir");
+        let state = cluster.dir.path().join("sbd-state");
+        let mut h = Harness {
+            cluster,
+            config,
+            rec,
+            sbd: None,
+            work,
+            state,
+        };
+        h.start_sbd().await;
+        h
+    }
+
+    async fn start_sbd(&mut self) {
+        let addr = basalt_runtime::sbd_addr(&self.config, "hostA").expect("sbd addr");
+        let listener = bind_retry(addr).await;
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let opts = basalt_sbatchd::Options {
+            supervise_mbatchd: false,
+            state_dir: Some(self.state.clone()),
+            supervisor_exe: Some(PathBuf::from(env!("CARGO_BIN_EXE_sbatchd"))),
+            mbatchd_exe: None,
+            sample_ms: Some(300),
+        };
+        let config = self.config.clone();
+        let task = tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = rx.await;
+            };
+            if let Err(e) = basalt_sbatchd::run_with(config, "hostA", listener, opts, shutdown).await {
+                eprintln!("sbatchd: {e}");
+            }
+        });
+        self.sbd = Some((tx, task));
+        // Wait until it has said hello (so it knows the epoch).
+        let client = self.client();
+        wait_for_async("sbatchd to learn the epoch", DEADLINE, || {
+            let mut c = client.clone();
+            async move {
+                let s = c.status(spb::StatusRequest {}).await.map(|r| r.into_inner());
+                match s {
+                    Ok(s) if s.epoch == EPOCH => (Some(()), String::new()),
+                    other => (None, format!("{other:?}")),
+                }
+            }
+        })
+        .await
+        .expect("sbatchd up");
+    }
+
+    async fn stop_sbd(&mut self) {
+        if let Some((tx, task)) = self.sbd.take() {
+            let _ = tx.send(());
+            tokio::time::timeout(DEADLINE, task)
+                .await
+                .expect("sbatchd stops")
+                .expect("sbatchd task");
+        }
+    }
+
+    fn client(&self) -> SbatchdClient<Channel> {
+        basalt_runtime::sbatchd_channel(&self.config, "hostA", Duration::from_secs(10)).expect("client")
+    }
+
+    fn spec(&self, job_id: u64, command: &str, is_script: bool, out: &str) -> JobSpec {
+        let user = nix::unistd::User::from_uid(nix::unistd::getuid())
+            .ok()
+            .flatten()
+            .expect("own user");
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_secs() as i64;
+        let env = vec![
+            "PATH=/usr/local/bin:/usr/bin:/bin".to_string(),
+            "BASALT_TEST_VAR=from submission".to_string(),
+            "LSB_JOBID=999999".to_string(),
+        ];
+        JobSpec {
+            job_id,
+            idx: 0,
+            attempt: 1,
+            user: user.name.clone(),
+            uid: user.uid.as_raw(),
+            gid: user.gid.as_raw(),
+            job_name: format!("job{job_id}"),
+            queue: "normal".into(),
+            exec_hosts: vec!["hostA".into()],
+            sub_cwd: self.work.to_string_lossy().into_owned(),
+            out_file: out.to_owned(),
+            from_host: "hostA".into(),
+            sub_home: user.dir.to_string_lossy().into_owned(),
+            submit_time: now,
+            job_file_name: format!("{now}.{job_id}"),
+            job_file: basalt_core::jobfile::render(&env, command, is_script).into_bytes(),
+            command: command.to_owned(),
+            rlimits: vec![-1; 11],
+            umask: 0o022,
+            cluster: "basalt".into(),
+            num_processors: 1,
+            max_processors: 1,
+            ..Default::default()
+        }
+    }
+
+    async fn start_job(&self, epoch: u64, spec: JobSpec) -> Result<(u32, u32), Status> {
+        self.client()
+            .start_job(spb::StartJobRequest {
+                protocol: Some(basalt_proto::PROTOCOL),
+                epoch,
+                job: Some(spec),
+            })
+            .await
+            .map(|r| {
+                let r = r.into_inner();
+                (r.pid, r.pgid)
+            })
+    }
+
+    async fn signal(&self, job_id: u64, action: SignalAction, term_reason: &str) -> bool {
+        self.client()
+            .signal_job(spb::SignalJobRequest {
+                protocol: Some(basalt_proto::PROTOCOL),
+                epoch: EPOCH,
+                job_id,
+                idx: 0,
+                attempt: 1,
+                action: action as i32,
+                signal: String::new(),
+                terminate_interval: 2,
+                stop_state: 16,
+                reasons: 2,
+                term_reason: term_reason.into(),
+            })
+            .await
+            .expect("signal_job")
+            .into_inner()
+            .found
+    }
+
+    fn reports(&self, job_id: u64) -> Vec<mpb::JobReport> {
+        self.rec
+            .lock()
+            .expect("lock")
+            .reports
+            .iter()
+            .filter(|r| r.id.as_ref().is_some_and(|i| i.job_id == job_id))
+            .cloned()
+            .collect()
+    }
+
+    async fn wait_report(&self, job_id: u64, kind: ReportKind) -> mpb::JobReport {
+        wait_for_async(&format!("job {job_id} report {kind:?}"), DEADLINE, || async move {
+            let all = self.reports(job_id);
+            let found = all.iter().find(|r| r.kind == kind as i32).cloned();
+            let seen = all
+                .iter()
+                .map(|r| format!("{}:{:?}", r.seq, ReportKind::try_from(r.kind)))
+                .collect::<Vec<_>>()
+                .join(" ");
+            (found, seen)
+        })
+        .await
+        .expect("report")
+    }
+}
+
+async fn bind_retry(addr: std::net::SocketAddr) -> tokio::net::TcpListener {
+    let end = std::time::Instant::now() + DEADLINE;
+    loop {
+        match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => return l,
+            Err(e) if std::time::Instant::now() > end => panic!("bind {addr}: {e}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
+
+fn proc_state(pid: u32) -> Option<char> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = text.rsplit_once(')')?.1;
+    after.trim_start().chars().next()
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// The line two lines above `Resource usage summary:` (what snakemake-lsf reads).
+fn status_line(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let i = lines.iter().rposition(|l| *l == "Resource usage summary:")?;
+    lines.get(i.checked_sub(2)?).map(|s| s.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn command_job_runs_and_reports() {
+    let h = Harness::start("sbd-cmd").await;
+    let out = h.work.join("out.%J");
+    let spec = h.spec(
+        101,
+        "env | grep -E '^(LSB_|LS_|LSF_|BASALT_TEST_VAR|HOME=)' | sort; pwd; echo to-stderr >&2",
+        false,
+        &out.to_string_lossy(),
+    );
+    let (pid, pgid) = h.start_job(EPOCH, spec.clone()).await.expect("start");
+    assert!(pid > 0);
+    assert_eq!(pid, pgid, "the job leads its own process group");
+    // A repeated StartJob answers the same pid.
+    let again = h.start_job(EPOCH, spec).await.expect("repeat");
+    assert_eq!(again, (pid, pgid));
+
+    let fin = h.wait_report(101, ReportKind::Finished).await;
+    assert_eq!(fin.exit_status, 0);
+    assert_eq!(fin.state, 64, "DONE");
+    assert_eq!(fin.epoch, EPOCH);
+    assert!(fin.term_reason.is_empty());
+    let reports = h.reports(101);
+    let kinds: Vec<i32> = reports.iter().map(|r| r.kind).collect();
+    assert_eq!(kinds.first(), Some(&(ReportKind::Started as i32)), "{kinds:?}");
+    assert_eq!(kinds.get(1), Some(&(ReportKind::Executing as i32)), "{kinds:?}");
+    for w in reports.windows(2) {
+        assert!(w[1].seq > w[0].seq, "sequence numbers increase: {kinds:?}");
+    }
+    let exec = &reports[1];
+    assert_eq!(exec.exec_cwd, h.work.to_string_lossy());
+    assert_eq!(exec.pid, pid);
+    assert_eq!(reports[0].host, "hostA");
+
+    let text = read(&h.work.join("out.101"));
+    assert!(text.contains("LSB_JOBID=101\n"), "{text}");
+    assert!(text.contains("LSB_JOBNAME=job101\n"), "{text}");
+    assert!(text.contains("LSB_QUEUE=normal\n"), "{text}");
+    assert!(text.contains("LSB_HOSTS=hostA\n"), "{text}");
+    assert!(text.contains("LSB_MCPU_HOSTS=hostA 1\n"), "{text}");
+    assert!(text.contains("LSB_JOBINDEX=0\n"), "{text}");
+    assert!(text.contains("LSB_DJOB_NUMPROC=1\n"), "{text}");
+    assert!(text.contains("LSB_EXEC_CLUSTER=basalt\n"), "{text}");
+    assert!(text.contains(&format!("LS_JOBPID={pid}\n")), "{text}");
+    assert!(text.contains("LSB_TRAPSIGS=trap # 15 10 12 2 1\n"), "{text}");
+    assert!(text.contains(&format!("LSB_OUTPUTFILE={}\n", h.work.join("out.101").display())), "{text}");
+    assert!(text.contains("BASALT_TEST_VAR=from submission\n"), "{text}");
+    assert!(text.contains(&format!("LSF_ENVDIR={}\n", h.config.envdir.display())), "{text}");
+    assert!(text.contains("LSB_JOBFILENAME="), "{text}");
+    assert!(text.contains("to-stderr\n"), "stderr goes to the -o file without -e: {text}");
+    assert!(text.contains(&format!("\n{}\n", h.work.display())), "pwd: {text}");
+    assert!(text.contains("Subject: Job 101: <job101> in cluster <basalt> Done"), "{text}");
+    assert_eq!(status_line(&text).as_deref(), Some("Successfully completed."), "{text}");
+    assert!(text.contains("The output (if any) is above this job summary."));
+    // The job file is cleaned up after the job.
+    let jf = text
+        .lines()
+        .find_map(|l| l.strip_prefix("LSB_JOBFILENAME="))
+        .expect("job file name");
+    assert!(!Path::new(jf).exists(), "job file {jf} removed");
+
+    // The state directory goes once the final report is acknowledged.
+    let state = h.state.clone();
+    wait_for_async("state directory to be cleaned", DEADLINE, || {
+        let state = state.clone();
+        async move {
+            let left: Vec<String> = std::fs::read_dir(&state)
+                .map(|d| {
+                    d.flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .filter(|n| n != "sbatchd.lock")
+                        .collect()
+                })
+                .unwrap_or_default();
+            (left.is_empty().then_some(()), format!("{left:?}"))
+        }
+    })
+    .await
+    .expect("cleanup");
+
+    // An order from an older epoch is refused.
+    let err = h
+        .start_job(EPOCH - 1, h.spec(102, "true", false, ""))
+        .await
+        .expect_err("stale epoch");
+    assert_eq!(err.code(), tonic::Code::FailedPrecondition, "{err:?}");
+    assert!(h.reports(102).is_empty());
+    let hellos = h.rec.lock().expect("lock").hellos.clone();
+    assert!(hellos.first().is_some_and(|h| h.restarted && h.host == "hostA"));
+    drop(h.cluster);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exit_codes_scripts_and_errors() {
+    let h = Harness::start("sbd-exit").await;
+    // exit 3, with a separate -e file.
+    let mut spec = h.spec(201, "echo out; echo err >&2; exit 3", false, &h.work.join("o.%J").to_string_lossy());
+    spec.err_file = h.work.join("e.%J").to_string_lossy().into_owned();
+    h.start_job(EPOCH, spec).await.expect("start");
+    let fin = h.wait_report(201, ReportKind::Finished).await;
+    assert_eq!(fin.exit_status, 768);
+    assert_eq!(fin.state, 32, "EXIT");
+    let out = read(&h.work.join("o.201"));
+    assert!(out.starts_with("out\n"), "{out}");
+    assert!(!out.contains("err\n"), "{out}");
+    assert_eq!(status_line(&out).as_deref(), Some("Exited with exit code 3."), "{out}");
+    assert!(out.contains("Subject: Job 201: <job201> in cluster <basalt> Exited"));
+    assert_eq!(read(&h.work.join("e.201")), "err\n");
+
+    // A script runs with its own #! interpreter.
+    let script = "#!/bin/bash\n# a bash script\necho \"bash=${BASH_VERSION:+yes}\"\nexit 0\n";
+    h.start_job(EPOCH, h.spec(202, script, true, &h.work.join("s.%J").to_string_lossy()))
+        .await
+        .expect("start script");
+    let fin = h.wait_report(202, ReportKind::Finished).await;
+    assert_eq!(fin.exit_status, 0);
+    let out = read(&h.work.join("s.202"));
+    assert!(out.starts_with("bash=yes\n"), "{out}");
+    assert!(out.contains("# LSBATCH: User input\n#!/bin/bash\n# a bash script\n"), "{out}");
+
+    // -cwd that does not exist: the job runs in /tmp and says so.
+    let mut spec = h.spec(203, "pwd", false, &h.work.join("c.%J").to_string_lossy());
+    spec.spec_cwd = "no/such/dir/%J".into();
+    h.start_job(EPOCH, spec).await.expect("start");
+    let exec = h.wait_report(203, ReportKind::Executing).await;
+    assert_eq!(exec.exec_cwd, "/tmp");
+    h.wait_report(203, ReportKind::Finished).await;
+    let out = read(&h.work.join("c.203"));
+    assert!(out.contains("no/such/dir/203"), "{out}");
+    assert!(out.contains("\n/tmp\n") || out.starts_with("/tmp\n") || out.contains("</tmp>.\n/tmp\n"), "{out}");
+
+    // A user that does not exist here (sbatchd as root) cannot start.
+    if nix::unistd::geteuid().is_root() {
+        let mut spec = h.spec(204, "true", false, "");
+        spec.user = "no-such-user-basalt".into();
+        let err = h.start_job(EPOCH, spec).await.expect_err("unknown user");
+        assert!(err.message().contains("no-such-user-basalt"), "{err:?}");
+        let failed = h.wait_report(204, ReportKind::StartFailed).await;
+        assert!(failed.message.contains("does not exist"), "{failed:?}");
+    }
+
+    // RUN limit: killed by sbatchd with TERM_RUNLIMIT.
+    let mut spec = h.spec(205, "sleep 30", false, &h.work.join("r.%J").to_string_lossy());
+    spec.rlimits[9] = 1;
+    h.start_job(EPOCH, spec).await.expect("start");
+    let fin = h.wait_report(205, ReportKind::Finished).await;
+    assert_eq!(fin.term_reason, "TERM_RUNLIMIT");
+    assert_ne!(fin.exit_status, 0);
+    let out = read(&h.work.join("r.205"));
+    assert!(out.contains("TERM_RUNLIMIT: job killed after reaching LSF run time limit.\nExited with exit code"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn peek_stop_resume_kill() {
+    let h = Harness::start("sbd-ctl").await;
+    let out = h.work.join("k.%J");
+    h.start_job(EPOCH, h.spec(301, "echo started; sleep 100", false, &out.to_string_lossy()))
+        .await
+        .expect("start");
+    let started = h.wait_report(301, ReportKind::Started).await;
+    let pid = started.pid;
+
+    // bpeek: the output so far, for the owner only.
+    let uid = nix::unistd::getuid().as_raw();
+    let client = h.client();
+    let peeked = wait_for_async("peek to show the output", DEADLINE, || {
+        let mut c = client.clone();
+        async move {
+            let r = c
+                .peek(spb::PeekRequest {
+                    job_id: 301,
+                    idx: 0,
+                    uid,
+                    tail_bytes: 0,
+                })
+                .await
+                .map(|r| r.into_inner());
+            match r {
+                Ok(p) if p.output.starts_with(b"started\n") => (Some(p), String::new()),
+                other => (None, format!("{other:?}")),
+            }
+        }
+    })
+    .await
+    .expect("peek");
+    assert!(peeked.path.ends_with("k.301"), "{}", peeked.path);
+    let denied = h
+        .client()
+        .peek(spb::PeekRequest {
+            job_id: 301,
+            idx: 0,
+            uid: uid + 12345,
+            tail_bytes: 0,
+        })
+        .await
+        .expect_err("another user may not peek");
+    assert_eq!(denied.code(), tonic::Code::PermissionDenied);
+
+    // A sample of its resource usage arrives while it runs.
+    let ru = h.wait_report(301, ReportKind::Rusage).await;
+    assert!(ru.pids.contains(&pid), "{ru:?}");
+    assert!(ru.mem_kb > 0);
+
+    // STOP: the whole group is stopped (state T); RESUME clears it.
+    assert!(h.signal(301, SignalAction::Stop, "").await);
+    assert_eq!(proc_state(pid), Some('T'));
+    let st = h.wait_report(301, ReportKind::State).await;
+    assert_eq!(st.state, 16);
+    assert_eq!(st.reasons, 2);
+    assert!(h.signal(301, SignalAction::Resume, "").await);
+    assert_ne!(proc_state(pid), Some('T'));
+    wait_for_async("a RUN state report", DEADLINE, || async {
+        let n = h
+            .reports(301)
+            .iter()
+            .filter(|r| r.kind == ReportKind::State as i32 && r.state == 4)
+            .count();
+        ((n > 0).then_some(()), String::new())
+    })
+    .await
+    .expect("resumed report");
+
+    // KILL: SIGINT/SIGTERM/SIGKILL sequence; the reason is reported and printed.
+    // (The job file's `trap # 15 10 12 2 1` keeps the wrapper shell alive; it ends
+    // with the killed command's status.)
+    assert!(h.signal(301, SignalAction::Kill, "TERM_OWNER").await);
+    let fin = h.wait_report(301, ReportKind::Finished).await;
+    assert_eq!(fin.term_reason, "TERM_OWNER");
+    assert_ne!(fin.exit_status, 0);
+    assert_eq!(fin.state, 32);
+    let text = read(&h.work.join("k.301"));
+    assert!(text.contains("TERM_OWNER: job killed by owner.\nExited with exit code "), "{text}");
+    let code = basalt_core::job::wait_status_parts(fin.exit_status).0;
+    assert!(
+        status_line(&text).is_some_and(|l| l == format!("Exited with exit code {code}.")),
+        "{text}"
+    );
+    assert!(proc_state(pid).is_none(), "the job's processes are gone");
+    // A finished job is no longer held.
+    assert!(!h.signal(301, SignalAction::Kill, "TERM_OWNER").await);
+    assert!(!h.signal(399, SignalAction::Kill, "TERM_OWNER").await);
+
+    // No -o: the output is spooled for bpeek and removed afterwards.
+    h.start_job(EPOCH, h.spec(302, "echo spooled; sleep 100", false, ""))
+        .await
+        .expect("start");
+    let peeked = wait_for_async("peek of the spool file", DEADLINE, || {
+        let mut c = h.client();
+        async move {
+            let r = c
+                .peek(spb::PeekRequest {
+                    job_id: 302,
+                    idx: 0,
+                    uid: 0,
+                    tail_bytes: 4,
+                })
+                .await
+                .map(|r| r.into_inner());
+            match r {
+                Ok(p) if p.output == b"led\n" => (Some(p), String::new()),
+                other => (None, format!("{other:?}")),
+            }
+        }
+    })
+    .await
+    .expect("spool peek");
+    assert!(h.signal(302, SignalAction::Kill, "TERM_OWNER").await);
+    h.wait_report(302, ReportKind::Finished).await;
+    assert!(!Path::new(&peeked.path).exists(), "spool file {} removed", peeked.path);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_job_ack_kills_and_restart_readopts() {
+    let mut h = Harness::start("sbd-readopt").await;
+    // mbatchd does not know job 401: it is killed and no longer reported.
+    h.rec.lock().expect("lock").acks.insert(401, AckKind::NoJob);
+    let (pid, _) = h
+        .start_job(EPOCH, h.spec(401, "sleep 100", false, ""))
+        .await
+        .expect("start");
+    wait_for_async("the unknown job to be killed", DEADLINE, || async move {
+        let st = proc_state(pid);
+        (st.is_none().then_some(()), format!("{st:?}"))
+    })
+    .await
+    .expect("killed");
+    assert_eq!(h.reports(401).len(), 1, "reporting stops after NO_JOB");
+
+    // A job keeps running while sbatchd restarts, and the new sbatchd reports its end.
+    let out = h.work.join("a.%J");
+    let (pid, _) = h
+        .start_job(EPOCH, h.spec(402, "sleep 3; echo after-restart", false, &out.to_string_lossy()))
+        .await
+        .expect("start");
+    h.wait_report(402, ReportKind::Executing).await;
+    h.stop_sbd().await;
+    assert!(proc_state(pid).is_some(), "the job survives sbatchd");
+    h.start_sbd().await;
+    let status = h
+        .client()
+        .status(spb::StatusRequest {})
+        .await
+        .expect("status")
+        .into_inner();
+    let fin = h.wait_report(402, ReportKind::Finished).await;
+    assert_eq!(fin.exit_status, 0);
+    assert!(
+        status.jobs.iter().any(|j| j.job_id == 402 && j.pid == pid) || fin.time > 0,
+        "{status:?}"
+    );
+    let text = read(&h.work.join("a.402"));
+    assert!(text.starts_with("after-restart\n"), "{text}");
+    assert_eq!(status_line(&text).as_deref(), Some("Successfully completed."));
+    let hellos = h.rec.lock().expect("lock").hellos.clone();
+    assert!(hellos.iter().filter(|h| h.restarted).count() >= 2);
+    h.stop_sbd().await;
+}
+
+/// As root: a job runs as an ordinary user, with that user's identity, and its
+/// job file falls back to /tmp/.lsbatch.<uid> when the home does not exist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn job_runs_as_the_submitting_user() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: not running as root, so sbatchd cannot switch users");
+        return;
+    }
+    let name = "basaltsbdtest";
+    if nix::unistd::User::from_name(name).ok().flatten().is_none() {
+        let st = std::process::Command::new("useradd")
+            .args(["-M", "-d", "/nonexistent/basaltsbdtest", "-s", "/bin/sh", name])
+            .status();
+        match st {
+            Ok(s) if s.success() || s.code() == Some(9) => {}
+            other => {
+                eprintln!("skipped: cannot create a test user ({other:?})");
+                return;
+            }
+        }
+    }
+    let user = nix::unistd::User::from_name(name)
+        .ok()
+        .flatten()
+        .expect("test user");
+    let h = Harness::start("sbd-user").await;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(h.cluster.dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod top");
+    std::fs::set_permissions(&h.work, std::fs::Permissions::from_mode(0o777)).expect("chmod work");
+    let mut spec = h.spec(501, "id -un; id -u; echo \"home=$HOME\"; echo \"jf=$LSB_JOBFILENAME\"", false, &h.work.join("u.%J").to_string_lossy());
+    spec.user = name.into();
+    spec.uid = user.uid.as_raw();
+    h.start_job(EPOCH, spec).await.expect("start");
+    let exec = h.wait_report(501, ReportKind::Executing).await;
+    assert_eq!(exec.exec_user, name);
+    assert_eq!(exec.exec_uid, user.uid.as_raw());
+    let fin = h.wait_report(501, ReportKind::Finished).await;
+    assert_eq!(fin.exit_status, 0);
+    let path = h.work.join("u.501");
+    let text = read(&path);
+    assert!(text.starts_with(&format!("{name}\n{}\nhome=/nonexistent/basaltsbdtest\n", user.uid)), "{text}");
+    assert!(
+        text.contains(&format!("jf=/tmp/.lsbatch.{}/", user.uid)),
+        "job file falls back to /tmp: {text}"
+    );
+    use std::os::unix::fs::MetadataExt;
+    assert_eq!(std::fs::metadata(&path).expect("out file").uid(), user.uid.as_raw());
+    assert_eq!(status_line(&text).as_deref(), Some("Successfully completed."));
+    assert!(text.contains(&format!("as user <{name}>")), "{text}");
+}
