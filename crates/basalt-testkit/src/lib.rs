@@ -381,7 +381,7 @@ impl ProcessCluster {
     }
 
     /// Pids of running processes of binary `name` started from this cluster's bin
-    /// directory with `-H host`.
+    /// directory with `-H host` and this cluster's `LSF_ENVDIR`.
     pub fn pids_of(&self, name: &str, host: &str) -> Vec<i32> {
         let exe = self.bin.join(name);
         let mut out = Vec::new();
@@ -410,7 +410,11 @@ impl ProcessCluster {
                         .map(|(_, r)| r.trim_start().starts_with('Z'))
                 })
                 .unwrap_or(true);
-            if is_bin && has_host && !zombie {
+            let ours = std::fs::read(e.path().join("environ")).is_ok_and(|env| {
+                let needle = format!("LSF_ENVDIR={}", self.envdir.display());
+                env.split(|b| *b == 0).any(|v| v == needle.as_bytes())
+            });
+            if is_bin && has_host && !zombie && ours {
                 out.push(pid);
             }
         }
