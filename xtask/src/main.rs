@@ -339,6 +339,26 @@ fn up(
         std::thread::sleep(Duration::from_millis(200));
     };
 
+    // And until mbatchd (started by the master's sbatchd) answers.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let ok = Command::new(bin.join("bhosts"))
+            .env("LSF_ENVDIR", &envdir)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        if ok {
+            break;
+        }
+        if Instant::now() > deadline {
+            let _ = down(&top);
+            bail!(
+                "mbatchd did not answer within 30 s; see the logs in {}",
+                top.join("log").display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+
     println!(
         "Basalt cluster <{}> is up: {} host(s) ({}), master {}.",
         cluster,
