@@ -2,6 +2,11 @@
 //! and suspending reasons (`-p`, `-s`, §3.3), the long format (`-l`, §3.4), custom
 //! columns (`-o`, cli-contract.md §4.3) and JSON (`-json`, §4.4); messages and exit
 //! codes of cli-contract.md §6.
+//!
+//! Repeated execution hosts are shown as `N*host` (LSF 10's short host lists, which
+//! clients expect) unless lsf.conf sets `LSB_SHORT_HOSTLIST=0`/`N`; then every slot's
+//! host is listed (one per line in the default table). `LSB_BJOBS_FORMAT` supplies a
+//! default `-o`; `LSB_BJOBS_CONSISTENT_EXIT_CODE=Y` makes "no job" exit 255.
 
 use super::opts::{Item, Spec};
 use super::text::{col, host_words, star_cut, wrap};
