@@ -89,7 +89,13 @@ pub fn job_info(s: &Sched, j: &Job) -> pb::JobInfo {
     } else {
         -1
     };
-    let pend_reasons = if state.is_pending() {
+    let pend_reasons = if state == JobState::Psusp {
+        vec![pb::PendReason {
+            code: basalt_core::job::pend::USER_STOP,
+            hosts: Vec::new(),
+            detail: String::new(),
+        }]
+    } else if state.is_pending() {
         j.pend_reasons
             .iter()
             .map(|(code, hosts)| pb::PendReason {
