@@ -258,7 +258,14 @@ impl EventLog {
         let mut buf = Vec::with_capacity(1024);
         let mut pos: u64 = 0;
         let mut line_no = 0usize;
+        // The header's offset is honoured only if it falls on a line boundary (OpenLava 4
+        // writes a bare "#80" whose offset is wrong until the first switch).
+        let mut header_len: Option<u64> = None;
+        let mut offset_ok = false;
         loop {
+            if header_len.is_some() && pos == info.header_offset {
+                offset_ok = true;
+            }
             buf.clear();
             let n = reader
                 .read_until(b'\n', &mut buf)
@@ -278,6 +285,7 @@ impl EventLog {
                 && let Some(off) = parse_header(&text)
             {
                 info.header_offset = off;
+                header_len = Some(n as u64);
             }
             match parse_line(&text) {
                 Ok(Some(rec)) => {
@@ -296,6 +304,11 @@ impl EventLog {
             pos += n as u64;
         }
         drop(reader);
+        if let Some(hl) = header_len
+            && !offset_ok
+        {
+            info.header_offset = hl;
+        }
 
         let mut file = file;
         if pos == 0 {
@@ -330,6 +343,128 @@ impl EventLog {
         self.inner.append(buf.as_bytes(), records.len())
     }
 
+    /// Start a new `lsb.events` (event-log.md §6).
+    ///
+    /// The history (the bytes from the header's offset to the end) becomes
+    /// `lsb.events.1` with a `#<now>` header, older files move up (`.N` → `.N+1`), and the
+    /// new `lsb.events` holds `carried` (the records of every job still in memory, and the
+    /// LOG_SWITCH/LOAD_INDEX records, chosen by the caller) before its header's offset,
+    /// then `appended` (the current host/queue control state and `LOG_SWITCH
+    /// <lastJobId>`). The new file replaces the old one by an atomic rename.
+    ///
+    /// The order is crash-safe: the history is archived and rotated before the current
+    /// file is replaced, so a crash at any point loses nothing (at worst `bhist` sees the
+    /// archived history twice until the next switch). `lsb.events.index` is not
+    /// maintained; readers go through all files from [`event_files`].
+    pub fn switch(
+        &mut self,
+        now: i64,
+        carried: &[Record],
+        appended: &[Record],
+    ) -> Result<SwitchReport, EventLogError> {
+        if let Some(reason) = &self.inner.broken {
+            return Err(EventLogError::Poisoned {
+                path: self.inner.path.clone(),
+                reason: reason.clone(),
+            });
+        }
+        let path = self.inner.path.clone();
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+
+        // 1. The history, into lsb.events.0.
+        let len = self.inner.len;
+        let start = self.header_offset.min(len);
+        let zero = dir.join(format!("{EVENTS_FILE}.0"));
+        let archived = (|| -> io::Result<()> {
+            let mut out = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&zero)?;
+            Write::write_all(&mut out, switched_header(now).as_bytes())?;
+            let mut buf = vec![0u8; 1 << 20];
+            let mut pos = start;
+            while pos < len {
+                let n = ((len - pos) as usize).min(buf.len());
+                self.inner.sink.read_exact_at(&mut buf[..n], pos)?;
+                Write::write_all(&mut out, &buf[..n])?;
+                pos += n as u64;
+            }
+            out.sync_all()
+        })();
+        archived.map_err(|e| EventLogError::io(&zero, "archive history", e))?;
+
+        // 2. Rotation: .N -> .N+1 (highest first), then .0 -> .1.
+        let mut rotated = 0;
+        let mut olds: Vec<u64> = numbered(&dir, EVENTS_FILE)?
+            .into_iter()
+            .filter_map(|(k, _)| k.filter(|&n| n > 0))
+            .collect();
+        olds.sort_unstable_by(|a, b| b.cmp(a));
+        for n in olds {
+            let from = dir.join(format!("{EVENTS_FILE}.{n}"));
+            let to = dir.join(format!("{EVENTS_FILE}.{}", n + 1));
+            fs::rename(&from, &to).map_err(|e| EventLogError::io(&from, "rotate", e))?;
+            rotated += 1;
+        }
+        let one = dir.join(format!("{EVENTS_FILE}.1"));
+        fs::rename(&zero, &one).map_err(|e| EventLogError::io(&zero, "rotate", e))?;
+        fsync_dir(&dir)?;
+
+        // 3. The new lsb.events, written aside and renamed over the old one.
+        let mut body = String::with_capacity((carried.len() + appended.len()) * 200);
+        for r in carried {
+            r.write_line(&mut body);
+            body.push('\n');
+        }
+        let offset = switched_header(0).len() as u64 + body.len() as u64;
+        let mut content = switched_header(offset);
+        content.push_str(&body);
+        for r in appended {
+            r.write_line(&mut content);
+            content.push('\n');
+        }
+        let tmp = dir.join(format!("{EVENTS_FILE}.tmp"));
+        let written = (|| -> io::Result<()> {
+            let mut f = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&tmp)?;
+            Write::write_all(&mut f, content.as_bytes())?;
+            f.sync_all()
+        })();
+        if let Err(e) = written {
+            let _ = fs::remove_file(&tmp);
+            return Err(EventLogError::io(&tmp, "write new event log", e));
+        }
+        fs::rename(&tmp, &path).map_err(|e| EventLogError::io(&path, "replace", e))?;
+
+        // 4. From here on the old handle points at the replaced file: any failure must stop
+        //    further appends through it.
+        let reopened = fsync_dir(&dir).and_then(|()| open_for_append(&path));
+        match reopened {
+            Ok(file) => {
+                let stats = self.inner.stats;
+                self.inner = Appender::new(path, file, content.len() as u64);
+                self.inner.stats = stats;
+                self.header_offset = offset;
+                Ok(SwitchReport {
+                    archived_bytes: len - start,
+                    rotated,
+                    header_offset: offset,
+                })
+            }
+            Err(e) => {
+                self.inner.broken = Some(format!("reopening after a log switch failed: {e}"));
+                Err(e)
+            }
+        }
+    }
+
     /// The file's path.
     pub fn path(&self) -> &Path {
         &self.inner.path
@@ -349,6 +484,23 @@ impl EventLog {
     pub fn stats(&self) -> AppendStats {
         self.inner.stats
     }
+}
+
+/// What [`EventLog::switch`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SwitchReport {
+    /// Bytes of history moved to `lsb.events.1`.
+    pub archived_bytes: u64,
+    /// Older files renamed `.N` → `.N+1`.
+    pub rotated: usize,
+    /// The new file's header offset (where the records new to it begin).
+    pub header_offset: u64,
+}
+
+/// The header line written by a switch: `#<value>` padded to 38 characters and a newline
+/// (an offset in `lsb.events`, a timestamp in `lsb.events.N`).
+fn switched_header(value: impl std::fmt::Display) -> String {
+    format!("#{value:<37}\n")
 }
 
 // ------------------------------------------------------------------------------ AcctLog
@@ -515,12 +667,21 @@ impl EventReader {
             self.line = 0;
             return Ok(self);
         };
-        let mut pos = first.len() as u64;
+        let first_len = first.len() as u64;
+        let mut pos = first_len;
         while pos < offset {
             match self.read_raw_line()? {
                 Some(l) if l.last() == Some(&b'\n') => pos += l.len() as u64,
                 _ => break,
             }
+        }
+        if pos != offset {
+            // Not on a line boundary (OpenLava 4's bare "#80"): the offset is meaningless,
+            // so every record is taken as new.
+            self.reader
+                .seek(SeekFrom::Start(first_len))
+                .map_err(|e| EventLogError::io(&self.path, "seek", e))?;
+            self.line = 1;
         }
         Ok(self)
     }
@@ -640,6 +801,11 @@ pub fn acct_files(logdir: &Path) -> Result<Vec<PathBuf>, EventLogError> {
 }
 
 fn numbered_files(dir: &Path, base: &str) -> Result<Vec<PathBuf>, EventLogError> {
+    Ok(numbered(dir, base)?.into_iter().map(|(_, p)| p).collect())
+}
+
+/// `base` (key `None`) and `base.N` (key `Some(N)`), sorted by key.
+fn numbered(dir: &Path, base: &str) -> Result<Vec<(Option<u64>, PathBuf)>, EventLogError> {
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -665,7 +831,7 @@ fn numbered_files(dir: &Path, base: &str) -> Result<Vec<PathBuf>, EventLogError>
         found.push((key, entry.path()));
     }
     found.sort_by_key(|(k, _)| *k);
-    Ok(found.into_iter().map(|(_, p)| p).collect())
+    Ok(found)
 }
 
 #[cfg(test)]

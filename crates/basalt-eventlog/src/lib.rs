@@ -5,8 +5,8 @@
 //!
 //! | file | API |
 //! |---|---|
-//! | `lsb.events` | [`EventLog`] (append + replay), [`read_events`] / [`EventReader`] (bhist) |
-//! | `lsb.events.N` | [`event_files`] lists them newest first |
+//! | `lsb.events` | [`EventLog`] (replay, group-commit append, [`EventLog::switch`]), [`read_events`] / [`EventReader`] (bhist) |
+//! | `lsb.events.N` | written by [`EventLog::switch`]; [`event_files`] lists them newest first |
 //! | `lsb.acct`, `lsb.acct.N` | [`AcctLog`] (append), [`read_acct`] (bacct), [`acct_files`] |
 //! | `#lsb.event.lock` | [`EventLock`] |
 //! | `info/<submitTime>.<jobId>` | [`spool_job_file`], [`read_job_file`], [`remove_job_file`] |
@@ -72,6 +72,12 @@
 //! tells the administrator how to recover. A fresh `lsb.events` starts with volclava's
 //! header, `#80` padded to 80 bytes, whose offset points just past the header.
 //! `lsb.acct` has no header line.
+//!
+//! # Not here
+//!
+//! The lock's waiting policy (mbatchd), the choice of records a switch carries over and
+//! when to switch (mbatchd: `MAX_JOB_NUM` JOB_CLEANs), `lsb.events.index` (not written;
+//! readers go through every file), `lsb.acct` archiving (`ACCT_ARCHIVE_*`).
 
 mod error;
 mod field;
@@ -84,8 +90,8 @@ pub use error::{EventLogError, LockError, ParseError};
 pub use field::{Field, split_fields};
 pub use file::{
     ACCT_FILE, AcctLog, AcctReader, AppendStats, EVENTS_FILE, EventLog, EventReader,
-    FRESH_HEADER_LEN, OpenInfo, Replay, acct_files, event_files, fresh_header, parse_header,
-    read_acct, read_events,
+    FRESH_HEADER_LEN, OpenInfo, Replay, SwitchReport, acct_files, event_files, fresh_header,
+    parse_header, read_acct, read_events,
 };
 pub use lock::{EventLock, LOCK_FILE, LockInfo};
 pub use record::{

@@ -386,3 +386,122 @@ fn acct_log_that_is_one_partial_line_is_emptied() {
     assert_eq!(acct.size(), 0);
     assert_eq!(fs::metadata(&path).unwrap().len(), 0);
 }
+
+#[test]
+fn switch_archives_history_and_carries_live_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _) = EventLog::open(dir.path()).unwrap();
+    // Jobs 1 and 2 finished and were cleaned; job 3 is still alive.
+    log.append(&[new_job(1, "one"), new_job(2, "two"), new_job(3, "three")])
+        .unwrap();
+    log.append(&[clean(1, 10), clean(2, 11)]).unwrap();
+    let history_len = log.size() - 80;
+
+    let switch_rec = || -> Record {
+        LogSwitch {
+            header: Header::new(100),
+            last_job_id: 3,
+        }
+        .into()
+    };
+    let report = log
+        .switch(100, &[new_job(3, "three")], &[switch_rec()])
+        .unwrap();
+    assert_eq!(report.archived_bytes, history_len);
+    assert_eq!(report.rotated, 0);
+    let carried_len = new_job(3, "three").to_line().len() as u64 + 1;
+    assert_eq!(report.header_offset, 39 + carried_len);
+    assert_eq!(log.header_offset(), report.header_offset);
+
+    // Appends go to the new file.
+    log.append(&[new_job(4, "four")]).unwrap();
+    drop(log);
+
+    let current = events(dir.path());
+    let text = fs::read_to_string(&current).unwrap();
+    let first = text.lines().next().unwrap();
+    assert_eq!(first.len(), 38);
+    assert_eq!(parse_header(first), Some(report.header_offset));
+    let one = dir.path().join("lsb.events.1");
+    let archived = fs::read_to_string(&one).unwrap();
+    assert!(archived.starts_with("#100 "), "{archived}");
+    assert_eq!(archived.lines().next().unwrap().len(), 38);
+    assert!(!dir.path().join("lsb.events.0").exists());
+    assert!(!dir.path().join("lsb.events.tmp").exists());
+
+    // Replay reads only the current file: the live job, the switch record, the new job.
+    let (mut log, replay) = EventLog::open(dir.path()).unwrap();
+    let ids: Vec<_> = replay
+        .records
+        .iter()
+        .map(|r| (r.kind().to_owned(), r.job_id()))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("JOB_NEW".to_owned(), Some(3)),
+            ("LOG_SWITCH".to_owned(), None),
+            ("JOB_NEW".to_owned(), Some(4)),
+        ]
+    );
+    assert_eq!(replay.header_offset, report.header_offset);
+
+    // A second switch rotates .1 to .2.
+    log.append(&[clean(3, 20)]).unwrap();
+    let report = log
+        .switch(200, &[new_job(4, "four")], &[switch_rec()])
+        .unwrap();
+    assert_eq!(report.rotated, 1);
+    drop(log);
+    let files: Vec<String> = event_files(dir.path())
+        .unwrap()
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(files, ["lsb.events", "lsb.events.1", "lsb.events.2"]);
+
+    // History over all files, reading the current one from its offset, has every record
+    // exactly once.
+    let mut history: Vec<(String, Option<u64>)> = Vec::new();
+    for (i, f) in event_files(dir.path()).unwrap().iter().enumerate() {
+        let mut reader = read_events(f).unwrap();
+        if i == 0 {
+            reader = reader.skip_carried_over().unwrap();
+        }
+        for r in reader {
+            let r = r.unwrap();
+            history.push((r.kind().to_owned(), r.job_id()));
+        }
+    }
+    history.sort();
+    let news = history.iter().filter(|(k, _)| k == "JOB_NEW").count();
+    let cleans = history.iter().filter(|(k, _)| k == "JOB_CLEAN").count();
+    assert_eq!((news, cleans), (4, 3), "{history:?}");
+}
+
+#[test]
+fn openlava4_bare_header_offset_is_ignored() {
+    // OpenLava 4 writes a bare "#80": the offset does not fall on a line boundary.
+    let dir = tempfile::tempdir().unwrap();
+    let path = events(dir.path());
+    let text = String::from("#80\n")
+        + &clean(1, 1).to_line()
+        + "\n"
+        + &clean(2, 2).to_line()
+        + "\n"
+        + &clean(3, 3).to_line()
+        + "\n";
+    fs::write(&path, &text).unwrap();
+    let ids: Vec<_> = read_events(&path)
+        .unwrap()
+        .skip_carried_over()
+        .unwrap()
+        .map(|r| r.unwrap().job_id().unwrap())
+        .collect();
+    assert_eq!(ids, [1, 2, 3], "nothing is carried over");
+    let (_log, replay) = EventLog::open(dir.path()).unwrap();
+    assert_eq!(
+        replay.header_offset, 4,
+        "the events begin after the header line"
+    );
+}
