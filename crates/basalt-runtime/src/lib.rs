@@ -97,7 +97,14 @@ pub async fn serve(
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send,
 ) -> Result<(), tonic::transport::Error> {
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    use tokio_stream::StreamExt;
+    // Small request/response exchanges: never wait for Nagle's algorithm.
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener).map(|conn| {
+        if let Ok(c) = &conn {
+            let _ = c.set_nodelay(true);
+        }
+        conn
+    });
     router
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await
