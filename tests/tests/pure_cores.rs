@@ -6,7 +6,12 @@ use std::process::Command;
 const FORBIDDEN: &[&str] = &[
     "tokio", "tonic", "nix", "sysinfo", "rusqlite", "procfs", "mio",
 ];
-const PURE: &[&str] = &["basalt-core", "basalt-lim-core", "basalt-sched", "basalt-eventlog"];
+const PURE: &[&str] = &[
+    "basalt-core",
+    "basalt-lim-core",
+    "basalt-sched",
+    "basalt-eventlog",
+];
 
 #[test]
 fn pure_cores_have_no_io_dependencies() {
