@@ -19,8 +19,8 @@ pub enum Field {
 }
 
 impl Field {
-    /// An integer field.
-    pub fn int(v: impl Into<i64>) -> Field {
+    /// An integer field (any integer type: `Field::int(job_id)`, `Field::int(-1)`).
+    pub fn int(v: impl Into<i128>) -> Field {
         Field::Num(v.into().to_string())
     }
 
