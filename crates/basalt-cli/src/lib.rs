@@ -12,6 +12,7 @@
 
 pub mod args;
 pub mod batch;
+pub mod hist;
 pub mod lim_cmds;
 pub mod numfmt;
 
