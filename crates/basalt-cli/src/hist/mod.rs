@@ -26,7 +26,7 @@ use basalt_core::job::{sub, sub2};
 use basalt_eventlog::{EventLogError, JobFinish, JobNew, Record};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
-use std::io;
+use std::io::{self, BufRead as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -77,10 +77,19 @@ pub enum EventSource {
 
 /// Records read from the log files, and the problems met on the way (one line each,
 /// for stderr; reading goes on past them as LSF's readers do).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Loaded<T> {
     pub records: Vec<T>,
     pub warnings: Vec<String>,
+}
+
+impl<T> Default for Loaded<T> {
+    fn default() -> Self {
+        Loaded {
+            records: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
 }
 
 fn describe(e: &EventLogError) -> String {
@@ -127,6 +136,53 @@ fn read_file(
             "File {}: incomplete last line ignored: {tail}",
             path.display()
         ));
+    }
+    Ok(())
+}
+
+/// The records a log switch carried into the head of `lsb.events`: the complete lines
+/// between the header and the byte offset the header names.
+fn read_carried(
+    path: &Path,
+    out: &mut Vec<Record>,
+    warnings: &mut Vec<String>,
+) -> Result<(), EventLogError> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(EventLogError::Io {
+                path: path.to_owned(),
+                op: "open",
+                source: e,
+            });
+        }
+    };
+    let mut reader = io::BufReader::new(file);
+    let mut line = Vec::new();
+    let read_err = |e| EventLogError::Io {
+        path: path.to_owned(),
+        op: "read",
+        source: e,
+    };
+    let mut pos = reader.read_until(b'\n', &mut line).map_err(read_err)? as u64;
+    let Some(offset) = basalt_eventlog::parse_header(&String::from_utf8_lossy(&line)) else {
+        return Ok(());
+    };
+    let mut number = 1;
+    while pos < offset {
+        line.clear();
+        let n = reader.read_until(b'\n', &mut line).map_err(read_err)?;
+        if n == 0 || line.last() != Some(&b'\n') {
+            break;
+        }
+        pos += n as u64;
+        number += 1;
+        match basalt_eventlog::parse_line(&String::from_utf8_lossy(&line)) {
+            Ok(Some(Record::Unknown { .. })) | Ok(None) => {}
+            Ok(Some(r)) => out.push(r),
+            Err(e) => warnings.push(format!("File {} at line {number}: {e}", path.display())),
+        }
     }
     Ok(())
 }
@@ -194,16 +250,8 @@ pub fn read_event_records(
     }
     let mut carried = Vec::new();
     if with_current {
-        // The whole file, then its new part: what precedes the new part was carried over.
-        let mut whole = Vec::new();
-        let mut ignored = Vec::new();
-        read_file(&current, false, &mut whole, &mut ignored)?;
-        let mut fresh = Vec::new();
-        read_file(&current, true, &mut fresh, &mut warnings)?;
-        let n_carried = whole.len().saturating_sub(fresh.len());
-        whole.truncate(n_carried);
-        carried = whole;
-        main.extend(fresh);
+        read_carried(&current, &mut carried, &mut warnings)?;
+        read_file(&current, true, &mut main, &mut warnings)?;
     }
     Ok(Loaded {
         records: merge_carried(carried, main),
@@ -599,6 +647,84 @@ mod tests {
             dispatch_text(&four, 0, false),
             "Dispatched to 4 Hosts/Processors <a> <a> <a> <b>"
         );
+    }
+
+    fn line_new(id: u64, t: i64) -> String {
+        format!(
+            "\"JOB_NEW\" \"40\" {t} {id} 0 2 1 {t} 0 0 -65535 0 0 \"u\" -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 \"\" 100.00 18 \"normal\" \"\" \"vm\" \"/\" \"\" \"\" \"\" \"\" \"/root\" \"{t}.{id}\" 0 \"\" \"\" \"\" \"sleep 1\" 0 \"\" \"default\" 1 \"linux\" \"\" 0 0 \"\" \"\" \"\" -1 \"\" -1 \"\" -1\n"
+        )
+    }
+
+    fn kinds(l: &Loaded<Record>) -> Vec<(String, u64)> {
+        l.records
+            .iter()
+            .map(|r| (r.kind().to_owned(), r.job_id().unwrap_or(0)))
+            .collect()
+    }
+
+    #[test]
+    fn reading_the_current_and_older_event_files() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let logdir = dir.path();
+        // Nothing there yet: no records, no error.
+        let empty = read_event_records(logdir, &EventSource::Current);
+        assert!(empty.is_ok_and(|l| l.records.is_empty() && l.warnings.is_empty()));
+
+        let older = format!("#100\n{}{}", line_new(1, 100), line_new(2, 110));
+        std::fs::write(logdir.join("lsb.events.2"), line_new(9, 50)).unwrap_or_default();
+        std::fs::write(logdir.join("lsb.events.1"), older).unwrap_or_default();
+        // Carried: job 2 (also in .1), a damaged line, job 3 (whose JOB_NEW is only here).
+        let carried = format!("{}garbage\n{}", line_new(2, 110), line_new(3, 120));
+        let header = format!("#{:<37}\n", 39 + carried.len());
+        let fresh = format!(
+            "\"JOB_STATUS\" \"40\" 130 2 64 0 0 0.0 130 0 0 0\n{}\"JOB_STA",
+            line_new(4, 140)
+        );
+        std::fs::write(
+            logdir.join("lsb.events"),
+            format!("{header}{carried}{fresh}"),
+        )
+        .unwrap_or_default();
+
+        let cur = read_event_records(logdir, &EventSource::Current).unwrap_or_default();
+        let n = |k: &str, id: u64| (k.to_string(), id);
+        assert_eq!(
+            kinds(&cur),
+            vec![
+                n("JOB_NEW", 2),
+                n("JOB_NEW", 3),
+                n("JOB_STATUS", 2),
+                n("JOB_NEW", 4)
+            ]
+        );
+        assert_eq!(cur.warnings.len(), 2, "{:?}", cur.warnings);
+        assert!(cur.warnings[0].contains("at line 3"), "{:?}", cur.warnings);
+        assert!(
+            cur.warnings[1].contains("incomplete last line"),
+            "{:?}",
+            cur.warnings
+        );
+
+        let two = read_event_records(logdir, &EventSource::Newest(2)).unwrap_or_default();
+        assert_eq!(
+            kinds(&two),
+            vec![
+                n("JOB_NEW", 3),
+                n("JOB_NEW", 1),
+                n("JOB_NEW", 2),
+                n("JOB_STATUS", 2),
+                n("JOB_NEW", 4)
+            ]
+        );
+        assert!(two.warnings.iter().any(|w| w.contains("at line 3")));
+
+        let all = read_event_records(logdir, &EventSource::Newest(0)).unwrap_or_default();
+        assert_eq!(kinds(&all)[1], n("JOB_NEW", 9));
+        assert_eq!(all.records.len(), 6);
+
+        let one = read_event_records(logdir, &EventSource::File(logdir.join("lsb.events.2")))
+            .unwrap_or_default();
+        assert_eq!(kinds(&one), vec![n("JOB_NEW", 9)]);
     }
 
     #[test]
