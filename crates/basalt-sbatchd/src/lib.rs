@@ -166,7 +166,8 @@ pub fn default_state_root(config: &Config, host: &str) -> PathBuf {
                 h ^= u32::from(*b);
                 h = h.wrapping_mul(0x0100_0193);
             }
-            PathBuf::from(format!("/tmp/.{}.sbd", config.cluster_name)).join(format!("{host}.{h:08x}"))
+            PathBuf::from(format!("/tmp/.{}.sbd", config.cluster_name))
+                .join(format!("{host}.{h:08x}"))
         }
     }
 }

@@ -81,6 +81,22 @@ fn spawn(exe: &Path, shared: &Shared) -> std::io::Result<tokio::process::Child> 
         .spawn()
 }
 
+/// Does something already serve the mbatchd port of `host` (an mbatchd left by an
+/// earlier sbatchd that was killed)? Then starting another would only fail.
+async fn port_busy(shared: &Shared) -> bool {
+    let Ok(addr) = basalt_runtime::mbd_addr(&shared.config, &shared.host) else {
+        return false;
+    };
+    matches!(
+        tokio::time::timeout(
+            Duration::from_millis(300),
+            tokio::net::TcpStream::connect(addr)
+        )
+        .await,
+        Ok(Ok(_))
+    )
+}
+
 /// Run until `stop`: keep an mbatchd running while this host is the master.
 pub async fn supervise(
     shared: Arc<Shared>,
@@ -92,12 +108,25 @@ pub async fn supervise(
     let mut child: Option<(tokio::process::Child, Instant)> = None;
     let mut failures: u32 = 0;
     let mut not_before = Instant::now();
+    let mut foreign = false;
     loop {
         let known = master.borrow_and_update().clone();
         let is_master = known
             .as_deref()
             .is_some_and(|m| basalt_core::same_host(m, &shared.host));
-        if is_master && child.is_none() && Instant::now() >= not_before {
+        let mut start = is_master && child.is_none() && Instant::now() >= not_before;
+        if start && port_busy(&shared).await {
+            if !foreign {
+                info!(
+                    "an mbatchd this sbatchd did not start serves this host's mbatchd port; not starting another while it runs"
+                );
+            }
+            foreign = true;
+            start = false;
+        } else if start {
+            foreign = false;
+        }
+        if start {
             match spawn(&exe, &shared) {
                 Ok(c) => {
                     let pid = c.id().unwrap_or(0);

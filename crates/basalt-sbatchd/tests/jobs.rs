@@ -37,47 +37,84 @@ fn unimpl<T>() -> Result<Response<T>, Status> {
 
 #[tonic::async_trait]
 impl Mbatchd for FakeMbd {
-    async fn submit(&self, _: Request<mpb::SubmitRequest>) -> Result<Response<mpb::SubmitReply>, Status> {
+    async fn submit(
+        &self,
+        _: Request<mpb::SubmitRequest>,
+    ) -> Result<Response<mpb::SubmitReply>, Status> {
         unimpl()
     }
     async fn jobs(&self, _: Request<mpb::JobsRequest>) -> Result<Response<mpb::JobsReply>, Status> {
         unimpl()
     }
-    async fn signal(&self, _: Request<mpb::SignalRequest>) -> Result<Response<mpb::JobCtlReply>, Status> {
+    async fn signal(
+        &self,
+        _: Request<mpb::SignalRequest>,
+    ) -> Result<Response<mpb::JobCtlReply>, Status> {
         unimpl()
     }
-    async fn switch(&self, _: Request<mpb::SwitchRequest>) -> Result<Response<mpb::JobCtlReply>, Status> {
+    async fn switch(
+        &self,
+        _: Request<mpb::SwitchRequest>,
+    ) -> Result<Response<mpb::JobCtlReply>, Status> {
         unimpl()
     }
-    async fn r#move(&self, _: Request<mpb::MoveRequest>) -> Result<Response<mpb::JobCtlReply>, Status> {
+    async fn r#move(
+        &self,
+        _: Request<mpb::MoveRequest>,
+    ) -> Result<Response<mpb::JobCtlReply>, Status> {
         unimpl()
     }
-    async fn force(&self, _: Request<mpb::ForceRequest>) -> Result<Response<mpb::JobCtlReply>, Status> {
+    async fn force(
+        &self,
+        _: Request<mpb::ForceRequest>,
+    ) -> Result<Response<mpb::JobCtlReply>, Status> {
         unimpl()
     }
-    async fn queues(&self, _: Request<mpb::QueuesRequest>) -> Result<Response<mpb::QueuesReply>, Status> {
+    async fn queues(
+        &self,
+        _: Request<mpb::QueuesRequest>,
+    ) -> Result<Response<mpb::QueuesReply>, Status> {
         unimpl()
     }
-    async fn hosts(&self, _: Request<mpb::HostsRequest>) -> Result<Response<mpb::HostsReply>, Status> {
+    async fn hosts(
+        &self,
+        _: Request<mpb::HostsRequest>,
+    ) -> Result<Response<mpb::HostsReply>, Status> {
         unimpl()
     }
-    async fn params(&self, _: Request<mpb::ParamsRequest>) -> Result<Response<mpb::ParamsReply>, Status> {
+    async fn params(
+        &self,
+        _: Request<mpb::ParamsRequest>,
+    ) -> Result<Response<mpb::ParamsReply>, Status> {
         unimpl()
     }
-    async fn queue_ctl(&self, _: Request<mpb::QueueCtlRequest>) -> Result<Response<mpb::CtlReply>, Status> {
+    async fn queue_ctl(
+        &self,
+        _: Request<mpb::QueueCtlRequest>,
+    ) -> Result<Response<mpb::CtlReply>, Status> {
         unimpl()
     }
-    async fn host_ctl(&self, _: Request<mpb::HostCtlRequest>) -> Result<Response<mpb::CtlReply>, Status> {
+    async fn host_ctl(
+        &self,
+        _: Request<mpb::HostCtlRequest>,
+    ) -> Result<Response<mpb::CtlReply>, Status> {
         unimpl()
     }
-    async fn reconfig(&self, _: Request<mpb::ReconfigRequest>) -> Result<Response<mpb::CtlReply>, Status> {
+    async fn reconfig(
+        &self,
+        _: Request<mpb::ReconfigRequest>,
+    ) -> Result<Response<mpb::CtlReply>, Status> {
         unimpl()
     }
     async fn sbd_hello(
         &self,
         request: Request<mpb::SbdHelloRequest>,
     ) -> Result<Response<mpb::SbdHelloReply>, Status> {
-        self.rec.lock().expect("lock").hellos.push(request.into_inner());
+        self.rec
+            .lock()
+            .expect("lock")
+            .hellos
+            .push(request.into_inner());
         Ok(Response::new(mpb::SbdHelloReply {
             epoch: self.epoch,
             jobs: vec![],
@@ -86,7 +123,10 @@ impl Mbatchd for FakeMbd {
             hello_interval: 1,
         }))
     }
-    async fn report_job(&self, request: Request<mpb::JobReport>) -> Result<Response<mpb::ReportAck>, Status> {
+    async fn report_job(
+        &self,
+        request: Request<mpb::JobReport>,
+    ) -> Result<Response<mpb::ReportAck>, Status> {
         let r = request.into_inner();
         let mut rec = self.rec.lock().expect("lock");
         let job = r.id.as_ref().map_or(0, |i| i.job_id);
@@ -103,15 +143,25 @@ struct Harness {
     cluster: InProcessCluster,
     config: Arc<basalt_config::Config>,
     rec: Arc<Mutex<Recorded>>,
-    sbd: Option<(tokio::sync::oneshot::Sender<()>, tokio::task::JoinHandle<()>)>,
+    sbd: Option<(
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<()>,
+    )>,
     work: PathBuf,
     state: PathBuf,
+    /// A stand-in mbatchd executable for sbatchd to supervise (None: --no-mbatchd).
+    mbatchd_exe: Option<PathBuf>,
 }
 
 const EPOCH: u64 = 5;
 
 impl Harness {
     async fn start(name: &str) -> Harness {
+        Harness::start_with(name, None).await
+    }
+
+    /// `mbatchd_script`: the text of a stand-in mbatchd (`@WORK@` = the work dir).
+    async fn start_with(name: &str, mbatchd_script: Option<&str>) -> Harness {
         let cluster = InProcessCluster::start(name, &ClusterSpec::new(1))
             .await
             .expect("cluster");
@@ -129,16 +179,29 @@ impl Harness {
             epoch: EPOCH,
             rec: rec.clone(),
         };
-        let mbd_addr = basalt_runtime::mbd_addr(&config, "hostA").expect("mbd addr");
-        let listener = tokio::net::TcpListener::bind(mbd_addr).await.expect("bind mbd");
-        tokio::spawn(basalt_runtime::serve(
-            tonic::transport::Server::builder().add_service(MbatchdServer::new(mbd)),
-            listener,
-            std::future::pending(),
-        ));
+        // With a stand-in mbatchd for sbatchd to supervise, nothing else may hold
+        // the mbatchd port (sbatchd does not start an mbatchd while one answers there).
+        if mbatchd_script.is_none() {
+            let mbd_addr = basalt_runtime::mbd_addr(&config, "hostA").expect("mbd addr");
+            let listener = tokio::net::TcpListener::bind(mbd_addr)
+                .await
+                .expect("bind mbd");
+            tokio::spawn(basalt_runtime::serve(
+                tonic::transport::Server::builder().add_service(MbatchdServer::new(mbd)),
+                listener,
+                std::future::pending(),
+            ));
+        }
         let work = cluster.dir.path().join("work-jobs");
         std::fs::create_dir_all(&work).expect("work dir");
         let state = cluster.dir.path().join("sbd-state");
+        let mbatchd_exe = mbatchd_script.map(|text| {
+            use std::os::unix::fs::PermissionsExt;
+            let p = cluster.dir.path().join("fake-mbatchd");
+            std::fs::write(&p, text.replace("@WORK@", &work.to_string_lossy())).expect("script");
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+            p
+        });
         let mut h = Harness {
             cluster,
             config,
@@ -146,6 +209,7 @@ impl Harness {
             sbd: None,
             work,
             state,
+            mbatchd_exe,
         };
         h.start_sbd().await;
         h
@@ -156,10 +220,10 @@ impl Harness {
         let listener = bind_retry(addr).await;
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let opts = basalt_sbatchd::Options {
-            supervise_mbatchd: false,
+            supervise_mbatchd: self.mbatchd_exe.is_some(),
             state_dir: Some(self.state.clone()),
             supervisor_exe: Some(PathBuf::from(env!("CARGO_BIN_EXE_sbatchd"))),
-            mbatchd_exe: None,
+            mbatchd_exe: self.mbatchd_exe.clone(),
             sample_ms: Some(300),
         };
         let config = self.config.clone();
@@ -167,19 +231,25 @@ impl Harness {
             let shutdown = async move {
                 let _ = rx.await;
             };
-            if let Err(e) = basalt_sbatchd::run_with(config, "hostA", listener, opts, shutdown).await {
+            if let Err(e) =
+                basalt_sbatchd::run_with(config, "hostA", listener, opts, shutdown).await
+            {
                 eprintln!("sbatchd: {e}");
             }
         });
         self.sbd = Some((tx, task));
         // Wait until it has said hello (so it knows the epoch).
         let client = self.client();
+        let want = if self.mbatchd_exe.is_some() { 0 } else { EPOCH };
         wait_for_async("sbatchd to learn the epoch", DEADLINE, || {
             let mut c = client.clone();
             async move {
-                let s = c.status(spb::StatusRequest {}).await.map(|r| r.into_inner());
+                let s = c
+                    .status(spb::StatusRequest {})
+                    .await
+                    .map(|r| r.into_inner());
                 match s {
-                    Ok(s) if s.epoch == EPOCH => (Some(()), String::new()),
+                    Ok(s) if s.epoch == want => (Some(()), String::new()),
                     other => (None, format!("{other:?}")),
                 }
             }
@@ -199,7 +269,8 @@ impl Harness {
     }
 
     fn client(&self) -> SbatchdClient<Channel> {
-        basalt_runtime::sbatchd_channel(&self.config, "hostA", Duration::from_secs(10)).expect("client")
+        basalt_runtime::sbatchd_channel(&self.config, "hostA", Duration::from_secs(10))
+            .expect("client")
     }
 
     fn spec(&self, job_id: u64, command: &str, is_script: bool, out: &str) -> JobSpec {
@@ -290,19 +361,65 @@ impl Harness {
     }
 
     async fn wait_report(&self, job_id: u64, kind: ReportKind) -> mpb::JobReport {
-        wait_for_async(&format!("job {job_id} report {kind:?}"), DEADLINE, || async move {
-            let all = self.reports(job_id);
-            let found = all.iter().find(|r| r.kind == kind as i32).cloned();
-            let seen = all
-                .iter()
-                .map(|r| format!("{}:{:?}", r.seq, ReportKind::try_from(r.kind)))
-                .collect::<Vec<_>>()
-                .join(" ");
-            (found, seen)
-        })
+        wait_for_async(
+            &format!("job {job_id} report {kind:?}"),
+            DEADLINE,
+            || async move {
+                let all = self.reports(job_id);
+                let found = all.iter().find(|r| r.kind == kind as i32).cloned();
+                let seen = all
+                    .iter()
+                    .map(|r| format!("{}:{:?}", r.seq, ReportKind::try_from(r.kind)))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                (found, seen)
+            },
+        )
         .await
         .expect("report")
     }
+}
+
+impl Drop for Harness {
+    /// Jobs outlive sbatchd by design; a failed test must not leave them behind.
+    fn drop(&mut self) {
+        let Ok(dirs) = std::fs::read_dir(&self.state) else {
+            return;
+        };
+        for d in dirs.flatten() {
+            let events = read(&d.path().join("events"));
+            for line in events.lines() {
+                if let Some(pgid) = serde_pgid(line) {
+                    let _ = nix::sys::signal::killpg(
+                        nix::unistd::Pid::from_raw(pgid),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
+            }
+            if let Some(pid) = read(&d.path().join("supervisor"))
+                .split_whitespace()
+                .next()
+                .and_then(|p| p.parse::<i32>().ok())
+            {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    }
+}
+
+/// The `pgid` of an events-file line (`"pgid":N`), when non-zero.
+fn serde_pgid(line: &str) -> Option<i32> {
+    let rest = line.split("\"pgid\":").nth(1)?;
+    let n: i32 = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect::<String>()
+        .parse()
+        .ok()?;
+    (n > 0).then_some(n)
 }
 
 async fn bind_retry(addr: std::net::SocketAddr) -> tokio::net::TcpListener {
@@ -322,6 +439,18 @@ fn proc_state(pid: u32) -> Option<char> {
     after.trim_start().chars().next()
 }
 
+/// Wait until the process state of `pid` satisfies `ok` (signals are delivered
+/// asynchronously, so the state may lag the signal for a moment).
+async fn wait_state(pid: u32, ok: impl Fn(Option<char>) -> bool) {
+    let ok = &ok;
+    wait_for_async(&format!("state of pid {pid}"), DEADLINE, || async move {
+        let s = proc_state(pid);
+        (ok(s).then_some(()), format!("{s:?}"))
+    })
+    .await
+    .expect("process state");
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
@@ -329,7 +458,9 @@ fn read(path: &Path) -> String {
 /// The line two lines above `Resource usage summary:` (what snakemake-lsf reads).
 fn status_line(text: &str) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
-    let i = lines.iter().rposition(|l| *l == "Resource usage summary:")?;
+    let i = lines
+        .iter()
+        .rposition(|l| *l == "Resource usage summary:")?;
     lines.get(i.checked_sub(2)?).map(|s| s.to_string())
 }
 
@@ -357,8 +488,16 @@ async fn command_job_runs_and_reports() {
     assert!(fin.term_reason.is_empty());
     let reports = h.reports(101);
     let kinds: Vec<i32> = reports.iter().map(|r| r.kind).collect();
-    assert_eq!(kinds.first(), Some(&(ReportKind::Started as i32)), "{kinds:?}");
-    assert_eq!(kinds.get(1), Some(&(ReportKind::Executing as i32)), "{kinds:?}");
+    assert_eq!(
+        kinds.first(),
+        Some(&(ReportKind::Started as i32)),
+        "{kinds:?}"
+    );
+    assert_eq!(
+        kinds.get(1),
+        Some(&(ReportKind::Executing as i32)),
+        "{kinds:?}"
+    );
     for w in reports.windows(2) {
         assert!(w[1].seq > w[0].seq, "sequence numbers increase: {kinds:?}");
     }
@@ -377,15 +516,40 @@ async fn command_job_runs_and_reports() {
     assert!(text.contains("LSB_DJOB_NUMPROC=1\n"), "{text}");
     assert!(text.contains("LSB_EXEC_CLUSTER=basalt\n"), "{text}");
     assert!(text.contains(&format!("LS_JOBPID={pid}\n")), "{text}");
-    assert!(text.contains("LSB_TRAPSIGS=trap # 15 10 12 2 1\n"), "{text}");
-    assert!(text.contains(&format!("LSB_OUTPUTFILE={}\n", h.work.join("out.101").display())), "{text}");
+    assert!(
+        text.contains("LSB_TRAPSIGS=trap # 15 10 12 2 1\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "LSB_OUTPUTFILE={}\n",
+            h.work.join("out.101").display()
+        )),
+        "{text}"
+    );
     assert!(text.contains("BASALT_TEST_VAR=from submission\n"), "{text}");
-    assert!(text.contains(&format!("LSF_ENVDIR={}\n", h.config.envdir.display())), "{text}");
+    assert!(
+        text.contains(&format!("LSF_ENVDIR={}\n", h.config.envdir.display())),
+        "{text}"
+    );
     assert!(text.contains("LSB_JOBFILENAME="), "{text}");
-    assert!(text.contains("to-stderr\n"), "stderr goes to the -o file without -e: {text}");
-    assert!(text.contains(&format!("\n{}\n", h.work.display())), "pwd: {text}");
-    assert!(text.contains("Subject: Job 101: <job101> in cluster <basalt> Done"), "{text}");
-    assert_eq!(status_line(&text).as_deref(), Some("Successfully completed."), "{text}");
+    assert!(
+        text.contains("to-stderr\n"),
+        "stderr goes to the -o file without -e: {text}"
+    );
+    assert!(
+        text.contains(&format!("\n{}\n", h.work.display())),
+        "pwd: {text}"
+    );
+    assert!(
+        text.contains("Subject: Job 101: <job101> in cluster <basalt> Done"),
+        "{text}"
+    );
+    assert_eq!(
+        status_line(&text).as_deref(),
+        Some("Successfully completed."),
+        "{text}"
+    );
     assert!(text.contains("The output (if any) is above this job summary."));
     // The job file is cleaned up after the job.
     let jf = text
@@ -421,15 +585,23 @@ async fn command_job_runs_and_reports() {
     assert_eq!(err.code(), tonic::Code::FailedPrecondition, "{err:?}");
     assert!(h.reports(102).is_empty());
     let hellos = h.rec.lock().expect("lock").hellos.clone();
-    assert!(hellos.first().is_some_and(|h| h.restarted && h.host == "hostA"));
-    drop(h.cluster);
+    assert!(
+        hellos
+            .first()
+            .is_some_and(|h| h.restarted && h.host == "hostA")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exit_codes_scripts_and_errors() {
     let h = Harness::start("sbd-exit").await;
     // exit 3, with a separate -e file.
-    let mut spec = h.spec(201, "echo out; echo err >&2; exit 3", false, &h.work.join("o.%J").to_string_lossy());
+    let mut spec = h.spec(
+        201,
+        "echo out; echo err >&2; exit 3",
+        false,
+        &h.work.join("o.%J").to_string_lossy(),
+    );
     spec.err_file = h.work.join("e.%J").to_string_lossy().into_owned();
     h.start_job(EPOCH, spec).await.expect("start");
     let fin = h.wait_report(201, ReportKind::Finished).await;
@@ -438,20 +610,30 @@ async fn exit_codes_scripts_and_errors() {
     let out = read(&h.work.join("o.201"));
     assert!(out.starts_with("out\n"), "{out}");
     assert!(!out.contains("err\n"), "{out}");
-    assert_eq!(status_line(&out).as_deref(), Some("Exited with exit code 3."), "{out}");
+    assert_eq!(
+        status_line(&out).as_deref(),
+        Some("Exited with exit code 3."),
+        "{out}"
+    );
     assert!(out.contains("Subject: Job 201: <job201> in cluster <basalt> Exited"));
     assert_eq!(read(&h.work.join("e.201")), "err\n");
 
     // A script runs with its own #! interpreter.
     let script = "#!/bin/bash\n# a bash script\necho \"bash=${BASH_VERSION:+yes}\"\nexit 0\n";
-    h.start_job(EPOCH, h.spec(202, script, true, &h.work.join("s.%J").to_string_lossy()))
-        .await
-        .expect("start script");
+    h.start_job(
+        EPOCH,
+        h.spec(202, script, true, &h.work.join("s.%J").to_string_lossy()),
+    )
+    .await
+    .expect("start script");
     let fin = h.wait_report(202, ReportKind::Finished).await;
     assert_eq!(fin.exit_status, 0);
     let out = read(&h.work.join("s.202"));
     assert!(out.starts_with("bash=yes\n"), "{out}");
-    assert!(out.contains("# LSBATCH: User input\n#!/bin/bash\n# a bash script\n"), "{out}");
+    assert!(
+        out.contains("# LSBATCH: User input\n#!/bin/bash\n# a bash script\n"),
+        "{out}"
+    );
 
     // -cwd that does not exist: the job runs in /tmp and says so.
     let mut spec = h.spec(203, "pwd", false, &h.work.join("c.%J").to_string_lossy());
@@ -462,7 +644,10 @@ async fn exit_codes_scripts_and_errors() {
     h.wait_report(203, ReportKind::Finished).await;
     let out = read(&h.work.join("c.203"));
     assert!(out.contains("no/such/dir/203"), "{out}");
-    assert!(out.contains("\n/tmp\n") || out.starts_with("/tmp\n") || out.contains("</tmp>.\n/tmp\n"), "{out}");
+    assert!(
+        out.contains("\n/tmp\n") || out.starts_with("/tmp\n") || out.contains("</tmp>.\n/tmp\n"),
+        "{out}"
+    );
 
     // A user that does not exist here (sbatchd as root) cannot start.
     if nix::unistd::geteuid().is_root() {
@@ -475,23 +660,47 @@ async fn exit_codes_scripts_and_errors() {
     }
 
     // RUN limit: killed by sbatchd with TERM_RUNLIMIT.
-    let mut spec = h.spec(205, "sleep 30", false, &h.work.join("r.%J").to_string_lossy());
+    let mut spec = h.spec(
+        205,
+        "sleep 30",
+        false,
+        &h.work.join("r.%J").to_string_lossy(),
+    );
+    spec.err_file = h.work.join("re.%J").to_string_lossy().into_owned();
     spec.rlimits[9] = 1;
     h.start_job(EPOCH, spec).await.expect("start");
     let fin = h.wait_report(205, ReportKind::Finished).await;
     assert_eq!(fin.term_reason, "TERM_RUNLIMIT");
     assert_ne!(fin.exit_status, 0);
     let out = read(&h.work.join("r.205"));
-    assert!(out.contains("TERM_RUNLIMIT: job killed after reaching LSF run time limit.\nExited with exit code"), "{out}");
+    assert!(
+        out.contains(
+            "TERM_RUNLIMIT: job killed after reaching LSF run time limit.\nExited with exit code"
+        ),
+        "{out}"
+    );
+    let err = read(&h.work.join("re.205"));
+    assert!(
+        err.lines().any(|l| l.starts_with("TERM_RUNLIMIT:")),
+        "the TERM line is in the -e file too: {err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn peek_stop_resume_kill() {
     let h = Harness::start("sbd-ctl").await;
     let out = h.work.join("k.%J");
-    h.start_job(EPOCH, h.spec(301, "echo started; sleep 100", false, &out.to_string_lossy()))
-        .await
-        .expect("start");
+    h.start_job(
+        EPOCH,
+        h.spec(
+            301,
+            "echo started; sleep 100",
+            false,
+            &out.to_string_lossy(),
+        ),
+    )
+    .await
+    .expect("start");
     let started = h.wait_report(301, ReportKind::Started).await;
     let pid = started.pid;
 
@@ -538,12 +747,12 @@ async fn peek_stop_resume_kill() {
 
     // STOP: the whole group is stopped (state T); RESUME clears it.
     assert!(h.signal(301, SignalAction::Stop, "").await);
-    assert_eq!(proc_state(pid), Some('T'));
+    wait_state(pid, |s| s == Some('T')).await;
     let st = h.wait_report(301, ReportKind::State).await;
     assert_eq!(st.state, 16);
     assert_eq!(st.reasons, 2);
     assert!(h.signal(301, SignalAction::Resume, "").await);
-    assert_ne!(proc_state(pid), Some('T'));
+    wait_state(pid, |s| s.is_some() && s != Some('T')).await;
     wait_for_async("a RUN state report", DEADLINE, || async {
         let n = h
             .reports(301)
@@ -564,7 +773,10 @@ async fn peek_stop_resume_kill() {
     assert_ne!(fin.exit_status, 0);
     assert_eq!(fin.state, 32);
     let text = read(&h.work.join("k.301"));
-    assert!(text.contains("TERM_OWNER: job killed by owner.\nExited with exit code "), "{text}");
+    assert!(
+        text.contains("TERM_OWNER: job killed by owner.\nExited with exit code "),
+        "{text}"
+    );
     let code = basalt_core::job::wait_status_parts(fin.exit_status).0;
     assert!(
         status_line(&text).is_some_and(|l| l == format!("Exited with exit code {code}.")),
@@ -601,7 +813,11 @@ async fn peek_stop_resume_kill() {
     .expect("spool peek");
     assert!(h.signal(302, SignalAction::Kill, "TERM_OWNER").await);
     h.wait_report(302, ReportKind::Finished).await;
-    assert!(!Path::new(&peeked.path).exists(), "spool file {} removed", peeked.path);
+    assert!(
+        !Path::new(&peeked.path).exists(),
+        "spool file {} removed",
+        peeked.path
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -624,7 +840,15 @@ async fn no_job_ack_kills_and_restart_readopts() {
     // A job keeps running while sbatchd restarts, and the new sbatchd reports its end.
     let out = h.work.join("a.%J");
     let (pid, _) = h
-        .start_job(EPOCH, h.spec(402, "sleep 3; echo after-restart", false, &out.to_string_lossy()))
+        .start_job(
+            EPOCH,
+            h.spec(
+                402,
+                "sleep 3; echo after-restart",
+                false,
+                &out.to_string_lossy(),
+            ),
+        )
         .await
         .expect("start");
     h.wait_report(402, ReportKind::Executing).await;
@@ -645,7 +869,10 @@ async fn no_job_ack_kills_and_restart_readopts() {
     );
     let text = read(&h.work.join("a.402"));
     assert!(text.starts_with("after-restart\n"), "{text}");
-    assert_eq!(status_line(&text).as_deref(), Some("Successfully completed."));
+    assert_eq!(
+        status_line(&text).as_deref(),
+        Some("Successfully completed.")
+    );
     let hellos = h.rec.lock().expect("lock").hellos.clone();
     assert!(hellos.iter().filter(|h| h.restarted).count() >= 2);
     h.stop_sbd().await;
@@ -662,7 +889,14 @@ async fn job_runs_as_the_submitting_user() {
     let name = "basaltsbdtest";
     if nix::unistd::User::from_name(name).ok().flatten().is_none() {
         let st = std::process::Command::new("useradd")
-            .args(["-M", "-d", "/nonexistent/basaltsbdtest", "-s", "/bin/sh", name])
+            .args([
+                "-M",
+                "-d",
+                "/nonexistent/basaltsbdtest",
+                "-s",
+                "/bin/sh",
+                name,
+            ])
             .status();
         match st {
             Ok(s) if s.success() || s.code() == Some(9) => {}
@@ -678,9 +912,15 @@ async fn job_runs_as_the_submitting_user() {
         .expect("test user");
     let h = Harness::start("sbd-user").await;
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(h.cluster.dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod top");
+    std::fs::set_permissions(h.cluster.dir.path(), std::fs::Permissions::from_mode(0o755))
+        .expect("chmod top");
     std::fs::set_permissions(&h.work, std::fs::Permissions::from_mode(0o777)).expect("chmod work");
-    let mut spec = h.spec(501, "id -un; id -u; echo \"home=$HOME\"; echo \"jf=$LSB_JOBFILENAME\"", false, &h.work.join("u.%J").to_string_lossy());
+    let mut spec = h.spec(
+        501,
+        "id -un; id -u; echo \"home=$HOME\"; echo \"jf=$LSB_JOBFILENAME\"",
+        false,
+        &h.work.join("u.%J").to_string_lossy(),
+    );
     spec.user = name.into();
     spec.uid = user.uid.as_raw();
     h.start_job(EPOCH, spec).await.expect("start");
@@ -691,13 +931,76 @@ async fn job_runs_as_the_submitting_user() {
     assert_eq!(fin.exit_status, 0);
     let path = h.work.join("u.501");
     let text = read(&path);
-    assert!(text.starts_with(&format!("{name}\n{}\nhome=/nonexistent/basaltsbdtest\n", user.uid)), "{text}");
+    assert!(
+        text.starts_with(&format!(
+            "{name}\n{}\nhome=/nonexistent/basaltsbdtest\n",
+            user.uid
+        )),
+        "{text}"
+    );
     assert!(
         text.contains(&format!("jf=/tmp/.lsbatch.{}/", user.uid)),
         "job file falls back to /tmp: {text}"
     );
     use std::os::unix::fs::MetadataExt;
-    assert_eq!(std::fs::metadata(&path).expect("out file").uid(), user.uid.as_raw());
-    assert_eq!(status_line(&text).as_deref(), Some("Successfully completed."));
+    assert_eq!(
+        std::fs::metadata(&path).expect("out file").uid(),
+        user.uid.as_raw()
+    );
+    assert_eq!(
+        status_line(&text).as_deref(),
+        Some("Successfully completed.")
+    );
     assert!(text.contains(&format!("as user <{name}>")), "{text}");
+}
+
+/// On the master host sbatchd runs mbatchd, restarts it at once after exit 202, and
+/// stops it with SIGTERM when sbatchd stops.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn supervises_mbatchd_on_the_master() {
+    let script = r#"#!/bin/sh
+echo "start $$ $*" >> @WORK@/mbd.log
+n=$(grep -c start @WORK@/mbd.log)
+if [ "$n" -le 1 ]; then exit 202; fi
+trap 'echo "term $$" >> @WORK@/mbd.log; exit 0' TERM
+while :; do sleep 0.1; done
+"#;
+    let mut h = Harness::start_with("sbd-mbdsup", Some(script)).await;
+    let log = h.work.join("mbd.log");
+    let client = h.client();
+    let status = wait_for_async("the restarted mbatchd to run", DEADLINE, || {
+        let mut c = client.clone();
+        let log = log.clone();
+        async move {
+            let s = c
+                .status(spb::StatusRequest {})
+                .await
+                .map(|r| r.into_inner());
+            let text = read(&log);
+            match s {
+                Ok(s) if s.supervising_mbatchd && text.matches("start").count() == 2 => {
+                    (Some(s), text)
+                }
+                other => (None, format!("{other:?}\n{text}")),
+            }
+        }
+    })
+    .await
+    .expect("mbatchd supervised");
+    let text = read(&log);
+    let second = text.lines().nth(1).expect("second start");
+    assert!(
+        second.starts_with(&format!("start {} ", status.mbatchd_pid)),
+        "{text}"
+    );
+    assert!(
+        second.ends_with(&format!("-H hostA -d {}", h.config.envdir.display())),
+        "{text}"
+    );
+    h.stop_sbd().await;
+    let text = read(&log);
+    assert!(
+        text.contains(&format!("term {}", status.mbatchd_pid)),
+        "{text}"
+    );
 }
