@@ -128,15 +128,11 @@ pub async fn hello_loop(
                 }
                 Ok(Err(e)) => {
                     failures += 1;
-                    if failures == 1 || failures.is_multiple_of(60) {
-                        warn!("SbdHello to mbatchd on {m}: {}", e.message());
-                    }
+                    hello_failed(m, failures, e.message());
                 }
                 Err(_) => {
                     failures += 1;
-                    if failures == 1 || failures.is_multiple_of(60) {
-                        warn!("SbdHello to mbatchd on {m}: timed out");
-                    }
+                    hello_failed(m, failures, "timed out");
                 }
             }
         }
@@ -153,6 +149,16 @@ pub async fn hello_loop(
             }
             _ = crate::stopped(&mut stop) => return,
         }
+    }
+}
+
+/// Log a failed hello: quietly at first (mbatchd may be starting), then as a
+/// warning after a few seconds and every minute or so after that.
+fn hello_failed(master: &str, failures: u32, why: &str) {
+    if failures == 3 || failures.is_multiple_of(60) {
+        warn!("SbdHello to mbatchd on {master}: {why} ({failures} failures)");
+    } else {
+        debug!("SbdHello to mbatchd on {master}: {why}");
     }
 }
 
