@@ -23,6 +23,10 @@ pub struct EnvContext {
     pub host_file: String,
     /// The pid of the job's top process (`LS_JOBPID`).
     pub pid: u32,
+    /// The `-o`/`-e` files after `%J`/`%I` substitution (`LSB_OUTPUTFILE`,
+    /// `LSB_ERRORFILE`); None when not given.
+    pub out_file: Option<String>,
+    pub err_file: Option<String>,
     pub envdir: String,
     pub bindir: Option<String>,
     pub serverdir: Option<String>,
@@ -82,17 +86,11 @@ pub fn job_env(spec: &JobSpec, ctx: &EnvContext) -> Vec<(String, String)> {
     set("LSB_SUBCWD", spec.sub_cwd.clone());
     set("LS_SUBCWD", spec.sub_cwd.clone());
     set("LSB_SUB_HOST", spec.from_host.clone());
-    if !spec.out_file.is_empty() {
-        set(
-            "LSB_OUTPUTFILE",
-            paths::substitute(&spec.out_file, spec.job_id, spec.idx),
-        );
+    if let Some(f) = &ctx.out_file {
+        set("LSB_OUTPUTFILE", f.clone());
     }
-    if !spec.err_file.is_empty() {
-        set(
-            "LSB_ERRORFILE",
-            paths::substitute(&spec.err_file, spec.job_id, spec.idx),
-        );
+    if let Some(f) = &ctx.err_file {
+        set("LSB_ERRORFILE", f.clone());
     }
     set("LSB_JOBFILENAME", ctx.job_file.clone());
     set("LSB_CHKFILENAME", ctx.job_file.clone());
@@ -173,6 +171,8 @@ mod tests {
             job_file: "/home/alice/.lsbatch/1700000000.102".into(),
             host_file: "/home/alice/.lsbatch/1700000000.102.hostfile".into(),
             pid: 4242,
+            out_file: Some("out.102".into()),
+            err_file: None,
             envdir: "/etc/lsf".into(),
             bindir: Some("/opt/lsf/bin".into()),
             serverdir: None,

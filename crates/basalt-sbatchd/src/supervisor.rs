@@ -969,12 +969,15 @@ fn child_setup(
     };
     // stdout
     let spool_path = format!("{job_file_s}.out");
+    let mut given_out = None;
+    let mut given_err = None;
     let (stdout, out_path, spool) = if spec.out_file.is_empty() {
         let f = open_output(&spool_path, true)
             .map_err(|e| format!("cannot open the spool file {spool_path}: {e}"))?;
         (f, spool_path.clone(), true)
     } else {
         let p = output_path(&spec.out_file, spec, "out");
+        given_out = Some(p.clone());
         match open_output(&p, spec.out_overwrite) {
             Ok(f) => (f, p, false),
             Err(e) => {
@@ -995,6 +998,7 @@ fn child_setup(
         )
     } else {
         let p = output_path(&spec.err_file, spec, "err");
+        given_err = Some(p.clone());
         match open_output(&p, spec.err_overwrite) {
             Ok(f) => (f, p),
             Err(e) => {
@@ -1025,6 +1029,8 @@ fn child_setup(
         job_file: job_file_s.clone(),
         host_file: host_file.to_string_lossy().into_owned(),
         pid: std::process::id(),
+        out_file: given_out,
+        err_file: given_err,
         envdir: launch.envdir.clone(),
         bindir: launch.bindir.clone(),
         serverdir: launch.serverdir.clone(),
