@@ -24,6 +24,9 @@ use tracing::{Instrument, debug, info, warn};
 /// (job id, array index, attempt).
 pub type Key = (u64, u32, u32);
 
+/// How a StartJob was answered: (pid, pgid), or why it could not start.
+type StartAnswer = Result<(u32, u32), String>;
+
 /// What a peek should read.
 #[derive(Debug, Clone)]
 pub struct PeekTarget {
@@ -111,7 +114,7 @@ pub struct Owner {
     client: watch::Receiver<Option<Client>>,
     jobs: BTreeMap<Key, Job>,
     /// Recently removed jobs, so a repeated StartJob is answered, not re-run.
-    recent: BTreeMap<Key, (u32, u32, Instant)>,
+    recent: BTreeMap<Key, (StartAnswer, Instant)>,
 }
 
 const RECENT_KEEP: Duration = Duration::from_secs(600);
@@ -277,8 +280,8 @@ impl Owner {
             }
             return;
         }
-        if let Some((pid, pgid, _)) = self.recent.get(&key) {
-            let _ = reply.send(Ok((*pid, *pgid)));
+        if let Some((answer, _)) = self.recent.get(&key) {
+            let _ = reply.send(answer.clone().map_err(Status::aborted));
             return;
         }
         // A newer attempt replaces an older copy still running here.
@@ -514,8 +517,12 @@ impl Owner {
         if let Some(job) = self.jobs.remove(&key) {
             let now = Instant::now();
             self.recent
-                .retain(|_, (_, _, t)| now.duration_since(*t) < RECENT_KEEP);
-            self.recent.insert(key, (job.pid, job.pgid, now));
+                .retain(|_, (_, t)| now.duration_since(*t) < RECENT_KEEP);
+            let answer = match job.start_error {
+                Some(e) => Err(e),
+                None => Ok((job.pid, job.pgid)),
+            };
+            self.recent.insert(key, (answer, now));
             let dir = job.dir;
             tokio::task::spawn_blocking(move || {
                 if let Err(e) = std::fs::remove_dir_all(&dir)

@@ -653,10 +653,17 @@ async fn exit_codes_scripts_and_errors() {
     if nix::unistd::geteuid().is_root() {
         let mut spec = h.spec(204, "true", false, "");
         spec.user = "no-such-user-basalt".into();
+        let spec_again = spec.clone();
         let err = h.start_job(EPOCH, spec).await.expect_err("unknown user");
         assert!(err.message().contains("no-such-user-basalt"), "{err:?}");
         let failed = h.wait_report(204, ReportKind::StartFailed).await;
         assert!(failed.message.contains("does not exist"), "{failed:?}");
+        // Asking again gives the same answer; the job is not run twice.
+        let again = h
+            .start_job(EPOCH, spec_again)
+            .await
+            .expect_err("still unknown");
+        assert_eq!(again.message(), err.message());
     }
 
     // RUN limit: killed by sbatchd with TERM_RUNLIMIT.
