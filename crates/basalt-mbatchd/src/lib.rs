@@ -143,12 +143,21 @@ pub(crate) enum Msg {
         key: JobKey,
         attempt: u32,
         host: String,
-        result: Result<(u32, u32), String>,
+        result: Result<(u32, u32), DispatchError>,
     },
     Lim(Vec<LimHost>),
     Resign(String),
     /// Stop cleanly (SIGTERM): log MBD_DIE, release the lock.
     Shutdown,
+}
+
+/// Why a dispatch did not start the job.
+#[derive(Debug)]
+pub(crate) enum DispatchError {
+    /// sbatchd could not be reached: the host is unreachable, the job is requeued.
+    Unreachable(String),
+    /// sbatchd answered and refused (unknown user, ...): the job cannot start there.
+    Refused(String),
 }
 
 /// What the LIM master says about one host.
@@ -600,9 +609,13 @@ impl OwnerState {
                 result,
             } => match result {
                 Ok((pid, pgid)) => self.sched.dispatch_accepted(now, key, attempt, pid, pgid),
-                Err(e) => {
+                Err(DispatchError::Unreachable(e)) => {
                     warn!(job = key.0, "dispatch to {host} failed: {e}");
                     self.sched.dispatch_failed(now, key, attempt, &host);
+                }
+                Err(DispatchError::Refused(e)) => {
+                    warn!(job = key.0, "sbatchd on {host} cannot start the job: {e}");
+                    self.sched.start_failed(now, key, attempt);
                 }
             },
             Msg::Lim(hosts) => {
@@ -817,15 +830,15 @@ async fn dispatch(
     epoch: u64,
     mut spec: sbpb::JobSpec,
     job_file: PathBuf,
-) -> Result<(u32, u32), String> {
+) -> Result<(u32, u32), DispatchError> {
     spec.job_file = tokio::fs::read(&job_file).await.map_err(|e| {
-        format!(
+        DispatchError::Refused(format!(
             "cannot read the spooled job file {}: {e}",
             job_file.display()
-        )
+        ))
     })?;
     let mut client = basalt_runtime::sbatchd_channel(config, host, Duration::from_secs(10))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| DispatchError::Unreachable(e.to_string()))?;
     let reply = client
         .start_job(sbpb::StartJobRequest {
             protocol: Some(basalt_proto::PROTOCOL),
@@ -833,7 +846,16 @@ async fn dispatch(
             job: Some(spec),
         })
         .await
-        .map_err(|s| s.message().to_string())?
+        .map_err(|s| match s.code() {
+            tonic::Code::Unavailable
+            | tonic::Code::DeadlineExceeded
+            | tonic::Code::Unknown
+            | tonic::Code::Cancelled
+            | tonic::Code::FailedPrecondition => {
+                DispatchError::Unreachable(s.message().to_string())
+            }
+            _ => DispatchError::Refused(s.message().to_string()),
+        })?
         .into_inner();
     Ok((reply.pid, reply.pgid))
 }

@@ -857,6 +857,26 @@ impl Sched {
         });
     }
 
+    /// sbatchd answered the dispatch with a refusal (the user does not exist there, the
+    /// job file is unreadable, ...): the job exits (EXIT_INIT_ENVIRON).
+    pub fn start_failed(&mut self, now: Millis, key: JobKey, attempt: u32) {
+        let Some(j) = self.jobs.get(&key) else {
+            return;
+        };
+        if j.attempt != attempt || !j.state.is_started() {
+            return;
+        }
+        self.finish(
+            secs(now),
+            key,
+            status::EXIT,
+            exit_reason::INIT_ENVIRON,
+            256,
+            None,
+            String::new(),
+        );
+    }
+
     /// sbatchd accepted a dispatch and answered with the job's pid.
     pub fn dispatch_accepted(
         &mut self,
@@ -892,7 +912,10 @@ impl Sched {
         }
         if j.state.is_finished() || j.state.is_pending() {
             // Removed (bkill -r) or requeued meanwhile: the copy must go.
-            return if matches!(r.kind, ReportKind::Finished { .. }) {
+            return if matches!(
+                r.kind,
+                ReportKind::Finished { .. } | ReportKind::StartFailed { .. }
+            ) {
                 Ack::Ok
             } else {
                 Ack::StopJob
