@@ -241,10 +241,8 @@ fn jobs_run_end_to_end_with_lsf_environment_and_report() -> Result<()> {
         "LSB_JOBINDEX=0".into(),
         "LSB_DJOB_NUMPROC=1".into(),
         format!("LSB_SUBCWD={}", work.display()),
-        format!(
-            "LSB_OUTPUTFILE={}",
-            work.join(format!("out.{ok}")).display()
-        ),
+        // As given to bsub -o (relative to the job's directory), %J substituted.
+        format!("LSB_OUTPUTFILE=out.{ok}\n"),
         format!("LSF_ENVDIR={}", c.envdir.display()),
     ] {
         assert!(out.contains(&v), "{v} missing from the job output:\n{out}");

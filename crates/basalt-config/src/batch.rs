@@ -73,6 +73,8 @@ pub const BATCH_PARAMS: &[&str] = &[
 /// Other lsb.params keys found in OpenLava/LSF configurations: accepted
 /// without a warning and kept raw in [`BatchParams::other`].
 pub const OTHER_KNOWN_BATCH_PARAMS: &[&str] = &[
+    // Basalt: seconds between sbatchd hellos (host unreach after three missed ones).
+    "BASALT_SBD_HELLO_INTERVAL",
     "DEFAULT_HOST_SPEC",
     "DEFAULT_USER_GROUP",
     "DISABLE_UACCT_MAP",

@@ -340,9 +340,10 @@ pub fn susp_reason_text(reasons: u32, subreasons: u32) -> String {
         return " Load information on execution host(s) is unavailable".into();
     }
     if reasons & LOAD_REASON != 0 {
-        let name = LOAD_INDEX_LONG
-            .get(subreasons as usize)
-            .map_or_else(|| format!("external load index {subreasons}"), |s| s.to_string());
+        let name = LOAD_INDEX_LONG.get(subreasons as usize).map_or_else(
+            || format!("external load index {subreasons}"),
+            |s| s.to_string(),
+        );
         return format!(" Host load exceeded threshold:  {name}");
     }
     if reasons & RES_LIMIT != 0 {

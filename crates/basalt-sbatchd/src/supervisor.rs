@@ -1040,11 +1040,20 @@ fn child_setup(
         .into_iter()
         .filter_map(|(k, v)| CString::new(format!("{k}={v}")).ok())
         .collect();
+    // The supervisor (report, bpeek) does not run in the job's directory: give it
+    // absolute paths. The job itself sees the paths as given (LSB_OUTPUTFILE).
+    let absolute = |p: String| {
+        if Path::new(&p).is_absolute() {
+            p
+        } else {
+            cwd.join(&p).to_string_lossy().into_owned()
+        }
+    };
     let info = ChildInfo {
         job_file: job_file_s.clone(),
         cwd: cwd.to_string_lossy().into_owned(),
-        out_path,
-        err_path,
+        out_path: absolute(out_path),
+        err_path: absolute(err_path),
         spool,
     };
     let line = serde_json::to_string(&ChildMsg::Ready(info)).map_err(|e| e.to_string())?;
