@@ -26,8 +26,26 @@ const DAEMONS: &[&str] = &["lim", "sbatchd"];
 const SUPERVISED: &[&str] = &["mbatchd"];
 /// The commands linked into `<dir>/bin`.
 const COMMANDS: &[&str] = &[
-    "lsid", "lsload", "lshosts", "lsclusters", "lsinfo", "bsub", "bjobs", "bkill", "bstop", "bresume",
-    "bqueues", "bhosts", "bswitch", "btop", "bbot", "brun", "bpeek", "bparams", "badmin", "bhist",
+    "lsid",
+    "lsload",
+    "lshosts",
+    "lsclusters",
+    "lsinfo",
+    "bsub",
+    "bjobs",
+    "bkill",
+    "bstop",
+    "bresume",
+    "bqueues",
+    "bhosts",
+    "bswitch",
+    "btop",
+    "bbot",
+    "brun",
+    "bpeek",
+    "bparams",
+    "badmin",
+    "bhist",
     "bacct",
 ];
 
