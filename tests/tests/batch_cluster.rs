@@ -489,6 +489,22 @@ fn lost_sbatchd_makes_host_unreach_and_jobs_unknown() -> Result<()> {
     let work = work_dir(&c)?;
     let id = bsub(&c, &work, &["-m", "hostC", "-o", "/dev/null", "sleep 60"])?;
     wait_state(&c, id, "RUN", Duration::from_secs(30))?;
+    // Wait until sbatchd's answer to the dispatch is logged (JOB_START_ACCEPT): killing
+    // sbatchd before that makes the dispatch fail and the job go back to PEND.
+    let events = c.dir.path().join("work/basalt/logdir/lsb.events");
+    wait_for(
+        "JOB_START_ACCEPT of the job",
+        Duration::from_secs(30),
+        || {
+            let text = std::fs::read_to_string(&events).unwrap_or_default();
+            let seen = text.lines().any(|l| {
+                let f = fields(l);
+                f.first().map(String::as_str) == Some("JOB_START_ACCEPT")
+                    && f.get(3) == Some(&id.to_string())
+            });
+            (seen.then_some(()), String::new())
+        },
+    )?;
     c.kill9_daemon("sbatchd", "hostC")?;
     wait_for("hostC to be unreach", Duration::from_secs(30), || {
         let out = c.stdout_ok("bhosts", &["hostC"]).unwrap_or_default();
