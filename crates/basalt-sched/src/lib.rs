@@ -262,6 +262,7 @@ impl Sched {
                     last_seq: 0,
                     resume_sent: false,
                     forced: false,
+                    pending_action: None,
                 };
                 let _ = time;
                 self.jobs.insert((*job_id, 0), job);
@@ -279,6 +280,7 @@ impl Sched {
                     j.last_seq = 0;
                     j.resume_sent = false;
                     j.kill_ordered = None;
+                    j.pending_action = None;
                     j.pend_reasons.clear();
                 }
             }
@@ -857,6 +859,44 @@ impl Sched {
         });
     }
 
+    /// Send an order to sbatchd now, or — when sbatchd has not answered the dispatch
+    /// yet — as soon as it does (a kill is never replaced by a later order).
+    fn order_sbd(&mut self, key: JobKey, attempt: u32, host: String, action: SbdAction) {
+        if let Some(j) = self.jobs.get_mut(&key)
+            && j.pid == 0
+        {
+            if !matches!(j.pending_action, Some(SbdAction::Kill { .. })) {
+                j.pending_action = Some(action);
+            }
+            return;
+        }
+        self.effects.push(Effect::Signal {
+            key,
+            attempt,
+            host,
+            action,
+        });
+    }
+
+    fn flush_pending(&mut self, key: JobKey) {
+        let Some(j) = self.jobs.get_mut(&key) else {
+            return;
+        };
+        if j.pid == 0 {
+            return;
+        }
+        let (Some(action), Some(host)) = (j.pending_action.take(), j.hosts.first().cloned()) else {
+            return;
+        };
+        let attempt = j.attempt;
+        self.effects.push(Effect::Signal {
+            key,
+            attempt,
+            host,
+            action,
+        });
+    }
+
     /// sbatchd answered the dispatch with a refusal (the user does not exist there, the
     /// job file is unreadable, ...): the job exits (EXIT_INIT_ENVIRON).
     pub fn start_failed(&mut self, now: Millis, key: JobKey, attempt: u32) {
@@ -898,6 +938,7 @@ impl Sched {
             pid,
             pgid,
         });
+        self.flush_pending(key);
     }
 
     // ------------------------------------------------------------------ reports
@@ -938,6 +979,7 @@ impl Sched {
                         pid,
                         pgid,
                     });
+                    self.flush_pending(key);
                 }
             }
             ReportKind::Executing {
@@ -1116,14 +1158,14 @@ impl Sched {
         if state.is_started()
             && let Some(host) = host
         {
-            self.effects.push(Effect::Signal {
+            self.order_sbd(
                 key,
                 attempt,
                 host,
-                action: SbdAction::Kill {
+                SbdAction::Kill {
                     term_reason: term.into(),
                 },
-            });
+            );
         }
         Ok(())
     }
@@ -1165,12 +1207,7 @@ impl Sched {
             signal: name.clone(),
         });
         if let Some(host) = host {
-            self.effects.push(Effect::Signal {
-                key,
-                attempt,
-                host,
-                action: SbdAction::Signal(name),
-            });
+            self.order_sbd(key, attempt, host, SbdAction::Signal(name));
         }
         Ok(())
     }
@@ -1210,15 +1247,15 @@ impl Sched {
                     signal: "STOP".into(),
                 });
                 if let Some(host) = host {
-                    self.effects.push(Effect::Signal {
+                    self.order_sbd(
                         key,
                         attempt,
                         host,
-                        action: SbdAction::Stop {
+                        SbdAction::Stop {
                             state: status::USUSP,
                             reasons: reasons | susp::MBD_LOCK,
                         },
-                    });
+                    );
                 }
             }
         }
@@ -1675,12 +1712,7 @@ impl Sched {
                 if let Some(j) = self.jobs.get_mut(&key) {
                     j.resume_sent = true;
                 }
-                self.effects.push(Effect::Signal {
-                    key,
-                    attempt,
-                    host,
-                    action: SbdAction::Resume,
-                });
+                self.order_sbd(key, attempt, host, SbdAction::Resume);
             }
         }
     }

@@ -267,6 +267,7 @@ fn kill_pending_and_running() {
     s.host_ctl(T0, &admin(), 1, "hostA", "").expect("open");
     s.submit(T0, &alice(), cmd("b")).expect("submit");
     s.schedule(T0);
+    s.dispatch_accepted(T0, (2, 0), 1, 200, 200);
     s.take_effects();
     assert_eq!(
         s.kill(T0, &bob(), (2, 0), false, false),
@@ -312,7 +313,14 @@ fn stop_resume_cycle() {
     s.submit(T0, &alice(), cmd("a")).expect("submit");
     s.schedule(T0);
     s.take_effects();
+    // Stopped before sbatchd answered the dispatch: the order waits for the answer.
     s.stop(T0, &alice(), (1, 0)).expect("stop");
+    assert!(
+        !s.take_effects()
+            .iter()
+            .any(|e| matches!(e, Effect::Signal { .. }))
+    );
+    s.dispatch_accepted(T0, (1, 0), 1, 100, 100);
     let eff = s.take_effects();
     assert!(eff.iter().any(|e| matches!(
         e,

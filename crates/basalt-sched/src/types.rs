@@ -304,6 +304,8 @@ pub struct Job {
     pub resume_sent: bool,
     /// The job has been forced with brun (ignore limits).
     pub forced: bool,
+    /// An order for sbatchd given before it answered the dispatch (sent once it does).
+    pub pending_action: Option<SbdAction>,
 }
 
 impl Job {
