@@ -47,6 +47,7 @@ const COMMANDS: &[&str] = &[
     "badmin",
     "bhist",
     "bacct",
+    "lsadmin",
 ];
 
 #[derive(Parser, Debug)]

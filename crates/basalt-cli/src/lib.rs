@@ -1,5 +1,6 @@
 //! LSF's user and administrator commands: the LIM-level `ls*` commands and the
-//! batch commands (`bsub`, `bjobs`, `bkill`, ... in [`batch`]).
+//! batch commands (`bsub`, `bjobs`, `bkill`, ... in [`batch`]), and `lsadmin`
+//! ([`lsadmin`]).
 //!
 //! Each command is a small binary (`src/bin/<name>.rs`) that parses LSF's flags,
 //! asks the daemons, and prints exactly what LSF prints
@@ -14,6 +15,7 @@ pub mod args;
 pub mod batch;
 pub mod hist;
 pub mod lim_cmds;
+pub mod lsadmin;
 pub mod numfmt;
 
 use std::process::ExitCode;

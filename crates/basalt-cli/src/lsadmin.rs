@@ -1,0 +1,450 @@
+//! `lsadmin`: LIM administration (cli-output.md §7, cli-contract.md §10 and row 22).
+//!
+//! Supported subcommands:
+//! * `showconf lim [-h host ... | all] [host ...]` — a header line
+//!   `LIM configuration at <ctime>` (`LIM configuration for host <h> at <ctime>` for each
+//!   named host) and then only `    KEY = VALUE` lines: every assignment of `lsf.conf`
+//!   in file order, plus the effective value of a few LIM settings the file leaves at
+//!   their defaults (`LSF_ENVDIR`, `LSF_CONFDIR`, `LSF_LIM_PORT`, `LSF_UNIT_FOR_LIMITS`).
+//!   toil and bcbio read `LSF_UNIT_FOR_LIMITS` from it. Every host of a Basalt cluster
+//!   reads the same `LSF_ENVDIR`, so the file read here is the one each named host's LIM
+//!   uses; named hosts must be in `lsf.cluster.<cluster>`.
+//! * `ckconfig [-v]` — loads `lsf.conf`, `lsf.shared` and `lsf.cluster.<cluster>`
+//!   ([`basalt_config::load_lim`]) and prints LSF's check report on stderr:
+//!   `Checking configuration files ...`, a blank line, then `No errors found.`, the
+//!   warnings and `There are warning errors.`, or every error and
+//!   `There are fatal errors.` (exit 255).
+//! * `-h` (usage on stderr, exit 0) and `-V` (version on stderr, exit 0).
+//!
+//! LSF's daemon-control subcommands (`limstartup`, `limshutdown`, `limrestart`,
+//! `limlock`, `limunlock`, `reconfig`, `resstartup`, ...) are recognised and refused
+//! with `lsadmin: <sub>: not supported by Basalt yet` and exit 255, so that a script
+//! never believes a daemon was started, stopped or locked.
+//!
+//! Inputs: argv, `LSF_ENVDIR`. Outputs: stdout (the `showconf` report), stderr (the
+//! check report, errors), LSF's exit codes.
+
+use crate::batch::params;
+use crate::batch::timefmt::{self, ToTm};
+use basalt_config::{Config, ConfigErrors, Loaded};
+use basalt_proto::mbatchd::KeyValue;
+use std::process::ExitCode;
+
+/// lsadmin's usage text.
+pub const USAGE: &str = "Usage: lsadmin [-h] [-V] subcommand ...
+Subcommands:
+    showconf lim [-h host_name ... | all]
+    ckconfig [-v]
+Not supported by Basalt yet:
+    reconfig, limstartup, limshutdown, limrestart, limlock, limunlock,
+    resstartup, resshutdown, resrestart, limdebug, limtime, resdebug, restime
+";
+
+/// LSF subcommands Basalt recognises but does not perform.
+pub const UNSUPPORTED: &[&str] = &[
+    "reconfig",
+    "limstartup",
+    "limshutdown",
+    "limrestart",
+    "limlock",
+    "limunlock",
+    "resstartup",
+    "resshutdown",
+    "resrestart",
+    "limdebug",
+    "limtime",
+    "resdebug",
+    "restime",
+    "resowners",
+    "expire",
+];
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// Usage on stderr, exit 0.
+    Help,
+    /// Version on stderr, exit 0.
+    Version,
+    /// `showconf lim`, for these hosts (empty: the configuration without a host).
+    ShowconfLim { hosts: Vec<String> },
+    /// `ckconfig [-v]`.
+    Ckconfig { verbose: bool },
+    /// A known LSF subcommand Basalt does not perform.
+    Unsupported(String),
+}
+
+/// Why the command line was refused (message for stderr).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+/// Parse lsadmin's arguments (without the program name).
+pub fn parse(args: &[String]) -> Result<Request, UsageError> {
+    // A global option before the subcommand.
+    if let Some(first) = args.first() {
+        match first.as_str() {
+            "-h" => return Ok(Request::Help),
+            "-V" => return Ok(Request::Version),
+            s if s.starts_with('-') => {
+                return Err(UsageError(format!(
+                    "illegal option -- {}",
+                    s.trim_start_matches('-')
+                )));
+            }
+            _ => {}
+        }
+    }
+    let Some((sub, rest)) = args.split_first() else {
+        return Err(UsageError("no subcommand given".into()));
+    };
+    match sub.as_str() {
+        "showconf" => {
+            let Some((daemon, tail)) = rest.split_first() else {
+                return Err(UsageError(
+                    "showconf: say which daemon: showconf lim".into(),
+                ));
+            };
+            if daemon != "lim" {
+                let hint = if daemon == "mbd" {
+                    " (badmin showconf mbd shows mbatchd's)"
+                } else {
+                    ""
+                };
+                return Err(UsageError(format!(
+                    "showconf: unknown daemon <{daemon}>: only <lim> is known here{hint}"
+                )));
+            }
+            let mut hosts = Vec::new();
+            for a in tail {
+                match a.as_str() {
+                    // `-h "hostA hostB"` or `-h hostA hostB`: the names follow.
+                    "-h" => {}
+                    s if s.starts_with('-') => {
+                        return Err(UsageError(format!(
+                            "showconf: illegal option -- {}",
+                            s.trim_start_matches('-')
+                        )));
+                    }
+                    s => hosts.extend(s.split_whitespace().map(str::to_owned)),
+                }
+            }
+            Ok(Request::ShowconfLim { hosts })
+        }
+        "ckconfig" => {
+            let mut verbose = false;
+            for a in rest {
+                match a.as_str() {
+                    "-v" => verbose = true,
+                    s => return Err(UsageError(format!("ckconfig: unexpected argument <{s}>"))),
+                }
+            }
+            Ok(Request::Ckconfig { verbose })
+        }
+        "help" | "?" => Ok(Request::Help),
+        s if UNSUPPORTED.contains(&s) => Ok(Request::Unsupported(s.to_owned())),
+        s => Err(UsageError(format!("Invalid command <{s}>"))),
+    }
+}
+
+/// The cluster hosts `names` designate (`all` = every host), canonicalised; an unknown
+/// name is an error naming it.
+pub fn resolve_hosts(config: &Config, names: &[String]) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        let found = if n == "all" {
+            config
+                .cluster
+                .hosts
+                .iter()
+                .map(|h| h.name.clone())
+                .collect()
+        } else {
+            match basalt_runtime::canonical_host(config, n) {
+                Some(h) => vec![h],
+                None => return Err(format!("showconf: Bad host name <{n}>")),
+            }
+        };
+        for h in found {
+            if !out.contains(&h) {
+                out.push(h);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The `KEY = VALUE` pairs `showconf lim` prints: lsf.conf in file order, then the
+/// effective values of LIM settings the file does not set.
+pub fn lim_conf(config: &Config) -> Vec<KeyValue> {
+    let kv = |k: &str, v: String| KeyValue {
+        key: k.to_owned(),
+        value: v,
+    };
+    let mut out: Vec<KeyValue> = config
+        .lsf_conf
+        .iter()
+        .map(|(k, v)| kv(k, v.to_owned()))
+        .collect();
+    let defaults = [
+        ("LSF_ENVDIR", config.envdir.display().to_string()),
+        ("LSF_CONFDIR", config.confdir.display().to_string()),
+        ("LSF_LIM_PORT", config.lsf_conf.lim_port().to_string()),
+        ("LSF_UNIT_FOR_LIMITS", "KB".to_owned()),
+    ];
+    for (k, v) in defaults {
+        if !out.iter().any(|e| e.key == k) {
+            out.push(kv(k, v));
+        }
+    }
+    out
+}
+
+/// `lsadmin showconf lim`: one report, or one per named host.
+pub fn showconf_lim(config: &Config, hosts: &[String], tm: ToTm, now: i64) -> String {
+    let at = timefmt::ctime(&tm(now));
+    let kvs = lim_conf(config);
+    if hosts.is_empty() {
+        return params::key_values(&format!("LIM configuration at {at}"), &kvs);
+    }
+    hosts
+        .iter()
+        .map(|h| params::key_values(&format!("LIM configuration for host <{h}> at {at}"), &kvs))
+        .collect()
+}
+
+/// The report of `ckconfig` (for stderr) and whether it found fatal errors.
+pub fn check_report(
+    result: &Result<Loaded, ConfigErrors>,
+    verbose: bool,
+    envdir: &std::path::Path,
+) -> (String, bool) {
+    let mut out = String::from("Checking configuration files ...\n\n");
+    match result {
+        Err(errors) => {
+            for e in &errors.0 {
+                out.push_str(&format!("{e}\n"));
+            }
+            out.push_str("There are fatal errors.\n");
+            (out, true)
+        }
+        Ok(l) => {
+            if verbose {
+                let c = &l.config;
+                for f in [
+                    envdir.join("lsf.conf"),
+                    c.confdir.join("lsf.shared"),
+                    c.confdir.join(format!("lsf.cluster.{}", c.cluster_name)),
+                ] {
+                    out.push_str(&format!("Reading configuration from {}\n", f.display()));
+                }
+                for w in &l.warnings {
+                    out.push_str(&format!("{w}\n"));
+                }
+            }
+            if l.warnings.is_empty() {
+                out.push_str("No errors found.\n");
+            } else {
+                out.push_str("There are warning errors.\n");
+                if !verbose {
+                    out.push_str("(lsadmin ckconfig -v lists them)\n");
+                }
+            }
+            (out, false)
+        }
+    }
+}
+
+/// `lsadmin`.
+pub fn main(args: Vec<String>) -> ExitCode {
+    let req = match parse(&args) {
+        Ok(r) => r,
+        Err(UsageError(msg)) => {
+            eprintln!("lsadmin: {msg}");
+            eprint!("{USAGE}");
+            return crate::fail();
+        }
+    };
+    match req {
+        Request::Help => {
+            eprint!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Request::Version => crate::print_version(),
+        Request::Unsupported(sub) => {
+            eprintln!("lsadmin: {sub}: not supported by Basalt yet");
+            crate::fail()
+        }
+        Request::Ckconfig { verbose } => {
+            let envdir = basalt_runtime::envdir();
+            let result = basalt_config::load_lim(&envdir);
+            let (text, fatal) = check_report(&result, verbose, &envdir);
+            eprint!("{text}");
+            if fatal {
+                crate::fail()
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Request::ShowconfLim { hosts } => {
+            let config = match crate::load_config("lsadmin") {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            let hosts = match resolve_hosts(&config, &hosts) {
+                Ok(h) => h,
+                Err(msg) => {
+                    eprintln!("lsadmin: {msg}");
+                    return crate::fail();
+                }
+            };
+            print!(
+                "{}",
+                showconf_lim(&config, &hosts, timefmt::local, timefmt::now())
+            );
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use basalt_config::embedded::{DefaultCluster, DefaultHost};
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| (*x).to_owned()).collect()
+    }
+
+    type TestResult<T = ()> = Result<T, Box<dyn std::error::Error>>;
+
+    fn config(dir: &std::path::Path) -> TestResult<(std::path::PathBuf, Config)> {
+        let hosts = ["hostA", "hostB"]
+            .iter()
+            .map(|n| DefaultHost {
+                name: (*n).to_owned(),
+                address: None,
+                server: true,
+            })
+            .collect();
+        let envdir = DefaultCluster::new("basalt", "root", hosts).write(dir)?;
+        let config = basalt_config::load_lim(&envdir)?.config;
+        Ok((envdir, config))
+    }
+
+    #[test]
+    fn parses_subcommands() {
+        assert_eq!(parse(&s(&["-h"])), Ok(Request::Help));
+        assert_eq!(parse(&s(&["-V"])), Ok(Request::Version));
+        assert_eq!(
+            parse(&s(&["showconf", "lim"])),
+            Ok(Request::ShowconfLim { hosts: vec![] })
+        );
+        assert_eq!(
+            parse(&s(&["showconf", "lim", "-h", "hostA hostB", "hostC"])),
+            Ok(Request::ShowconfLim {
+                hosts: s(&["hostA", "hostB", "hostC"])
+            })
+        );
+        assert_eq!(
+            parse(&s(&["ckconfig", "-v"])),
+            Ok(Request::Ckconfig { verbose: true })
+        );
+        assert_eq!(
+            parse(&s(&["limrestart", "hostA"])),
+            Ok(Request::Unsupported("limrestart".into()))
+        );
+        assert!(parse(&s(&[])).is_err());
+        assert!(parse(&s(&["showconf"])).is_err());
+        assert!(parse(&s(&["showconf", "mbd"])).is_err());
+        assert!(parse(&s(&["frobnicate"])).is_err());
+        assert!(parse(&s(&["-x", "ckconfig"])).is_err());
+        assert!(parse(&s(&["ckconfig", "extra"])).is_err());
+    }
+
+    #[test]
+    fn showconf_is_a_header_then_key_value_lines() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let (envdir, c) = config(dir.path())?;
+        let out = showconf_lim(&c, &[], timefmt::utc, 1_795_339_535);
+        let mut lines = out.lines();
+        assert_eq!(
+            lines.next(),
+            Some("LIM configuration at Sun Nov 22 09:25:35 2026")
+        );
+        let mut keys = Vec::new();
+        for l in lines {
+            let body = l.strip_prefix("    ").unwrap_or_default();
+            let (k, v) = body.split_once(" = ").unwrap_or_default();
+            assert!(
+                !k.is_empty() && !v.is_empty() && !k.contains(' '),
+                "line {l:?} is not `    KEY = VALUE`"
+            );
+            keys.push(k.to_owned());
+        }
+        for k in [
+            "LSF_ENVDIR",
+            "LSF_CONFDIR",
+            "LSF_LIM_PORT",
+            "LSF_UNIT_FOR_LIMITS",
+        ] {
+            assert_eq!(keys.iter().filter(|x| *x == k).count(), 1, "{k} in\n{out}");
+        }
+        // lsf.conf's own assignments come first, in file order.
+        let first: Vec<&str> = c.lsf_conf.iter().map(|(k, _)| k).collect();
+        assert_eq!(&keys[..first.len()], &first[..]);
+        if !first.contains(&"LSF_ENVDIR") {
+            assert!(
+                out.contains(&format!("    LSF_ENVDIR = {}\n", envdir.display())),
+                "{out}"
+            );
+        }
+
+        let hosts = resolve_hosts(&c, &s(&["all"]))?;
+        assert_eq!(hosts, s(&["hostA", "hostB"]));
+        let two = showconf_lim(&c, &s(&["hostB"]), timefmt::utc, 1_795_339_535);
+        assert!(
+            two.starts_with("LIM configuration for host <hostB> at Sun Nov 22 09:25:35 2026\n    "),
+            "{two}"
+        );
+        assert_eq!(
+            resolve_hosts(&c, &s(&["nosuch"])),
+            Err("showconf: Bad host name <nosuch>".into())
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn ckconfig_reports() -> TestResult {
+        let dir = tempfile::tempdir()?;
+        let (envdir, _) = config(dir.path())?;
+        let ok = basalt_config::load_lim(&envdir);
+        let (text, fatal) = check_report(&ok, false, &envdir);
+        assert!(!fatal);
+        assert_eq!(
+            text,
+            "Checking configuration files ...\n\nNo errors found.\n"
+        );
+        let (text, _) = check_report(&ok, true, &envdir);
+        assert!(
+            text.contains(&format!(
+                "Reading configuration from {}\n",
+                envdir.join("lsf.conf").display()
+            )),
+            "{text}"
+        );
+        assert!(text.ends_with("No errors found.\n"), "{text}");
+
+        // Break lsf.shared: the report names the problem and says the errors are fatal.
+        std::fs::remove_file(envdir.join("lsf.shared"))?;
+        let bad = basalt_config::load_lim(&envdir);
+        let (text, fatal) = check_report(&bad, false, &envdir);
+        assert!(fatal);
+        assert!(
+            text.starts_with("Checking configuration files ...\n\n"),
+            "{text}"
+        );
+        assert!(text.contains("lsf.shared"), "{text}");
+        assert!(text.ends_with("There are fatal errors.\n"), "{text}");
+        Ok(())
+    }
+}
