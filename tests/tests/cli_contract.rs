@@ -662,3 +662,245 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
     assert_eq!(field(failing, "EXIT_CODE"), "3", "row 18: exit code");
     Ok(())
 }
+
+/// Rows 5, 7, 10, 14, 17 and 20, the messages and exit codes of §6, and §11 J, B,
+/// G, CO/Q, F, T: what `bjobs` lists and how.
+#[test]
+fn bjobs_listings_filters_and_formats() -> Result<()> {
+    let t = T::start("contract-bjobs", 3)?;
+
+    // §6: nothing to show is not an error; unknown and malformed ids are.
+    let o = t.run("bjobs", &[])?;
+    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(0), "", "No unfinished job found\n"), "§6\n{}", o.show());
+    let o = t.run("bjobs", &["-a"])?;
+    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(0), "", "No job found\n"), "§6\n{}", o.show());
+    let o = t.run("bjobs", &["999999"])?;
+    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(255), "", "Job <999999> is not found\n"), "§6\n{}", o.show());
+    let o = t.run("bjobs", &["abc"])?;
+    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(255), "", "abc: Illegal job ID.\n"), "§6\n{}", o.show());
+
+    // A finished, a failed, two running (one on two slots) and a pending job.
+    let o = t.run("badmin", &["hclose", "hostC"])?;
+    assert_eq!(o.code, Some(0), "badmin hclose\n{}", o.show());
+    let done = t.submit(&["-J", "short_done", "-o", "/dev/null", "true"])?;
+    let failed = t.submit(&["-J", "exit3", "-o", "/dev/null", "exit 3"])?;
+    let long_name = "long_running_job_name_xyz";
+    let run = t.submit(&["-J", long_name, "-m", "hostA hostB", "-o", "/dev/null", "sleep 300"])?;
+    let par = t.submit_q("priority", &["-q", "priority", "-J", "prio_sleep", "-n", "2", "-R", "span[hosts=1]", "-m", "hostA hostB", "-o", "/dev/null", "sleep 300"])?;
+    let pend = t.submit(&["-J", "pend_closed", "-m", "hostC", "-o", "/dev/null", "true"])?;
+    t.wait_final(&[done, failed], JOB_DEADLINE)?;
+    let r = t.wait_stat(run, "RUN", JOB_DEADLINE)?;
+    let p = t.wait_stat(par, "RUN", JOB_DEADLINE)?;
+    let m = t.jobs()?;
+    assert_eq!(m[&pend]["STAT"], "PEND", "the job for a closed host pends: {:?}", m[&pend]);
+    let from = r["FROM_HOST"].clone();
+    let run_host = r["EXEC_HOST"].clone();
+    let par_host = p["EXEC_HOST"].trim_start_matches("2*").to_owned();
+    assert_eq!(p["EXEC_HOST"], format!("2*{par_host}"), "row 10: two slots on one host");
+    let ids_of = |out: &str| -> Vec<u64> {
+        out.lines()
+            .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+            .collect()
+    };
+
+    // Row 5: unfinished only without ids or -a; finished ones by id and with -a.
+    let all_unfinished = vec![run, par, pend];
+    let out = t.ok("bjobs", &[])?;
+    assert_eq!(ids_of(&out), all_unfinished, "row 5: plain bjobs lists unfinished jobs:\n{out}");
+    let out = t.ok("bjobs", &[&done.to_string()])?;
+    assert_eq!(ids_of(&out), vec![done], "row 5: a finished job by id:\n{out}");
+    assert!(out.lines().nth(1).is_some_and(|l| l.split_whitespace().nth(2) == Some("DONE")), "row 5:\n{out}");
+    let out = t.ok("bjobs", &["-a"])?;
+    let mut every = vec![done, failed, run, par, pend];
+    every.sort_unstable();
+    let mut listed = ids_of(&out);
+    listed.sort_unstable();
+    assert_eq!(listed, every, "row 5: -a adds finished jobs:\n{out}");
+    let o = t.run("bjobs", &[&done.to_string(), "999999"])?;
+    assert_eq!(o.code, Some(255), "§6: known + unknown\n{}", o.show());
+    assert_eq!(ids_of(&o.stdout), vec![done], "§6: rows of the known ones\n{}", o.show());
+    assert_eq!(o.stderr, "Job <999999> is not found\n", "§6\n{}", o.show());
+
+    // Row 10: the default table, byte for byte up to the submit time.
+    const HEADER: &str = "JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME";
+    let out = t.ok("bjobs", &[])?;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.first().copied(), Some(HEADER), "row 10: header\n{out}");
+    let check_row = |line: &str, prefix: &str| {
+        let rest = line.strip_prefix(prefix);
+        assert!(
+            rest.is_some_and(|r| r.len() == 14 && r.ends_with("  ") && is_table_time(&r[..12])),
+            "row 10: want {prefix:?} + `%-14.14s` submit time, got\n{line:?}"
+        );
+    };
+    let row_prefix = |id: u64, stat: &str, queue: &str, exec: &str, name: &str| {
+        format!(
+            "{} {} {} {} {} {} {} ",
+            col(&id.to_string(), 7),
+            col(&t.user, 7),
+            col(stat, 5),
+            col(queue, 10),
+            col(&from, 11),
+            col(exec, 11),
+            col(name, 10)
+        )
+    };
+    let line_of = |out: &str, id: u64| -> String {
+        out.lines()
+            .find(|l| l.split_whitespace().next() == Some(&id.to_string()))
+            .unwrap_or("")
+            .to_owned()
+    };
+    check_row(&line_of(&out, run), &row_prefix(run, "RUN", "normal", &run_host, long_name));
+    assert!(line_of(&out, run).contains(" *_name_xyz "), "row 10: `*` + last 9 characters\n{out}");
+    check_row(&line_of(&out, par), &row_prefix(par, "RUN", "priority", &format!("2*{par_host}"), "prio_sleep"));
+    // §11 CO/Q: a pending job's EXEC_HOST is blank.
+    check_row(&line_of(&out, pend), &row_prefix(pend, "PEND", "normal", "", "pend_closed"));
+    let out_nh = t.ok("bjobs", &["-noheader"])?;
+    assert_eq!(out_nh, lines[1..].iter().map(|l| format!("{l}\n")).collect::<String>(), "row 10: -noheader drops only the header");
+    // -w: nothing truncated, pending EXEC_HOST is `-`.
+    let wide = t.ok("bjobs", &["-w"])?;
+    assert_eq!(wide.lines().next(), Some(HEADER), "row 10: -w header");
+    let wr: Vec<String> = line_of(&wide, run).split_whitespace().map(str::to_owned).collect();
+    assert_eq!(wr.get(..7).map(<[String]>::to_vec), Some(vec![run.to_string(), t.user.clone(), "RUN".into(), "normal".into(), from.clone(), run_host.clone(), long_name.into()]), "row 10: -w row\n{wide}");
+    let wp: Vec<String> = line_of(&wide, par).split_whitespace().map(str::to_owned).collect();
+    let joined = format!("{par_host}:{par_host}");
+    let short = format!("2*{par_host}");
+    assert!(wp.get(5).is_some_and(|h| *h == joined || *h == short), "row 10: -w exec hosts\n{wide}");
+    let wpend_line = line_of(&wide, pend);
+    let wpend: Vec<&str> = wpend_line.split_whitespace().collect();
+    assert_eq!(wpend.get(5).copied(), Some("-"), "row 10: -w pending EXEC_HOST\n{wide}");
+
+    // Row 7: -o.
+    let d = done.to_string();
+    let o_out = |args: &[&str]| t.ok("bjobs", args);
+    assert_eq!(o_out(&["-o", "jobid stat queue", &d])?, format!("JOBID STAT QUEUE\n{done} DONE normal\n"), "row 7: un-sized fields, value + one space");
+    assert_eq!(o_out(&["-o", "jobid stat queue", "-noheader", &d])?, format!("{done} DONE normal\n"), "row 7: -noheader");
+    assert_eq!(o_out(&["-o", "id st", &d])?, format!("JOBID STAT\n{done} DONE\n"), "row 7: aliases id, st");
+    assert_eq!(o_out(&["-o", "JobID STAT Queue", "-noheader", &d])?, format!("{done} DONE normal\n"), "row 7: case-insensitive names");
+    assert_eq!(
+        o_out(&["-o", "jobid:10 stat:6 queue:", &d])?,
+        format!("{:<10} {:<6} QUEUE\n{:<10} {:<6} normal\n", "JOBID", "STAT", done, "DONE"),
+        "row 7: fixed widths, no trailing blanks"
+    );
+    let cut = o_out(&["-o", "job_name:5", "-noheader", &run.to_string()])?;
+    assert_eq!(cut.trim_end_matches('\n').chars().count(), 5, "row 7: name:N truncates: {cut:?}");
+    assert_eq!(o_out(&["-o", "jobid stat queue delimiter='|'", "-noheader", &d])?, format!("{done}|DONE|normal\n"), "row 7: delimiter");
+    assert_eq!(o_out(&["-o", "jobid exec_host exit_reason", "-noheader", &pend.to_string()])?, format!("{pend} - -\n"), "row 7: empty values print -");
+    // §11 B: `RUN hostA` split on one space; F: the line ends with the queue.
+    assert_eq!(o_out(&["-o", "stat exec_host", "-noheader", &run.to_string()])?, format!("RUN {run_host}\n"), "§11 B");
+    assert_eq!(o_out(&["-o", "jobid queue", "-noheader", &run.to_string()])?, format!("{run} normal\n"), "§11 F");
+    // §11 G: every line of `bjobs -a -o "id stat" -noheader` is exactly two tokens.
+    let g = o_out(&["-a", "-o", "id stat", "-noheader"])?;
+    assert!(g.lines().count() == 5 && g.lines().all(|l| l.split_whitespace().count() == 2), "§11 G:\n{g}");
+    // Every field clients use, with a delimiter: 15 parts, none empty.
+    let used = "jobid stat user queue exec_host exit_code exit_reason kill_reason suspend_reason pend_reason start_time submit_time finish_time job_name command";
+    let all_o = o_out(&["-a", "-o", &format!("{used} delimiter='^'")])?;
+    let mut all_lines = all_o.lines();
+    assert_eq!(all_lines.next().map(str::to_owned), Some(used.to_uppercase().replace(' ', "^")), "row 7: header names");
+    for l in all_lines {
+        let parts: Vec<&str> = l.split('^').collect();
+        assert!(parts.len() == 15 && parts.iter().all(|p| !p.is_empty()), "row 7: 15 values, `-` when empty: {l:?}");
+    }
+    let plain_all = o_out(&["-a", "-o", used])?;
+    assert!(plain_all.lines().all(|l| !l.ends_with(' ') && !l.ends_with('\t')), "row 7: no trailing blanks:\n{plain_all}");
+    // §6: -o -noheader for an unknown id: empty stdout (G reads that as "forgotten").
+    let o = t.run("bjobs", &["-o", "stat", "-noheader", "999999"])?;
+    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(255), "", "Job <999999> is not found\n"), "§6\n{}", o.show());
+
+    // Row 14: filters.
+    let sorted = |mut v: Vec<u64>| {
+        v.sort_unstable();
+        v
+    };
+    let ids = |args: &[&str]| -> Result<Vec<u64>> { Ok(sorted(ids_of(&t.ok("bjobs", args)?))) };
+    assert_eq!(ids(&["-p", "-r"])?, sorted(vec![run, par, pend]), "row 14: -p -r = pending or running");
+    assert_eq!(ids(&["-pr"])?, sorted(vec![run, par, pend]), "row 14: -pr");
+    assert_eq!(ids(&["-p"])?, vec![pend], "row 14: -p");
+    assert_eq!(ids(&["-r"])?, sorted(vec![run, par]), "row 14: -r");
+    assert_eq!(ids(&["-u", &t.user])?, sorted(vec![run, par, pend]), "row 14: -u <user>");
+    assert_eq!(ids(&["-u", "all"])?, sorted(vec![run, par, pend]), "row 14: -u all");
+    assert_eq!(ids(&["-q", "priority"])?, vec![par], "row 14: -q");
+    assert_eq!(ids(&["-a", "-q", "normal"])?, sorted(vec![done, failed, run, pend]), "row 14: -a -q");
+    assert_eq!(ids(&["-J", "long_*"])?, vec![run], "row 14: -J prefix*");
+    assert_eq!(ids(&["-J", "*_running_*"])?, vec![run], "row 14: -J *infix*");
+    assert_eq!(ids(&["-aJ", "short_done"])?, vec![done], "row 14: -aJ");
+    assert_eq!(ids(&["-a", "-J", "*o*"])?, sorted(vec![done, run, par, pend]), "row 14: -a -J *o*");
+    let o = t.run("bjobs", &["-J", "nomatch_*"])?;
+    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(255), "", "Job <nomatch_*> is not found\n"), "§6: -J without a match\n{}", o.show());
+
+    // Row 17 and §11 J, T: -json.
+    let o = t.run("bjobs", &["-json", "-o", "jobid stat exit_code exit_reason kill_reason suspend_reason start_time", &d, &failed.to_string(), "999999"])?;
+    assert_eq!(o.code, Some(0), "row 17: -json exits 0 even with unknown ids\n{}", o.show());
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).with_context(|| format!("row 17: stdout is only the JSON document\n{}", o.show()))?;
+    assert_eq!(v["COMMAND"], "bjobs", "row 17");
+    let recs = v["RECORDS"].as_array().cloned().unwrap_or_default();
+    assert_eq!(v["JOBS"], serde_json::json!(recs.len()), "row 17: JOBS counts RECORDS\n{}", o.stdout);
+    assert_eq!(recs.len(), 3, "row 17\n{}", o.stdout);
+    for r in &recs {
+        let obj = r.as_object().cloned().unwrap_or_default();
+        assert!(obj.iter().all(|(k, v)| v.is_string() && *k == k.to_uppercase()), "row 17: upper-case keys, string values: {r}");
+    }
+    let by_id = |id: &str| recs.iter().find(|r| r["JOBID"] == id).cloned().unwrap_or_default();
+    let rd = by_id(&d);
+    let rf = by_id(&failed.to_string());
+    assert_eq!(rd["STAT"], "DONE", "row 17: {rd}");
+    assert_eq!(rf["STAT"], "EXIT", "row 17: {rf}");
+    assert_eq!(rf["EXIT_CODE"], "3", "§11 T: EXIT_CODE: {rf}");
+    for r in [&rd, &rf] {
+        for k in ["EXIT_REASON", "KILL_REASON", "SUSPEND_REASON"] {
+            assert_eq!(r[k], "", "§11 J: {k} is \"\" for an ordinary job (even one exiting 3): {r}");
+        }
+        assert!(r["START_TIME"].as_str().is_some_and(is_table_time), "§11 T: START_TIME like `Jun 20 10:46`: {r}");
+    }
+    assert_eq!(by_id("999999"), serde_json::json!({"JOBID": "999999", "ERROR": "Job <999999> is not found"}), "row 17: ERROR record");
+    let o = t.ok("bjobs", &["-json", &d])?;
+    let v: serde_json::Value = serde_json::from_str(&o)?;
+    let keys: Vec<String> = v["RECORDS"][0].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
+    let mut want: Vec<String> = ["JOBID", "USER", "STAT", "QUEUE", "FROM_HOST", "EXEC_HOST", "JOB_NAME", "SUBMIT_TIME"].iter().map(|s| (*s).to_owned()).collect();
+    want.sort();
+    let mut got = keys;
+    got.sort();
+    assert_eq!(got, want, "row 17: default -json fields\n{o}");
+    // §11 J: every state shown is one of LSF's.
+    let states = ["PEND", "PSUSP", "RUN", "USUSP", "SSUSP", "DONE", "EXIT", "UNKWN", "WAIT", "ZOMBI", "PROV"];
+    for l in t.ok("bjobs", &["-a", "-o", "stat", "-noheader"])?.lines() {
+        assert!(states.contains(&l), "§11 J: unknown state {l:?}");
+    }
+
+    // Row 20: bjobs -l.
+    let check_long = |id: u64, must: &[String]| -> Result<String> {
+        let l = t.ok("bjobs", &["-l", &id.to_string()])?;
+        assert!(l.lines().all(|x| x.chars().count() <= 79), "row 20: lines wrap at 79 columns:\n{l}");
+        let flat = unwrap_long(&l);
+        for m in must {
+            assert!(flat.contains(m.as_str()), "row 20: `{m}` missing from bjobs -l:\n{l}");
+        }
+        Ok(flat)
+    };
+    check_long(done, &[
+        format!("Job <{done}>, Job Name <short_done>, User <{}>, Project <default>, Status <DONE>, Queue <normal>, Command <true>", t.user),
+        "Submitted from host".into(),
+        "Started 1 Task(s) on Host(s)".into(),
+        "Done successfully.".into(),
+    ])?;
+    check_long(failed, &["Status <EXIT>".into(), "Exited with exit code 3.".into()])?;
+    check_long(pend, &["Status <PEND>".into(), "PENDING REASONS:".into()])?;
+    // toil: `Command ?<(.*?)>` and `MAX ?MEM: ?(.*?);` once usage is collected.
+    let flat = wait_for("row 20: MAX MEM of a running job", Duration::from_secs(45), || {
+        let l = t.ok("bjobs", &["-l", &run.to_string()]).unwrap_or_default();
+        let flat = unwrap_long(&l);
+        (flat.contains("MAX MEM:").then(|| flat.clone()), l)
+    })?;
+    assert_eq!(angle_after(&flat, "Command "), Some("sleep 300"), "row 20: Command <…>\n{flat}");
+    let after = flat.split("MAX MEM:").nth(1).unwrap_or("");
+    assert!(after.contains(';') && after.split(';').next().is_some_and(|v| v.contains("bytes")), "row 20: `MAX MEM: N Mbytes;`\n{flat}");
+
+    // The end: kill what runs, and "nothing unfinished" again.
+    let o = t.run("bkill", &[&run.to_string(), &par.to_string(), &pend.to_string()])?;
+    assert_eq!(o.code, Some(0), "bkill\n{}", o.show());
+    t.wait_final(&[run, par, pend], JOB_DEADLINE)?;
+    let o = t.run("bjobs", &[])?;
+    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(0), "", "No unfinished job found\n"), "§6\n{}", o.show());
+    Ok(())
+}
