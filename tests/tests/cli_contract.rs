@@ -904,3 +904,134 @@ fn bjobs_listings_filters_and_formats() -> Result<()> {
     assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(0), "", "No unfinished job found\n"), "§6\n{}", o.show());
     Ok(())
 }
+
+/// Row 4 (and §5, §6, §11 J), row 18's `TERM_…` lines, rows 28, 29 and 30: job control
+/// messages and exit codes, then what lsb.events, `bhist` and `bacct` show.
+#[test]
+fn job_control_event_log_and_history() -> Result<()> {
+    // 4 hosts of 2 slots: the run-limit job and six sleepers run at once.
+    let t = T::start("contract-kill", 4)?;
+    // First, the run-limit job: one minute before its TERM_RUNLIMIT.
+    let runlimit = t.submit(&["-W", "1", "-o", "rl.out", "-e", "rl.err", "sleep 300"])?;
+
+    let sleeper = |name: &str| t.submit(&["-J", name, "-o", &format!("{name}.out"), "-e", &format!("{name}.err"), "sleep 300"]);
+    let k1 = sleeper("k1")?;
+    let k2 = sleeper("k2")?;
+    let k_d = sleeper("k_d")?;
+    let k_r = sleeper("k_r")?;
+    let stopme = sleeper("stopme")?;
+    let sig = t.submit(&["-o", "sig.out", "trap 'echo got-usr1; exit 0' USR1; while :; do sleep 0.2; done"])?;
+    for id in [k1, k2, k_d, k_r, stopme, sig] {
+        t.wait_stat(id, "RUN", JOB_DEADLINE)?;
+    }
+    let o = t.run("badmin", &["hclose", "all"])?;
+    assert_eq!(o.code, Some(0), "badmin hclose all\n{}", o.show());
+    let pending = t.submit(&["-o", "/dev/null", "true"])?;
+
+    // Row 4: one line per job on stdout, exit 0.
+    let o = t.run("bkill", &[&k1.to_string()])?;
+    assert_eq!((o.code, o.stdout.clone(), o.stderr.as_str()), (Some(0), format!("Job <{k1}> is being terminated\n"), ""), "row 4\n{}", o.show());
+    let o = t.run("bkill", &[&k2.to_string(), "999999"])?;
+    assert_eq!(o.code, Some(255), "row 4: one unknown id fails the call\n{}", o.show());
+    assert_eq!(o.stdout, format!("Job <{k2}> is being terminated\n"), "row 4\n{}", o.show());
+    assert_eq!(o.stderr, "Job <999999>: No matching job found\n", "row 4\n{}", o.show());
+    let o = t.run("bkill", &["999999"])?;
+    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(255), "", "Job <999999>: No matching job found\n"), "row 4\n{}", o.show());
+    let o = t.run("bkill", &["abc"])?;
+    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(255), "", "abc: Illegal job ID.\n"), "§6 / §11 RS\n{}", o.show());
+    // bkill -d (kill, record DONE), -r (force removal), -s (signal), a pending job.
+    let o = t.run("bkill", &["-d", &k_d.to_string()])?;
+    assert_eq!((o.code, o.stdout.clone()), (Some(0), format!("Job <{k_d}> is being terminated\n")), "row 4: bkill -d\n{}", o.show());
+    let o = t.run("bkill", &["-r", &k_r.to_string()])?;
+    assert_eq!(o.code, Some(0), "row 4: bkill -r\n{}", o.show());
+    assert!(o.stdout.starts_with(&format!("Job <{k_r}> is being ")), "row 4: bkill -r\n{}", o.show());
+    let o = t.run("bkill", &["-s", "USR1", &sig.to_string()])?;
+    assert_eq!((o.code, o.stdout.clone()), (Some(0), format!("Job <{sig}> is being signaled\n")), "row 4: bkill -s\n{}", o.show());
+    let o = t.run("bkill", &[&pending.to_string()])?;
+    assert_eq!((o.code, o.stdout.clone()), (Some(0), format!("Job <{pending}> is being terminated\n")), "§5: bkill of a pending job\n{}", o.show());
+    // §5: bstop / bresume.
+    let o = t.run("bstop", &[&stopme.to_string()])?;
+    assert_eq!((o.code, o.stdout.clone()), (Some(0), format!("Job <{stopme}> is being stopped\n")), "§5 bstop\n{}", o.show());
+    t.wait_stat(stopme, "USUSP", JOB_DEADLINE)?;
+    let o = t.run("bresume", &[&stopme.to_string()])?;
+    assert_eq!((o.code, o.stdout.clone()), (Some(0), format!("Job <{stopme}> is being resumed\n")), "§5 bresume\n{}", o.show());
+    t.wait_stat(stopme, "RUN", JOB_DEADLINE)?;
+    let o = t.run("bkill", &[&stopme.to_string()])?;
+    assert_eq!(o.code, Some(0), "{}", o.show());
+
+    let m = t.wait_final(&[k1, k2, k_d, k_r, sig, pending, stopme], JOB_DEADLINE)?;
+    let stat = |id: u64| m.get(&id).and_then(|r| r.get("STAT").cloned()).unwrap_or_default();
+    assert_eq!(stat(k1), "EXIT", "§5: bkill ends EXIT");
+    assert!(m[&k1]["EXIT_REASON"].starts_with("TERM_OWNER"), "§4.3: exit reason of bkill: {:?}", m[&k1]);
+    assert_eq!(stat(k_d), "DONE", "row 4: bkill -d records DONE");
+    assert_eq!(stat(k_r), "EXIT", "row 4: bkill -r");
+    assert_eq!(stat(pending), "EXIT", "§5: a killed pending job is EXIT");
+    assert_eq!(stat(sig), "DONE", "row 4: bkill -s USR1 reached the job's trap");
+    assert!(t.file("sig.out").lines().any(|l| l == "got-usr1"), "row 4: bkill -s USR1\n{}", t.file("sig.out"));
+    // Finished: `Job has already finished`, exit 255 (§11 J matches it).
+    let o = t.run("bkill", &[&k1.to_string()])?;
+    assert_eq!((o.code, o.stdout.as_str(), o.stderr.clone()), (Some(255), "", format!("Job <{k1}>: Job has already finished\n")), "row 4\n{}", o.show());
+    // Row 18: TERM_OWNER in the report.
+    let k1_out = t.file("k1.out");
+    assert!(k1_out.contains("TERM_OWNER: job killed by owner."), "row 18: TERM_OWNER line\n{k1_out}");
+    assert!(report_verdict(&k1_out).is_some_and(|v| v.starts_with("Exited with exit code")), "row 18\n{k1_out}");
+
+    // Rows 28-30 on two plain jobs, one with a project.
+    let o = t.run("badmin", &["hopen", "all"])?;
+    assert_eq!(o.code, Some(0), "badmin hopen all\n{}", o.show());
+    let ok_job = t.submit(&["-J", "ev_done", "-o", "/dev/null", "true"])?;
+    let bad_job = t.submit(&["-J", "ev_exit", "-P", "ev_proj", "-o", "/dev/null", "exit 2"])?;
+    t.wait_final(&[ok_job, bad_job], JOB_DEADLINE)?;
+
+    // Row 28: $LSB_SHAREDIR/<cluster>/logdir/lsb.events, read like snakemake's gawk.
+    let conf = std::fs::read_to_string(t.c.envdir.join("lsf.conf"))?;
+    let sharedir = conf_value(&conf, "LSB_SHAREDIR").ok_or_else(|| anyhow!("row 16: no LSB_SHAREDIR in lsf.conf"))?;
+    let events_path = Path::new(&sharedir).join("basalt/logdir/lsb.events");
+    let events = std::fs::read_to_string(&events_path).with_context(|| format!("row 28: {}", events_path.display()))?;
+    let mut new_seen = BTreeMap::new();
+    let mut statuses: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for line in events.lines() {
+        let f = gawk_fields(line);
+        match f.first().map(String::as_str) {
+            Some("\"JOB_NEW\"") if f.len() > 41 => {
+                assert!(f[1].starts_with("\"10."), "row 28: JOB_NEW version: {line}");
+                new_seen.insert(f[3].clone(), (f[4].clone(), f[41].clone()));
+            }
+            Some("\"JOB_STATUS\"") if f.len() > 4 => {
+                statuses.entry(f[3].clone()).or_default().push(f[4].clone());
+            }
+            _ => {}
+        }
+    }
+    for (id, name, final_status) in [(ok_job, "ev_done", "64"), (bad_job, "ev_exit", "32")] {
+        let key = id.to_string();
+        assert_eq!(new_seen.get(&key), Some(&(t.uid.clone(), format!("\"{name}\""))), "row 28: JOB_NEW $4 id, $5 uid, $42 name");
+        let seen: Vec<&String> = statuses.get(&key).map(|v| v.iter().filter(|s| *s != "192").collect()).unwrap_or_default();
+        assert_eq!(seen.last().map(|s| s.as_str()), Some(final_status), "row 28: last JOB_STATUS $5 of job {id} (192 skipped): {seen:?}");
+    }
+
+    // Row 29 and §11 S: `bhist -l -a`; a line that mentions Project holds `Project <…>`.
+    let h = t.ok("bhist", &["-l", "-a"])?;
+    for l in h.lines().filter(|l| l.contains("Project")) {
+        assert!(angle_after(l, "Project ").is_some(), "§11 S: `Project` without `Project <…>` on one line: {l:?}\n{h}");
+    }
+    let flat = unwrap_long(&h);
+    assert!(flat.contains("Project <default>"), "row 29\n{h}");
+    assert!(flat.contains("Project <ev_proj>"), "row 29\n{h}");
+    assert_eq!(flat.matches("Project <").count(), flat.matches("\nJob <").count() + usize::from(flat.starts_with("Job <")), "row 29: one Project <…> per job\n{h}");
+
+    // Row 30.
+    let a = t.ok("bacct", &["-l", &ok_job.to_string()])?;
+    assert!(a.contains("Completed <done>"), "row 30\n{a}");
+    let a = t.ok("bacct", &["-l", &bad_job.to_string()])?;
+    assert!(a.contains("Completed <exit>"), "row 30\n{a}");
+
+    // Row 18 / §9: TERM_RUNLIMIT in the report and at the start of a line of the -e file.
+    let r = t.wait_stat(runlimit, "EXIT", Duration::from_secs(120))?;
+    assert!(r["EXIT_REASON"].starts_with("TERM_RUNLIMIT"), "row 18: {r:?}");
+    let rl_out = t.file("rl.out");
+    assert!(rl_out.lines().any(|l| l.starts_with("TERM_RUNLIMIT:")), "row 18: TERM_RUNLIMIT in the -o report\n{rl_out}");
+    let rl_err = t.file("rl.err");
+    assert!(rl_err.lines().any(|l| l.starts_with("TERM_RUNLIMIT:")), "§9 (MQ): a `TERM_RUNLIMIT:` line in the -e file\n{rl_err}");
+    Ok(())
+}
