@@ -1035,3 +1035,134 @@ fn job_control_event_log_and_history() -> Result<()> {
     assert!(rl_err.lines().any(|l| l.starts_with("TERM_RUNLIMIT:")), "§9 (MQ): a `TERM_RUNLIMIT:` line in the -e file\n{rl_err}");
     Ok(())
 }
+
+/// Rows 16, 21, 22, 24, 25, 26 and 27, and §11 T, S: the installation layout clients
+/// read and the admin reports (`bparams -a`, `lsadmin showconf lim`, `badmin showconf
+/// mbd`, `lsid`, `lsclusters`), plus the rest of `lsadmin`.
+#[test]
+fn installation_layout_and_admin_reports() -> Result<()> {
+    let t = T::start("contract-admin", 2)?;
+
+    // Row 16: $LSF_ENVDIR/lsf.conf, `KEY=VALUE` lines with the keys clients read.
+    let conf = std::fs::read_to_string(t.c.envdir.join("lsf.conf")).context("row 16: lsf.conf")?;
+    for l in conf.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        let (k, _) = l.split_once('=').unwrap_or(("", ""));
+        assert!(!k.is_empty() && k.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'), "row 16: not a KEY=VALUE line: {l:?}");
+    }
+    // dask scans bottom-up for LSF_UNIT_FOR_LIMITS and takes the first letter after '='.
+    let unit_line = conf.lines().rev().find(|l| l.starts_with("LSF_UNIT_FOR_LIMITS"));
+    assert_eq!(unit_line, Some("LSF_UNIT_FOR_LIMITS=MB"), "row 16");
+    let confdir = conf_value(&conf, "LSF_CONFDIR").ok_or_else(|| anyhow!("row 16: LSF_CONFDIR"))?;
+    let sharedir = conf_value(&conf, "LSB_SHAREDIR").ok_or_else(|| anyhow!("row 16: LSB_SHAREDIR"))?;
+    assert!(Path::new(&sharedir).join("basalt/logdir/lsb.events").is_file(), "row 28: lsb.events under LSB_SHAREDIR");
+
+    // Row 27: lsb.params with DEFAULT_QUEUE = normal inside Begin/End Parameters.
+    let params_path = Path::new(&confdir).join("lsbatch/basalt/configdir/lsb.params");
+    let params = std::fs::read_to_string(&params_path).with_context(|| format!("row 27: {}", params_path.display()))?;
+    let mut inside = false;
+    let mut default_queue = None;
+    for l in params.lines() {
+        let l = l.trim();
+        if l.starts_with("Begin Parameters") {
+            inside = true;
+        } else if l.starts_with("End Parameters") {
+            inside = false;
+        } else if inside && l.starts_with("DEFAULT_QUEUE") {
+            // snakemake: split on the first '=', cut the value at '#'.
+            default_queue = l.split_once('=').map(|(_, v)| v.split('#').next().unwrap_or("").trim().to_owned());
+        }
+    }
+    assert_eq!(default_queue.as_deref(), Some("normal"), "row 27\n{params}");
+    for f in ["lsb.queues", "lsb.hosts"] {
+        assert!(params_path.with_file_name(f).is_file(), "§10: {f} next to lsb.params");
+    }
+
+    // Row 21: lsid.
+    let lsid = t.ok("lsid", &[])?;
+    let line1 = lsid.lines().next().unwrap_or("");
+    let first_dotted = line1
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .find(|w| w.contains('.') && w.starts_with(|c: char| c.is_ascii_digit()))
+        .unwrap_or("");
+    assert!(first_dotted.starts_with("10."), "row 21: first dotted number of line 1 is 10.x: {line1:?}");
+    assert!(lsid.contains("\nMy cluster name is basalt\n"), "row 21\n{lsid}");
+    assert!(lsid.contains("\nMy master name is hostA\n"), "row 21\n{lsid}");
+
+    // Row 22 and §11 T: bparams -a and lsadmin showconf lim.
+    let kv_report = |cmd: &str, args: &[&str], header: &str| -> Result<String> {
+        let o = t.run(cmd, args)?;
+        assert_eq!(o.code, Some(0), "row 22: {cmd} {args:?}\n{}", o.show());
+        let mut lines = o.stdout.lines();
+        let first = lines.next().unwrap_or("");
+        assert!(first.starts_with(header) && !first.contains('='), "row 22: {cmd} header {first:?}");
+        for l in lines {
+            assert!(is_key_value(l), "row 22: {cmd}: not `    KEY = VALUE`: {l:?}\n{}", o.stdout);
+        }
+        Ok(o.stdout)
+    };
+    let bp = kv_report("bparams", &["-a"], "")?;
+    assert!(bp.contains("\n    DEFAULT_QUEUE = normal\n"), "row 22: bparams -a\n{bp}");
+    let lim = kv_report("lsadmin", &["showconf", "lim"], "LIM configuration at ")?;
+    // toil: lines split on '=' into exactly two tokens; LSF_UNIT_FOR_LIMITS found.
+    let unit = lim.lines().filter_map(|l| {
+        let parts: Vec<&str> = l.split('=').collect();
+        (parts.len() == 2 && parts[0].trim() == "LSF_UNIT_FOR_LIMITS").then(|| parts[1].trim().to_owned())
+    });
+    assert_eq!(unit.collect::<Vec<_>>(), vec!["MB".to_owned()], "§11 T: LSF_UNIT_FOR_LIMITS from lsadmin\n{lim}");
+    let at = lim.lines().next().and_then(|l| l.strip_prefix("LIM configuration at ")).unwrap_or("");
+    assert!(at.len() == 24 && at[20..].parse::<u32>().is_ok(), "row 22: ctime in the header: {at:?}");
+    let one = kv_report("lsadmin", &["showconf", "lim", "hostB"], "LIM configuration for host <hostB> at ")?;
+    assert!(one.contains("\n    LSF_UNIT_FOR_LIMITS = MB\n"), "lsadmin showconf lim hostB\n{one}");
+    let o = t.run("lsadmin", &["showconf", "lim", "-h", "nosuchhost"])?;
+    assert_eq!((o.code, o.stdout.as_str()), (Some(255), ""), "lsadmin: unknown host\n{}", o.show());
+    assert!(o.stderr.contains("nosuchhost"), "{}", o.show());
+
+    // Row 25 and §11 S: badmin showconf mbd.
+    let mbd = kv_report("badmin", &["showconf", "mbd"], "MBD configuration at ")?;
+    for k in ["LSB_SHAREDIR", "LSF_CONFDIR", "LSF_UNIT_FOR_LIMITS"] {
+        assert!(mbd.lines().any(|l| l.starts_with(&format!("    {k} = "))), "row 25: {k}\n{mbd}");
+    }
+    let unit = mbd.lines().find_map(|l| l.strip_prefix("    LSF_UNIT_FOR_LIMITS = ")).unwrap_or("");
+    assert!(unit.starts_with(['K', 'M', 'G', 'T']), "§11 S: LSF_UNIT_FOR_LIMITS starts with K/M/G/T: {unit:?}");
+
+    // Row 26: lsclusters (plain and -w, which snakemake's shell=True really runs plain).
+    for args in [&[][..], &["-w"][..]] {
+        let out = t.ok("lsclusters", args)?;
+        let mut lines = out.lines();
+        assert!(lines.next().is_some_and(|h| h.starts_with("CLUSTER_NAME")), "row 26\n{out}");
+        assert_eq!(lines.next().and_then(|l| l.split_whitespace().next()), Some("basalt"), "row 26: first token of line 2\n{out}");
+    }
+
+    // Row 24: -V exits 0 and prints the version (LSF: on stderr).
+    for cmd in ["bsub", "bjobs", "bkill", "lsadmin", "bparams", "badmin"] {
+        let o = t.run(cmd, &["-V"])?;
+        assert_eq!(o.code, Some(0), "row 24: {cmd} -V\n{}", o.show());
+        let text = format!("{}{}", o.stdout, o.stderr);
+        assert!(text.contains("10.1"), "row 24: {cmd} -V prints the version\n{}", o.show());
+    }
+
+    // The rest of lsadmin: ckconfig, -h, and refused daemon control.
+    let o = t.run("lsadmin", &["ckconfig"])?;
+    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(0), "", "Checking configuration files ...\n\nNo errors found.\n"), "lsadmin ckconfig\n{}", o.show());
+    let o = t.run("lsadmin", &["ckconfig", "-v"])?;
+    assert_eq!(o.code, Some(0), "lsadmin ckconfig -v\n{}", o.show());
+    assert!(o.stderr.contains("Reading configuration from ") && o.stderr.ends_with("No errors found.\n"), "{}", o.show());
+    let o = t.run("lsadmin", &["-h"])?;
+    assert!(o.code == Some(0) && o.stderr.starts_with("Usage: lsadmin"), "lsadmin -h\n{}", o.show());
+    for sub in ["limstartup", "limshutdown", "limrestart", "limlock", "limunlock", "reconfig", "resstartup"] {
+        let o = t.run("lsadmin", &[sub])?;
+        assert_eq!((o.code, o.stdout.as_str()), (Some(255), ""), "lsadmin {sub}\n{}", o.show());
+        assert_eq!(o.stderr, format!("lsadmin: {sub}: not supported by Basalt yet\n"), "lsadmin {sub}");
+    }
+    let o = t.run("lsadmin", &["bogus"])?;
+    assert!(o.code == Some(255) && o.stderr.contains("Invalid command <bogus>"), "{}", o.show());
+    // A broken lsf.shared: ckconfig names the problem and fails.
+    let shared = Path::new(&confdir).join("lsf.shared");
+    let text = std::fs::read_to_string(&shared)?;
+    std::fs::write(&shared, text.replacen("Begin Cluster", "Begin Cluster\nnot a cluster line (", 1))?;
+    let o = t.run("lsadmin", &["ckconfig"])?;
+    std::fs::write(&shared, text)?;
+    assert_eq!(o.code, Some(255), "lsadmin ckconfig on a broken lsf.shared\n{}", o.show());
+    assert!(o.stderr.contains("lsf.shared") && o.stderr.ends_with("There are fatal errors.\n"), "{}", o.show());
+    Ok(())
+}
