@@ -1,10 +1,12 @@
 """parsl's LSFProvider (HighThroughputExecutor, SingleNodeLauncher) against a running Basalt
 cluster.
 
-Run with Basalt's commands first on PATH and LSF_ENVDIR set. One block (`bsub <script file>`
-with `#BSUB -nnodes 1`) runs the worker pool; python and bash apps run in it; parsl's own
-status poll (`bjobs -noheader -o 'jobid stat' <id>`) must see the block RUNNING; cleanup
-bkills the block. Exits 0 and prints "parsl OK" only when everything held.
+Run with Basalt's commands first on PATH and LSF_ENVDIR set. One block runs the worker pool:
+with `--request-by nodes` (parsl's default) it is `bsub <script file>` with `#BSUB -nnodes 1`;
+with `--request-by cores` it is `bsub < <script file>` with `#BSUB -n 2` and
+`#BSUB -R "span[ptile=2]"`. Python and bash apps run in it; parsl's own status poll
+(`bjobs -noheader -o 'jobid stat' <id>`) must see the block RUNNING; cleanup bkills the block.
+Exits 0 and prints "parsl OK" only when everything held.
 """
 
 import argparse
@@ -17,6 +19,7 @@ from lsf_check import wait_finished
 
 def main():
     p = argparse.ArgumentParser()
+    p.add_argument("--request-by", choices=["nodes", "cores"], default="nodes")
     p.add_argument("--workdir", required=True)
     args = p.parse_args()
     work = args.workdir
@@ -39,16 +42,27 @@ def main():
     def where():
         import os
 
-        return os.environ.get("LSB_JOBID"), os.environ.get("LSB_QUEUE")
+        env = os.environ
+        return env.get("LSB_JOBID"), env.get("LSB_QUEUE"), env.get("LSB_MCPU_HOSTS", "")
 
     @bash_app
     def shout(word, stdout=None):
         return f"echo {word} | tr a-z A-Z"
 
+    by_nodes = args.request_by == "nodes"
+    if by_nodes:
+        shape = {"nodes_per_block": 1}
+    else:
+        shape = {
+            "request_by_nodes": False,
+            "cores_per_block": 2,
+            "cores_per_node": 2,
+            "bsub_redirection": True,
+        }
     venv_bin = os.path.dirname(sys.executable)
     provider = LSFProvider(
         queue="normal",
-        nodes_per_block=1,
+        **shape,
         init_blocks=1,
         min_blocks=0,
         max_blocks=1,
@@ -85,8 +99,12 @@ def main():
         job_ids = list(provider.resources)
         assert len(job_ids) == 1 and job_ids[0].isdigit(), job_ids
         print("jobs " + " ".join(job_ids), flush=True)
-        jobid, queue = where().result(timeout=60)
+        jobid, queue, mcpu = where().result(timeout=60)
         assert jobid == job_ids[0] and queue == "normal", (jobid, queue, job_ids)
+        # -nnodes 1: one whole host (one slot, exclusive); -n 2 span[ptile=2]: 2 slots on one host.
+        hosts = mcpu.split()
+        assert len(hosts) == 2 and hosts[1] == ("1" if by_nodes else "2"), mcpu
+        print(f"block {jobid} on LSB_MCPU_HOSTS={mcpu!r}", flush=True)
 
         # parsl's own poll: bjobs -noheader -o 'jobid stat' <ids>.
         status = provider.status(job_ids)
@@ -107,7 +125,12 @@ def main():
     assert submitted, f"no submit script under {scripts}"
     with open(submitted[0]) as f:
         script = f.read()
-    assert "#BSUB -nnodes 1" in script and "#BSUB -W 10" in script, script
+    if by_nodes:
+        wanted = ["#BSUB -nnodes 1"]
+    else:
+        wanted = ["#BSUB -n 2", '#BSUB -R "span[ptile=2]"']
+    for directive in wanted + ["#BSUB -W 10", "#BSUB -q normal"]:
+        assert directive in script, f"{directive!r} not in\n{script}"
     print("parsl OK", flush=True)
 
 

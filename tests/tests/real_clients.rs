@@ -1,6 +1,7 @@
 //! Real LSF clients from PyPI, unmodified, against a 2-host Basalt cluster of real
 //! processes: dask-jobqueue's `LSFCluster` (stdin and script-file submission) and parsl's
-//! `LSFProvider` with a HighThroughputExecutor. The Python side lives in `tests/clients/`;
+//! `LSFProvider` with a HighThroughputExecutor (by nodes with `bsub <file>`, and by cores
+//! with `bsub < file`). The Python side lives in `tests/clients/`;
 //! each script exits 0 and prints its `OK` line only when its client got correct results
 //! from jobs Basalt ran, and Basalt's `bjobs` saw those jobs end after the client closed.
 //!
@@ -207,6 +208,21 @@ fn dask_jobqueue_lsfcluster_with_script_file_submission() -> Result<()> {
 }
 
 #[test]
-fn parsl_lsfprovider_with_htex_runs_apps() -> Result<()> {
-    run_client("parsl", "parsl_lsf.py", &[], "parsl OK")
+fn parsl_lsfprovider_by_nodes_runs_apps() -> Result<()> {
+    run_client(
+        "parsl-nodes",
+        "parsl_lsf.py",
+        &["--request-by", "nodes"],
+        "parsl OK",
+    )
+}
+
+#[test]
+fn parsl_lsfprovider_by_cores_with_stdin_runs_apps() -> Result<()> {
+    run_client(
+        "parsl-cores",
+        "parsl_lsf.py",
+        &["--request-by", "cores"],
+        "parsl OK",
+    )
 }
