@@ -11,7 +11,7 @@ import os
 import sys
 import time
 
-from lsf_check import job_states, wait_finished
+from lsf_check import describe, job_states, wait_finished
 
 
 def square(x):
@@ -100,6 +100,9 @@ def main():
     # close() bkills the worker jobs: they must end.
     final = wait_finished(job_ids, 30)
     print(f"after close: {final}", flush=True)
+    print(describe(job_ids), flush=True)
+    # Killed by the client's bkill, not ended on their own.
+    assert all(final[j] == "EXIT" for j in job_ids), final
 
     # -e <log_directory>/<name>-%J.err: the worker's log, with the job id substituted.
     errs = [f for f in os.listdir(logs) if f.endswith(".err")]

@@ -30,3 +30,14 @@ def wait_finished(ids, deadline_s):
         if time.monotonic() > end:
             raise RuntimeError(f"jobs {ids} not finished after {deadline_s}s: {states}")
         time.sleep(0.5)
+
+
+def describe(ids):
+    """`bjobs -a -o 'jobid stat exit_code exit_reason' <ids>` as printed, for the log."""
+    out = subprocess.run(
+        ["bjobs", "-a", "-o", "jobid stat exit_code exit_reason", *ids],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return out.stdout + out.stderr

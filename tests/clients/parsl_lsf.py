@@ -14,7 +14,7 @@ import os
 import sys
 import time
 
-from lsf_check import wait_finished
+from lsf_check import describe, wait_finished
 
 
 def main():
@@ -114,6 +114,9 @@ def main():
         parsl.dfk().cleanup()
     final = wait_finished(job_ids, 30)
     print(f"after cleanup: {final}", flush=True)
+    print(describe(job_ids), flush=True)
+    # Killed by the client's bkill, not ended on their own.
+    assert all(final[j] == "EXIT" for j in job_ids), final
 
     scripts = os.path.join(work, "runinfo")
     submitted = [
