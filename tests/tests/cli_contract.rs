@@ -41,8 +41,7 @@ impl Out {
 type Rec = BTreeMap<String, String>;
 
 /// The fields [`T::jobs`] asks for.
-const FIELDS: &str =
-    "jobid stat exit_code exit_reason exec_host queue job_name proj_name from_host start_time finish_time";
+const FIELDS: &str = "jobid stat exit_code exit_reason exec_host queue job_name proj_name from_host start_time finish_time";
 
 /// A running cluster, a work directory and who we are.
 struct T {
@@ -92,9 +91,7 @@ impl T {
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = command
-            .spawn()
-            .with_context(|| format!("running {cmd}"))?;
+        let mut child = command.spawn().with_context(|| format!("running {cmd}"))?;
         if let Some(text) = stdin
             && let Some(mut pipe) = child.stdin.take()
         {
@@ -173,7 +170,8 @@ impl T {
                 Ok(m) => {
                     let r = m.get(&id).cloned();
                     (
-                        r.clone().filter(|r| r.get("STAT").map(String::as_str) == Some(stat)),
+                        r.clone()
+                            .filter(|r| r.get("STAT").map(String::as_str) == Some(stat)),
                         format!("{r:?}"),
                     )
                 }
@@ -353,13 +351,23 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
     // Row 1: the two success lines, nothing on stderr; errors on stderr, exit 255.
     let o = t.run("bsub", &["-o", "/dev/null", "true"])?;
     let plain = submitted(&o, None).context("row 1")?;
-    assert_eq!(o.stderr, "", "row 1: stderr of a successful bsub\n{}", o.show());
+    assert_eq!(
+        o.stderr,
+        "",
+        "row 1: stderr of a successful bsub\n{}",
+        o.show()
+    );
     let o = t.run("bsub", &["-q", "priority", "-o", "/dev/null", "true"])?;
     let queued = submitted(&o, Some("priority")).context("row 1")?;
     assert_eq!(o.stderr, "", "row 1\n{}", o.show());
     let o = t.run("bsub", &["-q", "nosuchqueue", "true"])?;
     assert_eq!(o.code, Some(255), "row 1: rejected bsub\n{}", o.show());
-    assert_eq!(o.stdout, "", "row 1: nothing on stdout when rejected\n{}", o.show());
+    assert_eq!(
+        o.stdout,
+        "",
+        "row 1: nothing on stdout when rejected\n{}",
+        o.show()
+    );
     assert!(
         o.stderr.ends_with(". Job not submitted.\n") && o.stderr.to_lowercase().contains("queue"),
         "row 1: `<reason>. Job not submitted.` on stderr\n{}",
@@ -375,10 +383,22 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
     let named = t.submit(&["-J", odd_name, "-o", "named.%J", "echo \"$LSB_JOBNAME\""])?;
     std::fs::write(w.join("app.out"), "previous out\n")?;
     std::fs::write(w.join("app.err"), "previous err\n")?;
-    let append = t.submit(&["-o", "app.out", "-e", "app.err", "echo to-out; echo to-err >&2"])?;
+    let append = t.submit(&[
+        "-o",
+        "app.out",
+        "-e",
+        "app.err",
+        "echo to-out; echo to-err >&2",
+    ])?;
     std::fs::write(w.join("ovr.out"), "stale out\n")?;
     std::fs::write(w.join("ovr.err"), "stale err\n")?;
-    let overwrite = t.submit(&["-oo", "ovr.out", "-eo", "ovr.err", "echo new-out; echo new-err >&2"])?;
+    let overwrite = t.submit(&[
+        "-oo",
+        "ovr.out",
+        "-eo",
+        "ovr.err",
+        "echo new-out; echo new-err >&2",
+    ])?;
     let both = t.submit(&["-o", "both.%J", "echo to-out; echo to-err >&2"])?;
     let mut limited = Vec::new();
     for (wl, minutes, mem) in [
@@ -400,7 +420,17 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
     // Rows 2, 13: -n 2 on one host, the LSF environment inside the job.
     let env_cmd = "env | grep -E '^(LSB_|LSF_ENVDIR=)' | sort; \
                    echo HOSTFILE_LINES=$(wc -l < \"$LSB_DJOB_HOSTFILE\")";
-    let par = t.submit(&["-n", "2", "-R", "span[hosts=1]", "-J", "par_env", "-o", "par.%J", env_cmd])?;
+    let par = t.submit(&[
+        "-n",
+        "2",
+        "-R",
+        "span[hosts=1]",
+        "-J",
+        "par_env",
+        "-o",
+        "par.%J",
+        env_cmd,
+    ])?;
     // Row 15: -nnodes is accepted.
     let nnodes = t.submit(&["-nnodes", "1", "-o", "/dev/null", "true"])?;
 
@@ -452,9 +482,24 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
         args.extend(["-o", "/dev/null", "true"]);
         resreq_jobs.push((t.submit(&args)?, rs.join(" | ")));
     }
-    let merged_script = "#!/bin/sh\n#BSUB -R \"select[hname!='hostA']\"\n#BSUB -o /dev/null\ntrue\n";
-    let merged = t.submit_full(w, &["-R", "select[hname!='hostB']"], Some(merged_script), &[], None)?;
-    let ptile = t.submit(&["-n", "2", "-R", "span[ptile=1]", "-o", "ptile.%J", "echo $LSB_HOSTS"])?;
+    let merged_script =
+        "#!/bin/sh\n#BSUB -R \"select[hname!='hostA']\"\n#BSUB -o /dev/null\ntrue\n";
+    let merged = t.submit_full(
+        w,
+        &["-R", "select[hname!='hostB']"],
+        Some(merged_script),
+        &[],
+        None,
+    )?;
+    let ptile = t.submit(&[
+        "-n",
+        "2",
+        "-R",
+        "span[ptile=1]",
+        "-o",
+        "ptile.%J",
+        "echo $LSB_HOSTS",
+    ])?;
 
     // Row 8: scripts on stdin: #BSUB in column 0 only, trailing comments and blanks,
     // directives after blank lines and commands, shebang interpreters, command line wins.
@@ -471,7 +516,11 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
         let script = format!(
             "{first}\n#BSUB -o shebang_{label}.out\necho \"interp=$(tr '\\0' ' ' < /proc/$$/cmdline)\"\n"
         );
-        shebangs.push((label, t.submit_full(w, &[], Some(&script), &[], None)?, want));
+        shebangs.push((
+            label,
+            t.submit_full(w, &[], Some(&script), &[], None)?,
+            want,
+        ));
     }
     let override_script = "#!/bin/sh\n#BSUB -J script_name\n#BSUB -o wrong.%J\n#BSUB -q priority\necho \"name=$LSB_JOBNAME queue=$LSB_QUEUE\"\n";
     let overridden = t.submit_full(
@@ -488,17 +537,54 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
     std::fs::create_dir_all(&sub)?;
     let other = w.join("other");
     let other_s = other.to_string_lossy().into_owned();
-    let cwd_abs = t.submit(&["-cwd", &other_s, "-o", &w.join("cwd_abs.out").to_string_lossy(), "pwd"])?;
-    let cwd_rel = t.submit(&["-cwd", "other", "-o", &w.join("cwd_rel.out").to_string_lossy(), "pwd"])?;
-    let cwd_dot = t.submit_full(&sub, &["-cwd", ".", "-o", &w.join("cwd_dot.out").to_string_lossy(), "pwd"], None, &[], None)?;
-    let cwd_default = t.submit_full(&sub, &["-o", &w.join("cwd_default.out").to_string_lossy(), "pwd"], None, &[], None)?;
+    let cwd_abs = t.submit(&[
+        "-cwd",
+        &other_s,
+        "-o",
+        &w.join("cwd_abs.out").to_string_lossy(),
+        "pwd",
+    ])?;
+    let cwd_rel = t.submit(&[
+        "-cwd",
+        "other",
+        "-o",
+        &w.join("cwd_rel.out").to_string_lossy(),
+        "pwd",
+    ])?;
+    let cwd_dot = t.submit_full(
+        &sub,
+        &[
+            "-cwd",
+            ".",
+            "-o",
+            &w.join("cwd_dot.out").to_string_lossy(),
+            "pwd",
+        ],
+        None,
+        &[],
+        None,
+    )?;
+    let cwd_default = t.submit_full(
+        &sub,
+        &["-o", &w.join("cwd_default.out").to_string_lossy(), "pwd"],
+        None,
+        &[],
+        None,
+    )?;
 
     // Row 11: argv words joined with spaces and run by a shell, inner quoting kept.
     std::fs::write(w.join("words.sh"), "echo \"script got $1\"\n")?;
     let words = t.submit(&["-o", "words.%J", "echo", "a", "b  c"])?;
     let one_string = t.submit(&["-o", "onestr.%J", "printf '%s|' 'x  y' \"q r\" | tr x z"])?;
     let sh_script = t.submit(&["-o", "shscript.%J", "sh", "words.sh", "arg1"])?;
-    let env_bash = t.submit(&["-o", "envbash.%J", "/usr/bin/env", "bash", "words.sh", "arg2"])?;
+    let env_bash = t.submit(&[
+        "-o",
+        "envbash.%J",
+        "/usr/bin/env",
+        "bash",
+        "words.sh",
+        "arg2",
+    ])?;
     let snake = t.submit(&[
         "-o",
         "snake.%J",
@@ -514,7 +600,10 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
     )?;
     let spooled = t.submit(&[&file_script.to_string_lossy()])?;
     std::fs::remove_file(&file_script)?;
-    std::fs::write(w.join("rel.sh"), "#!/bin/sh\n#BSUB -o rel.%J\necho rel-ran\n")?;
+    std::fs::write(
+        w.join("rel.sh"),
+        "#!/bin/sh\n#BSUB -o rel.%J\necho rel-ran\n",
+    )?;
     let relative = t.submit(&["rel.sh"])?;
     std::fs::remove_file(w.join("rel.sh"))?;
 
@@ -525,9 +614,34 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
     let o = t.run("bresume", &[&held.to_string()])?;
     assert_eq!(o.code, Some(0), "bresume\n{}", o.show());
     let mut all: Vec<u64> = vec![
-        plain, queued, named, append, overwrite, both, proj, excl, held, group, par, nnodes,
-        env_lines, merged, ptile, from_stdin, overridden, cwd_abs, cwd_rel, cwd_dot,
-        cwd_default, words, one_string, sh_script, env_bash, snake, spooled, relative,
+        plain,
+        queued,
+        named,
+        append,
+        overwrite,
+        both,
+        proj,
+        excl,
+        held,
+        group,
+        par,
+        nnodes,
+        env_lines,
+        merged,
+        ptile,
+        from_stdin,
+        overridden,
+        cwd_abs,
+        cwd_rel,
+        cwd_dot,
+        cwd_default,
+        words,
+        one_string,
+        sh_script,
+        env_bash,
+        snake,
+        spooled,
+        relative,
         failing,
     ];
     all.extend(limited.iter().map(|l| l.0));
@@ -539,46 +653,130 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
     let field = |id: u64, k: &str| rec(id).get(k).cloned().unwrap_or_default();
     for id in &all {
         let want = if *id == failing { "EXIT" } else { "DONE" };
-        assert_eq!(field(*id, "STAT"), want, "job {id} ended wrong: {:?}", rec(*id));
+        assert_eq!(
+            field(*id, "STAT"),
+            want,
+            "job {id} ended wrong: {:?}",
+            rec(*id)
+        );
     }
 
     // Row 2 checks.
-    assert_eq!(field(named, "JOB_NAME"), odd_name, "row 2: -J keeps every character");
-    assert_eq!(t.file(&format!("named.{named}")).lines().next(), Some(odd_name), "row 2: LSB_JOBNAME");
+    assert_eq!(
+        field(named, "JOB_NAME"),
+        odd_name,
+        "row 2: -J keeps every character"
+    );
+    assert_eq!(
+        t.file(&format!("named.{named}")).lines().next(),
+        Some(odd_name),
+        "row 2: LSB_JOBNAME"
+    );
     let app = t.file("app.out");
-    assert!(app.starts_with("previous out\nto-out\n"), "row 2: -o appends:\n{app}");
-    assert!(!app.lines().any(|l| l == "to-err"), "row 2: -e takes stderr:\n{app}");
-    assert!(t.file("app.err").starts_with("previous err\nto-err\n"), "row 2: -e appends:\n{}", t.file("app.err"));
+    assert!(
+        app.starts_with("previous out\nto-out\n"),
+        "row 2: -o appends:\n{app}"
+    );
+    assert!(
+        !app.lines().any(|l| l == "to-err"),
+        "row 2: -e takes stderr:\n{app}"
+    );
+    assert!(
+        t.file("app.err").starts_with("previous err\nto-err\n"),
+        "row 2: -e appends:\n{}",
+        t.file("app.err")
+    );
     let ovr = t.file("ovr.out");
-    assert!(ovr.starts_with("new-out\n") && !ovr.contains("stale"), "row 2: -oo overwrites:\n{ovr}");
+    assert!(
+        ovr.starts_with("new-out\n") && !ovr.contains("stale"),
+        "row 2: -oo overwrites:\n{ovr}"
+    );
     let ovr_err = t.file("ovr.err");
-    assert!(ovr_err.starts_with("new-err\n") && !ovr_err.contains("stale"), "row 2: -eo overwrites:\n{ovr_err}");
+    assert!(
+        ovr_err.starts_with("new-err\n") && !ovr_err.contains("stale"),
+        "row 2: -eo overwrites:\n{ovr_err}"
+    );
     let both_out = t.file(&format!("both.{both}"));
-    assert!(both_out.contains("to-out\n") && both_out.contains("to-err\n"), "row 2: no -e => stderr in the -o file:\n{both_out}");
+    assert!(
+        both_out.contains("to-out\n") && both_out.contains("to-err\n"),
+        "row 2: no -e => stderr in the -o file:\n{both_out}"
+    );
     for (id, wl, minutes, mem) in &limited {
-        let v = t.ok("bjobs", &["-o", "runtimelimit", "-noheader", &id.to_string()])?;
-        let got: f64 = v.trim().parse().map_err(|_| anyhow!("row 2: runtimelimit of -W {wl}: {v:?}"))?;
-        assert!((got - minutes).abs() < 0.01, "row 2: -W {wl} is {minutes} min, bjobs says {got} (-M {mem})");
+        let v = t.ok(
+            "bjobs",
+            &["-o", "runtimelimit", "-noheader", &id.to_string()],
+        )?;
+        let got: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| anyhow!("row 2: runtimelimit of -W {wl}: {v:?}"))?;
+        assert!(
+            (got - minutes).abs() < 0.01,
+            "row 2: -W {wl} is {minutes} min, bjobs says {got} (-M {mem})"
+        );
     }
     assert_eq!(field(proj, "PROJ_NAME"), "contract_proj", "row 2: -P");
-    let x = t.ok("bjobs", &["-o", "exclusive", "-noheader", &excl.to_string()])?;
+    let x = t.ok(
+        "bjobs",
+        &["-o", "exclusive", "-noheader", &excl.to_string()],
+    )?;
     assert_eq!(x, "Y\n", "row 2: -x");
 
     // Row 13: the job's LSF environment.
     let pf = format!("par.{par}");
     let host = field(par, "EXEC_HOST");
     let h = host.trim_start_matches("2*").to_owned();
-    assert!(host == format!("2*{h}") && !h.is_empty(), "row 2: -n 2 span[hosts=1] on one host: {host:?}");
-    assert_eq!(t.var(&pf, "LSB_JOBID"), Some(par.to_string()), "row 13: LSB_JOBID\n{}", t.file(&pf));
-    assert_eq!(t.var(&pf, "LSB_JOBINDEX").as_deref(), Some("0"), "row 13: LSB_JOBINDEX");
-    assert_eq!(t.var(&pf, "LSB_HOSTS"), Some(format!("{h} {h}")), "row 13: LSB_HOSTS one entry per slot");
+    assert!(
+        host == format!("2*{h}") && !h.is_empty(),
+        "row 2: -n 2 span[hosts=1] on one host: {host:?}"
+    );
+    assert_eq!(
+        t.var(&pf, "LSB_JOBID"),
+        Some(par.to_string()),
+        "row 13: LSB_JOBID\n{}",
+        t.file(&pf)
+    );
+    assert_eq!(
+        t.var(&pf, "LSB_JOBINDEX").as_deref(),
+        Some("0"),
+        "row 13: LSB_JOBINDEX"
+    );
+    assert_eq!(
+        t.var(&pf, "LSB_HOSTS"),
+        Some(format!("{h} {h}")),
+        "row 13: LSB_HOSTS one entry per slot"
+    );
     let mcpu = t.var(&pf, "LSB_MCPU_HOSTS").unwrap_or_default();
-    assert_eq!(mcpu.split_whitespace().collect::<Vec<_>>(), vec![h.as_str(), "2"], "row 13: LSB_MCPU_HOSTS {mcpu:?}");
-    assert_eq!(t.var(&pf, "LSB_DJOB_NUMPROC").as_deref(), Some("2"), "row 13: LSB_DJOB_NUMPROC");
-    assert_eq!(t.var(&pf, "HOSTFILE_LINES").as_deref(), Some("2"), "row 13: LSB_DJOB_HOSTFILE");
-    assert_eq!(t.var(&pf, "LSB_JOBNAME").as_deref(), Some("par_env"), "row 13: LSB_JOBNAME");
-    assert_eq!(t.var(&pf, "LSB_QUEUE").as_deref(), Some("normal"), "row 13: LSB_QUEUE");
-    assert_eq!(t.var(&pf, "LSF_ENVDIR"), Some(t.c.envdir.display().to_string()), "row 16: LSF_ENVDIR exported to jobs");
+    assert_eq!(
+        mcpu.split_whitespace().collect::<Vec<_>>(),
+        vec![h.as_str(), "2"],
+        "row 13: LSB_MCPU_HOSTS {mcpu:?}"
+    );
+    assert_eq!(
+        t.var(&pf, "LSB_DJOB_NUMPROC").as_deref(),
+        Some("2"),
+        "row 13: LSB_DJOB_NUMPROC"
+    );
+    assert_eq!(
+        t.var(&pf, "HOSTFILE_LINES").as_deref(),
+        Some("2"),
+        "row 13: LSB_DJOB_HOSTFILE"
+    );
+    assert_eq!(
+        t.var(&pf, "LSB_JOBNAME").as_deref(),
+        Some("par_env"),
+        "row 13: LSB_JOBNAME"
+    );
+    assert_eq!(
+        t.var(&pf, "LSB_QUEUE").as_deref(),
+        Some("normal"),
+        "row 13: LSB_QUEUE"
+    );
+    assert_eq!(
+        t.var(&pf, "LSF_ENVDIR"),
+        Some(t.c.envdir.display().to_string()),
+        "row 16: LSF_ENVDIR exported to jobs"
+    );
 
     // Row 3.
     for (label, id, file) in &env_jobs {
@@ -589,7 +787,11 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
             "default" | "all" => format!("CV=from-submitter CX=unset ID={id}"),
             _ => format!("CV=from-submitter CX=val ID={id}"),
         };
-        assert_eq!(out.lines().next(), Some(want.as_str()), "row 3: -env {label}:\n{out}");
+        assert_eq!(
+            out.lines().next(),
+            Some(want.as_str()),
+            "row 3: -env {label}:\n{out}"
+        );
     }
     let lines_out = t.file("env_lines.out");
     assert_eq!(
@@ -604,61 +806,168 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
     }
     // The merged requirement is what the job carries (placement by select[] is the
     // scheduler's business, not the command line's).
-    let rr = t.ok("bjobs", &["-o", "effective_resreq", "-noheader", &merged.to_string()])?;
+    let rr = t.ok(
+        "bjobs",
+        &["-o", "effective_resreq", "-noheader", &merged.to_string()],
+    )?;
     assert!(
         rr.contains("hname!='hostA'") && rr.contains("hname!='hostB'"),
         "row 6: -R from the command line and #BSUB are merged: {rr:?}"
     );
-    let rr = t.ok("bjobs", &["-o", "effective_resreq", "-noheader", &resreq_jobs[1].0.to_string()])?;
+    let rr = t.ok(
+        "bjobs",
+        &[
+            "-o",
+            "effective_resreq",
+            "-noheader",
+            &resreq_jobs[1].0.to_string(),
+        ],
+    )?;
     for part in ["rusage[tmp=10]", "affinity[core(1)]", "type==any"] {
-        assert!(rr.contains(part), "row 6: repeated -R merged: {rr:?} lacks {part}");
+        assert!(
+            rr.contains(part),
+            "row 6: repeated -R merged: {rr:?} lacks {part}"
+        );
     }
     let pt = t.file(&format!("ptile.{ptile}"));
     let pt_hosts: Vec<&str> = pt.lines().next().unwrap_or("").split_whitespace().collect();
-    assert!(pt_hosts.len() == 2 && pt_hosts[0] != pt_hosts[1], "row 6: span[ptile=1] with -n 2: {pt:?}");
+    assert!(
+        pt_hosts.len() == 2 && pt_hosts[0] != pt_hosts[1],
+        "row 6: span[ptile=1] with -n 2: {pt:?}"
+    );
 
     // Row 8.
-    assert_eq!(field(from_stdin, "JOB_NAME"), "stdin_bash", "row 8 / §11 I: indented #BSUB is a comment");
-    assert_eq!(field(from_stdin, "QUEUE"), "priority", "row 8 / §11 B: trailing # comment ignored");
-    assert_eq!(field(from_stdin, "PROJ_NAME"), "scripted_proj", "row 8 / §11 RS: trailing blanks");
+    assert_eq!(
+        field(from_stdin, "JOB_NAME"),
+        "stdin_bash",
+        "row 8 / §11 I: indented #BSUB is a comment"
+    );
+    assert_eq!(
+        field(from_stdin, "QUEUE"),
+        "priority",
+        "row 8 / §11 B: trailing # comment ignored"
+    );
+    assert_eq!(
+        field(from_stdin, "PROJ_NAME"),
+        "scripted_proj",
+        "row 8 / §11 RS: trailing blanks"
+    );
     let so = t.file(&format!("stdin.{from_stdin}"));
-    assert!(so.starts_with("interp=/bin/bash "), "row 8: #!/bin/bash runs bash:\n{so}");
-    assert!(!so.lines().any(|l| l == "to-err"), "row 8: #BSUB -e after commands applies:\n{so}");
-    assert!(t.file(&format!("stdin_err.{from_stdin}")).contains("to-err"), "row 8: #BSUB -e after commands");
+    assert!(
+        so.starts_with("interp=/bin/bash "),
+        "row 8: #!/bin/bash runs bash:\n{so}"
+    );
+    assert!(
+        !so.lines().any(|l| l == "to-err"),
+        "row 8: #BSUB -e after commands applies:\n{so}"
+    );
+    assert!(
+        t.file(&format!("stdin_err.{from_stdin}"))
+            .contains("to-err"),
+        "row 8: #BSUB -e after commands"
+    );
     for (label, id, want) in &shebangs {
         let out = t.file(&format!("shebang_{label}.out"));
-        let interp = out.lines().next().and_then(|l| l.strip_prefix("interp=")).unwrap_or("");
-        assert_eq!(interp.split_whitespace().next(), Some(*want), "row 8: shebang {label} (job {id}):\n{out}");
+        let interp = out
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("interp="))
+            .unwrap_or("");
+        assert_eq!(
+            interp.split_whitespace().next(),
+            Some(*want),
+            "row 8: shebang {label} (job {id}):\n{out}"
+        );
     }
     let ov = t.file(&format!("override.{overridden}"));
-    assert_eq!(ov.lines().next(), Some("name=cli_name queue=normal"), "row 8: command line beats #BSUB:\n{ov}");
-    assert_eq!(t.file(&format!("wrong.{overridden}")), "", "row 8: -o from the command line wins");
+    assert_eq!(
+        ov.lines().next(),
+        Some("name=cli_name queue=normal"),
+        "row 8: command line beats #BSUB:\n{ov}"
+    );
+    assert_eq!(
+        t.file(&format!("wrong.{overridden}")),
+        "",
+        "row 8: -o from the command line wins"
+    );
 
     // Row 9.
     let first_line = |f: &str| t.file(f).lines().next().unwrap_or("").to_owned();
-    assert_eq!(first_line("cwd_abs.out"), other_s, "row 9: -cwd <abs> (job {cwd_abs})");
-    assert_eq!(first_line("cwd_rel.out"), other_s, "row 9: -cwd <relative> (job {cwd_rel})");
+    assert_eq!(
+        first_line("cwd_abs.out"),
+        other_s,
+        "row 9: -cwd <abs> (job {cwd_abs})"
+    );
+    assert_eq!(
+        first_line("cwd_rel.out"),
+        other_s,
+        "row 9: -cwd <relative> (job {cwd_rel})"
+    );
     let sub_s = sub.to_string_lossy().into_owned();
-    assert_eq!(first_line("cwd_dot.out"), sub_s, "row 9: -cwd . (job {cwd_dot})");
-    assert_eq!(first_line("cwd_default.out"), sub_s, "row 9: default is the submission directory (job {cwd_default})");
+    assert_eq!(
+        first_line("cwd_dot.out"),
+        sub_s,
+        "row 9: -cwd . (job {cwd_dot})"
+    );
+    assert_eq!(
+        first_line("cwd_default.out"),
+        sub_s,
+        "row 9: default is the submission directory (job {cwd_default})"
+    );
 
     // Row 11.
-    assert_eq!(first_line(&format!("words.{words}")), "a b c", "row 11: words joined");
-    assert_eq!(first_line(&format!("onestr.{one_string}")), "z  y|q r|", "row 11: inner quoting preserved");
-    assert_eq!(first_line(&format!("shscript.{sh_script}")), "script got arg1", "row 11: sh script");
-    assert_eq!(first_line(&format!("envbash.{env_bash}")), "script got arg2", "row 11: /usr/bin/env bash script");
-    assert_eq!(first_line(&format!("snake.{snake}")), "zero=r:k=v,k2=v2 one=--target-jobs=x y", "row 11: single-quoted line");
+    assert_eq!(
+        first_line(&format!("words.{words}")),
+        "a b c",
+        "row 11: words joined"
+    );
+    assert_eq!(
+        first_line(&format!("onestr.{one_string}")),
+        "z  y|q r|",
+        "row 11: inner quoting preserved"
+    );
+    assert_eq!(
+        first_line(&format!("shscript.{sh_script}")),
+        "script got arg1",
+        "row 11: sh script"
+    );
+    assert_eq!(
+        first_line(&format!("envbash.{env_bash}")),
+        "script got arg2",
+        "row 11: /usr/bin/env bash script"
+    );
+    assert_eq!(
+        first_line(&format!("snake.{snake}")),
+        "zero=r:k=v,k2=v2 one=--target-jobs=x y",
+        "row 11: single-quoted line"
+    );
 
     // Row 12.
-    assert_eq!(first_line(&format!("spooled.{spooled}")), "spooled ran file_script", "row 12: spooled script");
-    assert_eq!(first_line(&format!("rel.{relative}")), "rel-ran", "row 12: relative script path");
+    assert_eq!(
+        first_line(&format!("spooled.{spooled}")),
+        "spooled ran file_script",
+        "row 12: spooled script"
+    );
+    assert_eq!(
+        first_line(&format!("rel.{relative}")),
+        "rel-ran",
+        "row 12: relative script path"
+    );
 
     // Row 18: "Successfully completed." / "Exited with exit code 3." two lines above
     // "Resource usage summary:".
     let ok_report = t.file(&format!("both.{both}"));
-    assert_eq!(report_verdict(&ok_report).as_deref(), Some("Successfully completed."), "row 18:\n{ok_report}");
+    assert_eq!(
+        report_verdict(&ok_report).as_deref(),
+        Some("Successfully completed."),
+        "row 18:\n{ok_report}"
+    );
     let bad_report = t.file(&format!("fail.{failing}"));
-    assert_eq!(report_verdict(&bad_report).as_deref(), Some("Exited with exit code 3."), "row 18:\n{bad_report}");
+    assert_eq!(
+        report_verdict(&bad_report).as_deref(),
+        Some("Exited with exit code 3."),
+        "row 18:\n{bad_report}"
+    );
     assert_eq!(field(failing, "EXIT_CODE"), "3", "row 18: exit code");
     Ok(())
 }
@@ -671,13 +980,33 @@ fn bjobs_listings_filters_and_formats() -> Result<()> {
 
     // §6: nothing to show is not an error; unknown and malformed ids are.
     let o = t.run("bjobs", &[])?;
-    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(0), "", "No unfinished job found\n"), "§6\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.as_str(), o.stderr.as_str()),
+        (Some(0), "", "No unfinished job found\n"),
+        "§6\n{}",
+        o.show()
+    );
     let o = t.run("bjobs", &["-a"])?;
-    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(0), "", "No job found\n"), "§6\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.as_str(), o.stderr.as_str()),
+        (Some(0), "", "No job found\n"),
+        "§6\n{}",
+        o.show()
+    );
     let o = t.run("bjobs", &["999999"])?;
-    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(255), "", "Job <999999> is not found\n"), "§6\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.as_str(), o.stderr.as_str()),
+        (Some(255), "", "Job <999999> is not found\n"),
+        "§6\n{}",
+        o.show()
+    );
     let o = t.run("bjobs", &["abc"])?;
-    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(255), "", "abc: Illegal job ID.\n"), "§6\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.as_str(), o.stderr.as_str()),
+        (Some(255), "", "abc: Illegal job ID.\n"),
+        "§6\n{}",
+        o.show()
+    );
 
     // A finished, a failed, two running (one on two slots) and a pending job.
     let o = t.run("badmin", &["hclose", "hostC"])?;
@@ -685,18 +1014,59 @@ fn bjobs_listings_filters_and_formats() -> Result<()> {
     let done = t.submit(&["-J", "short_done", "-o", "/dev/null", "true"])?;
     let failed = t.submit(&["-J", "exit3", "-o", "/dev/null", "exit 3"])?;
     let long_name = "long_running_job_name_xyz";
-    let run = t.submit(&["-J", long_name, "-m", "hostA hostB", "-o", "/dev/null", "sleep 300"])?;
-    let par = t.submit_q("priority", &["-q", "priority", "-J", "prio_sleep", "-n", "2", "-R", "span[hosts=1]", "-m", "hostA hostB", "-o", "/dev/null", "sleep 300"])?;
-    let pend = t.submit(&["-J", "pend_closed", "-m", "hostC", "-o", "/dev/null", "true"])?;
+    let run = t.submit(&[
+        "-J",
+        long_name,
+        "-m",
+        "hostA hostB",
+        "-o",
+        "/dev/null",
+        "sleep 300",
+    ])?;
+    let par = t.submit_q(
+        "priority",
+        &[
+            "-q",
+            "priority",
+            "-J",
+            "prio_sleep",
+            "-n",
+            "2",
+            "-R",
+            "span[hosts=1]",
+            "-m",
+            "hostA hostB",
+            "-o",
+            "/dev/null",
+            "sleep 300",
+        ],
+    )?;
+    let pend = t.submit(&[
+        "-J",
+        "pend_closed",
+        "-m",
+        "hostC",
+        "-o",
+        "/dev/null",
+        "true",
+    ])?;
     t.wait_final(&[done, failed], JOB_DEADLINE)?;
     let r = t.wait_stat(run, "RUN", JOB_DEADLINE)?;
     let p = t.wait_stat(par, "RUN", JOB_DEADLINE)?;
     let m = t.jobs()?;
-    assert_eq!(m[&pend]["STAT"], "PEND", "the job for a closed host pends: {:?}", m[&pend]);
+    assert_eq!(
+        m[&pend]["STAT"], "PEND",
+        "the job for a closed host pends: {:?}",
+        m[&pend]
+    );
     let from = r["FROM_HOST"].clone();
     let run_host = r["EXEC_HOST"].clone();
     let par_host = p["EXEC_HOST"].trim_start_matches("2*").to_owned();
-    assert_eq!(p["EXEC_HOST"], format!("2*{par_host}"), "row 10: two slots on one host");
+    assert_eq!(
+        p["EXEC_HOST"],
+        format!("2*{par_host}"),
+        "row 10: two slots on one host"
+    );
     let ids_of = |out: &str| -> Vec<u64> {
         out.lines()
             .filter_map(|l| l.split_whitespace().next()?.parse().ok())
@@ -706,10 +1076,23 @@ fn bjobs_listings_filters_and_formats() -> Result<()> {
     // Row 5: unfinished only without ids or -a; finished ones by id and with -a.
     let all_unfinished = vec![run, par, pend];
     let out = t.ok("bjobs", &[])?;
-    assert_eq!(ids_of(&out), all_unfinished, "row 5: plain bjobs lists unfinished jobs:\n{out}");
+    assert_eq!(
+        ids_of(&out),
+        all_unfinished,
+        "row 5: plain bjobs lists unfinished jobs:\n{out}"
+    );
     let out = t.ok("bjobs", &[&done.to_string()])?;
-    assert_eq!(ids_of(&out), vec![done], "row 5: a finished job by id:\n{out}");
-    assert!(out.lines().nth(1).is_some_and(|l| l.split_whitespace().nth(2) == Some("DONE")), "row 5:\n{out}");
+    assert_eq!(
+        ids_of(&out),
+        vec![done],
+        "row 5: a finished job by id:\n{out}"
+    );
+    assert!(
+        out.lines()
+            .nth(1)
+            .is_some_and(|l| l.split_whitespace().nth(2) == Some("DONE")),
+        "row 5:\n{out}"
+    );
     let out = t.ok("bjobs", &["-a"])?;
     let mut every = vec![done, failed, run, par, pend];
     every.sort_unstable();
@@ -718,14 +1101,24 @@ fn bjobs_listings_filters_and_formats() -> Result<()> {
     assert_eq!(listed, every, "row 5: -a adds finished jobs:\n{out}");
     let o = t.run("bjobs", &[&done.to_string(), "999999"])?;
     assert_eq!(o.code, Some(255), "§6: known + unknown\n{}", o.show());
-    assert_eq!(ids_of(&o.stdout), vec![done], "§6: rows of the known ones\n{}", o.show());
+    assert_eq!(
+        ids_of(&o.stdout),
+        vec![done],
+        "§6: rows of the known ones\n{}",
+        o.show()
+    );
     assert_eq!(o.stderr, "Job <999999> is not found\n", "§6\n{}", o.show());
 
     // Row 10: the default table, byte for byte up to the submit time.
-    const HEADER: &str = "JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME";
+    const HEADER: &str =
+        "JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME";
     let out = t.ok("bjobs", &[])?;
     let lines: Vec<&str> = out.lines().collect();
-    assert_eq!(lines.first().copied(), Some(HEADER), "row 10: header\n{out}");
+    assert_eq!(
+        lines.first().copied(),
+        Some(HEADER),
+        "row 10: header\n{out}"
+    );
     let check_row = |line: &str, prefix: &str| {
         let rest = line.strip_prefix(prefix);
         assert!(
@@ -751,62 +1144,176 @@ fn bjobs_listings_filters_and_formats() -> Result<()> {
             .unwrap_or("")
             .to_owned()
     };
-    check_row(&line_of(&out, run), &row_prefix(run, "RUN", "normal", &run_host, long_name));
-    assert!(line_of(&out, run).contains(" *_name_xyz "), "row 10: `*` + last 9 characters\n{out}");
-    check_row(&line_of(&out, par), &row_prefix(par, "RUN", "priority", &format!("2*{par_host}"), "prio_sleep"));
+    check_row(
+        &line_of(&out, run),
+        &row_prefix(run, "RUN", "normal", &run_host, long_name),
+    );
+    assert!(
+        line_of(&out, run).contains(" *_name_xyz "),
+        "row 10: `*` + last 9 characters\n{out}"
+    );
+    check_row(
+        &line_of(&out, par),
+        &row_prefix(
+            par,
+            "RUN",
+            "priority",
+            &format!("2*{par_host}"),
+            "prio_sleep",
+        ),
+    );
     // §11 CO/Q: a pending job's EXEC_HOST is blank.
-    check_row(&line_of(&out, pend), &row_prefix(pend, "PEND", "normal", "", "pend_closed"));
+    check_row(
+        &line_of(&out, pend),
+        &row_prefix(pend, "PEND", "normal", "", "pend_closed"),
+    );
     let out_nh = t.ok("bjobs", &["-noheader"])?;
-    assert_eq!(out_nh, lines[1..].iter().map(|l| format!("{l}\n")).collect::<String>(), "row 10: -noheader drops only the header");
+    assert_eq!(
+        out_nh,
+        lines[1..]
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+        "row 10: -noheader drops only the header"
+    );
     // -w: nothing truncated, pending EXEC_HOST is `-`.
     let wide = t.ok("bjobs", &["-w"])?;
     assert_eq!(wide.lines().next(), Some(HEADER), "row 10: -w header");
-    let wr: Vec<String> = line_of(&wide, run).split_whitespace().map(str::to_owned).collect();
-    assert_eq!(wr.get(..7).map(<[String]>::to_vec), Some(vec![run.to_string(), t.user.clone(), "RUN".into(), "normal".into(), from.clone(), run_host.clone(), long_name.into()]), "row 10: -w row\n{wide}");
-    let wp: Vec<String> = line_of(&wide, par).split_whitespace().map(str::to_owned).collect();
+    let wr: Vec<String> = line_of(&wide, run)
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        wr.get(..7).map(<[String]>::to_vec),
+        Some(vec![
+            run.to_string(),
+            t.user.clone(),
+            "RUN".into(),
+            "normal".into(),
+            from.clone(),
+            run_host.clone(),
+            long_name.into()
+        ]),
+        "row 10: -w row\n{wide}"
+    );
+    let wp: Vec<String> = line_of(&wide, par)
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
     let joined = format!("{par_host}:{par_host}");
     let short = format!("2*{par_host}");
-    assert!(wp.get(5).is_some_and(|h| *h == joined || *h == short), "row 10: -w exec hosts\n{wide}");
+    assert!(
+        wp.get(5).is_some_and(|h| *h == joined || *h == short),
+        "row 10: -w exec hosts\n{wide}"
+    );
     let wpend_line = line_of(&wide, pend);
     let wpend: Vec<&str> = wpend_line.split_whitespace().collect();
-    assert_eq!(wpend.get(5).copied(), Some("-"), "row 10: -w pending EXEC_HOST\n{wide}");
+    assert_eq!(
+        wpend.get(5).copied(),
+        Some("-"),
+        "row 10: -w pending EXEC_HOST\n{wide}"
+    );
 
     // Row 7: -o.
     let d = done.to_string();
     let o_out = |args: &[&str]| t.ok("bjobs", args);
-    assert_eq!(o_out(&["-o", "jobid stat queue", &d])?, format!("JOBID STAT QUEUE\n{done} DONE normal\n"), "row 7: un-sized fields, value + one space");
-    assert_eq!(o_out(&["-o", "jobid stat queue", "-noheader", &d])?, format!("{done} DONE normal\n"), "row 7: -noheader");
-    assert_eq!(o_out(&["-o", "id st", &d])?, format!("JOBID STAT\n{done} DONE\n"), "row 7: aliases id, st");
-    assert_eq!(o_out(&["-o", "JobID STAT Queue", "-noheader", &d])?, format!("{done} DONE normal\n"), "row 7: case-insensitive names");
+    assert_eq!(
+        o_out(&["-o", "jobid stat queue", &d])?,
+        format!("JOBID STAT QUEUE\n{done} DONE normal\n"),
+        "row 7: un-sized fields, value + one space"
+    );
+    assert_eq!(
+        o_out(&["-o", "jobid stat queue", "-noheader", &d])?,
+        format!("{done} DONE normal\n"),
+        "row 7: -noheader"
+    );
+    assert_eq!(
+        o_out(&["-o", "id st", &d])?,
+        format!("JOBID STAT\n{done} DONE\n"),
+        "row 7: aliases id, st"
+    );
+    assert_eq!(
+        o_out(&["-o", "JobID STAT Queue", "-noheader", &d])?,
+        format!("{done} DONE normal\n"),
+        "row 7: case-insensitive names"
+    );
     assert_eq!(
         o_out(&["-o", "jobid:10 stat:6 queue:", &d])?,
-        format!("{:<10} {:<6} QUEUE\n{:<10} {:<6} normal\n", "JOBID", "STAT", done, "DONE"),
+        format!(
+            "{:<10} {:<6} QUEUE\n{:<10} {:<6} normal\n",
+            "JOBID", "STAT", done, "DONE"
+        ),
         "row 7: fixed widths, no trailing blanks"
     );
     let cut = o_out(&["-o", "job_name:5", "-noheader", &run.to_string()])?;
-    assert_eq!(cut.trim_end_matches('\n').chars().count(), 5, "row 7: name:N truncates: {cut:?}");
-    assert_eq!(o_out(&["-o", "jobid stat queue delimiter='|'", "-noheader", &d])?, format!("{done}|DONE|normal\n"), "row 7: delimiter");
-    assert_eq!(o_out(&["-o", "jobid exec_host exit_reason", "-noheader", &pend.to_string()])?, format!("{pend} - -\n"), "row 7: empty values print -");
+    assert_eq!(
+        cut.trim_end_matches('\n').chars().count(),
+        5,
+        "row 7: name:N truncates: {cut:?}"
+    );
+    assert_eq!(
+        o_out(&["-o", "jobid stat queue delimiter='|'", "-noheader", &d])?,
+        format!("{done}|DONE|normal\n"),
+        "row 7: delimiter"
+    );
+    assert_eq!(
+        o_out(&[
+            "-o",
+            "jobid exec_host exit_reason",
+            "-noheader",
+            &pend.to_string()
+        ])?,
+        format!("{pend} - -\n"),
+        "row 7: empty values print -"
+    );
     // §11 B: `RUN hostA` split on one space; F: the line ends with the queue.
-    assert_eq!(o_out(&["-o", "stat exec_host", "-noheader", &run.to_string()])?, format!("RUN {run_host}\n"), "§11 B");
-    assert_eq!(o_out(&["-o", "jobid queue", "-noheader", &run.to_string()])?, format!("{run} normal\n"), "§11 F");
+    assert_eq!(
+        o_out(&["-o", "stat exec_host", "-noheader", &run.to_string()])?,
+        format!("RUN {run_host}\n"),
+        "§11 B"
+    );
+    assert_eq!(
+        o_out(&["-o", "jobid queue", "-noheader", &run.to_string()])?,
+        format!("{run} normal\n"),
+        "§11 F"
+    );
     // §11 G: every line of `bjobs -a -o "id stat" -noheader` is exactly two tokens.
     let g = o_out(&["-a", "-o", "id stat", "-noheader"])?;
-    assert!(g.lines().count() == 5 && g.lines().all(|l| l.split_whitespace().count() == 2), "§11 G:\n{g}");
+    assert!(
+        g.lines().count() == 5 && g.lines().all(|l| l.split_whitespace().count() == 2),
+        "§11 G:\n{g}"
+    );
     // Every field clients use, with a delimiter: 15 parts, none empty.
     let used = "jobid stat user queue exec_host exit_code exit_reason kill_reason suspend_reason pend_reason start_time submit_time finish_time job_name command";
     let all_o = o_out(&["-a", "-o", &format!("{used} delimiter='^'")])?;
     let mut all_lines = all_o.lines();
-    assert_eq!(all_lines.next().map(str::to_owned), Some(used.to_uppercase().replace(' ', "^")), "row 7: header names");
+    assert_eq!(
+        all_lines.next().map(str::to_owned),
+        Some(used.to_uppercase().replace(' ', "^")),
+        "row 7: header names"
+    );
     for l in all_lines {
         let parts: Vec<&str> = l.split('^').collect();
-        assert!(parts.len() == 15 && parts.iter().all(|p| !p.is_empty()), "row 7: 15 values, `-` when empty: {l:?}");
+        assert!(
+            parts.len() == 15 && parts.iter().all(|p| !p.is_empty()),
+            "row 7: 15 values, `-` when empty: {l:?}"
+        );
     }
     let plain_all = o_out(&["-a", "-o", used])?;
-    assert!(plain_all.lines().all(|l| !l.ends_with(' ') && !l.ends_with('\t')), "row 7: no trailing blanks:\n{plain_all}");
+    assert!(
+        plain_all
+            .lines()
+            .all(|l| !l.ends_with(' ') && !l.ends_with('\t')),
+        "row 7: no trailing blanks:\n{plain_all}"
+    );
     // §6: -o -noheader for an unknown id: empty stdout (G reads that as "forgotten").
     let o = t.run("bjobs", &["-o", "stat", "-noheader", "999999"])?;
-    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(255), "", "Job <999999> is not found\n"), "§6\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.as_str(), o.stderr.as_str()),
+        (Some(255), "", "Job <999999> is not found\n"),
+        "§6\n{}",
+        o.show()
+    );
 
     // Row 14: filters.
     let sorted = |mut v: Vec<u64>| {
@@ -814,34 +1321,93 @@ fn bjobs_listings_filters_and_formats() -> Result<()> {
         v
     };
     let ids = |args: &[&str]| -> Result<Vec<u64>> { Ok(sorted(ids_of(&t.ok("bjobs", args)?))) };
-    assert_eq!(ids(&["-p", "-r"])?, sorted(vec![run, par, pend]), "row 14: -p -r = pending or running");
+    assert_eq!(
+        ids(&["-p", "-r"])?,
+        sorted(vec![run, par, pend]),
+        "row 14: -p -r = pending or running"
+    );
     assert_eq!(ids(&["-pr"])?, sorted(vec![run, par, pend]), "row 14: -pr");
     assert_eq!(ids(&["-p"])?, vec![pend], "row 14: -p");
     assert_eq!(ids(&["-r"])?, sorted(vec![run, par]), "row 14: -r");
-    assert_eq!(ids(&["-u", &t.user])?, sorted(vec![run, par, pend]), "row 14: -u <user>");
-    assert_eq!(ids(&["-u", "all"])?, sorted(vec![run, par, pend]), "row 14: -u all");
+    assert_eq!(
+        ids(&["-u", &t.user])?,
+        sorted(vec![run, par, pend]),
+        "row 14: -u <user>"
+    );
+    assert_eq!(
+        ids(&["-u", "all"])?,
+        sorted(vec![run, par, pend]),
+        "row 14: -u all"
+    );
     assert_eq!(ids(&["-q", "priority"])?, vec![par], "row 14: -q");
-    assert_eq!(ids(&["-a", "-q", "normal"])?, sorted(vec![done, failed, run, pend]), "row 14: -a -q");
+    assert_eq!(
+        ids(&["-a", "-q", "normal"])?,
+        sorted(vec![done, failed, run, pend]),
+        "row 14: -a -q"
+    );
     assert_eq!(ids(&["-J", "long_*"])?, vec![run], "row 14: -J prefix*");
-    assert_eq!(ids(&["-J", "*_running_*"])?, vec![run], "row 14: -J *infix*");
+    assert_eq!(
+        ids(&["-J", "*_running_*"])?,
+        vec![run],
+        "row 14: -J *infix*"
+    );
     assert_eq!(ids(&["-aJ", "short_done"])?, vec![done], "row 14: -aJ");
-    assert_eq!(ids(&["-a", "-J", "*o*"])?, sorted(vec![done, run, par, pend]), "row 14: -a -J *o*");
+    assert_eq!(
+        ids(&["-a", "-J", "*o*"])?,
+        sorted(vec![done, run, par, pend]),
+        "row 14: -a -J *o*"
+    );
     let o = t.run("bjobs", &["-J", "nomatch_*"])?;
-    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(255), "", "Job <nomatch_*> is not found\n"), "§6: -J without a match\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.as_str(), o.stderr.as_str()),
+        (Some(255), "", "Job <nomatch_*> is not found\n"),
+        "§6: -J without a match\n{}",
+        o.show()
+    );
 
     // Row 17 and §11 J, T: -json.
-    let o = t.run("bjobs", &["-json", "-o", "jobid stat exit_code exit_reason kill_reason suspend_reason start_time", &d, &failed.to_string(), "999999"])?;
-    assert_eq!(o.code, Some(0), "row 17: -json exits 0 even with unknown ids\n{}", o.show());
-    let v: serde_json::Value = serde_json::from_str(&o.stdout).with_context(|| format!("row 17: stdout is only the JSON document\n{}", o.show()))?;
+    let o = t.run(
+        "bjobs",
+        &[
+            "-json",
+            "-o",
+            "jobid stat exit_code exit_reason kill_reason suspend_reason start_time",
+            &d,
+            &failed.to_string(),
+            "999999",
+        ],
+    )?;
+    assert_eq!(
+        o.code,
+        Some(0),
+        "row 17: -json exits 0 even with unknown ids\n{}",
+        o.show()
+    );
+    let v: serde_json::Value = serde_json::from_str(&o.stdout)
+        .with_context(|| format!("row 17: stdout is only the JSON document\n{}", o.show()))?;
     assert_eq!(v["COMMAND"], "bjobs", "row 17");
     let recs = v["RECORDS"].as_array().cloned().unwrap_or_default();
-    assert_eq!(v["JOBS"], serde_json::json!(recs.len()), "row 17: JOBS counts RECORDS\n{}", o.stdout);
+    assert_eq!(
+        v["JOBS"],
+        serde_json::json!(recs.len()),
+        "row 17: JOBS counts RECORDS\n{}",
+        o.stdout
+    );
     assert_eq!(recs.len(), 3, "row 17\n{}", o.stdout);
     for r in &recs {
         let obj = r.as_object().cloned().unwrap_or_default();
-        assert!(obj.iter().all(|(k, v)| v.is_string() && *k == k.to_uppercase()), "row 17: upper-case keys, string values: {r}");
+        assert!(
+            obj.iter()
+                .all(|(k, v)| v.is_string() && *k == k.to_uppercase()),
+            "row 17: upper-case keys, string values: {r}"
+        );
     }
-    let by_id = |id: &str| recs.iter().find(|r| r["JOBID"] == id).cloned().unwrap_or_default();
+    let by_id = |id: &str| {
+        recs.iter()
+            .find(|r| r["JOBID"] == id)
+            .cloned()
+            .unwrap_or_default()
+    };
     let rd = by_id(&d);
     let rf = by_id(&failed.to_string());
     assert_eq!(rd["STAT"], "DONE", "row 17: {rd}");
@@ -849,21 +1415,48 @@ fn bjobs_listings_filters_and_formats() -> Result<()> {
     assert_eq!(rf["EXIT_CODE"], "3", "§11 T: EXIT_CODE: {rf}");
     for r in [&rd, &rf] {
         for k in ["EXIT_REASON", "KILL_REASON", "SUSPEND_REASON"] {
-            assert_eq!(r[k], "", "§11 J: {k} is \"\" for an ordinary job (even one exiting 3): {r}");
+            assert_eq!(
+                r[k], "",
+                "§11 J: {k} is \"\" for an ordinary job (even one exiting 3): {r}"
+            );
         }
-        assert!(r["START_TIME"].as_str().is_some_and(is_table_time), "§11 T: START_TIME like `Jun 20 10:46`: {r}");
+        assert!(
+            r["START_TIME"].as_str().is_some_and(is_table_time),
+            "§11 T: START_TIME like `Jun 20 10:46`: {r}"
+        );
     }
-    assert_eq!(by_id("999999"), serde_json::json!({"JOBID": "999999", "ERROR": "Job <999999> is not found"}), "row 17: ERROR record");
+    assert_eq!(
+        by_id("999999"),
+        serde_json::json!({"JOBID": "999999", "ERROR": "Job <999999> is not found"}),
+        "row 17: ERROR record"
+    );
     let o = t.ok("bjobs", &["-json", &d])?;
     let v: serde_json::Value = serde_json::from_str(&o)?;
-    let keys: Vec<String> = v["RECORDS"][0].as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default();
-    let mut want: Vec<String> = ["JOBID", "USER", "STAT", "QUEUE", "FROM_HOST", "EXEC_HOST", "JOB_NAME", "SUBMIT_TIME"].iter().map(|s| (*s).to_owned()).collect();
+    let keys: Vec<String> = v["RECORDS"][0]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    let mut want: Vec<String> = [
+        "JOBID",
+        "USER",
+        "STAT",
+        "QUEUE",
+        "FROM_HOST",
+        "EXEC_HOST",
+        "JOB_NAME",
+        "SUBMIT_TIME",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
     want.sort();
     let mut got = keys;
     got.sort();
     assert_eq!(got, want, "row 17: default -json fields\n{o}");
     // §11 J: every state shown is one of LSF's.
-    let states = ["PEND", "PSUSP", "RUN", "USUSP", "SSUSP", "DONE", "EXIT", "UNKWN", "WAIT", "ZOMBI", "PROV"];
+    let states = [
+        "PEND", "PSUSP", "RUN", "USUSP", "SSUSP", "DONE", "EXIT", "UNKWN", "WAIT", "ZOMBI", "PROV",
+    ];
     for l in t.ok("bjobs", &["-a", "-o", "stat", "-noheader"])?.lines() {
         assert!(states.contains(&l), "§11 J: unknown state {l:?}");
     }
@@ -871,37 +1464,71 @@ fn bjobs_listings_filters_and_formats() -> Result<()> {
     // Row 20: bjobs -l.
     let check_long = |id: u64, must: &[String]| -> Result<String> {
         let l = t.ok("bjobs", &["-l", &id.to_string()])?;
-        assert!(l.lines().all(|x| x.chars().count() <= 79), "row 20: lines wrap at 79 columns:\n{l}");
+        assert!(
+            l.lines().all(|x| x.chars().count() <= 79),
+            "row 20: lines wrap at 79 columns:\n{l}"
+        );
         let flat = unwrap_long(&l);
         for m in must {
-            assert!(flat.contains(m.as_str()), "row 20: `{m}` missing from bjobs -l:\n{l}");
+            assert!(
+                flat.contains(m.as_str()),
+                "row 20: `{m}` missing from bjobs -l:\n{l}"
+            );
         }
         Ok(flat)
     };
-    check_long(done, &[
-        format!("Job <{done}>, Job Name <short_done>, User <{}>, Project <default>, Status <DONE>, Queue <normal>, Command <true>", t.user),
-        "Submitted from host".into(),
-        "Started 1 Task(s) on Host(s)".into(),
-        "Done successfully.".into(),
-    ])?;
-    check_long(failed, &["Status <EXIT>".into(), "Exited with exit code 3.".into()])?;
+    check_long(
+        done,
+        &[
+            format!(
+                "Job <{done}>, Job Name <short_done>, User <{}>, Project <default>, Status <DONE>, Queue <normal>, Command <true>",
+                t.user
+            ),
+            "Submitted from host".into(),
+            "Started 1 Task(s) on Host(s)".into(),
+            "Done successfully.".into(),
+        ],
+    )?;
+    check_long(
+        failed,
+        &["Status <EXIT>".into(), "Exited with exit code 3.".into()],
+    )?;
     check_long(pend, &["Status <PEND>".into(), "PENDING REASONS:".into()])?;
     // toil: `Command ?<(.*?)>` and `MAX ?MEM: ?(.*?);` once usage is collected.
-    let flat = wait_for("row 20: MAX MEM of a running job", Duration::from_secs(45), || {
-        let l = t.ok("bjobs", &["-l", &run.to_string()]).unwrap_or_default();
-        let flat = unwrap_long(&l);
-        (flat.contains("MAX MEM:").then(|| flat.clone()), l)
-    })?;
-    assert_eq!(angle_after(&flat, "Command "), Some("sleep 300"), "row 20: Command <…>\n{flat}");
+    let flat = wait_for(
+        "row 20: MAX MEM of a running job",
+        Duration::from_secs(45),
+        || {
+            let l = t.ok("bjobs", &["-l", &run.to_string()]).unwrap_or_default();
+            let flat = unwrap_long(&l);
+            (flat.contains("MAX MEM:").then(|| flat.clone()), l)
+        },
+    )?;
+    assert_eq!(
+        angle_after(&flat, "Command "),
+        Some("sleep 300"),
+        "row 20: Command <…>\n{flat}"
+    );
     let after = flat.split("MAX MEM:").nth(1).unwrap_or("");
-    assert!(after.contains(';') && after.split(';').next().is_some_and(|v| v.contains("bytes")), "row 20: `MAX MEM: N Mbytes;`\n{flat}");
+    assert!(
+        after.contains(';') && after.split(';').next().is_some_and(|v| v.contains("bytes")),
+        "row 20: `MAX MEM: N Mbytes;`\n{flat}"
+    );
 
     // The end: kill what runs, and "nothing unfinished" again.
-    let o = t.run("bkill", &[&run.to_string(), &par.to_string(), &pend.to_string()])?;
+    let o = t.run(
+        "bkill",
+        &[&run.to_string(), &par.to_string(), &pend.to_string()],
+    )?;
     assert_eq!(o.code, Some(0), "bkill\n{}", o.show());
     t.wait_final(&[run, par, pend], JOB_DEADLINE)?;
     let o = t.run("bjobs", &[])?;
-    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(0), "", "No unfinished job found\n"), "§6\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.as_str(), o.stderr.as_str()),
+        (Some(0), "", "No unfinished job found\n"),
+        "§6\n{}",
+        o.show()
+    );
     Ok(())
 }
 
@@ -914,13 +1541,27 @@ fn job_control_event_log_and_history() -> Result<()> {
     // First, the run-limit job: one minute before its TERM_RUNLIMIT.
     let runlimit = t.submit(&["-W", "1", "-o", "rl.out", "-e", "rl.err", "sleep 300"])?;
 
-    let sleeper = |name: &str| t.submit(&["-J", name, "-o", &format!("{name}.out"), "-e", &format!("{name}.err"), "sleep 300"]);
+    let sleeper = |name: &str| {
+        t.submit(&[
+            "-J",
+            name,
+            "-o",
+            &format!("{name}.out"),
+            "-e",
+            &format!("{name}.err"),
+            "sleep 300",
+        ])
+    };
     let k1 = sleeper("k1")?;
     let k2 = sleeper("k2")?;
     let k_d = sleeper("k_d")?;
     let k_r = sleeper("k_r")?;
     let stopme = sleeper("stopme")?;
-    let sig = t.submit(&["-o", "sig.out", "trap 'echo got-usr1; exit 0' USR1; while :; do sleep 0.2; done"])?;
+    let sig = t.submit(&[
+        "-o",
+        "sig.out",
+        "trap 'echo got-usr1; exit 0' USR1; while :; do sleep 0.2; done",
+    ])?;
     for id in [k1, k2, k_d, k_r, stopme, sig] {
         t.wait_stat(id, "RUN", JOB_DEADLINE)?;
     }
@@ -930,64 +1571,164 @@ fn job_control_event_log_and_history() -> Result<()> {
 
     // Row 4: one line per job on stdout, exit 0.
     let o = t.run("bkill", &[&k1.to_string()])?;
-    assert_eq!((o.code, o.stdout.clone(), o.stderr.as_str()), (Some(0), format!("Job <{k1}> is being terminated\n"), ""), "row 4\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.clone(), o.stderr.as_str()),
+        (Some(0), format!("Job <{k1}> is being terminated\n"), ""),
+        "row 4\n{}",
+        o.show()
+    );
     let o = t.run("bkill", &[&k2.to_string(), "999999"])?;
-    assert_eq!(o.code, Some(255), "row 4: one unknown id fails the call\n{}", o.show());
-    assert_eq!(o.stdout, format!("Job <{k2}> is being terminated\n"), "row 4\n{}", o.show());
-    assert_eq!(o.stderr, "Job <999999>: No matching job found\n", "row 4\n{}", o.show());
+    assert_eq!(
+        o.code,
+        Some(255),
+        "row 4: one unknown id fails the call\n{}",
+        o.show()
+    );
+    assert_eq!(
+        o.stdout,
+        format!("Job <{k2}> is being terminated\n"),
+        "row 4\n{}",
+        o.show()
+    );
+    assert_eq!(
+        o.stderr,
+        "Job <999999>: No matching job found\n",
+        "row 4\n{}",
+        o.show()
+    );
     let o = t.run("bkill", &["999999"])?;
-    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(255), "", "Job <999999>: No matching job found\n"), "row 4\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.as_str(), o.stderr.as_str()),
+        (Some(255), "", "Job <999999>: No matching job found\n"),
+        "row 4\n{}",
+        o.show()
+    );
     let o = t.run("bkill", &["abc"])?;
-    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(255), "", "abc: Illegal job ID.\n"), "§6 / §11 RS\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.as_str(), o.stderr.as_str()),
+        (Some(255), "", "abc: Illegal job ID.\n"),
+        "§6 / §11 RS\n{}",
+        o.show()
+    );
     // bkill -d (kill, record DONE), -r (force removal), -s (signal), a pending job.
     let o = t.run("bkill", &["-d", &k_d.to_string()])?;
-    assert_eq!((o.code, o.stdout.clone()), (Some(0), format!("Job <{k_d}> is being terminated\n")), "row 4: bkill -d\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.clone()),
+        (Some(0), format!("Job <{k_d}> is being terminated\n")),
+        "row 4: bkill -d\n{}",
+        o.show()
+    );
     let o = t.run("bkill", &["-r", &k_r.to_string()])?;
     assert_eq!(o.code, Some(0), "row 4: bkill -r\n{}", o.show());
-    assert!(o.stdout.starts_with(&format!("Job <{k_r}> is being ")), "row 4: bkill -r\n{}", o.show());
+    assert!(
+        o.stdout.starts_with(&format!("Job <{k_r}> is being ")),
+        "row 4: bkill -r\n{}",
+        o.show()
+    );
     let o = t.run("bkill", &["-s", "USR1", &sig.to_string()])?;
-    assert_eq!((o.code, o.stdout.clone()), (Some(0), format!("Job <{sig}> is being signaled\n")), "row 4: bkill -s\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.clone()),
+        (Some(0), format!("Job <{sig}> is being signaled\n")),
+        "row 4: bkill -s\n{}",
+        o.show()
+    );
     let o = t.run("bkill", &[&pending.to_string()])?;
-    assert_eq!((o.code, o.stdout.clone()), (Some(0), format!("Job <{pending}> is being terminated\n")), "§5: bkill of a pending job\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.clone()),
+        (Some(0), format!("Job <{pending}> is being terminated\n")),
+        "§5: bkill of a pending job\n{}",
+        o.show()
+    );
     // §5: bstop / bresume.
     let o = t.run("bstop", &[&stopme.to_string()])?;
-    assert_eq!((o.code, o.stdout.clone()), (Some(0), format!("Job <{stopme}> is being stopped\n")), "§5 bstop\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.clone()),
+        (Some(0), format!("Job <{stopme}> is being stopped\n")),
+        "§5 bstop\n{}",
+        o.show()
+    );
     t.wait_stat(stopme, "USUSP", JOB_DEADLINE)?;
     let o = t.run("bresume", &[&stopme.to_string()])?;
-    assert_eq!((o.code, o.stdout.clone()), (Some(0), format!("Job <{stopme}> is being resumed\n")), "§5 bresume\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.clone()),
+        (Some(0), format!("Job <{stopme}> is being resumed\n")),
+        "§5 bresume\n{}",
+        o.show()
+    );
     t.wait_stat(stopme, "RUN", JOB_DEADLINE)?;
     let o = t.run("bkill", &[&stopme.to_string()])?;
     assert_eq!(o.code, Some(0), "{}", o.show());
 
     let m = t.wait_final(&[k1, k2, k_d, k_r, sig, pending, stopme], JOB_DEADLINE)?;
-    let stat = |id: u64| m.get(&id).and_then(|r| r.get("STAT").cloned()).unwrap_or_default();
+    let stat = |id: u64| {
+        m.get(&id)
+            .and_then(|r| r.get("STAT").cloned())
+            .unwrap_or_default()
+    };
     assert_eq!(stat(k1), "EXIT", "§5: bkill ends EXIT");
-    assert!(m[&k1]["EXIT_REASON"].starts_with("TERM_OWNER"), "§4.3: exit reason of bkill: {:?}", m[&k1]);
+    assert!(
+        m[&k1]["EXIT_REASON"].starts_with("TERM_OWNER"),
+        "§4.3: exit reason of bkill: {:?}",
+        m[&k1]
+    );
     assert_eq!(stat(k_d), "DONE", "row 4: bkill -d records DONE");
     assert_eq!(stat(k_r), "EXIT", "row 4: bkill -r");
     assert_eq!(stat(pending), "EXIT", "§5: a killed pending job is EXIT");
-    assert_eq!(stat(sig), "DONE", "row 4: bkill -s USR1 reached the job's trap");
-    assert!(t.file("sig.out").lines().any(|l| l == "got-usr1"), "row 4: bkill -s USR1\n{}", t.file("sig.out"));
+    assert_eq!(
+        stat(sig),
+        "DONE",
+        "row 4: bkill -s USR1 reached the job's trap"
+    );
+    assert!(
+        t.file("sig.out").lines().any(|l| l == "got-usr1"),
+        "row 4: bkill -s USR1\n{}",
+        t.file("sig.out")
+    );
     // Finished: `Job has already finished`, exit 255 (§11 J matches it).
     let o = t.run("bkill", &[&k1.to_string()])?;
-    assert_eq!((o.code, o.stdout.as_str(), o.stderr.clone()), (Some(255), "", format!("Job <{k1}>: Job has already finished\n")), "row 4\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.as_str(), o.stderr.clone()),
+        (
+            Some(255),
+            "",
+            format!("Job <{k1}>: Job has already finished\n")
+        ),
+        "row 4\n{}",
+        o.show()
+    );
     // Row 18: TERM_OWNER in the report.
     let k1_out = t.file("k1.out");
-    assert!(k1_out.contains("TERM_OWNER: job killed by owner."), "row 18: TERM_OWNER line\n{k1_out}");
-    assert!(report_verdict(&k1_out).is_some_and(|v| v.starts_with("Exited with exit code")), "row 18\n{k1_out}");
+    assert!(
+        k1_out.contains("TERM_OWNER: job killed by owner."),
+        "row 18: TERM_OWNER line\n{k1_out}"
+    );
+    assert!(
+        report_verdict(&k1_out).is_some_and(|v| v.starts_with("Exited with exit code")),
+        "row 18\n{k1_out}"
+    );
 
     // Rows 28-30 on two plain jobs, one with a project.
     let o = t.run("badmin", &["hopen", "all"])?;
     assert_eq!(o.code, Some(0), "badmin hopen all\n{}", o.show());
     let ok_job = t.submit(&["-J", "ev_done", "-o", "/dev/null", "true"])?;
-    let bad_job = t.submit(&["-J", "ev_exit", "-P", "ev_proj", "-o", "/dev/null", "exit 2"])?;
+    let bad_job = t.submit(&[
+        "-J",
+        "ev_exit",
+        "-P",
+        "ev_proj",
+        "-o",
+        "/dev/null",
+        "exit 2",
+    ])?;
     t.wait_final(&[ok_job, bad_job], JOB_DEADLINE)?;
 
     // Row 28: $LSB_SHAREDIR/<cluster>/logdir/lsb.events, read like snakemake's gawk.
     let conf = std::fs::read_to_string(t.c.envdir.join("lsf.conf"))?;
-    let sharedir = conf_value(&conf, "LSB_SHAREDIR").ok_or_else(|| anyhow!("row 16: no LSB_SHAREDIR in lsf.conf"))?;
+    let sharedir = conf_value(&conf, "LSB_SHAREDIR")
+        .ok_or_else(|| anyhow!("row 16: no LSB_SHAREDIR in lsf.conf"))?;
     let events_path = Path::new(&sharedir).join("basalt/logdir/lsb.events");
-    let events = std::fs::read_to_string(&events_path).with_context(|| format!("row 28: {}", events_path.display()))?;
+    let events = std::fs::read_to_string(&events_path)
+        .with_context(|| format!("row 28: {}", events_path.display()))?;
     let mut new_seen = BTreeMap::new();
     let mut statuses: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for line in events.lines() {
@@ -1005,20 +1746,38 @@ fn job_control_event_log_and_history() -> Result<()> {
     }
     for (id, name, final_status) in [(ok_job, "ev_done", "64"), (bad_job, "ev_exit", "32")] {
         let key = id.to_string();
-        assert_eq!(new_seen.get(&key), Some(&(t.uid.clone(), format!("\"{name}\""))), "row 28: JOB_NEW $4 id, $5 uid, $42 name");
-        let seen: Vec<&String> = statuses.get(&key).map(|v| v.iter().filter(|s| *s != "192").collect()).unwrap_or_default();
-        assert_eq!(seen.last().map(|s| s.as_str()), Some(final_status), "row 28: last JOB_STATUS $5 of job {id} (192 skipped): {seen:?}");
+        assert_eq!(
+            new_seen.get(&key),
+            Some(&(t.uid.clone(), format!("\"{name}\""))),
+            "row 28: JOB_NEW $4 id, $5 uid, $42 name"
+        );
+        let seen: Vec<&String> = statuses
+            .get(&key)
+            .map(|v| v.iter().filter(|s| *s != "192").collect())
+            .unwrap_or_default();
+        assert_eq!(
+            seen.last().map(|s| s.as_str()),
+            Some(final_status),
+            "row 28: last JOB_STATUS $5 of job {id} (192 skipped): {seen:?}"
+        );
     }
 
     // Row 29 and §11 S: `bhist -l -a`; a line that mentions Project holds `Project <…>`.
     let h = t.ok("bhist", &["-l", "-a"])?;
     for l in h.lines().filter(|l| l.contains("Project")) {
-        assert!(angle_after(l, "Project ").is_some(), "§11 S: `Project` without `Project <…>` on one line: {l:?}\n{h}");
+        assert!(
+            angle_after(l, "Project ").is_some(),
+            "§11 S: `Project` without `Project <…>` on one line: {l:?}\n{h}"
+        );
     }
     let flat = unwrap_long(&h);
     assert!(flat.contains("Project <default>"), "row 29\n{h}");
     assert!(flat.contains("Project <ev_proj>"), "row 29\n{h}");
-    assert_eq!(flat.matches("Project <").count(), flat.matches("\nJob <").count() + usize::from(flat.starts_with("Job <")), "row 29: one Project <…> per job\n{h}");
+    assert_eq!(
+        flat.matches("Project <").count(),
+        flat.matches("\nJob <").count() + usize::from(flat.starts_with("Job <")),
+        "row 29: one Project <…> per job\n{h}"
+    );
 
     // Row 30.
     let a = t.ok("bacct", &["-l", &ok_job.to_string()])?;
@@ -1028,11 +1787,20 @@ fn job_control_event_log_and_history() -> Result<()> {
 
     // Row 18 / §9: TERM_RUNLIMIT in the report and at the start of a line of the -e file.
     let r = t.wait_stat(runlimit, "EXIT", Duration::from_secs(120))?;
-    assert!(r["EXIT_REASON"].starts_with("TERM_RUNLIMIT"), "row 18: {r:?}");
+    assert!(
+        r["EXIT_REASON"].starts_with("TERM_RUNLIMIT"),
+        "row 18: {r:?}"
+    );
     let rl_out = t.file("rl.out");
-    assert!(rl_out.lines().any(|l| l.starts_with("TERM_RUNLIMIT:")), "row 18: TERM_RUNLIMIT in the -o report\n{rl_out}");
+    assert!(
+        rl_out.lines().any(|l| l.starts_with("TERM_RUNLIMIT:")),
+        "row 18: TERM_RUNLIMIT in the -o report\n{rl_out}"
+    );
     let rl_err = t.file("rl.err");
-    assert!(rl_err.lines().any(|l| l.starts_with("TERM_RUNLIMIT:")), "§9 (MQ): a `TERM_RUNLIMIT:` line in the -e file\n{rl_err}");
+    assert!(
+        rl_err.lines().any(|l| l.starts_with("TERM_RUNLIMIT:")),
+        "§9 (MQ): a `TERM_RUNLIMIT:` line in the -e file\n{rl_err}"
+    );
     Ok(())
 }
 
@@ -1045,20 +1813,39 @@ fn installation_layout_and_admin_reports() -> Result<()> {
 
     // Row 16: $LSF_ENVDIR/lsf.conf, `KEY=VALUE` lines with the keys clients read.
     let conf = std::fs::read_to_string(t.c.envdir.join("lsf.conf")).context("row 16: lsf.conf")?;
-    for l in conf.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+    for l in conf
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
         let (k, _) = l.split_once('=').unwrap_or(("", ""));
-        assert!(!k.is_empty() && k.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'), "row 16: not a KEY=VALUE line: {l:?}");
+        assert!(
+            !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'),
+            "row 16: not a KEY=VALUE line: {l:?}"
+        );
     }
     // dask scans bottom-up for LSF_UNIT_FOR_LIMITS and takes the first letter after '='.
-    let unit_line = conf.lines().rev().find(|l| l.starts_with("LSF_UNIT_FOR_LIMITS"));
+    let unit_line = conf
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("LSF_UNIT_FOR_LIMITS"));
     assert_eq!(unit_line, Some("LSF_UNIT_FOR_LIMITS=MB"), "row 16");
     let confdir = conf_value(&conf, "LSF_CONFDIR").ok_or_else(|| anyhow!("row 16: LSF_CONFDIR"))?;
-    let sharedir = conf_value(&conf, "LSB_SHAREDIR").ok_or_else(|| anyhow!("row 16: LSB_SHAREDIR"))?;
-    assert!(Path::new(&sharedir).join("basalt/logdir/lsb.events").is_file(), "row 28: lsb.events under LSB_SHAREDIR");
+    let sharedir =
+        conf_value(&conf, "LSB_SHAREDIR").ok_or_else(|| anyhow!("row 16: LSB_SHAREDIR"))?;
+    assert!(
+        Path::new(&sharedir)
+            .join("basalt/logdir/lsb.events")
+            .is_file(),
+        "row 28: lsb.events under LSB_SHAREDIR"
+    );
 
     // Row 27: lsb.params with DEFAULT_QUEUE = normal inside Begin/End Parameters.
     let params_path = Path::new(&confdir).join("lsbatch/basalt/configdir/lsb.params");
-    let params = std::fs::read_to_string(&params_path).with_context(|| format!("row 27: {}", params_path.display()))?;
+    let params = std::fs::read_to_string(&params_path)
+        .with_context(|| format!("row 27: {}", params_path.display()))?;
     let mut inside = false;
     let mut default_queue = None;
     for l in params.lines() {
@@ -1069,12 +1856,17 @@ fn installation_layout_and_admin_reports() -> Result<()> {
             inside = false;
         } else if inside && l.starts_with("DEFAULT_QUEUE") {
             // snakemake: split on the first '=', cut the value at '#'.
-            default_queue = l.split_once('=').map(|(_, v)| v.split('#').next().unwrap_or("").trim().to_owned());
+            default_queue = l
+                .split_once('=')
+                .map(|(_, v)| v.split('#').next().unwrap_or("").trim().to_owned());
         }
     }
     assert_eq!(default_queue.as_deref(), Some("normal"), "row 27\n{params}");
     for f in ["lsb.queues", "lsb.hosts"] {
-        assert!(params_path.with_file_name(f).is_file(), "§10: {f} next to lsb.params");
+        assert!(
+            params_path.with_file_name(f).is_file(),
+            "§10: {f} next to lsb.params"
+        );
     }
 
     // Row 21: lsid.
@@ -1084,9 +1876,18 @@ fn installation_layout_and_admin_reports() -> Result<()> {
         .split(|c: char| !(c.is_ascii_digit() || c == '.'))
         .find(|w| w.contains('.') && w.starts_with(|c: char| c.is_ascii_digit()))
         .unwrap_or("");
-    assert!(first_dotted.starts_with("10."), "row 21: first dotted number of line 1 is 10.x: {line1:?}");
-    assert!(lsid.contains("\nMy cluster name is basalt\n"), "row 21\n{lsid}");
-    assert!(lsid.contains("\nMy master name is hostA\n"), "row 21\n{lsid}");
+    assert!(
+        first_dotted.starts_with("10."),
+        "row 21: first dotted number of line 1 is 10.x: {line1:?}"
+    );
+    assert!(
+        lsid.contains("\nMy cluster name is basalt\n"),
+        "row 21\n{lsid}"
+    );
+    assert!(
+        lsid.contains("\nMy master name is hostA\n"),
+        "row 21\n{lsid}"
+    );
 
     // Row 22 and §11 T: bparams -a and lsadmin showconf lim.
     let kv_report = |cmd: &str, args: &[&str], header: &str| -> Result<String> {
@@ -1094,43 +1895,93 @@ fn installation_layout_and_admin_reports() -> Result<()> {
         assert_eq!(o.code, Some(0), "row 22: {cmd} {args:?}\n{}", o.show());
         let mut lines = o.stdout.lines();
         let first = lines.next().unwrap_or("");
-        assert!(first.starts_with(header) && !first.contains('='), "row 22: {cmd} header {first:?}");
+        assert!(
+            first.starts_with(header) && !first.contains('='),
+            "row 22: {cmd} header {first:?}"
+        );
         for l in lines {
-            assert!(is_key_value(l), "row 22: {cmd}: not `    KEY = VALUE`: {l:?}\n{}", o.stdout);
+            assert!(
+                is_key_value(l),
+                "row 22: {cmd}: not `    KEY = VALUE`: {l:?}\n{}",
+                o.stdout
+            );
         }
         Ok(o.stdout)
     };
     let bp = kv_report("bparams", &["-a"], "")?;
-    assert!(bp.contains("\n    DEFAULT_QUEUE = normal\n"), "row 22: bparams -a\n{bp}");
+    assert!(
+        bp.contains("\n    DEFAULT_QUEUE = normal\n"),
+        "row 22: bparams -a\n{bp}"
+    );
     let lim = kv_report("lsadmin", &["showconf", "lim"], "LIM configuration at ")?;
     // toil: lines split on '=' into exactly two tokens; LSF_UNIT_FOR_LIMITS found.
     let unit = lim.lines().filter_map(|l| {
         let parts: Vec<&str> = l.split('=').collect();
-        (parts.len() == 2 && parts[0].trim() == "LSF_UNIT_FOR_LIMITS").then(|| parts[1].trim().to_owned())
+        (parts.len() == 2 && parts[0].trim() == "LSF_UNIT_FOR_LIMITS")
+            .then(|| parts[1].trim().to_owned())
     });
-    assert_eq!(unit.collect::<Vec<_>>(), vec!["MB".to_owned()], "§11 T: LSF_UNIT_FOR_LIMITS from lsadmin\n{lim}");
-    let at = lim.lines().next().and_then(|l| l.strip_prefix("LIM configuration at ")).unwrap_or("");
-    assert!(at.len() == 24 && at[20..].parse::<u32>().is_ok(), "row 22: ctime in the header: {at:?}");
-    let one = kv_report("lsadmin", &["showconf", "lim", "hostB"], "LIM configuration for host <hostB> at ")?;
-    assert!(one.contains("\n    LSF_UNIT_FOR_LIMITS = MB\n"), "lsadmin showconf lim hostB\n{one}");
+    assert_eq!(
+        unit.collect::<Vec<_>>(),
+        vec!["MB".to_owned()],
+        "§11 T: LSF_UNIT_FOR_LIMITS from lsadmin\n{lim}"
+    );
+    let at = lim
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("LIM configuration at "))
+        .unwrap_or("");
+    assert!(
+        at.len() == 24 && at[20..].parse::<u32>().is_ok(),
+        "row 22: ctime in the header: {at:?}"
+    );
+    let one = kv_report(
+        "lsadmin",
+        &["showconf", "lim", "hostB"],
+        "LIM configuration for host <hostB> at ",
+    )?;
+    assert!(
+        one.contains("\n    LSF_UNIT_FOR_LIMITS = MB\n"),
+        "lsadmin showconf lim hostB\n{one}"
+    );
     let o = t.run("lsadmin", &["showconf", "lim", "-h", "nosuchhost"])?;
-    assert_eq!((o.code, o.stdout.as_str()), (Some(255), ""), "lsadmin: unknown host\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.as_str()),
+        (Some(255), ""),
+        "lsadmin: unknown host\n{}",
+        o.show()
+    );
     assert!(o.stderr.contains("nosuchhost"), "{}", o.show());
 
     // Row 25 and §11 S: badmin showconf mbd.
     let mbd = kv_report("badmin", &["showconf", "mbd"], "MBD configuration at ")?;
     for k in ["LSB_SHAREDIR", "LSF_CONFDIR", "LSF_UNIT_FOR_LIMITS"] {
-        assert!(mbd.lines().any(|l| l.starts_with(&format!("    {k} = "))), "row 25: {k}\n{mbd}");
+        assert!(
+            mbd.lines().any(|l| l.starts_with(&format!("    {k} = "))),
+            "row 25: {k}\n{mbd}"
+        );
     }
-    let unit = mbd.lines().find_map(|l| l.strip_prefix("    LSF_UNIT_FOR_LIMITS = ")).unwrap_or("");
-    assert!(unit.starts_with(['K', 'M', 'G', 'T']), "§11 S: LSF_UNIT_FOR_LIMITS starts with K/M/G/T: {unit:?}");
+    let unit = mbd
+        .lines()
+        .find_map(|l| l.strip_prefix("    LSF_UNIT_FOR_LIMITS = "))
+        .unwrap_or("");
+    assert!(
+        unit.starts_with(['K', 'M', 'G', 'T']),
+        "§11 S: LSF_UNIT_FOR_LIMITS starts with K/M/G/T: {unit:?}"
+    );
 
     // Row 26: lsclusters (plain and -w, which snakemake's shell=True really runs plain).
     for args in [&[][..], &["-w"][..]] {
         let out = t.ok("lsclusters", args)?;
         let mut lines = out.lines();
-        assert!(lines.next().is_some_and(|h| h.starts_with("CLUSTER_NAME")), "row 26\n{out}");
-        assert_eq!(lines.next().and_then(|l| l.split_whitespace().next()), Some("basalt"), "row 26: first token of line 2\n{out}");
+        assert!(
+            lines.next().is_some_and(|h| h.starts_with("CLUSTER_NAME")),
+            "row 26\n{out}"
+        );
+        assert_eq!(
+            lines.next().and_then(|l| l.split_whitespace().next()),
+            Some("basalt"),
+            "row 26: first token of line 2\n{out}"
+        );
     }
 
     // Row 24: -V exits 0 and prints the version (LSF: on stderr).
@@ -1138,31 +1989,246 @@ fn installation_layout_and_admin_reports() -> Result<()> {
         let o = t.run(cmd, &["-V"])?;
         assert_eq!(o.code, Some(0), "row 24: {cmd} -V\n{}", o.show());
         let text = format!("{}{}", o.stdout, o.stderr);
-        assert!(text.contains("10.1"), "row 24: {cmd} -V prints the version\n{}", o.show());
+        assert!(
+            text.contains("10.1"),
+            "row 24: {cmd} -V prints the version\n{}",
+            o.show()
+        );
     }
 
     // The rest of lsadmin: ckconfig, -h, and refused daemon control.
     let o = t.run("lsadmin", &["ckconfig"])?;
-    assert_eq!((o.code, o.stdout.as_str(), o.stderr.as_str()), (Some(0), "", "Checking configuration files ...\n\nNo errors found.\n"), "lsadmin ckconfig\n{}", o.show());
+    assert_eq!(
+        (o.code, o.stdout.as_str(), o.stderr.as_str()),
+        (
+            Some(0),
+            "",
+            "Checking configuration files ...\n\nNo errors found.\n"
+        ),
+        "lsadmin ckconfig\n{}",
+        o.show()
+    );
     let o = t.run("lsadmin", &["ckconfig", "-v"])?;
     assert_eq!(o.code, Some(0), "lsadmin ckconfig -v\n{}", o.show());
-    assert!(o.stderr.contains("Reading configuration from ") && o.stderr.ends_with("No errors found.\n"), "{}", o.show());
+    assert!(
+        o.stderr.contains("Reading configuration from ")
+            && o.stderr.ends_with("No errors found.\n"),
+        "{}",
+        o.show()
+    );
     let o = t.run("lsadmin", &["-h"])?;
-    assert!(o.code == Some(0) && o.stderr.starts_with("Usage: lsadmin"), "lsadmin -h\n{}", o.show());
-    for sub in ["limstartup", "limshutdown", "limrestart", "limlock", "limunlock", "reconfig", "resstartup"] {
+    assert!(
+        o.code == Some(0) && o.stderr.starts_with("Usage: lsadmin"),
+        "lsadmin -h\n{}",
+        o.show()
+    );
+    for sub in [
+        "limstartup",
+        "limshutdown",
+        "limrestart",
+        "limlock",
+        "limunlock",
+        "reconfig",
+        "resstartup",
+    ] {
         let o = t.run("lsadmin", &[sub])?;
-        assert_eq!((o.code, o.stdout.as_str()), (Some(255), ""), "lsadmin {sub}\n{}", o.show());
-        assert_eq!(o.stderr, format!("lsadmin: {sub}: not supported by Basalt yet\n"), "lsadmin {sub}");
+        assert_eq!(
+            (o.code, o.stdout.as_str()),
+            (Some(255), ""),
+            "lsadmin {sub}\n{}",
+            o.show()
+        );
+        assert_eq!(
+            o.stderr,
+            format!("lsadmin: {sub}: not supported by Basalt yet\n"),
+            "lsadmin {sub}"
+        );
     }
     let o = t.run("lsadmin", &["bogus"])?;
-    assert!(o.code == Some(255) && o.stderr.contains("Invalid command <bogus>"), "{}", o.show());
+    assert!(
+        o.code == Some(255) && o.stderr.contains("Invalid command <bogus>"),
+        "{}",
+        o.show()
+    );
     // A broken lsf.shared: ckconfig names the problem and fails.
     let shared = Path::new(&confdir).join("lsf.shared");
     let text = std::fs::read_to_string(&shared)?;
-    std::fs::write(&shared, text.replacen("Begin Cluster", "Begin Cluster\nnot a cluster line (", 1))?;
+    std::fs::write(
+        &shared,
+        text.replacen("Begin Cluster", "Begin Cluster\nnot a cluster line (", 1),
+    )?;
     let o = t.run("lsadmin", &["ckconfig"])?;
     std::fs::write(&shared, text)?;
-    assert_eq!(o.code, Some(255), "lsadmin ckconfig on a broken lsf.shared\n{}", o.show());
-    assert!(o.stderr.contains("lsf.shared") && o.stderr.ends_with("There are fatal errors.\n"), "{}", o.show());
+    assert_eq!(
+        o.code,
+        Some(255),
+        "lsadmin ckconfig on a broken lsf.shared\n{}",
+        o.show()
+    );
+    assert!(
+        o.stderr.contains("lsf.shared") && o.stderr.ends_with("There are fatal errors.\n"),
+        "{}",
+        o.show()
+    );
+    Ok(())
+}
+
+/// Row 19: job arrays — `-J "name[1-n]"` (and `%k`), `%I` in paths, `LSB_JOBINDEX`
+/// from 1, `LSB_JOBID` the array's id, ids written `N[i]` for `bjobs` and `bkill`.
+#[test]
+#[ignore = "job arrays land with the arrays work"]
+fn job_arrays() -> Result<()> {
+    let t = T::start("contract-arrays", 2)?;
+    let arr = t.submit(&[
+        "-J",
+        "arr[1-3]",
+        "-o",
+        "arr.%J.%I",
+        "echo idx=$LSB_JOBINDEX id=$LSB_JOBID",
+    ])?;
+    let limited = t.submit(&["-J", "lim[1-4]%2", "-o", "/dev/null", "true"])?;
+    let sleepy = t.submit(&["-J", "sl[1-2]", "-o", "/dev/null", "sleep 300"])?;
+    // bjobs by array id: one row per element, named name[i].
+    let rows = |id: u64| -> Result<Vec<(String, String)>> {
+        let out = t.ok(
+            "bjobs",
+            &[
+                "-a",
+                "-o",
+                "jobid job_name stat",
+                "-noheader",
+                &id.to_string(),
+            ],
+        )?;
+        Ok(out
+            .lines()
+            .filter_map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                (w.len() == 3 && w[0] == id.to_string()).then(|| (w[1].to_owned(), w[2].to_owned()))
+            })
+            .collect())
+    };
+    let all_done = |id: u64, n: usize| {
+        move || match rows(id) {
+            Ok(r) => (
+                (r.len() == n && r.iter().all(|(_, s)| s == "DONE")).then_some(()),
+                format!("{r:?}"),
+            ),
+            Err(e) => (None, e.to_string()),
+        }
+    };
+    wait_for(
+        "row 19: every element of arr[1-3] DONE",
+        JOB_DEADLINE,
+        all_done(arr, 3),
+    )?;
+    wait_for(
+        "row 19: every element of lim[1-4]%2 DONE",
+        JOB_DEADLINE,
+        all_done(limited, 4),
+    )?;
+    let names: Vec<String> = rows(arr)?.into_iter().map(|(n, _)| n).collect();
+    assert_eq!(
+        names,
+        vec!["arr[1]", "arr[2]", "arr[3]"],
+        "row 19: element names"
+    );
+    for i in 1..=3 {
+        let out = t.file(&format!("arr.{arr}.{i}"));
+        assert_eq!(
+            out.lines().next(),
+            Some(format!("idx={i} id={arr}").as_str()),
+            "row 19: %I, LSB_JOBINDEX, LSB_JOBID"
+        );
+    }
+    let one = t.ok(
+        "bjobs",
+        &[
+            "-o",
+            "jobid job_name stat",
+            "-noheader",
+            &format!("{arr}[2]"),
+        ],
+    )?;
+    assert_eq!(one, format!("{arr} arr[2] DONE\n"), "row 19: bjobs N[i]");
+    wait_for("row 19: sl[1-2] running", JOB_DEADLINE, || {
+        match rows(sleepy) {
+            Ok(r) => (
+                (r.len() == 2 && r.iter().all(|(_, s)| s == "RUN")).then_some(()),
+                format!("{r:?}"),
+            ),
+            Err(e) => (None, e.to_string()),
+        }
+    })?;
+    let o = t.run("bkill", &[&format!("{sleepy}[2]")])?;
+    assert_eq!(
+        (o.code, o.stdout.clone()),
+        (Some(0), format!("Job <{sleepy}[2]> is being terminated\n")),
+        "row 19: bkill N[i]\n{}",
+        o.show()
+    );
+    wait_for(
+        "row 19: sl[2] EXIT, sl[1] still running",
+        JOB_DEADLINE,
+        || match rows(sleepy) {
+            Ok(r) => (
+                (r == vec![
+                    ("sl[1]".to_owned(), "RUN".to_owned()),
+                    ("sl[2]".to_owned(), "EXIT".to_owned()),
+                ])
+                .then_some(()),
+                format!("{r:?}"),
+            ),
+            Err(e) => (None, e.to_string()),
+        },
+    )?;
+    let o = t.run("bkill", &[&sleepy.to_string()])?;
+    assert_eq!(
+        o.code,
+        Some(0),
+        "row 19: bkill of the whole array\n{}",
+        o.show()
+    );
+    Ok(())
+}
+
+/// Row 23 and §11 SF: `-w "done(N)"`, `done(N) && done(M)`, and the condition wrapped
+/// in literal double quotes.
+#[test]
+fn done_dependencies() -> Result<()> {
+    let t = T::start("contract-deps", 2)?;
+    let first = t.submit(&["-o", "/dev/null", "sleep 5"])?;
+    let second = t.submit(&["-o", "/dev/null", "true"])?;
+    let after_first = t.submit(&["-w", &format!("done({first})"), "-o", "/dev/null", "true"])?;
+    let quoted = t.submit(&[
+        "-w",
+        &format!("\"done({first})\""),
+        "-o",
+        "/dev/null",
+        "true",
+    ])?;
+    let both = t.submit(&[
+        "-w",
+        &format!("done({first}) && done({second})"),
+        "-o",
+        "/dev/null",
+        "true",
+    ])?;
+    t.wait_stat(first, "RUN", JOB_DEADLINE)?;
+    t.wait_final(&[second], JOB_DEADLINE)?;
+    let m = t.jobs()?;
+    if m[&first]["STAT"] == "RUN" {
+        for id in [after_first, quoted, both] {
+            assert_eq!(
+                m[&id]["STAT"], "PEND",
+                "row 23: job {id} waits for job {first}: {:?}",
+                m[&id]
+            );
+        }
+    }
+    let m = t.wait_final(&[first, second, after_first, quoted, both], JOB_DEADLINE)?;
+    for id in [after_first, quoted, both] {
+        assert_eq!(m[&id]["STAT"], "DONE", "row 23: {:?}", m[&id]);
+    }
     Ok(())
 }
