@@ -80,9 +80,11 @@ fn dump_dir(dir: &Path, out: &mut String, depth: usize) {
             if depth < 6 {
                 dump_dir(&p, out, depth + 1);
             }
-        } else if p.extension().is_some_and(|e| {
-            e == "out" || e == "err" || e == "log" || e == "stdout" || e == "stderr"
-        }) {
+        } else if p.file_name().is_some_and(|n| n != "client.log")
+            && p.extension().is_some_and(|e| {
+                e == "out" || e == "err" || e == "log" || e == "stdout" || e == "stderr"
+            })
+        {
             out.push_str(&format!("\n===== {}\n{}", p.display(), tail(&p, 4000)));
         }
     }
