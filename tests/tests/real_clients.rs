@@ -1,9 +1,9 @@
 //! Real LSF clients from PyPI, unmodified, against a 2-host Basalt cluster of real
 //! processes: dask-jobqueue's `LSFCluster` (stdin and script-file submission) and parsl's
 //! `LSFProvider` with a HighThroughputExecutor (by nodes with `bsub <file>`, and by cores
-//! with `bsub < file`). The Python side lives in `tests/clients/`;
-//! each script exits 0 and prints its `OK` line only when its client got correct results
-//! from jobs Basalt ran, and Basalt's `bjobs` saw those jobs end after the client closed.
+//! with `bsub < file`). The Python side lives in `tests/clients/`; each script exits 0 and
+//! prints its `OK` line only when its client got correct results from jobs Basalt ran, and
+//! Basalt's `bjobs` saw the client's `bkill` end those jobs when it closed.
 //!
 //! The Python interpreter is `$BASALT_CLIENTS_PYTHON` (set by `.ci/run`, which creates
 //! the virtual environment from `tests/clients/requirements.txt`), else
@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Hellos every second; a short CLEAN_PERIOD is irrelevant here (jobs are read at once).
+/// Hellos every second; a bkilled job gets SIGKILL 2 s after SIGTERM.
 const PARAMS: &str = "BASALT_SBD_HELLO_INTERVAL = 1\nJOB_TERMINATE_INTERVAL = 2";
 
 /// How long one client script may take, cluster start excluded.
