@@ -610,7 +610,9 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
     // Row 18: the job report (a failing job as well).
     let failing = t.submit(&["-o", "fail.%J", "echo about-to-fail; exit 3"])?;
 
-    // Let the held job go, then wait for everything.
+    // Row 2: -H holds the job (PSUSP); let it go, then wait for everything.
+    t.wait_stat(held, "PSUSP", JOB_DEADLINE)
+        .context("row 2: -H")?;
     let o = t.run("bresume", &[&held.to_string()])?;
     assert_eq!(o.code, Some(0), "bresume\n{}", o.show());
     let mut all: Vec<u64> = vec![
@@ -1666,6 +1668,11 @@ fn job_control_event_log_and_history() -> Result<()> {
             .unwrap_or_default()
     };
     assert_eq!(stat(k1), "EXIT", "§5: bkill ends EXIT");
+    let l = unwrap_long(&t.ok("bjobs", &["-l", &k1.to_string()])?);
+    assert!(
+        l.contains("TERM_OWNER"),
+        "row 20: TERM_OWNER in bjobs -l\n{l}"
+    );
     assert!(
         m[&k1]["EXIT_REASON"].starts_with("TERM_OWNER"),
         "§4.3: exit reason of bkill: {:?}",
