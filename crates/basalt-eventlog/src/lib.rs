@@ -49,7 +49,9 @@
 //!   kept verbatim in [`JobNew::foreign_tail`].
 //! * `JOB_FINISH`: the OpenLava layout, then `"BASALT"` and [`JobFinish::basalt_extra`].
 //! * `JOB_START`: `… idx "userGroup" "effectiveResReq"`; `JOB_STATUS`: `… idx maxMem
-//!   avgMem` when [`JobStatus::mem`] is set; `MBD_DIE`: `… exitCode "message"`.
+//!   avgMem` when [`JobStatus::mem`] is set, and when the job has a term reason `… idx
+//!   maxMem avgMem "BASALT" "termReason"` (unset memory written `-1 -1`), then
+//!   [`JobStatus::basalt_extra`]; `MBD_DIE`: `… exitCode "message"`.
 //! * Never volclava's `postExecCmd` (it would shift `jobName`).
 //!
 //! With no `-m` hosts a Basalt `JOB_NEW` keeps the gawk positions clients read: `$4` job

@@ -811,6 +811,13 @@ pub struct MemUsage {
 }
 
 /// `JOB_STATUS`: a state change, with resource usage when the job ended.
+///
+/// Basalt (version [`BASALT_EVENT_VERSION`]) appends its own fields when it has any:
+/// `… exitStatus idx maxMem avgMem "BASALT" "termReason"` then [`JobStatus::basalt_extra`]
+/// (`maxMem avgMem` are written `-1 -1` when [`JobStatus::mem`] is unset, and read back as
+/// unset). Without a term reason the record is the plain volclava-compatible layout. Readers
+/// of other products stop after `avgMem`; Basalt reads the tail only behind the mark, so
+/// OpenLava, volclava and IBM LSF records keep their meaning.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct JobStatus {
     pub header: Header,
@@ -830,6 +837,10 @@ pub struct JobStatus {
     pub idx: u32,
     /// volclava / Basalt trailing `maxMem avgMem`.
     pub mem: Option<MemUsage>,
+    /// Basalt: why LSF ended the job (`TERM_OWNER`, `TERM_RUNLIMIT`, ...; "" = none).
+    pub term_reason: String,
+    /// Basalt: fields after the term reason (a newer Basalt's additions), kept verbatim.
+    pub basalt_extra: Vec<Field>,
 }
 
 impl JobStatus {
@@ -850,11 +861,34 @@ impl JobStatus {
         }
         j.exit_status = c.int("exitStatus")?;
         j.idx = c.int("idx")?;
+        if j.header.dialect() == Dialect::Lsf {
+            let save = *c;
+            if j.parse_basalt_tail(c).is_ok() {
+                return Ok(j);
+            }
+            *c = save;
+            j.mem = None;
+            j.term_reason.clear();
+            j.basalt_extra.clear();
+        }
         if let Some(max_mem) = c.opt_int("maxMem")? {
             let avg_mem = c.opt_int("avgMem")?.unwrap_or(0);
             j.mem = Some(MemUsage { max_mem, avg_mem });
         }
         Ok(j)
+    }
+
+    /// `maxMem avgMem "BASALT" "termReason" extra…`; any mismatch means there is none.
+    fn parse_basalt_tail(&mut self, c: &mut Cursor<'_>) -> Result<(), ParseError> {
+        let max_mem: i64 = c.int("maxMem")?;
+        let avg_mem: i64 = c.int("avgMem")?;
+        if c.str("Basalt mark")? != BASALT_MARK {
+            return Err(ParseError::new(c.next_index() - 1, "no Basalt mark"));
+        }
+        self.term_reason = c.str("termReason")?;
+        self.basalt_extra = c.rest()?;
+        self.mem = (max_mem != -1 || avg_mem != -1).then_some(MemUsage { max_mem, avg_mem });
+        Ok(())
     }
 
     fn write(&self, kind: &str, out: &mut String) {
@@ -875,7 +909,19 @@ impl JobStatus {
             }
         }
         w.int(self.exit_status).int(self.idx);
-        if let Some(m) = self.mem {
+        let tail = self.header.version == BASALT_EVENT_VERSION
+            && (!self.term_reason.is_empty() || !self.basalt_extra.is_empty());
+        if tail {
+            let m = self.mem.unwrap_or(MemUsage {
+                max_mem: -1,
+                avg_mem: -1,
+            });
+            w.int(m.max_mem)
+                .int(m.avg_mem)
+                .str(BASALT_MARK)
+                .str(&self.term_reason)
+                .fields(&self.basalt_extra);
+        } else if let Some(m) = self.mem {
             w.int(m.max_mem).int(m.avg_mem);
         }
     }

@@ -230,6 +230,8 @@ fn every_record(version: &str) -> Vec<Record> {
                 max_mem: 4096,
                 avg_mem: 2048,
             }),
+            term_reason: String::new(),
+            basalt_extra: Vec::new(),
         }
         .into(),
         JobStatus {
@@ -244,6 +246,8 @@ fn every_record(version: &str) -> Vec<Record> {
             exit_status: 0,
             idx: 0,
             mem: None,
+            term_reason: String::new(),
+            basalt_extra: Vec::new(),
         }
         .into(),
         JobSignal {
@@ -452,4 +456,82 @@ fn basalt_writes_rusage_and_floats_like_lsf() {
         Record::from(st).to_line(),
         r#""JOB_STATUS" "10.1" 5 1 64 0 0 0.0236 5 1 0.008610 0.015018 3976 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 0 0"#
     );
+}
+
+fn status_line(line: &str) -> JobStatus {
+    match parse_line(line) {
+        Ok(Some(Record::JobStatus(s))) => s,
+        other => panic!("{line}: {other:?}"),
+    }
+}
+
+#[test]
+fn job_status_term_reason_round_trips_in_basalt_records_only() {
+    let killed = JobStatus {
+        header: Header::new(9),
+        job_id: 77,
+        j_status: 32,
+        cpu_time: 1.5,
+        end_time: 9,
+        exit_status: 33280,
+        idx: 3,
+        term_reason: "TERM_RUNLIMIT".into(),
+        ..JobStatus::default()
+    };
+    let line = Record::from(killed.clone()).to_line();
+    assert_eq!(
+        line,
+        r#""JOB_STATUS" "10.1" 9 77 32 0 0 1.5000 9 0 33280 3 -1 -1 "BASALT" "TERM_RUNLIMIT""#
+    );
+    assert_eq!(status_line(&line), killed, "unset memory stays unset");
+    let mut full = killed.clone();
+    full.mem = Some(MemUsage {
+        max_mem: 4096,
+        avg_mem: 100,
+    });
+    full.rusage = Some(rusage());
+    full.term_reason = "TERM_OWNER".into();
+    full.basalt_extra = vec![Field::int(7), Field::str("later field")];
+    let line = Record::from(full.clone()).to_line();
+    assert!(
+        line.ends_with(r#" 3 4096 100 "BASALT" "TERM_OWNER" 7 "later field""#),
+        "{line}"
+    );
+    assert_eq!(status_line(&line), full);
+    // Records of other products never carry it, whatever the struct says.
+    for version in ["40", "22", "10.108"] {
+        let mut other = full.clone();
+        other.header.version = version.into();
+        let line = Record::from(other.clone()).to_line();
+        assert!(!line.contains("BASALT"), "{line}");
+        let back = status_line(&line);
+        assert_eq!(back.term_reason, "");
+        assert_eq!(back.mem, other.mem);
+    }
+    // A volclava record that happens to look like the tail is read as volclava's.
+    let v = status_line(r#""JOB_STATUS" "22" 9 77 32 0 0 1.5000 9 0 256 0 100 50 "BASALT" "X""#);
+    assert_eq!(
+        (v.mem, v.term_reason.as_str()),
+        (
+            Some(MemUsage {
+                max_mem: 100,
+                avg_mem: 50
+            }),
+            ""
+        )
+    );
+    // An IBM LSF record with other trailing fields keeps its memory figures.
+    let i = status_line(r#""JOB_STATUS" "10.108" 9 77 32 0 0 1.5000 9 0 256 0 5 6 7 "x""#);
+    assert_eq!(
+        (i.mem.map(|m| m.max_mem), i.term_reason.as_str()),
+        (Some(5), "")
+    );
+    // Basalt records written before the tail existed.
+    let old = status_line(r#""JOB_STATUS" "10.1" 9 77 64 0 0 0.0000 9 0 0 0 4096 2048"#);
+    assert_eq!(
+        (old.mem.map(|m| m.avg_mem), old.term_reason.as_str()),
+        (Some(2048), "")
+    );
+    let old = status_line(r#""JOB_STATUS" "10.1" 9 77 16 0 0 0.0000 0 0 0 0"#);
+    assert_eq!((old.mem, old.term_reason.as_str()), (None, ""));
 }

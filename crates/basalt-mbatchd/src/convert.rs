@@ -101,7 +101,12 @@ pub fn job_info(s: &Sched, j: &Job) -> pb::JobInfo {
             .map(|(code, hosts)| pb::PendReason {
                 code: *code,
                 hosts: hosts.clone(),
-                detail: String::new(),
+                // basalt-core has no text for this one; bjobs shows the detail.
+                detail: if *code == basalt_sched::PEND_ARRAY_LIMIT {
+                    basalt_sched::PEND_ARRAY_LIMIT_TEXT.to_string()
+                } else {
+                    String::new()
+                },
             })
             .collect()
     } else {

@@ -264,7 +264,7 @@ pub fn to_record(ev: &Event) -> el::Record {
             end_time,
             usage,
             exit_status,
-            term_reason: _,
+            term_reason,
         } => el::Record::JobStatus(r::JobStatus {
             header: h(*time),
             job_id: key.0,
@@ -280,6 +280,9 @@ pub fn to_record(ev: &Event) -> el::Record {
                 max_mem: u.max_mem_kb as i64,
                 avg_mem: u.avg_mem_kb as i64,
             }),
+            // Basalt's trailing field: survives replay (TERM_RUNLIMIT, TERM_MEMLIMIT...).
+            term_reason: term_reason.clone(),
+            basalt_extra: Vec::new(),
         }),
         Event::JobSignal {
             time,
@@ -489,7 +492,9 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
                 ..Default::default()
             }),
             exit_status: s.exit_status,
-            term_reason: String::new(),
+            // "" for records without Basalt's tail: the core then derives TERM_OWNER /
+            // TERM_ADMIN from the JOB_SIGNAL that ordered the kill.
+            term_reason: s.term_reason.clone(),
         },
         el::Record::JobSignal(s) => Event::JobSignal {
             time: s.header.time,
@@ -605,5 +610,93 @@ pub fn finish_record(j: &Job) -> r::JobFinish {
         command_spool: String::new(),
         basalt_extra: Vec::new(),
         foreign_tail: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Event → lsb.events line → event.
+    fn through_the_log(ev: &Event) -> Event {
+        let line = to_record(ev).to_line();
+        let rec = el::parse_line(&line)
+            .unwrap_or_else(|e| panic!("{line}: {e}"))
+            .unwrap_or_else(|| panic!("{line}: no record"));
+        from_record(&rec).unwrap_or_else(|| panic!("{line}: not replayed"))
+    }
+
+    fn status(term_reason: &str, usage: Option<Usage>) -> Event {
+        Event::JobStatus {
+            time: 1_800_000_100,
+            key: (42, 3),
+            status: 32,
+            reasons: 0,
+            subreasons: 0,
+            cpu_time: 1.5,
+            end_time: 1_800_000_100,
+            usage,
+            exit_status: 33280,
+            term_reason: term_reason.into(),
+        }
+    }
+
+    #[test]
+    fn term_reasons_survive_the_log() {
+        let usage = Usage {
+            utime: 1.0,
+            stime: 0.5,
+            max_mem_kb: 2048,
+            avg_mem_kb: 1024,
+            ..Default::default()
+        };
+        for ev in [
+            status("TERM_RUNLIMIT", Some(usage.clone())),
+            status("TERM_MEMLIMIT", Some(usage)),
+            status("TERM_OWNER", None),
+            status("", None),
+        ] {
+            assert_eq!(through_the_log(&ev), ev);
+        }
+    }
+
+    #[test]
+    fn an_array_is_one_job_new_and_elements_carry_their_index() {
+        let sub = Submission {
+            user: "alice".into(),
+            uid: 1000,
+            queue: "normal".into(),
+            job_name: "arr[1-10]%2".into(),
+            command: "echo $LSB_JOBINDEX".into(),
+            out_file: "out.%J.%I".into(),
+            depend_cond: "done(first) && ended(7[2])".into(),
+            rlimits: [-1; 11],
+            num_processors: 1,
+            max_processors: 1,
+            job_file: "1800000000.42".into(),
+            ..Default::default()
+        };
+        let new = Event::JobNew {
+            time: 1_800_000_000,
+            job_id: 42,
+            sub: Box::new(sub),
+        };
+        let line = to_record(&new).to_line();
+        assert!(line.contains(r#""arr[1-10]%2""#), "{line}");
+        assert_eq!(through_the_log(&new), new);
+        let start = Event::JobStart {
+            time: 1_800_000_001,
+            key: (42, 7),
+            hosts: vec!["hostA".into()],
+        };
+        assert_eq!(through_the_log(&start), start);
+        let signal = Event::JobSignal {
+            time: 1_800_000_002,
+            key: (42, 7),
+            uid: 1000,
+            user: "alice".into(),
+            signal: "KILL".into(),
+        };
+        assert_eq!(through_the_log(&signal), signal);
     }
 }

@@ -428,11 +428,13 @@ impl OwnerState {
                 let command = sub.command.clone();
                 match self.sched.submit(now, &caller, *sub) {
                     Ok((id, queue, default_queue)) => {
+                        // An array's elements share one submission and one job file.
                         let submit_time = self
                             .sched
                             .jobs
-                            .get(&(id, 0))
-                            .map_or(0, |j| j.sub.submit_time);
+                            .range((id, 0)..=(id, u32::MAX))
+                            .next()
+                            .map_or(0, |(_, j)| j.sub.submit_time);
                         let text = basalt_core::jobfile::render(&env, &command, is_script);
                         self.journal.spool(submit_time, id, text.as_bytes())?;
                         deferred.push(defer(
@@ -636,21 +638,50 @@ impl OwnerState {
         Ok(())
     }
 
+    /// Apply `f` to every job the ids name. A whole array (`123`) is answered once, as
+    /// LSF does: success when any element accepted, else the first element's error.
     fn per_job(
         &mut self,
         ids: &[(u64, Option<u32>)],
         mut f: impl FnMut(&mut Sched, JobKey) -> Result<String, SchedError>,
     ) -> Vec<pb::JobResult> {
-        let keys = self.sched.expand(ids);
-        keys.into_iter()
-            .map(|k| match k {
-                Ok(key) => {
-                    let r = f(&mut self.sched, key);
-                    job_result(key, r)
+        let mut out = Vec::new();
+        for &(id, idx) in ids {
+            let keys = self.sched.expand(&[(id, idx)]);
+            let whole_array =
+                idx.is_none() && keys.iter().any(|k| matches!(k, Ok((_, i)) if *i > 0));
+            if whole_array {
+                let mut first_err = None;
+                let mut ok = None;
+                for key in keys.into_iter().flatten() {
+                    match f(&mut self.sched, key) {
+                        Ok(d) => {
+                            ok.get_or_insert(d);
+                        }
+                        Err(e) => {
+                            first_err.get_or_insert(e);
+                        }
+                    }
                 }
-                Err(key) => job_result(key, Err(SchedError::NoJob)),
-            })
-            .collect()
+                let r = match (ok, first_err) {
+                    (Some(d), _) => Ok(d),
+                    (None, Some(e)) => Err(e),
+                    (None, None) => Err(SchedError::NoJob),
+                };
+                out.push(job_result((id, 0), r));
+                continue;
+            }
+            for k in keys {
+                out.push(match k {
+                    Ok(key) => {
+                        let r = f(&mut self.sched, key);
+                        job_result(key, r)
+                    }
+                    Err(key) => job_result(key, Err(SchedError::NoJob)),
+                });
+            }
+        }
+        out
     }
 
     fn signal(&mut self, now: i64, req: &pb::SignalRequest) -> pb::JobCtlReply {
@@ -788,7 +819,13 @@ impl OwnerState {
             user: j.sub.user.clone(),
             uid: j.sub.uid,
             gid: 0,
-            job_name: j.display_name(),
+            // An element gets the array's spec (`arr[1-10]%2`) and is_array: sbatchd makes
+            // LSB_JOBNAME `arr[3]`, LSB_JOBINDEX and %I from them.
+            job_name: if j.is_element() {
+                j.sub.job_name.clone()
+            } else {
+                j.display_name()
+            },
             queue: j.queue.clone(),
             exec_hosts: j.hosts.clone(),
             sub_cwd: j.sub.cwd.clone(),
@@ -819,7 +856,7 @@ impl OwnerState {
             pre_exec: j.sub.pre_exec.clone(),
             num_processors: j.hosts.len().max(1) as u32,
             max_processors: j.sub.max_processors,
-            is_array: false,
+            is_array: j.is_element(),
         })
     }
 }

@@ -20,6 +20,8 @@ pub struct SchedConfig {
     pub sbd_sleep_time_secs: u32,
     pub job_terminate_interval_secs: u32,
     pub max_jobid: u32,
+    /// MAX_JOB_ARRAY_SIZE: elements per array.
+    pub max_job_array_size: u32,
     /// Seconds between sbatchd hellos; a host is unreach after 3 missed ones.
     pub hello_interval_secs: u32,
     pub queues: Vec<Queue>,
@@ -189,6 +191,7 @@ impl SchedConfig {
             sbd_sleep_time_secs: p.sbd_sleep_time_secs,
             job_terminate_interval_secs: p.job_terminate_interval_secs,
             max_jobid: p.max_jobid,
+            max_job_array_size: p.max_job_array_size.max(1),
             hello_interval_secs: hello,
             queues,
             hosts,

@@ -13,15 +13,40 @@
 //! makes each batch of `Log` effects durable before it carries out the other effects of
 //! that batch or answers anybody.
 
+pub mod array;
 mod config;
+pub mod depend;
 pub mod types;
 
 pub use config::SchedConfig;
 pub use types::*;
 
 use basalt_core::job::{self as jobv, JobState, exit_reason, pend, status, sub, sub2, susp};
-use std::collections::{BTreeMap, BTreeSet};
+use depend::{Expr, IdxSel, Member, Target, Tri};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
 use thiserror::Error;
+
+/// Pending reason: the array's `%k` limit of running elements is reached (LSF's
+/// PEND_JOB_ARRAY_JLIMIT).
+pub const PEND_ARRAY_LIMIT: u32 = 38;
+/// Its text (basalt-core has no entry for it; mbatchd sends it as the reason's detail).
+pub const PEND_ARRAY_LIMIT_TEXT: &str = "The job array has reached its running element limit";
+
+/// How long the final state of a cleaned job is remembered for dependencies (seconds).
+pub const GONE_KEEP_SECS: i64 = 7 * 24 * 3600;
+
+/// A finished job purged from memory (JOB_CLEAN), kept for dependency conditions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gone {
+    pub user: String,
+    pub job_name: String,
+    pub seq: u64,
+    pub state: JobState,
+    pub exit_status: i32,
+    /// When it was cleaned (seconds).
+    pub cleaned: i64,
+}
 
 /// Why a request was refused; the texts are LSF's (without the trailing period).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -48,6 +73,12 @@ pub enum SchedError {
     NotPending,
     #[error("No job slot available on the specified host(s)")]
     NoSlots,
+    #[error("Bad dependency condition syntax")]
+    BadDependency,
+    #[error("Job array index error")]
+    BadArrayIndex,
+    #[error("Job array index too large")]
+    ArrayTooLarge,
 }
 
 /// The answer for one job of a job-control request.
@@ -146,6 +177,11 @@ pub struct Sched {
     /// The highest job id seen.
     pub last_job_id: u64,
     next_order: i64,
+    /// JOB_NEW records applied (each job's [`Job::seq`]).
+    next_seq: u64,
+    /// Cleaned jobs' final states, for dependencies on them.
+    pub gone: BTreeMap<JobKey, Gone>,
+    gone_order: VecDeque<(i64, JobKey)>,
     /// The epoch of the last MBD_START seen (this term's after [`Sched::start`]).
     pub epoch: u64,
     /// When this mbatchd term started (ms).
@@ -174,6 +210,9 @@ impl Sched {
             hosts,
             last_job_id: 0,
             next_order: 0,
+            next_seq: 0,
+            gone: BTreeMap::new(),
+            gone_order: VecDeque::new(),
             epoch: 0,
             started_at: now,
             effects: Vec::new(),
@@ -221,51 +260,79 @@ impl Sched {
         self.dirty = true;
         match ev {
             Event::JobNew { time, job_id, sub } => {
+                let _ = time;
                 self.last_job_id = self.last_job_id.max(*job_id);
-                self.next_order += 1;
-                let mut queue = sub.queue.clone();
-                if self.queue(&queue).is_none() {
-                    // Replayed into a configuration that lost the queue: keep it visible.
-                    queue = sub.queue.clone();
+                self.next_seq += 1;
+                // A reused id: what was remembered of the old job no longer applies.
+                let old: Vec<JobKey> = self
+                    .gone
+                    .range((*job_id, 0)..=(*job_id, u32::MAX))
+                    .map(|(k, _)| *k)
+                    .collect();
+                for k in old {
+                    self.gone.remove(&k);
                 }
                 let hold = sub.options2 & sub2::HOLD != 0;
-                let job = Job {
-                    id: *job_id,
-                    idx: 0,
-                    sub: (**sub).clone(),
-                    state: if hold {
-                        JobState::Psusp
-                    } else {
-                        JobState::Pend
-                    },
-                    queue,
-                    order: self.next_order,
-                    hosts: Vec::new(),
-                    start_time: 0,
-                    end_time: 0,
-                    pid: 0,
-                    pgid: 0,
-                    exec_uid: 0,
-                    exec_user: String::new(),
-                    exec_home: String::new(),
-                    exec_cwd: String::new(),
-                    reasons: if hold { susp::USER_STOP } else { 0 },
-                    subreasons: 0,
-                    exit_status: 0,
-                    cpu_time: 0.0,
-                    term_reason: String::new(),
-                    attempt: 0,
-                    kill_as_done: false,
-                    kill_ordered: None,
-                    usage: Usage::default(),
-                    pend_reasons: BTreeMap::from([(pend::NEW_JOB, Vec::new())]),
-                    last_seq: 0,
-                    resume_sent: false,
-                    forced: false,
-                    pending_action: None,
+                let shared = Arc::new((**sub).clone());
+                let dep = match depend::parse(&sub.depend_cond) {
+                    Ok(e) => e.map(Arc::new),
+                    // Accepted by another product or an older Basalt: never satisfied.
+                    Err(_) => Some(Arc::new(Expr::Invalid)),
                 };
-                let _ = time;
-                self.jobs.insert((*job_id, 0), job);
+                // An array spec creates its elements (1..n); anything else one job (0).
+                let (indices, limit) = match array::parse(&sub.job_name) {
+                    Some(Ok(spec)) => {
+                        let ix = spec.indices();
+                        if ix.is_empty() {
+                            (vec![0], None)
+                        } else {
+                            (ix, spec.limit)
+                        }
+                    }
+                    _ => (vec![0], None),
+                };
+                for idx in indices {
+                    self.next_order += 1;
+                    let job = Job {
+                        id: *job_id,
+                        idx,
+                        sub: shared.clone(),
+                        seq: self.next_seq,
+                        array_limit: limit,
+                        dep: dep.clone(),
+                        state: if hold {
+                            JobState::Psusp
+                        } else {
+                            JobState::Pend
+                        },
+                        queue: sub.queue.clone(),
+                        order: self.next_order,
+                        hosts: Vec::new(),
+                        start_time: 0,
+                        end_time: 0,
+                        pid: 0,
+                        pgid: 0,
+                        exec_uid: 0,
+                        exec_user: String::new(),
+                        exec_home: String::new(),
+                        exec_cwd: String::new(),
+                        reasons: if hold { susp::USER_STOP } else { 0 },
+                        subreasons: 0,
+                        exit_status: 0,
+                        cpu_time: 0.0,
+                        term_reason: String::new(),
+                        attempt: 0,
+                        kill_as_done: false,
+                        kill_ordered: None,
+                        usage: Usage::default(),
+                        pend_reasons: BTreeMap::from([(pend::NEW_JOB, Vec::new())]),
+                        last_seq: 0,
+                        resume_sent: false,
+                        forced: false,
+                        pending_action: None,
+                    };
+                    self.jobs.insert((*job_id, idx), job);
+                }
             }
             Event::JobStart { time, key, hosts } => {
                 if let Some(j) = self.jobs.get_mut(key) {
@@ -405,8 +472,32 @@ impl Sched {
                     j.forced = true;
                 }
             }
-            Event::JobClean { key, .. } => {
-                self.jobs.remove(key);
+            Event::JobClean { time, key } => {
+                if let Some(j) = self.jobs.remove(key) {
+                    self.gone.insert(
+                        *key,
+                        Gone {
+                            user: j.sub.user.clone(),
+                            job_name: j.sub.job_name.clone(),
+                            seq: j.seq,
+                            state: j.state,
+                            exit_status: j.exit_status,
+                            cleaned: *time,
+                        },
+                    );
+                    self.gone_order.push_back((*time, *key));
+                }
+                // Forget what is older than GONE_KEEP_SECS (decided by event times, so
+                // replay forgets the same).
+                while let Some(&(t, k)) = self.gone_order.front() {
+                    if t >= *time - GONE_KEEP_SECS {
+                        break;
+                    }
+                    self.gone_order.pop_front();
+                    if self.gone.get(&k).is_some_and(|g| g.cleaned == t) {
+                        self.gone.remove(&k);
+                    }
+                }
             }
             Event::QueueCtrl { op, queue, .. } => {
                 if let Some(q) = self.queue_mut(queue) {
@@ -543,6 +634,18 @@ impl Sched {
         }
         s.num_processors = s.num_processors.max(1);
         s.max_processors = s.max_processors.max(s.num_processors);
+        if let Some(spec) = array::parse(&s.job_name) {
+            let spec = spec.map_err(|e| match e {
+                array::ArrayError::BadIndex => SchedError::BadArrayIndex,
+                array::ArrayError::TooLarge => SchedError::ArrayTooLarge,
+            })?;
+            if spec.count() > u64::from(self.cfg.max_job_array_size) {
+                return Err(SchedError::ArrayTooLarge);
+            }
+        }
+        if depend::parse(&s.depend_cond).is_err() {
+            return Err(SchedError::BadDependency);
+        }
         s.user = caller.user.clone();
         s.uid = caller.uid;
         if s.project.is_empty() {
@@ -611,6 +714,7 @@ impl Sched {
             if let Some(p) = &q.job_name
                 && !wildcard(p, &j.display_name())
                 && !wildcard(p, &j.sub.job_name)
+                && !(j.is_element() && wildcard(p, j.array_name()))
             {
                 return false;
             }
@@ -829,7 +933,15 @@ impl Sched {
             .collect();
         for (key, file) in old {
             self.emit(Event::JobClean { time: t, key });
-            self.effects.push(Effect::RemoveJobFile { job_file: file });
+            // The elements of an array share one job file: it goes with the last of them.
+            if self
+                .jobs
+                .range((key.0, 0)..=(key.0, u32::MAX))
+                .next()
+                .is_none()
+            {
+                self.effects.push(Effect::RemoveJobFile { job_file: file });
+            }
         }
     }
 
@@ -1538,6 +1650,23 @@ impl Sched {
                 .entry((j.queue.clone(), j.sub.user.clone()))
                 .or_default() += j.slots();
         }
+        // Started elements of arrays with a %k limit.
+        let mut array_started: BTreeMap<u64, u32> = BTreeMap::new();
+        for j in self
+            .jobs
+            .values()
+            .filter(|j| j.array_limit.is_some() && j.state.is_started())
+        {
+            *array_started.entry(j.id).or_default() += 1;
+        }
+        // Dependencies are evaluated once, before this pass places anything.
+        let deps: BTreeMap<JobKey, Tri> = order
+            .iter()
+            .filter_map(|(_, _, _, key)| {
+                let j = self.jobs.get(key)?;
+                Some((*key, self.dependency(j)?))
+            })
+            .collect();
         let accept_ms = i64::from(self.cfg.job_accept_interval)
             * i64::from(self.cfg.mbd_sleep_time_secs)
             * 1000;
@@ -1555,8 +1684,18 @@ impl Sched {
                 reasons.insert(pend::QUEUE_INACT, vec![]);
             } else if j.sub.begin_time > t {
                 reasons.insert(pend::START_TIME, vec![]);
-            } else if !j.sub.depend_cond.is_empty() && !self.dependency_met(&j.sub.depend_cond) {
-                reasons.insert(pend::DEPEND, vec![]);
+            } else if let Some(d) = deps.get(&key).filter(|d| **d != Tri::Yes) {
+                let code = if *d == Tri::Never {
+                    pend::DEPEND_INVALID
+                } else {
+                    pend::DEPEND
+                };
+                reasons.insert(code, vec![]);
+            } else if j
+                .array_limit
+                .is_some_and(|k| array_started.get(&j.id).copied().unwrap_or(0) >= k)
+            {
+                reasons.insert(PEND_ARRAY_LIMIT, vec![]);
             } else if q
                 .qjob_limit
                 .is_some_and(|l| q_used.get(&qname).copied().unwrap_or(0) + need > l)
@@ -1663,6 +1802,9 @@ impl Sched {
                         *q_user
                             .entry((qname.clone(), j.sub.user.clone()))
                             .or_default() += need;
+                        if j.array_limit.is_some() {
+                            *array_started.entry(j.id).or_default() += 1;
+                        }
                         self.start_job(now, key, alloc);
                         continue;
                     }
@@ -1717,34 +1859,76 @@ impl Sched {
         }
     }
 
-    /// Evaluate a `-w` dependency: `done(N)`, `ended(N)`, `exit(N)`, `started(N)`,
-    /// joined by `&&` / `||` (left to right; `&&` binds tighter), optional quotes.
-    pub fn dependency_met(&self, cond: &str) -> bool {
-        let c = cond.trim().trim_matches('"').trim_matches('\'');
-        c.split("||").any(|alt| {
-            alt.split("&&").all(|term| {
-                let term = term.trim();
-                let Some(open) = term.find('(') else {
-                    return false;
-                };
-                let func = term[..open].trim();
-                let arg = term[open + 1..].trim_end_matches(')').trim();
-                let Ok(id) = arg.parse::<u64>() else {
-                    return false;
-                };
-                let Some(j) = self.jobs.get(&(id, 0)) else {
-                    // A job that is gone (cleaned) counts as ended.
-                    return func == "ended";
-                };
-                match func {
-                    "done" => j.state == JobState::Done,
-                    "exit" => j.state == JobState::Exit,
-                    "ended" => j.state.is_finished(),
-                    "started" => j.state.is_started() || j.state.is_finished(),
-                    _ => false,
+    /// The state of a job's `-w` condition now (None: the job has none).
+    pub fn dependency(&self, j: &Job) -> Option<Tri> {
+        let e = j.dep.as_ref()?;
+        Some(depend::eval(e, &mut |t| self.dep_members(j, t)))
+    }
+
+    /// The jobs a dependency target of `j` names: by id any job (but not `j`'s own array),
+    /// by name the submitter's own jobs submitted before `j`; cleaned jobs count with the
+    /// final state they had.
+    fn dep_members(&self, j: &Job, t: &Target) -> Vec<Member> {
+        let sel_ok = |sel: IdxSel, idx: u32| match sel {
+            IdxSel::All => true,
+            IdxSel::One(i) => idx == i,
+            IdxSel::Same => j.idx == 0 || idx == j.idx,
+        };
+        let member = |state: JobState, exit_status: i32| Member {
+            state,
+            exit_code: jobv::wait_status_parts(exit_status).0,
+        };
+        let mut out = Vec::new();
+        match t {
+            Target::Id(id, sel) => {
+                if *id == j.id {
+                    return out;
                 }
-            })
-        })
+                let range = (*id, 0)..=(*id, u32::MAX);
+                for o in self.jobs.range(range.clone()).map(|(_, o)| o) {
+                    if sel_ok(*sel, o.idx) {
+                        out.push(member(o.state, o.exit_status));
+                    }
+                }
+                for (k, g) in self.gone.range(range) {
+                    if !self.jobs.contains_key(k) && sel_ok(*sel, k.1) {
+                        out.push(member(g.state, g.exit_status));
+                    }
+                }
+            }
+            Target::Name(pat, sel) => {
+                let named = |name: &str, command: &str| {
+                    let base = array::base_name(name);
+                    if name.is_empty() {
+                        wildcard(pat, command)
+                    } else {
+                        wildcard(pat, base) || wildcard(pat, name)
+                    }
+                };
+                for o in self.jobs.values() {
+                    if o.id != j.id
+                        && o.seq < j.seq
+                        && o.sub.user == j.sub.user
+                        && sel_ok(*sel, o.idx)
+                        && named(&o.sub.job_name, &o.sub.command)
+                    {
+                        out.push(member(o.state, o.exit_status));
+                    }
+                }
+                for (k, g) in &self.gone {
+                    if k.0 != j.id
+                        && g.seq < j.seq
+                        && g.user == j.sub.user
+                        && !self.jobs.contains_key(k)
+                        && sel_ok(*sel, k.1)
+                        && named(&g.job_name, "")
+                    {
+                        out.push(member(g.state, g.exit_status));
+                    }
+                }
+            }
+        }
+        out
     }
 }
 

@@ -62,6 +62,7 @@ fn cfg() -> SchedConfig {
         sbd_sleep_time_secs: 7,
         job_terminate_interval_secs: 10,
         max_jobid: 999_999,
+        max_job_array_size: 1000,
         hello_interval_secs: 5,
         queues: vec![queue("normal", 30), queue("high", 40)],
         hosts: vec![host("hostA", 0), host("hostB", 1)],
@@ -583,4 +584,396 @@ fn wildcards() {
     assert!(wildcard("a*", "abc"));
     assert!(!wildcard("a*c", "abd"));
     assert!(wildcard("exact", "exact"));
+}
+
+fn named(c: &str, name: &str) -> Submission {
+    let mut s = cmd(c);
+    s.job_name = name.into();
+    s
+}
+
+fn started(s: &Sched, id: u64) -> usize {
+    s.jobs
+        .values()
+        .filter(|j| j.id == id && j.state.is_started())
+        .count()
+}
+
+fn pend_codes(s: &Sched, key: JobKey) -> Vec<u32> {
+    s.jobs[&key].pend_reasons.keys().copied().collect()
+}
+
+#[test]
+fn array_submission_is_one_job_new_with_elements() {
+    let mut s = up();
+    let (id, _, _) = s
+        .submit(T0, &alice(), named("echo", "arr[1-5]"))
+        .expect("submit");
+    let eff = s.take_effects();
+    let news = logged(&eff)
+        .iter()
+        .filter(|e| matches!(e, Event::JobNew { .. }))
+        .count();
+    assert_eq!(news, 1);
+    let keys: Vec<JobKey> = s.jobs.keys().copied().collect();
+    assert_eq!(keys, (1..=5).map(|i| (id, i)).collect::<Vec<_>>());
+    assert_eq!(s.jobs[&(id, 3)].display_name(), "arr[3]");
+    assert_eq!(s.jobs[&(id, 3)].sub.job_name, "arr[1-5]");
+    // Every element shares the submission.
+    assert!(Arc::ptr_eq(&s.jobs[&(id, 1)].sub, &s.jobs[&(id, 5)].sub));
+    let (id2, _, _) = s
+        .submit(T0, &alice(), named("x", "b[1-9:2]"))
+        .expect("submit");
+    let idx: Vec<u32> = s.jobs.keys().filter(|k| k.0 == id2).map(|k| k.1).collect();
+    assert_eq!(idx, vec![1, 3, 5, 7, 9]);
+    let (id3, _, _) = s
+        .submit(T0, &alice(), named("x", "c[1,3,5-7:2]%1"))
+        .expect("submit");
+    let idx: Vec<u32> = s.jobs.keys().filter(|k| k.0 == id3).map(|k| k.1).collect();
+    assert_eq!(idx, vec![1, 3, 5, 7]);
+    assert_eq!(s.jobs[&(id3, 5)].array_limit, Some(1));
+    // A bracket that is not an index list is part of an ordinary name.
+    let (id4, _, _) = s
+        .submit(T0, &alice(), named("x", "rule[x]"))
+        .expect("submit");
+    assert_eq!(s.jobs[&(id4, 0)].display_name(), "rule[x]");
+    // Queries by the array's name find its elements.
+    let (found, _) = s.query(&JobQuery {
+        job_name: Some("arr".into()),
+        ..Default::default()
+    });
+    assert_eq!(found.len(), 5);
+}
+
+#[test]
+fn bad_and_oversized_arrays_are_refused() {
+    let mut c = cfg();
+    c.max_job_array_size = 10;
+    let mut s = Sched::new(c, T0);
+    for n in ["a[0-3]", "a[5-1]", "a[1-4:0]", "a[1-3]%0"] {
+        assert_eq!(
+            s.submit(T0, &alice(), named("x", n)),
+            Err(SchedError::BadArrayIndex),
+            "{n}"
+        );
+    }
+    assert_eq!(
+        s.submit(T0, &alice(), named("x", "a[1-11]")),
+        Err(SchedError::ArrayTooLarge)
+    );
+    assert_eq!(
+        SchedError::ArrayTooLarge.to_string(),
+        "Job array index too large"
+    );
+    s.submit(T0, &alice(), named("x", "a[1-10]"))
+        .expect("10 elements are allowed");
+    s.submit(T0, &alice(), named("x", "a[1-100:10]"))
+        .expect("10 elements spread out are allowed");
+    assert!(s.take_effects().len() >= 2);
+}
+
+#[test]
+fn array_limit_caps_running_elements() {
+    let mut s = up();
+    let (id, _, _) = s
+        .submit(T0, &alice(), named("x", "arr[1-6]%2"))
+        .expect("submit");
+    s.schedule(T0);
+    let d = dispatches(&s.take_effects());
+    assert_eq!(
+        d.iter().map(|x| x.0).collect::<Vec<_>>(),
+        vec![(id, 1), (id, 2)]
+    );
+    assert_eq!(pend_codes(&s, (id, 3)), vec![PEND_ARRAY_LIMIT]);
+    let mut seq = 0;
+    for round in 0..10 {
+        let running: Vec<JobKey> = s
+            .jobs
+            .values()
+            .filter(|j| j.state.is_started())
+            .map(|j| j.key())
+            .collect();
+        assert!(running.len() <= 2, "round {round}: {running:?}");
+        let Some(k) = running.first().copied() else {
+            break;
+        };
+        seq += 1;
+        finish(&mut s, k, 0, seq);
+        s.schedule(T0 + 6000);
+        assert!(started(&s, id) <= 2);
+    }
+    assert!(
+        s.jobs
+            .values()
+            .all(|j| j.state == JobState::Done && j.idx > 0),
+        "every element ran"
+    );
+}
+
+#[test]
+fn elements_are_controlled_one_by_one_or_together() {
+    let mut s = up();
+    let (id, _, _) = s
+        .submit(T0, &alice(), named("x", "arr[1-6]"))
+        .expect("submit");
+    s.schedule(T0);
+    s.take_effects();
+    assert_eq!(started(&s, id), 4);
+    assert_eq!(s.expand(&[(id, None)]).len(), 6);
+    assert_eq!(s.expand(&[(id, Some(3))]), vec![Ok((id, 3))]);
+    assert_eq!(s.expand(&[(id, Some(9))]), vec![Err((id, 9))]);
+    // Kill element 5 (pending): only it ends.
+    s.kill(T0, &alice(), (id, 5), false, false).expect("kill");
+    assert_eq!(s.jobs[&(id, 5)].state, JobState::Exit);
+    assert_eq!(s.jobs[&(id, 6)].state, JobState::Pend);
+    // Stop element 2 (running): an order for that element only.
+    s.dispatch_accepted(T0, (id, 2), 1, 300, 300);
+    s.take_effects();
+    s.stop(T0, &alice(), (id, 2)).expect("stop");
+    let eff = s.take_effects();
+    let signals: Vec<JobKey> = eff
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Signal { key, .. } => Some(*key),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(signals, vec![(id, 2)]);
+    let sig = logged(&eff);
+    assert!(matches!(
+        &sig[0],
+        Event::JobSignal { key, .. } if *key == (id, 2)
+    ));
+    // Switch one element to another queue.
+    s.switch(T0, &alice(), (id, 6), "high").expect("switch");
+    assert_eq!(s.jobs[&(id, 6)].queue, "high");
+    assert_eq!(s.jobs[&(id, 4)].queue, "normal");
+    // Somebody else may not touch them.
+    assert_eq!(
+        s.kill(T0, &bob(), (id, 1), false, false),
+        Err(SchedError::Permission)
+    );
+}
+
+#[test]
+fn cleaned_array_keeps_its_job_file_until_the_last_element_goes() {
+    let mut s = up();
+    let (id, _, _) = s
+        .submit(T0, &alice(), named("x", "arr[1-2]"))
+        .expect("submit");
+    s.schedule(T0);
+    finish(&mut s, (id, 1), 0, 1);
+    s.take_effects();
+    s.tick(T0 + 3_700_000);
+    let eff = s.take_effects();
+    assert!(
+        !eff.iter()
+            .any(|e| matches!(e, Effect::RemoveJobFile { .. }))
+    );
+    assert!(!s.jobs.contains_key(&(id, 1)));
+    finish(&mut s, (id, 2), 0, 1);
+    s.tick(T0 + 7_400_000);
+    let eff = s.take_effects();
+    assert_eq!(
+        eff.iter()
+            .filter(|e| matches!(e, Effect::RemoveJobFile { .. }))
+            .count(),
+        1
+    );
+}
+
+fn dep(c: &str, cond: &str) -> Submission {
+    let mut s = cmd(c);
+    s.depend_cond = cond.into();
+    s
+}
+
+#[test]
+fn bad_dependency_syntax_is_refused() {
+    let mut s = up();
+    for bad in ["done(", "done(1) &&", "bogus(1)", "done(1))"] {
+        assert_eq!(
+            s.submit(T0, &alice(), dep("x", bad)),
+            Err(SchedError::BadDependency),
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        SchedError::BadDependency.to_string(),
+        "Bad dependency condition syntax"
+    );
+    assert!(s.jobs.is_empty());
+}
+
+#[test]
+fn dependencies_by_name_and_invalid_ones() {
+    let mut s = up();
+    // 1: alice's "prep", 2: bob's "prep", 3: alice's "prep2".
+    s.submit(T0, &alice(), named("a", "prep")).expect("submit");
+    s.submit(T0, &bob(), named("b", "prep")).expect("submit");
+    s.submit(T0, &alice(), named("c", "prep2")).expect("submit");
+    let (d1, _, _) = s
+        .submit(T0, &alice(), dep("d", "done(prep)"))
+        .expect("submit");
+    let (d2, _, _) = s
+        .submit(T0, &alice(), dep("e", "ended(\"prep*\")"))
+        .expect("submit");
+    let (d3, _, _) = s
+        .submit(T0, &alice(), dep("f", "done(nosuchjob)"))
+        .expect("submit");
+    let (d4, _, _) = s
+        .submit(T0, &alice(), dep("g", "done(99999)"))
+        .expect("submit");
+    let (d5, _, _) = s
+        .submit(T0, &alice(), dep("h", "done(2) && !exit(3)"))
+        .expect("submit");
+    s.schedule(T0);
+    s.take_effects();
+    // Jobs 1, 2 and 3 run (4 slots).
+    assert_eq!(pend_codes(&s, (d1, 0)), vec![pend::DEPEND]);
+    assert_eq!(pend_codes(&s, (d2, 0)), vec![pend::DEPEND]);
+    assert_eq!(pend_codes(&s, (d3, 0)), vec![pend::DEPEND_INVALID]);
+    assert_eq!(pend_codes(&s, (d4, 0)), vec![pend::DEPEND_INVALID]);
+    assert_eq!(
+        basalt_core::job::pend_reason_text(pend::DEPEND_INVALID),
+        "Dependency condition invalid or never satisfied"
+    );
+    // Alice's "prep" finishes; bob's is still running: done(prep) only looks at alice's.
+    finish(&mut s, (1, 0), 0, 1);
+    s.schedule(T0 + 1000);
+    s.take_effects();
+    assert!(s.jobs[&(d1, 0)].state.is_started(), "done(prep) met");
+    // ended("prep*") also needs alice's prep2 (job 3), which now runs.
+    assert_eq!(pend_codes(&s, (d2, 0)), vec![pend::DEPEND]);
+    // Job 3 exits with 1: d5's `!exit(3)` can never hold any more.
+    finish(&mut s, (3, 0), 256, 1);
+    s.schedule(T0 + 2000);
+    s.take_effects();
+    assert!(s.jobs[&(d2, 0)].state.is_started(), "ended(prep*) met");
+    assert_eq!(pend_codes(&s, (d5, 0)), vec![pend::DEPEND_INVALID]);
+    // A job that exited can never be done.
+    let (d6, _, _) = s.submit(T0, &alice(), dep("i", "done(3)")).expect("submit");
+    s.schedule(T0 + 3000);
+    assert_eq!(pend_codes(&s, (d6, 0)), vec![pend::DEPEND_INVALID]);
+}
+
+#[test]
+fn dependencies_on_arrays_and_elements() {
+    let mut s = up();
+    let (arr, _, _) = s
+        .submit(T0, &alice(), named("x", "arr[1-3]"))
+        .expect("submit");
+    let (all, _, _) = s
+        .submit(T0, &alice(), dep("a", &format!("done({arr})")))
+        .expect("submit");
+    let (one, _, _) = s
+        .submit(T0, &alice(), dep("b", &format!("done({arr}[2])")))
+        .expect("submit");
+    let (by_name, _, _) = s
+        .submit(T0, &alice(), dep("c", "\"done(arr)\""))
+        .expect("submit");
+    let mut pairwise = named("d", "pair[1-3]");
+    pairwise.depend_cond = "done(arr[*])".into();
+    let (pair, _, _) = s.submit(T0, &alice(), pairwise).expect("submit");
+    s.schedule(T0);
+    s.take_effects();
+    assert_eq!(started(&s, arr), 3);
+    finish(&mut s, (arr, 2), 0, 1);
+    s.schedule(T0 + 1000);
+    s.take_effects();
+    assert!(s.jobs[&(one, 0)].state.is_started());
+    assert_eq!(s.jobs[&(all, 0)].state, JobState::Pend);
+    assert_eq!(s.jobs[&(by_name, 0)].state, JobState::Pend);
+    // Element 2 of the pairwise array follows element 2 of arr only.
+    assert!(s.jobs[&(pair, 2)].state.is_started());
+    assert_eq!(s.jobs[&(pair, 1)].state, JobState::Pend);
+    finish(&mut s, (arr, 1), 0, 1);
+    finish(&mut s, (arr, 3), 0, 1);
+    s.schedule(T0 + 2000);
+    s.take_effects();
+    // Both whole-array conditions hold now (they run, or wait only for a slot).
+    for k in [(all, 0), (by_name, 0)] {
+        assert_eq!(s.dependency(&s.jobs[&k]), Some(Tri::Yes));
+        assert!(!pend_codes(&s, k).contains(&pend::DEPEND));
+    }
+    assert_eq!(s.dependency(&s.jobs[&(one, 0)]), Some(Tri::Yes));
+}
+
+#[test]
+fn dependencies_survive_the_clean_period() {
+    let mut s = up();
+    s.host_ctl(T0, &admin(), 2, "hostA", "").expect("close");
+    s.host_ctl(T0, &admin(), 2, "hostB", "").expect("close");
+    s.submit(T0, &alice(), named("a", "first")).expect("submit");
+    s.submit(T0, &alice(), dep("b", "done(1) && done(first)"))
+        .expect("submit");
+    s.force(T0, &admin(), (1, 0), &["hostA".into()], true)
+        .expect("brun");
+    finish(&mut s, (1, 0), 0, 1);
+    // Job 1 is purged from memory while job 2 still waits for a host.
+    s.tick(T0 + 3_700_000);
+    assert!(!s.jobs.contains_key(&(1, 0)));
+    assert!(s.gone.contains_key(&(1, 0)));
+    s.host_ctl(T0, &admin(), 1, "hostA", "").expect("open");
+    s.sbd_hello(T0 + 3_700_000, "hostA", &[]);
+    s.schedule(T0 + 3_700_000);
+    assert!(s.jobs[&(2, 0)].state.is_started());
+}
+
+#[test]
+fn replay_with_arrays_and_dependencies_rebuilds_the_same_state() {
+    let mut s = Sched::new(cfg(), T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    let mut log = logged(&s.take_effects());
+    let (arr, _, _) = s
+        .submit(T0, &alice(), named("x", "arr[1-6]%3"))
+        .expect("submit");
+    s.submit(T0, &alice(), dep("y", "done(arr)"))
+        .expect("submit");
+    s.schedule(T0);
+    finish(&mut s, (arr, 1), 0, 1);
+    finish(&mut s, (arr, 2), 256, 1);
+    s.kill(T0, &alice(), (arr, 6), false, false).expect("kill");
+    s.stop(T0, &alice(), (arr, 3)).expect("stop");
+    s.schedule(T0 + 1000);
+    s.tick(T0 + 3_700_000);
+    log.extend(logged(&s.take_effects()));
+    assert_eq!(
+        log.iter()
+            .filter(|e| matches!(e, Event::JobNew { .. }))
+            .count(),
+        2
+    );
+    let mut r = Sched::new(cfg(), T0 + 1);
+    for ev in &log {
+        r.on_event(ev);
+    }
+    let view = |s: &Sched| {
+        s.jobs
+            .values()
+            .map(|j| {
+                (
+                    j.key(),
+                    j.display_name(),
+                    j.state,
+                    j.hosts.clone(),
+                    j.attempt,
+                    j.exit_status,
+                    j.order,
+                    j.seq,
+                    j.array_limit,
+                    j.term_reason.clone(),
+                    s.dependency(j),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(view(&s), view(&r));
+    assert_eq!(s.gone, r.gone);
+    // The restarted core schedules the same way: never more than 3 elements running.
+    r.schedule(T0 + 3_800_000);
+    assert!(started(&r, arr) <= 3);
 }

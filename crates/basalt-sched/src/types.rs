@@ -1,8 +1,10 @@
 //! The values the core takes and returns: submissions, logged events, effects, and the
 //! job, queue and host records it keeps.
 
+use crate::depend::Expr;
 use basalt_core::job::JobState;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// A job or an array element: (job id, array index; 0 for an ordinary job).
 pub type JobKey = (u64, u32);
@@ -265,8 +267,16 @@ pub enum Effect {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {
     pub id: u64,
+    /// Array index (1.. for an element of an array, 0 for an ordinary job).
     pub idx: u32,
-    pub sub: Submission,
+    /// Shared by every element of an array.
+    pub sub: Arc<Submission>,
+    /// Submission order (the JOB_NEW's position in the log; elements share it).
+    pub seq: u64,
+    /// `%k` of an array: at most k elements started at once.
+    pub array_limit: Option<u32>,
+    /// The parsed `-w` condition (shared by the elements of an array).
+    pub dep: Option<Arc<Expr>>,
     /// Logged state (what lsb.events says).
     pub state: JobState,
     /// The queue it is in now.
@@ -309,18 +319,25 @@ pub struct Job {
 }
 
 impl Job {
-    /// Name bjobs shows: -J, else the command.
+    /// Name bjobs shows: -J, else the command; `name[idx]` for an array element.
     pub fn display_name(&self) -> String {
-        if self.sub.job_name.is_empty() {
+        if self.idx > 0 {
+            format!("{}[{}]", self.array_name(), self.idx)
+        } else if self.sub.job_name.is_empty() {
             self.sub.command.clone()
-        } else if self.idx > 0 {
-            match self.sub.job_name.find('[') {
-                Some(p) => format!("{}[{}]", &self.sub.job_name[..p], self.idx),
-                None => format!("{}[{}]", self.sub.job_name, self.idx),
-            }
         } else {
             self.sub.job_name.clone()
         }
+    }
+
+    /// The job name without an array's index spec (`arr` of `arr[1-10]%2`).
+    pub fn array_name(&self) -> &str {
+        crate::array::base_name(&self.sub.job_name)
+    }
+
+    /// An element of a job array?
+    pub fn is_element(&self) -> bool {
+        self.idx > 0
     }
 
     /// Slots the job takes (one per host entry, at least 1).
