@@ -359,11 +359,15 @@ fn defer<T: Send + 'static>(reply: Reply<T>, value: T) -> Deferred {
 
 impl OwnerState {
     fn run(mut self, rx: stdmpsc::Receiver<Msg>) -> MbdError {
-        // Make MBD_START durable before serving anybody.
+        // A first pass, so the replayed pending jobs show their reasons (a dependency
+        // that can never be met, an array's limit) from the first query on. Make it and
+        // MBD_START durable before serving anybody.
+        self.sched.schedule(now_ms());
         let effects = self.sched.take_effects();
         if let Err(e) = self.journal.commit(&self.sched, &effects) {
             return e.into();
         }
+        self.carry_out(effects);
         let tick = Duration::from_millis(500);
         let mut last_tick = now_ms();
         loop {

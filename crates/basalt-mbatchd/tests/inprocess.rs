@@ -10,9 +10,25 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tonic::{Request, Response, Status};
 
+/// What the fake sbatchd saw: elements running now, the most at once, each JobSpec.
+#[derive(Default)]
+struct Seen {
+    running: u32,
+    max_running: u32,
+    specs: Vec<sb::JobSpec>,
+}
+
 #[derive(Clone)]
 struct FakeSbd {
     config: Arc<basalt_config::Config>,
+    seen: Arc<std::sync::Mutex<Seen>>,
+}
+
+impl FakeSbd {
+    fn seen<T>(&self, f: impl FnOnce(&mut Seen) -> T) -> T {
+        let mut g = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut g)
+    }
 }
 
 impl FakeSbd {
@@ -54,7 +70,15 @@ impl sb::sbatchd_server::Sbatchd for FakeSbd {
             !job.job_file.is_empty(),
             "the spooled job file travels with the job"
         );
-        let pid = 1000 + job.job_id as u32;
+        let pid = 1000 + job.job_id as u32 * 100 + job.idx;
+        self.seen(|s| {
+            s.running += 1;
+            s.max_running = s.max_running.max(s.running);
+            s.specs.push(sb::JobSpec {
+                job_file: Vec::new(),
+                ..job.clone()
+            });
+        });
         let base = pb::JobReport {
             id: job_ref(job.job_id, job.idx),
             attempt: job.attempt,
@@ -77,6 +101,7 @@ impl sb::sbatchd_server::Sbatchd for FakeSbd {
             let me = self.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(100)).await;
+                me.seen(|s| s.running -= 1);
                 me.report(pb::JobReport {
                     seq: 2,
                     kind: pb::ReportKind::Finished as i32,
@@ -96,6 +121,7 @@ impl sb::sbatchd_server::Sbatchd for FakeSbd {
     ) -> Result<Response<sb::SignalJobReply>, Status> {
         let req = request.into_inner();
         if req.action == sb::SignalAction::Kill as i32 {
+            self.seen(|s| s.running = s.running.saturating_sub(1));
             self.report(pb::JobReport {
                 id: job_ref(req.job_id, req.idx),
                 attempt: req.attempt,
@@ -179,9 +205,17 @@ async fn all_jobs(config: &basalt_config::Config) -> Option<Vec<pb::JobInfo>> {
     Some(r.into_inner().jobs)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn submit_dispatch_finish_kill_and_replay() -> anyhow::Result<()> {
-    let lims = InProcessCluster::start("mbd-inproc", &ClusterSpec::new(1)).await?;
+struct Setup {
+    _lims: InProcessCluster,
+    config: Arc<basalt_config::Config>,
+    fake: FakeSbd,
+    mbd: Mbd,
+    client: pb::mbatchd_client::MbatchdClient<tonic::transport::Channel>,
+}
+
+/// A one-host cluster: a real LIM, the fake sbatchd and mbatchd, all in this process.
+async fn setup(name: &str) -> anyhow::Result<Setup> {
+    let lims = InProcessCluster::start(name, &ClusterSpec::new(1)).await?;
     lims.wait_master("hostA", Duration::from_secs(20)).await?;
     let envdir = lims.dir.path().join("conf");
     let config = Arc::new(
@@ -192,17 +226,36 @@ async fn submit_dispatch_finish_kill_and_replay() -> anyhow::Result<()> {
     let sbd_addr = basalt_runtime::sbd_addr(&config, "hostA")?;
     let fake = FakeSbd {
         config: config.clone(),
+        seen: Arc::default(),
     };
     let sbd_listener = tokio::net::TcpListener::bind(sbd_addr).await?;
     tokio::spawn(basalt_runtime::serve(
         tonic::transport::Server::builder()
-            .add_service(sb::sbatchd_server::SbatchdServer::new(fake)),
+            .add_service(sb::sbatchd_server::SbatchdServer::new(fake.clone())),
         sbd_listener,
         std::future::pending(),
     ));
 
+    // The fake sbatchd says hello like a real one, so hostA never looks unreachable.
+    let hello_config = config.clone();
+    tokio::spawn(async move {
+        loop {
+            if let Ok(mut c) =
+                basalt_runtime::mbatchd_channel(&hello_config, "hostA", Duration::from_secs(2))
+            {
+                let _ = c
+                    .sbd_hello(pb::SbdHelloRequest {
+                        protocol: Some(basalt_proto::PROTOCOL),
+                        host: "hostA".into(),
+                        ..Default::default()
+                    })
+                    .await;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    });
     let mbd = start_mbd(config.clone()).await?;
-    let mut client = wait_for_async("mbatchd to answer", Duration::from_secs(20), || {
+    let client = wait_for_async("mbatchd to answer", Duration::from_secs(20), || {
         let config = config.clone();
         async move {
             match all_jobs(&config).await {
@@ -215,6 +268,246 @@ async fn submit_dispatch_finish_kill_and_replay() -> anyhow::Result<()> {
         }
     })
     .await?;
+    Ok(Setup {
+        _lims: lims,
+        config,
+        fake,
+        mbd,
+        client,
+    })
+}
+
+fn submission(command: &str, job_name: &str, depend_cond: &str) -> pb::SubmitRequest {
+    pb::SubmitRequest {
+        protocol: Some(basalt_proto::PROTOCOL),
+        caller: caller(),
+        job: Some(pb::JobSubmission {
+            command: command.into(),
+            job_name: job_name.into(),
+            depend_cond: depend_cond.into(),
+            cwd: "/tmp".into(),
+            env: vec!["PATH=/usr/bin:/bin".into()],
+            rlimits: vec![-1; 11],
+            from_host: "hostA".into(),
+            ..Default::default()
+        }),
+    }
+}
+
+/// Wait until `pred` holds for the job list.
+async fn wait_jobs(
+    config: &Arc<basalt_config::Config>,
+    what: &str,
+    pred: impl Fn(&[pb::JobInfo]) -> bool,
+) -> anyhow::Result<Vec<pb::JobInfo>> {
+    let pred = &pred;
+    wait_for_async(what, Duration::from_secs(30), || {
+        let config = config.clone();
+        async move {
+            let jobs = all_jobs(&config).await.unwrap_or_default();
+            let ok = pred(&jobs);
+            let text = jobs
+                .iter()
+                .map(|j| format!("{}[{}]={}", j.job_id, j.idx, j.state))
+                .collect::<Vec<_>>()
+                .join(" ");
+            (ok.then_some(jobs), text)
+        }
+    })
+    .await
+}
+
+fn count_records(
+    config: &basalt_config::Config,
+) -> anyhow::Result<std::collections::BTreeMap<String, usize>> {
+    let reader = basalt_eventlog::read_events(&config.logdir().join("lsb.events"))?;
+    let mut kinds = std::collections::BTreeMap::<String, usize>::new();
+    for rec in reader {
+        *kinds.entry(rec?.kind().to_string()).or_default() += 1;
+    }
+    Ok(kinds)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arrays_and_dependencies_through_grpc() -> anyhow::Result<()> {
+    let Setup {
+        _lims,
+        config,
+        fake,
+        mbd,
+        mut client,
+    } = setup("mbd-arrays").await?;
+    let r = client
+        .submit(submission("true", "arr[1-10]%2", ""))
+        .await?
+        .into_inner();
+    let id = r.job_id;
+    // Waits for every element of the array, by the array's name.
+    let after = client
+        .submit(submission("true", "after", "done(arr)"))
+        .await?
+        .into_inner();
+    // Refusals carry LSF's texts.
+    for (name, dep, want) in [
+        ("big[1-1001]", "", "Job array index too large"),
+        ("bad[0-3]", "", "Job array index error"),
+        ("x", "done(1", "Bad dependency condition syntax"),
+    ] {
+        let e = client.submit(submission("true", name, dep)).await;
+        assert_eq!(
+            e.err().map(|s| s.message().to_string()).as_deref(),
+            Some(want)
+        );
+    }
+    let never = client
+        .submit(submission("true", "never", "done(nosuchname)"))
+        .await?
+        .into_inner();
+    let jobs = wait_jobs(&config, "the array and its dependent to finish", |jobs| {
+        jobs.iter()
+            .filter(|j| j.job_id == id || j.job_id == after.job_id)
+            .all(|j| j.state == 64)
+            && jobs.iter().filter(|j| j.job_id == id).count() == 10
+            && jobs.iter().any(|j| j.job_id == after.job_id)
+    })
+    .await?;
+    let elems: Vec<&pb::JobInfo> = jobs.iter().filter(|j| j.job_id == id).collect();
+    assert_eq!(
+        elems.iter().map(|j| j.idx).collect::<Vec<_>>(),
+        (1..=10).collect::<Vec<u32>>()
+    );
+    for j in &elems {
+        assert_eq!(j.job_name, format!("arr[{}]", j.idx));
+    }
+    let never_row = jobs
+        .iter()
+        .find(|j| j.job_id == never.job_id)
+        .ok_or_else(|| anyhow::anyhow!("job {} missing", never.job_id))?;
+    assert_eq!(never_row.state, 1);
+    assert_eq!(
+        never_row
+            .pend_reasons
+            .iter()
+            .map(|r| r.code)
+            .collect::<Vec<_>>(),
+        vec![basalt_core::job::pend::DEPEND_INVALID]
+    );
+    let (max, specs) = fake.seen(|s| (s.max_running, s.specs.clone()));
+    assert!(max <= 2, "at most 2 elements at once, saw {max}");
+    let arr_specs: Vec<&sb::JobSpec> = specs.iter().filter(|s| s.job_id == id).collect();
+    assert_eq!(arr_specs.len(), 10);
+    for s in &arr_specs {
+        assert!(s.is_array);
+        assert_eq!(s.job_name, "arr[1-10]%2");
+        assert!(s.idx >= 1 && s.idx <= 10);
+    }
+
+    // A running array (hostA has 2 slots): kill one element, then the rest at once.
+    let long = client
+        .submit(submission("long sleep", "hold[1-3]", ""))
+        .await?
+        .into_inner();
+    wait_jobs(&config, "2 long elements to run", |jobs| {
+        jobs.iter()
+            .filter(|j| j.job_id == long.job_id && j.state == 4 && j.pid != 0)
+            .count()
+            == 2
+    })
+    .await?;
+    let kill = |ids: Vec<pb::JobRef>| pb::SignalRequest {
+        caller: caller(),
+        ids,
+        kind: pb::SignalKind::Kill as i32,
+        ..Default::default()
+    };
+    let one = pb::JobRef {
+        job_id: long.job_id,
+        idx: 2,
+        has_idx: true,
+    };
+    let r = client.signal(kill(vec![one])).await?.into_inner();
+    assert_eq!(r.results.len(), 1);
+    assert!(r.results[0].ok, "{r:?}");
+    assert_eq!(r.results[0].id, Some(one));
+    // Element 2 exits, element 3 takes its slot, element 1 runs on.
+    wait_jobs(&config, "element 2 to exit and 3 to run", |jobs| {
+        let st = |i: u32| {
+            jobs.iter()
+                .find(|j| j.job_id == long.job_id && j.idx == i)
+                .map(|j| (j.state, j.pid != 0))
+        };
+        st(1) == Some((4, true)) && st(2).map(|s| s.0) == Some(32) && st(3) == Some((4, true))
+    })
+    .await?;
+    let whole = pb::JobRef {
+        job_id: long.job_id,
+        idx: 0,
+        has_idx: false,
+    };
+    let r = client.signal(kill(vec![whole])).await?.into_inner();
+    assert_eq!(r.results.len(), 1, "a whole array is answered once: {r:?}");
+    assert!(r.results[0].ok, "{r:?}");
+    assert_eq!(r.results[0].id, Some(whole));
+    let jobs = wait_jobs(&config, "the whole array to exit", |jobs| {
+        jobs.iter()
+            .filter(|j| j.job_id == long.job_id && j.state == 32)
+            .count()
+            == 3
+    })
+    .await?;
+    for j in jobs.iter().filter(|j| j.job_id == long.job_id) {
+        assert_eq!(j.term_reason, "TERM_OWNER");
+    }
+
+    // One JOB_NEW per submission, per-element records with idx.
+    let mut new_names = Vec::new();
+    let mut start_idx = Vec::new();
+    for rec in basalt_eventlog::read_events(&config.logdir().join("lsb.events"))? {
+        match rec? {
+            basalt_eventlog::Record::JobNew(n) => new_names.push(n.job_name.clone()),
+            basalt_eventlog::Record::JobStart(s) if s.job_id == id => start_idx.push(s.idx),
+            basalt_eventlog::Record::JobStatus(s)
+                if s.job_id == long.job_id && s.j_status == 32 =>
+            {
+                assert_eq!(s.term_reason, "TERM_OWNER", "logged with the element");
+                assert!(s.idx >= 1);
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(
+        new_names,
+        vec!["arr[1-10]%2", "after", "never", "hold[1-3]"]
+    );
+    start_idx.sort_unstable();
+    assert_eq!(start_idx, (1..=10).collect::<Vec<u32>>());
+    let kinds = count_records(&config)?;
+    assert_eq!(kinds.get("JOB_NEW"), Some(&4), "{kinds:?}");
+
+    // A restart replays the one JOB_NEW into the same elements and states.
+    let before = all_jobs(&config).await.unwrap_or_default();
+    let _ = mbd.stop.send(());
+    mbd.task.await?;
+    let mbd2 = start_mbd(config.clone()).await?;
+    let after_restart = wait_jobs(&config, "mbatchd to answer after restart", |j| {
+        !j.is_empty()
+    })
+    .await?;
+    assert_eq!(before, after_restart);
+    let _ = mbd2.stop.send(());
+    let _ = mbd2.task.await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn submit_dispatch_finish_kill_and_replay() -> anyhow::Result<()> {
+    let Setup {
+        _lims,
+        config,
+        fake: _,
+        mbd,
+        mut client,
+    } = setup("mbd-inproc").await?;
 
     let submit = |command: &str, queue: &str| pb::SubmitRequest {
         protocol: Some(basalt_proto::PROTOCOL),
