@@ -1,7 +1,7 @@
 //! `bjobs`: job listings — default and `-w` tables (cli-output.md §3.1–3.2), pending
 //! and suspending reasons (`-p`, `-s`, §3.3), the long format (`-l`, §3.4), custom
-//! columns (`-o`, cli-contract.md §4.3) and JSON (`-json`, §4.4); messages and exit
-//! codes of cli-contract.md §6.
+//! columns (`-o`, cli-contract.md §4.3), JSON (`-json`, §4.4) and the job-array summary
+//! (`-A`, §3.1); messages and exit codes of cli-contract.md §6.
 //!
 //! Repeated execution hosts are shown as `N*host` (LSF 10's short host lists, which
 //! clients expect) unless lsf.conf sets `LSB_SHORT_HOSTLIST=0`/`N`; then every slot's
@@ -21,7 +21,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 /// bjobs's usage text.
-pub const USAGE: &str = "Usage: bjobs [-h] [-V] [-w | -l] [-a] [-d] [-p] [-r] [-s]
+pub const USAGE: &str = "Usage: bjobs [-h] [-V] [-w | -l] [-A] [-a] [-d] [-p] [-r] [-s]
              [-u user_name | -u all] [-q queue_name] [-m host_name] [-J job_name]
              [-o \"field[:[-]width] ... [delimiter='c']\"] [-noheader] [-json]
              [job_ID | \"job_ID[index]\" ...]
@@ -29,7 +29,7 @@ pub const USAGE: &str = "Usage: bjobs [-h] [-V] [-w | -l] [-a] [-d] [-p] [-r] [-
 
 const SPEC: Spec = Spec {
     flags: &[
-        "h", "V", "a", "d", "p", "r", "s", "l", "w", "noheader", "json",
+        "h", "V", "A", "a", "d", "p", "r", "s", "l", "w", "noheader", "json",
     ],
     valued: &["u", "q", "m", "J", "o"],
 };
@@ -153,7 +153,13 @@ fn reason_text(r: &PendReason) -> String {
             );
         }
     }
-    pend_reason_text(r.code)
+    let text = pend_reason_text(r.code);
+    if text.starts_with("Unknown pending reason") && !r.detail.is_empty() {
+        // A reason basalt-core has no text for (mbatchd sends it, e.g. an array's
+        // running-element limit).
+        return r.detail.clone();
+    }
+    text
 }
 
 /// The pending-reason lines of a job (each starting with a space). Host-level
@@ -215,6 +221,82 @@ pub fn table(jobs: &[JobInfo], o: &TableOpts, fx: &Fx) -> String {
         }
     }
     out
+}
+
+// ------------------------------------------------------------------ -A
+
+/// The header of `bjobs -A`.
+pub const ARRAY_HEADER: &str =
+    "JOBID    ARRAY_SPEC  OWNER   NJOBS PEND DONE  RUN EXIT SSUSP USUSP PSUSP";
+
+/// `1,2,3,5,7-9` → `1-3,5,7-9`.
+fn index_ranges(idx: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < idx.len() {
+        let start = idx[i];
+        let mut end = start;
+        while i + 1 < idx.len() && idx[i + 1] == end + 1 {
+            i += 1;
+            end = idx[i];
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    parts.join(",")
+}
+
+/// The `-A` summary: one row per job array (elements grouped by job id, in id order).
+/// `all` keeps arrays whose elements have all finished.
+pub fn array_summary(jobs: &[JobInfo], all: bool, noheader: bool) -> String {
+    let mut arrays: Vec<(u64, Vec<&JobInfo>)> = Vec::new();
+    for j in jobs.iter().filter(|j| j.idx > 0) {
+        match arrays.iter_mut().find(|(id, _)| *id == j.job_id) {
+            Some((_, v)) => v.push(j),
+            None => arrays.push((j.job_id, vec![j])),
+        }
+    }
+    arrays.sort_by_key(|(id, _)| *id);
+    let mut out = String::new();
+    for (id, mut elems) in arrays {
+        if !all && elems.iter().all(|j| is_finished(j)) {
+            continue;
+        }
+        elems.sort_by_key(|j| j.idx);
+        let idx: Vec<u32> = elems.iter().map(|j| j.idx).collect();
+        let first = elems[0];
+        let suffix = format!("[{}]", first.idx);
+        let base = first
+            .job_name
+            .strip_suffix(&suffix)
+            .unwrap_or(&first.job_name);
+        let spec = format!("{base}[{}]", index_ranges(&idx));
+        let n = |st: JobState| elems.iter().filter(|j| state_of(j) == Some(st)).count();
+        let run = n(JobState::Run) + n(JobState::Unkwn);
+        let _ = writeln!(
+            out,
+            "{:<7}  {:<8.8} {:>8.8}   {:>5} {:>4} {:>4} {:>4} {:>4} {:>5} {:>5} {:>5}",
+            id,
+            spec,
+            first.user,
+            elems.len(),
+            n(JobState::Pend),
+            n(JobState::Done),
+            run,
+            n(JobState::Exit),
+            n(JobState::Ssusp),
+            n(JobState::Ususp),
+            n(JobState::Psusp),
+        );
+    }
+    if out.is_empty() || noheader {
+        return out;
+    }
+    format!("{ARRAY_HEADER}\n{out}")
 }
 
 // ------------------------------------------------------------------ -l
@@ -913,6 +995,8 @@ pub struct Args {
     pub wide: bool,
     pub noheader: bool,
     pub json: bool,
+    /// `-A`: the job-array summary.
+    pub arrays: bool,
     pub user: Option<String>,
     pub queue: Option<String>,
     pub host: Option<String>,
@@ -928,6 +1012,7 @@ pub fn args_from(items: Vec<Item>) -> Args {
         match it {
             Item::Arg(s) => a.ids.push(s),
             Item::Opt(n, v) => match (n.as_str(), v) {
+                ("A", _) => a.arrays = true,
                 ("a", _) => a.all = true,
                 ("d", _) => a.done = true,
                 ("p", _) => a.pend = true,
@@ -1056,7 +1141,8 @@ pub fn main(args: Vec<String>) -> ExitCode {
         queue: a.queue.clone().unwrap_or_default(),
         host: a.host.clone().unwrap_or_default(),
         job_name: a.job_name.clone().unwrap_or_default(),
-        states: state_bits(&a),
+        // -A counts every element of an array, finished ones too.
+        states: if a.arrays { u32::MAX } else { state_bits(&a) },
     };
     super::run(async move {
         let mut client = match super::connect_mbatchd(&config).await {
@@ -1080,6 +1166,26 @@ pub fn main(args: Vec<String>) -> ExitCode {
             };
             print!("{}", json(&reply.jobs, &reply.not_found, &fields, &fx));
             return ExitCode::SUCCESS;
+        }
+        if a.arrays {
+            let text = array_summary(&reply.jobs, a.all || !refs.is_empty(), a.noheader);
+            if text.is_empty() && reply.not_found.is_empty() {
+                eprintln!("{}", nothing_message(&a));
+                return if consistent_exit {
+                    crate::fail()
+                } else {
+                    ExitCode::SUCCESS
+                };
+            }
+            print!("{text}");
+            for r in &reply.not_found {
+                eprintln!("Job <{}> is not found", job_ref_str(r));
+            }
+            return if reply.not_found.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                crate::fail()
+            };
         }
         if reply.jobs.is_empty() && reply.not_found.is_empty() {
             if let (Some(pat), true) = (&a.job_name, refs.is_empty()) {
@@ -1508,6 +1614,58 @@ Sun Nov 22 09:25:50: Resource usage collected.
                 ..Default::default()
             }),
             "No job found"
+        );
+    }
+
+    #[test]
+    fn array_summary_and_array_limit_reason() {
+        let mut jobs = Vec::new();
+        for (i, st) in [
+            status::DONE,
+            status::DONE,
+            status::RUN,
+            status::RUN,
+            status::PEND,
+            status::EXIT,
+            status::PSUSP,
+            status::PEND,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let idx = [1, 2, 3, 4, 5, 7, 8, 9][i];
+            let mut j = job(106, st, &format!("arr[{idx}]"), &[]);
+            j.idx = idx;
+            jobs.push(j);
+        }
+        // An ordinary job and a finished array are left out (the latter without -a).
+        jobs.push(job(107, status::RUN, "plain", &["vm"]));
+        let mut fin = job(108, status::DONE, "old[1]", &[]);
+        fin.idx = 1;
+        jobs.push(fin);
+        let want = "JOBID    ARRAY_SPEC  OWNER   NJOBS PEND DONE  RUN EXIT SSUSP USUSP PSUSP\n\
+106      arr[1-5,     root       8    2    2    2    1     0     0     1\n";
+        assert_eq!(array_summary(&jobs, false, false), want);
+        let with_all = array_summary(&jobs, true, true);
+        assert_eq!(with_all.lines().count(), 2, "{with_all}");
+        assert!(
+            with_all
+                .lines()
+                .nth(1)
+                .is_some_and(|l| l.starts_with("108      old[1]"))
+        );
+        assert_eq!(array_summary(&jobs[8..9], false, false), "");
+        assert_eq!(index_ranges(&[1, 2, 3, 5, 7, 8, 9]), "1-3,5,7-9");
+        // A reason code basalt-core has no text for shows mbatchd's detail.
+        let mut p = job(106, status::PEND, "arr[9]", &[]);
+        p.pend_reasons = vec![PendReason {
+            code: 38,
+            hosts: vec![],
+            detail: "The job array has reached its running element limit".into(),
+        }];
+        assert_eq!(
+            pend_reason_lines(&p, false),
+            " The job array has reached its running element limit;\n"
         );
     }
 }
