@@ -1,0 +1,401 @@
+//! Job arrays and dependencies end to end on a 3-host loopback cluster of real processes,
+//! through the real commands: `bsub -J "arr[1-6]%2"` with `%J`/`%I` output files and
+//! `$LSB_JOBINDEX`, the `%k` limit, element ids (`bkill 123[3]`), whole-array control,
+//! `bjobs -A`, `-w "done(name)"` dependencies, and LSF's refusals.
+
+use anyhow::{Context, Result, anyhow, bail};
+use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+const PARAMS: &str = "BASALT_SBD_HELLO_INTERVAL = 1\nJOB_TERMINATE_INTERVAL = 2";
+
+fn text(o: &std::process::Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}stderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Run bsub from `cwd`; it must print exactly one `Job <N> is submitted ...` line.
+fn bsub(c: &ProcessCluster, cwd: &Path, args: &[&str]) -> Result<u64> {
+    let o = c
+        .command("bsub")
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .context("running bsub")?;
+    let out = String::from_utf8_lossy(&o.stdout);
+    if !o.status.success() {
+        bail!("bsub {args:?} failed: {}", text(&o));
+    }
+    let line = out.lines().next().unwrap_or("");
+    if out.lines().count() != 1 || !line.contains("is submitted to") {
+        bail!("bsub printed more or other than one line: {}", text(&o));
+    }
+    line.strip_prefix("Job <")
+        .and_then(|r| r.split('>').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .ok_or_else(|| anyhow!("no job id in {line:?}"))
+}
+
+/// bsub that must be refused: returns its stderr.
+fn bsub_refused(c: &ProcessCluster, cwd: &Path, args: &[&str]) -> Result<String> {
+    let o = c.command("bsub").args(args).current_dir(cwd).output()?;
+    if o.status.code() != Some(255) || !o.stdout.is_empty() {
+        bail!("bsub {args:?} should have been refused: {}", text(&o));
+    }
+    Ok(String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Row {
+    stat: String,
+    name: String,
+    host: String,
+}
+
+/// Every job and element bjobs knows, by (job id, index).
+fn jobs(c: &ProcessCluster) -> Result<BTreeMap<(u64, u32), Row>> {
+    let o = c.run(
+        "bjobs",
+        &[
+            "-a",
+            "-u",
+            "all",
+            "-json",
+            "-o",
+            "jobid jobindex stat job_name exec_host",
+        ],
+    )?;
+    let out = String::from_utf8_lossy(&o.stdout);
+    if out.trim().is_empty() {
+        return Ok(BTreeMap::new());
+    }
+    let v: serde_json::Value =
+        serde_json::from_str(&out).with_context(|| format!("bjobs -json: {}", text(&o)))?;
+    let mut m = BTreeMap::new();
+    for r in v["RECORDS"].as_array().cloned().unwrap_or_default() {
+        let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
+        let (Ok(id), Ok(idx)) = (s("JOBID").parse::<u64>(), s("JOBINDEX").parse::<u32>()) else {
+            continue;
+        };
+        m.insert(
+            (id, idx),
+            Row {
+                stat: s("STAT"),
+                name: s("JOB_NAME"),
+                host: s("EXEC_HOST"),
+            },
+        );
+    }
+    Ok(m)
+}
+
+fn elements(m: &BTreeMap<(u64, u32), Row>, id: u64) -> Vec<(u32, Row)> {
+    m.iter()
+        .filter(|((j, _), _)| *j == id)
+        .map(|((_, i), r)| (*i, r.clone()))
+        .collect()
+}
+
+/// Wait until `pred` holds for the job table.
+fn wait_jobs(
+    c: &ProcessCluster,
+    what: &str,
+    deadline: Duration,
+    mut pred: impl FnMut(&BTreeMap<(u64, u32), Row>) -> bool,
+) -> Result<BTreeMap<(u64, u32), Row>> {
+    wait_for(what, deadline, || match jobs(c) {
+        Ok(m) => {
+            let shown = format!("{m:?}");
+            (pred(&m).then_some(m), shown)
+        }
+        Err(e) => (None, e.to_string()),
+    })
+}
+
+fn work_dir(c: &ProcessCluster) -> Result<std::path::PathBuf> {
+    let d = c.dir.path().join("work-area");
+    std::fs::create_dir_all(&d)?;
+    Ok(d)
+}
+
+/// Fields of one event-log line (quoted strings with `""` for a quote, bare words),
+/// read independently of basalt-eventlog.
+fn fields(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let b: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == ' ' {
+            i += 1;
+            continue;
+        }
+        if b[i] == '"' {
+            let mut s = String::new();
+            i += 1;
+            while i < b.len() {
+                if b[i] == '"' {
+                    if i + 1 < b.len() && b[i + 1] == '"' {
+                        s.push('"');
+                        i += 2;
+                        continue;
+                    }
+                    i += 1;
+                    break;
+                }
+                s.push(b[i]);
+                i += 1;
+            }
+            out.push(s);
+        } else {
+            let start = i;
+            while i < b.len() && b[i] != ' ' {
+                i += 1;
+            }
+            out.push(b[start..i].iter().collect());
+        }
+    }
+    out
+}
+
+/// The records of lsb.events, split into fields.
+fn events(c: &ProcessCluster) -> Result<Vec<Vec<String>>> {
+    let text = std::fs::read_to_string(c.dir.path().join("work/basalt/logdir/lsb.events"))?;
+    Ok(text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(fields)
+        .collect())
+}
+
+/// idx of a JOB_START record: `jobId jStatus jobPid jobPGid hostFactor numExHosts
+/// "host"... "queuePreCmd" "queuePostCmd" jFlags idx`.
+fn start_idx(f: &[String]) -> Option<u32> {
+    let n: usize = f.get(8)?.parse().ok()?;
+    f.get(9 + n + 3)?.parse().ok()
+}
+
+/// idx of a JOB_STATUS record: `jobId jStatus reason subreasons cpuTime endTime ru
+/// [19 rusage] exitStatus idx ...`.
+fn status_idx(f: &[String]) -> Option<u32> {
+    let ru = f.get(9)? == "1";
+    let at = if ru { 10 + 19 + 1 } else { 11 };
+    f.get(at)?.parse().ok()
+}
+
+#[test]
+fn arrays_limits_elements_and_dependencies() -> Result<()> {
+    let c = ProcessCluster::start_batch("batch-arrays", &ClusterSpec::new(3), PARAMS)?;
+    let work = work_dir(&c)?;
+
+    // Refusals with LSF's messages.
+    let e = bsub_refused(&c, &work, &["-J", "big[1-1001]", "true"])?;
+    assert!(
+        e.contains("Job array index too large. Job not submitted."),
+        "{e}"
+    );
+    let e = bsub_refused(&c, &work, &["-J", "bad[0-2]", "true"])?;
+    assert!(
+        e.contains("Job array index error. Job not submitted."),
+        "{e}"
+    );
+    let e = bsub_refused(&c, &work, &["-w", "done(", "true"])?;
+    assert!(
+        e.contains("Bad dependency condition syntax. Job not submitted."),
+        "{e}"
+    );
+
+    // Six elements, at most two at a time (6 slots would allow all of them).
+    let arr = bsub(
+        &c,
+        &work,
+        &[
+            "-J",
+            "arr[1-6]%2",
+            "-o",
+            "out.%J.%I",
+            "sleep 2; echo $LSB_JOBINDEX",
+        ],
+    )?;
+    let mut most = 0;
+    let done = wait_jobs(
+        &c,
+        "the 6 elements to finish",
+        Duration::from_secs(90),
+        |m| {
+            let els = elements(m, arr);
+            let running = els.iter().filter(|(_, r)| r.stat == "RUN").count();
+            assert!(running <= 2, "{running} elements run at once: {els:?}");
+            most = most.max(running);
+            els.len() == 6 && els.iter().all(|(_, r)| r.stat == "DONE")
+        },
+    )?;
+    assert!(most >= 1, "an element was seen running");
+    for (i, r) in elements(&done, arr) {
+        assert_eq!(r.name, format!("arr[{i}]"));
+        let out = std::fs::read_to_string(work.join(format!("out.{arr}.{i}")))
+            .with_context(|| format!("output of element {i}"))?;
+        assert_eq!(out.lines().next(), Some(i.to_string().as_str()), "{out}");
+    }
+    assert_eq!(
+        elements(&done, arr).iter().map(|e| e.0).collect::<Vec<_>>(),
+        (1..=6).collect::<Vec<u32>>()
+    );
+
+    // lsb.events: one JOB_NEW with the spec as submitted, per-element records with idx,
+    // never more than two elements between JOB_START and their final JOB_STATUS.
+    let recs = events(&c)?;
+    let id = arr.to_string();
+    let news: Vec<&Vec<String>> = recs
+        .iter()
+        .filter(|f| f[0] == "JOB_NEW" && f[3] == id)
+        .collect();
+    assert_eq!(news.len(), 1);
+    assert_eq!(news[0][41], "arr[1-6]%2", "$42 is the job name");
+    let mut running = 0i32;
+    let mut most_logged = 0;
+    let mut started = Vec::new();
+    for f in recs.iter().filter(|f| f.get(3) == Some(&id)) {
+        match f[0].as_str() {
+            "JOB_START" => {
+                started.push(start_idx(f).ok_or_else(|| anyhow!("{f:?}"))?);
+                running += 1;
+                most_logged = most_logged.max(running);
+            }
+            "JOB_STATUS" if f[4] == "64" || f[4] == "32" => {
+                assert!(status_idx(f).is_some_and(|i| (1..=6).contains(&i)), "{f:?}");
+                running -= 1;
+            }
+            _ => {}
+        }
+    }
+    started.sort_unstable();
+    assert_eq!(started, (1..=6).collect::<Vec<u32>>());
+    assert!(most_logged <= 2, "{most_logged} started at once in the log");
+
+    // A dependency on the array by name: waits for every element.
+    let arr2 = bsub(
+        &c,
+        &work,
+        &["-J", "later[1-3]", "-o", "/dev/null", "sleep 3"],
+    )?;
+    let dep = bsub(
+        &c,
+        &work,
+        &["-w", "done(later)", "-o", "dep.%J", "echo after"],
+    )?;
+    let never = bsub(
+        &c,
+        &work,
+        &["-w", "done(nosuchjob)", "-o", "/dev/null", "true"],
+    )?;
+    let reason = |id: u64, want: &str| {
+        wait_for(
+            &format!("job {id} to pend with {want:?}"),
+            Duration::from_secs(20),
+            || {
+                let p = c
+                    .stdout_ok("bjobs", &["-p", &id.to_string()])
+                    .unwrap_or_default();
+                (p.contains(want).then_some(()), p)
+            },
+        )
+    };
+    reason(never, " Dependency condition invalid or never satisfied;")?;
+    reason(dep, " Job dependency condition not satisfied;")?;
+    wait_jobs(
+        &c,
+        "the dependent job to finish",
+        Duration::from_secs(60),
+        |m| m.get(&(dep, 0)).is_some_and(|r| r.stat == "DONE"),
+    )?;
+    let recs = events(&c)?;
+    let pos = |pred: &dyn Fn(&Vec<String>) -> bool| recs.iter().position(pred);
+    let dep_start = pos(&|f| f[0] == "JOB_START" && f[3] == dep.to_string())
+        .ok_or_else(|| anyhow!("no JOB_START of {dep}"))?;
+    let arr2_ends: Vec<usize> = recs
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f[0] == "JOB_STATUS" && f[3] == arr2.to_string() && f[4] == "64")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(arr2_ends.len(), 3);
+    assert!(
+        arr2_ends.iter().all(|e| *e < dep_start),
+        "started too early"
+    );
+    let o = c.run("bkill", &[&never.to_string()])?;
+    assert!(o.status.success(), "{}", text(&o));
+
+    // Element control on a running array.
+    let sl = bsub(
+        &c,
+        &work,
+        &["-J", "sl[1-4]", "-o", "/dev/null", "sleep 120"],
+    )?;
+    wait_jobs(&c, "4 sleeping elements", Duration::from_secs(30), |m| {
+        elements(m, sl)
+            .iter()
+            .filter(|(_, r)| r.stat == "RUN")
+            .count()
+            == 4
+    })?;
+    let summary = c.stdout_ok("bjobs", &["-A"]).unwrap_or_default();
+    let row = summary
+        .lines()
+        .find(|l| l.starts_with(&sl.to_string()))
+        .ok_or_else(|| anyhow!("no -A row for {sl}:\n{summary}"))?;
+    let nums: Vec<&str> = row.split_whitespace().skip(3).collect();
+    assert_eq!(nums, ["4", "0", "0", "4", "0", "0", "0", "0"], "{summary}");
+    let one = format!("{sl}[3]");
+    let o = c.run("bkill", &[&one])?;
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!("Job <{one}> is being terminated\n"),
+        "{}",
+        text(&o)
+    );
+    let m = wait_jobs(&c, "element 3 to exit", Duration::from_secs(30), |m| {
+        m.get(&(sl, 3)).is_some_and(|r| r.stat == "EXIT")
+    })?;
+    for i in [1, 2, 4] {
+        assert_eq!(m[&(sl, i)].stat, "RUN", "element {i} was not killed");
+    }
+    let o = c.run("bstop", &[&format!("{sl}[2]")])?;
+    assert!(o.status.success(), "{}", text(&o));
+    wait_jobs(&c, "element 2 to stop", Duration::from_secs(30), |m| {
+        m.get(&(sl, 2)).is_some_and(|r| r.stat == "USUSP")
+            && m.get(&(sl, 1)).is_some_and(|r| r.stat == "RUN")
+    })?;
+    let o = c.run("bkill", &[&sl.to_string()])?;
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!("Job <{sl}> is being terminated\n"),
+        "the whole array is answered once: {}",
+        text(&o)
+    );
+    wait_jobs(&c, "every element to exit", Duration::from_secs(30), |m| {
+        elements(m, sl).iter().all(|(_, r)| r.stat == "EXIT")
+    })?;
+    let recs = events(&c)?;
+    let news = recs
+        .iter()
+        .filter(|f| f[0] == "JOB_NEW" && f[3] == sl.to_string())
+        .count();
+    assert_eq!(news, 1);
+    let mut signalled: Vec<String> = recs
+        .iter()
+        .filter(|f| f[0] == "JOB_SIGNAL" && f[3] == sl.to_string())
+        .map(|f| format!("{}:{}", f[6], f[7]))
+        .collect();
+    signalled.sort();
+    // JOB_SIGNAL: jobId userId runCount "signalSymbol" idx — element 3, 2 (stop), then all.
+    assert!(signalled.contains(&"KILL:3".to_string()), "{signalled:?}");
+    assert!(signalled.contains(&"STOP:2".to_string()), "{signalled:?}");
+    Ok(())
+}
