@@ -80,6 +80,21 @@ pub enum Expr {
     Invalid,
 }
 
+impl Expr {
+    /// Does the expression name `[*]` (its value then depends on the element)?
+    pub fn uses_own_index(&self) -> bool {
+        match self {
+            Expr::Cond { target, .. } => matches!(
+                target,
+                Target::Id(_, IdxSel::Same) | Target::Name(_, IdxSel::Same)
+            ),
+            Expr::Not(x) => x.uses_own_index(),
+            Expr::And(a, b) | Expr::Or(a, b) => a.uses_own_index() || b.uses_own_index(),
+            Expr::Invalid => false,
+        }
+    }
+}
+
 /// The value of a condition now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tri {

@@ -7,6 +7,11 @@
 //! Outputs: [`Effect`]s the runtime must carry out (append to lsb.events / lsb.acct,
 //! dispatch to or signal an sbatchd), answers, and read-only views for queries.
 //!
+//! Job arrays: a JOB_NEW whose job name is an array spec (`arr[1-10]%2`, see [`array`])
+//! creates the elements `(id, 1..n)` when applied, live and on replay alike; every later
+//! event names one element. `-w` conditions are parsed by [`depend`] and evaluated each
+//! scheduling pass to satisfied / not yet (reason 3) / never (reason 4).
+//!
 //! Rules (DESIGN.md 1–4): no I/O, no clocks, ordered collections only. Every change of
 //! logged state is an [`Event`] applied by [`Sched::on_event`] — the same function replays
 //! lsb.events on start — so a restarted mbatchd ends in the state it had. The runtime
@@ -1659,14 +1664,31 @@ impl Sched {
         {
             *array_started.entry(j.id).or_default() += 1;
         }
-        // Dependencies are evaluated once, before this pass places anything.
-        let deps: BTreeMap<JobKey, Tri> = order
-            .iter()
-            .filter_map(|(_, _, _, key)| {
-                let j = self.jobs.get(key)?;
-                Some((*key, self.dependency(j)?))
-            })
-            .collect();
+        // Dependencies are evaluated once, before this pass places anything; the elements
+        // of an array share one value unless the condition names `[*]`.
+        let mut deps: BTreeMap<JobKey, Tri> = BTreeMap::new();
+        let mut per_array: BTreeMap<u64, Tri> = BTreeMap::new();
+        for (_, _, _, key) in &order {
+            let Some(j) = self.jobs.get(key) else {
+                continue;
+            };
+            let Some(e) = &j.dep else {
+                continue;
+            };
+            let shared = j.is_element() && !e.uses_own_index();
+            let cached = if shared {
+                per_array.get(&j.id).copied()
+            } else {
+                None
+            };
+            let Some(t) = cached.or_else(|| self.dependency(j)) else {
+                continue;
+            };
+            if shared {
+                per_array.insert(j.id, t);
+            }
+            deps.insert(*key, t);
+        }
         let accept_ms = i64::from(self.cfg.job_accept_interval)
             * i64::from(self.cfg.mbd_sleep_time_secs)
             * 1000;

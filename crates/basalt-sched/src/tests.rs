@@ -875,6 +875,9 @@ fn dependencies_on_arrays_and_elements() {
     let mut pairwise = named("d", "pair[1-3]");
     pairwise.depend_cond = "done(arr[*])".into();
     let (pair, _, _) = s.submit(T0, &alice(), pairwise).expect("submit");
+    let mut whole = named("e", "waiter[1-2]");
+    whole.depend_cond = "ended(arr)".into();
+    let (waiter, _, _) = s.submit(T0, &alice(), whole).expect("submit");
     s.schedule(T0);
     s.take_effects();
     assert_eq!(started(&s, arr), 3);
@@ -884,6 +887,10 @@ fn dependencies_on_arrays_and_elements() {
     assert!(s.jobs[&(one, 0)].state.is_started());
     assert_eq!(s.jobs[&(all, 0)].state, JobState::Pend);
     assert_eq!(s.jobs[&(by_name, 0)].state, JobState::Pend);
+    // The dependent array waits as a whole.
+    for i in [1, 2] {
+        assert_eq!(pend_codes(&s, (waiter, i)), vec![pend::DEPEND]);
+    }
     // Element 2 of the pairwise array follows element 2 of arr only.
     assert!(s.jobs[&(pair, 2)].state.is_started());
     assert_eq!(s.jobs[&(pair, 1)].state, JobState::Pend);
@@ -891,6 +898,9 @@ fn dependencies_on_arrays_and_elements() {
     finish(&mut s, (arr, 3), 0, 1);
     s.schedule(T0 + 2000);
     s.take_effects();
+    for i in [1, 2] {
+        assert_eq!(s.dependency(&s.jobs[&(waiter, i)]), Some(Tri::Yes));
+    }
     // Both whole-array conditions hold now (they run, or wait only for a slot).
     for k in [(all, 0), (by_name, 0)] {
         assert_eq!(s.dependency(&s.jobs[&k]), Some(Tri::Yes));
