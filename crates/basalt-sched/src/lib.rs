@@ -7,7 +7,7 @@
 //! Outputs: [`Effect`]s the runtime must carry out (append to lsb.events / lsb.acct,
 //! dispatch to or signal an sbatchd), answers, and read-only views for queries.
 //!
-//! Job arrays: a JOB_NEW whose job name is an array spec (`arr[1-10]%2`, see [`array`])
+//! Job arrays: a JOB_NEW whose job name is an array spec (`arr[1-10]%2`, see [`mod@array`])
 //! creates the elements `(id, 1..n)` when applied, live and on replay alike; every later
 //! event names one element. `-w` conditions are parsed by [`depend`] and evaluated each
 //! scheduling pass to satisfied / not yet (reason 3) / never (reason 4).
