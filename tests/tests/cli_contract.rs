@@ -2083,7 +2083,6 @@ fn installation_layout_and_admin_reports() -> Result<()> {
 /// Row 19: job arrays — `-J "name[1-n]"` (and `%k`), `%I` in paths, `LSB_JOBINDEX`
 /// from 1, `LSB_JOBID` the array's id, ids written `N[i]` for `bjobs` and `bkill`.
 #[test]
-#[ignore = "job arrays land with the arrays work"]
 fn job_arrays() -> Result<()> {
     let t = T::start("contract-arrays", 2)?;
     let arr = t.submit(&[

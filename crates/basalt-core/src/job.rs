@@ -245,6 +245,7 @@ pub fn pend_reason_text(code: u32) -> String {
         14 => "Waiting for re-scheduling after switching queue",
         19 => "Waiting for re-scheduling after parameters have been changed",
         23 => "The job has been requeued",
+        38 => "The job array has reached its running element limit",
         40 => "Preempted job is waiting to be resumed",
         301 => "The queue is inactivated by the administrator",
         302 => "The queue is inactivated by its time windows",
