@@ -43,18 +43,20 @@ pub enum EventLogError {
     /// A complete line of the file is not a valid record. mbatchd refuses to start over it:
     /// replaying past a lost record would silently forget or corrupt jobs.
     #[error(
-        "{}:{line}: damaged event record: {message}\n\
-         The file must be repaired before mbatchd can start. Either edit line {line} \
-         (keep a copy of the file first; deleting the line loses only what that record \
-         recorded), or move {} aside so that mbatchd starts with an empty log (every job \
-         recorded in it is then forgotten).",
-        path.display(),
+        "{}:{line}: damaged event record at byte offset {offset}: {message}\n\
+         The line is complete, so this is not a torn write but a corrupt file, and \
+         mbatchd will not start over it. To recover, run `mbatchd --recover`: it keeps every intact \
+         record, moves the damaged lines to lsb.events.damaged.<time> in the same \
+         directory and prints what was dropped (`bevents verify` lists the damaged lines \
+         first). Or edit line {line} by hand (keep a copy of the file first).",
         path.display()
     )]
     Damaged {
         path: PathBuf,
         /// 1-based line number.
         line: usize,
+        /// Byte offset of the line's first character.
+        offset: u64,
         message: String,
     },
     /// An earlier append failed and could not be rolled back, so the end of the file is in

@@ -50,10 +50,52 @@ pub struct AppendStats {
     pub bytes: u64,
 }
 
+/// How an append reaches the disk before it returns (lsb.params `BASALT_EVENT_SYNC`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncPolicy {
+    /// `fdatasync` after every group of records (the default: the data and the file size
+    /// are durable, which is all a reader needs).
+    #[default]
+    Fdatasync,
+    /// `fsync` after every group (also flushes timestamps; slower on some filesystems).
+    Fsync,
+    /// No sync: the records are in the page cache only. A machine crash can lose
+    /// acknowledged jobs. For benchmarks and throw-away clusters only.
+    None,
+}
+
+impl SyncPolicy {
+    /// The keyword as written in lsb.params.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            SyncPolicy::Fdatasync => "fdatasync",
+            SyncPolicy::Fsync => "fsync",
+            SyncPolicy::None => "none",
+        }
+    }
+}
+
+impl std::str::FromStr for SyncPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "fdatasync" | "y" | "yes" => Ok(SyncPolicy::Fdatasync),
+            "fsync" => Ok(SyncPolicy::Fsync),
+            "none" | "n" | "no" => Ok(SyncPolicy::None),
+            other => Err(format!(
+                "{other:?} is not a sync policy (fdatasync, fsync or none)"
+            )),
+        }
+    }
+}
+
 /// What the appender needs from a file; a trait so that tests can inject failures.
 pub(crate) trait Sink {
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()>;
     fn sync_data(&mut self) -> io::Result<()>;
+    fn sync_all(&mut self) -> io::Result<()> {
+        self.sync_data()
+    }
     fn set_len(&mut self, len: u64) -> io::Result<()>;
 }
 
@@ -63,6 +105,9 @@ impl Sink for File {
     }
     fn sync_data(&mut self) -> io::Result<()> {
         File::sync_data(self)
+    }
+    fn sync_all(&mut self) -> io::Result<()> {
+        File::sync_all(self)
     }
     fn set_len(&mut self, len: u64) -> io::Result<()> {
         File::set_len(self, len)
@@ -77,6 +122,7 @@ pub(crate) struct Appender<S: Sink> {
     len: u64,
     broken: Option<String>,
     stats: AppendStats,
+    sync: SyncPolicy,
 }
 
 impl<S: Sink> Appender<S> {
@@ -87,6 +133,7 @@ impl<S: Sink> Appender<S> {
             len,
             broken: None,
             stats: AppendStats::default(),
+            sync: SyncPolicy::default(),
         }
     }
 
@@ -104,14 +151,20 @@ impl<S: Sink> Appender<S> {
             return Ok(());
         }
         let res = match self.sink.write_all(buf) {
-            Ok(()) => self.sink.sync_data().map_err(|e| ("fdatasync", e)),
+            Ok(()) => match self.sync {
+                SyncPolicy::Fdatasync => self.sink.sync_data().map_err(|e| ("fdatasync", e)),
+                SyncPolicy::Fsync => self.sink.sync_all().map_err(|e| ("fsync", e)),
+                SyncPolicy::None => Ok(()),
+            },
             Err(e) => Err(("write", e)),
         };
         match res {
             Ok(()) => {
                 self.len += buf.len() as u64;
                 self.stats.appends += 1;
-                self.stats.syncs += 1;
+                if self.sync != SyncPolicy::None {
+                    self.stats.syncs += 1;
+                }
                 self.stats.records += records as u64;
                 self.stats.bytes += buf.len() as u64;
                 Ok(())
@@ -181,6 +234,8 @@ pub struct Replay {
     /// The text of an incomplete last line (a crash in the middle of a write) that was cut
     /// off the file, if any.
     pub torn_tail: Option<String>,
+    /// The byte offset at which the torn tail began (the file's new length).
+    pub torn_offset: Option<u64>,
     /// The header's offset: where the events new to this file begin (records before it were
     /// carried over by a log switch). 0 when the file has no header.
     pub header_offset: u64,
@@ -194,6 +249,8 @@ pub struct OpenInfo {
     /// Number of records passed to the visitor.
     pub records: usize,
     pub torn_tail: Option<String>,
+    /// The byte offset at which the torn tail began (the file's new length).
+    pub torn_offset: Option<u64>,
     pub header_offset: u64,
     pub fresh: bool,
 }
@@ -234,6 +291,7 @@ impl EventLog {
             Replay {
                 records,
                 torn_tail: info.torn_tail,
+                torn_offset: info.torn_offset,
                 header_offset: info.header_offset,
                 fresh: info.fresh,
             },
@@ -277,6 +335,7 @@ impl EventLog {
             if buf.last() != Some(&b'\n') {
                 // A crash in the middle of a write: cut the partial line off.
                 info.torn_tail = Some(describe_cut(&buf));
+                info.torn_offset = Some(pos);
                 cut(&file, &path, pos)?;
                 break;
             }
@@ -297,6 +356,7 @@ impl EventLog {
                     return Err(EventLogError::Damaged {
                         path,
                         line: line_no,
+                        offset: pos,
                         message: e.to_string(),
                     });
                 }
@@ -484,6 +544,16 @@ impl EventLog {
     pub fn stats(&self) -> AppendStats {
         self.inner.stats
     }
+
+    /// How appends reach the disk (default [`SyncPolicy::Fdatasync`]).
+    pub fn set_sync(&mut self, sync: SyncPolicy) {
+        self.inner.sync = sync;
+    }
+
+    /// Why the log accepts no more appends (a failed append could not be undone), if so.
+    pub fn broken(&self) -> Option<&str> {
+        self.inner.broken.as_deref()
+    }
 }
 
 /// What [`EventLog::switch`] did.
@@ -583,6 +653,11 @@ impl AcctLog {
     pub fn stats(&self) -> AppendStats {
         self.inner.stats
     }
+
+    /// How appends reach the disk (default [`SyncPolicy::Fdatasync`]).
+    pub fn set_sync(&mut self, sync: SyncPolicy) {
+        self.inner.sync = sync;
+    }
 }
 
 /// Offset just past the last newline before `len` (0 when there is none).
@@ -619,6 +694,10 @@ pub struct EventReader {
     include_unknown: bool,
     finished: bool,
     torn_tail: Option<String>,
+    /// Bytes consumed so far.
+    pos: u64,
+    /// Where the line of the last item began.
+    last_offset: u64,
 }
 
 impl std::fmt::Debug for EventReader {
@@ -642,6 +721,8 @@ impl EventReader {
             include_unknown: false,
             finished: false,
             torn_tail: None,
+            pos: 0,
+            last_offset: 0,
         })
     }
 
@@ -665,6 +746,7 @@ impl EventReader {
                 .seek(SeekFrom::Start(0))
                 .map_err(|e| EventLogError::io(&self.path, "seek", e))?;
             self.line = 0;
+            self.pos = 0;
             return Ok(self);
         };
         let first_len = first.len() as u64;
@@ -682,6 +764,7 @@ impl EventReader {
                 .seek(SeekFrom::Start(first_len))
                 .map_err(|e| EventLogError::io(&self.path, "seek", e))?;
             self.line = 1;
+            self.pos = first_len;
         }
         Ok(self)
     }
@@ -696,6 +779,17 @@ impl EventReader {
         &self.path
     }
 
+    /// The byte offset of the line the last item came from (a record, a damaged line or
+    /// the torn tail).
+    pub fn offset(&self) -> u64 {
+        self.last_offset
+    }
+
+    /// The 1-based line number of the last item.
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
     fn read_raw_line(&mut self) -> Result<Option<Vec<u8>>, EventLogError> {
         let mut v = Vec::new();
         let n = self
@@ -706,6 +800,7 @@ impl EventReader {
             return Ok(None);
         }
         self.line += 1;
+        self.pos += n as u64;
         Ok(Some(v))
     }
 }
@@ -731,6 +826,8 @@ impl Iterator for EventReader {
                 return None;
             }
             self.line += 1;
+            self.last_offset = self.pos;
+            self.pos += n as u64;
             if self.buf.last() != Some(&b'\n') {
                 self.torn_tail = Some(describe_cut(&self.buf));
                 self.finished = true;
@@ -745,6 +842,7 @@ impl Iterator for EventReader {
                     return Some(Err(EventLogError::Damaged {
                         path: self.path.clone(),
                         line: self.line,
+                        offset: self.last_offset,
                         message: e.to_string(),
                     }));
                 }
@@ -933,6 +1031,21 @@ mod tests {
         assert!(a.append(b"abcdef\n", 1).is_err());
         let e = a.append(b"x\n", 1).unwrap_err();
         assert!(e.to_string().contains("restart mbatchd"), "{e}");
+    }
+
+    #[test]
+    fn sync_policies() {
+        let mut a = flaky(1000);
+        a.sync = SyncPolicy::None;
+        a.append(b"a\n", 1).unwrap();
+        assert_eq!((a.sink.syncs, a.stats.syncs), (0, 0));
+        a.sync = SyncPolicy::Fsync;
+        a.append(b"b\n", 1).unwrap();
+        assert_eq!((a.sink.syncs, a.stats.syncs), (1, 1));
+        assert_eq!("FSYNC".parse::<SyncPolicy>(), Ok(SyncPolicy::Fsync));
+        assert_eq!("none".parse::<SyncPolicy>(), Ok(SyncPolicy::None));
+        assert_eq!("".parse::<SyncPolicy>().ok(), None);
+        assert!("sometimes".parse::<SyncPolicy>().is_err());
     }
 
     #[test]

@@ -86,14 +86,15 @@ mod field;
 mod file;
 mod lock;
 mod record;
+mod recover;
 mod spool;
 
 pub use error::{EventLogError, LockError, ParseError};
 pub use field::{Field, split_fields};
 pub use file::{
     ACCT_FILE, AcctLog, AcctReader, AppendStats, EVENTS_FILE, EventLog, EventReader,
-    FRESH_HEADER_LEN, OpenInfo, Replay, SwitchReport, acct_files, event_files, fresh_header,
-    parse_header, read_acct, read_events,
+    FRESH_HEADER_LEN, OpenInfo, Replay, SwitchReport, SyncPolicy, acct_files, event_files,
+    fresh_header, parse_header, read_acct, read_events,
 };
 pub use lock::{EventLock, LOCK_FILE, LockInfo};
 pub use record::{
@@ -102,4 +103,5 @@ pub use record::{
     JobStatus, JobSwitch, LoadIndex, LogSwitch, MbdDie, MbdStart, MemUsage, QueueCtrl, Record,
     Rusage, VOLCLAVA_SUB_POST_EXEC, XFile, host_op, mbd_exit, parse_line, queue_op, rlimit,
 };
+pub use recover::{DroppedLine, RecoverReport, recover_events};
 pub use spool::{INFO_DIR, job_file_name, read_job_file, remove_job_file, spool_job_file};

@@ -135,6 +135,7 @@ fn torn_tail_is_cut_and_reported() {
     // The writer cuts it.
     let (mut log, replay) = EventLog::open(dir.path()).unwrap();
     assert_eq!(replay.torn_tail.as_deref(), Some(partial));
+    assert_eq!(replay.torn_offset, Some(good));
     assert_eq!(replay.records.len(), 2);
     assert_eq!(log.size(), good);
     assert_eq!(fs::metadata(events(dir.path())).unwrap().len(), good);
@@ -180,8 +181,10 @@ fn damaged_record_stops_open_with_path_and_line() {
         EventLogError::Damaged {
             path: p,
             line,
+            offset,
             message,
         } => {
+            assert_eq!(*offset, (lines[0].len() + lines[1].len() + 2) as u64);
             assert_eq!(p, &path);
             assert_eq!(*line, 3);
             assert!(message.contains("jobId"), "{message}");
@@ -193,7 +196,7 @@ fn damaged_record_stops_open_with_path_and_line() {
         text.starts_with(&format!("{}:3: damaged event record", path.display())),
         "{text}"
     );
-    assert!(text.contains("move") && text.contains("aside"), "{text}");
+    assert!(text.contains("mbatchd --recover"), "{text}");
     assert!(text.contains("edit line 3"), "{text}");
     assert_eq!(
         fs::read(&path).unwrap(),

@@ -98,6 +98,7 @@ fn describe(e: &EventLogError) -> String {
             path,
             line,
             message,
+            ..
         } => format!("File {} at line {line}: {message}", path.display()),
         other => other.to_string(),
     }
