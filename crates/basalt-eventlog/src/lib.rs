@@ -84,6 +84,7 @@
 mod error;
 mod field;
 mod file;
+pub mod index;
 mod lock;
 mod record;
 mod recover;
@@ -91,6 +92,7 @@ mod spool;
 
 pub use error::{EventLogError, LockError, ParseError};
 pub use field::{Field, split_fields};
+pub use index::{INDEX_FILE, IndexError, JobIdIndex};
 pub use file::{
     ACCT_FILE, AcctLog, AcctReader, AppendStats, EVENTS_FILE, EventLog, EventReader,
     FRESH_HEADER_LEN, OpenInfo, Replay, SwitchReport, SyncPolicy, acct_files, event_files,
