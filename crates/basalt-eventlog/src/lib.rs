@@ -92,12 +92,12 @@ mod spool;
 
 pub use error::{EventLogError, LockError, ParseError};
 pub use field::{Field, split_fields};
-pub use index::{INDEX_FILE, IndexError, JobIdIndex};
 pub use file::{
     ACCT_FILE, AcctLog, AcctReader, AppendStats, EVENTS_FILE, EventLog, EventReader,
     FRESH_HEADER_LEN, OpenInfo, Replay, SwitchReport, SyncPolicy, acct_files, event_files,
     fresh_header, parse_header, read_acct, read_events,
 };
+pub use index::{INDEX_FILE, IndexError, JobIdIndex};
 pub use lock::{EventLock, LOCK_FILE, LockInfo};
 pub use record::{
     BASALT_EVENT_VERSION, BASALT_MARK, Dialect, Header, HostCtrl, JobClean, JobExecute, JobFinish,
