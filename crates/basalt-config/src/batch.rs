@@ -68,6 +68,8 @@ pub const BATCH_PARAMS: &[&str] = &[
     "ACCT_ARCHIVE_AGE",
     "MAX_ACCT_ARCHIVE_FILE",
     "RESOURCE_RESERVE_PER_SLOT",
+    "BASALT_EVENT_SYNC",
+    "BASALT_EVENT_LOCK_HEARTBEAT",
 ];
 
 /// Other lsb.params keys found in OpenLava/LSF configurations: accepted
@@ -156,6 +158,14 @@ pub struct BatchParams {
     pub max_acct_archive_file: Option<u32>,
     /// RESOURCE_RESERVE_PER_SLOT (N).
     pub resource_reserve_per_slot: bool,
+    /// Basalt: BASALT_EVENT_SYNC, how lsb.events/lsb.acct appends reach the disk before
+    /// anything depending on them is acknowledged: `fdatasync` (default), `fsync`, or
+    /// `none` (unsafe: a machine crash can lose acknowledged work).
+    pub event_sync: String,
+    /// Basalt: BASALT_EVENT_LOCK_HEARTBEAT, seconds between refreshes of
+    /// `#lsb.event.lock` (1). A waiting mbatchd takes a lock over only after its mtime has
+    /// not changed for five checks this far apart.
+    pub event_lock_heartbeat_secs: u32,
     /// Every other parameter, raw, keyed in upper case.
     pub other: BTreeMap<String, String>,
 }
@@ -190,6 +200,8 @@ impl Default for BatchParams {
             acct_archive_age: None,
             max_acct_archive_file: None,
             resource_reserve_per_slot: false,
+            event_sync: "fdatasync".to_owned(),
+            event_lock_heartbeat_secs: 1,
             other: BTreeMap::new(),
         }
     }
@@ -284,6 +296,23 @@ fn parse_params(ctx: &mut Ctx<'_>, text: &str) -> (BatchParams, usize) {
                     if let Some(b) = ctx.yes_no(e.line, k, &e.value) {
                         p.resource_reserve_per_slot = b;
                     }
+                }
+                "BASALT_EVENT_SYNC" => {
+                    let v = e.value.trim().to_ascii_lowercase();
+                    if matches!(v.as_str(), "fdatasync" | "fsync" | "none") {
+                        p.event_sync = v;
+                    } else {
+                        ctx.err(
+                            e.line,
+                            format!(
+                                "BASALT_EVENT_SYNC must be fdatasync, fsync or none, found `{}`",
+                                e.value
+                            ),
+                        );
+                    }
+                }
+                "BASALT_EVENT_LOCK_HEARTBEAT" => {
+                    set_u32(ctx, &e, k, 1, &mut p.event_lock_heartbeat_secs);
                 }
                 _ => {
                     if !OTHER_KNOWN_BATCH_PARAMS.contains(&k) {
@@ -1456,6 +1485,19 @@ mod tests {
         assert!(p.0.resource_reserve_per_slot);
         assert_eq!(p.0.max_job_preempt, Some(3));
         assert_eq!(p.0.other["JOB_SPOOL_DIR"], "/tmp");
+        assert_eq!(p.0.event_sync, "fdatasync");
+
+        let text = "Begin Parameters\nBASALT_EVENT_SYNC = FSYNC\nBASALT_EVENT_LOCK_HEARTBEAT = 3\n\
+                    End Parameters\n";
+        let (p, d) = with_ctx(|ctx| parse_params(ctx, text));
+        assert!(d.errors.is_empty() && d.warnings.is_empty(), "{d:?}");
+        assert_eq!(p.0.event_sync, "fsync");
+        assert_eq!(p.0.event_lock_heartbeat_secs, 3);
+        let text = "Begin Parameters\nBASALT_EVENT_SYNC = sometimes\nBASALT_EVENT_LOCK_HEARTBEAT = 0\n\
+                    End Parameters\n";
+        let (_, d) = with_ctx(|ctx| parse_params(ctx, text));
+        let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
+        assert_eq!(lines, vec![2, 3]);
     }
 
     #[test]
