@@ -57,6 +57,7 @@
 //! `JOB_CONTROLS`, the process-count limit, `-L` login shells, `LSB_SET_TMPDIR`,
 //! mailing output when there is no `-o` (it is discarded after the job).
 
+pub mod db;
 pub mod env;
 pub mod mbd;
 pub mod mbdsup;
@@ -88,6 +89,8 @@ pub enum SbdError {
     Exe(String),
     #[error("gRPC server: {0}")]
     Serve(#[from] tonic::transport::Error),
+    #[error(transparent)]
+    Db(#[from] db::DbError),
 }
 
 /// How this sbatchd runs, besides the configuration.
@@ -242,6 +245,36 @@ fn lock_state_root(root: &std::path::Path) -> Result<nix::fcntl::Flock<std::fs::
     Ok(lock)
 }
 
+/// Open the job database under the state root, read every job in it, remove job
+/// directories no job owns, and start the database thread.
+fn open_job_table(root: &std::path::Path) -> Result<(db::DbHandle, Vec<db::StoredJob>), SbdError> {
+    let jobs = db::JobDb::open(&root.join(db::DB_FILE), true)?;
+    jobs.checkpoint();
+    let found = jobs.load_all()?;
+    if let Ok(entries) = std::fs::read_dir(root) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(key) = name.to_str().and_then(paths::parse_state_dir_name) else {
+                continue;
+            };
+            if found.iter().any(|j| j.key == key) {
+                continue;
+            }
+            let dir = entry.path();
+            if dir.join("spec.pb").exists() {
+                tracing::warn!(
+                    "{} was left by an sbatchd from before the job database; its job is not re-adopted",
+                    dir.display()
+                );
+                continue;
+            }
+            tracing::debug!("removing {}: no job owns it", dir.display());
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+    Ok((db::DbHandle::spawn(jobs)?, found))
+}
+
 /// Run sbatchd with default [`Options`] until `shutdown` resolves.
 pub async fn run(
     config: Arc<Config>,
@@ -301,19 +334,22 @@ pub async fn run_with(
         let (master_tx, master_rx) = watch::channel::<Option<String>>(None);
         let (client_tx, client_rx) = watch::channel(None);
 
-        let scan_root = state_root.clone();
-        let found = tokio::task::spawn_blocking(move || state::scan(&scan_root))
+        let open_root = state_root.clone();
+        let (db, found) = tokio::task::spawn_blocking(move || open_job_table(&open_root))
             .await
-            .unwrap_or_default();
+            .map_err(|e| SbdError::StateDir {
+                path: state_root.clone(),
+                reason: e.to_string(),
+            })??;
         if !found.is_empty() {
             info!(
                 "re-adopting {} job(s) from {}",
                 found.len(),
-                state_root.display()
+                state_root.join(db::DB_FILE).display()
             );
         }
         let owner = tokio::spawn(
-            owner::Owner::new(shared.clone(), owner_tx.clone(), client_rx.clone())
+            owner::Owner::new(shared.clone(), db, owner_tx.clone(), client_rx.clone())
                 .run(owner_rx, found)
                 .in_current_span(),
         );

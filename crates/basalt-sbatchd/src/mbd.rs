@@ -189,6 +189,7 @@ pub async fn reporter(
                         let _ = owner
                             .send(Msg::Acked {
                                 key,
+                                seq: report.seq,
                                 kind,
                                 ack: ack_kind,
                                 epoch: ack.epoch,

@@ -1,11 +1,13 @@
-//! The owner task: holds the job table. gRPC handlers, event watchers and
-//! reporters send it messages; it answers and spawns the work that does I/O
-//! (launching supervisors, reading events files, control-socket calls, reports),
-//! so it never waits on the filesystem or the network itself.
+//! The owner task: holds the job table in memory (the job database, [`crate::db`],
+//! is its durable copy). gRPC handlers, event watchers and reporters send it
+//! messages; it answers and spawns the work that does I/O (launching supervisors,
+//! database calls on the database thread, control-socket calls, reports), so it
+//! never waits on the filesystem, SQLite or the network itself.
 
 use crate::Shared;
+use crate::db::{DbError, DbHandle, StoredJob};
 use crate::mbd::{self, Client};
-use crate::state::{self, Event, EventKind};
+use crate::state::{self, Event, EventKind, SupervisorId};
 use basalt_core::job::status as jstat;
 use basalt_proto::mbatchd::{AckKind, JobRef, JobReport, ReportKind, SbdJob};
 use basalt_proto::sbatchd::{
@@ -21,8 +23,12 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tonic::Status;
 use tracing::{Instrument, debug, info, warn};
 
-/// (job id, array index, attempt).
-pub type Key = (u64, u32, u32);
+pub use crate::db::Key;
+
+/// How long an adopted job may go without a recorded supervisor before it is
+/// taken for dead (sbatchd was killed between starting the supervisor and the
+/// supervisor recording itself).
+const UNRECORDED_GRACE: Duration = Duration::from_secs(10);
 
 /// How a StartJob was answered: (pid, pgid), or why it could not start.
 type StartAnswer = Result<(u32, u32), String>;
@@ -72,9 +78,14 @@ pub enum Msg {
         key: Key,
         final_seen: bool,
     },
+    /// Recording the end of a job whose supervisor is gone did not work out.
+    EndNotRecorded {
+        key: Key,
+    },
     /// mbatchd acknowledged a report.
     Acked {
         key: Key,
+        seq: u64,
         kind: ReportKind,
         ack: AckKind,
         epoch: u64,
@@ -84,6 +95,7 @@ pub enum Msg {
 
 struct Job {
     spec: Arc<JobSpec>,
+    /// The job's directory (its supervisor's control socket).
     dir: PathBuf,
     pid: u32,
     pgid: u32,
@@ -92,6 +104,13 @@ struct Job {
     exec_uid: Option<u32>,
     out_path: String,
     last_seq: u64,
+    /// The newest event mbatchd acknowledged (reports up to it are not resent).
+    acked_seq: u64,
+    /// The job's processes belong to this boot (false for a job found after a
+    /// reboot: its pgid may name someone else's processes now).
+    this_boot: bool,
+    /// Recording the end of a job whose supervisor is gone is under way.
+    ending: bool,
     final_seen: bool,
     final_acked: bool,
     watcher_done: bool,
@@ -110,6 +129,7 @@ impl Job {
 /// The owner of the job table.
 pub struct Owner {
     shared: Arc<Shared>,
+    db: DbHandle,
     tx: mpsc::Sender<Msg>,
     client: watch::Receiver<Option<Client>>,
     jobs: BTreeMap<Key, Job>,
@@ -122,11 +142,13 @@ const RECENT_KEEP: Duration = Duration::from_secs(600);
 impl Owner {
     pub fn new(
         shared: Arc<Shared>,
+        db: DbHandle,
         tx: mpsc::Sender<Msg>,
         client: watch::Receiver<Option<Client>>,
     ) -> Owner {
         Owner {
             shared,
+            db,
             tx,
             client,
             jobs: BTreeMap::new(),
@@ -134,7 +156,7 @@ impl Owner {
         }
     }
 
-    pub async fn run(mut self, mut rx: mpsc::Receiver<Msg>, found: Vec<state::Found>) {
+    pub async fn run(mut self, mut rx: mpsc::Receiver<Msg>, found: Vec<StoredJob>) {
         for f in found {
             self.adopt(f);
         }
@@ -225,14 +247,20 @@ impl Owner {
             }
             Msg::Events { key, events } => self.events(key, events),
             Msg::WatcherDone { key, final_seen } => self.watcher_done(key, final_seen),
+            Msg::EndNotRecorded { key } => {
+                if let Some(job) = self.jobs.get_mut(&key) {
+                    job.ending = false;
+                }
+            }
             Msg::Acked {
                 key,
+                seq,
                 kind,
                 ack,
                 epoch,
             } => {
                 self.shared.epoch.fetch_max(epoch, Ordering::SeqCst);
-                self.acked(key, kind, ack);
+                self.acked(key, seq, kind, ack);
             }
             Msg::Shutdown => {}
         }
@@ -259,6 +287,9 @@ impl Owner {
             exec_uid: None,
             out_path: String::new(),
             last_seq: 0,
+            acked_seq: 0,
+            this_boot: true,
+            ending: false,
             final_seen: false,
             final_acked: false,
             watcher_done: false,
@@ -302,10 +333,7 @@ impl Owner {
             "job {} idx {} attempt {}: starting as user {}",
             key.0, key.1, key.2, spec.user
         );
-        let dir = self
-            .shared
-            .state_root
-            .join(crate::paths::state_dir_name(key.0, key.1, key.2));
+        let dir = state::job_dir(&self.shared.state_root, key);
         let job_file = spec.job_file.clone();
         let mut light = spec;
         light.job_file = Vec::new();
@@ -317,37 +345,68 @@ impl Owner {
         job.waiters.push(reply);
         let shared = self.shared.clone();
         let tx = self.tx.clone();
-        tokio::spawn(launch(shared, tx, key, full, dir).in_current_span());
+        let db = self.db.clone();
+        tokio::spawn(launch(shared, db, tx, key, full, dir).in_current_span());
     }
 
-    fn adopt(&mut self, f: state::Found) {
+    /// Take over a job found in the database when sbatchd starts: resend what
+    /// mbatchd has not acknowledged, and follow the supervisor if it still runs.
+    fn adopt(&mut self, f: StoredJob) {
         let key = f.key;
-        let final_seen = f.events.iter().any(|e| e.kind.is_final());
-        let alive = f.supervisor.is_some_and(state::supervisor_alive);
+        let final_seq = f.events.iter().find(|e| e.kind.is_final()).map(|e| e.seq);
+        let alive = f.supervisor.as_ref().is_some_and(SupervisorId::alive);
+        let this_boot = f
+            .supervisor
+            .as_ref()
+            .is_none_or(|s| s.boot == state::boot_id());
         info!(
-            "job {} idx {} attempt {}: found in state directory ({}; {} event(s))",
+            "job {} idx {} attempt {}: re-adopted ({}; {} event(s), {} acknowledged{})",
             key.0,
             key.1,
             key.2,
-            if final_seen {
+            if final_seq.is_some() {
                 "finished"
             } else if alive {
                 "supervisor alive"
+            } else if f.supervisor.is_none() {
+                "supervisor not recorded"
             } else {
                 "supervisor gone"
             },
-            f.events.len()
+            f.last_seq,
+            f.acked_seq,
+            if f.abandoned {
+                "; mbatchd does not know it"
+            } else {
+                ""
+            }
         );
         let mut light = f.spec;
         light.job_file = Vec::new();
-        self.new_job(key, Arc::new(light), f.dir.clone());
+        let dir = state::job_dir(&self.shared.state_root, key);
+        let job = self.new_job(key, Arc::new(light), dir);
+        job.acked_seq = f.acked_seq;
+        job.this_boot = this_boot;
+        job.final_acked = final_seq.is_some_and(|s| s <= f.acked_seq);
+        if f.abandoned {
+            job.reports = None;
+        }
         self.events(key, f.events);
-        if final_seen {
+        if let Some(job) = self.jobs.get_mut(&key)
+            && job.last_seq < f.last_seq
+        {
+            // Pruned (acknowledged usage) events keep their numbers.
+            job.last_seq = f.last_seq;
+        }
+        if final_seq.is_some() {
             self.watcher_done(key, true);
-        } else if alive {
+        } else if alive || (f.supervisor.is_none() && this_boot) {
             let tx = self.tx.clone();
+            let db = self.db.clone();
+            let last = f.last_seq;
             tokio::spawn(
-                watch_events(tx, key, f.dir, None, f.supervisor, f.offset).in_current_span(),
+                watch_events(db, tx, key, None, Adopted::Known(f.supervisor), last)
+                    .in_current_span(),
             );
         } else {
             self.watcher_done(key, false);
@@ -412,7 +471,9 @@ impl Owner {
                     }
                 }
             }
-            if let Some(r) = &job.reports {
+            if ev.seq > job.acked_seq
+                && let Some(r) = &job.reports
+            {
                 let _ = r.send(to_report(&host, key, &ev));
             }
         }
@@ -423,20 +484,22 @@ impl Owner {
             return;
         };
         job.watcher_done = true;
-        if !final_seen && !job.final_seen {
+        if !final_seen && !job.final_seen && !job.ending {
             // The supervisor is gone without a final word: kill what may be left of
-            // the job and record it as killed.
+            // the job (when its processes are of this boot) and record it as killed.
+            job.ending = true;
             let ev = if job.pid != 0 {
-                let _ = nix::sys::signal::killpg(
-                    nix::unistd::Pid::from_raw(job.pgid as i32),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
+                if job.this_boot && job.pgid > 1 {
+                    let _ = nix::sys::signal::killpg(
+                        nix::unistd::Pid::from_raw(job.pgid as i32),
+                        nix::sys::signal::Signal::SIGKILL,
+                    );
+                }
                 warn!(
                     "job {} idx {} attempt {}: its supervisor died; job killed",
                     key.0, key.1, key.2
                 );
                 Event {
-                    seq: job.last_seq + 1,
                     kind: EventKind::Finished,
                     time: now_secs(),
                     pid: job.pid,
@@ -448,29 +511,27 @@ impl Owner {
                 }
             } else {
                 Event {
-                    seq: job.last_seq + 1,
                     kind: EventKind::StartFailed,
                     time: now_secs(),
                     message: "the job's supervisor ended before the job started".to_owned(),
                     ..Default::default()
                 }
             };
-            let dir = job.dir.clone();
-            let line = ev.clone();
-            tokio::task::spawn_blocking(move || {
-                if let Err(e) = state::append_event(&dir, &line) {
-                    warn!("{}: {e}", dir.display());
-                }
-            });
-            self.events(key, vec![ev]);
+            let (db, tx, last) = (self.db.clone(), self.tx.clone(), job.last_seq);
+            tokio::spawn(record_end(db, tx, key, ev, last).in_current_span());
         }
         self.maybe_remove(key);
     }
 
-    fn acked(&mut self, key: Key, kind: ReportKind, ack: AckKind) {
+    fn acked(&mut self, key: Key, seq: u64, kind: ReportKind, ack: AckKind) {
         let Some(job) = self.jobs.get_mut(&key) else {
             return;
         };
+        if ack != AckKind::NoJob && seq > job.acked_seq {
+            job.acked_seq = seq;
+            self.db
+                .send("recording an acknowledgement", move |db| db.ack(key, seq));
+        }
         match ack {
             AckKind::Ok => {
                 if matches!(kind, ReportKind::Finished | ReportKind::StartFailed) {
@@ -486,11 +547,15 @@ impl Owner {
                     if job.running() { ", killing it" } else { "" }
                 );
                 job.reports = None;
+                self.db.send("recording NO_JOB", move |db| db.abandon(key));
                 if job.running() {
                     self.send_ctl(key, "KILL 0 -".to_owned(), None);
                 }
             }
             AckKind::StopJob => {
+                if matches!(kind, ReportKind::Finished | ReportKind::StartFailed) {
+                    job.final_acked = true;
+                }
                 if job.running() {
                     info!(
                         "job {} idx {} attempt {}: mbatchd says stop it; killing it",
@@ -505,7 +570,8 @@ impl Owner {
     }
 
     /// Drop a job whose story is over: the final report acknowledged (or reporting
-    /// abandoned after NO_JOB) and its supervisor gone. Its state directory goes too.
+    /// abandoned after NO_JOB) and its supervisor gone. Its row, events and
+    /// directory go too.
     fn maybe_remove(&mut self, key: Key) {
         let Some(job) = self.jobs.get(&key) else {
             return;
@@ -524,12 +590,14 @@ impl Owner {
             };
             self.recent.insert(key, (answer, now));
             let dir = job.dir;
-            tokio::task::spawn_blocking(move || {
+            self.db.send("forgetting a finished job", move |db| {
+                db.remove(key)?;
                 if let Err(e) = std::fs::remove_dir_all(&dir)
                     && e.kind() != std::io::ErrorKind::NotFound
                 {
                     warn!("cannot remove {}: {e}", dir.display());
                 }
+                Ok(())
             });
             debug!("job {} idx {} attempt {}: forgotten", key.0, key.1, key.2);
         }
@@ -699,9 +767,11 @@ pub fn to_report(host: &str, key: Key, ev: &Event) -> JobReport {
     }
 }
 
-/// Prepare the state directory and start the job's supervisor, then follow its events.
+/// Record the job (durably) and create its directory, start the job's supervisor,
+/// then follow its events.
 async fn launch(
     shared: Arc<Shared>,
+    db: DbHandle,
     tx: mpsc::Sender<Msg>,
     key: Key,
     spec: Arc<JobSpec>,
@@ -710,15 +780,22 @@ async fn launch(
     let mut launch = shared.launch.clone();
     launch.terminate_interval = shared.terminate_interval.load(Ordering::SeqCst);
     let prep_dir = dir.clone();
-    let prepared = tokio::task::spawn_blocking(move || prepare_dir(&prep_dir, &spec, &launch))
+    let prepared = db
+        .call(move |db| {
+            prepare_dir(&prep_dir).map_err(|e| {
+                format!(
+                    "cannot prepare the job's directory {}: {e}",
+                    prep_dir.display()
+                )
+            })?;
+            db.insert_job(key, &spec, &launch, now_secs())
+                .map_err(|e| format!("cannot record the job: {e}"))
+        })
         .await
         .map_err(|e| e.to_string())
-        .and_then(|r| r.map_err(|e| e.to_string()));
+        .and_then(|r| r);
     let child = match prepared {
-        Err(e) => Err(format!(
-            "cannot prepare the job's state directory {}: {e}",
-            dir.display()
-        )),
+        Err(e) => Err(e),
         Ok(()) => tokio::process::Command::new(&shared.supervisor_exe)
             .arg(crate::supervisor::FLAG)
             .arg(&dir)
@@ -738,23 +815,27 @@ async fn launch(
             }),
     };
     match child {
-        Ok(child) => watch_events(tx, key, dir, Some(child), None, 0).await,
+        Ok(child) => watch_events(db, tx, key, Some(child), Adopted::No, 0).await,
         Err(message) => {
             warn!("job {}: {message}", key.0);
             let ev = Event {
-                seq: 1,
                 kind: EventKind::StartFailed,
                 time: now_secs(),
                 message,
                 ..Default::default()
             };
-            let d = dir.clone();
-            let line = ev.clone();
-            let _ = tokio::task::spawn_blocking(move || {
-                let _ = std::fs::create_dir_all(&d);
-                state::append_event(&d, &line)
-            })
-            .await;
+            // When the job could not even be recorded, the event exists only in
+            // memory: it is still reported (mbatchd logs it), just not durably.
+            let recorded = db
+                .call({
+                    let mut ev = ev.clone();
+                    move |db| db.append_event(key, &mut ev).map(|_| ev)
+                })
+                .await;
+            let ev = match recorded {
+                Ok(Ok(ev)) => ev,
+                _ => Event { seq: 1, ..ev },
+            };
             let _ = tx
                 .send(Msg::Events {
                     key,
@@ -771,34 +852,74 @@ async fn launch(
     }
 }
 
-fn prepare_dir(dir: &Path, spec: &JobSpec, launch: &state::Launch) -> std::io::Result<()> {
-    use prost::Message;
+/// The job's directory, for its control socket (a leftover is replaced).
+fn prepare_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     if dir.exists() {
-        // A leftover of an earlier sbatchd for the same attempt: start afresh.
         std::fs::remove_dir_all(dir)?;
     }
-    std::fs::DirBuilder::new().mode(0o700).create(dir)?;
-    state::write_atomic(&dir.join(state::SPEC_FILE), &spec.encode_to_vec())?;
-    let json = serde_json::to_vec_pretty(launch).map_err(std::io::Error::other)?;
-    state::write_atomic(&dir.join(state::LAUNCH_FILE), &json)
+    std::fs::DirBuilder::new().mode(0o700).create(dir)
 }
 
-/// Follow a job's events file until its final event (or its supervisor's end).
-/// With a child, its stdout newlines say when to read; an adopted supervisor (no
-/// pipe) is polled, and its liveness checked by pid and start time.
+/// Record the end of a job whose supervisor is gone without one, then hand the
+/// owner whatever the job's history now ends with (the supervisor's own final
+/// event, when it got there first).
+async fn record_end(db: DbHandle, tx: mpsc::Sender<Msg>, key: Key, ev: Event, last_seq: u64) {
+    let result = db
+        .call(move |db| {
+            let mut ev = ev;
+            match db.append_event(key, &mut ev) {
+                Ok(_) => Ok(vec![ev]),
+                Err(DbError::Finished { .. }) => db.events_after(key, last_seq),
+                Err(e) => Err(e),
+            }
+        })
+        .await
+        .and_then(|r| r);
+    match result {
+        Ok(events) => {
+            let _ = tx.send(Msg::Events { key, events }).await;
+        }
+        Err(e) => {
+            warn!(
+                "job {} idx {} attempt {}: cannot record its end: {e}; trying again when sbatchd restarts",
+                key.0, key.1, key.2
+            );
+            let _ = tx.send(Msg::EndNotRecorded { key }).await;
+        }
+    }
+}
+
+/// What a watcher knows about a supervisor it did not start.
+#[derive(Debug, Clone)]
+enum Adopted {
+    /// sbatchd started it (its stdout is the wake-up pipe).
+    No,
+    /// Found in the job table: its recorded identity, if it had recorded one.
+    Known(Option<SupervisorId>),
+}
+
+/// Follow a job's events in the database until its final event (or its
+/// supervisor's end). With a child, its stdout newlines say when to read; an
+/// adopted supervisor (no pipe) is polled, and its liveness checked by pid, start
+/// time and boot. One not recorded yet gets [`UNRECORDED_GRACE`] to show up.
 async fn watch_events(
+    db: DbHandle,
     tx: mpsc::Sender<Msg>,
     key: Key,
-    dir: PathBuf,
     mut child: Option<tokio::process::Child>,
-    adopted: Option<state::SupervisorId>,
-    mut offset: u64,
+    adopted: Adopted,
+    mut last: u64,
 ) {
     let mut lines = child
         .as_mut()
         .and_then(|c| c.stdout.take())
         .map(|o| BufReader::new(o).lines());
+    let mut sup = match &adopted {
+        Adopted::No => None,
+        Adopted::Known(s) => s.clone(),
+    };
+    let since = Instant::now();
     let mut final_seen = false;
     loop {
         let mut ended = false;
@@ -815,19 +936,35 @@ async fn watch_events(
             }
             None => {
                 tokio::time::sleep(Duration::from_millis(500)).await;
-                ended = !adopted.is_some_and(state::supervisor_alive);
+                if sup.is_none() {
+                    sup = db
+                        .call(move |db| db.supervisor(key))
+                        .await
+                        .ok()
+                        .and_then(Result::ok)
+                        .flatten();
+                }
+                ended = match &sup {
+                    Some(s) => !s.alive(),
+                    None => since.elapsed() >= UNRECORDED_GRACE,
+                };
             }
         }
-        let d = dir.clone();
-        let read = tokio::task::spawn_blocking(move || state::read_events_from(&d, offset)).await;
-        if let Ok(Ok((events, off))) = read {
-            offset = off;
-            if !events.is_empty() {
-                final_seen = events.iter().any(|e| e.kind.is_final());
-                if tx.send(Msg::Events { key, events }).await.is_err() {
-                    return;
+        let read = db.call(move |db| db.events_after(key, last)).await;
+        match read {
+            Ok(Ok(events)) => {
+                if let Some(e) = events.last() {
+                    last = e.seq;
+                }
+                if !events.is_empty() {
+                    final_seen = events.iter().any(|e| e.kind.is_final());
+                    if tx.send(Msg::Events { key, events }).await.is_err() {
+                        return;
+                    }
                 }
             }
+            Ok(Err(e)) => warn!("job {}: reading its events: {e}", key.0),
+            Err(_) => return,
         }
         if final_seen || ended {
             break;

@@ -1,27 +1,22 @@
-//! The per-job state directory, shared by sbatchd and the job's supervisor.
+//! What sbatchd and a job's supervisor share besides the job database
+//! ([`crate::db`]): the launch information, the job's events (each one report to
+//! mbatchd), the supervisor's identity, and the per-job directory.
 //!
-//! `<state root>/<jobId>.<idx>.<attempt>/` holds:
-//! * `spec.pb` — the `JobSpec` as mbatchd sent it (protobuf), written by sbatchd;
-//! * `launch.json` — what sbatchd adds ([`Launch`]), written by sbatchd;
-//! * `supervisor` — `<pid> <starttime>` of the supervisor, written by it at start;
-//! * `ctl` — the supervisor's control socket (kill/stop/resume/signal);
-//! * `events` — the job's history as JSON lines ([`Event`]), appended by the
-//!   supervisor; each line is one report to mbatchd with its sequence number. The
-//!   final line (`finished` or `start_failed`) is fsynced before the supervisor exits.
-//!
-//! sbatchd removes the directory once mbatchd acknowledged the final report. A
-//! restarted sbatchd rebuilds its job table from these directories.
-//! All functions here do blocking I/O: sbatchd calls them from `spawn_blocking`.
+//! `<state root>/<jobId>.<idx>.<attempt>/` (0700) holds only `ctl`, the
+//! supervisor's control socket (kill/stop/resume/signal) — a socket cannot live in
+//! the database. sbatchd creates the directory before it starts the supervisor and
+//! removes it with the job.
 
 use serde::{Deserialize, Serialize};
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-pub const SPEC_FILE: &str = "spec.pb";
-pub const LAUNCH_FILE: &str = "launch.json";
-pub const SUPERVISOR_FILE: &str = "supervisor";
+/// The supervisor's control socket in the job's directory.
 pub const CTL_SOCKET: &str = "ctl";
-pub const EVENTS_FILE: &str = "events";
+
+/// The job's directory under the state root.
+pub fn job_dir(root: &Path, key: crate::db::Key) -> PathBuf {
+    root.join(crate::paths::state_dir_name(key.0, key.1, key.2))
+}
 
 /// What sbatchd tells the supervisor besides the job spec.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -66,7 +61,7 @@ impl EventKind {
     }
 }
 
-/// One line of the `events` file.
+/// One event of a job (one row of the `events` table, stored as JSON).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Event {
@@ -97,95 +92,38 @@ pub struct Event {
     pub term_reason: String,
 }
 
-impl Event {
-    pub fn to_line(&self) -> String {
-        let mut s = serde_json::to_string(self).unwrap_or_else(|_| "{}".to_owned());
-        s.push('\n');
-        s
-    }
-
-    pub fn from_line(line: &str) -> Option<Event> {
-        serde_json::from_str(line.trim()).ok()
-    }
-}
-
-/// Parse the complete lines of an events file's text; a torn last line (no newline)
-/// is left for a later read. Returns the events and the number of bytes consumed.
-pub fn parse_events(text: &str) -> (Vec<Event>, usize) {
-    let mut events = Vec::new();
-    let mut used = 0;
-    for line in text.split_inclusive('\n') {
-        if !line.ends_with('\n') {
-            break;
-        }
-        used += line.len();
-        if let Some(e) = Event::from_line(line) {
-            events.push(e);
-        }
-    }
-    (events, used)
-}
-
-/// Read the events appended after byte `offset`; returns them and the new offset.
-pub fn read_events_from(dir: &Path, offset: u64) -> std::io::Result<(Vec<Event>, u64)> {
-    use std::io::Seek;
-    let mut f = match std::fs::File::open(dir.join(EVENTS_FILE)) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((Vec::new(), offset)),
-        Err(e) => return Err(e),
-    };
-    f.seek(std::io::SeekFrom::Start(offset))?;
-    let mut buf = Vec::new();
-    f.read_to_end(&mut buf)?;
-    let text = String::from_utf8_lossy(&buf);
-    let (events, used) = parse_events(&text);
-    Ok((events, offset + used as u64))
-}
-
-/// Append one event line (used by sbatchd only when no supervisor can: the
-/// supervisor never started, or died without its final line). Fsynced.
-pub fn append_event(dir: &Path, event: &Event) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(dir.join(EVENTS_FILE))?;
-    f.write_all(event.to_line().as_bytes())?;
-    f.sync_data()
-}
-
-/// Write a file atomically (temporary name, then rename).
-pub fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(data)?;
-    }
-    std::fs::rename(&tmp, path)
-}
-
-/// The supervisor's identity as recorded in its `supervisor` file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A job supervisor's identity, safe against pid reuse: pid, start time and boot.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SupervisorId {
     pub pid: u32,
-    /// Start time in clock ticks since boot (`/proc/<pid>/stat` field 22), so a
-    /// reused pid is not mistaken for the supervisor.
+    /// Start time in clock ticks since boot (`/proc/<pid>/stat` field 22).
     pub start: u64,
+    /// The kernel's boot id (`/proc/sys/kernel/random/boot_id`): after a reboot
+    /// the same pid and start time may belong to another process.
+    pub boot: String,
 }
 
-pub fn write_supervisor_id(dir: &Path, id: SupervisorId) -> std::io::Result<()> {
-    write_atomic(
-        &dir.join(SUPERVISOR_FILE),
-        format!("{} {}\n", id.pid, id.start).as_bytes(),
-    )
+impl SupervisorId {
+    /// The identity of a live process.
+    pub fn of(pid: u32) -> Option<SupervisorId> {
+        Some(SupervisorId {
+            pid,
+            start: process_start(pid)?,
+            boot: boot_id(),
+        })
+    }
+
+    /// Is this process still running (same pid, same start, same boot)?
+    pub fn alive(&self) -> bool {
+        self.boot == boot_id() && process_start(self.pid) == Some(self.start)
+    }
 }
 
-pub fn read_supervisor_id(dir: &Path) -> Option<SupervisorId> {
-    let text = std::fs::read_to_string(dir.join(SUPERVISOR_FILE)).ok()?;
-    let mut it = text.split_whitespace();
-    Some(SupervisorId {
-        pid: it.next()?.parse().ok()?,
-        start: it.next()?.parse().ok()?,
-    })
+/// This boot's id (empty when the kernel does not say).
+pub fn boot_id() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|s| s.trim().to_owned())
+        .unwrap_or_default()
 }
 
 /// The start time (clock ticks since boot) of a live process, None when it is gone.
@@ -195,66 +133,12 @@ pub fn process_start(pid: u32) -> Option<u64> {
     (stat.state != 'Z').then_some(stat.starttime)
 }
 
-/// Is the recorded supervisor still running?
-pub fn supervisor_alive(id: SupervisorId) -> bool {
-    process_start(id.pid) == Some(id.start)
-}
-
-/// Everything found in one state directory when sbatchd (re)starts.
-#[derive(Debug, Clone)]
-pub struct Found {
-    pub dir: PathBuf,
-    pub key: (u64, u32, u32),
-    pub spec: basalt_proto::sbatchd::JobSpec,
-    pub events: Vec<Event>,
-    pub offset: u64,
-    pub supervisor: Option<SupervisorId>,
-}
-
-/// Scan the state root for job directories.
-pub fn scan(root: &Path) -> Vec<Found> {
-    use prost::Message;
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(key) = name.to_str().and_then(crate::paths::parse_state_dir_name) else {
-            continue;
-        };
-        let dir = entry.path();
-        let spec = std::fs::read(dir.join(SPEC_FILE))
-            .ok()
-            .and_then(|b| basalt_proto::sbatchd::JobSpec::decode(b.as_slice()).ok());
-        let Some(spec) = spec else {
-            tracing::warn!(
-                "state directory {} has no readable job spec; removing it",
-                dir.display()
-            );
-            let _ = std::fs::remove_dir_all(&dir);
-            continue;
-        };
-        let (events, offset) = read_events_from(&dir, 0).unwrap_or((Vec::new(), 0));
-        found.push(Found {
-            supervisor: read_supervisor_id(&dir),
-            dir,
-            key,
-            spec,
-            events,
-            offset,
-        });
-    }
-    found.sort_by_key(|f| f.key);
-    found
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn event_lines_round_trip_and_torn_tail() {
+    fn events_as_json_keep_every_field() {
         let e = Event {
             seq: 3,
             kind: EventKind::Finished,
@@ -263,45 +147,33 @@ mod tests {
             pids: vec![1, 2],
             ..Default::default()
         };
-        let line = e.to_line();
-        assert!(line.ends_with('\n'));
-        assert_eq!(Event::from_line(&line), Some(e.clone()));
-        let text = format!("{line}{}", &line[..line.len() / 2]);
-        let (events, used) = parse_events(&text);
-        assert_eq!(events, vec![e]);
-        assert_eq!(used, line.len());
+        let json = serde_json::to_string(&e).expect("json");
+        assert_eq!(serde_json::from_str::<Event>(&json).expect("back"), e);
+        // Fields a later version adds are ignored; missing ones default.
+        let old: Event =
+            serde_json::from_str(r#"{"seq":1,"kind":"started","new_field":5}"#).expect("old");
+        assert_eq!(old.kind, EventKind::Started);
+        assert_eq!(old.pid, 0);
     }
 
     #[test]
-    fn files_in_a_directory() {
-        let d = tempfile::tempdir().expect("tempdir");
-        let a = Event {
-            seq: 1,
-            kind: EventKind::Started,
-            pid: 5,
-            ..Default::default()
-        };
-        append_event(d.path(), &a).expect("append");
-        let (ev, off) = read_events_from(d.path(), 0).expect("read");
-        assert_eq!(ev, vec![a.clone()]);
-        let b = Event {
-            seq: 2,
-            kind: EventKind::Executing,
-            ..Default::default()
-        };
-        append_event(d.path(), &b).expect("append");
-        let (ev2, _) = read_events_from(d.path(), off).expect("read");
-        assert_eq!(ev2, vec![b]);
-        let me = SupervisorId {
-            pid: std::process::id(),
-            start: process_start(std::process::id()).expect("own start"),
-        };
-        write_supervisor_id(d.path(), me).expect("write");
-        assert_eq!(read_supervisor_id(d.path()), Some(me));
-        assert!(supervisor_alive(me));
-        assert!(!supervisor_alive(SupervisorId {
-            start: me.start + 1,
-            ..me
-        }));
+    fn supervisor_identity() {
+        let me = SupervisorId::of(std::process::id()).expect("own id");
+        assert!(me.alive());
+        assert!(!me.boot.is_empty());
+        assert!(
+            !SupervisorId {
+                start: me.start + 1,
+                ..me.clone()
+            }
+            .alive()
+        );
+        assert!(
+            !SupervisorId {
+                boot: "another-boot".into(),
+                ..me
+            }
+            .alive()
+        );
     }
 }

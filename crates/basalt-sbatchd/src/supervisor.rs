@@ -1,10 +1,12 @@
 //! The job supervisor: one small process per job, so a job's exit status is never
 //! lost and its processes survive an sbatchd restart (systemd `KillMode=process`).
 //!
-//! sbatchd starts it as `sbatchd --job-supervisor <state dir>` (its own executable,
-//! re-executed). It is single-threaded and synchronous. It:
-//! 1. leaves sbatchd's session (`setsid`), becomes a child subreaper, records its
-//!    pid and start time in the state directory;
+//! sbatchd starts it as `sbatchd --job-supervisor <state root>/<jobId>.<idx>.<attempt>`
+//! (its own executable, re-executed). It is single-threaded and synchronous. It:
+//! 1. leaves sbatchd's session (`setsid`), becomes a child subreaper, opens the
+//!    job database (`<state root>/jobs.db`, [`crate::db`]), records its pid, start
+//!    time and boot id in the job's row, and reads the job spec and launch
+//!    information from it (a job that already has events is never started again);
 //! 2. resolves the execution user (before forking: NSS lookups, `getgrouplist`) and
 //!    forks the job's top process, which takes its own session and process group,
 //!    applies rlimits/nice, switches to the user (`setgroups`, `setgid`, `setuid`,
@@ -18,11 +20,17 @@
 //! 4. when the top process exits: kills what is left of the job, appends LSF's job
 //!    report to the `-o` file and the `TERM_*` line to the `-e` file (in a child
 //!    running as the user, so root-squashed homes work), removes the job file, and
-//!    writes the final `finished` event durably before exiting.
+//!    records the final `finished` event before exiting (retried every second
+//!    while the database refuses it: the end of a job is never dropped).
 //!
-//! Every event goes to the `events` file first; a newline on stdout only wakes
-//! sbatchd up (non-blocking: a full or broken pipe is ignored).
+//! Every event is committed to the database first (`synchronous=FULL`, so it is
+//! on disk before sbatchd can report it); a newline on stdout only wakes sbatchd
+//! up (non-blocking: a full or broken pipe is ignored). The database connection is
+//! never used in a forked child (the job's process execs, the report helper only
+//! writes files), and SQLite opens its files close-on-exec, so jobs do not inherit
+//! them.
 
+use crate::db::{self, JobDb};
 use crate::env::{EnvContext, host_file_text, job_env};
 use crate::paths;
 use crate::report::{self, ReportInput};
@@ -174,7 +182,9 @@ fn raw_status(ws: WaitStatus) -> Option<(Pid, i32)> {
     }
 }
 
-/// Entry point of supervisor mode; returns the process exit code.
+/// Entry point of supervisor mode; returns the process exit code. `dir` is the
+/// job's directory under the state root: its name is the job's key and the job
+/// database is `jobs.db` beside it.
 pub fn main(dir: &Path) -> i32 {
     let _ = nix::unistd::setsid();
     let _ = nix::sys::prctl::set_child_subreaper(true);
@@ -185,24 +195,48 @@ pub fn main(dir: &Path) -> i32 {
         let flags = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
         let _ = nix::fcntl::fcntl(std::io::stdout(), nix::fcntl::FcntlArg::F_SETFL(flags));
     }
-    let me = std::process::id();
-    if let Some(start) = state::process_start(me) {
-        let _ = state::write_supervisor_id(dir, state::SupervisorId { pid: me, start });
+    let Some(key) = dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(paths::parse_state_dir_name)
+    else {
+        tracing::error!(
+            "job supervisor: {} is not a job directory (<jobId>.<idx>.<attempt>)",
+            dir.display()
+        );
+        return 1;
+    };
+    let db_path = dir
+        .parent()
+        .map_or_else(|| PathBuf::from(db::DB_FILE), |p| p.join(db::DB_FILE));
+    let mut jobs = match JobDb::open(&db_path, false) {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::error!("job supervisor {}: {e}", dir.display());
+            return 1;
+        }
+    };
+    if let Some(me) = state::SupervisorId::of(std::process::id())
+        && let Err(e) = jobs.set_supervisor(key, &me)
+    {
+        tracing::error!("job supervisor {}: {e}", dir.display());
+        return 1;
     }
-    let mut sup = match Supervisor::open(dir) {
+    let mut sup = match Supervisor::open(dir, key, jobs).map_err(|e| *e) {
         Ok(s) => s,
-        Err(msg) => {
+        Err((msg, None)) => {
             tracing::error!("job supervisor {}: {msg}", dir.display());
-            let _ = state::append_event(
-                dir,
-                &Event {
-                    seq: 1,
-                    kind: EventKind::StartFailed,
-                    time: now_secs(),
-                    message: msg,
-                    ..Default::default()
-                },
-            );
+            return 1;
+        }
+        Err((msg, Some(mut jobs))) => {
+            tracing::error!("job supervisor {}: {msg}", dir.display());
+            let mut ev = Event {
+                kind: EventKind::StartFailed,
+                time: now_secs(),
+                message: msg,
+                ..Default::default()
+            };
+            record_final(&mut jobs, key, &mut ev, dir);
             wake();
             return 1;
         }
@@ -210,7 +244,42 @@ pub fn main(dir: &Path) -> i32 {
     sup.run()
 }
 
-/// Tell sbatchd (if it listens) that the events file grew.
+/// Write a final event, retrying while the database refuses (busy, disk full):
+/// the job's end must be on record before the supervisor goes.
+fn record_final(jobs: &mut JobDb, key: db::Key, ev: &mut Event, dir: &Path) {
+    let mut tries: u32 = 0;
+    loop {
+        match jobs.append_event(key, ev) {
+            Ok(_) => return,
+            Err(db::DbError::Finished { .. }) => {
+                tracing::warn!(
+                    "job supervisor {}: the job's end was already recorded (by sbatchd)",
+                    dir.display()
+                );
+                return;
+            }
+            Err(db::DbError::NoJob { .. }) => {
+                tracing::error!(
+                    "job supervisor {}: the job left the job table; its end is not recorded",
+                    dir.display()
+                );
+                return;
+            }
+            Err(e) => {
+                if tries.is_multiple_of(60) {
+                    tracing::error!(
+                        "job supervisor {}: cannot record the job's end ({e}); retrying every second",
+                        dir.display()
+                    );
+                }
+                tries = tries.saturating_add(1);
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+    }
+}
+
+/// Tell sbatchd (if it listens) that the job has new events.
 fn wake() {
     let mut out = std::io::stdout();
     let _ = out.write_all(b"\n");
@@ -219,10 +288,10 @@ fn wake() {
 
 struct Supervisor {
     dir: PathBuf,
+    key: db::Key,
     spec: JobSpec,
     launch: Launch,
-    events: std::fs::File,
-    seq: u64,
+    jobs: JobDb,
     start_time: i64,
     /// The job's top process (= its pgid and sid).
     job: Option<Pid>,
@@ -241,29 +310,40 @@ struct Supervisor {
 }
 
 impl Supervisor {
-    fn open(dir: &Path) -> Result<Supervisor, String> {
-        use prost::Message;
-        let spec_bytes = std::fs::read(dir.join(state::SPEC_FILE))
-            .map_err(|e| format!("cannot read the job spec: {e}"))?;
-        let spec = JobSpec::decode(spec_bytes.as_slice())
-            .map_err(|e| format!("cannot decode the job spec: {e}"))?;
-        let launch: Launch = std::fs::read(dir.join(state::LAUNCH_FILE))
-            .map_err(|e| e.to_string())
-            .and_then(|b| serde_json::from_slice(&b).map_err(|e| e.to_string()))
-            .map_err(|e| format!("cannot read launch.json: {e}"))?;
-        let (old, _) = state::read_events_from(dir, 0).unwrap_or_default();
-        let events = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(dir.join(state::EVENTS_FILE))
-            .map_err(|e| format!("cannot open the events file: {e}"))?;
-        let sample_every = Duration::from_millis(launch.sample_ms.max(100));
+    /// Read the job from the database. Errors come with the database when an event
+    /// can still be recorded.
+    fn open(
+        dir: &Path,
+        key: db::Key,
+        jobs: JobDb,
+    ) -> Result<Supervisor, Box<(String, Option<JobDb>)>> {
+        let stored = match jobs.job(key) {
+            Ok(Some(j)) => j,
+            Ok(None) => {
+                return Err(Box::new((
+                    "the job is not in the job table".to_owned(),
+                    None,
+                )));
+            }
+            Err(e @ db::DbError::Corrupt { .. }) => {
+                return Err(Box::new((e.to_string(), Some(jobs))));
+            }
+            Err(e) => return Err(Box::new((e.to_string(), None))),
+        };
+        if !stored.events.is_empty() || stored.last_seq > 0 {
+            // Started before (or declared dead by sbatchd): never run a job twice.
+            return Err(Box::new((
+                "the job already has a history; not starting it again".to_owned(),
+                None,
+            )));
+        }
+        let sample_every = Duration::from_millis(stored.launch.sample_ms.max(100));
         Ok(Supervisor {
             dir: dir.to_path_buf(),
-            spec,
-            launch,
-            events,
-            seq: old.last().map_or(0, |e| e.seq),
+            key,
+            spec: stored.spec,
+            launch: stored.launch,
+            jobs,
             start_time: now_secs(),
             job: None,
             main_status: None,
@@ -280,19 +360,39 @@ impl Supervisor {
         })
     }
 
-    fn emit(&mut self, mut e: Event) {
-        self.seq += 1;
-        e.seq = self.seq;
-        if e.time == 0 {
-            e.time = now_secs();
+    /// Record events (one transaction, durable before sbatchd hears of them) and
+    /// wake sbatchd. A final event is retried until it is on record.
+    fn emit_all(&mut self, mut events: Vec<Event>) {
+        let now = now_secs();
+        for e in &mut events {
+            if e.time == 0 {
+                e.time = now;
+            }
         }
-        if let Err(err) = self.events.write_all(e.to_line().as_bytes()) {
-            tracing::error!("job supervisor {}: events file: {err}", self.dir.display());
-        }
-        if e.kind.is_final() {
-            let _ = self.events.sync_data();
+        if let [one] = events.as_mut_slice()
+            && one.kind.is_final()
+        {
+            record_final(&mut self.jobs, self.key, one, &self.dir);
+        } else {
+            match self.jobs.append_events(self.key, &mut events) {
+                Ok(_) => {}
+                Err(err @ (db::DbError::Finished { .. } | db::DbError::NoJob { .. })) => {
+                    // sbatchd gave this job up (it thought this supervisor dead):
+                    // the job must not run on unrecorded.
+                    tracing::error!(
+                        "job supervisor {}: {err}; killing the job",
+                        self.dir.display()
+                    );
+                    self.start_kill(0, "-");
+                }
+                Err(err) => tracing::error!("job supervisor {}: {err}", self.dir.display()),
+            }
         }
         wake();
+    }
+
+    fn emit(&mut self, e: Event) {
+        self.emit_all(vec![e]);
     }
 
     fn start_failed(&mut self, message: String) -> i32 {
@@ -354,14 +454,14 @@ impl Supervisor {
                 self.job = Some(pid);
                 self.start_time = now_secs();
                 self.running_since = Some(Instant::now());
-                self.emit(Event {
+                let started = Event {
                     kind: EventKind::Started,
                     pid: pid.as_raw() as u32,
                     pgid: pid.as_raw() as u32,
                     state: jstat::RUN,
                     ..Default::default()
-                });
-                self.emit(Event {
+                };
+                let executing = Event {
                     kind: EventKind::Executing,
                     pid: pid.as_raw() as u32,
                     pgid: pid.as_raw() as u32,
@@ -372,7 +472,8 @@ impl Supervisor {
                     exec_cwd: info.cwd.clone(),
                     out_path: info.out_path.clone(),
                     ..Default::default()
-                });
+                };
+                self.emit_all(vec![started, executing]);
                 self.supervise(&sigfd, &listener);
                 drop(listener);
                 let _ = std::fs::remove_file(&ctl_path);

@@ -7,6 +7,7 @@ use basalt_proto::mbatchd::mbatchd_server::{Mbatchd, MbatchdServer};
 use basalt_proto::mbatchd::{self as mpb, AckKind, ReportKind};
 use basalt_proto::sbatchd::sbatchd_client::SbatchdClient;
 use basalt_proto::sbatchd::{self as spb, JobSpec, SignalAction};
+use basalt_sbatchd::db::{DB_FILE, JobDb};
 use basalt_testkit::{ClusterSpec, InProcessCluster, wait_for_async};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -383,26 +384,20 @@ impl Harness {
 impl Drop for Harness {
     /// Jobs outlive sbatchd by design; a failed test must not leave them behind.
     fn drop(&mut self) {
-        let Ok(dirs) = std::fs::read_dir(&self.state) else {
+        let Ok(db) = JobDb::open(&self.state.join(DB_FILE), false) else {
             return;
         };
-        for d in dirs.flatten() {
-            let events = read(&d.path().join("events"));
-            for line in events.lines() {
-                if let Some(pgid) = serde_pgid(line) {
-                    let _ = nix::sys::signal::killpg(
-                        nix::unistd::Pid::from_raw(pgid),
-                        nix::sys::signal::Signal::SIGKILL,
-                    );
-                }
+        for j in db.load_all().unwrap_or_default() {
+            let pgids = j.events.iter().map(|e| e.pgid).chain([j.pgid]);
+            for pgid in pgids.filter(|p| *p > 1) {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(pgid as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
             }
-            if let Some(pid) = read(&d.path().join("supervisor"))
-                .split_whitespace()
-                .next()
-                .and_then(|p| p.parse::<i32>().ok())
-            {
+            if let Some(s) = j.supervisor.filter(|s| s.alive()) {
                 let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(pid),
+                    nix::unistd::Pid::from_raw(s.pid as i32),
                     nix::sys::signal::Signal::SIGKILL,
                 );
             }
@@ -410,16 +405,25 @@ impl Drop for Harness {
     }
 }
 
-/// The `pgid` of an events-file line (`"pgid":N`), when non-zero.
-fn serde_pgid(line: &str) -> Option<i32> {
-    let rest = line.split("\"pgid\":").nth(1)?;
-    let n: i32 = rest
-        .chars()
-        .take_while(|c| c.is_ascii_digit())
-        .collect::<String>()
-        .parse()
-        .ok()?;
-    (n > 0).then_some(n)
+/// Job rows in the database and job directories under the state root.
+fn leftovers(state: &Path) -> Vec<String> {
+    let mut left: Vec<String> = std::fs::read_dir(state)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n != "sbatchd.lock" && !n.starts_with(DB_FILE))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Ok(db) = JobDb::open(&state.join(DB_FILE), false) {
+        left.extend(
+            db.load_all()
+                .unwrap_or_default()
+                .iter()
+                .map(|j| format!("row {:?}", j.key)),
+        );
+    }
+    left
 }
 
 async fn bind_retry(addr: std::net::SocketAddr) -> tokio::net::TcpListener {
@@ -558,19 +562,12 @@ async fn command_job_runs_and_reports() {
         .expect("job file name");
     assert!(!Path::new(jf).exists(), "job file {jf} removed");
 
-    // The state directory goes once the final report is acknowledged.
+    // The job's row and directory go once the final report is acknowledged.
     let state = h.state.clone();
-    wait_for_async("state directory to be cleaned", DEADLINE, || {
+    wait_for_async("the job table to be cleaned", DEADLINE, || {
         let state = state.clone();
         async move {
-            let left: Vec<String> = std::fs::read_dir(&state)
-                .map(|d| {
-                    d.flatten()
-                        .map(|e| e.file_name().to_string_lossy().into_owned())
-                        .filter(|n| n != "sbatchd.lock")
-                        .collect()
-                })
-                .unwrap_or_default();
+            let left = leftovers(&state);
             (left.is_empty().then_some(()), format!("{left:?}"))
         }
     })
