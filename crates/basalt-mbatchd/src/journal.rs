@@ -7,7 +7,7 @@ use basalt_eventlog as el;
 use basalt_eventlog as r;
 use basalt_sched::{Effect, Event, Job, Sched, Submission, Usage};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use thiserror::Error;
 
 #[derive(Debug, Error)]
@@ -18,6 +18,17 @@ pub enum JournalError {
     Lock(#[from] el::LockError),
     #[error("another mbatchd holds {path}: {holder}")]
     Held { path: PathBuf, holder: String },
+    #[error(
+        "{path} is no longer this mbatchd's lock (another mbatchd took it over); \
+         stopping without writing"
+    )]
+    LockLost { path: PathBuf },
+    #[error("{path}: write probe failed: {source}")]
+    Probe {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// What was read back on open.
@@ -25,9 +36,43 @@ pub enum JournalError {
 pub struct Replayed {
     pub events: Vec<Event>,
     pub torn_tail: Option<String>,
+    /// Where the torn tail began (the file's length after the cut).
+    pub torn_offset: Option<u64>,
     /// Records of types Basalt does not replay (kept in the file, skipped).
     pub skipped: usize,
 }
+
+/// How the journal writes and guards the log (lsb.params `BASALT_EVENT_*`).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub sync: el::SyncPolicy,
+    /// Heartbeat of `#lsb.event.lock`; a waiting mbatchd checks this often and takes a
+    /// lock over after [`STALE_CHECKS`] checks without a heartbeat.
+    pub lock_heartbeat: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            sync: el::SyncPolicy::Fdatasync,
+            lock_heartbeat: Duration::from_secs(1),
+        }
+    }
+}
+
+impl Options {
+    pub fn from_config(config: &basalt_config::Config) -> Options {
+        let p = &config.batch.params;
+        Options {
+            sync: p.event_sync.parse().unwrap_or_default(),
+            lock_heartbeat: Duration::from_secs(u64::from(p.event_lock_heartbeat_secs.max(1))),
+        }
+    }
+}
+
+/// More than this many checks one heartbeat apart without a change of the lock file make
+/// its owner stale (LSF: 4 checks of MBD_SLEEP_TIME/2).
+pub const STALE_CHECKS: u32 = 4;
 
 /// lsb.events + lsb.acct + the spool directory, held under the lock.
 #[derive(Debug)]
@@ -35,39 +80,113 @@ pub struct Journal {
     logdir: PathBuf,
     events: el::EventLog,
     acct: el::AcctLog,
-    _lock: el::EventLock,
+    lock: el::EventLock,
+    opts: Options,
+    last_touch: Instant,
 }
 
 fn pid_alive(pid: u32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
 }
 
-/// Take the lock (waiting up to 10 s for a live holder on this host to go away), open
-/// the logs, and read lsb.events back as core events.
-pub fn open(logdir: &Path, me: &str) -> Result<(Journal, Replayed), JournalError> {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    let lock = loop {
+/// Take `logdir/#lsb.event.lock` for `me` (event-log.md §7): a free lock, or one naming
+/// this host and a dead process, is taken at once. A lock held by someone else is checked
+/// once per heartbeat; it is taken over only when its file has not changed (no heartbeat)
+/// for more than [`STALE_CHECKS`] checks in a row. Gives up with [`JournalError::Held`]
+/// after `wait`.
+pub fn acquire_lock(
+    logdir: &Path,
+    me: &str,
+    heartbeat: Duration,
+    wait: Duration,
+) -> Result<el::EventLock, JournalError> {
+    std::fs::create_dir_all(logdir).map_err(|e| {
+        JournalError::Log(el::EventLogError::Io {
+            path: logdir.to_path_buf(),
+            op: "create directory",
+            source: e,
+        })
+    })?;
+    let deadline = Instant::now() + wait;
+    let mut last: Option<el::LockInfo> = None;
+    let mut unchanged = 0u32;
+    loop {
         match el::EventLock::acquire(logdir, me, pid_alive) {
-            Ok(l) => break l,
+            Ok(l) => return Ok(l),
             Err(el::LockError::Held { holder, .. }) => {
-                if std::time::Instant::now() > deadline {
+                match el::EventLock::inspect(logdir)? {
+                    None => continue,
+                    Some(info) => {
+                        if last.as_ref() == Some(&info) {
+                            unchanged += 1;
+                        } else {
+                            unchanged = 0;
+                            last = Some(info.clone());
+                        }
+                        if unchanged > STALE_CHECKS {
+                            tracing::warn!(
+                                "{} names {} and has not changed for {unchanged} checks \
+                                 {heartbeat:?} apart: taking it over",
+                                logdir.join(el::LOCK_FILE).display(),
+                                info.holder
+                            );
+                            match el::EventLock::take_over(logdir, me, &info) {
+                                Ok(l) => return Ok(l),
+                                Err(el::LockError::Held { .. }) => {
+                                    unchanged = 0;
+                                    last = None;
+                                }
+                                Err(e) => return Err(e.into()),
+                            }
+                        }
+                    }
+                }
+                if Instant::now() >= deadline {
                     return Err(JournalError::Held {
                         path: logdir.join(el::LOCK_FILE),
                         holder,
                     });
                 }
-                std::thread::sleep(Duration::from_millis(200));
+                std::thread::sleep(heartbeat);
             }
             Err(e) => return Err(e.into()),
         }
-    };
-    let (events, replay) = el::EventLog::open(logdir)?;
-    let (acct, acct_torn) = el::AcctLog::open(logdir)?;
+    }
+}
+
+/// Take the lock (see [`acquire_lock`]; waiting up to ten heartbeats plus 5 s), open the
+/// logs, and read lsb.events back as core events.
+pub fn open(logdir: &Path, me: &str, opts: Options) -> Result<(Journal, Replayed), JournalError> {
+    let wait = opts.lock_heartbeat * (2 * STALE_CHECKS + 2) + Duration::from_secs(5);
+    let lock = acquire_lock(logdir, me, opts.lock_heartbeat, wait)?;
+    let (events, acct, replayed) = open_logs(logdir, &opts)?;
+    Ok((
+        Journal {
+            logdir: logdir.to_path_buf(),
+            events,
+            acct,
+            lock,
+            opts,
+            last_touch: Instant::now(),
+        },
+        replayed,
+    ))
+}
+
+fn open_logs(
+    logdir: &Path,
+    opts: &Options,
+) -> Result<(el::EventLog, el::AcctLog, Replayed), JournalError> {
+    let (mut events, replay) = el::EventLog::open(logdir)?;
+    let (mut acct, acct_torn) = el::AcctLog::open(logdir)?;
+    events.set_sync(opts.sync);
+    acct.set_sync(opts.sync);
     if let Some(t) = acct_torn {
         tracing::warn!("lsb.acct ended with a torn record, cut off: {t:?}");
     }
     let mut out = Replayed {
         torn_tail: replay.torn_tail.clone(),
+        torn_offset: replay.torn_offset,
         ..Default::default()
     };
     for rec in &replay.records {
@@ -76,20 +195,12 @@ pub fn open(logdir: &Path, me: &str) -> Result<(Journal, Replayed), JournalError
             None => out.skipped += 1,
         }
     }
-    Ok((
-        Journal {
-            logdir: logdir.to_path_buf(),
-            events,
-            acct,
-            _lock: lock,
-        },
-        out,
-    ))
+    Ok((events, acct, out))
 }
 
 impl Journal {
     /// Make the `Log` and `Acct` effects of one loop iteration durable: one write and
-    /// one fsync per file.
+    /// one fsync per file. Refuses (and writes nothing) once the lock is no longer ours.
     pub fn commit(&mut self, sched: &Sched, effects: &[Effect]) -> Result<(), JournalError> {
         let mut recs = Vec::new();
         let mut acct = Vec::new();
@@ -104,6 +215,10 @@ impl Journal {
                 _ => {}
             }
         }
+        if recs.is_empty() && acct.is_empty() {
+            return Ok(());
+        }
+        self.check_lock()?;
         if !recs.is_empty() {
             self.events.append(&recs)?;
         }
@@ -111,6 +226,64 @@ impl Journal {
             self.acct.append(&acct)?;
         }
         Ok(())
+    }
+
+    /// Fail with [`JournalError::LockLost`] when the lock file is no longer ours.
+    pub fn check_lock(&self) -> Result<(), JournalError> {
+        if self.lock.still_held()? {
+            Ok(())
+        } else {
+            Err(JournalError::LockLost {
+                path: self.lock.path().to_path_buf(),
+            })
+        }
+    }
+
+    /// Refresh the lock's heartbeat when one is due.
+    pub fn heartbeat(&mut self) -> Result<(), JournalError> {
+        if self.last_touch.elapsed() >= self.opts.lock_heartbeat {
+            self.lock.touch().map_err(|e| match e {
+                el::LockError::Lost { path } => JournalError::LockLost { path },
+                e => e.into(),
+            })?;
+            self.last_touch = Instant::now();
+        }
+        Ok(())
+    }
+
+    /// Re-read the logs from disk (after a failed append: the durable content is the truth
+    /// and the in-memory state must be rebuilt from it). Cuts a torn tail like a start.
+    pub fn reload(&mut self) -> Result<Replayed, JournalError> {
+        self.check_lock()?;
+        let (events, acct, replayed) = open_logs(&self.logdir, &self.opts)?;
+        self.events = events;
+        self.acct = acct;
+        Ok(replayed)
+    }
+
+    /// Can the log directory take writes again? Writes and fsyncs a 64 KiB probe file
+    /// (removed afterwards).
+    pub fn probe(&self) -> Result<(), JournalError> {
+        let path = self.logdir.join(".basalt-write-probe");
+        let res = (|| -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&path)?;
+            std::io::Write::write_all(&mut f, &[b'\n'; 64 * 1024])?;
+            f.sync_all()
+        })();
+        let _ = std::fs::remove_file(&path);
+        res.map_err(|source| JournalError::Probe { path, source })
+    }
+
+    /// The log directory.
+    pub fn logdir(&self) -> &Path {
+        &self.logdir
+    }
+
+    /// Release the lock (clean stop).
+    pub fn release(self) {
+        if let Err(e) = self.lock.release() {
+            tracing::warn!("releasing the event log lock: {e}");
+        }
     }
 
     /// Spool a job file durably (before its JOB_NEW is acknowledged).
@@ -616,6 +789,45 @@ pub fn finish_record(j: &Job) -> r::JobFinish {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_silent_lock_is_taken_over_and_a_live_one_is_not() {
+        let hb = Duration::from_millis(20);
+        let dir = tempfile::tempdir().unwrap();
+        let lock_file = dir.path().join(el::LOCK_FILE);
+
+        // No heartbeat: taken over after more than STALE_CHECKS unchanged checks.
+        std::fs::write(&lock_file, "otherhost:1").unwrap();
+        let t = Instant::now();
+        let lock = acquire_lock(dir.path(), "me", hb, Duration::from_secs(10)).unwrap();
+        assert!(t.elapsed() >= hb * STALE_CHECKS, "{:?}", t.elapsed());
+        assert!(lock.holder().starts_with("me:"), "{}", lock.holder());
+        drop(lock);
+        assert!(!lock_file.exists());
+
+        // A heartbeat every 5 ms: never taken over.
+        std::fs::write(&lock_file, "otherhost:2").unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let beat = {
+            let (stop, path) = (stop.clone(), lock_file.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&path) {
+                        let _ = f.set_modified(std::time::SystemTime::now());
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            })
+        };
+        let r = acquire_lock(dir.path(), "me", hb, Duration::from_millis(400));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = beat.join();
+        match r {
+            Err(JournalError::Held { holder, .. }) => assert_eq!(holder, "otherhost:2"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(std::fs::read_to_string(&lock_file).unwrap(), "otherhost:2");
+    }
 
     /// Event → lsb.events line → event.
     fn through_the_log(ev: &Event) -> Event {

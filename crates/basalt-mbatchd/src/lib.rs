@@ -152,7 +152,7 @@ pub(crate) enum Msg {
 }
 
 /// Why a dispatch did not start the job.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum DispatchError {
     /// sbatchd could not be reached: the host is unreachable, the job is requeued.
     Unreachable(String),
@@ -170,13 +170,41 @@ pub(crate) struct LimHost {
     load: std::collections::BTreeMap<String, f64>,
 }
 
+/// Whether mbatchd can write its event log. While it cannot, the owner answers queries
+/// and refuses everything that would need a new event.
+#[derive(Debug, Default)]
+pub(crate) struct Health {
+    degraded: std::sync::Mutex<Option<String>>,
+}
+
+impl Health {
+    fn set(&self, reason: Option<String>) {
+        *self
+            .degraded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = reason;
+    }
+
+    /// Why new work is refused, if it is.
+    pub(crate) fn reason(&self) -> Option<String> {
+        self.degraded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
 /// A handle gRPC handlers use to reach the owner.
 #[derive(Debug, Clone)]
 pub(crate) struct Owner {
     tx: stdmpsc::Sender<Msg>,
+    health: Arc<Health>,
 }
 
 impl Owner {
+    /// Send a request to the owner and wait for its answer. A request the owner drops
+    /// unanswered was refused because the event log cannot be written
+    /// (`RESOURCE_EXHAUSTED` with the reason), or mbatchd is stopping (`UNAVAILABLE`).
     pub(crate) async fn ask<T>(
         &self,
         make: impl FnOnce(Reply<T>) -> Msg,
@@ -185,8 +213,10 @@ impl Owner {
         self.tx
             .send(make(tx))
             .map_err(|_| tonic::Status::unavailable("mbatchd is shutting down"))?;
-        rx.await
-            .map_err(|_| tonic::Status::unavailable("mbatchd is shutting down"))
+        rx.await.map_err(|_| match self.health.reason() {
+            Some(r) => tonic::Status::resource_exhausted(r),
+            None => tonic::Status::unavailable("mbatchd is shutting down"),
+        })
     }
 }
 
@@ -205,13 +235,23 @@ pub async fn run(
     let logdir = config.logdir();
     let now = now_ms();
     let mut sched = Sched::new(SchedConfig::from_config(&config), now);
-    let (journal, replayed) = journal::open(&logdir, &me)?;
+    let opts = journal::Options::from_config(&config);
+    let (journal, replayed) = {
+        let (logdir, me) = (logdir.clone(), me.clone());
+        tokio::task::spawn_blocking(move || journal::open(&logdir, &me, opts))
+            .await
+            .map_err(|_| MbdError::OwnerGone)??
+    };
     let n = replayed.events.len();
     for ev in &replayed.events {
         sched.on_event(ev);
     }
     if let Some(t) = &replayed.torn_tail {
-        warn!("lsb.events ended with a torn record, cut off: {t:?}");
+        warn!(
+            offset = replayed.torn_offset,
+            "lsb.events ended with a torn (incomplete) record at byte offset {}, cut off: {t:?}",
+            replayed.torn_offset.unwrap_or(0)
+        );
     }
     info!(
         events = n,
@@ -232,6 +272,7 @@ pub async fn run(
     let (tx, rx) = stdmpsc::channel::<Msg>();
     let (done_tx, done_rx) = oneshot::channel::<MbdError>();
     let handle = tokio::runtime::Handle::current();
+    let health = Arc::new(Health::default());
     let owner_state = OwnerState {
         config: config.clone(),
         me: me.clone(),
@@ -241,6 +282,13 @@ pub async fn run(
         tx: tx.clone(),
         rt: handle,
         started: SystemTime::now(),
+        health: health.clone(),
+        backlog: Vec::new(),
+        this_iteration: Vec::new(),
+        spooled: Vec::new(),
+        write_failure: None,
+        last_probe: std::time::Instant::now(),
+        term_epoch: epoch,
     };
     std::thread::Builder::new()
         .name("mbatchd-owner".into())
@@ -252,7 +300,10 @@ pub async fn run(
 
     let poller = tokio::spawn(lim_poller(config.clone(), me.clone(), tx.clone()));
 
-    let svc = MbatchdService::new(Owner { tx: tx.clone() });
+    let svc = MbatchdService::new(Owner {
+        tx: tx.clone(),
+        health,
+    });
     let router = tonic::transport::Server::builder()
         .add_service(pb::mbatchd_server::MbatchdServer::new(svc));
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
@@ -347,6 +398,20 @@ struct OwnerState {
     tx: stdmpsc::Sender<Msg>,
     rt: tokio::runtime::Handle,
     started: SystemTime,
+    /// Shared with the gRPC side: set while the event log cannot be written.
+    health: Arc<Health>,
+    /// Results from sbatchds (dispatch answers) that arrived or were rolled back while the
+    /// log could not be written; fed back once it can.
+    backlog: Vec<Msg>,
+    /// Copies of this iteration's dispatch answers, in case its commit fails.
+    this_iteration: Vec<Msg>,
+    /// Job files spooled in this iteration (removed again if its commit fails).
+    spooled: Vec<String>,
+    /// A write that failed during this iteration (a job file): the commit must not happen.
+    write_failure: Option<journal::JournalError>,
+    last_probe: std::time::Instant,
+    /// This term's epoch (its MBD_START may have been rolled back with a failed write).
+    term_epoch: u64,
 }
 
 type Deferred = Box<dyn FnOnce() + Send>;
@@ -364,10 +429,14 @@ impl OwnerState {
         // MBD_START durable before serving anybody.
         self.sched.schedule(now_ms());
         let effects = self.sched.take_effects();
-        if let Err(e) = self.journal.commit(&self.sched, &effects) {
-            return e.into();
+        match self.journal.commit(&self.sched, &effects) {
+            Ok(()) => self.carry_out(effects),
+            Err(e) => {
+                if let Some(fatal) = self.write_failed(e) {
+                    return fatal;
+                }
+            }
         }
-        self.carry_out(effects);
         let tick = Duration::from_millis(500);
         let mut last_tick = now_ms();
         loop {
@@ -380,6 +449,28 @@ impl OwnerState {
             let mut exit: Option<MbdError> = None;
             let batch = first.into_iter().chain(rx.try_iter().take(4096));
             for msg in batch {
+                let msg = if self.health.reason().is_some() {
+                    match self.while_degraded(msg) {
+                        Some(m) => m,
+                        None => continue,
+                    }
+                } else {
+                    msg
+                };
+                if let Msg::DispatchDone {
+                    key,
+                    attempt,
+                    host,
+                    result,
+                } = &msg
+                {
+                    self.this_iteration.push(Msg::DispatchDone {
+                        key: *key,
+                        attempt: *attempt,
+                        host: host.clone(),
+                        result: result.clone(),
+                    });
+                }
                 match self.handle(msg, &mut deferred) {
                     Ok(()) => {}
                     Err(e) => {
@@ -387,6 +478,27 @@ impl OwnerState {
                         break;
                     }
                 }
+            }
+            if let Err(e) = self.journal.heartbeat() {
+                error!("{e}");
+                return e.into();
+            }
+            if self.health.reason().is_some() {
+                // Only queries were answered; nothing to commit. Is there room again?
+                for d in deferred {
+                    d();
+                }
+                if let Some(e) = exit {
+                    return e;
+                }
+                if self.last_probe.elapsed() >= Duration::from_secs(1) {
+                    self.last_probe = std::time::Instant::now();
+                    match self.journal.probe() {
+                        Ok(()) => self.writable_again(),
+                        Err(e) => debug!("event log still not writable: {e}"),
+                    }
+                }
+                continue;
             }
             let now = now_ms();
             if now - last_tick >= 500 {
@@ -397,16 +509,33 @@ impl OwnerState {
                 self.sched.schedule(now);
             }
             let effects = self.sched.take_effects();
-            if let Err(e) = self.journal.commit(&self.sched, &effects) {
-                error!("cannot write the event log: {e}; stopping without answering");
-                return e.into();
+            let committed = match self.write_failure.take() {
+                Some(e) => Err(e),
+                None => self.journal.commit(&self.sched, &effects),
+            };
+            match committed {
+                Ok(()) => {
+                    self.this_iteration.clear();
+                    self.spooled.clear();
+                    for d in deferred {
+                        d();
+                    }
+                    self.carry_out(effects);
+                }
+                Err(e) => {
+                    // Nothing of this iteration is acknowledged: its replies are dropped
+                    // (the callers hear why) and its effects are forgotten.
+                    drop(effects);
+                    if let Some(fatal) = self.write_failed(e) {
+                        return fatal;
+                    }
+                    drop(deferred);
+                }
             }
-            for d in deferred {
-                d();
-            }
-            self.carry_out(effects);
             if let Some(e) = exit {
-                if let MbdError::Resign(_) | MbdError::Reconfig(_) | MbdError::Stopped = e {
+                if self.health.reason().is_none()
+                    && let MbdError::Resign(_) | MbdError::Reconfig(_) | MbdError::Stopped = e
+                {
                     let die = Event::MbdDie {
                         time: basalt_sched::secs(now_ms()),
                         master: self.me.clone(),
@@ -416,6 +545,99 @@ impl OwnerState {
                 }
                 return e;
             }
+        }
+    }
+
+    /// A message that arrived while the log cannot be written: queries, LIM updates and
+    /// stop requests are handled; dispatch answers wait in the backlog; everything that
+    /// would need a new event is refused (its reply dropped, so the caller hears why).
+    fn while_degraded(&mut self, msg: Msg) -> Option<Msg> {
+        match msg {
+            Msg::Jobs { .. }
+            | Msg::Queues { .. }
+            | Msg::Hosts { .. }
+            | Msg::Params { .. }
+            | Msg::Lim(_)
+            | Msg::Resign(_)
+            | Msg::Shutdown => Some(msg),
+            Msg::DispatchDone { .. } => {
+                self.backlog.push(msg);
+                None
+            }
+            Msg::Submit { .. }
+            | Msg::Signal { .. }
+            | Msg::Switch { .. }
+            | Msg::Move { .. }
+            | Msg::Force { .. }
+            | Msg::QueueCtl { .. }
+            | Msg::HostCtl { .. }
+            | Msg::Reconfig { .. }
+            | Msg::Hello { .. }
+            | Msg::Report { .. } => None,
+        }
+    }
+
+    /// An append (or a job file) could not be written. Stop acknowledging new work, and
+    /// roll the in-memory state back to what the log holds (the appender has cut its file
+    /// back, so the durable content is exactly the acknowledged state). Returns the error
+    /// to stop with when mbatchd cannot go on at all (the lock is lost, or the log cannot
+    /// even be re-read).
+    fn write_failed(&mut self, e: journal::JournalError) -> Option<MbdError> {
+        if let journal::JournalError::LockLost { .. } = e {
+            error!("{e}");
+            return Some(e.into());
+        }
+        let reason = format!(
+            "Cannot write the event log ({e}). mbatchd accepts no new work until it can \
+             write again; queries still work"
+        );
+        error!("{reason}");
+        self.health.set(Some(reason));
+        for name in self.spooled.drain(..) {
+            self.journal.remove_spooled(&name);
+        }
+        let now = now_ms();
+        let replayed = match self.journal.reload() {
+            Ok(r) => r,
+            Err(e2) => {
+                error!("cannot re-read the event log after a failed write: {e2}");
+                return Some(e2.into());
+            }
+        };
+        let mut sched = Sched::new(SchedConfig::from_config(&self.config), now);
+        for ev in &replayed.events {
+            sched.on_event(ev);
+        }
+        sched.started_at = self.sched.started_at;
+        for h in &mut sched.hosts {
+            h.sbd_seen = now;
+        }
+        info!(
+            events = replayed.events.len(),
+            jobs = sched.jobs.len(),
+            "rolled back to the durable state of the event log"
+        );
+        self.sched = sched;
+        self.backlog.append(&mut self.this_iteration);
+        self.last_probe = std::time::Instant::now();
+        None
+    }
+
+    /// The probe succeeded: accept work again, and feed back what waited.
+    fn writable_again(&mut self) {
+        info!("the event log can be written again; accepting new work");
+        self.health.set(None);
+        let now = now_ms();
+        for h in &mut self.sched.hosts {
+            h.sbd_seen = now;
+        }
+        if self.sched.epoch < self.term_epoch {
+            // This term's MBD_START never reached the disk: log it now.
+            self.sched.start(now, &self.me);
+            self.term_epoch = self.sched.epoch;
+        }
+        for m in self.backlog.drain(..) {
+            let _ = self.tx.send(m);
         }
     }
 
@@ -440,7 +662,16 @@ impl OwnerState {
                             .next()
                             .map_or(0, |(_, j)| j.sub.submit_time);
                         let text = basalt_core::jobfile::render(&env, &command, is_script);
-                        self.journal.spool(submit_time, id, text.as_bytes())?;
+                        match self.journal.spool(submit_time, id, text.as_bytes()) {
+                            Ok(()) => self
+                                .spooled
+                                .push(basalt_eventlog::job_file_name(submit_time, id)),
+                            Err(e) => {
+                                if self.write_failure.is_none() {
+                                    self.write_failure = Some(e);
+                                }
+                            }
+                        }
                         deferred.push(defer(
                             reply,
                             Ok(pb::SubmitReply {

@@ -23,6 +23,10 @@ struct Args {
     /// Check the configuration files, report every problem, and exit.
     #[arg(short = 'C', long = "check")]
     check: bool,
+    /// Repair a corrupt lsb.events and exit: keep every intact record, move damaged lines
+    /// (and a torn tail) to lsb.events.damaged.<time>, and print what was dropped.
+    #[arg(long = "recover")]
+    recover: bool,
     /// Print the version and exit.
     #[arg(short = 'V', long = "version")]
     version: bool,
@@ -48,6 +52,9 @@ fn main() -> std::process::ExitCode {
         }
         eprintln!("No errors found.");
         return std::process::ExitCode::SUCCESS;
+    }
+    if args.recover {
+        return recover(&loaded.config, args.host.as_deref());
     }
     let config = Arc::new(loaded.config);
     basalt_runtime::init_tracing(Some(&config));
@@ -87,6 +94,62 @@ fn run(config: Arc<basalt_config::Config>, host: Option<&str>) -> Result<(), u8>
             tracing::error!("{e:#}");
             eprintln!("mbatchd: {e:#}");
             Err(basalt_mbatchd::EXIT_FATAL as u8)
+        }
+    }
+}
+
+/// `mbatchd --recover`: repair lsb.events under the event-log lock.
+fn recover(config: &basalt_config::Config, host: Option<&str>) -> std::process::ExitCode {
+    let logdir = config.logdir();
+    let result = (|| -> anyhow::Result<basalt_eventlog::RecoverReport> {
+        let me = basalt_runtime::local_host(config, host)?;
+        let heartbeat = basalt_mbatchd::journal::Options::from_config(config).lock_heartbeat;
+        let lock = basalt_mbatchd::journal::acquire_lock(
+            &logdir,
+            &me,
+            heartbeat,
+            heartbeat * (2 * basalt_mbatchd::journal::STALE_CHECKS + 2),
+        )
+        .context("a running mbatchd holds the event log; stop it first")?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let report = basalt_eventlog::recover_events(&logdir, now)
+            .with_context(|| format!("recovering {}", logdir.join("lsb.events").display()))?;
+        lock.release()?;
+        Ok(report)
+    })();
+    match result {
+        Ok(r) if r.clean() => {
+            println!(
+                "{} is intact ({} records); nothing to recover.",
+                r.path.display(),
+                r.kept
+            );
+            std::process::ExitCode::SUCCESS
+        }
+        Ok(r) => {
+            println!(
+                "{}: kept {} intact records, dropped {} line(s):",
+                r.path.display(),
+                r.kept,
+                r.dropped.len() + usize::from(r.torn_tail.is_some())
+            );
+            for d in r.dropped.iter().chain(r.torn_tail.iter()) {
+                println!(
+                    "  line {} (byte offset {}): {}\n    {}",
+                    d.line, d.offset, d.error, d.text
+                );
+            }
+            if let Some(saved) = &r.saved_to {
+                println!("The dropped lines are saved in {}.", saved.display());
+            }
+            println!("mbatchd can start again.");
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("mbatchd: {e:#}");
+            std::process::ExitCode::from(basalt_mbatchd::EXIT_FATAL as u8)
         }
     }
 }

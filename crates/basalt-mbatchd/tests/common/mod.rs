@@ -1,0 +1,339 @@
+//! The shared harness of mbatchd's in-process tests: a real LIM, a fake sbatchd that
+//! "runs" jobs by reporting them started and finished (a command containing `long` keeps
+//! running), and mbatchd itself, all in the test process on a fresh loopback subnet.
+#![allow(dead_code)]
+
+use basalt_proto::mbatchd as pb;
+use basalt_proto::sbatchd as sb;
+use basalt_testkit::{ClusterSpec, InProcessCluster, wait_for_async};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tonic::{Request, Response, Status};
+
+/// What the fake sbatchd saw: elements running now, the most at once, each JobSpec.
+#[derive(Default)]
+pub struct Seen {
+    pub running: u32,
+    pub max_running: u32,
+    pub specs: Vec<sb::JobSpec>,
+}
+
+#[derive(Clone)]
+pub struct FakeSbd {
+    config: Arc<basalt_config::Config>,
+    seen: Arc<std::sync::Mutex<Seen>>,
+}
+
+impl FakeSbd {
+    pub fn seen<T>(&self, f: impl FnOnce(&mut Seen) -> T) -> T {
+        let mut g = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut g)
+    }
+}
+
+impl FakeSbd {
+    fn report(&self, mut r: pb::JobReport) {
+        let config = self.config.clone();
+        tokio::spawn(async move {
+            r.protocol = Some(basalt_proto::PROTOCOL);
+            r.host = "hostA".into();
+            for _ in 0..100 {
+                if let Ok(mut c) =
+                    basalt_runtime::mbatchd_channel(&config, "hostA", Duration::from_secs(2))
+                    && c.report_job(r.clone()).await.is_ok()
+                {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        });
+    }
+}
+
+pub fn job_ref(id: u64, idx: u32) -> Option<pb::JobRef> {
+    Some(pb::JobRef {
+        job_id: id,
+        idx,
+        has_idx: false,
+    })
+}
+
+#[tonic::async_trait]
+impl sb::sbatchd_server::Sbatchd for FakeSbd {
+    async fn start_job(
+        &self,
+        request: Request<sb::StartJobRequest>,
+    ) -> Result<Response<sb::StartJobReply>, Status> {
+        let req = request.into_inner();
+        let job = req.job.ok_or_else(|| Status::invalid_argument("no job"))?;
+        assert!(
+            !job.job_file.is_empty(),
+            "the spooled job file travels with the job"
+        );
+        let pid = 1000 + job.job_id as u32 * 100 + job.idx;
+        self.seen(|s| {
+            s.running += 1;
+            s.max_running = s.max_running.max(s.running);
+            s.specs.push(sb::JobSpec {
+                job_file: Vec::new(),
+                ..job.clone()
+            });
+        });
+        let base = pb::JobReport {
+            id: job_ref(job.job_id, job.idx),
+            attempt: job.attempt,
+            epoch: req.epoch,
+            ..Default::default()
+        };
+        self.report(pb::JobReport {
+            seq: 1,
+            kind: pb::ReportKind::Started as i32,
+            pid,
+            pgid: pid,
+            ..base.clone()
+        });
+        if !job.command.contains("long") {
+            let exit = if job.command.contains("exit 3") {
+                768
+            } else {
+                0
+            };
+            let me = self.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                me.seen(|s| s.running -= 1);
+                me.report(pb::JobReport {
+                    seq: 2,
+                    kind: pb::ReportKind::Finished as i32,
+                    exit_status: exit,
+                    utime: 0.25,
+                    max_mem_kb: 2048,
+                    ..base
+                });
+            });
+        }
+        Ok(Response::new(sb::StartJobReply { pid, pgid: pid }))
+    }
+
+    async fn signal_job(
+        &self,
+        request: Request<sb::SignalJobRequest>,
+    ) -> Result<Response<sb::SignalJobReply>, Status> {
+        let req = request.into_inner();
+        if req.action == sb::SignalAction::Kill as i32 {
+            self.seen(|s| s.running = s.running.saturating_sub(1));
+            self.report(pb::JobReport {
+                id: job_ref(req.job_id, req.idx),
+                attempt: req.attempt,
+                epoch: req.epoch,
+                seq: 10,
+                kind: pb::ReportKind::Finished as i32,
+                exit_status: 130 << 8,
+                term_reason: req.term_reason,
+                ..Default::default()
+            });
+        }
+        Ok(Response::new(sb::SignalJobReply { found: true }))
+    }
+
+    async fn peek(
+        &self,
+        _request: Request<sb::PeekRequest>,
+    ) -> Result<Response<sb::PeekReply>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+
+    async fn status(
+        &self,
+        _request: Request<sb::StatusRequest>,
+    ) -> Result<Response<sb::StatusReply>, Status> {
+        Err(Status::unimplemented("fake"))
+    }
+}
+
+pub struct Mbd {
+    pub stop: oneshot::Sender<()>,
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+pub async fn start_mbd(config: Arc<basalt_config::Config>) -> anyhow::Result<Mbd> {
+    let addr = basalt_runtime::mbd_addr(&config, "hostA")?;
+    let mut listener = None;
+    for _ in 0..100 {
+        match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => {
+                listener = Some(l);
+                break;
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+    let listener = listener.ok_or_else(|| anyhow::anyhow!("cannot bind {addr}"))?;
+    let (stop, rx) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        let r = basalt_mbatchd::run(config, "hostA", listener, async move {
+            let _ = rx.await;
+        })
+        .await;
+        if let Err(e) = r {
+            eprintln!("mbatchd: {e}");
+        }
+    });
+    Ok(Mbd { stop, task })
+}
+
+pub fn caller() -> Option<pb::Caller> {
+    Some(pb::Caller {
+        uid: 0,
+        gid: 0,
+        user: "root".into(),
+        host: "hostA".into(),
+    })
+}
+
+pub async fn all_jobs(config: &basalt_config::Config) -> Option<Vec<pb::JobInfo>> {
+    let mut c = basalt_runtime::mbatchd_channel(config, "hostA", Duration::from_secs(2)).ok()?;
+    let r = c
+        .jobs(pb::JobsRequest {
+            caller: caller(),
+            user: "all".into(),
+            states: u32::MAX,
+            ..Default::default()
+        })
+        .await
+        .ok()?;
+    Some(r.into_inner().jobs)
+}
+
+pub struct Setup {
+    pub lims: InProcessCluster,
+    pub config: Arc<basalt_config::Config>,
+    pub fake: FakeSbd,
+    pub mbd: Mbd,
+    pub client: pb::mbatchd_client::MbatchdClient<tonic::transport::Channel>,
+}
+
+/// A one-host cluster: a real LIM, the fake sbatchd and mbatchd, all in this process.
+pub async fn setup(name: &str) -> anyhow::Result<Setup> {
+    setup_with(name, |_| Ok(())).await
+}
+
+/// [`setup`], calling `before` with the configuration before mbatchd starts.
+pub async fn setup_with(
+    name: &str,
+    before: impl FnOnce(&basalt_config::Config) -> anyhow::Result<()>,
+) -> anyhow::Result<Setup> {
+    let lims = InProcessCluster::start(name, &ClusterSpec::new(1)).await?;
+    lims.wait_master("hostA", Duration::from_secs(20)).await?;
+    let envdir = lims.dir.path().join("conf");
+    let config = Arc::new(
+        basalt_config::load(&envdir)
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .config,
+    );
+    let sbd_addr = basalt_runtime::sbd_addr(&config, "hostA")?;
+    let fake = FakeSbd {
+        config: config.clone(),
+        seen: Arc::default(),
+    };
+    let sbd_listener = tokio::net::TcpListener::bind(sbd_addr).await?;
+    tokio::spawn(basalt_runtime::serve(
+        tonic::transport::Server::builder()
+            .add_service(sb::sbatchd_server::SbatchdServer::new(fake.clone())),
+        sbd_listener,
+        std::future::pending(),
+    ));
+
+    // The fake sbatchd says hello like a real one, so hostA never looks unreachable.
+    let hello_config = config.clone();
+    tokio::spawn(async move {
+        loop {
+            if let Ok(mut c) =
+                basalt_runtime::mbatchd_channel(&hello_config, "hostA", Duration::from_secs(2))
+            {
+                let _ = c
+                    .sbd_hello(pb::SbdHelloRequest {
+                        protocol: Some(basalt_proto::PROTOCOL),
+                        host: "hostA".into(),
+                        ..Default::default()
+                    })
+                    .await;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    });
+    before(&config)?;
+    let mbd = start_mbd(config.clone()).await?;
+    let client = wait_for_async("mbatchd to answer", Duration::from_secs(20), || {
+        let config = config.clone();
+        async move {
+            match all_jobs(&config).await {
+                Some(_) => (
+                    basalt_runtime::mbatchd_channel(&config, "hostA", Duration::from_secs(5)).ok(),
+                    String::new(),
+                ),
+                None => (None, "no answer".into()),
+            }
+        }
+    })
+    .await?;
+    Ok(Setup {
+        lims,
+        config,
+        fake,
+        mbd,
+        client,
+    })
+}
+
+pub fn submission(command: &str, job_name: &str, depend_cond: &str) -> pb::SubmitRequest {
+    pb::SubmitRequest {
+        protocol: Some(basalt_proto::PROTOCOL),
+        caller: caller(),
+        job: Some(pb::JobSubmission {
+            command: command.into(),
+            job_name: job_name.into(),
+            depend_cond: depend_cond.into(),
+            cwd: "/tmp".into(),
+            env: vec!["PATH=/usr/bin:/bin".into()],
+            rlimits: vec![-1; 11],
+            from_host: "hostA".into(),
+            ..Default::default()
+        }),
+    }
+}
+
+/// Wait until `pred` holds for the job list.
+pub async fn wait_jobs(
+    config: &Arc<basalt_config::Config>,
+    what: &str,
+    pred: impl Fn(&[pb::JobInfo]) -> bool,
+) -> anyhow::Result<Vec<pb::JobInfo>> {
+    let pred = &pred;
+    wait_for_async(what, Duration::from_secs(30), || {
+        let config = config.clone();
+        async move {
+            let jobs = all_jobs(&config).await.unwrap_or_default();
+            let ok = pred(&jobs);
+            let text = jobs
+                .iter()
+                .map(|j| format!("{}[{}]={}", j.job_id, j.idx, j.state))
+                .collect::<Vec<_>>()
+                .join(" ");
+            (ok.then_some(jobs), text)
+        }
+    })
+    .await
+}
+
+pub fn count_records(
+    config: &basalt_config::Config,
+) -> anyhow::Result<std::collections::BTreeMap<String, usize>> {
+    let reader = basalt_eventlog::read_events(&config.logdir().join("lsb.events"))?;
+    let mut kinds = std::collections::BTreeMap::<String, usize>::new();
+    for rec in reader {
+        *kinds.entry(rec?.kind().to_string()).or_default() += 1;
+    }
+    Ok(kinds)
+}

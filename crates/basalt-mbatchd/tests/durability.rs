@@ -1,0 +1,245 @@
+//! mbatchd and its event log under failure: a full disk (a small tmpfs mounted on the log
+//! directory; needs root), a second mbatchd trying the same log directory, and a lock
+//! taken over behind a running mbatchd's back.
+
+mod common;
+
+use basalt_proto::mbatchd as pb;
+use basalt_testkit::wait_for_async;
+use common::*;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A tmpfs mounted for the test; unmounted (lazily) when dropped.
+struct Mount(PathBuf);
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+fn mount_tmpfs(dir: &Path, size: &str) -> anyhow::Result<Mount> {
+    std::fs::create_dir_all(dir)?;
+    let st = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", &format!("size={size}"), "basalt-test"])
+        .arg(dir)
+        .status()?;
+    anyhow::ensure!(st.success(), "mount -t tmpfs on {} failed", dir.display());
+    Ok(Mount(dir.to_path_buf()))
+}
+
+fn is_root() -> bool {
+    nix::unistd::Uid::effective().is_root()
+}
+
+/// Fill the filesystem holding `dir` with a file until a write fails.
+fn fill(dir: &Path) -> anyhow::Result<PathBuf> {
+    let path = dir.join("filler");
+    let mut f = std::fs::File::create(&path)?;
+    let chunk = vec![b'x'; 4096];
+    for _ in 0..1_000_000 {
+        if f.write_all(&chunk).is_err() || f.sync_data().is_err() {
+            return Ok(path);
+        }
+    }
+    anyhow::bail!("{} never filled up", dir.display())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn disk_full_refuses_new_work_keeps_queries_and_recovers() -> anyhow::Result<()> {
+    if !is_root() {
+        eprintln!(
+            "SKIPPED disk_full_refuses_new_work_keeps_queries_and_recovers: \
+             mounting a small tmpfs needs root"
+        );
+        return Ok(());
+    }
+    let mut mount = None;
+    let s = setup_with("mbd-diskfull", |config| {
+        mount = Some(mount_tmpfs(&config.logdir(), "1m")?);
+        Ok(())
+    })
+    .await?;
+    let _mount = mount;
+    let logdir = s.config.logdir();
+    let mut client = s.client.clone();
+
+    let mut acked: Vec<u64> = Vec::new();
+    for i in 0..3 {
+        let r = client
+            .submit(submission("long sleep", &format!("before{i}"), ""))
+            .await?;
+        acked.push(r.into_inner().job_id);
+    }
+
+    let filler = fill(&logdir)?;
+    // The last page of lsb.events may still take a record or two; keep submitting until
+    // the log refuses.
+    let mut refusal = None;
+    for i in 0..500 {
+        match client
+            .submit(submission("long sleep", &format!("full{i}"), ""))
+            .await
+        {
+            Ok(r) => acked.push(r.into_inner().job_id),
+            Err(st) => {
+                refusal = Some(st);
+                break;
+            }
+        }
+    }
+    let st = refusal.ok_or_else(|| anyhow::anyhow!("no submission was refused"))?;
+    assert_eq!(st.code(), tonic::Code::ResourceExhausted, "{st:?}");
+    assert!(
+        st.message().contains("Cannot write the event log")
+            && st.message().contains("No space left"),
+        "{}",
+        st.message()
+    );
+
+    // Queries still work and show every acknowledged job.
+    let jobs = all_jobs(&s.config)
+        .await
+        .ok_or_else(|| anyhow::anyhow!("bjobs failed while the disk is full"))?;
+    for id in &acked {
+        assert!(jobs.iter().any(|j| j.job_id == *id), "job {id} missing");
+    }
+    // Other changes are refused as well, with the reason.
+    let kill = client
+        .signal(pb::SignalRequest {
+            caller: caller(),
+            ids: vec![pb::JobRef {
+                job_id: acked[0],
+                idx: 0,
+                has_idx: false,
+            }],
+            kind: pb::SignalKind::Kill as i32,
+            ..Default::default()
+        })
+        .await;
+    let st = kill
+        .err()
+        .ok_or_else(|| anyhow::anyhow!("bkill accepted"))?;
+    assert_eq!(st.code(), tonic::Code::ResourceExhausted, "{st:?}");
+
+    // Room again: submissions are accepted within a few probes.
+    std::fs::remove_file(&filler)?;
+    let config = s.config.clone();
+    let later = wait_for_async(
+        "a submission to be accepted again",
+        Duration::from_secs(30),
+        || {
+            let config = config.clone();
+            async move {
+                let Ok(mut c) =
+                    basalt_runtime::mbatchd_channel(&config, "hostA", Duration::from_secs(2))
+                else {
+                    return (None, "no channel".into());
+                };
+                match c.submit(submission("long sleep", "after", "")).await {
+                    Ok(r) => (Some(r.into_inner().job_id), String::new()),
+                    Err(st) => (None, format!("{:?}: {}", st.code(), st.message())),
+                }
+            }
+        },
+    )
+    .await?;
+    acked.push(later);
+
+    let mut sorted = acked.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(
+        sorted.len(),
+        acked.len(),
+        "a job id was given twice: {acked:?}"
+    );
+
+    // After a restart, exactly the acknowledged jobs exist.
+    let _ = s.mbd.stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), s.mbd.task).await;
+    let mbd = start_mbd(s.config.clone()).await?;
+    let want = acked.clone();
+    let jobs = wait_jobs(&s.config, "the acknowledged jobs after a restart", |jobs| {
+        want.iter().all(|id| jobs.iter().any(|j| j.job_id == *id))
+    })
+    .await?;
+    let names: Vec<&str> = jobs.iter().map(|j| j.job_name.as_str()).collect();
+    assert_eq!(
+        jobs.len(),
+        acked.len(),
+        "only acknowledged jobs survive: {names:?}"
+    );
+    let _ = mbd.stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), mbd.task).await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_mbatchd_cannot_open_the_log() -> anyhow::Result<()> {
+    let s = setup("mbd-lock2").await?;
+    let logdir = s.config.logdir();
+    let mut client = s.client.clone();
+    client.submit(submission("long sleep", "one", "")).await?;
+    let before = std::fs::read(logdir.join("lsb.events"))?;
+
+    // Another host's mbatchd: it waits for heartbeats to stop, which they do not.
+    let dir = logdir.clone();
+    let started = std::time::Instant::now();
+    let other = tokio::task::spawn_blocking(move || {
+        basalt_mbatchd::journal::open(&dir, "hostB", basalt_mbatchd::journal::Options::default())
+            .map(|_| ())
+    })
+    .await?;
+    let err = other
+        .err()
+        .ok_or_else(|| anyhow::anyhow!("the second open succeeded"))?;
+    assert!(
+        matches!(err, basalt_mbatchd::journal::JournalError::Held { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("hostA:"), "{err}");
+    assert!(started.elapsed() >= Duration::from_secs(5));
+    let after = std::fs::read(logdir.join("lsb.events"))?;
+    assert!(
+        after.starts_with(&before),
+        "the log was modified by the loser"
+    );
+
+    // The first mbatchd still works.
+    client.submit(submission("long sleep", "two", "")).await?;
+    let _ = s.mbd.stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), s.mbd.task).await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mbatchd_stops_writing_when_its_lock_is_taken_over() -> anyhow::Result<()> {
+    let s = setup("mbd-locklost").await?;
+    let logdir = s.config.logdir();
+    let mut client = s.client.clone();
+    client.submit(submission("long sleep", "one", "")).await?;
+
+    // Another mbatchd judged the lock stale and replaced it.
+    let lock = logdir.join(basalt_eventlog::LOCK_FILE);
+    std::fs::rename(&lock, logdir.join("old-lock"))?;
+    std::fs::write(&lock, "hostB:4242")?;
+    let len = std::fs::metadata(logdir.join("lsb.events"))?.len();
+
+    let r = client.submit(submission("long sleep", "two", "")).await;
+    assert!(r.is_err(), "a submission was acknowledged without the lock");
+    let ended = tokio::time::timeout(Duration::from_secs(10), s.mbd.task).await;
+    assert!(ended.is_ok(), "mbatchd kept running without its lock");
+    assert_eq!(
+        std::fs::metadata(logdir.join("lsb.events"))?.len(),
+        len,
+        "mbatchd wrote to the log after losing its lock"
+    );
+    assert_eq!(std::fs::read_to_string(&lock)?, "hostB:4242");
+    Ok(())
+}
