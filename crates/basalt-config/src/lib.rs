@@ -86,6 +86,15 @@ impl Config {
     pub fn logdir(&self) -> PathBuf {
         self.sharedir().join(&self.cluster_name).join("logdir")
     }
+
+    /// `LSB_LOCALDIR`: a directory on the master's local disk holding a second copy of
+    /// lsb.events and lsb.acct (LSF's duplicate event logging); `None` when unset.
+    pub fn local_logdir(&self) -> Option<PathBuf> {
+        self.lsf_conf
+            .get("LSB_LOCALDIR")
+            .filter(|v| !v.trim().is_empty())
+            .map(|d| self.resolve_path(d.trim()))
+    }
 }
 
 /// A configuration that loaded without errors, and what was ignored on the way.

@@ -49,6 +49,8 @@ pub struct Options {
     /// Heartbeat of `#lsb.event.lock`; a waiting mbatchd checks this often and takes a
     /// lock over after [`STALE_CHECKS`] checks without a heartbeat.
     pub lock_heartbeat: Duration,
+    /// `LSB_LOCALDIR`: a second copy of lsb.events and lsb.acct on the master's local disk.
+    pub local_dir: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -56,6 +58,7 @@ impl Default for Options {
         Options {
             sync: el::SyncPolicy::Fdatasync,
             lock_heartbeat: Duration::from_secs(1),
+            local_dir: None,
         }
     }
 }
@@ -66,6 +69,7 @@ impl Options {
         Options {
             sync: p.event_sync.parse().unwrap_or_default(),
             lock_heartbeat: Duration::from_secs(u64::from(p.event_lock_heartbeat_secs.max(1))),
+            local_dir: config.local_logdir(),
         }
     }
 }
@@ -74,12 +78,23 @@ impl Options {
 /// its owner stale (LSF: 4 checks of MBD_SLEEP_TIME/2).
 pub const STALE_CHECKS: u32 = 4;
 
-/// lsb.events + lsb.acct + the spool directory, held under the lock.
+/// One copy of lsb.events + lsb.acct: the shared log directory, or the local duplicate.
+#[derive(Debug)]
+struct Copy {
+    dir: PathBuf,
+    logs: Option<(el::EventLog, el::AcctLog)>,
+    /// Why this copy is out of date (a failed write or open); it is re-synchronised from
+    /// a good copy before it is written again.
+    broken: Option<String>,
+}
+
+/// lsb.events + lsb.acct (with an optional local duplicate) + the spool directory, held
+/// under the lock.
 #[derive(Debug)]
 pub struct Journal {
     logdir: PathBuf,
-    events: el::EventLog,
-    acct: el::AcctLog,
+    /// The shared copy first, then the `LSB_LOCALDIR` duplicate if configured.
+    copies: Vec<Copy>,
     lock: el::EventLock,
     opts: Options,
     last_touch: Instant,
@@ -159,18 +174,211 @@ pub fn acquire_lock(
 pub fn open(logdir: &Path, me: &str, opts: Options) -> Result<(Journal, Replayed), JournalError> {
     let wait = opts.lock_heartbeat * (2 * STALE_CHECKS + 2) + Duration::from_secs(5);
     let lock = acquire_lock(logdir, me, opts.lock_heartbeat, wait)?;
-    let (events, acct, replayed) = open_logs(logdir, &opts)?;
+    let mut dirs = vec![logdir.to_path_buf()];
+    dirs.extend(opts.local_dir.clone());
+    let (copies, replayed) = open_copies(&dirs, &opts)?;
     Ok((
         Journal {
             logdir: logdir.to_path_buf(),
-            events,
-            acct,
+            copies,
             lock,
             opts,
             last_touch: Instant::now(),
         },
         replayed,
     ))
+}
+
+/// Bring the copies in line (the newest intact one wins, see [`sync_copies`]), open each,
+/// and replay from the first that opens.
+fn open_copies(dirs: &[PathBuf], opts: &Options) -> Result<(Vec<Copy>, Replayed), JournalError> {
+    if dirs.len() > 1 {
+        sync_copies(&dirs[0], &dirs[1]);
+    }
+    let mut copies = Vec::new();
+    let mut replayed = None;
+    let mut first_err = None;
+    for dir in dirs {
+        match open_logs(dir, opts) {
+            Ok((events, acct, r)) => {
+                if replayed.is_none() {
+                    replayed = Some(r);
+                }
+                copies.push(Copy {
+                    dir: dir.clone(),
+                    logs: Some((events, acct)),
+                    broken: None,
+                });
+            }
+            Err(e) => {
+                // A damaged log is never skipped over: the administrator must recover it.
+                if let JournalError::Log(el::EventLogError::Damaged { .. }) = e {
+                    return Err(e);
+                }
+                tracing::error!("event log copy in {} is unusable: {e}", dir.display());
+                copies.push(Copy {
+                    dir: dir.clone(),
+                    logs: None,
+                    broken: Some(e.to_string()),
+                });
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    match (replayed, first_err) {
+        (Some(r), _) => Ok((copies, r)),
+        (None, Some(e)) => Err(e),
+        (None, None) => Err(JournalError::Log(el::EventLogError::Io {
+            path: PathBuf::new(),
+            op: "open",
+            source: std::io::Error::other("no event log directory"),
+        })),
+    }
+}
+
+/// The complete lines of a file's content (a torn tail left out).
+fn complete(bytes: &[u8]) -> &[u8] {
+    match bytes.iter().rposition(|&b| b == b'\n') {
+        Some(i) => &bytes[..=i],
+        None => &[],
+    }
+}
+
+/// Does every complete line parse?
+fn intact(bytes: &[u8]) -> bool {
+    complete(bytes)
+        .split(|&b| b == b'\n')
+        .all(|l| l.is_empty() || el::parse_line(&String::from_utf8_lossy(l)).is_ok())
+}
+
+/// The event time of the last complete record (0 if none).
+fn last_time(bytes: &[u8]) -> i64 {
+    complete(bytes)
+        .split(|&b| b == b'\n')
+        .rev()
+        .filter(|l| !l.is_empty() && !l.starts_with(b"#"))
+        .find_map(|l| {
+            el::parse_line(&String::from_utf8_lossy(l))
+                .ok()
+                .flatten()
+                .map(|r| r.time())
+        })
+        .unwrap_or(0)
+}
+
+/// Which of two copies of a file to keep: `true` for `a`. The intact one; else the one
+/// the other is a prefix of (it has everything the other has, and more); else the one
+/// whose last record is newer; else the longer.
+fn prefer_first(a: &[u8], b: &[u8], check_records: bool) -> bool {
+    if check_records {
+        match (intact(a), intact(b)) {
+            (true, false) => return true,
+            (false, true) => return false,
+            _ => {}
+        }
+    }
+    let (ca, cb) = (complete(a), complete(b));
+    if ca.starts_with(cb) {
+        return true;
+    }
+    if cb.starts_with(ca) {
+        return false;
+    }
+    let (ta, tb) = if check_records {
+        (last_time(a), last_time(b))
+    } else {
+        (0, 0)
+    };
+    if ta != tb {
+        return ta > tb;
+    }
+    ca.len() >= cb.len()
+}
+
+/// Make the shared and the local copy of lsb.events and lsb.acct equal, keeping the newer
+/// intact one of each (LSF's duplicate event log: whichever side was written while the
+/// other was unreachable wins). Problems are logged; a copy that cannot be read or written
+/// is left as it is and marked broken when opened.
+pub fn sync_copies(shared: &Path, local: &Path) {
+    for (name, records) in [(el::EVENTS_FILE, true), (el::ACCT_FILE, false)] {
+        let read = |dir: &Path| match std::fs::read(dir.join(name)) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        };
+        let (a, b) = match (read(shared), read(local)) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(e), _) => {
+                tracing::warn!("cannot read {}: {e}", shared.join(name).display());
+                continue;
+            }
+            (_, Err(e)) => {
+                tracing::warn!("cannot read {}: {e}", local.join(name).display());
+                continue;
+            }
+        };
+        let (from, to, bytes) = match (&a, &b) {
+            (None, None) => continue,
+            (Some(a), None) => (shared, local, a),
+            (None, Some(b)) => (local, shared, b),
+            (Some(a), Some(b)) if a == b => continue,
+            (Some(a), Some(b)) => {
+                if prefer_first(a, b, records) {
+                    (shared, local, a)
+                } else {
+                    (local, shared, b)
+                }
+            }
+        };
+        match write_copy(to, name, bytes) {
+            Ok(()) => tracing::info!(
+                "{} brought up to date from {}",
+                to.join(name).display(),
+                from.join(name).display()
+            ),
+            Err(e) => tracing::warn!("cannot update {}: {e}", to.join(name).display()),
+        }
+    }
+}
+
+/// Replace `dir/name` with `bytes` crash-safely (temporary file, fsync, rename, fsync of
+/// the directory).
+fn write_copy(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!("{name}.sync.tmp"));
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        std::io::Write::write_all(&mut f, bytes)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, dir.join(name))?;
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// Copy the job files of `from/info` that `to/info` lacks (spooled while `to` was
+/// unusable). Problems are logged.
+fn copy_job_files(from: &Path, to: &Path) {
+    let Ok(entries) = std::fs::read_dir(from.join(el::INFO_DIR)) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let target = to.join(el::INFO_DIR).join(entry.file_name());
+        if target.exists() {
+            continue;
+        }
+        let res = std::fs::create_dir_all(to.join(el::INFO_DIR))
+            .and_then(|()| std::fs::read(entry.path()))
+            .and_then(|b| {
+                write_copy(
+                    &to.join(el::INFO_DIR),
+                    &entry.file_name().to_string_lossy(),
+                    &b,
+                )
+            });
+        if let Err(e) = res {
+            tracing::warn!("cannot copy job file to {}: {e}", target.display());
+        }
+    }
 }
 
 fn open_logs(
@@ -182,7 +390,10 @@ fn open_logs(
     events.set_sync(opts.sync);
     acct.set_sync(opts.sync);
     if let Some(t) = acct_torn {
-        tracing::warn!("lsb.acct ended with a torn record, cut off: {t:?}");
+        tracing::warn!(
+            "{} ended with a torn record, cut off: {t:?}",
+            logdir.join(el::ACCT_FILE).display()
+        );
     }
     let mut out = Replayed {
         torn_tail: replay.torn_tail.clone(),
@@ -200,7 +411,10 @@ fn open_logs(
 
 impl Journal {
     /// Make the `Log` and `Acct` effects of one loop iteration durable: one write and
-    /// one fsync per file. Refuses (and writes nothing) once the lock is no longer ours.
+    /// one fsync per file and copy. With a duplicate log, the iteration is durable when at
+    /// least one copy took it; a copy that failed is marked broken and re-synchronised
+    /// later ([`Journal::resync`]). Refuses (and writes nothing) once the lock is no
+    /// longer ours.
     pub fn commit(&mut self, sched: &Sched, effects: &[Effect]) -> Result<(), JournalError> {
         let mut recs = Vec::new();
         let mut acct = Vec::new();
@@ -219,34 +433,69 @@ impl Journal {
             return Ok(());
         }
         self.check_lock()?;
-        if !recs.is_empty() {
-            self.events.append(&recs)?;
+        let mut ok = false;
+        let mut first_err = None;
+        for copy in &mut self.copies {
+            if copy.broken.is_some() {
+                continue;
+            }
+            let Some((events, acct_log)) = copy.logs.as_mut() else {
+                continue;
+            };
+            let res = (|| -> Result<(), el::EventLogError> {
+                if !recs.is_empty() {
+                    events.append(&recs)?;
+                }
+                if !acct.is_empty() {
+                    acct_log.append(&acct)?;
+                }
+                Ok(())
+            })();
+            match res {
+                Ok(()) => ok = true,
+                Err(e) => {
+                    tracing::error!("event log copy in {}: {e}", copy.dir.display());
+                    copy.broken = Some(e.to_string());
+                    first_err.get_or_insert(e);
+                }
+            }
         }
-        if !acct.is_empty() {
-            self.acct.append(&acct)?;
+        match (ok, first_err) {
+            (true, _) => Ok(()),
+            (false, Some(e)) => Err(e.into()),
+            (false, None) => Err(JournalError::Log(el::EventLogError::Io {
+                path: self.logdir.clone(),
+                op: "append",
+                source: std::io::Error::other("no usable copy of the event log"),
+            })),
         }
-        Ok(())
     }
 
-    /// Fail with [`JournalError::LockLost`] when the lock file is no longer ours.
+    /// Fail with [`JournalError::LockLost`] when the lock file is provably no longer ours
+    /// (another file is in its place, or it is gone). An unreadable lock directory (the
+    /// shared file server is down) proves nothing and is only logged.
     pub fn check_lock(&self) -> Result<(), JournalError> {
-        if self.lock.still_held()? {
-            Ok(())
-        } else {
-            Err(JournalError::LockLost {
+        match self.lock.still_held() {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(JournalError::LockLost {
                 path: self.lock.path().to_path_buf(),
-            })
+            }),
+            Err(e) => {
+                tracing::warn!("cannot check the event log lock: {e}");
+                Ok(())
+            }
         }
     }
 
     /// Refresh the lock's heartbeat when one is due.
     pub fn heartbeat(&mut self) -> Result<(), JournalError> {
         if self.last_touch.elapsed() >= self.opts.lock_heartbeat {
-            self.lock.touch().map_err(|e| match e {
-                el::LockError::Lost { path } => JournalError::LockLost { path },
-                e => e.into(),
-            })?;
             self.last_touch = Instant::now();
+            match self.lock.touch() {
+                Ok(()) => {}
+                Err(el::LockError::Lost { path }) => return Err(JournalError::LockLost { path }),
+                Err(e) => tracing::warn!("cannot refresh the event log lock: {e}"),
+            }
         }
         Ok(())
     }
@@ -255,10 +504,58 @@ impl Journal {
     /// and the in-memory state must be rebuilt from it). Cuts a torn tail like a start.
     pub fn reload(&mut self) -> Result<Replayed, JournalError> {
         self.check_lock()?;
-        let (events, acct, replayed) = open_logs(&self.logdir, &self.opts)?;
-        self.events = events;
-        self.acct = acct;
+        let dirs: Vec<PathBuf> = self.copies.iter().map(|c| c.dir.clone()).collect();
+        let (copies, replayed) = open_copies(&dirs, &self.opts)?;
+        self.copies = copies;
         Ok(replayed)
+    }
+
+    /// Is a copy of the log out of date?
+    pub fn needs_resync(&self) -> bool {
+        self.copies.iter().any(|c| c.broken.is_some())
+    }
+
+    /// Bring broken copies up to date from a good one and write to them again.
+    pub fn resync(&mut self) -> Result<(), JournalError> {
+        let Some(good) = self.copies.iter().position(|c| c.broken.is_none()) else {
+            return Ok(());
+        };
+        let from = self.copies[good].dir.clone();
+        for i in 0..self.copies.len() {
+            if self.copies[i].broken.is_none() {
+                continue;
+            }
+            let to = self.copies[i].dir.clone();
+            for name in [el::EVENTS_FILE, el::ACCT_FILE] {
+                let bytes = match std::fs::read(from.join(name)) {
+                    Ok(b) => b,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => {
+                        return Err(el::EventLogError::Io {
+                            path: from.join(name),
+                            op: "read",
+                            source: e,
+                        }
+                        .into());
+                    }
+                };
+                write_copy(&to, name, &bytes).map_err(|e| el::EventLogError::Io {
+                    path: to.join(name),
+                    op: "write",
+                    source: e,
+                })?;
+            }
+            copy_job_files(&from, &to);
+            let (events, acct, _) = open_logs(&to, &self.opts)?;
+            self.copies[i].logs = Some((events, acct));
+            self.copies[i].broken = None;
+            tracing::info!(
+                "event log copy in {} re-synchronised from {}",
+                to.display(),
+                from.display()
+            );
+        }
+        Ok(())
     }
 
     /// Can the log directory take writes again? Writes and fsyncs a 64 KiB probe file
@@ -293,14 +590,42 @@ impl Journal {
         job_id: u64,
         contents: &[u8],
     ) -> Result<(), JournalError> {
-        el::spool_job_file(&self.logdir, submit_time, job_id, contents)?;
-        Ok(())
+        // Into the shared directory; with a duplicate log, into the local one when the
+        // shared one cannot take it (copied back by [`Journal::resync`]).
+        let mut first_err = None;
+        for copy in &self.copies {
+            match el::spool_job_file(&copy.dir, submit_time, job_id, contents) {
+                Ok(_) => return Ok(()),
+                Err(e) => {
+                    tracing::warn!("cannot spool job {job_id} in {}: {e}", copy.dir.display());
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        Err(first_err
+            .unwrap_or_else(|| el::EventLogError::Io {
+                path: self.logdir.clone(),
+                op: "spool",
+                source: std::io::Error::other("no log directory"),
+            })
+            .into())
+    }
+
+    /// Where a spooled job file is (the shared directory, else a copy that has it).
+    pub fn job_file_path(&self, name: &str) -> PathBuf {
+        self.copies
+            .iter()
+            .map(|c| c.dir.join(el::INFO_DIR).join(name))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| self.logdir.join(el::INFO_DIR).join(name))
     }
 
     /// Forget a spooled job file (after JOB_CLEAN). Failures are only logged.
     pub fn remove_spooled(&mut self, name: &str) {
-        if let Err(e) = el::remove_job_file(&self.logdir, name) {
-            tracing::warn!("cannot remove spooled job file {name}: {e}");
+        for copy in &self.copies {
+            if let Err(e) = el::remove_job_file(&copy.dir, name) {
+                tracing::warn!("cannot remove spooled job file {name}: {e}");
+            }
         }
     }
 }
@@ -789,6 +1114,43 @@ pub fn finish_record(j: &Job) -> r::JobFinish {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_newer_intact_copy_wins() {
+        let l1 = "\"JOB_CLEAN\" \"10.1\" 100 1 0\n";
+        let l2 = "\"JOB_CLEAN\" \"10.1\" 200 2 0\n";
+        let l3 = "\"JOB_CLEAN\" \"10.1\" 300 3 0\n";
+        let bad = "\"JOB_CLEAN\" \"10.1\" 400 x 0\n";
+        let cat = |v: &[&str]| v.concat().into_bytes();
+        // A prefix loses to the copy that has everything it has.
+        assert!(!prefer_first(&cat(&[l1]), &cat(&[l1, l2]), true));
+        assert!(prefer_first(&cat(&[l1, l2]), &cat(&[l1]), true));
+        // A torn tail does not count.
+        assert!(!prefer_first(
+            &cat(&[l1, "\"JOB_CL"]),
+            &cat(&[l1, l2]),
+            true
+        ));
+        // A damaged copy loses even when longer.
+        assert!(!prefer_first(
+            &cat(&[l1, l2, bad, l3]),
+            &cat(&[l1, l2]),
+            true
+        ));
+        // Diverged copies: the newer last record wins.
+        assert!(!prefer_first(&cat(&[l1, l2]), &cat(&[l1, l3]), true));
+
+        let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        std::fs::write(a.path().join(el::EVENTS_FILE), cat(&[l1])).unwrap();
+        std::fs::write(b.path().join(el::EVENTS_FILE), cat(&[l1, l2])).unwrap();
+        std::fs::write(b.path().join(el::ACCT_FILE), "x\n").unwrap();
+        sync_copies(a.path(), b.path());
+        assert_eq!(
+            std::fs::read(a.path().join(el::EVENTS_FILE)).unwrap(),
+            cat(&[l1, l2])
+        );
+        assert_eq!(std::fs::read(a.path().join(el::ACCT_FILE)).unwrap(), b"x\n");
+    }
 
     #[test]
     fn a_silent_lock_is_taken_over_and_a_live_one_is_not() {

@@ -276,7 +276,6 @@ pub async fn run(
     let owner_state = OwnerState {
         config: config.clone(),
         me: me.clone(),
-        logdir,
         sched,
         journal,
         tx: tx.clone(),
@@ -392,7 +391,6 @@ async fn lim_poller(config: Arc<Config>, me: String, tx: stdmpsc::Sender<Msg>) {
 struct OwnerState {
     config: Arc<Config>,
     me: String,
-    logdir: PathBuf,
     sched: Sched,
     journal: Journal,
     tx: stdmpsc::Sender<Msg>,
@@ -482,6 +480,15 @@ impl OwnerState {
             if let Err(e) = self.journal.heartbeat() {
                 error!("{e}");
                 return e.into();
+            }
+            if self.health.reason().is_none()
+                && self.journal.needs_resync()
+                && self.last_probe.elapsed() >= Duration::from_secs(1)
+            {
+                self.last_probe = std::time::Instant::now();
+                if let Err(e) = self.journal.resync() {
+                    debug!("a copy of the event log is still out of date: {e}");
+                }
             }
             if self.health.reason().is_some() {
                 // Only queries were answered; nothing to commit. Is there room again?
@@ -965,7 +972,7 @@ impl OwnerState {
                     let Some(spec) = self.job_spec(key, attempt) else {
                         continue;
                     };
-                    let path = self.logdir.join("info").join(&spec.job_file_name);
+                    let path = self.journal.job_file_path(&spec.job_file_name);
                     let config = self.config.clone();
                     let tx = self.tx.clone();
                     let epoch = self.sched.epoch;

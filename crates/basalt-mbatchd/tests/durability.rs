@@ -60,8 +60,8 @@ async fn disk_full_refuses_new_work_keeps_queries_and_recovers() -> anyhow::Resu
         return Ok(());
     }
     let mut mount = None;
-    let s = setup_with("mbd-diskfull", |config| {
-        mount = Some(mount_tmpfs(&config.logdir(), "1m")?);
+    let s = setup_with("mbd-diskfull", |envdir| {
+        mount = Some(mount_tmpfs(&load_config(envdir)?.logdir(), "1m")?);
         Ok(())
     })
     .await?;
@@ -241,5 +241,92 @@ async fn mbatchd_stops_writing_when_its_lock_is_taken_over() -> anyhow::Result<(
         "mbatchd wrote to the log after losing its lock"
     );
     assert_eq!(std::fs::read_to_string(&lock)?, "hostB:4242");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicate_log_carries_on_when_the_shared_copy_is_full_and_resyncs() -> anyhow::Result<()> {
+    if !is_root() {
+        eprintln!(
+            "SKIPPED duplicate_log_carries_on_when_the_shared_copy_is_full_and_resyncs: \
+             mounting a small tmpfs needs root"
+        );
+        return Ok(());
+    }
+    let mut mount = None;
+    let mut local = PathBuf::new();
+    let s = setup_with("mbd-duplog", |envdir| {
+        local = envdir.parent().unwrap_or(envdir).join("local-logdir");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(envdir.join("lsf.conf"))?;
+        writeln!(f, "LSB_LOCALDIR={}", local.display())?;
+        mount = Some(mount_tmpfs(&load_config(envdir)?.logdir(), "1m")?);
+        Ok(())
+    })
+    .await?;
+    let _mount = mount;
+    let shared = s.config.logdir();
+    assert_eq!(s.config.local_logdir().as_deref(), Some(local.as_path()));
+    let mut client = s.client.clone();
+    let mut acked = Vec::new();
+    for i in 0..3 {
+        let r = client
+            .submit(submission("long sleep", &format!("before{i}"), ""))
+            .await?;
+        acked.push(r.into_inner().job_id);
+    }
+    let events = |dir: &Path| std::fs::read(dir.join("lsb.events")).unwrap_or_default();
+    assert_eq!(events(&shared), events(&local), "the copies differ");
+
+    // The shared copy cannot take anything: work goes on, logged in the local copy.
+    let filler = fill(&shared)?;
+    for i in 0..20 {
+        let r = client
+            .submit(submission("long sleep", &format!("full{i}"), ""))
+            .await?;
+        acked.push(r.into_inner().job_id);
+    }
+    assert!(events(&local).len() > events(&shared).len());
+
+    // Room again: the shared copy is brought up to date.
+    std::fs::remove_file(&filler)?;
+    let (sh, lo) = (shared.clone(), local.clone());
+    wait_for_async(
+        "the shared copy to catch up",
+        Duration::from_secs(30),
+        || {
+            let (sh, lo) = (sh.clone(), lo.clone());
+            async move {
+                let same = events(&sh) == events(&lo);
+                (same.then_some(()), "copies differ".into())
+            }
+        },
+    )
+    .await?;
+    client.submit(submission("long sleep", "after", "")).await?;
+    assert_eq!(events(&shared), events(&local));
+
+    // A restart from the local copy alone (the shared one lost its last records).
+    let _ = s.mbd.stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), s.mbd.task).await;
+    let full = events(&local);
+    let lines: Vec<&[u8]> = full.split_inclusive(|&b| b == b'\n').collect();
+    let cut: Vec<u8> = lines[..lines.len() - 5].concat();
+    std::fs::write(shared.join("lsb.events"), &cut)?;
+    let mbd = start_mbd(s.config.clone()).await?;
+    let want = acked.clone();
+    wait_jobs(
+        &s.config,
+        "every acknowledged job after a restart",
+        |jobs| want.iter().all(|id| jobs.iter().any(|j| j.job_id == *id)),
+    )
+    .await?;
+    assert!(
+        events(&shared).starts_with(&full),
+        "the shared copy was not repaired"
+    );
+    let _ = mbd.stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), mbd.task).await;
     Ok(())
 }

@@ -219,14 +219,16 @@ pub async fn setup(name: &str) -> anyhow::Result<Setup> {
     setup_with(name, |_| Ok(())).await
 }
 
-/// [`setup`], calling `before` with the configuration before mbatchd starts.
+/// [`setup`], calling `before` with the configuration directory (LSF_ENVDIR) before the
+/// configuration is loaded and mbatchd starts.
 pub async fn setup_with(
     name: &str,
-    before: impl FnOnce(&basalt_config::Config) -> anyhow::Result<()>,
+    before: impl FnOnce(&std::path::Path) -> anyhow::Result<()>,
 ) -> anyhow::Result<Setup> {
     let lims = InProcessCluster::start(name, &ClusterSpec::new(1)).await?;
     lims.wait_master("hostA", Duration::from_secs(20)).await?;
     let envdir = lims.dir.path().join("conf");
+    before(&envdir)?;
     let config = Arc::new(
         basalt_config::load(&envdir)
             .map_err(|e| anyhow::anyhow!("{e}"))?
@@ -263,7 +265,6 @@ pub async fn setup_with(
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
     });
-    before(&config)?;
     let mbd = start_mbd(config.clone()).await?;
     let client = wait_for_async("mbatchd to answer", Duration::from_secs(20), || {
         let config = config.clone();
@@ -336,4 +337,11 @@ pub fn count_records(
         *kinds.entry(rec?.kind().to_string()).or_default() += 1;
     }
     Ok(kinds)
+}
+
+/// The configuration in `envdir`.
+pub fn load_config(envdir: &std::path::Path) -> anyhow::Result<basalt_config::Config> {
+    Ok(basalt_config::load(envdir)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .config)
 }
