@@ -1,48 +1,70 @@
 //! The slave batch daemon (`sbatchd`), one per batch server host.
 //!
-//! Owns: the jobs running on this host (the job table), their per-job supervisors
-//! and state directories, the reports to mbatchd, and — on the master host — the
-//! mbatchd process itself.
+//! Owns: the jobs running on this host (the job table, kept in SQLite so a
+//! restarted sbatchd re-adopts them), their per-job supervisors, the reports to
+//! mbatchd, and — on the master host — the mbatchd process itself.
 //!
 //! Inputs: the loaded configuration, the host it plays, a bound TCP listener for
-//! `basalt.sbatchd.v1.Sbatchd` (`LSB_SBD_PORT`), [`Options`], and a shutdown future.
+//! `basalt.sbatchd.v1.Sbatchd` (`LSB_SBD_PORT`), [`Options`], and a shutdown future;
+//! on start, the job table left by an earlier sbatchd.
 //! Outputs: the gRPC service (StartJob, SignalJob, Peek, Status); `SbdHello` and
 //! `ReportJob` calls to mbatchd (found through the LIMs); job processes, their
-//! output files and LSF's job report; an `mbatchd` child on the master host.
+//! output files and LSF's job report; the job table (`<state root>/jobs.db`); an
+//! `mbatchd` child on the master host.
 //!
 //! ## Design
 //!
-//! * **One owner task** holds the job table ([`owner`]); gRPC handlers, watchers and
-//!   reporters talk to it over channels, and it never awaits I/O itself.
+//! * **One owner task** holds the job table in memory ([`owner`]); gRPC handlers,
+//!   watchers and reporters talk to it over channels, and it never awaits I/O
+//!   itself. Its durable copy is the job database ([`db`]), reached through one
+//!   database thread that runs the owner's calls in order.
 //! * **One supervisor process per job** ([`supervisor`]): sbatchd re-executes its own
-//!   binary as `sbatchd --job-supervisor <state dir>`. The supervisor forks the job
-//!   (own session and process group, the user's identity, umask, rlimits, nice,
-//!   redirections, `/bin/sh <job file>`), reaps every child (it is a child
-//!   subreaper), samples usage from `/proc`, enforces the run limit (and whole-job
-//!   memory/CPU limits) with the kill sequence, serves kill/stop/resume/signal
-//!   commands on a Unix socket, writes LSF's job report, and records every event in
-//!   the job's state directory, fsyncing the final one before it exits. sbatchd only
-//!   follows the `events` file (woken by a newline on the supervisor's stdout), so
-//!   a job keeps running and its exit status stays on disk while sbatchd restarts
-//!   (systemd `KillMode=process`).
-//! * **State directories** ([`state`]): `<state root>/<jobId>.<idx>.<attempt>/`. The
-//!   state root is `--state-dir`, else `BASALT_SBD_STATEDIR/<host>` from lsf.conf,
-//!   else `/tmp/.<cluster>.sbd/<host>.<hash of LSF_ENVDIR>` ([`default_state_root`]:
+//!   binary as `sbatchd --job-supervisor <state root>/<jobId>.<idx>.<attempt>`. The
+//!   supervisor forks the job (own session and process group, the user's identity,
+//!   umask, rlimits, nice, redirections, `/bin/sh <job file>`), reaps every child
+//!   (it is a child subreaper), samples usage from `/proc`, enforces the run limit
+//!   (and whole-job memory/CPU limits) with the kill sequence, serves
+//!   kill/stop/resume/signal commands on a Unix socket (`ctl` in the job's
+//!   directory), writes LSF's job report, and records every event in the job
+//!   database, durably, before sbatchd can report it. sbatchd reads a job's new
+//!   events when the supervisor writes a newline on its stdout, so a job keeps
+//!   running and its exit status stays on disk while sbatchd restarts (systemd
+//!   `KillMode=process`).
+//! * **The job table** ([`db`]): `<state root>/jobs.db`, SQLite in WAL mode with a
+//!   busy timeout (sbatchd and every supervisor write it), schema versioned in
+//!   `PRAGMA user_version` and only growing. Table `jobs`: key (job id, index,
+//!   attempt), the job spec with its job file, the launch information, the
+//!   supervisor's pid + start time + boot id, state, pid/pgid, the newest event's
+//!   sequence number and the newest one mbatchd acknowledged. Table `events`: each
+//!   job's events, one report each. A job's row is fsynced before StartJob is
+//!   answered, and every event before it is reported; acknowledgements and removals
+//!   are not (losing one repeats a report that mbatchd recognises). The state root is
+//!   `--state-dir`, else `BASALT_SBD_STATEDIR/<host>` from lsf.conf, else
+//!   `/tmp/.<cluster>.sbd/<host>.<hash of LSF_ENVDIR>` ([`default_state_root`]:
 //!   host-local like LSF's `/tmp/.<cluster>.sbd`; per host and per configuration
 //!   because several test hosts and clusters share one machine). A lock file
-//!   (`sbatchd.lock`) keeps two sbatchds off one root. On start sbatchd scans the
-//!   root: live supervisors are re-adopted (their events file is polled), finished
-//!   jobs are reported, and a job whose supervisor died without a final event is
-//!   killed and reported finished with `SIGKILL` status.
+//!   (`sbatchd.lock`) keeps two sbatchds off one root.
+//! * **Re-adoption** (also after `kill -9`): on start sbatchd loads every job from
+//!   the table. A supervisor still alive (same pid, start time and boot: safe
+//!   against pid reuse) is followed again (polled); the events mbatchd has not
+//!   acknowledged are resent in order; a job whose final event is recorded is
+//!   reported finished; a job whose supervisor died without one is killed (its
+//!   process group, when it is of this boot) and reported finished with `SIGKILL`
+//!   status (recorded first, and never twice: the table takes one final event per
+//!   job, whoever writes it). A supervisor that has not recorded itself yet (sbatchd
+//!   died while starting it) gets 10 s to do so. Job directories no row owns are
+//!   removed.
 //! * **Reports** ([`mbd`]): every event becomes one `ReportJob` with the event's
 //!   sequence number (so a resend after a restart is recognised by mbatchd), sent in
 //!   order per job, retried with back-off until acknowledged, never dropped. Ack
-//!   `NO_JOB`: reporting stops and a job still running is killed (mbatchd logs a
-//!   dispatch before sending it, so a job it does not know is a stale copy, e.g.
-//!   an old attempt after a partition). Ack `STOP_JOB`: the kill sequence.
+//!   `NO_JOB`: reporting stops (recorded in the table) and a job still running is
+//!   killed (mbatchd logs a dispatch before sending it, so a job it does not know is
+//!   a stale copy, e.g. an old attempt after a partition). Ack `STOP_JOB`: the kill
+//!   sequence. A job leaves the table once its final report is acknowledged.
 //! * **Heartbeat** ([`mbd`]): `SbdHello` at start (`restarted`) and every
-//!   `hello_interval` (default 5 s); the reply's epoch is the newest epoch, and
-//!   StartJob/SignalJob carrying an older one are refused (`FAILED_PRECONDITION`).
+//!   `hello_interval` (default 5 s), listing the jobs this host runs; the reply's
+//!   epoch is the newest epoch, and StartJob/SignalJob carrying an older one are
+//!   refused (`FAILED_PRECONDITION`).
 //! * **mbatchd supervision** ([`mbdsup`]): the local LIM is asked for the master
 //!   every second; on the master host sbatchd runs `mbatchd -H <host> -d <envdir>`
 //!   (the `mbatchd` next to its own executable, else in `LSF_SERVERDIR`), restarts it
@@ -50,12 +72,13 @@
 //!   (capped at 30 s, reset after a 60 s run — Basalt's choice instead of LSF's
 //!   60 s × count, which only matters when the host is no longer master and then no
 //!   restart happens anyway), and sends it SIGTERM when another host becomes master
-//!   or sbatchd stops.
+//!   or sbatchd stops. An mbatchd left running by a killed sbatchd keeps serving;
+//!   the new sbatchd starts none while it answers, and starts one when it is gone.
 //!
-//! Not done yet: the rusqlite job table (the state directories play its part),
-//! load-based suspension (daemon-behaviour.md §3.2), queue pre/post-exec and
-//! `JOB_CONTROLS`, the process-count limit, `-L` login shells, `LSB_SET_TMPDIR`,
-//! mailing output when there is no `-o` (it is discarded after the job).
+//! Not done yet: load-based suspension (daemon-behaviour.md §3.2), queue
+//! pre/post-exec and `JOB_CONTROLS`, the process-count limit, `-L` login shells,
+//! `LSB_SET_TMPDIR`, mailing output when there is no `-o` (it is discarded after the
+//! job).
 
 pub mod db;
 pub mod env;

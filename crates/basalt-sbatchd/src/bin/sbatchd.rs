@@ -31,7 +31,7 @@ struct Args {
     /// Do not start mbatchd on the master host (for tests that run mbatchd themselves).
     #[arg(long = "no-mbatchd")]
     no_mbatchd: bool,
-    /// Where the per-job state directories live, used as given (default:
+    /// The state root (the job table jobs.db and the per-job directories), used as given (default:
     /// BASALT_SBD_STATEDIR/<host> from lsf.conf, else /tmp/.<cluster>.sbd/<host>.<hash>).
     #[arg(long = "state-dir")]
     state_dir: Option<PathBuf>,
