@@ -52,14 +52,19 @@
 //! transaction (writers queue on the lock instead of failing on an upgrade).
 //! A committed transaction survives a crash of the process that wrote it (kill -9
 //! of sbatchd or of a supervisor) at any `synchronous` level. What must also
-//! survive a crash of the machine is written with `synchronous=FULL` (the WAL is
-//! fsynced before the commit returns, which also covers every earlier frame):
-//! a job's row before StartJob is answered (so after a reboot the job mbatchd
-//! believes runs here is reported killed, not forgotten), and every event (sbatchd
-//! only reports what it read from the database, so what mbatchd has seen is on
-//! disk and a number it saw is never handed out again). Acknowledgements, pruning
-//! and deletions use `synchronous=NORMAL`: losing one only repeats a report that
-//! mbatchd recognises by its sequence number.
+//! survive a crash of the machine is every event: they are appended with
+//! `synchronous=FULL`, so the WAL is fsynced before the commit returns, and
+//! sbatchd only reports what it read from the database — what mbatchd has seen is
+//! on disk, and a sequence number it saw is never handed out again. The fsync of
+//! a commit covers every earlier frame of the WAL (one file, written in order; a
+//! checkpoint syncs the WAL before it copies it and the database after), so the
+//! job's row, inserted with `synchronous=NORMAL`, is on disk before StartJob is
+//! answered: that answer waits for the supervisor's `started` event (or the final
+//! `start_failed`). After a reboot the job mbatchd believes runs here is thus
+//! reported killed, not forgotten. Acknowledgements, pruning and deletions use
+//! `synchronous=NORMAL`: losing one only repeats a report that mbatchd recognises
+//! by its sequence number. A started job costs two fsyncs: its first events and
+//! its end.
 //!
 //! All functions block: sbatchd calls them on its database thread ([`DbHandle`]);
 //! the supervisor is single-threaded and synchronous anyway.
@@ -270,8 +275,8 @@ impl JobDb {
             .map_err(|e| self.err(e))
     }
 
-    /// Record a new job (durably). A leftover row of the same key and its events
-    /// are replaced.
+    /// Record a new job. A leftover row of the same key and its events are
+    /// replaced. Not fsynced by itself: the job's first event, durable, covers it.
     pub fn insert_job(
         &mut self,
         key: Key,
@@ -286,7 +291,7 @@ impl JobDb {
             what: format!("launch information: {e}"),
         })?;
         let spec_bytes = spec.encode_to_vec();
-        self.durability(true)?;
+        self.durability(false)?;
         let path = self.path.clone();
         let err = |source| DbError::Sqlite {
             path: path.clone(),

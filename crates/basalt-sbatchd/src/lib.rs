@@ -36,9 +36,10 @@
 //!   attempt), the job spec with its job file, the launch information, the
 //!   supervisor's pid + start time + boot id, state, pid/pgid, the newest event's
 //!   sequence number and the newest one mbatchd acknowledged. Table `events`: each
-//!   job's events, one report each. A job's row is fsynced before StartJob is
-//!   answered, and every event before it is reported; acknowledgements and removals
-//!   are not (losing one repeats a report that mbatchd recognises). The state root is
+//!   job's events, one report each. Every event is fsynced before it is reported,
+//!   and with it the job's row (StartJob is answered after the `started` event);
+//!   acknowledgements and removals are not (losing one repeats a report that
+//!   mbatchd recognises). The state root is
 //!   `--state-dir`, else `BASALT_SBD_STATEDIR/<host>` from lsf.conf, else
 //!   `/tmp/.<cluster>.sbd/<host>.<hash of LSF_ENVDIR>` ([`default_state_root`]:
 //!   host-local like LSF's `/tmp/.<cluster>.sbd`; per host and per configuration

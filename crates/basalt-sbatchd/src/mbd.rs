@@ -114,6 +114,7 @@ pub async fn hello_loop(
                         .send(Msg::Hello {
                             epoch: r.epoch,
                             terminate_interval: r.job_terminate_interval,
+                            jobs: r.jobs,
                         })
                         .await;
                     if !*published {

@@ -62,12 +62,14 @@ pub enum Msg {
     HelloJobs {
         reply: oneshot::Sender<Vec<SbdJob>>,
     },
-    /// mbatchd answered a hello.
+    /// mbatchd answered a hello: its epoch, its bkill grace, and the jobs it
+    /// believes run on this host.
     Hello {
         epoch: u64,
         terminate_interval: u32,
+        jobs: Vec<SbdJob>,
     },
-    /// New lines of a job's events file.
+    /// New events of a job, in order.
     Events {
         key: Key,
         events: Vec<Event>,
@@ -111,6 +113,10 @@ struct Job {
     this_boot: bool,
     /// Recording the end of a job whose supervisor is gone is under way.
     ending: bool,
+    /// Consecutive hellos whose answer did not list this running job.
+    unlisted: u32,
+    /// The newest usage sample, for a probe report.
+    last_usage: Option<Event>,
     final_seen: bool,
     final_acked: bool,
     watcher_done: bool,
@@ -237,7 +243,9 @@ impl Owner {
             Msg::Hello {
                 epoch,
                 terminate_interval,
+                jobs,
             } => {
+                self.reconcile(&jobs);
                 self.shared.epoch.fetch_max(epoch, Ordering::SeqCst);
                 if terminate_interval > 0 {
                     self.shared
@@ -290,6 +298,8 @@ impl Owner {
             acked_seq: 0,
             this_boot: true,
             ending: false,
+            unlisted: 0,
+            last_usage: None,
             final_seen: false,
             final_acked: false,
             watcher_done: false,
@@ -440,7 +450,7 @@ impl Owner {
                         job.pgid = ev.pgid;
                     }
                 }
-                EventKind::Rusage => {}
+                EventKind::Rusage => job.last_usage = Some(ev.clone()),
                 EventKind::State => job.state = ev.state,
                 EventKind::Finished => {
                     job.state = ev.state;
@@ -475,6 +485,50 @@ impl Owner {
                 && let Some(r) = &job.reports
             {
                 let _ = r.send(to_report(&host, key, &ev));
+            }
+        }
+    }
+
+    /// Compare the jobs mbatchd believes run here with ours. A job we run that two
+    /// answers in a row do not list (mbatchd removed or requeued it while it could
+    /// not reach us, or lost it) and that reports nothing new gets a probe: its
+    /// newest acknowledged report again (a usage report, which changes nothing
+    /// mbatchd has logged). mbatchd answers NO_JOB or STOP_JOB for a job that must
+    /// not run here, and the usual handling kills it; a job it does run is answered
+    /// OK and left alone. Jobs mbatchd acknowledged nothing of yet are not asked
+    /// about (their start may be in flight).
+    fn reconcile(&mut self, theirs: &[SbdJob]) {
+        let listed: std::collections::BTreeSet<Key> = theirs
+            .iter()
+            .filter_map(|j| j.id.as_ref().map(|id| (id.job_id, id.idx, j.attempt)))
+            .collect();
+        let host = self.shared.host.clone();
+        for (key, job) in self.jobs.iter_mut() {
+            let askable = !job.final_seen && job.acked_seq > 0 && job.reports.is_some();
+            if !askable || listed.contains(key) {
+                job.unlisted = 0;
+                continue;
+            }
+            job.unlisted += 1;
+            if job.unlisted < 2 {
+                continue;
+            }
+            job.unlisted = 0;
+            info!(
+                "job {} idx {} attempt {}: mbatchd does not list it as running here; asking about it",
+                key.0, key.1, key.2
+            );
+            let probe = Event {
+                seq: job.acked_seq,
+                kind: EventKind::Rusage,
+                time: now_secs(),
+                pid: job.pid,
+                pgid: job.pgid,
+                state: job.state,
+                ..job.last_usage.clone().unwrap_or_default()
+            };
+            if let Some(r) = &job.reports {
+                let _ = r.send(to_report(&host, *key, &probe));
             }
         }
     }

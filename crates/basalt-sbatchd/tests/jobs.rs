@@ -24,6 +24,10 @@ struct Recorded {
     hellos: Vec<mpb::SbdHelloRequest>,
     /// Acks to give per job id (default OK).
     acks: BTreeMap<u64, AckKind>,
+    /// Jobs started and not finished (what a hello answer lists), by job id.
+    running: BTreeMap<u64, mpb::SbdJob>,
+    /// Jobs this mbatchd has forgotten: not listed, answered STOP_JOB.
+    forgotten: std::collections::BTreeSet<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -111,14 +115,17 @@ impl Mbatchd for FakeMbd {
         &self,
         request: Request<mpb::SbdHelloRequest>,
     ) -> Result<Response<mpb::SbdHelloReply>, Status> {
-        self.rec
-            .lock()
-            .expect("lock")
-            .hellos
-            .push(request.into_inner());
+        let mut rec = self.rec.lock().expect("lock");
+        rec.hellos.push(request.into_inner());
+        let jobs = rec
+            .running
+            .iter()
+            .filter(|(id, _)| !rec.forgotten.contains(id))
+            .map(|(_, j)| j.clone())
+            .collect();
         Ok(Response::new(mpb::SbdHelloReply {
             epoch: self.epoch,
-            jobs: vec![],
+            jobs,
             sbd_sleep_time: 1,
             job_terminate_interval: 2,
             hello_interval: 1,
@@ -131,7 +138,25 @@ impl Mbatchd for FakeMbd {
         let r = request.into_inner();
         let mut rec = self.rec.lock().expect("lock");
         let job = r.id.as_ref().map_or(0, |i| i.job_id);
-        let kind = rec.acks.get(&job).copied().unwrap_or(AckKind::Ok);
+        let mut kind = rec.acks.get(&job).copied().unwrap_or(AckKind::Ok);
+        if rec.forgotten.contains(&job) {
+            kind = AckKind::StopJob;
+        }
+        if r.kind == ReportKind::Started as i32 {
+            rec.running.insert(
+                job,
+                mpb::SbdJob {
+                    id: r.id,
+                    attempt: r.attempt,
+                    state: 4,
+                    pid: r.pid,
+                    pgid: r.pgid,
+                },
+            );
+        } else if r.kind == ReportKind::Finished as i32 || r.kind == ReportKind::StartFailed as i32
+        {
+            rec.running.remove(&job);
+        }
         rec.reports.push(r);
         Ok(Response::new(mpb::ReportAck {
             kind: kind as i32,
@@ -880,6 +905,73 @@ async fn no_job_ack_kills_and_restart_readopts() {
     let hellos = h.rec.lock().expect("lock").hellos.clone();
     assert!(hellos.iter().filter(|h| h.restarted).count() >= 2);
     h.stop_sbd().await;
+}
+
+/// A job mbatchd no longer lists in its hello answers (e.g. removed while this host
+/// was unreachable) is asked about, and killed when mbatchd answers STOP_JOB; jobs
+/// it lists are left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn job_mbatchd_forgot_is_asked_about_and_killed() {
+    let h = Harness::start("sbd-reconcile").await;
+    let (gone, _) = h
+        .start_job(EPOCH, h.spec(701, "sleep 100", false, ""))
+        .await
+        .expect("start");
+    let (kept, _) = h
+        .start_job(EPOCH, h.spec(702, "sleep 100", false, ""))
+        .await
+        .expect("start");
+    for id in [701, 702] {
+        h.wait_report(id, ReportKind::Executing).await;
+    }
+    // Hellos come every second: give the listed job a few of them.
+    let hellos = || h.rec.lock().expect("lock").hellos.len();
+    let before = hellos();
+    wait_for_async("three more hellos", DEADLINE, || async move {
+        let n = hellos();
+        ((n >= before + 3).then_some(()), format!("{n}"))
+    })
+    .await
+    .expect("hellos");
+    let listed = h.reports(702);
+    assert!(
+        listed.windows(2).all(|w| w[1].seq > w[0].seq),
+        "a listed job is not asked about: {:?}",
+        listed.iter().map(|r| r.seq).collect::<Vec<_>>()
+    );
+
+    h.rec.lock().expect("lock").forgotten.insert(701);
+    let fin = h.wait_report(701, ReportKind::Finished).await;
+    assert_ne!(fin.exit_status, 0);
+    assert!(proc_state(gone).is_none(), "the forgotten job was killed");
+    let reports = h.reports(701);
+    let probe = reports
+        .iter()
+        .enumerate()
+        .find(|(i, r)| {
+            r.kind == ReportKind::Rusage as i32 && reports[..*i].iter().any(|e| e.seq == r.seq)
+        })
+        .map(|(_, r)| r.clone())
+        .expect("a probe repeating an acknowledged sequence number");
+    assert_eq!(probe.pid, gone);
+    // Its story is over for sbatchd once the final report was answered.
+    let state = h.state.clone();
+    wait_for_async("the forgotten job to leave the table", DEADLINE, || {
+        let state = state.clone();
+        async move {
+            let left = leftovers(&state);
+            let gone = !left.iter().any(|l| l.contains("701"));
+            (gone.then_some(()), format!("{left:?}"))
+        }
+    })
+    .await
+    .expect("removed");
+    assert!(
+        proc_state(kept).is_some_and(|s| s != 'Z'),
+        "the listed job runs on"
+    );
+    assert!(h.signal(702, SignalAction::Kill, "TERM_OWNER").await);
+    h.wait_report(702, ReportKind::Finished).await;
 }
 
 /// As root: a job runs as an ordinary user, with that user's identity, and its
