@@ -121,7 +121,7 @@ impl Mbatchd for FakeMbd {
             .running
             .iter()
             .filter(|(id, _)| !rec.forgotten.contains(id))
-            .map(|(_, j)| j.clone())
+            .map(|(_, j)| *j)
             .collect();
         Ok(Response::new(mpb::SbdHelloReply {
             epoch: self.epoch,
