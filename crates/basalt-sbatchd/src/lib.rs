@@ -65,7 +65,11 @@
 //! * **Heartbeat** ([`mbd`]): `SbdHello` at start (`restarted`) and every
 //!   `hello_interval` (default 5 s), listing the jobs this host runs; the reply's
 //!   epoch is the newest epoch, and StartJob/SignalJob carrying an older one are
-//!   refused (`FAILED_PRECONDITION`).
+//!   refused (`FAILED_PRECONDITION`). The reply lists the jobs mbatchd believes run
+//!   here: a running job two replies in a row leave out (removed or requeued while
+//!   this host was unreachable, or lost by mbatchd) is asked about with a usage
+//!   report repeating its newest acknowledged sequence number, so that mbatchd's
+//!   `NO_JOB`/`STOP_JOB` answer ends it ([`owner`]).
 //! * **mbatchd supervision** ([`mbdsup`]): the local LIM is asked for the master
 //!   every second; on the master host sbatchd runs `mbatchd -H <host> -d <envdir>`
 //!   (the `mbatchd` next to its own executable, else in `LSF_SERVERDIR`), restarts it
