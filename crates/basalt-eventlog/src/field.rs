@@ -410,32 +410,32 @@ impl<'o> LineWriter<'o> {
 
     /// `%6.2f` (JOB_NEW hostFactor): right-aligned in 6 columns.
     pub(crate) fn f6_2(&mut self, v: f64) -> &mut Self {
-        let _ = write!(self.out, " {:6.2}", finite_or(v, 0.0));
+        let _ = write!(self.out, " {:6.2}", unsigned_zero(finite_or(v, 0.0), 2));
         self
     }
 
     /// `%3.1f` (JOB_START / JOB_FINISH hostFactor).
     pub(crate) fn f3_1(&mut self, v: f64) -> &mut Self {
-        let _ = write!(self.out, " {:3.1}", finite_or(v, 0.0));
+        let _ = write!(self.out, " {:3.1}", unsigned_zero(finite_or(v, 0.0), 1));
         self
     }
 
     /// `%4.4f` (cpuTime).
     pub(crate) fn f4_4(&mut self, v: f64) -> &mut Self {
-        let _ = write!(self.out, " {:4.4}", finite_or(v, 0.0));
+        let _ = write!(self.out, " {:4.4}", unsigned_zero(finite_or(v, 0.0), 4));
         self
     }
 
     /// A resource-usage value: `%1.6f` for the two times, `%1.0f` otherwise; `-1`
-    /// (unknown) is always written as `-1`.
+    /// (unknown) is always written as `-1`, and so is a value that prints as -1.
     pub(crate) fn ru(&mut self, v: f64, time: bool) -> &mut Self {
-        let v = finite_or(v, -1.0);
-        if v == -1.0 {
-            self.out.push_str(" -1");
-        } else if time {
-            let _ = write!(self.out, " {:.6}", v);
-        } else {
-            let _ = write!(self.out, " {:.0}", v);
+        let decimals = if time { 6 } else { 0 };
+        let v = unsigned_zero(finite_or(v, -1.0), decimals);
+        let start = self.out.len();
+        let _ = write!(self.out, " {:.*}", decimals, v);
+        // Read back, "-1.000000" is -1 (unknown), which is written "-1".
+        if &self.out[start..] == " -1.000000" {
+            self.out.truncate(start + 3);
         }
         self
     }
@@ -460,6 +460,19 @@ impl<'o> LineWriter<'o> {
         }
         self
     }
+}
+
+/// `v`, or zero when `v` is negative but prints as zero with `decimals` decimals: read
+/// back, "-0.00" is negative zero, which is written "0.00", so a record would not be
+/// written the same twice.
+fn unsigned_zero(v: f64, decimals: usize) -> f64 {
+    if v < 0.0 && v > -1.0 {
+        let s = format!("{v:.decimals$}");
+        if !s.bytes().any(|b| (b'1'..=b'9').contains(&b)) {
+            return 0.0;
+        }
+    }
+    v
 }
 
 /// Non-finite values are never written; negative zero is written as zero.
@@ -545,10 +558,14 @@ mod tests {
                 .ru(-1.0, true)
                 .ru(-1.0, false);
             w.ru(f64::NAN, false).f6_2(-0.0);
+            // Negative values that print as zero or as -1 (found by fuzzing).
+            w.f6_2(-0.001).f3_1(-0.04).f4_4(-0.00001).ru(-0.4, false);
+            w.ru(-0.0000001, true).ru(-0.9999999, true).ru(-0.6, false);
         }
         assert_eq!(
             s,
-            " 100.00   1.00 100.0 1.0 0.0236 0.008610 3976 -1 -1 -1   0.00"
+            " 100.00   1.00 100.0 1.0 0.0236 0.008610 3976 -1 -1 -1   0.00   0.00 0.0 0.0000 0 \
+             0.000000 -1 -1"
         );
     }
 
