@@ -588,3 +588,49 @@ fn jobs_of_an_absent_sbatchd_are_unknown_after_mbatchd_restart() -> Result<()> {
     wait_state(&c, runs, "EXIT", LONG)?;
     Ok(())
 }
+
+/// A job removed (`bkill -r`) while its host's sbatchd was away runs on there until
+/// the sbatchd is back: mbatchd no longer lists it, sbatchd asks about it, and kills
+/// it on mbatchd's STOP_JOB answer. The job is accounted once.
+#[test]
+fn job_removed_while_its_sbatchd_was_away_is_killed_when_it_returns() -> Result<()> {
+    let mut c = cluster("sbd-restart-removed")?;
+    let work = work_dir(&c)?;
+    let id = bsub(&c, &work, &["-m", "hostB", "-o", "x.%J", "sleep 300"])?;
+    wait_state(&c, id, "RUN", LONG)?;
+    wait_event(&c, "JOB_START_ACCEPT", id)?;
+    let pids = job_pids(&c, id);
+    assert!(!pids.is_empty());
+    // Once mbatchd has acknowledged the job's reports (started, executing, the
+    // first usage sample; an idle `sleep` has no more), a restarted sbatchd has
+    // nothing to resend for it: only asking about it can end it.
+    wait_for("the job's reports to be acknowledged", LONG, || {
+        let log = log_of(&c, "sbatchd", "hostB");
+        let line = format!("job {id} idx 0 attempt 1: report 3 (Rusage) acknowledged: Ok");
+        (log.contains(&line).then_some(()), String::new())
+    })?;
+
+    c.kill9_daemon("sbatchd", "hostB")?;
+    wait_host(&c, "hostB", &["unreach"])?;
+    ok(&c, "bkill", &["-r", &id.to_string()])?;
+    wait_state(&c, id, "EXIT", LONG)?;
+    assert_eq!(job_pids(&c, id), pids, "nobody could stop it yet");
+
+    c.start_daemon("sbatchd", "hostB")?;
+    wait_readopted(&c, "hostB", &[id])?;
+    wait_for("the removed job's processes to end", LONG, || {
+        let left = job_pids(&c, id);
+        (left.is_empty().then_some(()), format!("{left:?}"))
+    })?;
+    let log = log_of(&c, "sbatchd", "hostB");
+    assert!(
+        log.contains(&format!(
+            "job {id} idx 0 attempt 1: mbatchd does not list it as running here"
+        )),
+        "{log}"
+    );
+    wait_host(&c, "hostB", REACHABLE)?;
+    assert_eq!(acct_finish(&c, id)?.0, 32);
+    assert_eq!(jobs(&c)?.get(&id).map(|r| r.stat.as_str()), Some("EXIT"));
+    Ok(())
+}

@@ -48,23 +48,28 @@
 //!
 //! ## Durability
 //!
-//! WAL journal, `busy_timeout` 10 s, every write in a `BEGIN IMMEDIATE`
-//! transaction (writers queue on the lock instead of failing on an upgrade).
+//! WAL journal, every write in a `BEGIN IMMEDIATE` transaction (writers queue on
+//! the lock instead of failing on an upgrade), and a busy handler that retries
+//! every 0.2 ms at first, then every 5 ms, for up to [`BUSY_TIMEOUT`] (SQLite's
+//! own sleeps 1, 2, 5, 10 ... ms, which would put milliseconds on a job's start).
+//!
 //! A committed transaction survives a crash of the process that wrote it (kill -9
-//! of sbatchd or of a supervisor) at any `synchronous` level. What must also
-//! survive a crash of the machine is every event: they are appended with
-//! `synchronous=FULL`, so the WAL is fsynced before the commit returns, and
-//! sbatchd only reports what it read from the database — what mbatchd has seen is
-//! on disk, and a sequence number it saw is never handed out again. The fsync of
-//! a commit covers every earlier frame of the WAL (one file, written in order; a
-//! checkpoint syncs the WAL before it copies it and the database after), so the
-//! job's row, inserted with `synchronous=NORMAL`, is on disk before StartJob is
-//! answered: that answer waits for the supervisor's `started` event (or the final
-//! `start_failed`). After a reboot the job mbatchd believes runs here is thus
-//! reported killed, not forgotten. Acknowledgements, pruning and deletions use
-//! `synchronous=NORMAL`: losing one only repeats a report that mbatchd recognises
-//! by its sequence number. A started job costs two fsyncs: its first events and
-//! its end.
+//! of sbatchd or of a supervisor) at any `synchronous` level: that is what job
+//! re-adoption needs, so rows, acknowledgements and most events are written with
+//! `synchronous=NORMAL` (no fsync). A job's final event (`finished`,
+//! `start_failed`) is written with `synchronous=FULL`: the WAL is fsynced before
+//! the commit returns — before sbatchd can read, let alone report, the job's end —
+//! and that fsync covers every earlier frame of the WAL too (one file, written in
+//! order; a checkpoint fsyncs the WAL before copying it and the database after).
+//! So a job costs one fsync, as LSF's and OpenLava's sbatchd do.
+//!
+//! A crash of the machine can lose the newest unsynced transactions (never
+//! corrupt the file). Jobs die with the machine anyway; what matters is what was
+//! reported: an intermediate event mbatchd saw may be lost, so the end sbatchd
+//! records for a job of an earlier boot is numbered [`REBOOT_SEQ_GAP`] past the
+//! last recorded event, above any number mbatchd can have seen. A job row lost
+//! that way (a job started after the last fsync) is not reported by anyone: its
+//! host's restarted sbatchd does not list it, and mbatchd has to treat it as lost.
 //!
 //! All functions block: sbatchd calls them on its database thread ([`DbHandle`]);
 //! the supervisor is single-threaded and synchronous anyway.
@@ -87,6 +92,28 @@ pub const SCHEMA_VERSION: i64 = 1;
 
 /// How long a writer waits for another one before giving up.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How far past the last recorded event the end of a job of an earlier boot is
+/// numbered (see the module doc).
+pub const REBOOT_SEQ_GAP: u64 = 1 << 32;
+
+/// SQLite's busy handler: true = try again. Short sleeps first (a writer holds the
+/// lock for microseconds, or for one fsync), then 5 ms ones, up to [`BUSY_TIMEOUT`].
+fn busy_retry(attempt: i32) -> bool {
+    const FAST: i32 = 100;
+    const FAST_SLEEP: Duration = Duration::from_micros(200);
+    const SLOW_SLEEP: Duration = Duration::from_millis(5);
+    let slow_tries = (BUSY_TIMEOUT.as_millis() / SLOW_SLEEP.as_millis()) as i32;
+    if attempt < FAST {
+        std::thread::sleep(FAST_SLEEP);
+        true
+    } else if attempt < FAST + slow_tries {
+        std::thread::sleep(SLOW_SLEEP);
+        true
+    } else {
+        false
+    }
+}
 
 /// Migration steps: `MIGRATIONS[n]` brings version `n` to `n + 1`.
 const MIGRATIONS: &[&str] = &[
@@ -207,7 +234,7 @@ fn kind_name(k: EventKind) -> &'static str {
 impl JobDb {
     /// Open (and with `create`, create) the database at `path`, bring its schema up
     /// to [`SCHEMA_VERSION`], and set WAL mode, the busy timeout and
-    /// `synchronous=NORMAL` (FULL is set per write where it matters).
+    /// `synchronous=NORMAL` (FULL is set for final events).
     pub fn open(path: &Path, create: bool) -> Result<JobDb, DbError> {
         let err = |source| DbError::Sqlite {
             path: path.to_path_buf(),
@@ -218,7 +245,7 @@ impl JobDb {
             flags |= OpenFlags::SQLITE_OPEN_CREATE;
         }
         let mut conn = Connection::open_with_flags(path, flags).map_err(err)?;
-        conn.busy_timeout(BUSY_TIMEOUT).map_err(err)?;
+        conn.busy_handler(Some(busy_retry)).map_err(err)?;
         // journal_mode is persistent in the file; setting it again is a no-op.
         let mode: String = conn
             .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
@@ -275,8 +302,8 @@ impl JobDb {
             .map_err(|e| self.err(e))
     }
 
-    /// Record a new job. A leftover row of the same key and its events are
-    /// replaced. Not fsynced by itself: the job's first event, durable, covers it.
+    /// Record a new job (not fsynced, see the module doc). A leftover row of the
+    /// same key and its events are replaced.
     pub fn insert_job(
         &mut self,
         key: Key,
@@ -369,12 +396,23 @@ impl JobDb {
         Ok(row.and_then(sup_id))
     }
 
-    /// Append events to a job's history, durably, in one transaction. Each gets the
-    /// next sequence number (written into it); the job's state, pid and pgid follow.
-    /// Returns the last sequence number given. Refused ([`DbError::Finished`]) once
-    /// the job has its final event, so a job's end is recorded once.
+    /// Append events to a job's history in one transaction, fsynced when it holds
+    /// a final event. Each gets the next sequence number (written into it); the
+    /// job's state, pid and pgid follow. Returns the last sequence number given.
+    /// Refused ([`DbError::Finished`]) once the job has its final event, so a job's
+    /// end is recorded once.
     pub fn append_events(&mut self, key: Key, events: &mut [Event]) -> Result<u64, DbError> {
-        self.durability(true)?;
+        self.append_inner(key, events, 0)
+    }
+
+    /// Append the end of a job of an earlier boot: numbered [`REBOOT_SEQ_GAP`]
+    /// past the last recorded event.
+    pub fn append_after_reboot(&mut self, key: Key, event: &mut Event) -> Result<u64, DbError> {
+        self.append_inner(key, std::slice::from_mut(event), REBOOT_SEQ_GAP - 1)
+    }
+
+    fn append_inner(&mut self, key: Key, events: &mut [Event], gap: u64) -> Result<u64, DbError> {
+        self.durability(events.iter().any(|e| e.kind.is_final()))?;
         let path = self.path.clone();
         let err = |source| DbError::Sqlite {
             path: path.clone(),
@@ -409,8 +447,12 @@ impl JobDb {
         if ended {
             return Err(DbError::Finished { path, key });
         }
-        let (mut seq, mut state, mut pid, mut pgid) =
-            (u64_of(last), u32_of(state), u32_of(pid), u32_of(pgid));
+        let (mut seq, mut state, mut pid, mut pgid) = (
+            u64_of(last).saturating_add(gap),
+            u32_of(state),
+            u32_of(pid),
+            u32_of(pgid),
+        );
         for ev in events.iter_mut() {
             seq += 1;
             ev.seq = seq;
@@ -915,5 +957,20 @@ mod tests {
         ));
         let j = a.job(key).expect("job").expect("there");
         assert_eq!((j.state, j.last_seq, j.events.len()), (jstat::EXIT, 1, 1));
+
+        // The end of a job of an earlier boot jumps past any number lost with it.
+        a.insert_job(key, &spec(7), &launch, 400).expect("insert");
+        let mut first = Event {
+            kind: EventKind::Started,
+            ..Default::default()
+        };
+        a.append_event(key, &mut first).expect("started");
+        let mut end = Event {
+            kind: EventKind::Finished,
+            ..Default::default()
+        };
+        let seq = a.append_after_reboot(key, &mut end).expect("end");
+        assert_eq!(seq, 1 + REBOOT_SEQ_GAP);
+        assert_eq!(end.seq, seq);
     }
 }

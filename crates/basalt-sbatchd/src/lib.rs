@@ -26,7 +26,7 @@
 //!   (and whole-job memory/CPU limits) with the kill sequence, serves
 //!   kill/stop/resume/signal commands on a Unix socket (`ctl` in the job's
 //!   directory), writes LSF's job report, and records every event in the job
-//!   database, durably, before sbatchd can report it. sbatchd reads a job's new
+//!   database (the final one fsynced) before sbatchd can report it. sbatchd reads a job's new
 //!   events when the supervisor writes a newline on its stdout, so a job keeps
 //!   running and its exit status stays on disk while sbatchd restarts (systemd
 //!   `KillMode=process`).
@@ -36,10 +36,11 @@
 //!   attempt), the job spec with its job file, the launch information, the
 //!   supervisor's pid + start time + boot id, state, pid/pgid, the newest event's
 //!   sequence number and the newest one mbatchd acknowledged. Table `events`: each
-//!   job's events, one report each. Every event is fsynced before it is reported,
-//!   and with it the job's row (StartJob is answered after the `started` event);
-//!   acknowledgements and removals are not (losing one repeats a report that
-//!   mbatchd recognises). The state root is
+//!   job's events, one report each. Everything survives a crash of sbatchd or of
+//!   a supervisor; a job's final event is also fsynced before it can be reported
+//!   (one fsync per job, covering everything written before it), and the end
+//!   sbatchd records for a job of an earlier boot is numbered far past anything
+//!   mbatchd may have seen. The state root is
 //!   `--state-dir`, else `BASALT_SBD_STATEDIR/<host>` from lsf.conf, else
 //!   `/tmp/.<cluster>.sbd/<host>.<hash of LSF_ENVDIR>` ([`default_state_root`]:
 //!   host-local like LSF's `/tmp/.<cluster>.sbd`; per host and per configuration

@@ -572,7 +572,8 @@ impl Owner {
                 }
             };
             let (db, tx, last) = (self.db.clone(), self.tx.clone(), job.last_seq);
-            tokio::spawn(record_end(db, tx, key, ev, last).in_current_span());
+            let reboot = !job.this_boot;
+            tokio::spawn(record_end(db, tx, key, ev, last, reboot).in_current_span());
         }
         self.maybe_remove(key);
     }
@@ -821,8 +822,8 @@ pub fn to_report(host: &str, key: Key, ev: &Event) -> JobReport {
     }
 }
 
-/// Record the job (durably) and create its directory, start the job's supervisor,
-/// then follow its events.
+/// Record the job and create its directory, start the job's supervisor, then
+/// follow its events.
 async fn launch(
     shared: Arc<Shared>,
     db: DbHandle,
@@ -915,14 +916,27 @@ fn prepare_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::DirBuilder::new().mode(0o700).create(dir)
 }
 
-/// Record the end of a job whose supervisor is gone without one, then hand the
-/// owner whatever the job's history now ends with (the supervisor's own final
-/// event, when it got there first).
-async fn record_end(db: DbHandle, tx: mpsc::Sender<Msg>, key: Key, ev: Event, last_seq: u64) {
+/// Record the end of a job whose supervisor is gone without one (numbered past
+/// any lost number when the job is of an earlier boot), then hand the owner
+/// whatever the job's history now ends with (the supervisor's own final event,
+/// when it got there first).
+async fn record_end(
+    db: DbHandle,
+    tx: mpsc::Sender<Msg>,
+    key: Key,
+    ev: Event,
+    last_seq: u64,
+    reboot: bool,
+) {
     let result = db
         .call(move |db| {
             let mut ev = ev;
-            match db.append_event(key, &mut ev) {
+            let recorded = if reboot {
+                db.append_after_reboot(key, &mut ev)
+            } else {
+                db.append_event(key, &mut ev)
+            };
+            match recorded {
                 Ok(_) => Ok(vec![ev]),
                 Err(DbError::Finished { .. }) => db.events_after(key, last_seq),
                 Err(e) => Err(e),

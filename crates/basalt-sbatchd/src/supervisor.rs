@@ -23,8 +23,9 @@
 //!    records the final `finished` event before exiting (retried every second
 //!    while the database refuses it: the end of a job is never dropped).
 //!
-//! Every event is committed to the database first (`synchronous=FULL`, so it is
-//! on disk before sbatchd can report it); a newline on stdout only wakes sbatchd
+//! Every event is committed to the database first (the final one with
+//! `synchronous=FULL`, so the job's end is on disk before sbatchd can report it;
+//! see [`crate::db`]); a newline on stdout only wakes sbatchd
 //! up (non-blocking: a full or broken pipe is ignored). The database connection is
 //! never used in a forked child (the job's process execs, the report helper only
 //! writes files), and SQLite opens its files close-on-exec, so jobs do not inherit
@@ -360,8 +361,8 @@ impl Supervisor {
         })
     }
 
-    /// Record events (one transaction, durable before sbatchd hears of them) and
-    /// wake sbatchd. A final event is retried until it is on record.
+    /// Record events (one transaction; a final event fsynced) and wake sbatchd. A
+    /// final event is retried until it is on record.
     fn emit_all(&mut self, mut events: Vec<Event>) {
         let now = now_secs();
         for e in &mut events {
