@@ -13,6 +13,7 @@
 //! only), `-e` (exited only); job ids select those jobs for every user. Files:
 //! `lsb.acct`, every `lsb.acct.N` too when job ids are given, `-f file` one file.
 
+use super::fast::AcctSelection;
 use super::{Fx, Header, IdSel, NO_MATCH, dashes, dispatch_text, event_line};
 use crate::batch::opts::{Item, Spec};
 use crate::batch::text::wildcard_match;
@@ -57,20 +58,59 @@ pub struct Acct {
     pub end: i64,
 }
 
+/// What the accounting figures are computed from: the fields of a `JOB_FINISH` record
+/// that [`acct_of`] reads (the history index stores exactly these).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AcctInput {
+    /// The record's time: when the job ended.
+    pub end_time: i64,
+    pub submit_time: i64,
+    pub start_time: i64,
+    /// `rusage` user + system time.
+    pub cpu: f64,
+    /// `rusage` maxrss (KB).
+    pub maxrss: f64,
+    /// maxRMem, maxRSwap (KB).
+    pub max_rmem: i64,
+    pub max_rswap: i64,
+    pub j_status: u32,
+}
+
+impl AcctInput {
+    /// The fields of `f`.
+    pub fn of(f: &JobFinish) -> AcctInput {
+        AcctInput {
+            end_time: f.header.time,
+            submit_time: f.submit_time,
+            start_time: f.start_time,
+            cpu: f.rusage.cpu_time(),
+            maxrss: f.rusage.maxrss,
+            max_rmem: f.max_rmem,
+            max_rswap: f.max_rswap,
+            j_status: f.j_status,
+        }
+    }
+}
+
 /// The figures of `f`.
 pub fn acct(f: &JobFinish) -> Acct {
-    let end = f.header.time;
-    let turnaround = (end - f.submit_time).max(0);
-    let wait = if f.start_time > 0 {
-        (f.start_time - f.submit_time).max(0)
+    acct_of(&AcctInput::of(f))
+}
+
+/// The figures of a record's accounting fields.
+pub fn acct_of(x: &AcctInput) -> Acct {
+    let end = x.end_time;
+    let turnaround = (end - x.submit_time).max(0);
+    let wait = if x.start_time > 0 {
+        (x.start_time - x.submit_time).max(0)
     } else {
         turnaround
     };
-    let cpu = f.rusage.cpu_time();
-    let mem_kb = if f.max_rmem > 0 {
-        f.max_rmem
+    let cpu = x.cpu;
+    let mem_kb = if x.max_rmem > 0 {
+        x.max_rmem
     } else {
-        f.rusage.maxrss.max(0.0) as i64
+        x.maxrss.max(0.0) as i64
     };
     Acct {
         cpu,
@@ -82,8 +122,8 @@ pub fn acct(f: &JobFinish) -> Acct {
             0.0
         },
         mem_mb: mem_kb.max(0) / 1024,
-        swap_mb: f.max_rswap.max(0) / 1024,
-        done: f.j_status & status::DONE != 0,
+        swap_mb: x.max_rswap.max(0) / 1024,
+        done: x.j_status & status::DONE != 0,
         end,
     }
 }
@@ -168,6 +208,11 @@ fn min_max(v: impl Iterator<Item = f64> + Clone) -> (f64, f64) {
 /// The `SUMMARY:` block of `jobs` (not empty).
 pub fn summary(jobs: &[JobFinish], fx: &Fx) -> String {
     let a: Vec<Acct> = jobs.iter().map(acct).collect();
+    summary_of(&a, fx)
+}
+
+/// The `SUMMARY:` block of the figures of the selected jobs (not empty).
+pub fn summary_of(a: &[Acct], fx: &Fx) -> String {
     let n = a.len().max(1) as f64;
     let done = a.iter().filter(|x| x.done).count();
     let exited = a.len() - done;
@@ -239,23 +284,39 @@ pub fn summary(jobs: &[JobFinish], fx: &Fx) -> String {
     out
 }
 
-/// The whole report for the selected jobs (`None` when nothing matched).
+/// The whole report for the jobs of `finishes` that `filter` selects (`None` when
+/// nothing matched).
 pub fn report(finishes: &[JobFinish], long: bool, filter: &Filter, fx: &Fx) -> Option<String> {
     let jobs: Vec<JobFinish> = finishes
         .iter()
         .filter(|f| filter.matches(f))
         .cloned()
         .collect();
+    report_selected(&jobs, long, filter, fx)
+}
+
+/// The whole report for `jobs`, already selected by `filter`.
+pub fn report_selected(jobs: &[JobFinish], long: bool, filter: &Filter, fx: &Fx) -> Option<String> {
     if jobs.is_empty() {
         return None;
     }
     let mut out = selection_block(filter);
     if long {
-        for f in &jobs {
+        for f in jobs {
             out.push_str(&long_job(f, fx));
         }
     }
-    out.push_str(&summary(&jobs, fx));
+    out.push_str(&summary(jobs, fx));
+    Some(out)
+}
+
+/// The report without `-l` from the figures of the selected jobs.
+pub fn report_figures(a: &[Acct], filter: &Filter, fx: &Fx) -> Option<String> {
+    if a.is_empty() {
+        return None;
+    }
+    let mut out = selection_block(filter);
+    out.push_str(&summary_of(a, fx));
     Some(out)
 }
 
@@ -355,12 +416,28 @@ impl Filter {
                 return false;
             }
         }
-        let done = f.j_status & status::DONE != 0;
+        self.state_ok(f.j_status)
+    }
+
+    fn state_ok(&self, j_status: u32) -> bool {
+        let done = j_status & status::DONE != 0;
         match (self.done, self.exited) {
             (true, false) => done,
             (false, true) => !done,
             _ => true,
         }
+    }
+
+    /// Does a record that already matches the user, queue and project conditions (and
+    /// that needs no host or name check: see [`Filter::needs_records`]) pass the others?
+    pub fn matches_figures(&self, job_id: u64, idx: u32, j_status: u32) -> bool {
+        (self.ids.is_empty() || self.ids.iter().any(|s| s.matches(job_id, idx)))
+            && self.state_ok(j_status)
+    }
+
+    /// Conditions that only a whole record can answer (`-m`, `-J`).
+    pub fn needs_records(&self) -> bool {
+        self.host.is_some() || self.job_name.is_some()
     }
 }
 
@@ -393,23 +470,36 @@ pub fn main(args: Vec<String>) -> ExitCode {
             }
         },
     };
-    let loaded = match super::read_finish_records(&files) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("bacct: {e}");
-            return crate::fail();
-        }
-    };
-    for w in &loaded.warnings {
-        eprintln!("{w}");
-    }
     let fx = Fx {
         tm: crate::batch::timefmt::local,
         now: crate::batch::timefmt::now(),
         short_hosts,
     };
     let filter = Filter::new(&a, ids, &super::caller_name());
-    match report(&loaded.records, a.long, &filter, &fx) {
+    let need_records = a.long || filter.needs_records();
+    let indexed = if a.file.is_none() {
+        super::fast::acct(&logdir, &files, &filter, need_records)
+    } else {
+        None
+    };
+    let (warnings, text) = match indexed {
+        Some(AcctSelection::Records(l)) => (
+            l.warnings,
+            report_selected(&l.records, a.long, &filter, &fx),
+        ),
+        Some(AcctSelection::Figures(l)) => (l.warnings, report_figures(&l.records, &filter, &fx)),
+        None => match super::read_finish_records(&files) {
+            Ok(l) => (l.warnings, report(&l.records, a.long, &filter, &fx)),
+            Err(e) => {
+                eprintln!("bacct: {e}");
+                return crate::fail();
+            }
+        },
+    };
+    for w in &warnings {
+        eprintln!("{w}");
+    }
+    match text {
         Some(text) => {
             print!("{text}");
             ExitCode::SUCCESS

@@ -14,7 +14,7 @@
 //! (0 = all), `-f file` one file.
 
 use super::history::{self, JobHistory, StateTimes, base_state};
-use super::{EventSource, Fx, Header, IdSel, NO_MATCH, dashes, dispatch_text, event_line};
+use super::{EventSource, Fx, Header, IdSel, NO_MATCH, Want, dashes, dispatch_text, event_line};
 use crate::batch::opts::{Item, Spec};
 use crate::batch::text::{star_cut, wildcard_match};
 use basalt_core::job::{exit_reason, pend_reason_text, status, susp, susp_reason_text};
@@ -451,6 +451,18 @@ impl Filter {
     }
 }
 
+/// The records `filter` needs: those of its job ids, else those of its user's jobs, else
+/// all.
+pub fn want_of(filter: &Filter) -> Want {
+    if !filter.ids.is_empty() {
+        Want::Jobs(filter.ids.iter().map(|s| s.job_id).collect())
+    } else if let Some(u) = &filter.user {
+        Want::User(u.clone())
+    } else {
+        Want::All
+    }
+}
+
 /// Which files to read for `a`.
 pub fn source(a: &Args, by_id: bool) -> Result<EventSource, String> {
     if let Some(f) = &a.file {
@@ -511,7 +523,9 @@ pub fn main(args: Vec<String>) -> ExitCode {
         Ok(l) => l,
         Err(code) => return code,
     };
-    let loaded = match super::read_event_records(&logdir, &src) {
+    let filter = Filter::new(&a, ids, &super::caller_name());
+    let want = want_of(&filter);
+    let loaded = match super::read_history(&logdir, &src, &want) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("bhist: {e}");
@@ -526,7 +540,6 @@ pub fn main(args: Vec<String>) -> ExitCode {
         now: crate::batch::timefmt::now(),
         short_hosts,
     };
-    let filter = Filter::new(&a, ids, &super::caller_name());
     match report(history::build(loaded.records), &a, &filter, &fx) {
         Some(text) => {
             print!("{text}");

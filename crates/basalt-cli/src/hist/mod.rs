@@ -16,15 +16,18 @@
 //! LSF's exit codes (0, or 255 when nothing matched).
 
 pub mod bacct;
+pub mod bevents;
 pub mod bhist;
+pub mod fast;
 pub mod history;
+pub mod store;
 
 use crate::batch::bjobs::display_command;
 use crate::batch::text::{host_words, wrap};
 use crate::batch::timefmt::{self, ToTm};
 use basalt_core::job::{sub, sub2};
 use basalt_eventlog::{EventLogError, JobFinish, JobNew, Record};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
 use std::io::{self, BufRead as _};
 use std::path::{Path, PathBuf};
@@ -92,7 +95,104 @@ impl<T> Default for Loaded<T> {
     }
 }
 
-fn describe(e: &EventLogError) -> String {
+/// Which part of an event file a read covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// Every line.
+    All,
+    /// The records a log switch carried into the head of `lsb.events`: the complete lines
+    /// that start between the header line and the byte offset the header names.
+    Carried,
+    /// The records new to `lsb.events`: the lines from the header's offset on (from the
+    /// line after the header when the offset is not on a line boundary; every line when
+    /// there is no header).
+    New,
+}
+
+/// The reads `bhist` makes for one [`EventSource`], in order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub reads: Vec<(PathBuf, Part)>,
+    /// The records of the [`Part::Carried`] read are merged in front of the others with
+    /// [`merge_carried`].
+    pub merge: bool,
+}
+
+/// Which jobs' records a reader must return (records of other jobs may be left out:
+/// a job's history depends only on its own records).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Want {
+    /// Every record.
+    All,
+    /// The records of these job ids.
+    Jobs(BTreeSet<u64>),
+    /// The records of the jobs that a `JOB_NEW` or `JOB_MODIFY` gives this user.
+    User(String),
+}
+
+/// The reads for `source`: the older files oldest first, then the current `lsb.events`
+/// (its carried-over head separately, to be merged in front).
+pub fn plan(logdir: &Path, source: &EventSource) -> Result<Plan, EventLogError> {
+    let current = logdir.join(basalt_eventlog::EVENTS_FILE);
+    let files: Vec<PathBuf> = match source {
+        EventSource::File(p) => {
+            return Ok(Plan {
+                reads: vec![(p.clone(), Part::All)],
+                merge: false,
+            });
+        }
+        EventSource::Current => {
+            return Ok(Plan {
+                reads: vec![(current, Part::All)],
+                merge: false,
+            });
+        }
+        EventSource::Newest(n) => {
+            let mut all = basalt_eventlog::event_files(logdir)?;
+            if *n > 0 {
+                all.truncate(*n);
+            }
+            all
+        }
+    };
+    let with_current = files.contains(&current);
+    let mut reads: Vec<(PathBuf, Part)> = files
+        .iter()
+        .filter(|p| **p != current)
+        .rev()
+        .map(|p| (p.clone(), Part::All))
+        .collect();
+    if reads.is_empty() {
+        if with_current {
+            reads.push((current, Part::All));
+        }
+        return Ok(Plan {
+            reads,
+            merge: false,
+        });
+    }
+    if with_current {
+        reads.push((current.clone(), Part::Carried));
+        reads.push((current, Part::New));
+    }
+    Ok(Plan { reads, merge: true })
+}
+
+/// Leave out the old files (`lsb.events.N`, N ≥ 1) that `lsb.events.index` says hold
+/// none of `ids`. Nothing is left out when the index is missing or stale.
+pub fn narrow_by_index(plan: &mut Plan, logdir: &Path, ids: &BTreeSet<u64>) {
+    let ids: Vec<u64> = ids.iter().copied().collect();
+    let Ok(Some(keep)) = basalt_eventlog::index::lookup(logdir, &ids) else {
+        return;
+    };
+    let Ok(old) = basalt_eventlog::index::old_event_files(logdir) else {
+        return;
+    };
+    plan.reads
+        .retain(|(p, _)| !old.iter().any(|(_, o)| o == p) || keep.contains(p));
+}
+
+pub(crate) fn describe(e: &EventLogError) -> String {
     match e {
         EventLogError::Damaged {
             path,
@@ -108,10 +208,24 @@ fn is_not_found(e: &EventLogError) -> bool {
     matches!(e, EventLogError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound)
 }
 
+/// The warning for an incomplete last line.
+pub(crate) fn torn_warning(path: &Path, tail: &str) -> String {
+    format!(
+        "File {}: incomplete last line ignored: {tail}",
+        path.display()
+    )
+}
+
+/// Does `keep` (None: everything) want this record?
+fn kept(r: &Record, keep: Option<&BTreeSet<u64>>) -> bool {
+    keep.is_none_or(|k| r.job_id().is_some_and(|id| k.contains(&id)))
+}
+
 /// Every readable record of one file; a missing file reads as empty.
 fn read_file(
     path: &Path,
     skip_carried: bool,
+    keep: Option<&BTreeSet<u64>>,
     out: &mut Vec<Record>,
     warnings: &mut Vec<String>,
 ) -> Result<(), EventLogError> {
@@ -127,16 +241,17 @@ fn read_file(
     };
     for item in reader.by_ref() {
         match item {
-            Ok(r) => out.push(r),
+            Ok(r) => {
+                if kept(&r, keep) {
+                    out.push(r);
+                }
+            }
             Err(e @ EventLogError::Damaged { .. }) => warnings.push(describe(&e)),
             Err(e) => return Err(e),
         }
     }
     if let Some(tail) = reader.torn_tail() {
-        warnings.push(format!(
-            "File {}: incomplete last line ignored: {tail}",
-            path.display()
-        ));
+        warnings.push(torn_warning(path, tail));
     }
     Ok(())
 }
@@ -145,6 +260,7 @@ fn read_file(
 /// between the header and the byte offset the header names.
 fn read_carried(
     path: &Path,
+    keep: Option<&BTreeSet<u64>>,
     out: &mut Vec<Record>,
     warnings: &mut Vec<String>,
 ) -> Result<(), EventLogError> {
@@ -181,7 +297,11 @@ fn read_carried(
         number += 1;
         match basalt_eventlog::parse_line(&String::from_utf8_lossy(&line)) {
             Ok(Some(Record::Unknown { .. })) | Ok(None) => {}
-            Ok(Some(r)) => out.push(r),
+            Ok(Some(r)) => {
+                if kept(&r, keep) {
+                    out.push(r);
+                }
+            }
             Err(e) => warnings.push(format!("File {} at line {number}: {e}", path.display())),
         }
     }
@@ -214,50 +334,65 @@ pub fn merge_carried(carried: Vec<Record>, main: Vec<Record>) -> Vec<Record> {
     out
 }
 
-/// Read the event records `bhist` needs from `logdir`, oldest first.
+/// Carry out `plan` by reading the files line by line, keeping the records of the jobs in
+/// `keep` (every record when `None`).
+pub fn read_plan(
+    plan: &Plan,
+    keep: Option<&BTreeSet<u64>>,
+) -> Result<Loaded<Record>, EventLogError> {
+    let mut warnings = Vec::new();
+    let mut main = Vec::new();
+    let mut carried = Vec::new();
+    for (path, part) in &plan.reads {
+        match part {
+            Part::All => read_file(path, false, keep, &mut main, &mut warnings)?,
+            Part::New => read_file(path, true, keep, &mut main, &mut warnings)?,
+            Part::Carried => read_carried(path, keep, &mut carried, &mut warnings)?,
+        }
+    }
+    let records = if plan.merge {
+        merge_carried(carried, main)
+    } else {
+        main
+    };
+    Ok(Loaded { records, warnings })
+}
+
+/// Read the event records `bhist` needs from `logdir`, oldest first (every record of the
+/// files, without an index).
 pub fn read_event_records(
     logdir: &Path,
     source: &EventSource,
 ) -> Result<Loaded<Record>, EventLogError> {
-    let mut warnings = Vec::new();
-    let current = logdir.join(basalt_eventlog::EVENTS_FILE);
-    let files: Vec<PathBuf> = match source {
-        EventSource::File(p) => {
-            let mut records = Vec::new();
-            read_file(p, false, &mut records, &mut warnings)?;
-            return Ok(Loaded { records, warnings });
-        }
-        EventSource::Current => vec![current.clone()],
-        EventSource::Newest(n) => {
-            let mut all = basalt_eventlog::event_files(logdir)?;
-            if *n > 0 {
-                all.truncate(*n);
-            }
-            all
-        }
-    };
-    let older: Vec<&PathBuf> = files.iter().filter(|p| **p != current).rev().collect();
-    let with_current = files.contains(&current) || matches!(source, EventSource::Current);
-    if older.is_empty() {
-        let mut records = Vec::new();
-        if with_current {
-            read_file(&current, false, &mut records, &mut warnings)?;
-        }
-        return Ok(Loaded { records, warnings });
+    read_plan(&plan(logdir, source)?, None)
+}
+
+/// Read the event records of the jobs `want` names, as [`read_event_records`] would
+/// return them for those jobs: through the history index ([`store`]) when it can be
+/// used, else by reading the files (only the old files `lsb.events.index` names for
+/// job ids).
+pub fn read_history(
+    logdir: &Path,
+    source: &EventSource,
+    want: &Want,
+) -> Result<Loaded<Record>, EventLogError> {
+    let mut plan = plan(logdir, source)?;
+    let by_file = matches!(source, EventSource::File(_));
+    if let Want::Jobs(ids) = want
+        && !by_file
+    {
+        narrow_by_index(&mut plan, logdir, ids);
     }
-    let mut main = Vec::new();
-    for p in older {
-        read_file(p, false, &mut main, &mut warnings)?;
+    if !by_file
+        && *want != Want::All
+        && let Some(loaded) = fast::events(logdir, &plan, want)
+    {
+        return Ok(loaded);
     }
-    let mut carried = Vec::new();
-    if with_current {
-        read_carried(&current, &mut carried, &mut warnings)?;
-        read_file(&current, true, &mut main, &mut warnings)?;
+    match want {
+        Want::Jobs(ids) => read_plan(&plan, Some(ids)),
+        _ => read_plan(&plan, None),
     }
-    Ok(Loaded {
-        records: merge_carried(carried, main),
-        warnings,
-    })
 }
 
 /// Read `JOB_FINISH` records from accounting files, in file order (oldest file first).
@@ -278,10 +413,7 @@ pub fn read_finish_records(files: &[PathBuf]) -> Result<Loaded<JobFinish>, Event
             }
         }
         if let Some(tail) = reader.torn_tail() {
-            out.warnings.push(format!(
-                "File {}: incomplete last line ignored: {tail}",
-                path.display()
-            ));
+            out.warnings.push(torn_warning(path, tail));
         }
     }
     Ok(out)
