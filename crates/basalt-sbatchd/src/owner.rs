@@ -365,10 +365,15 @@ impl Owner {
         let key = f.key;
         let final_seq = f.events.iter().find(|e| e.kind.is_final()).map(|e| e.seq);
         let alive = f.supervisor.as_ref().is_some_and(SupervisorId::alive);
-        let this_boot = f
-            .supervisor
-            .as_ref()
-            .is_none_or(|s| s.boot == state::boot_id());
+        // Of this boot: its supervisor's boot id says so, or (none recorded) the row
+        // was written after the machine booted.
+        let this_boot = match &f.supervisor {
+            Some(s) => s.boot == state::boot_id(),
+            None => procfs::boot_time_secs()
+                .ok()
+                .and_then(|b| i64::try_from(b).ok())
+                .is_none_or(|booted| f.created >= booted),
+        };
         info!(
             "job {} idx {} attempt {}: re-adopted ({}; {} event(s), {} acknowledged{})",
             key.0,

@@ -907,6 +907,89 @@ async fn no_job_ack_kills_and_restart_readopts() {
     h.stop_sbd().await;
 }
 
+/// While sbatchd is down, one job's supervisor is killed (the job runs on), and
+/// another job's supervisor and processes vanish with a "reboot" (its recorded boot
+/// id is changed). The restarted sbatchd kills the first job and reports both
+/// killed by signal 9; the second's end is numbered past anything mbatchd may have
+/// seen from the earlier boot.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ends_of_jobs_whose_supervisor_died_are_recorded() {
+    let mut h = Harness::start("sbd-supdied").await;
+    let (orphan, _) = h
+        .start_job(EPOCH, h.spec(801, "sleep 100", false, ""))
+        .await
+        .expect("start");
+    let (rebooted, _) = h
+        .start_job(EPOCH, h.spec(802, "sleep 100", false, ""))
+        .await
+        .expect("start");
+    for id in [801, 802] {
+        h.wait_report(id, ReportKind::Executing).await;
+    }
+    h.stop_sbd().await;
+    let db_path = h.state.join(DB_FILE);
+    let stored = JobDb::open(&db_path, false)
+        .expect("db")
+        .load_all()
+        .expect("load");
+    let sup = |id: u64| {
+        stored
+            .iter()
+            .find(|j| j.key.0 == id)
+            .and_then(|j| j.supervisor.clone())
+            .expect("supervisor recorded")
+    };
+    let kill = |pid: i32| {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    };
+    kill(sup(801).pid as i32);
+    kill(sup(802).pid as i32);
+    let _ = nix::sys::signal::killpg(
+        nix::unistd::Pid::from_raw(rebooted as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    wait_state(sup(801).pid, |s| s.is_none()).await;
+    assert!(
+        proc_state(orphan).is_some(),
+        "the job outlives its supervisor"
+    );
+    let conn = rusqlite::Connection::open(&db_path).expect("sqlite");
+    conn.execute(
+        "UPDATE jobs SET sup_boot = 'an-earlier-boot' WHERE job_id = 802",
+        [],
+    )
+    .expect("update");
+    drop(conn);
+
+    h.start_sbd().await;
+    let fin = h.wait_report(801, ReportKind::Finished).await;
+    assert_eq!(fin.exit_status, 9, "killed by signal 9: {fin:?}");
+    assert_eq!(fin.state, 32);
+    assert_eq!(
+        fin.seq,
+        h.reports(801).iter().map(|r| r.seq).max().unwrap_or(0)
+    );
+    assert!(fin.seq < basalt_sbatchd::db::REBOOT_SEQ_GAP);
+    wait_state(orphan, |s| s.is_none() || s == Some('Z')).await;
+    let fin = h.wait_report(802, ReportKind::Finished).await;
+    assert_eq!(fin.exit_status, 9);
+    assert!(fin.seq > basalt_sbatchd::db::REBOOT_SEQ_GAP, "{fin:?}");
+    let state = h.state.clone();
+    wait_for_async("both jobs to leave the table", DEADLINE, || {
+        let state = state.clone();
+        async move {
+            let left = leftovers(&state);
+            (left.is_empty().then_some(()), format!("{left:?}"))
+        }
+    })
+    .await
+    .expect("removed");
+    h.stop_sbd().await;
+}
+
 /// A job mbatchd no longer lists in its hello answers (e.g. removed while this host
 /// was unreachable) is asked about, and killed when mbatchd answers STOP_JOB; jobs
 /// it lists are left alone.
