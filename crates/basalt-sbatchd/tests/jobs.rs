@@ -732,6 +732,20 @@ async fn peek_stop_resume_kill() {
     .expect("start");
     let started = h.wait_report(301, ReportKind::Started).await;
     let pid = started.pid;
+    // The job inherits nothing of the job database (SQLite opens close-on-exec).
+    let open: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| std::fs::read_link(e.path()).ok())
+                .map(|p| p.display().to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(!open.is_empty(), "the job's fds are readable");
+    assert!(
+        !open.iter().any(|p| p.contains(DB_FILE)),
+        "the job holds the job database open: {open:?}"
+    );
 
     // bpeek: the output so far, for the owner only.
     let uid = nix::unistd::getuid().as_raw();
