@@ -93,6 +93,8 @@ pub struct Generated {
     pub finishes: u64,
     /// Event records written (all files, carried copies included).
     pub events: u64,
+    /// The time of the log's end: JOB_CLEANs due later were not written.
+    pub end_of_log: i64,
 }
 
 const QUEUES: [&str; 3] = ["normal", "short", "long"];
@@ -107,6 +109,21 @@ fn job_new(out: &mut String, id: u64, t: i64, user: &str, uid: u64, queue: &str,
         id % 97,
         id % 5
     );
+}
+
+/// When job `id` (not an array) is submitted, started, ends and is cleaned; whether it
+/// exits; its queue after any `bswitch`.
+pub fn timeline(id: u64) -> (i64, i64, i64, i64, bool, &'static str) {
+    let i = id - 1;
+    let submit = T0 + i as i64;
+    let start = submit + 1;
+    let end = start + 5 + (id % 50) as i64;
+    let queue = if id.is_multiple_of(101) {
+        "long"
+    } else {
+        QUEUES[(i % 3) as usize]
+    };
+    (submit, start, end, end + 100, id % 10 == 3, queue)
 }
 
 /// One job's records: (time, line).
@@ -352,6 +369,7 @@ pub fn generate(logdir: &Path, spec: &Spec) -> Generated {
         std::fs::rename(p, &to).unwrap_or_else(|e| panic!("rename: {e}"));
     }
     g.old_files = n;
+    g.end_of_log = end_of_log;
     // The current file: header with the offset past the carried records.
     let current = if n == 0 {
         format!("#{:<78}\n{period}", 80)
