@@ -16,8 +16,10 @@
 //! when the user running the command can write there (a personal cluster, the
 //! administrator), else a per-user cache (`$XDG_CACHE_HOME/basalt/hist/` or
 //! `~/.cache/basalt/hist/`), else nowhere: the commands then read the files as before.
-//! `BASALT_HIST_INDEX=off` turns the index off, `BASALT_HIST_INDEX=<file>` puts it at
-//! `<file>`. A database that is damaged, of another schema or of another log directory is
+//! Neither place is used when it is on a network filesystem (NFS, SMB, Lustre, GPFS, ...):
+//! SQLite cannot share a database safely between hosts. `BASALT_HIST_INDEX=off` turns
+//! the index off, `BASALT_HIST_INDEX=<file>` puts it at `<file>` (the administrator's
+//! choice, even on a network filesystem). A database that is damaged, of another schema or of another log directory is
 //! rebuilt from the text files.
 
 use basalt_eventlog::{EventLogError, Record};
@@ -220,6 +222,40 @@ pub fn cache_path(logdir: &Path) -> Option<PathBuf> {
     )
 }
 
+/// Network filesystems (statfs magic numbers): SQLite's locking and its WAL shared
+/// memory are not safe there when several hosts open the same database, so the index is
+/// never put on one (LSB_SHAREDIR is often NFS).
+const NETWORK_FS: [i64; 14] = [
+    0x6969,      // NFS
+    0x517B,      // SMB
+    0xFF53_4D42, // CIFS
+    0xFE53_4D42, // SMB2
+    0x5346_414F, // AFS
+    0x7375_7245, // Coda
+    0x564C,      // NCP
+    0x6573_5546, // FUSE (sshfs, glusterfs, ...)
+    0x0BD0_0BD0, // Lustre
+    0x4750_4653, // GPFS
+    0x00C3_6400, // Ceph
+    0x0102_1997, // 9p
+    0x7461_636F, // OCFS2
+    0x0116_1970, // GFS2
+];
+
+/// Is `dir` (or its nearest existing ancestor) on a network filesystem?
+pub fn on_network_fs(dir: &Path) -> bool {
+    let mut d = Some(dir);
+    while let Some(p) = d {
+        if let Ok(st) = nix::sys::statfs::statfs(p) {
+            #[allow(clippy::useless_conversion)] // fs_type_t is narrower on some targets
+            let t = i64::from(st.filesystem_type().0);
+            return NETWORK_FS.contains(&t);
+        }
+        d = p.parent();
+    }
+    false
+}
+
 /// Where to try the database, in order.
 fn candidates(logdir: &Path) -> Vec<PathBuf> {
     match std::env::var(INDEX_ENV).ok().as_deref().map(str::trim) {
@@ -231,6 +267,7 @@ fn candidates(logdir: &Path) -> Vec<PathBuf> {
                 out.push(logdir.join(DB_FILE));
             }
             out.extend(cache_path(logdir));
+            out.retain(|p| !p.parent().is_some_and(on_network_fs));
             out
         }
     }
@@ -878,5 +915,11 @@ mod tests {
         assert_ne!(a, fnv64(b"/var/lsf/work/other/logdir"));
         // The FNV-1a test vector.
         assert_eq!(fnv64(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[test]
+    fn local_filesystems_are_not_network_ones() {
+        assert!(!on_network_fs(Path::new("/proc")));
+        assert!(!on_network_fs(Path::new("/proc/self/does/not/exist")));
     }
 }
