@@ -15,6 +15,9 @@ pub struct SchedConfig {
     pub default_queue: String,
     pub default_project: String,
     pub clean_period_secs: u32,
+    /// MAX_JOB_NUM: finished jobs purged from memory (JOB_CLEAN) before lsb.events is
+    /// switched (event-log.md §6).
+    pub max_job_num: u32,
     pub job_accept_interval: u32,
     pub mbd_sleep_time_secs: u32,
     pub sbd_sleep_time_secs: u32,
@@ -138,6 +141,7 @@ impl SchedConfig {
                     nice: q.nice,
                     open: true,
                     active: true,
+                    message: String::new(),
                     qjob_limit: q.qjob_limit,
                     ujob_limit: q.ujob_limit,
                     hjob_limit: q.hjob_limit,
@@ -186,6 +190,7 @@ impl SchedConfig {
             default_queue,
             default_project: p.default_project.clone(),
             clean_period_secs: p.clean_period_secs,
+            max_job_num: p.max_job_num,
             job_accept_interval: p.job_accept_interval,
             mbd_sleep_time_secs: p.mbd_sleep_time_secs,
             sbd_sleep_time_secs: p.sbd_sleep_time_secs,

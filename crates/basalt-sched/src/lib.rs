@@ -12,6 +12,11 @@
 //! event names one element. `-w` conditions are parsed by [`depend`] and evaluated each
 //! scheduling pass to satisfied / not yet (reason 3) / never (reason 4).
 //!
+//! Log switching: the core counts the jobs purged from memory (LSF's numRemoveJobs) and
+//! says when `MAX_JOB_NUM` is reached ([`Sched::switch_due`]); [`Sched::carry_over`] gives
+//! the events a new lsb.events starts with — synthesized from the current state, so that
+//! replaying the new file alone rebuilds it (see [`mod@switch`]).
+//!
 //! Rules (DESIGN.md 1–4): no I/O, no clocks, ordered collections only. Every change of
 //! logged state is an [`Event`] applied by [`Sched::on_event`] — the same function replays
 //! lsb.events on start — so a restarted mbatchd ends in the state it had. The runtime
@@ -21,9 +26,11 @@
 pub mod array;
 mod config;
 pub mod depend;
+pub mod switch;
 pub mod types;
 
 pub use config::SchedConfig;
+pub use switch::CarryOver;
 pub use types::*;
 
 use basalt_core::job::{self as jobv, JobState, exit_reason, pend, status, sub, sub2, susp};
@@ -84,6 +91,9 @@ pub enum SchedError {
     BadArrayIndex,
     #[error("Job array index too large")]
     ArrayTooLarge,
+    /// Every id up to MAX_JOBID belongs to a job still in memory.
+    #[error("No job ID available")]
+    NoJobId,
 }
 
 /// The answer for one job of a job-control request.
@@ -191,6 +201,11 @@ pub struct Sched {
     pub epoch: u64,
     /// When this mbatchd term started (ms).
     pub started_at: Millis,
+    /// (time, master) of the last MBD_START applied.
+    mbd_start: Option<(i64, String)>,
+    /// LSF's numRemoveJobs: jobs purged from memory (JOB_CLEAN) since the last
+    /// LOG_SWITCH (or since the start of the replayed log).
+    num_remove_jobs: u64,
     effects: Vec<Effect>,
     /// Something changed that may let a job start.
     dirty: bool,
@@ -220,6 +235,8 @@ impl Sched {
             gone_order: VecDeque::new(),
             epoch: 0,
             started_at: now,
+            mbd_start: None,
+            num_remove_jobs: 0,
             effects: Vec::new(),
             dirty: true,
         }
@@ -284,18 +301,7 @@ impl Sched {
                     // Accepted by another product or an older Basalt: never satisfied.
                     Err(_) => Some(Arc::new(Expr::Invalid)),
                 };
-                // An array spec creates its elements (1..n); anything else one job (0).
-                let (indices, limit) = match array::parse(&sub.job_name) {
-                    Some(Ok(spec)) => {
-                        let ix = spec.indices();
-                        if ix.is_empty() {
-                            (vec![0], None)
-                        } else {
-                            (ix, spec.limit)
-                        }
-                    }
-                    _ => (vec![0], None),
-                };
+                let (indices, limit) = elements_of(&sub.job_name);
                 for idx in indices {
                     self.next_order += 1;
                     let job = Job {
@@ -479,6 +485,7 @@ impl Sched {
             }
             Event::JobClean { time, key } => {
                 if let Some(j) = self.jobs.remove(key) {
+                    self.num_remove_jobs += 1;
                     self.gone.insert(
                         *key,
                         Gone {
@@ -504,7 +511,9 @@ impl Sched {
                     }
                 }
             }
-            Event::QueueCtrl { op, queue, .. } => {
+            Event::QueueCtrl {
+                op, queue, message, ..
+            } => {
                 if let Some(q) = self.queue_mut(queue) {
                     match op {
                         1 => q.open = true,
@@ -513,6 +522,7 @@ impl Sched {
                         4 => q.active = false,
                         _ => {}
                     }
+                    q.message = message.clone();
                 }
             }
             Event::HostCtrl {
@@ -527,11 +537,22 @@ impl Sched {
                     h.message = message.clone();
                 }
             }
-            Event::MbdStart { epoch, .. } => {
+            Event::MbdStart {
+                time,
+                master,
+                epoch,
+                ..
+            } => {
                 // Each MBD_START is a new term (the log need not carry the number).
                 self.epoch = (self.epoch + 1).max(*epoch);
+                self.mbd_start = Some((*time, master.clone()));
             }
             Event::MbdDie { .. } => {}
+            Event::LogSwitch { last_job_id, .. } => {
+                // The ids of jobs cleaned before the switch are never given out again.
+                self.last_job_id = self.last_job_id.max(*last_job_id);
+                self.num_remove_jobs = 0;
+            }
         }
     }
 
@@ -658,7 +679,7 @@ impl Sched {
         }
         let time = secs(now);
         s.submit_time = time;
-        let id = self.next_job_id();
+        let id = self.next_job_id().ok_or(SchedError::NoJobId)?;
         s.job_file = format!("{time}.{id}");
         let queue = s.queue.clone();
         self.emit(Event::JobNew {
@@ -669,14 +690,18 @@ impl Sched {
         Ok((id, queue, default))
     }
 
-    fn next_job_id(&self) -> u64 {
+    /// The id the next submission gets: after the highest id seen, wrapping at
+    /// MAX_JOBID and skipping ids still in use (None when every one is).
+    fn next_job_id(&self) -> Option<u64> {
         let max = u64::from(self.cfg.max_jobid.max(1));
         let mut id = self.last_job_id % max + 1;
-        // Skip ids still in use after a wrap.
-        while self.jobs.keys().any(|(j, _)| *j == id) {
+        for _ in 0..max {
+            if self.jobs.range((id, 0)..=(id, u32::MAX)).next().is_none() {
+                return Some(id);
+            }
             id = id % max + 1;
         }
-        id
+        None
     }
 
     // ------------------------------------------------------------------ queries
@@ -1954,6 +1979,22 @@ impl Sched {
     }
 }
 
+/// The elements a JOB_NEW with this job name creates, and the array's `%k` limit: an array
+/// spec gives its indices (1..n), anything else one job (index 0).
+fn elements_of(job_name: &str) -> (Vec<u32>, Option<u32>) {
+    match array::parse(job_name) {
+        Some(Ok(spec)) => {
+            let ix = spec.indices();
+            if ix.is_empty() {
+                (vec![0], None)
+            } else {
+                (ix, spec.limit)
+            }
+        }
+        _ => (vec![0], None),
+    }
+}
+
 /// span[] of a resource requirement: Some(None) = span[hosts=1] (all slots on one
 /// host), Some(Some(n)) = span[ptile=n].
 fn span_of(res_req: &str) -> Option<Option<u32>> {
@@ -2039,5 +2080,7 @@ pub fn wildcard(pattern: &str, s: &str) -> bool {
     true
 }
 
+#[cfg(test)]
+mod switch_tests;
 #[cfg(test)]
 mod tests;

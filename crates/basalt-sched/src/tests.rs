@@ -2,7 +2,7 @@
 
 use super::*;
 
-fn queue(name: &str, prio: u32) -> Queue {
+pub(crate) fn queue(name: &str, prio: u32) -> Queue {
     Queue {
         name: name.into(),
         description: String::new(),
@@ -10,6 +10,7 @@ fn queue(name: &str, prio: u32) -> Queue {
         nice: None,
         open: true,
         active: true,
+        message: String::new(),
         qjob_limit: None,
         ujob_limit: None,
         hjob_limit: None,
@@ -31,7 +32,7 @@ fn queue(name: &str, prio: u32) -> Queue {
     }
 }
 
-fn host(name: &str, rank: usize) -> Host {
+pub(crate) fn host(name: &str, rank: usize) -> Host {
     Host {
         name: name.into(),
         mxj: None,
@@ -50,13 +51,14 @@ fn host(name: &str, rank: usize) -> Host {
     }
 }
 
-fn cfg() -> SchedConfig {
+pub(crate) fn cfg() -> SchedConfig {
     SchedConfig {
         cluster: "c".into(),
         admins: vec!["admin".into()],
         default_queue: "normal".into(),
         default_project: "default".into(),
         clean_period_secs: 3600,
+        max_job_num: 1000,
         job_accept_interval: 0,
         mbd_sleep_time_secs: 10,
         sbd_sleep_time_secs: 7,
@@ -69,9 +71,9 @@ fn cfg() -> SchedConfig {
     }
 }
 
-const T0: Millis = 1_800_000_000_000;
+pub(crate) const T0: Millis = 1_800_000_000_000;
 
-fn alice() -> Caller {
+pub(crate) fn alice() -> Caller {
     Caller {
         uid: 1000,
         user: "alice".into(),
@@ -79,7 +81,7 @@ fn alice() -> Caller {
     }
 }
 
-fn bob() -> Caller {
+pub(crate) fn bob() -> Caller {
     Caller {
         uid: 1001,
         user: "bob".into(),
@@ -87,7 +89,7 @@ fn bob() -> Caller {
     }
 }
 
-fn admin() -> Caller {
+pub(crate) fn admin() -> Caller {
     Caller {
         uid: 1002,
         user: "admin".into(),
@@ -95,7 +97,7 @@ fn admin() -> Caller {
     }
 }
 
-fn cmd(c: &str) -> Submission {
+pub(crate) fn cmd(c: &str) -> Submission {
     Submission {
         command: c.into(),
         rlimits: [-1; 11],
@@ -104,7 +106,7 @@ fn cmd(c: &str) -> Submission {
 }
 
 /// A core with both hosts up, 2 CPUs each, started.
-fn up() -> Sched {
+pub(crate) fn up() -> Sched {
     let mut s = Sched::new(cfg(), T0);
     for h in ["hostA", "hostB"] {
         s.lim_update(h, 2, 1.0, true, BTreeMap::new());
@@ -114,7 +116,7 @@ fn up() -> Sched {
     s
 }
 
-fn dispatches(effects: &[Effect]) -> Vec<(JobKey, String)> {
+pub(crate) fn dispatches(effects: &[Effect]) -> Vec<(JobKey, String)> {
     effects
         .iter()
         .filter_map(|e| match e {
@@ -124,7 +126,7 @@ fn dispatches(effects: &[Effect]) -> Vec<(JobKey, String)> {
         .collect()
 }
 
-fn logged(effects: &[Effect]) -> Vec<Event> {
+pub(crate) fn logged(effects: &[Effect]) -> Vec<Event> {
     effects
         .iter()
         .filter_map(|e| match e {
@@ -134,7 +136,7 @@ fn logged(effects: &[Effect]) -> Vec<Event> {
         .collect()
 }
 
-fn finish(s: &mut Sched, key: JobKey, exit: i32, seq: u64) -> Ack {
+pub(crate) fn finish(s: &mut Sched, key: JobKey, exit: i32, seq: u64) -> Ack {
     let (attempt, host) = {
         let j = &s.jobs[&key];
         (j.attempt, j.hosts[0].clone())
@@ -586,20 +588,20 @@ fn wildcards() {
     assert!(wildcard("exact", "exact"));
 }
 
-fn named(c: &str, name: &str) -> Submission {
+pub(crate) fn named(c: &str, name: &str) -> Submission {
     let mut s = cmd(c);
     s.job_name = name.into();
     s
 }
 
-fn started(s: &Sched, id: u64) -> usize {
+pub(crate) fn started(s: &Sched, id: u64) -> usize {
     s.jobs
         .values()
         .filter(|j| j.id == id && j.state.is_started())
         .count()
 }
 
-fn pend_codes(s: &Sched, key: JobKey) -> Vec<u32> {
+pub(crate) fn pend_codes(s: &Sched, key: JobKey) -> Vec<u32> {
     s.jobs[&key].pend_reasons.keys().copied().collect()
 }
 
@@ -782,7 +784,7 @@ fn cleaned_array_keeps_its_job_file_until_the_last_element_goes() {
     );
 }
 
-fn dep(c: &str, cond: &str) -> Submission {
+pub(crate) fn dep(c: &str, cond: &str) -> Submission {
     let mut s = cmd(c);
     s.depend_cond = cond.into();
     s

@@ -198,6 +198,13 @@ pub enum Event {
         master: String,
         exit_code: i32,
     },
+    /// LSF's `LOG_SWITCH lastJobId`: written after the carried-over records of a new
+    /// lsb.events (see [`crate::Sched::carry_over`]). Applying it keeps the job-id counter
+    /// at least `last_job_id` and starts a new count of purged jobs.
+    LogSwitch {
+        time: i64,
+        last_job_id: u64,
+    },
 }
 
 impl Event {
@@ -217,7 +224,8 @@ impl Event {
             | Event::QueueCtrl { time, .. }
             | Event::HostCtrl { time, .. }
             | Event::MbdStart { time, .. }
-            | Event::MbdDie { time, .. } => *time,
+            | Event::MbdDie { time, .. }
+            | Event::LogSwitch { time, .. } => *time,
         }
     }
 }
@@ -440,6 +448,8 @@ pub struct Queue {
     pub nice: Option<i32>,
     pub open: bool,
     pub active: bool,
+    /// The message of the last queue control (`badmin qclose -C "..."`).
+    pub message: String,
     pub qjob_limit: Option<u32>,
     pub ujob_limit: Option<u32>,
     pub hjob_limit: Option<u32>,
