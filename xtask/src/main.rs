@@ -8,6 +8,8 @@
 //!   N hosts are hostA, hostB, ... on 127.0.0.1, 127.0.0.2, ...
 //! * `down` — stop the daemons `up` started (SIGTERM, then SIGKILL after 10 s).
 //! * `status` — which of them are running.
+//! * `bench [--quick] [--only NAME]... [--runs N] [--no-build]` — measure the performance
+//!   goals of DESIGN.md on the release build; see [`bench`].
 
 use anyhow::{Context, Result, bail};
 use basalt_config::embedded::{DefaultCluster, DefaultHost};
@@ -19,6 +21,8 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+mod bench;
 
 /// The daemons `up` starts on every host, in start order.
 const DAEMONS: &[&str] = &["lim", "sbatchd"];
@@ -90,6 +94,22 @@ enum Cmd {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// Measure the performance goals of DESIGN.md (release build); results in
+    /// target/bench/results.{json,md}.
+    Bench {
+        /// Reduced sizes, for a quick check.
+        #[arg(long)]
+        quick: bool,
+        /// Run only this measure (repeatable): replay, submit, bsub.
+        #[arg(long, value_name = "NAME")]
+        only: Vec<String>,
+        /// Runs per measure (default: each measure's own, 2 to 5).
+        #[arg(long)]
+        runs: Option<usize>,
+        /// Use the release binaries already built.
+        #[arg(long)]
+        no_build: bool,
+    },
 }
 
 fn workspace_root() -> PathBuf {
@@ -125,6 +145,20 @@ fn main() -> Result<()> {
         ),
         Cmd::Down { dir } => down(&default_dir(dir)?),
         Cmd::Status { dir } => status(&default_dir(dir)?),
+        Cmd::Bench {
+            quick,
+            only,
+            runs,
+            no_build,
+        } => bench::bench(
+            &workspace_root(),
+            &bench::Opts {
+                quick,
+                only,
+                runs,
+                no_build,
+            },
+        ),
     }
 }
 
