@@ -378,6 +378,7 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "temp_store", "MEMORY")?;
         conn.pragma_update(None, "cache_size", -65_536)?;
+        conn.pragma_update(None, "mmap_size", 1_i64 << 30)?;
         let mut store = Store {
             conn,
             path: path.to_owned(),
@@ -667,9 +668,20 @@ impl Store {
 
     /// The `JOB_FINISH` records of a file that match `q`, in file order.
     pub fn acct_rows(&self, file: i64, q: &AcctQuery) -> Result<Vec<AcctRow>, StoreError> {
-        let mut sql = String::from(
+        // Without statistics SQLite prefers the primary key (file, off), which reads the
+        // whole file's rows: name the selective index.
+        let index = if q.jobs.is_some() {
+            " INDEXED BY acct_job"
+        } else if q.user.is_some() {
+            " INDEXED BY acct_user"
+        } else if q.queue.is_some() {
+            " INDEXED BY acct_queue"
+        } else {
+            ""
+        };
+        let mut sql = format!(
             "SELECT off, job, idx, status, submit, start, end_time, cpu, maxrss, max_rmem, max_rswap
-             FROM acct WHERE file = ?1",
+             FROM acct{index} WHERE file = ?1"
         );
         let mut args: Vec<rusqlite::types::Value> = vec![file.into()];
         for (col, v) in [
@@ -730,9 +742,133 @@ impl Store {
     }
 }
 
-/// Index complete lines of `file` from `row.done` on (at most [`LINES_PER_COMMIT`]).
-/// Returns whether there is more to do; sets `tail` to the bytes after the last complete
-/// line when the end of the file was reached.
+/// What the parsing thread found on one line, for the inserting thread.
+enum Item {
+    Acct {
+        off: u64,
+        f: Box<basalt_eventlog::JobFinish>,
+    },
+    Event {
+        off: u64,
+        job: u64,
+        /// The owner, for JOB_NEW and JOB_MODIFY.
+        user: Option<String>,
+    },
+    Bad {
+        off: u64,
+        line: u64,
+    },
+}
+
+/// Where the parsing thread stopped.
+struct Progress {
+    done: u64,
+    lines: u64,
+    hdr_off: Option<u64>,
+    hdr_len: Option<u64>,
+    aligned: Option<bool>,
+    tail: Option<Vec<u8>>,
+    more: bool,
+}
+
+/// Lines handed over at a time.
+const BATCH: usize = 2048;
+
+/// Read and parse complete lines of `file` from `p.done` on (at most
+/// [`LINES_PER_COMMIT`]), sending what is to be indexed in batches.
+fn parse_lines(
+    kind: Kind,
+    file: &File,
+    path: &Path,
+    size: u64,
+    mut p: Progress,
+    send: &std::sync::mpsc::SyncSender<Vec<Item>>,
+) -> Result<Progress, StoreError> {
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    reader
+        .seek(SeekFrom::Start(p.done))
+        .map_err(|e| io_err(path, e))?;
+    let mut reader = reader.take(size - p.done);
+    let mut buf = Vec::with_capacity(4096);
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut n_lines = 0usize;
+    p.more = false;
+    p.tail = None;
+    loop {
+        if n_lines >= LINES_PER_COMMIT {
+            p.more = true;
+            break;
+        }
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| io_err(path, e))?;
+        if n == 0 {
+            break;
+        }
+        if buf.last() != Some(&b'\n') {
+            p.tail = Some(buf.clone());
+            break;
+        }
+        n_lines += 1;
+        let off = p.done;
+        p.done += n as u64;
+        p.lines += 1;
+        let text = String::from_utf8_lossy(&buf);
+        if kind == Kind::Events {
+            if p.lines == 1 {
+                if let Some(o) = basalt_eventlog::parse_header(&text) {
+                    p.hdr_off = Some(o);
+                    p.hdr_len = Some(n as u64);
+                    if o <= n as u64 {
+                        p.aligned = Some(o == n as u64);
+                    }
+                }
+            } else if let (Some(o), None) = (p.hdr_off, p.aligned) {
+                if off == o {
+                    p.aligned = Some(true);
+                } else if off < o && off + n as u64 > o {
+                    p.aligned = Some(false);
+                }
+            }
+        }
+        let item = match basalt_eventlog::parse_line(&text) {
+            Ok(Some(rec)) => match (kind, rec) {
+                (Kind::Acct, Record::JobFinish(f)) => Some(Item::Acct { off, f }),
+                (Kind::Acct, _) => None,
+                (Kind::Events, rec) => rec.job_id().map(|job| Item::Event {
+                    off,
+                    job,
+                    user: match &rec {
+                        Record::JobNew(n) | Record::JobModify(n) => Some(n.user_name.clone()),
+                        _ => None,
+                    },
+                }),
+            },
+            Ok(None) => None,
+            Err(_) => Some(Item::Bad { off, line: p.lines }),
+        };
+        if let Some(item) = item {
+            batch.push(item);
+            if batch.len() >= BATCH {
+                if send.send(std::mem::take(&mut batch)).is_err() {
+                    // The inserting side gave up (an SQL error); it reports why.
+                    return Ok(p);
+                }
+                batch.reserve(BATCH);
+            }
+        }
+    }
+    if !batch.is_empty() {
+        let _ = send.send(batch);
+    }
+    Ok(p)
+}
+
+/// Index complete lines of `file` from `row.done` on (at most [`LINES_PER_COMMIT`]):
+/// one thread reads and parses, this one inserts. Returns whether there is more to do;
+/// sets `tail` to the bytes after the last complete line when the end of the file was
+/// reached.
 fn index_lines(
     tx: &Connection,
     kind: Kind,
@@ -742,11 +878,6 @@ fn index_lines(
     size: u64,
     tail: &mut Option<Vec<u8>>,
 ) -> Result<bool, StoreError> {
-    let mut reader = BufReader::with_capacity(1 << 20, file);
-    reader
-        .seek(SeekFrom::Start(row.done))
-        .map_err(|e| io_err(path, e))?;
-    let mut reader = reader.take(size - row.done);
     let mut ev =
         tx.prepare_cached("INSERT OR IGNORE INTO ev (job, file, off) VALUES (?1, ?2, ?3)")?;
     let mut ev_user =
@@ -758,85 +889,81 @@ fn index_lines(
          start, status, cpu, maxrss, max_rmem, max_rswap)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
     )?;
-    let mut buf = Vec::with_capacity(4096);
-    let mut n_lines = 0usize;
-    loop {
-        if n_lines >= LINES_PER_COMMIT {
-            return Ok(true);
-        }
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| io_err(path, e))?;
-        if n == 0 {
-            *tail = None;
-            return Ok(false);
-        }
-        if buf.last() != Some(&b'\n') {
-            *tail = Some(buf.clone());
-            return Ok(false);
-        }
-        n_lines += 1;
-        let off = row.done;
-        row.done += n as u64;
-        row.lines += 1;
-        let text = String::from_utf8_lossy(&buf);
-        if kind == Kind::Events {
-            if row.lines == 1 {
-                if let Some(o) = basalt_eventlog::parse_header(&text) {
-                    row.hdr_off = Some(o);
-                    row.hdr_len = Some(n as u64);
-                    if o <= n as u64 {
-                        row.aligned = Some(o == n as u64);
-                    }
-                }
-            } else if let (Some(o), None) = (row.hdr_off, row.aligned) {
-                if off == o {
-                    row.aligned = Some(true);
-                } else if off < o && off + n as u64 > o {
-                    row.aligned = Some(false);
-                }
-            }
-        }
-        match basalt_eventlog::parse_line(&text) {
-            Ok(Some(rec)) => match (kind, rec) {
-                (Kind::Acct, Record::JobFinish(f)) => {
-                    acct.execute(params![
-                        row.id,
-                        i(off),
-                        i(f.job_id),
-                        i64::from(f.idx),
-                        f.user_name,
-                        f.queue,
-                        f.project_name,
-                        f.header.time,
-                        f.submit_time,
-                        f.start_time,
-                        i64::from(f.j_status),
-                        f.rusage.cpu_time(),
-                        f.rusage.maxrss,
-                        f.max_rmem,
-                        f.max_rswap
-                    ])?;
-                }
-                (Kind::Acct, _) => {}
-                (Kind::Events, rec) => {
-                    if let Some(id) = rec.job_id() {
-                        ev.execute(params![i(id), row.id, i(off)])?;
-                        row.min_job = Some(row.min_job.map_or(id, |m| m.min(id)));
-                        row.max_job = Some(row.max_job.map_or(id, |m| m.max(id)));
-                        if let Record::JobNew(n) | Record::JobModify(n) = &rec {
-                            ev_user.execute(params![row.id, n.user_name, i(id)])?;
+    let start = Progress {
+        done: row.done,
+        lines: row.lines,
+        hdr_off: row.hdr_off,
+        hdr_len: row.hdr_len,
+        aligned: row.aligned,
+        tail: None,
+        more: false,
+    };
+    let id = row.id;
+    let (min_job, max_job) = (&mut row.min_job, &mut row.max_job);
+    let (inserted, parsed) = std::thread::scope(|scope| {
+        let (send, recv) = std::sync::mpsc::sync_channel::<Vec<Item>>(8);
+        let parser = scope.spawn(move || parse_lines(kind, file, path, size, start, &send));
+        let inserted = (|| -> Result<(), StoreError> {
+            for batch in recv.iter() {
+                for item in batch {
+                    match item {
+                        Item::Acct { off, f } => {
+                            acct.execute(params![
+                                id,
+                                i(off),
+                                i(f.job_id),
+                                i64::from(f.idx),
+                                f.user_name,
+                                f.queue,
+                                f.project_name,
+                                f.header.time,
+                                f.submit_time,
+                                f.start_time,
+                                i64::from(f.j_status),
+                                f.rusage.cpu_time(),
+                                f.rusage.maxrss,
+                                f.max_rmem,
+                                f.max_rswap
+                            ])?;
+                        }
+                        Item::Event { off, job, user } => {
+                            ev.execute(params![i(job), id, i(off)])?;
+                            *min_job = Some(min_job.map_or(job, |m| m.min(job)));
+                            *max_job = Some(max_job.map_or(job, |m| m.max(job)));
+                            if let Some(u) = user {
+                                ev_user.execute(params![id, u, i(job)])?;
+                            }
+                        }
+                        Item::Bad { off, line } => {
+                            bad.execute(params![id, i(off), i(line)])?;
                         }
                     }
                 }
-            },
-            Ok(None) => {}
-            Err(_) => {
-                bad.execute(params![row.id, i(off), i(row.lines)])?;
             }
+            Ok(())
+        })();
+        // Dropping the receiver (on an error) stops the parser at its next send.
+        drop(recv);
+        let parsed = parser.join();
+        (inserted, parsed)
+    });
+    inserted?;
+    let p = match parsed {
+        Ok(p) => p?,
+        Err(_) => {
+            return Err(io_err(
+                path,
+                io::Error::other("the thread reading the file panicked"),
+            ));
         }
-    }
+    };
+    row.done = p.done;
+    row.lines = p.lines;
+    row.hdr_off = p.hdr_off;
+    row.hdr_len = p.hdr_len;
+    row.aligned = p.aligned;
+    *tail = p.tail;
+    Ok(p.more)
 }
 
 /// Reads lines at given offsets of one file, mostly forwards.
