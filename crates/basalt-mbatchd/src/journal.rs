@@ -902,6 +902,10 @@ pub fn to_record(ev: &Event) -> el::Record {
             exit_code: i64::from(*exit_code),
             message: String::new(),
         }),
+        Event::LogSwitch { time, last_job_id } => el::Record::LogSwitch(r::LogSwitch {
+            header: h(*time),
+            last_job_id: *last_job_id,
+        }),
     }
 }
 
@@ -1055,6 +1059,10 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
             time: d.header.time,
             master: d.master.clone(),
             exit_code: i32::try_from(d.exit_code).unwrap_or(0),
+        },
+        el::Record::LogSwitch(l) => Event::LogSwitch {
+            time: l.header.time,
+            last_job_id: l.last_job_id,
         },
         _ => return None,
     })
