@@ -709,7 +709,8 @@ impl OwnerState {
                         })
                         .collect(),
                 };
-                let _ = reply.send(out);
+                // Answered with the iteration: never shows state that is not durable yet.
+                deferred.push(defer(reply, out));
             }
             Msg::Signal { req, reply } => {
                 let out = self.signal(now, &req);
@@ -743,17 +744,14 @@ impl OwnerState {
                 deferred.push(defer(reply, pb::JobCtlReply { results }));
             }
             Msg::Queues { req, reply } => {
-                let _ = reply.send(service::queues_reply(&self.sched, &req));
+                deferred.push(defer(reply, service::queues_reply(&self.sched, &req)));
             }
             Msg::Hosts { req, reply } => {
-                let _ = reply.send(service::hosts_reply(&self.sched, &req));
+                deferred.push(defer(reply, service::hosts_reply(&self.sched, &req)));
             }
             Msg::Params { reply } => {
-                let _ = reply.send(service::params_reply(
-                    &self.config,
-                    &self.sched,
-                    self.started,
-                ));
+                let out = service::params_reply(&self.config, &self.sched, self.started);
+                deferred.push(defer(reply, out));
             }
             Msg::QueueCtl { req, reply } => {
                 let caller = convert::caller(req.caller.as_ref());

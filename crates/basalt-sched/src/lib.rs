@@ -206,6 +206,11 @@ pub struct Sched {
     /// LSF's numRemoveJobs: jobs purged from memory (JOB_CLEAN) since the last
     /// LOG_SWITCH (or since the start of the replayed log).
     num_remove_jobs: u64,
+    /// Dispatches sent in this term whose answer has not come yet (not logged: a
+    /// restarted mbatchd has none in flight).
+    in_flight: BTreeSet<(JobKey, u32)>,
+    /// Accepted jobs a host's sbatchd left out of its hellos, and how many times in a row.
+    missing: BTreeMap<JobKey, u32>,
     effects: Vec<Effect>,
     /// Something changed that may let a job start.
     dirty: bool,
@@ -237,6 +242,8 @@ impl Sched {
             started_at: now,
             mbd_start: None,
             num_remove_jobs: 0,
+            in_flight: BTreeSet::new(),
+            missing: BTreeMap::new(),
             effects: Vec::new(),
             dirty: true,
         }
@@ -900,7 +907,7 @@ impl Sched {
     }
 
     /// sbatchd said hello. Returns the jobs mbatchd believes run there.
-    pub fn sbd_hello(&mut self, now: Millis, host: &str, _jobs: &[HostJob]) -> Vec<HostJob> {
+    pub fn sbd_hello(&mut self, now: Millis, host: &str, jobs: &[HostJob]) -> Vec<HostJob> {
         let Some(name) = self.host_name(host) else {
             return Vec::new();
         };
@@ -913,6 +920,7 @@ impl Sched {
         if back {
             self.dirty = true;
         }
+        self.reconcile(now, &name, jobs);
         // Kills that may not have arrived (the host was unreachable) are sent again;
         // sbatchd ignores a kill already in progress.
         let resend: Vec<Effect> = self
@@ -942,6 +950,58 @@ impl Sched {
                 pgid: j.pgid,
             })
             .collect()
+    }
+
+    /// Compare what mbatchd believes runs on `host` with what its sbatchd says it has.
+    ///
+    /// * A job dispatched by an earlier mbatchd term whose dispatch sbatchd never accepted
+    ///   (mbatchd died between logging JOB_START and sending it) and that sbatchd does not
+    ///   have was never started: it goes back to PEND (or ends, if a kill was ordered).
+    ///   A dispatch of this term still in flight is left alone.
+    /// * An accepted job that sbatchd leaves out of two hellos in a row is lost (sbatchd
+    ///   lost its state): it ends as EXIT, killed by signal 9.
+    fn reconcile(&mut self, now: Millis, host: &str, listed: &[HostJob]) {
+        let listed: BTreeSet<(JobKey, u32)> = listed.iter().map(|h| (h.key, h.attempt)).collect();
+        let ours: Vec<(JobKey, u32, bool, Option<String>)> = self
+            .jobs
+            .values()
+            .filter(|j| j.state.is_started() && j.hosts.first().map(String::as_str) == Some(host))
+            .map(|j| (j.key(), j.attempt, j.pid == 0, j.kill_ordered.clone()))
+            .collect();
+        let t = secs(now);
+        for (key, attempt, unaccepted, kill) in ours {
+            if listed.contains(&(key, attempt)) {
+                self.missing.remove(&key);
+                continue;
+            }
+            if unaccepted {
+                if self.in_flight.contains(&(key, attempt)) {
+                    continue;
+                }
+                match kill {
+                    Some(term) => self.finish(t, key, status::EXIT, 0, 0, None, term),
+                    None => self.emit(Event::JobStatus {
+                        time: t,
+                        key,
+                        status: status::PEND,
+                        reasons: pend::SBD_UNREACH,
+                        subreasons: 0,
+                        cpu_time: 0.0,
+                        end_time: 0,
+                        usage: None,
+                        exit_status: 0,
+                        term_reason: String::new(),
+                    }),
+                }
+                continue;
+            }
+            let n = self.missing.entry(key).or_insert(0);
+            *n += 1;
+            if *n >= 2 {
+                self.missing.remove(&key);
+                self.finish(t, key, status::EXIT, 0, 9, None, String::new());
+            }
+        }
     }
 
     /// Timers: sbatchd silence, CLEAN_PERIOD.
@@ -978,6 +1038,7 @@ impl Sched {
     /// A dispatch could not be delivered: the host is unreachable, the job goes back to
     /// pending.
     pub fn dispatch_failed(&mut self, now: Millis, key: JobKey, attempt: u32, host: &str) {
+        self.in_flight.remove(&(key, attempt));
         if let Some(h) = self.host_mut(host) {
             h.sbd_failed = true;
         }
@@ -1042,6 +1103,7 @@ impl Sched {
     /// sbatchd answered the dispatch with a refusal (the user does not exist there, the
     /// job file is unreadable, ...): the job exits (EXIT_INIT_ENVIRON).
     pub fn start_failed(&mut self, now: Millis, key: JobKey, attempt: u32) {
+        self.in_flight.remove(&(key, attempt));
         let Some(j) = self.jobs.get(&key) else {
             return;
         };
@@ -1068,6 +1130,7 @@ impl Sched {
         pid: u32,
         pgid: u32,
     ) {
+        self.in_flight.remove(&(key, attempt));
         let Some(j) = self.jobs.get(&key) else {
             return;
         };
@@ -1613,6 +1676,7 @@ impl Sched {
             }
         }
         let attempt = self.jobs.get(&key).map_or(1, |j| j.attempt);
+        self.in_flight.insert((key, attempt));
         self.effects.push(Effect::Dispatch {
             key,
             attempt,

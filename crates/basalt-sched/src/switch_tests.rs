@@ -167,12 +167,25 @@ fn assert_same(a: &Sched, b: &Sched, ctx: &str) {
     assert_eq!(va.hosts, vb.hosts, "{ctx}: hosts");
 }
 
-/// LIM and every sbatchd report in, as they would after a restart.
+/// LIM and every sbatchd report in, as they would after a restart; each sbatchd lists
+/// the jobs mbatchd started on its host.
 fn hosts_up(s: &mut Sched, now: Millis) {
     let names: Vec<String> = s.hosts.iter().map(|h| h.name.clone()).collect();
     for h in &names {
         s.lim_update(h, 2, 1.0, true, BTreeMap::new());
-        s.sbd_hello(now, h, &[]);
+        let jobs: Vec<crate::HostJob> = s
+            .jobs
+            .values()
+            .filter(|j| j.state.is_started() && j.hosts.first() == Some(h))
+            .map(|j| crate::HostJob {
+                key: j.key(),
+                attempt: j.attempt,
+                state: j.state.code(),
+                pid: j.pid,
+                pgid: j.pgid,
+            })
+            .collect();
+        s.sbd_hello(now, h, &jobs);
     }
 }
 

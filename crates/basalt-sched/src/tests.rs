@@ -479,6 +479,73 @@ fn dispatch_failure_requeues() {
 }
 
 #[test]
+fn hellos_reconcile_lost_dispatches_and_lost_jobs() {
+    // Term 1 logs three dispatches to hostA; sbatchd accepts only the first, then mbatchd
+    // dies before the others are sent.
+    let mut s = up();
+    for i in 0..3 {
+        s.submit(T0, &alice(), cmd(&format!("j{i}")))
+            .expect("submit");
+    }
+    s.schedule(T0);
+    s.kill(T0, &alice(), (3, 0), false, false).expect("kill");
+    let mut log = logged(&s.take_effects());
+    s.dispatch_accepted(T0, (1, 0), 1, 77, 77);
+    log.extend(logged(&s.take_effects()));
+    let on_a: Vec<JobKey> = s
+        .jobs
+        .values()
+        .filter(|j| j.hosts.first().map(String::as_str) == Some("hostA"))
+        .map(|j| j.key())
+        .collect();
+    assert!(on_a.contains(&(1, 0)), "{on_a:?}");
+    // While this term's dispatches are in flight, an empty hello changes nothing.
+    s.sbd_hello(T0 + 10, "hostA", &[]);
+    s.sbd_hello(T0 + 20, "hostB", &[]);
+    assert!(logged(&s.take_effects()).is_empty());
+
+    // Term 2 replays the log.
+    let mut r = Sched::new(cfg(), T0 + 1000);
+    for ev in &log {
+        r.on_event(ev);
+    }
+    r.start(T0 + 1000, "hostA");
+    r.take_effects();
+    let listed = |r: &Sched, keys: &[JobKey]| -> Vec<HostJob> {
+        keys.iter()
+            .map(|k| HostJob {
+                key: *k,
+                attempt: r.jobs[k].attempt,
+                state: r.jobs[k].state.code(),
+                pid: r.jobs[k].pid,
+                pgid: r.jobs[k].pgid,
+            })
+            .collect()
+    };
+    // sbatchds that have only the accepted job: the never-sent dispatches go back to
+    // PEND, the killed one ends.
+    let l = listed(&r, &[(1, 0)]);
+    r.sbd_hello(T0 + 2000, "hostA", &l);
+    r.sbd_hello(T0 + 2000, "hostB", &l);
+    assert_eq!(r.jobs[&(1, 0)].state, JobState::Run);
+    assert_eq!(r.jobs[&(2, 0)].state, JobState::Pend);
+    assert_eq!(r.jobs[&(3, 0)].state, JobState::Exit);
+    assert_eq!(r.jobs[&(3, 0)].term_reason, "TERM_OWNER");
+    r.take_effects();
+    // The accepted job missing once is not enough (a hello may cross a dispatch)...
+    let h1 = r.jobs[&(1, 0)].hosts[0].clone();
+    r.sbd_hello(T0 + 3000, &h1, &[]);
+    assert_eq!(r.jobs[&(1, 0)].state, JobState::Run);
+    r.sbd_hello(T0 + 4000, &h1, &l);
+    r.sbd_hello(T0 + 5000, &h1, &[]);
+    assert_eq!(r.jobs[&(1, 0)].state, JobState::Run);
+    // ...twice in a row is: sbatchd lost it.
+    r.sbd_hello(T0 + 6000, &h1, &[]);
+    assert_eq!(r.jobs[&(1, 0)].state, JobState::Exit);
+    assert_eq!(r.jobs[&(1, 0)].exit_status, 9);
+}
+
+#[test]
 fn clean_period_removes_finished_jobs() {
     let mut s = up();
     s.submit(T0, &alice(), cmd("a")).expect("submit");

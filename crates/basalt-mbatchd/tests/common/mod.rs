@@ -17,6 +17,8 @@ pub struct Seen {
     pub running: u32,
     pub max_running: u32,
     pub specs: Vec<sb::JobSpec>,
+    /// (job id, index) -> attempt of the jobs this fake sbatchd has and has not ended.
+    pub live: std::collections::BTreeMap<(u64, u32), u32>,
 }
 
 #[derive(Clone)]
@@ -73,6 +75,7 @@ impl sb::sbatchd_server::Sbatchd for FakeSbd {
         );
         let pid = 1000 + job.job_id as u32 * 100 + job.idx;
         self.seen(|s| {
+            s.live.insert((job.job_id, job.idx), job.attempt);
             s.running += 1;
             s.max_running = s.max_running.max(s.running);
             s.specs.push(sb::JobSpec {
@@ -102,7 +105,10 @@ impl sb::sbatchd_server::Sbatchd for FakeSbd {
             let me = self.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(100)).await;
-                me.seen(|s| s.running -= 1);
+                me.seen(|s| {
+                    s.running -= 1;
+                    s.live.remove(&(job.job_id, job.idx));
+                });
                 me.report(pb::JobReport {
                     seq: 2,
                     kind: pb::ReportKind::Finished as i32,
@@ -122,7 +128,10 @@ impl sb::sbatchd_server::Sbatchd for FakeSbd {
     ) -> Result<Response<sb::SignalJobReply>, Status> {
         let req = request.into_inner();
         if req.action == sb::SignalAction::Kill as i32 {
-            self.seen(|s| s.running = s.running.saturating_sub(1));
+            self.seen(|s| {
+                s.running = s.running.saturating_sub(1);
+                s.live.remove(&(req.job_id, req.idx));
+            });
             self.report(pb::JobReport {
                 id: job_ref(req.job_id, req.idx),
                 attempt: req.attempt,
@@ -247,10 +256,22 @@ pub async fn setup_with(
         std::future::pending(),
     ));
 
-    // The fake sbatchd says hello like a real one, so hostA never looks unreachable.
+    // The fake sbatchd says hello like a real one (listing its jobs), so hostA never
+    // looks unreachable.
     let hello_config = config.clone();
+    let hello_fake = fake.clone();
     tokio::spawn(async move {
         loop {
+            let jobs: Vec<pb::SbdJob> = hello_fake.seen(|s| {
+                s.live
+                    .iter()
+                    .map(|(&(id, idx), &attempt)| pb::SbdJob {
+                        id: job_ref(id, idx),
+                        attempt,
+                        ..Default::default()
+                    })
+                    .collect()
+            });
             if let Ok(mut c) =
                 basalt_runtime::mbatchd_channel(&hello_config, "hostA", Duration::from_secs(2))
             {
@@ -258,6 +279,7 @@ pub async fn setup_with(
                     .sbd_hello(pb::SbdHelloRequest {
                         protocol: Some(basalt_proto::PROTOCOL),
                         host: "hostA".into(),
+                        jobs,
                         ..Default::default()
                     })
                     .await;
