@@ -951,6 +951,16 @@ pub fn main(args: Vec<String>) -> ExitCode {
                 println!("{}", submitted_line(r.job_id, &r.queue, r.default_queue));
                 ExitCode::SUCCESS
             }
+            Err(s) if s.code() == tonic::Code::Unknown || s.code() == tonic::Code::Cancelled => {
+                // The request went out and the connection broke before the answer (mbatchd
+                // died or failed over): the job may be durable. Do not claim it is not.
+                eprintln!(
+                    "Lost the connection to mbatchd before it answered ({}): the job may \
+                     have been submitted. Check with bjobs -a before submitting it again.",
+                    s.message()
+                );
+                crate::fail()
+            }
             Err(s) => {
                 eprintln!("{}", rejected_line(&super::status_text(&s)));
                 crate::fail()
