@@ -471,6 +471,7 @@ fn a_million_jobs() {
         (BACCT, vec!["-u", "all"]),
         (BACCT, vec![]),
         (BHIST, vec!["-a", "-u", "user7"]),
+        (BHIST, vec!["-a", "-u", "user7", "-n", "0"]),
     ];
     println!(
         "{:<28} {:>10} {:>10} {:>10}",
@@ -494,7 +495,24 @@ fn a_million_jobs() {
         assert_eq!(off.code, warm.code, "{name}");
         println!("{name:<28} {t_off:>9.3}s {t_cold:>9.3}s {t_warm:>9.3}s");
     }
-    // Everything indexed at once, then every query warm.
+    // bhist by id without lsb.events.index: every old file is read (or indexed).
+    let index_file = env.logdir.join("lsb.events.index");
+    let saved = env.logdir.join("lsb.events.index.saved");
+    std::fs::rename(&index_file, &saved).unwrap_or_else(|e| panic!("{e}"));
+    let args = ["-l", mid.as_str()];
+    let (t_off, off) = timed(&env, BHIST, &args, &OFF);
+    remove_db(&db(&env));
+    let (t_cold, cold) = timed(&env, BHIST, &args, &[]);
+    let (t_warm, warm) = timed(&env, BHIST, &args, &[]);
+    std::fs::rename(&saved, &index_file).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(off.stdout, cold.stdout);
+    assert_eq!(off.stdout, warm.stdout);
+    println!(
+        "{:<28} {t_off:>9.3}s {t_cold:>9.3}s {t_warm:>9.3}s",
+        format!("bhist -l {mid} (no lsb.events.index)")
+    );
+
+    // Everything indexed at once.
     remove_db(&db(&env));
     let (t_full, _) = timed(&env, BACCT, &["-u", "all"], &[]);
     let (t_full2, _) = timed(&env, BHIST, &["-a", "-u", "user7", "-n", "0"], &[]);
@@ -502,4 +520,24 @@ fn a_million_jobs() {
     if let Ok(m) = std::fs::metadata(db(&env)) {
         println!("index size: {} MB", m.len() / 1_000_000);
     }
+
+    // Incremental: 10,000 more JOB_FINISH records, then the file is put back.
+    let acct = env.logdir.join("lsb.acct");
+    let len = std::fs::metadata(&acct).map(|m| m.len()).unwrap_or(0);
+    let data = std::fs::read(&acct).unwrap_or_default();
+    let more: Vec<u8> = data
+        .split_inclusive(|b| *b == b'\n')
+        .take(10_000)
+        .flatten()
+        .copied()
+        .collect();
+    tear(&acct, &String::from_utf8_lossy(&more));
+    let (t_inc, _) = timed(&env, BACCT, &["-u", "user7"], &[]);
+    let (t_inc2, _) = timed(&env, BACCT, &["-u", "user7"], &[]);
+    println!("after 10,000 more JOB_FINISH: bacct -u user7 {t_inc:.3} s, then {t_inc2:.3} s");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&acct)
+        .and_then(|f| f.set_len(len))
+        .unwrap_or_else(|e| panic!("{e}"));
 }
