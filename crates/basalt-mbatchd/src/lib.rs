@@ -288,6 +288,7 @@ pub async fn run(
         write_failure: None,
         last_probe: std::time::Instant::now(),
         term_epoch: epoch,
+        switch_retry: None,
     };
     std::thread::Builder::new()
         .name("mbatchd-owner".into())
@@ -410,6 +411,8 @@ struct OwnerState {
     last_probe: std::time::Instant,
     /// This term's epoch (its MBD_START may have been rolled back with a failed write).
     term_epoch: u64,
+    /// After a failed log switch: not before this.
+    switch_retry: Option<std::time::Instant>,
 }
 
 type Deferred = Box<dyn FnOnce() + Send>;
@@ -528,6 +531,7 @@ impl OwnerState {
                         d();
                     }
                     self.carry_out(effects);
+                    self.maybe_switch();
                 }
                 Err(e) => {
                     // Nothing of this iteration is acknowledged: its replies are dropped
@@ -628,6 +632,49 @@ impl OwnerState {
         self.backlog.append(&mut self.this_iteration);
         self.last_probe = std::time::Instant::now();
         None
+    }
+
+    /// Switch lsb.events once `MAX_JOB_NUM` finished jobs have been cleaned since the last
+    /// switch (LSF's rule), so that a restart replays the live jobs, not the history.
+    /// Called right after a commit, when no event is waiting. A failed switch changes
+    /// nothing and is tried again a minute later.
+    fn maybe_switch(&mut self) {
+        if !self.sched.switch_due()
+            || self
+                .switch_retry
+                .is_some_and(|t| t > std::time::Instant::now())
+        {
+            return;
+        }
+        let now = now_ms();
+        let started = std::time::Instant::now();
+        let co = self.sched.carry_over(now);
+        match self
+            .journal
+            .switch(basalt_sched::secs(now), &co.carried, &co.appended)
+        {
+            Ok(r) => {
+                for ev in &co.appended {
+                    self.sched.on_event(ev);
+                }
+                self.switch_retry = None;
+                info!(
+                    carried = co.carried.len(),
+                    archived_bytes = r.archived_bytes,
+                    "switched lsb.events in {:?} ({} jobs in memory)",
+                    started.elapsed(),
+                    self.sched.jobs.len()
+                );
+            }
+            Err(journal::JournalError::LockLost { .. }) => {
+                // The next commit or heartbeat stops mbatchd.
+                self.switch_retry = Some(std::time::Instant::now() + Duration::from_secs(60));
+            }
+            Err(e) => {
+                warn!("cannot switch lsb.events: {e}; trying again in a minute");
+                self.switch_retry = Some(std::time::Instant::now() + Duration::from_secs(60));
+            }
+        }
     }
 
     /// The probe succeeded: accept work again, and feed back what waited.
