@@ -330,3 +330,90 @@ async fn duplicate_log_carries_on_when_the_shared_copy_is_full_and_resyncs() -> 
     let _ = tokio::time::timeout(Duration::from_secs(10), mbd.task).await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn torn_tail_is_cut_and_a_damaged_record_needs_recover() -> anyhow::Result<()> {
+    let s = setup("mbd-damage").await?;
+    let logdir = s.config.logdir();
+    let mut client = s.client.clone();
+    let mut ids = Vec::new();
+    for i in 0..4 {
+        let r = client
+            .submit(submission("long sleep", &format!("j{i}"), ""))
+            .await?;
+        ids.push(r.into_inner().job_id);
+    }
+    let _ = s.mbd.stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), s.mbd.task).await;
+    let path = logdir.join("lsb.events");
+
+    // A torn tail (a crash in the middle of a write): cut off, everything else kept.
+    let good = std::fs::read(&path)?;
+    let mut torn = good.clone();
+    torn.extend_from_slice(b"\"JOB_NEW\" \"10.1\" 17953 99 0 3355");
+    std::fs::write(&path, &torn)?;
+    let mbd = start_mbd(s.config.clone()).await?;
+    let want = ids.clone();
+    wait_jobs(&s.config, "the jobs after a torn tail", |jobs| {
+        want.iter().all(|id| jobs.iter().any(|j| j.job_id == *id))
+    })
+    .await?;
+    let now = std::fs::read(&path)?;
+    assert!(now.starts_with(&good), "an intact record was lost");
+    assert!(
+        !now.windows(5).any(|w| w == b"17953"),
+        "the torn tail is still there"
+    );
+    let _ = mbd.stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), mbd.task).await;
+
+    // A damaged record with good ones after it: mbatchd refuses to start.
+    let text = std::fs::read_to_string(&path)?;
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let victim = lines
+        .iter()
+        .position(|l| l.starts_with("\"JOB_NEW\"") && l.contains("\"j1\""))
+        .ok_or_else(|| anyhow::anyhow!("no JOB_NEW of j1"))?;
+    lines[victim] = lines[victim].replacen("\"JOB_NEW\" \"10.1\" ", "\"JOB_NEW\" \"10.1\" x", 1);
+    std::fs::write(&path, lines.join("\n") + "\n")?;
+    let addr = basalt_runtime::mbd_addr(&s.config, "hostA")?;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let r = basalt_mbatchd::run(s.config.clone(), "hostA", listener, std::future::pending()).await;
+    let err = r
+        .err()
+        .ok_or_else(|| anyhow::anyhow!("mbatchd started over a damaged log"))?;
+    let msg = err.to_string();
+    assert!(msg.contains(&format!("lsb.events:{}", victim + 1)), "{msg}");
+    assert!(msg.contains("mbatchd --recover"), "{msg}");
+
+    // mbatchd --recover keeps every intact record and says what it dropped.
+    let envdir = s.lims.dir.path().join("conf");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mbatchd"))
+        .args(["--recover", "-H", "hostA", "-d"])
+        .arg(&envdir)
+        .output()?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("dropped 1 line(s)") && stdout.contains(&format!("line {}", victim + 1)),
+        "{stdout}"
+    );
+    let mbd = start_mbd(s.config.clone()).await?;
+    let lost = ids[1];
+    let want: Vec<u64> = ids.iter().copied().filter(|&i| i != lost).collect();
+    let jobs = wait_jobs(&s.config, "the intact jobs after --recover", |jobs| {
+        want.iter().all(|id| jobs.iter().any(|j| j.job_id == *id))
+    })
+    .await?;
+    assert!(
+        jobs.iter().all(|j| j.job_id != lost),
+        "the job of the dropped JOB_NEW came back"
+    );
+    let _ = mbd.stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), mbd.task).await;
+    Ok(())
+}
