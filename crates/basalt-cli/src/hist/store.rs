@@ -36,7 +36,7 @@ pub const DB_FILE: &str = "basalt-hist.sqlite";
 /// The environment variable that turns the index off (`off`) or places it.
 pub const INDEX_ENV: &str = "BASALT_HIST_INDEX";
 /// Version of the schema below; another version is dropped and rebuilt.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 /// Bytes of a file's beginning kept to recognise it.
 const HEAD_LEN: usize = 256;
 /// Lines indexed per transaction (progress survives an interrupted build).
@@ -69,6 +69,10 @@ CREATE TABLE ev (
     job INTEGER NOT NULL, file INTEGER NOT NULL, off INTEGER NOT NULL,
     PRIMARY KEY (job, file, off)
 ) WITHOUT ROWID;
+CREATE TABLE ev_jobs (
+    file INTEGER NOT NULL, job INTEGER NOT NULL,
+    PRIMARY KEY (file, job)
+) WITHOUT ROWID;
 CREATE TABLE ev_user (
     file INTEGER NOT NULL, user TEXT NOT NULL, job INTEGER NOT NULL,
     PRIMARY KEY (file, user, job)
@@ -97,7 +101,7 @@ CREATE INDEX acct_queue ON acct (queue, file, off);
 CREATE INDEX acct_end ON acct (end_time);
 ";
 
-const TABLES: [&str; 6] = ["meta", "files", "bad", "ev", "ev_user", "acct"];
+const TABLES: [&str; 7] = ["meta", "files", "bad", "ev", "ev_jobs", "ev_user", "acct"];
 
 /// Why the index could not be used (the commands then read the files).
 #[derive(Debug, thiserror::Error)]
@@ -446,19 +450,12 @@ impl Store {
     }
 
     fn delete_file(conn: &Connection, id: i64) -> Result<(), rusqlite::Error> {
-        let range: Option<(Option<i64>, Option<i64>)> = conn
-            .query_row(
-                "SELECT min_job, max_job FROM files WHERE id = ?1",
-                params![id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
-        if let Some((Some(lo), Some(hi))) = range {
-            conn.execute(
-                "DELETE FROM ev WHERE job BETWEEN ?1 AND ?2 AND file = ?3",
-                params![lo, hi, id],
-            )?;
-        }
+        // `ev` is keyed by job first: find the file's rows through its jobs.
+        conn.execute(
+            "DELETE FROM ev WHERE job IN (SELECT job FROM ev_jobs WHERE file = ?1) AND file = ?1",
+            params![id],
+        )?;
+        conn.execute("DELETE FROM ev_jobs WHERE file = ?1", params![id])?;
         conn.execute("DELETE FROM ev_user WHERE file = ?1", params![id])?;
         conn.execute("DELETE FROM acct WHERE file = ?1", params![id])?;
         conn.execute("DELETE FROM bad WHERE file = ?1", params![id])?;
@@ -884,6 +881,9 @@ fn index_lines(
         tx.prepare_cached("INSERT OR IGNORE INTO ev_user (file, user, job) VALUES (?1, ?2, ?3)")?;
     let mut bad =
         tx.prepare_cached("INSERT OR IGNORE INTO bad (file, off, line) VALUES (?1, ?2, ?3)")?;
+    let mut ev_jobs =
+        tx.prepare_cached("INSERT OR IGNORE INTO ev_jobs (file, job) VALUES (?1, ?2)")?;
+    let mut seen: std::collections::HashSet<u64> = std::collections::HashSet::new();
     let mut acct = tx.prepare_cached(
         "INSERT OR REPLACE INTO acct (file, off, job, idx, user, queue, project, end_time, submit,
          start, status, cpu, maxrss, max_rmem, max_rswap)
@@ -928,6 +928,9 @@ fn index_lines(
                         }
                         Item::Event { off, job, user } => {
                             ev.execute(params![i(job), id, i(off)])?;
+                            if seen.insert(job) {
+                                ev_jobs.execute(params![id, i(job)])?;
+                            }
                             *min_job = Some(min_job.map_or(job, |m| m.min(job)));
                             *max_job = Some(max_job.map_or(job, |m| m.max(job)));
                             if let Some(u) = user {
