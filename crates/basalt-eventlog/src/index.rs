@@ -317,13 +317,7 @@ impl JobIdIndex {
 
     /// The row of `lsb.events.<n>` (n ≥ 1) when the rows are in `order`.
     pub fn row_of_file(&self, n: u64, order: RowOrder) -> Option<&IndexRow> {
-        let n = usize::try_from(n)
-            .ok()
-            .filter(|&n| n >= 1 && n <= self.rows.len())?;
-        match order {
-            RowOrder::OldestFirst => self.rows.get(self.rows.len() - n),
-            RowOrder::NewestFirst => self.rows.get(n - 1),
-        }
+        self.rows.get(row_pos(self.rows.len(), n, order)?)
     }
 
     /// Match the rows with the old event files `files` (`(n, header time)` of each
@@ -331,24 +325,99 @@ impl JobIdIndex {
     /// row per file number 1..=N and each row's time stamp is its file's header time (a
     /// missing number must have an empty row). OpenLava's order is tried first.
     pub fn assign(&self, files: &[(u64, i64)]) -> Option<RowOrder> {
-        let n = files.iter().map(|(n, _)| *n).max().unwrap_or(0);
-        if usize::try_from(n).ok()? != self.rows.len() {
-            return None;
-        }
-        [RowOrder::OldestFirst, RowOrder::NewestFirst]
-            .into_iter()
-            .find(|&order| {
-                (1..=n).all(|k| {
-                    let Some(row) = self.row_of_file(k, order) else {
-                        return false;
-                    };
-                    match files.iter().find(|(f, _)| *f == k) {
-                        Some((_, t)) => row.time_stamp == *t,
-                        None => row.job_ids.is_empty(),
-                    }
-                })
-            })
+        let rows: Vec<(i64, bool)> = self
+            .rows
+            .iter()
+            .map(|r| (r.time_stamp, !r.job_ids.is_empty()))
+            .collect();
+        assign_rows(&rows, files)
     }
+}
+
+/// The position of `lsb.events.<n>`'s row among `len` rows in `order`.
+fn row_pos(len: usize, n: u64, order: RowOrder) -> Option<usize> {
+    let n = usize::try_from(n).ok().filter(|&n| n >= 1 && n <= len)?;
+    Some(match order {
+        RowOrder::OldestFirst => len - n,
+        RowOrder::NewestFirst => n - 1,
+    })
+}
+
+/// [`JobIdIndex::assign`] on (time stamp, has ids) of each row.
+fn assign_rows(rows: &[(i64, bool)], files: &[(u64, i64)]) -> Option<RowOrder> {
+    let n = files.iter().map(|(n, _)| *n).max().unwrap_or(0);
+    if usize::try_from(n).ok()? != rows.len() {
+        return None;
+    }
+    [RowOrder::OldestFirst, RowOrder::NewestFirst]
+        .into_iter()
+        .find(|&order| {
+            (1..=n).all(|k| {
+                let Some((stamp, nonempty)) = row_pos(rows.len(), k, order).map(|i| rows[i]) else {
+                    return false;
+                };
+                match files.iter().find(|(f, _)| *f == k) {
+                    Some((_, t)) => stamp == *t,
+                    None => !nonempty,
+                }
+            })
+        })
+}
+
+/// One row as [`lookup`] reads it: time stamp, whether it has ids, whether it holds one of
+/// the ids looked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RowHit {
+    time_stamp: i64,
+    nonempty: bool,
+    hit: bool,
+}
+
+/// Read the rows of an index text for `wanted` without parsing the ids of rows whose
+/// `[minJobId, maxJobId]` cannot hold any of them (OpenLava's rows, whose min and max are
+/// equal because of a shared buffer, are read in full).
+fn scan_for(text: &str, wanted: &BTreeSet<u64>) -> Option<Vec<RowHit>> {
+    let mut lines = text.lines();
+    let mut words = lines.next()?.split_whitespace();
+    if words.next() != Some(INDEX_TAG) {
+        return None;
+    }
+    words.next()?;
+    let rows_n: usize = words.next()?.parse().ok()?;
+    let mut out = Vec::with_capacity(rows_n.min(1 << 16));
+    for _ in 0..rows_n {
+        let mut w = lines.next()?.strip_prefix('#')?.split_whitespace();
+        let time_stamp: i64 = w.next()?.parse().ok()?;
+        let count: usize = w.next()?.parse().ok()?;
+        let min: u64 = w.next()?.parse().ok()?;
+        let max: u64 = w.next()?.parse().ok()?;
+        let id_lines = count.div_ceil(IDS_PER_LINE);
+        let trusted = count <= 1 || min < max;
+        let mut hit = false;
+        if trusted && !wanted.range(min..=max).any(|_| true) {
+            for _ in 0..id_lines {
+                lines.next()?;
+            }
+        } else {
+            let mut seen = 0;
+            for _ in 0..id_lines {
+                for v in lines.next()?.split_whitespace() {
+                    let id: u64 = v.parse().ok()?;
+                    seen += 1;
+                    hit |= wanted.contains(&id);
+                }
+            }
+            if seen != count {
+                return None;
+            }
+        }
+        out.push(RowHit {
+            time_stamp,
+            nonempty: count > 0,
+            hit,
+        });
+    }
+    Some(out)
 }
 
 // ------------------------------------------------------------------------------ scanning
@@ -605,28 +674,29 @@ pub fn update_after_switch_at(logdir: &Path, now: i64) -> Result<IndexReport, In
 /// or does not describe the files present, so that every file must be read. The current
 /// `lsb.events` and a left-over `lsb.events.0` are never in the index: read them always.
 pub fn lookup(logdir: &Path, job_ids: &[u64]) -> Result<Option<Vec<PathBuf>>, IndexError> {
-    let index = match JobIdIndex::read(logdir) {
-        Ok(Some(i)) => i,
-        Ok(None) | Err(IndexError::Format { .. }) => return Ok(None),
-        Err(e) => return Err(e),
+    let path = logdir.join(INDEX_FILE);
+    let text = match fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_err(&path, "read", e)),
+    };
+    let wanted: BTreeSet<u64> = job_ids.iter().copied().collect();
+    let Some(rows) = scan_for(&String::from_utf8_lossy(&text), &wanted) else {
+        return Ok(None);
     };
     let files = old_event_files(logdir)?;
     let mut stamps = Vec::with_capacity(files.len());
     for (k, p) in &files {
         stamps.push((*k, header_time(p)?));
     }
-    let Some(order) = index.assign(&stamps) else {
+    let shape: Vec<(i64, bool)> = rows.iter().map(|r| (r.time_stamp, r.nonempty)).collect();
+    let Some(order) = assign_rows(&shape, &stamps) else {
         return Ok(None);
     };
-    let wanted: BTreeSet<u64> = job_ids.iter().copied().collect();
     Ok(Some(
         files
             .into_iter()
-            .filter(|(k, _)| {
-                index
-                    .row_of_file(*k, order)
-                    .is_some_and(|row| wanted.iter().any(|id| row.contains(*id)))
-            })
+            .filter(|(k, _)| row_pos(rows.len(), *k, order).is_some_and(|i| rows[i].hit))
             .map(|(_, p)| p)
             .collect(),
     ))
@@ -893,6 +963,47 @@ mod tests {
         assert_eq!(
             lookup(d, &[1]).unwrap_or_default(),
             Some(vec![d.join("lsb.events.3")])
+        );
+    }
+
+    #[test]
+    fn lookup_reads_only_the_rows_that_can_hold_the_ids() {
+        let wanted = |v: &[u64]| v.iter().copied().collect::<BTreeSet<u64>>();
+        // OpenLava's min == max: the ids are read.
+        let ol = "#LSF_JOBID_INDEX_FILE 40 2 9\n#5 3 101 101\n522 521 101\n#6 0 0 0\n";
+        let rows = scan_for(ol, &wanted(&[521])).unwrap_or_default();
+        assert_eq!(
+            rows,
+            vec![
+                RowHit {
+                    time_stamp: 5,
+                    nonempty: true,
+                    hit: true
+                },
+                RowHit {
+                    time_stamp: 6,
+                    nonempty: false,
+                    hit: false
+                }
+            ]
+        );
+        // Basalt's rows: a row whose range excludes the ids is skipped unread (a bad id
+        // there is not even seen), a row whose range includes them is read.
+        let b = "#LSF_JOBID_INDEX_FILE 10.1 2 9\n#5 2 1 2\n2 x\n#6 2 10 12\n12 10\n";
+        let rows = scan_for(b, &wanted(&[10])).unwrap_or_default();
+        assert_eq!(
+            rows.iter().map(|r| r.hit).collect::<Vec<_>>(),
+            vec![false, true]
+        );
+        assert_eq!(scan_for(b, &wanted(&[1])), None);
+        let rows = scan_for(b, &wanted(&[11])).unwrap_or_default();
+        assert_eq!(
+            rows.iter().map(|r| r.hit).collect::<Vec<_>>(),
+            vec![false, false]
+        );
+        assert_eq!(
+            scan_for("#LSF_JOBID_INDEX_FILE 10.1 3 9\n#5 0 0 0\n", &wanted(&[1])),
+            None
         );
     }
 
