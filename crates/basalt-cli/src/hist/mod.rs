@@ -5,15 +5,23 @@
 //!   array element) and computes the time spent in each state.
 //! * [`bhist`] formats histories: the default summary table, `-l`/`-b` long formats.
 //! * [`bacct`] formats `lsb.acct` `JOB_FINISH` records: the summary and `-l`.
+//! * [`store`] is the history index (SQLite: job id, user, queue, finish time → file
+//!   and byte offset), [`fast`] reads through it, giving the same records and warnings
+//!   as reading the files line by line.
+//! * [`bevents`] is the operator's tool: verify, dump and replay the event log.
 //!
-//! This module holds what both share: where the files are and how they are read
-//! ([`read_event_records`], [`read_finish_records`]), and the text pieces of the long
-//! formats (job header, submission line, dispatch line) built on the same wrapping and
-//! time formats as `bjobs -l` ([`crate::batch::text`], [`crate::batch::timefmt`]).
+//! This module holds what both share: which files and which parts of them are read
+//! ([`plan`], [`Part`]), how (line by line: [`read_plan`], [`read_event_records`],
+//! [`read_finish_records`]; or through the indexes: [`read_history`], which also uses
+//! `lsb.events.index` to leave out old files that hold none of the jobs asked for), and
+//! the text pieces of the long formats (job header, submission line, dispatch line)
+//! built on the same wrapping and time formats as `bjobs -l` ([`crate::batch::text`],
+//! [`crate::batch::timefmt`]). The output never depends on whether an index was used.
 //!
-//! Inputs: `LSF_ENVDIR` (to find `LSB_SHAREDIR/<cluster>/logdir`), argv, the log files.
-//! Outputs: stdout (the report), stderr (`No matching job found`, unreadable lines),
-//! LSF's exit codes (0, or 255 when nothing matched).
+//! Inputs: `LSF_ENVDIR` (to find `LSB_SHAREDIR/<cluster>/logdir`), argv, the log files,
+//! `BASALT_HIST_INDEX` ([`store`]). Outputs: stdout (the report), stderr (`No matching
+//! job found`, unreadable lines), LSF's exit codes (0, or 255 when nothing matched); the
+//! history index database (a cache).
 
 pub mod bacct;
 pub mod bevents;
