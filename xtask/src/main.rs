@@ -51,6 +51,7 @@ const COMMANDS: &[&str] = &[
     "badmin",
     "bhist",
     "bacct",
+    "bevents",
     "lsadmin",
 ];
 

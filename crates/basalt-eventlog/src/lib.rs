@@ -78,8 +78,10 @@
 //! # Not here
 //!
 //! The lock's waiting policy (mbatchd), the choice of records a switch carries over and
-//! when to switch (mbatchd: `MAX_JOB_NUM` JOB_CLEANs), `lsb.events.index` (not written;
-//! readers go through every file), `lsb.acct` archiving (`ACCT_ARCHIVE_*`).
+//! when to switch (mbatchd: `MAX_JOB_NUM` JOB_CLEANs, through basalt-sched's
+//! `carry_over`), the duplicate log (mbatchd's journal), `lsb.acct` archiving
+//! (`ACCT_ARCHIVE_*`). `lsb.events.index` is in [`index`]; explicit recovery of a corrupt
+//! log in [`recover_events`].
 
 mod error;
 mod field;
