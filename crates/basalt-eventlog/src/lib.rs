@@ -108,4 +108,7 @@ pub use record::{
     Rusage, VOLCLAVA_SUB_POST_EXEC, XFile, host_op, mbd_exit, parse_line, queue_op, rlimit,
 };
 pub use recover::{DroppedLine, RecoverReport, recover_events};
-pub use spool::{INFO_DIR, job_file_name, read_job_file, remove_job_file, spool_job_file};
+pub use spool::{
+    INFO_DIR, job_file_name, read_job_file, remove_job_file, spool_job_file,
+    spool_job_file_unsynced,
+};

@@ -43,6 +43,29 @@ pub fn spool_job_file(
     job_id: u64,
     contents: &[u8],
 ) -> Result<PathBuf, EventLogError> {
+    write_job_file(logdir, submit_time, job_id, contents, true)
+}
+
+/// Like [`spool_job_file`] without any fsync: the file is written to a temporary name and
+/// renamed into place, and the caller makes the directory durable for a whole group of
+/// job files at once (mbatchd: one `syncfs` per scheduling-loop iteration, before the
+/// group's JOB_NEW records are logged).
+pub fn spool_job_file_unsynced(
+    logdir: &Path,
+    submit_time: i64,
+    job_id: u64,
+    contents: &[u8],
+) -> Result<PathBuf, EventLogError> {
+    write_job_file(logdir, submit_time, job_id, contents, false)
+}
+
+fn write_job_file(
+    logdir: &Path,
+    submit_time: i64,
+    job_id: u64,
+    contents: &[u8],
+    durable: bool,
+) -> Result<PathBuf, EventLogError> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
     let dir = logdir.join(INFO_DIR);
     let existed = dir.is_dir();
@@ -51,7 +74,7 @@ pub fn spool_job_file(
         .mode(0o700)
         .create(&dir)
         .map_err(|e| EventLogError::io(&dir, "create directory", e))?;
-    if !existed {
+    if !existed && durable {
         sync_dir(logdir)?;
     }
     let name = job_file_name(submit_time, job_id);
@@ -69,14 +92,18 @@ pub fn spool_job_file(
             .mode(0o600)
             .open(&tmp)?;
         f.write_all(contents)?;
-        f.sync_all()?;
+        if durable {
+            f.sync_all()?;
+        }
         fs::rename(&tmp, &path)
     })();
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
         return Err(EventLogError::io(&path, "write job file", e));
     }
-    sync_dir(&dir)?;
+    if durable {
+        sync_dir(&dir)?;
+    }
     Ok(path)
 }
 
