@@ -14,7 +14,7 @@
 //! * `replay` — an `lsb.events` of 1,000,000 records (`--quick`: 100,000) written with
 //!   basalt-eventlog's writer, a realistic mix of job lives (submitted, dispatched,
 //!   running, finished, killed, cleaned), interleaved in time. Timed: `EventLog::open`
-//!   alone (read and parse), and mbatchd's replay (open, `journal::from_record`,
+//!   alone (read and parse), and mbatchd's replay (`journal::open`: lock, read, `from_record`,
 //!   `Sched::on_event` for every event). Goal: under 2 s.
 //! * `submit` — a one-host cluster of the release daemons on a loopback address of its
 //!   own; 100,000 held jobs (`--quick`: 10,000) submitted through mbatchd's gRPC API by
@@ -948,13 +948,15 @@ mod replay {
 
             // (b) mbatchd's replay: the records become core events applied by on_event.
             let t = Instant::now();
+            // Exactly mbatchd's start: take the lock, open lsb.events and lsb.acct with
+            // the records turned into core events as they are read, then on_event.
             let mut sched = Sched::new(cfg.clone(), T0 * 1000);
-            let (log, replay) = el::EventLog::open(&logdir)?;
-            let events: Vec<_> = replay
-                .records
-                .iter()
-                .filter_map(basalt_mbatchd::journal::from_record)
-                .collect();
+            let (log, replay) = basalt_mbatchd::journal::open(
+                &logdir,
+                "bench",
+                basalt_mbatchd::journal::Options::default(),
+            )?;
+            let events = replay.events;
             for ev in &events {
                 sched.on_event(ev);
             }
@@ -968,7 +970,7 @@ mod replay {
             drop(log);
             let n_ev = events.len();
             // Freeing a million records is not part of a replay mbatchd does once.
-            drop((sched, events, replay));
+            drop((sched, events));
 
             // The goal is 1,000,000 events in 2 s; a --quick log is held to the same rate.
             let mut seconds =

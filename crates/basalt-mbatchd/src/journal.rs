@@ -192,6 +192,19 @@ pub fn open(logdir: &Path, me: &str, opts: Options) -> Result<(Journal, Replayed
     ))
 }
 
+/// Read `logdir/lsb.events` as core events without taking the lock or changing anything
+/// (a torn tail is skipped, not cut): what mbatchd would replay. For tools and benchmarks.
+pub fn read_events(logdir: &Path) -> Result<Vec<Event>, JournalError> {
+    let reader = el::read_events(&logdir.join(el::EVENTS_FILE))?.include_unknown(false);
+    let mut out = Vec::new();
+    for rec in reader {
+        if let Some(ev) = from_record(&rec?) {
+            out.push(ev);
+        }
+    }
+    Ok(out)
+}
+
 /// Bring the copies in line (the newest intact one wins, see [`sync_copies`]), open each,
 /// and replay from the first that opens.
 fn open_copies(dirs: &[PathBuf], opts: &Options) -> Result<(Vec<Copy>, Replayed), JournalError> {
@@ -388,7 +401,13 @@ fn open_logs(
     logdir: &Path,
     opts: &Options,
 ) -> Result<(el::EventLog, el::AcctLog, Replayed), JournalError> {
-    let (mut events, replay) = el::EventLog::open(logdir)?;
+    // Records become core events as they are read: no list of a million records is held.
+    let mut evs = Vec::new();
+    let mut skipped = 0usize;
+    let (mut events, replay) = el::EventLog::open_with(logdir, |rec| match from_record(&rec) {
+        Some(ev) => evs.push(ev),
+        None => skipped += 1,
+    })?;
     let (mut acct, acct_torn) = el::AcctLog::open(logdir)?;
     events.set_sync(opts.sync);
     acct.set_sync(opts.sync);
@@ -398,17 +417,12 @@ fn open_logs(
             logdir.join(el::ACCT_FILE).display()
         );
     }
-    let mut out = Replayed {
-        torn_tail: replay.torn_tail.clone(),
+    let out = Replayed {
+        events: evs,
+        torn_tail: replay.torn_tail,
         torn_offset: replay.torn_offset,
-        ..Default::default()
+        skipped,
     };
-    for rec in &replay.records {
-        match from_record(rec) {
-            Some(ev) => out.events.push(ev),
-            None => out.skipped += 1,
-        }
-    }
     Ok((events, acct, out))
 }
 
