@@ -163,8 +163,8 @@ pub struct BatchParams {
     /// `none` (unsafe: a machine crash can lose acknowledged work).
     pub event_sync: String,
     /// Basalt: BASALT_EVENT_LOCK_HEARTBEAT, seconds between refreshes of
-    /// `#lsb.event.lock` (1). A waiting mbatchd takes a lock over only after its mtime has
-    /// not changed for five checks this far apart.
+    /// `#lsb.event.lock` (1). A waiting mbatchd checks twice per heartbeat and takes a
+    /// lock over only after it has not changed for five checks in a row.
     pub event_lock_heartbeat_secs: u32,
     /// Every other parameter, raw, keyed in upper case.
     pub other: BTreeMap<String, String>,

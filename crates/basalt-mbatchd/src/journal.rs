@@ -46,8 +46,8 @@ pub struct Replayed {
 #[derive(Debug, Clone)]
 pub struct Options {
     pub sync: el::SyncPolicy,
-    /// Heartbeat of `#lsb.event.lock`; a waiting mbatchd checks this often and takes a
-    /// lock over after [`STALE_CHECKS`] checks without a heartbeat.
+    /// Heartbeat of `#lsb.event.lock`; a waiting mbatchd checks twice as often and takes
+    /// a lock over after more than [`STALE_CHECKS`] checks without a heartbeat.
     pub lock_heartbeat: Duration,
     /// `LSB_LOCALDIR`: a second copy of lsb.events and lsb.acct on the master's local disk.
     pub local_dir: Option<PathBuf>,
@@ -74,7 +74,7 @@ impl Options {
     }
 }
 
-/// More than this many checks one heartbeat apart without a change of the lock file make
+/// More than this many checks half a heartbeat apart without a change of the lock file make
 /// its owner stale (LSF: 4 checks of MBD_SLEEP_TIME/2).
 pub const STALE_CHECKS: u32 = 4;
 
@@ -108,8 +108,9 @@ fn pid_alive(pid: u32) -> bool {
 
 /// Take `logdir/#lsb.event.lock` for `me` (event-log.md §7): a free lock, or one naming
 /// this host and a dead process, is taken at once. A lock held by someone else is checked
-/// once per heartbeat; it is taken over only when its file has not changed (no heartbeat)
-/// for more than [`STALE_CHECKS`] checks in a row. Gives up with [`JournalError::Held`]
+/// twice per heartbeat (LSF: every MBD_SLEEP_TIME/2); it is taken over only when its file
+/// has not changed (no heartbeat) for more than [`STALE_CHECKS`] checks in a row, i.e.
+/// for at least two and a half heartbeats. Gives up with [`JournalError::Held`]
 /// after `wait`.
 pub fn acquire_lock(
     logdir: &Path,
@@ -143,9 +144,10 @@ pub fn acquire_lock(
                         if unchanged > STALE_CHECKS {
                             tracing::warn!(
                                 "{} names {} and has not changed for {unchanged} checks \
-                                 {heartbeat:?} apart: taking it over",
+                                 {:?} apart: taking it over",
                                 logdir.join(el::LOCK_FILE).display(),
-                                info.holder
+                                info.holder,
+                                heartbeat / 2
                             );
                             match el::EventLock::take_over(logdir, me, &info) {
                                 Ok(l) => return Ok(l),
@@ -164,7 +166,7 @@ pub fn acquire_lock(
                         holder,
                     });
                 }
-                std::thread::sleep(heartbeat);
+                std::thread::sleep(heartbeat / 2);
             }
             Err(e) => return Err(e.into()),
         }
@@ -1278,7 +1280,7 @@ mod tests {
         std::fs::write(&lock_file, "otherhost:1").unwrap();
         let t = Instant::now();
         let lock = acquire_lock(dir.path(), "me", hb, Duration::from_secs(10)).unwrap();
-        assert!(t.elapsed() >= hb * STALE_CHECKS, "{:?}", t.elapsed());
+        assert!(t.elapsed() >= hb / 2 * STALE_CHECKS, "{:?}", t.elapsed());
         assert!(lock.holder().starts_with("me:"), "{}", lock.holder());
         drop(lock);
         assert!(!lock_file.exists());
