@@ -77,6 +77,9 @@ pub const BATCH_PARAMS: &[&str] = &[
 pub const OTHER_KNOWN_BATCH_PARAMS: &[&str] = &[
     // Basalt: seconds between sbatchd hellos (host unreach after three missed ones).
     "BASALT_SBD_HELLO_INTERVAL",
+    // Basalt: seconds a host stays unreach before mbatchd gives up on its jobs
+    // (rerunnable ones are requeued, the others end EXIT); mbatchd reads it.
+    "BASALT_HOST_LOST_GRACE",
     "DEFAULT_HOST_SPEC",
     "DEFAULT_USER_GROUP",
     "DISABLE_UACCT_MAP",
@@ -1466,6 +1469,14 @@ mod tests {
         assert_eq!(qs.len(), 1);
         let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
         assert_eq!(lines, vec![1, 6, 7, 8, 9, 10, 11], "{:#?}", d.errors);
+    }
+
+    #[test]
+    fn host_lost_grace_is_known() {
+        let text = "Begin Parameters\nBASALT_HOST_LOST_GRACE = 20\nEnd Parameters\n";
+        let ((p, _), d) = with_ctx(|ctx| parse_params(ctx, text));
+        assert!(d.errors.is_empty() && d.warnings.is_empty(), "{d:?}");
+        assert_eq!(p.other["BASALT_HOST_LOST_GRACE"], "20");
     }
 
     #[test]

@@ -6,6 +6,9 @@ use basalt_config::Config;
 use basalt_config::batch::{Batch, Group, Mxj};
 use std::collections::BTreeMap;
 
+/// Default of `BASALT_HOST_LOST_GRACE` (seconds).
+pub const DEFAULT_HOST_LOST_GRACE: u32 = 60;
+
 /// The core's configuration.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SchedConfig {
@@ -27,6 +30,10 @@ pub struct SchedConfig {
     pub max_job_array_size: u32,
     /// Seconds between sbatchd hellos; a host is unreach after 3 missed ones.
     pub hello_interval_secs: u32,
+    /// Basalt's `BASALT_HOST_LOST_GRACE` (lsb.params, seconds, default
+    /// [`DEFAULT_HOST_LOST_GRACE`]): how long a host stays `unreach` before mbatchd gives
+    /// up on the jobs it runs — rerunnable ones are requeued, the others end EXIT.
+    pub host_lost_grace_secs: u32,
     pub queues: Vec<Queue>,
     pub hosts: Vec<Host>,
 }
@@ -184,6 +191,11 @@ impl SchedConfig {
             .and_then(|v| v.trim().parse::<u32>().ok())
             .unwrap_or(5)
             .max(1);
+        let grace = p
+            .other
+            .get("BASALT_HOST_LOST_GRACE")
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .unwrap_or(DEFAULT_HOST_LOST_GRACE);
         SchedConfig {
             cluster: c.cluster_name.clone(),
             admins: c.cluster.admins.clone(),
@@ -198,6 +210,7 @@ impl SchedConfig {
             max_jobid: p.max_jobid,
             max_job_array_size: p.max_job_array_size.max(1),
             hello_interval_secs: hello,
+            host_lost_grace_secs: grace,
             queues,
             hosts,
         }

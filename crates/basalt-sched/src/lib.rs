@@ -182,6 +182,10 @@ pub struct HostJob {
 /// the hello interval.
 pub const UNREACH_AFTER_HELLOS: i64 = 3;
 
+/// The term reason of a job that ended because its host was lost (LSF's code for jobs
+/// removed from an unavailable host, REMOVE_HUNG_JOBS_FOR = host_unavail).
+pub const TERM_HOST_LOST: &str = "TERM_REMOVE_HUNG_JOB";
+
 /// The core.
 #[derive(Debug)]
 pub struct Sched {
@@ -445,7 +449,12 @@ impl Sched {
                 if new == JobState::Run {
                     j.resume_sent = false;
                 }
+                let rerun = is_rerun(j.state, new, *reasons);
                 j.state = new;
+                if rerun {
+                    // A rerun goes before the jobs pending in its queue.
+                    self.apply_move(*key, 1, 1);
+                }
             }
             Event::JobSignal {
                 key, signal, user, ..
@@ -906,7 +915,10 @@ impl Sched {
         }
     }
 
-    /// sbatchd said hello. Returns the jobs mbatchd believes run there.
+    /// sbatchd said hello. Returns the jobs mbatchd believes run there. Every unfinished
+    /// job sbatchd lists that mbatchd does not count as running there in that attempt (it
+    /// gave up on the host, or the job was requeued, ended or cleaned meanwhile) is
+    /// ordered killed.
     pub fn sbd_hello(&mut self, now: Millis, host: &str, jobs: &[HostJob]) -> Vec<HostJob> {
         let Some(name) = self.host_name(host) else {
             return Vec::new();
@@ -939,6 +951,29 @@ impl Sched {
             })
             .collect();
         self.effects.extend(resend);
+        // Copies mbatchd no longer counts as running there (it gave up on the host, the
+        // job was requeued or ended meanwhile, or this is an older attempt) must go.
+        let stale: Vec<Effect> = jobs
+            .iter()
+            .filter(|h| JobState::from_code(h.state).is_none_or(|st| !st.is_finished()))
+            .filter(|h| match self.jobs.get(&h.key) {
+                Some(j) => {
+                    !(j.state.is_started()
+                        && j.attempt == h.attempt
+                        && j.hosts.first() == Some(&name))
+                }
+                None => self.gone.contains_key(&h.key),
+            })
+            .map(|h| Effect::Signal {
+                key: h.key,
+                attempt: h.attempt,
+                host: name.clone(),
+                action: SbdAction::Kill {
+                    term_reason: TERM_HOST_LOST.to_string(),
+                },
+            })
+            .collect();
+        self.effects.extend(stale);
         self.jobs
             .values()
             .filter(|j| j.state.is_started() && j.hosts.first() == Some(&name))
@@ -1004,7 +1039,7 @@ impl Sched {
         }
     }
 
-    /// Timers: sbatchd silence, CLEAN_PERIOD.
+    /// Timers: sbatchd silence, lost hosts, CLEAN_PERIOD.
     pub fn tick(&mut self, now: Millis) {
         let silence = UNREACH_AFTER_HELLOS * i64::from(self.cfg.hello_interval_secs) * 1000;
         for h in &mut self.hosts {
@@ -1012,6 +1047,16 @@ impl Sched {
                 h.sbd_failed = true;
                 self.dirty = true;
             }
+        }
+        let lost_after = silence + i64::from(self.cfg.host_lost_grace_secs) * 1000;
+        let lost: Vec<String> = self
+            .hosts
+            .iter()
+            .filter(|h| now - h.sbd_seen > lost_after)
+            .map(|h| h.name.clone())
+            .collect();
+        for host in lost {
+            self.give_up_host(now, &host);
         }
         let clean = i64::from(self.cfg.clean_period_secs);
         let t = secs(now);
@@ -1031,6 +1076,65 @@ impl Sched {
                 .is_none()
             {
                 self.effects.push(Effect::RemoveJobFile { job_file: file });
+            }
+        }
+    }
+
+    /// Is the job rerunnable (`bsub -r`, or its queue has `RERUNNABLE = yes`)?
+    pub fn rerunnable(&self, j: &Job) -> bool {
+        j.sub.options & sub::RERUNNABLE != 0 || self.queue(&j.queue).is_some_and(|q| q.rerunnable)
+    }
+
+    /// The host's sbatchd has been silent for the unreach time plus `BASALT_HOST_LOST_GRACE`:
+    /// mbatchd gives up on the jobs started there (on it as their first host). A job whose
+    /// dispatch sbatchd never answered goes back to PEND (it never ran); a job with a kill
+    /// order ends EXIT with the kill's term reason; a rerunnable job is requeued to PEND
+    /// (reason PEND_JOB_REQUEUED) at the top of its queue, to run again elsewhere with a
+    /// new attempt number; any other job ends EXIT, TERM_REMOVE_HUNG_JOB, as if killed by
+    /// signal 9. If the host comes back, its sbatchd is told to kill the old copies
+    /// ([`Sched::sbd_hello`]).
+    fn give_up_host(&mut self, now: Millis, host: &str) {
+        let mut jobs: Vec<(i64, JobKey)> = self
+            .jobs
+            .values()
+            .filter(|j| {
+                j.state.is_started()
+                    && j.hosts.first().map(String::as_str) == Some(host)
+                    && !self.in_flight.contains(&(j.key(), j.attempt))
+            })
+            .map(|j| (j.order, j.key()))
+            .collect();
+        // Reruns each go to the top of their queue: the latest first, so that they keep
+        // their order among themselves.
+        jobs.sort_unstable_by(|a, b| b.cmp(a));
+        let t = secs(now);
+        for (_, key) in jobs {
+            let Some(j) = self.jobs.get(&key) else {
+                continue;
+            };
+            let (kill, unaccepted, rerun) =
+                (j.kill_ordered.clone(), j.pid == 0, self.rerunnable(j));
+            self.missing.remove(&key);
+            let requeue = |reasons: u32| Event::JobStatus {
+                time: t,
+                key,
+                status: status::PEND,
+                reasons,
+                subreasons: 0,
+                cpu_time: 0.0,
+                end_time: 0,
+                usage: None,
+                exit_status: 0,
+                term_reason: String::new(),
+            };
+            if let Some(term) = kill {
+                self.finish(t, key, status::EXIT, 0, 9, None, term);
+            } else if unaccepted {
+                self.emit(requeue(pend::SBD_UNREACH));
+            } else if rerun {
+                self.emit(requeue(pend::REQUEUED));
+            } else {
+                self.finish(t, key, status::EXIT, 0, 9, None, TERM_HOST_LOST.to_string());
             }
         }
     }
@@ -2045,6 +2149,12 @@ impl Sched {
 
 /// The elements a JOB_NEW with this job name creates, and the array's `%k` limit: an array
 /// spec gives its indices (1..n), anything else one job (index 0).
+/// Does a JOB_STATUS from `from` to `to` with `reasons` requeue a job for a rerun (its
+/// host was lost)? Such a job goes to the top of its queue's pending jobs.
+fn is_rerun(from: JobState, to: JobState, reasons: u32) -> bool {
+    from.is_started() && to == JobState::Pend && reasons == pend::REQUEUED
+}
+
 fn elements_of(job_name: &str) -> (Vec<u32>, Option<u32>) {
     match array::parse(job_name) {
         Some(Ok(spec)) => {
@@ -2144,6 +2254,8 @@ pub fn wildcard(pattern: &str, s: &str) -> bool {
     true
 }
 
+#[cfg(test)]
+mod host_loss_tests;
 #[cfg(test)]
 mod switch_tests;
 #[cfg(test)]

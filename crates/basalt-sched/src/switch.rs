@@ -448,7 +448,12 @@ impl Sched {
             if executed && last {
                 out.push(execute(t, 0));
             }
-            cur = if last && j.state.is_pending() {
+            // A rerun's requeue would put the job at the top of its queue again, after
+            // the positions were set: it is requeued plainly, its reason set below.
+            cur = if last
+                && j.state.is_pending()
+                && !crate::is_rerun(JobState::Run, j.state, j.reasons)
+            {
                 (j.state, j.reasons, j.subreasons)
             } else {
                 (JobState::Pend, 0, 0)

@@ -5,7 +5,11 @@ use super::*;
 use crate::tests::{T0, admin, alice, bob, cfg, cmd, dep, host, logged, named};
 
 /// A fresh core after `events`.
-fn replay<'a>(cfg: SchedConfig, now: Millis, events: impl IntoIterator<Item = &'a Event>) -> Sched {
+pub(crate) fn replay<'a>(
+    cfg: SchedConfig,
+    now: Millis,
+    events: impl IntoIterator<Item = &'a Event>,
+) -> Sched {
     let mut s = Sched::new(cfg, now);
     for e in events {
         s.on_event(e);
@@ -292,7 +296,7 @@ fn keys_in(s: &Sched, st: JobState) -> Vec<JobKey> {
 
 /// Replay `carry_over` and compare: with the live core, with a core rebuilt from the
 /// whole history, and in what the rebuilt cores decide next.
-fn check_switch(live: &Sched, history: &[Event], now: Millis, ctx: &str) -> CarryOver {
+pub(crate) fn check_switch(live: &Sched, history: &[Event], now: Millis, ctx: &str) -> CarryOver {
     let co = live.carry_over(now);
     assert!(
         matches!(co.appended.last(), Some(Event::LogSwitch { last_job_id, .. }) if *last_job_id == live.last_job_id),
@@ -888,6 +892,9 @@ impl Case {
         if rng.chance(50) {
             c.queues[0].ujob_limit = Some(3);
         }
+        if rng.chance(30) {
+            c.queues[1].rerunnable = true;
+        }
         let (s, history) = started_core(c, 1 + rng.below(3) as u32);
         let file = history.clone();
         Case {
@@ -950,6 +957,9 @@ impl Case {
         }
         if self.rng.chance(10) {
             sub.options |= basalt_core::job::sub::EXCLUSIVE;
+        }
+        if self.rng.chance(30) {
+            sub.options |= basalt_core::job::sub::RERUNNABLE;
         }
         if self.rng.chance(10) {
             sub.num_processors = 2;
@@ -1151,6 +1161,7 @@ impl Case {
 fn random_operations_survive_switching() {
     let mut switches = 0;
     let mut cleaned = 0;
+    let mut reruns = 0;
     for seed in 1..=240u64 {
         let mut case = Case::new(seed);
         let steps = 40 + case.rng.below(120);
@@ -1158,10 +1169,16 @@ fn random_operations_survive_switching() {
             case.step();
         }
         cleaned += case.s.gone.len();
+        reruns += case
+            .history
+            .iter()
+            .filter(|e| matches!(e, Event::JobStatus { status: 1, reasons, .. } if *reasons == pend::REQUEUED))
+            .count();
         case.switch();
         switches += case.switches;
     }
     // The cases did reach the states that matter.
     assert!(switches > 400, "{switches} switches");
     assert!(cleaned > 100, "{cleaned} cleaned jobs remembered");
+    assert!(reruns > 20, "{reruns} jobs rerun after their host was lost");
 }

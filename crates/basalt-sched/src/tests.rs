@@ -66,6 +66,7 @@ pub(crate) fn cfg() -> SchedConfig {
         max_jobid: 999_999,
         max_job_array_size: 1000,
         hello_interval_secs: 5,
+        host_lost_grace_secs: 60,
         queues: vec![queue("normal", 30), queue("high", 40)],
         hosts: vec![host("hostA", 0), host("hostB", 1)],
     }
