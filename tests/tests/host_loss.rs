@@ -1,0 +1,431 @@
+//! Lost hosts on a 2-host loopback cluster of real processes (mbatchd on hostA): hostB
+//! dies (its lim, sbatchd, job supervisors and jobs are killed -9). Once hostB has been
+//! unreach for `BASALT_HOST_LOST_GRACE`, mbatchd gives up on its jobs: the rerunnable
+//! one (`bsub -r`) is requeued and reruns on hostA to DONE, the other ends EXIT. When
+//! hostB comes back nothing runs or is accounted twice. A second test keeps hostB's
+//! jobs alive while its sbatchd is away (a partition): the returning sbatchd is told to
+//! kill the copies mbatchd gave up on.
+
+use anyhow::{Context, Result, anyhow, bail};
+use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Hellos every second (unreach after 3 s), jobs given up 3 s later.
+const PARAMS: &str =
+    "BASALT_SBD_HELLO_INTERVAL = 1\nJOB_TERMINATE_INTERVAL = 2\nBASALT_HOST_LOST_GRACE = 3";
+
+const LONG: Duration = Duration::from_secs(30);
+
+fn cluster(name: &str) -> Result<ProcessCluster> {
+    ProcessCluster::start_batch(name, &ClusterSpec::new(2), PARAMS)
+}
+
+fn text(o: &std::process::Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}stderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Run bsub with `args` from `cwd`; return the job id.
+fn bsub(c: &ProcessCluster, cwd: &Path, args: &[&str]) -> Result<u64> {
+    let o = c
+        .command("bsub")
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .context("running bsub")?;
+    if !o.status.success() {
+        bail!("bsub {args:?} failed: {}", text(&o));
+    }
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out.lines().next().unwrap_or("");
+    line.strip_prefix("Job <")
+        .and_then(|r| r.split('>').next())
+        .and_then(|n| n.parse::<u64>().ok())
+        .ok_or_else(|| anyhow!("no job id in {}", text(&o)))
+}
+
+/// Run a command that must succeed; its stdout.
+fn ok(c: &ProcessCluster, cmd: &str, args: &[&str]) -> Result<String> {
+    let o = c.run(cmd, args)?;
+    if !o.status.success() {
+        bail!("{cmd} {args:?} failed: {}", text(&o));
+    }
+    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Row {
+    stat: String,
+    exec_host: String,
+}
+
+/// Every job bjobs knows, from its JSON output.
+fn jobs(c: &ProcessCluster) -> Result<BTreeMap<u64, Row>> {
+    let out = ok(
+        c,
+        "bjobs",
+        &["-a", "-u", "all", "-json", "-o", "jobid stat exec_host"],
+    )?;
+    let v: serde_json::Value =
+        serde_json::from_str(&out).with_context(|| format!("bjobs -json: {out}"))?;
+    let mut m = BTreeMap::new();
+    for r in v["RECORDS"].as_array().cloned().unwrap_or_default() {
+        let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
+        if let Ok(id) = s("JOBID").parse::<u64>() {
+            m.insert(
+                id,
+                Row {
+                    stat: s("STAT"),
+                    exec_host: s("EXEC_HOST"),
+                },
+            );
+        }
+    }
+    Ok(m)
+}
+
+fn wait_state(c: &ProcessCluster, id: u64, stat: &str, deadline: Duration) -> Result<Row> {
+    wait_for(&format!("job {id} to be {stat}"), deadline, || {
+        match jobs(c) {
+            Ok(m) => {
+                let r = m.get(&id).cloned();
+                (r.clone().filter(|r| r.stat == stat), format!("{r:?}"))
+            }
+            Err(e) => (None, e.to_string()),
+        }
+    })
+}
+
+/// A directory every user can write, reachable from the cluster directory.
+fn work_dir(c: &ProcessCluster) -> Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let d = c.dir.path().join("work-area");
+    std::fs::create_dir_all(&d)?;
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777))?;
+    let _ = std::fs::set_permissions(c.dir.path(), std::fs::Permissions::from_mode(0o755));
+    Ok(d)
+}
+
+/// Fields of one event-log line: quoted strings (`""` for a quote) and bare words.
+fn fields(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let b: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == ' ' {
+            i += 1;
+            continue;
+        }
+        if b[i] == '"' {
+            let mut s = String::new();
+            i += 1;
+            while i < b.len() {
+                if b[i] == '"' {
+                    if i + 1 < b.len() && b[i + 1] == '"' {
+                        s.push('"');
+                        i += 2;
+                        continue;
+                    }
+                    i += 1;
+                    break;
+                }
+                s.push(b[i]);
+                i += 1;
+            }
+            out.push(s);
+        } else {
+            let start = i;
+            while i < b.len() && b[i] != ' ' {
+                i += 1;
+            }
+            out.push(b[start..i].iter().collect());
+        }
+    }
+    out
+}
+
+fn logdir(c: &ProcessCluster) -> PathBuf {
+    c.dir.path().join("work/basalt/logdir")
+}
+
+/// The `kind` records of job `id` in lsb.events (fields).
+fn events_of(c: &ProcessCluster, kind: &str, id: u64) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(logdir(c).join("lsb.events")).unwrap_or_default();
+    text.lines()
+        .map(fields)
+        .filter(|f| {
+            f.first().map(String::as_str) == Some(kind) && f.get(3) == Some(&id.to_string())
+        })
+        .collect()
+}
+
+fn wait_event(c: &ProcessCluster, kind: &str, id: u64) -> Result<()> {
+    wait_for(&format!("{kind} of job {id}"), LONG, || {
+        (
+            (!events_of(c, kind, id).is_empty()).then_some(()),
+            String::new(),
+        )
+    })
+}
+
+/// jStatus of every JOB_FINISH record of job `id` in lsb.acct (after the asked and
+/// execution host lists, event-log.md).
+fn acct_finishes(c: &ProcessCluster, id: u64) -> Result<Vec<u32>> {
+    let acct = std::fs::read_to_string(logdir(c).join("lsb.acct")).unwrap_or_default();
+    let mut found = Vec::new();
+    for f in acct.lines().map(fields) {
+        if f.first().map(String::as_str) != Some("JOB_FINISH") || f.get(3) != Some(&id.to_string())
+        {
+            continue;
+        }
+        let num = |i: usize| -> Result<usize> {
+            f.get(i)
+                .and_then(|v| v.parse().ok())
+                .ok_or_else(|| anyhow!("JOB_FINISH field {i} of job {id}: {f:?}"))
+        };
+        let exec_at = 23 + num(22)?;
+        let st_at = exec_at + 1 + num(exec_at)?;
+        found.push(num(st_at)? as u32);
+    }
+    Ok(found)
+}
+
+fn proc_stat(pid: i32) -> Option<(char, i32)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut rest = text.rsplit_once(')')?.1.split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    let ppid = rest.next()?.parse().ok()?;
+    Some((state, ppid))
+}
+
+/// Pids of the job's processes: every live process whose environment carries
+/// `LSB_JOBID=<id>` and this cluster's `LSF_ENVDIR`.
+fn job_pids(c: &ProcessCluster, id: u64) -> Vec<i32> {
+    let want_job = format!("LSB_JOBID={id}");
+    let want_env = format!("LSF_ENVDIR={}", c.envdir.display());
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        let mut vars = env.split(|b| *b == 0);
+        let ours = vars.clone().any(|v| v == want_env.as_bytes());
+        if ours
+            && vars.any(|v| v == want_job.as_bytes())
+            && proc_stat(pid).is_some_and(|(s, _)| s != 'Z')
+        {
+            out.push(pid);
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// The job's top process: the one of its processes that leads its process group.
+fn job_leader(c: &ProcessCluster, id: u64) -> Option<i32> {
+    job_pids(c, id).into_iter().find(|p| {
+        std::fs::read_to_string(format!("/proc/{p}/stat"))
+            .ok()
+            .and_then(|t| {
+                t.rsplit_once(')')
+                    .and_then(|(_, r)| r.split_whitespace().nth(2).map(str::to_owned))
+            })
+            .is_some_and(|pgrp| pgrp == p.to_string())
+    })
+}
+
+/// Is `pid` still one of the job's processes?
+fn alive(c: &ProcessCluster, id: u64, pid: i32) -> bool {
+    job_pids(c, id).contains(&pid)
+}
+
+/// The job supervisors (`sbatchd --job-supervisor ...`) that are parents of the job's
+/// processes.
+fn supervisors(pids: &[i32]) -> Vec<i32> {
+    let mut out: Vec<i32> = pids
+        .iter()
+        .filter_map(|p| proc_stat(*p).map(|(_, ppid)| ppid))
+        .filter(|pp| {
+            std::fs::read(format!("/proc/{pp}/cmdline"))
+                .is_ok_and(|c| c.split(|b| *b == 0).any(|a| a == b"--job-supervisor"))
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+fn kill9(pids: &[i32]) -> Result<()> {
+    if pids.is_empty() {
+        return Ok(());
+    }
+    let mut cmd = std::process::Command::new("kill");
+    cmd.arg("-KILL");
+    for p in pids {
+        cmd.arg(p.to_string());
+    }
+    cmd.status().context("running kill")?;
+    Ok(())
+}
+
+/// Wait until bhosts shows `host` with one of `statuses`.
+fn wait_host(c: &ProcessCluster, host: &str, statuses: &[&str]) -> Result<()> {
+    wait_for(&format!("{host} to be {statuses:?}"), LONG, || {
+        let out = c.stdout_ok("bhosts", &[host]).unwrap_or_default();
+        let seen = out.lines().any(|l| {
+            let mut f = l.split_whitespace();
+            f.next() == Some(host) && f.next().is_some_and(|s| statuses.contains(&s))
+        });
+        (seen.then_some(()), out)
+    })
+}
+
+/// A rerunnable job and a plain one, both running on hostB (hostA is closed while they
+/// are dispatched) and accepted by its sbatchd. The rerunnable one waits for `go`.
+fn two_jobs_on_host_b(c: &ProcessCluster, work: &Path, go: &Path) -> Result<(u64, u64)> {
+    ok(c, "badmin", &["hclose", "hostA"])?;
+    let cmd = format!(
+        "while [ ! -e {} ]; do sleep 0.1; done; echo done on $LSB_HOSTS",
+        go.display()
+    );
+    let rerun = bsub(c, work, &["-r", "-o", "rerun.%J", &cmd])?;
+    let plain = bsub(c, work, &["-o", "plain.%J", "sleep 300"])?;
+    for id in [rerun, plain] {
+        let r = wait_state(c, id, "RUN", LONG)?;
+        assert_eq!(r.exec_host, "hostB", "job {id}");
+        wait_event(c, "JOB_START_ACCEPT", id)?;
+    }
+    ok(c, "badmin", &["hopen", "hostA"])?;
+    Ok((rerun, plain))
+}
+
+/// mbatchd's records of the give-up: the rerun started twice, on hostB then hostA, with
+/// a requeue (JOB_STATUS PEND, PEND_JOB_REQUEUED) between; the other ended EXIT.
+fn check_records(c: &ProcessCluster, rerun: u64, plain: u64) -> Result<()> {
+    let starts = events_of(c, "JOB_START", rerun);
+    let hosts: Vec<&str> = starts
+        .iter()
+        .map(|f| f.get(9).map(String::as_str).unwrap_or(""))
+        .collect();
+    assert_eq!(hosts, vec!["hostB", "hostA"], "{starts:?}");
+    let requeue = events_of(c, "JOB_STATUS", rerun).into_iter().any(|f| {
+        f.get(4).map(String::as_str) == Some("1") && f.get(5).map(String::as_str) == Some("23")
+    });
+    assert!(requeue, "{:?}", events_of(c, "JOB_STATUS", rerun));
+    assert_eq!(events_of(c, "JOB_START", plain).len(), 1);
+    assert_eq!(
+        acct_finishes(c, rerun)?,
+        vec![64],
+        "rerun: one JOB_FINISH, DONE"
+    );
+    assert_eq!(
+        acct_finishes(c, plain)?,
+        vec![32],
+        "plain: one JOB_FINISH, EXIT"
+    );
+    let hist = ok(c, "bhist", &["-l", &rerun.to_string()])?;
+    assert!(hist.contains("hostB") && hist.contains("hostA"), "{hist}");
+    let long = ok(c, "bjobs", &["-l", &plain.to_string()])?;
+    assert!(long.contains("TERM_REMOVE_HUNG_JOB"), "{long}");
+    Ok(())
+}
+
+#[test]
+fn a_rerunnable_job_on_a_dead_host_reruns_elsewhere() -> Result<()> {
+    let mut c = cluster("host-loss-dead")?;
+    let work = work_dir(&c)?;
+    let go = work.join("go");
+    let (rerun, plain) = two_jobs_on_host_b(&c, &work, &go)?;
+
+    // hostB dies: every process of it.
+    let pids: Vec<i32> = [rerun, plain]
+        .iter()
+        .flat_map(|id| job_pids(&c, *id))
+        .collect();
+    let sups = supervisors(&pids);
+    assert_eq!(
+        sups.len(),
+        2,
+        "one supervisor per job: {sups:?} of {pids:?}"
+    );
+    c.kill9_daemon("sbatchd", "hostB")?;
+    c.kill9("hostB")?;
+    kill9(&sups)?;
+    kill9(&pids)?;
+    std::fs::write(&go, b"go\n")?;
+
+    // UNKWN while hostB may come back, then given up.
+    wait_host(&c, "hostB", &["unreach", "unavail"])?;
+    let r = wait_state(&c, rerun, "DONE", LONG)?;
+    assert_eq!(r.exec_host, "hostA");
+    wait_state(&c, plain, "EXIT", LONG)?;
+    let out = std::fs::read_to_string(work.join(format!("rerun.{rerun}")))?;
+    assert_eq!(out.matches("done on host").count(), 1, "{out}");
+    assert!(out.contains("done on hostA"), "{out}");
+    check_records(&c, rerun, plain)?;
+
+    // hostB comes back: nothing changes, nothing is accounted twice.
+    c.start_lim("hostB")?;
+    c.start_daemon("sbatchd", "hostB")?;
+    wait_host(&c, "hostB", &["ok"])?;
+    std::thread::sleep(Duration::from_secs(3));
+    let m = jobs(&c)?;
+    assert_eq!(m.get(&rerun).map(|r| r.stat.as_str()), Some("DONE"));
+    assert_eq!(m.get(&plain).map(|r| r.stat.as_str()), Some("EXIT"));
+    check_records(&c, rerun, plain)?;
+    Ok(())
+}
+
+#[test]
+fn a_returning_sbatchd_is_told_to_kill_what_mbatchd_gave_up_on() -> Result<()> {
+    let mut c = cluster("host-loss-partition")?;
+    let work = work_dir(&c)?;
+    let go = work.join("go");
+    let (rerun, plain) = two_jobs_on_host_b(&c, &work, &go)?;
+    let mut old: BTreeMap<u64, i32> = BTreeMap::new();
+    for id in [rerun, plain] {
+        let leader = job_leader(&c, id).ok_or_else(|| anyhow!("job {id} has no leader"))?;
+        old.insert(id, leader);
+    }
+
+    // Only hostB's sbatchd goes away: its jobs keep running, unseen.
+    c.kill9_daemon("sbatchd", "hostB")?;
+    wait_state(&c, plain, "EXIT", LONG)?;
+    let r = wait_state(&c, rerun, "RUN", LONG)?;
+    assert_eq!(r.exec_host, "hostA");
+    for (id, pid) in &old {
+        assert!(alive(&c, *id, *pid), "job {id}'s copy on hostB runs on");
+    }
+
+    // It comes back: the old copies are killed (ordered on its hello, or answered
+    // StopJob on its reports), before the rerun is let finish.
+    c.start_daemon("sbatchd", "hostB")?;
+    wait_for("the given-up copies on hostB to end", LONG, || {
+        let left: Vec<i32> = old
+            .iter()
+            .filter(|(id, pid)| alive(&c, **id, **pid))
+            .map(|(_, pid)| *pid)
+            .collect();
+        (left.is_empty().then_some(()), format!("{left:?}"))
+    })?;
+    std::fs::write(&go, b"go\n")?;
+    wait_state(&c, rerun, "DONE", LONG)?;
+    let out = std::fs::read_to_string(work.join(format!("rerun.{rerun}")))?;
+    assert_eq!(out.matches("done on host").count(), 1, "{out}");
+    assert!(out.contains("done on hostA"), "{out}");
+    wait_host(&c, "hostB", &["ok"])?;
+    check_records(&c, rerun, plain)?;
+    Ok(())
+}
