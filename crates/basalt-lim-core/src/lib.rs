@@ -10,28 +10,45 @@
 //!
 //! # Election (daemon-behaviour.md §1)
 //!
-//! A host's *rank* is its position among the master candidates in the order of
-//! the `Host` section of `lsf.cluster.<cluster>` (0 = first). Rules:
+//! A host's *rank* is its position among the master candidates: the order of
+//! `LSF_MASTER_LIST` when it is set ([`CoreConfig::master_order`]), else the
+//! order of the `Host` section of `lsf.cluster.<cluster>` (0 = first). Every
+//! master term has an *epoch*; epochs only grow. Rules:
 //!
-//! * At start a candidate probes every lower-ranked candidate; if none answers
-//!   it becomes master at once (rank 0 has nobody to probe, so it declares
-//!   itself master immediately). A host that is not a candidate probes all
-//!   candidates to find the master.
-//! * The master announces itself to every other server host each exchange
-//!   interval (`EXINTERVAL`); slaves send it their load each interval.
-//! * A slave of rank `r` that has not heard its master for
+//! * **Catching up.** A LIM that starts, or that notices it has not run for
+//!   `MASTER_INACTIVITY_LIMIT` intervals (stopped, hung, starved: the gap
+//!   between two of its own inputs), knows nothing it can trust: it forgets its
+//!   master (a master stops being one), answers as "master unknown", and probes
+//!   every other server host. The newest term the answers name (highest epoch,
+//!   then lowest rank) is followed; if the answers say this host is still master
+//!   for the epoch it held, it resumes; if nobody names a master, a candidate
+//!   with no live lower-ranked host becomes master (rank 0 at a cold boot).
+//! * The master announces itself with its epoch to every other server host each
+//!   exchange interval (`EXINTERVAL`); slaves send it their load each interval.
+//! * **Stale announcements.** An announcement whose epoch is below the highest
+//!   epoch the receiver knows is refused (the reply names the receiver's master
+//!   and epoch), whatever the announcer's rank. A master refused with a later
+//!   epoch steps down and follows the master the reply names; a master whose
+//!   own followers know a later epoch moves past it.
+//! * **Takeover.** A slave of rank `r` that has not heard its master for
 //!   `MASTER_INACTIVITY_LIMIT + RETRY_LIMIT × (r − 1)` intervals probes every
 //!   lower-ranked candidate with an application-level request (answered by the
-//!   LIM's core, so a hung LIM whose socket still accepts connections does not
-//!   block failover) and takes over, with a new epoch, only if none answers.
-//!   If a lower-ranked host is alive but not master, the slave waits for it.
-//! * An announcement from a lower rank than the receiver wins (a master gives
-//!   in), unless the receiver's current master is lower still and fresh. An
-//!   announcement from a higher rank is refused, and a candidate never follows
-//!   a master ranked above itself: it probes and takes over instead. So when a
-//!   lower-ranked host comes back it becomes master again.
-//! * Epochs only grow: a new master takes `max(seen) + 1`, and a master that
-//!   learns of a higher epoch moves past it.
+//!   LIM's core with a deadline of `PROBE_TIMEOUT`, so a hung LIM whose socket
+//!   still accepts connections does not block failover) and takes over with
+//!   epoch `max(seen) + 1` only if none answers. If a lower-ranked host is alive
+//!   but not master, the slave waits for it.
+//! * **Conflicts.** A master gives in to an announcement with a later epoch, or
+//!   with its own epoch from a lower rank. A slave follows an announcement with
+//!   a later epoch than its master's, unless its master ranks before the
+//!   announcer and was heard within the takeover limit (then the reply names
+//!   that master and the announcer gives in).
+//! * **Handover.** A candidate that follows a master ranked after it (it came
+//!   back, or a partition healed) takes over only once it is in sync: it has
+//!   followed that master at the newest epoch for `MASTER_INACTIVITY_LIMIT`
+//!   intervals and heard it within the last two. It then probes the hosts
+//!   ranked before it like any takeover, takes epoch `max(seen) + 1` and
+//!   announces; the old master gives in to the later epoch. So the lowest-ranked
+//!   live host ends up master, without a stale term ever winning.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -85,6 +102,9 @@ pub struct CoreConfig {
     pub timing: Timing,
     /// External indices where a smaller value means more loaded (INCREASING = N).
     pub decreasing_externals: BTreeSet<String>,
+    /// The election order of the candidates (`LSF_MASTER_LIST`); empty = file
+    /// order. Candidates it leaves out rank after those it names, in file order.
+    pub master_order: Vec<String>,
 }
 
 /// Why a core cannot be built.
@@ -183,8 +203,12 @@ pub enum Effect {
     /// [`LimCore::on_announce_reply`] (a failed send needs no report).
     Announce { to: Vec<String>, epoch: u64 },
     /// Probe these hosts, each with `PROBE_TIMEOUT`; report all results together
-    /// with [`LimCore::on_probe_results`].
-    Probe { hosts: Vec<String> },
+    /// with [`LimCore::on_probe_results`], passing `id` back (results of an
+    /// earlier probe are ignored).
+    Probe { id: u64, hosts: Vec<String> },
+    /// This LIM did not run for `silent_ms` (stopped or starved): it forgot its
+    /// master and catches up before deciding anything.
+    CatchingUp { silent_ms: u64 },
     /// The master (as this LIM sees it) changed.
     MasterChanged {
         master: Option<String>,
@@ -199,6 +223,8 @@ pub enum Effect {
 enum Role {
     Master,
     Slave,
+    /// Started or resumed after a stall: master unknown, probing everyone.
+    Syncing,
 }
 
 #[derive(Debug, Clone)]
@@ -229,6 +255,14 @@ pub struct LimCore {
     last_heartbeat: Option<u64>,
     last_announce: Option<u64>,
     probing_since: Option<u64>,
+    /// Id of the probe whose results are awaited.
+    probe_id: u64,
+    /// When this LIM last took an input: a long gap means it was stopped.
+    last_input: Option<u64>,
+    /// The epoch this LIM was master for when it stalled (resumed if nobody moved on).
+    resume_epoch: Option<u64>,
+    /// When this LIM started following its current master (handover hold).
+    following_since: u64,
     local_load: LoadVector,
     local_info: Option<HostInfo>,
     started: bool,
@@ -252,6 +286,12 @@ impl LimCore {
         }
         let mut hosts: Vec<Host> = Vec::with_capacity(config.hosts.len());
         let mut rank = 0;
+        let ordered = |name: &str| {
+            config
+                .master_order
+                .iter()
+                .position(|m| basalt_core::same_host(m, name))
+        };
         for entry in config.hosts {
             if hosts
                 .iter()
@@ -281,6 +321,14 @@ impl LimCore {
         if rank == 0 {
             return Err(CoreError::NoCandidate);
         }
+        // LSF_MASTER_LIST order first, then the other candidates in file order.
+        let mut order: Vec<usize> = (0..hosts.len())
+            .filter(|&i| hosts[i].rank.is_some())
+            .collect();
+        order.sort_by_key(|&i| (ordered(&hosts[i].entry.name).unwrap_or(usize::MAX), i));
+        for (r, i) in order.into_iter().enumerate() {
+            hosts[i].rank = Some(r);
+        }
         let me = hosts
             .iter()
             .position(|h| basalt_core::same_host(&h.entry.name, &config.me))
@@ -290,7 +338,7 @@ impl LimCore {
             hosts,
             timing: t,
             decreasing_externals: config.decreasing_externals,
-            role: Role::Slave,
+            role: Role::Syncing,
             master: None,
             epoch: 0,
             max_epoch: 0,
@@ -300,6 +348,10 @@ impl LimCore {
             last_heartbeat: None,
             last_announce: None,
             probing_since: None,
+            probe_id: 0,
+            last_input: None,
+            resume_epoch: None,
+            following_since: 0,
             local_load: LoadVector::default(),
             local_info: None,
             started: false,
@@ -356,13 +408,24 @@ impl LimCore {
 
     // ----- inputs ----------------------------------------------------------
 
-    /// The LIM starts: candidates look for a lower-ranked live host and take
-    /// over when there is none; other hosts look for the master.
+    /// The LIM starts: it catches up first (probes every other server host to
+    /// learn the master and its epoch), then follows or takes over.
     pub fn start(&mut self, now: u64) -> Vec<Effect> {
         self.started = true;
         self.last_contact = now;
+        self.last_input = Some(now);
+        self.role = Role::Syncing;
         let mut fx = Vec::new();
         self.start_probe(now, &mut fx);
+        fx
+    }
+
+    /// Any input at `now` (the daemon calls this before serving a query): if
+    /// this LIM has not run for `MASTER_INACTIVITY_LIMIT` intervals it forgets
+    /// its master and catches up.
+    pub fn wake(&mut self, now: u64) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        self.observe(now, &mut fx);
         fx
     }
 
@@ -372,6 +435,7 @@ impl LimCore {
         if !self.started {
             return fx;
         }
+        self.observe(now, &mut fx);
         let ex = self.timing.exinterval_ms;
         if let Some(since) = self.probing_since {
             // The runtime reports every probe; this only guards against a lost report.
@@ -402,6 +466,11 @@ impl LimCore {
                     self.start_probe(now, &mut fx);
                 }
             }
+            Role::Syncing => {
+                if self.probing_since.is_none() {
+                    self.start_probe(now, &mut fx);
+                }
+            }
         }
         fx
     }
@@ -415,6 +484,7 @@ impl LimCore {
         info: HostInfo,
     ) -> (HeartbeatReply, Vec<Effect>) {
         let mut fx = Vec::new();
+        self.observe(now, &mut fx);
         let accepted = match (self.role, self.index(from)) {
             (Role::Master, Some(i)) if i != self.me => {
                 let h = &mut self.hosts[i];
@@ -430,7 +500,7 @@ impl LimCore {
             HeartbeatReply {
                 accepted,
                 master: self.master().map(str::to_owned),
-                epoch: self.epoch,
+                epoch: self.reported_epoch(),
             },
             fx,
         )
@@ -444,68 +514,94 @@ impl LimCore {
         epoch: u64,
     ) -> (AnnounceReply, Vec<Effect>) {
         let mut fx = Vec::new();
+        self.observe(now, &mut fx);
         let accepted = self.consider_master(now, from, epoch, &mut fx);
         (
             AnnounceReply {
                 accepted,
                 master: self.master().map(str::to_owned),
-                epoch: self.max_epoch,
+                // Accepted: the latest term we know (the master moves past it);
+                // refused: the term of the master we name.
+                epoch: if accepted {
+                    self.max_epoch
+                } else {
+                    self.reported_epoch()
+                },
             },
             fx,
         )
     }
 
-    /// `from` asks whether this LIM is alive and whom it follows.
-    pub fn on_probe(&mut self, _now: u64, _from: &str) -> ProbeReply {
-        ProbeReply {
-            host: self.me().to_owned(),
-            is_master: self.is_master(),
-            master: self.master().map(str::to_owned),
-            epoch: self.epoch,
-        }
+    /// `from` asks whether this LIM is alive and whom it follows. A LIM that
+    /// is catching up answers "master unknown" with the highest epoch it knows.
+    pub fn on_probe(&mut self, now: u64, _from: &str) -> (ProbeReply, Vec<Effect>) {
+        let mut fx = Vec::new();
+        self.observe(now, &mut fx);
+        (
+            ProbeReply {
+                host: self.me().to_owned(),
+                is_master: self.is_master(),
+                master: self.master().map(str::to_owned),
+                epoch: self.reported_epoch(),
+            },
+            fx,
+        )
     }
 
     /// The master answered our heartbeat.
     pub fn on_heartbeat_reply(&mut self, now: u64, reply: HeartbeatReply) -> Vec<Effect> {
         let mut fx = Vec::new();
-        self.max_epoch = self.max_epoch.max(reply.epoch);
+        self.observe(now, &mut fx);
         if self.role != Role::Slave {
+            self.max_epoch = self.max_epoch.max(reply.epoch);
             return fx;
         }
         if reply.accepted {
-            self.last_contact = now;
-            self.master_heard = now;
+            if reply.epoch >= self.max_epoch {
+                self.last_contact = now;
+                self.master_heard = now;
+                self.epoch = reply.epoch;
+            }
+            self.max_epoch = self.max_epoch.max(reply.epoch);
             return fx;
         }
-        // The host we report to is no longer master: follow whom it names, if
-        // that host may lead us.
-        if let Some(m) = reply.master.as_deref()
+        // The host we report to is no longer master: follow whom it names if
+        // that is the newest term we know (we catch up; a handover may follow).
+        if reply.epoch >= self.max_epoch
+            && let Some(m) = reply.master.as_deref()
             && let Some(i) = self.index(m)
             && Some(i) != self.master
             && i != self.me
-            && self.outranks_me(i)
+            && self.hosts[i].rank.is_some()
         {
+            self.max_epoch = reply.epoch;
             self.set_master(now, Some(i), reply.epoch, &mut fx);
+            self.last_contact = now;
         }
+        self.max_epoch = self.max_epoch.max(reply.epoch);
         fx
     }
 
     /// Our heartbeat to the master could not be delivered.
-    pub fn on_heartbeat_failed(&mut self, _now: u64) -> Vec<Effect> {
+    pub fn on_heartbeat_failed(&mut self, now: u64) -> Vec<Effect> {
         // The takeover timer decides; a single lost heartbeat changes nothing.
-        Vec::new()
+        let mut fx = Vec::new();
+        self.observe(now, &mut fx);
+        fx
     }
 
     /// `to` answered our announcement.
     pub fn on_announce_reply(&mut self, now: u64, to: &str, reply: AnnounceReply) -> Vec<Effect> {
         let mut fx = Vec::new();
+        self.observe(now, &mut fx);
         self.max_epoch = self.max_epoch.max(reply.epoch);
         if self.role != Role::Master {
             return fx;
         }
-        if reply.accepted {
+        let named = reply.master.as_deref().and_then(|m| self.index(m));
+        if reply.accepted || named == Some(self.me) {
             if reply.epoch > self.epoch {
-                // Someone saw a later term than ours: move past it.
+                // A follower saw a later term than ours: move past it.
                 self.epoch = self.max_epoch + 1;
                 self.max_epoch = self.epoch;
                 fx.push(self.master_changed());
@@ -518,51 +614,93 @@ impl LimCore {
             }
             return fx;
         }
-        // Refused: the host follows a lower-ranked master that it heard recently.
-        if let Some(m) = reply.master.as_deref()
-            && let Some(i) = self.index(m)
-            && i != self.me
-            && self.outranks_me(i)
-        {
-            self.give_in(now, i, reply.epoch, &mut fx);
+        match named {
+            // Our term is stale: follow the newer master and catch up.
+            Some(i) if reply.epoch > self.epoch && self.hosts[i].rank.is_some() => {
+                self.give_in(now, i, reply.epoch, &mut fx);
+            }
+            // Same term, and the host follows a lower-ranked master it heard recently.
+            Some(i) if self.outranks_me(i) => self.give_in(now, i, reply.epoch, &mut fx),
+            // A later term exists but the host cannot say whose: find out.
+            None if reply.epoch > self.epoch => self.catch_up(now, &mut fx),
+            _ => {}
         }
         fx
     }
 
-    /// Results of the probe requested by [`Effect::Probe`] (`None` = no answer).
+    /// Results of the probe requested by [`Effect::Probe`] `id` (`None` = no answer).
     pub fn on_probe_results(
         &mut self,
         now: u64,
+        id: u64,
         results: Vec<(String, Option<ProbeReply>)>,
     ) -> Vec<Effect> {
         let mut fx = Vec::new();
+        self.observe(now, &mut fx);
+        if id != self.probe_id {
+            return fx;
+        }
         self.probing_since = None;
         if self.role == Role::Master {
             return fx;
         }
-        let mut alive = false;
-        let mut best_master: Option<(usize, u64)> = None;
-        for (host, reply) in results {
+        let mut alive_before = false;
+        // The newest term any answer names: (master, epoch).
+        let mut newest: Option<(usize, u64)> = None;
+        for (host, reply) in &results {
             let Some(reply) = reply else { continue };
-            let Some(i) = self.index(&host) else { continue };
+            let Some(i) = self.index(host) else { continue };
             if i == self.me {
                 continue;
             }
-            alive = true;
             self.max_epoch = self.max_epoch.max(reply.epoch);
-            if reply.is_master
-                && self.outranks_me(i)
-                && best_master.is_none_or(|(b, _)| self.hosts[i].rank < self.hosts[b].rank)
+            if self.outranks_me(i) {
+                alive_before = true;
+            }
+            let claim = if reply.is_master {
+                Some(i)
+            } else {
+                reply.master.as_deref().and_then(|m| self.index(m))
+            };
+            if let Some(m) = claim
+                && self.hosts[m].rank.is_some()
+                && newest.is_none_or(|(b, e)| {
+                    reply.epoch > e || (reply.epoch == e && self.hosts[m].rank < self.hosts[b].rank)
+                })
             {
-                best_master = Some((i, reply.epoch));
+                newest = Some((m, reply.epoch));
             }
         }
-        if let Some((i, epoch)) = best_master {
-            self.set_master(now, Some(i), epoch, &mut fx);
-            self.last_contact = now;
-        } else if alive || self.rank().is_none() {
-            // A better-placed host lives but is not master yet (it will take
-            // over itself), or we may never lead: wait and look again later.
+        let syncing = self.role == Role::Syncing;
+        if let Some((m, e)) = newest
+            && e >= self.max_epoch
+        {
+            if m == self.me {
+                if syncing && self.resume_epoch == Some(e) {
+                    // Nobody moved on while we were away: resume the term.
+                    self.resume(now, e, &mut fx);
+                    return fx;
+                }
+            } else if syncing
+                || self.outranks_me(m)
+                || e > self.epoch
+                || self.master.is_none()
+                || self.master.is_some_and(|c| !self.outranks_me(c) && c != m)
+            {
+                self.role = Role::Slave;
+                self.resume_epoch = None;
+                self.set_master(now, Some(m), e, &mut fx);
+                self.last_contact = now;
+                return fx;
+            }
+        }
+        self.resume_epoch = None;
+        if alive_before || self.rank().is_none() {
+            // A better-placed host lives (it leads or will take over itself),
+            // or we may never lead: wait and look again later.
+            if syncing {
+                self.role = Role::Slave;
+            }
             self.last_contact = now;
         } else {
             self.become_master(now, &mut fx);
@@ -573,6 +711,7 @@ impl LimCore {
     /// This host's own load and static information (the sampler's output).
     pub fn set_local(&mut self, now: u64, load: LoadVector, info: HostInfo) -> Vec<Effect> {
         let mut fx = Vec::new();
+        self.observe(now, &mut fx);
         self.local_load = load.clone();
         self.local_info = Some(info.clone());
         let me = self.me;
@@ -592,6 +731,53 @@ impl LimCore {
         self.hosts
             .iter()
             .position(|h| basalt_core::same_host(&h.entry.name, name))
+    }
+
+    /// The epoch this LIM reports: its master's, or (catching up) the highest it knows.
+    fn reported_epoch(&self) -> u64 {
+        if self.role == Role::Syncing {
+            self.max_epoch
+        } else {
+            self.epoch
+        }
+    }
+
+    /// How long without input means this LIM was stopped: the time after
+    /// which the others may have elected someone else.
+    fn stall_after(&self) -> u64 {
+        u64::from(self.timing.master_inactivity_limit) * self.timing.exinterval_ms
+    }
+
+    /// Note an input at `now`; after a stall, forget the master and catch up.
+    fn observe(&mut self, now: u64, fx: &mut Vec<Effect>) {
+        if !self.started {
+            return;
+        }
+        let last = self.last_input.unwrap_or(now);
+        self.last_input = Some(last.max(now));
+        let silent = now.saturating_sub(last);
+        if silent >= self.stall_after() {
+            fx.push(Effect::CatchingUp { silent_ms: silent });
+            self.catch_up(now, fx);
+        }
+    }
+
+    /// Forget the master (stepping down if we are it) and probe every other
+    /// server host to learn the current term.
+    fn catch_up(&mut self, now: u64, fx: &mut Vec<Effect>) {
+        self.resume_epoch = match self.role {
+            Role::Master => Some(self.epoch),
+            Role::Syncing => self.resume_epoch,
+            Role::Slave => None,
+        };
+        self.role = Role::Syncing;
+        self.last_announce = None;
+        self.last_contact = now;
+        if self.master.is_some() {
+            self.master = None;
+            fx.push(self.master_changed());
+        }
+        self.start_probe(now, fx);
     }
 
     /// Whether host `i` may be this host's master: it is a candidate ranked
@@ -618,31 +804,49 @@ impl LimCore {
     }
 
     fn takeover_due(&self, now: u64) -> bool {
-        // A candidate never follows a master ranked after itself.
+        let silent = now.saturating_sub(self.last_contact) >= self.takeover_after();
+        // A candidate following a master ranked after itself takes over once in sync.
         if let Some(m) = self.master
+            && m != self.me
             && self.rank().is_some()
             && !self.outranks_me(m)
         {
-            return true;
+            let ex = self.timing.exinterval_ms;
+            let in_sync = self.epoch >= self.max_epoch
+                && self.master_heard > self.following_since
+                && now.saturating_sub(self.following_since) >= self.stall_after()
+                && now.saturating_sub(self.master_heard) <= 2 * ex;
+            return silent || in_sync;
         }
-        now.saturating_sub(self.last_contact) >= self.takeover_after()
+        silent
     }
 
     /// Probe the hosts that would lead before us (all candidates when we are
-    /// not one); with nobody to probe, decide at once.
+    /// not one; every other server host when catching up); with nobody to
+    /// probe, decide at once.
     fn start_probe(&mut self, now: u64, fx: &mut Vec<Effect>) {
+        let syncing = self.role == Role::Syncing;
         let targets: Vec<String> = self
             .hosts
             .iter()
             .enumerate()
-            .filter(|(i, _)| *i != self.me && self.outranks_me(*i))
+            .filter(|(i, h)| {
+                *i != self.me
+                    && if syncing {
+                        h.entry.server
+                    } else {
+                        self.outranks_me(*i)
+                    }
+            })
             .map(|(_, h)| h.entry.name.clone())
             .collect();
+        self.probe_id += 1;
+        let id = self.probe_id;
         if targets.is_empty() {
-            fx.extend(self.on_probe_results(now, Vec::new()));
+            fx.extend(self.on_probe_results(now, id, Vec::new()));
         } else {
             self.probing_since = Some(now);
-            fx.push(Effect::Probe { hosts: targets });
+            fx.push(Effect::Probe { id, hosts: targets });
         }
     }
 
@@ -654,51 +858,95 @@ impl LimCore {
         if i == self.me || self.hosts[i].rank.is_none() {
             return false;
         }
-        self.max_epoch = self.max_epoch.max(epoch);
-        if Some(i) == self.master {
+        if self.role == Role::Slave && Some(i) == self.master {
+            // Our master (the reply tells it of any later epoch we know).
             self.last_contact = now;
             self.master_heard = now;
             if epoch != self.epoch {
                 self.epoch = epoch;
                 fx.push(self.master_changed());
             }
+            self.max_epoch = self.max_epoch.max(epoch);
             return true;
         }
-        if !self.outranks_me(i) {
-            // A host ranked after us claims mastership: refuse it; unless we
-            // are master already, find out whether we should lead instead.
-            if self.role == Role::Slave && self.probing_since.is_none() {
-                self.start_probe(now, fx);
+        if epoch < self.max_epoch {
+            // A stale term, whoever announces it.
+            return false;
+        }
+        self.max_epoch = epoch;
+        match self.role {
+            Role::Master => {
+                if epoch > self.epoch || (epoch == self.epoch && self.outranks_me(i)) {
+                    self.give_in(now, i, epoch, fx);
+                    true
+                } else {
+                    false
+                }
             }
-            return false;
+            Role::Syncing => {
+                // The newest term we know of: that is catching up.
+                self.give_in(now, i, epoch, fx);
+                true
+            }
+            Role::Slave => {
+                // Keep a current master that ranks before the announcer and
+                // was heard recently; otherwise follow a later term, or the
+                // same term from a better-ranked host.
+                if let Some(m) = self.master
+                    && m != self.me
+                    && self.hosts[m].rank < self.hosts[i].rank
+                    && now.saturating_sub(self.master_heard) < self.takeover_after()
+                {
+                    return false;
+                }
+                let better = match self.master {
+                    None => true,
+                    Some(m) => {
+                        epoch > self.epoch
+                            || self.hosts[i].rank < self.hosts[m].rank
+                            || now.saturating_sub(self.master_heard) >= self.takeover_after()
+                    }
+                };
+                if better {
+                    self.set_master(now, Some(i), epoch, fx);
+                    self.last_contact = now;
+                }
+                better
+            }
         }
-        // The announcer ranks before us. Keep a current master that ranks
-        // before it and was heard recently; otherwise follow the announcer.
-        if let Some(m) = self.master
-            && m != self.me
-            && self.hosts[m].rank < self.hosts[i].rank
-            && now.saturating_sub(self.master_heard) < self.takeover_after()
-        {
-            return false;
-        }
-        if self.role == Role::Master {
-            self.give_in(now, i, epoch, fx);
-        } else {
-            self.set_master(now, Some(i), epoch, fx);
-            self.last_contact = now;
-        }
-        true
     }
 
     fn give_in(&mut self, now: u64, to: usize, epoch: u64, fx: &mut Vec<Effect>) {
         self.role = Role::Slave;
+        self.resume_epoch = None;
         self.last_announce = None;
+        self.max_epoch = self.max_epoch.max(epoch);
         self.set_master(now, Some(to), epoch, fx);
         self.last_contact = now;
     }
 
-    fn become_master(&mut self, now: u64, fx: &mut Vec<Effect>) {
+    /// Take the master role back for `epoch` after a stall nobody acted on.
+    fn resume(&mut self, now: u64, epoch: u64, fx: &mut Vec<Effect>) {
+        self.forget_probe();
         self.role = Role::Master;
+        self.resume_epoch = None;
+        self.epoch = epoch;
+        self.master = Some(self.me);
+        fx.push(self.master_changed());
+        self.announce(now, fx);
+        self.refresh_all(now, fx);
+    }
+
+    /// Ignore the results of the probe in flight.
+    fn forget_probe(&mut self) {
+        self.probe_id += 1;
+        self.probing_since = None;
+    }
+
+    fn become_master(&mut self, now: u64, fx: &mut Vec<Effect>) {
+        self.forget_probe();
+        self.role = Role::Master;
+        self.resume_epoch = None;
         self.epoch = self.max_epoch + 1;
         self.max_epoch = self.epoch;
         self.master = Some(self.me);
@@ -722,6 +970,13 @@ impl LimCore {
         let new_host = master != self.master;
         self.master = master;
         self.epoch = epoch;
+        if changed {
+            self.following_since = now;
+        }
+        if new_host {
+            // A probe sent under the previous master decides nothing now.
+            self.forget_probe();
+        }
         if new_host {
             self.master_heard = now;
         }

@@ -43,10 +43,11 @@ fn config(me: &str, names: &[&str]) -> CoreConfig {
             .collect(),
         timing: timing(),
         decreasing_externals: BTreeSet::new(),
+        master_order: Vec::new(),
     }
 }
 
-type ProbeResults = Vec<(String, Option<ProbeReply>)>;
+type ProbeResults = (u64, Vec<(String, Option<ProbeReply>)>);
 
 struct Sim {
     now: u64,
@@ -55,6 +56,8 @@ struct Sim {
     nodes: BTreeMap<String, LimCore>,
     /// Hosts whose LIM is down.
     down: BTreeSet<String>,
+    /// Hosts whose LIM is stopped (SIGSTOP): unreachable, no ticks, state kept.
+    paused: BTreeSet<String>,
     /// Pairs that cannot reach each other (both directions).
     cut: BTreeSet<(String, String)>,
     /// Probe results to deliver later: (when, to, results).
@@ -79,6 +82,7 @@ impl Sim {
             configs,
             nodes: BTreeMap::new(),
             down: BTreeSet::new(),
+            paused: BTreeSet::new(),
             cut: BTreeSet::new(),
             delayed: Vec::new(),
             changes: Vec::new(),
@@ -105,8 +109,20 @@ impl Sim {
         self.delayed.retain(|(_, to, _)| to != name);
     }
 
+    /// SIGSTOP: the LIM neither runs nor answers, but keeps its state.
+    fn pause(&mut self, name: &str) {
+        self.paused.insert(name.to_owned());
+    }
+
+    /// SIGCONT: the LIM runs again; its next input comes with a late clock.
+    fn resume(&mut self, name: &str) {
+        self.paused.remove(name);
+    }
+
     fn reachable(&self, a: &str, b: &str) -> bool {
         !self.down.contains(b)
+            && !self.paused.contains(b)
+            && !self.paused.contains(a)
             && self.nodes.contains_key(b)
             && !self.cut.contains(&(a.to_owned(), b.to_owned()))
             && !self.cut.contains(&(b.to_owned(), a.to_owned()))
@@ -130,9 +146,16 @@ impl Sim {
     fn run(&mut self, from: &str, fx: Vec<Effect>) {
         let mut queue: VecDeque<(String, Effect)> =
             fx.into_iter().map(|e| (from.to_owned(), e)).collect();
+        let mut steps = 0;
         while let Some((src, effect)) = queue.pop_front() {
+            steps += 1;
+            assert!(
+                steps < 10_000,
+                "effects do not settle at {} ms: {effect:?}",
+                self.now
+            );
             let now = self.now;
-            if !self.nodes.contains_key(&src) {
+            if !self.nodes.contains_key(&src) || self.paused.contains(&src) {
                 continue;
             }
             match effect {
@@ -167,16 +190,17 @@ impl Sim {
                         }
                     }
                 }
-                Effect::Probe { hosts } => {
+                Effect::Probe { id, hosts } => {
                     let mut results = Vec::new();
                     let mut slow = false;
                     for h in hosts {
                         if self.reachable(&src, &h) {
-                            let r = self
+                            let (r, fx) = self
                                 .nodes
                                 .get_mut(&h)
                                 .expect("reachable")
                                 .on_probe(now, &src);
+                            queue.extend(fx.into_iter().map(|e| (h.clone(), e)));
                             results.push((h, Some(r)));
                         } else {
                             slow = true;
@@ -188,12 +212,12 @@ impl Sim {
                     } else {
                         now
                     };
-                    self.delayed.push((when, src.clone(), results));
+                    self.delayed.push((when, src.clone(), (id, results)));
                 }
                 Effect::MasterChanged { master, epoch, .. } => {
                     self.changes.push((now, src.clone(), master, epoch));
                 }
-                Effect::HostStatusChanged { .. } => {}
+                Effect::HostStatusChanged { .. } | Effect::CatchingUp { .. } => {}
             }
         }
     }
@@ -205,18 +229,26 @@ impl Sim {
             self.now += 10;
             let now = self.now;
             let due: Vec<_> = {
-                let (due, keep): (Vec<_>, Vec<_>) =
-                    self.delayed.drain(..).partition(|(t, _, _)| *t <= now);
+                let paused = &self.paused;
+                let (due, keep): (Vec<_>, Vec<_>) = self
+                    .delayed
+                    .drain(..)
+                    .partition(|(t, to, _)| *t <= now && !paused.contains(to));
                 self.delayed = keep;
                 due
             };
-            for (_, to, results) in due {
+            for (_, to, (id, results)) in due {
                 if let Some(n) = self.nodes.get_mut(&to) {
-                    let fx = n.on_probe_results(now, results);
+                    let fx = n.on_probe_results(now, id, results);
                     self.run(&to, fx);
                 }
             }
-            let names: Vec<String> = self.nodes.keys().cloned().collect();
+            let names: Vec<String> = self
+                .nodes
+                .keys()
+                .filter(|n| !self.paused.contains(*n))
+                .cloned()
+                .collect();
             for name in names {
                 let fx = self.nodes.get_mut(&name).expect("node").tick(now);
                 self.run(&name, fx);
@@ -364,6 +396,7 @@ fn boot_without_first_host_elects_second() {
         configs,
         nodes: BTreeMap::new(),
         down: ["hostA".to_owned()].into(),
+        paused: BTreeSet::new(),
         cut: BTreeSet::new(),
         delayed: Vec::new(),
         changes: Vec::new(),
@@ -387,6 +420,7 @@ fn later_started_lower_rank_takes_mastership() {
         configs,
         nodes: BTreeMap::new(),
         down: ["hostA".to_owned()].into(),
+        paused: BTreeSet::new(),
         cut: BTreeSet::new(),
         delayed: Vec::new(),
         changes: Vec::new(),
@@ -394,9 +428,14 @@ fn later_started_lower_rank_takes_mastership() {
     sim.boot("hostB");
     sim.advance(500);
     sim.assert_all_follow("hostB");
+    let eb = sim.epoch_of("hostB");
     sim.boot("hostA");
-    sim.advance(200);
+    // hostA first catches up (follows hostB), then takes over once in sync.
+    sim.advance(20);
+    assert_eq!(sim.master_of("hostA").as_deref(), Some("hostB"));
+    sim.advance(600);
     sim.assert_all_follow("hostA");
+    assert!(sim.epoch_of("hostA") > eb);
 }
 
 #[test]
@@ -487,10 +526,16 @@ fn heartbeat_to_a_non_master_is_refused_and_redirected() {
 }
 
 #[test]
-fn announcement_from_a_higher_rank_is_refused() {
+fn announcement_from_a_higher_rank_is_refused_unless_a_later_term() {
     let mut a = LimCore::new(config("hostA", &["hostA", "hostB"])).expect("core");
     let _ = a.set_local(0, LoadVector::default(), info("hostA"));
     let fx = a.start(0);
+    assert!(!a.is_master(), "a starting LIM catches up first");
+    let Some(Effect::Probe { id, hosts }) = fx.first().cloned() else {
+        panic!("expected a probe, got {fx:?}");
+    };
+    assert_eq!(hosts, vec!["hostB".to_owned()]);
+    let fx = a.on_probe_results(5, id, vec![("hostB".into(), None)]);
     assert!(a.is_master());
     assert!(fx.iter().any(|e| matches!(
         e,
@@ -499,10 +544,15 @@ fn announcement_from_a_higher_rank_is_refused() {
             ..
         }
     )));
-    let (reply, _) = a.on_announce(10, "hostB", 7);
+    let (reply, _) = a.on_announce(10, "hostB", 1);
     assert!(!reply.accepted);
     assert_eq!(reply.master.as_deref(), Some("hostA"));
     assert!(a.is_master());
+    // A later term wins whatever its rank: hostA catches up (a handover follows).
+    let (reply, _) = a.on_announce(20, "hostB", 7);
+    assert!(reply.accepted);
+    assert!(!a.is_master());
+    assert_eq!((a.master(), a.epoch()), (Some("hostB"), 7));
 }
 
 #[test]
@@ -551,9 +601,12 @@ fn fresh_lower_master_is_kept_against_a_higher_announcer() {
     let (r, _) = c.on_announce(50, "hostB", 2);
     assert_eq!(
         (r.accepted, r.master.as_deref(), r.epoch),
-        (false, Some("hostA"), 2)
+        (false, Some("hostA"), 1)
     );
     // Once hostA has been silent past the takeover limit, hostB is followed.
+    for t in (100..500).step_by(50) {
+        let _ = c.tick(t);
+    }
     let (r, fx) = c.on_announce(500, "hostB", 2);
     assert!(r.accepted);
     assert!(fx.contains(&Effect::MasterChanged {
@@ -561,4 +614,172 @@ fn fresh_lower_master_is_kept_against_a_higher_announcer() {
         epoch: 2,
         me_is_master: false
     }));
+}
+
+/// hostA's LIM is stopped (SIGSTOP) while master, hostB takes over; when hostA
+/// runs again it catches up before anything else and takes mastership back
+/// only through a handover with a later epoch.
+#[test]
+fn stopped_master_catches_up_before_taking_back() {
+    let mut sim = Sim::new(&["hostA", "hostB", "hostC"]);
+    sim.advance(300);
+    sim.assert_all_follow("hostA");
+    let e1 = sim.epoch_of("hostA");
+    sim.pause("hostA");
+    sim.advance(1000);
+    assert_eq!(sim.masters(), vec!["hostA".to_owned(), "hostB".to_owned()]);
+    assert_eq!(sim.master_of("hostC").as_deref(), Some("hostB"));
+    let e2 = sim.epoch_of("hostB");
+    assert!(e2 > e1);
+    let resumed_at = sim.now;
+    let seen = sim.changes.len();
+    sim.resume("hostA");
+    sim.advance(20);
+    // At its first input hostA noticed the stall and forgot its term.
+    assert!(!sim.nodes["hostA"].is_master());
+    assert_eq!(sim.master_of("hostA").as_deref(), Some("hostB"));
+    assert_eq!(sim.epoch_of("hostA"), e2);
+    assert_eq!(sim.masters(), vec!["hostB".to_owned()]);
+    // In sync for MASTER_INACTIVITY_LIMIT intervals, then a handover.
+    sim.advance(150);
+    assert_eq!(sim.masters(), vec!["hostB".to_owned()]);
+    sim.advance(500);
+    sim.assert_all_follow("hostA");
+    let e3 = sim.epoch_of("hostA");
+    assert!(e3 > e2);
+    let after: Vec<_> = sim.changes[seen..].to_vec();
+    for (t, host, master, epoch) in &after {
+        assert!(
+            !(master.as_deref() == Some("hostA") && *epoch <= e2),
+            "at {t} ms {host} followed hostA with the stale epoch {epoch}"
+        );
+    }
+    // No flapping: hostB and hostC changed master once (hostB -> hostA).
+    for host in ["hostB", "hostC"] {
+        let n = after.iter().filter(|(_, h, _, _)| h == host).count();
+        assert_eq!(n, 1, "{host} changes after {resumed_at} ms: {after:?}");
+    }
+    sim.advance(1000);
+    sim.assert_all_follow("hostA");
+    assert_eq!(sim.epoch_of("hostA"), e3);
+}
+
+#[test]
+fn stale_announcement_is_refused_whatever_the_rank() {
+    let mut c = LimCore::new(config("hostC", &["hostA", "hostB", "hostC"])).expect("core");
+    let _ = c.set_local(0, LoadVector::default(), info("hostC"));
+    let _ = c.start(0);
+    let (r, _) = c.on_announce(10, "hostB", 2);
+    assert!(r.accepted);
+    let (r, fx) = c.on_announce(20, "hostA", 1);
+    assert_eq!(
+        (r.accepted, r.master.as_deref(), r.epoch),
+        (false, Some("hostB"), 2)
+    );
+    assert!(fx.is_empty());
+    assert_eq!(c.master(), Some("hostB"));
+}
+
+#[test]
+fn master_refused_with_a_later_epoch_steps_down() {
+    let mut a = LimCore::new(config("hostA", &["hostA", "hostB", "hostC"])).expect("core");
+    let _ = a.set_local(0, LoadVector::default(), info("hostA"));
+    let fx = a.start(0);
+    let Some(Effect::Probe { id, .. }) = fx.first().cloned() else {
+        panic!("expected a probe, got {fx:?}");
+    };
+    let _ = a.on_probe_results(5, id, vec![("hostB".into(), None), ("hostC".into(), None)]);
+    assert!(a.is_master());
+    assert_eq!(a.epoch(), 1);
+    let reply = AnnounceReply {
+        accepted: false,
+        master: Some("hostB".into()),
+        epoch: 4,
+    };
+    let fx = a.on_announce_reply(10, "hostC", reply);
+    assert!(!a.is_master());
+    assert_eq!((a.master(), a.epoch()), (Some("hostB"), 4));
+    assert!(fx.contains(&Effect::MasterChanged {
+        master: Some("hostB".into()),
+        epoch: 4,
+        me_is_master: false
+    }));
+}
+
+#[test]
+fn stalled_master_nobody_replaced_resumes_its_term() {
+    let mut a = LimCore::new(config("hostA", &["hostA", "hostB"])).expect("core");
+    let _ = a.set_local(0, LoadVector::default(), info("hostA"));
+    let fx = a.start(0);
+    let Some(Effect::Probe { id, .. }) = fx.first().cloned() else {
+        panic!("expected a probe, got {fx:?}");
+    };
+    let _ = a.on_probe_results(5, id, vec![("hostB".into(), None)]);
+    assert!(a.is_master());
+    let _ = a.tick(50);
+    // 300 ms without running (limit: 2 intervals of 100 ms).
+    let fx = a.wake(350);
+    assert!(!a.is_master());
+    assert_eq!(a.master(), None);
+    assert!(fx.contains(&Effect::CatchingUp { silent_ms: 300 }));
+    let Some(Effect::Probe { id, hosts }) = fx
+        .iter()
+        .find(|e| matches!(e, Effect::Probe { .. }))
+        .cloned()
+    else {
+        panic!("expected a probe, got {fx:?}");
+    };
+    assert_eq!(hosts, vec!["hostB".to_owned()]);
+    let (p, _) = a.on_probe(352, "hostB");
+    assert_eq!((p.is_master, p.master, p.epoch), (false, None, 1));
+    let b_says = ProbeReply {
+        host: "hostB".into(),
+        is_master: false,
+        master: Some("hostA".into()),
+        epoch: 1,
+    };
+    let _ = a.on_probe_results(360, id, vec![("hostB".into(), Some(b_says))]);
+    assert!(a.is_master());
+    assert_eq!(a.epoch(), 1);
+}
+
+#[test]
+fn results_of_an_older_probe_are_ignored() {
+    let mut a = LimCore::new(config("hostA", &["hostA", "hostB"])).expect("core");
+    let _ = a.set_local(0, LoadVector::default(), info("hostA"));
+    let fx = a.start(0);
+    let Some(Effect::Probe { id, .. }) = fx.first().cloned() else {
+        panic!("expected a probe, got {fx:?}");
+    };
+    let _ = a.on_probe_results(5, id + 1, vec![("hostB".into(), None)]);
+    assert!(!a.is_master());
+    let _ = a.on_probe_results(6, id, vec![("hostB".into(), None)]);
+    assert!(a.is_master());
+}
+
+#[test]
+fn master_list_sets_the_election_order_and_excludes_others() {
+    let names = ["hostA", "hostB", "hostC"];
+    let mut configs: BTreeMap<String, CoreConfig> = names
+        .iter()
+        .map(|n| ((*n).to_owned(), config(n, &names)))
+        .collect();
+    for c in configs.values_mut() {
+        // LSF_MASTER_LIST="hostC hostA": hostB is no candidate, hostC ranks first.
+        c.hosts[1].candidate = false;
+        c.master_order = vec!["hostC".into(), "hostA".into()];
+    }
+    let core = LimCore::new(configs["hostA"].clone()).expect("core");
+    assert_eq!(core.rank(), Some(1));
+    let mut sim = Sim::with_configs(&names, configs);
+    sim.advance(300);
+    sim.assert_all_follow("hostC");
+    sim.kill("hostC");
+    sim.advance(1000);
+    sim.assert_all_follow("hostA");
+    assert!(
+        !sim.changes
+            .iter()
+            .any(|(_, h, m, _)| h == "hostB" && m.as_deref() == Some("hostB"))
+    );
 }

@@ -73,7 +73,10 @@ pub(crate) enum Msg {
         to: String,
         reply: Option<basalt_lim_core::AnnounceReply>,
     },
-    ProbeResults(Vec<(String, Option<basalt_lim_core::ProbeReply>)>),
+    ProbeResults {
+        id: u64,
+        results: Vec<(String, Option<basalt_lim_core::ProbeReply>)>,
+    },
     Sample(LoadVector),
     Elim(elim::ElimEvent),
 }
@@ -116,9 +119,10 @@ fn secs_to_ms(s: f64) -> u64 {
 
 /// Build the election core's view of the cluster: hosts in file order, which
 /// of them may be master (server hosts, restricted by `LSF_MASTER_LIST` when
-/// set, minus this host when `LIM_COMPUTE_ONLY` is set), busy thresholds.
+/// set, minus this host when `LIM_COMPUTE_ONLY` is set), the election order
+/// (`LSF_MASTER_LIST`'s when set), busy thresholds.
 pub fn core_config(config: &Config, me: &str) -> CoreConfig {
-    let master_list = config.lsf_conf.master_list();
+    let master_list = master_list(config);
     let compute_only = config
         .lsf_conf
         .get("LIM_COMPUTE_ONLY")
@@ -153,7 +157,43 @@ pub fn core_config(config: &Config, me: &str) -> CoreConfig {
         hosts,
         timing: timing_from(config),
         decreasing_externals,
+        master_order: master_list,
     }
+}
+
+/// `LSF_MASTER_LIST` from lsf.conf: the master candidates in election order
+/// (blank-separated host names; empty when unset). Names are canonicalised to
+/// the cluster file's; a name the cluster file lacks, or a repeated name, is
+/// dropped with a warning.
+pub fn master_list(config: &Config) -> Vec<String> {
+    let Some(raw) = config.lsf_conf.get("LSF_MASTER_LIST") else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for name in raw
+        .split_whitespace()
+        .map(|t| t.trim_matches(|c| c == '"' || c == '\''))
+        .filter(|t| !t.is_empty())
+    {
+        match config
+            .cluster
+            .hosts
+            .iter()
+            .find(|h| basalt_core::same_host(&h.name, name))
+        {
+            Some(h) if out.contains(&h.name) => {
+                warn!(host = %name, "LSF_MASTER_LIST names a host twice; the first place counts");
+            }
+            Some(h) if !h.server => {
+                warn!(host = %name, "LSF_MASTER_LIST names a client host; it cannot become master");
+            }
+            Some(h) => out.push(h.name.clone()),
+            None => {
+                warn!(host = %name, "LSF_MASTER_LIST names a host that is not in the cluster file; ignored");
+            }
+        }
+    }
+    out
 }
 
 /// Static information for this host: the machine's numbers plus the model,
@@ -369,7 +409,6 @@ struct Owner {
     elim_values: BTreeMap<String, Vec<(String, f64)>>,
     warned_names: BTreeSet<String>,
     clients: BTreeMap<String, LimClient<Channel>>,
-    probing: bool,
 }
 
 impl Owner {
@@ -383,7 +422,6 @@ impl Owner {
             elim_values: BTreeMap::new(),
             warned_names: BTreeSet::new(),
             clients: BTreeMap::new(),
-            probing: false,
         }
     }
 
@@ -415,6 +453,9 @@ impl Owner {
 
     fn handle(&mut self, msg: Msg) {
         let now = self.now();
+        // A LIM that was stopped catches up before it answers anything.
+        let effects = self.core.wake(now);
+        self.perform(effects);
         match msg {
             Msg::Heartbeat {
                 from,
@@ -432,7 +473,9 @@ impl Owner {
                 self.perform(effects);
             }
             Msg::Probe { from, reply } => {
-                let _ = reply.send(self.core.on_probe(now, &from));
+                let (r, effects) = self.core.on_probe(now, &from);
+                let _ = reply.send(r);
+                self.perform(effects);
             }
             Msg::ClusterInfo { reply } => {
                 let _ = reply.send(self.cluster_info());
@@ -453,9 +496,8 @@ impl Owner {
                     self.perform(effects);
                 }
             }
-            Msg::ProbeResults(results) => {
-                self.probing = false;
-                let effects = self.core.on_probe_results(now, results);
+            Msg::ProbeResults { id, results } => {
+                let effects = self.core.on_probe_results(now, id, results);
                 self.perform(effects);
             }
             Msg::Sample(load) => {
@@ -581,11 +623,8 @@ impl Owner {
                         });
                     }
                 }
-                Effect::Probe { hosts } => {
-                    if self.probing {
-                        continue;
-                    }
-                    self.probing = true;
+                Effect::Probe { id, hosts } => {
+                    debug!(id, ?hosts, "probing");
                     let targets: Vec<_> = hosts
                         .into_iter()
                         .map(|h| {
@@ -611,6 +650,11 @@ impl Owner {
                                     protocol: Some(basalt_proto::PROTOCOL),
                                     from: me,
                                 };
+                                // An application-level health call with a deadline,
+                                // answered by the owner task: a hung LIM whose socket
+                                // still accepts connections does not answer it.
+                                let mut req = tonic::Request::new(req);
+                                req.set_timeout(deadline);
                                 let r = tokio::time::timeout(deadline, client.probe(req))
                                     .await
                                     .ok()
@@ -628,7 +672,7 @@ impl Owner {
                             }
                         });
                         let results = futures_join_all(probes).await;
-                        let _ = tx.send(Msg::ProbeResults(results)).await;
+                        let _ = tx.send(Msg::ProbeResults { id, results }).await;
                     });
                 }
                 Effect::MasterChanged {
@@ -639,6 +683,12 @@ impl Owner {
                     info!(
                         master = master.as_deref().unwrap_or("-"),
                         epoch, me_is_master, "master changed"
+                    );
+                }
+                Effect::CatchingUp { silent_ms } => {
+                    warn!(
+                        silent_ms,
+                        "this LIM did not run for a while (stopped or starved): forgetting the master and catching up"
                     );
                 }
                 Effect::HostStatusChanged { host, status } => {
