@@ -319,6 +319,13 @@ fn hello_orders_kills_only_for_copies_mbatchd_gave_up_on() {
         &[hj(3, 1, status::EXIT), hj(77, 1, status::RUN)],
     );
     assert!(kills(&s.take_effects()).is_empty());
+    // A job that ended otherwise is left to the report path (StopJob when asked).
+    s.kill(LOST_AT + 2_500, &alice(), (5, 0), true, false)
+        .expect("bkill -r");
+    assert_eq!(s.jobs[&(5, 0)].state, JobState::Exit);
+    s.take_effects();
+    s.sbd_hello(LOST_AT + 2_500, "hostB", &[hj(5, 0, status::RUN)]);
+    assert!(kills(&s.take_effects()).is_empty());
     // The held job was never started: a copy of it is stale.
     s.sbd_hello(LOST_AT + 3_000, "hostB", &[hj(1, 0, status::RUN)]);
     assert_eq!(

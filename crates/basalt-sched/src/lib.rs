@@ -916,9 +916,8 @@ impl Sched {
     }
 
     /// sbatchd said hello. Returns the jobs mbatchd believes run there. Every unfinished
-    /// job sbatchd lists that mbatchd does not count as running there in that attempt (it
-    /// gave up on the host, or the job was requeued, ended or cleaned meanwhile) is
-    /// ordered killed.
+    /// copy sbatchd lists of a job mbatchd gave up on (requeued, rerun, ended as lost,
+    /// or cleaned since) or of an older attempt is ordered killed.
     pub fn sbd_hello(&mut self, now: Millis, host: &str, jobs: &[HostJob]) -> Vec<HostJob> {
         let Some(name) = self.host_name(host) else {
             return Vec::new();
@@ -951,16 +950,18 @@ impl Sched {
             })
             .collect();
         self.effects.extend(resend);
-        // Copies mbatchd no longer counts as running there (it gave up on the host, the
-        // job was requeued or ended meanwhile, or this is an older attempt) must go.
+        // Copies mbatchd gave up on (the host was lost: the job was requeued, rerun or
+        // ended EXIT) or that an older attempt left behind must go. A copy of a job that
+        // ended otherwise (bkill -r while the host was away) is answered StopJob when
+        // sbatchd asks about it.
         let stale: Vec<Effect> = jobs
             .iter()
             .filter(|h| JobState::from_code(h.state).is_none_or(|st| !st.is_finished()))
             .filter(|h| match self.jobs.get(&h.key) {
                 Some(j) => {
-                    !(j.state.is_started()
-                        && j.attempt == h.attempt
-                        && j.hosts.first() == Some(&name))
+                    j.attempt != h.attempt
+                        || j.state.is_pending()
+                        || (j.state.is_finished() && j.term_reason == TERM_HOST_LOST)
                 }
                 None => self.gone.contains_key(&h.key),
             })
