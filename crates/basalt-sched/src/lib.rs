@@ -17,6 +17,13 @@
 //! the events a new lsb.events starts with — synthesized from the current state, so that
 //! replaying the new file alone rebuilds it (see [`mod@switch`]).
 //!
+//! Lost hosts: a host whose sbatchd misses three hellos is `unreach` and its jobs show
+//! `UNKWN`; once it has stayed so for `BASALT_HOST_LOST_GRACE` ([`SchedConfig`]),
+//! [`Sched::tick`] gives up on its jobs — rerunnable ones (`bsub -r`, queue `RERUNNABLE`)
+//! are requeued (JOB_STATUS PEND, PEND_JOB_REQUEUED) to the top of their queue, the
+//! others end EXIT ([`TERM_HOST_LOST`]) — and [`Sched::sbd_hello`] orders a returning
+//! sbatchd to kill the copies it still has.
+//!
 //! Rules (DESIGN.md 1–4): no I/O, no clocks, ordered collections only. Every change of
 //! logged state is an [`Event`] applied by [`Sched::on_event`] — the same function replays
 //! lsb.events on start — so a restarted mbatchd ends in the state it had. The runtime
