@@ -36,7 +36,7 @@ pub mod depend;
 pub mod switch;
 pub mod types;
 
-pub use config::SchedConfig;
+pub use config::{DEFAULT_HOST_LOST_GRACE, SchedConfig};
 pub use switch::CarryOver;
 pub use types::*;
 
