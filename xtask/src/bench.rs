@@ -1139,6 +1139,7 @@ mod submit {
                     protocol: Some(basalt_proto::PROTOCOL),
                     caller: Some(caller.clone()),
                     job: Some(job.clone()),
+                    submit_token: String::new(),
                 };
                 tasks.push(tokio::spawn(async move {
                     let mut lat = Vec::new();

@@ -61,6 +61,8 @@ pub fn submission(s: &pb::JobSubmission) -> Submission {
         login_shell: s.login_shell.clone(),
         spec_cwd: s.spec_cwd.clone(),
         user_group: s.user_group.clone(),
+        // Carried by the SubmitRequest, set by the service.
+        submit_token: String::new(),
     }
 }
 

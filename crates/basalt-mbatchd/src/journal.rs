@@ -811,7 +811,12 @@ pub fn to_record(ev: &Event) -> el::Record {
                 priority: -1,
                 specified_cwd: s.spec_cwd.clone(),
                 is_script: s.options2 & sub2::JOB_CMD_SPOOL != 0,
-                basalt_extra: Vec::new(),
+                // Basalt fields after the mark: the submission token.
+                basalt_extra: if s.submit_token.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![el::Field::str(s.submit_token.clone())]
+                },
                 foreign_tail: None,
             }))
         }
@@ -1058,6 +1063,11 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
                 login_shell: n.login_shell.clone(),
                 spec_cwd: n.specified_cwd.clone(),
                 user_group: n.user_group.clone(),
+                submit_token: n
+                    .basalt_extra
+                    .first()
+                    .map(|f| f.text().to_owned())
+                    .unwrap_or_default(),
             };
             Event::JobNew {
                 time: n.header.time,

@@ -243,6 +243,7 @@ pub async fn run(
             .map_err(|_| MbdError::OwnerGone)??
     };
     let n = replayed.events.len();
+    let tokens = submission_tokens(&replayed.events);
     for ev in &replayed.events {
         sched.on_event(ev);
     }
@@ -289,6 +290,7 @@ pub async fn run(
         last_probe: std::time::Instant::now(),
         term_epoch: epoch,
         switch_retry: None,
+        tokens,
     };
     std::thread::Builder::new()
         .name("mbatchd-owner".into())
@@ -328,6 +330,19 @@ pub async fn run(
     let _ = stop_tx.send(());
     let _ = tokio::time::timeout(Duration::from_secs(2), server).await;
     result
+}
+
+/// Submission tokens of the JOB_NEWs among `events` -> job id.
+fn submission_tokens(events: &[Event]) -> std::collections::HashMap<String, u64> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::JobNew { job_id, sub, .. } if !sub.submit_token.is_empty() => {
+                Some((sub.submit_token.clone(), *job_id))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// Ask the LIM master for host status and load every second; resign when another host
@@ -413,6 +428,8 @@ struct OwnerState {
     term_epoch: u64,
     /// After a failed log switch: not before this.
     switch_retry: Option<std::time::Instant>,
+    /// Submission tokens of the jobs in memory -> job id (rebuilt from JOB_NEW on replay).
+    tokens: std::collections::HashMap<String, u64>,
 }
 
 type Deferred = Box<dyn FnOnce() + Send>;
@@ -619,6 +636,7 @@ impl OwnerState {
         for ev in &replayed.events {
             sched.on_event(ev);
         }
+        self.tokens = submission_tokens(&replayed.events);
         sched.started_at = self.sched.started_at;
         for h in &mut sched.hosts {
             h.sbd_seen = now;
@@ -658,6 +676,19 @@ impl OwnerState {
                     self.sched.on_event(ev);
                 }
                 self.switch_retry = None;
+                let sched = &self.sched;
+                self.tokens.retain(|_, id| {
+                    sched
+                        .jobs
+                        .range((*id, 0)..=(*id, u32::MAX))
+                        .next()
+                        .is_some()
+                        || sched
+                            .gone
+                            .range((*id, 0)..=(*id, u32::MAX))
+                            .next()
+                            .is_some()
+                });
                 info!(
                     carried = co.carried.len(),
                     archived_bytes = r.archived_bytes,
@@ -675,6 +706,27 @@ impl OwnerState {
                 self.switch_retry = Some(std::time::Instant::now() + Duration::from_secs(60));
             }
         }
+    }
+
+    /// The job a submission token already created, if it is still known.
+    fn known_submission(&self, token: &str) -> Option<u64> {
+        if token.is_empty() {
+            return None;
+        }
+        let id = *self.tokens.get(token)?;
+        let known = self
+            .sched
+            .jobs
+            .range((id, 0)..=(id, u32::MAX))
+            .next()
+            .is_some()
+            || self
+                .sched
+                .gone
+                .range((id, 0)..=(id, u32::MAX))
+                .next()
+                .is_some();
+        known.then_some(id)
     }
 
     /// The probe succeeded: accept work again, and feed back what waited.
@@ -706,8 +758,34 @@ impl OwnerState {
                 reply,
             } => {
                 let command = sub.command.clone();
+                let token = sub.submit_token.clone();
+                // A resent submission (the client lost the answer): the job it created.
+                if let Some(id) = self.known_submission(&token) {
+                    let queue = self
+                        .sched
+                        .jobs
+                        .range((id, 0)..=(id, u32::MAX))
+                        .next()
+                        .map_or_else(String::new, |(_, j)| j.sub.queue.clone());
+                    info!(
+                        job = id,
+                        "submission {token:?} was already accepted as job {id}"
+                    );
+                    deferred.push(defer(
+                        reply,
+                        Ok(pb::SubmitReply {
+                            job_id: id,
+                            queue,
+                            default_queue: false,
+                        }),
+                    ));
+                    return Ok(());
+                }
                 match self.sched.submit(now, &caller, *sub) {
                     Ok((id, queue, default_queue)) => {
+                        if !token.is_empty() {
+                            self.tokens.insert(token, id);
+                        }
                         // An array's elements share one submission and one job file.
                         let submit_time = self
                             .sched

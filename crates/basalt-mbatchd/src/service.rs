@@ -55,7 +55,11 @@ impl Mbatchd for MbatchdService {
             return Err(Status::invalid_argument("Missing job command"));
         }
         let caller = convert::caller(req.caller.as_ref());
-        let sub = Box::new(convert::submission(&job));
+        let mut sub = Box::new(convert::submission(&job));
+        if req.submit_token.len() > 256 {
+            return Err(Status::invalid_argument("Submission token too long"));
+        }
+        sub.submit_token = req.submit_token;
         let r = self
             .owner
             .ask(|reply| Msg::Submit {

@@ -417,3 +417,54 @@ async fn torn_tail_is_cut_and_a_damaged_record_needs_recover() -> anyhow::Result
     let _ = tokio::time::timeout(Duration::from_secs(10), mbd.task).await;
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_resent_submission_gets_the_job_it_created() -> anyhow::Result<()> {
+    let s = setup("mbd-token").await?;
+    let mut client = s.client.clone();
+    let mut req = submission("long sleep", "once", "");
+    req.submit_token = "hostA:42:abc:0123456789abcdef".into();
+    let first = client.submit(req.clone()).await?.into_inner().job_id;
+    let again = client.submit(req.clone()).await?.into_inner().job_id;
+    assert_eq!(first, again, "a resend created another job");
+    let other = client
+        .submit(pb::SubmitRequest {
+            submit_token: "hostA:42:abc:other".into(),
+            ..req.clone()
+        })
+        .await?
+        .into_inner()
+        .job_id;
+    assert_ne!(other, first);
+
+    // The token is in the log: a restarted mbatchd still knows it.
+    let _ = s.mbd.stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), s.mbd.task).await;
+    let mbd = start_mbd(s.config.clone()).await?;
+    let config = s.config.clone();
+    let after = wait_for_async(
+        "the restarted mbatchd to answer",
+        Duration::from_secs(30),
+        || {
+            let (config, req) = (config.clone(), req.clone());
+            async move {
+                let Ok(mut c) =
+                    basalt_runtime::mbatchd_channel(&config, "hostA", Duration::from_secs(2))
+                else {
+                    return (None, "no channel".into());
+                };
+                match c.submit(req).await {
+                    Ok(r) => (Some(r.into_inner().job_id), String::new()),
+                    Err(st) => (None, st.message().to_owned()),
+                }
+            }
+        },
+    )
+    .await?;
+    assert_eq!(after, first, "the token was forgotten by the restart");
+    let jobs = all_jobs(&s.config).await.unwrap_or_default();
+    assert_eq!(jobs.iter().filter(|j| j.job_name == "once").count(), 2);
+    let _ = mbd.stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), mbd.task).await;
+    Ok(())
+}

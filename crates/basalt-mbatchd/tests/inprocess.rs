@@ -194,6 +194,7 @@ async fn submit_dispatch_finish_kill_and_replay() -> anyhow::Result<()> {
     let submit = |command: &str, queue: &str| pb::SubmitRequest {
         protocol: Some(basalt_proto::PROTOCOL),
         caller: caller(),
+        submit_token: String::new(),
         job: Some(pb::JobSubmission {
             command: command.into(),
             queue: queue.into(),

@@ -65,6 +65,10 @@ pub struct Submission {
     /// -cwd as given.
     pub spec_cwd: String,
     pub user_group: String,
+    /// Basalt: the client's token for this submission ("" = none). mbatchd answers a
+    /// repeated submission with the same token with the job it already created, so a
+    /// client may retry after losing the answer (logged at the end of JOB_NEW).
+    pub submit_token: String,
 }
 
 /// Index of the RUN limit in [`Submission::rlimits`].

@@ -944,29 +944,76 @@ pub fn main(args: Vec<String>) -> ExitCode {
             protocol: Some(basalt_proto::PROTOCOL),
             caller: Some(who_caller),
             job: Some(job),
+            submit_token: submit_token(),
         };
-        match client.submit(req).await {
-            Ok(r) => {
-                let r = r.into_inner();
-                println!("{}", submitted_line(r.job_id, &r.queue, r.default_queue));
-                ExitCode::SUCCESS
-            }
-            Err(s) if s.code() == tonic::Code::Unknown || s.code() == tonic::Code::Cancelled => {
-                // The request went out and the connection broke before the answer (mbatchd
-                // died or failed over): the job may be durable. Do not claim it is not.
-                eprintln!(
-                    "Lost the connection to mbatchd before it answered ({}): the job may \
-                     have been submitted. Check with bjobs -a before submitting it again.",
-                    s.message()
-                );
-                crate::fail()
-            }
-            Err(s) => {
-                eprintln!("{}", rejected_line(&super::status_text(&s)));
-                crate::fail()
+        // The request carries a token, so sending it again after a lost answer (mbatchd
+        // died or the master moved) cannot create a second job: mbatchd answers a repeat
+        // with the job the first one created.
+        let deadline = std::time::Instant::now() + super::cmd_timeout();
+        let mut warned = false;
+        loop {
+            match client.submit(req.clone()).await {
+                Ok(r) => {
+                    let r = r.into_inner();
+                    println!("{}", submitted_line(r.job_id, &r.queue, r.default_queue));
+                    return ExitCode::SUCCESS;
+                }
+                Err(s) if answer_lost(&s) && std::time::Instant::now() < deadline => {
+                    if !warned {
+                        warned = true;
+                        eprintln!("batch system daemon not responding ... still trying");
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                    if let Ok(c) = super::connect_mbatchd(&config).await {
+                        client = c;
+                    }
+                }
+                Err(s) if answer_lost(&s) => {
+                    eprintln!(
+                        "Lost the connection to mbatchd before it answered ({}): the job may \
+                         have been submitted. Check with bjobs -a before submitting it again.",
+                        s.message()
+                    );
+                    return crate::fail();
+                }
+                Err(s) => {
+                    eprintln!("{}", rejected_line(&super::status_text(&s)));
+                    return crate::fail();
+                }
             }
         }
     })
+}
+
+/// Did the call fail without an answer from mbatchd (so a resend with the same token is
+/// safe and needed), rather than being refused?
+fn answer_lost(s: &tonic::Status) -> bool {
+    matches!(
+        s.code(),
+        tonic::Code::Unknown
+            | tonic::Code::Cancelled
+            | tonic::Code::Unavailable
+            | tonic::Code::DeadlineExceeded
+    )
+}
+
+/// A token unique to this submission: host, pid, time and 64 random bits.
+fn submit_token() -> String {
+    let mut rnd = [0u8; 8];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        let _ = f.read_exact(&mut rnd);
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let host = nix::unistd::gethostname()
+        .map(|h| h.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!(
+        "{host}:{}:{nanos:x}:{:016x}",
+        std::process::id(),
+        u64::from_le_bytes(rnd)
+    )
 }
 
 #[cfg(test)]

@@ -314,6 +314,7 @@ pub fn submission(command: &str, job_name: &str, depend_cond: &str) -> pb::Submi
     pb::SubmitRequest {
         protocol: Some(basalt_proto::PROTOCOL),
         caller: caller(),
+        submit_token: String::new(),
         job: Some(pb::JobSubmission {
             command: command.into(),
             job_name: job_name.into(),
