@@ -619,8 +619,13 @@ impl LimCore {
             Some(i) if reply.epoch > self.epoch && self.hosts[i].rank.is_some() => {
                 self.give_in(now, i, reply.epoch, &mut fx);
             }
-            // Same term, and the host follows a lower-ranked master it heard recently.
-            Some(i) if self.outranks_me(i) => self.give_in(now, i, reply.epoch, &mut fx),
+            // The host follows a lower-ranked master it heard recently, at our
+            // term or a later one. (An older term named there is the master we
+            // took over from because it did not answer our probe: the host
+            // follows us once that master has been silent for its limit.)
+            Some(i) if self.outranks_me(i) && reply.epoch >= self.epoch => {
+                self.give_in(now, i, reply.epoch, &mut fx);
+            }
             // A later term exists but the host cannot say whose: find out.
             None if reply.epoch > self.epoch => self.catch_up(now, &mut fx),
             _ => {}

@@ -783,3 +783,36 @@ fn master_list_sets_the_election_order_and_excludes_others() {
             .any(|(_, h, m, _)| h == "hostB" && m.as_deref() == Some("hostB"))
     );
 }
+
+/// hostB takes over from a dead hostA while hostC (rank 2, longer limit) still
+/// counts hostA as fresh: hostC's refusal names hostA with the older epoch, and
+/// hostB keeps its term instead of giving in to the dead host.
+#[test]
+fn new_master_keeps_its_term_against_a_refusal_naming_the_older_one() {
+    let names = ["hostA", "hostB", "hostC"];
+    let configs = names
+        .iter()
+        .map(|n| {
+            let mut c = config(n, &names);
+            // hostC counts a silent master fresh for 7 intervals, hostB for 2.
+            c.timing.retry_limit = 5;
+            ((*n).to_owned(), c)
+        })
+        .collect();
+    let mut sim = Sim::with_configs(&names, configs);
+    sim.advance(300);
+    sim.kill("hostA");
+    sim.advance(1200);
+    sim.assert_all_follow("hostB");
+    let b_changes: Vec<_> = sim
+        .changes
+        .iter()
+        .filter(|(_, h, _, _)| h == "hostB")
+        .map(|(_, _, m, e)| (m.clone(), *e))
+        .collect();
+    // Catching up at boot, following hostA, taking over: no flap back to hostA.
+    assert_eq!(
+        b_changes,
+        vec![(Some("hostA".to_owned()), 1), (Some("hostB".to_owned()), 2)]
+    );
+}
