@@ -41,7 +41,9 @@
 //!   with its own epoch from a lower rank. A slave follows an announcement with
 //!   a later epoch than its master's, unless its master ranks before the
 //!   announcer and was heard within the takeover limit (then the reply names
-//!   that master and the announcer gives in).
+//!   that master and its epoch, and the announcer gives in unless that epoch is
+//!   older than its own: that is the master it took over from after a probe
+//!   went unanswered).
 //! * **Handover.** A candidate that follows a master ranked after it (it came
 //!   back, or a partition healed) takes over only once it is in sync: it has
 //!   followed that master at the newest epoch for `MASTER_INACTIVITY_LIMIT`
