@@ -154,8 +154,13 @@ pub(crate) enum Msg {
 /// Why a dispatch did not start the job.
 #[derive(Debug, Clone)]
 pub(crate) enum DispatchError {
-    /// sbatchd could not be reached: the host is unreachable, the job is requeued.
+    /// sbatchd could not be reached (no connection, or it answered that it refuses
+    /// orders now): the job did not start there and is requeued.
     Unreachable(String),
+    /// The call failed after the request went out (timeout, broken connection): sbatchd
+    /// may have started the job. The host's hellos decide (see
+    /// `Sched::dispatch_uncertain`).
+    Uncertain(String),
     /// sbatchd answered and refused (unknown user, ...): the job cannot start there.
     Refused(String),
 }
@@ -980,6 +985,14 @@ impl OwnerState {
                     warn!(job = key.0, "dispatch to {host} failed: {e}");
                     self.sched.dispatch_failed(now, key, attempt, &host);
                 }
+                Err(DispatchError::Uncertain(e)) => {
+                    warn!(
+                        job = key.0,
+                        "dispatch to {host} got no answer ({e}); its sbatchd's hellos will \
+                         tell whether the job started"
+                    );
+                    self.sched.dispatch_uncertain(key, attempt, &host);
+                }
                 Err(DispatchError::Refused(e)) => {
                     warn!(job = key.0, "sbatchd on {host} cannot start the job: {e}");
                     self.sched.start_failed(now, key, attempt);
@@ -1249,17 +1262,27 @@ async fn dispatch(
         })
         .await
         .map_err(|s| match s.code() {
+            // An answer (it refuses orders now), or no connection at all: not started.
+            tonic::Code::FailedPrecondition => DispatchError::Unreachable(s.message().to_string()),
+            tonic::Code::Unavailable if never_connected(&s) => {
+                DispatchError::Unreachable(s.message().to_string())
+            }
             tonic::Code::Unavailable
             | tonic::Code::DeadlineExceeded
             | tonic::Code::Unknown
-            | tonic::Code::Cancelled
-            | tonic::Code::FailedPrecondition => {
-                DispatchError::Unreachable(s.message().to_string())
-            }
+            | tonic::Code::Cancelled => DispatchError::Uncertain(s.message().to_string()),
             _ => DispatchError::Refused(s.message().to_string()),
         })?
         .into_inner();
     Ok((reply.pid, reply.pgid))
+}
+
+/// Did the call fail before a connection existed (so the request was never sent)?
+fn never_connected(s: &tonic::Status) -> bool {
+    let text = format!("{s:?}").to_ascii_lowercase();
+    text.contains("tcp connect error")
+        || text.contains("connection refused")
+        || text.contains("no route to host")
 }
 
 fn job_result(key: JobKey, r: Result<String, SchedError>) -> pb::JobResult {

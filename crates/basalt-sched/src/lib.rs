@@ -1017,10 +1017,18 @@ impl Sched {
                 self.missing.remove(&key);
                 continue;
             }
+            if unaccepted && self.in_flight.contains(&(key, attempt)) {
+                continue;
+            }
+            // Missing from two hellos in a row: one hello may have been built just before
+            // a dispatch arrived.
+            let n = self.missing.entry(key).or_insert(0);
+            *n += 1;
+            if *n < 2 {
+                continue;
+            }
+            self.missing.remove(&key);
             if unaccepted {
-                if self.in_flight.contains(&(key, attempt)) {
-                    continue;
-                }
                 match kill {
                     Some(term) => self.finish(t, key, status::EXIT, 0, 0, None, term),
                     None => self.emit(Event::JobStatus {
@@ -1038,13 +1046,21 @@ impl Sched {
                 }
                 continue;
             }
-            let n = self.missing.entry(key).or_insert(0);
-            *n += 1;
-            if *n >= 2 {
-                self.missing.remove(&key);
-                self.finish(t, key, status::EXIT, 0, 9, None, String::new());
-            }
+            self.finish(t, key, status::EXIT, 0, 9, None, String::new());
         }
+    }
+
+    /// The dispatch of `key` may or may not have reached sbatchd on `host` (the call
+    /// failed after the request went out: a timeout, a broken connection). The job stays
+    /// dispatched; the host's next hellos tell whether sbatchd has it (it runs) or not
+    /// (back to PEND), and a host that stays silent is handled as a lost host. Requeueing
+    /// at once could run the job twice.
+    pub fn dispatch_uncertain(&mut self, key: JobKey, attempt: u32, host: &str) {
+        self.in_flight.remove(&(key, attempt));
+        if let Some(h) = self.host_mut(host) {
+            h.sbd_failed = true;
+        }
+        self.dirty = true;
     }
 
     /// Timers: sbatchd silence, lost hosts, CLEAN_PERIOD.
