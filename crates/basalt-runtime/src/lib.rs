@@ -233,32 +233,62 @@ pub struct MasterLim {
 /// the master it names. Fails with [`RuntimeError::NoLim`] when no LIM answers
 /// or none knows a master.
 pub async fn find_master(config: &Config, timeout: Duration) -> Result<MasterLim, RuntimeError> {
-    for host in lim_contact_order(config) {
-        let Ok(mut client) = lim_channel(config, &host, timeout) else {
-            continue;
-        };
-        let Ok(reply) = client
-            .cluster_info(basalt_proto::lim::ClusterInfoRequest {})
-            .await
-        else {
-            continue;
-        };
-        let info = reply.into_inner();
-        if info.master.is_empty() {
-            continue;
+    let order = lim_contact_order(config);
+    // A first quick round over the first few LIMs, so that one hung LIM (stopped, but
+    // its port still accepting connections) costs a fraction of a second instead of the
+    // whole timeout; then a patient round over all of them.
+    let quick = QUICK_LIM_TIMEOUT.min(timeout);
+    if quick < timeout {
+        for host in order.iter().take(QUICK_LIM_HOSTS) {
+            if let Some(m) = ask_lim(config, host, quick, timeout).await? {
+                return Ok(m);
+            }
         }
-        let master_client = if basalt_core::same_host(&info.master, &host) {
-            client
-        } else {
-            lim_channel(config, &info.master, timeout)?
-        };
-        return Ok(MasterLim {
-            master: info.master.clone(),
-            client: master_client,
-            info,
-        });
+    }
+    for host in &order {
+        if let Some(m) = ask_lim(config, host, timeout, timeout).await? {
+            return Ok(m);
+        }
     }
     Err(RuntimeError::NoLim)
+}
+
+/// The per-LIM timeout of [`find_master`]'s first round.
+const QUICK_LIM_TIMEOUT: Duration = Duration::from_millis(400);
+/// How many LIMs [`find_master`]'s first round asks.
+const QUICK_LIM_HOSTS: usize = 8;
+
+/// Ask the LIM of `host` who the master is, within `timeout` (`None`: no answer, or it
+/// does not know); the master's client is made with `client_timeout`.
+async fn ask_lim(
+    config: &Config,
+    host: &str,
+    timeout: Duration,
+    client_timeout: Duration,
+) -> Result<Option<MasterLim>, RuntimeError> {
+    let Ok(mut client) = lim_channel(config, host, timeout) else {
+        return Ok(None);
+    };
+    let Ok(reply) = client
+        .cluster_info(basalt_proto::lim::ClusterInfoRequest {})
+        .await
+    else {
+        return Ok(None);
+    };
+    let info = reply.into_inner();
+    if info.master.is_empty() {
+        return Ok(None);
+    }
+    let master_client = if basalt_core::same_host(&info.master, host) && timeout == client_timeout {
+        client
+    } else {
+        lim_channel(config, &info.master, client_timeout)?
+    };
+    Ok(Some(MasterLim {
+        master: info.master.clone(),
+        client: master_client,
+        info,
+    }))
 }
 
 /// The mbatchd socket address on `host` (`LSB_MBD_PORT`).
