@@ -4,49 +4,21 @@
 //! `bjobs -A`, `-w "done(name)"` dependencies, and LSF's refusals.
 
 use anyhow::{Context, Result, anyhow, bail};
-use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for};
+use basalt_testkit::{ClusterSpec, ProcessCluster, event_fields, output_text, wait_for};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
 const PARAMS: &str = "BASALT_SBD_HELLO_INTERVAL = 1\nJOB_TERMINATE_INTERVAL = 2";
 
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}stderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// Run bsub from `cwd`; it must print exactly one `Job <N> is submitted ...` line.
-fn bsub(c: &ProcessCluster, cwd: &Path, args: &[&str]) -> Result<u64> {
-    let o = c
-        .command("bsub")
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .context("running bsub")?;
-    let out = String::from_utf8_lossy(&o.stdout);
-    if !o.status.success() {
-        bail!("bsub {args:?} failed: {}", text(&o));
-    }
-    let line = out.lines().next().unwrap_or("");
-    if out.lines().count() != 1 || !line.contains("is submitted to") {
-        bail!("bsub printed more or other than one line: {}", text(&o));
-    }
-    line.strip_prefix("Job <")
-        .and_then(|r| r.split('>').next())
-        .and_then(|n| n.parse::<u64>().ok())
-        .ok_or_else(|| anyhow!("no job id in {line:?}"))
-}
-
 /// bsub that must be refused: returns its stderr.
 fn bsub_refused(c: &ProcessCluster, cwd: &Path, args: &[&str]) -> Result<String> {
     let o = c.command("bsub").args(args).current_dir(cwd).output()?;
     if o.status.code() != Some(255) || !o.stdout.is_empty() {
-        bail!("bsub {args:?} should have been refused: {}", text(&o));
+        bail!(
+            "bsub {args:?} should have been refused: {}",
+            output_text(&o)
+        );
     }
     Ok(String::from_utf8_lossy(&o.stderr).into_owned())
 }
@@ -76,7 +48,7 @@ fn jobs(c: &ProcessCluster) -> Result<BTreeMap<(u64, u32), Row>> {
         return Ok(BTreeMap::new());
     }
     let v: serde_json::Value =
-        serde_json::from_str(&out).with_context(|| format!("bjobs -json: {}", text(&o)))?;
+        serde_json::from_str(&out).with_context(|| format!("bjobs -json: {}", output_text(&o)))?;
     let mut m = BTreeMap::new();
     for r in v["RECORDS"].as_array().cloned().unwrap_or_default() {
         let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
@@ -124,52 +96,13 @@ fn work_dir(c: &ProcessCluster) -> Result<std::path::PathBuf> {
     Ok(d)
 }
 
-/// Fields of one event-log line (quoted strings with `""` for a quote, bare words),
-/// read independently of basalt-eventlog.
-fn fields(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let b: Vec<char> = line.chars().collect();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == ' ' {
-            i += 1;
-            continue;
-        }
-        if b[i] == '"' {
-            let mut s = String::new();
-            i += 1;
-            while i < b.len() {
-                if b[i] == '"' {
-                    if i + 1 < b.len() && b[i + 1] == '"' {
-                        s.push('"');
-                        i += 2;
-                        continue;
-                    }
-                    i += 1;
-                    break;
-                }
-                s.push(b[i]);
-                i += 1;
-            }
-            out.push(s);
-        } else {
-            let start = i;
-            while i < b.len() && b[i] != ' ' {
-                i += 1;
-            }
-            out.push(b[start..i].iter().collect());
-        }
-    }
-    out
-}
-
 /// The records of lsb.events, split into fields.
 fn events(c: &ProcessCluster) -> Result<Vec<Vec<String>>> {
     let text = std::fs::read_to_string(c.dir.path().join("work/basalt/logdir/lsb.events"))?;
     Ok(text
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(fields)
+        .map(event_fields)
         .collect())
 }
 
@@ -211,8 +144,7 @@ fn arrays_limits_elements_and_dependencies() -> Result<()> {
     );
 
     // Six elements, at most two at a time (6 slots would allow all of them).
-    let arr = bsub(
-        &c,
+    let arr = c.bsub(
         &work,
         &[
             "-J",
@@ -279,21 +211,9 @@ fn arrays_limits_elements_and_dependencies() -> Result<()> {
     assert!(most_logged <= 2, "{most_logged} started at once in the log");
 
     // A dependency on the array by name: waits for every element.
-    let arr2 = bsub(
-        &c,
-        &work,
-        &["-J", "later[1-3]", "-o", "/dev/null", "sleep 3"],
-    )?;
-    let dep = bsub(
-        &c,
-        &work,
-        &["-w", "done(later)", "-o", "dep.%J", "echo after"],
-    )?;
-    let never = bsub(
-        &c,
-        &work,
-        &["-w", "done(nosuchjob)", "-o", "/dev/null", "true"],
-    )?;
+    let arr2 = c.bsub(&work, &["-J", "later[1-3]", "-o", "/dev/null", "sleep 3"])?;
+    let dep = c.bsub(&work, &["-w", "done(later)", "-o", "dep.%J", "echo after"])?;
+    let never = c.bsub(&work, &["-w", "done(nosuchjob)", "-o", "/dev/null", "true"])?;
     let reason = |id: u64, want: &str| {
         wait_for(
             &format!("job {id} to pend with {want:?}"),
@@ -330,14 +250,10 @@ fn arrays_limits_elements_and_dependencies() -> Result<()> {
         "started too early"
     );
     let o = c.run("bkill", &[&never.to_string()])?;
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", output_text(&o));
 
     // Element control on a running array.
-    let sl = bsub(
-        &c,
-        &work,
-        &["-J", "sl[1-4]", "-o", "/dev/null", "sleep 120"],
-    )?;
+    let sl = c.bsub(&work, &["-J", "sl[1-4]", "-o", "/dev/null", "sleep 120"])?;
     wait_jobs(&c, "4 sleeping elements", Duration::from_secs(30), |m| {
         elements(m, sl)
             .iter()
@@ -358,7 +274,7 @@ fn arrays_limits_elements_and_dependencies() -> Result<()> {
         String::from_utf8_lossy(&o.stdout),
         format!("Job <{one}> is being terminated\n"),
         "{}",
-        text(&o)
+        output_text(&o)
     );
     let m = wait_jobs(&c, "element 3 to exit", Duration::from_secs(30), |m| {
         m.get(&(sl, 3)).is_some_and(|r| r.stat == "EXIT")
@@ -367,7 +283,7 @@ fn arrays_limits_elements_and_dependencies() -> Result<()> {
         assert_eq!(m[&(sl, i)].stat, "RUN", "element {i} was not killed");
     }
     let o = c.run("bstop", &[&format!("{sl}[2]")])?;
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", output_text(&o));
     wait_jobs(&c, "element 2 to stop", Duration::from_secs(30), |m| {
         m.get(&(sl, 2)).is_some_and(|r| r.stat == "USUSP")
             && m.get(&(sl, 1)).is_some_and(|r| r.stat == "RUN")
@@ -377,7 +293,7 @@ fn arrays_limits_elements_and_dependencies() -> Result<()> {
         String::from_utf8_lossy(&o.stdout),
         format!("Job <{sl}> is being terminated\n"),
         "the whole array is answered once: {}",
-        text(&o)
+        output_text(&o)
     );
     wait_jobs(&c, "every element to exit", Duration::from_secs(30), |m| {
         elements(m, sl).iter().all(|(_, r)| r.stat == "EXIT")

@@ -3,7 +3,7 @@
 //! real commands: bsub, bjobs, bkill, bstop, bresume, bswitch, btop, brun, bhosts.
 
 use anyhow::{Context, Result, anyhow, bail};
-use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for};
+use basalt_testkit::{ClusterSpec, ProcessCluster, event_fields, output_text, wait_for};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -13,39 +13,6 @@ const PARAMS: &str = "BASALT_SBD_HELLO_INTERVAL = 1\nJOB_TERMINATE_INTERVAL = 2"
 
 fn cluster(name: &str) -> Result<ProcessCluster> {
     ProcessCluster::start_batch(name, &ClusterSpec::new(3), PARAMS)
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}stderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// Run bsub with `args` from `cwd`; return the job id.
-fn bsub(c: &ProcessCluster, cwd: &Path, args: &[&str]) -> Result<u64> {
-    let o = c
-        .command("bsub")
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .context("running bsub")?;
-    let out = String::from_utf8_lossy(&o.stdout);
-    if !o.status.success() {
-        bail!("bsub {args:?} failed: {}", text(&o));
-    }
-    let line = out.lines().next().unwrap_or("");
-    if out.lines().count() != 1 || !line.contains("is submitted to") {
-        bail!("bsub printed more or other than one line: {}", text(&o));
-    }
-    let id = line
-        .strip_prefix("Job <")
-        .and_then(|r| r.split('>').next())
-        .and_then(|n| n.parse::<u64>().ok())
-        .ok_or_else(|| anyhow!("no job id in {line:?}"))?;
-    Ok(id)
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -74,7 +41,7 @@ fn jobs(c: &ProcessCluster) -> Result<BTreeMap<u64, Row>> {
         return Ok(BTreeMap::new());
     }
     let v: serde_json::Value =
-        serde_json::from_str(&out).with_context(|| format!("bjobs -json: {}", text(&o)))?;
+        serde_json::from_str(&out).with_context(|| format!("bjobs -json: {}", output_text(&o)))?;
     let mut m = BTreeMap::new();
     for r in v["RECORDS"].as_array().cloned().unwrap_or_default() {
         let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
@@ -151,52 +118,11 @@ fn work_dir(c: &ProcessCluster) -> Result<std::path::PathBuf> {
     Ok(d)
 }
 
-/// Fields of one event-log line, read the way an awk script or LSF's own reader does:
-/// quoted strings (with `""` for a quote) and bare words, separated by spaces. Written
-/// here, independently of basalt-eventlog.
-fn fields(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let b: Vec<char> = line.chars().collect();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == ' ' {
-            i += 1;
-            continue;
-        }
-        if b[i] == '"' {
-            let mut s = String::new();
-            i += 1;
-            while i < b.len() {
-                if b[i] == '"' {
-                    if i + 1 < b.len() && b[i + 1] == '"' {
-                        s.push('"');
-                        i += 2;
-                        continue;
-                    }
-                    i += 1;
-                    break;
-                }
-                s.push(b[i]);
-                i += 1;
-            }
-            out.push(s);
-        } else {
-            let start = i;
-            while i < b.len() && b[i] != ' ' {
-                i += 1;
-            }
-            out.push(b[start..i].iter().collect());
-        }
-    }
-    out
-}
-
 #[test]
 fn jobs_run_end_to_end_with_lsf_environment_and_report() -> Result<()> {
     let c = cluster("batch-e2e")?;
     let work = work_dir(&c)?;
-    let ok = bsub(
-        &c,
+    let ok = c.bsub(
         &work,
         &[
             "-J",
@@ -206,8 +132,7 @@ fn jobs_run_end_to_end_with_lsf_environment_and_report() -> Result<()> {
             "env | grep -E '^(LSB_|LSF_ENVDIR)' | sort",
         ],
     )?;
-    let bad = bsub(
-        &c,
+    let bad = c.bsub(
         &work,
         &[
             "-q",
@@ -224,7 +149,7 @@ fn jobs_run_end_to_end_with_lsf_environment_and_report() -> Result<()> {
         &script,
         "\n#!/bin/bash\n#BSUB -J scripted\n#BSUB -o script.%J\necho \"bash ${BASH_VERSION%%.*} in $PWD\"\n",
     )?;
-    let sc = bsub(&c, &work, &[script.to_str().unwrap_or_default()])?;
+    let sc = c.bsub(&work, &[script.to_str().unwrap_or_default()])?;
     std::fs::remove_file(&script)?;
     let m = wait_finished(&c, &[ok, bad, sc], Duration::from_secs(60))?;
     assert_eq!(m[&ok].stat, "DONE");
@@ -277,7 +202,7 @@ fn jobs_run_end_to_end_with_lsf_environment_and_report() -> Result<()> {
         "{l}"
     );
     let none = c.run("bjobs", &["999999"])?;
-    assert_eq!(none.status.code(), Some(255), "{}", text(&none));
+    assert_eq!(none.status.code(), Some(255), "{}", output_text(&none));
     assert!(String::from_utf8_lossy(&none.stderr).contains("Job <999999> is not found"));
 
     // lsb.events and lsb.acct, read independently: field positions of event-log.md.
@@ -286,7 +211,7 @@ fn jobs_run_end_to_end_with_lsf_environment_and_report() -> Result<()> {
     let mut new_seen = false;
     let mut status_seen = false;
     for line in events.lines().filter(|l| !l.starts_with('#')) {
-        let f = fields(line);
+        let f = event_fields(line);
         match f[0].as_str() {
             "JOB_NEW" if f[3] == ok.to_string() => {
                 // gawk positions $4 job id, $42 job name, $43 command (no -m hosts).
@@ -309,7 +234,7 @@ fn jobs_run_end_to_end_with_lsf_environment_and_report() -> Result<()> {
     let acct = std::fs::read_to_string(logdir.join("lsb.acct"))?;
     let fin: Vec<Vec<String>> = acct
         .lines()
-        .map(fields)
+        .map(event_fields)
         .filter(|f| f[0] == "JOB_FINISH")
         .collect();
     let bad_fin = fin
@@ -336,7 +261,7 @@ fn two_hundred_mixed_jobs_and_job_control() -> Result<()> {
         }
         let cmd = format!("echo job $LSB_JOBID on $(hostname); exit {code}");
         args.push(&cmd);
-        let id = bsub(&c, &work, &args)?;
+        let id = c.bsub(&work, &args)?;
         expect.insert(id, (code, queue, (i % 5 == 0).then(|| host.clone())));
     }
     let ids: Vec<u64> = expect.keys().copied().collect();
@@ -357,13 +282,13 @@ fn two_hundred_mixed_jobs_and_job_control() -> Result<()> {
     }
 
     // Job control on long jobs.
-    let sleeper = bsub(&c, &work, &["-o", "/dev/null", "sleep 300"])?;
+    let sleeper = c.bsub(&work, &["-o", "/dev/null", "sleep 300"])?;
     wait_state(&c, sleeper, "RUN", Duration::from_secs(20))?;
     let o = c.run("bstop", &[&sleeper.to_string()])?;
     assert!(
         String::from_utf8_lossy(&o.stdout).contains(&format!("Job <{sleeper}> is being stopped")),
         "{}",
-        text(&o)
+        output_text(&o)
     );
     wait_state(&c, sleeper, "USUSP", Duration::from_secs(20))?;
     c.run("bresume", &[&sleeper.to_string()])?;
@@ -373,7 +298,7 @@ fn two_hundred_mixed_jobs_and_job_control() -> Result<()> {
         String::from_utf8_lossy(&o.stdout)
             .contains(&format!("Job <{sleeper}> is being terminated")),
         "{}",
-        text(&o)
+        output_text(&o)
     );
     wait_state(&c, sleeper, "EXIT", Duration::from_secs(30))?;
     let o = c.run("bkill", &[&sleeper.to_string()])?;
@@ -383,23 +308,23 @@ fn two_hundred_mixed_jobs_and_job_control() -> Result<()> {
     // Pending jobs: hold, btop, bswitch, brun.
     for h in ["hostA", "hostB", "hostC"] {
         let o = c.run("badmin", &["hclose", h])?;
-        assert!(o.status.success(), "{}", text(&o));
+        assert!(o.status.success(), "{}", output_text(&o));
     }
-    let p1 = bsub(&c, &work, &["-o", "/dev/null", "true"])?;
-    let p2 = bsub(&c, &work, &["-o", "/dev/null", "true"])?;
-    let held = bsub(&c, &work, &["-H", "-o", "/dev/null", "true"])?;
+    let p1 = c.bsub(&work, &["-o", "/dev/null", "true"])?;
+    let p2 = c.bsub(&work, &["-o", "/dev/null", "true"])?;
+    let held = c.bsub(&work, &["-H", "-o", "/dev/null", "true"])?;
     wait_state(&c, held, "PSUSP", Duration::from_secs(10))?;
     let o = c.run("btop", &[&p2.to_string()])?;
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", output_text(&o));
     let o = c.run("bswitch", &["priority", &p1.to_string()])?;
     assert!(
         String::from_utf8_lossy(&o.stdout)
             .contains(&format!("Job <{p1}> is switched to queue <priority>")),
         "{}",
-        text(&o)
+        output_text(&o)
     );
     let o = c.run("brun", &["-m", "hostB", &p2.to_string()])?;
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", output_text(&o));
     let r = wait_state(&c, p2, "DONE", Duration::from_secs(30))?;
     assert_eq!(r.exec_host, "hostB");
     for h in ["hostA", "hostB", "hostC"] {
@@ -434,13 +359,9 @@ fn mbatchd_killed_mid_workload_loses_nothing() -> Result<()> {
     let work = work_dir(&c)?;
     let mut ids = Vec::new();
     for i in 0..30 {
-        ids.push(bsub(
-            &c,
-            &work,
-            &["-o", "k.%J", &format!("sleep 1; echo {i}")],
-        )?);
+        ids.push(c.bsub(&work, &["-o", "k.%J", &format!("sleep 1; echo {i}")])?);
     }
-    let long = bsub(&c, &work, &["-o", "/dev/null", "sleep 8"])?;
+    let long = c.bsub(&work, &["-o", "/dev/null", "sleep 8"])?;
     wait_state(&c, long, "RUN", Duration::from_secs(30))?;
     let before = jobs(&c)?;
     let killed = c.kill9_pids_of("mbatchd", "hostA");
@@ -487,7 +408,7 @@ fn mbatchd_killed_mid_workload_loses_nothing() -> Result<()> {
 fn lost_sbatchd_makes_host_unreach_and_jobs_unknown() -> Result<()> {
     let mut c = cluster("batch-unreach")?;
     let work = work_dir(&c)?;
-    let id = bsub(&c, &work, &["-m", "hostC", "-o", "/dev/null", "sleep 60"])?;
+    let id = c.bsub(&work, &["-m", "hostC", "-o", "/dev/null", "sleep 60"])?;
     wait_state(&c, id, "RUN", Duration::from_secs(30))?;
     // Wait until sbatchd's answer to the dispatch is logged (JOB_START_ACCEPT): killing
     // sbatchd before that makes the dispatch fail and the job go back to PEND.
@@ -498,7 +419,7 @@ fn lost_sbatchd_makes_host_unreach_and_jobs_unknown() -> Result<()> {
         || {
             let text = std::fs::read_to_string(&events).unwrap_or_default();
             let seen = text.lines().any(|l| {
-                let f = fields(l);
+                let f = event_fields(l);
                 f.first().map(String::as_str) == Some("JOB_START_ACCEPT")
                     && f.get(3) == Some(&id.to_string())
             });
@@ -564,22 +485,22 @@ fn users_control_only_their_own_jobs() -> Result<()> {
             .output()?)
     };
     let o = as_user(a, "bsub", &["-o", "perm.%J", "id -un; sleep 60"])?;
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", output_text(&o));
     let id: u64 = String::from_utf8_lossy(&o.stdout)
         .split(['<', '>'])
         .nth(1)
         .and_then(|v| v.parse().ok())
-        .ok_or_else(|| anyhow!("no id: {}", text(&o)))?;
+        .ok_or_else(|| anyhow!("no id: {}", output_text(&o)))?;
     wait_state(&c, id, "RUN", Duration::from_secs(30))?;
     let o = as_user(b, "bkill", &[&id.to_string()])?;
-    assert_eq!(o.status.code(), Some(255), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(255), "{}", output_text(&o));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains(&format!("Job <{id}>: User permission denied")),
         "{}",
-        text(&o)
+        output_text(&o)
     );
     let o = as_user(a, "bkill", &[&id.to_string()])?;
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}", output_text(&o));
     wait_state(&c, id, "EXIT", Duration::from_secs(30))?;
     let out = std::fs::read_to_string(work.join(format!("perm.{id}")))?;
     assert!(

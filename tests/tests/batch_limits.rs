@@ -3,31 +3,9 @@
 //! (run time) end the job EXIT with TERM_MEMLIMIT / TERM_RUNLIMIT, shown by `bjobs -l`,
 //! `bjobs -o exit_reason` and the job report.
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::Result;
 use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for};
-use std::path::Path;
 use std::time::Duration;
-
-fn bsub(c: &ProcessCluster, cwd: &Path, args: &[&str]) -> Result<u64> {
-    let o = c
-        .command("bsub")
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .context("running bsub")?;
-    if !o.status.success() {
-        bail!(
-            "bsub failed: {}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-    }
-    String::from_utf8_lossy(&o.stdout)
-        .split(['<', '>'])
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| anyhow!("no job id"))
-}
 
 /// (stat, exit_reason) of a job.
 fn stat(c: &ProcessCluster, id: u64) -> Option<(String, String)> {
@@ -61,8 +39,7 @@ fn memory_and_run_limits_end_jobs_with_lsf_reasons() -> Result<()> {
     let work = c.dir.path().join("w");
     std::fs::create_dir_all(&work)?;
     // 64 MB limit; the job holds ~300 MB (a shell variable doubled until big) for a while.
-    let mem = bsub(
-        &c,
+    let mem = c.bsub(
         &work,
         &[
             "-M",
@@ -73,7 +50,7 @@ fn memory_and_run_limits_end_jobs_with_lsf_reasons() -> Result<()> {
              || (x=x; while :; do x=$x$x; done)",
         ],
     )?;
-    let runl = bsub(&c, &work, &["-W", "1", "-o", "run.%J", "sleep 300"])?;
+    let runl = c.bsub(&work, &["-W", "1", "-o", "run.%J", "sleep 300"])?;
 
     let reason = wait_exit(&c, mem, Duration::from_secs(60))?;
     assert!(

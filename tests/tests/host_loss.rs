@@ -6,8 +6,8 @@
 //! jobs alive while its sbatchd is away (a partition): the returning sbatchd is told to
 //! kill the copies mbatchd gave up on.
 
-use anyhow::{Context, Result, anyhow, bail};
-use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for};
+use anyhow::{Context, Result, anyhow};
+use basalt_testkit::{ClusterSpec, ProcessCluster, event_fields, wait_for};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,43 +22,6 @@ fn cluster(name: &str) -> Result<ProcessCluster> {
     ProcessCluster::start_batch(name, &ClusterSpec::new(2), PARAMS)
 }
 
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}stderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// Run bsub with `args` from `cwd`; return the job id.
-fn bsub(c: &ProcessCluster, cwd: &Path, args: &[&str]) -> Result<u64> {
-    let o = c
-        .command("bsub")
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .context("running bsub")?;
-    if !o.status.success() {
-        bail!("bsub {args:?} failed: {}", text(&o));
-    }
-    let out = String::from_utf8_lossy(&o.stdout);
-    let line = out.lines().next().unwrap_or("");
-    line.strip_prefix("Job <")
-        .and_then(|r| r.split('>').next())
-        .and_then(|n| n.parse::<u64>().ok())
-        .ok_or_else(|| anyhow!("no job id in {}", text(&o)))
-}
-
-/// Run a command that must succeed; its stdout.
-fn ok(c: &ProcessCluster, cmd: &str, args: &[&str]) -> Result<String> {
-    let o = c.run(cmd, args)?;
-    if !o.status.success() {
-        bail!("{cmd} {args:?} failed: {}", text(&o));
-    }
-    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
-}
-
 #[derive(Debug, Clone, PartialEq)]
 struct Row {
     stat: String,
@@ -67,8 +30,7 @@ struct Row {
 
 /// Every job bjobs knows, from its JSON output.
 fn jobs(c: &ProcessCluster) -> Result<BTreeMap<u64, Row>> {
-    let out = ok(
-        c,
+    let out = c.ok(
         "bjobs",
         &["-a", "-u", "all", "-json", "-o", "jobid stat exec_host"],
     )?;
@@ -112,44 +74,6 @@ fn work_dir(c: &ProcessCluster) -> Result<PathBuf> {
     Ok(d)
 }
 
-/// Fields of one event-log line: quoted strings (`""` for a quote) and bare words.
-fn fields(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let b: Vec<char> = line.chars().collect();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == ' ' {
-            i += 1;
-            continue;
-        }
-        if b[i] == '"' {
-            let mut s = String::new();
-            i += 1;
-            while i < b.len() {
-                if b[i] == '"' {
-                    if i + 1 < b.len() && b[i + 1] == '"' {
-                        s.push('"');
-                        i += 2;
-                        continue;
-                    }
-                    i += 1;
-                    break;
-                }
-                s.push(b[i]);
-                i += 1;
-            }
-            out.push(s);
-        } else {
-            let start = i;
-            while i < b.len() && b[i] != ' ' {
-                i += 1;
-            }
-            out.push(b[start..i].iter().collect());
-        }
-    }
-    out
-}
-
 fn logdir(c: &ProcessCluster) -> PathBuf {
     c.dir.path().join("work/basalt/logdir")
 }
@@ -158,7 +82,7 @@ fn logdir(c: &ProcessCluster) -> PathBuf {
 fn events_of(c: &ProcessCluster, kind: &str, id: u64) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(logdir(c).join("lsb.events")).unwrap_or_default();
     text.lines()
-        .map(fields)
+        .map(event_fields)
         .filter(|f| {
             f.first().map(String::as_str) == Some(kind) && f.get(3) == Some(&id.to_string())
         })
@@ -179,7 +103,7 @@ fn wait_event(c: &ProcessCluster, kind: &str, id: u64) -> Result<()> {
 fn acct_finishes(c: &ProcessCluster, id: u64) -> Result<Vec<u32>> {
     let acct = std::fs::read_to_string(logdir(c).join("lsb.acct")).unwrap_or_default();
     let mut found = Vec::new();
-    for f in acct.lines().map(fields) {
+    for f in acct.lines().map(event_fields) {
         if f.first().map(String::as_str) != Some("JOB_FINISH") || f.get(3) != Some(&id.to_string())
         {
             continue;
@@ -295,19 +219,19 @@ fn wait_host(c: &ProcessCluster, host: &str, statuses: &[&str]) -> Result<()> {
 /// A rerunnable job and a plain one, both running on hostB (hostA is closed while they
 /// are dispatched) and accepted by its sbatchd. The rerunnable one waits for `go`.
 fn two_jobs_on_host_b(c: &ProcessCluster, work: &Path, go: &Path) -> Result<(u64, u64)> {
-    ok(c, "badmin", &["hclose", "hostA"])?;
+    c.ok("badmin", &["hclose", "hostA"])?;
     let cmd = format!(
         "while [ ! -e {} ]; do sleep 0.1; done; echo done on $LSB_HOSTS",
         go.display()
     );
-    let rerun = bsub(c, work, &["-r", "-o", "rerun.%J", &cmd])?;
-    let plain = bsub(c, work, &["-o", "plain.%J", "sleep 300"])?;
+    let rerun = c.bsub(work, &["-r", "-o", "rerun.%J", &cmd])?;
+    let plain = c.bsub(work, &["-o", "plain.%J", "sleep 300"])?;
     for id in [rerun, plain] {
         let r = wait_state(c, id, "RUN", LONG)?;
         assert_eq!(r.exec_host, "hostB", "job {id}");
         wait_event(c, "JOB_START_ACCEPT", id)?;
     }
-    ok(c, "badmin", &["hopen", "hostA"])?;
+    c.ok("badmin", &["hopen", "hostA"])?;
     Ok((rerun, plain))
 }
 
@@ -335,9 +259,9 @@ fn check_records(c: &ProcessCluster, rerun: u64, plain: u64) -> Result<()> {
         vec![32],
         "plain: one JOB_FINISH, EXIT"
     );
-    let hist = ok(c, "bhist", &["-l", &rerun.to_string()])?;
+    let hist = c.ok("bhist", &["-l", &rerun.to_string()])?;
     assert!(hist.contains("hostB") && hist.contains("hostA"), "{hist}");
-    let long = ok(c, "bjobs", &["-l", &plain.to_string()])?;
+    let long = c.ok("bjobs", &["-l", &plain.to_string()])?;
     assert!(long.contains("TERM_REMOVE_HUNG_JOB"), "{long}");
     Ok(())
 }

@@ -4,31 +4,9 @@
 //! job, the new lsb.events carries only the job still running, and an mbatchd killed
 //! afterwards comes back from it with the running job and without reusing an id.
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for};
-use std::path::Path;
 use std::time::Duration;
-
-fn bsub(c: &ProcessCluster, cwd: &Path, args: &[&str]) -> Result<u64> {
-    let o = c
-        .command("bsub")
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .context("running bsub")?;
-    if !o.status.success() {
-        bail!(
-            "bsub failed: {}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-    }
-    String::from_utf8_lossy(&o.stdout)
-        .split(['<', '>'])
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| anyhow!("no job id"))
-}
 
 fn stat(c: &ProcessCluster, id: u64) -> Option<String> {
     let out = c.stdout_ok("bjobs", &["-o", "stat", "-noheader", &id.to_string()])?;
@@ -46,10 +24,10 @@ fn cleaned_jobs_switch_the_log_and_bhist_still_finds_them() -> Result<()> {
     let work = c.dir.path().join("w");
     std::fs::create_dir_all(&work)?;
 
-    let long = bsub(&c, &work, &["-J", "stays", "sleep 600"])?;
+    let long = c.bsub(&work, &["-J", "stays", "sleep 600"])?;
     let mut short = Vec::new();
     for i in 0..4 {
-        short.push(bsub(&c, &work, &["-J", &format!("short{i}"), "exit 3"])?);
+        short.push(c.bsub(&work, &["-J", &format!("short{i}"), "exit 3"])?);
     }
     wait_for("the long job to run", Duration::from_secs(60), || {
         let s = stat(&c, long);
@@ -146,7 +124,7 @@ fn cleaned_jobs_switch_the_log_and_bhist_still_finds_them() -> Result<()> {
             )
         },
     )?;
-    let next = bsub(&c, &work, &["-J", "after", "true"])?;
+    let next = c.bsub(&work, &["-J", "after", "true"])?;
     assert!(
         next > *short.iter().max().unwrap_or(&long),
         "job id {next} reused"

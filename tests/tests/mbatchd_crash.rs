@@ -28,7 +28,7 @@
 //! the same delays and job mix (the timing of the processes still varies).
 
 use anyhow::{Context, Result, anyhow, bail};
-use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for};
+use basalt_testkit::{ClusterSpec, ProcessCluster, event_fields, wait_for};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
@@ -379,45 +379,6 @@ fn bjobs(tools: &Tools) -> Result<BTreeMap<u64, Shown>> {
     Ok(m)
 }
 
-/// Fields of one event-log line (event-log.md §2): quoted strings with `""` for a quote,
-/// bare words, separated by runs of spaces.
-fn fields(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let b: Vec<char> = line.chars().collect();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == ' ' {
-            i += 1;
-            continue;
-        }
-        if b[i] == '"' {
-            let mut s = String::new();
-            i += 1;
-            while i < b.len() {
-                if b[i] == '"' {
-                    if i + 1 < b.len() && b[i + 1] == '"' {
-                        s.push('"');
-                        i += 2;
-                        continue;
-                    }
-                    i += 1;
-                    break;
-                }
-                s.push(b[i]);
-                i += 1;
-            }
-            out.push(s);
-        } else {
-            let start = i;
-            while i < b.len() && b[i] != ' ' {
-                i += 1;
-            }
-            out.push(b[start..i].iter().collect());
-        }
-    }
-    out
-}
-
 /// A job as the independent replay of lsb.events sees it.
 #[derive(Debug, Clone)]
 struct LogJob {
@@ -493,7 +454,7 @@ fn replay(text: &str) -> Replay {
                 .push(format!("line {at}: torn last record at rest: {line:?}"));
             continue;
         }
-        let f = fields(line);
+        let f = event_fields(line);
         let kind = f.first().cloned().unwrap_or_default();
         *r.counts.entry(kind.clone()).or_default() += 1;
         let mut bad = |what: &str| r.anomalies.push(format!("line {at}: {what}: {line}"));

@@ -5,7 +5,7 @@
 //! `/proc` by their `LSB_JOBID` and this cluster's `LSF_ENVDIR`.
 
 use anyhow::{Context, Result, anyhow, bail};
-use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for};
+use basalt_testkit::{ClusterSpec, ProcessCluster, event_fields, output_text, wait_for};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -17,43 +17,6 @@ const LONG: Duration = Duration::from_secs(60);
 
 fn cluster(name: &str) -> Result<ProcessCluster> {
     ProcessCluster::start_batch(name, &ClusterSpec::new(2), PARAMS)
-}
-
-fn text(o: &std::process::Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}stderr:\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// Run bsub with `args` from `cwd`; return the job id.
-fn bsub(c: &ProcessCluster, cwd: &Path, args: &[&str]) -> Result<u64> {
-    let o = c
-        .command("bsub")
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .context("running bsub")?;
-    if !o.status.success() {
-        bail!("bsub {args:?} failed: {}", text(&o));
-    }
-    let out = String::from_utf8_lossy(&o.stdout);
-    let line = out.lines().next().unwrap_or("");
-    line.strip_prefix("Job <")
-        .and_then(|r| r.split('>').next())
-        .and_then(|n| n.parse::<u64>().ok())
-        .ok_or_else(|| anyhow!("no job id in {}", text(&o)))
-}
-
-/// Run a command that must succeed; its stdout.
-fn ok(c: &ProcessCluster, cmd: &str, args: &[&str]) -> Result<String> {
-    let o = c.run(cmd, args)?;
-    if !o.status.success() {
-        bail!("{cmd} {args:?} failed: {}", text(&o));
-    }
-    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -77,11 +40,11 @@ fn jobs(c: &ProcessCluster) -> Result<BTreeMap<u64, Row>> {
         ],
     )?;
     if !o.status.success() {
-        bail!("bjobs failed: {}", text(&o));
+        bail!("bjobs failed: {}", output_text(&o));
     }
     let out = String::from_utf8_lossy(&o.stdout);
     let v: serde_json::Value =
-        serde_json::from_str(&out).with_context(|| format!("bjobs -json: {}", text(&o)))?;
+        serde_json::from_str(&out).with_context(|| format!("bjobs -json: {}", output_text(&o)))?;
     let mut m = BTreeMap::new();
     for r in v["RECORDS"].as_array().cloned().unwrap_or_default() {
         let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
@@ -133,44 +96,6 @@ fn touch(file: &Path) -> Result<()> {
     std::fs::write(file, b"go\n").with_context(|| format!("creating {}", file.display()))
 }
 
-/// Fields of one event-log line: quoted strings (`""` for a quote) and bare words.
-fn fields(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let b: Vec<char> = line.chars().collect();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == ' ' {
-            i += 1;
-            continue;
-        }
-        if b[i] == '"' {
-            let mut s = String::new();
-            i += 1;
-            while i < b.len() {
-                if b[i] == '"' {
-                    if i + 1 < b.len() && b[i + 1] == '"' {
-                        s.push('"');
-                        i += 2;
-                        continue;
-                    }
-                    i += 1;
-                    break;
-                }
-                s.push(b[i]);
-                i += 1;
-            }
-            out.push(s);
-        } else {
-            let start = i;
-            while i < b.len() && b[i] != ' ' {
-                i += 1;
-            }
-            out.push(b[start..i].iter().collect());
-        }
-    }
-    out
-}
-
 fn logdir(c: &ProcessCluster) -> PathBuf {
     c.dir.path().join("work/basalt/logdir")
 }
@@ -181,7 +106,7 @@ fn wait_event(c: &ProcessCluster, kind: &str, id: u64) -> Result<()> {
     wait_for(&format!("{kind} of job {id}"), LONG, || {
         let text = std::fs::read_to_string(&events).unwrap_or_default();
         let seen = text.lines().any(|l| {
-            let f = fields(l);
+            let f = event_fields(l);
             f.first().map(String::as_str) == Some(kind) && f.get(3) == Some(&id.to_string())
         });
         (seen.then_some(()), String::new())
@@ -194,7 +119,7 @@ fn wait_event(c: &ProcessCluster, kind: &str, id: u64) -> Result<()> {
 fn acct_finish(c: &ProcessCluster, id: u64) -> Result<(u32, i32)> {
     let acct = std::fs::read_to_string(logdir(c).join("lsb.acct"))?;
     let mut found = Vec::new();
-    for f in acct.lines().map(fields) {
+    for f in acct.lines().map(event_fields) {
         if f.first().map(String::as_str) != Some("JOB_FINISH") || f.get(3) != Some(&id.to_string())
         {
             continue;
@@ -222,7 +147,7 @@ fn acct_finish(c: &ProcessCluster, id: u64) -> Result<(u32, i32)> {
 
 /// `bhist -l` with its continuation lines joined back.
 fn bhist(c: &ProcessCluster, id: u64) -> Result<String> {
-    let out = ok(c, "bhist", &["-l", &id.to_string()])?;
+    let out = c.ok("bhist", &["-l", &id.to_string()])?;
     let mut flat = String::new();
     for l in out.lines() {
         if l.starts_with("                     ") && !flat.is_empty() {
@@ -378,9 +303,8 @@ fn killed_sbatchd_readopts_its_running_jobs() -> Result<()> {
     let mut c = cluster("sbd-restart-readopt")?;
     let work = work_dir(&c)?;
     let go = work.join("go");
-    let ctl = bsub(&c, &work, &["-m", "hostB", "-o", "ctl.%J", "sleep 300"])?;
-    let own = bsub(
-        &c,
+    let ctl = c.bsub(&work, &["-m", "hostB", "-o", "ctl.%J", "sleep 300"])?;
+    let own = c.bsub(
         &work,
         &["-m", "hostB", "-o", "own.%J", &wait_file_then_exit(&go, 3)],
     )?;
@@ -413,14 +337,14 @@ fn killed_sbatchd_readopts_its_running_jobs() -> Result<()> {
     assert_eq!(job_pids(&c, ctl), ctl_pids);
     assert_eq!(job_leader(&c, own)?, own_leader);
 
-    ok(&c, "bstop", &[&ctl.to_string()])?;
+    c.ok("bstop", &[&ctl.to_string()])?;
     wait_state(&c, ctl, "USUSP", LONG)?;
     let stopped = wait_procs(&c, ctl, "stopped (T)", |s| s == 'T')?;
     assert_eq!(stopped, ctl_pids);
-    ok(&c, "bresume", &[&ctl.to_string()])?;
+    c.ok("bresume", &[&ctl.to_string()])?;
     wait_state(&c, ctl, "RUN", LONG)?;
     wait_procs(&c, ctl, "running again", |s| s != 'T')?;
-    ok(&c, "bkill", &[&ctl.to_string()])?;
+    c.ok("bkill", &[&ctl.to_string()])?;
     wait_state(&c, ctl, "EXIT", LONG)?;
     wait_for("the killed job's processes to be gone", LONG, || {
         let left = job_pids(&c, ctl);
@@ -457,8 +381,7 @@ fn killed_master_sbatchd_leaves_mbatchd_and_its_job_running() -> Result<()> {
     let mut c = cluster("sbd-restart-master")?;
     let work = work_dir(&c)?;
     let go = work.join("go");
-    let id = bsub(
-        &c,
+    let id = c.bsub(
         &work,
         &["-m", "hostA", "-o", "m.%J", &wait_file_then_exit(&go, 3)],
     )?;
@@ -509,8 +432,7 @@ fn restarted_mbatchd_learns_a_finish_it_missed() -> Result<()> {
     let c = cluster("sbd-restart-missed")?;
     let work = work_dir(&c)?;
     let go = work.join("go");
-    let id = bsub(
-        &c,
+    let id = c.bsub(
         &work,
         &["-m", "hostB", "-o", "f.%J", &wait_file_then_exit(&go, 7)],
     )?;
@@ -548,9 +470,8 @@ fn jobs_of_an_absent_sbatchd_are_unknown_after_mbatchd_restart() -> Result<()> {
     let mut c = cluster("sbd-restart-unknown")?;
     let work = work_dir(&c)?;
     let go = work.join("go");
-    let runs = bsub(&c, &work, &["-m", "hostB", "-o", "r.%J", "sleep 300"])?;
-    let ends = bsub(
-        &c,
+    let runs = c.bsub(&work, &["-m", "hostB", "-o", "r.%J", "sleep 300"])?;
+    let ends = c.bsub(
         &work,
         &["-m", "hostB", "-o", "e.%J", &wait_file_then_exit(&go, 5)],
     )?;
@@ -584,7 +505,7 @@ fn jobs_of_an_absent_sbatchd_are_unknown_after_mbatchd_restart() -> Result<()> {
     assert_eq!(row.exit_code, "5", "{row:?}");
     assert_eq!(acct_finish(&c, ends)?, (32, 5 << 8));
 
-    ok(&c, "bkill", &[&runs.to_string()])?;
+    c.ok("bkill", &[&runs.to_string()])?;
     wait_state(&c, runs, "EXIT", LONG)?;
     Ok(())
 }
@@ -596,7 +517,7 @@ fn jobs_of_an_absent_sbatchd_are_unknown_after_mbatchd_restart() -> Result<()> {
 fn job_removed_while_its_sbatchd_was_away_is_killed_when_it_returns() -> Result<()> {
     let mut c = cluster("sbd-restart-removed")?;
     let work = work_dir(&c)?;
-    let id = bsub(&c, &work, &["-m", "hostB", "-o", "x.%J", "sleep 300"])?;
+    let id = c.bsub(&work, &["-m", "hostB", "-o", "x.%J", "sleep 300"])?;
     wait_state(&c, id, "RUN", LONG)?;
     wait_event(&c, "JOB_START_ACCEPT", id)?;
     let pids = job_pids(&c, id);
@@ -612,7 +533,7 @@ fn job_removed_while_its_sbatchd_was_away_is_killed_when_it_returns() -> Result<
 
     c.kill9_daemon("sbatchd", "hostB")?;
     wait_host(&c, "hostB", &["unreach"])?;
-    ok(&c, "bkill", &["-r", &id.to_string()])?;
+    c.ok("bkill", &["-r", &id.to_string()])?;
     wait_state(&c, id, "EXIT", LONG)?;
     assert_eq!(job_pids(&c, id), pids, "nobody could stop it yet");
 

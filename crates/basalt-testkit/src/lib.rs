@@ -458,6 +458,38 @@ impl ProcessCluster {
             .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
     }
 
+    /// Run bsub with `args` from `cwd`; the job id. Fails unless bsub exits 0 and prints
+    /// exactly one `Job <N> is submitted to ...` line.
+    pub fn bsub(&self, cwd: &Path, args: &[&str]) -> Result<u64> {
+        let o = self
+            .command("bsub")
+            .args(args)
+            .current_dir(cwd)
+            .output()
+            .context("running bsub")?;
+        if !o.status.success() {
+            bail!("bsub {args:?} failed: {}", output_text(&o));
+        }
+        let out = String::from_utf8_lossy(&o.stdout);
+        let line = out.lines().next().unwrap_or("");
+        if out.lines().count() != 1 || !line.contains("is submitted to") {
+            bail!("bsub printed more or other than one line: {}", output_text(&o));
+        }
+        line.strip_prefix("Job <")
+            .and_then(|r| r.split('>').next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .ok_or_else(|| anyhow!("no job id in {line:?}"))
+    }
+
+    /// Run a command that must succeed; its stdout.
+    pub fn ok(&self, cmd: &str, args: &[&str]) -> Result<String> {
+        let o = self.run(cmd, args)?;
+        if !o.status.success() {
+            bail!("{cmd} {args:?} failed: {}", output_text(&o));
+        }
+        Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+    }
+
     /// The master named by `lsid`, if any.
     pub fn lsid_master(&self) -> Option<String> {
         self.stdout_ok("lsid", &[])?
@@ -472,6 +504,57 @@ impl ProcessCluster {
             ((m.as_deref() == Some(host)).then_some(()), format!("{m:?}"))
         })
     }
+}
+
+/// A command's exit status, stdout and stderr, for failure messages.
+pub fn output_text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}stderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Fields of one event-log line, read the way an awk script or LSF's own reader does:
+/// quoted strings (with `""` for a quote) and bare words, separated by spaces. Written
+/// here, independently of basalt-eventlog, so that tests check the log against an
+/// outside reading of it.
+pub fn event_fields(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let b: Vec<char> = line.chars().collect();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == ' ' {
+            i += 1;
+            continue;
+        }
+        if b[i] == '"' {
+            let mut s = String::new();
+            i += 1;
+            while i < b.len() {
+                if b[i] == '"' {
+                    if i + 1 < b.len() && b[i + 1] == '"' {
+                        s.push('"');
+                        i += 2;
+                        continue;
+                    }
+                    i += 1;
+                    break;
+                }
+                s.push(b[i]);
+                i += 1;
+            }
+            out.push(s);
+        } else {
+            let start = i;
+            while i < b.len() && b[i] != ' ' {
+                i += 1;
+            }
+            out.push(b[start..i].iter().collect());
+        }
+    }
+    out
 }
 
 /// Kill every process whose environment carries `LSF_ENVDIR=<envdir>` (jobs, job
