@@ -473,7 +473,10 @@ impl ProcessCluster {
         let out = String::from_utf8_lossy(&o.stdout);
         let line = out.lines().next().unwrap_or("");
         if out.lines().count() != 1 || !line.contains("is submitted to") {
-            bail!("bsub printed more or other than one line: {}", output_text(&o));
+            bail!(
+                "bsub printed more or other than one line: {}",
+                output_text(&o)
+            );
         }
         line.strip_prefix("Job <")
             .and_then(|r| r.split('>').next())
