@@ -262,7 +262,10 @@ fn check_records(c: &ProcessCluster, rerun: u64, plain: u64) -> Result<()> {
     let hist = c.ok("bhist", &["-l", &rerun.to_string()])?;
     assert!(hist.contains("hostB") && hist.contains("hostA"), "{hist}");
     let long = c.ok("bjobs", &["-l", &plain.to_string()])?;
-    assert!(long.contains("TERM_REMOVE_HUNG_JOB"), "{long}");
+    assert!(
+        long.contains("TERM_REMOVE_HUNG_JOB: job removed from LSF system"),
+        "{long}"
+    );
     Ok(())
 }
 

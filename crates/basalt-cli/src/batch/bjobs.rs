@@ -364,6 +364,7 @@ pub fn term_reason_text(code: &str) -> String {
         "TERM_WINDOW" => "job killed after queue run window closed",
         "TERM_DEADLINE" => "job killed after deadline expires",
         "TERM_ZOMBIE" => "job exited while LSF is not available",
+        "TERM_REMOVE_HUNG_JOB" => "job removed from LSF system",
         _ => "job killed",
     };
     format!("{code}: {why}")
