@@ -11,6 +11,7 @@ const PURE: &[&str] = &[
     "basalt-lim-core",
     "basalt-sched",
     "basalt-eventlog",
+    "basalt-susp-core",
 ];
 
 #[test]
