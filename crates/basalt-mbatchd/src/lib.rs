@@ -47,6 +47,11 @@ pub enum MbdError {
     Journal(#[from] journal::JournalError),
     #[error("gRPC server: {0}")]
     Serve(#[from] tonic::transport::Error),
+    #[error("binding the mbatchd port {addr}: {source}")]
+    Bind {
+        addr: std::net::SocketAddr,
+        source: std::io::Error,
+    },
     #[error("this host is no longer the master ({0})")]
     Resign(String),
     #[error("restart requested ({0})")]
@@ -225,12 +230,29 @@ impl Owner {
     }
 }
 
+/// Where mbatchd takes requests: a socket bound by the caller, or an address to bind
+/// once the event-log lock is held and lsb.events replayed — so that while another
+/// mbatchd still holds the lock (a partition, a slow takeover) connections are refused
+/// at once instead of waiting in the listen backlog, to be acted on later when their
+/// client has long given up and reported a failure.
+#[derive(Debug)]
+pub enum Listen {
+    Bound(tokio::net::TcpListener),
+    AfterLock(std::net::SocketAddr),
+}
+
+impl From<tokio::net::TcpListener> for Listen {
+    fn from(l: tokio::net::TcpListener) -> Listen {
+        Listen::Bound(l)
+    }
+}
+
 /// Run mbatchd for `me` until `shutdown` resolves or it must stop (resign, reconfig,
 /// a failed log write). Replays lsb.events before serving.
 pub async fn run(
     config: Arc<Config>,
     me: &str,
-    listener: tokio::net::TcpListener,
+    listen: impl Into<Listen>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), MbdError> {
     let me = basalt_runtime::canonical_host(&config, me)
@@ -246,6 +268,12 @@ pub async fn run(
         tokio::task::spawn_blocking(move || journal::open(&logdir, &me, opts))
             .await
             .map_err(|_| MbdError::OwnerGone)??
+    };
+    let listener = match listen.into() {
+        Listen::Bound(l) => l,
+        Listen::AfterLock(addr) => tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| MbdError::Bind { addr, source })?,
     };
     let n = replayed.events.len();
     let tokens = submission_tokens(&replayed.events);

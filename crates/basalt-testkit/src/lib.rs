@@ -25,6 +25,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+pub mod netns;
+
 /// A loopback /24 of our own: host `i` lives at `127.a.b.(i+1)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Subnet {
@@ -157,10 +159,22 @@ pub fn host_name(i: usize) -> String {
 
 /// Write the configuration of `spec` on `subnet` under `top`; returns LSF_ENVDIR.
 pub fn write_config(spec: &ClusterSpec, subnet: Subnet, top: &Path) -> Result<PathBuf> {
-    let hosts = (0..spec.hosts)
-        .map(|i| DefaultHost {
+    let addrs: Vec<IpAddr> = (0..spec.hosts).map(|i| subnet.host(i)).collect();
+    write_config_at(spec, &addrs, top)
+}
+
+/// Write the configuration of `spec` with host `i` at `addrs[i]` under `top`;
+/// returns LSF_ENVDIR.
+pub fn write_config_at(spec: &ClusterSpec, addrs: &[IpAddr], top: &Path) -> Result<PathBuf> {
+    if addrs.len() != spec.hosts {
+        bail!("{} addresses for {} hosts", addrs.len(), spec.hosts);
+    }
+    let hosts = addrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| DefaultHost {
             name: host_name(i),
-            address: Some(subnet.host(i)),
+            address: Some(*a),
             server: true,
         })
         .collect();
@@ -252,9 +266,13 @@ pub struct ProcessCluster {
     pub envdir: PathBuf,
     pub bin: PathBuf,
     pub hosts: Vec<String>,
-    pub subnet: Subnet,
+    /// Host `i`'s address.
+    pub addrs: Vec<IpAddr>,
     /// (daemon, host) -> process.
     children: BTreeMap<(String, String), Child>,
+    /// The network-namespace lab the hosts live in ([`ProcessCluster::start_batch_netns`]);
+    /// dropped after the processes.
+    net: Option<netns::NetLab>,
 }
 
 impl ProcessCluster {
@@ -267,8 +285,9 @@ impl ProcessCluster {
             envdir,
             bin: bin_dir()?,
             hosts: (0..spec.hosts).map(host_name).collect(),
-            subnet,
+            addrs: (0..spec.hosts).map(|i| subnet.host(i)).collect(),
             children: BTreeMap::new(),
+            net: None,
             dir,
         };
         for h in c.hosts.clone() {
@@ -281,9 +300,34 @@ impl ProcessCluster {
     /// `lsb_params` lines to lsb.params first, and wait until mbatchd answers `bhosts`
     /// with every host.
     pub fn start_batch(name: &str, spec: &ClusterSpec, lsb_params: &str) -> Result<ProcessCluster> {
-        let dir = TestDir::new(name)?;
         let subnet = fresh_subnet(7869);
-        let envdir = write_config(spec, subnet, dir.path())?;
+        let addrs = (0..spec.hosts).map(|i| subnet.host(i)).collect();
+        Self::start_batch_on(name, spec, lsb_params, addrs, None)
+    }
+
+    /// Like [`ProcessCluster::start_batch`], with every host in its own network
+    /// namespace ([`netns::NetLab`]): daemons run inside their host's namespace,
+    /// [`ProcessCluster::command`] runs in the root namespace (reaching every host
+    /// not [`cut`](ProcessCluster::cut)), [`ProcessCluster::command_on`] inside a host's.
+    pub fn start_batch_netns(
+        name: &str,
+        spec: &ClusterSpec,
+        lsb_params: &str,
+    ) -> Result<ProcessCluster> {
+        let lab = netns::NetLab::new(spec.hosts)?;
+        let addrs = lab.addrs();
+        Self::start_batch_on(name, spec, lsb_params, addrs, Some(lab))
+    }
+
+    fn start_batch_on(
+        name: &str,
+        spec: &ClusterSpec,
+        lsb_params: &str,
+        addrs: Vec<IpAddr>,
+        net: Option<netns::NetLab>,
+    ) -> Result<ProcessCluster> {
+        let dir = TestDir::new(name)?;
+        let envdir = write_config_at(spec, &addrs, dir.path())?;
         if !lsb_params.is_empty() {
             let params = dir.path().join("conf/lsbatch/basalt/configdir/lsb.params");
             let text = std::fs::read_to_string(&params)?;
@@ -297,8 +341,9 @@ impl ProcessCluster {
             envdir,
             bin: bin_dir()?,
             hosts: (0..spec.hosts).map(host_name).collect(),
-            subnet,
+            addrs,
             children: BTreeMap::new(),
+            net,
             dir,
         };
         for h in c.hosts.clone() {
@@ -345,7 +390,8 @@ impl ProcessCluster {
             .create(true)
             .append(true)
             .open(&log_path)?;
-        let child = Command::new(self.bin.join(daemon))
+        let child = self
+            .in_host_ns(host, &self.bin.join(daemon))?
             .args(["-H", host])
             .env("LSF_ENVDIR", &self.envdir)
             .env("BASALT_LOG", "debug")
@@ -431,6 +477,65 @@ impl ProcessCluster {
             );
         }
         pids.len()
+    }
+
+    /// A command running `program` in `host`'s network namespace (`ip netns exec`,
+    /// which execs it: the child's pid is the program's), or plainly without a lab.
+    fn in_host_ns(&self, host: &str, program: &Path) -> Result<Command> {
+        let Some(lab) = &self.net else {
+            return Ok(Command::new(program));
+        };
+        let i = self
+            .hosts
+            .iter()
+            .position(|h| h == host)
+            .ok_or_else(|| anyhow!("no host {host} in this cluster"))?;
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", lab.ns(i)]).arg(program);
+        Ok(c)
+    }
+
+    /// Disconnect `host` from the network (network-namespace clusters only).
+    pub fn cut(&self, host: &str) -> Result<()> {
+        let (lab, i) = self.lab_host(host)?;
+        lab.cut(i)
+    }
+
+    /// Reconnect `host` (network-namespace clusters only).
+    pub fn heal(&self, host: &str) -> Result<()> {
+        let (lab, i) = self.lab_host(host)?;
+        lab.heal(i)
+    }
+
+    fn lab_host(&self, host: &str) -> Result<(&netns::NetLab, usize)> {
+        let lab = self
+            .net
+            .as_ref()
+            .ok_or_else(|| anyhow!("not a network-namespace cluster"))?;
+        let i = self
+            .hosts
+            .iter()
+            .position(|h| h == host)
+            .ok_or_else(|| anyhow!("no host {host} in this cluster"))?;
+        Ok((lab, i))
+    }
+
+    /// A command from the build run inside `host`'s network namespace (as a user
+    /// logged in on that host), with this cluster's LSF_ENVDIR.
+    pub fn command_on(&self, host: &str, name: &str) -> Result<Command> {
+        let mut c = self.in_host_ns(host, &self.bin.join(name))?;
+        c.env("LSF_ENVDIR", &self.envdir)
+            .env_remove("BASALT_HOST")
+            .env_remove("LSF_SERVER_HOSTS");
+        Ok(c)
+    }
+
+    /// Run a command to completion inside `host`'s network namespace.
+    pub fn run_on(&self, host: &str, name: &str, args: &[&str]) -> Result<Output> {
+        self.command_on(host, name)?
+            .args(args)
+            .output()
+            .with_context(|| format!("running {name} on {host}"))
     }
 
     /// A command from the build, with this cluster's LSF_ENVDIR.

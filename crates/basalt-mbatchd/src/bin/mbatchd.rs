@@ -76,11 +76,15 @@ fn run(config: Arc<basalt_config::Config>, host: Option<&str>) -> Result<(), u8>
             .enable_all()
             .build()
             .context("starting the async runtime")?;
+        // The port is bound only once the event-log lock is held (see `Listen`).
         rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("binding the mbatchd port {addr} for host {me}"))?;
-            Ok(basalt_mbatchd::run(config, &me, listener, basalt_runtime::shutdown_signal()).await)
+            Ok(basalt_mbatchd::run(
+                config,
+                &me,
+                basalt_mbatchd::Listen::AfterLock(addr),
+                basalt_runtime::shutdown_signal(),
+            )
+            .await)
         })
     };
     match inner() {

@@ -1,0 +1,287 @@
+//! A real network partition (issue 6, network-namespace tier; runs only with
+//! `BASALT_TEST_NETNS=1`, as root): hostA, hostB and hostC each live in their own network
+//! namespace on a bridge, sharing the file system (LSF's shared log directory). hostA —
+//! master, running mbatchd — is cut off. Each side then has a master LIM (hostA alone,
+//! hostB for hostB+hostC), but only the side holding the event-log lock runs batch service:
+//! hostA's mbatchd keeps serving its side, hostB's never takes the lock nor binds its port,
+//! and a `bsub` on hostB's side fails with a clear error and never becomes a job. After
+//! the partition heals the cluster settles on one master and one mbatchd; every
+//! acknowledged job ends DONE, each ran exactly once, and lsb.events has one JOB_START
+//! per job.
+
+use anyhow::{Context, Result, anyhow, bail};
+use basalt_testkit::{ClusterSpec, ProcessCluster, event_fields, netns, output_text, wait_for};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// `bjobs -a -json` as seen from `host`'s namespace (root namespace when `None`):
+/// id -> (stat, exec host, name).
+fn jobs(c: &ProcessCluster, host: Option<&str>) -> Option<BTreeMap<u64, (String, String, String)>> {
+    let args = [
+        "-a",
+        "-u",
+        "all",
+        "-o",
+        "jobid stat exec_host job_name",
+        "-json",
+    ];
+    let o = match host {
+        Some(h) => c.run_on(h, "bjobs", &args).ok()?,
+        None => c.run("bjobs", &args).ok()?,
+    };
+    if !o.status.success() {
+        return None;
+    }
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).ok()?;
+    let mut m = BTreeMap::new();
+    for r in v.get("RECORDS")?.as_array()? {
+        let id: u64 = r.get("JOBID")?.as_str()?.parse().ok()?;
+        let field = |k: &str| r.get(k).and_then(|x| x.as_str()).unwrap_or("").to_owned();
+        m.insert(id, (field("STAT"), field("EXEC_HOST"), field("JOB_NAME")));
+    }
+    Some(m)
+}
+
+/// The master `lsid` names when run in `host`'s namespace.
+fn lsid_on(c: &ProcessCluster, host: &str) -> Option<String> {
+    let o = c.run_on(host, "lsid", &[]).ok()?;
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("My master name is ").map(str::to_owned))
+}
+
+/// bsub from `host`'s namespace; the job id when acknowledged, else the whole output.
+fn bsub_on(
+    c: &ProcessCluster,
+    host: Option<&str>,
+    cwd: &Path,
+    timeout_secs: &str,
+    args: &[&str],
+) -> Result<std::result::Result<u64, String>> {
+    let mut cmd = match host {
+        Some(h) => c.command_on(h, "bsub")?,
+        None => c.command("bsub"),
+    };
+    let o = cmd
+        .env("BASALT_CMD_TIMEOUT", timeout_secs)
+        .current_dir(cwd)
+        .args(args)
+        .output()
+        .context("running bsub")?;
+    let out = String::from_utf8_lossy(&o.stdout);
+    let id = out
+        .lines()
+        .find_map(|l| l.strip_prefix("Job <"))
+        .and_then(|r| r.split('>').next())
+        .and_then(|n| n.parse::<u64>().ok());
+    Ok(match id {
+        Some(id) if o.status.success() => Ok(id),
+        _ => Err(output_text(&o)),
+    })
+}
+
+/// The `kind` records of lsb.events, as fields.
+fn event_lines(c: &ProcessCluster, kind: &str) -> Vec<Vec<String>> {
+    let path = c.dir.path().join("work/basalt/logdir/lsb.events");
+    std::fs::read_to_string(&path)
+        .unwrap_or_default()
+        .lines()
+        .map(event_fields)
+        .filter(|f| f.first().map(String::as_str) == Some(kind))
+        .collect()
+}
+
+#[test]
+fn partition_runs_batch_service_on_one_side_only() -> Result<()> {
+    if !netns::enabled() {
+        eprintln!(
+            "netns_partition: skipped (set {}=1, as root with iproute2, to run the network-namespace tier)",
+            netns::ENV
+        );
+        return Ok(());
+    }
+    let c = ProcessCluster::start_batch_netns(
+        "netns-partition",
+        &ClusterSpec::new(3),
+        "BASALT_SBD_HELLO_INTERVAL = 1",
+    )?;
+    let work = c.dir.path().join("w");
+    std::fs::create_dir_all(&work)?;
+    let runs = work.join("runs");
+    let record = |secs: u32| format!("echo $LSB_JOBID >> {}; sleep {secs}", runs.display());
+    let logdir = c.dir.path().join("work/basalt/logdir");
+    if !logdir.join("lsb.events").exists() {
+        bail!("no lsb.events under {}", logdir.display());
+    }
+
+    // One long job on each host: they run across the partition.
+    let mut acked: Vec<u64> = Vec::new();
+    for h in ["hostA", "hostB", "hostC"] {
+        acked.push(c.bsub(&work, &["-m", h, "-J", &format!("long{h}"), &record(12)])?);
+    }
+    wait_for(
+        "the three long jobs to run",
+        Duration::from_secs(30),
+        || {
+            let j = jobs(&c, None).unwrap_or_default();
+            let ok = acked
+                .iter()
+                .all(|id| j.get(id).is_some_and(|r| r.0 == "RUN"));
+            (ok.then_some(()), format!("{j:?}"))
+        },
+    )?;
+    let starts_before = event_lines(&c, "MBD_START").len();
+
+    // Cut hostA (master, with mbatchd) off.
+    let cut_at = Instant::now();
+    c.cut("hostA")?;
+    wait_for(
+        "hostB's side to elect hostB",
+        Duration::from_secs(20),
+        || {
+            let m = c.lsid_master();
+            (
+                (m.as_deref() == Some("hostB")).then_some(()),
+                format!("{m:?}"),
+            )
+        },
+    )?;
+    eprintln!(
+        "netns_partition: hostB master on its side {:?} after the cut",
+        cut_at.elapsed()
+    );
+    let on_a = lsid_on(&c, "hostA");
+    assert_eq!(on_a.as_deref(), Some("hostA"), "hostA's side keeps hostA");
+
+    // hostA's side keeps batch service: a submission is acknowledged and runs there.
+    let a_job = bsub_on(&c, Some("hostA"), &work, "10", &["-J", "sideA", &record(0)])?
+        .map_err(|e| anyhow!("bsub on hostA's side: {e}"))?;
+    acked.push(a_job);
+    wait_for(
+        "the job submitted on hostA's side to finish there",
+        Duration::from_secs(30),
+        || {
+            let j = jobs(&c, Some("hostA")).unwrap_or_default();
+            let r = j.get(&a_job).cloned();
+            let ok = r.as_ref().is_some_and(|r| r.0 == "DONE");
+            (ok.then_some(()), format!("{r:?}"))
+        },
+    )?;
+    assert_eq!(
+        jobs(&c, Some("hostA"))
+            .and_then(|j| j.get(&a_job).map(|r| r.1.clone()))
+            .as_deref(),
+        Some("hostA")
+    );
+
+    // hostB's side has no batch service: bsub fails clearly and is not acknowledged.
+    let b_try = bsub_on(&c, None, &work, "3", &["-J", "sideB", &record(0)])?;
+    let b_err = match b_try {
+        Ok(id) => bail!("bsub on hostB's side was acknowledged as job {id} during the partition"),
+        Err(e) => e,
+    };
+    assert!(
+        b_err.contains("Cannot connect to mbatchd") || b_err.contains("LSF is down"),
+        "{b_err}"
+    );
+
+    // Hold the partition well past the lock takeover time: still only hostA's mbatchd
+    // has the lock, no MBD_START was logged, hostB's side still answers no bjobs.
+    while cut_at.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    let lock = std::fs::read_to_string(logdir.join("#lsb.event.lock")).unwrap_or_default();
+    assert!(
+        lock.contains("hostA"),
+        "lock during the partition: {lock:?}"
+    );
+    assert_eq!(
+        event_lines(&c, "MBD_START").len(),
+        starts_before,
+        "an mbatchd started serving during the partition"
+    );
+    assert!(jobs(&c, None).is_none(), "hostB's side answered bjobs");
+    assert!(
+        jobs(&c, Some("hostA")).is_some(),
+        "hostA's side stopped answering"
+    );
+
+    // Heal: one master everywhere, one mbatchd serving, every job done once.
+    c.heal("hostA")?;
+    let healed = Instant::now();
+    let master = wait_for(
+        "one master named on every host after healing",
+        Duration::from_secs(60),
+        || {
+            let ms: Vec<Option<String>> = ["hostA", "hostB", "hostC"]
+                .iter()
+                .map(|h| lsid_on(&c, h))
+                .collect();
+            let one = ms[0].is_some() && ms.iter().all(|m| *m == ms[0]);
+            let serving = one && jobs(&c, None).is_some();
+            (serving.then(|| ms[0].clone()).flatten(), format!("{ms:?}"))
+        },
+    )?;
+    eprintln!(
+        "netns_partition: healed; {master} master with a serving mbatchd after {:?}",
+        healed.elapsed()
+    );
+    let all = wait_for(
+        "every acknowledged job DONE",
+        Duration::from_secs(90),
+        || {
+            let j = jobs(&c, None).unwrap_or_default();
+            let ok = acked
+                .iter()
+                .all(|id| j.get(id).is_some_and(|r| r.0 == "DONE"));
+            (ok.then_some(j.clone()), format!("{j:?}"))
+        },
+    )?;
+    assert!(
+        !all.values().any(|r| r.2 == "sideB"),
+        "the refused submission became a job: {all:?}"
+    );
+    for h in ["hostA", "hostB", "hostC"] {
+        let id = acked[["hostA", "hostB", "hostC"]
+            .iter()
+            .position(|x| *x == h)
+            .ok_or_else(|| anyhow!("host"))?];
+        assert_eq!(all[&id].1, h, "long job {id} ran on {h}");
+    }
+    let text = std::fs::read_to_string(&runs).unwrap_or_default();
+    let mut ran = BTreeMap::<u64, usize>::new();
+    for l in text.lines() {
+        if let Ok(id) = l.trim().parse::<u64>() {
+            *ran.entry(id).or_default() += 1;
+        }
+    }
+    for id in &acked {
+        assert_eq!(
+            ran.get(id),
+            Some(&1),
+            "job {id} ran {:?} times",
+            ran.get(id)
+        );
+    }
+    assert_eq!(ran.len(), acked.len(), "runs: {ran:?}");
+    let terms: Vec<String> = event_lines(&c, "MBD_START")
+        .iter()
+        .filter_map(|f| f.get(3).cloned())
+        .collect();
+    eprintln!("netns_partition: MBD_START records name {terms:?}");
+    let mut starts = BTreeMap::<String, usize>::new();
+    for f in event_lines(&c, "JOB_START") {
+        if let Some(id) = f.get(3) {
+            *starts.entry(id.clone()).or_default() += 1;
+        }
+    }
+    for id in &acked {
+        assert_eq!(
+            starts.get(&id.to_string()),
+            Some(&1),
+            "JOB_START records of job {id}: {starts:?}"
+        );
+    }
+    Ok(())
+}
