@@ -5,7 +5,8 @@
 //! hostB for hostB+hostC), but only the side holding the event-log lock runs batch service:
 //! hostA's mbatchd keeps serving its side, hostB's never takes the lock nor binds its port,
 //! and a `bsub` on hostB's side fails with a clear error and never becomes a job. After
-//! the partition heals the cluster settles on one master and one mbatchd; every
+//! the partition heals the cluster settles on one master and one mbatchd (hostA again:
+//! the lower rank wins); every
 //! acknowledged job ends DONE, each ran exactly once, and lsb.events has one JOB_START
 //! per job.
 
@@ -265,6 +266,19 @@ fn partition_runs_batch_service_on_one_side_only() -> Result<()> {
         );
     }
     assert_eq!(ran.len(), acked.len(), "runs: {ran:?}");
+    // Lower rank wins once healed: hostA is master again, on every host.
+    wait_for(
+        "hostA named master on every host",
+        Duration::from_secs(60),
+        || {
+            let ms: Vec<Option<String>> = ["hostA", "hostB", "hostC"]
+                .iter()
+                .map(|h| lsid_on(&c, h))
+                .collect();
+            let ok = ms.iter().all(|m| m.as_deref() == Some("hostA"));
+            (ok.then_some(()), format!("{ms:?}"))
+        },
+    )?;
     let terms: Vec<String> = event_lines(&c, "MBD_START")
         .iter()
         .filter_map(|f| f.get(3).cloned())
