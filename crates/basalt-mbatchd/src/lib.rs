@@ -1263,6 +1263,7 @@ impl OwnerState {
             num_processors: j.hosts.len().max(1) as u32,
             max_processors: j.sub.max_processors,
             is_array: j.is_element(),
+            forced: j.forced,
         })
     }
 }

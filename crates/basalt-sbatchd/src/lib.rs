@@ -92,6 +92,7 @@ pub mod mbd;
 pub mod mbdsup;
 pub mod owner;
 pub mod paths;
+pub mod policy;
 pub mod report;
 pub mod service;
 pub mod state;
@@ -395,6 +396,15 @@ pub async fn run_with(
             )
             .in_current_span(),
         );
+        let policy = tokio::spawn(
+            policy::run(
+                shared.clone(),
+                owner_tx.clone(),
+                master_rx.clone(),
+                stop_rx.clone(),
+            )
+            .in_current_span(),
+        );
         let mbdsup = opts.supervise_mbatchd.then(|| {
             tokio::spawn(
                 mbdsup::supervise(
@@ -426,6 +436,7 @@ pub async fn run_with(
         let _ = owner.await;
         masters.abort();
         hello.abort();
+        policy.abort();
         drop(lock);
         match served {
             Ok(r) => r.map_err(SbdError::from),

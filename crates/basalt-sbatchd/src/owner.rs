@@ -92,6 +92,14 @@ pub enum Msg {
         ack: AckKind,
         epoch: u64,
     },
+    /// The load policy asks for the jobs it decides about.
+    PolicyJobs {
+        reply: oneshot::Sender<Vec<basalt_susp_core::JobView>>,
+    },
+    /// The load policy's decisions.
+    PolicyActions {
+        actions: Vec<basalt_susp_core::Action>,
+    },
     Shutdown,
 }
 
@@ -103,6 +111,11 @@ struct Job {
     pgid: u32,
     /// LSF state code; 0 while starting.
     state: u32,
+    /// Suspending reasons and subreasons of the newest state change.
+    reasons: u32,
+    subreasons: u32,
+    /// When the job started (ms since the epoch; 0 = not known).
+    start_ms: i64,
     exec_uid: Option<u32>,
     out_path: String,
     last_seq: u64,
@@ -253,6 +266,10 @@ impl Owner {
                         .store(terminate_interval, Ordering::SeqCst);
                 }
             }
+            Msg::PolicyJobs { reply } => {
+                let _ = reply.send(self.policy_jobs());
+            }
+            Msg::PolicyActions { actions } => self.policy_actions(actions),
             Msg::Events { key, events } => self.events(key, events),
             Msg::WatcherDone { key, final_seen } => self.watcher_done(key, final_seen),
             Msg::EndNotRecorded { key } => {
@@ -292,6 +309,9 @@ impl Owner {
             pid: 0,
             pgid: 0,
             state: 0,
+            reasons: 0,
+            subreasons: 0,
+            start_ms: 0,
             exec_uid: None,
             out_path: String::new(),
             last_seq: 0,
@@ -443,6 +463,7 @@ impl Owner {
                     job.pid = ev.pid;
                     job.pgid = ev.pgid;
                     job.state = jstat::RUN;
+                    job.start_ms = ev.time.saturating_mul(1000);
                     for w in job.waiters.drain(..) {
                         let _ = w.send(Ok((ev.pid, ev.pgid)));
                     }
@@ -456,7 +477,11 @@ impl Owner {
                     }
                 }
                 EventKind::Rusage => job.last_usage = Some(ev.clone()),
-                EventKind::State => job.state = ev.state,
+                EventKind::State => {
+                    job.state = ev.state;
+                    job.reasons = ev.reasons;
+                    job.subreasons = ev.subreasons;
+                }
                 EventKind::Finished => {
                     job.state = ev.state;
                     job.final_seen = true;
@@ -751,6 +776,95 @@ impl Owner {
             }
             .in_current_span(),
         );
+    }
+
+    /// The jobs the load policy decides about: started, not finished, not ending.
+    fn policy_jobs(&self) -> Vec<basalt_susp_core::JobView> {
+        use basalt_susp_core::JobState as P;
+        self.jobs
+            .iter()
+            .filter(|(_, j)| j.running() && !j.ending && j.pid != 0 && j.reports.is_some())
+            .filter_map(|(k, j)| {
+                let state = match j.state {
+                    jstat::RUN => P::Run,
+                    jstat::SSUSP => P::Ssusp {
+                        reasons: j.reasons,
+                        subreasons: j.subreasons,
+                    },
+                    jstat::USUSP => P::Ususp,
+                    _ => return None,
+                };
+                Some(basalt_susp_core::JobView {
+                    key: *k,
+                    queue: j.spec.queue.clone(),
+                    start_time: j.start_ms,
+                    state,
+                    forced: j.spec.forced,
+                })
+            })
+            .collect()
+    }
+
+    /// Carry out the load policy's decisions through the jobs' supervisors. The
+    /// state is taken at once (the supervisor's event confirms it) so the next
+    /// pass does not act on the same job twice.
+    fn policy_actions(&mut self, actions: Vec<basalt_susp_core::Action>) {
+        use basalt_susp_core::Action;
+        for a in actions {
+            let (key, cmd) = match a {
+                Action::Suspend {
+                    key,
+                    reasons,
+                    subreasons,
+                } => {
+                    if let Some(j) = self.jobs.get_mut(&key) {
+                        j.state = jstat::SSUSP;
+                        j.reasons = reasons;
+                        j.subreasons = subreasons;
+                    }
+                    info!(
+                        "job {} idx {} attempt {}: suspending ({})",
+                        key.0,
+                        key.1,
+                        key.2,
+                        basalt_core::job::susp_reason_text(reasons, subreasons).trim()
+                    );
+                    (key, format!("STOP {} {reasons} {subreasons}", jstat::SSUSP))
+                }
+                Action::Resume { key } => {
+                    if let Some(j) = self.jobs.get_mut(&key) {
+                        j.state = jstat::RUN;
+                        j.reasons = 0;
+                        j.subreasons = 0;
+                    }
+                    info!("job {} idx {} attempt {}: resuming", key.0, key.1, key.2);
+                    (key, "RESUME".to_owned())
+                }
+                Action::Terminate { key, term_reason } => {
+                    let ti = self.shared.terminate_interval.load(Ordering::SeqCst);
+                    info!(
+                        "job {} idx {} attempt {}: terminating ({term_reason})",
+                        key.0, key.1, key.2
+                    );
+                    (key, format!("KILL {ti} {term_reason}"))
+                }
+                Action::Reason {
+                    key,
+                    reasons,
+                    subreasons,
+                } => {
+                    if let Some(j) = self.jobs.get_mut(&key) {
+                        j.reasons = reasons;
+                        j.subreasons = subreasons;
+                    }
+                    (
+                        key,
+                        format!("REASON {} {reasons} {subreasons}", jstat::SSUSP),
+                    )
+                }
+            };
+            self.send_ctl(key, cmd, None);
+        }
     }
 
     fn peek(&self, req: &PeekRequest) -> Result<PeekTarget, Status> {

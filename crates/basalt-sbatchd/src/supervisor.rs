@@ -287,6 +287,27 @@ fn wake() {
     let _ = out.flush();
 }
 
+/// A `JOB_CONTROLS` action: a signal, or a command.
+#[derive(Debug, Clone, PartialEq)]
+enum Control {
+    Signal(Signal),
+    Command(String),
+}
+
+impl Control {
+    /// `SIGTSTP`, `TSTP` or a number is a signal; anything else a command.
+    fn parse(v: &str) -> Control {
+        let single = !v.contains(char::is_whitespace);
+        match basalt_core::job::signal_number(v)
+            .filter(|_| single)
+            .and_then(|n| Signal::try_from(n).ok())
+        {
+            Some(sig) => Control::Signal(sig),
+            None => Control::Command(v.to_owned()),
+        }
+    }
+}
+
 struct Supervisor {
     dir: PathBuf,
     key: db::Key,
@@ -571,10 +592,15 @@ impl Supervisor {
                 self.kill_deadline = Some(deadline);
             }
             None => {
-                self.signal_group(Signal::SIGINT);
-                self.signal_group(Signal::SIGTERM);
                 if self.stopped {
                     self.signal_group(Signal::SIGCONT);
+                }
+                match self.job_control("TERMINATE") {
+                    Some(c) => self.run_control(&c, 0, 0),
+                    None => {
+                        self.signal_group(Signal::SIGINT);
+                        self.signal_group(Signal::SIGTERM);
+                    }
                 }
                 self.kill_deadline = Some(deadline);
             }
@@ -584,8 +610,80 @@ impl Supervisor {
         }
     }
 
+    /// The queue's `JOB_CONTROLS` action for `SUSPEND`, `RESUME` or `TERMINATE`.
+    fn job_control(&self, action: &str) -> Option<Control> {
+        let v = self.spec.job_controls.get(action)?.trim();
+        if v.is_empty() {
+            return None;
+        }
+        Some(Control::parse(v))
+    }
+
+    /// Carry out a `JOB_CONTROLS` action: a signal to the job's process group, or a
+    /// command run with `/bin/sh -c` as the job's user, with LSF's `LSB_JOBPGIDS`,
+    /// `LSB_JOBPIDS`, `LSB_JOBID`, `LSB_SUSP_REASONS` and `LSB_SUSP_SUBREASONS`. The
+    /// command runs in the background (reaped with the supervisor's other children).
+    fn run_control(&mut self, c: &Control, reasons: u32, subreasons: u32) {
+        match c {
+            Control::Signal(sig) => self.signal_group(*sig),
+            Control::Command(cmd) => {
+                use std::os::unix::process::CommandExt;
+                let pgid = self.pgid().map_or(0, |p| p.as_raw());
+                let pids = self
+                    .tracker
+                    .last
+                    .pids
+                    .iter()
+                    .map(|p| p.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let mut command = std::process::Command::new("/bin/sh");
+                command
+                    .arg("-c")
+                    .arg(cmd)
+                    .env("LSB_JOBPGIDS", pgid.to_string())
+                    .env(
+                        "LSB_JOBPIDS",
+                        if pids.is_empty() {
+                            pgid.to_string()
+                        } else {
+                            pids
+                        },
+                    )
+                    .env("LSB_JOBID", self.key.0.to_string())
+                    .env("LSB_JOBINDEX", self.key.1.to_string())
+                    .env("LSB_SUSP_REASONS", reasons.to_string())
+                    .env("LSB_SUSP_SUBREASONS", subreasons.to_string())
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::null());
+                match resolve_identity(&self.spec, &self.launch.host) {
+                    Ok(ident) => {
+                        if ident.switch {
+                            command.uid(ident.uid.as_raw()).gid(ident.gid.as_raw());
+                        }
+                        if !ident.home.is_empty() {
+                            command.current_dir(&ident.home).env("HOME", &ident.home);
+                        }
+                        command.env("USER", &ident.name);
+                    }
+                    Err(e) => {
+                        tracing::warn!("job control `{cmd}`: {e}; not run");
+                        return;
+                    }
+                }
+                if let Err(e) = command.spawn() {
+                    tracing::warn!("job control `{cmd}`: {e}");
+                }
+            }
+        }
+    }
+
     fn stop(&mut self, state: u32, reasons: u32, subreasons: u32) {
-        self.signal_group(Signal::SIGSTOP);
+        match self.job_control("SUSPEND") {
+            Some(c) => self.run_control(&c, reasons, subreasons),
+            None => self.signal_group(Signal::SIGSTOP),
+        }
         if let Some(s) = self.running_since.take() {
             self.run_accum += s.elapsed();
         }
@@ -609,7 +707,10 @@ impl Supervisor {
     }
 
     fn resume(&mut self) {
-        self.signal_group(Signal::SIGCONT);
+        match self.job_control("RESUME") {
+            Some(c) => self.run_control(&c, 0, 0),
+            None => self.signal_group(Signal::SIGCONT),
+        }
         if self.running_since.is_none() {
             self.running_since = Some(Instant::now());
         }
@@ -647,6 +748,25 @@ impl Supervisor {
             }
             "RESUME" => {
                 self.resume();
+                "OK\n".to_owned()
+            }
+            "REASON" => {
+                // Still suspended, for another reason (sbatchd's load policy).
+                let state = num(jstat::SSUSP);
+                let reasons = num(0);
+                let subreasons = num(0);
+                if self.stopped {
+                    let pid = self.job.map_or(0, |p| p.as_raw() as u32);
+                    self.emit(Event {
+                        kind: EventKind::State,
+                        pid,
+                        pgid: pid,
+                        state,
+                        reasons,
+                        subreasons,
+                        ..Default::default()
+                    });
+                }
                 "OK\n".to_owned()
             }
             "SIG" => {
@@ -1365,6 +1485,21 @@ fn finish_as_user(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn job_controls_are_signals_or_commands() {
+        assert_eq!(Control::parse("SIGTSTP"), Control::Signal(Signal::SIGTSTP));
+        assert_eq!(Control::parse("usr2"), Control::Signal(Signal::SIGUSR2));
+        assert_eq!(Control::parse("9"), Control::Signal(Signal::SIGKILL));
+        assert_eq!(
+            Control::parse("kill -STOP -$LSB_JOBPGIDS"),
+            Control::Command("kill -STOP -$LSB_JOBPGIDS".into())
+        );
+        assert_eq!(
+            Control::parse("/usr/local/bin/stopper"),
+            Control::Command("/usr/local/bin/stopper".into())
+        );
+    }
 
     #[test]
     fn limits() {

@@ -1,0 +1,152 @@
+//! Load-based suspension and resumption (daemon-behaviour.md §3.2): every
+//! `SBD_SLEEP_TIME` this task takes the host's load from the master LIM, asks the
+//! owner for the jobs running here, lets the pure core ([`basalt_susp_core`])
+//! decide, and hands the resulting actions to the owner, which signals the jobs'
+//! supervisors (`STOP`/`RESUME`/`KILL`/`REASON` on their control sockets). The
+//! supervisors record the new state (SSUSP with reason bits and the index as
+//! subreason, or RUN) and sbatchd reports it to mbatchd like any other state change.
+
+use crate::Shared;
+use crate::owner::Msg;
+use basalt_susp_core::{HostLoad, Policy};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, watch};
+use tracing::{debug, info, warn};
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Minute of the week in local time (0 = Sunday 00:00), for queue run windows.
+#[allow(unsafe_code)]
+pub fn local_minute_of_week(secs: i64) -> u32 {
+    let tt = secs as libc::time_t;
+    // SAFETY: libc::tm is a plain C struct for which all-zero bytes are a valid value
+    // (integers and a null tm_zone pointer).
+    let mut out: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers refer to live, properly aligned locals for the duration of
+    // the call; localtime_r writes only into `out` and is thread-safe.
+    let p = unsafe { libc::localtime_r(&tt, &mut out) };
+    if p.is_null() {
+        let days = secs.div_euclid(86_400);
+        let wday = (days + 4).rem_euclid(7) as u32;
+        let min = (secs.rem_euclid(86_400) / 60) as u32;
+        return wday * 1440 + min;
+    }
+    out.tm_wday.clamp(0, 6) as u32 * 1440
+        + out.tm_hour.clamp(0, 23) as u32 * 60
+        + out.tm_min.clamp(0, 59) as u32
+}
+
+/// The host's load and static information from the master LIM (None: no answer;
+/// a load with `available = false`: LIM has no load for this host).
+async fn fetch_load(shared: &Shared, master: &str) -> Option<(HostLoad, String, String)> {
+    let timeout = Duration::from_secs(2);
+    let mut lim = basalt_runtime::lim_channel(&shared.config, master, timeout).ok()?;
+    let reply = tokio::time::timeout(
+        timeout,
+        lim.hosts(basalt_proto::lim::HostsRequest {
+            hosts: vec![shared.host.clone()],
+        }),
+    )
+    .await
+    .ok()?
+    .ok()?
+    .into_inner();
+    if !reply.is_master {
+        return None;
+    }
+    let rec = reply.hosts.into_iter().find(|h| {
+        h.info
+            .as_ref()
+            .is_some_and(|i| basalt_core::same_host(&i.name, &shared.host))
+    })?;
+    let info = rec.info.clone().unwrap_or_default();
+    use basalt_proto::lim::HostStatus as S;
+    let status_ok = matches!(
+        S::try_from(rec.status),
+        Ok(S::Ok | S::Busy | S::LockedUser | S::LockedWindow)
+    );
+    let load = HostLoad {
+        available: status_ok && !rec.load.is_empty(),
+        ncpus: if rec.has_info { info.ncpus } else { 0 },
+        cpu_factor: info.cpu_factor,
+        values: rec.load.into_iter().map(|l| (l.name, l.value)).collect(),
+    };
+    Some((load, info.model, info.host_type))
+}
+
+/// The policy loop; ends when `stop` turns true.
+pub async fn run(
+    shared: Arc<Shared>,
+    owner: mpsc::Sender<Msg>,
+    master: watch::Receiver<Option<String>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let (mut policy, errors) = Policy::from_config(&shared.config, &shared.host, "", "");
+    for e in &errors {
+        warn!("lsb.queues: condition ignored: {e}");
+    }
+    let period = Duration::from_millis(policy.params.sleep_ms.max(1000) as u64);
+    info!(
+        "load policy: checking every {} s (SBD_SLEEP_TIME)",
+        period.as_secs()
+    );
+    let mut host_row: Option<(String, String)> = None;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(period) => {}
+            _ = crate::stopped(&mut stop) => return,
+        }
+        let m = master.borrow().clone();
+        let load = match m {
+            Some(m) => fetch_load(&shared, &m).await,
+            None => None,
+        };
+        let load = match load {
+            Some((l, model, ty)) => {
+                // lsb.hosts rows may name the host's model or type.
+                if host_row.as_ref() != Some(&(model.clone(), ty.clone())) {
+                    let (p, _) = Policy::from_config(&shared.config, &shared.host, &model, &ty);
+                    policy.host = p.host;
+                    host_row = Some((model, ty));
+                }
+                l
+            }
+            None => {
+                debug!("no load for this host from the master LIM");
+                HostLoad::default()
+            }
+        };
+        let (tx, rx) = oneshot::channel();
+        if owner.send(Msg::PolicyJobs { reply: tx }).await.is_err() {
+            return;
+        }
+        let Ok(jobs) = rx.await else { return };
+        if jobs.is_empty() {
+            continue;
+        }
+        let now = now_ms();
+        let actions = policy.decide(now, local_minute_of_week(now / 1000), &load, &jobs);
+        if !actions.is_empty() && owner.send(Msg::PolicyActions { actions }).await.is_err() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minute_of_week_is_in_range() {
+        for t in [0, 1_700_000_000, now_ms() / 1000] {
+            assert!(local_minute_of_week(t) < 7 * 1440);
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! Load-based suspension and resumption on a one-host cluster of real processes
+//! (issue 7; seed "Automatic job suspension", daemon-behaviour.md §3.2). The host's
+//! `r1m` (and `it`) come from an ELIM that reads them from a file the test writes, so
+//! the load is whatever the test says; r1m values are written raw (`ncpus` times the
+//! effective value the thresholds are compared with). `SBD_SLEEP_TIME = 1`.
+//!
+//! * The seed's example: a low-priority queue (r1m 0.25/1.75) and a high-priority one
+//!   (r1m 1.5, no suspending threshold). The low job starts on the idle host, the
+//!   high job joins, the load rises past 1.75: the low job is stopped (its processes
+//!   are in state `T`, bjobs says SSUSP with the r1m reason, lsb.events has the
+//!   JOB_STATUS with reason SUSP_LOAD_REASON and subreason 1) while the high job runs
+//!   on; a load back under 1.75 but above 0.25 does not resume it (hysteresis); when
+//!   the high job exits and the load falls, the low job is resumed.
+//! * A queue `JOB_CONTROLS` command replaces SIGSTOP/SIGCONT, and `bresume` of a
+//!   USUSP job makes it SSUSP; it runs again once the load allows.
+
+use anyhow::{Context, Result, anyhow};
+use basalt_testkit::{ClusterSpec, ProcessCluster, event_fields, wait_for};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+const LONG: Duration = Duration::from_secs(40);
+
+/// The ELIM: r1m from `r1m.value` next to it, `it` 100 minutes (nobody at the console).
+const ELIM: &str = r#"#!/bin/sh
+while :; do
+  r=$(cat "$LSF_SERVERDIR/r1m.value" 2>/dev/null)
+  [ -n "$r" ] || r=0
+  echo "2 r1m $r it 100"
+  sleep 0.2
+done
+"#;
+
+fn queues(extra: &str) -> String {
+    format!(
+        "
+Begin Queue
+QUEUE_NAME   = low
+PRIORITY     = 20
+r1m          = 0.25/1.75
+DESCRIPTION  = the seed's low-priority queue
+End Queue
+
+Begin Queue
+QUEUE_NAME   = high
+PRIORITY     = 40
+r1m          = 1.5
+DESCRIPTION  = the seed's high-priority queue
+End Queue
+{extra}"
+    )
+}
+
+/// A one-host cluster with the ELIM and the test queues (lsb.queues is extended after
+/// the start, then mbatchd re-reads it and sbatchd is restarted to read it).
+fn cluster(name: &str, extra_queues: impl Fn(&Path) -> String) -> Result<ProcessCluster> {
+    let spec = ClusterSpec::new(1).elim("elim.load", ELIM);
+    let mut c = ProcessCluster::start_batch(name, &spec, "SBD_SLEEP_TIME = 1")?;
+    std::fs::write(c.dir.path().join("serverdir/r1m.value"), "0\n")?;
+    let qfile = c
+        .dir
+        .path()
+        .join("conf/lsbatch/basalt/configdir/lsb.queues");
+    let mut text = std::fs::read_to_string(&qfile)?;
+    text.push_str(&queues(&extra_queues(c.dir.path())));
+    std::fs::write(&qfile, text)?;
+    c.ok("badmin", &["reconfig"])?;
+    c.kill9_daemon("sbatchd", "hostA")?;
+    c.start_daemon("sbatchd", "hostA")?;
+    wait_for("bqueues to list low and high", LONG, || {
+        let out = c.stdout_ok("bqueues", &[]).unwrap_or_default();
+        let ok = out.lines().any(|l| l.starts_with("low ")) && out.contains("\nhigh ");
+        (ok.then_some(()), out)
+    })?;
+    Ok(c)
+}
+
+/// hostA's CPU count as lshosts shows it.
+fn ncpus(c: &ProcessCluster) -> Result<f64> {
+    let out = c.ok("lshosts", &[])?;
+    let mut lines = out.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+    let col = header
+        .iter()
+        .position(|h| *h == "ncpus")
+        .ok_or_else(|| anyhow!("no ncpus column: {out}"))?;
+    let row = lines
+        .find(|l| l.starts_with("hostA"))
+        .ok_or_else(|| anyhow!("no hostA row: {out}"))?;
+    row.split_whitespace()
+        .nth(col)
+        .and_then(|v| v.parse::<f64>().ok())
+        .filter(|n| *n >= 1.0)
+        .ok_or_else(|| anyhow!("bad ncpus in {row:?}"))
+}
+
+/// Make hostA's effective r1m `eff` (raw = eff * ncpus) and wait until lsload shows it.
+fn set_load(c: &ProcessCluster, n: f64, eff: f64) -> Result<()> {
+    let raw = eff * n;
+    std::fs::write(
+        c.dir.path().join("serverdir/r1m.value"),
+        format!("{raw:.3}\n"),
+    )?;
+    wait_for(&format!("lsload to show r1m {raw:.1}"), LONG, || {
+        let out = c.stdout_ok("lsload", &["-l"]).unwrap_or_default();
+        let mut lines = out.lines();
+        let header: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+        let col = header.iter().position(|h| *h == "r1m");
+        let v = lines
+            .find(|l| l.starts_with("hostA"))
+            .and_then(|l| l.split_whitespace().nth(col?).map(str::to_owned))
+            .and_then(|v| v.trim_start_matches('*').parse::<f64>().ok());
+        (
+            v.filter(|v| (v - raw).abs() < 0.06).map(|_| ()),
+            out.clone(),
+        )
+    })
+}
+
+fn stat(c: &ProcessCluster, id: u64) -> Option<String> {
+    c.stdout_ok("bjobs", &["-o", "stat", "-noheader", &id.to_string()])
+        .and_then(|o| o.lines().next().map(|l| l.trim().to_owned()))
+}
+
+fn wait_stat(c: &ProcessCluster, id: u64, want: &str) -> Result<()> {
+    wait_for(&format!("job {id} to be {want}"), LONG, || {
+        let s = stat(c, id);
+        ((s.as_deref() == Some(want)).then_some(()), format!("{s:?}"))
+    })
+}
+
+/// A directory every user can write.
+fn work_dir(c: &ProcessCluster) -> Result<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let d = c.dir.path().join("work-area");
+    std::fs::create_dir_all(&d)?;
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777))?;
+    let _ = std::fs::set_permissions(c.dir.path(), std::fs::Permissions::from_mode(0o755));
+    Ok(d)
+}
+
+/// Submit a job that writes its process group id to `<name>.pgid` and sleeps.
+fn submit(c: &ProcessCluster, work: &Path, queue: &str, name: &str) -> Result<u64> {
+    c.bsub(
+        work,
+        &[
+            "-q",
+            queue,
+            "-J",
+            name,
+            "-o",
+            &format!("{name}.out"),
+            &format!("echo $$ > {name}.pgid; sleep 600"),
+        ],
+    )
+}
+
+fn pgid_of(work: &Path, name: &str) -> Result<i32> {
+    let p = work.join(format!("{name}.pgid"));
+    wait_for(&format!("{} to be written", p.display()), LONG, || {
+        let v = std::fs::read_to_string(&p)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok());
+        (v, String::new())
+    })
+}
+
+/// The states (`/proc/<pid>/stat` field 3) of every process in process group `pgid`.
+fn group_states(pgid: i32) -> Vec<(i32, char)> {
+    let mut out = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let (Some(state), Some(pg)) = (f.first(), f.get(2).and_then(|v| v.parse::<i32>().ok()))
+        else {
+            continue;
+        };
+        if pg == pgid {
+            out.push((pid, state.chars().next().unwrap_or('?')));
+        }
+    }
+    out
+}
+
+fn wait_group(pgid: i32, stopped: bool) -> Result<()> {
+    let what = if stopped { "stopped (T)" } else { "running" };
+    wait_for(&format!("process group {pgid} to be {what}"), LONG, || {
+        let s = group_states(pgid);
+        let ok = !s.is_empty() && s.iter().all(|(_, st)| (*st == 'T') == stopped);
+        (ok.then_some(()), format!("{s:?}"))
+    })
+}
+
+/// JOB_STATUS records of job `id` in lsb.events: (status, reasons, subreasons).
+fn job_statuses(c: &ProcessCluster, id: u64) -> Vec<(u32, u32, u32)> {
+    let text = std::fs::read_to_string(c.dir.path().join("work/basalt/logdir/lsb.events"))
+        .unwrap_or_default();
+    text.lines()
+        .map(event_fields)
+        .filter(|f| f.first().map(String::as_str) == Some("JOB_STATUS"))
+        .filter(|f| f.get(3).and_then(|v| v.parse::<u64>().ok()) == Some(id))
+        .filter_map(|f| {
+            let n = |i: usize| f.get(i).and_then(|v| v.parse::<u32>().ok());
+            Some((n(4)?, n(5)?, n(6)?))
+        })
+        .collect()
+}
+
+/// `stat` stays `want` for `d` (used to check that something does not happen).
+fn stays(c: &ProcessCluster, id: u64, want: &str, d: Duration) -> Result<()> {
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        let s = stat(c, id);
+        if s.as_deref() != Some(want) {
+            return Err(anyhow!("job {id} became {s:?}, expected it to stay {want}"));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    Ok(())
+}
+
+#[test]
+fn seed_example_low_priority_job_stopped_and_resumed() -> Result<()> {
+    let c = cluster("load-susp-seed", |_| String::new())?;
+    let work = work_dir(&c)?;
+    let n = ncpus(&c)?;
+    set_load(&c, n, 0.0)?;
+
+    // The low job starts on the idle host and loads it to about 1.25.
+    let low = submit(&c, &work, "low", "low")?;
+    wait_stat(&c, low, "RUN")?;
+    let low_pg = pgid_of(&work, "low")?;
+    set_load(&c, n, 1.25)?;
+
+    // The high-priority queue (scheduling threshold 1.5) sends a second job.
+    let high = submit(&c, &work, "high", "high")?;
+    wait_stat(&c, high, "RUN")?;
+    let high_pg = pgid_of(&work, "high")?;
+    stays(&c, low, "RUN", Duration::from_secs(3)).context("1.25 is under 1.75")?;
+
+    // The run queue rises past 1.75: the low job is stopped, the high job runs on.
+    set_load(&c, n, 2.25)?;
+    wait_stat(&c, low, "SSUSP")?;
+    wait_group(low_pg, true)?;
+    assert_eq!(stat(&c, high).as_deref(), Some("RUN"));
+    assert!(
+        group_states(high_pg).iter().all(|(_, s)| *s != 'T'),
+        "high job stopped: {:?}",
+        group_states(high_pg)
+    );
+    let s = c.ok("bjobs", &["-s", &low.to_string()])?;
+    assert!(
+        s.contains(" Host load exceeded threshold:  1-minute CPU run queue length (r1m)"),
+        "{s}"
+    );
+    let l = c.ok("bjobs", &["-l", &low.to_string()])?;
+    assert!(l.contains(" SUSPENDING REASONS:"), "{l}");
+    assert!(l.contains("1-minute CPU run queue length (r1m)"), "{l}");
+    let sched = l
+        .lines()
+        .find(|x| x.starts_with(" loadSched"))
+        .unwrap_or("");
+    let stop = l.lines().find(|x| x.starts_with(" loadStop")).unwrap_or("");
+    assert!(sched.contains("0.2") || sched.contains("0.3"), "{l}");
+    assert!(stop.contains("1.8") || stop.contains("1.7"), "{l}");
+    let st = job_statuses(&c, low);
+    assert!(
+        st.contains(&(8, 0x40, 1)),
+        "JOB_STATUS SSUSP SUSP_LOAD_REASON r1m: {st:?}"
+    );
+
+    // Back under 1.75 but above 0.25 while the high job runs: no resumption.
+    set_load(&c, n, 1.2)?;
+    stays(&c, low, "SSUSP", Duration::from_secs(4)).context("hysteresis")?;
+    assert!(group_states(low_pg).iter().all(|(_, s)| *s == 'T'));
+
+    // The high job exits and the load drops to idle: the low job is resumed.
+    c.ok("bkill", &[&high.to_string()])?;
+    wait_for(&format!("job {high} to end"), LONG, || {
+        let s = stat(&c, high);
+        (
+            matches!(s.as_deref(), Some("EXIT" | "DONE")).then_some(()),
+            format!("{s:?}"),
+        )
+    })?;
+    set_load(&c, n, 0.1)?;
+    wait_stat(&c, low, "RUN")?;
+    wait_group(low_pg, false)?;
+    let st = job_statuses(&c, low);
+    assert!(
+        st.last().is_some_and(|s| s.0 == 4),
+        "last JOB_STATUS is RUN: {st:?}"
+    );
+    c.ok("bkill", &[&low.to_string()])?;
+    Ok(())
+}
+
+#[test]
+fn job_controls_command_and_bresume_to_ssusp_to_run() -> Result<()> {
+    let extra = |top: &Path| {
+        format!(
+            "
+Begin Queue
+QUEUE_NAME   = ctl
+PRIORITY     = 30
+r1m          = 0.25/1.75
+JOB_CONTROLS = SUSPEND[echo suspend $LSB_SUSP_REASONS $LSB_SUSP_SUBREASONS >> {log}; kill -STOP -$LSB_JOBPGIDS] RESUME[echo resume >> {log}; kill -CONT -$LSB_JOBPGIDS]
+End Queue
+",
+            log = top.join("work-area/controls.log").display()
+        )
+    };
+    let c = cluster("load-susp-ctl", extra)?;
+    let log = c.dir.path().join("work-area/controls.log");
+    let work = work_dir(&c)?;
+    let n = ncpus(&c)?;
+    set_load(&c, n, 0.0)?;
+
+    let j1 = submit(&c, &work, "ctl", "j1")?;
+    wait_stat(&c, j1, "RUN")?;
+    let j2 = submit(&c, &work, "ctl", "j2")?;
+    wait_stat(&c, j2, "RUN")?;
+    let pg2 = pgid_of(&work, "j2")?;
+    let pg1 = pgid_of(&work, "j1")?;
+
+    // Overloaded: the newer job is suspended by the queue's SUSPEND command.
+    set_load(&c, n, 2.5)?;
+    wait_stat(&c, j2, "SSUSP")?;
+    wait_group(pg2, true)?;
+    let text = wait_for("the SUSPEND command to run", LONG, || {
+        let t = std::fs::read_to_string(&log).unwrap_or_default();
+        (t.contains("suspend 64 1").then(|| t.clone()), t)
+    })?;
+    assert!(!text.contains("resume"), "{text}");
+
+    // bstop j1 (USUSP), then bresume: SSUSP, waiting for the load.
+    c.ok("bstop", &[&j1.to_string()])?;
+    wait_stat(&c, j1, "USUSP")?;
+    wait_group(pg1, true)?;
+    c.ok("bresume", &[&j1.to_string()])?;
+    wait_stat(&c, j1, "SSUSP")?;
+    let s = c.ok("bjobs", &["-s", &j1.to_string()])?;
+    assert!(
+        s.contains("Waiting for re-scheduling after being resumed by user"),
+        "{s}"
+    );
+    stays(&c, j1, "SSUSP", Duration::from_secs(3)).context("bresume'd job waits for load")?;
+
+    // Idle again: both run, j2 through the RESUME command.
+    set_load(&c, n, 0.0)?;
+    wait_stat(&c, j1, "RUN")?;
+    wait_stat(&c, j2, "RUN")?;
+    wait_group(pg1, false)?;
+    wait_group(pg2, false)?;
+    wait_for("the RESUME command to run", LONG, || {
+        let t = std::fs::read_to_string(&log).unwrap_or_default();
+        (t.contains("resume").then_some(()), t)
+    })?;
+    c.ok("bkill", &[&j1.to_string(), &j2.to_string()])?;
+    Ok(())
+}
