@@ -250,13 +250,7 @@ fn partition_runs_batch_service_on_one_side_only() -> Result<()> {
             .ok_or_else(|| anyhow!("host"))?];
         assert_eq!(all[&id].1, h, "long job {id} ran on {h}");
     }
-    let text = std::fs::read_to_string(&runs).unwrap_or_default();
-    let mut ran = BTreeMap::<u64, usize>::new();
-    for l in text.lines() {
-        if let Ok(id) = l.trim().parse::<u64>() {
-            *ran.entry(id).or_default() += 1;
-        }
-    }
+    let ran = runs_of(&runs);
     for id in &acked {
         assert_eq!(
             ran.get(id),
@@ -297,5 +291,98 @@ fn partition_runs_batch_service_on_one_side_only() -> Result<()> {
             "JOB_START records of job {id}: {starts:?}"
         );
     }
+    Ok(())
+}
+
+/// How many times each acknowledged job ran (lines of the `runs` file).
+fn runs_of(runs: &Path) -> BTreeMap<u64, usize> {
+    let text = std::fs::read_to_string(runs).unwrap_or_default();
+    let mut ran = BTreeMap::<u64, usize>::new();
+    for l in text.lines() {
+        if let Ok(id) = l.trim().parse::<u64>() {
+            *ran.entry(id).or_default() += 1;
+        }
+    }
+    ran
+}
+
+/// A partial partition: only the link between hostA (master) and hostB is cut; hostC
+/// reaches both. hostB stops hearing hostA, but hostC witnesses that hostA lives, so
+/// hostB does not start a second term: every host names hostA for the whole cut (no
+/// flapping), no other mbatchd starts, and the job running on hostB reports back once
+/// the link returns.
+#[test]
+fn partial_partition_keeps_one_master() -> Result<()> {
+    if !netns::enabled() {
+        eprintln!(
+            "netns_partition: skipped (set {}=1, as root with iproute2, to run the network-namespace tier)",
+            netns::ENV
+        );
+        return Ok(());
+    }
+    let c = ProcessCluster::start_batch_netns(
+        "netns-partial",
+        &ClusterSpec::new(3),
+        "BASALT_SBD_HELLO_INTERVAL = 1",
+    )?;
+    let work = c.dir.path().join("w");
+    std::fs::create_dir_all(&work)?;
+    let runs = work.join("runs");
+    let record = |secs: u32| format!("echo $LSB_JOBID >> {}; sleep {secs}", runs.display());
+    let on_b = c.bsub(&work, &["-m", "hostB", "-J", "onB", &record(8)])?;
+    wait_for("the job on hostB to run", Duration::from_secs(30), || {
+        let j = jobs(&c, None).unwrap_or_default();
+        let r = j.get(&on_b).cloned();
+        (
+            r.as_ref().is_some_and(|r| r.0 == "RUN").then_some(()),
+            format!("{r:?}"),
+        )
+    })?;
+    let starts_before = event_lines(&c, "MBD_START").len();
+
+    c.cut_link("hostA", "hostB")?;
+    let cut_at = Instant::now();
+    let mut seen = Vec::new();
+    // Well past hostB's takeover time (3 intervals of 0.2 s plus a 1 s probe).
+    while cut_at.elapsed() < Duration::from_secs(6) {
+        for h in ["hostA", "hostB", "hostC"] {
+            let m = lsid_on(&c, h);
+            if m.as_deref() != Some("hostA") {
+                seen.push((cut_at.elapsed(), h, m));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(
+        seen.is_empty(),
+        "hosts named another master during the partial partition: {seen:?}"
+    );
+    assert_eq!(
+        event_lines(&c, "MBD_START").len(),
+        starts_before,
+        "another mbatchd started"
+    );
+    // Batch service goes on: a job submitted on hostC's side runs (not on hostB).
+    let on_c = bsub_on(&c, Some("hostC"), &work, "10", &["-J", "onC", &record(0)])?
+        .map_err(|e| anyhow!("bsub on hostC: {e}"))?;
+
+    c.heal_link("hostA", "hostB")?;
+    let all = wait_for(
+        "both jobs DONE after the link returns",
+        Duration::from_secs(60),
+        || {
+            let j = jobs(&c, None).unwrap_or_default();
+            let ok = [on_b, on_c]
+                .iter()
+                .all(|id| j.get(id).is_some_and(|r| r.0 == "DONE"));
+            (ok.then_some(j.clone()), format!("{j:?}"))
+        },
+    )?;
+    assert_eq!(all[&on_b].1, "hostB");
+    assert_ne!(all[&on_c].1, "hostB");
+    let ran = runs_of(&runs);
+    assert_eq!(ran.get(&on_b), Some(&1), "{ran:?}");
+    assert_eq!(ran.get(&on_c), Some(&1), "{ran:?}");
+    assert_eq!(c.lsid_master().as_deref(), Some("hostA"));
     Ok(())
 }

@@ -36,7 +36,13 @@
 //!   LIM's core with a deadline of `PROBE_TIMEOUT`, so a hung LIM whose socket
 //!   still accepts connections does not block failover) and takes over with
 //!   epoch `max(seen) + 1` only if none answers. If a lower-ranked host is alive
-//!   but not master, the slave waits for it.
+//!   but not master, the slave waits for it. The same probe goes to every other
+//!   server host as a *witness*: one that heard the silent master itself later
+//!   than this LIM's latest news of it (by over half an interval) shows the
+//!   master lives and only this link is down — a partial partition — and the
+//!   slave keeps following instead of starting a second master that would flap
+//!   with the first. A dead or hung master was last heard by everyone at about
+//!   the same time, so stale news never holds a takeover up for more than a round.
 //! * **Conflicts.** A master gives in to an announcement with a later epoch, or
 //!   with its own epoch from a lower rank. A slave follows an announcement with
 //!   a later epoch than its master's, unless its master ranks before the
@@ -189,6 +195,9 @@ pub struct ProbeReply {
     pub is_master: bool,
     pub master: Option<String>,
     pub epoch: u64,
+    /// How long ago the replier last heard its master itself (0 when it is the
+    /// master; `None` when it follows none or is an older LIM that does not say).
+    pub master_heard_ago_ms: Option<u64>,
 }
 
 /// What the runtime must do.
@@ -253,6 +262,9 @@ pub struct LimCore {
     /// When this LIM last heard from its master itself (announcement or
     /// accepted heartbeat): whether the master is "fresh".
     master_heard: u64,
+    /// The latest time a third host's probe answer shows our master was heard
+    /// (later than `master_heard` only while our own link to it is down).
+    master_news: u64,
     became_master: u64,
     last_heartbeat: Option<u64>,
     last_announce: Option<u64>,
@@ -346,6 +358,7 @@ impl LimCore {
             max_epoch: 0,
             last_contact: 0,
             master_heard: 0,
+            master_news: 0,
             became_master: 0,
             last_heartbeat: None,
             last_announce: None,
@@ -545,6 +558,13 @@ impl LimCore {
                 is_master: self.is_master(),
                 master: self.master().map(str::to_owned),
                 epoch: self.reported_epoch(),
+                master_heard_ago_ms: match self.role {
+                    Role::Master => Some(0),
+                    Role::Slave if self.master.is_some() => {
+                        Some(now.saturating_sub(self.master_heard))
+                    }
+                    _ => None,
+                },
             },
             fx,
         )
@@ -647,10 +667,11 @@ impl LimCore {
         if id != self.probe_id {
             return fx;
         }
-        self.probing_since = None;
+        let started = self.probing_since.take().unwrap_or(now);
         if self.role == Role::Master {
             return fx;
         }
+        let syncing = self.role == Role::Syncing;
         let mut alive_before = false;
         // The newest term any answer names: (master, epoch).
         let mut newest: Option<(usize, u64)> = None;
@@ -669,6 +690,29 @@ impl LimCore {
             } else {
                 reply.master.as_deref().and_then(|m| self.index(m))
             };
+            // Word of our own silent master from a third host counts only when that
+            // host heard it later than our latest news of it (by over half an
+            // interval; its answer came after `started`, so `started - ago` is the
+            // earliest it can have heard it): then the master lives and only our
+            // link to it is down (a partial partition), and taking over would make
+            // two masters flap. Otherwise it is the same stale news we have — a
+            // dead master was last heard by everyone at about the same time.
+            let claim = match claim {
+                Some(m)
+                    if !syncing && !reply.is_master && Some(m) == self.master && m != self.me =>
+                {
+                    let known = self.master_heard.max(self.master_news);
+                    let heard = reply
+                        .master_heard_ago_ms
+                        .map(|ago| started.saturating_sub(ago))
+                        .filter(|&t| t > known + self.timing.exinterval_ms / 2);
+                    if let Some(t) = heard {
+                        self.master_news = t;
+                    }
+                    heard.map(|_| m)
+                }
+                c => c,
+            };
             if let Some(m) = claim
                 && self.hosts[m].rank.is_some()
                 && newest.is_none_or(|(b, e)| {
@@ -678,7 +722,6 @@ impl LimCore {
                 newest = Some((m, reply.epoch));
             }
         }
-        let syncing = self.role == Role::Syncing;
         if let Some((m, e)) = newest
             && e >= self.max_epoch
         {
@@ -828,23 +871,15 @@ impl LimCore {
         silent
     }
 
-    /// Probe the hosts that would lead before us (all candidates when we are
-    /// not one; every other server host when catching up); with nobody to
-    /// probe, decide at once.
+    /// Probe every other server host: those that would lead before us decide
+    /// whether we may, the others witness whether our silent master still lives
+    /// (catching up, all answers count); with nobody to probe, decide at once.
     fn start_probe(&mut self, now: u64, fx: &mut Vec<Effect>) {
-        let syncing = self.role == Role::Syncing;
         let targets: Vec<String> = self
             .hosts
             .iter()
             .enumerate()
-            .filter(|(i, h)| {
-                *i != self.me
-                    && if syncing {
-                        h.entry.server
-                    } else {
-                        self.outranks_me(*i)
-                    }
-            })
+            .filter(|(i, h)| *i != self.me && (h.entry.server || self.outranks_me(*i)))
             .map(|(_, h)| h.entry.name.clone())
             .collect();
         self.probe_id += 1;
@@ -986,6 +1021,7 @@ impl LimCore {
         }
         if new_host {
             self.master_heard = now;
+            self.master_news = now;
         }
         if changed {
             fx.push(self.master_changed());

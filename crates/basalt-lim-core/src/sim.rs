@@ -448,7 +448,8 @@ fn partition_elects_on_each_side_and_heals_to_the_lowest_rank() {
     assert!(sim.nodes["hostB"].is_master());
     assert_eq!(sim.master_of("hostC").as_deref(), Some("hostB"));
     sim.heal();
-    sim.advance(300);
+    // Following hostB in sync for the inactivity limit, then probing: about 310 ms.
+    sim.advance(400);
     sim.assert_all_follow("hostA");
 }
 
@@ -737,6 +738,7 @@ fn stalled_master_nobody_replaced_resumes_its_term() {
         is_master: false,
         master: Some("hostA".into()),
         epoch: 1,
+        master_heard_ago_ms: Some(300),
     };
     let _ = a.on_probe_results(360, id, vec![("hostB".into(), Some(b_says))]);
     assert!(a.is_master());
@@ -815,4 +817,57 @@ fn new_master_keeps_its_term_against_a_refusal_naming_the_older_one() {
         b_changes,
         vec![(Some("hostA".to_owned()), 1), (Some("hostB".to_owned()), 2)]
     );
+}
+
+/// A partial partition: hostA and hostB cannot reach each other, hostC reaches
+/// both. hostB stops hearing its master, but hostC — a witness that heard hostA
+/// more recently — says it lives: hostB does not take over, so nobody flaps; hostA
+/// stays master throughout, and once the link is back hostB hears it again.
+#[test]
+fn partial_partition_does_not_flap() {
+    let mut sim = Sim::new(&["hostA", "hostB", "hostC"]);
+    sim.advance(300);
+    sim.assert_all_follow("hostA");
+    let changes_before = sim.changes.len();
+    sim.cut.insert(("hostA".to_owned(), "hostB".to_owned()));
+    for _ in 0..40 {
+        sim.advance(100);
+        assert_eq!(sim.masters(), vec!["hostA".to_owned()], "one master");
+        assert_eq!(sim.master_of("hostC").as_deref(), Some("hostA"));
+        assert_eq!(sim.master_of("hostB").as_deref(), Some("hostA"));
+    }
+    assert_eq!(sim.epoch_of("hostA"), 1);
+    assert_eq!(sim.changes.len(), changes_before, "{:?}", sim.changes);
+    sim.heal();
+    sim.advance(500);
+    sim.assert_all_follow("hostA");
+    assert_eq!(sim.epoch_of("hostB"), 1);
+}
+
+/// The witness rule does not hold up a real failover: when the master dies, the
+/// others' news of it is as old as ours, and rank 1 takes over as before.
+#[test]
+fn witnesses_with_stale_news_do_not_block_a_takeover() {
+    let mut sim = Sim::new(&["hostA", "hostB", "hostC", "hostD"]);
+    sim.advance(300);
+    sim.kill("hostA");
+    sim.advance(600);
+    sim.assert_all_follow("hostB");
+    assert_eq!(sim.epoch_of("hostB"), 2);
+}
+
+/// hostB, cut off from hostA only, keeps following it on hostC's word; when hostA
+/// then dies, hostC's news of it stops getting fresher and hostB takes over like
+/// after any failure: a witness delays a takeover only while its news is new.
+#[test]
+fn witness_news_ages_and_the_takeover_follows() {
+    let mut sim = Sim::new(&["hostA", "hostB", "hostC"]);
+    sim.advance(300);
+    sim.cut.insert(("hostA".to_owned(), "hostB".to_owned()));
+    sim.advance(1000);
+    assert_eq!(sim.masters(), vec!["hostA".to_owned()]);
+    sim.kill("hostA");
+    sim.advance(1000);
+    sim.assert_all_follow("hostB");
+    assert_eq!(sim.epoch_of("hostB"), 2);
 }

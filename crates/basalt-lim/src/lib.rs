@@ -666,6 +666,7 @@ impl Owner {
                                             is_master: r.is_master,
                                             master: non_empty(r.master),
                                             epoch: r.epoch,
+                                            master_heard_ago_ms: r.master_heard_ago_ms,
                                         }
                                     });
                                 (host, r)

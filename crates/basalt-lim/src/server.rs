@@ -109,6 +109,7 @@ impl Lim for LimService {
             is_master: reply.is_master,
             master: reply.master.unwrap_or_default(),
             epoch: reply.epoch,
+            master_heard_ago_ms: reply.master_heard_ago_ms,
         }))
     }
 

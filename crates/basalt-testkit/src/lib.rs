@@ -507,6 +507,20 @@ impl ProcessCluster {
         lab.heal(i)
     }
 
+    /// Cut only the link between hosts `a` and `b` (network-namespace clusters only).
+    pub fn cut_link(&self, a: &str, b: &str) -> Result<()> {
+        let (lab, i) = self.lab_host(a)?;
+        let (_, j) = self.lab_host(b)?;
+        lab.cut_link(i, j)
+    }
+
+    /// Restore the link between hosts `a` and `b`.
+    pub fn heal_link(&self, a: &str, b: &str) -> Result<()> {
+        let (lab, i) = self.lab_host(a)?;
+        let (_, j) = self.lab_host(b)?;
+        lab.heal_link(i, j)
+    }
+
     fn lab_host(&self, host: &str) -> Result<(&netns::NetLab, usize)> {
         let lab = self
             .net

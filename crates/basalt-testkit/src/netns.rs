@@ -6,7 +6,9 @@
 //! the `.254` address, so commands run in the root namespace reach every host
 //! that is connected. [`NetLab::cut`] takes a host's veth down at the bridge: its
 //! packets are dropped both ways, open TCP connections stall (no reset), exactly
-//! like a pulled cable; [`NetLab::heal`] puts it back. The file system stays
+//! like a pulled cable; [`NetLab::heal`] puts it back. [`NetLab::cut_link`] cuts
+//! only the link between two hosts (a partial partition: a blackhole route in each
+//! of the two namespaces). The file system stays
 //! shared, as LSF's shared log directory is.
 //!
 //! Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN) and iproute2. Tests of this tier run
@@ -139,6 +141,34 @@ impl NetLab {
     /// Connect host `i` to the bridge again.
     pub fn heal(&self, i: usize) -> Result<()> {
         ip(&["link", "set", &self.members[i].root_veth, "up"])
+    }
+
+    /// Cut only the link between hosts `i` and `j` (both still reach everyone
+    /// else): a blackhole route to the other in each namespace.
+    pub fn cut_link(&self, i: usize, j: usize) -> Result<()> {
+        self.route_between(i, j, "add")
+    }
+
+    /// Restore the link between hosts `i` and `j`.
+    pub fn heal_link(&self, i: usize, j: usize) -> Result<()> {
+        self.route_between(i, j, "delete")
+    }
+
+    fn route_between(&self, i: usize, j: usize, op: &str) -> Result<()> {
+        for (from, to) in [(i, j), (j, i)] {
+            let target = format!("{}/32", self.members[to].addr);
+            ip(&[
+                "netns",
+                "exec",
+                &self.members[from].ns,
+                "ip",
+                "route",
+                op,
+                "blackhole",
+                &target,
+            ])?;
+        }
+        Ok(())
     }
 }
 
