@@ -285,8 +285,8 @@ pub(crate) fn hosts_reply(s: &Sched, req: &pb::HostsRequest) -> pb::HostsReply {
             rsv: 0,
             message: h.message.clone(),
             cpu_factor: h.cpu_factor,
-            load_sched: Default::default(),
-            load_stop: Default::default(),
+            load_sched: h.load_sched.clone().into_iter().collect(),
+            load_stop: h.load_stop.clone().into_iter().collect(),
             load: h
                 .load
                 .iter()

@@ -117,6 +117,23 @@ impl SchedConfig {
                     sbd_failed: false,
                     load: BTreeMap::new(),
                     last_dispatch: 0,
+                    load_sched: row
+                        .map(|r| {
+                            r.thresholds
+                                .iter()
+                                .filter_map(|(k, t)| t.sched.map(|v| (k.clone(), v)))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    load_stop: row
+                        .map(|r| {
+                            r.thresholds
+                                .iter()
+                                .filter_map(|(k, t)| t.stop.map(|v| (k.clone(), v)))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    last_resume: 0,
                     rank,
                 }
             })

@@ -1072,6 +1072,10 @@ impl Sched {
                 self.dirty = true;
             }
         }
+        // bresume'd jobs wait for their host's load, which changes without an event.
+        if self.jobs.values().any(|j| self.waits_for_resume(j)) {
+            self.dirty = true;
+        }
         let lost_after = silence + i64::from(self.cfg.host_lost_grace_secs) * 1000;
         let lost: Vec<String> = self
             .hosts
@@ -1812,13 +1816,12 @@ impl Sched {
         });
     }
 
-    /// Within the queue's and host's loadSched thresholds?
+    /// Within the queue's and the host's (lsb.hosts) loadSched thresholds? Run-queue
+    /// lengths are compared as effective values. The error is the pending reason of
+    /// the first index beyond a threshold.
     fn load_ok(&self, q: &Queue, h: &Host) -> Result<(), u32> {
         for (i, idx) in basalt_core::BUILTIN_INDICES.iter().enumerate() {
             let name = idx.name();
-            let Some(limit) = q.load_sched.get(name) else {
-                continue;
-            };
             let Some(mut v) = h.load.get(name).copied() else {
                 continue;
             };
@@ -1826,9 +1829,14 @@ impl Sched {
                 v = basalt_core::effective_run_queue(v, h.ncpus.max(1), h.cpu_factor.max(0.01));
             }
             let decreasing = matches!(name, "it" | "tmp" | "swp" | "mem");
-            let bad = if decreasing { v < *limit } else { v > *limit };
-            if bad {
-                return Err(pend::LOAD_BASE + i as u32);
+            for limit in [q.load_sched.get(name), h.load_sched.get(name)]
+                .into_iter()
+                .flatten()
+            {
+                let bad = if decreasing { v < *limit } else { v > *limit };
+                if bad {
+                    return Err(pend::LOAD_BASE + i as u32);
+                }
             }
         }
         Ok(())
@@ -2067,35 +2075,56 @@ impl Sched {
     }
 
     /// bresume'd jobs (SSUSP with SUSP_USER_RESUME) are resumed when their host's load
-    /// is within the queue's loadSched thresholds.
-    fn resume_pass(&mut self, _now: Millis) {
-        let cands: Vec<(JobKey, u32, String, String)> = self
+    /// is within the queue's and the host's loadSched thresholds: highest queue
+    /// priority first, then the oldest; at most one per host per SBD_SLEEP_TIME.
+    fn resume_pass(&mut self, now: Millis) {
+        let mut cands: Vec<(u32, i64, JobKey, u32, String, String)> = self
             .jobs
             .values()
-            .filter(|j| {
-                j.state == JobState::Ssusp && j.reasons & susp::USER_RESUME != 0 && !j.resume_sent
-            })
+            .filter(|j| self.waits_for_resume(j))
             .filter_map(|j| {
-                j.hosts
-                    .first()
-                    .map(|h| (j.key(), j.attempt, h.clone(), j.queue.clone()))
+                let prio = self.queue(&j.queue).map_or(0, |q| q.priority);
+                j.hosts.first().map(|h| {
+                    (
+                        u32::MAX - prio,
+                        j.start_time,
+                        j.key(),
+                        j.attempt,
+                        h.clone(),
+                        j.queue.clone(),
+                    )
+                })
             })
             .collect();
-        for (key, attempt, host, queue) in cands {
+        cands.sort();
+        let period = i64::from(self.cfg.sbd_sleep_time_secs.max(1)) * 1000;
+        for (_, _, key, attempt, host, queue) in cands {
             let ok = match (
                 self.queue(&queue),
                 self.hosts.iter().find(|h| h.name == host),
             ) {
-                (Some(q), Some(h)) => self.load_ok(q, h).is_ok() && !h.sbd_failed,
+                (Some(q), Some(h)) => {
+                    self.load_ok(q, h).is_ok()
+                        && !h.sbd_failed
+                        && (h.last_resume == 0 || now - h.last_resume >= period)
+                }
                 _ => false,
             };
             if ok {
                 if let Some(j) = self.jobs.get_mut(&key) {
                     j.resume_sent = true;
                 }
+                if let Some(h) = self.host_mut(&host) {
+                    h.last_resume = now;
+                }
                 self.order_sbd(key, attempt, host, SbdAction::Resume);
             }
         }
+    }
+
+    /// A bresume'd job waiting for its host's load (SSUSP with SUSP_USER_RESUME)?
+    fn waits_for_resume(&self, j: &Job) -> bool {
+        j.state == JobState::Ssusp && j.reasons & susp::USER_RESUME != 0 && !j.resume_sent
     }
 
     /// The state of a job's `-w` condition now (None: the job has none).
@@ -2280,6 +2309,8 @@ pub fn wildcard(pattern: &str, s: &str) -> bool {
 
 #[cfg(test)]
 mod host_loss_tests;
+#[cfg(test)]
+mod load_tests;
 #[cfg(test)]
 mod switch_tests;
 #[cfg(test)]

@@ -47,6 +47,9 @@ pub(crate) fn host(name: &str, rank: usize) -> Host {
         sbd_failed: false,
         load: BTreeMap::new(),
         last_dispatch: 0,
+        load_sched: BTreeMap::new(),
+        load_stop: BTreeMap::new(),
+        last_resume: 0,
         rank,
     }
 }

@@ -428,6 +428,11 @@ pub struct Host {
     pub load: BTreeMap<String, f64>,
     /// Last dispatch to this host (ms), for JOB_ACCEPT_INTERVAL.
     pub last_dispatch: Millis,
+    /// The host's loadSched / loadStop thresholds (lsb.hosts), per index.
+    pub load_sched: BTreeMap<String, f64>,
+    pub load_stop: BTreeMap<String, f64>,
+    /// Last resume of a bresume'd job on this host (ms): one per SBD_SLEEP_TIME.
+    pub last_resume: Millis,
     /// Rank in the cluster file.
     pub rank: usize,
 }

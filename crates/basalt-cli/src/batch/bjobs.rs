@@ -15,7 +15,9 @@ use super::{job_id_str, job_ref_str, state_name, state_of};
 use basalt_core::job::{
     JobState, pend_reason_is_host, pend_reason_text, status, sub, sub2, susp_reason_text,
 };
-use basalt_proto::mbatchd::{JobInfo, JobRef, JobsRequest, PendReason, QueueInfo, QueuesRequest};
+use basalt_proto::mbatchd::{
+    BatchHostInfo, HostsRequest, JobInfo, JobRef, JobsRequest, PendReason, QueueInfo, QueuesRequest,
+};
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -623,6 +625,18 @@ pub fn long_job(j: &JobInfo, queue: Option<&QueueInfo>, fx: &Fx) -> String {
 
 /// `bjobs -l`: every job's block, separated by a line of 78 dashes, then a blank line.
 pub fn long(jobs: &[JobInfo], queues: &[QueueInfo], fx: &Fx) -> String {
+    long_with_hosts(jobs, queues, &[], fx)
+}
+
+/// `bjobs -l` where the thresholds shown for a started job are the stricter of its
+/// queue's and its execution host's (lsb.hosts): lower for indices where more means
+/// busier, higher for `it tmp swp mem`.
+pub fn long_with_hosts(
+    jobs: &[JobInfo],
+    queues: &[QueueInfo],
+    hosts: &[BatchHostInfo],
+    fx: &Fx,
+) -> String {
     let mut out = String::new();
     for (i, j) in jobs.iter().enumerate() {
         if i > 0 {
@@ -630,10 +644,34 @@ pub fn long(jobs: &[JobInfo], queues: &[QueueInfo], fx: &Fx) -> String {
             out.push('\n');
         }
         let q = queues.iter().find(|q| q.name == j.queue);
-        out.push_str(&long_job(j, q, fx));
+        let h = j
+            .exec_hosts
+            .first()
+            .and_then(|e| hosts.iter().find(|h| basalt_core::same_host(&h.name, e)));
+        match (q, h) {
+            (Some(q), Some(h)) => {
+                let mut merged = q.clone();
+                stricter(&mut merged.load_sched, &h.load_sched);
+                stricter(&mut merged.load_stop, &h.load_stop);
+                out.push_str(&long_job(j, Some(&merged), fx));
+            }
+            _ => out.push_str(&long_job(j, q, fx)),
+        }
     }
     out.push('\n');
     out
+}
+
+/// Merge `other` into `into`, keeping the stricter threshold per index.
+pub fn stricter(into: &mut HashMap<String, f64>, other: &HashMap<String, f64>) {
+    for (k, v) in other {
+        let decreasing = matches!(k.as_str(), "it" | "tmp" | "swp" | "mem");
+        into.entry(k.clone())
+            .and_modify(|cur| {
+                *cur = if decreasing { cur.max(*v) } else { cur.min(*v) };
+            })
+            .or_insert(*v);
+    }
 }
 
 // ------------------------------------------------------------------ -o and -json
@@ -1212,16 +1250,35 @@ pub fn main(args: Vec<String>) -> ExitCode {
             names.dedup();
             let queues = client
                 .queues(QueuesRequest {
-                    caller: Some(caller),
+                    caller: Some(caller.clone()),
                     queues: names,
                 })
                 .await
                 .map(|r| r.into_inner().queues)
                 .unwrap_or_default();
+            let mut exec: Vec<String> = reply
+                .jobs
+                .iter()
+                .filter_map(|j| j.exec_hosts.first().cloned())
+                .collect();
+            exec.sort();
+            exec.dedup();
+            let hosts = if exec.is_empty() {
+                Vec::new()
+            } else {
+                client
+                    .hosts(HostsRequest {
+                        caller: Some(caller.clone()),
+                        hosts: exec,
+                    })
+                    .await
+                    .map(|r| r.into_inner().hosts)
+                    .unwrap_or_default()
+            };
             if reply.jobs.is_empty() {
                 String::new()
             } else {
-                long(&reply.jobs, &queues, &fx)
+                long_with_hosts(&reply.jobs, &queues, &hosts, &fx)
             }
         } else if reply.jobs.is_empty() {
             String::new()
@@ -1503,6 +1560,35 @@ Sun Nov 22 09:25:50: Resource usage collected.
             long(&[done], &[], &fx())
                 .contains(": Done successfully. The CPU time used is 0.0 seconds.\n")
         );
+    }
+
+    #[test]
+    fn long_thresholds_are_the_stricter_of_queue_and_exec_host() {
+        let mut r = job(8, status::SSUSP, "burn", &["vm"]);
+        r.reasons = susp::LOAD_REASON;
+        r.subreasons = 1;
+        let mut q = QueueInfo {
+            name: "normal".into(),
+            ..Default::default()
+        };
+        q.load_sched.insert("r1m".into(), 0.3);
+        q.load_stop.insert("r1m".into(), 1.8);
+        q.load_sched.insert("mem".into(), 100.0);
+        let mut h = BatchHostInfo {
+            name: "vm".into(),
+            ..Default::default()
+        };
+        h.load_sched.insert("r1m".into(), 0.5);
+        h.load_stop.insert("r1m".into(), 1.2);
+        h.load_sched.insert("mem".into(), 200.0);
+        h.load_sched.insert("ut".into(), 0.5);
+        let got = long_with_hosts(&[r], &[q], &[h], &fx());
+        assert!(got.contains(
+            " SUSPENDING REASONS:\n Host load exceeded threshold:  1-minute CPU run queue length (r1m)\n"
+        ), "{got}");
+        assert!(got.contains(
+            " loadSched   -    0.3    -   0.5       -     -    -     -     -      -    200M \n loadStop    -    1.2    -  "
+        ), "{got}");
     }
 
     #[test]

@@ -1,0 +1,119 @@
+//! Load thresholds in mbatchd's core: host (lsb.hosts) and queue scheduling
+//! thresholds keep new jobs off a busy host, and bresume'd jobs (USUSP -> SSUSP with
+//! SUSP_USER_RESUME) run again only when the load is within both, highest priority
+//! first, one per host per SBD_SLEEP_TIME.
+
+use super::*;
+use crate::tests::{T0, alice, cfg, cmd, dispatches};
+
+fn load(r1m: f64) -> BTreeMap<String, f64> {
+    [("r1m".to_owned(), r1m)].into_iter().collect()
+}
+
+/// hostA only (1 CPU, so effective r1m = raw; no slot limit), hostB unavailable.
+fn core(mut c: SchedConfig) -> Sched {
+    c.hosts[0].mxj_ncpus = false;
+    c.hosts[0].mxj = None;
+    let mut s = Sched::new(c, T0);
+    s.lim_update("hostA", 1, 1.0, true, load(0.0));
+    s.lim_update("hostB", 1, 1.0, false, BTreeMap::new());
+    s.start(T0, "hostA");
+    s.take_effects();
+    s
+}
+
+fn sbd_resumes(eff: &[Effect]) -> Vec<JobKey> {
+    eff.iter()
+        .filter_map(|e| match e {
+            Effect::Signal {
+                key,
+                action: SbdAction::Resume,
+                ..
+            } => Some(*key),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Start job `key` on hostA and bring it to USUSP and then (bresume) SSUSP.
+fn run_then_bresume(s: &mut Sched, key: JobKey, seq: u64) {
+    let attempt = s.jobs[&key].attempt;
+    s.dispatch_accepted(T0, key, attempt, 100 + key.0 as u32, 100 + key.0 as u32);
+    s.stop(T0, &alice(), key).expect("stop");
+    s.report(
+        T0,
+        Report {
+            host: "hostA".into(),
+            key,
+            attempt,
+            seq,
+            time: 0,
+            kind: ReportKind::State {
+                state: status::USUSP,
+                reasons: susp::USER_STOP,
+                subreasons: 0,
+            },
+        },
+    );
+    s.resume(T0, &alice(), key).expect("resume");
+    assert_eq!(s.jobs[&key].state, JobState::Ssusp);
+    assert_eq!(s.jobs[&key].reasons, susp::USER_RESUME);
+}
+
+#[test]
+fn host_scheduling_threshold_keeps_jobs_off_a_busy_host() {
+    let mut c = cfg();
+    c.hosts[0].load_sched.insert("r1m".into(), 0.5);
+    let mut s = core(c);
+    s.lim_update("hostA", 1, 1.0, true, load(0.8));
+    s.submit(T0, &alice(), cmd("a")).expect("submit");
+    s.schedule(T0);
+    assert!(dispatches(&s.take_effects()).is_empty());
+    assert!(
+        s.jobs[&(1, 0)]
+            .pend_reasons
+            .contains_key(&(pend::LOAD_BASE + 1)),
+        "{:?}",
+        s.jobs[&(1, 0)].pend_reasons
+    );
+    s.lim_update("hostA", 1, 1.0, true, load(0.4));
+    s.schedule(T0 + 1000);
+    assert_eq!(dispatches(&s.take_effects()).len(), 1);
+}
+
+#[test]
+fn bresumed_jobs_wait_for_host_and_queue_thresholds_one_per_period() {
+    let mut c = cfg();
+    c.hosts[0].load_sched.insert("r1m".into(), 1.0);
+    c.queues[0].load_sched.insert("r1m".into(), 2.0); // normal, priority 30
+    c.queues[1].load_sched.insert("r1m".into(), 2.0); // high, priority 40
+    let mut s = core(c);
+    s.submit(T0, &alice(), cmd("a")).expect("submit");
+    let mut hi = cmd("b");
+    hi.queue = "high".into();
+    s.submit(T0, &alice(), hi).expect("submit");
+    s.schedule(T0);
+    assert_eq!(dispatches(&s.take_effects()).len(), 2);
+    run_then_bresume(&mut s, (1, 0), 1);
+    run_then_bresume(&mut s, (2, 0), 1);
+    s.take_effects();
+
+    // Within the queue's threshold (2.0) but not the host's (1.0): both wait.
+    s.lim_update("hostA", 1, 1.0, true, load(1.5));
+    s.tick(T0 + 1000);
+    assert!(
+        s.needs_pass(),
+        "waiting bresume'd jobs make every tick a pass"
+    );
+    s.schedule(T0 + 1000);
+    assert!(sbd_resumes(&s.take_effects()).is_empty());
+
+    // Idle: the high-priority job first, the other one SBD_SLEEP_TIME (7 s) later.
+    s.lim_update("hostA", 1, 1.0, true, load(0.0));
+    s.schedule(T0 + 2000);
+    assert_eq!(sbd_resumes(&s.take_effects()), vec![(2, 0)]);
+    s.schedule(T0 + 5000);
+    assert!(sbd_resumes(&s.take_effects()).is_empty());
+    s.schedule(T0 + 9000);
+    assert_eq!(sbd_resumes(&s.take_effects()), vec![(1, 0)]);
+}
