@@ -21,12 +21,15 @@ use std::time::{Duration, Instant};
 
 const LONG: Duration = Duration::from_secs(40);
 
-/// The ELIM: r1m from `r1m.value` next to it, `it` 100 minutes (nobody at the console).
+/// The ELIM: r1m from `r1m.value` next to it, `it` from `it.value` (default 100
+/// minutes: nobody at the console).
 const ELIM: &str = r#"#!/bin/sh
 while :; do
   r=$(cat "$LSF_SERVERDIR/r1m.value" 2>/dev/null)
   [ -n "$r" ] || r=0
-  echo "2 r1m $r it 100"
+  i=$(cat "$LSF_SERVERDIR/it.value" 2>/dev/null)
+  [ -n "$i" ] || i=100
+  echo "2 r1m $r it $i"
   sleep 0.2
 done
 "#;
@@ -112,6 +115,25 @@ fn set_load(c: &ProcessCluster, n: f64, eff: f64) -> Result<()> {
             .and_then(|v| v.trim_start_matches('*').parse::<f64>().ok());
         (
             v.filter(|v| (v - raw).abs() < 0.06).map(|_| ()),
+            out.clone(),
+        )
+    })
+}
+
+/// Make hostA's idle time `it` minutes and wait until lsload shows it.
+fn set_it(c: &ProcessCluster, it: u32) -> Result<()> {
+    std::fs::write(c.dir.path().join("serverdir/it.value"), format!("{it}\n"))?;
+    wait_for(&format!("lsload to show it {it}"), LONG, || {
+        let out = c.stdout_ok("lsload", &["-l"]).unwrap_or_default();
+        let mut lines = out.lines();
+        let header: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
+        let col = header.iter().position(|h| *h == "it");
+        let v = lines
+            .find(|l| l.starts_with("hostA"))
+            .and_then(|l| l.split_whitespace().nth(col?).map(str::to_owned))
+            .and_then(|v| v.trim_start_matches('*').parse::<f64>().ok());
+        (
+            v.filter(|v| (v - f64::from(it)).abs() < 0.5).map(|_| ()),
             out.clone(),
         )
     })
@@ -274,6 +296,12 @@ fn seed_example_low_priority_job_stopped_and_resumed() -> Result<()> {
     let stop = l.lines().find(|x| x.starts_with(" loadStop")).unwrap_or("");
     assert!(sched.contains("0.2") || sched.contains("0.3"), "{l}");
     assert!(stop.contains("1.8") || stop.contains("1.7"), "{l}");
+    let ql = c.ok("bqueues", &["-l", "low"])?;
+    let qstop = ql
+        .lines()
+        .find(|x| x.starts_with(" loadStop"))
+        .unwrap_or("");
+    assert!(qstop.contains("1.8") || qstop.contains("1.7"), "{ql}");
     let st = job_statuses(&c, low);
     assert!(
         st.contains(&(8, 0x40, 1)),
@@ -368,5 +396,46 @@ End Queue
         (t.contains("resume").then_some(()), t)
     })?;
     c.ok("bkill", &[&j1.to_string(), &j2.to_string()])?;
+    Ok(())
+}
+
+#[test]
+fn exceptions_sole_job_brun_forced_and_interactive_host() -> Result<()> {
+    let c = cluster("load-susp-exc", |_| String::new())?;
+    let work = work_dir(&c)?;
+    let n = ncpus(&c)?;
+    set_load(&c, n, 0.0)?;
+
+    // A lone job is not suspended by load while nobody uses the host interactively.
+    let a = submit(&c, &work, "low", "a")?;
+    wait_stat(&c, a, "RUN")?;
+    set_load(&c, n, 2.5)?;
+    stays(&c, a, "RUN", Duration::from_secs(4)).context("sole-job rule")?;
+
+    // A job forced with brun -f joins (the load keeps it from being dispatched):
+    // it is the newer one, but it is never suspended, so the older job goes.
+    let b = submit(&c, &work, "low", "b")?;
+    stays(&c, b, "PEND", Duration::from_secs(2)).context("r1m above loadSched")?;
+    c.ok("brun", &["-f", "-m", "hostA", &b.to_string()])?;
+    wait_stat(&c, b, "RUN")?;
+    wait_stat(&c, a, "SSUSP")?;
+    let a_pg = pgid_of(&work, "a")?;
+    wait_group(a_pg, true)?;
+    set_it(&c, 0)?;
+    stays(&c, b, "RUN", Duration::from_secs(3)).context("brun -f job")?;
+
+    // The forced job leaves, the host is idle again: a resumes.
+    c.ok("bkill", &[&b.to_string()])?;
+    set_it(&c, 100)?;
+    set_load(&c, n, 0.0)?;
+    wait_stat(&c, a, "RUN")?;
+    wait_group(a_pg, false)?;
+
+    // Someone logs in and types (it 0): even a lone job is suspended.
+    set_it(&c, 0)?;
+    set_load(&c, n, 2.5)?;
+    wait_stat(&c, a, "SSUSP")?;
+    wait_group(a_pg, true)?;
+    c.ok("bkill", &[&a.to_string()])?;
     Ok(())
 }
