@@ -81,10 +81,22 @@
 //!   or sbatchd stops. An mbatchd left running by a killed sbatchd keeps serving;
 //!   the new sbatchd starts none while it answers, and starts one when it is gone.
 //!
-//! Not done yet: load-based suspension (daemon-behaviour.md §3.2), queue
-//! pre/post-exec and `JOB_CONTROLS`, the process-count limit, `-L` login shells,
+//! * **Load-based suspension** ([`policy`], daemon-behaviour.md §3.2): every
+//!   `SBD_SLEEP_TIME` a task takes this host's load from the master LIM, asks the owner
+//!   for the jobs running here and lets the pure core `basalt_susp_core::Policy` decide
+//!   (thresholds of queue and host, `STOP_COND`/`RESUME_COND`, run windows, brun and
+//!   sole-job exceptions, one job per pass). The owner sends the supervisors `STOP 8
+//!   <reasons> <subreasons>`, `RESUME`, `KILL <interval> TERM_LOAD|TERM_WINDOW` or
+//!   `REASON ...` (still suspended, for another reason); the supervisors record the state
+//!   change and it is reported to mbatchd (JOB_STATUS with the reason bits and the load
+//!   index as subreason). The queue's `JOB_CONTROLS` (in the job spec) replace SIGSTOP,
+//!   SIGCONT and the kill sequence: a signal, or a command run as the job's user with
+//!   `LSB_JOBPGIDS`, `LSB_SUSP_REASONS`, ... set ([`supervisor`]).
+//!
+//! Not done yet: queue pre/post-exec, the process-count limit, `-L` login shells,
 //! `LSB_SET_TMPDIR`, mailing output when there is no `-o` (it is discarded after the
-//! job).
+//! job), migration of suspended checkpointable/rerunnable jobs, and mbatchd's lock on
+//! load-suspended jobs with an `rusage` duration reservation (`SUSP_MBD_LOCK`).
 
 pub mod db;
 pub mod env;
