@@ -888,6 +888,9 @@ impl Sched {
         {
             return HostStatus::Closed(ClosedReason::Full);
         }
+        if Self::beyond_sched(h, &h.load_sched).is_some() {
+            return HostStatus::Closed(ClosedReason::Busy);
+        }
         HostStatus::Ok
     }
 
@@ -1820,26 +1823,38 @@ impl Sched {
     /// lengths are compared as effective values. The error is the pending reason of
     /// the first index beyond a threshold.
     fn load_ok(&self, q: &Queue, h: &Host) -> Result<(), u32> {
+        let q_bad = Self::beyond_sched(h, &q.load_sched);
+        let h_bad = Self::beyond_sched(h, &h.load_sched);
+        match q_bad.into_iter().chain(h_bad).min() {
+            Some(i) => Err(pend::LOAD_BASE + i as u32),
+            None => Ok(()),
+        }
+    }
+
+    /// The first built-in index (LSF's number) whose load on `h` is beyond its
+    /// loadSched in `sched`; run-queue lengths effective.
+    fn beyond_sched(h: &Host, sched: &BTreeMap<String, f64>) -> Option<usize> {
         for (i, idx) in basalt_core::BUILTIN_INDICES.iter().enumerate() {
             let name = idx.name();
+            let Some(limit) = sched.get(name) else {
+                continue;
+            };
             let Some(mut v) = h.load.get(name).copied() else {
                 continue;
             };
             if matches!(name, "r15s" | "r1m" | "r15m") {
                 v = basalt_core::effective_run_queue(v, h.ncpus.max(1), h.cpu_factor.max(0.01));
             }
-            let decreasing = matches!(name, "it" | "tmp" | "swp" | "mem");
-            for limit in [q.load_sched.get(name), h.load_sched.get(name)]
-                .into_iter()
-                .flatten()
-            {
-                let bad = if decreasing { v < *limit } else { v > *limit };
-                if bad {
-                    return Err(pend::LOAD_BASE + i as u32);
-                }
+            let bad = if idx.increasing() {
+                v > *limit
+            } else {
+                v < *limit
+            };
+            if bad {
+                return Some(i);
             }
         }
-        Ok(())
+        None
     }
 
     /// One scheduling pass: resume user-resumed jobs whose host allows it, then visit

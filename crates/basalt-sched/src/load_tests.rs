@@ -66,6 +66,11 @@ fn host_scheduling_threshold_keeps_jobs_off_a_busy_host() {
     c.hosts[0].load_sched.insert("r1m".into(), 0.5);
     let mut s = core(c);
     s.lim_update("hostA", 1, 1.0, true, load(0.8));
+    assert_eq!(
+        s.host_status(&s.hosts[0]).long(),
+        "closed_Busy",
+        "bhosts -l: beyond its own threshold"
+    );
     s.submit(T0, &alice(), cmd("a")).expect("submit");
     s.schedule(T0);
     assert!(dispatches(&s.take_effects()).is_empty());
@@ -77,6 +82,7 @@ fn host_scheduling_threshold_keeps_jobs_off_a_busy_host() {
         s.jobs[&(1, 0)].pend_reasons
     );
     s.lim_update("hostA", 1, 1.0, true, load(0.4));
+    assert_eq!(s.host_status(&s.hosts[0]), HostStatus::Ok);
     s.schedule(T0 + 1000);
     assert_eq!(dispatches(&s.take_effects()).len(), 1);
 }

@@ -377,6 +377,8 @@ pub enum ClosedReason {
     Excl,
     Full,
     Lim,
+    /// The host's load is beyond one of its own scheduling thresholds (lsb.hosts).
+    Busy,
 }
 
 impl HostStatus {
@@ -394,6 +396,7 @@ impl HostStatus {
             HostStatus::Closed(ClosedReason::Excl) => "closed_Excl",
             HostStatus::Closed(ClosedReason::Full) => "closed_Full",
             HostStatus::Closed(ClosedReason::Lim) => "closed_LIM",
+            HostStatus::Closed(ClosedReason::Busy) => "closed_Busy",
             s => s.short(),
         }
     }
