@@ -81,6 +81,27 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+/// Local time (`TZ`, /etc/localtime) of `ms` as a minute of the week (0 = Sunday
+/// 00:00), for queue run/dispatch windows and host dispatch windows.
+#[allow(unsafe_code)]
+pub fn local_week_minute(ms: i64) -> u32 {
+    let secs = ms.div_euclid(1000);
+    let tt = secs as libc::time_t;
+    // SAFETY: libc::tm is a plain C struct for which all-zero bytes are a valid value
+    // (integers and a null tm_zone pointer).
+    let mut out: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers refer to live, properly aligned locals for the duration of
+    // the call; localtime_r writes only into `out` and is thread-safe.
+    let p = unsafe { libc::localtime_r(&tt, &mut out) };
+    if p.is_null() {
+        let wday = (secs.div_euclid(86_400) + 4).rem_euclid(7) as u32;
+        return wday * 1440 + (secs.rem_euclid(86_400) / 60) as u32;
+    }
+    out.tm_wday.clamp(0, 6) as u32 * 1440
+        + out.tm_hour.clamp(0, 23) as u32 * 60
+        + out.tm_min.clamp(0, 59) as u32
+}
+
 type Reply<T> = oneshot::Sender<T>;
 
 /// Requests and results the owner thread serves.
@@ -478,6 +499,7 @@ impl OwnerState {
         // A first pass, so the replayed pending jobs show their reasons (a dependency
         // that can never be met, an array's limit) from the first query on. Make it and
         // MBD_START durable before serving anybody.
+        self.sched.set_week_minute(local_week_minute(now_ms()));
         self.sched.schedule(now_ms());
         let effects = self.sched.take_effects();
         match self.journal.commit(&self.sched, &effects) {
@@ -563,6 +585,7 @@ impl OwnerState {
             let now = now_ms();
             if now - last_tick >= 500 {
                 last_tick = now;
+                self.sched.set_week_minute(local_week_minute(now));
                 self.sched.tick(now);
             }
             if self.sched.needs_pass() {

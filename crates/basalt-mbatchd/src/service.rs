@@ -229,11 +229,13 @@ pub(crate) fn queues_reply(s: &Sched, req: &pb::QueuesRequest) -> pb::QueuesRepl
             priority: q.priority,
             nice: q.nice.unwrap_or(0),
             open: q.open,
-            active: q.active,
-            inactive_reason: if q.active {
-                String::new()
-            } else {
+            active: q.active && s.queue_windows_open(q),
+            inactive_reason: if !q.active {
                 "Inact_Adm".into()
+            } else if !s.queue_windows_open(q) {
+                "Inact_Win".into()
+            } else {
+                String::new()
             },
             max_jobs: limit(q.qjob_limit),
             jl_u: limit(q.ujob_limit),

@@ -117,6 +117,7 @@ impl SchedConfig {
                     sbd_failed: false,
                     load: BTreeMap::new(),
                     last_dispatch: 0,
+                    dispatch_window: row.and_then(|r| r.dispatch_window.clone()),
                     load_sched: row
                         .map(|r| {
                             r.thresholds
@@ -192,6 +193,8 @@ impl SchedConfig {
                         .as_ref()
                         .map(|w| w.to_string())
                         .unwrap_or_default(),
+                    run_windows: q.run_window.clone(),
+                    dispatch_windows: q.dispatch_window.clone(),
                 }
             })
             .collect::<Vec<_>>();

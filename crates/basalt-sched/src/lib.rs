@@ -225,6 +225,9 @@ pub struct Sched {
     effects: Vec<Effect>,
     /// Something changed that may let a job start.
     dirty: bool,
+    /// The local minute of the week (0 = Sunday 00:00) for run and dispatch windows;
+    /// None until the runtime sets it (windows are then taken as open).
+    week_minute: Option<u32>,
 }
 
 impl Sched {
@@ -257,7 +260,36 @@ impl Sched {
             missing: BTreeMap::new(),
             effects: Vec::new(),
             dirty: true,
+            week_minute: None,
         }
+    }
+
+    /// The local time as a minute of the week (0 = Sunday 00:00; the runtime converts
+    /// its clock with the time zone). A window that opens or closes makes a pass due.
+    pub fn set_week_minute(&mut self, minute: u32) {
+        let before = self.week_minute.replace(minute);
+        if before != Some(minute) {
+            let any_window = self
+                .queues
+                .iter()
+                .any(|q| q.run_windows.is_some() || q.dispatch_windows.is_some())
+                || self.hosts.iter().any(|h| h.dispatch_window.is_some());
+            if any_window {
+                self.dirty = true;
+            }
+        }
+    }
+
+    fn window_open(&self, w: Option<&basalt_config::TimeWindow>) -> bool {
+        match (w, self.week_minute) {
+            (Some(w), Some(m)) => w.is_open_at_week_minute(m),
+            _ => true,
+        }
+    }
+
+    /// The queue dispatches now: its run and dispatch windows are open.
+    pub fn queue_windows_open(&self, q: &Queue) -> bool {
+        self.window_open(q.run_windows.as_ref()) && self.window_open(q.dispatch_windows.as_ref())
     }
 
     /// The effects produced since the last call, in order.
@@ -882,6 +914,9 @@ impl Sched {
             j.state.is_started() && j.sub.options & sub::EXCLUSIVE != 0 && j.hosts.contains(&h.name)
         }) {
             return HostStatus::Closed(ClosedReason::Excl);
+        }
+        if !self.window_open(h.dispatch_window.as_ref()) {
+            return HostStatus::Closed(ClosedReason::Wind);
         }
         if let Some(max) = h.max_slots()
             && self.used_slots(&h.name) >= max
@@ -1944,6 +1979,8 @@ impl Sched {
             let need = j.slots();
             if !q.active {
                 reasons.insert(pend::QUEUE_INACT, vec![]);
+            } else if !self.queue_windows_open(&q) {
+                reasons.insert(pend::QUEUE_WINDOW, vec![]);
             } else if j.sub.begin_time > t {
                 reasons.insert(pend::START_TIME, vec![]);
             } else if let Some(d) = deps.get(&key).filter(|d| **d != Tri::Yes) {
@@ -1991,6 +2028,8 @@ impl Sched {
                         why = Some(pend::SBD_UNREACH);
                     } else if h.closed_adm {
                         why = Some(pend::HOST_CLOSED);
+                    } else if !self.window_open(h.dispatch_window.as_ref()) {
+                        why = Some(pend::DISPATCH_WINDOW);
                     } else if excl_hosts.contains(&h.name) {
                         why = Some(pend::EXCLUSIVE);
                     } else if exclusive && u > 0 {

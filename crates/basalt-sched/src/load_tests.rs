@@ -123,3 +123,56 @@ fn bresumed_jobs_wait_for_host_and_queue_thresholds_one_per_period() {
     s.schedule(T0 + 9000);
     assert_eq!(sbd_resumes(&s.take_effects()), vec![(1, 0)]);
 }
+
+#[test]
+fn run_and_dispatch_windows_gate_dispatch() {
+    let tw = |s: &str| basalt_config::TimeWindow::parse(s).unwrap_or_else(|e| panic!("{e}"));
+    let mut c = cfg();
+    c.queues[0].run_windows = Some(tw("19:00-8:00"));
+    c.queues[1].dispatch_windows = Some(tw("19:00-8:00"));
+    let mut s = core(c);
+    // Monday 12:00: both queues' windows are closed.
+    let noon = 24 * 60 + 12 * 60;
+    s.set_week_minute(noon);
+    s.submit(T0, &alice(), cmd("a")).expect("submit");
+    let mut hi = cmd("b");
+    hi.queue = "high".into();
+    s.submit(T0, &alice(), hi).expect("submit");
+    s.schedule(T0);
+    assert!(dispatches(&s.take_effects()).is_empty());
+    for k in [(1, 0), (2, 0)] {
+        assert!(
+            s.jobs[&k].pend_reasons.contains_key(&pend::QUEUE_WINDOW),
+            "{:?}",
+            s.jobs[&k].pend_reasons
+        );
+    }
+    assert!(!s.queue_windows_open(&s.queues[0]));
+    // 19:00: the windows open, a pass is due and both start.
+    s.set_week_minute(24 * 60 + 19 * 60);
+    assert!(s.needs_pass());
+    s.schedule(T0 + 1000);
+    assert_eq!(dispatches(&s.take_effects()).len(), 2);
+}
+
+#[test]
+fn host_dispatch_window_closes_the_host() {
+    let mut c = cfg();
+    c.hosts[0].dispatch_window =
+        Some(basalt_config::TimeWindow::parse("19:00-8:00").unwrap_or_else(|e| panic!("{e}")));
+    let mut s = core(c);
+    // Before the runtime gives the time, windows count as open.
+    assert_eq!(s.host_status(&s.hosts[0]), HostStatus::Ok);
+    s.set_week_minute(24 * 60 + 12 * 60);
+    assert_eq!(s.host_status(&s.hosts[0]).long(), "closed_Wind");
+    s.submit(T0, &alice(), cmd("a")).expect("submit");
+    s.schedule(T0);
+    assert!(dispatches(&s.take_effects()).is_empty());
+    assert_eq!(
+        s.jobs[&(1, 0)].pend_reasons.get(&pend::DISPATCH_WINDOW),
+        Some(&vec!["hostA".to_owned()])
+    );
+    s.set_week_minute(24 * 60 + 20 * 60);
+    s.schedule(T0 + 1000);
+    assert_eq!(dispatches(&s.take_effects()).len(), 1);
+}

@@ -29,6 +29,8 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         settings: BTreeMap::new(),
         run_window: String::new(),
         dispatch_window: String::new(),
+        run_windows: None,
+        dispatch_windows: None,
     }
 }
 
@@ -47,6 +49,7 @@ pub(crate) fn host(name: &str, rank: usize) -> Host {
         sbd_failed: false,
         load: BTreeMap::new(),
         last_dispatch: 0,
+        dispatch_window: None,
         load_sched: BTreeMap::new(),
         load_stop: BTreeMap::new(),
         last_resume: 0,

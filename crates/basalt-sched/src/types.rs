@@ -377,6 +377,8 @@ pub enum ClosedReason {
     Excl,
     Full,
     Lim,
+    /// The host's DISPATCH_WINDOW is closed.
+    Wind,
     /// The host's load is beyond one of its own scheduling thresholds (lsb.hosts).
     Busy,
 }
@@ -397,6 +399,7 @@ impl HostStatus {
             HostStatus::Closed(ClosedReason::Full) => "closed_Full",
             HostStatus::Closed(ClosedReason::Lim) => "closed_LIM",
             HostStatus::Closed(ClosedReason::Busy) => "closed_Busy",
+            HostStatus::Closed(ClosedReason::Wind) => "closed_Wind",
             s => s.short(),
         }
     }
@@ -431,6 +434,8 @@ pub struct Host {
     pub load: BTreeMap<String, f64>,
     /// Last dispatch to this host (ms), for JOB_ACCEPT_INTERVAL.
     pub last_dispatch: Millis,
+    /// DISPATCH_WINDOW of lsb.hosts (None = always open).
+    pub dispatch_window: Option<basalt_config::TimeWindow>,
     /// The host's loadSched / loadStop thresholds (lsb.hosts), per index.
     pub load_sched: BTreeMap<String, f64>,
     pub load_stop: BTreeMap<String, f64>,
@@ -483,4 +488,7 @@ pub struct Queue {
     pub settings: BTreeMap<String, String>,
     pub run_window: String,
     pub dispatch_window: String,
+    /// RUN_WINDOW and DISPATCH_WINDOW, parsed (None = always open).
+    pub run_windows: Option<basalt_config::TimeWindow>,
+    pub dispatch_windows: Option<basalt_config::TimeWindow>,
 }
