@@ -43,6 +43,8 @@ pub struct Opts {
     pub runs: Option<usize>,
     /// Use the binaries already in target/release.
     pub no_build: bool,
+    /// `--vs slurm`: also run the comparable measures against Slurm.
+    pub vs_slurm: bool,
 }
 
 /// One measure: `run(ctx, runs)` does `runs` runs and returns one [`Run`] per run.
@@ -55,8 +57,24 @@ pub struct Measure {
     pub run: fn(&Ctx, usize) -> Result<Vec<Run>>,
 }
 
-/// Every measure, in the order they run. Later issues add drain, latency, scheduling
-/// pass, memory, failover and the Slurm comparison here.
+mod drain;
+mod failover;
+mod idle;
+mod latency;
+mod memory;
+mod sched;
+mod slurm;
+
+/// The Slurm side of `--vs slurm` (run by [`bench`] itself, not as a measure).
+static SLURM: Measure = Measure {
+    name: "slurm",
+    what: "the same measures against a one-machine Slurm (profile tuned), same invocation",
+    runs: 1,
+    quick_runs: 1,
+    run: |_, _| bail!("the Slurm measures run with --vs slurm"),
+};
+
+/// Every measure, in the order they run.
 pub const MEASURES: &[Measure] = &[
     Measure {
         name: "replay",
@@ -64,6 +82,13 @@ pub const MEASURES: &[Measure] = &[
         runs: 5,
         quick_runs: 3,
         run: replay::run,
+    },
+    Measure {
+        name: "sched",
+        what: "one scheduling pass of the pure core, 100,000 pending jobs x 5,000 hosts",
+        runs: 5,
+        quick_runs: 3,
+        run: sched::run,
     },
     Measure {
         name: "submit",
@@ -78,6 +103,41 @@ pub const MEASURES: &[Measure] = &[
         runs: 3,
         quick_runs: 2,
         run: submit::bsub_run,
+    },
+    Measure {
+        name: "latency",
+        what: "submit -> start on an idle cluster, one job at a time",
+        runs: 3,
+        quick_runs: 1,
+        run: latency::run,
+    },
+    Measure {
+        name: "drain",
+        what: "10,000 trivial jobs on one 2-slot host, first submit to last finish, vs xargs -P2",
+        runs: 3,
+        quick_runs: 1,
+        run: drain::run,
+    },
+    Measure {
+        name: "memory",
+        what: "mbatchd resident memory per pending job at 100,000 and 1,000,000",
+        runs: 1,
+        quick_runs: 1,
+        run: memory::run,
+    },
+    Measure {
+        name: "idle",
+        what: "RSS and CPU of the idle daemons of a host (lim + sbatchd), and of mbatchd",
+        runs: 3,
+        quick_runs: 1,
+        run: idle::run,
+    },
+    Measure {
+        name: "failover",
+        what: "kill -9 of the master's daemons to a new mbatchd serving, default timings",
+        runs: 3,
+        quick_runs: 1,
+        run: failover::run,
     },
 ];
 
@@ -270,6 +330,9 @@ pub fn bench(root: &Path, opts: &Opts) -> Result<()> {
             );
         }
     }
+    if opts.vs_slurm {
+        slurm::check(root)?;
+    }
     let target = target_dir(root);
     let bin = target.join("release");
     if !opts.no_build {
@@ -303,6 +366,9 @@ pub fn bench(root: &Path, opts: &Opts) -> Result<()> {
         }
         if let Some(r) = opts.runs {
             args.extend(["--runs".to_owned(), r.to_string()]);
+        }
+        if opts.vs_slurm {
+            args.extend(["--vs".to_owned(), "slurm".to_owned()]);
         }
         let st = Command::new(&me)
             .args(&args)
@@ -340,6 +406,15 @@ pub fn bench(root: &Path, opts: &Opts) -> Result<()> {
         results.push((m, samples, summary));
     }
     let _ = std::fs::remove_dir_all(&ctx.work);
+    if opts.vs_slurm {
+        eprintln!("== slurm: {}", SLURM.what);
+        let t = Instant::now();
+        let run = slurm::run(root, opts.quick).context("measure slurm")?;
+        eprintln!("   done in {:.1} s", t.elapsed().as_secs_f64());
+        let runs = vec![run];
+        let summary = summarize(SLURM.name, &runs);
+        results.push((&SLURM, runs, summary));
+    }
 
     let md = render_md(&results, opts, started);
     println!("{md}");
@@ -419,6 +494,23 @@ fn render_md(
             ));
         }
     }
+    let cmp = comparison(results);
+    if !cmp.is_empty() {
+        s.push_str("\n## Basalt and Slurm, same machine, same run\n\n");
+        s.push_str("| metric | Basalt | Slurm | Basalt is |\n|---|---:|---:|---|\n");
+        for c in &cmp {
+            s.push_str(&format!(
+                "| {} / {} | {} {} | {} {} | {} |\n",
+                c.basalt_metric,
+                c.slurm_metric,
+                fmt_num(c.basalt),
+                c.unit,
+                fmt_num(c.slurm),
+                c.unit,
+                c.verdict()
+            ));
+        }
+    }
     for (m, runs, _) in results {
         let notes: Vec<&String> = runs.iter().flat_map(|r| &r.notes).collect();
         if notes.is_empty() {
@@ -432,6 +524,63 @@ fn render_md(
         }
     }
     s
+}
+
+/// One row of the Slurm comparison.
+struct Compared {
+    basalt_metric: String,
+    slurm_metric: String,
+    unit: &'static str,
+    basalt: f64,
+    slurm: f64,
+    higher_is_better: bool,
+}
+
+impl Compared {
+    /// How many times better (or worse) Basalt's median is.
+    fn factor(&self) -> f64 {
+        if self.higher_is_better {
+            self.basalt / self.slurm
+        } else {
+            self.slurm / self.basalt
+        }
+    }
+
+    fn verdict(&self) -> String {
+        let f = self.factor();
+        if f >= 1.0 {
+            format!("{} × better", fmt_num(f))
+        } else {
+            format!("{} × worse", fmt_num(1.0 / f))
+        }
+    }
+}
+
+/// The pairs of [`slurm::PAIRS`] found in the results (metric names match by prefix).
+fn comparison(results: &[(&Measure, Vec<Run>, Vec<Summary>)]) -> Vec<Compared> {
+    let find = |measure: &str, prefix: &str| {
+        results
+            .iter()
+            .filter(|(m, _, _)| m.name == measure)
+            .flat_map(|(_, _, sums)| sums)
+            .find(|x| x.name.starts_with(prefix))
+    };
+    let mut out = Vec::new();
+    for (measure, ours, theirs, higher) in slurm::PAIRS {
+        if let (Some(b), Some(s)) = (find(measure, ours), find(SLURM.name, theirs))
+            && b.unit == s.unit
+        {
+            out.push(Compared {
+                basalt_metric: b.name.clone(),
+                slurm_metric: s.name.clone(),
+                unit: b.unit,
+                basalt: b.median,
+                slurm: s.median,
+                higher_is_better: *higher,
+            });
+        }
+    }
+    out
 }
 
 fn render_json(
@@ -466,8 +615,23 @@ fn render_json(
             })
         })
         .collect();
+    let cmp: Vec<_> = comparison(results)
+        .iter()
+        .map(|c| {
+            json!({
+                "basalt_metric": c.basalt_metric,
+                "slurm_metric": c.slurm_metric,
+                "unit": c.unit,
+                "basalt": c.basalt,
+                "slurm": c.slurm,
+                "higher_is_better": c.higher_is_better,
+                "basalt_factor": c.factor(),
+            })
+        })
+        .collect();
     json!({
         "quick": opts.quick,
+        "vs_slurm": cmp,
         "time": at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
         "commit": git_commit(root),
         "machine": machine(),
@@ -477,19 +641,22 @@ fn render_json(
 
 // ------------------------------------------------------------------------------- cluster
 
-/// A one-host Basalt cluster of release daemons (lim, sbatchd, and the mbatchd sbatchd
-/// starts) on a loopback address of its own, with Basalt's default timings and log level.
-/// Stopped and removed on drop.
+/// A Basalt cluster of release daemons (lim and sbatchd on every host, and the mbatchd the
+/// master's sbatchd starts), hosts hostA, hostB, ... on loopback addresses of their own,
+/// with Basalt's default timings and log level. Stopped and removed on drop.
 pub struct Cluster {
     pub top: PathBuf,
     pub envdir: PathBuf,
     pub bin: PathBuf,
+    /// The first host (the master at start).
     pub host: String,
-    children: Vec<Child>,
+    pub hosts: Vec<String>,
+    /// (daemon, host, process).
+    children: Vec<(String, String, Child)>,
 }
 
-/// A 127.a.b.1 address whose LIM port nobody has bound.
-fn free_loopback(port: u16) -> Result<Ipv4Addr> {
+/// A 127.a.b.0/24 whose .1 LIM port nobody has bound.
+fn free_loopback(port: u16) -> Result<(u8, u8)> {
     let mut x = u64::from(std::process::id())
         ^ SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -502,7 +669,7 @@ fn free_loopback(port: u16) -> Result<Ipv4Addr> {
         let b = ((x >> 8) % 256) as u8;
         let addr = Ipv4Addr::new(127, a, b, 1);
         if std::net::TcpListener::bind((addr, port)).is_ok() {
-            return Ok(addr);
+            return Ok((a, b));
         }
     }
     bail!("no free loopback address found")
@@ -517,12 +684,46 @@ fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) -> Resu
         if Instant::now() > end {
             bail!("timed out after {limit:?} waiting for {what}");
         }
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Where a cluster's files go before its daemons start: `top` and the configuration
+/// (LSF_ENVDIR); lsb.* are in `top/conf/lsbatch/bench/configdir`.
+pub struct Prepared<'a> {
+    pub top: &'a Path,
+    pub config: &'a basalt_config::Config,
+}
+
+impl Prepared<'_> {
+    /// Replace `old` by `new` in a file of the batch configuration directory.
+    pub fn edit_lsb(&self, file: &str, old: &str, new: &str) -> Result<()> {
+        let path = self.top.join("conf/lsbatch/bench/configdir").join(file);
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if !text.contains(old) {
+            bail!("{} has no {old:?}", path.display());
+        }
+        std::fs::write(&path, text.replacen(old, new, 1))?;
+        Ok(())
     }
 }
 
 impl Cluster {
+    /// One host, the embedded default configuration.
     pub fn start(ctx: &Ctx, name: &str) -> Result<Cluster> {
+        Cluster::start_with(ctx, name, 1, |_| Ok(()))
+    }
+
+    /// `n` hosts; `prepare` may change the configuration or write files (an lsb.events to
+    /// replay) before any daemon starts. Returns once mbatchd answers `bhosts` with every
+    /// host ok.
+    pub fn start_with(
+        ctx: &Ctx,
+        name: &str,
+        n: usize,
+        prepare: impl FnOnce(&Prepared) -> Result<()>,
+    ) -> Result<Cluster> {
         for b in ["lim", "sbatchd", "mbatchd", "bsub", "bhosts", "lsid"] {
             if !ctx.bin.join(b).exists() {
                 bail!("{} is not built", ctx.bin.join(b).display());
@@ -531,65 +732,123 @@ impl Cluster {
         let top = ctx.work.join(format!("{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&top);
         std::fs::create_dir_all(top.join("log"))?;
-        let addr = free_loopback(7869)?;
+        let (a, b) = free_loopback(7869)?;
         let user = nix::unistd::User::from_uid(nix::unistd::getuid())
             .ok()
             .flatten()
             .map(|u| u.name)
             .unwrap_or_else(|| "root".into());
-        let host = "hostA".to_owned();
+        let hosts: Vec<String> = (0..n)
+            .map(|i| format!("host{}", (b'A' + (i % 26) as u8) as char))
+            .collect();
         let spec = DefaultCluster::new(
             "bench",
             &user,
-            vec![DefaultHost {
-                name: host.clone(),
-                address: Some(IpAddr::V4(addr)),
-                server: true,
-            }],
+            hosts
+                .iter()
+                .enumerate()
+                .map(|(i, h)| DefaultHost {
+                    name: h.clone(),
+                    address: Some(IpAddr::V4(Ipv4Addr::new(127, a, b, 1 + i as u8))),
+                    server: true,
+                })
+                .collect(),
         );
         let envdir = spec
             .write(&top)
             .with_context(|| format!("writing a configuration in {}", top.display()))?;
+        let config = basalt_config::load(&envdir)
+            .map(|l| l.config)
+            .map_err(|e| anyhow!("{e}"))?;
+        prepare(&Prepared {
+            top: &top,
+            config: &config,
+        })?;
         let mut c = Cluster {
             top,
             envdir,
             bin: ctx.bin.clone(),
-            host,
+            host: hosts[0].clone(),
+            hosts,
             children: Vec::new(),
         };
-        c.spawn("lim")?;
+        for h in c.hosts.clone() {
+            c.spawn("lim", &h)?;
+        }
         let master = format!("My master name is {}", c.host);
         wait_until("LIM to elect a master", Duration::from_secs(30), || {
             c.output("lsid", &[])
                 .is_some_and(|o| o.lines().any(|l| l.trim() == master))
         })?;
-        c.spawn("sbatchd")?;
-        let host = c.host.clone();
-        wait_until("mbatchd to answer bhosts", Duration::from_secs(60), || {
-            c.output("bhosts", &[]).is_some_and(|o| {
-                o.lines()
-                    .any(|l| l.split_whitespace().take(2).eq([host.as_str(), "ok"]))
-            })
-        })?;
+        for h in c.hosts.clone() {
+            c.spawn("sbatchd", &h)?;
+        }
+        c.wait_serving(Duration::from_secs(300))?;
         Ok(c)
     }
 
-    fn spawn(&mut self, daemon: &str) -> Result<()> {
-        let log = std::fs::File::create(self.top.join("log").join(format!("{daemon}.log")))?;
+    /// Wait until mbatchd answers `bhosts` with every host of the cluster ok.
+    pub fn wait_serving(&self, limit: Duration) -> Result<()> {
+        wait_until("mbatchd to answer bhosts", limit, || self.serving())
+    }
+
+    /// Whether mbatchd answers `bhosts` with every host that still runs an sbatchd ok.
+    pub fn serving(&self) -> bool {
+        let live: Vec<&String> = self
+            .hosts
+            .iter()
+            .filter(|h| {
+                self.children
+                    .iter()
+                    .any(|(d, ch, _)| d == "sbatchd" && ch == *h)
+            })
+            .collect();
+        self.output("bhosts", &[]).is_some_and(|o| {
+            live.iter().all(|h| {
+                o.lines()
+                    .any(|l| l.split_whitespace().take(2).eq([h.as_str(), "ok"]))
+            })
+        })
+    }
+
+    fn spawn(&mut self, daemon: &str, host: &str) -> Result<()> {
+        let log = std::fs::File::create(self.top.join("log").join(format!("{daemon}.{host}.log")))?;
         let child = Command::new(self.bin.join(daemon))
-            .args(["-H", &self.host])
+            .args(["-H", host])
             .env("LSF_ENVDIR", &self.envdir)
             .env_remove("BASALT_LOG")
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
             .spawn()
-            .with_context(|| format!("starting {daemon}"))?;
-        self.children.push(child);
+            .with_context(|| format!("starting {daemon} for {host}"))?;
+        self.children
+            .push((daemon.to_owned(), host.to_owned(), child));
         Ok(())
     }
 
-    /// A command of the cluster, acting from its host.
+    /// kill -9 a host's lim and sbatchd (the harness's children) and its mbatchd.
+    pub fn kill_host(&mut self, host: &str) {
+        use nix::sys::signal::{Signal, kill};
+        for (_, _, c) in self.children.iter_mut().filter(|(_, h, _)| h == host) {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        self.children.retain(|(_, h, _)| h != host);
+        for pid in self.pids_of_host("mbatchd", host) {
+            let _ = kill(nix::unistd::Pid::from_raw(pid), Signal::SIGKILL);
+        }
+    }
+
+    /// Pid of the harness's `daemon` for `host`.
+    pub fn daemon_pid(&self, daemon: &str, host: &str) -> Option<i32> {
+        self.children
+            .iter()
+            .find(|(d, h, _)| d == daemon && h == host)
+            .map(|(_, _, c)| c.id() as i32)
+    }
+
+    /// A command of the cluster, acting from its first host.
     pub fn command(&self, name: &str) -> Command {
         let mut c = Command::new(self.bin.join(name));
         c.env("LSF_ENVDIR", &self.envdir)
@@ -602,6 +861,7 @@ impl Cluster {
     fn output(&self, name: &str, args: &[&str]) -> Option<String> {
         self.command(name)
             .args(args)
+            .stdin(Stdio::null())
             .output()
             .ok()
             .filter(|o| o.status.success())
@@ -616,6 +876,18 @@ impl Cluster {
 
     /// Pids of processes with this cluster's LSF_ENVDIR running `bin/<name>`.
     pub fn pids_of(&self, name: &str) -> Vec<i32> {
+        self.pids_where(name, |_| true)
+    }
+
+    /// Like [`Cluster::pids_of`], for the processes started with `-H host`.
+    pub fn pids_of_host(&self, name: &str, host: &str) -> Vec<i32> {
+        self.pids_where(name, |args| {
+            args.windows(2)
+                .any(|w| w[0] == b"-H" && w[1] == host.as_bytes())
+        })
+    }
+
+    fn pids_where(&self, name: &str, args_ok: impl Fn(&[&[u8]]) -> bool) -> Vec<i32> {
         let exe = self.bin.join(name);
         let exe = exe.canonicalize().unwrap_or(exe);
         let needle = format!("LSF_ENVDIR={}", self.envdir.display());
@@ -628,9 +900,14 @@ impl Cluster {
                 continue;
             };
             let is_bin = std::fs::read_link(e.path().join("exe")).is_ok_and(|p| p == exe);
+            if !is_bin {
+                continue;
+            }
             let ours = std::fs::read(e.path().join("environ"))
                 .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == needle.as_bytes()));
-            if is_bin && ours {
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+            if ours && args_ok(&args) {
                 out.push(pid);
             }
         }
@@ -643,11 +920,11 @@ impl Drop for Cluster {
         use nix::sys::signal::{Signal, kill};
         use nix::unistd::Pid;
         // sbatchd stops its mbatchd on SIGTERM; then everything else.
-        for c in self.children.iter().rev() {
+        for (_, _, c) in self.children.iter().rev() {
             let _ = kill(Pid::from_raw(c.id() as i32), Signal::SIGTERM);
         }
         let end = Instant::now() + Duration::from_secs(5);
-        for c in &mut self.children {
+        for (_, _, c) in &mut self.children {
             while Instant::now() < end && matches!(c.try_wait(), Ok(None)) {
                 std::thread::sleep(Duration::from_millis(20));
             }
@@ -659,6 +936,75 @@ impl Drop for Cluster {
         }
         let _ = std::fs::remove_dir_all(&self.top);
     }
+}
+
+/// Counts the lines of a growing file that start with a prefix, reading only what was
+/// appended since the last call (lsb.acct's JOB_FINISH records while a drain runs).
+pub struct LineCounter {
+    path: PathBuf,
+    prefix: &'static [u8],
+    offset: u64,
+    partial: Vec<u8>,
+    count: usize,
+}
+
+impl LineCounter {
+    pub fn new(path: PathBuf, prefix: &'static [u8]) -> LineCounter {
+        LineCounter {
+            path,
+            prefix,
+            offset: 0,
+            partial: Vec::new(),
+            count: 0,
+        }
+    }
+
+    /// Matching complete lines so far.
+    pub fn poll(&mut self) -> Result<usize> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = match std::fs::File::open(&self.path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(self.count),
+            Err(e) => return Err(e).with_context(|| format!("opening {}", self.path.display())),
+        };
+        f.seek(SeekFrom::Start(self.offset))?;
+        let mut buf = Vec::new();
+        f.read_to_end(&mut buf)?;
+        self.offset += buf.len() as u64;
+        self.partial.extend_from_slice(&buf);
+        if let Some(end) = self.partial.iter().rposition(|&b| b == b'\n') {
+            let done: Vec<u8> = self.partial.drain(..=end).collect();
+            self.count += done
+                .split(|&b| b == b'\n')
+                .filter(|l| l.starts_with(self.prefix))
+                .count();
+        }
+        Ok(self.count)
+    }
+}
+
+/// Resident set size of a process, KiB.
+pub fn rss_kib(pid: i32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// User + system CPU time of a process, seconds.
+pub fn cpu_secs(pid: i32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // After the command: state is field 3, utime 14, stime 15 (1-based in proc(5)).
+    let utime: f64 = f.get(11)?.parse().ok()?;
+    let stime: f64 = f.get(12)?.parse().ok()?;
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100) as f64;
+    Some((utime + stime) / hz)
 }
 
 // -------------------------------------------------------------------------------- replay
@@ -1000,7 +1346,7 @@ mod replay {
 
 // -------------------------------------------------------------------------------- submit
 
-mod submit {
+pub mod submit {
     use super::*;
     use basalt_proto::mbatchd::mbatchd_client::MbatchdClient;
     use basalt_proto::mbatchd::{Caller, JobSubmission, SubmitRequest};
@@ -1008,14 +1354,15 @@ mod submit {
     /// Concurrent API clients (one connection each).
     const CLIENTS: usize = 64;
 
-    fn submission(host: &str) -> JobSubmission {
+    /// What `bsub [-H] command` sends from `host`.
+    pub fn submission(host: &str, command: &str, hold: bool) -> JobSubmission {
         use basalt_cli::batch::bsub::{BsubOpts, JobCommand, Submitter, build};
         let opts = BsubOpts {
-            hold: true,
+            hold,
             ..BsubOpts::default()
         };
         let cmd = JobCommand {
-            text: "sleep 1".into(),
+            text: command.into(),
             is_script: false,
             script_name: None,
         };
@@ -1095,9 +1442,95 @@ mod submit {
         Ok(out)
     }
 
+    /// gRPC clients of a cluster's mbatchd, connected once (connection set-up is not
+    /// submission), acting as the current user on the cluster's first host.
+    pub struct Api {
+        rt: tokio::runtime::Runtime,
+        clients: Vec<MbatchdClient<tonic::transport::Channel>>,
+        caller: Caller,
+    }
+
+    impl Api {
+        pub fn connect(cluster: &Cluster, clients: usize) -> Result<Api> {
+            let config = cluster.config()?;
+            let addr = basalt_runtime::mbd_addr(&config, &cluster.host)?;
+            let uid = nix::unistd::getuid().as_raw();
+            let caller = Caller {
+                uid,
+                gid: nix::unistd::getgid().as_raw(),
+                user: basalt_cli::batch::user_name(uid),
+                host: cluster.host.clone(),
+            };
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            let clients = rt.block_on(async {
+                let mut v = Vec::new();
+                for _ in 0..clients.max(1) {
+                    let ch = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
+                        .tcp_nodelay(true)
+                        .connect()
+                        .await?;
+                    v.push(MbatchdClient::new(ch));
+                }
+                anyhow::Ok(v)
+            })?;
+            Ok(Api {
+                rt,
+                clients,
+                caller,
+            })
+        }
+
+        fn request(&self, job: &JobSubmission) -> SubmitRequest {
+            SubmitRequest {
+                protocol: Some(basalt_proto::PROTOCOL),
+                caller: Some(self.caller.clone()),
+                job: Some(job.clone()),
+                submit_token: String::new(),
+            }
+        }
+
+        /// Submit `n` copies of `job` from every client at once; each acknowledgement's
+        /// latency in ms.
+        pub fn submit_all(&self, job: &JobSubmission, n: usize) -> Result<Vec<f64>> {
+            let next = Arc::new(AtomicUsize::new(0));
+            let lat: Vec<Vec<f64>> = self.rt.block_on(async {
+                let mut tasks = Vec::new();
+                for client in &self.clients {
+                    let mut client = client.clone();
+                    let next = next.clone();
+                    let req = self.request(job);
+                    tasks.push(tokio::spawn(async move {
+                        let mut lat = Vec::new();
+                        while next.fetch_add(1, Ordering::Relaxed) < n {
+                            let s = Instant::now();
+                            client.submit(req.clone()).await?;
+                            lat.push(s.elapsed().as_secs_f64() * 1000.0);
+                        }
+                        anyhow::Ok(lat)
+                    }));
+                }
+                let mut all = Vec::new();
+                for task in tasks {
+                    all.push(task.await??);
+                }
+                anyhow::Ok(all)
+            })?;
+            Ok(lat.into_iter().flatten().collect())
+        }
+
+        /// Submit one job; its id.
+        pub fn submit_one(&self, job: &JobSubmission) -> Result<u64> {
+            let mut client = self.clients[0].clone();
+            let req = self.request(job);
+            let r = self.rt.block_on(client.submit(req))?.into_inner();
+            Ok(r.job_id)
+        }
+    }
+
     fn one_run(ctx: &Ctx, cluster: &Cluster, n: usize) -> Result<Run> {
         let config = cluster.config()?;
-        let addr = basalt_runtime::mbd_addr(&config, &cluster.host)?;
         let logdir = config.logdir();
         let events = logdir.join(el::EVENTS_FILE);
         let before = count_job_new(&events)?;
@@ -1105,63 +1538,15 @@ mod submit {
         let Some(&mbd_pid) = mbd.first() else {
             bail!("mbatchd is not running");
         };
-        let job = submission(&cluster.host);
-        let uid = nix::unistd::getuid().as_raw();
-        let caller = Caller {
-            uid,
-            gid: nix::unistd::getgid().as_raw(),
-            user: basalt_cli::batch::user_name(uid),
-            host: cluster.host.clone(),
-        };
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build()?;
-        // Connect every client first: connection set-up is not submission.
-        let clients = rt.block_on(async {
-            let mut v = Vec::new();
-            for _ in 0..CLIENTS {
-                let ch = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
-                    .connect()
-                    .await?;
-                v.push(MbatchdClient::new(ch));
-            }
-            anyhow::Ok(v)
-        })?;
+        let job = submission(&cluster.host, "sleep 1", true);
+        let api = Api::connect(cluster, CLIENTS)?;
         let counter = SyncCounter::start(mbd_pid, ctx.work.join("perf-sync.txt"));
-
-        let next = Arc::new(AtomicUsize::new(0));
         let t = Instant::now();
-        let lat: Vec<Vec<f64>> = rt.block_on(async {
-            let mut tasks = Vec::new();
-            for mut client in clients {
-                let next = next.clone();
-                let req = SubmitRequest {
-                    protocol: Some(basalt_proto::PROTOCOL),
-                    caller: Some(caller.clone()),
-                    job: Some(job.clone()),
-                    submit_token: String::new(),
-                };
-                tasks.push(tokio::spawn(async move {
-                    let mut lat = Vec::new();
-                    while next.fetch_add(1, Ordering::Relaxed) < n {
-                        let s = Instant::now();
-                        client.submit(req.clone()).await?;
-                        lat.push(s.elapsed().as_secs_f64() * 1000.0);
-                    }
-                    anyhow::Ok(lat)
-                }));
-            }
-            let mut all = Vec::new();
-            for task in tasks {
-                all.push(task.await??);
-            }
-            anyhow::Ok(all)
-        })?;
+        let lat = api.submit_all(&job, n)?;
         let elapsed = t.elapsed().as_secs_f64();
         let syncs = counter.and_then(SyncCounter::stop);
-        drop(rt);
+        drop(api);
 
-        let lat: Vec<f64> = lat.into_iter().flatten().collect();
         if lat.len() != n {
             bail!("{} submissions acknowledged, {n} sent", lat.len());
         }
@@ -1248,6 +1633,11 @@ mod submit {
                     Metric::new("bsub wall time p50", "ms", percentile(&ms, 50.0))
                         .goal(Goal::AtMost(5.0)),
                     Metric::new("bsub wall time p90", "ms", percentile(&ms, 90.0)),
+                    Metric::new(
+                        "bsub calls in a row",
+                        "jobs/s",
+                        ms.len() as f64 / (ms.iter().sum::<f64>() / 1000.0),
+                    ),
                 ],
                 notes: vec![format!("{calls} calls of `bsub -H sleep 1` in a row")],
             });

@@ -101,7 +101,8 @@ enum Cmd {
         /// Reduced sizes, for a quick check.
         #[arg(long)]
         quick: bool,
-        /// Run only this measure (repeatable): replay, submit, bsub.
+        /// Run only this measure (repeatable): replay, sched, submit, bsub, latency,
+        /// drain, memory, idle, failover.
         #[arg(long, value_name = "NAME")]
         only: Vec<String>,
         /// Runs per measure (default: each measure's own, 2 to 5).
@@ -110,6 +111,10 @@ enum Cmd {
         /// Use the release binaries already built.
         #[arg(long)]
         no_build: bool,
+        /// Also run the comparable measures against another scheduler on this machine
+        /// (only `slurm`; needs root and `xtask/slurm/slurm-setup.sh` run once).
+        #[arg(long, value_name = "PEER", value_parser = ["slurm"])]
+        vs: Option<String>,
     },
 }
 
@@ -151,6 +156,7 @@ fn main() -> Result<()> {
             only,
             runs,
             no_build,
+            vs,
         } => bench::bench(
             &workspace_root(),
             &bench::Opts {
@@ -158,6 +164,7 @@ fn main() -> Result<()> {
                 only,
                 runs,
                 no_build,
+                vs_slurm: vs.as_deref() == Some("slurm"),
             },
         ),
     }

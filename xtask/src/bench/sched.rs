@@ -1,0 +1,108 @@
+//! `sched` — one scheduling pass of the pure core (`basalt_sched::Sched::schedule`) with
+//! 100,000 pending jobs over 5,000 simulated 2-slot hosts (`--quick`: 20,000 over 1,000).
+//! The first pass places a job on every free slot (10,000 dispatches); the second finds
+//! every slot taken and places nothing — the pass mbatchd runs on each change while the
+//! cluster is full. Goal: under 100 ms.
+
+use super::*;
+use basalt_sched::{Caller, Effect, Sched, SchedConfig, Submission};
+use std::collections::BTreeMap;
+
+const NOW: i64 = 1_800_000_000_000;
+
+fn config(ctx: &Ctx, hosts: usize) -> Result<(SchedConfig, Vec<String>)> {
+    let top = ctx.work.join("sched-config");
+    let _ = std::fs::remove_dir_all(&top);
+    let names: Vec<String> = (0..hosts).map(|i| format!("h{i:05}")).collect();
+    let spec = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| DefaultHost {
+            name: n.clone(),
+            address: Some(IpAddr::V4(Ipv4Addr::new(
+                127,
+                200,
+                (i / 250) as u8,
+                1 + (i % 250) as u8,
+            ))),
+            server: true,
+        })
+        .collect();
+    let envdir = DefaultCluster::new("bench", "root", spec).write(&top)?;
+    let loaded = basalt_config::load(&envdir).map_err(|e| anyhow!("{e}"))?;
+    let _ = std::fs::remove_dir_all(&top);
+    Ok((SchedConfig::from_config(&loaded.config), names))
+}
+
+pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
+    let hosts = ctx.size(5_000, 1_000);
+    let jobs = ctx.size(100_000, 20_000);
+    let (cfg, names) = config(ctx, hosts)?;
+    let users: Vec<Caller> = (0..20)
+        .map(|u| Caller {
+            uid: 1000 + u,
+            user: format!("user{u:02}"),
+            host: names[0].clone(),
+        })
+        .collect();
+    let mut out = Vec::new();
+    for _ in 0..runs {
+        let mut s = Sched::new(cfg.clone(), NOW);
+        for h in &names {
+            s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+        }
+        s.start(NOW, &names[0]);
+        for i in 0..jobs {
+            let sub = Submission {
+                command: format!("./simulate --case {i}"),
+                rlimits: [-1; 11],
+                ..Submission::default()
+            };
+            s.submit(NOW, &users[i % users.len()], sub)
+                .map_err(|e| anyhow!("submit: {e:?}"))?;
+        }
+        s.take_effects();
+
+        let t = Instant::now();
+        s.schedule(NOW + 1);
+        let first = t.elapsed().as_secs_f64() * 1000.0;
+        let placed = s
+            .take_effects()
+            .iter()
+            .filter(|e| matches!(e, Effect::Dispatch { .. }))
+            .count();
+        let t = Instant::now();
+        s.schedule(NOW + 2);
+        let full = t.elapsed().as_secs_f64() * 1000.0;
+        let placed_again = s
+            .take_effects()
+            .iter()
+            .filter(|e| matches!(e, Effect::Dispatch { .. }))
+            .count();
+        if placed != hosts * 2 || placed_again != 0 {
+            bail!("the pass placed {placed} jobs on {hosts} 2-slot hosts, then {placed_again}");
+        }
+        let mut pass = Metric::new(
+            &format!("pass placing {placed} of {jobs} pending on {hosts} hosts"),
+            "ms",
+            first,
+        );
+        let mut again = Metric::new(
+            &format!("pass with every slot taken ({} pending)", jobs - placed),
+            "ms",
+            full,
+        );
+        if jobs == 100_000 && hosts == 5_000 {
+            pass = pass.goal(Goal::AtMost(100.0));
+            again = again.goal(Goal::AtMost(100.0));
+        }
+        out.push(Run {
+            metrics: vec![pass, again],
+            notes: vec![format!(
+                "{jobs} jobs of 20 users in the default queue, {hosts} hosts with 2 slots, \
+                 all up; pure core, one thread"
+            )],
+        });
+    }
+    Ok(out)
+}
