@@ -439,3 +439,69 @@ fn exceptions_sole_job_brun_forced_and_interactive_host() -> Result<()> {
     c.ok("bkill", &[&a.to_string()])?;
     Ok(())
 }
+
+/// JOB_STATUS records of job `id`: (time, status).
+fn status_times(c: &ProcessCluster, id: u64) -> Vec<(i64, u32)> {
+    let text = std::fs::read_to_string(c.dir.path().join("work/basalt/logdir/lsb.events"))
+        .unwrap_or_default();
+    text.lines()
+        .map(event_fields)
+        .filter(|f| f.first().map(String::as_str) == Some("JOB_STATUS"))
+        .filter(|f| f.get(3).and_then(|v| v.parse::<u64>().ok()) == Some(id))
+        .filter_map(|f| {
+            Some((
+                f.get(2)?.parse::<i64>().ok()?,
+                f.get(4)?.parse::<u32>().ok()?,
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn one_job_per_period_newest_first_oldest_resumed_first() -> Result<()> {
+    let c = cluster("load-susp-pace", |_| String::new())?;
+    let work = work_dir(&c)?;
+    let n = ncpus(&c)?;
+    set_load(&c, n, 0.0)?;
+    let mut ids = Vec::new();
+    for name in ["p1", "p2"] {
+        let id = submit(&c, &work, "low", name)?;
+        wait_stat(&c, id, "RUN")?;
+        ids.push(id);
+    }
+    // Someone at the console (so the last job is not kept) and the load too high: p2
+    // (the newest) is suspended first, p1 a period later.
+    set_it(&c, 0)?;
+    set_load(&c, n, 3.0)?;
+    wait_stat(&c, ids[1], "SSUSP")?;
+    wait_stat(&c, ids[0], "SSUSP")?;
+    let ssusp = |id: u64| {
+        status_times(&c, id)
+            .into_iter()
+            .find(|(_, s)| *s == 8)
+            .ok_or_else(|| anyhow!("no SSUSP record for {id}"))
+    };
+    let (first, second) = (ssusp(ids[1])?, ssusp(ids[0])?);
+    assert!(
+        second.0 > first.0,
+        "one suspension per SBD_SLEEP_TIME, newest first: {first:?} then {second:?}"
+    );
+    // Idle again: resumed one per period, the oldest first (same queue).
+    set_it(&c, 100)?;
+    set_load(&c, n, 0.0)?;
+    wait_stat(&c, ids[0], "RUN")?;
+    wait_stat(&c, ids[1], "RUN")?;
+    let run = |id: u64| {
+        status_times(&c, id)
+            .into_iter()
+            .rfind(|(_, s)| *s == 4)
+            .ok_or_else(|| anyhow!("no RUN record for {id}"))
+    };
+    let (r1, r2) = (run(ids[0])?, run(ids[1])?);
+    assert!(
+        r2.0 > r1.0,
+        "oldest resumed first, a period apart: {r1:?} then {r2:?}"
+    );
+    c.ok("bkill", &["0"])?;
+    Ok(())
+}
