@@ -807,10 +807,32 @@ impl Owner {
 
     /// Carry out the load policy's decisions through the jobs' supervisors. The
     /// state is taken at once (the supervisor's event confirms it) so the next
-    /// pass does not act on the same job twice.
+    /// pass does not act on the same job twice. A decision made on a state that
+    /// changed meanwhile (bstop, bresume, the job ended) is dropped.
     fn policy_actions(&mut self, actions: Vec<basalt_susp_core::Action>) {
         use basalt_susp_core::Action;
         for a in actions {
+            let key = match &a {
+                Action::Suspend { key, .. }
+                | Action::Resume { key }
+                | Action::Terminate { key, .. }
+                | Action::Reason { key, .. } => *key,
+            };
+            let Some(j) = self.jobs.get(&key) else {
+                continue;
+            };
+            let still = j.running()
+                && match &a {
+                    Action::Suspend { .. } => j.state == jstat::RUN,
+                    Action::Resume { .. } | Action::Reason { .. } => {
+                        j.state == jstat::SSUSP
+                            && j.reasons & basalt_core::job::susp::USER_STOP == 0
+                    }
+                    Action::Terminate { .. } => matches!(j.state, jstat::RUN | jstat::SSUSP),
+                };
+            if !still {
+                continue;
+            }
             let (key, cmd) = match a {
                 Action::Suspend {
                     key,
