@@ -42,7 +42,7 @@ pub use types::*;
 
 use basalt_core::job::{self as jobv, JobState, exit_reason, pend, status, sub, sub2, susp};
 use depend::{Expr, IdxSel, Member, Target, Tri};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 use thiserror::Error;
 
@@ -386,7 +386,7 @@ impl Sched {
                         kill_as_done: false,
                         kill_ordered: None,
                         usage: Usage::default(),
-                        pend_reasons: BTreeMap::from([(pend::NEW_JOB, Vec::new())]),
+                        pend_reasons: Arc::new(BTreeMap::from([(pend::NEW_JOB, Vec::new())])),
                         last_seq: 0,
                         resume_sent: false,
                         forced: false,
@@ -409,7 +409,7 @@ impl Sched {
                     j.resume_sent = false;
                     j.kill_ordered = None;
                     j.pending_action = None;
-                    j.pend_reasons.clear();
+                    j.pend_reasons = Arc::default();
                 }
             }
             Event::JobStartAccept { key, pid, pgid, .. } => {
@@ -472,7 +472,7 @@ impl Sched {
                     } else {
                         j.kill_ordered.clone().unwrap_or_default()
                     };
-                    j.pend_reasons.clear();
+                    j.pend_reasons = Arc::default();
                 } else if new.is_pending() {
                     if j.state.is_started() {
                         // Requeued (dispatch failed or rerun): back to pending.
@@ -482,7 +482,7 @@ impl Sched {
                         j.start_time = 0;
                     }
                     if new == JobState::Pend && j.pend_reasons.is_empty() {
-                        j.pend_reasons.insert(pend::NEW_JOB, Vec::new());
+                        j.pend_reasons = Arc::new(BTreeMap::from([(pend::NEW_JOB, Vec::new())]));
                     }
                 }
                 if new == JobState::Run {
@@ -523,7 +523,7 @@ impl Sched {
                     j.queue = queue.clone();
                     j.order = order;
                     if j.state.is_pending() {
-                        j.pend_reasons = BTreeMap::from([(pend::SWITCHED, Vec::new())]);
+                        j.pend_reasons = Arc::new(BTreeMap::from([(pend::SWITCHED, Vec::new())]));
                     }
                 }
             }
@@ -1110,9 +1110,10 @@ impl Sched {
                 self.dirty = true;
             }
         }
-        // bresume'd jobs wait for their host's load, which changes without an event.
+        // bresume'd jobs wait for their host's load, which changes without an event:
+        // look at them on every tick (cheap: no full scheduling pass).
         if self.jobs.values().any(|j| self.waits_for_resume(j)) {
-            self.dirty = true;
+            self.resume_pass(now);
         }
         let lost_after = silence + i64::from(self.cfg.host_lost_grace_secs) * 1000;
         let lost: Vec<String> = self
@@ -1834,14 +1835,27 @@ impl Sched {
     }
 
     fn start_job(&mut self, now: Millis, key: JobKey, alloc: Vec<String>) {
+        let idx: Vec<usize> = alloc
+            .iter()
+            .filter_map(|h| {
+                self.hosts
+                    .iter()
+                    .position(|x| basalt_core::same_host(&x.name, h))
+            })
+            .collect();
+        self.start_job_at(now, key, alloc, &idx);
+    }
+
+    /// [`Sched::start_job`] with the hosts' indices known.
+    fn start_job_at(&mut self, now: Millis, key: JobKey, alloc: Vec<String>, idx: &[usize]) {
         let first = alloc[0].clone();
         self.emit(Event::JobStart {
             time: secs(now),
             key,
-            hosts: alloc.clone(),
+            hosts: alloc,
         });
-        for h in &alloc {
-            if let Some(host) = self.host_mut(h) {
+        for &i in idx {
+            if let Some(host) = self.hosts.get_mut(i) {
                 host.last_dispatch = now;
             }
         }
@@ -1894,6 +1908,15 @@ impl Sched {
 
     /// One scheduling pass: resume user-resumed jobs whose host allows it, then visit
     /// pending jobs by queue priority and FCFS order and dispatch what fits.
+    ///
+    /// Hosts are evaluated by index. What depends only on (queue, host) — queue hosts,
+    /// LIM and sbatchd status, closed, dispatch window, load thresholds — is computed once
+    /// per queue per pass. The evaluation of every host for a job *shape* (queue, asked
+    /// hosts, exclusive, slots, span, and the user when a host has a JL/U limit) is kept
+    /// ([`Shape`]) until a placement changes what hosts hold: a placement for the same
+    /// shape re-evaluates only the hosts it used, one for another shape invalidates it.
+    /// So a pass costs about one host sweep per shape plus one per change, not one per
+    /// job, and jobs that cannot start share one set of pending reasons.
     pub fn schedule(&mut self, now: Millis) {
         self.dirty = false;
         self.resume_pass(now);
@@ -1907,22 +1930,32 @@ impl Sched {
             })
             .collect();
         order.sort();
-        // Slots in use, by host, kept up to date as jobs are placed in this pass.
-        let mut used: BTreeMap<String, u32> = BTreeMap::new();
-        let mut used_user: BTreeMap<(String, String), u32> = BTreeMap::new();
-        let mut excl_hosts: BTreeSet<String> = BTreeSet::new();
+        let nh = self.hosts.len();
+        let index: HashMap<&str, usize> = self
+            .hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.name.as_str(), i))
+            .collect();
+        let track_user = self.hosts.iter().any(|h| h.jl_u.is_some());
+        let track_qhost = self.queues.iter().any(|q| q.hjob_limit.is_some());
+        // Slots in use, by host index, kept up to date as jobs are placed in this pass.
+        let mut st = PassState {
+            used: vec![0; nh],
+            excl: vec![false; nh],
+            used_user: HashMap::new(),
+            q_host: HashMap::new(),
+        };
         let mut q_used: BTreeMap<String, u32> = BTreeMap::new();
         let mut q_user: BTreeMap<(String, String), u32> = BTreeMap::new();
-        let mut q_host: BTreeMap<(String, String), u32> = BTreeMap::new();
         for j in self.jobs.values().filter(|j| j.state.is_started()) {
             for h in &j.hosts {
-                *used.entry(h.clone()).or_default() += 1;
-                *used_user
-                    .entry((h.clone(), j.sub.user.clone()))
-                    .or_default() += 1;
-                *q_host.entry((j.queue.clone(), h.clone())).or_default() += 1;
+                let Some(&i) = index.get(h.as_str()) else {
+                    continue;
+                };
+                st.take(i, &j.queue, &j.sub.user, track_user, track_qhost);
                 if j.sub.options & sub::EXCLUSIVE != 0 {
-                    excl_hosts.insert(h.clone());
+                    st.excl[i] = true;
                 }
             }
             *q_used.entry(j.queue.clone()).or_default() += j.slots();
@@ -1930,6 +1963,7 @@ impl Sched {
                 .entry((j.queue.clone(), j.sub.user.clone()))
                 .or_default() += j.slots();
         }
+        drop(index);
         // Started elements of arrays with a %k limit.
         let mut array_started: BTreeMap<u64, u32> = BTreeMap::new();
         for j in self
@@ -1968,38 +2002,50 @@ impl Sched {
             * i64::from(self.cfg.mbd_sleep_time_secs)
             * 1000;
         let t = secs(now);
+        // Per queue: the (queue, host) checks, and whether its windows are open.
+        let mut statics: HashMap<String, (bool, Vec<StaticWhy>)> = HashMap::new();
+        let mut shapes: HashMap<ShapeKey, Shape> = HashMap::new();
+        // Bumped by every placement: a shape evaluated at another generation is stale.
+        let mut generation: u64 = 0;
         for (_, qname, _, key) in order {
+            let Some(qi) = self.queues.iter().position(|q| q.name == qname) else {
+                continue;
+            };
+            if !statics.contains_key(&qname) {
+                let q = &self.queues[qi];
+                let per_host = self.hosts.iter().map(|h| self.static_why(q, h)).collect();
+                statics.insert(qname.clone(), (self.queue_windows_open(q), per_host));
+            }
+            let Some((windows_open, per_host)) = statics.get(&qname) else {
+                continue;
+            };
             let Some(j) = self.jobs.get(&key) else {
                 continue;
             };
-            let Some(q) = self.queue(&qname).cloned() else {
-                continue;
-            };
-            let mut reasons: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+            let q = &self.queues[qi];
             let need = j.slots();
-            if !q.active {
-                reasons.insert(pend::QUEUE_INACT, vec![]);
-            } else if !self.queue_windows_open(&q) {
-                reasons.insert(pend::QUEUE_WINDOW, vec![]);
+            let early = if !q.active {
+                Some(pend::QUEUE_INACT)
+            } else if !windows_open {
+                Some(pend::QUEUE_WINDOW)
             } else if j.sub.begin_time > t {
-                reasons.insert(pend::START_TIME, vec![]);
+                Some(pend::START_TIME)
             } else if let Some(d) = deps.get(&key).filter(|d| **d != Tri::Yes) {
-                let code = if *d == Tri::Never {
+                Some(if *d == Tri::Never {
                     pend::DEPEND_INVALID
                 } else {
                     pend::DEPEND
-                };
-                reasons.insert(code, vec![]);
+                })
             } else if j
                 .array_limit
                 .is_some_and(|k| array_started.get(&j.id).copied().unwrap_or(0) >= k)
             {
-                reasons.insert(PEND_ARRAY_LIMIT, vec![]);
+                Some(PEND_ARRAY_LIMIT)
             } else if q
                 .qjob_limit
                 .is_some_and(|l| q_used.get(&qname).copied().unwrap_or(0) + need > l)
             {
-                reasons.insert(pend::QUEUE_JOB_LIMIT, vec![]);
+                Some(pend::QUEUE_JOB_LIMIT)
             } else if q.ujob_limit.is_some_and(|l| {
                 q_user
                     .get(&(qname.clone(), j.sub.user.clone()))
@@ -2008,124 +2054,226 @@ impl Sched {
                     + need
                     > l
             }) {
-                reasons.insert(pend::QUEUE_USER_LIMIT, vec![]);
+                Some(pend::QUEUE_USER_LIMIT)
             } else {
-                let exclusive = j.sub.options & sub::EXCLUSIVE != 0 || q.exclusive;
-                let span = span_of(&j.sub.res_req);
-                // Candidate hosts and how many slots each can give.
-                let mut cands: Vec<(u32, i64, usize, String)> = Vec::new();
-                for h in &self.hosts {
-                    let mut why = None;
-                    let u = used.get(&h.name).copied().unwrap_or(0);
-                    if !q.hosts.is_empty() && !q.hosts.contains(&h.name) {
-                        why = Some(pend::NOT_QUEUE_HOST);
-                    } else if !j.sub.asked_hosts.is_empty() && !j.sub.asked_hosts.contains(&h.name)
-                    {
-                        why = Some(pend::NOT_ASKED_HOST);
-                    } else if h.lim != LimStatus::Ok {
-                        why = Some(pend::LIM_UNREACH);
-                    } else if h.sbd_failed {
-                        why = Some(pend::SBD_UNREACH);
-                    } else if h.closed_adm {
-                        why = Some(pend::HOST_CLOSED);
-                    } else if !self.window_open(h.dispatch_window.as_ref()) {
-                        why = Some(pend::DISPATCH_WINDOW);
-                    } else if excl_hosts.contains(&h.name) {
-                        why = Some(pend::EXCLUSIVE);
-                    } else if exclusive && u > 0 {
-                        why = Some(pend::NOT_ENOUGH_SLOTS);
-                    } else if accept_ms > 0
-                        && h.last_dispatch > 0
-                        && now - h.last_dispatch < accept_ms
-                    {
-                        why = Some(pend::JUST_STARTED);
-                    } else if let Err(code) = self.load_ok(&q, h) {
-                        why = Some(code);
-                    }
-                    let mut free = match h.max_slots() {
-                        Some(m) => m.saturating_sub(u),
-                        None => u32::MAX / 4,
-                    };
-                    if why.is_none()
-                        && let Some(jlu) = h.jl_u
-                    {
-                        let uu = used_user
-                            .get(&(h.name.clone(), j.sub.user.clone()))
-                            .copied()
-                            .unwrap_or(0);
-                        free = free.min(jlu.saturating_sub(uu));
-                        if free == 0 {
-                            why = Some(pend::HOST_USER_LIMIT);
-                        }
-                    }
-                    if why.is_none()
-                        && let Some(hl) = q.hjob_limit
-                    {
-                        let qh = q_host
-                            .get(&(qname.clone(), h.name.clone()))
-                            .copied()
-                            .unwrap_or(0);
-                        free = free.min(hl.saturating_sub(qh));
-                        if free == 0 {
-                            why = Some(pend::HOST_JOB_LIMIT);
-                        }
-                    }
-                    if why.is_none() && free == 0 {
-                        why = Some(pend::HOST_JOB_LIMIT);
-                    }
-                    if why.is_none() && exclusive {
-                        free = free.min(need);
-                    }
-                    match why {
-                        Some(code) => reasons.entry(code).or_default().push(h.name.clone()),
-                        None => {
-                            let r15s = (h.load.get("r15s").copied().unwrap_or(0.0) * 100.0) as i64;
-                            cands.push((free, r15s, h.rank, h.name.clone()));
-                        }
-                    }
+                None
+            };
+            if let Some(code) = early {
+                if let Some(j) = self.jobs.get_mut(&key) {
+                    j.pend_reasons = Arc::new(BTreeMap::from([(code, Vec::new())]));
                 }
-                // Most free slots first (spread), then least loaded, then file order.
-                cands.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-                let alloc = allocate(&cands, need, span);
-                match alloc {
-                    Some(alloc) => {
-                        for h in &alloc {
-                            *used.entry(h.clone()).or_default() += 1;
-                            *used_user
-                                .entry((h.clone(), j.sub.user.clone()))
-                                .or_default() += 1;
-                            *q_host.entry((qname.clone(), h.clone())).or_default() += 1;
-                            if exclusive {
-                                excl_hosts.insert(h.clone());
-                            }
-                        }
-                        *q_used.entry(qname.clone()).or_default() += need;
-                        *q_user
-                            .entry((qname.clone(), j.sub.user.clone()))
-                            .or_default() += need;
-                        if j.array_limit.is_some() {
-                            *array_started.entry(j.id).or_default() += 1;
-                        }
-                        self.start_job(now, key, alloc);
-                        continue;
-                    }
-                    None => {
-                        if !cands.is_empty() {
-                            let hosts: Vec<String> = cands.iter().map(|c| c.3.clone()).collect();
-                            let code = if span.is_some() {
-                                pend::SPAN
-                            } else {
-                                pend::NOT_ENOUGH_SLOTS
-                            };
-                            reasons.entry(code).or_default().extend(hosts);
-                        }
-                    }
-                }
+                continue;
             }
-            if let Some(j) = self.jobs.get_mut(&key) {
-                j.pend_reasons = reasons;
+            let exclusive = j.sub.options & sub::EXCLUSIVE != 0 || q.exclusive;
+            let span = span_of(&j.sub.res_req);
+            let user = j.sub.user.clone();
+            let shape_key = ShapeKey {
+                queue: qname.clone(),
+                user: track_user.then(|| user.clone()),
+                asked: j.sub.asked_hosts.clone(),
+                exclusive,
+                need,
+                span,
+            };
+            let job = JobFit {
+                queue: q,
+                asked: &j.sub.asked_hosts,
+                user: &user,
+                exclusive,
+                need,
+            };
+            let fresh = shapes
+                .get(&shape_key)
+                .is_some_and(|s| s.generation == generation);
+            if !fresh {
+                let mut shape = Shape {
+                    generation,
+                    cands: Vec::new(),
+                    why: vec![None; nh],
+                    reasons: None,
+                };
+                for i in 0..nh {
+                    match self.host_fit(now, accept_ms, &job, &st, per_host, i) {
+                        Ok(c) => shape.cands.push(c),
+                        Err(code) => shape.why[i] = Some(code),
+                    }
+                }
+                shape.cands.sort_by(cand_order);
+                shapes.insert(shape_key.clone(), shape);
+            }
+            let Some(shape) = shapes.get_mut(&shape_key) else {
+                continue;
+            };
+            match allocate(&shape.cands, need, span) {
+                Some(alloc) => {
+                    for &i in &alloc {
+                        st.take(i, &qname, &user, track_user, track_qhost);
+                        if exclusive {
+                            st.excl[i] = true;
+                        }
+                    }
+                    *q_used.entry(qname.clone()).or_default() += need;
+                    *q_user.entry((qname.clone(), user.clone())).or_default() += need;
+                    if j.array_limit.is_some() {
+                        *array_started.entry(j.id).or_default() += 1;
+                    }
+                    let names = alloc.iter().map(|&i| self.hosts[i].name.clone()).collect();
+                    self.start_job_at(now, key, names, &alloc);
+                    generation += 1;
+                    // Only the hosts just used changed: bring this shape up to date.
+                    let q = &self.queues[qi];
+                    let job = JobFit {
+                        queue: q,
+                        asked: &shape_key.asked,
+                        user: &user,
+                        exclusive,
+                        need,
+                    };
+                    let mut touched = alloc;
+                    touched.sort_unstable();
+                    touched.dedup();
+                    let Some(shape) = shapes.get_mut(&shape_key) else {
+                        continue;
+                    };
+                    for i in touched {
+                        if let Some(pos) = shape.cands.iter().position(|c| c.3 == i) {
+                            shape.cands.remove(pos);
+                        }
+                        shape.why[i] = None;
+                        match self.host_fit(now, accept_ms, &job, &st, per_host, i) {
+                            Ok(c) => {
+                                let at = shape.cands.partition_point(|x| cand_order(x, &c).is_lt());
+                                shape.cands.insert(at, c);
+                            }
+                            Err(code) => shape.why[i] = Some(code),
+                        }
+                    }
+                    shape.generation = generation;
+                    shape.reasons = None;
+                }
+                None => {
+                    let hosts = &self.hosts;
+                    let reasons = shape
+                        .reasons
+                        .get_or_insert_with(|| {
+                            let mut r: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+                            for (i, w) in shape.why.iter().enumerate() {
+                                if let Some(code) = w {
+                                    r.entry(*code).or_default().push(hosts[i].name.clone());
+                                }
+                            }
+                            if !shape.cands.is_empty() {
+                                let code = if span.is_some() {
+                                    pend::SPAN
+                                } else {
+                                    pend::NOT_ENOUGH_SLOTS
+                                };
+                                r.entry(code)
+                                    .or_default()
+                                    .extend(shape.cands.iter().map(|c| hosts[c.3].name.clone()));
+                            }
+                            Arc::new(r)
+                        })
+                        .clone();
+                    if let Some(j) = self.jobs.get_mut(&key) {
+                        j.pend_reasons = reasons;
+                    }
+                }
             }
         }
+    }
+
+    /// The checks of host `h` that depend only on the queue: (not a queue host, LIM /
+    /// sbatchd / closed / dispatch window, load beyond the thresholds).
+    fn static_why(&self, q: &Queue, h: &Host) -> StaticWhy {
+        let not_queue_host = !q.hosts.is_empty() && !q.hosts.contains(&h.name);
+        let status = if h.lim != LimStatus::Ok {
+            Some(pend::LIM_UNREACH)
+        } else if h.sbd_failed {
+            Some(pend::SBD_UNREACH)
+        } else if h.closed_adm {
+            Some(pend::HOST_CLOSED)
+        } else if !self.window_open(h.dispatch_window.as_ref()) {
+            Some(pend::DISPATCH_WINDOW)
+        } else {
+            None
+        };
+        StaticWhy {
+            not_queue_host,
+            status,
+            load: self.load_ok(q, h).err(),
+        }
+    }
+
+    /// Whether host `i` can take (part of) `job` now: (free slots, r15s × 100, rank,
+    /// index), or the pending reason.
+    fn host_fit(
+        &self,
+        now: Millis,
+        accept_ms: i64,
+        job: &JobFit,
+        st: &PassState,
+        statics: &[StaticWhy],
+        i: usize,
+    ) -> Result<Cand, u32> {
+        let h = &self.hosts[i];
+        let s = &statics[i];
+        let u = st.used[i];
+        if s.not_queue_host {
+            return Err(pend::NOT_QUEUE_HOST);
+        }
+        if !job.asked.is_empty() && !job.asked.contains(&h.name) {
+            return Err(pend::NOT_ASKED_HOST);
+        }
+        if let Some(code) = s.status {
+            return Err(code);
+        }
+        if st.excl[i] {
+            return Err(pend::EXCLUSIVE);
+        }
+        if job.exclusive && u > 0 {
+            return Err(pend::NOT_ENOUGH_SLOTS);
+        }
+        if accept_ms > 0 && h.last_dispatch > 0 && now - h.last_dispatch < accept_ms {
+            return Err(pend::JUST_STARTED);
+        }
+        if let Some(code) = s.load {
+            return Err(code);
+        }
+        let mut free = match h.max_slots() {
+            Some(m) => m.saturating_sub(u),
+            None => u32::MAX / 4,
+        };
+        if let Some(jlu) = h.jl_u {
+            let uu = st
+                .used_user
+                .get(&(i, job.user.to_owned()))
+                .copied()
+                .unwrap_or(0);
+            free = free.min(jlu.saturating_sub(uu));
+            if free == 0 {
+                return Err(pend::HOST_USER_LIMIT);
+            }
+        }
+        if let Some(hl) = job.queue.hjob_limit {
+            let qh = st
+                .q_host
+                .get(&(job.queue.name.clone(), i))
+                .copied()
+                .unwrap_or(0);
+            free = free.min(hl.saturating_sub(qh));
+            if free == 0 {
+                return Err(pend::HOST_JOB_LIMIT);
+            }
+        }
+        if free == 0 {
+            return Err(pend::HOST_JOB_LIMIT);
+        }
+        if job.exclusive {
+            free = free.min(job.need);
+        }
+        let r15s = (h.load.get("r15s").copied().unwrap_or(0.0) * 100.0) as i64;
+        Ok((free, r15s, h.rank, i))
     }
 
     /// bresume'd jobs (SSUSP with SUSP_USER_RESUME) are resumed when their host's load
@@ -2299,16 +2447,12 @@ fn span_of(res_req: &str) -> Option<Option<u32>> {
 }
 
 /// Choose hosts for `need` slots from candidates (free, load, rank, name).
-fn allocate(
-    cands: &[(u32, i64, usize, String)],
-    need: u32,
-    span: Option<Option<u32>>,
-) -> Option<Vec<String>> {
+fn allocate(cands: &[Cand], need: u32, span: Option<Option<u32>>) -> Option<Vec<usize>> {
     match span {
         Some(None) => cands
             .iter()
             .find(|c| c.0 >= need)
-            .map(|c| vec![c.3.clone(); need as usize]),
+            .map(|c| vec![c.3; need as usize]),
         Some(Some(ptile)) => {
             let mut out = Vec::new();
             for c in cands {
@@ -2317,7 +2461,7 @@ fn allocate(
                 }
                 let take = ptile.min(need - out.len() as u32);
                 if c.0 >= take {
-                    out.extend(std::iter::repeat_n(c.3.clone(), take as usize));
+                    out.extend(std::iter::repeat_n(c.3, take as usize));
                 }
             }
             (out.len() as u32 == need).then_some(out)
@@ -2326,7 +2470,7 @@ fn allocate(
             let mut out = Vec::new();
             for c in cands {
                 let take = c.0.min(need - out.len() as u32);
-                out.extend(std::iter::repeat_n(c.3.clone(), take as usize));
+                out.extend(std::iter::repeat_n(c.3, take as usize));
                 if out.len() as u32 == need {
                     return Some(out);
                 }
@@ -2334,6 +2478,78 @@ fn allocate(
             None
         }
     }
+}
+
+/// A candidate host of a scheduling pass: (free slots, r15s × 100, rank, host index).
+type Cand = (u32, i64, usize, usize);
+
+/// Most free slots first (spread), then least loaded, then file order.
+fn cand_order(a: &Cand, b: &Cand) -> std::cmp::Ordering {
+    b.0.cmp(&a.0)
+        .then(a.1.cmp(&b.1))
+        .then(a.2.cmp(&b.2))
+        .then(a.3.cmp(&b.3))
+}
+
+/// The (queue, host) checks of a pass, computed once per queue.
+#[derive(Debug, Clone, Copy)]
+struct StaticWhy {
+    not_queue_host: bool,
+    status: Option<u32>,
+    load: Option<u32>,
+}
+
+/// What a pass has placed so far, by host index.
+struct PassState {
+    used: Vec<u32>,
+    excl: Vec<bool>,
+    /// (host, user) -> slots; kept only when some host has a JL/U limit.
+    used_user: HashMap<(usize, String), u32>,
+    /// (queue, host) -> slots; kept only when some queue has HJOB_LIMIT.
+    q_host: HashMap<(String, usize), u32>,
+}
+
+impl PassState {
+    fn take(&mut self, i: usize, queue: &str, user: &str, track_user: bool, track_qhost: bool) {
+        self.used[i] += 1;
+        if track_user {
+            *self.used_user.entry((i, user.to_owned())).or_default() += 1;
+        }
+        if track_qhost {
+            *self.q_host.entry((queue.to_owned(), i)).or_default() += 1;
+        }
+    }
+}
+
+/// The parts of a job a host evaluation looks at.
+struct JobFit<'a> {
+    queue: &'a Queue,
+    asked: &'a [String],
+    user: &'a str,
+    exclusive: bool,
+    need: u32,
+}
+
+/// Jobs whose host evaluation is the same.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct ShapeKey {
+    queue: String,
+    user: Option<String>,
+    asked: Vec<String>,
+    exclusive: bool,
+    need: u32,
+    span: Option<Option<u32>>,
+}
+
+/// Every host evaluated for a shape, as of `generation`.
+struct Shape {
+    generation: u64,
+    /// Hosts that can take the job, best first.
+    cands: Vec<Cand>,
+    /// Why each other host cannot.
+    why: Vec<Option<u32>>,
+    /// The pending reasons of a job of this shape that does not fit, once built.
+    reasons: Option<Arc<BTreeMap<u32, Vec<String>>>>,
 }
 
 /// `*` wildcard match.

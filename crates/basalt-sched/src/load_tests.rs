@@ -106,22 +106,25 @@ fn bresumed_jobs_wait_for_host_and_queue_thresholds_one_per_period() {
 
     // Within the queue's threshold (2.0) but not the host's (1.0): both wait.
     s.lim_update("hostA", 1, 1.0, true, load(1.5));
-    s.tick(T0 + 1000);
-    assert!(
-        s.needs_pass(),
-        "waiting bresume'd jobs make every tick a pass"
-    );
     s.schedule(T0 + 1000);
+    s.tick(T0 + 1500);
     assert!(sbd_resumes(&s.take_effects()).is_empty());
 
-    // Idle: the high-priority job first, the other one SBD_SLEEP_TIME (7 s) later.
+    // Idle (the load changes without any event; the tick sees it): the high-priority
+    // job first, the other one SBD_SLEEP_TIME (7 s) later.
     s.lim_update("hostA", 1, 1.0, true, load(0.0));
-    s.schedule(T0 + 2000);
+    s.tick(T0 + 2000);
     assert_eq!(sbd_resumes(&s.take_effects()), vec![(2, 0)]);
+    s.tick(T0 + 5000);
     s.schedule(T0 + 5000);
     assert!(sbd_resumes(&s.take_effects()).is_empty());
-    s.schedule(T0 + 9000);
+    s.tick(T0 + 9000);
     assert_eq!(sbd_resumes(&s.take_effects()), vec![(1, 0)]);
+    s.tick(T0 + 20_000);
+    assert!(
+        sbd_resumes(&s.take_effects()).is_empty(),
+        "each order is sent once"
+    );
 }
 
 #[test]

@@ -198,7 +198,7 @@ fn pend_view(s: &Sched) -> Vec<(JobKey, BTreeMap<u32, Vec<String>>)> {
     s.jobs
         .values()
         .filter(|j| j.state == JobState::Pend)
-        .map(|j| (j.key(), j.pend_reasons.clone()))
+        .map(|j| (j.key(), (*j.pend_reasons).clone()))
         .collect()
 }
 

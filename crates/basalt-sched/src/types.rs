@@ -319,7 +319,8 @@ pub struct Job {
     // ---- transient (not in the log) ----
     pub usage: Usage,
     /// Pending reasons of the last scheduling pass: code -> hosts.
-    pub pend_reasons: BTreeMap<u32, Vec<String>>,
+    /// Shared between jobs that pend for the same reasons (one pass builds it once).
+    pub pend_reasons: std::sync::Arc<BTreeMap<u32, Vec<String>>>,
     /// Last report sequence number applied (sbatchd retries).
     pub last_seq: u64,
     /// A resume order is in flight (SSUSP after bresume).
