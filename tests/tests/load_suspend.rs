@@ -5,7 +5,8 @@
 //! effective value the thresholds are compared with). `SBD_SLEEP_TIME = 1`.
 //!
 //! * The seed's example: a low-priority queue (r1m 0.25/1.75) and a high-priority one
-//!   (r1m 1.5, no suspending threshold). The low job starts on the idle host, the
+//!   (r1m 1.5, no suspending threshold). The low job waits while the host is busy
+//!   (pending reason naming r1m) and starts once it is idle, the
 //!   high job joins, the load rises past 1.75: the low job is stopped (its processes
 //!   are in state `T`, bjobs says SSUSP with the r1m reason, lsb.events has the
 //!   JOB_STATUS with reason SUSP_LOAD_REASON and subreason 1) while the high job runs
@@ -113,6 +114,20 @@ fn set_load(c: &ProcessCluster, n: f64, eff: f64) -> Result<()> {
             .find(|l| l.starts_with("hostA"))
             .and_then(|l| l.split_whitespace().nth(col?).map(str::to_owned))
             .and_then(|v| v.trim_start_matches('*').parse::<f64>().ok());
+        (
+            v.filter(|v| (v - raw).abs() < 0.06).map(|_| ()),
+            out.clone(),
+        )
+    })?;
+    // mbatchd polls the master LIM: wait until it schedules with the new value too.
+    wait_for(&format!("bhosts -l to show r1m {raw:.1}"), LONG, || {
+        let out = c.stdout_ok("bhosts", &["-l", "hostA"]).unwrap_or_default();
+        let v = out
+            .lines()
+            .skip_while(|l| !l.contains("CURRENT LOAD USED FOR SCHEDULING"))
+            .find(|l| l.trim_start().starts_with("Total"))
+            .and_then(|l| l.split_whitespace().nth(2).map(str::to_owned))
+            .and_then(|v| v.parse::<f64>().ok());
         (
             v.filter(|v| (v - raw).abs() < 0.06).map(|_| ()),
             out.clone(),
@@ -257,10 +272,26 @@ fn seed_example_low_priority_job_stopped_and_resumed() -> Result<()> {
     let c = cluster("load-susp-seed", |_| String::new())?;
     let work = work_dir(&c)?;
     let n = ncpus(&c)?;
+
+    // A busy host (r1m 1.0 > the low queue's loadSched 0.25) takes no low job; when
+    // its load falls to idle the job starts.
+    set_load(&c, n, 1.0)?;
+    let low = submit(&c, &work, "low", "low")?;
+    let p = wait_for("the load pending reason", LONG, || {
+        let out = c
+            .run("bjobs", &["-p", &low.to_string()])
+            .map(|o| basalt_testkit::output_text(&o))
+            .unwrap_or_default();
+        (
+            out.contains(" The 1 min effective CPU queue length (r1m) is beyond threshold")
+                .then(|| out.clone()),
+            out,
+        )
+    })?;
+    assert!(p.contains("PEND"), "{p}");
     set_load(&c, n, 0.0)?;
 
     // The low job starts on the idle host and loads it to about 1.25.
-    let low = submit(&c, &work, "low", "low")?;
     wait_stat(&c, low, "RUN")?;
     let low_pg = pgid_of(&work, "low")?;
     set_load(&c, n, 1.25)?;

@@ -275,11 +275,21 @@ pub fn pend_reason_text(code: u32) -> String {
         return fixed.to_string();
     }
     if (2001..2001 + 11).contains(&code) {
-        let i = (code - 2001) as usize;
-        return format!(
-            "The {} is beyond threshold",
-            LOAD_INDEX_LONG.get(i).copied().unwrap_or("load index")
-        );
+        // openlava:lsbatch/lib/lsb.reason.c getMsgByRes (PEND_HOST_LOAD).
+        const LOAD_PEND: [&str; 11] = [
+            "The 15s effective CPU queue length (r15s) is beyond threshold",
+            "The 1 min effective CPU queue length (r1m) is beyond threshold",
+            "The 15 min effective CPU queue length (r15m) is beyond threshold",
+            "The CPU utilization (ut) is beyond threshold",
+            "The paging rate (pg) is beyond threshold",
+            "The disk IO rate (io) is beyond threshold",
+            "There are too many login users (ls)",
+            "The idle time (it) is not long enough",
+            "The available /tmp space (tmp) is low",
+            "The available swap space (swp) is low",
+            "The available memory (mem) is low",
+        ];
+        return LOAD_PEND[(code - 2001) as usize].to_owned();
     }
     format!("Unknown pending reason {code}")
 }
@@ -464,6 +474,18 @@ mod tests {
     #[test]
     fn reason_texts() {
         assert_eq!(pend_reason_text(1), "New job is waiting for scheduling");
+        assert_eq!(
+            pend_reason_text(pend::LOAD_BASE + 1),
+            "The 1 min effective CPU queue length (r1m) is beyond threshold"
+        );
+        assert_eq!(
+            pend_reason_text(pend::LOAD_BASE + 10),
+            "The available memory (mem) is low"
+        );
+        assert_eq!(
+            susp_reason_text(susp::LOAD_REASON, 1),
+            " Host load exceeded threshold:  1-minute CPU run queue length (r1m)"
+        );
         assert_eq!(
             susp_reason_text(susp::LOAD_REASON, 0),
             " Host load exceeded threshold:  15-second CPU run queue length (r15s)"

@@ -135,6 +135,7 @@ impl SchedConfig {
                         })
                         .unwrap_or_default(),
                     last_resume: 0,
+                    thresholds_ok: Vec::new(),
                     rank,
                 }
             })

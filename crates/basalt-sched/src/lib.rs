@@ -955,6 +955,20 @@ impl Sched {
             h.cpu_factor = cpu_factor;
             h.load = load;
         }
+        // A load that crosses a scheduling threshold may let a pending job start.
+        if let Some(i) = self
+            .hosts
+            .iter()
+            .position(|h| basalt_core::same_host(&h.name, host))
+        {
+            let now_ok = self.threshold_view(&self.hosts[i]);
+            if self.hosts[i].thresholds_ok != now_ok
+                && self.jobs.values().any(|j| j.state == JobState::Pend)
+            {
+                changed = true;
+            }
+            self.hosts[i].thresholds_ok = now_ok;
+        }
         if changed {
             self.dirty = true;
         }
@@ -1880,6 +1894,16 @@ impl Sched {
         }
     }
 
+    /// Which scheduling thresholds (the host's own, then each queue's) the host's load
+    /// is within now.
+    fn threshold_view(&self, h: &Host) -> Vec<bool> {
+        std::iter::once(&h.load_sched)
+            .chain(self.queues.iter().map(|q| &q.load_sched))
+            .filter(|t| !t.is_empty())
+            .map(|t| Self::beyond_sched(h, t).is_none())
+            .collect()
+    }
+
     /// The first built-in index (LSF's number) whose load on `h` is beyond its
     /// loadSched in `sched`; run-queue lengths effective.
     fn beyond_sched(h: &Host, sched: &BTreeMap<String, f64>) -> Option<usize> {
@@ -1919,17 +1943,35 @@ impl Sched {
     /// job, and jobs that cannot start share one set of pending reasons.
     pub fn schedule(&mut self, now: Millis) {
         self.dirty = false;
+        let t_a = std::time::Instant::now();
         self.resume_pass(now);
-        let mut order: Vec<(u32, String, i64, JobKey)> = self
+        eprintln!("TIMING resume {:?}", t_a.elapsed());
+        // Queue priority (highest first), then queue name, then submission order.
+        let mut by_name: Vec<usize> = (0..self.queues.len()).collect();
+        by_name.sort_by(|a, b| self.queues[*a].name.cmp(&self.queues[*b].name));
+        let mut name_rank = vec![0usize; self.queues.len()];
+        for (r, qi) in by_name.into_iter().enumerate() {
+            name_rank[qi] = r;
+        }
+        let qindex: HashMap<&str, usize> = self
+            .queues
+            .iter()
+            .enumerate()
+            .map(|(i, q)| (q.name.as_str(), i))
+            .collect();
+        let mut order: Vec<(u32, usize, i64, JobKey, usize)> = self
             .jobs
             .values()
             .filter(|j| j.state == JobState::Pend)
-            .map(|j| {
-                let prio = self.queue(&j.queue).map_or(0, |q| q.priority);
-                (u32::MAX - prio, j.queue.clone(), j.order, j.key())
+            .filter_map(|j| {
+                let qi = *qindex.get(j.queue.as_str())?;
+                let prio = self.queues[qi].priority;
+                Some((u32::MAX - prio, name_rank[qi], j.order, j.key(), qi))
             })
             .collect();
-        order.sort();
+        drop(qindex);
+        order.sort_unstable();
+        eprintln!("TIMING order {:?}", t_a.elapsed());
         let nh = self.hosts.len();
         let index: HashMap<&str, usize> = self
             .hosts
@@ -1977,7 +2019,7 @@ impl Sched {
         // of an array share one value unless the condition names `[*]`.
         let mut deps: BTreeMap<JobKey, Tri> = BTreeMap::new();
         let mut per_array: BTreeMap<u64, Tri> = BTreeMap::new();
-        for (_, _, _, key) in &order {
+        for (_, _, _, key, _) in &order {
             let Some(j) = self.jobs.get(key) else {
                 continue;
             };
@@ -1998,31 +2040,30 @@ impl Sched {
             }
             deps.insert(*key, t);
         }
+        eprintln!("TIMING deps {:?}", t_a.elapsed());
         let accept_ms = i64::from(self.cfg.job_accept_interval)
             * i64::from(self.cfg.mbd_sleep_time_secs)
             * 1000;
         let t = secs(now);
         // Per queue: the (queue, host) checks, and whether its windows are open.
-        let mut statics: HashMap<String, (bool, Vec<StaticWhy>)> = HashMap::new();
+        let mut statics: Vec<Option<(bool, Vec<StaticWhy>)>> = vec![None; self.queues.len()];
         let mut shapes: HashMap<ShapeKey, Shape> = HashMap::new();
         // Bumped by every placement: a shape evaluated at another generation is stale.
         let mut generation: u64 = 0;
-        for (_, qname, _, key) in order {
-            let Some(qi) = self.queues.iter().position(|q| q.name == qname) else {
-                continue;
-            };
-            if !statics.contains_key(&qname) {
+        for (_, _, _, key, qi) in order {
+            if statics[qi].is_none() {
                 let q = &self.queues[qi];
                 let per_host = self.hosts.iter().map(|h| self.static_why(q, h)).collect();
-                statics.insert(qname.clone(), (self.queue_windows_open(q), per_host));
+                statics[qi] = Some((self.queue_windows_open(q), per_host));
             }
-            let Some((windows_open, per_host)) = statics.get(&qname) else {
+            let Some((windows_open, per_host)) = &statics[qi] else {
                 continue;
             };
             let Some(j) = self.jobs.get(&key) else {
                 continue;
             };
             let q = &self.queues[qi];
+            let qname = &q.name;
             let need = j.slots();
             let early = if !q.active {
                 Some(pend::QUEUE_INACT)
@@ -2043,7 +2084,7 @@ impl Sched {
                 Some(PEND_ARRAY_LIMIT)
             } else if q
                 .qjob_limit
-                .is_some_and(|l| q_used.get(&qname).copied().unwrap_or(0) + need > l)
+                .is_some_and(|l| q_used.get(qname).copied().unwrap_or(0) + need > l)
             {
                 Some(pend::QUEUE_JOB_LIMIT)
             } else if q.ujob_limit.is_some_and(|l| {
@@ -2068,7 +2109,7 @@ impl Sched {
             let span = span_of(&j.sub.res_req);
             let user = j.sub.user.clone();
             let shape_key = ShapeKey {
-                queue: qname.clone(),
+                queue: qi,
                 user: track_user.then(|| user.clone()),
                 asked: j.sub.asked_hosts.clone(),
                 exclusive,
@@ -2082,16 +2123,18 @@ impl Sched {
                 exclusive,
                 need,
             };
-            let fresh = shapes
-                .get(&shape_key)
-                .is_some_and(|s| s.generation == generation);
-            if !fresh {
-                let mut shape = Shape {
-                    generation,
-                    cands: Vec::new(),
-                    why: vec![None; nh],
-                    reasons: None,
-                };
+            let shape = shapes.entry(shape_key).or_insert_with(|| Shape {
+                generation: u64::MAX,
+                cands: Vec::new(),
+                why: Vec::new(),
+                reasons: None,
+            });
+            if shape.generation != generation {
+                shape.generation = generation;
+                shape.cands.clear();
+                shape.why.clear();
+                shape.why.resize(nh, None);
+                shape.reasons = None;
                 for i in 0..nh {
                     match self.host_fit(now, accept_ms, &job, &st, per_host, i) {
                         Ok(c) => shape.cands.push(c),
@@ -2099,13 +2142,11 @@ impl Sched {
                     }
                 }
                 shape.cands.sort_by(cand_order);
-                shapes.insert(shape_key.clone(), shape);
             }
-            let Some(shape) = shapes.get_mut(&shape_key) else {
-                continue;
-            };
             match allocate(&shape.cands, need, span) {
                 Some(alloc) => {
+                    let asked = j.sub.asked_hosts.clone();
+                    let qname = qname.clone();
                     for &i in &alloc {
                         st.take(i, &qname, &user, track_user, track_qhost);
                         if exclusive {
@@ -2122,6 +2163,17 @@ impl Sched {
                     generation += 1;
                     // Only the hosts just used changed: bring this shape up to date.
                     let q = &self.queues[qi];
+                    let mut touched = alloc;
+                    touched.sort_unstable();
+                    touched.dedup();
+                    let shape_key = ShapeKey {
+                        queue: qi,
+                        user: track_user.then(|| user.clone()),
+                        asked,
+                        exclusive,
+                        need,
+                        span,
+                    };
                     let job = JobFit {
                         queue: q,
                         asked: &shape_key.asked,
@@ -2129,9 +2181,6 @@ impl Sched {
                         exclusive,
                         need,
                     };
-                    let mut touched = alloc;
-                    touched.sort_unstable();
-                    touched.dedup();
                     let Some(shape) = shapes.get_mut(&shape_key) else {
                         continue;
                     };
@@ -2181,6 +2230,7 @@ impl Sched {
                 }
             }
         }
+        eprintln!("TIMING loop {:?}", t_a.elapsed());
     }
 
     /// The checks of host `h` that depend only on the queue: (not a queue host, LIM /
@@ -2533,7 +2583,8 @@ struct JobFit<'a> {
 /// Jobs whose host evaluation is the same.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct ShapeKey {
-    queue: String,
+    /// Queue index.
+    queue: usize,
     user: Option<String>,
     asked: Vec<String>,
     exclusive: bool,

@@ -81,7 +81,13 @@ fn host_scheduling_threshold_keeps_jobs_off_a_busy_host() {
         "{:?}",
         s.jobs[&(1, 0)].pend_reasons
     );
+    s.lim_update("hostA", 1, 1.0, true, load(0.7));
+    assert!(!s.needs_pass(), "still beyond the threshold: nothing to do");
     s.lim_update("hostA", 1, 1.0, true, load(0.4));
+    assert!(
+        s.needs_pass(),
+        "the load fell under the threshold: a pass is due"
+    );
     assert_eq!(s.host_status(&s.hosts[0]), HostStatus::Ok);
     s.schedule(T0 + 1000);
     assert_eq!(dispatches(&s.take_effects()).len(), 1);

@@ -53,6 +53,7 @@ pub(crate) fn host(name: &str, rank: usize) -> Host {
         load_sched: BTreeMap::new(),
         load_stop: BTreeMap::new(),
         last_resume: 0,
+        thresholds_ok: Vec::new(),
         rank,
     }
 }

@@ -442,6 +442,9 @@ pub struct Host {
     pub load_stop: BTreeMap<String, f64>,
     /// Last resume of a bresume'd job on this host (ms): one per SBD_SLEEP_TIME.
     pub last_resume: Millis,
+    /// Which scheduling thresholds the load was within at the last LIM update (a
+    /// change makes a scheduling pass due).
+    pub thresholds_ok: Vec<bool>,
     /// Rank in the cluster file.
     pub rank: usize,
 }
