@@ -194,6 +194,10 @@ impl SchedConfig {
                         .as_ref()
                         .map(|w| w.to_string())
                         .unwrap_or_default(),
+                    resume_cond: q
+                        .resume_cond
+                        .as_deref()
+                        .and_then(|c| basalt_susp_core::Cond::parse(c).ok()),
                     run_windows: q.run_window.clone(),
                     dispatch_windows: q.dispatch_window.clone(),
                 }

@@ -1894,6 +1894,16 @@ impl Sched {
         }
     }
 
+    /// A host's load index as thresholds and conditions see it (run queues effective).
+    fn load_value(h: &Host, name: &str) -> Option<f64> {
+        let v = *h.load.get(name)?;
+        Some(if matches!(name, "r15s" | "r1m" | "r15m") {
+            basalt_core::effective_run_queue(v, h.ncpus.max(1), h.cpu_factor.max(0.01))
+        } else {
+            v
+        })
+    }
+
     /// Which scheduling thresholds (the host's own, then each queue's) the host's load
     /// is within now.
     fn threshold_view(&self, h: &Host) -> Vec<bool> {
@@ -2327,8 +2337,9 @@ impl Sched {
     }
 
     /// bresume'd jobs (SSUSP with SUSP_USER_RESUME) are resumed when their host's load
-    /// is within the queue's and the host's loadSched thresholds: highest queue
-    /// priority first, then the oldest; at most one per host per SBD_SLEEP_TIME.
+    /// is within the queue's and the host's loadSched thresholds — or, when the queue
+    /// has a RESUME_COND, when that holds: highest queue priority first, then the
+    /// oldest; at most one per host per SBD_SLEEP_TIME.
     fn resume_pass(&mut self, now: Millis) {
         let mut cands: Vec<(u32, i64, JobKey, u32, String, String)> = self
             .jobs
@@ -2356,7 +2367,11 @@ impl Sched {
                 self.hosts.iter().find(|h| h.name == host),
             ) {
                 (Some(q), Some(h)) => {
-                    self.load_ok(q, h).is_ok()
+                    let load_allows = match &q.resume_cond {
+                        Some(c) => c.holds(&|n| Self::load_value(h, n)),
+                        None => self.load_ok(q, h).is_ok(),
+                    };
+                    load_allows
                         && !h.sbd_failed
                         && (h.last_resume == 0 || now - h.last_resume >= period)
                 }

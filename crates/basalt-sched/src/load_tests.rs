@@ -185,3 +185,29 @@ fn host_dispatch_window_closes_the_host() {
     s.schedule(T0 + 1000);
     assert_eq!(dispatches(&s.take_effects()).len(), 1);
 }
+
+#[test]
+fn resume_cond_alone_decides_for_bresumed_jobs() {
+    let mut c = cfg();
+    c.queues[0].load_sched.insert("r1m".into(), 0.5);
+    c.queues[0].resume_cond =
+        Some(basalt_susp_core::Cond::parse("ut < 0.3").unwrap_or_else(|e| panic!("{e}")));
+    let mut s = core(c);
+    s.submit(T0, &alice(), cmd("a")).expect("submit");
+    s.schedule(T0);
+    assert_eq!(dispatches(&s.take_effects()).len(), 1);
+    run_then_bresume(&mut s, (1, 0), 1);
+    s.take_effects();
+    // r1m within loadSched but ut too high: RESUME_COND is false, the job waits.
+    let mut l = load(0.0);
+    l.insert("ut".into(), 0.9);
+    s.lim_update("hostA", 1, 1.0, true, l.clone());
+    s.tick(T0 + 1000);
+    assert!(sbd_resumes(&s.take_effects()).is_empty());
+    // r1m beyond loadSched but RESUME_COND true: resumed.
+    l.insert("r1m".into(), 3.0);
+    l.insert("ut".into(), 0.1);
+    s.lim_update("hostA", 1, 1.0, true, l);
+    s.tick(T0 + 2000);
+    assert_eq!(sbd_resumes(&s.take_effects()), vec![(1, 0)]);
+}

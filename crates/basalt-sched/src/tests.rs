@@ -29,6 +29,7 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         settings: BTreeMap::new(),
         run_window: String::new(),
         dispatch_window: String::new(),
+        resume_cond: None,
         run_windows: None,
         dispatch_windows: None,
     }

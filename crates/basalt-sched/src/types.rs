@@ -492,6 +492,8 @@ pub struct Queue {
     pub settings: BTreeMap<String, String>,
     pub run_window: String,
     pub dispatch_window: String,
+    /// RESUME_COND, parsed: when set it alone decides when a bresume'd job resumes.
+    pub resume_cond: Option<basalt_susp_core::Cond>,
     /// RUN_WINDOW and DISPATCH_WINDOW, parsed (None = always open).
     pub run_windows: Option<basalt_config::TimeWindow>,
     pub dispatch_windows: Option<basalt_config::TimeWindow>,
