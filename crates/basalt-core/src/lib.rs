@@ -18,12 +18,14 @@ pub use load::{
 /// Compare host names the way LSF does after canonicalisation: case-insensitive,
 /// and a short name matches its fully qualified form (`hostA` == `hostA.example.org`).
 pub fn same_host(a: &str, b: &str) -> bool {
-    let short = |s: &str| s.split('.').next().unwrap_or(s).to_ascii_lowercase();
     if a.eq_ignore_ascii_case(b) {
         return true;
     }
     // Only fall back to short-name comparison when at least one side is unqualified.
-    (!a.contains('.') || !b.contains('.')) && short(a) == short(b)
+    fn short(s: &str) -> &str {
+        s.split('.').next().unwrap_or(s)
+    }
+    (!a.contains('.') || !b.contains('.')) && short(a).eq_ignore_ascii_case(short(b))
 }
 
 #[cfg(test)]

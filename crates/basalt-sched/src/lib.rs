@@ -1953,9 +1953,7 @@ impl Sched {
     /// job, and jobs that cannot start share one set of pending reasons.
     pub fn schedule(&mut self, now: Millis) {
         self.dirty = false;
-        let t_a = std::time::Instant::now();
         self.resume_pass(now);
-        eprintln!("TIMING resume {:?}", t_a.elapsed());
         // Queue priority (highest first), then queue name, then submission order.
         let mut by_name: Vec<usize> = (0..self.queues.len()).collect();
         by_name.sort_by(|a, b| self.queues[*a].name.cmp(&self.queues[*b].name));
@@ -1981,7 +1979,6 @@ impl Sched {
             .collect();
         drop(qindex);
         order.sort_unstable();
-        eprintln!("TIMING order {:?}", t_a.elapsed());
         let nh = self.hosts.len();
         let index: HashMap<&str, usize> = self
             .hosts
@@ -2050,7 +2047,6 @@ impl Sched {
             }
             deps.insert(*key, t);
         }
-        eprintln!("TIMING deps {:?}", t_a.elapsed());
         let accept_ms = i64::from(self.cfg.job_accept_interval)
             * i64::from(self.cfg.mbd_sleep_time_secs)
             * 1000;
@@ -2240,7 +2236,6 @@ impl Sched {
                 }
             }
         }
-        eprintln!("TIMING loop {:?}", t_a.elapsed());
     }
 
     /// The checks of host `h` that depend only on the queue: (not a queue host, LIM /
