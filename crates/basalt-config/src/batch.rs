@@ -613,8 +613,19 @@ fn parse_queue(ctx: &mut Ctx<'_>, section: &Section, shared: &Shared) -> Option<
             "RUN_WINDOW" => q.run_window = window(ctx, line, k, v),
             "DISPATCH_WINDOW" => q.dispatch_window = window(ctx, line, k, v),
             "RES_REQ" => q.res_req = Some(v.to_owned()),
-            "STOP_COND" => q.stop_cond = Some(v.to_owned()),
-            "RESUME_COND" => q.resume_cond = Some(v.to_owned()),
+            "STOP_COND" | "RESUME_COND" => {
+                if let Err(e) = crate::cond::Cond::parse(v) {
+                    ctx.warn(
+                        line,
+                        format!("{k}: {}; the condition is not evaluated", e.why),
+                    );
+                }
+                if k == "STOP_COND" {
+                    q.stop_cond = Some(v.to_owned());
+                } else {
+                    q.resume_cond = Some(v.to_owned());
+                }
+            }
             "EXCLUSIVE" => {
                 if v.to_ascii_uppercase().starts_with("CU[") {
                     q.exclusive = true;
@@ -1458,6 +1469,26 @@ mod tests {
         assert!(q.dispatch_window.is_some());
         assert_eq!(q.description, "");
         assert_eq!(q.line, 1);
+    }
+
+    #[test]
+    fn stop_and_resume_conditions_are_checked() {
+        let text = "Begin Queue\nQUEUE_NAME = q\nSTOP_COND = r1m > 2 && (ut > 0.9 || pg > 20)\n\
+                    RESUME_COND = (r1m < 1\nEnd Queue\n";
+        let (qs, d) = with_ctx(|ctx| parse_queues(ctx, text, &shared()));
+        assert!(d.errors.is_empty(), "{:?}", d.errors);
+        let lines: Vec<usize> = d.warnings.iter().map(|w| w.line).collect();
+        assert_eq!(lines, vec![4], "{:?}", d.warnings);
+        assert!(
+            d.warnings[0].message.contains("RESUME_COND"),
+            "{:?}",
+            d.warnings
+        );
+        assert_eq!(
+            qs[0].stop_cond.as_deref(),
+            Some("r1m > 2 && (ut > 0.9 || pg > 20)")
+        );
+        assert_eq!(qs[0].resume_cond.as_deref(), Some("(r1m < 1"));
     }
 
     #[test]

@@ -16,6 +16,7 @@
 
 pub mod batch;
 pub mod cluster;
+pub mod cond;
 pub mod embedded;
 pub mod error;
 mod lexer;

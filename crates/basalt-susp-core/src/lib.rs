@@ -47,7 +47,8 @@
 //!   resumed at once.
 //! * Host unavailable (no load from LIM): nothing is suspended, nothing resumed.
 
-pub mod cond;
+/// The condition language lives in basalt-config (lsb.queues is checked with it).
+pub use basalt_config::cond;
 
 use basalt_config::TimeWindow;
 use basalt_config::batch::Threshold;

@@ -1,4 +1,5 @@
-//! Queue `STOP_COND` / `RESUME_COND` expressions: LSF's resource-requirement
+//! Queue `STOP_COND` / `RESUME_COND` expressions (checked when lsb.queues is read,
+//! evaluated by sbatchd's load policy and mbatchd): LSF's resource-requirement
 //! select syntax over load indices, e.g. `r1m > 1.5 && (pg > 20 || it < 1)`.
 //!
 //! Grammar (lowest precedence first): `||` (`or`), `&&` (`and`), `!` (`not`),
