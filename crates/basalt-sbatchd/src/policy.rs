@@ -72,8 +72,14 @@ async fn fetch_load(shared: &Shared, master: &str) -> Option<(HostLoad, String, 
         S::try_from(rec.status),
         Ok(S::Ok | S::Busy | S::LockedUser | S::LockedWindow)
     );
+    let lock = match S::try_from(rec.status) {
+        Ok(S::LockedUser) => basalt_susp_core::HostLock::User,
+        Ok(S::LockedWindow) => basalt_susp_core::HostLock::Master,
+        _ => basalt_susp_core::HostLock::None,
+    };
     let load = HostLoad {
         available: status_ok && !rec.load.is_empty(),
+        lock,
         ncpus: if rec.has_info { info.ncpus } else { 0 },
         cpu_factor: info.cpu_factor,
         values: rec.load.into_iter().map(|l| (l.name, l.value)).collect(),

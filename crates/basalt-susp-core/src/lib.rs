@@ -32,7 +32,10 @@
 //!   (`it`) longer than `PG_SUSP_IT`. A job is only suspended when more than one
 //!   job is running on the host, or the host is used interactively (`it` < 1
 //!   minute), or `LSB_STOP_IGNORE_IT` is set. One job per pass — except for the
-//!   `it` and `ls` reasons, which suspend every job that qualifies at once.
+//!   `it` and `ls` reasons, which suspend every job that qualifies at once. A host
+//!   locked in LIM (`lsadmin limlock`: `SUSP_HOST_LOCK`; by the master LIM:
+//!   `SUSP_HOST_LOCK_MASTER`) has every job suspended at once, the sole one too, and
+//!   none resumed while the lock lasts.
 //! * **Resuming** (at most once per `SBD_SLEEP_TIME`, and not in a pass that
 //!   suspended): system-suspended jobs (not those stopped by a user, by a run
 //!   window or locked by mbatchd) are visited highest priority first, oldest
@@ -153,10 +156,34 @@ impl Default for Params {
 pub struct HostLoad {
     /// False when LIM has no load for the host (unavailable).
     pub available: bool,
+    /// The host is locked (`lsadmin limlock`, or a LIM run window).
+    pub lock: HostLock,
     pub ncpus: u32,
     pub cpu_factor: f64,
     /// Index name -> value; r15s/r1m/r15m raw (as plain `lsload` shows them).
     pub values: BTreeMap<String, f64>,
+}
+
+/// A LIM lock on the host.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HostLock {
+    #[default]
+    None,
+    /// `lsadmin limlock` (lockU): SUSP_HOST_LOCK.
+    User,
+    /// Locked by the master LIM (a LIM run window, lockW): SUSP_HOST_LOCK_MASTER.
+    Master,
+}
+
+impl HostLock {
+    /// The suspending reason bit of the lock (0 when unlocked).
+    pub fn reason(self) -> u32 {
+        match self {
+            HostLock::None => 0,
+            HostLock::User => susp::HOST_LOCK,
+            HostLock::Master => susp::HOST_LOCK_MASTER,
+        }
+    }
 }
 
 impl HostLoad {
@@ -390,6 +417,9 @@ impl Policy {
 
     /// LSF's shouldStop for one job: the first threshold its load is beyond.
     fn should_stop(&self, queue: &str, load: &HostLoad) -> Option<StopWhy> {
+        if load.lock != HostLock::None {
+            return Some((load.lock.reason(), 0, true));
+        }
         let t = self.job_thresholds(queue);
         let hit = |name: &str| -> Option<u32> {
             let limit = *t.stop.get(name)?;
@@ -436,6 +466,9 @@ impl Policy {
         subreasons: u32,
         load: &HostLoad,
     ) -> Option<(u32, u32)> {
+        if load.lock != HostLock::None {
+            return Some((load.lock.reason(), 0));
+        }
         let t = self.job_thresholds(queue);
         let pg_no = LoadIndex::Pg.position() as u32;
         let for_paging =
@@ -548,13 +581,15 @@ impl Policy {
                 let Some((reasons, subreasons, stopmore)) = self.should_stop(&j.queue, load) else {
                     continue;
                 };
-                if !(running > 1 || interactive || self.params.stop_ignore_it) {
+                let lock = reasons & (susp::HOST_LOCK | susp::HOST_LOCK_MASTER) != 0;
+                if !(lock || running > 1 || interactive || self.params.stop_ignore_it) {
                     continue;
                 }
-                let terminate = self
-                    .queues
-                    .get(&j.queue)
-                    .is_some_and(|q| q.terminate_on_load);
+                let terminate = !lock
+                    && self
+                        .queues
+                        .get(&j.queue)
+                        .is_some_and(|q| q.terminate_on_load);
                 out.push(if terminate {
                     Action::Terminate {
                         key: j.key,

@@ -45,6 +45,7 @@ fn load(vals: &[(&str, f64)]) -> HostLoad {
     }
     HostLoad {
         available: true,
+        lock: HostLock::None,
         ncpus: 1,
         cpu_factor: 1.0,
         values,
@@ -740,4 +741,42 @@ fn from_config_reads_queues_hosts_and_params() {
     assert_eq!(t.sched["r1m"], 0.1);
     assert_eq!(t.stop["r1m"], 1.0);
     assert_eq!(t.stop["ut"], 0.9);
+}
+
+#[test]
+fn a_locked_host_stops_every_job_and_resumes_none() {
+    let mut p = seed_policy();
+    let mut forced = job(3, "high", 0, JobState::Run);
+    forced.forced = true;
+    let jobs = [
+        job(1, "low", 0, JobState::Run),
+        job(2, "high", 0, JobState::Run),
+        forced,
+    ];
+    let mut l = load(&[("r1m", 0.0)]);
+    l.lock = HostLock::User;
+    let a = p.decide(100 * S, NOON_MON, &l, &jobs);
+    assert_eq!(
+        a,
+        vec![
+            suspend(1, susp::HOST_LOCK, 0),
+            suspend(2, susp::HOST_LOCK, 0)
+        ],
+        "every job at once (lowest priority first), the last one too; not the brun job"
+    );
+    let locked = JobState::Ssusp {
+        reasons: susp::HOST_LOCK,
+        subreasons: 0,
+    };
+    let s = [job(1, "low", 0, locked), job(2, "high", 0, locked)];
+    l.lock = HostLock::Master;
+    let a = p.decide(200 * S, NOON_MON, &l, &s);
+    assert!(
+        a.iter().all(
+            |x| matches!(x, Action::Reason { reasons, .. } if *reasons == susp::HOST_LOCK_MASTER)
+        ),
+        "{a:?}"
+    );
+    l.lock = HostLock::None;
+    assert_eq!(p.decide(300 * S, NOON_MON, &l, &s), vec![resume(2)]);
 }
