@@ -109,6 +109,15 @@ pub async fn run(
             _ = tokio::time::sleep(period) => {}
             _ = crate::stopped(&mut stop) => return,
         }
+        let (tx, rx) = oneshot::channel();
+        if owner.send(Msg::PolicyJobs { reply: tx }).await.is_err() {
+            return;
+        }
+        let Ok(jobs) = rx.await else { return };
+        if jobs.is_empty() {
+            continue;
+        }
+        // Only a host with jobs asks the master LIM for its load.
         let m = master.borrow().clone();
         let load = match m {
             Some(m) => fetch_load(&shared, &m).await,
@@ -129,14 +138,6 @@ pub async fn run(
                 HostLoad::default()
             }
         };
-        let (tx, rx) = oneshot::channel();
-        if owner.send(Msg::PolicyJobs { reply: tx }).await.is_err() {
-            return;
-        }
-        let Ok(jobs) = rx.await else { return };
-        if jobs.is_empty() {
-            continue;
-        }
         let now = now_ms();
         let actions = policy.decide(now, local_minute_of_week(now / 1000), &load, &jobs);
         if !actions.is_empty() && owner.send(Msg::PolicyActions { actions }).await.is_err() {
