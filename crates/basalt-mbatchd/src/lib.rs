@@ -251,6 +251,19 @@ impl Owner {
     }
 }
 
+/// Give the memory freed after a replay (every record of lsb.events was held at once)
+/// back to the system, so mbatchd's resident size is what its jobs take, not the peak
+/// of reading the log. glibc keeps freed heap otherwise.
+#[allow(unsafe_code)]
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks the allocator's own free lists; it takes no
+    // pointers from us and is safe to call at any time from any thread.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// Where mbatchd takes requests: a socket bound by the caller, or an address to bind
 /// once the event-log lock is held and lsb.events replayed — so that while another
 /// mbatchd still holds the lock (a partition, a slow takeover) connections are refused
@@ -314,6 +327,8 @@ pub async fn run(
         "replayed {}",
         logdir.join("lsb.events").display()
     );
+    drop(replayed);
+    release_freed_memory();
     sched.start(now, &me);
     let epoch = sched.epoch;
     info!(

@@ -386,7 +386,7 @@ impl Sched {
                         kill_as_done: false,
                         kill_ordered: None,
                         usage: Usage::default(),
-                        pend_reasons: Arc::new(BTreeMap::from([(pend::NEW_JOB, Vec::new())])),
+                        pend_reasons: new_job_reasons(),
                         last_seq: 0,
                         resume_sent: false,
                         forced: false,
@@ -482,7 +482,7 @@ impl Sched {
                         j.start_time = 0;
                     }
                     if new == JobState::Pend && j.pend_reasons.is_empty() {
-                        j.pend_reasons = Arc::new(BTreeMap::from([(pend::NEW_JOB, Vec::new())]));
+                        j.pend_reasons = new_job_reasons();
                     }
                 }
                 if new == JobState::Run {
@@ -2538,6 +2538,13 @@ fn allocate(cands: &[Cand], need: u32, span: Option<Option<u32>>) -> Option<Vec<
             None
         }
     }
+}
+
+/// The pending reasons of a job no pass has looked at yet, one map shared by all.
+fn new_job_reasons() -> Arc<BTreeMap<u32, Vec<String>>> {
+    static NEW: std::sync::LazyLock<Arc<BTreeMap<u32, Vec<String>>>> =
+        std::sync::LazyLock::new(|| Arc::new(BTreeMap::from([(pend::NEW_JOB, Vec::new())])));
+    NEW.clone()
 }
 
 /// A candidate host of a scheduling pass: (free slots, r15s × 100, rank, host index).
