@@ -1967,18 +1967,6 @@ impl Sched {
             .enumerate()
             .map(|(i, q)| (q.name.as_str(), i))
             .collect();
-        let mut order: Vec<(u32, usize, i64, JobKey, usize)> = self
-            .jobs
-            .values()
-            .filter(|j| j.state == JobState::Pend)
-            .filter_map(|j| {
-                let qi = *qindex.get(j.queue.as_str())?;
-                let prio = self.queues[qi].priority;
-                Some((u32::MAX - prio, name_rank[qi], j.order, j.key(), qi))
-            })
-            .collect();
-        drop(qindex);
-        order.sort_unstable();
         let nh = self.hosts.len();
         let index: HashMap<&str, usize> = self
             .hosts
@@ -1997,37 +1985,58 @@ impl Sched {
         };
         let mut q_used: BTreeMap<String, u32> = BTreeMap::new();
         let mut q_user: BTreeMap<(String, String), u32> = BTreeMap::new();
-        for j in self.jobs.values().filter(|j| j.state.is_started()) {
-            for h in &j.hosts {
-                let Some(&i) = index.get(h.as_str()) else {
-                    continue;
-                };
-                st.take(i, &j.queue, &j.sub.user, track_user, track_qhost);
-                if j.sub.options & sub::EXCLUSIVE != 0 {
-                    st.excl[i] = true;
-                }
-            }
-            *q_used.entry(j.queue.clone()).or_default() += j.slots();
-            *q_user
-                .entry((j.queue.clone(), j.sub.user.clone()))
-                .or_default() += j.slots();
-        }
-        drop(index);
         // Started elements of arrays with a %k limit.
         let mut array_started: BTreeMap<u64, u32> = BTreeMap::new();
-        for j in self
-            .jobs
-            .values()
-            .filter(|j| j.array_limit.is_some() && j.state.is_started())
-        {
-            *array_started.entry(j.id).or_default() += 1;
+        // One walk over the jobs: the pending ones in the order they are visited, what
+        // the started ones hold.
+        let mut order: Vec<PendRec> = Vec::new();
+        for j in self.jobs.values() {
+            if j.state == JobState::Pend {
+                let Some(&qi) = qindex.get(j.queue.as_str()) else {
+                    continue;
+                };
+                order.push(PendRec {
+                    rank: (
+                        u32::MAX - self.queues[qi].priority,
+                        name_rank[qi],
+                        j.order,
+                        j.key(),
+                    ),
+                    qi,
+                    sub: j.sub.clone(),
+                    has_dep: j.dep.is_some(),
+                    array_limit: j.array_limit,
+                    need: j.slots(),
+                });
+            } else if j.state.is_started() {
+                for h in &j.hosts {
+                    let Some(&i) = index.get(h.as_str()) else {
+                        continue;
+                    };
+                    st.take(i, &j.queue, &j.sub.user, track_user, track_qhost);
+                    if j.sub.options & sub::EXCLUSIVE != 0 {
+                        st.excl[i] = true;
+                    }
+                }
+                *q_used.entry(j.queue.clone()).or_default() += j.slots();
+                *q_user
+                    .entry((j.queue.clone(), j.sub.user.clone()))
+                    .or_default() += j.slots();
+                if j.array_limit.is_some() {
+                    *array_started.entry(j.id).or_default() += 1;
+                }
+            }
         }
+        drop(index);
+        drop(qindex);
+        order.sort_unstable_by(|a, b| a.rank.cmp(&b.rank));
         // Dependencies are evaluated once, before this pass places anything; the elements
         // of an array share one value unless the condition names `[*]`.
         let mut deps: BTreeMap<JobKey, Tri> = BTreeMap::new();
         let mut per_array: BTreeMap<u64, Tri> = BTreeMap::new();
-        for (_, _, _, key, _) in &order {
-            let Some(j) = self.jobs.get(key) else {
+        for rec in order.iter().filter(|r| r.has_dep) {
+            let key = rec.rank.3;
+            let Some(j) = self.jobs.get(&key) else {
                 continue;
             };
             let Some(e) = &j.dep else {
@@ -2045,7 +2054,7 @@ impl Sched {
             if shared {
                 per_array.insert(j.id, t);
             }
-            deps.insert(*key, t);
+            deps.insert(key, t);
         }
         let accept_ms = i64::from(self.cfg.job_accept_interval)
             * i64::from(self.cfg.mbd_sleep_time_secs)
@@ -2056,7 +2065,11 @@ impl Sched {
         let mut shapes: HashMap<ShapeKey, Shape> = HashMap::new();
         // Bumped by every placement: a shape evaluated at another generation is stale.
         let mut generation: u64 = 0;
-        for (_, _, _, key, qi) in order {
+        // Pending reasons to set, applied in one walk at the end.
+        let mut assign: Vec<(JobKey, Arc<BTreeMap<u32, Vec<String>>>)> = Vec::new();
+        for rec in order {
+            let (key, qi, need) = (rec.rank.3, rec.qi, rec.need);
+            let sub = &rec.sub;
             if statics[qi].is_none() {
                 let q = &self.queues[qi];
                 let per_host = self.hosts.iter().map(|h| self.static_why(q, h)).collect();
@@ -2065,17 +2078,12 @@ impl Sched {
             let Some((windows_open, per_host)) = &statics[qi] else {
                 continue;
             };
-            let Some(j) = self.jobs.get(&key) else {
-                continue;
-            };
             let q = &self.queues[qi];
-            let qname = &q.name;
-            let need = j.slots();
             let early = if !q.active {
                 Some(pend::QUEUE_INACT)
             } else if !windows_open {
                 Some(pend::QUEUE_WINDOW)
-            } else if j.sub.begin_time > t {
+            } else if sub.begin_time > t {
                 Some(pend::START_TIME)
             } else if let Some(d) = deps.get(&key).filter(|d| **d != Tri::Yes) {
                 Some(if *d == Tri::Never {
@@ -2083,19 +2091,19 @@ impl Sched {
                 } else {
                     pend::DEPEND
                 })
-            } else if j
+            } else if rec
                 .array_limit
-                .is_some_and(|k| array_started.get(&j.id).copied().unwrap_or(0) >= k)
+                .is_some_and(|k| array_started.get(&key.0).copied().unwrap_or(0) >= k)
             {
                 Some(PEND_ARRAY_LIMIT)
             } else if q
                 .qjob_limit
-                .is_some_and(|l| q_used.get(qname).copied().unwrap_or(0) + need > l)
+                .is_some_and(|l| q_used.get(&q.name).copied().unwrap_or(0) + need > l)
             {
                 Some(pend::QUEUE_JOB_LIMIT)
             } else if q.ujob_limit.is_some_and(|l| {
                 q_user
-                    .get(&(qname.clone(), j.sub.user.clone()))
+                    .get(&(q.name.clone(), sub.user.clone()))
                     .copied()
                     .unwrap_or(0)
                     + need
@@ -2106,84 +2114,85 @@ impl Sched {
                 None
             };
             if let Some(code) = early {
-                if let Some(j) = self.jobs.get_mut(&key) {
-                    j.pend_reasons = Arc::new(BTreeMap::from([(code, Vec::new())]));
-                }
+                assign.push((key, Arc::new(BTreeMap::from([(code, Vec::new())]))));
                 continue;
             }
-            let exclusive = j.sub.options & sub::EXCLUSIVE != 0 || q.exclusive;
-            let span = span_of(&j.sub.res_req);
-            let user = j.sub.user.clone();
+            let exclusive = sub.options & sub::EXCLUSIVE != 0 || q.exclusive;
+            let span = span_of(&sub.res_req);
             let shape_key = ShapeKey {
                 queue: qi,
-                user: track_user.then(|| user.clone()),
-                asked: j.sub.asked_hosts.clone(),
+                user: track_user.then(|| sub.user.clone()),
+                asked: sub.asked_hosts.clone(),
                 exclusive,
                 need,
                 span,
             };
             let job = JobFit {
                 queue: q,
-                asked: &j.sub.asked_hosts,
-                user: &user,
+                asked: &sub.asked_hosts,
+                user: &sub.user,
                 exclusive,
                 need,
             };
             let shape = shapes.entry(shape_key).or_insert_with(|| Shape {
                 generation: u64::MAX,
-                cands: Vec::new(),
+                cands: BTreeSet::new(),
+                cur: Vec::new(),
                 why: Vec::new(),
                 reasons: None,
             });
             if shape.generation != generation {
                 shape.generation = generation;
                 shape.cands.clear();
+                shape.cur.clear();
+                shape.cur.resize(nh, None);
                 shape.why.clear();
                 shape.why.resize(nh, None);
                 shape.reasons = None;
                 for i in 0..nh {
                     match self.host_fit(now, accept_ms, &job, &st, per_host, i) {
-                        Ok(c) => shape.cands.push(c),
+                        Ok(c) => {
+                            shape.cands.insert(CandKey(c));
+                            shape.cur[i] = Some(c);
+                        }
                         Err(code) => shape.why[i] = Some(code),
                     }
                 }
-                shape.cands.sort_by(cand_order);
             }
-            match allocate(&shape.cands, need, span) {
+            match allocate(shape.cands.iter().map(|c| &c.0), need, span) {
                 Some(alloc) => {
-                    let asked = j.sub.asked_hosts.clone();
-                    let qname = qname.clone();
+                    let qname = q.name.clone();
                     for &i in &alloc {
-                        st.take(i, &qname, &user, track_user, track_qhost);
+                        st.take(i, &qname, &sub.user, track_user, track_qhost);
                         if exclusive {
                             st.excl[i] = true;
                         }
                     }
                     *q_used.entry(qname.clone()).or_default() += need;
-                    *q_user.entry((qname.clone(), user.clone())).or_default() += need;
-                    if j.array_limit.is_some() {
-                        *array_started.entry(j.id).or_default() += 1;
+                    *q_user.entry((qname.clone(), sub.user.clone())).or_default() += need;
+                    if rec.array_limit.is_some() {
+                        *array_started.entry(key.0).or_default() += 1;
                     }
                     let names = alloc.iter().map(|&i| self.hosts[i].name.clone()).collect();
                     self.start_job_at(now, key, names, &alloc);
                     generation += 1;
                     // Only the hosts just used changed: bring this shape up to date.
-                    let q = &self.queues[qi];
                     let mut touched = alloc;
                     touched.sort_unstable();
                     touched.dedup();
                     let shape_key = ShapeKey {
                         queue: qi,
-                        user: track_user.then(|| user.clone()),
-                        asked,
+                        user: track_user.then(|| sub.user.clone()),
+                        asked: sub.asked_hosts.clone(),
                         exclusive,
                         need,
                         span,
                     };
+                    let q = &self.queues[qi];
                     let job = JobFit {
                         queue: q,
-                        asked: &shape_key.asked,
-                        user: &user,
+                        asked: &sub.asked_hosts,
+                        user: &sub.user,
                         exclusive,
                         need,
                     };
@@ -2191,14 +2200,14 @@ impl Sched {
                         continue;
                     };
                     for i in touched {
-                        if let Some(pos) = shape.cands.iter().position(|c| c.3 == i) {
-                            shape.cands.remove(pos);
+                        if let Some(old) = shape.cur[i].take() {
+                            shape.cands.remove(&CandKey(old));
                         }
                         shape.why[i] = None;
                         match self.host_fit(now, accept_ms, &job, &st, per_host, i) {
                             Ok(c) => {
-                                let at = shape.cands.partition_point(|x| cand_order(x, &c).is_lt());
-                                shape.cands.insert(at, c);
+                                shape.cands.insert(CandKey(c));
+                                shape.cur[i] = Some(c);
                             }
                             Err(code) => shape.why[i] = Some(code),
                         }
@@ -2225,14 +2234,32 @@ impl Sched {
                                 };
                                 r.entry(code)
                                     .or_default()
-                                    .extend(shape.cands.iter().map(|c| hosts[c.3].name.clone()));
+                                    .extend(shape.cands.iter().map(|c| hosts[c.0.3].name.clone()));
                             }
                             Arc::new(r)
                         })
                         .clone();
-                    if let Some(j) = self.jobs.get_mut(&key) {
-                        j.pend_reasons = reasons;
+                    assign.push((key, reasons));
+                }
+            }
+        }
+        // Set the reasons in one ordered walk (mostly in key order already).
+        assign.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut next = assign.into_iter().peekable();
+        if let Some((first, _)) = next.peek() {
+            let first = *first;
+            for (k, j) in self.jobs.range_mut(first..) {
+                while next.peek().is_some_and(|(want, _)| want < k) {
+                    next.next();
+                }
+                match next.peek() {
+                    None => break,
+                    Some((want, _)) if want == k => {
+                        if let Some((_, r)) = next.next() {
+                            j.pend_reasons = r;
+                        }
                     }
+                    Some(_) => {}
                 }
             }
         }
@@ -2507,10 +2534,14 @@ fn span_of(res_req: &str) -> Option<Option<u32>> {
 }
 
 /// Choose hosts for `need` slots from candidates (free, load, rank, name).
-fn allocate(cands: &[Cand], need: u32, span: Option<Option<u32>>) -> Option<Vec<usize>> {
+fn allocate<'a>(
+    cands: impl Iterator<Item = &'a Cand>,
+    need: u32,
+    span: Option<Option<u32>>,
+) -> Option<Vec<usize>> {
+    let mut cands = cands;
     match span {
         Some(None) => cands
-            .iter()
             .find(|c| c.0 >= need)
             .map(|c| vec![c.3; need as usize]),
         Some(Some(ptile)) => {
@@ -2556,6 +2587,34 @@ fn cand_order(a: &Cand, b: &Cand) -> std::cmp::Ordering {
         .then(a.1.cmp(&b.1))
         .then(a.2.cmp(&b.2))
         .then(a.3.cmp(&b.3))
+}
+
+/// A [`Cand`] ordered by [`cand_order`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CandKey(Cand);
+
+impl Ord for CandKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        cand_order(&self.0, &other.0)
+    }
+}
+
+impl PartialOrd for CandKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// A pending job as a pass visits it: its place in the order, and what the checks read.
+struct PendRec {
+    /// (u32::MAX − queue priority, queue name rank, submission order, key).
+    rank: (u32, usize, i64, JobKey),
+    /// Queue index.
+    qi: usize,
+    sub: Arc<Submission>,
+    has_dep: bool,
+    array_limit: Option<u32>,
+    need: u32,
 }
 
 /// The (queue, host) checks of a pass, computed once per queue.
@@ -2613,7 +2672,9 @@ struct ShapeKey {
 struct Shape {
     generation: u64,
     /// Hosts that can take the job, best first.
-    cands: Vec<Cand>,
+    cands: BTreeSet<CandKey>,
+    /// Each host's entry in `cands`.
+    cur: Vec<Option<Cand>>,
     /// Why each other host cannot.
     why: Vec<Option<u32>>,
     /// The pending reasons of a job of this shape that does not fit, once built.
