@@ -2029,7 +2029,7 @@ impl Sched {
         }
         drop(index);
         drop(qindex);
-        order.sort_unstable_by(|a, b| a.rank.cmp(&b.rank));
+        order.sort_unstable_by_key(|r| r.rank);
         // Dependencies are evaluated once, before this pass places anything; the elements
         // of an array share one value unless the condition names `[*]`.
         let mut deps: BTreeMap<JobKey, Tri> = BTreeMap::new();
@@ -2066,7 +2066,7 @@ impl Sched {
         // Bumped by every placement: a shape evaluated at another generation is stale.
         let mut generation: u64 = 0;
         // Pending reasons to set, applied in one walk at the end.
-        let mut assign: Vec<(JobKey, Arc<BTreeMap<u32, Vec<String>>>)> = Vec::new();
+        let mut assign: Vec<(JobKey, PendReasons)> = Vec::new();
         for rec in order {
             let (key, qi, need) = (rec.rank.3, rec.qi, rec.need);
             let sub = &rec.sub;
@@ -2244,7 +2244,7 @@ impl Sched {
             }
         }
         // Set the reasons in one ordered walk (mostly in key order already).
-        assign.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        assign.sort_unstable_by_key(|a| a.0);
         let mut next = assign.into_iter().peekable();
         if let Some((first, _)) = next.peek() {
             let first = *first;
@@ -2588,6 +2588,9 @@ fn cand_order(a: &Cand, b: &Cand) -> std::cmp::Ordering {
         .then(a.2.cmp(&b.2))
         .then(a.3.cmp(&b.3))
 }
+
+/// Pending reasons by code, with the hosts each applies to; shared between jobs.
+type PendReasons = Arc<BTreeMap<u32, Vec<String>>>;
 
 /// A [`Cand`] ordered by [`cand_order`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
