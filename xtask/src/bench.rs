@@ -23,6 +23,10 @@
 //!   `fsync`/`fdatasync` calls of mbatchd are counted with `perf stat` when perf works.
 //! * `bsub` — wall time of the real release `bsub -H` per call, 200 calls in a row
 //!   (`--quick`: 50). Goal: p50 under 5 ms.
+//! * `sched`, `latency`, `drain`, `memory`, `idle`, `failover` — one module each under
+//!   `bench/`, documented there.
+//!
+//! `--vs slurm` adds the Slurm side ([`slurm`]) and a comparison table.
 
 use anyhow::{Context, Result, anyhow, bail};
 use basalt_config::embedded::{DefaultCluster, DefaultHost};
@@ -114,7 +118,7 @@ pub const MEASURES: &[Measure] = &[
     Measure {
         name: "drain",
         what: "10,000 trivial jobs on one 2-slot host, first submit to last finish, vs xargs -P2",
-        runs: 3,
+        runs: 2,
         quick_runs: 1,
         run: drain::run,
     },
