@@ -93,23 +93,38 @@ fn event_lines(c: &ProcessCluster, kind: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-#[test]
-fn partition_runs_batch_service_on_one_side_only() -> Result<()> {
+/// A three-host cluster in network namespaces, a work directory and the file every job
+/// appends its id to; `None` (the test is skipped) without `BASALT_TEST_NETNS=1`.
+struct Lab {
+    c: ProcessCluster,
+    work: std::path::PathBuf,
+    runs: std::path::PathBuf,
+}
+
+fn lab(name: &str) -> Result<Option<Lab>> {
     if !netns::enabled() {
         eprintln!(
             "netns_partition: skipped (set {}=1, as root with iproute2, to run the network-namespace tier)",
             netns::ENV
         );
-        return Ok(());
+        return Ok(None);
     }
     let c = ProcessCluster::start_batch_netns(
-        "netns-partition",
+        name,
         &ClusterSpec::new(3),
         "BASALT_SBD_HELLO_INTERVAL = 1",
     )?;
     let work = c.dir.path().join("w");
     std::fs::create_dir_all(&work)?;
     let runs = work.join("runs");
+    Ok(Some(Lab { c, work, runs }))
+}
+
+#[test]
+fn partition_runs_batch_service_on_one_side_only() -> Result<()> {
+    let Some(Lab { c, work, runs }) = lab("netns-partition")? else {
+        return Ok(());
+    };
     let record = |secs: u32| format!("echo $LSB_JOBID >> {}; sleep {secs}", runs.display());
     let logdir = c.dir.path().join("work/basalt/logdir");
     if !logdir.join("lsb.events").exists() {
@@ -313,21 +328,9 @@ fn runs_of(runs: &Path) -> BTreeMap<u64, usize> {
 /// the link returns.
 #[test]
 fn partial_partition_keeps_one_master() -> Result<()> {
-    if !netns::enabled() {
-        eprintln!(
-            "netns_partition: skipped (set {}=1, as root with iproute2, to run the network-namespace tier)",
-            netns::ENV
-        );
+    let Some(Lab { c, work, runs }) = lab("netns-partial")? else {
         return Ok(());
-    }
-    let c = ProcessCluster::start_batch_netns(
-        "netns-partial",
-        &ClusterSpec::new(3),
-        "BASALT_SBD_HELLO_INTERVAL = 1",
-    )?;
-    let work = c.dir.path().join("w");
-    std::fs::create_dir_all(&work)?;
-    let runs = work.join("runs");
+    };
     let record = |secs: u32| format!("echo $LSB_JOBID >> {}; sleep {secs}", runs.display());
     let on_b = c.bsub(&work, &["-m", "hostB", "-J", "onB", &record(8)])?;
     wait_for("the job on hostB to run", Duration::from_secs(30), || {

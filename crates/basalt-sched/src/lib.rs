@@ -2129,12 +2129,11 @@ impl Sched {
             };
             let job = JobFit {
                 queue: q,
-                asked: &sub.asked_hosts,
-                user: &sub.user,
+                sub,
                 exclusive,
                 need,
             };
-            let shape = shapes.entry(shape_key).or_insert_with(|| Shape {
+            let shape = shapes.entry(shape_key.clone()).or_insert_with(|| Shape {
                 generation: u64::MAX,
                 cands: BTreeSet::new(),
                 cur: Vec::new(),
@@ -2180,19 +2179,9 @@ impl Sched {
                     let mut touched = alloc;
                     touched.sort_unstable();
                     touched.dedup();
-                    let shape_key = ShapeKey {
-                        queue: qi,
-                        user: track_user.then(|| sub.user.clone()),
-                        asked: sub.asked_hosts.clone(),
-                        exclusive,
-                        need,
-                        span,
-                    };
-                    let q = &self.queues[qi];
                     let job = JobFit {
-                        queue: q,
-                        asked: &sub.asked_hosts,
-                        user: &sub.user,
+                        queue: &self.queues[qi],
+                        sub,
                         exclusive,
                         need,
                     };
@@ -2304,7 +2293,7 @@ impl Sched {
         if s.not_queue_host {
             return Err(pend::NOT_QUEUE_HOST);
         }
-        if !job.asked.is_empty() && !job.asked.contains(&h.name) {
+        if !job.sub.asked_hosts.is_empty() && !job.sub.asked_hosts.contains(&h.name) {
             return Err(pend::NOT_ASKED_HOST);
         }
         if let Some(code) = s.status {
@@ -2329,7 +2318,7 @@ impl Sched {
         if let Some(jlu) = h.jl_u {
             let uu = st
                 .used_user
-                .get(&(i, job.user.to_owned()))
+                .get(&(i, job.sub.user.clone()))
                 .copied()
                 .unwrap_or(0);
             free = free.min(jlu.saturating_sub(uu));
@@ -2653,8 +2642,8 @@ impl PassState {
 /// The parts of a job a host evaluation looks at.
 struct JobFit<'a> {
     queue: &'a Queue,
-    asked: &'a [String],
-    user: &'a str,
+    /// Asked hosts and user are read from here.
+    sub: &'a Submission,
     exclusive: bool,
     need: u32,
 }
