@@ -1167,12 +1167,14 @@ impl Sched {
     }
 
     /// The host's sbatchd has been silent for the unreach time plus `BASALT_HOST_LOST_GRACE`:
-    /// mbatchd gives up on the jobs started there (on it as their first host). A job whose
-    /// dispatch sbatchd never answered goes back to PEND (it never ran); a job with a kill
-    /// order ends EXIT with the kill's term reason; a rerunnable job is requeued to PEND
+    /// mbatchd gives up on the jobs started there (on it as their first host). A job with a
+    /// kill order ends EXIT with the kill's term reason; a rerunnable job is requeued to PEND
     /// (reason PEND_JOB_REQUEUED) at the top of its queue, to run again elsewhere with a
     /// new attempt number; any other job ends EXIT, TERM_REMOVE_HUNG_JOB, as if killed by
-    /// signal 9. If the host comes back, its sbatchd is told to kill the old copies
+    /// signal 9. That holds for a job whose dispatch was never answered too: after a
+    /// failover the answer may have been lost with the old mbatchd while the job ran, so
+    /// it is not assumed to have never started (running it again would run it twice).
+    /// If the host comes back, its sbatchd is told to kill the old copies
     /// ([`Sched::sbd_hello`]).
     fn give_up_host(&mut self, now: Millis, host: &str) {
         let mut jobs: Vec<(i64, JobKey)> = self
@@ -1193,8 +1195,7 @@ impl Sched {
             let Some(j) = self.jobs.get(&key) else {
                 continue;
             };
-            let (kill, unaccepted, rerun) =
-                (j.kill_ordered.clone(), j.pid == 0, self.rerunnable(j));
+            let (kill, rerun) = (j.kill_ordered.clone(), self.rerunnable(j));
             self.missing.remove(&key);
             let requeue = |reasons: u32| Event::JobStatus {
                 time: t,
@@ -1210,8 +1211,6 @@ impl Sched {
             };
             if let Some(term) = kill {
                 self.finish(t, key, status::EXIT, 0, 9, None, term);
-            } else if unaccepted {
-                self.emit(requeue(pend::SBD_UNREACH));
             } else if rerun {
                 self.emit(requeue(pend::REQUEUED));
             } else {
