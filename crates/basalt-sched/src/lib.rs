@@ -1083,18 +1083,7 @@ impl Sched {
             if unaccepted {
                 match kill {
                     Some(term) => self.finish(t, key, status::EXIT, 0, 0, None, term),
-                    None => self.emit(Event::JobStatus {
-                        time: t,
-                        key,
-                        status: status::PEND,
-                        reasons: pend::SBD_UNREACH,
-                        subreasons: 0,
-                        cpu_time: 0.0,
-                        end_time: 0,
-                        usage: None,
-                        exit_status: 0,
-                        term_reason: String::new(),
-                    }),
+                    None => self.emit(state_change(t, key, status::PEND, pend::SBD_UNREACH, 0)),
                 }
                 continue;
             }
@@ -1197,22 +1186,10 @@ impl Sched {
             };
             let (kill, rerun) = (j.kill_ordered.clone(), self.rerunnable(j));
             self.missing.remove(&key);
-            let requeue = |reasons: u32| Event::JobStatus {
-                time: t,
-                key,
-                status: status::PEND,
-                reasons,
-                subreasons: 0,
-                cpu_time: 0.0,
-                end_time: 0,
-                usage: None,
-                exit_status: 0,
-                term_reason: String::new(),
-            };
             if let Some(term) = kill {
                 self.finish(t, key, status::EXIT, 0, 9, None, term);
             } else if rerun {
-                self.emit(requeue(pend::REQUEUED));
+                self.emit(state_change(t, key, status::PEND, pend::REQUEUED, 0));
             } else {
                 self.finish(t, key, status::EXIT, 0, 9, None, TERM_HOST_LOST.to_string());
             }
@@ -1232,18 +1209,13 @@ impl Sched {
         if j.attempt != attempt || j.state != JobState::Run || j.pid != 0 {
             return;
         }
-        self.emit(Event::JobStatus {
-            time: secs(now),
+        self.emit(state_change(
+            secs(now),
             key,
-            status: status::PEND,
-            reasons: pend::SBD_UNREACH,
-            subreasons: 0,
-            cpu_time: 0.0,
-            end_time: 0,
-            usage: None,
-            exit_status: 0,
-            term_reason: String::new(),
-        });
+            status::PEND,
+            pend::SBD_UNREACH,
+            0,
+        ));
     }
 
     /// Send an order to sbatchd now, or — when sbatchd has not answered the dispatch
@@ -1397,18 +1369,7 @@ impl Sched {
                 subreasons,
             } => {
                 if JobState::from_code(state).is_some_and(|s| s.is_started()) {
-                    self.emit(Event::JobStatus {
-                        time: t,
-                        key,
-                        status: state,
-                        reasons,
-                        subreasons,
-                        cpu_time: 0.0,
-                        end_time: 0,
-                        usage: None,
-                        exit_status: 0,
-                        term_reason: String::new(),
-                    });
+                    self.emit(state_change(t, key, state, reasons, subreasons));
                 }
             }
             ReportKind::Finished {
@@ -1612,18 +1573,7 @@ impl Sched {
         };
         match j.state {
             JobState::Pend => {
-                self.emit(Event::JobStatus {
-                    time: t,
-                    key,
-                    status: status::PSUSP,
-                    reasons,
-                    subreasons: 0,
-                    cpu_time: 0.0,
-                    end_time: 0,
-                    usage: None,
-                    exit_status: 0,
-                    term_reason: String::new(),
-                });
+                self.emit(state_change(t, key, status::PSUSP, reasons, 0));
             }
             JobState::Psusp | JobState::Ususp => {}
             _ => {
@@ -1661,18 +1611,7 @@ impl Sched {
             JobState::Ususp => (status::SSUSP, susp::USER_RESUME),
             _ => return Ok(()),
         };
-        self.emit(Event::JobStatus {
-            time: t,
-            key,
-            status: st,
-            reasons,
-            subreasons: 0,
-            cpu_time: 0.0,
-            end_time: 0,
-            usage: None,
-            exit_status: 0,
-            term_reason: String::new(),
-        });
+        self.emit(state_change(t, key, st, reasons, 0));
         Ok(())
     }
 
@@ -2556,6 +2495,22 @@ fn allocate<'a>(
             }
             None
         }
+    }
+}
+
+/// A `JOB_STATUS` that only moves a job to `status` (nothing ended: no usage, no exit).
+fn state_change(time: i64, key: JobKey, status: u32, reasons: u32, subreasons: u32) -> Event {
+    Event::JobStatus {
+        time,
+        key,
+        status,
+        reasons,
+        subreasons,
+        cpu_time: 0.0,
+        end_time: 0,
+        usage: None,
+        exit_status: 0,
+        term_reason: String::new(),
     }
 }
 
