@@ -737,11 +737,7 @@ impl Cluster {
         let _ = std::fs::remove_dir_all(&top);
         std::fs::create_dir_all(top.join("log"))?;
         let (a, b) = free_loopback(7869)?;
-        let user = nix::unistd::User::from_uid(nix::unistd::getuid())
-            .ok()
-            .flatten()
-            .map(|u| u.name)
-            .unwrap_or_else(|| "root".into());
+        let user = crate::current_user();
         let hosts: Vec<String> = (0..n)
             .map(|i| format!("host{}", (b'A' + (i % 26) as u8) as char))
             .collect();

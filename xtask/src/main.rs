@@ -210,7 +210,8 @@ fn letters(mut i: usize) -> String {
     String::from_utf8_lossy(&s).into_owned()
 }
 
-fn current_user() -> String {
+/// The user running the xtask (its passwd name, else $USER, else root).
+pub(crate) fn current_user() -> String {
     nix::unistd::User::from_uid(nix::unistd::getuid())
         .ok()
         .flatten()

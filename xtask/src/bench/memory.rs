@@ -59,11 +59,7 @@ fn write_log(logdir: &Path, n: usize, user: &str, host: &str) -> Result<()> {
 /// Start a cluster whose lsb.events holds `n` held jobs; mbatchd's RSS (KiB) once it
 /// serves, and how long the start took.
 fn mbatchd_rss(ctx: &Ctx, n: usize) -> Result<(u64, f64)> {
-    let user = nix::unistd::User::from_uid(nix::unistd::getuid())
-        .ok()
-        .flatten()
-        .map(|u| u.name)
-        .unwrap_or_else(|| "root".into());
+    let user = crate::current_user();
     let t = Instant::now();
     let cluster = Cluster::start_with(ctx, &format!("memory{n}"), 1, |p| {
         write_log(&p.config.logdir(), n, &user, "hostA")
