@@ -1,0 +1,218 @@
+//! The client side: a tonic interceptor putting a fresh credential in every request.
+
+use crate::key::KeySource;
+use crate::{AuthError, CRED_METADATA, EAUTH_METADATA, Identity, PERMISSION_DENIED, cred, eauth};
+use basalt_proto::common::EauthData;
+use prost::Message;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tonic::metadata::{BinaryMetadataValue, MetadataMap};
+use tonic::{Request, Status};
+
+/// Where credentials come from.
+#[derive(Debug)]
+enum Source {
+    /// Signed here with the cluster key (daemons; users who can read the key).
+    Key {
+        keys: Arc<KeySource>,
+        who: Identity,
+        cluster: String,
+    },
+    /// Asked of a LIM's credential socket; the first one is fetched up front.
+    Socket {
+        name: String,
+        trusted: Vec<u32>,
+        first: Mutex<Option<Vec<u8>>>,
+    },
+    /// `LSF_AUTH=eauth`: `eauth -c <host>`.
+    Eauth {
+        program: PathBuf,
+        uid: u32,
+        gid: u32,
+        user: String,
+    },
+    /// No way to authenticate: every request fails with this reason.
+    Unavailable(String),
+}
+
+#[derive(Debug)]
+struct Inner {
+    source: Source,
+    /// The address requests should come from (the host's own address), when known.
+    local: Option<IpAddr>,
+    /// The host the credentials name.
+    host: Option<String>,
+}
+
+/// Puts a credential in every request it intercepts; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Authenticator {
+    inner: Arc<Inner>,
+    /// The host of the daemon the requests go to (`eauth -c <host>`).
+    target: Option<Arc<str>>,
+}
+
+impl Authenticator {
+    fn of(source: Source, local: Option<IpAddr>, host: Option<String>) -> Authenticator {
+        Authenticator {
+            inner: Arc::new(Inner {
+                source,
+                local,
+                host,
+            }),
+            target: None,
+        }
+    }
+
+    /// Sign as `who` with the cluster key (a daemon, or a user who can read the key).
+    pub fn with_key(
+        keys: Arc<KeySource>,
+        who: Identity,
+        cluster: &str,
+        local: Option<IpAddr>,
+    ) -> Authenticator {
+        let host = Some(who.host.clone());
+        Authenticator::of(
+            Source::Key {
+                keys,
+                who,
+                cluster: cluster.to_owned(),
+            },
+            local,
+            host,
+        )
+    }
+
+    /// Fetch credentials from the LIM credential socket `name`; fails at once if the
+    /// first one cannot be had. `local` maps the credential's host to its address.
+    pub fn from_socket(
+        name: &str,
+        trusted: Vec<u32>,
+        local: impl FnOnce(&str) -> Option<IpAddr>,
+    ) -> Result<Authenticator, AuthError> {
+        let first = crate::socket::fetch(name, &trusted, Duration::from_secs(5))?;
+        let host = cred::peek(&first)
+            .map(|c| c.host)
+            .ok_or_else(|| AuthError::NoCredential("unreadable credential".into()))?;
+        let addr = local(&host);
+        Ok(Authenticator::of(
+            Source::Socket {
+                name: name.to_owned(),
+                trusted,
+                first: Mutex::new(Some(first)),
+            },
+            addr,
+            Some(host),
+        ))
+    }
+
+    /// `LSF_AUTH=eauth` as this process's real user.
+    pub fn eauth(program: PathBuf, local: Option<IpAddr>) -> Authenticator {
+        let uid = nix::unistd::getuid().as_raw();
+        Authenticator::of(
+            Source::Eauth {
+                program,
+                uid,
+                gid: nix::unistd::getgid().as_raw(),
+                user: crate::user_name(uid).unwrap_or_else(|| uid.to_string()),
+            },
+            local,
+            None,
+        )
+    }
+
+    /// Cannot authenticate; requests fail with `reason`.
+    pub fn unavailable(reason: impl Into<String>) -> Authenticator {
+        Authenticator::of(Source::Unavailable(reason.into()), None, None)
+    }
+
+    /// The same credentials, for requests to the daemons of `host`.
+    pub fn towards(&self, host: &str) -> Authenticator {
+        Authenticator {
+            inner: self.inner.clone(),
+            target: Some(Arc::from(host)),
+        }
+    }
+
+    /// The address requests should leave from (bind it, so the receiver sees the host).
+    pub fn local_addr(&self) -> Option<IpAddr> {
+        self.inner.local
+    }
+
+    /// The host the credentials name (None for eauth and when unavailable).
+    pub fn host(&self) -> Option<&str> {
+        self.inner.host.as_deref()
+    }
+
+    /// Why requests cannot be authenticated, if they cannot.
+    pub fn unavailable_reason(&self) -> Option<&str> {
+        match &self.inner.source {
+            Source::Unavailable(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// One fresh credential: (metadata key, value).
+    pub fn credential(&self) -> Result<(&'static str, Vec<u8>), AuthError> {
+        match &self.inner.source {
+            Source::Key { keys, who, cluster } => {
+                let c = cred::mint(who, cluster, cred::now_ms())?;
+                Ok((CRED_METADATA, cred::seal(&keys.current(), &c)?))
+            }
+            Source::Socket {
+                name,
+                trusted,
+                first,
+            } => {
+                let cached = match first.lock() {
+                    Ok(mut g) => g.take(),
+                    Err(p) => p.into_inner().take(),
+                };
+                match cached {
+                    Some(b) => Ok((CRED_METADATA, b)),
+                    None => Ok((
+                        CRED_METADATA,
+                        crate::socket::fetch(name, trusted, Duration::from_secs(5))?,
+                    )),
+                }
+            }
+            Source::Eauth {
+                program,
+                uid,
+                gid,
+                user,
+            } => {
+                let host = self.target.as_deref().unwrap_or("");
+                let data = eauth::client_data(program, host)?;
+                Ok((
+                    EAUTH_METADATA,
+                    EauthData {
+                        uid: *uid,
+                        gid: *gid,
+                        user: user.clone(),
+                        data,
+                    }
+                    .encode_to_vec(),
+                ))
+            }
+            Source::Unavailable(r) => Err(AuthError::NoCredential(r.clone())),
+        }
+    }
+
+    /// Put a fresh credential into `md`.
+    pub fn stamp(&self, md: &mut MetadataMap) -> Result<(), AuthError> {
+        let (key, value) = self.credential()?;
+        md.insert_bin(key, BinaryMetadataValue::from_bytes(&value));
+        Ok(())
+    }
+}
+
+impl tonic::service::Interceptor for Authenticator {
+    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
+        self.stamp(req.metadata_mut())
+            .map_err(|e| Status::unauthenticated(format!("{PERMISSION_DENIED}: {e}")))?;
+        Ok(req)
+    }
+}

@@ -1,0 +1,206 @@
+//! The credential socket: a Linux abstract Unix socket per LIM, named after the LIM's
+//! address (so each host of a one-machine test cluster, and each network namespace, has
+//! its own). A client connects and reads one line; the LIM asks the kernel who the client
+//! is (SO_PEERCRED), mints a user credential for that uid/gid and the LIM's host, and
+//! answers `OK <hex>` or `ERR <reason>`.
+//!
+//! Nothing the client sends is trusted, so the client sends nothing. Another process
+//! taking the name first could only hand out credentials it can get itself, and the
+//! client checks the server's uid (root, itself, or the key file's owner) anyway.
+
+use crate::cred;
+use crate::key::{KeySource, hex, unhex};
+use crate::{AuthError, Identity, Kind};
+use std::io::Read;
+use std::net::SocketAddr as IpSocketAddr;
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixStream};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+
+/// The abstract socket name of the LIM listening on `lim`.
+pub fn name(lim: IpSocketAddr) -> String {
+    format!("basalt-auth@{lim}")
+}
+
+/// What the LIM needs to mint: its keys, host, cluster and (for a personal cluster) the
+/// only uid it serves.
+#[derive(Debug, Clone)]
+pub struct Minter {
+    pub keys: Arc<KeySource>,
+    pub host: String,
+    pub cluster: String,
+    /// `Some(uid)`: only this user gets credentials (daemons not running as root).
+    pub owner_only: Option<u32>,
+}
+
+impl Minter {
+    /// A sealed credential for the process with this uid/gid, or why not.
+    pub fn mint_for(&self, uid: u32, gid: u32) -> Result<Vec<u8>, AuthError> {
+        if let Some(owner) = self.owner_only
+            && uid != owner
+        {
+            return Err(AuthError::Refused(format!(
+                "this cluster runs as uid {owner} and serves only that user"
+            )));
+        }
+        let user = crate::user_name(uid)
+            .ok_or_else(|| AuthError::Refused(format!("uid {uid} has no user name")))?;
+        let who = Identity {
+            kind: Kind::User,
+            uid,
+            gid,
+            user,
+            host: self.host.clone(),
+        };
+        let c = cred::mint(&who, &self.cluster, cred::now_ms())?;
+        cred::seal(&self.keys.current(), &c)
+    }
+}
+
+/// Bind the abstract socket `name` (fails if another process holds it).
+pub fn bind(name: &str) -> Result<tokio::net::UnixListener, AuthError> {
+    let bad = |e: std::io::Error| AuthError::Socket {
+        name: name.to_owned(),
+        reason: e.to_string(),
+    };
+    let addr = SocketAddr::from_abstract_name(name.as_bytes()).map_err(bad)?;
+    let l = std::os::unix::net::UnixListener::bind_addr(&addr).map_err(bad)?;
+    l.set_nonblocking(true).map_err(bad)?;
+    tokio::net::UnixListener::from_std(l).map_err(bad)
+}
+
+/// Answer credential requests on `listener` until `shutdown` resolves.
+pub async fn serve(
+    listener: tokio::net::UnixListener,
+    minter: Minter,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    tokio::pin!(shutdown);
+    loop {
+        let conn = tokio::select! {
+            _ = &mut shutdown => return,
+            c = listener.accept() => c,
+        };
+        let Ok((mut stream, _)) = conn else {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        let minter = minter.clone();
+        tokio::spawn(async move {
+            let answer = match stream.peer_cred() {
+                Ok(c) => match minter.mint_for(c.uid(), c.gid()) {
+                    Ok(b) => format!("OK {}\n", hex(&b)),
+                    Err(e) => {
+                        tracing::warn!(uid = c.uid(), pid = ?c.pid(), "no credential: {e}");
+                        format!("ERR {e}\n")
+                    }
+                },
+                Err(e) => format!("ERR cannot tell who is asking: {e}\n"),
+            };
+            let _ =
+                tokio::time::timeout(Duration::from_secs(2), stream.write_all(answer.as_bytes()))
+                    .await;
+        });
+    }
+}
+
+/// Ask the LIM behind `name` for a credential. `trusted` lists the uids the server may
+/// run as (root and our own uid are always trusted).
+pub fn fetch(name: &str, trusted: &[u32], timeout: Duration) -> Result<Vec<u8>, AuthError> {
+    let bad = |reason: String| AuthError::Socket {
+        name: name.to_owned(),
+        reason,
+    };
+    let addr = SocketAddr::from_abstract_name(name.as_bytes()).map_err(|e| bad(e.to_string()))?;
+    let s = UnixStream::connect_addr(&addr).map_err(|e| bad(e.to_string()))?;
+    let peer = nix::sys::socket::getsockopt(&s, nix::sys::socket::sockopt::PeerCredentials)
+        .map_err(|e| bad(format!("SO_PEERCRED: {e}")))?;
+    let me = nix::unistd::geteuid().as_raw();
+    let server = peer.uid();
+    if server != 0 && server != me && !trusted.contains(&server) {
+        return Err(bad(format!(
+            "served by uid {server}, which does not run this cluster"
+        )));
+    }
+    s.set_read_timeout(Some(timeout))
+        .map_err(|e| bad(e.to_string()))?;
+    let mut buf = Vec::new();
+    s.take(8192)
+        .read_to_end(&mut buf)
+        .map_err(|e| bad(e.to_string()))?;
+    let line = String::from_utf8_lossy(&buf);
+    let line = line.trim_end();
+    if let Some(h) = line.strip_prefix("OK ") {
+        unhex(h.trim()).ok_or_else(|| bad("garbled answer".into()))
+    } else if let Some(e) = line.strip_prefix("ERR ") {
+        Err(AuthError::NoCredential(e.to_owned()))
+    } else {
+        Err(bad("no answer".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::KeyRing;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[tokio::test]
+    async fn the_socket_mints_for_the_caller_uid() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("k");
+        std::fs::write(&p, "00112233445566778899aabbccddeeff\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let keys = Arc::new(KeySource::open(&p, true).unwrap());
+        let me = nix::unistd::geteuid().as_raw();
+        let name = format!("basalt-auth-test-{}-{:?}", std::process::id(), p);
+        let l = bind(&name).unwrap();
+        // A second bind of the same name fails: nobody can take a live LIM's socket.
+        assert!(bind(&name).is_err());
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let minter = Minter {
+            keys: keys.clone(),
+            host: "hostA".into(),
+            cluster: "basalt".into(),
+            owner_only: None,
+        };
+        let task = tokio::spawn(serve(l, minter, async move {
+            let _ = rx.await;
+        }));
+        let n2 = name.clone();
+        let b = tokio::task::spawn_blocking(move || fetch(&n2, &[], Duration::from_secs(2)))
+            .await
+            .unwrap()
+            .unwrap();
+        let c = cred::open(&KeyRing::load(&p, true).unwrap(), &b).unwrap();
+        assert_eq!(c.uid, me);
+        assert_eq!(c.gid, nix::unistd::getegid().as_raw());
+        assert_eq!(c.host, "hostA");
+        assert_eq!(c.kind, Kind::User as i32);
+        assert_eq!(Some(c.user), crate::user_name(me));
+        let _ = tx.send(());
+        task.await.unwrap();
+        // Nobody listening: a clear error.
+        assert!(fetch(&name, &[], Duration::from_secs(1)).is_err());
+    }
+
+    #[test]
+    fn a_personal_cluster_mints_only_for_its_owner() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("k");
+        std::fs::write(&p, "00112233445566778899aabbccddeeff\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let me = nix::unistd::geteuid().as_raw();
+        let m = Minter {
+            keys: Arc::new(KeySource::open(&p, true).unwrap()),
+            host: "h".into(),
+            cluster: "c".into(),
+            owner_only: Some(me),
+        };
+        assert!(m.mint_for(me, 0).is_ok());
+        let e = m.mint_for(me + 1, 0).unwrap_err().to_string();
+        assert!(e.contains("serves only"), "{e}");
+    }
+}
