@@ -741,7 +741,7 @@ impl Cluster {
         let hosts: Vec<String> = (0..n)
             .map(|i| format!("host{}", (b'A' + (i % 26) as u8) as char))
             .collect();
-        let spec = DefaultCluster::new(
+        let mut spec = DefaultCluster::new(
             "bench",
             &user,
             hosts
@@ -754,6 +754,7 @@ impl Cluster {
                 })
                 .collect(),
         );
+        spec.root_rex = nix::unistd::geteuid().is_root();
         let envdir = spec
             .write(&top)
             .with_context(|| format!("writing a configuration in {}", top.display()))?;
@@ -1446,7 +1447,7 @@ pub mod submit {
     /// submission), acting as the current user on the cluster's first host.
     pub struct Api {
         rt: tokio::runtime::Runtime,
-        clients: Vec<MbatchdClient<tonic::transport::Channel>>,
+        clients: Vec<MbatchdClient<basalt_runtime::AuthChannel>>,
         caller: Caller,
     }
 
@@ -1464,14 +1465,22 @@ pub mod submit {
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
+            // Credentials from the LIM's socket, like a command's: part of every request.
+            let auth = basalt_runtime::user_auth(&config);
             let clients = rt.block_on(async {
                 let mut v = Vec::new();
                 for _ in 0..clients.max(1) {
                     let ch = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
                         .tcp_nodelay(true)
+                        .local_address(auth.local_addr())
                         .connect()
                         .await?;
-                    v.push(MbatchdClient::new(ch));
+                    v.push(MbatchdClient::new(
+                        tonic::service::interceptor::InterceptedService::new(
+                            ch,
+                            auth.towards(&cluster.host),
+                        ),
+                    ));
                 }
                 anyhow::Ok(v)
             })?;

@@ -320,6 +320,8 @@ fn up(
     } else {
         let mut spec = DefaultCluster::new(cluster, &current_user(), host_names(n)?);
         spec.lim_port = lim_port;
+        // Run as root, the cluster's only user is root: let it run jobs.
+        spec.root_rex = nix::unistd::geteuid().is_root();
         spec.write(&top)
             .with_context(|| format!("writing the configuration into {}", top.display()))?;
         spec.hosts

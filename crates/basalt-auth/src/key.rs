@@ -246,7 +246,7 @@ pub fn hex(b: &[u8]) -> String {
 /// Bytes from hex (either case); None for anything else.
 pub fn unhex(s: &str) -> Option<Vec<u8>> {
     let s = s.as_bytes();
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return None;
     }
     let d = |c: u8| match c {

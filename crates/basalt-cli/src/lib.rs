@@ -63,3 +63,11 @@ pub fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, ExitCode> {
         }
     }
 }
+
+/// The credentials of the user running this command (made once per process; see
+/// [`basalt_runtime::user_auth`]).
+pub fn auth(config: &basalt_config::Config) -> basalt_runtime::Authenticator {
+    static AUTH: std::sync::OnceLock<basalt_runtime::Authenticator> = std::sync::OnceLock::new();
+    AUTH.get_or_init(|| basalt_runtime::user_auth(config))
+        .clone()
+}

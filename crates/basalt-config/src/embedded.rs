@@ -8,6 +8,7 @@
 //!
 //! ```text
 //! top/conf/lsf.conf lsf.shared lsf.cluster.<cluster>      (LSF_ENVDIR = LSF_CONFDIR)
+//! top/conf/basalt.key                                     (the cluster key, mode 0600)
 //! top/conf/lsbatch/<cluster>/configdir/lsb.params lsb.queues lsb.hosts
 //! top/work/<cluster>/logdir/                              (LSB_SHAREDIR)
 //! top/serverdir/  top/log/  top/bin/                      (LSF_SERVERDIR, LSF_LOGDIR, LSF_BINDIR)
@@ -62,6 +63,9 @@ pub struct DefaultCluster {
     /// ELIM_POLL_INTERVAL (also the built-in sampling interval), seconds.
     pub sample_interval_secs: f64,
     pub extra_resources: Vec<ExtraResource>,
+    /// Write `LSF_ROOT_REX=all` (root may submit and run jobs). Off by default, as in
+    /// LSF; a cluster whose daemons and users are all root needs it.
+    pub root_rex: bool,
 }
 
 impl DefaultCluster {
@@ -80,6 +84,7 @@ impl DefaultCluster {
             probe_timeout_secs: 2.0,
             sample_interval_secs: 5.0,
             extra_resources: Vec::new(),
+            root_rex: false,
         }
     }
 
@@ -123,8 +128,14 @@ impl DefaultCluster {
                 r.description
             );
         }
+        let root_rex = if self.root_rex {
+            "LSF_ROOT_REX=all"
+        } else {
+            "# LSF_ROOT_REX=all"
+        };
         let subst = |t: &str| {
             t.replace("@CONFDIR@", &confdir.display().to_string())
+                .replace("@ROOT_REX@", root_rex)
                 .replace("@TOP@", &top.display().to_string())
                 .replace("@CLUSTER@", &self.cluster)
                 .replace("@ADMIN@", &self.admin)
@@ -176,6 +187,32 @@ impl DefaultCluster {
         ] {
             std::fs::create_dir_all(top.join(d))?;
         }
+        let key = Self::envdir(top).join("basalt.key");
+        if !key.exists() {
+            write_new_key(&key)?;
+        }
         Ok(Self::envdir(top))
     }
+}
+
+/// Create a cluster key file (32 random bytes in hex, mode 0600), as
+/// `basalt-auth` reads it. An existing key is never overwritten.
+pub fn write_new_key(path: &Path) -> io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut b = [0u8; 32];
+    getrandom::fill(&mut b).map_err(|e| io::Error::other(e.to_string()))?;
+    let mut line = String::with_capacity(80);
+    for x in b {
+        let _ = write!(line, "{x:02x}");
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(
+        format!("# Basalt cluster key: keep it secret (docs/security.md)\n{line}\n").as_bytes(),
+    )?;
+    f.sync_all()
 }

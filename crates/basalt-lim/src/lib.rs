@@ -22,12 +22,12 @@ use basalt_config::Config;
 use basalt_core::{HostInfo, LoadIndex, LoadVector};
 use basalt_lim_core::{CoreConfig, Effect, HostEntry, LimCore, Timing};
 use basalt_proto::lim::lim_client::LimClient;
+use basalt_runtime::AuthChannel as Channel;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use thiserror::Error;
 use tokio::sync::{mpsc, oneshot};
-use tonic::transport::Channel;
 use tracing::{Instrument, debug, info, info_span, warn};
 
 pub use server::LimService;
@@ -41,6 +41,8 @@ pub enum LimError {
     Core(String),
     #[error("gRPC server: {0}")]
     Serve(#[from] tonic::transport::Error),
+    #[error(transparent)]
+    Auth(#[from] basalt_auth::AuthError),
 }
 
 /// Requests the owner task serves.
@@ -95,6 +97,8 @@ struct Settings {
     timing: Timing,
     /// Names ELIMs may report: built-ins and lsf.shared Numeric resources.
     elim_names: BTreeSet<String>,
+    /// This LIM's credentials towards other LIMs.
+    auth: basalt_runtime::Authenticator,
 }
 
 /// The election timing from lsf.cluster's Parameters section.
@@ -266,19 +270,47 @@ pub async fn run(
                 .filter(|r| r.kind == basalt_config::ResourceKind::Numeric)
                 .map(|r| r.name.clone()),
         );
+        let keys = basalt_runtime::cluster_keys(&config)?;
         let settings = Settings {
             timing: timing_from(&config),
             config: config.clone(),
             me: me.clone(),
             info,
             elim_names,
+            auth: basalt_runtime::daemon_auth(&config, &me, keys.clone()),
         };
         let (tx, rx) = mpsc::channel(1024);
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
 
-        let service = LimService::new(Handle { tx: tx.clone() });
-        let router = tonic::transport::Server::builder()
-            .add_service(basalt_proto::lim::lim_server::LimServer::new(service));
+        // The credential socket: users of this host get their credentials here.
+        let lim_addr = listener.local_addr().map_err(|e| {
+            LimError::Runtime(basalt_runtime::RuntimeError::Endpoint(e.to_string()))
+        })?;
+        let cred_socket = basalt_auth::socket::bind(&basalt_auth::socket::name(lim_addr))?;
+        let me_uid = nix::unistd::geteuid();
+        let minter = basalt_auth::socket::Minter {
+            keys: keys.clone(),
+            host: me.clone(),
+            cluster: config.cluster_name.clone(),
+            owner_only: (!me_uid.is_root()).then_some(me_uid.as_raw()),
+        };
+        let mut socket_stop = stop_rx.clone();
+        let socket = tokio::spawn(basalt_auth::socket::serve(
+            cred_socket,
+            minter,
+            async move {
+                let _ = socket_stop.wait_for(|s| *s).await;
+            },
+        ));
+
+        let service = LimService::new(
+            Handle { tx: tx.clone() },
+            basalt_runtime::verifier(&config, keys),
+        );
+        let router = tonic::transport::Server::builder().add_service(
+            basalt_proto::lim::lim_server::LimServer::new(service)
+                .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
+        );
         let mut server_stop = stop_rx.clone();
         let server = tokio::spawn(basalt_runtime::serve(router, listener, async move {
             let _ = server_stop.wait_for(|s| *s).await;
@@ -295,6 +327,7 @@ pub async fn run(
         }
         let _ = stop_tx.send(true);
         sampler.abort();
+        socket.abort();
         for e in elims {
             e.abort();
         }
@@ -561,7 +594,7 @@ impl Owner {
             return Some(c.clone());
         }
         let timeout = Duration::from_millis(self.s.timing.probe_timeout_ms);
-        match basalt_runtime::lim_channel(&self.s.config, host, timeout) {
+        match basalt_runtime::lim_channel(&self.s.config, host, timeout, &self.s.auth) {
             Ok(c) => {
                 self.clients.insert(host.to_owned(), c.clone());
                 Some(c)
@@ -632,7 +665,13 @@ impl Owner {
                             // died may sit in reconnect back-off and turn a
                             // refused connection into a full PROBE_TIMEOUT wait.
                             let timeout = Duration::from_millis(self.s.timing.probe_timeout_ms);
-                            let c = basalt_runtime::lim_channel(&self.s.config, &h, timeout).ok();
+                            let c = basalt_runtime::lim_channel(
+                                &self.s.config,
+                                &h,
+                                timeout,
+                                &self.s.auth,
+                            )
+                            .ok();
                             (h, c)
                         })
                         .collect();

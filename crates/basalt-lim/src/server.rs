@@ -4,6 +4,7 @@
 use crate::{Handle, Msg};
 use basalt_lim_core::{HostStatus, LimCore};
 use basalt_proto::lim::{self as pb, lim_server::Lim};
+use basalt_runtime::Need;
 use tokio::sync::oneshot;
 use tonic::{Request, Response, Status};
 
@@ -11,11 +12,22 @@ use tonic::{Request, Response, Status};
 #[derive(Debug, Clone)]
 pub struct LimService {
     handle: Handle,
+    auth: basalt_runtime::Verifier,
 }
 
 impl LimService {
-    pub(crate) fn new(handle: Handle) -> LimService {
-        LimService { handle }
+    pub(crate) fn new(handle: Handle, auth: basalt_runtime::Verifier) -> LimService {
+        LimService { handle, auth }
+    }
+
+    /// The request must come from the LIM of host `claimed`.
+    async fn check_lim<T>(&self, request: &Request<T>, claimed: &str) -> Result<(), Status> {
+        let who = self.auth.verify(request, Need::Daemon).await?;
+        if !basalt_core::same_host(&who.host, claimed) {
+            tracing::warn!(from = %who.host, %claimed, "LIM request claims another host");
+            return Err(Status::permission_denied(basalt_auth::PERMISSION_DENIED));
+        }
+        Ok(())
     }
 
     async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Msg) -> Result<T, Status> {
@@ -49,6 +61,7 @@ impl Lim for LimService {
         &self,
         request: Request<pb::HeartbeatRequest>,
     ) -> Result<Response<pb::HeartbeatReply>, Status> {
+        self.check_lim(&request, &request.get_ref().host).await?;
         let r = request.into_inner();
         check_protocol(r.protocol.as_ref())?;
         let info = r
@@ -76,6 +89,7 @@ impl Lim for LimService {
         &self,
         request: Request<pb::AnnounceRequest>,
     ) -> Result<Response<pb::AnnounceReply>, Status> {
+        self.check_lim(&request, &request.get_ref().master).await?;
         let r = request.into_inner();
         check_protocol(r.protocol.as_ref())?;
         let reply = self
@@ -96,6 +110,7 @@ impl Lim for LimService {
         &self,
         request: Request<pb::ProbeRequest>,
     ) -> Result<Response<pb::ProbeReply>, Status> {
+        self.check_lim(&request, &request.get_ref().from).await?;
         let r = request.into_inner();
         check_protocol(r.protocol.as_ref())?;
         let reply = self
@@ -115,8 +130,9 @@ impl Lim for LimService {
 
     async fn cluster_info(
         &self,
-        _request: Request<pb::ClusterInfoRequest>,
+        request: Request<pb::ClusterInfoRequest>,
     ) -> Result<Response<pb::ClusterInfoReply>, Status> {
+        self.auth.verify(&request, Need::User).await?;
         Ok(Response::new(
             self.ask(|reply| Msg::ClusterInfo { reply }).await?,
         ))
@@ -126,6 +142,7 @@ impl Lim for LimService {
         &self,
         request: Request<pb::HostsRequest>,
     ) -> Result<Response<pb::HostsReply>, Status> {
+        self.auth.verify(&request, Need::User).await?;
         let filter = request.into_inner().hosts;
         Ok(Response::new(
             self.ask(|reply| Msg::Hosts { filter, reply }).await?,

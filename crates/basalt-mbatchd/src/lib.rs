@@ -293,6 +293,9 @@ pub async fn run(
         .ok_or_else(|| basalt_runtime::RuntimeError::UnknownHost(me.to_owned()))?;
     let span = info_span!("mbatchd", host = %me);
     let _enter = span.enter();
+    let keys = basalt_runtime::cluster_keys(&config)?;
+    let auth = basalt_runtime::daemon_auth(&config, &me, keys.clone());
+    let verifier = basalt_runtime::verifier(&config, keys);
     let logdir = config.logdir();
     let now = now_ms();
     let mut sched = Sched::new(SchedConfig::from_config(&config), now);
@@ -345,6 +348,7 @@ pub async fn run(
     let health = Arc::new(Health::default());
     let owner_state = OwnerState {
         config: config.clone(),
+        auth: auth.clone(),
         me: me.clone(),
         sched,
         journal,
@@ -369,14 +373,25 @@ pub async fn run(
         })
         .map_err(|_| MbdError::OwnerGone)?;
 
-    let poller = tokio::spawn(lim_poller(config.clone(), me.clone(), tx.clone()));
+    let poller = tokio::spawn(lim_poller(
+        config.clone(),
+        me.clone(),
+        tx.clone(),
+        auth.clone(),
+    ));
 
-    let svc = MbatchdService::new(Owner {
-        tx: tx.clone(),
-        health,
-    });
-    let router = tonic::transport::Server::builder()
-        .add_service(pb::mbatchd_server::MbatchdServer::new(svc));
+    let svc = MbatchdService::new(
+        Owner {
+            tx: tx.clone(),
+            health,
+        },
+        verifier,
+        basalt_auth::root_rex(&config),
+    );
+    let router = tonic::transport::Server::builder().add_service(
+        pb::mbatchd_server::MbatchdServer::new(svc)
+            .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
+    );
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let server = tokio::spawn(basalt_runtime::serve(router, listener, async move {
         let _ = stop_rx.await;
@@ -416,12 +431,17 @@ fn submission_tokens(events: &[Event]) -> std::collections::HashMap<String, u64>
 
 /// Ask the LIM master for host status and load every second; resign when another host
 /// has been master for three polls in a row.
-async fn lim_poller(config: Arc<Config>, me: String, tx: stdmpsc::Sender<Msg>) {
+async fn lim_poller(
+    config: Arc<Config>,
+    me: String,
+    tx: stdmpsc::Sender<Msg>,
+    auth: basalt_runtime::Authenticator,
+) {
     let mut not_master = 0u32;
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tick.tick().await;
-        let m = match basalt_runtime::find_master(&config, Duration::from_secs(2)).await {
+        let m = match basalt_runtime::find_master(&config, Duration::from_secs(2), &auth).await {
             Ok(m) => m,
             Err(e) => {
                 debug!("no LIM answers: {e}");
@@ -475,6 +495,8 @@ async fn lim_poller(config: Arc<Config>, me: String, tx: stdmpsc::Sender<Msg>) {
 /// The owner thread's state.
 struct OwnerState {
     config: Arc<Config>,
+    /// This mbatchd's credentials towards sbatchds.
+    auth: basalt_runtime::Authenticator,
     me: String,
     sched: Sched,
     journal: Journal,
@@ -1176,10 +1198,11 @@ impl OwnerState {
                     };
                     let path = self.journal.job_file_path(&spec.job_file_name);
                     let config = self.config.clone();
+                    let auth = self.auth.clone();
                     let tx = self.tx.clone();
                     let epoch = self.sched.epoch;
                     self.rt.spawn(async move {
-                        let result = dispatch(&config, &host, epoch, spec, path).await;
+                        let result = dispatch(&config, &auth, &host, epoch, spec, path).await;
                         let _ = tx.send(Msg::DispatchDone {
                             key,
                             attempt,
@@ -1230,11 +1253,13 @@ impl OwnerState {
                         term_reason: term,
                     };
                     let config = self.config.clone();
+                    let auth = self.auth.clone();
                     self.rt.spawn(async move {
                         match basalt_runtime::sbatchd_channel(
                             &config,
                             &host,
                             Duration::from_secs(5),
+                            &auth,
                         ) {
                             Ok(mut c) => {
                                 if let Err(e) = c.signal_job(req).await {
@@ -1308,6 +1333,7 @@ impl OwnerState {
 
 async fn dispatch(
     config: &Config,
+    auth: &basalt_runtime::Authenticator,
     host: &str,
     epoch: u64,
     mut spec: sbpb::JobSpec,
@@ -1319,7 +1345,7 @@ async fn dispatch(
             job_file.display()
         ))
     })?;
-    let mut client = basalt_runtime::sbatchd_channel(config, host, Duration::from_secs(10))
+    let mut client = basalt_runtime::sbatchd_channel(config, host, Duration::from_secs(10), auth)
         .map_err(|e| DispatchError::Unreachable(e.to_string()))?;
     let reply = client
         .start_job(sbpb::StartJobRequest {

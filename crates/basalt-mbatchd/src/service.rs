@@ -5,6 +5,7 @@ use crate::{Msg, Owner, convert};
 use basalt_config::Config;
 use basalt_proto::mbatchd as pb;
 use basalt_proto::mbatchd::mbatchd_server::Mbatchd;
+use basalt_runtime::{Need, Verifier};
 use basalt_sched::{Sched, SchedError};
 use std::time::SystemTime;
 use tonic::{Request, Response, Status};
@@ -13,11 +14,39 @@ use tonic::{Request, Response, Status};
 #[derive(Debug, Clone)]
 pub struct MbatchdService {
     owner: Owner,
+    auth: Verifier,
+    /// `LSF_ROOT_REX`: may root submit jobs?
+    root_rex: bool,
 }
 
 impl MbatchdService {
-    pub(crate) fn new(owner: Owner) -> MbatchdService {
-        MbatchdService { owner }
+    pub(crate) fn new(owner: Owner, auth: Verifier, root_rex: bool) -> MbatchdService {
+        MbatchdService {
+            owner,
+            auth,
+            root_rex,
+        }
+    }
+
+    /// The proven caller of a user request (what the request itself says is ignored).
+    async fn caller<T>(&self, request: &Request<T>) -> Result<pb::Caller, Status> {
+        let who = self.auth.verify(request, Need::User).await?;
+        Ok(pb::Caller {
+            uid: who.uid,
+            gid: who.gid,
+            user: who.user,
+            host: who.host,
+        })
+    }
+
+    /// The request must come from the sbatchd of host `claimed`.
+    async fn check_sbatchd<T>(&self, request: &Request<T>, claimed: &str) -> Result<(), Status> {
+        let who = self.auth.verify(request, Need::Daemon).await?;
+        if !basalt_core::same_host(&who.host, claimed) {
+            tracing::warn!(from = %who.host, %claimed, "sbatchd request claims another host");
+            return Err(Status::permission_denied(basalt_auth::PERMISSION_DENIED));
+        }
+        Ok(())
     }
 }
 
@@ -46,7 +75,13 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::SubmitRequest>,
     ) -> Result<Response<pb::SubmitReply>, Status> {
-        let req = request.into_inner();
+        let caller = self.caller(&request).await?;
+        if caller.uid == 0 && !self.root_rex {
+            tracing::warn!("root's job submission refused (LSF_ROOT_REX is not set)");
+            return Err(Status::permission_denied(basalt_auth::PERMISSION_DENIED));
+        }
+        let mut req = request.into_inner();
+        req.caller = Some(caller);
         check_protocol(req.protocol.as_ref())?;
         let job = req
             .job
@@ -77,7 +112,9 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::JobsRequest>,
     ) -> Result<Response<pb::JobsReply>, Status> {
-        let req = request.into_inner();
+        let caller = self.caller(&request).await?;
+        let mut req = request.into_inner();
+        req.caller = Some(caller);
         Ok(Response::new(
             self.owner.ask(|reply| Msg::Jobs { req, reply }).await?,
         ))
@@ -87,7 +124,9 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::SignalRequest>,
     ) -> Result<Response<pb::JobCtlReply>, Status> {
-        let req = request.into_inner();
+        let caller = self.caller(&request).await?;
+        let mut req = request.into_inner();
+        req.caller = Some(caller);
         Ok(Response::new(
             self.owner.ask(|reply| Msg::Signal { req, reply }).await?,
         ))
@@ -97,7 +136,9 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::SwitchRequest>,
     ) -> Result<Response<pb::JobCtlReply>, Status> {
-        let req = request.into_inner();
+        let caller = self.caller(&request).await?;
+        let mut req = request.into_inner();
+        req.caller = Some(caller);
         Ok(Response::new(
             self.owner.ask(|reply| Msg::Switch { req, reply }).await?,
         ))
@@ -107,7 +148,9 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::MoveRequest>,
     ) -> Result<Response<pb::JobCtlReply>, Status> {
-        let req = request.into_inner();
+        let caller = self.caller(&request).await?;
+        let mut req = request.into_inner();
+        req.caller = Some(caller);
         Ok(Response::new(
             self.owner.ask(|reply| Msg::Move { req, reply }).await?,
         ))
@@ -117,7 +160,9 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::ForceRequest>,
     ) -> Result<Response<pb::JobCtlReply>, Status> {
-        let req = request.into_inner();
+        let caller = self.caller(&request).await?;
+        let mut req = request.into_inner();
+        req.caller = Some(caller);
         Ok(Response::new(
             self.owner.ask(|reply| Msg::Force { req, reply }).await?,
         ))
@@ -127,7 +172,9 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::QueuesRequest>,
     ) -> Result<Response<pb::QueuesReply>, Status> {
-        let req = request.into_inner();
+        let caller = self.caller(&request).await?;
+        let mut req = request.into_inner();
+        req.caller = Some(caller);
         Ok(Response::new(
             self.owner.ask(|reply| Msg::Queues { req, reply }).await?,
         ))
@@ -137,7 +184,9 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::HostsRequest>,
     ) -> Result<Response<pb::HostsReply>, Status> {
-        let req = request.into_inner();
+        let caller = self.caller(&request).await?;
+        let mut req = request.into_inner();
+        req.caller = Some(caller);
         Ok(Response::new(
             self.owner.ask(|reply| Msg::Hosts { req, reply }).await?,
         ))
@@ -145,8 +194,9 @@ impl Mbatchd for MbatchdService {
 
     async fn params(
         &self,
-        _request: Request<pb::ParamsRequest>,
+        request: Request<pb::ParamsRequest>,
     ) -> Result<Response<pb::ParamsReply>, Status> {
+        self.caller(&request).await?;
         Ok(Response::new(
             self.owner.ask(|reply| Msg::Params { reply }).await?,
         ))
@@ -156,7 +206,9 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::QueueCtlRequest>,
     ) -> Result<Response<pb::CtlReply>, Status> {
-        let req = request.into_inner();
+        let caller = self.caller(&request).await?;
+        let mut req = request.into_inner();
+        req.caller = Some(caller);
         Ok(Response::new(
             self.owner.ask(|reply| Msg::QueueCtl { req, reply }).await?,
         ))
@@ -166,7 +218,9 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::HostCtlRequest>,
     ) -> Result<Response<pb::CtlReply>, Status> {
-        let req = request.into_inner();
+        let caller = self.caller(&request).await?;
+        let mut req = request.into_inner();
+        req.caller = Some(caller);
         Ok(Response::new(
             self.owner.ask(|reply| Msg::HostCtl { req, reply }).await?,
         ))
@@ -176,7 +230,9 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::ReconfigRequest>,
     ) -> Result<Response<pb::CtlReply>, Status> {
-        let req = request.into_inner();
+        let caller = self.caller(&request).await?;
+        let mut req = request.into_inner();
+        req.caller = Some(caller);
         let r = self.owner.ask(|reply| Msg::Reconfig { req, reply }).await?;
         r.map(Response::new).map_err(refused)
     }
@@ -185,6 +241,7 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::SbdHelloRequest>,
     ) -> Result<Response<pb::SbdHelloReply>, Status> {
+        self.check_sbatchd(&request, &request.get_ref().host).await?;
         let req = request.into_inner();
         check_protocol(req.protocol.as_ref())?;
         Ok(Response::new(
@@ -196,6 +253,7 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::JobReport>,
     ) -> Result<Response<pb::ReportAck>, Status> {
+        self.check_sbatchd(&request, &request.get_ref().host).await?;
         let req = request.into_inner();
         check_protocol(req.protocol.as_ref())?;
         Ok(Response::new(

@@ -136,9 +136,7 @@ async fn disk_full_refuses_new_work_keeps_queries_and_recovers() -> anyhow::Resu
         || {
             let config = config.clone();
             async move {
-                let Ok(mut c) =
-                    basalt_runtime::mbatchd_channel(&config, "hostA", Duration::from_secs(2))
-                else {
+                let Some(mut c) = user_client(&config, Duration::from_secs(2)) else {
                     return (None, "no channel".into());
                 };
                 match c.submit(submission("long sleep", "after", "")).await {
@@ -448,9 +446,7 @@ async fn a_resent_submission_gets_the_job_it_created() -> anyhow::Result<()> {
         || {
             let (config, req) = (config.clone(), req.clone());
             async move {
-                let Ok(mut c) =
-                    basalt_runtime::mbatchd_channel(&config, "hostA", Duration::from_secs(2))
-                else {
+                let Some(mut c) = user_client(&config, Duration::from_secs(2)) else {
                     return (None, "no channel".into());
                 };
                 match c.submit(req).await {

@@ -12,13 +12,25 @@
 //! * how to serve gRPC on an already bound listener ([`serve`]);
 //! * how to reach LIMs and find the master ([`lim_channel`], [`find_master`]).
 
+pub use basalt_auth::{Authenticator, Identity, Need, Verifier};
+
+use basalt_auth::key::KeySource;
 use basalt_config::Config;
 use basalt_proto::lim::lim_client::LimClient;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
+use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
+
+/// A channel whose every request carries a credential.
+pub type AuthChannel = InterceptedService<Channel, Authenticator>;
+
+/// The largest request or reply a Basalt service accepts (bigger ones are refused with
+/// `RESOURCE_EXHAUSTED` and the service keeps serving). Job files travel in requests.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Errors a daemon or command can meet before it talks to anyone.
 #[derive(Debug, Error)]
@@ -35,6 +47,11 @@ pub enum RuntimeError {
     Endpoint(String),
     #[error("LIM is down; try later")]
     NoLim,
+    /// A daemon refused who we are.
+    #[error("{0}")]
+    Permission(String),
+    #[error(transparent)]
+    Auth(#[from] basalt_auth::AuthError),
 }
 
 /// The configuration directory: `$LSF_ENVDIR`, else `/etc` (LSF's rule).
@@ -176,14 +193,34 @@ pub fn lim_addr(config: &Config, host: &str) -> Result<SocketAddr, RuntimeError>
 
 /// A lazily connecting channel to `addr` with a connect timeout and a
 /// per-request deadline. Connection failures surface on the first request.
-pub fn channel(addr: SocketAddr, timeout: Duration) -> Result<Channel, RuntimeError> {
+/// The connection leaves from `local` when given (the host's own address, so the
+/// receiver sees which host is calling).
+pub fn channel(
+    addr: SocketAddr,
+    timeout: Duration,
+    local: Option<IpAddr>,
+) -> Result<Channel, RuntimeError> {
     let uri = format!("http://{addr}");
     Ok(Endpoint::from_shared(uri.clone())
         .map_err(|_| RuntimeError::Endpoint(uri))?
         .connect_timeout(timeout)
         .timeout(timeout)
         .tcp_nodelay(true)
+        .local_address(local)
         .connect_lazy())
+}
+
+/// A channel to `addr` (a daemon of `host`) whose requests carry `auth`'s credentials.
+pub fn auth_channel(
+    addr: SocketAddr,
+    host: &str,
+    timeout: Duration,
+    auth: &Authenticator,
+) -> Result<AuthChannel, RuntimeError> {
+    Ok(InterceptedService::new(
+        channel(addr, timeout, auth.local_addr())?,
+        auth.towards(host),
+    ))
 }
 
 /// A LIM client for `host`.
@@ -191,8 +228,12 @@ pub fn lim_channel(
     config: &Config,
     host: &str,
     timeout: Duration,
-) -> Result<LimClient<Channel>, RuntimeError> {
-    Ok(LimClient::new(channel(lim_addr(config, host)?, timeout)?))
+    auth: &Authenticator,
+) -> Result<LimClient<AuthChannel>, RuntimeError> {
+    Ok(
+        LimClient::new(auth_channel(lim_addr(config, host)?, host, timeout, auth)?)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES),
+    )
 }
 
 /// The order in which a command tries LIMs: `LSF_SERVER_HOSTS` if set, else the
@@ -224,7 +265,7 @@ pub struct MasterLim {
     /// The master's host name.
     pub master: String,
     /// The master's client.
-    pub client: LimClient<Channel>,
+    pub client: LimClient<AuthChannel>,
     /// The answer of the LIM that told us (cluster name, admins, counts).
     pub info: basalt_proto::lim::ClusterInfoReply,
 }
@@ -232,7 +273,11 @@ pub struct MasterLim {
 /// Ask LIMs in [`lim_contact_order`] until one answers, then return a client for
 /// the master it names. Fails with [`RuntimeError::NoLim`] when no LIM answers
 /// or none knows a master.
-pub async fn find_master(config: &Config, timeout: Duration) -> Result<MasterLim, RuntimeError> {
+pub async fn find_master(
+    config: &Config,
+    timeout: Duration,
+    auth: &Authenticator,
+) -> Result<MasterLim, RuntimeError> {
     let order = lim_contact_order(config);
     // A first quick round over the first few LIMs, so that one hung LIM (stopped, but
     // its port still accepting connections) costs a fraction of a second instead of the
@@ -240,13 +285,13 @@ pub async fn find_master(config: &Config, timeout: Duration) -> Result<MasterLim
     let quick = QUICK_LIM_TIMEOUT.min(timeout);
     if quick < timeout {
         for host in order.iter().take(QUICK_LIM_HOSTS) {
-            if let Some(m) = ask_lim(config, host, quick, timeout).await? {
+            if let Some(m) = ask_lim(config, host, quick, timeout, auth).await? {
                 return Ok(m);
             }
         }
     }
     for host in &order {
-        if let Some(m) = ask_lim(config, host, timeout, timeout).await? {
+        if let Some(m) = ask_lim(config, host, timeout, timeout, auth).await? {
             return Ok(m);
         }
     }
@@ -265,15 +310,25 @@ async fn ask_lim(
     host: &str,
     timeout: Duration,
     client_timeout: Duration,
+    auth: &Authenticator,
 ) -> Result<Option<MasterLim>, RuntimeError> {
-    let Ok(mut client) = lim_channel(config, host, timeout) else {
+    let Ok(mut client) = lim_channel(config, host, timeout, auth) else {
         return Ok(None);
     };
-    let Ok(reply) = client
+    let reply = match client
         .cluster_info(basalt_proto::lim::ClusterInfoRequest {})
         .await
-    else {
-        return Ok(None);
+    {
+        Ok(r) => r,
+        Err(s)
+            if matches!(
+                s.code(),
+                tonic::Code::PermissionDenied | tonic::Code::Unauthenticated
+            ) =>
+        {
+            return Err(RuntimeError::Permission(s.message().to_owned()));
+        }
+        Err(_) => return Ok(None),
     };
     let info = reply.into_inner();
     if info.master.is_empty() {
@@ -282,7 +337,7 @@ async fn ask_lim(
     let master_client = if basalt_core::same_host(&info.master, host) && timeout == client_timeout {
         client
     } else {
-        lim_channel(config, &info.master, client_timeout)?
+        lim_channel(config, &info.master, client_timeout, auth)?
     };
     Ok(Some(MasterLim {
         master: info.master.clone(),
@@ -312,10 +367,17 @@ pub fn mbatchd_channel(
     config: &Config,
     host: &str,
     timeout: Duration,
-) -> Result<basalt_proto::mbatchd::mbatchd_client::MbatchdClient<Channel>, RuntimeError> {
-    Ok(basalt_proto::mbatchd::mbatchd_client::MbatchdClient::new(
-        channel(mbd_addr(config, host)?, timeout)?,
-    ))
+    auth: &Authenticator,
+) -> Result<basalt_proto::mbatchd::mbatchd_client::MbatchdClient<AuthChannel>, RuntimeError> {
+    Ok(
+        basalt_proto::mbatchd::mbatchd_client::MbatchdClient::new(auth_channel(
+            mbd_addr(config, host)?,
+            host,
+            timeout,
+            auth,
+        )?)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES),
+    )
 }
 
 /// An sbatchd client for the sbatchd on `host`.
@@ -323,10 +385,17 @@ pub fn sbatchd_channel(
     config: &Config,
     host: &str,
     timeout: Duration,
-) -> Result<basalt_proto::sbatchd::sbatchd_client::SbatchdClient<Channel>, RuntimeError> {
-    Ok(basalt_proto::sbatchd::sbatchd_client::SbatchdClient::new(
-        channel(sbd_addr(config, host)?, timeout)?,
-    ))
+    auth: &Authenticator,
+) -> Result<basalt_proto::sbatchd::sbatchd_client::SbatchdClient<AuthChannel>, RuntimeError> {
+    Ok(
+        basalt_proto::sbatchd::sbatchd_client::SbatchdClient::new(auth_channel(
+            sbd_addr(config, host)?,
+            host,
+            timeout,
+            auth,
+        )?)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES),
+    )
 }
 
 /// Find the master host through the LIMs and return a client for its mbatchd
@@ -334,14 +403,162 @@ pub fn sbatchd_channel(
 pub async fn find_mbatchd(
     config: &Config,
     timeout: Duration,
+    auth: &Authenticator,
 ) -> Result<
     (
         String,
-        basalt_proto::mbatchd::mbatchd_client::MbatchdClient<Channel>,
+        basalt_proto::mbatchd::mbatchd_client::MbatchdClient<AuthChannel>,
     ),
     RuntimeError,
 > {
-    let m = find_master(config, timeout).await?;
-    let client = mbatchd_channel(config, &m.master, timeout)?;
+    let m = find_master(config, timeout, auth).await?;
+    let client = mbatchd_channel(config, &m.master, timeout, auth)?;
     Ok((m.master, client))
+}
+
+// ------------------------------------------------------------------ who is asking
+
+/// The cluster key of `config` (lsf.conf `BASALT_CLUSTER_KEY`, default
+/// `LSF_ENVDIR/basalt.key`), which must be private to this user or root.
+pub fn cluster_keys(config: &Config) -> Result<Arc<KeySource>, RuntimeError> {
+    Ok(Arc::new(KeySource::open(
+        &basalt_auth::key_path(config),
+        true,
+    )?))
+}
+
+/// Every cluster host with its address; a host whose address cannot be found is left
+/// out (nothing can come from it), with a warning.
+pub fn host_table(config: &Config) -> Vec<(String, IpAddr)> {
+    config
+        .cluster
+        .hosts
+        .iter()
+        .filter_map(|h| match host_addr(config, &h.name) {
+            Ok(a) => Some((h.name.clone(), a)),
+            Err(e) => {
+                tracing::warn!("{e}; requests from it will be refused");
+                None
+            }
+        })
+        .collect()
+}
+
+/// This process's credentials as a daemon of `host`.
+pub fn daemon_auth(config: &Config, host: &str, keys: Arc<KeySource>) -> Authenticator {
+    Authenticator::with_key(
+        keys,
+        basalt_auth::daemon_identity(host),
+        &config.cluster_name,
+        host_addr(config, host).ok(),
+    )
+}
+
+/// How a daemon checks requests: the cluster key, the cluster's hosts, its owner when it
+/// does not run as root (a personal cluster serves only that user) and `eauth -s` when
+/// `LSF_AUTH=eauth` (run as the primary cluster administrator when the daemon is root).
+pub fn verifier(config: &Config, keys: Arc<KeySource>) -> Verifier {
+    let me = nix::unistd::geteuid();
+    let owner_only = (!me.is_root()).then_some(me.as_raw());
+    let eauth = basalt_auth::uses_eauth(config).then(|| {
+        let run_as = if me.is_root() {
+            config
+                .cluster
+                .admins
+                .first()
+                .and_then(|a| nix::unistd::User::from_name(a).ok().flatten())
+                .filter(|u| !u.uid.is_root())
+                .map(|u| (u.uid.as_raw(), u.gid.as_raw()))
+        } else {
+            None
+        };
+        basalt_auth::eauth::EauthServer::new(basalt_auth::eauth_program(config), run_as)
+    });
+    Verifier::new(
+        keys,
+        &config.cluster_name,
+        host_table(config),
+        owner_only,
+        eauth,
+    )
+}
+
+/// Can this process send from `ip` (is it an address of this machine)?
+fn bindable(ip: IpAddr) -> bool {
+    std::net::UdpSocket::bind(SocketAddr::new(ip, 0)).is_ok()
+}
+
+/// The cluster host this command runs on: `BASALT_HOST` or the machine's name when in
+/// the cluster, else the first cluster host whose address belongs to this machine.
+fn command_host(config: &Config) -> Option<String> {
+    let named = std::env::var("BASALT_HOST")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(machine_hostname);
+    canonical_host(config, &named).or_else(|| {
+        config
+            .cluster
+            .hosts
+            .iter()
+            .find(|h| host_addr(config, &h.name).is_ok_and(bindable))
+            .map(|h| h.name.clone())
+    })
+}
+
+/// Credentials for the user running a command:
+/// * `LSF_AUTH=eauth`: `LSF_SERVERDIR/eauth -c <host>` for each request;
+/// * else from the credential socket of a LIM on this machine (this host's first);
+/// * else, for a user who can read the cluster key (root; the owner of a personal
+///   cluster), signed here;
+/// * else none: every request fails with `User permission denied` and the reason.
+pub fn user_auth(config: &Config) -> Authenticator {
+    let here = command_host(config);
+    let local = |h: &str| host_addr(config, h).ok().filter(|a| bindable(*a));
+    if basalt_auth::uses_eauth(config) {
+        return Authenticator::eauth(
+            basalt_auth::eauth_program(config),
+            here.as_deref().and_then(local),
+        );
+    }
+    let key_path = basalt_auth::key_path(config);
+    let key_owner = {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(&key_path).ok().map(|m| m.uid())
+    };
+    let mut order: Vec<String> = here.iter().cloned().collect();
+    for h in &config.cluster.hosts {
+        if !order.contains(&h.name) {
+            order.push(h.name.clone());
+        }
+    }
+    let mut why = String::from("no LIM runs on this machine");
+    for h in &order {
+        let Ok(addr) = lim_addr(config, h) else {
+            continue;
+        };
+        match Authenticator::from_socket(
+            &basalt_auth::socket::name(addr),
+            key_owner.into_iter().collect(),
+            local,
+        ) {
+            Ok(a) => return a,
+            Err(e @ basalt_auth::AuthError::NoCredential(_)) => {
+                why = e.to_string();
+                break;
+            }
+            Err(_) => {}
+        }
+    }
+    let uid = nix::unistd::getuid().as_raw();
+    if let (Ok(keys), Some(host)) = (KeySource::open(&key_path, true), here) {
+        let who = Identity {
+            kind: basalt_auth::Kind::User,
+            uid,
+            gid: nix::unistd::getgid().as_raw(),
+            user: basalt_auth::user_name(uid).unwrap_or_else(|| uid.to_string()),
+            host: host.clone(),
+        };
+        return Authenticator::with_key(Arc::new(keys), who, &config.cluster_name, local(&host));
+    }
+    Authenticator::unavailable(why)
 }

@@ -181,6 +181,8 @@ pub struct Shared {
     pub launch: state::Launch,
     /// Asked by reporters when mbatchd does not answer: find the master again.
     pub relocate: Notify,
+    /// This sbatchd's credentials towards mbatchd and the LIMs.
+    pub auth: basalt_runtime::Authenticator,
 }
 
 impl Shared {
@@ -355,7 +357,10 @@ pub async fn run_with(
             Some(p) => p.clone(),
             None => std::env::current_exe().map_err(|e| SbdError::Exe(e.to_string()))?,
         };
+        let keys = basalt_runtime::cluster_keys(&config)?;
+        let verifier = basalt_runtime::verifier(&config, keys.clone());
         let shared = Arc::new(Shared {
+            auth: basalt_runtime::daemon_auth(&config, &me, keys),
             launch: launch_template(&config, &me, &opts),
             terminate_interval: AtomicU32::new(config.batch.params.job_terminate_interval_secs),
             config: config.clone(),
@@ -429,9 +434,10 @@ pub async fn run_with(
             )
         });
 
-        let service = service::SbdService::new(owner_tx.clone());
+        let service = service::SbdService::new(owner_tx.clone(), verifier);
         let router = tonic::transport::Server::builder().add_service(
-            basalt_proto::sbatchd::sbatchd_server::SbatchdServer::new(service),
+            basalt_proto::sbatchd::sbatchd_server::SbatchdServer::new(service)
+                .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
         );
         let mut server_stop = stop_rx.clone();
         let server = tokio::spawn(basalt_runtime::serve(router, listener, async move {

@@ -6,10 +6,10 @@ use crate::Shared;
 use crate::owner::{Key, Msg};
 use basalt_proto::mbatchd::mbatchd_client::MbatchdClient;
 use basalt_proto::mbatchd::{AckKind, JobReport, ReportKind, SbdHelloRequest};
+use basalt_runtime::AuthChannel as Channel;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
-use tonic::transport::Channel;
 use tracing::{debug, info, warn};
 
 /// An mbatchd client.
@@ -26,7 +26,8 @@ pub async fn master_watch(
     mut stop: watch::Receiver<bool>,
 ) {
     let timeout = Duration::from_secs(1);
-    let mut local = basalt_runtime::lim_channel(&shared.config, &shared.host, timeout).ok();
+    let mut local =
+        basalt_runtime::lim_channel(&shared.config, &shared.host, timeout, &shared.auth).ok();
     loop {
         let mut master = None;
         if let Some(lim) = local.as_mut()
@@ -42,7 +43,7 @@ pub async fn master_watch(
             }
         }
         if master.is_none()
-            && let Ok(m) = basalt_runtime::find_master(&shared.config, timeout).await
+            && let Ok(m) = basalt_runtime::find_master(&shared.config, timeout, &shared.auth).await
         {
             master = Some(m.master);
         }
@@ -82,7 +83,7 @@ pub async fn hello_loop(
         let wanted = master.borrow_and_update().clone();
         if wanted.as_deref() != current.as_ref().map(|c| c.0.as_str()) {
             current = wanted.and_then(|m| {
-                basalt_runtime::mbatchd_channel(&shared.config, &m, RPC_TIMEOUT)
+                basalt_runtime::mbatchd_channel(&shared.config, &m, RPC_TIMEOUT, &shared.auth)
                     .ok()
                     .map(|c| (m, c, false))
             });

@@ -47,7 +47,8 @@ pub fn local_minute_of_week(secs: i64) -> u32 {
 /// a load with `available = false`: LIM has no load for this host).
 async fn fetch_load(shared: &Shared, master: &str) -> Option<(HostLoad, String, String)> {
     let timeout = Duration::from_secs(2);
-    let mut lim = basalt_runtime::lim_channel(&shared.config, master, timeout).ok()?;
+    let mut lim =
+        basalt_runtime::lim_channel(&shared.config, master, timeout, &shared.auth).ok()?;
     let reply = tokio::time::timeout(
         timeout,
         lim.hosts(basalt_proto::lim::HostsRequest {

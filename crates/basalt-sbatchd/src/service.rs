@@ -4,6 +4,7 @@
 
 use crate::owner::Msg;
 use basalt_proto::sbatchd::{self as pb, sbatchd_server::Sbatchd};
+use basalt_runtime::{Need, Verifier};
 use std::io::{Read, Seek, SeekFrom};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -13,11 +14,12 @@ use tonic::{Request, Response, Status};
 #[derive(Debug, Clone)]
 pub struct SbdService {
     tx: mpsc::Sender<Msg>,
+    auth: Verifier,
 }
 
 impl SbdService {
-    pub fn new(tx: mpsc::Sender<Msg>) -> SbdService {
-        SbdService { tx }
+    pub fn new(tx: mpsc::Sender<Msg>, auth: Verifier) -> SbdService {
+        SbdService { tx, auth }
     }
 
     async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Msg) -> Result<T, Status> {
@@ -62,6 +64,8 @@ impl Sbatchd for SbdService {
         &self,
         request: Request<pb::StartJobRequest>,
     ) -> Result<Response<pb::StartJobReply>, Status> {
+        // Only a cluster daemon (mbatchd) starts jobs; the epoch fences old masters.
+        self.auth.verify(&request, Need::Daemon).await?;
         let r = request.into_inner();
         check_protocol(r.protocol.as_ref())?;
         let spec = r
@@ -81,6 +85,7 @@ impl Sbatchd for SbdService {
         &self,
         request: Request<pb::SignalJobRequest>,
     ) -> Result<Response<pb::SignalJobReply>, Status> {
+        self.auth.verify(&request, Need::Daemon).await?;
         let r = request.into_inner();
         check_protocol(r.protocol.as_ref())?;
         let found = self.ask(|reply| Msg::Signal { req: r, reply }).await??;
@@ -91,7 +96,10 @@ impl Sbatchd for SbdService {
         &self,
         request: Request<pb::PeekRequest>,
     ) -> Result<Response<pb::PeekReply>, Status> {
-        let r = request.into_inner();
+        let who = self.auth.verify(&request, Need::User).await?;
+        let mut r = request.into_inner();
+        // Only the owner (or root) may peek: the uid is the proven one.
+        r.uid = who.uid;
         let tail = r.tail_bytes;
         let target = self.ask(|reply| Msg::Peek { req: r, reply }).await??;
         if target.path.is_empty() {
@@ -123,8 +131,9 @@ impl Sbatchd for SbdService {
 
     async fn status(
         &self,
-        _request: Request<pb::StatusRequest>,
+        request: Request<pb::StatusRequest>,
     ) -> Result<Response<pb::StatusReply>, Status> {
+        self.auth.verify(&request, Need::User).await?;
         let reply = self.ask(|reply| Msg::Status { reply }).await?;
         Ok(Response::new(reply))
     }

@@ -7,13 +7,13 @@ use basalt_proto::mbatchd::mbatchd_server::{Mbatchd, MbatchdServer};
 use basalt_proto::mbatchd::{self as mpb, AckKind, ReportKind};
 use basalt_proto::sbatchd::sbatchd_client::SbatchdClient;
 use basalt_proto::sbatchd::{self as spb, JobSpec, SignalAction};
+use basalt_runtime::AuthChannel as Channel;
 use basalt_sbatchd::db::{DB_FILE, JobDb};
 use basalt_testkit::{ClusterSpec, InProcessCluster, wait_for_async};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tonic::transport::Channel;
 use tonic::{Request, Response, Status};
 
 const DEADLINE: Duration = Duration::from_secs(30);
@@ -294,8 +294,11 @@ impl Harness {
         }
     }
 
+    /// A client with the credentials of hostA's daemons (as mbatchd would have).
     fn client(&self) -> SbatchdClient<Channel> {
-        basalt_runtime::sbatchd_channel(&self.config, "hostA", Duration::from_secs(10))
+        let keys = basalt_runtime::cluster_keys(&self.config).expect("cluster key");
+        let auth = basalt_runtime::daemon_auth(&self.config, "hostA", keys);
+        basalt_runtime::sbatchd_channel(&self.config, "hostA", Duration::from_secs(10), &auth)
             .expect("client")
     }
 

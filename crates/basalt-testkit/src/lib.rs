@@ -117,6 +117,9 @@ pub struct ClusterSpec {
     pub extra_resources: Vec<ExtraResource>,
     /// ELIM executables to put in LSF_SERVERDIR: (file name, script text).
     pub elims: Vec<(String, String)>,
+    /// Write `LSF_ROOT_REX=all` when the tests run as root (default: yes, since the
+    /// tests submit as whoever runs them).
+    pub root_rex: bool,
 }
 
 impl ClusterSpec {
@@ -130,6 +133,7 @@ impl ClusterSpec {
             sample_interval_secs: 0.25,
             extra_resources: Vec::new(),
             elims: Vec::new(),
+            root_rex: true,
         }
     }
 
@@ -184,6 +188,8 @@ pub fn write_config_at(spec: &ClusterSpec, addrs: &[IpAddr], top: &Path) -> Resu
         .map(|u| u.name)
         .unwrap_or_else(|| "root".into());
     let mut dc = DefaultCluster::new("basalt", &user, hosts);
+    // Tests run as root in CI and submit as root.
+    dc.root_rex = nix::unistd::geteuid().is_root() && spec.root_rex;
     dc.exinterval_secs = spec.exinterval_secs;
     dc.master_inactivity_limit = spec.master_inactivity_limit;
     dc.probe_timeout_secs = spec.probe_timeout_secs;
@@ -803,9 +809,15 @@ impl InProcessCluster {
         Ok(())
     }
 
+    /// Credentials of the test's user (from an in-process LIM's credential socket, else
+    /// signed with the cluster key).
+    pub fn auth(&self) -> basalt_runtime::Authenticator {
+        basalt_runtime::user_auth(&self.config)
+    }
+
     /// The master as the first answering LIM sees it.
     pub async fn master(&self) -> Option<String> {
-        basalt_runtime::find_master(&self.config, Duration::from_secs(1))
+        basalt_runtime::find_master(&self.config, Duration::from_secs(1), &self.auth())
             .await
             .ok()
             .map(|m| m.master)
@@ -813,7 +825,7 @@ impl InProcessCluster {
 
     /// The master's host table.
     pub async fn hosts_table(&self) -> Option<basalt_proto::lim::HostsReply> {
-        let mut m = basalt_runtime::find_master(&self.config, Duration::from_secs(1))
+        let mut m = basalt_runtime::find_master(&self.config, Duration::from_secs(1), &self.auth())
             .await
             .ok()?;
         m.client

@@ -9,8 +9,8 @@ use basalt_proto::mbatchd::{
     Caller, ForceRequest, JobCtlReply, JobRef, JobsRequest, MoveRequest, SignalKind, SignalRequest,
     SwitchRequest,
 };
+use basalt_runtime::AuthChannel as Channel;
 use std::process::ExitCode;
-use tonic::transport::Channel;
 
 /// What a signalling command does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -29,11 +29,13 @@ use basalt_config::Config;
 use basalt_core::job::{JobState, exit_reason, status};
 use basalt_proto::mbatchd::mbatchd_client::MbatchdClient;
 use basalt_proto::mbatchd::{Caller, JobInfo, JobRef};
+use basalt_runtime::AuthChannel;
 use std::fmt;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use tonic::transport::{Channel, Endpoint};
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Endpoint;
 
 /// Environment variable naming an mbatchd address (tests only).
 pub const MBD_ADDR_ENV: &str = "BASALT_MBD_ADDR";
@@ -102,6 +104,8 @@ pub enum ConnectError {
     LsfDown,
     /// The master is known but its mbatchd does not answer.
     Mbatchd(String),
+    /// A daemon refused who we are (`User permission denied`).
+    Permission(String),
 }
 
 impl fmt::Display for ConnectError {
@@ -109,6 +113,7 @@ impl fmt::Display for ConnectError {
         match self {
             ConnectError::LsfDown => f.write_str("LSF is down; try later"),
             ConnectError::Mbatchd(r) => write!(f, "Cannot connect to mbatchd: {r}"),
+            ConnectError::Permission(r) => f.write_str(r),
         }
     }
 }
@@ -127,14 +132,22 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
     parts.join(": ")
 }
 
-async fn connect_addr(addr: SocketAddr, connect: Duration) -> Result<Channel, String> {
+/// Connect to the daemon of `host` at `addr`; requests carry the user's credentials.
+async fn connect_addr(
+    config: &Config,
+    addr: SocketAddr,
+    host: &str,
+    connect: Duration,
+) -> Result<AuthChannel, String> {
+    let auth = crate::auth(config);
     let ep = Endpoint::from_shared(format!("http://{addr}"))
         .map_err(|e| e.to_string())?
         .connect_timeout(connect)
         .timeout(request_timeout())
-        .tcp_nodelay(true);
+        .tcp_nodelay(true)
+        .local_address(auth.local_addr());
     match tokio::time::timeout(connect, ep.connect()).await {
-        Ok(Ok(ch)) => Ok(ch),
+        Ok(Ok(ch)) => Ok(InterceptedService::new(ch, auth.towards(host))),
         Ok(Err(e)) => Err(error_chain(&e)),
         Err(_) => Err(format!("connection to {addr} timed out")),
     }
@@ -151,7 +164,7 @@ fn addr_from_env(var: &str) -> Option<Result<SocketAddr, String>> {
 /// Find mbatchd (the master LIM names its host) and connect to it. Keeps trying for
 /// [`cmd_timeout`]; the first failure prints `batch system daemon not responding ...
 /// still trying` on stderr once.
-pub async fn connect_mbatchd(config: &Config) -> Result<MbatchdClient<Channel>, ConnectError> {
+pub async fn connect_mbatchd(config: &Config) -> Result<MbatchdClient<AuthChannel>, ConnectError> {
     let deadline = Instant::now() + cmd_timeout();
     let mut warned = false;
     loop {
@@ -159,21 +172,26 @@ pub async fn connect_mbatchd(config: &Config) -> Result<MbatchdClient<Channel>, 
         let per_try = remaining.clamp(Duration::from_millis(200), Duration::from_secs(3));
         let err = match addr_from_env(MBD_ADDR_ENV) {
             Some(Err(e)) => return Err(ConnectError::Mbatchd(e)),
-            Some(Ok(addr)) => match connect_addr(addr, per_try).await {
-                Ok(ch) => return Ok(MbatchdClient::new(ch)),
+            Some(Ok(addr)) => match connect_addr(config, addr, "", per_try).await {
+                Ok(ch) => return Ok(mbatchd_client(ch)),
                 Err(e) => ConnectError::Mbatchd(e),
             },
-            None => match basalt_runtime::find_master(config, per_try).await {
-                Err(basalt_runtime::RuntimeError::NoLim) => ConnectError::LsfDown,
-                Err(e) => return Err(ConnectError::Mbatchd(e.to_string())),
-                Ok(m) => match basalt_runtime::mbd_addr(config, &m.master) {
+            None => {
+                match basalt_runtime::find_master(config, per_try, &crate::auth(config)).await {
+                    Err(basalt_runtime::RuntimeError::NoLim) => ConnectError::LsfDown,
+                    Err(basalt_runtime::RuntimeError::Permission(m)) => {
+                        return Err(ConnectError::Permission(m));
+                    }
                     Err(e) => return Err(ConnectError::Mbatchd(e.to_string())),
-                    Ok(addr) => match connect_addr(addr, per_try).await {
-                        Ok(ch) => return Ok(MbatchdClient::new(ch)),
-                        Err(e) => ConnectError::Mbatchd(format!("{} ({addr}): {e}", m.master)),
+                    Ok(m) => match basalt_runtime::mbd_addr(config, &m.master) {
+                        Err(e) => return Err(ConnectError::Mbatchd(e.to_string())),
+                        Ok(addr) => match connect_addr(config, addr, &m.master, per_try).await {
+                            Ok(ch) => return Ok(mbatchd_client(ch)),
+                            Err(e) => ConnectError::Mbatchd(format!("{} ({addr}): {e}", m.master)),
+                        },
                     },
-                },
-            },
+                }
+            }
         };
         if Instant::now() >= deadline {
             return Err(err);
@@ -187,6 +205,7 @@ pub async fn connect_mbatchd(config: &Config) -> Result<MbatchdClient<Channel>, 
                 ConnectError::Mbatchd(_) => {
                     eprintln!("batch system daemon not responding ... still trying")
                 }
+                ConnectError::Permission(_) => {}
             }
         }
         let pause = deadline
@@ -196,17 +215,23 @@ pub async fn connect_mbatchd(config: &Config) -> Result<MbatchdClient<Channel>, 
     }
 }
 
+fn mbatchd_client(ch: AuthChannel) -> MbatchdClient<AuthChannel> {
+    MbatchdClient::new(ch).max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES)
+}
+
 /// An sbatchd client for `host` (or `BASALT_SBD_ADDR`), connected.
 pub async fn connect_sbatchd(
     config: &Config,
     host: &str,
-) -> Result<basalt_proto::sbatchd::sbatchd_client::SbatchdClient<Channel>, String> {
+) -> Result<basalt_proto::sbatchd::sbatchd_client::SbatchdClient<AuthChannel>, String> {
     let addr = match addr_from_env(SBD_ADDR_ENV) {
         Some(a) => a?,
         None => basalt_runtime::sbd_addr(config, host).map_err(|e| e.to_string())?,
     };
     let ch = connect_addr(
+        config,
         addr,
+        host,
         cmd_timeout().clamp(Duration::from_millis(200), Duration::from_secs(10)),
     )
     .await

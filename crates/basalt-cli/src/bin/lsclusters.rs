@@ -39,7 +39,11 @@ fn main() -> ExitCode {
             return basalt_cli::fail();
         }
     }
-    let info = match block_on(basalt_runtime::find_master(&config, RPC_TIMEOUT)) {
+    let info = match block_on(basalt_runtime::find_master(
+        &config,
+        RPC_TIMEOUT,
+        &basalt_cli::auth(&config),
+    )) {
         Ok(r) => r.ok().map(|m| m.info),
         Err(code) => return code,
     };

@@ -42,7 +42,8 @@ fn main() -> ExitCode {
     }
     let hosts = args.hosts.clone();
     let reply = match block_on(async {
-        let mut m = basalt_runtime::find_master(&config, RPC_TIMEOUT).await?;
+        let mut m =
+            basalt_runtime::find_master(&config, RPC_TIMEOUT, &basalt_cli::auth(&config)).await?;
         m.client
             .hosts(HostsRequest { hosts })
             .await

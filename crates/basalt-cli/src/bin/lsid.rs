@@ -25,7 +25,11 @@ fn main() -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let found = match block_on(basalt_runtime::find_master(&config, RPC_TIMEOUT)) {
+    let found = match block_on(basalt_runtime::find_master(
+        &config,
+        RPC_TIMEOUT,
+        &basalt_cli::auth(&config),
+    )) {
         Ok(f) => f,
         Err(code) => return code,
     };

@@ -41,9 +41,12 @@ impl FakeSbd {
             r.protocol = Some(basalt_proto::PROTOCOL);
             r.host = "hostA".into();
             for _ in 0..100 {
-                if let Ok(mut c) =
-                    basalt_runtime::mbatchd_channel(&config, "hostA", Duration::from_secs(2))
-                    && c.report_job(r.clone()).await.is_ok()
+                if let Ok(mut c) = basalt_runtime::mbatchd_channel(
+                    &config,
+                    "hostA",
+                    Duration::from_secs(2),
+                    &daemon_auth(&config),
+                ) && c.report_job(r.clone()).await.is_ok()
                 {
                     return;
                 }
@@ -201,8 +204,25 @@ pub fn caller() -> Option<pb::Caller> {
     })
 }
 
+/// The credentials of hostA's daemons (what the fake sbatchd sends).
+pub fn daemon_auth(config: &basalt_config::Config) -> basalt_runtime::Authenticator {
+    match basalt_runtime::cluster_keys(config) {
+        Ok(keys) => basalt_runtime::daemon_auth(config, "hostA", keys),
+        Err(e) => basalt_runtime::Authenticator::unavailable(e.to_string()),
+    }
+}
+
+/// An mbatchd client with the test user's credentials.
+pub fn user_client(
+    config: &basalt_config::Config,
+    timeout: Duration,
+) -> Option<pb::mbatchd_client::MbatchdClient<basalt_runtime::AuthChannel>> {
+    basalt_runtime::mbatchd_channel(config, "hostA", timeout, &basalt_runtime::user_auth(config))
+        .ok()
+}
+
 pub async fn all_jobs(config: &basalt_config::Config) -> Option<Vec<pb::JobInfo>> {
-    let mut c = basalt_runtime::mbatchd_channel(config, "hostA", Duration::from_secs(2)).ok()?;
+    let mut c = user_client(config, Duration::from_secs(2))?;
     let r = c
         .jobs(pb::JobsRequest {
             caller: caller(),
@@ -220,7 +240,7 @@ pub struct Setup {
     pub config: Arc<basalt_config::Config>,
     pub fake: FakeSbd,
     pub mbd: Mbd,
-    pub client: pb::mbatchd_client::MbatchdClient<tonic::transport::Channel>,
+    pub client: pb::mbatchd_client::MbatchdClient<basalt_runtime::AuthChannel>,
 }
 
 /// A one-host cluster: a real LIM, the fake sbatchd and mbatchd, all in this process.
@@ -272,9 +292,12 @@ pub async fn setup_with(
                     })
                     .collect()
             });
-            if let Ok(mut c) =
-                basalt_runtime::mbatchd_channel(&hello_config, "hostA", Duration::from_secs(2))
-            {
+            if let Ok(mut c) = basalt_runtime::mbatchd_channel(
+                &hello_config,
+                "hostA",
+                Duration::from_secs(2),
+                &daemon_auth(&hello_config),
+            ) {
                 let _ = c
                     .sbd_hello(pb::SbdHelloRequest {
                         protocol: Some(basalt_proto::PROTOCOL),
@@ -292,10 +315,7 @@ pub async fn setup_with(
         let config = config.clone();
         async move {
             match all_jobs(&config).await {
-                Some(_) => (
-                    basalt_runtime::mbatchd_channel(&config, "hostA", Duration::from_secs(5)).ok(),
-                    String::new(),
-                ),
+                Some(_) => (user_client(&config, Duration::from_secs(5)), String::new()),
                 None => (None, "no answer".into()),
             }
         }
