@@ -120,6 +120,12 @@ pub struct ClusterSpec {
     /// Write `LSF_ROOT_REX=all` when the tests run as root (default: yes, since the
     /// tests submit as whoever runs them).
     pub root_rex: bool,
+    /// Run the daemons (and [`ProcessCluster::command`]) as this (uid, gid) instead of
+    /// the test's user: a personal cluster of that user, who is also its administrator
+    /// and owns every file. Needs root.
+    pub daemon_user: Option<(u32, u32)>,
+    /// Lines appended to lsf.conf.
+    pub lsf_conf_extra: String,
 }
 
 impl ClusterSpec {
@@ -134,6 +140,8 @@ impl ClusterSpec {
             extra_resources: Vec::new(),
             elims: Vec::new(),
             root_rex: true,
+            daemon_user: None,
+            lsf_conf_extra: String::new(),
         }
     }
 
@@ -182,7 +190,10 @@ pub fn write_config_at(spec: &ClusterSpec, addrs: &[IpAddr], top: &Path) -> Resu
             server: true,
         })
         .collect();
-    let user = nix::unistd::User::from_uid(nix::unistd::getuid())
+    let owner = spec
+        .daemon_user
+        .map_or_else(nix::unistd::getuid, |(u, _)| nix::unistd::Uid::from_raw(u));
+    let user = nix::unistd::User::from_uid(owner)
         .ok()
         .flatten()
         .map(|u| u.name)
@@ -196,13 +207,38 @@ pub fn write_config_at(spec: &ClusterSpec, addrs: &[IpAddr], top: &Path) -> Resu
     dc.sample_interval_secs = spec.sample_interval_secs;
     dc.extra_resources = spec.extra_resources.clone();
     let envdir = dc.write(top)?;
+    if !spec.lsf_conf_extra.is_empty() {
+        use std::io::Write as _;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(envdir.join("lsf.conf"))?
+            .write_all(spec.lsf_conf_extra.as_bytes())?;
+    }
     for (file, script) in &spec.elims {
         use std::os::unix::fs::PermissionsExt;
         let path = top.join("serverdir").join(file);
         std::fs::write(&path, script)?;
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
     }
+    if let Some((uid, gid)) = spec.daemon_user {
+        // The cluster's files belong to its owner; everyone may read the configuration
+        // (the key stays 0600).
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(top, std::fs::Permissions::from_mode(0o755))?;
+        chown_tree(top, uid, gid)?;
+    }
     Ok(envdir)
+}
+
+fn chown_tree(path: &Path, uid: u32, gid: u32) -> Result<()> {
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid))
+        .with_context(|| format!("chown {}", path.display()))?;
+    if std::fs::symlink_metadata(path)?.is_dir() {
+        for e in std::fs::read_dir(path)? {
+            chown_tree(&e?.path(), uid, gid)?;
+        }
+    }
+    Ok(())
 }
 
 /// Poll `cond` every 50 ms until it returns `Some`, or fail after `deadline`
@@ -279,6 +315,9 @@ pub struct ProcessCluster {
     /// The network-namespace lab the hosts live in ([`ProcessCluster::start_batch_netns`]);
     /// dropped after the processes.
     net: Option<netns::NetLab>,
+    /// Daemons and [`ProcessCluster::command`] run as this (uid, gid)
+    /// ([`ClusterSpec::daemon_user`]).
+    pub run_as: Option<(u32, u32)>,
 }
 
 impl ProcessCluster {
@@ -294,6 +333,7 @@ impl ProcessCluster {
             addrs: (0..spec.hosts).map(|i| subnet.host(i)).collect(),
             children: BTreeMap::new(),
             net: None,
+            run_as: spec.daemon_user,
             dir,
         };
         for h in c.hosts.clone() {
@@ -350,6 +390,7 @@ impl ProcessCluster {
             addrs,
             children: BTreeMap::new(),
             net,
+            run_as: spec.daemon_user,
             dir,
         };
         for h in c.hosts.clone() {
@@ -396,8 +437,9 @@ impl ProcessCluster {
             .create(true)
             .append(true)
             .open(&log_path)?;
-        let child = self
-            .in_host_ns(host, &self.bin.join(daemon))?
+        let mut cmd = self.in_host_ns(host, &self.bin.join(daemon))?;
+        self.as_owner(&mut cmd);
+        let child = cmd
             .args(["-H", host])
             .env("LSF_ENVDIR", &self.envdir)
             .env("BASALT_LOG", "debug")
@@ -540,10 +582,19 @@ impl ProcessCluster {
         Ok((lab, i))
     }
 
+    /// Run `c` as the cluster's owner when it is not the test's user.
+    fn as_owner(&self, c: &mut Command) {
+        use std::os::unix::process::CommandExt;
+        if let Some((uid, gid)) = self.run_as {
+            c.uid(uid).gid(gid).env("HOME", self.dir.path());
+        }
+    }
+
     /// A command from the build run inside `host`'s network namespace (as a user
     /// logged in on that host), with this cluster's LSF_ENVDIR.
     pub fn command_on(&self, host: &str, name: &str) -> Result<Command> {
         let mut c = self.in_host_ns(host, &self.bin.join(name))?;
+        self.as_owner(&mut c);
         c.env("LSF_ENVDIR", &self.envdir)
             .env_remove("BASALT_HOST")
             .env_remove("LSF_SERVER_HOSTS");
@@ -561,6 +612,7 @@ impl ProcessCluster {
     /// A command from the build, with this cluster's LSF_ENVDIR.
     pub fn command(&self, name: &str) -> Command {
         let mut c = Command::new(self.bin.join(name));
+        self.as_owner(&mut c);
         c.env("LSF_ENVDIR", &self.envdir)
             .env_remove("BASALT_HOST")
             .env_remove("LSF_SERVER_HOSTS");

@@ -1,0 +1,571 @@
+//! Who is asking (docs/security.md), on real daemons: requests without a valid
+//! credential, with a replayed or forged one, or from an address outside the cluster are
+//! refused; malformed and oversized requests are refused without stopping the service;
+//! jobs run as their user with that user's groups; root runs jobs only with
+//! LSF_ROOT_REX; a personal cluster serves only its owner; `LSF_AUTH=eauth` decides.
+//!
+//! The tests that need other users (created here with useradd/groupadd) need root; run
+//! as another user they say they are skipped.
+
+use anyhow::{Context, Result, anyhow, bail};
+use basalt_auth::key::KeySource;
+use basalt_auth::{Authenticator, Identity, Kind};
+use basalt_proto::mbatchd::mbatchd_client::MbatchdClient;
+use basalt_proto::mbatchd::{self as pb, Caller};
+use basalt_testkit::{ClusterSpec, ProcessCluster, output_text, wait_for};
+use std::net::{IpAddr, SocketAddr};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+use tonic::metadata::BinaryMetadataValue;
+use tonic::transport::{Channel, Endpoint};
+
+const DEADLINE: Duration = Duration::from_secs(60);
+
+fn is_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
+fn config(c: &ProcessCluster) -> Result<basalt_config::Config> {
+    Ok(basalt_config::load(&c.envdir)
+        .map_err(|e| anyhow!("{e}"))?
+        .config)
+}
+
+/// An address on hostA's loopback subnet that is no cluster host's.
+fn outsider(c: &ProcessCluster) -> Result<IpAddr> {
+    match c.addrs[0] {
+        IpAddr::V4(a) => {
+            let o = a.octets();
+            Ok(IpAddr::V4(std::net::Ipv4Addr::new(o[0], o[1], o[2], 200)))
+        }
+        IpAddr::V6(_) => bail!("IPv6 test addresses"),
+    }
+}
+
+fn rt() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// A plain channel (no credentials) to `addr`, leaving from `local`.
+async fn raw_channel(addr: SocketAddr, local: Option<IpAddr>) -> Result<Channel> {
+    Ok(Endpoint::from_shared(format!("http://{addr}"))?
+        .local_address(local)
+        .timeout(Duration::from_secs(10))
+        .connect()
+        .await?)
+}
+
+fn root_caller() -> Option<Caller> {
+    Some(Caller {
+        uid: 0,
+        gid: 0,
+        user: "root".into(),
+        host: "hostA".into(),
+    })
+}
+
+fn jobs_req() -> pb::JobsRequest {
+    pb::JobsRequest {
+        caller: root_caller(),
+        user: "all".into(),
+        states: u32::MAX,
+        ..Default::default()
+    }
+}
+
+fn with_cred<T>(msg: T, cred: &[u8]) -> tonic::Request<T> {
+    let mut r = tonic::Request::new(msg);
+    r.metadata_mut().insert_bin(
+        basalt_auth::CRED_METADATA,
+        BinaryMetadataValue::from_bytes(cred),
+    );
+    r
+}
+
+fn denied<T: std::fmt::Debug>(what: &str, r: Result<T, tonic::Status>) -> Result<()> {
+    match r {
+        Err(s) if s.code() == tonic::Code::PermissionDenied => {
+            if s.message() != "User permission denied" {
+                bail!("{what}: refused with {:?}", s.message());
+            }
+            Ok(())
+        }
+        other => bail!("{what}: not refused: {other:?}"),
+    }
+}
+
+/// A private key file that is not the cluster's.
+fn foreign_keys(dir: &Path) -> Result<Arc<KeySource>> {
+    let p = dir.join("foreign.key");
+    basalt_auth::key::create_key_file(&p)?;
+    Ok(Arc::new(KeySource::open(&p, true)?))
+}
+
+#[test]
+fn requests_without_a_valid_credential_are_refused() -> Result<()> {
+    let c = ProcessCluster::start_batch("sec-cred", &ClusterSpec::new(2), "")?;
+    let cfg = config(&c)?;
+    let rt = rt()?;
+    let mbd = basalt_runtime::mbd_addr(&cfg, "hostA")?;
+    let host_a = c.addrs[0];
+    let keys = basalt_runtime::cluster_keys(&cfg)?;
+    let me = nix::unistd::getuid().as_raw();
+    let user = basalt_auth::user_name(me).unwrap_or_default();
+    rt.block_on(async {
+        // A hand-made request claiming to be root, without a credential.
+        let mut plain = MbatchdClient::new(raw_channel(mbd, Some(host_a)).await?);
+        denied("Jobs without a credential", plain.jobs(jobs_req()).await)?;
+        denied(
+            "bkill of everything claiming root, without a credential",
+            plain
+                .signal(pb::SignalRequest {
+                    caller: root_caller(),
+                    user: "all".into(),
+                    ..Default::default()
+                })
+                .await,
+        )?;
+        // Signed with a key that is not the cluster's.
+        let forged = Authenticator::with_key(
+            foreign_keys(c.dir.path())?,
+            Identity {
+                kind: Kind::User,
+                uid: 0,
+                gid: 0,
+                user: "root".into(),
+                host: "hostA".into(),
+            },
+            &cfg.cluster_name,
+            Some(host_a),
+        );
+        let (_, b) = forged.credential()?;
+        denied(
+            "a credential signed with another key",
+            plain.jobs(with_cred(jobs_req(), &b)).await,
+        )?;
+
+        // A real credential from hostA's LIM (the credential socket): accepted once,
+        // refused when replayed.
+        let auth = basalt_runtime::user_auth(&cfg);
+        assert_eq!(
+            auth.host(),
+            Some("hostA"),
+            "{:?}",
+            auth.unavailable_reason()
+        );
+        let (_, cred) = auth.credential()?;
+        let seen = basalt_auth::cred::peek(&cred).ok_or_else(|| anyhow!("unreadable"))?;
+        assert_eq!((seen.uid, seen.user.as_str()), (me, user.as_str()));
+        let r = plain.jobs(with_cred(jobs_req(), &cred)).await;
+        assert!(r.is_ok(), "a fresh credential was refused: {r:?}");
+        denied(
+            "a replayed credential",
+            plain.jobs(with_cred(jobs_req(), &cred)).await,
+        )?;
+
+        // A valid, fresh credential of hostA sent from an address outside the cluster.
+        let outside = outsider(&c)?;
+        let mut from_outside = MbatchdClient::new(raw_channel(mbd, Some(outside)).await?);
+        let (_, cred) = auth.credential()?;
+        denied(
+            "a credential of hostA from a non-cluster address",
+            from_outside.jobs(with_cred(jobs_req(), &cred)).await,
+        )?;
+        // A credential (signed with the real key) naming a host not in the cluster.
+        let intruder = Authenticator::with_key(
+            keys.clone(),
+            basalt_auth::daemon_identity("intruder"),
+            &cfg.cluster_name,
+            None,
+        );
+        let (_, b) = intruder.credential()?;
+        denied(
+            "a credential of a host outside the cluster",
+            from_outside.jobs(with_cred(jobs_req(), &b)).await,
+        )?;
+        // The LIM refuses heartbeats from outside and anything without a credential.
+        let lim = basalt_runtime::lim_addr(&cfg, "hostA")?;
+        let mut lim_out =
+            basalt_proto::lim::lim_client::LimClient::new(raw_channel(lim, Some(outside)).await?);
+        let hostb = basalt_runtime::daemon_auth(&cfg, "hostB", keys.clone());
+        let (_, b) = hostb.credential()?;
+        denied(
+            "a heartbeat claiming hostB from a non-cluster address",
+            lim_out
+                .heartbeat(with_cred(
+                    basalt_proto::lim::HeartbeatRequest {
+                        protocol: Some(basalt_proto::PROTOCOL),
+                        host: "hostB".into(),
+                        ..Default::default()
+                    },
+                    &b,
+                ))
+                .await,
+        )?;
+        let mut lim_plain =
+            basalt_proto::lim::lim_client::LimClient::new(raw_channel(lim, Some(host_a)).await?);
+        denied(
+            "lsid without a credential",
+            lim_plain
+                .cluster_info(basalt_proto::lim::ClusterInfoRequest {})
+                .await,
+        )?;
+        // hostA's daemons may not speak for hostB.
+        let hosta = basalt_runtime::daemon_auth(&cfg, "hostA", keys.clone());
+        let (_, b) = hosta.credential()?;
+        denied(
+            "a heartbeat claiming hostB signed as hostA",
+            lim_plain
+                .heartbeat(with_cred(
+                    basalt_proto::lim::HeartbeatRequest {
+                        protocol: Some(basalt_proto::PROTOCOL),
+                        host: "hostB".into(),
+                        ..Default::default()
+                    },
+                    &b,
+                ))
+                .await,
+        )?;
+        // sbatchd starts jobs only for daemons: a user's credential is refused.
+        let sbd = basalt_runtime::sbd_addr(&cfg, "hostA")?;
+        let mut sb = basalt_proto::sbatchd::sbatchd_client::SbatchdClient::new(
+            raw_channel(sbd, Some(host_a)).await?,
+        );
+        let (_, cred) = auth.credential()?;
+        denied(
+            "StartJob with a user's credential",
+            sb.start_job(with_cred(
+                basalt_proto::sbatchd::StartJobRequest {
+                    protocol: Some(basalt_proto::PROTOCOL),
+                    epoch: u64::MAX,
+                    job: Some(Default::default()),
+                },
+                &cred,
+            ))
+            .await,
+        )?;
+        anyhow::Ok(())
+    })?;
+    // The commands still work: they carry fresh credentials.
+    c.ok("bjobs", &["-u", "all"])?;
+    Ok(())
+}
+
+/// Any message as raw bytes.
+#[derive(Clone, PartialEq, prost::Message)]
+struct Raw {
+    #[prost(bytes = "vec", tag = "1")]
+    first: Vec<u8>,
+    #[prost(bytes = "vec", tag = "999")]
+    padding: Vec<u8>,
+}
+
+#[test]
+fn malformed_and_oversized_requests_are_refused_and_service_goes_on() -> Result<()> {
+    let c = ProcessCluster::start_batch("sec-malformed", &ClusterSpec::new(1), "")?;
+    let cfg = config(&c)?;
+    let auth = basalt_runtime::user_auth(&cfg);
+    let mbd = basalt_runtime::mbd_addr(&cfg, "hostA")?;
+    let rt = rt()?;
+    rt.block_on(async {
+        let ch = raw_channel(mbd, auth.local_addr()).await?;
+        let path =
+            tonic::codegen::http::uri::PathAndQuery::from_static("/basalt.mbatchd.v1.Mbatchd/Jobs");
+        for (what, raw, code) in [
+            (
+                "malformed",
+                // Field 1 (caller) holding bytes that are no Caller message.
+                Raw {
+                    first: vec![0xff; 16],
+                    padding: Vec::new(),
+                },
+                tonic::Code::Internal,
+            ),
+            (
+                "oversized",
+                Raw {
+                    first: Vec::new(),
+                    padding: vec![0; basalt_runtime::MAX_MESSAGE_BYTES + 1024],
+                },
+                tonic::Code::OutOfRange,
+            ),
+        ] {
+            let mut g = tonic::client::Grpc::new(ch.clone()).max_encoding_message_size(usize::MAX);
+            g.ready().await?;
+            let (_, cred) = auth.credential()?;
+            let r: Result<tonic::Response<Raw>, _> = g
+                .unary(
+                    with_cred(raw, &cred),
+                    path.clone(),
+                    tonic_prost::ProstCodec::default(),
+                )
+                .await;
+            match r {
+                Err(s) if s.code() == code || s.code() == tonic::Code::ResourceExhausted => {
+                    eprintln!("{what}: {:?} {}", s.code(), s.message())
+                }
+                other => bail!("{what} request: {other:?}"),
+            }
+        }
+        anyhow::Ok(())
+    })?;
+    // mbatchd still serves.
+    c.ok("bjobs", &["-u", "all"])?;
+    c.ok("bqueues", &[])?;
+    Ok(())
+}
+
+/// A test user (created when missing) in the supplementary group `group`.
+fn test_user(name: &str, group: Option<&str>) -> Result<(u32, u32)> {
+    if let Some(g) = group {
+        let _ = std::process::Command::new("groupadd").arg(g).output();
+    }
+    if nix::unistd::User::from_name(name)?.is_none() {
+        let mut cmd = std::process::Command::new("useradd");
+        cmd.args(["-M", "-s", "/bin/sh"]);
+        if let Some(g) = group {
+            cmd.args(["-G", g]);
+        }
+        let o = cmd.arg(name).output()?;
+        if !o.status.success() && nix::unistd::User::from_name(name)?.is_none() {
+            bail!("useradd {name}: {}", output_text(&o));
+        }
+    } else if let Some(g) = group {
+        let _ = std::process::Command::new("usermod")
+            .args(["-a", "-G", g, name])
+            .output();
+    }
+    let u = nix::unistd::User::from_name(name)?.ok_or_else(|| anyhow!("no user {name}"))?;
+    Ok((u.uid.as_raw(), u.gid.as_raw()))
+}
+
+fn work_dir(c: &ProcessCluster) -> Result<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let w = c.dir.path().join("work-users");
+    std::fs::create_dir_all(&w)?;
+    std::fs::set_permissions(&w, std::fs::Permissions::from_mode(0o1777))?;
+    std::fs::set_permissions(c.dir.path(), std::fs::Permissions::from_mode(0o755))?;
+    Ok(w)
+}
+
+fn as_user(
+    c: &ProcessCluster,
+    u: (u32, u32),
+    cwd: &Path,
+    cmd: &str,
+    args: &[&str],
+) -> Result<std::process::Output> {
+    Ok(c.command(cmd)
+        .args(args)
+        .current_dir(cwd)
+        .uid(u.0)
+        .gid(u.1)
+        .env("HOME", cwd)
+        .output()?)
+}
+
+fn job_id(o: &std::process::Output) -> Result<u64> {
+    String::from_utf8_lossy(&o.stdout)
+        .split(['<', '>'])
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| anyhow!("no job id: {}", output_text(o)))
+}
+
+fn stat_of(c: &ProcessCluster, id: u64) -> Option<String> {
+    let out = c
+        .ok("bjobs", &["-a", "-noheader", "-o", "stat", &id.to_string()])
+        .ok()?;
+    out.split_whitespace().next().map(str::to_owned)
+}
+
+#[test]
+fn jobs_run_as_their_user_and_only_owners_or_admins_control_them() -> Result<()> {
+    if !is_root() {
+        eprintln!("skipped: creating test users and switching to them needs root");
+        return Ok(());
+    }
+    let a = test_user("basalt-sa", Some("basalt-sgrp"))?;
+    let b = test_user("basalt-sb", None)?;
+    let mut spec = ClusterSpec::new(1);
+    spec.root_rex = false;
+    let c = ProcessCluster::start_batch("sec-users", &spec, "")?;
+    let work = work_dir(&c)?;
+
+    // A's job runs with A's uid, primary gid and supplementary groups.
+    let o = as_user(
+        &c,
+        a,
+        &work,
+        "bsub",
+        &["-o", "ids.%J", "id -u; id -g; id -G; sleep 60"],
+    )?;
+    assert!(o.status.success(), "{}", output_text(&o));
+    let id = job_id(&o)?;
+    wait_for("A's job to run", DEADLINE, || {
+        let s = stat_of(&c, id);
+        (
+            (s.as_deref() == Some("RUN")).then_some(()),
+            format!("{s:?}"),
+        )
+    })?;
+    // B may not kill it; A may.
+    let o = as_user(&c, b, &work, "bkill", &[&id.to_string()])?;
+    assert_eq!(o.status.code(), Some(255), "{}", output_text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&format!("Job <{id}>: User permission denied")),
+        "{}",
+        output_text(&o)
+    );
+    let o = as_user(&c, a, &work, "bkill", &[&id.to_string()])?;
+    assert!(o.status.success(), "{}", output_text(&o));
+    let out = wait_for("A's job output", DEADLINE, || {
+        let t = std::fs::read_to_string(work.join(format!("ids.{id}"))).ok();
+        (
+            t.clone().filter(|t| t.contains("Sender: LSF System")),
+            format!("{t:?}"),
+        )
+    })?;
+    let user = nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(a.0))?
+        .ok_or_else(|| anyhow!("no user"))?;
+    let name = std::ffi::CString::new(user.name.clone())?;
+    let mut want: Vec<u32> = nix::unistd::getgrouplist(&name, user.gid)?
+        .into_iter()
+        .map(|g| g.as_raw())
+        .collect();
+    want.sort_unstable();
+    want.dedup();
+    let grp = nix::unistd::Group::from_name("basalt-sgrp")?
+        .ok_or_else(|| anyhow!("no group basalt-sgrp"))?;
+    assert!(want.contains(&grp.gid.as_raw()), "{want:?}");
+    let mut lines = out.lines().filter(|l| !l.is_empty());
+    let uid_line = lines
+        .find(|l| l.trim() == a.0.to_string())
+        .ok_or_else(|| anyhow!("no uid line in {out}"))?;
+    assert_eq!(uid_line.trim(), a.0.to_string());
+    assert_eq!(
+        lines.next().map(str::trim),
+        Some(a.1.to_string().as_str()),
+        "{out}"
+    );
+    let mut got: Vec<u32> = lines
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .filter_map(|g| g.parse().ok())
+        .collect();
+    got.sort_unstable();
+    assert_eq!(got, want, "supplementary groups of the job: {out}");
+
+    // Root may not submit without LSF_ROOT_REX.
+    let o = c.command("bsub").arg("true").current_dir(&work).output()?;
+    assert_eq!(o.status.code(), Some(255), "{}", output_text(&o));
+    assert!(
+        output_text(&o).contains("User permission denied"),
+        "{}",
+        output_text(&o)
+    );
+    Ok(())
+}
+
+#[test]
+fn a_personal_cluster_serves_only_its_owner() -> Result<()> {
+    if !is_root() {
+        eprintln!("skipped: running daemons as another user needs root");
+        return Ok(());
+    }
+    let owner = test_user("basalt-so", None)?;
+    let other = test_user("basalt-sb", None)?;
+    let mut spec = ClusterSpec::new(1);
+    spec.daemon_user = Some(owner);
+    let c = ProcessCluster::start_batch("sec-personal", &spec, "")?;
+    let work = work_dir(&c)?;
+    // The owner (the cluster's commands run as the owner) submits and sees the job.
+    let id = c.bsub(&work, &["-o", "/dev/null", "id -u"])?;
+    wait_for("the owner's job to finish", DEADLINE, || {
+        let s = stat_of(&c, id);
+        (
+            (s.as_deref() == Some("DONE")).then_some(()),
+            format!("{s:?}"),
+        )
+    })?;
+    c.ok("lsid", &[])?;
+    // Another user, and root, are refused by every daemon.
+    for (who, u) in [("another user", other), ("root", (0, 0))] {
+        for (cmd, args) in [
+            ("bsub", vec!["true"]),
+            ("bjobs", vec!["-u", "all"]),
+            ("lsid", vec![]),
+        ] {
+            let o = as_user(&c, u, &work, cmd, &args)?;
+            assert!(
+                !o.status.success(),
+                "{who}: {cmd} worked: {}",
+                output_text(&o)
+            );
+            assert!(
+                output_text(&o).contains("User permission denied"),
+                "{who}: {cmd}: {}",
+                output_text(&o)
+            );
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn eauth_decides_who_may_ask() -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut spec = ClusterSpec::new(1);
+    // eauth -c prints a token naming the caller's uid; eauth -s accepts exactly that,
+    // and logs each request line so the test can see LSF's protocol was spoken.
+    let script = r#"#!/bin/sh
+if [ "$1" = "-c" ]; then
+  if [ -n "$EAUTH_LIE" ]; then printf 'tok-%s' "$EAUTH_LIE"; else printf 'tok-%s' "$(id -u)"; fi
+  exit 0
+fi
+while read uid gid user addr port len data; do
+  echo "$uid $gid $user $addr $port $len $data" >> "$(dirname "$0")/eauth.log"
+  if [ "$data" = "tok-$uid" ]; then echo 1; else echo 0; fi
+done
+"#;
+    spec = spec.elim("eauth", script);
+    spec.lsf_conf_extra = "LSF_AUTH=eauth\n".into();
+    let c = ProcessCluster::start_batch("sec-eauth", &spec, "")?;
+    let p = c.dir.path().join("serverdir/eauth");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))?;
+    let work = work_dir(&c)?;
+    let id = c.bsub(&work, &["-o", "/dev/null", "true"])?;
+    wait_for("the job to finish", DEADLINE, || {
+        let s = stat_of(&c, id);
+        (
+            (s.as_deref() == Some("DONE")).then_some(()),
+            format!("{s:?}"),
+        )
+    })?;
+    let log = std::fs::read_to_string(c.dir.path().join("serverdir/eauth.log"))
+        .context("eauth -s wrote no log")?;
+    let me = nix::unistd::getuid().as_raw();
+    assert!(
+        log.lines()
+            .any(|l| l.starts_with(&format!("{me} ")) && l.ends_with(&format!("tok-{me}"))),
+        "{log}"
+    );
+    // A client whose eauth -c vouches for someone else is refused.
+    let o = c
+        .command("bjobs")
+        .args(["-u", "all"])
+        .env("EAUTH_LIE", "12345")
+        .output()?;
+    assert!(!o.status.success(), "{}", output_text(&o));
+    assert!(
+        output_text(&o).contains("User permission denied"),
+        "{}",
+        output_text(&o)
+    );
+    Ok(())
+}
