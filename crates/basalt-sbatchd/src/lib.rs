@@ -246,6 +246,7 @@ fn launch_template(config: &Config, host: &str, opts: &Options) -> state::Launch
             .map_or(3000, |s| s * 1000)
     });
     state::Launch {
+        refuse_root: !basalt_auth::root_rex(config),
         host: host.to_owned(),
         cluster: config.cluster_name.clone(),
         sender: format!("{admin}@{host}"),

@@ -39,6 +39,9 @@ pub struct Launch {
     pub sample_ms: u64,
     /// Kill the job when its memory passes the RSS limit (`LSB_JOB_MEMLIMIT=Y`).
     pub enforce_memlimit: bool,
+    /// Never run a job as root (`LSF_ROOT_REX` not set). Absent in older files.
+    #[serde(default)]
+    pub refuse_root: bool,
 }
 
 /// Kinds of job events (one per mbatchd `ReportKind`).

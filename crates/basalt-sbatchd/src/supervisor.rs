@@ -101,7 +101,8 @@ struct Identity {
     group_name: Option<String>,
 }
 
-fn resolve_identity(spec: &JobSpec, host: &str) -> Result<Identity, String> {
+fn resolve_identity(spec: &JobSpec, launch: &Launch) -> Result<Identity, String> {
+    let host = launch.host.as_str();
     let root = nix::unistd::geteuid().is_root();
     let user = if root {
         match nix::unistd::User::from_name(&spec.user) {
@@ -125,6 +126,15 @@ fn resolve_identity(spec: &JobSpec, host: &str) -> Result<Identity, String> {
             }
         }
     };
+    // Never a job as root by accident: mbatchd refuses root's submissions without
+    // LSF_ROOT_REX, and this host checks again (a user named in the job whose account
+    // here is uid 0 is refused too).
+    if root && user.uid.is_root() && launch.refuse_root {
+        return Err(format!(
+            "User <{}> is root on host <{host}> and LSF_ROOT_REX is not set: root's jobs are not run",
+            spec.user
+        ));
+    }
     let groups = if root {
         CString::new(user.name.clone())
             .ok()
@@ -427,7 +437,7 @@ impl Supervisor {
     }
 
     fn run(&mut self) -> i32 {
-        let ident = match resolve_identity(&self.spec, &self.launch.host) {
+        let ident = match resolve_identity(&self.spec, &self.launch) {
             Ok(i) => i,
             Err(msg) => return self.start_failed(msg),
         };
@@ -657,7 +667,7 @@ impl Supervisor {
                     .stdin(std::process::Stdio::null())
                     .stdout(std::process::Stdio::null())
                     .stderr(std::process::Stdio::null());
-                match resolve_identity(&self.spec, &self.launch.host) {
+                match resolve_identity(&self.spec, &self.launch) {
                     Ok(ident) => {
                         if ident.switch {
                             command.uid(ident.uid.as_raw()).gid(ident.gid.as_raw());

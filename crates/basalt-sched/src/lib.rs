@@ -665,8 +665,14 @@ impl Sched {
         c.uid == 0 || self.cfg.admins.iter().any(|a| a == &c.user)
     }
 
+    /// The job's owner, a cluster administrator, or an administrator of the job's queue
+    /// (lsb.queues ADMINISTRATORS) may control a job.
     fn may_control(&self, c: &Caller, j: &Job) -> bool {
-        self.is_admin(c) || c.user == j.sub.user
+        self.is_admin(c)
+            || c.user == j.sub.user
+            || self
+                .queue(&j.sub.queue)
+                .is_some_and(|q| q.administrators.iter().any(|a| a == &c.user))
     }
 
     // ------------------------------------------------------------------ submit

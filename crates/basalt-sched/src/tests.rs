@@ -1069,3 +1069,26 @@ fn replay_with_arrays_and_dependencies_rebuilds_the_same_state() {
     r.schedule(T0 + 3_800_000);
     assert!(started(&r, arr) <= 3);
 }
+
+#[test]
+fn queue_administrators_control_the_jobs_of_their_queue_only() {
+    let mut c = cfg();
+    c.queues[1].administrators = vec!["bob".into()];
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    let mut high = cmd("a");
+    high.queue = "high".into();
+    s.submit(T0, &alice(), high).expect("submit high");
+    s.submit(T0, &alice(), cmd("b")).expect("submit normal");
+    s.take_effects();
+    // bob administers "high": he may kill alice's job there, not in "normal".
+    assert_eq!(
+        s.kill(T0, &bob(), (2, 0), false, false),
+        Err(SchedError::Permission)
+    );
+    s.kill(T0, &bob(), (1, 0), false, false).expect("queue admin kills");
+}
