@@ -294,6 +294,27 @@ impl Harness {
         }
     }
 
+    /// A client with a user's credentials (signed with the cluster key, as hostA's LIM
+    /// would sign them for that uid).
+    fn client_as_user(&self, uid: u32) -> SbatchdClient<Channel> {
+        let keys = basalt_runtime::cluster_keys(&self.config).expect("cluster key");
+        let who = basalt_runtime::Identity {
+            kind: basalt_auth::Kind::User,
+            uid,
+            gid: uid,
+            user: format!("u{uid}"),
+            host: "hostA".into(),
+        };
+        let auth = basalt_runtime::Authenticator::with_key(
+            keys,
+            who,
+            &self.config.cluster_name,
+            basalt_runtime::host_addr(&self.config, "hostA").ok(),
+        );
+        basalt_runtime::sbatchd_channel(&self.config, "hostA", Duration::from_secs(10), &auth)
+            .expect("client")
+    }
+
     /// A client with the credentials of hostA's daemons (as mbatchd would have).
     fn client(&self) -> SbatchdClient<Channel> {
         let keys = basalt_runtime::cluster_keys(&self.config).expect("cluster key");
@@ -775,7 +796,7 @@ async fn peek_stop_resume_kill() {
     .expect("peek");
     assert!(peeked.path.ends_with("k.301"), "{}", peeked.path);
     let denied = h
-        .client()
+        .client_as_user(uid + 12345)
         .peek(spb::PeekRequest {
             job_id: 301,
             idx: 0,

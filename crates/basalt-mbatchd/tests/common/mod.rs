@@ -212,6 +212,35 @@ pub fn daemon_auth(config: &basalt_config::Config) -> basalt_runtime::Authentica
     }
 }
 
+/// An mbatchd client acting as another user (`uid`, `user` on hostA): credentials signed
+/// with the cluster key, which the test can read.
+pub fn client_as(
+    config: &basalt_config::Config,
+    uid: u32,
+    user: &str,
+) -> anyhow::Result<pb::mbatchd_client::MbatchdClient<basalt_runtime::AuthChannel>> {
+    let keys = basalt_runtime::cluster_keys(config)?;
+    let who = basalt_runtime::Identity {
+        kind: basalt_auth::Kind::User,
+        uid,
+        gid: uid,
+        user: user.to_owned(),
+        host: "hostA".into(),
+    };
+    let auth = basalt_runtime::Authenticator::with_key(
+        keys,
+        who,
+        &config.cluster_name,
+        basalt_runtime::host_addr(config, "hostA").ok(),
+    );
+    Ok(basalt_runtime::mbatchd_channel(
+        config,
+        "hostA",
+        Duration::from_secs(5),
+        &auth,
+    )?)
+}
+
 /// An mbatchd client with the test user's credentials.
 pub fn user_client(
     config: &basalt_config::Config,
