@@ -1,5 +1,5 @@
 //! Whole files: the bytes as `lsb.events` and `lsb.acct`, opened by `EventLog::open`,
-//! `EventReader`, `read_acct` and `AcctLog::open` (see `basalt_eventlog_fuzz::check_files`).
+//! `EventReader`, `read_acct` and `AcctLog::open` (see `basalt_fuzz::check_files`).
 #![no_main]
 
 use std::path::PathBuf;
@@ -26,5 +26,5 @@ fn dir() -> &'static PathBuf {
 }
 
 fuzz_target!(|data: &[u8]| {
-    basalt_eventlog_fuzz::check_files(dir(), data);
+    basalt_fuzz::check_files(dir(), data);
 });

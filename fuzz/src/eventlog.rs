@@ -1,6 +1,7 @@
-//! The checks shared by the fuzz targets (`fuzz_targets/*.rs`, run by cargo-fuzz on
-//! nightly) and by the stable test `crates/basalt-eventlog/tests/reader_fuzz.rs`, which
-//! includes this file with `#[path]` so that both run exactly the same entry points.
+//! The event-log checks shared by the fuzz targets `eventlog_line` and `eventlog_file`
+//! (run by cargo-fuzz on nightly) and by the stable test
+//! `crates/basalt-eventlog/tests/reader_fuzz.rs`, which includes this file with `#[path]`
+//! so that both run exactly the same entry points.
 //!
 //! **Inputs**: arbitrary bytes. **Outputs**: nothing; a check panics (an assertion) when
 //! the event-log reader panics or breaks one of the properties below. Errors returned by

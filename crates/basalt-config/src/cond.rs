@@ -153,12 +153,35 @@ fn lex(s: &str) -> Result<Vec<Tok>, String> {
     Ok(out)
 }
 
+/// The longest expression accepted, in tokens. It bounds the depth of the parsed tree,
+/// which evaluation, `indices` and drop walk recursively (`1+1+1+…` is parsed by a
+/// loop but nests one level per operator).
+const MAX_TOKENS: usize = 1024;
+
+/// The deepest nesting of parentheses and prefix operators (`! not -`) accepted: the
+/// parser recurses on each, and 20,000 `(` used to overflow the stack (found by the
+/// `resreq` fuzz target).
+const MAX_NESTING: usize = 64;
+
 struct Parser {
     toks: Vec<Tok>,
     pos: usize,
+    /// Parentheses and prefix operators open at this point.
+    depth: usize,
 }
 
 impl Parser {
+    /// Parse one more level of nesting with `f`.
+    fn nested(&mut self, f: fn(&mut Parser) -> Result<Cond, String>) -> Result<Cond, String> {
+        if self.depth >= MAX_NESTING {
+            return Err(format!("nested more than {MAX_NESTING} levels deep"));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
+    }
+
     fn peek_op(&self) -> Option<&'static str> {
         match self.toks.get(self.pos) {
             Some(Tok::Op(o)) => Some(o),
@@ -189,7 +212,7 @@ impl Parser {
     fn not(&mut self) -> Result<Cond, String> {
         if self.peek_op() == Some("!") {
             self.pos += 1;
-            return Ok(Cond::Not(Box::new(self.not()?)));
+            return Ok(Cond::Not(Box::new(self.nested(Parser::not)?)));
         }
         self.cmp()
     }
@@ -231,7 +254,7 @@ impl Parser {
     fn unary(&mut self) -> Result<Cond, String> {
         if self.peek_op() == Some("-") {
             self.pos += 1;
-            return Ok(Cond::Neg(Box::new(self.unary()?)));
+            return Ok(Cond::Neg(Box::new(self.nested(Parser::unary)?)));
         }
         self.atom()
     }
@@ -243,7 +266,7 @@ impl Parser {
             Some(Tok::Num(v)) => Ok(Cond::Num(v)),
             Some(Tok::Name(n)) => Ok(Cond::Index(n)),
             Some(Tok::LParen) => {
-                let e = self.or()?;
+                let e = self.nested(Parser::or)?;
                 match self.toks.get(self.pos) {
                     Some(Tok::RParen) => {
                         self.pos += 1;
@@ -280,7 +303,14 @@ impl Cond {
         if toks.is_empty() {
             return Err(err("empty expression".to_owned()));
         }
-        let mut p = Parser { toks, pos: 0 };
+        if toks.len() > MAX_TOKENS {
+            return Err(err(format!("longer than {MAX_TOKENS} tokens")));
+        }
+        let mut p = Parser {
+            toks,
+            pos: 0,
+            depth: 0,
+        };
         let c = p.or().map_err(err)?;
         if p.pos != p.toks.len() {
             return Err(err(format!(
@@ -409,6 +439,26 @@ mod tests {
         for bad in ["", "r1m >", "(r1m > 1", "r1m > 1)", "r1m # 2", "r1m > 1 2"] {
             assert!(Cond::parse(bad).is_err(), "{bad} parsed");
         }
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let deep =
+            |open: &str, close: &str, n: usize| format!("{}1{}", open.repeat(n), close.repeat(n));
+        for s in [
+            deep("(", ")", 20_000),
+            deep("!", "", 100_000),
+            deep("-", "", 100_000),
+            deep("not ", "", 100_000),
+            format!("1{}", "+1".repeat(100_000)),
+        ] {
+            assert!(Cond::parse(&s).is_err(), "{}… parsed", &s[..20]);
+        }
+        // Deep enough for any real condition.
+        assert!(eval(&deep("(", ")", MAX_NESTING), &[]));
+        assert!(eval(&deep("!!", "", MAX_NESTING / 2), &[]));
+        let long = format!("r1m > 0{}", " && r1m > 0".repeat(100));
+        assert!(eval(&long, &[("r1m", 1.0)]));
     }
 
     #[test]

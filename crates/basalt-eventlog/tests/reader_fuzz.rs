@@ -1,5 +1,5 @@
 //! The fuzz targets of `fuzz/` (cargo-fuzz, nightly only) as a stable, deterministic test:
-//! the same checks (`fuzz/src/lib.rs`, included below) over the seed corpus
+//! the same checks (`fuzz/src/eventlog.rs`, included below) over the seed corpus
 //! (`fuzz/seeds/`), every input that once failed (`fuzz/regressions/`), records made by
 //! this crate's writer, and some thousands of mutations of them from a fixed-seed
 //! xorshift generator (bit flips, byte insertions and deletions, truncations, quote and
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use basalt_eventlog::*;
 
-#[path = "../../../fuzz/src/lib.rs"]
+#[path = "../../../fuzz/src/eventlog.rs"]
 #[allow(dead_code)]
 mod harness;
 

@@ -2445,8 +2445,8 @@ fn elements_of(job_name: &str) -> (Vec<u32>, Option<u32>) {
 }
 
 /// span[] of a resource requirement: Some(None) = span[hosts=1] (all slots on one
-/// host), Some(Some(n)) = span[ptile=n].
-fn span_of(res_req: &str) -> Option<Option<u32>> {
+/// host), Some(Some(n)) = span[ptile=n]. Public for the fuzz checks (`fuzz/src/resreq.rs`).
+pub fn span_of(res_req: &str) -> Option<Option<u32>> {
     let p = res_req.find("span[")?;
     let rest = &res_req[p + 5..];
     let body = &rest[..rest.find(']')?];

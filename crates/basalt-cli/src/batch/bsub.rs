@@ -33,7 +33,8 @@ pub const USAGE: &str = "Usage: bsub [-h] [-V] [-H] [-x] [-r] [-N] [-B]
             [command [argument ...] | script_file]
 ";
 
-const SPEC: Spec = Spec {
+/// bsub's options (public for the fuzz checks, `fuzz/src/bsub.rs`).
+pub const SPEC: Spec = Spec {
     flags: &["h", "V", "H", "x", "r", "N", "B"],
     valued: &[
         "J",
