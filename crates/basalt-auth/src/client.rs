@@ -85,14 +85,15 @@ impl Authenticator {
         )
     }
 
-    /// Fetch credentials from the LIM credential socket `name`; fails at once if the
-    /// first one cannot be had. `local` maps the credential's host to its address.
+    /// Fetch credentials from the LIM credential socket `name`; fails if the first one
+    /// cannot be had within `timeout`. `local` maps the credential's host to its address.
     pub fn from_socket(
         name: &str,
         trusted: Vec<u32>,
+        timeout: Duration,
         local: impl FnOnce(&str) -> Option<IpAddr>,
     ) -> Result<Authenticator, AuthError> {
-        let first = crate::socket::fetch(name, &trusted, Duration::from_secs(5))?;
+        let first = crate::socket::fetch(name, &trusted, timeout)?;
         let host = cred::peek(&first)
             .map(|c| c.host)
             .ok_or_else(|| AuthError::NoCredential("unreadable credential".into()))?;

@@ -113,8 +113,7 @@ pub fn fetch(name: &str, trusted: &[u32], timeout: Duration) -> Result<Vec<u8>, 
         name: name.to_owned(),
         reason,
     };
-    let addr = SocketAddr::from_abstract_name(name.as_bytes()).map_err(|e| bad(e.to_string()))?;
-    let s = UnixStream::connect_addr(&addr).map_err(|e| bad(e.to_string()))?;
+    let s = connect(name, timeout).map_err(|e| bad(e.to_string()))?;
     let peer = nix::sys::socket::getsockopt(&s, nix::sys::socket::sockopt::PeerCredentials)
         .map_err(|e| bad(format!("SO_PEERCRED: {e}")))?;
     let me = nix::unistd::geteuid().as_raw();
@@ -139,6 +138,25 @@ pub fn fetch(name: &str, trusted: &[u32], timeout: Duration) -> Result<Vec<u8>, 
     } else {
         Err(bad("no answer".into()))
     }
+}
+
+/// Connect to the abstract socket `name`, waiting at most `timeout` (a stopped LIM's
+/// full backlog would otherwise block the connect for ever).
+fn connect(name: &str, timeout: Duration) -> std::io::Result<UnixStream> {
+    use nix::sys::socket::{self as sock, AddressFamily, SockFlag, SockType, UnixAddr, sockopt};
+    let fd = sock::socket(
+        AddressFamily::Unix,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )?;
+    let tv = nix::sys::time::TimeVal::new(timeout.as_secs() as _, timeout.subsec_micros() as _);
+    sock::setsockopt(&fd, sockopt::SendTimeout, &tv)?;
+    sock::connect(
+        std::os::fd::AsRawFd::as_raw_fd(&fd),
+        &UnixAddr::new_abstract(name.as_bytes())?,
+    )?;
+    Ok(UnixStream::from(fd))
 }
 
 #[cfg(test)]

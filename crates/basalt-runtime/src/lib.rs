@@ -532,21 +532,36 @@ pub fn user_auth(config: &Config) -> Authenticator {
         }
     }
     let mut why = String::from("no LIM runs on this machine");
-    for h in &order {
-        let Ok(addr) = lim_addr(config, h) else {
-            continue;
-        };
-        match Authenticator::from_socket(
-            &basalt_auth::socket::name(addr),
-            key_owner.into_iter().collect(),
-            local,
-        ) {
-            Ok(a) => return a,
-            Err(e @ basalt_auth::AuthError::NoCredential(_)) => {
-                why = e.to_string();
-                break;
+    // A LIM answers in well under a millisecond; a hung one (stopped, its socket still
+    // accepting) must not hold the command up, so first a quick round over every LIM on
+    // this machine, then a patient one.
+    for timeout in [Duration::from_millis(500), Duration::from_secs(5)] {
+        for h in &order {
+            let Ok(addr) = lim_addr(config, h) else {
+                continue;
+            };
+            match Authenticator::from_socket(
+                &basalt_auth::socket::name(addr),
+                key_owner.into_iter().collect(),
+                timeout,
+                local,
+            ) {
+                Ok(a) => return a,
+                Err(e @ basalt_auth::AuthError::NoCredential(_)) => {
+                    why = e.to_string();
+                    break;
+                }
+                Err(e) => {
+                    if !matches!(&e, basalt_auth::AuthError::Socket { reason, .. }
+                        if reason.contains("refused") || reason.contains("No such"))
+                    {
+                        why = e.to_string();
+                    }
+                }
             }
-            Err(_) => {}
+        }
+        if why.starts_with("no LIM") || why.starts_with("cannot get a credential") {
+            break;
         }
     }
     let uid = nix::unistd::getuid().as_raw();
