@@ -318,6 +318,8 @@ pub struct ProcessCluster {
     /// Daemons and [`ProcessCluster::command`] run as this (uid, gid)
     /// ([`ClusterSpec::daemon_user`]).
     pub run_as: Option<(u32, u32)>,
+    /// Hosts [`cut`](ProcessCluster::cut) off the network now.
+    cut_hosts: std::sync::Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl ProcessCluster {
@@ -334,6 +336,7 @@ impl ProcessCluster {
             children: BTreeMap::new(),
             net: None,
             run_as: spec.daemon_user,
+            cut_hosts: Default::default(),
             dir,
         };
         for h in c.hosts.clone() {
@@ -353,8 +356,11 @@ impl ProcessCluster {
 
     /// Like [`ProcessCluster::start_batch`], with every host in its own network
     /// namespace ([`netns::NetLab`]): daemons run inside their host's namespace,
-    /// [`ProcessCluster::command`] runs in the root namespace (reaching every host
-    /// not [`cut`](ProcessCluster::cut)), [`ProcessCluster::command_on`] inside a host's.
+    /// [`ProcessCluster::command`] runs in the namespace of the first host that is not
+    /// [`cut`](ProcessCluster::cut) (a user logged in there: it reaches every host not
+    /// cut, and gets its credentials from that host's LIM — the root namespace is no
+    /// cluster host, so its requests would be refused), [`ProcessCluster::command_on`]
+    /// inside a given host's.
     pub fn start_batch_netns(
         name: &str,
         spec: &ClusterSpec,
@@ -391,6 +397,7 @@ impl ProcessCluster {
             children: BTreeMap::new(),
             net,
             run_as: spec.daemon_user,
+            cut_hosts: Default::default(),
             dir,
         };
         for h in c.hosts.clone() {
@@ -546,13 +553,23 @@ impl ProcessCluster {
     /// Disconnect `host` from the network (network-namespace clusters only).
     pub fn cut(&self, host: &str) -> Result<()> {
         let (lab, i) = self.lab_host(host)?;
-        lab.cut(i)
+        lab.cut(i)?;
+        self.cut_hosts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(host.to_owned());
+        Ok(())
     }
 
     /// Reconnect `host` (network-namespace clusters only).
     pub fn heal(&self, host: &str) -> Result<()> {
         let (lab, i) = self.lab_host(host)?;
-        lab.heal(i)
+        lab.heal(i)?;
+        self.cut_hosts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(host);
+        Ok(())
     }
 
     /// Cut only the link between hosts `a` and `b` (network-namespace clusters only).
@@ -611,6 +628,22 @@ impl ProcessCluster {
 
     /// A command from the build, with this cluster's LSF_ENVDIR.
     pub fn command(&self, name: &str) -> Command {
+        if self.net.is_some() {
+            let cut = self
+                .cut_hosts
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            let host = self
+                .hosts
+                .iter()
+                .find(|h| !cut.contains(*h))
+                .unwrap_or(&self.hosts[0])
+                .clone();
+            if let Ok(c) = self.command_on(&host, name) {
+                return c;
+            }
+        }
         let mut c = Command::new(self.bin.join(name));
         self.as_owner(&mut c);
         c.env("LSF_ENVDIR", &self.envdir)
