@@ -49,6 +49,30 @@ fn check_accepts_the_embedded_default() {
 }
 
 #[test]
+fn check_refuses_a_missing_or_public_cluster_key() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let envdir = write_default(dir.path());
+    let key = envdir.join("basalt.key");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let out = lim(&envdir, &["-C"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a readable key was accepted: {stderr}"
+    );
+    assert!(stderr.contains("chmod 600"), "{stderr}");
+    std::fs::remove_file(&key).expect("rm");
+    let out = lim(&envdir, &["-C"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a missing key was accepted: {stderr}"
+    );
+    assert!(stderr.contains("basalt.key"), "{stderr}");
+}
+
+#[test]
 fn malformed_lines_are_all_reported_with_file_and_line() {
     let dir = tempfile::tempdir().expect("tempdir");
     let envdir = write_default(dir.path());

@@ -45,6 +45,11 @@ fn main() -> std::process::ExitCode {
         for w in &loaded.warnings {
             eprintln!("warning: {w}");
         }
+        // The daemons do not start without a usable cluster key: say so now.
+        if let Err(e) = basalt_runtime::cluster_keys(&loaded.config) {
+            eprintln!("lim: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
         eprintln!("No errors found.");
         return std::process::ExitCode::SUCCESS;
     }
