@@ -310,6 +310,13 @@ fn up(
         let loaded = basalt_config::load_lim(&envdir).map_err(|e| {
             anyhow::anyhow!("the configuration in {} is invalid:\n{e}", envdir.display())
         })?;
+        // A configuration from before authentication has no cluster key: make one.
+        let key = basalt_auth::key_path(&loaded.config);
+        if !key.exists() {
+            basalt_config::embedded::write_new_key(&key)
+                .with_context(|| format!("creating the cluster key {}", key.display()))?;
+            println!("created the cluster key {}", key.display());
+        }
         loaded
             .config
             .cluster
