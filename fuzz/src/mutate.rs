@@ -132,7 +132,11 @@ pub fn mutate(rng: &mut Rng, b: &mut Vec<u8>, dict: &[&str], others: &[Vec<u8>])
             let e = (i..b.len())
                 .find(|&k| b[k].is_ascii_whitespace())
                 .unwrap_or(b.len());
-            let w: &str = if dict.is_empty() { "" } else { rng.pick::<&str>(dict) };
+            let w: &str = if dict.is_empty() {
+                ""
+            } else {
+                rng.pick::<&str>(dict)
+            };
             b.splice(s.min(e)..e, w.bytes());
             "replace a word"
         }

@@ -241,7 +241,8 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::SbdHelloRequest>,
     ) -> Result<Response<pb::SbdHelloReply>, Status> {
-        self.check_sbatchd(&request, &request.get_ref().host).await?;
+        self.check_sbatchd(&request, &request.get_ref().host)
+            .await?;
         let req = request.into_inner();
         check_protocol(req.protocol.as_ref())?;
         Ok(Response::new(
@@ -253,7 +254,8 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::JobReport>,
     ) -> Result<Response<pb::ReportAck>, Status> {
-        self.check_sbatchd(&request, &request.get_ref().host).await?;
+        self.check_sbatchd(&request, &request.get_ref().host)
+            .await?;
         let req = request.into_inner();
         check_protocol(req.protocol.as_ref())?;
         Ok(Response::new(

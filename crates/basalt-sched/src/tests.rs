@@ -1090,5 +1090,6 @@ fn queue_administrators_control_the_jobs_of_their_queue_only() {
         s.kill(T0, &bob(), (2, 0), false, false),
         Err(SchedError::Permission)
     );
-    s.kill(T0, &bob(), (1, 0), false, false).expect("queue admin kills");
+    s.kill(T0, &bob(), (1, 0), false, false)
+        .expect("queue admin kills");
 }
