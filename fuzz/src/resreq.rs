@@ -21,7 +21,8 @@
 //! * `span_of` never gives `ptile=0`;
 //! * for every string (and every `select[]` body) that `Cond::parse` accepts: evaluation
 //!   under several loads never panics, `!(e)` holds exactly when `e` does not, and
-//!   `(e) && (e)` and `(e) || (e)` hold exactly when `e` does;
+//!   `(e) && (e)` and `(e) || (e)` hold exactly when `e` does (unless wrapping takes
+//!   the expression past the parser's nesting or length limit);
 //! * when every string is a plain select expression that parses, the merged
 //!   requirement's `select[]` parses and holds exactly when all of them hold.
 
@@ -141,6 +142,11 @@ pub fn check_cond(s: &str) {
     ] {
         let c2 = match Cond::parse(&form) {
             Ok(c2) => c2,
+            // Wrapping adds a level of nesting and doubles the tokens: an expression at
+            // the parser's limits (64 levels, 1024 tokens) may go past them.
+            Err(e) if e.why.contains("nested more than") || e.why.contains("longer than") => {
+                continue;
+            }
             Err(e) => panic!("{s:?} parses but {form:?} does not: {e}"),
         };
         let got: Vec<bool> = loads.iter().map(|l| c2.holds(l.as_ref())).collect();
