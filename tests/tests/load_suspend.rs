@@ -500,6 +500,9 @@ fn one_job_per_period_newest_first_oldest_resumed_first() -> Result<()> {
         wait_stat(&c, id, "RUN")?;
         ids.push(id);
     }
+    // A job started less than SBD_SLEEP_TIME ago is never suspended: let p2 age past
+    // it, or p1 would rightly go first (the race behind an earlier CI failure).
+    std::thread::sleep(Duration::from_millis(1500));
     // Someone at the console (so the last job is not kept) and the load too high: p2
     // (the newest) is suspended first, p1 a period later.
     set_it(&c, 0)?;

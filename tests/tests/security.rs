@@ -166,6 +166,43 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
             "a replayed credential",
             plain.jobs(with_cred(jobs_req(), &cred)).await,
         )?;
+        // A submission that claims root and hostB is the credential's user's, from hostA.
+        let (_, cred) = auth.credential()?;
+        let submit = pb::SubmitRequest {
+            protocol: Some(basalt_proto::PROTOCOL),
+            caller: Some(Caller {
+                host: "hostB".into(),
+                ..root_caller().unwrap_or_default()
+            }),
+            job: Some(pb::JobSubmission {
+                command: "true".into(),
+                cwd: "/tmp".into(),
+                from_host: "hostB".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let id = plain
+            .submit(with_cred(submit, &cred))
+            .await
+            .context("submission with a credential")?
+            .into_inner()
+            .job_id;
+        let (_, cred) = auth.credential()?;
+        let jobs = plain
+            .jobs(with_cred(jobs_req(), &cred))
+            .await?
+            .into_inner()
+            .jobs;
+        let job = jobs
+            .iter()
+            .find(|j| j.job_id == id)
+            .ok_or_else(|| anyhow!("job {id} not listed"))?;
+        assert_eq!(
+            (job.user.as_str(), job.uid, job.from_host.as_str()),
+            (user.as_str(), me, "hostA"),
+            "the proven user and host, not the claimed ones"
+        );
 
         // A valid, fresh credential of hostA sent from an address outside the cluster.
         let outside = outsider(&c)?;

@@ -91,6 +91,10 @@ impl Mbatchd for MbatchdService {
         }
         let caller = convert::caller(req.caller.as_ref());
         let mut sub = Box::new(convert::submission(&job));
+        // FROM_HOST is the host the credential proved, not what the client wrote.
+        if !caller.host.is_empty() {
+            sub.from_host = caller.host.clone();
+        }
         if req.submit_token.len() > 256 {
             return Err(Status::invalid_argument("Submission token too long"));
         }
