@@ -109,15 +109,9 @@ fn balanced(s: &str) -> bool {
     depth == 0
 }
 
-/// Is `s` a plain expression: no brackets or quotes (which `Cond::parse` would strip),
-/// and no blank that `str::trim` removes but the lexer rejects (vertical tab, Unicode
-/// blanks: `Cond::parse` trims the whole expression first, so `cpu\u{b}` parses while
-/// `!(cpu\u{b})` does not)?
+/// Is `s` a plain expression: no brackets or quotes (which `Cond::parse` would strip)?
 fn plain(s: &str) -> bool {
     !s.contains(['[', ']', '"'])
-        && !s
-            .chars()
-            .any(|c| c.is_whitespace() && !c.is_ascii_whitespace())
 }
 
 /// Parse `s` as a select expression and check evaluation.

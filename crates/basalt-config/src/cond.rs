@@ -289,15 +289,19 @@ impl Cond {
             expr: s.to_owned(),
             why,
         };
-        let mut body = s.trim();
+        // Trim only what the lexer itself skips: `str::trim` also removes vertical tabs
+        // and Unicode blanks, which the lexer rejects inside an expression, so `cpu\u{b}`
+        // would parse while `!(cpu\u{b})` did not.
+        let blank = |c: char| c.is_ascii_whitespace();
+        let mut body = s.trim_matches(blank);
         if let Some(inner) = body
             .strip_prefix("select[")
             .and_then(|r| r.strip_suffix(']'))
         {
-            body = inner.trim();
+            body = inner.trim_matches(blank);
         }
         if let Some(inner) = body.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
-            body = inner.trim();
+            body = inner.trim_matches(blank);
         }
         let toks = lex(body).map_err(err)?;
         if toks.is_empty() {
@@ -439,6 +443,20 @@ mod tests {
         for bad in ["", "r1m >", "(r1m > 1", "r1m > 1)", "r1m # 2", "r1m > 1 2"] {
             assert!(Cond::parse(bad).is_err(), "{bad} parsed");
         }
+    }
+
+    #[test]
+    fn blanks_at_the_ends_are_the_blanks_of_the_middle() {
+        // Found by fuzzing: a vertical tab or Unicode blank at the end was trimmed while
+        // the same character inside `!(...)` was an error.
+        for s in ["r1m\u{b}", "r1m\u{a0}", "\u{2003}r1m"] {
+            assert_eq!(
+                Cond::parse(s).is_ok(),
+                Cond::parse(&format!("!({s})")).is_ok(),
+                "{s:?}"
+            );
+        }
+        assert!(eval(" \t r1m > 1 \n", &[("r1m", 2.0)]));
     }
 
     #[test]
