@@ -392,6 +392,10 @@ End Queue
     wait_stat(&c, j2, "RUN")?;
     let pg2 = pgid_of(&work, "j2")?;
     let pg1 = pgid_of(&work, "j1")?;
+    // A job started less than SBD_SLEEP_TIME ago is never suspended: let j2 age past
+    // it, or j1 would rightly go first and j2, then the only running job, would stay
+    // (the race behind a CI failure).
+    std::thread::sleep(Duration::from_millis(1500));
 
     // Overloaded: the newer job is suspended by the queue's SUSPEND command.
     set_load(&c, n, 2.5)?;
