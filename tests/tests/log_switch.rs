@@ -99,13 +99,19 @@ fn cleaned_jobs_switch_the_log_and_bhist_still_finds_them() -> Result<()> {
     }
     assert!(current.contains("\"LOG_SWITCH\""), "{current}");
 
-    let index = std::fs::read_to_string(logdir.join("lsb.events.index"))?;
+    // mbatchd brings lsb.events.index up to date right after the new lsb.events is in
+    // place (readers that find no index scan every file), so it may lag the switch a bit.
+    let index_file = logdir.join("lsb.events.index");
+    let index = wait_for(
+        &format!("lsb.events.index to name job {}", short[0]),
+        Duration::from_secs(30),
+        || {
+            let text = std::fs::read_to_string(&index_file).unwrap_or_default();
+            let names = text.split_whitespace().any(|w| w == short[0].to_string());
+            (names.then(|| text.clone()), text)
+        },
+    )?;
     assert!(index.starts_with("#LSF_JOBID_INDEX_FILE"), "{index}");
-    assert!(
-        index.split_whitespace().any(|w| w == short[0].to_string()),
-        "the index names job {}:\n{index}",
-        short[0]
-    );
 
     // bhist of a switched-out job.
     let o = c.run("bhist", &["-l", &short[0].to_string()])?;
