@@ -166,6 +166,14 @@ fn wait_stat(c: &ProcessCluster, id: u64, want: &str) -> Result<()> {
     })
 }
 
+/// Let the newest running job age past `SBD_SLEEP_TIME` (1 s) before a test raises the
+/// load: a job started less than that ago is never suspended, so the next older one
+/// would rightly go first (the race behind two CI failures). A job is RUN in bjobs only
+/// after sbatchd started it, so this is counted from when its RUN state was seen.
+fn past_sbd_sleep_time() {
+    std::thread::sleep(Duration::from_millis(1500));
+}
+
 /// A directory every user can write.
 fn work_dir(c: &ProcessCluster) -> Result<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
@@ -392,10 +400,7 @@ End Queue
     wait_stat(&c, j2, "RUN")?;
     let pg2 = pgid_of(&work, "j2")?;
     let pg1 = pgid_of(&work, "j1")?;
-    // A job started less than SBD_SLEEP_TIME ago is never suspended: let j2 age past
-    // it, or j1 would rightly go first and j2, then the only running job, would stay
-    // (the race behind a CI failure).
-    std::thread::sleep(Duration::from_millis(1500));
+    past_sbd_sleep_time();
 
     // Overloaded: the newer job is suspended by the queue's SUSPEND command.
     set_load(&c, n, 2.5)?;
@@ -504,9 +509,7 @@ fn one_job_per_period_newest_first_oldest_resumed_first() -> Result<()> {
         wait_stat(&c, id, "RUN")?;
         ids.push(id);
     }
-    // A job started less than SBD_SLEEP_TIME ago is never suspended: let p2 age past
-    // it, or p1 would rightly go first (the race behind an earlier CI failure).
-    std::thread::sleep(Duration::from_millis(1500));
+    past_sbd_sleep_time();
     // Someone at the console (so the last job is not kept) and the load too high: p2
     // (the newest) is suspended first, p1 a period later.
     set_it(&c, 0)?;

@@ -5,7 +5,7 @@
 //! afterwards comes back from it with the running job and without reusing an id.
 
 use anyhow::{Result, anyhow};
-use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for};
+use basalt_testkit::{ClusterSpec, ProcessCluster, event_fields, wait_for};
 use std::time::Duration;
 
 fn stat(c: &ProcessCluster, id: u64) -> Option<String> {
@@ -79,23 +79,21 @@ fn cleaned_jobs_switch_the_log_and_bhist_still_finds_them() -> Result<()> {
     // job that ended less than CLEAN_PERIOD before the switch is not cleaned yet and is
     // carried whole, ending in its final JOB_STATUS (EXIT). No carried job but the long
     // one is still running.
+    let carried_fields: Vec<Vec<String>> = carried.lines().map(event_fields).collect();
     for id in new_ids.iter().filter(|&&id| id != long) {
-        let of_job = |kind: &str| {
-            carried
-                .lines()
-                .filter(|l| l.starts_with(kind) && l.split(' ').nth(3) == Some(&id.to_string()))
-                .count()
-        };
-        let finished = carried.lines().any(|l| {
-            let f: Vec<&str> = l.split(' ').collect();
-            f.first() == Some(&"\"JOB_STATUS\"")
-                && f.get(3) == Some(&id.to_string().as_str())
-                && matches!(f.get(4), Some(&"32" | &"64"))
+        let id = id.to_string();
+        let ended = carried_fields.iter().any(|f| {
+            f.get(3) == Some(&id)
+                && match f.first().map(String::as_str) {
+                    Some("JOB_CLEAN") => true,
+                    // EXIT (32) or DONE (64).
+                    Some("JOB_STATUS") => {
+                        matches!(f.get(4).map(String::as_str), Some("32" | "64"))
+                    }
+                    _ => false,
+                }
         });
-        assert!(
-            of_job("\"JOB_CLEAN\"") > 0 || finished,
-            "job {id} is carried as a live job:\n{carried}"
-        );
+        assert!(ended, "job {id} is carried as a live job:\n{carried}");
     }
     assert!(current.contains("\"LOG_SWITCH\""), "{current}");
 
