@@ -20,9 +20,9 @@ if ! [[ "$runs" =~ ^[0-9]+$ ]]; then
 fi
 
 # target, extra build options, libFuzzer options.
-all_targets=(eventlog_line eventlog_file config_files resreq bsub_script)
-declare -A features=([bsub_script]="--features cli")
-declare -A maxlen=([eventlog_line]=4096 [eventlog_file]=8192 [config_files]=16384 [resreq]=4096 [bsub_script]=8192)
+all_targets=(eventlog_line eventlog_file config_files resreq bsub_script mbatchd_requests)
+declare -A features=([bsub_script]="--features cli" [mbatchd_requests]="--features daemon")
+declare -A maxlen=([eventlog_line]=4096 [eventlog_file]=8192 [config_files]=16384 [resreq]=4096 [bsub_script]=8192 [mbatchd_requests]=8192)
 
 if ! command -v cargo >/dev/null 2>&1; then
     echo "error: cargo is not installed (https://rustup.rs)" >&2

@@ -10,6 +10,7 @@
 //! | [`config`] | `config_files` | `crates/basalt-config/tests/config_fuzz.rs` |
 //! | [`resreq`] | `resreq` | `crates/basalt-cli/tests/resreq_fuzz.rs` |
 //! | `bsub` (feature `cli`) | `bsub_script` | `crates/basalt-cli/tests/bsub_fuzz.rs` |
+//! | `mbatchd` (feature `daemon`) | `mbatchd_requests` | `crates/basalt-mbatchd/tests/hostile_requests.rs` |
 //!
 //! [`mutate`] is the stable tests' fixed-seed mutator (libFuzzer has its own).
 //!
@@ -20,6 +21,8 @@
 #[cfg(feature = "cli")]
 pub mod bsub;
 pub mod config;
+#[cfg(feature = "daemon")]
+pub mod mbatchd;
 pub mod eventlog;
 pub mod mutate;
 pub mod resreq;

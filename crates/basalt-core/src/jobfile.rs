@@ -42,6 +42,12 @@ pub fn script_text(script: &str) -> &str {
 /// Render the job file. `env` is `KEY=VALUE` strings; `command` is the command line, or the
 /// script text when `is_script` (then it is written next to the job file as
 /// `$LSB_JOBFILENAME.shell` and executed, so its own `#!` interpreter runs it).
+///
+/// A command line is carried verbatim, whatever it holds (quotes, backslashes, newlines,
+/// lines like the wrapper's own, CRLF): as one single-quoted shell word, run with `eval` by
+/// the wrapper shell itself. So it runs exactly as if typed at `sh` (no extra process), and
+/// nothing in it can end the quoting and run as part of the wrapper; a command with a
+/// syntax error fails with the shell's message and exit status 2.
 pub fn render(env: &[String], command: &str, is_script: bool) -> String {
     let mut out = String::from("#! /bin/sh\n\n");
     for kv in env {
@@ -72,8 +78,9 @@ pub fn render(env: &[String], command: &str, is_script: bool) -> String {
         out.push_str("\"$LSB_SCRIPT_FILE\"\n");
     } else {
         out.push_str("# LSBATCH: User input\n");
-        out.push_str(command);
-        out.push('\n');
+        out.push_str("LSB_JOB_COMMAND=");
+        out.push_str(&sh_quote(command));
+        out.push_str("\neval \"$LSB_JOB_COMMAND\"\n");
     }
     out.push_str("ExitStat=$?\n# LSBATCH: End user input\nexit $ExitStat\n");
     out
@@ -100,7 +107,69 @@ mod tests {
         assert!(f.contains("Q='it'\\''s'; export Q\n"));
         assert!(!f.contains("LSB_JOBID"));
         assert!(!f.contains("BASH_FUNC"));
-        assert!(f.contains("# LSBATCH: User input\necho hi\nExitStat=$?"));
+        assert!(f.contains(
+            "# LSBATCH: User input\nLSB_JOB_COMMAND='echo hi'\neval \"$LSB_JOB_COMMAND\"\nExitStat=$?"
+        ));
+    }
+
+    /// Run a rendered job file with `/bin/sh` (as sbatchd does): (exit code, stdout+stderr).
+    fn run(command: &str) -> (i32, String) {
+        let dir = std::env::temp_dir().join(format!(
+            "basalt-jobfile-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let file = dir.join("job");
+        std::fs::write(&file, render(&["A=1".into()], command, false)).expect("write");
+        let out = std::process::Command::new("/bin/sh")
+            .arg(&file)
+            .env("LSB_JOBFILENAME", &file)
+            .env("LSB_TRAPSIGS", "trap # 15 10 12 2 1")
+            .output()
+            .expect("sh");
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&out.stderr));
+        (out.status.code().unwrap_or(-1), text)
+    }
+
+    /// Issue 31: "A command's text can break the job wrapper": whatever bytes a command
+    /// holds, the job file carries it verbatim and the wrapper stays intact.
+    #[test]
+    fn a_commands_text_cannot_break_the_job_wrapper() {
+        let payloads = [
+            "it's \"quoted\" \\ back\\slash $HOME `x` $(y)",
+            "line1\nline2\n'\nExitStat=$?\n# LSBATCH: End user input\nexit 0\nJOB_CLEAN\n",
+            "EOF\nLSBATCH_SCRIPT_END\n'\"'\"\n",
+            "crlf\r\nline\r\n",
+            "\u{1}\u{7}\u{1b}[31m\u{7f} binary \u{ff} é ✓",
+            "no newline at the end",
+            "",
+        ];
+        for p in payloads {
+            let cmd = format!("printf '%s' {}", sh_quote(p));
+            let (code, out) = run(&cmd);
+            assert_eq!((code, out.as_str()), (0, p), "payload {p:?}");
+        }
+        // A multi-line command runs line by line, its exit status is the job's.
+        let (code, out) = run("echo one\necho two\nexit 7\necho never");
+        assert_eq!((code, out.as_str()), (7, "one\ntwo\n"));
+        // A command that closes a quote it never opened, with a line that looks like the
+        // wrapper's next one: a syntax error of the command, nothing of it runs as the
+        // wrapper, nothing after it runs.
+        let (code, out) = run("echo a'\nJOB_CLEAN\n");
+        assert_eq!(code, 2, "{out}");
+        assert!(!out.contains("JOB_CLEAN: not found"), "{out}");
+        // A here-document without its end line ends with the command, not with the file.
+        let (code, out) = run("cat <<'END'\nline2\n");
+        assert_eq!((code, out.as_str()), (0, "line2\n"));
+        // A last line continued with a backslash does not swallow the wrapper's next line.
+        let (code, out) = run("echo a \\");
+        assert_eq!(code, 0, "{out}");
+        assert!(!out.contains("ExitStat"), "{out}");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! performs no I/O, starts no threads and depends on nothing async, so the
 //! deterministic cores (`basalt-sched`, `basalt-lim-core`) can use it.
 
+pub mod bounds;
 pub mod job;
 pub mod jobfile;
 pub mod load;

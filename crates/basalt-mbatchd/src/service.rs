@@ -3,6 +3,7 @@
 
 use crate::{Msg, Owner, convert};
 use basalt_config::Config;
+use basalt_core::bounds;
 use basalt_proto::mbatchd as pb;
 use basalt_proto::mbatchd::mbatchd_server::Mbatchd;
 use basalt_runtime::{Need, Verifier};
@@ -59,6 +60,51 @@ fn refused(e: SchedError) -> Status {
     }
 }
 
+/// A request's strings and lists held to `basalt_core::bounds` before the owner sees them.
+fn bounded(what: &str, v: &str, max: usize) -> Result<(), Status> {
+    if v.len() > max {
+        return Err(Status::invalid_argument(format!(
+            "Bad argument: {what} is longer than {max} characters"
+        )));
+    }
+    Ok(())
+}
+
+fn bounded_list<'a>(
+    what: &str,
+    v: impl ExactSizeIterator<Item = &'a String>,
+    max_count: usize,
+    max_len: usize,
+) -> Result<(), Status> {
+    if v.len() > max_count {
+        return Err(Status::invalid_argument(format!(
+            "Bad argument: more than {max_count} {what}"
+        )));
+    }
+    for s in v {
+        bounded(what, s, max_len)?;
+    }
+    Ok(())
+}
+
+fn bounded_ids(ids: &[pb::JobRef]) -> Result<(), Status> {
+    if ids.len() > bounds::MAX_JOB_IDS {
+        return Err(Status::invalid_argument(format!(
+            "Bad argument: more than {} job ids",
+            bounds::MAX_JOB_IDS
+        )));
+    }
+    Ok(())
+}
+
+/// The filters a query or a job-control request may carry.
+fn bounded_filter(user: &str, queue: &str, host: &str, job_name: &str) -> Result<(), Status> {
+    bounded("the user name", user, bounds::MAX_NAME)?;
+    bounded("the queue name", queue, bounds::MAX_NAME)?;
+    bounded("the host name", host, bounds::MAX_NAME)?;
+    bounded("the job name", job_name, bounds::MAX_JOB_NAME)
+}
+
 fn check_protocol(p: Option<&basalt_proto::common::ProtocolVersion>) -> Result<(), Status> {
     if p.is_none() || basalt_proto::compatible(p) {
         Ok(())
@@ -99,6 +145,10 @@ impl Mbatchd for MbatchdService {
             return Err(Status::invalid_argument("Submission token too long"));
         }
         sub.submit_token = req.submit_token;
+        // Every bound before the owner sees it (and so before anything is logged); the
+        // core checks the submission again itself.
+        basalt_sched::bounds::check_submission(&sub).map_err(refused)?;
+        basalt_sched::bounds::check_env(&job.env).map_err(refused)?;
         let r = self
             .owner
             .ask(|reply| Msg::Submit {
@@ -119,6 +169,8 @@ impl Mbatchd for MbatchdService {
         let caller = self.caller(&request).await?;
         let mut req = request.into_inner();
         req.caller = Some(caller);
+        bounded_ids(&req.ids)?;
+        bounded_filter(&req.user, &req.queue, &req.host, &req.job_name)?;
         Ok(Response::new(
             self.owner.ask(|reply| Msg::Jobs { req, reply }).await?,
         ))
@@ -131,6 +183,9 @@ impl Mbatchd for MbatchdService {
         let caller = self.caller(&request).await?;
         let mut req = request.into_inner();
         req.caller = Some(caller);
+        bounded_ids(&req.ids)?;
+        bounded_filter(&req.user, &req.queue, &req.host, &req.job_name)?;
+        bounded("the signal", &req.signal, 64)?;
         Ok(Response::new(
             self.owner.ask(|reply| Msg::Signal { req, reply }).await?,
         ))
@@ -143,6 +198,8 @@ impl Mbatchd for MbatchdService {
         let caller = self.caller(&request).await?;
         let mut req = request.into_inner();
         req.caller = Some(caller);
+        bounded_ids(&req.ids)?;
+        bounded("the queue name", &req.queue, bounds::MAX_NAME)?;
         Ok(Response::new(
             self.owner.ask(|reply| Msg::Switch { req, reply }).await?,
         ))
@@ -167,6 +224,12 @@ impl Mbatchd for MbatchdService {
         let caller = self.caller(&request).await?;
         let mut req = request.into_inner();
         req.caller = Some(caller);
+        bounded_list(
+            "host names",
+            req.hosts.iter(),
+            bounds::MAX_ASKED_HOSTS,
+            bounds::MAX_NAME,
+        )?;
         Ok(Response::new(
             self.owner.ask(|reply| Msg::Force { req, reply }).await?,
         ))
@@ -179,6 +242,12 @@ impl Mbatchd for MbatchdService {
         let caller = self.caller(&request).await?;
         let mut req = request.into_inner();
         req.caller = Some(caller);
+        bounded_list(
+            "queue names",
+            req.queues.iter(),
+            bounds::MAX_ASKED_HOSTS,
+            bounds::MAX_NAME,
+        )?;
         Ok(Response::new(
             self.owner.ask(|reply| Msg::Queues { req, reply }).await?,
         ))
@@ -191,6 +260,12 @@ impl Mbatchd for MbatchdService {
         let caller = self.caller(&request).await?;
         let mut req = request.into_inner();
         req.caller = Some(caller);
+        bounded_list(
+            "host names",
+            req.hosts.iter(),
+            bounds::MAX_ASKED_HOSTS,
+            bounds::MAX_NAME,
+        )?;
         Ok(Response::new(
             self.owner.ask(|reply| Msg::Hosts { req, reply }).await?,
         ))
@@ -213,6 +288,13 @@ impl Mbatchd for MbatchdService {
         let caller = self.caller(&request).await?;
         let mut req = request.into_inner();
         req.caller = Some(caller);
+        bounded_list(
+            "queue names",
+            req.queues.iter(),
+            bounds::MAX_ASKED_HOSTS,
+            bounds::MAX_NAME,
+        )?;
+        bounded("the message", &req.message, bounds::MAX_MESSAGE)?;
         Ok(Response::new(
             self.owner.ask(|reply| Msg::QueueCtl { req, reply }).await?,
         ))
@@ -225,6 +307,13 @@ impl Mbatchd for MbatchdService {
         let caller = self.caller(&request).await?;
         let mut req = request.into_inner();
         req.caller = Some(caller);
+        bounded_list(
+            "host names",
+            req.hosts.iter(),
+            bounds::MAX_ASKED_HOSTS,
+            bounds::MAX_NAME,
+        )?;
+        bounded("the message", &req.message, bounds::MAX_MESSAGE)?;
         Ok(Response::new(
             self.owner.ask(|reply| Msg::HostCtl { req, reply }).await?,
         ))

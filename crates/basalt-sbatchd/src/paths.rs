@@ -48,12 +48,15 @@ pub fn job_cwd(spec_cwd: &str, sub_cwd: &str, home: &str, job_id: u64, idx: u32)
 
 /// The name a job (or an array element) goes by: for an array element the
 /// array's name without its index spec, followed by `[idx]` (`arr[1-10]%2` → `arr[3]`).
-/// An empty name falls back to the command (LSF's default job name).
+/// An empty name falls back to the command (LSF's default job name), cut to
+/// [`MAX_JOB_NAME`](basalt_core::bounds::MAX_JOB_NAME) bytes like any name, so that
+/// `LSB_JOBNAME` never makes the job's environment too big to start it (E2BIG).
 pub fn element_name(job_name: &str, is_array: bool, idx: u32, command: &str) -> String {
+    use basalt_core::bounds;
     let name = if job_name.is_empty() {
-        command.lines().next().unwrap_or("").trim().to_owned()
+        bounds::default_job_name(command).to_owned()
     } else {
-        job_name.to_owned()
+        bounds::truncate(job_name, bounds::MAX_JOB_NAME).to_owned()
     };
     if !is_array {
         return name;

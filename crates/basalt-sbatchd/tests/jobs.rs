@@ -1221,3 +1221,51 @@ while :; do sleep 0.1; done
         "{text}"
     );
 }
+
+/// Issue 31 items 2 and 3, on a real sbatchd: a command with quotes, newlines, lines like
+/// the wrapper's own and CRLF runs verbatim inside the job wrapper; a command longer than
+/// the kernel lets one argument or environment string be (no -J, so its first line is the
+/// job's default name and `LSB_JOBNAME`) starts and runs instead of failing with E2BIG.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn awkward_and_huge_commands_run_verbatim() {
+    let h = Harness::start("sbd-verbatim").await;
+    let payload = "it's \"q\" \\ x\nline2\n'\nExitStat=$?\n# LSBATCH: End user input\nexit 0\nJOB_CLEAN\nEOF\r\nend";
+    let cmd = format!(
+        "printf '%s' '{}' > verbatim.txt\necho second-line",
+        payload.replace('\'', "'\\''")
+    );
+    h.start_job(
+        EPOCH,
+        h.spec(301, &cmd, false, &h.work.join("v.%J").to_string_lossy()),
+    )
+    .await
+    .expect("start");
+    let fin = h.wait_report(301, ReportKind::Finished).await;
+    assert_eq!(fin.exit_status, 0);
+    assert_eq!(read(&h.work.join("verbatim.txt")), payload);
+    let out = read(&h.work.join("v.301"));
+    assert!(out.starts_with("second-line\n"), "{out}");
+    assert!(!out.contains("not found"), "{out}");
+
+    // 250 KB on one line, no job name: LSB_JOBNAME would be over MAX_ARG_STRLEN (128 KiB).
+    let words = "word ".repeat(50_000);
+    let mut spec = h.spec(
+        302,
+        &format!("echo {words}| wc -w"),
+        false,
+        &h.work.join("h.%J").to_string_lossy(),
+    );
+    spec.job_name = String::new();
+    h.start_job(EPOCH, spec)
+        .await
+        .expect("start a huge command");
+    let fin = h.wait_report(302, ReportKind::Finished).await;
+    assert_eq!(fin.exit_status, 0, "{fin:?}");
+    let out = read(&h.work.join("h.302"));
+    assert_eq!(
+        out.lines().next().map(str::trim),
+        Some("50000"),
+        "{}",
+        &out[..200.min(out.len())]
+    );
+}

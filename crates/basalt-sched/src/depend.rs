@@ -8,6 +8,11 @@
 //! `name*`, `"arr[3]"`, `arr[*]`; a quoted number is a name), and op one of
 //! `== != > >= < <=` (exit codes, `exit()` only). The whole expression may be wrapped in
 //! literal double quotes (`'"done(5)"'`).
+//!
+//! Bounds (a user's input, parsed in mbatchd): at most [`MAX_LEN`] bytes, [`MAX_NESTING`]
+//! levels of `(` and `!`, and [`MAX_CONDS`] conditions. Chains of `&&` / `||` are kept flat
+//! (n-ary), so neither parsing, evaluating nor dropping an expression recurses deeper than
+//! its nesting.
 
 use basalt_core::job::JobState;
 
@@ -74,8 +79,10 @@ pub enum Expr {
         exit: Option<(Cmp, i32)>,
     },
     Not(Box<Expr>),
-    And(Box<Expr>, Box<Expr>),
-    Or(Box<Expr>, Box<Expr>),
+    /// Every operand (two or more) must hold.
+    And(Vec<Expr>),
+    /// One operand (of two or more) must hold.
+    Or(Vec<Expr>),
     /// A condition read back from a log that Basalt cannot parse: never satisfied.
     Invalid,
 }
@@ -89,7 +96,7 @@ impl Expr {
                 Target::Id(_, IdxSel::Same) | Target::Name(_, IdxSel::Same)
             ),
             Expr::Not(x) => x.uses_own_index(),
-            Expr::And(a, b) | Expr::Or(a, b) => a.uses_own_index() || b.uses_own_index(),
+            Expr::And(v) | Expr::Or(v) => v.iter().any(Expr::uses_own_index),
             Expr::Invalid => false,
         }
     }
@@ -111,13 +118,22 @@ pub struct Member {
     pub exit_code: i32,
 }
 
-/// A syntax error (the position is a byte offset).
+/// A syntax error (the position is a byte offset), or an expression past the bounds.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SyntaxError(pub usize);
+
+/// The longest dependency expression accepted, in bytes.
+pub const MAX_LEN: usize = 64 * 1024;
+/// The deepest nesting of `(` and `!` accepted.
+pub const MAX_NESTING: usize = 64;
+/// The most conditions one expression may hold.
+pub const MAX_CONDS: usize = 4096;
 
 struct Parser<'a> {
     s: &'a str,
     pos: usize,
+    depth: usize,
+    conds: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -147,38 +163,68 @@ impl<'a> Parser<'a> {
     }
 
     fn expr(&mut self) -> Result<Expr, SyntaxError> {
-        let mut left = self.and()?;
-        while self.eat("||") {
-            let right = self.and()?;
-            left = Expr::Or(Box::new(left), Box::new(right));
+        let first = self.and()?;
+        if !self.eat("||") {
+            return Ok(first);
         }
-        Ok(left)
+        let mut all = vec![first];
+        loop {
+            all.push(self.and()?);
+            if !self.eat("||") {
+                return Ok(Expr::Or(all));
+            }
+        }
     }
 
     fn and(&mut self) -> Result<Expr, SyntaxError> {
-        let mut left = self.unary()?;
-        while self.eat("&&") {
-            let right = self.unary()?;
-            left = Expr::And(Box::new(left), Box::new(right));
+        let first = self.unary()?;
+        if !self.eat("&&") {
+            return Ok(first);
         }
-        Ok(left)
+        let mut all = vec![first];
+        loop {
+            all.push(self.unary()?);
+            if !self.eat("&&") {
+                return Ok(Expr::And(all));
+            }
+        }
+    }
+
+    /// One level deeper (`(` or `!`); refused past [`MAX_NESTING`].
+    fn enter(&mut self) -> Result<(), SyntaxError> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            return self.err();
+        }
+        Ok(())
     }
 
     fn unary(&mut self) -> Result<Expr, SyntaxError> {
         match self.peek() {
             Some(b'!') if !self.s[self.pos..].starts_with("!=") => {
+                self.enter()?;
                 self.pos += 1;
-                Ok(Expr::Not(Box::new(self.unary()?)))
+                let e = Expr::Not(Box::new(self.unary()?));
+                self.depth -= 1;
+                Ok(e)
             }
             Some(b'(') => {
+                self.enter()?;
                 self.pos += 1;
                 let e = self.expr()?;
                 if !self.eat(")") {
                     return self.err();
                 }
+                self.depth -= 1;
                 Ok(e)
             }
-            Some(_) => self.cond(),
+            Some(_) => {
+                self.conds += 1;
+                if self.conds > MAX_CONDS {
+                    return self.err();
+                }
+                self.cond()
+            }
             None => self.err(),
         }
     }
@@ -347,6 +393,9 @@ fn word_target(w: &str) -> Result<Target, SyntaxError> {
 
 /// Parse a `-w` string. `Ok(None)` for an empty condition.
 pub fn parse(cond: &str) -> Result<Option<Expr>, SyntaxError> {
+    if cond.len() > MAX_LEN {
+        return Err(SyntaxError(MAX_LEN));
+    }
     let c = cond.trim();
     if c.is_empty() {
         return Ok(None);
@@ -367,7 +416,12 @@ pub fn parse(cond: &str) -> Result<Option<Expr>, SyntaxError> {
 }
 
 fn parse_expr(c: &str) -> Result<Expr, SyntaxError> {
-    let mut p = Parser { s: c, pos: 0 };
+    let mut p = Parser {
+        s: c,
+        pos: 0,
+        depth: 0,
+        conds: 0,
+    };
     let e = p.expr()?;
     p.ws();
     if p.pos != c.len() {
@@ -432,16 +486,28 @@ pub fn eval(e: &Expr, resolve: &mut dyn FnMut(&Target) -> Vec<Member>) -> Tri {
             Tri::Yes => Tri::Never,
             Tri::NotYet | Tri::Never => Tri::Yes,
         },
-        Expr::And(a, b) => match (eval(a, resolve), eval(b, resolve)) {
-            (Tri::Never, _) | (_, Tri::Never) => Tri::Never,
-            (Tri::Yes, Tri::Yes) => Tri::Yes,
-            _ => Tri::NotYet,
-        },
-        Expr::Or(a, b) => match (eval(a, resolve), eval(b, resolve)) {
-            (Tri::Yes, _) | (_, Tri::Yes) => Tri::Yes,
-            (Tri::Never, Tri::Never) => Tri::Never,
-            _ => Tri::NotYet,
-        },
+        Expr::And(all) => {
+            let mut acc = Tri::Yes;
+            for x in all {
+                match eval(x, resolve) {
+                    Tri::Never => acc = Tri::Never,
+                    Tri::NotYet if acc == Tri::Yes => acc = Tri::NotYet,
+                    _ => {}
+                }
+            }
+            acc
+        }
+        Expr::Or(all) => {
+            let mut acc = Tri::Never;
+            for x in all {
+                match eval(x, resolve) {
+                    Tri::Yes => acc = Tri::Yes,
+                    Tri::NotYet if acc == Tri::Never => acc = Tri::NotYet,
+                    _ => {}
+                }
+            }
+            acc
+        }
     }
 }
 
@@ -501,14 +567,16 @@ mod tests {
             }
         );
         let e = p("done(312) && (started(Job2)||exit(\"99Job\"))");
-        assert!(matches!(e, Expr::And(_, _)));
+        assert!(matches!(&e, Expr::And(v) if v.len() == 2 && matches!(v[1], Expr::Or(_))));
         let e = p("done(1) || done(2) && done(3)");
-        let Expr::Or(_, right) = e else {
+        let Expr::Or(all) = e else {
             panic!("|| binds looser")
         };
-        assert!(matches!(*right, Expr::And(_, _)));
+        assert!(matches!(&all[..], [Expr::Cond { .. }, Expr::And(v)] if v.len() == 2));
         assert!(matches!(p("!done(1)"), Expr::Not(_)));
-        assert!(matches!(p("post_done(1) && post_err(2)"), Expr::And(_, _)));
+        assert!(matches!(p("post_done(1) && post_err(2)"), Expr::And(_)));
+        // Chains stay flat.
+        assert!(matches!(p("1 && 2 && 3 && 4"), Expr::And(v) if v.len() == 4));
         assert_eq!(parse("   "), Ok(None));
     }
 
@@ -532,6 +600,43 @@ mod tests {
         ] {
             assert!(parse(s).is_err(), "{s} should be refused");
         }
+    }
+
+    /// Issue 31: "A deeply nested dependency expression crashes mbatchd (stack overflow)":
+    /// nesting, length and the number of conditions are bounded, and what is accepted
+    /// evaluates and drops without deep recursion.
+    #[test]
+    fn deeply_nested_dependency_is_refused_not_a_stack_overflow() {
+        for depth in [65, 2_000, 5_000, 10_000, 100_000] {
+            let s = format!("{}done(1){}", "(".repeat(depth), ")".repeat(depth));
+            assert!(parse(&s).is_err(), "depth {depth} accepted");
+            let s = format!("{}done(1)", "!".repeat(depth));
+            assert!(parse(&s).is_err(), "{depth} '!' accepted");
+        }
+        let s = format!(
+            "{}done(1){}",
+            "(".repeat(MAX_NESTING),
+            ")".repeat(MAX_NESTING)
+        );
+        assert!(parse(&s).is_ok(), "nesting {MAX_NESTING} is allowed");
+        // Unbalanced openers are refused as soon as they go too deep.
+        assert!(parse(&"(".repeat(1_000_000)).is_err());
+        // A flat chain: up to MAX_CONDS conditions.
+        let chain = |n: usize, op: &str| {
+            (1..=n)
+                .map(|i| format!("done({i})"))
+                .collect::<Vec<_>>()
+                .join(op)
+        };
+        let e = p(&chain(MAX_CONDS, " && "));
+        assert!(matches!(&e, Expr::And(v) if v.len() == MAX_CONDS));
+        let mut all_done = |_: &Target| vec![m(JobState::Done, 0)];
+        assert_eq!(eval(&e, &mut all_done), Tri::Yes);
+        assert!(parse(&chain(MAX_CONDS + 1, "&&")).is_err());
+        assert!(parse(&chain(MAX_CONDS + 1, "||")).is_err());
+        // Over-long text is refused before it is parsed.
+        let long = format!("done(\"{}\")", "x".repeat(MAX_LEN));
+        assert_eq!(parse(&long), Err(SyntaxError(MAX_LEN)));
     }
 
     fn m(state: JobState, exit_code: i32) -> Member {

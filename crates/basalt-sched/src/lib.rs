@@ -31,6 +31,7 @@
 //! that batch or answers anybody.
 
 pub mod array;
+pub mod bounds;
 mod config;
 pub mod depend;
 pub mod switch;
@@ -94,6 +95,16 @@ pub enum SchedError {
     NoSlots,
     #[error("Bad dependency condition syntax")]
     BadDependency,
+    #[error("Bad job name")]
+    BadJobName,
+    #[error("Bad resource requirement syntax")]
+    BadResReq,
+    #[error("Bad time specification")]
+    BadTime,
+    #[error("Start time is later than termination time")]
+    StartAfterTerm,
+    #[error("Too many processors requested")]
+    TooManyProcessors,
     #[error("Job array index error")]
     BadArrayIndex,
     #[error("Job array index too large")]
@@ -685,6 +696,7 @@ impl Sched {
         caller: &Caller,
         mut s: Submission,
     ) -> Result<(u64, String, bool), SchedError> {
+        bounds::check_submission(&s)?;
         let default = s.queue.is_empty();
         if default {
             s.queue = self.cfg.default_queue.clone();

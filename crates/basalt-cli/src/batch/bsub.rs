@@ -740,6 +740,18 @@ pub fn build(o: &BsubOpts, cmd: &JobCommand, who: &Submitter) -> JobSubmission {
     }
 }
 
+/// The bounds mbatchd holds a submission to (`basalt_sched::bounds`), checked before it is
+/// sent: the refusal text, LSF's message where LSF has one.
+pub fn check_bounds(job: &JobSubmission) -> Result<(), String> {
+    let sub = basalt_mbatchd::convert::submission(job);
+    basalt_sched::bounds::check_submission(&sub)
+        .and_then(|()| basalt_sched::bounds::check_env(&job.env))
+        .map_err(|e| match e {
+            basalt_sched::SchedError::BadArgument(m) => m,
+            e => e.to_string(),
+        })
+}
+
 /// The success line.
 pub fn submitted_line(job_id: u64, queue: &str, default_queue: bool) -> String {
     if default_queue {
@@ -936,6 +948,10 @@ pub fn main(args: Vec<String>) -> ExitCode {
             .collect(),
     };
     let job = build(&merged, &cmd, &who);
+    if let Err(e) = check_bounds(&job) {
+        eprintln!("{}", rejected_line(&e));
+        return crate::fail();
+    }
     super::run(async move {
         let mut client = match super::connect_mbatchd(&config).await {
             Ok(c) => c,
@@ -1178,6 +1194,57 @@ mod tests {
             rejected_line("Not allowed due to resource limit."),
             "Not allowed due to resource limit. Job not submitted."
         );
+    }
+
+    /// Issue 31: an over-deep or over-long value is refused at `bsub`, before anything is
+    /// sent, with the message mbatchd would give.
+    #[test]
+    fn over_deep_or_over_long_values_are_refused_before_sending() {
+        let who = Submitter {
+            cwd: "/home/a".into(),
+            home: "/home/a".into(),
+            umask: 0o022,
+            from_host: "hostA".into(),
+            vars: vec![("PATH".into(), "/bin".into())],
+        };
+        let check = |args: &[&str]| {
+            let (o, rest) = cmdline(args, "KB");
+            let cmd = JobCommand {
+                text: rest.join(" "),
+                is_script: false,
+                script_name: None,
+            };
+            check_bounds(&build(&o, &cmd, &who))
+        };
+        assert_eq!(check(&["-w", "done(1)", "true"]), Ok(()));
+        let deep = format!("{}done(1){}", "(".repeat(5000), ")".repeat(5000));
+        assert_eq!(
+            check(&["-w", &deep, "true"]),
+            Err("Bad dependency condition syntax".into())
+        );
+        let name = "n".repeat(5000);
+        assert_eq!(check(&["-J", &name, "true"]), Err("Bad job name".into()));
+        let out = format!("/tmp/{}", "%J".repeat(3000));
+        assert_eq!(
+            check(&["-o", &out, "true"]),
+            Err("Bad argument: the output file name (-o) is longer than 4095 characters".into())
+        );
+        let hosts = "h ".repeat(20_000);
+        assert_eq!(
+            check(&["-m", &hosts, "true"]),
+            Err("Bad host name, host group name or cluster name".into())
+        );
+        let rr = format!("select[{}]", "mem>1 && ".repeat(3000));
+        assert_eq!(
+            check(&["-R", &rr, "true"]),
+            Err("Bad resource requirement syntax".into())
+        );
+        // A long command is fine: it travels in the job file.
+        let words: Vec<String> = std::iter::once("echo".to_string())
+            .chain((0..50_000).map(|_| "word".to_string()))
+            .collect();
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        assert_eq!(check(&args), Ok(()));
     }
 
     #[test]
