@@ -125,6 +125,33 @@ fn workspace_root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// The command that stops the cluster of `top`: `cargo xtask down`, with `--dir` unless
+/// `top` is the default directory.
+fn down_command(top: &Path) -> String {
+    let default = workspace_root().join(".basalt");
+    let is_default = default.canonicalize().is_ok_and(|d| d == top);
+    if is_default {
+        "cargo xtask down".to_owned()
+    } else {
+        format!(
+            "cargo xtask down --dir {}",
+            shell_word(&top.to_string_lossy())
+        )
+    }
+}
+
+/// `s` as one shell word (quoted only when it needs to be).
+fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@".contains(&b))
+    {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 fn default_dir(dir: Option<PathBuf>) -> Result<PathBuf> {
     let dir = dir.unwrap_or_else(|| workspace_root().join(".basalt"));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -272,8 +299,9 @@ fn up(
 ) -> Result<()> {
     if recorded(&top).iter().any(|(_, _, alive)| *alive) {
         bail!(
-            "a cluster is already running from {} (stop it with `cargo xtask down`)",
-            top.display()
+            "a cluster is already running from {} (stop it with `{}`)",
+            top.display(),
+            down_command(&top)
         );
     }
     let profile = if release { "release" } else { "debug" };
@@ -444,7 +472,7 @@ fn up(
         bin.display()
     );
     println!("Logs are in {}. Stop it with:", top.join("log").display());
-    println!("  cargo xtask down");
+    println!("  {}", down_command(&top));
     Ok(())
 }
 
@@ -496,7 +524,7 @@ fn status(top: &Path) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::letters;
+    use super::*;
 
     #[test]
     fn host_letters() {
@@ -504,5 +532,23 @@ mod tests {
         assert_eq!(letters(2), "C");
         assert_eq!(letters(25), "Z");
         assert_eq!(letters(26), "AA");
+    }
+
+    /// Issue 30 item 13: `cargo xtask up --dir X` prints the matching `down --dir X`.
+    #[test]
+    fn up_with_a_directory_prints_the_matching_down() {
+        let tmp = std::env::temp_dir().join(format!("basalt xtask {}", std::process::id()));
+        assert_eq!(
+            down_command(&tmp),
+            format!("cargo xtask down --dir '{}'", tmp.display())
+        );
+        assert_eq!(
+            down_command(Path::new("/tmp/xup")),
+            "cargo xtask down --dir /tmp/xup"
+        );
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        if let Ok(d) = default_dir(None) {
+            assert_eq!(down_command(&d), "cargo xtask down");
+        }
     }
 }

@@ -10,6 +10,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
+/// `JOB_FORCE` options (LSF's lsbatch.h): plain `brun`, and `brun -f`.
+const RUNJOB_OPT_NORMAL: u32 = 0x01;
+const RUNJOB_OPT_NOSTOP: u32 = 0x02;
+
 #[derive(Debug, Error)]
 pub enum JournalError {
     #[error(transparent)]
@@ -948,12 +952,17 @@ pub fn to_record(ev: &Event) -> el::Record {
             uid,
             user,
             hosts,
+            no_stop,
         } => el::Record::JobForce(r::JobForce {
             header: h(*time),
             job_id: key.0,
             user_id: i64::from(*uid),
             idx: key.1,
-            options: 0,
+            options: if *no_stop {
+                RUNJOB_OPT_NOSTOP
+            } else {
+                RUNJOB_OPT_NORMAL
+            },
             exec_hosts: hosts.clone(),
             user_name: user.clone(),
         }),
@@ -1146,6 +1155,7 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
             uid: u32_of(f.user_id),
             user: f.user_name.clone(),
             hosts: f.exec_hosts.clone(),
+            no_stop: f.options & RUNJOB_OPT_NOSTOP != 0,
         },
         el::Record::JobClean(c) => Event::JobClean {
             time: c.header.time,
@@ -1360,6 +1370,33 @@ mod tests {
         ] {
             assert_eq!(through_the_log(&ev), ev);
         }
+    }
+
+    /// brun and brun -f are told apart in the log (JOB_FORCE options, LSF's
+    /// RUNJOB_OPT_NORMAL / RUNJOB_OPT_NOSTOP), so a replayed mbatchd knows which job load
+    /// may suspend.
+    #[test]
+    fn brun_and_brun_f_survive_the_log() {
+        for no_stop in [false, true] {
+            let ev = Event::JobForce {
+                time: 1_795_342_025,
+                key: (6, 0),
+                uid: 0,
+                user: "root".into(),
+                hosts: vec!["vm".into()],
+                no_stop,
+            };
+            assert_eq!(through_the_log(&ev), ev);
+        }
+        let line = "\"JOB_FORCE\" \"22\" 1795342025 6 0 0 1 1  \"vm\" \"root\"\n";
+        let rec = el::parse_line(line)
+            .ok()
+            .flatten()
+            .expect("volclava's plain brun");
+        assert!(matches!(
+            from_record(&rec),
+            Some(Event::JobForce { no_stop: false, .. })
+        ));
     }
 
     #[test]

@@ -72,6 +72,16 @@ impl MbdError {
             _ => EXIT_FATAL,
         }
     }
+
+    /// How loudly the exit is logged: a requested restart (`badmin reconfig`,
+    /// `mbdrestart`), a resignation and a stop are the normal course (INFO), anything else
+    /// is a failure (ERROR).
+    pub fn level(&self) -> tracing::Level {
+        match self {
+            MbdError::Reconfig(_) | MbdError::Resign(_) | MbdError::Stopped => tracing::Level::INFO,
+            _ => tracing::Level::ERROR,
+        }
+    }
 }
 
 /// Wall-clock milliseconds.
@@ -1326,7 +1336,8 @@ impl OwnerState {
             num_processors: j.hosts.len().max(1) as u32,
             max_processors: j.sub.max_processors,
             is_array: j.is_element(),
-            forced: j.forced,
+            // Only `brun -f` exempts a job from load suspension (seed 000).
+            forced: j.no_stop,
         })
     }
 }
@@ -1407,5 +1418,29 @@ fn ctl_result(name: &str, r: Result<(), SchedError>) -> pb::CtlResult {
             ok: false,
             message: e.to_string(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 30 item 13: `badmin reconfig` logs at INFO, not ERROR (a requested restart is
+    /// not a failure); real failures still log at ERROR.
+    #[test]
+    fn a_requested_restart_is_logged_at_info() {
+        assert_eq!(
+            MbdError::Reconfig("badmin reconfig".into()).level(),
+            tracing::Level::INFO
+        );
+        assert_eq!(
+            MbdError::Reconfig("badmin mbdrestart".into()).level(),
+            tracing::Level::INFO
+        );
+        assert_eq!(
+            MbdError::Resign("lost the election".into()).level(),
+            tracing::Level::INFO
+        );
+        assert_eq!(MbdError::OwnerGone.level(), tracing::Level::ERROR);
     }
 }

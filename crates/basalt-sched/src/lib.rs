@@ -401,6 +401,7 @@ impl Sched {
                         last_seq: 0,
                         resume_sent: false,
                         forced: false,
+                        no_stop: false,
                         pending_action: None,
                     };
                     self.jobs.insert((*job_id, idx), job);
@@ -544,9 +545,10 @@ impl Sched {
                 base,
                 ..
             } => self.apply_move(*key, *position, *base),
-            Event::JobForce { key, .. } => {
+            Event::JobForce { key, no_stop, .. } => {
                 if let Some(j) = self.jobs.get_mut(key) {
                     j.forced = true;
+                    j.no_stop = *no_stop;
                 }
             }
             Event::JobClean { time, key } => {
@@ -854,7 +856,35 @@ impl Sched {
                 }
             }
         }
+        self.listing_order(&mut out);
         (out, not_found)
+    }
+
+    /// LSF's bjobs order: started jobs, then pending jobs in the order they are considered
+    /// for dispatch (queue priority, highest first, then queue name, then the position that
+    /// submission, bswitch, btop and bbot give), then finished jobs; by job id within the
+    /// started and the finished.
+    pub fn listing_order(&self, jobs: &mut [&Job]) {
+        let mut by_name: Vec<&Queue> = self.queues.iter().collect();
+        by_name.sort_by(|a, b| a.name.cmp(&b.name));
+        let qrank: HashMap<&str, (u32, usize)> = by_name
+            .iter()
+            .enumerate()
+            .map(|(r, q)| (q.name.as_str(), (u32::MAX - q.priority, r)))
+            .collect();
+        jobs.sort_by_cached_key(|j| {
+            if j.state.is_pending() {
+                let (prio, name) = qrank
+                    .get(j.queue.as_str())
+                    .copied()
+                    .unwrap_or((u32::MAX, usize::MAX));
+                (1u8, prio, name, j.order, j.key())
+            } else if j.state.is_finished() {
+                (2, 0, 0, 0, j.key())
+            } else {
+                (0, 0, 0, 0, j.key())
+            }
+        });
     }
 
     /// Position (1-based) of a pending job in its queue.
@@ -1736,6 +1766,7 @@ impl Sched {
             uid: caller.uid,
             user: caller.user.clone(),
             hosts: names,
+            no_stop: ignore_limits,
         });
         self.start_job(now, key, alloc);
         Ok(())

@@ -431,6 +431,7 @@ impl Sched {
                 uid,
                 user,
                 hosts,
+                no_stop: j.no_stop,
             });
         }
         // Earlier attempts: dispatched, then requeued.

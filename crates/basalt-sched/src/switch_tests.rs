@@ -47,6 +47,7 @@ struct JobView {
     kill_as_done: bool,
     kill_ordered: Option<String>,
     forced: bool,
+    no_stop: bool,
     /// Usage is logged only when a job finishes.
     final_usage: Option<Usage>,
 }
@@ -115,6 +116,7 @@ fn view(s: &Sched) -> View {
             kill_as_done: j.kill_as_done,
             kill_ordered: j.kill_ordered.clone(),
             forced: j.forced,
+            no_stop: j.no_stop,
             final_usage: j.state.is_finished().then(|| j.usage.clone()),
         })
         .collect();

@@ -440,6 +440,68 @@ fn switch_move_and_force() {
     );
 }
 
+/// Issue 30 item 7: "btop/bbot change the order `bjobs -p` lists, as they change the
+/// dispatch order" — a query lists started jobs, then pending jobs in dispatch order
+/// (higher-priority queue first, then position), then finished ones.
+#[test]
+fn btop_and_bbot_change_the_order_bjobs_lists() {
+    let mut s = up();
+    s.host_ctl(T0, &admin(), 2, "hostA", "").expect("close");
+    s.host_ctl(T0, &admin(), 2, "hostB", "").expect("close");
+    for i in 0..4 {
+        s.submit(T0, &alice(), cmd(&format!("j{i}")))
+            .expect("submit");
+    }
+    let listed = |s: &Sched| {
+        let q = JobQuery {
+            states: u32::MAX,
+            ..Default::default()
+        };
+        s.query(&q).0.iter().map(|j| j.id).collect::<Vec<_>>()
+    };
+    assert_eq!(listed(&s), vec![1, 2, 3, 4]);
+    s.move_job(T0, &alice(), (3, 0), 1, false).expect("btop");
+    assert_eq!(listed(&s), vec![3, 1, 2, 4]);
+    s.move_job(T0, &alice(), (1, 0), 1, true).expect("bbot");
+    assert_eq!(listed(&s), vec![3, 2, 4, 1]);
+    // A job of a higher-priority queue comes first; a started job before every pending one.
+    s.switch(T0, &alice(), (4, 0), "high").expect("switch");
+    assert_eq!(listed(&s), vec![4, 3, 2, 1]);
+    s.force(T0, &admin(), (2, 0), &["hostA".into()], false)
+        .expect("brun");
+    assert_eq!(listed(&s), vec![2, 4, 3, 1]);
+}
+
+/// Issue 30 item 6, seed 000: "LSF does not suspend a job: Forced to run with brun -f" —
+/// only `brun -f`; a job started with plain `brun` is suspended by load like any other.
+#[test]
+fn only_brun_f_exempts_a_job_from_load_suspension() {
+    let mut s = up();
+    s.host_ctl(T0, &admin(), 2, "hostA", "").expect("close");
+    s.host_ctl(T0, &admin(), 2, "hostB", "").expect("close");
+    s.submit(T0, &alice(), named("a", "plain")).expect("submit");
+    s.submit(T0, &alice(), named("b", "dash_f"))
+        .expect("submit");
+    s.take_effects();
+    s.force(T0, &admin(), (1, 0), &["hostA".into()], false)
+        .expect("brun");
+    s.force(T0, &admin(), (2, 0), &["hostA".into()], true)
+        .expect("brun -f");
+    let eff = s.take_effects();
+    let forced: Vec<(JobKey, bool)> = logged(&eff)
+        .iter()
+        .filter_map(|e| match e {
+            Event::JobForce { key, no_stop, .. } => Some((*key, *no_stop)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(forced, vec![((1, 0), false), ((2, 0), true)]);
+    let j1 = &s.jobs[&(1, 0)];
+    let j2 = &s.jobs[&(2, 0)];
+    assert!(j1.forced && !j1.no_stop, "plain brun: suspendable");
+    assert!(j2.forced && j2.no_stop, "brun -f: never suspended by load");
+}
+
 #[test]
 fn unreachable_host_shows_unknown_and_gets_no_jobs() {
     let mut s = up();

@@ -165,6 +165,9 @@ pub enum Event {
         uid: u32,
         user: String,
         hosts: Vec<String>,
+        /// `brun -f` (LSF's RUNJOB_OPT_NOSTOP): never suspended because of load or run
+        /// windows. Plain `brun` only starts the job.
+        no_stop: bool,
     },
     JobClean {
         time: i64,
@@ -327,6 +330,9 @@ pub struct Job {
     pub resume_sent: bool,
     /// The job has been forced with brun (ignore limits).
     pub forced: bool,
+    /// ... with `brun -f`: load and run windows never suspend it (seed 000: "LSF does not
+    /// suspend a job forced to run with brun -f").
+    pub no_stop: bool,
     /// An order for sbatchd given before it answered the dispatch (sent once it does).
     pub pending_action: Option<SbdAction>,
 }

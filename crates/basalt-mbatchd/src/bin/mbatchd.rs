@@ -90,8 +90,12 @@ fn run(config: Arc<basalt_config::Config>, host: Option<&str>) -> Result<(), u8>
     match inner() {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => {
-            tracing::error!("{e}");
-            eprintln!("mbatchd: {e}");
+            if e.level() == tracing::Level::ERROR {
+                tracing::error!("{e}");
+                eprintln!("mbatchd: {e}");
+            } else {
+                tracing::info!("exiting: {e}");
+            }
             Err(e.exit_code() as u8)
         }
         Err(e) => {
