@@ -15,6 +15,7 @@
 //! Outputs: the `basalt.mbatchd.v1.Mbatchd` service, RPCs to sbatchds, the event log.
 
 pub mod convert;
+pub mod egroup;
 pub mod journal;
 mod service;
 
@@ -307,8 +308,12 @@ pub async fn run(
     let auth = basalt_runtime::daemon_auth(&config, &me, keys.clone());
     let verifier = basalt_runtime::verifier(&config, keys);
     let logdir = config.logdir();
+    let egroups = egroup::resolve(&config).await;
     let now = now_ms();
-    let mut sched = Sched::new(SchedConfig::from_config(&config), now);
+    let mut sched = Sched::new(
+        SchedConfig::from_config_with_egroups(&config, &egroups),
+        now,
+    );
     let opts = journal::Options::from_config(&config);
     let (journal, replayed) = {
         let (logdir, me) = (logdir.clone(), me.clone());
@@ -374,6 +379,7 @@ pub async fn run(
         term_epoch: epoch,
         switch_retry: None,
         tokens,
+        egroups,
     };
     std::thread::Builder::new()
         .name("mbatchd-owner".into())
@@ -531,6 +537,8 @@ struct OwnerState {
     switch_retry: Option<std::time::Instant>,
     /// Submission tokens of the jobs in memory -> job id (rebuilt from JOB_NEW on replay).
     tokens: std::collections::HashMap<String, u64>,
+    /// The members egroup gave the `(!)` user groups at start.
+    egroups: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 type Deferred = Box<dyn FnOnce() + Send>;
@@ -735,7 +743,10 @@ impl OwnerState {
                 return Some(e2.into());
             }
         };
-        let mut sched = Sched::new(SchedConfig::from_config(&self.config), now);
+        let mut sched = Sched::new(
+            SchedConfig::from_config_with_egroups(&self.config, &self.egroups),
+            now,
+        );
         for ev in &replayed.events {
             sched.on_event(ev);
         }

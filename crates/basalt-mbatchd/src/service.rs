@@ -401,7 +401,21 @@ pub(crate) fn queues_reply(s: &Sched, req: &pb::QueuesRequest) -> pb::QueuesRepl
             ususp,
             rsv: 0,
             is_default: q.name == s.cfg.default_queue,
-            users: q.users.clone(),
+            // bqueues prints an empty list as "all"; a restricted queue nobody may use
+            // (its user group could not be resolved) says so.
+            users: if q.users_all {
+                if q.users_except.is_empty() {
+                    Vec::new()
+                } else {
+                    std::iter::once("all".to_owned())
+                        .chain(q.users_except.iter().map(|u| format!("~{u}")))
+                        .collect()
+                }
+            } else if q.users.is_empty() {
+                vec!["none".into()]
+            } else {
+                q.users.clone()
+            },
             hosts: q.hosts.clone(),
             administrators: q.administrators.clone(),
             res_req: q.res_req.clone(),

@@ -81,9 +81,94 @@ fn expand(tokens: &[String], groups: &[Group], all: &[String]) -> Vec<String> {
     include
 }
 
+/// Who may use a queue: everyone, or the users listed.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct UserList {
+    pub all: bool,
+    pub names: Vec<String>,
+    /// `~name` exclusions (meaningful with `all`: everyone but them).
+    pub except: Vec<String>,
+}
+
+/// Resolve a queue's USERS: user names, user groups (recursively, at most 8 deep), `all`,
+/// `~name` exclusions. A group's `all` member means every user; its `!` member stands for
+/// the members its egroup gave (`egroups`), and for nobody when it gave none (the egroup
+/// failed or is missing): a group that cannot be resolved denies, it never allows.
+pub fn expand_users(
+    tokens: &[String],
+    groups: &[Group],
+    egroups: &BTreeMap<String, Vec<String>>,
+) -> UserList {
+    fn members(
+        name: &str,
+        groups: &[Group],
+        egroups: &BTreeMap<String, Vec<String>>,
+        depth: u32,
+        out: &mut UserList,
+    ) {
+        if depth > 8 {
+            return;
+        }
+        let Some(g) = groups.iter().find(|g| g.name == name) else {
+            out.names.push(name.to_string());
+            return;
+        };
+        for m in &g.members {
+            if m == "all" {
+                out.all = true;
+            } else if m == "!" {
+                out.names
+                    .extend(egroups.get(&g.name).into_iter().flatten().cloned());
+            } else if !m.starts_with('~') {
+                members(m, groups, egroups, depth + 1, out);
+            }
+        }
+    }
+    let mut include = UserList::default();
+    let mut exclude = UserList::default();
+    let mut given = false;
+    for t in tokens {
+        let t = t.trim();
+        if t.is_empty() || t == "none" {
+            continue;
+        }
+        given = true;
+        if t == "all" {
+            include.all = true;
+        } else if let Some(x) = t.strip_prefix('~') {
+            members(x, groups, egroups, 0, &mut exclude);
+        } else {
+            members(t, groups, egroups, 0, &mut include);
+        }
+    }
+    if !given {
+        include.all = true;
+    }
+    include.names.retain(|u| !exclude.names.contains(u));
+    include.names.sort();
+    include.names.dedup();
+    if include.all {
+        include.names.clear();
+        include.except = exclude.names;
+        include.except.sort();
+        include.except.dedup();
+    }
+    include
+}
+
 impl SchedConfig {
-    /// Resolve a loaded configuration.
+    /// Resolve a loaded configuration (user groups with `!` members resolve to nobody;
+    /// [`SchedConfig::from_config_with_egroups`] gives their members).
     pub fn from_config(c: &Config) -> SchedConfig {
+        Self::from_config_with_egroups(c, &BTreeMap::new())
+    }
+
+    /// Resolve a loaded configuration; `egroups` are the members the `egroup` program gave
+    /// for the user groups whose GROUP_MEMBER is `(!)`.
+    pub fn from_config_with_egroups(
+        c: &Config,
+        egroups: &BTreeMap<String, Vec<String>>,
+    ) -> SchedConfig {
         let b: &Batch = &c.batch;
         let p = &b.params;
         let server: Vec<&basalt_config::cluster::ClusterHost> =
@@ -140,7 +225,6 @@ impl SchedConfig {
                 }
             })
             .collect();
-        let all_users: Vec<String> = Vec::new();
         let queues = b
             .queues
             .iter()
@@ -155,11 +239,7 @@ impl SchedConfig {
                         load_stop.insert(k.clone(), s);
                     }
                 }
-                let users = if q.users.iter().any(|u| u == "all") || q.users.is_empty() {
-                    Vec::new()
-                } else {
-                    expand(&q.users, &b.user_groups, &all_users)
-                };
+                let users = expand_users(&q.users, &b.user_groups, egroups);
                 Queue {
                     name: q.name.clone(),
                     description: q.description.clone(),
@@ -173,7 +253,9 @@ impl SchedConfig {
                     hjob_limit: q.hjob_limit,
                     pjob_limit: q.pjob_limit,
                     hosts: expand(&q.hosts, &b.host_groups, &all_hosts),
-                    users,
+                    users_all: users.all,
+                    users: users.names,
+                    users_except: users.except,
                     administrators: q.administrators.clone(),
                     res_req: q.res_req.clone().unwrap_or_default(),
                     exclusive: q.exclusive,

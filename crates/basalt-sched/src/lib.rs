@@ -709,8 +709,8 @@ impl Sched {
         if !q.open {
             return Err(SchedError::QueueClosed);
         }
-        if !q.users.is_empty()
-            && !q.users.iter().any(|u| u == "all" || u == &caller.user)
+        if ((!q.users_all && !q.users.iter().any(|u| u == &caller.user))
+            || q.users_except.iter().any(|u| u == &caller.user))
             && !self.is_admin(caller)
         {
             return Err(SchedError::UserNotInQueue);

@@ -16,7 +16,9 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         hjob_limit: None,
         pjob_limit: None,
         hosts: vec![],
+        users_all: true,
         users: vec![],
+        users_except: vec![],
         administrators: vec![],
         res_req: String::new(),
         exclusive: false,
@@ -438,6 +440,68 @@ fn switch_move_and_force() {
             .iter()
             .any(|e| matches!(e, Event::JobForce { .. }))
     );
+}
+
+/// Issue 30 item 1: "An egroup user group opens a queue to everyone" — a group that
+/// cannot be resolved must deny, never allow.
+#[test]
+fn an_unresolved_egroup_denies_and_never_allows() {
+    use basalt_config::batch::Group;
+    let g = |name: &str, members: &[&str]| Group {
+        name: name.into(),
+        members: members.iter().map(|m| m.to_string()).collect(),
+        shares: None,
+        line: 1,
+    };
+    let groups = vec![
+        g("egrp", &["!"]),
+        g("everyone", &["all"]),
+        g("team", &["carol", "egrp"]),
+    ];
+    let words = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let none = BTreeMap::new();
+    let unresolved = config::expand_users(&words(&["egrp"]), &groups, &none);
+    assert!(!unresolved.all, "an unresolved egroup is not everyone");
+    assert!(unresolved.names.is_empty());
+    let egroups = BTreeMap::from([("egrp".to_string(), words(&["bob"]))]);
+    let resolved = config::expand_users(&words(&["team"]), &groups, &egroups);
+    assert_eq!(
+        (resolved.all, resolved.names),
+        (false, words(&["bob", "carol"]))
+    );
+    let all = config::expand_users(&words(&["everyone"]), &groups, &none);
+    assert!(all.all);
+    let but = config::expand_users(&words(&["all", "~egrp"]), &groups, &egroups);
+    assert_eq!((but.all, but.except), (true, words(&["bob"])));
+    assert!(
+        config::expand_users(&[], &groups, &none).all,
+        "no USERS: everyone"
+    );
+
+    // A queue open only to an unresolved group: nobody but the administrators.
+    let mut c = cfg();
+    let mut q = queue("egq", 30);
+    q.users_all = false;
+    q.users = unresolved.names;
+    c.queues.push(q);
+    let mut q = queue("allbut", 30);
+    q.users_except = words(&["alice"]);
+    c.queues.push(q);
+    let mut s = Sched::new(c, T0);
+    let to = |queue: &str| Submission {
+        queue: queue.into(),
+        ..cmd("true")
+    };
+    assert_eq!(
+        s.submit(T0, &alice(), to("egq")).map(|_| ()),
+        Err(SchedError::UserNotInQueue)
+    );
+    assert!(s.submit(T0, &admin(), to("egq")).is_ok());
+    assert_eq!(
+        s.submit(T0, &alice(), to("allbut")).map(|_| ()),
+        Err(SchedError::UserNotInQueue)
+    );
+    assert!(s.submit(T0, &admin(), to("allbut")).is_ok());
 }
 
 /// Issue 30 item 7: "btop/bbot change the order `bjobs -p` lists, as they change the

@@ -483,7 +483,13 @@ pub struct Queue {
     pub pjob_limit: Option<f64>,
     /// Host names the queue may use (empty = all).
     pub hosts: Vec<String>,
+    /// USERS is `all` (or not set): everyone may submit.
+    pub users_all: bool,
+    /// Otherwise the users who may (resolved from names and user groups; may be empty: an
+    /// unresolvable group denies).
     pub users: Vec<String>,
+    /// With `users_all`: the users excluded with `~name` (`USERS = all ~bob`).
+    pub users_except: Vec<String>,
     pub administrators: Vec<String>,
     pub res_req: String,
     pub exclusive: bool,

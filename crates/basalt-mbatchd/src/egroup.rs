@@ -1,0 +1,186 @@
+//! Dynamic user groups (LSF's `egroup`): a user group whose GROUP_MEMBER in lsb.users is
+//! `(!)` gets its members from `LSF_SERVERDIR/egroup -u <group>`, which writes them to
+//! its standard output separated by blanks. mbatchd asks when it starts (so also after
+//! `badmin reconfig`, which restarts it).
+//!
+//! A group whose egroup is missing, fails, says nothing usable or does not answer within
+//! [`TIMEOUT`] has no members: a queue open only to it is open to nobody but the
+//! administrators. A group that cannot be resolved denies; it never allows.
+
+use basalt_config::Config;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tracing::{error, info};
+
+/// How long one egroup call may take.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Longest output read from one call (a group of a million users fits).
+const MAX_OUTPUT: usize = 64 * 1024 * 1024;
+
+/// `LSF_SERVERDIR/egroup`.
+pub fn program(config: &Config) -> PathBuf {
+    let dir = config
+        .lsf_conf
+        .get("LSF_SERVERDIR")
+        .filter(|v| !v.trim().is_empty())
+        .map(|d| config.resolve_path(d.trim()))
+        .unwrap_or_else(|| config.envdir.join("serverdir"));
+    dir.join("egroup")
+}
+
+/// The members of every `(!)` user group, by group name; a group egroup could not
+/// resolve is absent.
+pub async fn resolve(config: &Config) -> BTreeMap<String, Vec<String>> {
+    let dynamic: Vec<&str> = config
+        .batch
+        .user_groups
+        .iter()
+        .filter(|g| g.members.iter().any(|m| m == "!"))
+        .map(|g| g.name.as_str())
+        .collect();
+    let mut out = BTreeMap::new();
+    if dynamic.is_empty() {
+        return out;
+    }
+    let prog = program(config);
+    for group in dynamic {
+        match call(&prog, config, group, TIMEOUT).await {
+            Ok(members) => {
+                info!(
+                    group,
+                    members = members.len(),
+                    "egroup resolved the user group"
+                );
+                out.insert(group.to_owned(), members);
+            }
+            Err(e) => error!(
+                group,
+                "egroup could not resolve user group {group}: {e}; it has no members, so \
+                 queues open only to it refuse every user but the administrators"
+            ),
+        }
+    }
+    out
+}
+
+/// One `egroup -u <group>` call: its members, or why there are none.
+pub async fn call(
+    prog: &Path,
+    config: &Config,
+    group: &str,
+    timeout: Duration,
+) -> Result<Vec<String>, String> {
+    use tokio::io::AsyncReadExt;
+    let mut child = tokio::process::Command::new(prog)
+        .arg("-u")
+        .arg(group)
+        .env("LSF_ENVDIR", &config.envdir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", prog.display()))?;
+    let mut stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| "no standard output".to_owned())?;
+    let work = async {
+        let mut buf = Vec::new();
+        (&mut stdout)
+            .take(MAX_OUTPUT as u64 + 1)
+            .read_to_end(&mut buf)
+            .await
+            .map_err(|e| format!("reading its output: {e}"))?;
+        let status = child
+            .wait()
+            .await
+            .map_err(|e| format!("waiting for it: {e}"))?;
+        Ok::<_, String>((buf, status))
+    };
+    let (buf, status) = match tokio::time::timeout(timeout, work).await {
+        Ok(r) => r?,
+        Err(_) => return Err(format!("no answer within {} s", timeout.as_secs())),
+    };
+    if !status.success() {
+        return Err(format!("{} exited with {status}", prog.display()));
+    }
+    if buf.len() > MAX_OUTPUT {
+        return Err(format!("its output is longer than {MAX_OUTPUT} bytes"));
+    }
+    let text = String::from_utf8(buf).map_err(|_| "its output is not text".to_owned())?;
+    let mut members: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
+    members.sort();
+    members.dedup();
+    Ok(members)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// The embedded default configuration in `top`, with `users` added to lsb.users.
+    fn config_with(top: &Path, users: &str) -> Config {
+        use basalt_config::embedded::{DefaultCluster, DefaultHost};
+        let dc = DefaultCluster::new(
+            "basalt",
+            "root",
+            vec![DefaultHost {
+                name: "hostA".into(),
+                address: Some(std::net::IpAddr::from([127, 0, 0, 1])),
+                server: true,
+            }],
+        );
+        let envdir = dc.write(top).expect("write the default configuration");
+        let lsb_users = envdir.join("lsbatch/basalt/configdir/lsb.users");
+        let mut text = std::fs::read_to_string(&lsb_users).unwrap_or_default();
+        text.push_str(users);
+        std::fs::write(&lsb_users, text).expect("write lsb.users");
+        basalt_config::load(&envdir).expect("configuration").config
+    }
+
+    fn script(dir: &Path, body: &str) {
+        let p = dir.join("egroup");
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).expect("write egroup");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+
+    /// Issue 30 item 1: egroup is called, and a group it cannot resolve has no members.
+    #[tokio::test]
+    async fn egroup_is_called_and_an_unresolved_group_has_no_members() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let users =
+            "Begin UserGroup\nGROUP_NAME GROUP_MEMBER\negrp (!)\nstatic (alice)\nEnd UserGroup\n";
+        let c = config_with(dir.path(), users);
+        let serverdir = program(&c)
+            .parent()
+            .map(Path::to_path_buf)
+            .expect("serverdir");
+        std::fs::create_dir_all(&serverdir).expect("serverdir");
+        // Missing egroup: no entry.
+        assert!(resolve(&c).await.is_empty());
+        // egroup answers with the members of the group it is asked about.
+        script(
+            &serverdir,
+            "[ \"$1\" = -u ] && [ \"$2\" = egrp ] && echo 'bob  carol\nbob' && exit 0; exit 1",
+        );
+        let r = resolve(&c).await;
+        assert_eq!(
+            r.get("egrp"),
+            Some(&vec!["bob".to_owned(), "carol".to_owned()])
+        );
+        assert!(!r.contains_key("static"), "only (!) groups are asked about");
+        // A failing egroup: no entry.
+        script(&serverdir, "echo alice; exit 3");
+        assert!(resolve(&c).await.is_empty());
+        // A hung egroup is given up.
+        script(&serverdir, "sleep 30");
+        let t = std::time::Instant::now();
+        let e = call(&program(&c), &c, "egrp", Duration::from_millis(300)).await;
+        assert!(e.is_err(), "{e:?}");
+        assert!(t.elapsed() < Duration::from_secs(10));
+    }
+}
