@@ -1331,7 +1331,8 @@ impl OwnerState {
             job_file_name: j.sub.job_file.clone(),
             job_file: Vec::new(),
             command: j.sub.command.clone(),
-            rlimits: j.sub.rlimits.to_vec(),
+            // Its own limits, else its queue's (lsb.queues RUNLIMIT, MEMLIMIT, ...).
+            rlimits: self.sched.effective_rlimits(j).to_vec(),
             umask: j.sub.umask,
             nice: q.and_then(|q| q.nice).unwrap_or(0),
             project: j.sub.project.clone(),
@@ -1349,6 +1350,7 @@ impl OwnerState {
             is_array: j.is_element(),
             // Only `brun -f` exempts a job from load suspension (seed 000).
             forced: j.no_stop,
+            term_time: j.sub.term_time,
         })
     }
 }

@@ -297,6 +297,17 @@ fn wake() {
     let _ = out.flush();
 }
 
+/// How long a job may run on after SIGUSR2 at its termination time (`bsub -t`) before it
+/// is killed: LSF's ten minutes.
+pub const DEADLINE_GRACE: Duration = Duration::from_secs(600);
+
+/// Where a job is with its termination time.
+#[derive(Debug, Default)]
+struct Deadline {
+    /// SIGUSR2 was sent.
+    signalled: bool,
+}
+
 /// A `JOB_CONTROLS` action: a signal, or a command.
 #[derive(Debug, Clone, PartialEq)]
 enum Control {
@@ -336,6 +347,9 @@ struct Supervisor {
     running_since: Option<Instant>,
     kill_deadline: Option<Instant>,
     term_reason: Option<String>,
+    /// bsub -t: SIGUSR2 at the termination time, the kill sequence (TERM_DEADLINE) at
+    /// [`DEADLINE_GRACE`] after it.
+    deadline: Deadline,
     tracker: Tracker,
     next_sample: Instant,
     sample_every: Duration,
@@ -386,6 +400,7 @@ impl Supervisor {
             running_since: None,
             kill_deadline: None,
             term_reason: None,
+            deadline: Deadline::default(),
             tracker: Tracker::default(),
             next_sample: Instant::now() + sample_every.min(Duration::from_millis(500)),
             sample_every,
@@ -859,6 +874,35 @@ impl Supervisor {
         }
     }
 
+    /// bsub -t: at the termination time the job gets SIGUSR2; if it still runs
+    /// [`DEADLINE_GRACE`] later, the kill sequence ends it (TERM_DEADLINE). Returns when
+    /// this should be looked at next.
+    fn check_deadline(&mut self, now_epoch: i64, now: Instant) -> Option<Instant> {
+        let term = self.spec.term_time;
+        if term <= 0 || self.kill_deadline.is_some() {
+            return None;
+        }
+        let at =
+            |epoch: i64| now + Duration::from_secs(epoch.saturating_sub(now_epoch).max(0) as u64);
+        if now_epoch < term {
+            return Some(at(term));
+        }
+        if !self.deadline.signalled {
+            self.deadline.signalled = true;
+            if self.term_reason.is_none() {
+                self.term_reason = Some("TERM_DEADLINE".to_owned());
+            }
+            self.signal_group(Signal::SIGUSR2);
+        }
+        let kill_at = term.saturating_add(DEADLINE_GRACE.as_secs() as i64);
+        if now_epoch >= kill_at {
+            let ti = self.launch.terminate_interval;
+            self.start_kill(ti, "TERM_DEADLINE");
+            return None;
+        }
+        Some(at(kill_at))
+    }
+
     /// The loop while the job's top process runs.
     fn supervise(&mut self, sigfd: &SignalFd, listener: &UnixListener) {
         let run_limit = limit_value(&self.spec, limit::RUN).map(Duration::from_secs);
@@ -868,6 +912,7 @@ impl Supervisor {
                 return;
             }
             let now = Instant::now();
+            let deadline_next = self.check_deadline(now_secs(), now);
             if let Some(d) = self.kill_deadline
                 && now >= d
             {
@@ -888,6 +933,9 @@ impl Supervisor {
             }
             let mut wake_at = self.next_sample;
             if let Some(d) = self.kill_deadline {
+                wake_at = wake_at.min(d);
+            }
+            if let Some(d) = deadline_next {
                 wake_at = wake_at.min(d);
             }
             if let Some(lim) = run_limit

@@ -1269,3 +1269,36 @@ async fn awkward_and_huge_commands_run_verbatim() {
         &out[..200.min(out.len())]
     );
 }
+
+/// Issue 30 item 5, `bsub -t`: at its termination time a running job gets SIGUSR2 (it may
+/// end itself; the exit says TERM_DEADLINE); one that still runs ten minutes later is
+/// killed with TERM_DEADLINE.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn termination_time_signals_then_kills() {
+    let h = Harness::start("sbd-deadline").await;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64;
+    let mut spec = h.spec(
+        401,
+        "trap 'echo got-usr2; exit 5' USR2; echo started; sleep 60 & wait",
+        false,
+        &h.work.join("d.%J").to_string_lossy(),
+    );
+    spec.term_time = now + 2;
+    h.start_job(EPOCH, spec).await.expect("start");
+    let fin = h.wait_report(401, ReportKind::Finished).await;
+    assert_eq!(fin.exit_status, 5 << 8, "{fin:?}");
+    assert_eq!(fin.term_reason, "TERM_DEADLINE");
+    let out = read(&h.work.join("d.401"));
+    assert!(out.starts_with("started\ngot-usr2\n"), "{out}");
+
+    // Past the termination time by more than the grace: killed at once.
+    let mut spec = h.spec(402, "trap '' USR2; sleep 60", false, "");
+    spec.term_time = now - 601;
+    h.start_job(EPOCH, spec).await.expect("start");
+    let fin = h.wait_report(402, ReportKind::Finished).await;
+    assert_eq!(fin.term_reason, "TERM_DEADLINE");
+    assert_ne!(fin.exit_status, 0);
+}

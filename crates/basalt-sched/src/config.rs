@@ -225,6 +225,7 @@ impl SchedConfig {
                 }
             })
             .collect();
+        let unit = c.lsf_conf.get("LSF_UNIT_FOR_LIMITS").unwrap_or("KB");
         let queues = b
             .queues
             .iter()
@@ -266,6 +267,7 @@ impl SchedConfig {
                     pre_exec: q.pre_exec.clone().unwrap_or_default(),
                     post_exec: q.post_exec.clone().unwrap_or_default(),
                     settings: q.limits.clone(),
+                    rlimits: crate::limits::parse(&q.limits, unit).0,
                     run_window: q
                         .run_window
                         .as_ref()

@@ -34,6 +34,7 @@ pub mod array;
 pub mod bounds;
 mod config;
 pub mod depend;
+pub mod limits;
 pub mod switch;
 pub mod types;
 
@@ -105,6 +106,8 @@ pub enum SchedError {
     StartAfterTerm,
     #[error("Too many processors requested")]
     TooManyProcessors,
+    #[error("Cannot exceed queue's hard limit(s)")]
+    OverLimit,
     #[error("Job array index error")]
     BadArrayIndex,
     #[error("Job array index too large")]
@@ -709,6 +712,9 @@ impl Sched {
         if !q.open {
             return Err(SchedError::QueueClosed);
         }
+        if limits::exceeds(&s.rlimits, &q.rlimits) {
+            return Err(SchedError::OverLimit);
+        }
         if ((!q.users_all && !q.users.iter().any(|u| u == &caller.user))
             || q.users_except.iter().any(|u| u == &caller.user))
             && !self.is_admin(caller)
@@ -885,6 +891,15 @@ impl Sched {
                 (0, 0, 0, 0, j.key())
             }
         });
+    }
+
+    /// The limits a job runs with: its own (`bsub -W -c -M ...`), else its queue's default,
+    /// else its queue's maximum (lsb.queues `RUNLIMIT = [default] max` and the like).
+    pub fn effective_rlimits(&self, j: &Job) -> [i64; 11] {
+        match self.queue(&j.queue) {
+            Some(q) => limits::effective(&j.sub.rlimits, &q.rlimits),
+            None => j.sub.rlimits,
+        }
     }
 
     /// Position (1-based) of a pending job in its queue.
@@ -1165,6 +1180,18 @@ impl Sched {
         // look at them on every tick (cheap: no full scheduling pass).
         if self.jobs.values().any(|j| self.waits_for_resume(j)) {
             self.resume_pass(now);
+        }
+        // bsub -t: a job still pending at its termination time never starts (EXIT,
+        // TERM_DEADLINE); a running one is ended by its sbatchd.
+        let t = secs(now);
+        let too_late: Vec<JobKey> = self
+            .jobs
+            .values()
+            .filter(|j| j.state.is_pending() && j.sub.term_time > 0 && j.sub.term_time <= t)
+            .map(|j| j.key())
+            .collect();
+        for key in too_late {
+            self.finish(t, key, status::EXIT, 0, 0, None, "TERM_DEADLINE".into());
         }
         let lost_after = silence + i64::from(self.cfg.host_lost_grace_secs) * 1000;
         let lost: Vec<String> = self
@@ -1677,9 +1704,13 @@ impl Sched {
         if !q.open {
             return Err(SchedError::QueueClosed);
         }
+        let qlimits = q.rlimits;
         let j = self.control_target(caller, key)?;
         if j.queue == queue {
             return Ok(());
+        }
+        if limits::exceeds(&j.sub.rlimits, &qlimits) {
+            return Err(SchedError::OverLimit);
         }
         self.emit(Event::JobSwitch {
             time: secs(now),

@@ -29,6 +29,7 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         pre_exec: String::new(),
         post_exec: String::new(),
         settings: BTreeMap::new(),
+        rlimits: [None; 11],
         run_window: String::new(),
         dispatch_window: String::new(),
         resume_cond: None,
@@ -502,6 +503,89 @@ fn an_unresolved_egroup_denies_and_never_allows() {
         Err(SchedError::UserNotInQueue)
     );
     assert!(s.submit(T0, &admin(), to("allbut")).is_ok());
+}
+
+/// Issue 30 item 5: queue RUNLIMIT/CPULIMIT/MEMLIMIT/FILELIMIT/... are enforced like
+/// the job-level limits: a job's own limit may not exceed the queue's maximum, and a job
+/// without one runs with the queue's default (or maximum).
+#[test]
+fn queue_limits_are_enforced_like_job_limits() {
+    let mut c = cfg();
+    let mut q = queue("short", 30);
+    q.settings = BTreeMap::from([
+        ("RUNLIMIT".to_string(), "10 60".to_string()),
+        ("MEMLIMIT".to_string(), "1000".to_string()),
+        ("FILELIMIT".to_string(), "50".to_string()),
+        ("CPULIMIT".to_string(), "30".to_string()),
+    ]);
+    q.rlimits = limits::parse(&q.settings, "KB").0;
+    c.queues.push(q);
+    let mut s = Sched::new(c, T0);
+    let with = |run: i64, mem: i64| {
+        let mut sub = Submission {
+            queue: "short".into(),
+            ..cmd("true")
+        };
+        sub.rlimits[limits::idx::RUN] = run;
+        sub.rlimits[limits::idx::RSS] = mem;
+        sub
+    };
+    assert_eq!(
+        s.submit(T0, &alice(), with(61 * 60, -1)).map(|_| ()),
+        Err(SchedError::OverLimit)
+    );
+    assert_eq!(
+        SchedError::OverLimit.to_string(),
+        "Cannot exceed queue's hard limit(s)"
+    );
+    assert_eq!(
+        s.submit(T0, &alice(), with(-1, 2000)).map(|_| ()),
+        Err(SchedError::OverLimit)
+    );
+    let (own, ..) = s.submit(T0, &alice(), with(20 * 60, 500)).expect("within");
+    let (none, ..) = s.submit(T0, &alice(), with(-1, -1)).expect("no limits");
+    let e = s.effective_rlimits(&s.jobs[&(own, 0)]);
+    assert_eq!((e[limits::idx::RUN], e[limits::idx::RSS]), (1200, 500));
+    let e = s.effective_rlimits(&s.jobs[&(none, 0)]);
+    assert_eq!(
+        (
+            e[limits::idx::RUN],
+            e[limits::idx::RSS],
+            e[limits::idx::FSIZE],
+            e[limits::idx::CPU]
+        ),
+        (600, 1000, 50, 1800)
+    );
+    // bswitch into a queue whose maximum the job exceeds is refused too.
+    let (big, ..) = s.submit(T0, &alice(), cmd("true")).expect("normal");
+    if let Some(j) = s.jobs.get_mut(&(big, 0)) {
+        let mut sub = (*j.sub).clone();
+        sub.rlimits[limits::idx::RUN] = 7200;
+        j.sub = Arc::new(sub);
+    }
+    assert_eq!(
+        s.switch(T0, &alice(), (big, 0), "short"),
+        Err(SchedError::OverLimit)
+    );
+}
+
+/// Issue 30 item 5: `bsub -t`: a job still pending at its termination time never starts;
+/// it ends EXIT with TERM_DEADLINE.
+#[test]
+fn a_job_pending_at_its_termination_time_exits() {
+    let mut s = up();
+    s.host_ctl(T0, &admin(), 2, "hostA", "").expect("close");
+    s.host_ctl(T0, &admin(), 2, "hostB", "").expect("close");
+    let mut sub = cmd("true");
+    sub.term_time = secs(T0) + 60;
+    let (id, ..) = s.submit(T0, &alice(), sub).expect("submit");
+    s.take_effects();
+    s.tick(T0 + 59_000);
+    assert!(s.jobs[&(id, 0)].state.is_pending());
+    s.tick(T0 + 60_000);
+    let j = &s.jobs[&(id, 0)];
+    assert_eq!(j.state, JobState::Exit);
+    assert_eq!(j.term_reason, "TERM_DEADLINE");
 }
 
 /// Issue 30 item 7: "btop/bbot change the order `bjobs -p` lists, as they change the

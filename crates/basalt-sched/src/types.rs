@@ -502,6 +502,8 @@ pub struct Queue {
     pub post_exec: String,
     /// Other settings for bqueues -l (RUNLIMIT ...), upper-case keys.
     pub settings: BTreeMap<String, String>,
+    /// The resource limits of `settings`, read (`CPULIMIT RUNLIMIT MEMLIMIT ...`).
+    pub rlimits: crate::limits::QueueLimits,
     pub run_window: String,
     pub dispatch_window: String,
     /// RESUME_COND, parsed: when set it alone decides when a bresume'd job resumes.
