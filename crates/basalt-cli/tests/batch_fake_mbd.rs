@@ -185,6 +185,7 @@ impl Mbatchd for FakeMbd {
                 ..Default::default()
             }],
             not_found: vec![],
+            ..Default::default()
         }))
     }
 
@@ -199,6 +200,7 @@ impl Mbatchd for FakeMbd {
                 ..Default::default()
             }],
             not_found: vec![],
+            ..Default::default()
         }))
     }
 
@@ -217,6 +219,7 @@ impl Mbatchd for FakeMbd {
                 value: "/srv/work".into(),
             }],
             started_at: T0,
+            config_problem: String::new(),
         }))
     }
 

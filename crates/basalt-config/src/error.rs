@@ -74,6 +74,10 @@ impl std::error::Error for ConfigErrors {}
 pub(crate) struct Diag {
     pub errors: Vec<ConfigError>,
     pub warnings: Vec<Warning>,
+    /// Read the files from this snapshot instead of the disk.
+    pub source: Option<std::sync::Arc<crate::snapshot::Snapshot>>,
+    /// Every file read, with its text (what a snapshot of this load holds).
+    pub read: Vec<(std::path::PathBuf, String)>,
 }
 
 impl Diag {

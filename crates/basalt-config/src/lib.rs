@@ -22,6 +22,7 @@ pub mod error;
 mod lexer;
 pub mod lsf_conf;
 pub mod shared;
+pub mod snapshot;
 pub mod timewindow;
 
 use std::path::{Component, Path, PathBuf};
@@ -103,17 +104,19 @@ impl Config {
 pub struct Loaded {
     pub config: Config,
     pub warnings: Vec<Warning>,
+    /// Every file read, with its text: what [`snapshot::Snapshot::of`] keeps.
+    pub sources: Vec<(PathBuf, String)>,
 }
 
 /// Load lsf.conf, lsf.shared, lsf.cluster.<cluster> and every lsb.* file.
 pub fn load(envdir: &Path) -> Result<Loaded, ConfigErrors> {
-    load_impl(envdir, true)
+    load_impl(envdir, true, None)
 }
 
 /// Load only what LIM and the `ls*` commands need: lsf.conf, lsf.shared and
 /// lsf.cluster.<cluster>. `batch` is left at its default.
 pub fn load_lim(envdir: &Path) -> Result<Loaded, ConfigErrors> {
-    load_impl(envdir, false)
+    load_impl(envdir, false, None)
 }
 
 /// Join `p` to `base` unless it is absolute; `.` components are dropped.
@@ -138,8 +141,20 @@ fn lsb_confdir(envdir: &Path, conf: &LsfConf, confdir: &Path) -> PathBuf {
 }
 
 fn batch_dir(lsb_confdir: &Path, cluster: &str) -> PathBuf {
+    batch_dir_in(lsb_confdir, cluster, None)
+}
+
+/// [`batch_dir`], looking into a snapshot instead of the disk when one is given.
+fn batch_dir_in(lsb_confdir: &Path, cluster: &str, snap: Option<&snapshot::Snapshot>) -> PathBuf {
     let ibm = lsb_confdir.join(cluster).join("configdir");
-    if !ibm.is_dir() && lsb_confdir.join("lsb.params").is_file() {
+    let (ibm_exists, flat_params) = match snap {
+        Some(s) => (
+            s.files.keys().any(|p| p.starts_with(&ibm)),
+            s.files.contains_key(&lsb_confdir.join("lsb.params")),
+        ),
+        None => (ibm.is_dir(), lsb_confdir.join("lsb.params").is_file()),
+    };
+    if !ibm_exists && flat_params {
         lsb_confdir.to_path_buf()
     } else {
         ibm
@@ -149,8 +164,20 @@ fn batch_dir(lsb_confdir: &Path, cluster: &str) -> PathBuf {
 /// Read a file. A missing optional file is `None` without a message; any
 /// other failure is reported.
 pub(crate) fn read_file(diag: &mut Diag, path: &Path, required: bool) -> Option<String> {
-    match std::fs::read_to_string(path) {
-        Ok(t) => Some(t),
+    let read = match &diag.source {
+        Some(s) => s.files.get(path).cloned().ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "not in the configuration snapshot",
+            )
+        }),
+        None => std::fs::read_to_string(path),
+    };
+    match read {
+        Ok(t) => {
+            diag.read.push((path.to_path_buf(), t.clone()));
+            Some(t)
+        }
         Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
             diag.file(path).err(0, format!("cannot read: {e}"));
@@ -159,8 +186,15 @@ pub(crate) fn read_file(diag: &mut Diag, path: &Path, required: bool) -> Option<
     }
 }
 
-fn load_impl(envdir: &Path, with_batch: bool) -> Result<Loaded, ConfigErrors> {
-    let mut diag = Diag::default();
+pub(crate) fn load_impl(
+    envdir: &Path,
+    with_batch: bool,
+    source: Option<std::sync::Arc<snapshot::Snapshot>>,
+) -> Result<Loaded, ConfigErrors> {
+    let mut diag = Diag {
+        source,
+        ..Diag::default()
+    };
     let fail = |diag: Diag| Err(ConfigErrors(diag.errors));
 
     let conf_path = envdir.join("lsf.conf");
@@ -192,7 +226,11 @@ fn load_impl(envdir: &Path, with_batch: bool) -> Result<Loaded, ConfigErrors> {
     };
 
     let batch = if with_batch {
-        let dir = batch_dir(&lsb_confdir(envdir, &lsf_conf, &confdir), &cluster_name);
+        let dir = batch_dir_in(
+            &lsb_confdir(envdir, &lsf_conf, &confdir),
+            &cluster_name,
+            diag.source.as_deref(),
+        );
         batch::load(&mut diag, &dir, &shared, &cluster)
     } else {
         Batch::default()
@@ -212,6 +250,7 @@ fn load_impl(envdir: &Path, with_batch: bool) -> Result<Loaded, ConfigErrors> {
             batch,
         },
         warnings: diag.warnings,
+        sources: diag.read,
     })
 }
 

@@ -300,6 +300,26 @@ pub async fn run(
     listen: impl Into<Listen>,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), MbdError> {
+    run_with(config, me, listen, shutdown, RunOptions::default()).await
+}
+
+/// How [`run_with`] starts.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// mbatchd runs on the last accepted configuration (the log directory's snapshot)
+    /// because the files on disk do not load: their errors. Every `bqueues`, `bhosts`,
+    /// `bparams` and `badmin showconf mbd` answer carries it, and it is logged loudly.
+    pub config_problem: Option<String>,
+}
+
+/// [`run`] with options.
+pub async fn run_with(
+    config: Arc<Config>,
+    me: &str,
+    listen: impl Into<Listen>,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    run_opts: RunOptions,
+) -> Result<(), MbdError> {
     let me = basalt_runtime::canonical_host(&config, me)
         .ok_or_else(|| basalt_runtime::RuntimeError::UnknownHost(me.to_owned()))?;
     let span = info_span!("mbatchd", host = %me);
@@ -308,6 +328,11 @@ pub async fn run(
     let auth = basalt_runtime::daemon_auth(&config, &me, keys.clone());
     let verifier = basalt_runtime::verifier(&config, keys);
     let logdir = config.logdir();
+    if let Some(problem) = &run_opts.config_problem {
+        error!(
+            "running on the last accepted configuration: the files on disk do not load:\n{problem}"
+        );
+    }
     let egroups = egroup::resolve(&config).await;
     let now = now_ms();
     let mut sched = Sched::new(
@@ -380,6 +405,7 @@ pub async fn run(
         switch_retry: None,
         tokens,
         egroups,
+        config_problem: run_opts.config_problem.clone().unwrap_or_default(),
     };
     std::thread::Builder::new()
         .name("mbatchd-owner".into())
@@ -539,6 +565,8 @@ struct OwnerState {
     tokens: std::collections::HashMap<String, u64>,
     /// The members egroup gave the `(!)` user groups at start.
     egroups: std::collections::BTreeMap<String, Vec<String>>,
+    /// See [`RunOptions::config_problem`] ("" = none).
+    config_problem: String,
 }
 
 type Deferred = Box<dyn FnOnce() + Send>;
@@ -983,13 +1011,18 @@ impl OwnerState {
                 deferred.push(defer(reply, pb::JobCtlReply { results }));
             }
             Msg::Queues { req, reply } => {
-                deferred.push(defer(reply, service::queues_reply(&self.sched, &req)));
+                let mut out = service::queues_reply(&self.sched, &req);
+                out.config_problem = self.config_problem.clone();
+                deferred.push(defer(reply, out));
             }
             Msg::Hosts { req, reply } => {
-                deferred.push(defer(reply, service::hosts_reply(&self.sched, &req)));
+                let mut out = service::hosts_reply(&self.sched, &req);
+                out.config_problem = self.config_problem.clone();
+                deferred.push(defer(reply, out));
             }
             Msg::Params { reply } => {
-                let out = service::params_reply(&self.config, &self.sched, self.started);
+                let mut out = service::params_reply(&self.config, &self.sched, self.started);
+                out.config_problem = self.config_problem.clone();
                 deferred.push(defer(reply, out));
             }
             Msg::QueueCtl { req, reply } => {

@@ -541,5 +541,6 @@ pub(crate) fn params_reply(c: &Config, s: &Sched, started: SystemTime) -> pb::Pa
         started_at: started
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64),
+        config_problem: String::new(),
     }
 }

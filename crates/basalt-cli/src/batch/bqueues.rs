@@ -344,6 +344,7 @@ pub fn bqueues_main(args: Vec<String>) -> ExitCode {
                 return crate::fail();
             }
         };
+        super::config_banner(&reply.config_problem);
         for q in &reply.not_found {
             eprintln!("{q}: No such queue");
         }
@@ -407,6 +408,7 @@ pub fn bhosts_main(args: Vec<String>) -> ExitCode {
                 return crate::fail();
             }
         };
+        super::config_banner(&reply.config_problem);
         for h in &reply.not_found {
             eprintln!("{h}: Bad host name, host group name or cluster name");
         }

@@ -241,6 +241,34 @@ pub async fn connect_sbatchd(
     ))
 }
 
+/// The banner `bqueues`, `bhosts`, `bparams` and `badmin showconf mbd` print (on stderr)
+/// while mbatchd runs on the last accepted configuration because the files on disk do not
+/// load; `problem` is mbatchd's list of errors ("" = none, nothing printed).
+pub fn config_banner(problem: &str) {
+    if let Some(text) = config_banner_text(problem) {
+        eprint!("{text}");
+    }
+}
+
+/// The text of [`config_banner`].
+pub fn config_banner_text(problem: &str) -> Option<String> {
+    let problem = problem.trim();
+    if problem.is_empty() {
+        return None;
+    }
+    let mut out = String::from(
+        "Warning: mbatchd is running on the last accepted configuration; the \
+         configuration files do not load:\n",
+    );
+    for line in problem.lines() {
+        out.push_str("  ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str("Correct them, check with badmin ckconfig, then run badmin reconfig.\n");
+    Some(out)
+}
+
 /// The text of a refused request: the status message (LSF's reason), else the code.
 pub fn status_text(s: &tonic::Status) -> String {
     if s.code() == tonic::Code::Unavailable {
@@ -440,5 +468,22 @@ mod tests {
         assert_eq!(state_name(&j), "DONE");
         j.state = status::PEND;
         assert_eq!(state_name(&j), "PEND");
+    }
+}
+
+#[cfg(test)]
+mod banner_tests {
+    use super::config_banner_text;
+
+    /// Issue 30 item 2: while mbatchd runs on the last accepted configuration, the
+    /// commands say which file and line block the new one; otherwise they say nothing.
+    #[test]
+    fn the_banner_names_what_blocks_the_new_configuration() {
+        assert_eq!(config_banner_text(""), None);
+        let t = config_banner_text("lsb.queues(9): PRIORITY: expected a number, found `high43`")
+            .unwrap_or_default();
+        assert!(t.starts_with("Warning: mbatchd is running on the last accepted configuration"));
+        assert!(t.contains("\n  lsb.queues(9): PRIORITY"));
+        assert!(t.ends_with("then run badmin reconfig.\n"));
     }
 }

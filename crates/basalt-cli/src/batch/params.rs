@@ -101,7 +101,11 @@ pub async fn fetch(config: &Config) -> Result<ParamsReply, ExitCode> {
             caller: Some(super::caller(config)),
         })
         .await
-        .map(|r| r.into_inner())
+        .map(|r| {
+            let r = r.into_inner();
+            super::config_banner(&r.config_problem);
+            r
+        })
         .map_err(|s| {
             eprintln!("{}", super::status_text(&s));
             crate::fail()
@@ -173,6 +177,7 @@ mod tests {
                 value: "/work".into(),
             }],
             started_at: 1_795_339_535,
+            config_problem: String::new(),
         }
     }
 

@@ -39,8 +39,17 @@ fn main() -> std::process::ExitCode {
         return std::process::ExitCode::SUCCESS;
     }
     let envdir = args.envdir.clone().unwrap_or_else(basalt_runtime::envdir);
-    let loaded = match basalt_config::load(&envdir) {
-        Ok(l) => l,
+    let (loaded, config_problem) = match basalt_config::load(&envdir) {
+        Ok(l) => (l, None),
+        // A broken file on disk must not stop the batch service at a restart or a
+        // failover: run on the last configuration that was accepted, and say so.
+        Err(errors) if !args.check && !args.recover => match last_accepted(&envdir) {
+            Ok(l) => (l, Some(errors.to_string())),
+            Err(why) => {
+                eprintln!("mbatchd: configuration errors, not starting:\n{errors}\n({why})");
+                return std::process::ExitCode::from(205);
+            }
+        },
         Err(errors) => {
             eprintln!("mbatchd: configuration errors, not starting:\n{errors}");
             return std::process::ExitCode::from(205);
@@ -56,18 +65,63 @@ fn main() -> std::process::ExitCode {
     if args.recover {
         return recover(&loaded.config, args.host.as_deref());
     }
-    let config = Arc::new(loaded.config);
+    let snapshot_path = loaded.config.logdir().join(basalt_config::snapshot::FILE);
+    let config = Arc::new(loaded.config.clone());
     basalt_runtime::init_tracing(Some(&config));
+    match &config_problem {
+        Some(errors) => {
+            // run_with logs it too.
+            eprintln!(
+                "mbatchd: the configuration files do not load; running on the last accepted \
+                 configuration ({}):\n{errors}",
+                snapshot_path.display()
+            );
+        }
+        None => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64);
+            let snap = basalt_config::snapshot::Snapshot::of(&loaded, now);
+            let same = basalt_config::snapshot::Snapshot::read(&snapshot_path)
+                .is_ok_and(|old| old.files == snap.files);
+            if !same && let Err(e) = snap.write_atomic(&snapshot_path) {
+                tracing::warn!(
+                    "cannot keep the accepted configuration in {}: {e}",
+                    snapshot_path.display()
+                );
+            }
+        }
+    }
     for w in &loaded.warnings {
         tracing::warn!("configuration: {w}");
     }
-    match run(config, args.host.as_deref()) {
+    match run(config, args.host.as_deref(), config_problem) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(code) => std::process::ExitCode::from(code),
     }
 }
 
-fn run(config: Arc<basalt_config::Config>, host: Option<&str>) -> Result<(), u8> {
+/// The last configuration mbatchd accepted: the snapshot in the log directory, found
+/// through lsf.conf, lsf.shared and lsf.cluster (which must still load).
+fn last_accepted(envdir: &std::path::Path) -> Result<basalt_config::Loaded, String> {
+    let lim = basalt_config::load_lim(envdir)
+        .map_err(|e| format!("lsf.conf, lsf.shared or lsf.cluster does not load either: {e}"))?;
+    let path = lim.config.logdir().join(basalt_config::snapshot::FILE);
+    let snap = basalt_config::snapshot::Snapshot::read(&path)
+        .map_err(|e| format!("no accepted configuration to fall back on: {e}"))?;
+    basalt_config::snapshot::load_snapshot(envdir, snap).map_err(|e| {
+        format!(
+            "the accepted configuration in {} does not load: {e}",
+            path.display()
+        )
+    })
+}
+
+fn run(
+    config: Arc<basalt_config::Config>,
+    host: Option<&str>,
+    config_problem: Option<String>,
+) -> Result<(), u8> {
     let inner = || -> anyhow::Result<Result<(), basalt_mbatchd::MbdError>> {
         let me = basalt_runtime::local_host(&config, host)?;
         let addr = basalt_runtime::mbd_addr(&config, &me)?;
@@ -78,11 +132,12 @@ fn run(config: Arc<basalt_config::Config>, host: Option<&str>) -> Result<(), u8>
             .context("starting the async runtime")?;
         // The port is bound only once the event-log lock is held (see `Listen`).
         rt.block_on(async move {
-            Ok(basalt_mbatchd::run(
+            Ok(basalt_mbatchd::run_with(
                 config,
                 &me,
                 basalt_mbatchd::Listen::AfterLock(addr),
                 basalt_runtime::shutdown_signal(),
+                basalt_mbatchd::RunOptions { config_problem },
             )
             .await)
         })
