@@ -1384,6 +1384,7 @@ impl OwnerState {
             // Only `brun -f` exempts a job from load suspension (seed 000).
             forced: j.no_stop,
             term_time: j.sub.term_time,
+            mail_user: j.sub.mail_user.clone(),
         })
     }
 }

@@ -93,13 +93,16 @@
 //!   SIGCONT and the kill sequence: a signal, or a command run as the job's user with
 //!   `LSB_JOBPGIDS`, `LSB_SUSP_REASONS`, ... set ([`supervisor`]).
 //!
+//! The output of a job without `-o` is mailed to its user as LSF does, or kept next to
+//! the job file when there is no mail program ([`mail`]).
+//!
 //! Not done yet: queue pre/post-exec, the process-count limit, `-L` login shells,
-//! `LSB_SET_TMPDIR`, mailing output when there is no `-o` (it is discarded after the
-//! job), migration of suspended checkpointable/rerunnable jobs, and mbatchd's lock on
+//! `LSB_SET_TMPDIR`, `-B`/`-N` notification mails, migration of suspended checkpointable/rerunnable jobs, and mbatchd's lock on
 //! load-suspended jobs with an `rusage` duration reservation (`SUSP_MBD_LOCK`).
 
 pub mod db;
 pub mod env;
+pub mod mail;
 pub mod mbd;
 pub mod mbdsup;
 pub mod owner;
@@ -257,6 +260,14 @@ fn launch_template(config: &Config, host: &str, opts: &Options) -> state::Launch
         terminate_interval: config.batch.params.job_terminate_interval_secs,
         sample_ms,
         enforce_memlimit: yes(config.lsf_conf.get("LSB_JOB_MEMLIMIT")),
+        mail_prog: mail::program(
+            config
+                .lsf_conf
+                .get("LSB_MAILPROG")
+                .map(|p| config.resolve_path(p.trim()).to_string_lossy().into_owned())
+                .as_deref(),
+        ),
+        mail_to: config.lsf_conf.get("LSB_MAILTO").map(str::to_owned),
     }
 }
 

@@ -42,6 +42,13 @@ pub struct Launch {
     /// Never run a job as root (`LSF_ROOT_REX` not set). Absent in older files.
     #[serde(default)]
     pub refuse_root: bool,
+    /// The program that mails the output of jobs without `-o` (`LSB_MAILPROG`, else a
+    /// sendmail found on this host); `None`: the output is kept next to the job file.
+    #[serde(default)]
+    pub mail_prog: Option<String>,
+    /// `LSB_MAILTO` (`!U` = the job's user).
+    #[serde(default)]
+    pub mail_to: Option<String>,
 }
 
 /// Kinds of job events (one per mbatchd `ReportKind`).

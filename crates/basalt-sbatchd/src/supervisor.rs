@@ -33,6 +33,7 @@
 
 use crate::db::{self, JobDb};
 use crate::env::{EnvContext, host_file_text, job_env};
+use crate::mail;
 use crate::paths;
 use crate::report::{self, ReportInput};
 use crate::state::{self, Event, EventKind, Launch};
@@ -1084,7 +1085,15 @@ impl Supervisor {
     ) {
         match sys::fork() {
             Ok(nix::unistd::ForkResult::Child) => {
-                let code = match finish_as_user(ident, info, text, term_reason) {
+                let mail = Mail {
+                    prog: self.launch.mail_prog.clone(),
+                    to: mail::recipient(
+                        &self.spec.mail_user,
+                        self.launch.mail_to.as_deref(),
+                        &ident.name,
+                    ),
+                };
+                let code = match finish_as_user(ident, info, text, term_reason, &mail) {
                     Ok(()) => 0,
                     Err(e) => {
                         let _ = writeln!(std::io::stderr(), "sbatchd job supervisor: {e}");
@@ -1485,16 +1494,41 @@ fn apply_rlimits(spec: &JobSpec, launch: &Launch) {
     }
 }
 
+/// Where the output of a job without `-o` goes.
+struct Mail {
+    prog: Option<String>,
+    to: String,
+}
+
 /// The finishing work, in a child running as the job's user.
 fn finish_as_user(
     ident: &Identity,
     info: &ChildInfo,
     text: &str,
     term_reason: &str,
+    mail: &Mail,
 ) -> Result<(), String> {
     switch_identity(ident)?;
     let mut problems = Vec::new();
-    let keep_output = !info.spool;
+    // No -o: the output is mailed (LSF); without a working mail program it is kept in
+    // the spool file, with the report, where the user can read it.
+    let mailed = info.spool
+        && match &mail.prog {
+            Some(prog) => match mail::send(prog, &mail.to, text, Path::new(&info.out_path)) {
+                Ok(()) => true,
+                Err(e) => {
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "mailing the output to {}: {e}; it is kept in {}",
+                        mail.to,
+                        info.out_path
+                    );
+                    false
+                }
+            },
+            None => false,
+        };
+    let keep_output = !mailed;
     if keep_output && !info.out_path.is_empty() {
         match std::fs::OpenOptions::new()
             .append(true)
@@ -1524,7 +1558,7 @@ fn finish_as_user(
     }
     let jf = &info.job_file;
     let mut remove = vec![jf.clone(), format!("{jf}.shell"), format!("{jf}.hostfile")];
-    if info.spool {
+    if mailed {
         remove.push(info.out_path.clone());
     }
     for p in remove {

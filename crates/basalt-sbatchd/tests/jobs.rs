@@ -1302,3 +1302,87 @@ async fn termination_time_signals_then_kills() {
     assert_eq!(fin.term_reason, "TERM_DEADLINE");
     assert_ne!(fin.exit_status, 0);
 }
+
+/// Issue 30 item 11: the output of a job without `-o` is mailed to the submitter as LSF
+/// does (LSB_MAILPROG, `<prog> -oi <recipient>`, the report's subject, the output after
+/// the report); with no mail program it is kept next to the job file with the report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn output_without_o_is_mailed_or_kept() {
+    let mut h = Harness::start("sbd-mail").await;
+    h.stop_sbd().await;
+    let mailbox = h.work.join("mailbox");
+    let prog = h.work.join("fake-sendmail");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(
+            &prog,
+            format!(
+                "#!/bin/sh\n{{ echo \"ARGS: $*\"; cat; }} > '{}'\n",
+                mailbox.display()
+            ),
+        )
+        .expect("fake sendmail");
+        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let mut config = (*h.config).clone();
+    config.lsf_conf.set("LSB_MAILPROG", &prog.to_string_lossy());
+    h.config = Arc::new(config);
+    h.start_sbd().await;
+    let user = nix::unistd::User::from_uid(nix::unistd::getuid())
+        .ok()
+        .flatten()
+        .map(|u| u.name)
+        .unwrap_or_default();
+    // The spool file: next to the job file in ~/.lsbatch (or /tmp/.lsbatch.<uid>).
+    let spool_of = |spec: &JobSpec| {
+        let name = format!("{}.out", spec.job_file_name);
+        let home = Path::new(&spec.sub_home).join(".lsbatch").join(&name);
+        let tmp = PathBuf::from(format!("/tmp/.lsbatch.{}", spec.uid)).join(&name);
+        (home, tmp)
+    };
+    let spec = h.spec(501, "echo hello-mail", false, "");
+    let (home_spool, tmp_spool) = spool_of(&spec);
+    h.start_job(EPOCH, spec).await.expect("start");
+    let fin = h.wait_report(501, ReportKind::Finished).await;
+    assert_eq!(fin.exit_status, 0);
+    let mail = read(&mailbox);
+    assert!(mail.starts_with(&format!("ARGS: -oi {user}\n")), "{mail}");
+    assert!(mail.contains(&format!("\nTo: {user}\n")), "{mail}");
+    assert!(
+        mail.contains("\nSubject: Job 501: <job501> in cluster <basalt> Done\n"),
+        "{mail}"
+    );
+    assert!(
+        mail.ends_with("The output (if any) follows:\n\nhello-mail\n"),
+        "{mail}"
+    );
+    assert!(
+        !home_spool.exists() && !tmp_spool.exists(),
+        "the mailed output is not kept: {}",
+        home_spool.display()
+    );
+
+    // No mail program: the output and the report stay in the spool file.
+    h.stop_sbd().await;
+    let mut config = (*h.config).clone();
+    config.lsf_conf.set("LSB_MAILPROG", "/nonexistent/sendmail");
+    h.config = Arc::new(config);
+    h.start_sbd().await;
+    let spec = h.spec(502, "echo kept-output", false, "");
+    let (home_spool, tmp_spool) = spool_of(&spec);
+    h.start_job(EPOCH, spec).await.expect("start");
+    h.wait_report(502, ReportKind::Finished).await;
+    let kept_at = if home_spool.exists() {
+        home_spool
+    } else {
+        tmp_spool
+    };
+    let kept = read(&kept_at);
+    assert!(
+        kept.starts_with("kept-output\n"),
+        "{}: {kept}",
+        kept_at.display()
+    );
+    assert!(kept.contains("Successfully completed."), "{kept}");
+    let _ = std::fs::remove_file(&kept_at);
+}
