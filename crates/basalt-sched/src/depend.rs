@@ -88,6 +88,16 @@ pub enum Expr {
 }
 
 impl Expr {
+    /// Call `f` with every target the expression names.
+    pub fn for_each_target(&self, f: &mut dyn FnMut(&Target)) {
+        match self {
+            Expr::Cond { target, .. } => f(target),
+            Expr::Not(x) => x.for_each_target(f),
+            Expr::And(v) | Expr::Or(v) => v.iter().for_each(|x| x.for_each_target(f)),
+            Expr::Invalid => {}
+        }
+    }
+
     /// Does the expression name `[*]` (its value then depends on the element)?
     pub fn uses_own_index(&self) -> bool {
         match self {

@@ -623,6 +623,12 @@ impl Sched {
                 // The ids of jobs cleaned before the switch are never given out again.
                 self.last_job_id = self.last_job_id.max(*last_job_id);
                 self.num_remove_jobs = 0;
+                // A switch carries only the cleaned jobs a dependency still names; the
+                // rest are forgotten here, so the live core is what a replay of the new
+                // file makes (and lsb.events does not grow with a week of cleaned jobs).
+                let needed = self.gone_needed();
+                self.gone.retain(|k, _| needed.contains(k));
+                self.gone_order.retain(|(_, k)| needed.contains(k));
             }
         }
     }
@@ -2433,6 +2439,37 @@ impl Sched {
     /// by name the submitter's own jobs submitted before `j`; cleaned jobs count with the
     /// final state they had.
     fn dep_members(&self, j: &Job, t: &Target) -> Vec<Member> {
+        let mut out = Vec::new();
+        self.dep_matches(j, t, &mut |_, m, _| out.push(m));
+        out
+    }
+
+    /// The cleaned jobs that a dependency of an unfinished job in memory still names: what
+    /// a log switch must carry of the remembered cleaned jobs (the others are not carried,
+    /// so lsb.events does not grow with every job cleaned in the last week).
+    pub fn gone_needed(&self) -> BTreeSet<JobKey> {
+        let mut out = BTreeSet::new();
+        for j in self.jobs.values() {
+            if j.state.is_finished() {
+                continue;
+            }
+            let Some(dep) = &j.dep else {
+                continue;
+            };
+            dep.for_each_target(&mut |t| {
+                self.dep_matches(j, t, &mut |key, _, gone| {
+                    if gone {
+                        out.insert(key);
+                    }
+                });
+            });
+        }
+        out
+    }
+
+    /// Each job a dependency target of `j` names: its key, state, and whether it is a
+    /// remembered cleaned job.
+    fn dep_matches(&self, j: &Job, t: &Target, found: &mut dyn FnMut(JobKey, Member, bool)) {
         let sel_ok = |sel: IdxSel, idx: u32| match sel {
             IdxSel::All => true,
             IdxSel::One(i) => idx == i,
@@ -2442,21 +2479,20 @@ impl Sched {
             state,
             exit_code: jobv::wait_status_parts(exit_status).0,
         };
-        let mut out = Vec::new();
         match t {
             Target::Id(id, sel) => {
                 if *id == j.id {
-                    return out;
+                    return;
                 }
                 let range = (*id, 0)..=(*id, u32::MAX);
                 for o in self.jobs.range(range.clone()).map(|(_, o)| o) {
                     if sel_ok(*sel, o.idx) {
-                        out.push(member(o.state, o.exit_status));
+                        found(o.key(), member(o.state, o.exit_status), false);
                     }
                 }
                 for (k, g) in self.gone.range(range) {
                     if !self.jobs.contains_key(k) && sel_ok(*sel, k.1) {
-                        out.push(member(g.state, g.exit_status));
+                        found(*k, member(g.state, g.exit_status), true);
                     }
                 }
             }
@@ -2476,7 +2512,7 @@ impl Sched {
                         && sel_ok(*sel, o.idx)
                         && named(&o.sub.job_name, &o.sub.command)
                     {
-                        out.push(member(o.state, o.exit_status));
+                        found(o.key(), member(o.state, o.exit_status), false);
                     }
                 }
                 for (k, g) in &self.gone {
@@ -2487,12 +2523,11 @@ impl Sched {
                         && sel_ok(*sel, k.1)
                         && named(&g.job_name, "")
                     {
-                        out.push(member(g.state, g.exit_status));
+                        found(*k, member(g.state, g.exit_status), true);
                     }
                 }
             }
         }
-        out
     }
 }
 

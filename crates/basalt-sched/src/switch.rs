@@ -12,7 +12,7 @@
 //! in memory (its submission, array elements and `%k`, dependency, state and reasons,
 //! queue, position in its queue, hosts, start and end times, pid/pgid, execution user,
 //! exit status, cpu time, final usage, term reason, attempt number, kill orders, brun),
-//! what is remembered of cleaned jobs for dependency conditions (with the relative
+//! what is remembered of the cleaned jobs that a waiting job's dependency names (with the relative
 //! submission order that `-w` by name relies on), the job-id counter, the epoch, and the
 //! queue/host control state with its messages. What is not: state that is not logged
 //! anyway (load, sbatchd contact, pending reasons of the last pass, reports in flight).
@@ -81,6 +81,9 @@ impl Sched {
         let now_s = secs(now);
         let mut out = Vec::new();
         self.carry_terms(now_s, &mut out);
+        // Of the cleaned jobs remembered, only those a dependency still names.
+        let needed = self.gone_needed();
+        let gone = || self.gone.iter().filter(|(k, _)| needed.contains(k));
 
         // Every job id that is remembered: its JOB_NEW position (seq) and submission.
         let mut groups: BTreeMap<u64, (u64, Submission)> = BTreeMap::new();
@@ -89,7 +92,7 @@ impl Sched {
                 .entry(j.id)
                 .or_insert_with(|| (j.seq, (*j.sub).clone()));
         }
-        for (k, g) in &self.gone {
+        for (k, g) in gone() {
             groups.entry(k.0).or_insert_with(|| {
                 // Only the user and the name matter for a job that is cleaned again at
                 // once; the rest is what a plain submission carries.
@@ -180,7 +183,7 @@ impl Sched {
                 if self.jobs.contains_key(&key) {
                     continue;
                 }
-                match self.gone.get(&key) {
+                match self.gone.get(&key).filter(|_| needed.contains(&key)) {
                     Some(g) => out.push(Event::JobStatus {
                         time: g.cleaned,
                         key,
@@ -202,11 +205,14 @@ impl Sched {
         }
         let mut cleaned: BTreeSet<JobKey> = BTreeSet::new();
         for (t, k) in &self.gone_order {
-            if self.gone.get(k).is_some_and(|g| g.cleaned == *t) && cleaned.insert(*k) {
+            if needed.contains(k)
+                && self.gone.get(k).is_some_and(|g| g.cleaned == *t)
+                && cleaned.insert(*k)
+            {
                 out.push(Event::JobClean { time: *t, key: *k });
             }
         }
-        for (k, g) in &self.gone {
+        for (k, g) in gone() {
             if cleaned.insert(*k) {
                 out.push(Event::JobClean {
                     time: g.cleaned,
@@ -214,7 +220,7 @@ impl Sched {
                 });
             }
         }
-        if self.gone.is_empty()
+        if needed.is_empty()
             && let Some(key) = forgotten.first()
         {
             // Nothing real is cleaned after them: one more JOB_CLEAN forgets them.

@@ -68,11 +68,15 @@ struct View {
 }
 
 fn view(s: &Sched) -> View {
+    // A switch carries only the cleaned jobs a dependency still names.
+    let needed = s.gone_needed();
+    let gone: Vec<(&JobKey, &crate::Gone)> =
+        s.gone.iter().filter(|(k, _)| needed.contains(k)).collect();
     let mut seqs: Vec<u64> = s
         .jobs
         .values()
         .map(|j| j.seq)
-        .chain(s.gone.values().map(|g| g.seq))
+        .chain(gone.iter().map(|(_, g)| g.seq))
         .collect();
     seqs.sort_unstable();
     seqs.dedup();
@@ -87,7 +91,13 @@ fn view(s: &Sched) -> View {
             seq_rank: seq_rank(j.seq),
             array_limit: j.array_limit,
             dep: j.dep.as_deref().cloned(),
-            dependency: s.dependency(j),
+            // Only an unfinished job's dependency still matters (a switch carries only the
+            // cleaned jobs such dependencies name).
+            dependency: if j.state.is_finished() {
+                None
+            } else {
+                s.dependency(j)
+            },
             state: j.state,
             queue: j.queue.clone(),
             queue_rank: s
@@ -122,12 +132,11 @@ fn view(s: &Sched) -> View {
         .collect();
     View {
         jobs,
-        gone: s
-            .gone
+        gone: gone
             .iter()
             .map(|(k, g)| {
                 (
-                    *k,
+                    **k,
                     g.user.clone(),
                     g.job_name.clone(),
                     seq_rank(g.seq),
@@ -307,12 +316,17 @@ pub(crate) fn check_switch(live: &Sched, history: &[Event], now: Millis, ctx: &s
     let switched = replay(live.cfg.clone(), now, co.events());
     assert_same(live, &switched, &format!("{ctx}: live vs switched log"));
     assert_eq!(switched.num_remove_jobs(), 0, "{ctx}: count restarts");
-    let full = replay(live.cfg.clone(), now, history);
+    let mut full = replay(live.cfg.clone(), now, history);
     assert_same(
         &full,
         &switched,
         &format!("{ctx}: whole history vs switched log"),
     );
+    // The live core applies what follows the new header (LOG_SWITCH last), as the new
+    // file's replay did: from then on both decide alike.
+    for ev in &co.appended {
+        full.on_event(ev);
+    }
     assert_same_decisions(full, switched, now + 1000, ctx);
     co
 }
@@ -537,9 +551,10 @@ fn cleaned_highest_id_is_not_reused() {
     log.extend(logged(&s.take_effects()));
     assert!(!s.jobs.contains_key(&(3, 0)) && !s.gone.contains_key(&(3, 0)));
     let co = check_switch(&s, &log, t3, "highest id cleaned");
-    // Without the LOG_SWITCH, id 3 would come again.
+    // Without the LOG_SWITCH, id 2 (cleaned, not named by any dependency, so not carried)
+    // and id 3 would come again.
     let carried_only = replay(cfg(), t3, &co.carried);
-    assert_eq!(carried_only.next_job_id(), Some(3));
+    assert_eq!(carried_only.next_job_id(), Some(2));
     let mut r = replay(cfg(), t3, co.events());
     assert_eq!(r.submit(t3, &alice(), cmd("next")).map(|x| x.0), Ok(4));
 }
@@ -1183,4 +1198,59 @@ fn random_operations_survive_switching() {
     assert!(switches > 400, "{switches} switches");
     assert!(cleaned > 100, "{cleaned} cleaned jobs remembered");
     assert!(reruns > 20, "{reruns} jobs rerun after their host was lost");
+}
+
+/// Issue 30 item 8: after a log switch, cleaned jobs are not carried as stub records —
+/// lsb.events does not grow with every job cleaned in the last week — except those a
+/// dependency of a job still waiting names (so `-w` keeps working across the switch).
+#[test]
+fn cleaned_jobs_are_carried_only_when_a_dependency_names_them() {
+    let (mut s, mut log) = started_core(cfg(), 1);
+    s.host_ctl(T0, &admin(), 2, "hostB", "").expect("close");
+    // 20 jobs end and are cleaned; job 21 waits for job 5 and for "named".
+    let mut ids = Vec::new();
+    for i in 0..20 {
+        let sub = if i == 7 {
+            named("n", "named")
+        } else {
+            cmd(&format!("j{i}"))
+        };
+        ids.push(s.submit(T0, &alice(), sub).expect("submit").0);
+    }
+    for id in &ids {
+        s.kill(T0, &alice(), (*id, 0), false, false).expect("kill");
+    }
+    let (waiter, ..) = s
+        .submit(T0, &alice(), dep("w", "done(5) || ended(named)"))
+        .expect("submit");
+    s.host_ctl(T0, &admin(), 2, "hostA", "").expect("close");
+    s.schedule(T0);
+    let t1 = T0 + 3_700_000;
+    hosts_up(&mut s, t1);
+    s.tick(t1);
+    log.extend(logged(&s.take_effects()));
+    assert_eq!(s.gone.len(), 20);
+    assert_eq!(
+        s.gone_needed().into_iter().collect::<Vec<_>>(),
+        vec![(5, 0), (8, 0)]
+    );
+    let co = check_switch(&s, &log, t1, "cleaned jobs");
+    let carried_ids: BTreeSet<u64> = co
+        .carried
+        .iter()
+        .filter_map(|e| match e {
+            Event::JobNew { job_id, .. } => Some(*job_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(carried_ids, BTreeSet::from([5, 8, waiter]));
+    // The live core forgets the others when it applies the LOG_SWITCH, like a replay.
+    for ev in &co.appended {
+        s.on_event(ev);
+    }
+    assert_eq!(
+        s.gone.keys().copied().collect::<Vec<_>>(),
+        vec![(5, 0), (8, 0)]
+    );
+    assert_eq!(s.dependency(&s.jobs[&(waiter, 0)]), Some(Tri::Yes));
 }

@@ -151,8 +151,8 @@ pub fn plan(logdir: &Path, source: &EventSource) -> Result<Plan, EventLogError> 
         }
         EventSource::Current => {
             return Ok(Plan {
-                reads: vec![(current, Part::All)],
-                merge: false,
+                reads: vec![(current.clone(), Part::Carried), (current, Part::New)],
+                merge: true,
             });
         }
         EventSource::Newest(n) => {
@@ -170,10 +170,7 @@ pub fn plan(logdir: &Path, source: &EventSource) -> Result<Plan, EventLogError> 
         .rev()
         .map(|p| (p.clone(), Part::All))
         .collect();
-    if reads.is_empty() {
-        if with_current {
-            reads.push((current, Part::All));
-        }
+    if reads.is_empty() && !with_current {
         return Ok(Plan {
             reads,
             merge: false,
@@ -320,7 +317,26 @@ fn read_carried(
 /// records read from older files, unless those files already hold the job's `JOB_NEW`
 /// (then the carried copies are duplicates). For a job whose older records were only
 /// partly read, only the carried records older than the first one read are kept.
+///
+/// Records a switch carried only so that mbatchd remembers a cleaned job for the
+/// dependencies that name it (the job's carried records include its JOB_CLEAN) are not
+/// history and are left out: `bhist -a` does not list such jobs with made-up times.
 pub fn merge_carried(carried: Vec<Record>, main: Vec<Record>) -> Vec<Record> {
+    let cleaned: HashSet<(u64, u32)> = carried
+        .iter()
+        .filter(|r| matches!(r, Record::JobClean(_)))
+        .filter_map(|r| Some((r.job_id()?, r.idx().unwrap_or(0))))
+        .collect();
+    let carried: Vec<Record> = carried
+        .into_iter()
+        .filter(|r| match r.job_id() {
+            // A JOB_NEW stands for the whole job (index 0): left out only when the job
+            // itself (not one element of an array) was cleaned.
+            Some(id) if matches!(r, Record::JobNew(_)) => !cleaned.contains(&(id, 0)),
+            Some(id) => !cleaned.contains(&(id, r.idx().unwrap_or(0))),
+            None => true,
+        })
+        .collect();
     let mut has_new: HashSet<u64> = HashSet::new();
     let mut first_time: HashMap<u64, i64> = HashMap::new();
     for r in &main {
@@ -866,6 +882,24 @@ mod tests {
         let one = read_event_records(logdir, &EventSource::File(logdir.join("lsb.events.2")))
             .unwrap_or_default();
         assert_eq!(kinds(&one), vec![n("JOB_NEW", 9)]);
+    }
+
+    /// Issue 30 item 8: a cleaned job a switch carried only for the dependencies that
+    /// name it (its carried records end with JOB_CLEAN) is not listed by `bhist -a`.
+    #[test]
+    fn cleaned_jobs_carried_for_dependencies_are_not_history() {
+        let new_7 = "\"JOB_NEW\" \"40\" 100 7 0 2 1 100 0 0 -65535 0 0 \"u\" -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 \"\" 100.00 18 \"normal\" \"\" \"vm\" \"/\" \"\" \"\" \"\" \"\" \"/root\" \"100.7\" 0 \"\" \"\" \"\" \"sleep 1\" 0 \"\" \"default\" 1 \"linux\" \"\" 0 0 \"\" \"\" \"\" -1 \"\" -1 \"\" -1";
+        let new_8 = new_7.replace(" 7 0 2 ", " 8 0 2 ");
+        let status_7 = "\"JOB_STATUS\" \"40\" 130 7 64 0 0 0.0 130 0 0 0";
+        let clean_7 = "\"JOB_CLEAN\" \"40\" 140 7 0";
+        // Job 7 was cleaned (a stub for a dependency); job 8 waits (only its JOB_NEW).
+        let carried = vec![rec(new_7), rec(&new_8), rec(status_7), rec(clean_7)];
+        let merged = merge_carried(carried, Vec::new());
+        let got: Vec<(String, u64)> = merged
+            .iter()
+            .map(|r| (r.kind().to_owned(), r.job_id().unwrap_or(0)))
+            .collect();
+        assert_eq!(got, vec![("JOB_NEW".to_string(), 8)]);
     }
 
     #[test]
