@@ -2143,19 +2143,34 @@ impl Sched {
             }
             let exclusive = sub.options & sub::EXCLUSIVE != 0 || q.exclusive;
             let span = span_of(&sub.res_req);
+            // `-n min,max`: as many slots as are free up to max, within the queue's
+            // QJOB_LIMIT and UJOB_LIMIT (the checks above leave room for at least min).
+            let mut most = sub.max_processors.max(need);
+            if let Some(l) = q.qjob_limit {
+                most = most.min(l.saturating_sub(q_used.get(&q.name).copied().unwrap_or(0)));
+            }
+            if let Some(l) = q.ujob_limit {
+                let u = q_user
+                    .get(&(q.name.clone(), sub.user.clone()))
+                    .copied()
+                    .unwrap_or(0);
+                most = most.min(l.saturating_sub(u));
+            }
+            let most = most.max(need);
             let shape_key = ShapeKey {
                 queue: qi,
                 user: track_user.then(|| sub.user.clone()),
                 asked: sub.asked_hosts.clone(),
                 exclusive,
                 need,
+                most,
                 span,
             };
             let job = JobFit {
                 queue: q,
                 sub,
                 exclusive,
-                need,
+                most,
             };
             let shape = shapes.entry(shape_key.clone()).or_insert_with(|| Shape {
                 generation: u64::MAX,
@@ -2182,7 +2197,7 @@ impl Sched {
                     }
                 }
             }
-            match allocate(shape.cands.iter().map(|c| &c.0), need, span) {
+            match allocate(shape.cands.iter().map(|c| &c.0), need, most, span) {
                 Some(alloc) => {
                     let qname = q.name.clone();
                     for &i in &alloc {
@@ -2191,8 +2206,9 @@ impl Sched {
                             st.excl[i] = true;
                         }
                     }
-                    *q_used.entry(qname.clone()).or_default() += need;
-                    *q_user.entry((qname.clone(), sub.user.clone())).or_default() += need;
+                    let taken = alloc.len() as u32;
+                    *q_used.entry(qname.clone()).or_default() += taken;
+                    *q_user.entry((qname.clone(), sub.user.clone())).or_default() += taken;
                     if rec.array_limit.is_some() {
                         *array_started.entry(key.0).or_default() += 1;
                     }
@@ -2207,7 +2223,7 @@ impl Sched {
                         queue: &self.queues[qi],
                         sub,
                         exclusive,
-                        need,
+                        most,
                     };
                     let Some(shape) = shapes.get_mut(&shape_key) else {
                         continue;
@@ -2365,7 +2381,7 @@ impl Sched {
             return Err(pend::HOST_JOB_LIMIT);
         }
         if job.exclusive {
-            free = free.min(job.need);
+            free = free.min(job.most);
         }
         let r15s = (h.load.get("r15s").copied().unwrap_or(0.0) * 100.0) as i64;
         Ok((free, r15s, h.rank, i))
@@ -2575,40 +2591,52 @@ pub fn span_of(res_req: &str) -> Option<Option<u32>> {
     None
 }
 
-/// Choose hosts for `need` slots from candidates (free, load, rank, name).
-fn allocate<'a>(
-    cands: impl Iterator<Item = &'a Cand>,
-    need: u32,
-    span: Option<Option<u32>>,
-) -> Option<Vec<usize>> {
-    let mut cands = cands;
+/// Choose hosts for a job of `min` slots that takes up to `max` (`bsub -n min,max`) from
+/// candidates (free, load, rank, name), best first: as many slots as are free up to
+/// `max`, at least `min` (None when `min` do not fit), within span[].
+fn allocate<'a, I>(cands: I, min: u32, max: u32, span: Option<Option<u32>>) -> Option<Vec<usize>>
+where
+    I: Iterator<Item = &'a Cand> + Clone,
+{
+    let max = max.max(min);
     match span {
-        Some(None) => cands
-            .find(|c| c.0 >= need)
-            .map(|c| vec![c.3; need as usize]),
+        // The candidate with the most free slots comes first.
+        Some(None) => { cands }
+            .find(|c| c.0 >= min)
+            .map(|c| vec![c.3; c.0.min(max) as usize]),
         Some(Some(ptile)) => {
-            let mut out = Vec::new();
-            for c in cands {
-                if out.len() as u32 >= need {
-                    break;
+            // ptile slots on each host, the remainder on the last one.
+            let fill = |target: u32| {
+                let mut out = Vec::new();
+                for c in cands.clone() {
+                    if out.len() as u32 >= target {
+                        break;
+                    }
+                    let take = ptile.min(target - out.len() as u32);
+                    if c.0 >= take {
+                        out.extend(std::iter::repeat_n(c.3, take as usize));
+                    }
                 }
-                let take = ptile.min(need - out.len() as u32);
-                if c.0 >= take {
-                    out.extend(std::iter::repeat_n(c.3, take as usize));
-                }
+                out
+            };
+            let most = fill(max);
+            if most.len() as u32 >= min {
+                return Some(most);
             }
-            (out.len() as u32 == need).then_some(out)
+            // Aiming at max can skip a host whose few free slots complete min.
+            let least = fill(min);
+            (least.len() as u32 == min).then_some(least)
         }
         None => {
             let mut out = Vec::new();
             for c in cands {
-                let take = c.0.min(need - out.len() as u32);
+                let take = c.0.min(max - out.len() as u32);
                 out.extend(std::iter::repeat_n(c.3, take as usize));
-                if out.len() as u32 == need {
-                    return Some(out);
+                if out.len() as u32 == max {
+                    break;
                 }
             }
-            None
+            (out.len() as u32 >= min).then_some(out)
         }
     }
 }
@@ -2714,7 +2742,8 @@ struct JobFit<'a> {
     /// Asked hosts and user are read from here.
     sub: &'a Submission,
     exclusive: bool,
-    need: u32,
+    /// The most slots the job may take (`-n min,max`).
+    most: u32,
 }
 
 /// Jobs whose host evaluation is the same.
@@ -2726,6 +2755,7 @@ struct ShapeKey {
     asked: Vec<String>,
     exclusive: bool,
     need: u32,
+    most: u32,
     span: Option<Option<u32>>,
 }
 
@@ -2771,6 +2801,8 @@ pub fn wildcard(pattern: &str, s: &str) -> bool {
 mod host_loss_tests;
 #[cfg(test)]
 mod load_tests;
+#[cfg(test)]
+mod slots_tests;
 #[cfg(test)]
 mod switch_tests;
 #[cfg(test)]

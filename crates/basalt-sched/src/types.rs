@@ -359,9 +359,14 @@ impl Job {
         self.idx > 0
     }
 
-    /// Slots the job takes (one per host entry, at least 1).
+    /// Slots the job takes: once dispatched, one per host entry (an `-n min,max` job
+    /// may have more than min); while pending, the minimum it asks for (at least 1).
     pub fn slots(&self) -> u32 {
-        self.sub.num_processors.max(1)
+        if self.state.is_pending() || self.hosts.is_empty() {
+            self.sub.num_processors.max(1)
+        } else {
+            self.hosts.len() as u32
+        }
     }
 
     pub fn key(&self) -> JobKey {
