@@ -1,7 +1,8 @@
 //! `bjobs`: job listings — default and `-w` tables (cli-output.md §3.1–3.2), pending
 //! and suspending reasons (`-p`, `-s`, §3.3), the long format (`-l`, §3.4), custom
-//! columns (`-o`, cli-contract.md §4.3), JSON (`-json`, §4.4) and the job-array summary
-//! (`-A`, §3.1); messages and exit codes of cli-contract.md §6.
+//! columns (`-o`, cli-contract.md §4.3), JSON (`-json`, §4.4), the job-array summary
+//! (`-A`, §3.1) and the job-slot summary (`-sum`, LSF 10.1); messages and exit codes of
+//! cli-contract.md §6.
 //!
 //! Repeated execution hosts are shown as `N*host` (LSF 10's short host lists, which
 //! clients expect) unless lsf.conf sets `LSB_SHORT_HOSTLIST=0`/`N`; then every slot's
@@ -23,7 +24,7 @@ use std::fmt::Write as _;
 use std::process::ExitCode;
 
 /// bjobs's usage text.
-pub const USAGE: &str = "Usage: bjobs [-h] [-V] [-w | -l] [-A] [-a] [-d] [-p] [-r] [-s]
+pub const USAGE: &str = "Usage: bjobs [-h] [-V] [-w | -l] [-A] [-a] [-d] [-p] [-r] [-s] [-sum]
              [-u user_name | -u all] [-q queue_name] [-m host_name] [-J job_name]
              [-o \"field[:[-]width] ... [delimiter='c']\"] [-noheader] [-json]
              [job_ID | \"job_ID[index]\" ...]
@@ -31,7 +32,7 @@ pub const USAGE: &str = "Usage: bjobs [-h] [-V] [-w | -l] [-A] [-a] [-d] [-p] [-
 
 const SPEC: Spec = Spec {
     flags: &[
-        "h", "V", "A", "a", "d", "p", "r", "s", "l", "w", "noheader", "json",
+        "h", "V", "A", "a", "d", "p", "r", "s", "l", "w", "noheader", "json", "sum",
     ],
     valued: &["u", "q", "m", "J", "o"],
 };
@@ -1020,6 +1021,47 @@ pub fn json(jobs: &[JobInfo], not_found: &[JobRef], fields: &[&FieldDef], fx: &F
     )
 }
 
+// ------------------------------------------------------------------ -sum
+
+/// The job slots a job holds (once started: one per execution-host entry, so an
+/// `-n min,max` job counts what it got) or asks for (pending: its minimum).
+pub fn job_slots(j: &JobInfo) -> u32 {
+    if !is_pending(j) && !j.exec_hosts.is_empty() {
+        j.exec_hosts.len() as u32
+    } else {
+        j.num_processors.max(1)
+    }
+}
+
+/// `bjobs -sum` (LSF 10.1): the job slots of the unfinished jobs listed, by state.
+/// PSUSP and WAIT jobs count as pending; FWD_PEND (jobs forwarded to another cluster)
+/// is 0, Basalt forwards none. ZOMBI and states Basalt does not know count as UNKNOWN.
+pub fn sum(jobs: &[JobInfo]) -> String {
+    // RUN SSUSP USUSP UNKNOWN PEND FWD_PEND
+    let mut c = [0u64; 6];
+    for j in jobs {
+        let i = match state_of(j) {
+            Some(JobState::Run) => 0,
+            Some(JobState::Ssusp) => 1,
+            Some(JobState::Ususp) => 2,
+            Some(JobState::Unkwn | JobState::Zombi) | None => 3,
+            Some(JobState::Pend | JobState::Psusp | JobState::Wait) => 4,
+            Some(JobState::Done | JobState::Exit) => continue,
+        };
+        c[i] += u64::from(job_slots(j));
+    }
+    let mut out = String::new();
+    for h in ["RUN", "SSUSP", "USUSP", "UNKNOWN", "PEND", "FWD_PEND"] {
+        let _ = write!(out, "{h:<10} ");
+    }
+    out.push('\n');
+    for n in c {
+        let _ = write!(out, "{n:<10} ");
+    }
+    out.push('\n');
+    out
+}
+
 // ------------------------------------------------------------------ command
 
 /// Parsed bjobs arguments.
@@ -1036,6 +1078,8 @@ pub struct Args {
     pub json: bool,
     /// `-A`: the job-array summary.
     pub arrays: bool,
+    /// `-sum`: the job-slot summary.
+    pub sum: bool,
     pub user: Option<String>,
     pub queue: Option<String>,
     pub host: Option<String>,
@@ -1061,6 +1105,7 @@ pub fn args_from(items: Vec<Item>) -> Args {
                 ("w", _) => a.wide = true,
                 ("noheader", _) => a.noheader = true,
                 ("json", _) => a.json = true,
+                ("sum", _) => a.sum = true,
                 ("u", v) => a.user = v,
                 ("q", v) => a.queue = v,
                 ("m", v) => a.host = v,
@@ -1085,6 +1130,10 @@ pub fn state_bits(a: &Args) -> u32 {
         | status::WAIT
         | status::PROV
         | status::RUNKWN;
+    if a.sum {
+        // -sum counts unfinished jobs only, also those named by id.
+        return unfinished;
+    }
     let mut bits = 0;
     if a.pend {
         bits |= status::PEND | status::PSUSP;
@@ -1195,6 +1244,17 @@ pub fn main(args: Vec<String>) -> ExitCode {
                 return crate::fail();
             }
         };
+        if a.sum {
+            print!("{}", sum(&reply.jobs));
+            for r in &reply.not_found {
+                eprintln!("Job <{}> is not found", job_ref_str(r));
+            }
+            return if reply.not_found.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                crate::fail()
+            };
+        }
         if a.json {
             let fields: Vec<&FieldDef> = match &format {
                 Some(f) => f.columns.iter().map(|c| c.def).collect(),
@@ -1753,6 +1813,49 @@ Sun Nov 22 09:25:50: Resource usage collected.
         assert_eq!(
             pend_reason_lines(&p, false),
             " The job array has reached its running element limit;\n"
+        );
+    }
+
+    #[test]
+    fn sum_is_its_own_option_not_s_u_m() {
+        let items = super::super::opts::parse(&["-sum".into()], &SPEC, false).unwrap_or_default();
+        let a = args_from(items);
+        assert!(a.sum);
+        assert!(!a.susp);
+        assert_eq!(a.user, None);
+        assert_eq!(a.host, None);
+        // Unfinished jobs only, whatever else is asked.
+        assert_eq!(state_bits(&a) & (status::DONE | status::EXIT), 0);
+        assert_ne!(state_bits(&a) & status::PEND, 0);
+        assert_ne!(state_bits(&a) & status::USUSP, 0);
+    }
+
+    #[test]
+    fn sum_counts_job_slots_of_unfinished_jobs_by_state() {
+        // A 2,4 job that got 4 slots, a pending 3-slot job, a PSUSP job, suspended ones.
+        let mut run = job(1, status::RUN, "mpi", &["a", "a", "b", "b"]);
+        run.num_processors = 2;
+        run.max_processors = 4;
+        let mut pend = job(2, status::PEND, "p", &[]);
+        pend.num_processors = 3;
+        let jobs = vec![
+            run,
+            pend,
+            job(3, status::PSUSP, "h", &[]),
+            job(4, status::SSUSP, "s", &["a", "b"]),
+            job(5, status::USUSP, "u", &["a"]),
+            job(6, status::UNKWN, "k", &["b"]),
+            job(7, status::DONE, "d", &["a"]),
+        ];
+        assert_eq!(
+            sum(&jobs),
+            "RUN        SSUSP      USUSP      UNKNOWN    PEND       FWD_PEND   \n\
+             4          2          1          1          4          0          \n"
+        );
+        assert_eq!(
+            sum(&[]),
+            "RUN        SSUSP      USUSP      UNKNOWN    PEND       FWD_PEND   \n\
+             0          0          0          0          0          0          \n"
         );
     }
 }
