@@ -348,6 +348,28 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
     let t = T::start("contract-bsub", 3)?;
     let w = &t.work;
 
+    // Row 2 (-G, -app): the user group and the application profile the jobs name exist,
+    // as at an LSF site (mbatchd refuses names lsb.users / lsb.applications lack).
+    let confdir = t.c.dir.path().join("conf/lsbatch/basalt/configdir");
+    std::fs::write(
+        confdir.join("lsb.users"),
+        "Begin UserGroup\nGROUP_NAME      GROUP_MEMBER\ncontract_group  (all)\nEnd UserGroup\n",
+    )?;
+    std::fs::write(
+        confdir.join("lsb.applications"),
+        "Begin Application\nNAME = contract_app\nEnd Application\n",
+    )?;
+    t.c.ok("badmin", &["reconfig"])?;
+    // The restarted mbatchd knows contract_app: it gets as far as the unknown queue.
+    wait_for("mbatchd to read lsb.applications", JOB_DEADLINE, || {
+        let o = t.run(
+            "bsub",
+            &["-app", "contract_app", "-q", "nosuchqueue", "true"],
+        );
+        let o = o.map(|o| o.show()).unwrap_or_else(|e| e.to_string());
+        (o.contains("Queue does not exist").then_some(()), o)
+    })?;
+
     // Row 1: the two success lines, nothing on stderr; errors on stderr, exit 255.
     let o = t.run("bsub", &["-o", "/dev/null", "true"])?;
     let plain = submitted(&o, None).context("row 1")?;
@@ -416,6 +438,22 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
     let held = t.submit(&["-H", "-o", "/dev/null", "true"])?;
     let o = t.run("bsub", &["-G", "contract_group", "-o", "/dev/null", "true"])?;
     let group = submitted(&o, None).context("row 2: -G")?;
+    let o = t.run("bsub", &["-app", "contract_app", "-o", "/dev/null", "true"])?;
+    let app_job = submitted(&o, None).context("row 2: -app")?;
+    for (args, why) in [
+        (["-G", "nosuchgroup"], "Bad user group name"),
+        (["-app", "nosuchapp"], "Application profile does not exist"),
+    ] {
+        let o = t.run("bsub", &[args[0], args[1], "true"])?;
+        assert_eq!(o.code, Some(255), "row 2: bsub {args:?}\n{}", o.show());
+        assert_eq!(
+            o.stderr,
+            format!("{why}. Job not submitted.\n"),
+            "row 2: bsub {args:?}\n{}",
+            o.show()
+        );
+        assert_eq!(o.stdout, "", "row 2: bsub {args:?}\n{}", o.show());
+    }
 
     // Rows 2, 13: -n 2 on one host, the LSF environment inside the job.
     let env_cmd = "env | grep -E '^(LSB_|LSF_ENVDIR=)' | sort; \
@@ -626,6 +664,7 @@ fn bsub_forms_options_environment_and_reports() -> Result<()> {
         excl,
         held,
         group,
+        app_job,
         par,
         nnodes,
         env_lines,

@@ -123,6 +123,8 @@ pub(crate) enum Msg {
         sub: Box<basalt_sched::Submission>,
         env: Vec<String>,
         is_script: bool,
+        /// `bsub -app` ("" = none): checked against lsb.applications, not kept.
+        app: String,
         reply: Reply<Result<pb::SubmitReply, SchedError>>,
     },
     Jobs {
@@ -897,6 +899,7 @@ impl OwnerState {
                 sub,
                 env,
                 is_script,
+                app,
                 reply,
             } => {
                 let command = sub.command.clone();
@@ -921,6 +924,18 @@ impl OwnerState {
                             default_queue: false,
                         }),
                     ));
+                    return Ok(());
+                }
+                // -app and -G against lsb.applications and lsb.users (and the egroups),
+                // which the core does not keep.
+                if let Err(e) = basalt_sched::check_app_and_group(
+                    &self.config.batch,
+                    &self.egroups,
+                    &caller.user,
+                    &app,
+                    &sub.user_group,
+                ) {
+                    deferred.push(defer(reply, Err(e)));
                     return Ok(());
                 }
                 match self.sched.submit(now, &caller, *sub) {

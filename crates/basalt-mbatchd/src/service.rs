@@ -60,6 +60,10 @@ fn refused(e: SchedError) -> Status {
     }
 }
 
+/// The longest `-app` name accepted (LSF's MAX_LSB_NAME_LEN is 60; names in
+/// lsb.applications are shorter still, so a longer one is refused either way).
+const MAX_APP_NAME: usize = 4096;
+
 /// A request's strings and lists held to `basalt_core::bounds` before the owner sees them.
 fn bounded(what: &str, v: &str, max: usize) -> Result<(), Status> {
     if v.len() > max {
@@ -149,6 +153,7 @@ impl Mbatchd for MbatchdService {
         // core checks the submission again itself.
         basalt_sched::bounds::check_submission(&sub).map_err(refused)?;
         basalt_sched::bounds::check_env(&job.env).map_err(refused)?;
+        bounded("the application profile name", &job.app, MAX_APP_NAME)?;
         let r = self
             .owner
             .ask(|reply| Msg::Submit {
@@ -156,6 +161,7 @@ impl Mbatchd for MbatchdService {
                 sub,
                 env: job.env,
                 is_script: job.is_script,
+                app: job.app,
                 reply,
             })
             .await?;

@@ -1,6 +1,7 @@
 //! The part of the LSF configuration the core needs, resolved once: queues with their
 //! host and user lists expanded, batch hosts with MXJ and JL/U, lsb.params values.
 
+use crate::SchedError;
 use crate::types::{Host, LimStatus, Queue};
 use basalt_config::Config;
 use basalt_config::batch::{Batch, Group, Mxj};
@@ -154,6 +155,77 @@ pub fn expand_users(
         include.except.dedup();
     }
     include
+}
+
+/// Is `user` a member of user group `group` of lsb.users: named in GROUP_MEMBER, a
+/// member of a subgroup (at most 8 deep), covered by `all` without being excluded by a
+/// `~name` (a user or a group), or among the members the group's egroup gave for `!`?
+/// None when lsb.users defines no such group.
+pub fn in_user_group(
+    groups: &[Group],
+    egroups: &BTreeMap<String, Vec<String>>,
+    group: &str,
+    user: &str,
+) -> Option<bool> {
+    fn member(
+        g: &Group,
+        groups: &[Group],
+        egroups: &BTreeMap<String, Vec<String>>,
+        user: &str,
+        depth: u32,
+    ) -> bool {
+        if depth > 8 {
+            return false;
+        }
+        let named = |name: &str| match groups.iter().find(|x| x.name == name) {
+            Some(sub) => member(sub, groups, egroups, user, depth + 1),
+            None => name == user,
+        };
+        let mut all = false;
+        let mut yes = false;
+        let mut excluded = false;
+        for m in &g.members {
+            if m == "all" {
+                all = true;
+            } else if m == "!" {
+                yes |= egroups
+                    .get(&g.name)
+                    .is_some_and(|ms| ms.iter().any(|u| u == user));
+            } else if let Some(x) = m.strip_prefix('~') {
+                excluded |= named(x);
+            } else {
+                yes |= named(m);
+            }
+        }
+        (yes || all) && !excluded
+    }
+    let g = groups.iter().find(|g| g.name == group)?;
+    Some(member(g, groups, egroups, user, 0))
+}
+
+/// What mbatchd checks of a submission against configuration the core does not keep:
+/// `-app` must name an application profile of lsb.applications (LSF: "Application
+/// profile does not exist"), and `-G` a user group of lsb.users (LSF: "Bad user group
+/// name") that the submitting user belongs to (LSF: "User not in the specified user
+/// group"). Empty names are not checked.
+pub fn check_app_and_group(
+    batch: &Batch,
+    egroups: &BTreeMap<String, Vec<String>>,
+    user: &str,
+    app: &str,
+    group: &str,
+) -> Result<(), SchedError> {
+    if !app.is_empty() && !batch.applications.iter().any(|a| a.name == app) {
+        return Err(SchedError::NoApplication);
+    }
+    if !group.is_empty() {
+        match in_user_group(&batch.user_groups, egroups, group, user) {
+            None => return Err(SchedError::BadUserGroup),
+            Some(false) => return Err(SchedError::UserNotInGroup),
+            Some(true) => {}
+        }
+    }
+    Ok(())
 }
 
 impl SchedConfig {
@@ -323,5 +395,91 @@ impl SchedConfig {
             queues,
             hosts,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use basalt_config::batch::Application;
+
+    fn group(name: &str, members: &[&str]) -> Group {
+        Group {
+            name: name.into(),
+            members: members.iter().map(|m| m.to_string()).collect(),
+            shares: None,
+            line: 0,
+        }
+    }
+
+    fn batch() -> Batch {
+        Batch {
+            user_groups: vec![
+                group("physics", &["alice", "theory"]),
+                group("theory", &["bob"]),
+                group("everyone", &["all", "~carol", "~theory"]),
+                group("ext", &["!"]),
+            ],
+            applications: vec![Application {
+                name: "fluent".into(),
+                description: String::new(),
+                other: BTreeMap::new(),
+                line: 0,
+            }],
+            ..Batch::default()
+        }
+    }
+
+    #[test]
+    fn an_application_lsb_applications_does_not_define_is_refused() {
+        let b = batch();
+        let none = BTreeMap::new();
+        assert_eq!(
+            check_app_and_group(&b, &none, "alice", "fluent", ""),
+            Ok(())
+        );
+        assert_eq!(
+            check_app_and_group(&b, &none, "alice", "cfx", ""),
+            Err(SchedError::NoApplication)
+        );
+        assert_eq!(
+            SchedError::NoApplication.to_string(),
+            "Application profile does not exist"
+        );
+        assert_eq!(check_app_and_group(&b, &none, "alice", "", ""), Ok(()));
+    }
+
+    #[test]
+    fn an_unknown_user_group_is_a_bad_user_group_name() {
+        let b = batch();
+        let none = BTreeMap::new();
+        assert_eq!(
+            check_app_and_group(&b, &none, "alice", "", "chemistry"),
+            Err(SchedError::BadUserGroup)
+        );
+        assert_eq!(SchedError::BadUserGroup.to_string(), "Bad user group name");
+    }
+
+    #[test]
+    fn only_members_may_submit_to_a_user_group() {
+        let b = batch();
+        let none = BTreeMap::new();
+        let check = |user: &str, g: &str| check_app_and_group(&b, &none, user, "", g);
+        assert_eq!(check("alice", "physics"), Ok(()));
+        // Through a subgroup.
+        assert_eq!(check("bob", "physics"), Ok(()));
+        assert_eq!(check("carol", "physics"), Err(SchedError::UserNotInGroup));
+        assert_eq!(
+            SchedError::UserNotInGroup.to_string(),
+            "User not in the specified user group"
+        );
+        // `all` but the excluded user and the excluded group's members.
+        assert_eq!(check("dave", "everyone"), Ok(()));
+        assert_eq!(check("carol", "everyone"), Err(SchedError::UserNotInGroup));
+        assert_eq!(check("bob", "everyone"), Err(SchedError::UserNotInGroup));
+        // An egroup: only what the egroup program answered.
+        assert_eq!(check("alice", "ext"), Err(SchedError::UserNotInGroup));
+        let eg = BTreeMap::from([("ext".to_string(), vec!["alice".to_string()])]);
+        assert_eq!(check_app_and_group(&b, &eg, "alice", "", "ext"), Ok(()));
     }
 }

@@ -38,7 +38,7 @@ pub mod limits;
 pub mod switch;
 pub mod types;
 
-pub use config::{DEFAULT_HOST_LOST_GRACE, SchedConfig};
+pub use config::{DEFAULT_HOST_LOST_GRACE, SchedConfig, check_app_and_group};
 pub use switch::CarryOver;
 pub use types::*;
 
@@ -115,6 +115,15 @@ pub enum SchedError {
     /// Every id up to MAX_JOBID belongs to a job still in memory.
     #[error("No job ID available")]
     NoJobId,
+    /// `bsub -app` of a profile lsb.applications does not define.
+    #[error("Application profile does not exist")]
+    NoApplication,
+    /// `bsub -G` of a group lsb.users does not define.
+    #[error("Bad user group name")]
+    BadUserGroup,
+    /// `bsub -G` of a group the user is not a member of.
+    #[error("User not in the specified user group")]
+    UserNotInGroup,
 }
 
 /// The answer for one job of a job-control request.

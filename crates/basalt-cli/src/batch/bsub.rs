@@ -9,7 +9,8 @@
 //! prompts. Command-line options beat directives; `-R` and `-env` accumulate.
 //!
 //! Accepted and ignored (no field in the submission schema): `-U -gpu -alloc_flags
-//! -app -sp -We -T -Jd`.
+//! -sp -We -T -Jd`. `-app` is sent to mbatchd, which refuses a profile lsb.applications
+//! does not define.
 
 use super::opts::{self, Item, Spec};
 use super::resreq;
@@ -118,6 +119,8 @@ pub struct BsubOpts {
     pub pre_exec: Option<String>,
     pub login_shell: Option<String>,
     pub mail_user: Option<String>,
+    /// -app: an application profile.
+    pub app: Option<String>,
     pub nnodes: Option<u32>,
     /// Every -env value, in order.
     pub env: Vec<String>,
@@ -165,6 +168,7 @@ impl BsubOpts {
             pre_exec: self.pre_exec.or(script.pre_exec),
             login_shell: self.login_shell.or(script.login_shell),
             mail_user: self.mail_user.or(script.mail_user),
+            app: self.app.or(script.app),
             nnodes: self.nnodes.or(script.nnodes),
             env,
             exclusive: self.exclusive || script.exclusive,
@@ -401,7 +405,8 @@ pub fn apply(
             v.trim().parse::<u32>().map_err(|_| bad(name, v))?;
             o.ignored.push(name.to_owned());
         }
-        "U" | "gpu" | "alloc_flags" | "app" | "Jd" => o.ignored.push(name.to_owned()),
+        "app" => o.app = Some(v.to_owned()),
+        "U" | "gpu" | "alloc_flags" | "Jd" => o.ignored.push(name.to_owned()),
         other => return Err(format!("illegal option -- {other}")),
     }
     Ok(())
@@ -732,6 +737,7 @@ pub fn build(o: &BsubOpts, cmd: &JobCommand, who: &Submitter) -> JobSubmission {
         depend_cond: o.depend.clone().unwrap_or_default(),
         pre_exec: o.pre_exec.clone().unwrap_or_default(),
         mail_user: o.mail_user.clone().unwrap_or_default(),
+        app: o.app.clone().unwrap_or_default(),
         umask: who.umask,
         home_dir: who.home.clone(),
         from_host: who.from_host.clone(),
@@ -1402,6 +1408,29 @@ mod tests {
         let (o, _) = cmdline(&["-nnodes", "3", "true"], "KB");
         let j = build(&o, &cmd, &who);
         assert_eq!((j.num_processors, j.res_req.as_str()), (3, "span[ptile=1]"));
+    }
+
+    #[test]
+    fn app_is_sent_to_mbatchd_not_ignored() {
+        let (o, rest) = cmdline(&["-app", "fluent", "-G", "physics", "true"], "KB");
+        assert_eq!(o.app.as_deref(), Some("fluent"));
+        assert!(o.ignored.is_empty());
+        let cmd = JobCommand {
+            text: rest.join(" "),
+            is_script: false,
+            script_name: None,
+        };
+        let j = build(&o, &cmd, &Submitter::default());
+        assert_eq!(j.app, "fluent");
+        assert_eq!(j.user_group, "physics");
+        assert_ne!(j.options & sub::USER_GROUP, 0);
+        // A #BSUB -app is used unless the command line names another.
+        let (script, _) = script_opts("#BSUB -app cfx\n", &cx("KB")).unwrap_or_default();
+        let (cmd_line, _) = cmdline(&["true"], "KB");
+        assert_eq!(cmd_line.over(script.clone()).app.as_deref(), Some("cfx"));
+        assert_eq!(o.over(script).app.as_deref(), Some("fluent"));
+        let (none, _) = cmdline(&["true"], "KB");
+        assert_eq!(build(&none, &cmd, &Submitter::default()).app, "");
     }
 
     #[test]
