@@ -678,3 +678,108 @@ fn every_command_prints_its_version() {
         assert!(text(&out.stderr).starts_with("Usage: "), "{exe}");
     }
 }
+
+/// A fake sbatchd (reached through `BASALT_SBD_ADDR`) answering bpeek: the output so
+/// far, or, with `refuse`, sbatchd's refusal of a user who does not own the job.
+#[derive(Clone)]
+struct FakeSbd {
+    refuse: bool,
+}
+
+#[tonic::async_trait]
+impl basalt_proto::sbatchd::sbatchd_server::Sbatchd for FakeSbd {
+    async fn start_job(
+        &self,
+        _r: Request<basalt_proto::sbatchd::StartJobRequest>,
+    ) -> Result<Response<basalt_proto::sbatchd::StartJobReply>, Status> {
+        Err(Status::unimplemented("not a real sbatchd"))
+    }
+
+    async fn signal_job(
+        &self,
+        _r: Request<basalt_proto::sbatchd::SignalJobRequest>,
+    ) -> Result<Response<basalt_proto::sbatchd::SignalJobReply>, Status> {
+        Err(Status::unimplemented("not a real sbatchd"))
+    }
+
+    async fn peek(
+        &self,
+        _r: Request<basalt_proto::sbatchd::PeekRequest>,
+    ) -> Result<Response<basalt_proto::sbatchd::PeekReply>, Status> {
+        if self.refuse {
+            return Err(Status::permission_denied("User permission denied"));
+        }
+        Ok(Response::new(basalt_proto::sbatchd::PeekReply {
+            output: b"line one\n".to_vec(),
+            path: "/home/alice/.lsbatch/1795339535.101.out".into(),
+        }))
+    }
+
+    async fn status(
+        &self,
+        _r: Request<basalt_proto::sbatchd::StatusRequest>,
+    ) -> Result<Response<basalt_proto::sbatchd::StatusReply>, Status> {
+        Err(Status::unimplemented("not a real sbatchd"))
+    }
+}
+
+/// Start a fake sbatchd on 127.0.0.1:0 in a thread of its own.
+fn start_fake_sbd(refuse: bool) -> SocketAddr {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            Err(_) => return,
+        };
+        rt.block_on(async move {
+            let Ok(listener) = tokio::net::TcpListener::bind("127.0.0.1:0").await else {
+                return;
+            };
+            let Ok(addr) = listener.local_addr() else {
+                return;
+            };
+            let _ = tx.send(addr);
+            let router = tonic::transport::Server::builder().add_service(
+                basalt_proto::sbatchd::sbatchd_server::SbatchdServer::new(FakeSbd { refuse }),
+            );
+            let _ = basalt_runtime::serve(router, listener, std::future::pending()).await;
+        });
+    });
+    rx.recv_timeout(Duration::from_secs(10))
+        .unwrap_or_else(|e| panic!("fake sbatchd did not start: {e}"))
+}
+
+#[test]
+fn bpeek_of_another_users_job_prints_only_the_refusal() {
+    let (addr, _seen) = start_fake();
+    let env = Env::new(Some(addr));
+    let bpeek = env!("CARGO_BIN_EXE_bpeek");
+    let refusing = start_fake_sbd(true);
+    let out = env
+        .command(bpeek, &["101"])
+        .env("BASALT_SBD_ADDR", refusing.to_string())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("run bpeek: {e}"));
+    assert_eq!(out.status.code(), Some(255));
+    assert_eq!(
+        text(&out.stdout),
+        "",
+        "nothing on stdout, not even the header"
+    );
+    assert_eq!(text(&out.stderr), "Job <101>: User permission denied\n");
+    // The owner gets the header, then the output.
+    let answering = start_fake_sbd(false);
+    let out = env
+        .command(bpeek, &["101"])
+        .env("BASALT_SBD_ADDR", answering.to_string())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("run bpeek: {e}"));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "<< output from stdout >>\nline one\n");
+    assert_eq!(text(&out.stderr), "");
+}

@@ -1,6 +1,8 @@
 //! `bpeek [-f] [-q queue] [-m host] [-J name] [job_ID]`: the output of a running job
 //! so far, read from the sbatchd of its first execution host; `-f` follows it until
-//! the job finishes.
+//! the job finishes. The header is printed with the first output sbatchd gives; when
+//! sbatchd refuses (another user's job), only the refusal is printed, as LSF's
+//! `lsb_perror("Job <N>")` does.
 
 use super::opts::{Item, Spec};
 use super::{job_ref_str, state_of};
@@ -26,6 +28,11 @@ pub fn not_peekable(j: &JobInfo) -> Option<String> {
         _ if j.exec_hosts.is_empty() => Some(format!("Job <{id}>: Job has not started yet")),
         _ => None,
     }
+}
+
+/// The refusal line: `Job <N>: <reason>` (LSF's `lsb_perror("Job <N>")`).
+pub fn refusal(job_id: &str, reason: &str) -> String {
+    format!("Job <{job_id}>: {reason}")
 }
 
 /// The part of `now` not printed yet, given what was printed (`seen` bytes). If the
@@ -139,7 +146,9 @@ pub fn main(args: Vec<String>) -> ExitCode {
             uid: caller.uid,
             tail_bytes: 0,
         };
-        println!("{HEADER}");
+        let id = super::job_id_str(&job);
+        // The header goes out with the first answer, never before a refusal.
+        let mut header = false;
         let mut seen = 0usize;
         let me = JobRef {
             job_id: job.job_id,
@@ -152,13 +161,17 @@ pub fn main(args: Vec<String>) -> ExitCode {
                     let out = r.into_inner().output;
                     let fresh = new_bytes(&out, seen);
                     let mut stdout = std::io::stdout().lock();
+                    if !header {
+                        let _ = writeln!(stdout, "{HEADER}");
+                        header = true;
+                    }
                     let _ = stdout.write_all(fresh);
                     let _ = stdout.flush();
                     seen = out.len();
                 }
                 Err(s) => {
-                    if !follow || seen == 0 {
-                        eprintln!("{}", s.message());
+                    if !follow || !header {
+                        eprintln!("{}", refusal(&id, s.message()));
                         return crate::fail();
                     }
                     // The job most likely finished and sbatchd let go of it.
@@ -212,6 +225,18 @@ mod tests {
         j.state = status::RUN;
         j.exec_hosts = vec!["vm".into()];
         assert_eq!(not_peekable(&j), None);
+    }
+
+    #[test]
+    fn a_refusal_names_the_job_as_lsb_perror_does() {
+        assert_eq!(
+            refusal("101", "User permission denied"),
+            "Job <101>: User permission denied"
+        );
+        assert_eq!(
+            refusal("7[2]", "No matching job found"),
+            "Job <7[2]>: No matching job found"
+        );
     }
 
     #[test]
