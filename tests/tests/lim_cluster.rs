@@ -104,6 +104,13 @@ fn three_hosts_elect_fail_over_and_return() -> anyhow::Result<()> {
     let json = c.stdout_ok("lsload", &["-json"]).unwrap_or_default();
     let v: serde_json::Value = serde_json::from_str(&json)?;
     assert_eq!(v["HOSTS"], 3);
+    // Numbers are JSON numbers (issue 30 item 12).
+    assert!(v["RECORDS"][0]["r15s"].is_number(), "{json}");
+    let json = c.stdout_ok("lshosts", &["-json"]).unwrap_or_default();
+    let v: serde_json::Value = serde_json::from_str(&json)?;
+    assert!(v["RECORDS"][0]["ncpus"].is_u64(), "{json}");
+    assert!(v["RECORDS"][0]["cpuf"].is_f64(), "{json}");
+    assert!(v["RECORDS"][0]["maxmem"].is_u64(), "{json}");
 
     // kill -9 the master: the next host in order takes over.
     c.kill9("hostA")?;

@@ -141,6 +141,25 @@ fn value_of(h: &HostRecord, col: &Column, rq: RunQueue) -> Option<f64> {
     })
 }
 
+/// One value for `-json`: a number in the table's unit (run queues and pg to 0.1, ut in
+/// percent, tmp/swp/mem in MB, io/ls/it whole), or null when it is not a finite number.
+fn json_value(col: &Column, v: f64) -> Value {
+    let round = |x: f64, places: i32| {
+        let f = 10f64.powi(places);
+        (x * f).round() / f
+    };
+    let n = match col {
+        Column::Builtin(i) => match i {
+            LoadIndex::R15s | LoadIndex::R1m | LoadIndex::R15m | LoadIndex::Pg => round(v, 1),
+            LoadIndex::Ut => round(v * 100.0, 0),
+            LoadIndex::Io | LoadIndex::Ls | LoadIndex::It => round(v, 0),
+            LoadIndex::Tmp | LoadIndex::Swp | LoadIndex::Mem => round(v, 0),
+        },
+        Column::External(_) => v,
+    };
+    serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
+}
+
 /// Format one value for its column (without the busy marker).
 fn format_value(col: &Column, v: f64) -> String {
     match col {
@@ -215,13 +234,14 @@ pub fn lsload_json(reply: &HostsReply, opts: &LoadOpts) -> String {
             m.insert("STATUS".into(), Value::String(status_text(h).into()));
             for c in &cols {
                 let v = if is_unavail(h) {
-                    String::new()
+                    None
                 } else {
                     value_of(h, c, opts.run_queue)
-                        .map(|v| format_value(c, v))
-                        .unwrap_or_default()
                 };
-                m.insert(c.name().to_owned(), Value::String(v));
+                m.insert(
+                    c.name().to_owned(),
+                    v.map_or(Value::Null, |v| json_value(c, v)),
+                );
             }
             m.insert("BUSY".into(), Value::String(h.busy.join(" ")));
             Value::Object(m)
@@ -341,15 +361,16 @@ pub fn lshosts_json(config: &Config, reply: &HostsReply) -> String {
         .iter()
         .map(|h| {
             let f = facts(config, h);
-            let opt = |v: Option<u64>| v.map(|v| format!("{v}M")).unwrap_or_else(|| "-".into());
+            // Numbers as numbers (sizes in MB), unknown values null.
             json!({
                 "HOST_NAME": f.name,
                 "type": f.host_type,
                 "model": f.model,
-                "cpuf": format!("{:.1}", f.cpuf),
-                "ncpus": f.ncpus.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
-                "maxmem": opt(f.maxmem),
-                "maxswp": opt(f.maxswp),
+                "cpuf": serde_json::Number::from_f64((f.cpuf * 10.0).round() / 10.0)
+                    .map_or(Value::Null, Value::Number),
+                "ncpus": f.ncpus,
+                "maxmem": f.maxmem,
+                "maxswp": f.maxswp,
                 "server": if f.server { "Yes" } else { "No" },
                 "RESOURCES": f.resources.join(" "),
             })
@@ -685,7 +706,34 @@ mod tests {
         assert!(header.ends_with(" gpu_util"));
         assert!(text.lines().nth(1).unwrap_or("").ends_with("    42.0"));
         let js: Value = serde_json::from_str(&lsload_json(&reply, &o)).unwrap_or(Value::Null);
-        assert_eq!(js["RECORDS"][0]["gpu_util"], "42.0");
+        assert_eq!(js["RECORDS"][0]["gpu_util"], 42.0);
+        assert_eq!(js["RECORDS"][0]["io"], 12.0);
+    }
+
+    /// Issue 30 item 12: `-json` values are JSON numbers where they are numbers (in the
+    /// table's units) and null where unknown, as the user guide promises.
+    #[test]
+    fn json_values_are_numbers_and_unknown_ones_null() {
+        let reply = HostsReply {
+            hosts: vec![
+                host(
+                    "hostA",
+                    HostStatus::Ok,
+                    &[("r15s", 0.123), ("ut", 0.25), ("mem", 2048.4), ("it", 3.0)],
+                    &[],
+                ),
+                host("hostB", HostStatus::Unavail, &[("r15s", 1.0)], &[]),
+            ],
+            ..Default::default()
+        };
+        let js: Value = serde_json::from_str(&lsload_json(&reply, &opts())).unwrap_or(Value::Null);
+        let a = &js["RECORDS"][0];
+        assert_eq!(a["r15s"], 0.1);
+        assert_eq!(a["ut"], 25.0);
+        assert_eq!(a["mem"], 2048.0);
+        assert_eq!(a["it"], 3.0);
+        assert_eq!(a["r1m"], Value::Null, "no value: null");
+        assert_eq!(js["RECORDS"][1]["r15s"], Value::Null, "unavail: null");
     }
 
     #[test]
