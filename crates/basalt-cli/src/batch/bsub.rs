@@ -8,8 +8,13 @@
 //! not a terminal and no command is given: the same), and, on a terminal, `bsub>`
 //! prompts. Command-line options beat directives; `-R` and `-env` accumulate.
 //!
-//! Accepted and ignored (no field in the submission schema): `-U -gpu -alloc_flags
-//! -sp -We -T -Jd`. `-app` is sent to mbatchd, which refuses a profile lsb.applications
+//! LSF's multi-letter options are matched whole before one-letter options are unbundled
+//! (`-Ep` is `-Ep`, not `-E p`). Accepted and ignored (no field in the submission schema,
+//! and nothing the job does depends on them here): `-U -gpu -alloc_flags -sp -We -T -Jd
+//! -ext/-extsched -Lp -sla -g -ul -Zs -hl`; `-rn` makes the job not rerunnable. LSF options
+//! whose effect Basalt does not carry out yet ([`NOT_SUPPORTED`]: interactive jobs, file
+//! transfer, checkpointing, post-execution, warning actions, ...) are refused with a clear
+//! message rather than silently changing what the job does. `-app` is sent to mbatchd, which refuses a profile lsb.applications
 //! does not define.
 
 use super::opts::{self, Item, Spec};
@@ -34,10 +39,67 @@ pub const USAGE: &str = "Usage: bsub [-h] [-V] [-H] [-x] [-r] [-N] [-B]
             [command [argument ...] | script_file]
 ";
 
+/// LSF bsub options Basalt recognises but does not carry out yet: refused, so that a job
+/// never runs without what was asked of it.
+pub const NOT_SUPPORTED: &[&str] = &[
+    "I",
+    "Ip",
+    "Is",
+    "IS",
+    "ISp",
+    "ISs",
+    "IX",
+    "K",
+    "tty",
+    "XF",
+    "f",
+    "k",
+    "mig",
+    "pack",
+    "jsdl",
+    "jsdl_strict",
+    "Ep",
+    "wa",
+    "wt",
+    "Q",
+    "s",
+    "a",
+    "is",
+    "json",
+    "yaml",
+    "data",
+    "stage",
+];
+
 /// bsub's options (public for the fuzz checks, `fuzz/src/bsub.rs`).
 pub const SPEC: Spec = Spec {
-    flags: &["h", "V", "H", "x", "r", "N", "B"],
+    flags: &[
+        "h", "V", "H", "x", "r", "N", "B", "rn", "ul", "Zs", "hl", "I", "Ip", "Is", "IS", "ISp",
+        "ISs", "IX", "K", "tty", "XF",
+    ],
     valued: &[
+        "ext",
+        "extsched",
+        "Lp",
+        "sla",
+        "g",
+        "f",
+        "k",
+        "mig",
+        "pack",
+        "jsdl",
+        "jsdl_strict",
+        "Ep",
+        "wa",
+        "wt",
+        "Q",
+        "s",
+        "a",
+        "is",
+        "json",
+        "yaml",
+        "data",
+        "stage",
         "J",
         "Jd",
         "q",
@@ -406,7 +468,14 @@ pub fn apply(
             o.ignored.push(name.to_owned());
         }
         "app" => o.app = Some(v.to_owned()),
-        "U" | "gpu" | "alloc_flags" | "Jd" => o.ignored.push(name.to_owned()),
+        "U" | "gpu" | "alloc_flags" | "Jd" | "ext" | "extsched" | "Lp" | "sla" | "g" | "ul"
+        | "Zs" | "hl" => o.ignored.push(name.to_owned()),
+        "rn" => o.rerunnable = false,
+        n if NOT_SUPPORTED.contains(&n) => {
+            return Err(format!(
+                "-{n}: this LSF option is not supported by Basalt yet"
+            ));
+        }
         other => return Err(format!("illegal option -- {other}")),
     }
     Ok(())
@@ -1251,6 +1320,67 @@ mod tests {
             .collect();
         let args: Vec<&str> = words.iter().map(String::as_str).collect();
         assert_eq!(check(&args), Ok(()));
+    }
+
+    /// Issue 30 item 4: LSF's multi-letter options are recognised before single-letter
+    /// bundling (`-Ep /bin/true` is not `-E p`), each as itself.
+    #[test]
+    fn multi_letter_options_are_matched_before_bundling() {
+        let parse = |args: &[&str]| opts::parse(&words(args), &SPEC, true);
+        let items = parse(&["-Ep", "/bin/true", "-q", "normal", "echo", "hi"]).unwrap_or_default();
+        assert_eq!(items[0], Item::Opt("Ep".into(), Some("/bin/true".into())));
+        let mut o = BsubOpts::default();
+        let e = apply_items(items, &mut o, &cx("KB"));
+        assert_eq!(
+            e,
+            Err("-Ep: this LSF option is not supported by Basalt yet".to_string())
+        );
+        // Each as itself: the refused ones by name, the ignored ones without effect.
+        for name in NOT_SUPPORTED {
+            let flag = SPEC.flags.contains(name);
+            let opt = format!("-{name}");
+            let cmd: Vec<&str> = if flag {
+                vec![&opt, "true"]
+            } else {
+                vec![&opt, "value", "true"]
+            };
+            let items = parse(&cmd).unwrap_or_default();
+            assert_eq!(
+                items.first(),
+                Some(&Item::Opt(
+                    (*name).to_string(),
+                    (!flag).then(|| "value".to_string())
+                )),
+                "{name}"
+            );
+            let mut o = BsubOpts::default();
+            assert_eq!(
+                apply_items(items, &mut o, &cx("KB")),
+                Err(format!(
+                    "-{name}: this LSF option is not supported by Basalt yet"
+                )),
+                "{name}"
+            );
+        }
+        for (args, rest) in [
+            (&["-ext", "x", "-q", "normal", "a"][..], "a"),
+            (&["-extsched", "x", "a"][..], "a"),
+            (&["-Lp", "proj", "a"][..], "a"),
+            (&["-sla", "gold", "a"][..], "a"),
+            (&["-g", "/grp", "a"][..], "a"),
+            (&["-ul", "-Zs", "-hl", "a"][..], "a"),
+        ] {
+            let (o, words) = cmdline(args, "KB");
+            assert_eq!(words, vec![rest.to_string()], "{args:?}");
+            assert!(!o.ignored.is_empty(), "{args:?}");
+        }
+        let (o, _) = cmdline(&["-r", "-rn", "a"], "KB");
+        assert!(!o.rerunnable, "-rn: not rerunnable");
+        // Unknown options still get LSF's message.
+        assert_eq!(
+            parse(&["-Zz", "a"]).map_err(|e| e.to_string()),
+            Err("illegal option -- Z".to_string())
+        );
     }
 
     #[test]
