@@ -7,6 +7,7 @@ use std::path::Path;
 use crate::cluster::ClusterFile;
 use crate::error::{Ctx, Diag};
 use crate::lexer::{self, Entry, Section, Table};
+use crate::not_applied::{self, LSB_APPLICATIONS, LSB_HOSTS, LSB_PARAMS, LSB_QUEUES, LSB_USERS};
 use crate::shared::{Shared, check_columns};
 use crate::timewindow::TimeWindow;
 
@@ -253,6 +254,7 @@ fn parse_params(ctx: &mut Ctx<'_>, text: &str) -> (BatchParams, usize) {
             if e.value.is_empty() {
                 continue;
             }
+            not_applied::check_entry(ctx, LSB_PARAMS, "Parameters", &e.key, &e.value, e.line);
             let k = key.as_str();
             match k {
                 "DEFAULT_QUEUE" => {
@@ -590,6 +592,7 @@ fn parse_queue(ctx: &mut Ctx<'_>, section: &Section, shared: &Shared) -> Option<
         if v.is_empty() {
             continue;
         }
+        not_applied::check_entry(ctx, LSB_QUEUES, "Queue", &e.key, v, line);
         let k = key.as_str();
         match k {
             "QUEUE_NAME" => q.name = v.to_owned(),
@@ -911,9 +914,12 @@ fn parse_hosts(ctx: &mut Ctx<'_>, text: &str, shared: &Shared, batch: &mut Batch
         match name.as_str() {
             "host" | "hostgroup" => {}
             "hostpartition" => {
-                ctx.warn(
+                not_applied::check_section(
+                    ctx,
+                    LSB_HOSTS,
+                    "HostPartition",
+                    "HostPartition",
                     section.line,
-                    "HostPartition sections are not supported; ignored",
                 );
                 continue;
             }
@@ -931,6 +937,7 @@ fn parse_hosts(ctx: &mut Ctx<'_>, text: &str, shared: &Shared, batch: &mut Batch
         if name == "host" {
             let hosts = batch_hosts(ctx, &section, &table, shared);
             batch.hosts.extend(hosts);
+            not_applied::check_columns(ctx, LSB_HOSTS, "Host", &table);
         } else {
             groups(
                 ctx,
@@ -939,6 +946,7 @@ fn parse_hosts(ctx: &mut Ctx<'_>, text: &str, shared: &Shared, batch: &mut Batch
                 &["GROUP_NAME", "GROUP_MEMBER", "CONDENSE", "GROUP_ADMIN"],
                 &mut batch.host_groups,
             );
+            not_applied::check_columns(ctx, LSB_HOSTS, "HostGroup", &table);
         }
     }
 }
@@ -962,6 +970,53 @@ fn check_host_groups(ctx: &mut Ctx<'_>, batch: &Batch, cluster: &ClusterFile) {
                     ),
                 );
             }
+        }
+    }
+}
+
+/// Warn about lsb.hosts rows whose settings mbatchd does not apply: it takes MXJ, JL/U,
+/// DISPATCH_WINDOW and the loadSched thresholds only from the row naming a host of the
+/// cluster, else from `default`; sbatchd also honours the loadStop thresholds of a row
+/// naming the host's model or type. A row naming anything else (a host group, a host
+/// outside the cluster) has no effect at all.
+fn check_host_rows(ctx: &mut Ctx<'_>, batch: &Batch, cluster: &ClusterFile, shared: &Shared) {
+    let Some(entry) = not_applied::custom(LSB_HOSTS, "Host", "HOST_NAME") else {
+        return;
+    };
+    for h in &batch.hosts {
+        if h.name == "default" || cluster.host(&h.name).is_some() {
+            continue;
+        }
+        let sched = h.thresholds.values().any(|t| t.sched.is_some());
+        let stop = h.thresholds.values().any(|t| t.stop.is_some());
+        let for_mbatchd =
+            h.mxj.is_some() || h.jl_u.is_some() || h.dispatch_window.is_some() || sched;
+        let what = if shared.host_model(&h.name).is_some() {
+            Some("a host model")
+        } else if shared.has_host_type(&h.name) {
+            Some("a host type")
+        } else {
+            None
+        };
+        match what {
+            Some(what) if for_mbatchd => ctx.not_applied(
+                h.line,
+                entry.message(
+                    &format!("HOST_NAME `{}` ({what})", h.name),
+                    stop.then_some("only its loadStop thresholds apply (sbatchd)"),
+                ),
+            ),
+            None if for_mbatchd || stop => ctx.not_applied(
+                h.line,
+                entry.message(
+                    &format!(
+                        "HOST_NAME `{}` (not a host of the cluster, a host model or a host type)",
+                        h.name
+                    ),
+                    None,
+                ),
+            ),
+            _ => {}
         }
     }
 }
@@ -1042,6 +1097,7 @@ fn parse_users(ctx: &mut Ctx<'_>, text: &str, batch: &mut Batch) {
         };
         if name == "user" {
             batch_users(ctx, &section, &table, &mut batch.users);
+            not_applied::check_columns(ctx, LSB_USERS, "User", &table);
         } else {
             groups(
                 ctx,
@@ -1056,6 +1112,7 @@ fn parse_users(ctx: &mut Ctx<'_>, text: &str, batch: &mut Batch) {
                 ],
                 &mut batch.user_groups,
             );
+            not_applied::check_columns(ctx, LSB_USERS, "UserGroup", &table);
         }
     }
 }
@@ -1196,6 +1253,13 @@ fn parse_resources(ctx: &mut Ctx<'_>, text: &str, out: &mut Vec<Limit>) {
                     ),
                 );
             } else {
+                not_applied::check_section(
+                    ctx,
+                    not_applied::LSB_RESOURCES,
+                    "Limit",
+                    &format!("Limit `{}`", l.name),
+                    l.line,
+                );
                 out.push(l);
             }
         }
@@ -1283,7 +1347,16 @@ fn parse_applications(ctx: &mut Ctx<'_>, text: &str, out: &mut Vec<Application>)
                 "NAME" => app.name = e.value.clone(),
                 "DESCRIPTION" => app.description = e.value.clone(),
                 k => {
-                    if !APPLICATION_KEYS.contains(&k) {
+                    if APPLICATION_KEYS.contains(&k) {
+                        not_applied::check_entry(
+                            ctx,
+                            LSB_APPLICATIONS,
+                            "Application",
+                            &e.key,
+                            &e.value,
+                            e.line,
+                        );
+                    } else {
                         ctx.warn(
                             e.line,
                             format!("unknown keyword {} in lsb.applications", e.key),
@@ -1344,6 +1417,7 @@ pub(crate) fn load(diag: &mut Diag, dir: &Path, shared: &Shared, cluster: &Clust
         let mut ctx = diag.file(&hosts_path);
         parse_hosts(&mut ctx, &text, shared, &mut batch);
         check_host_groups(&mut ctx, &batch, cluster);
+        check_host_rows(&mut ctx, &batch, cluster, shared);
     }
 
     let users_path = dir.join("lsb.users");
@@ -1452,7 +1526,14 @@ mod tests {
                     SWAP = 10/5\nDISPATCH_WINDOW = 8-17\nDESCRIPTION =\nEnd Queue\n";
         let (qs, d) = with_ctx(|ctx| parse_queues(ctx, text, &shared()));
         assert!(d.errors.is_empty(), "{:?}", d.errors);
-        assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+        // Only PJOB_LIMIT, PROCLIMIT and BACKFILL = Y are read but not applied.
+        let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
+        assert_eq!(
+            w,
+            vec![(4, true), (12, true), (13, true)],
+            "{:#?}",
+            d.warnings
+        );
         let q = &qs[0];
         assert_eq!(q.priority, 40);
         assert_eq!(q.pjob_limit, Some(1.5));
@@ -1523,7 +1604,14 @@ mod tests {
         let (p, d) = with_ctx(|ctx| parse_params(ctx, text));
         let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
         assert_eq!(lines, vec![2, 3, 4]);
-        assert!(d.warnings.is_empty());
+        // HIST_HOURS, RESOURCE_RESERVE_PER_SLOT = Y, MAX_JOB_PREEMPT and JOB_SPOOL_DIR are
+        // read but not applied; MBD_SLEEP_TIME and CLEAN_PERIOD are applied.
+        let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
+        assert_eq!(
+            w,
+            vec![(4, true), (5, true), (6, true), (7, true)],
+            "{d:#?}"
+        );
         assert!(p.0.resource_reserve_per_slot);
         assert_eq!(p.0.max_job_preempt, Some(3));
         assert_eq!(p.0.other["JOB_SPOOL_DIR"], "/tmp");
@@ -1555,8 +1643,19 @@ mod tests {
         });
         let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
         assert_eq!(lines, vec![4, 11], "{:#?}", d.errors);
-        let wl: Vec<usize> = d.warnings.iter().map(|e| e.line).collect();
-        assert_eq!(wl, vec![2, 13]);
+        let wl: Vec<(usize, bool)> = d.warnings.iter().map(|e| (e.line, e.not_applied)).collect();
+        // The unknown column, then CHKPNT and HostPartition, read but not applied.
+        assert_eq!(
+            wl,
+            vec![(2, false), (2, true), (13, true)],
+            "{:#?}",
+            d.warnings
+        );
+        assert!(
+            d.warnings[1]
+                .message
+                .starts_with("CHKPNT is read but not applied yet")
+        );
         assert_eq!(b.hosts[0].mxj, Some(Mxj::Slots(4)));
         assert_eq!(b.hosts[0].other["CHKPNT"], "/ckpt");
         assert_eq!(b.hosts[0].thresholds["gpu"].sched, Some(1.0));
@@ -1578,7 +1677,17 @@ mod tests {
         });
         let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
         assert_eq!(lines, vec![14, 15, 18], "{:#?}", d.errors);
-        assert_eq!(d.warnings.len(), 1);
+        // WIDGETS is unknown; every Limit is read but not applied.
+        let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
+        assert_eq!(
+            w,
+            vec![(1, true), (9, true), (10, true), (16, false), (12, true)]
+        );
+        assert!(
+            d.warnings[1]
+                .message
+                .starts_with("Limit `L1` is read but not applied yet")
+        );
         assert_eq!(limits.len(), 4);
         assert_eq!(limits[0].users, vec!["alice", "bob"]);
         assert_eq!(limits[0].slots, Some(10));
@@ -1615,6 +1724,8 @@ mod tests {
         assert_eq!(apps.len(), 1);
         assert_eq!(apps[0].other["RUNLIMIT"], "5");
         assert_eq!(d.errors.len(), 1);
-        assert_eq!(d.warnings.len(), 1);
+        // RUNLIMIT is read but not applied; FOO is unknown.
+        let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
+        assert_eq!(w, vec![(3, true), (4, false)]);
     }
 }

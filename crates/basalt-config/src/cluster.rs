@@ -6,6 +6,7 @@ use std::net::IpAddr;
 
 use crate::error::Ctx;
 use crate::lexer::{self, Section, Table};
+use crate::not_applied::{self, LSF_CLUSTER};
 use crate::shared::{Shared, check_columns};
 use crate::timewindow::TimeWindow;
 
@@ -137,6 +138,7 @@ pub(crate) fn parse(ctx: &mut Ctx<'_>, text: &str, name: &str, shared: &Shared) 
                 saw_hosts = true;
                 if let Some(t) = lexer::horizontal(ctx, &section) {
                     hosts(ctx, &section, &t, shared, &mut cf.hosts);
+                    not_applied::check_columns(ctx, LSF_CLUSTER, "Host", &t);
                 }
             }
             "parameters" => params(ctx, &section, &mut cf.params),
@@ -150,6 +152,15 @@ pub(crate) fn parse(ctx: &mut Ctx<'_>, text: &str, name: &str, shared: &Shared) 
                         &["RESOURCENAME", "LOCATION"],
                     ) {
                         continue;
+                    }
+                    if !t.rows.is_empty() {
+                        not_applied::check_section(
+                            ctx,
+                            LSF_CLUSTER,
+                            "ResourceMap",
+                            "ResourceMap",
+                            section.line,
+                        );
                     }
                     let (n, l) = (t.col("RESOURCENAME"), t.col("LOCATION"));
                     for row in &t.rows {
@@ -389,7 +400,9 @@ fn params(ctx: &mut Ctx<'_>, section: &Section, p: &mut LimParams) {
                 }
             }
             _ => {
-                if !KNOWN_LIM_PARAMS.contains(&key.as_str()) {
+                if KNOWN_LIM_PARAMS.contains(&key.as_str()) {
+                    not_applied::check_entry(ctx, LSF_CLUSTER, "Parameters", &e.key, v, e.line);
+                } else {
                     ctx.warn(
                         e.line,
                         format!("unknown parameter {} in lsf.cluster Parameters", e.key),
@@ -455,7 +468,23 @@ mod tests {
              Begin ResourceMap\nRESOURCENAME LOCATION\ngpu (2@[all])\nEnd ResourceMap\n",
         );
         assert!(d.errors.is_empty(), "{:?}", d.errors);
-        assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+        // Only what LIM does not apply warns: the RUNWINDOW column, the ResourceMap.
+        let w: Vec<(usize, bool, &str)> = d
+            .warnings
+            .iter()
+            .map(|w| (w.line, w.not_applied, w.message.as_str()))
+            .collect();
+        assert_eq!(w.len(), 2, "{w:#?}");
+        assert!(
+            w[0].0 == 5 && w[0].1 && w[0].2.starts_with("RUNWINDOW is read but not applied yet")
+        );
+        assert!(
+            w[1].0 == 15
+                && w[1].1
+                && w[1]
+                    .2
+                    .starts_with("ResourceMap is read but not applied yet")
+        );
         assert_eq!(c.admins, vec!["root", "lsfadmin"]);
         assert_eq!(c.hosts.len(), 3);
         let a = &c.hosts[0];

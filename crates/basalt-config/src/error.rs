@@ -34,6 +34,9 @@ pub struct Warning {
     pub line: usize,
     /// What was ignored and why.
     pub message: String,
+    /// The warning is about a keyword that is read but not applied yet
+    /// ([`crate::not_applied`]): `badmin ckconfig` lists these even without `-v`.
+    pub not_applied: bool,
 }
 
 impl fmt::Display for Warning {
@@ -108,6 +111,17 @@ impl Ctx<'_> {
             file: self.file.to_path_buf(),
             line,
             message: message.into(),
+            not_applied: false,
+        });
+    }
+
+    /// A keyword that is read but not applied ([`crate::not_applied`]).
+    pub fn not_applied(&mut self, line: usize, message: impl Into<String>) {
+        self.diag.warnings.push(Warning {
+            file: self.file.to_path_buf(),
+            line,
+            message: message.into(),
+            not_applied: true,
         });
     }
 

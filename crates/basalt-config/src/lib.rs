@@ -11,8 +11,9 @@
 //! Inputs: a directory holding `lsf.conf` (`LSF_ENVDIR`) and the files it
 //! points at; nothing else (no environment variables, no network).
 //! Outputs: a [`Config`] plus [`Warning`]s (unknown keywords, ignored
-//! sections), or every problem found in every file at once as
-//! [`ConfigErrors`], each naming `file:line`.
+//! sections, keywords read but not applied yet: [`not_applied`]), or every
+//! problem found in every file at once as [`ConfigErrors`], each naming
+//! `file:line`.
 
 pub mod batch;
 pub mod cluster;
@@ -21,6 +22,7 @@ pub mod embedded;
 pub mod error;
 mod lexer;
 pub mod lsf_conf;
+pub mod not_applied;
 pub mod shared;
 pub mod snapshot;
 pub mod timewindow;

@@ -192,6 +192,7 @@ fn assign(ctx: &mut Ctx<'_>, conf: &mut LsfConf, no: usize, line: &str) {
             ),
         }
     }
+    crate::not_applied::check_entry(ctx, crate::not_applied::LSF_CONF, "", key, &value, no);
     conf.set(key, &value);
 }
 

@@ -32,7 +32,8 @@ const SPEC: Spec = Spec {
 };
 
 /// The configuration check of `reconfig`/`mbdrestart`/`ckconfig` (stderr text) and
-/// whether it found fatal errors.
+/// whether it found fatal errors. Keywords that are read but not applied yet are always
+/// listed (file, line, keyword, why); the other warnings only with `-v`.
 pub fn check_report(result: &Result<Loaded, ConfigErrors>, verbose: bool) -> (String, bool) {
     let mut out = String::from("Checking configuration files ...\n\n");
     match result {
@@ -48,13 +49,14 @@ pub fn check_report(result: &Result<Loaded, ConfigErrors>, verbose: bool) -> (St
             (out, false)
         }
         Ok(l) => {
-            if verbose {
-                for w in &l.warnings {
-                    out.push_str(&format!("{w}\n"));
-                }
+            for w in l.warnings.iter().filter(|w| verbose || w.not_applied) {
+                out.push_str(&format!("{w}\n"));
             }
             out.push_str("There are warning errors.\n");
-            if !verbose {
+            let hidden = !verbose && l.warnings.iter().any(|w| !w.not_applied);
+            if hidden && l.warnings.iter().any(|w| w.not_applied) {
+                out.push_str("(badmin ckconfig -v lists the other warnings)\n");
+            } else if hidden {
                 out.push_str("(badmin ckconfig -v lists them)\n");
             }
             (out, false)
@@ -444,6 +446,7 @@ mod tests {
                 file: PathBuf::from("/c/lsb.params"),
                 line: 2,
                 message: "unknown keyword FOO".into(),
+                not_applied: false,
             });
         }
         let (text, fatal) = check_report(&loaded, true);
@@ -451,5 +454,55 @@ mod tests {
         assert!(
             text.ends_with("/c/lsb.params:2: unknown keyword FOO\nThere are warning errors.\n")
         );
+        let (text, _) = check_report(&loaded, false);
+        assert!(!text.contains("FOO"), "{text}");
+        assert!(
+            text.ends_with("(badmin ckconfig -v lists them)\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn ckconfig_lists_every_keyword_read_but_not_applied_of_the_example_sets_without_v() {
+        let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../config/examples");
+        for set in ["openlava", "ibm"] {
+            let mut loaded = basalt_config::load(&examples.join(set));
+            let not_applied: Vec<String> = match &loaded {
+                Ok(l) => l
+                    .warnings
+                    .iter()
+                    .filter(|w| w.not_applied)
+                    .map(ToString::to_string)
+                    .collect(),
+                Err(e) => panic!("{set}: {e}"),
+            };
+            assert!(
+                not_applied
+                    .iter()
+                    .any(|w| w
+                        .contains("lsb.resources:2: Limit `limit2` is read but not applied yet")),
+                "{not_applied:#?}"
+            );
+            let (text, fatal) = check_report(&loaded, false);
+            assert!(!fatal);
+            let listed: Vec<&str> = text
+                .lines()
+                .filter(|l| l.contains(" is read but not applied"))
+                .collect();
+            assert_eq!(listed, not_applied, "{text}");
+            assert!(text.ends_with("There are warning errors.\n"), "{text}");
+            // Other warnings wait for -v; the not-applied ones are still listed.
+            if let Ok(l) = &mut loaded {
+                l.warnings.push(Warning {
+                    file: PathBuf::from("/c/lsb.params"),
+                    line: 2,
+                    message: "unknown keyword FOO".into(),
+                    not_applied: false,
+                });
+            }
+            let (text, _) = check_report(&loaded, false);
+            assert!(!text.contains("FOO") && text.contains("limit2"), "{text}");
+            assert!(text.ends_with("(badmin ckconfig -v lists the other warnings)\n"));
+        }
     }
 }

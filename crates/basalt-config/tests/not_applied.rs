@@ -1,0 +1,517 @@
+//! Keywords Basalt reads but does not apply yet warn, one family per file, with file,
+//! line and keyword; keywords that are applied (and values that ask for what Basalt
+//! does anyway) do not.
+
+use std::fs;
+use std::path::Path;
+
+use basalt_config::{Loaded, load};
+
+mod common;
+use common::{edit, line_of, scratch};
+
+fn load_ok(dir: &Path) -> Loaded {
+    load(dir).unwrap_or_else(|e| panic!("configuration errors:\n{e}"))
+}
+
+/// The not-applied warning at `file`:(line of `needle`) naming `label`, with `reason` in it.
+fn assert_warns(loaded: &Loaded, dir: &Path, file: &str, needle: &str, label: &str, reason: &str) {
+    let path = dir.join(file);
+    let line = line_of(dir, file, needle);
+    let found = loaded.warnings.iter().find(|w| {
+        w.not_applied && w.file == path && w.line == line && w.message.starts_with(label)
+    });
+    let Some(w) = found else {
+        panic!(
+            "no warning {}:{line}: {label} ...; got {:#?}",
+            path.display(),
+            loaded.warnings
+        );
+    };
+    let text = w.to_string();
+    assert!(
+        text.starts_with(&format!("{}:{line}: {label}", path.display())),
+        "{text}"
+    );
+    assert!(text.contains(" is read but not applied"), "{text}");
+    assert!(text.contains(reason), "{text}");
+}
+
+/// No warning at all in `file`.
+fn assert_silent(loaded: &Loaded, dir: &Path, file: &str) {
+    let path = dir.join(file);
+    let w: Vec<_> = loaded.warnings.iter().filter(|w| w.file == path).collect();
+    assert!(w.is_empty(), "{w:#?}");
+}
+
+#[test]
+fn lsb_params_keywords_not_applied_warn_with_file_and_line() {
+    let d = scratch("openlava");
+    edit(
+        d.path(),
+        "lsb.params",
+        "End Parameters",
+        "PREEMPT_FOR = GROUP_JLP\nHIST_HOURS = 5\nMAX_PEND_JOBS = 100\nMBD_REFRESH_TIME = 10\n\
+         ACCT_ARCHIVE_AGE = 7\nRESOURCE_RESERVE_PER_SLOT = N\nMAX_SBD_FAIL = 3\n\
+         CLEAN_PERIOD = 600\nBASALT_HOST_LOST_GRACE = 30\nEnd Parameters",
+    );
+    let loaded = load_ok(d.path());
+    let p = "lsb.params";
+    assert_warns(
+        &loaded,
+        d.path(),
+        p,
+        "PREEMPT_FOR",
+        "PREEMPT_FOR",
+        "preemption",
+    );
+    assert_warns(
+        &loaded,
+        d.path(),
+        p,
+        "HIST_HOURS",
+        "HIST_HOURS",
+        "fairshare",
+    );
+    assert_warns(
+        &loaded,
+        d.path(),
+        p,
+        "MAX_PEND_JOBS",
+        "MAX_PEND_JOBS",
+        "pending",
+    );
+    assert_warns(
+        &loaded,
+        d.path(),
+        p,
+        "ACCT_ARCHIVE_AGE",
+        "ACCT_ARCHIVE_AGE",
+        "archived",
+    );
+    // LSF tuning Basalt's design does not need: no "yet".
+    assert_warns(
+        &loaded,
+        d.path(),
+        p,
+        "MBD_REFRESH_TIME",
+        "MBD_REFRESH_TIME is read but not applied (",
+        "query children",
+    );
+    // N and 3 are what Basalt does anyway; CLEAN_PERIOD and Basalt's own are applied.
+    let expected = common::assert_lists_every_not_applied(&loaded);
+    let params = d.path().join(p);
+    assert_eq!(
+        expected.iter().filter(|(f, _, _)| *f == params).count(),
+        5,
+        "{expected:#?}"
+    );
+}
+
+#[test]
+fn lsb_queues_keywords_not_applied_warn_with_file_and_line() {
+    let d = scratch("openlava");
+    edit(
+        d.path(),
+        "lsb.queues",
+        "DESCRIPTION  = For normal low priority jobs",
+        "PREEMPTION = PREEMPTIVE[idle]\nFAIRSHARE = USER_SHARES[[default,1]]\n\
+         PRE_EXEC = /bin/true\nPOST_EXEC = /bin/true\nJOB_STARTER = exec\n\
+         RES_REQ = select[mem>100] span[hosts=1]\nRUNLIMIT = 10/hostA\nCPULIMIT = 60\n\
+         PROCLIMIT = 4\nPROCESSLIMIT = 8\nTERMINATE_WHEN = LOAD PREEMPT\n\
+         HOSTS = hostA+2 hostB\nEXCLUSIVE = CU[enclosure]\nINTERACTIVE = ONLY\n\
+         NEW_JOB_SCHED_DELAY = 0\nREQUEUE_EXIT_VALUES = 99\nPJOB_LIMIT = 2\n\
+         MEMLIMIT = 100 200\nUJOB_LIMIT = 3\n\
+         DESCRIPTION  = For normal low priority jobs",
+    );
+    let loaded = load_ok(d.path());
+    let q = "lsb.queues";
+    for (k, reason) in [
+        ("PREEMPTION", "preemption is not implemented"),
+        ("FAIRSHARE", "fairshare is not implemented"),
+        ("PRE_EXEC", "pre-execution"),
+        ("POST_EXEC", "post-execution"),
+        ("JOB_STARTER", "job starter"),
+        ("RES_REQ", "select, order, rusage and span"),
+        ("PROCLIMIT", "bsub -n"),
+        ("REQUEUE_EXIT_VALUES", "exit value"),
+        ("PJOB_LIMIT", "per-processor"),
+        ("INTERACTIVE", "interactive"),
+    ] {
+        assert_warns(&loaded, d.path(), q, &format!("{k} ="), k, reason);
+    }
+    assert_warns(
+        &loaded,
+        d.path(),
+        q,
+        "RUNLIMIT",
+        "RUNLIMIT /host_spec",
+        "normalised",
+    );
+    assert_warns(
+        &loaded,
+        d.path(),
+        q,
+        "PROCESSLIMIT",
+        "PROCESSLIMIT",
+        "bsub -p above it",
+    );
+    assert_warns(
+        &loaded,
+        d.path(),
+        q,
+        "TERMINATE_WHEN",
+        "TERMINATE_WHEN = PREEMPT",
+        "LOAD and WINDOW apply",
+    );
+    assert_warns(
+        &loaded,
+        d.path(),
+        q,
+        "HOSTS =",
+        "HOSTS preference",
+        "the host list applies",
+    );
+    assert_warns(
+        &loaded,
+        d.path(),
+        q,
+        "EXCLUSIVE",
+        "EXCLUSIVE = CU[...]",
+        "compute units",
+    );
+    // CPULIMIT, MEMLIMIT and UJOB_LIMIT apply; NEW_JOB_SCHED_DELAY = 0 is what Basalt does.
+    for k in ["CPULIMIT", "MEMLIMIT", "UJOB_LIMIT", "NEW_JOB_SCHED_DELAY"] {
+        let line = line_of(d.path(), q, k);
+        assert!(
+            !loaded.warnings.iter().any(|w| w.line == line),
+            "{k}: {:#?}",
+            loaded.warnings
+        );
+    }
+    common::assert_lists_every_not_applied(&loaded);
+}
+
+#[test]
+fn lsb_hosts_columns_rows_and_sections_not_applied_warn_with_file_and_line() {
+    let d = scratch("openlava");
+    edit(
+        d.path(),
+        "lsb.hosts",
+        "HOST_NAME  MXJ  JL/U  r1m      pg     ls   tmp  DISPATCH_WINDOW\n",
+        "HOST_NAME  MXJ  JL/U  r1m      pg     ls   tmp  DISPATCH_WINDOW CHKPNT\n\
+         IntelI5    4    ()    ()       ()     ()   ()   ()              ()\n\
+         linux      ()   ()    ()/3     ()     ()   ()   ()              ()\n\
+         group0     2    ()    ()       ()     ()   ()   ()              ()\n",
+    );
+    edit(
+        d.path(),
+        "lsb.hosts",
+        "(20:00-8:30)",
+        "(20:00-8:30)    (/ckpt)",
+    );
+    edit(
+        d.path(),
+        "lsb.hosts",
+        "GROUP_NAME  GROUP_MEMBER\ngroup0      (hostA hostB)",
+        "GROUP_NAME  GROUP_MEMBER   GROUP_ADMIN\ngroup0      (hostA hostB)  (alice)",
+    );
+    fs::write(
+        d.path().join("lsb.hosts"),
+        fs::read_to_string(d.path().join("lsb.hosts")).unwrap_or_default()
+            + "\nBegin HostPartition\nHPART_NAME = p\nHOSTS = all\nUSER_SHARES = [default,1]\nEnd HostPartition\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let loaded = load_ok(d.path());
+    let h = "lsb.hosts";
+    assert_warns(&loaded, d.path(), h, "HOST_NAME", "CHKPNT", "checkpointing");
+    assert_warns(
+        &loaded,
+        d.path(),
+        h,
+        "IntelI5",
+        "HOST_NAME `IntelI5` (a host model)",
+        "only from rows naming a host",
+    );
+    assert_warns(
+        &loaded,
+        d.path(),
+        h,
+        "group0     2",
+        "HOST_NAME `group0` (not a host of the cluster",
+        "it has no effect",
+    );
+    assert_warns(
+        &loaded,
+        d.path(),
+        h,
+        "GROUP_ADMIN",
+        "GROUP_ADMIN",
+        "administrators",
+    );
+    assert_warns(
+        &loaded,
+        d.path(),
+        h,
+        "Begin HostPartition",
+        "HostPartition",
+        "fairshare",
+    );
+    // A host-type row with only a loadStop threshold applies (sbatchd), as do host rows.
+    let linux = line_of(d.path(), h, "linux");
+    assert!(!loaded.warnings.iter().any(|w| w.line == linux));
+    common::assert_lists_every_not_applied(&loaded);
+}
+
+#[test]
+fn lsb_users_columns_not_applied_warn_with_file_and_line() {
+    let d = scratch("openlava");
+    edit(
+        d.path(),
+        "lsb.users",
+        "GROUP_NAME  GROUP_MEMBER        USER_SHARES\n\
+         G1          (david john zebra)  ([david,1] [john,1] [zebra,1])\n\
+         develop     (alice bob)         ()",
+        "GROUP_NAME  GROUP_MEMBER        GROUP_ADMIN\n\
+         G1          (david john zebra)  ()\n\
+         develop     (alice bob)         (alice)",
+    );
+    edit(
+        d.path(),
+        "lsb.users",
+        "USER_NAME   MAX_JOBS  JL/P",
+        "USER_NAME   MAX_JOBS  MAX_PEND_JOBS",
+    );
+    let loaded = load_ok(d.path());
+    let u = "lsb.users";
+    assert_warns(
+        &loaded,
+        d.path(),
+        u,
+        "GROUP_ADMIN",
+        "GROUP_ADMIN",
+        "administrators",
+    );
+    assert_warns(&loaded, d.path(), u, "MAX_JOBS", "MAX_JOBS", "slot limits");
+    assert_warns(&loaded, d.path(), u, "MAX_JOBS", "MAX_PEND_JOBS", "pending");
+    common::assert_lists_every_not_applied(&loaded);
+}
+
+#[test]
+fn every_lsb_resources_limit_is_not_applied_and_warns_with_file_and_line() {
+    let d = scratch("openlava");
+    fs::write(
+        d.path().join("lsb.resources"),
+        "Begin Limit\nNAME = night\nSLOTS = 4 20:00-8:00\nEnd Limit\n\n\
+         Begin Limit\nNAME    PER_HOST  JOBS\nperhost (hostA)   2\nEnd Limit\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let loaded = load_ok(d.path());
+    let r = "lsb.resources";
+    assert_warns(
+        &loaded,
+        d.path(),
+        r,
+        "Begin Limit",
+        "Limit `night`",
+        "not enforced",
+    );
+    assert_warns(
+        &loaded,
+        d.path(),
+        r,
+        "perhost",
+        "Limit `perhost`",
+        "not enforced",
+    );
+    common::assert_lists_every_not_applied(&loaded);
+}
+
+#[test]
+fn every_setting_of_an_application_profile_warns_but_its_name_does_not() {
+    let d = scratch("openlava");
+    fs::write(
+        d.path().join("lsb.applications"),
+        "Begin Application\nNAME = short\nDESCRIPTION = Short jobs\nRUNLIMIT = 10\n\
+         PRE_EXEC = /bin/true\nJOB_STARTER = nice\nEnd Application\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let loaded = load_ok(d.path());
+    let a = "lsb.applications";
+    for k in ["RUNLIMIT", "PRE_EXEC", "JOB_STARTER"] {
+        assert_warns(&loaded, d.path(), a, k, k, "application profiles");
+    }
+    for k in ["NAME", "DESCRIPTION"] {
+        let line = line_of(d.path(), a, k);
+        assert!(
+            !loaded
+                .warnings
+                .iter()
+                .any(|w| w.line == line && w.file == d.path().join(a))
+        );
+    }
+    assert_eq!(loaded.config.batch.applications[0].name, "short");
+    common::assert_lists_every_not_applied(&loaded);
+}
+
+#[test]
+fn lsf_conf_and_lsf_cluster_keywords_not_applied_warn_with_file_and_line() {
+    let d = scratch("openlava");
+    edit(
+        d.path(),
+        "lsf.conf",
+        "LSF_AUTH=eauth",
+        "LSF_AUTH=eauth\nLSB_SET_TMPDIR=y\nRESOURCE_RESERVE_PER_TASK=N\nLSB_STDOUT_DIRECT=N",
+    );
+    let c = "lsf.cluster.openlava";
+    edit(
+        d.path(),
+        c,
+        "HOSTNAME   model    type   server  r1m  RESOURCES\n\
+         hostA      IntelI5  linux  1       3.5  (cs)",
+        "HOSTNAME   model    type   server  r1m  RESOURCES RUNWINDOW\n\
+         hostA      IntelI5  linux  1       3.5  (cs)     (8:00-18:00)",
+    );
+    edit(
+        d.path(),
+        c,
+        "PROBE_TIMEOUT = 2",
+        "PROBE_TIMEOUT = 2\nADJUST_DURATION = 3\nELIMARGS = -v",
+    );
+    fs::write(
+        d.path().join(c),
+        fs::read_to_string(d.path().join(c)).unwrap_or_default()
+            + "\nBegin ResourceMap\nRESOURCENAME LOCATION\nfs ([all])\nEnd ResourceMap\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let loaded = load_ok(d.path());
+    assert_warns(
+        &loaded,
+        d.path(),
+        "lsf.conf",
+        "LSB_SET_TMPDIR",
+        "LSB_SET_TMPDIR",
+        "TMPDIR",
+    );
+    assert_warns(
+        &loaded,
+        d.path(),
+        "lsf.conf",
+        "LSB_STDOUT_DIRECT",
+        "LSB_STDOUT_DIRECT",
+        "straight to its -o file",
+    );
+    assert_warns(&loaded, d.path(), c, "RUNWINDOW", "RUNWINDOW", "run window");
+    assert_warns(
+        &loaded,
+        d.path(),
+        c,
+        "ADJUST_DURATION",
+        "ADJUST_DURATION",
+        "load adjustment",
+    );
+    assert_warns(
+        &loaded,
+        d.path(),
+        c,
+        "Begin ResourceMap",
+        "ResourceMap",
+        "shared resources",
+    );
+    // RESOURCE_RESERVE_PER_TASK=N is what Basalt does; ELIMARGS is applied.
+    let elimargs = line_of(d.path(), c, "ELIMARGS");
+    assert!(
+        !loaded
+            .warnings
+            .iter()
+            .any(|w| w.line == elimargs && w.file == d.path().join(c))
+    );
+    let expected = common::assert_lists_every_not_applied(&loaded);
+    let conf = d.path().join("lsf.conf");
+    assert_eq!(expected.iter().filter(|(f, _, _)| *f == conf).count(), 2);
+}
+
+#[test]
+fn applied_keywords_do_not_warn() {
+    let d = scratch("openlava");
+    fs::write(
+        d.path().join("lsb.params"),
+        "Begin Parameters\nDEFAULT_QUEUE = normal\nMBD_SLEEP_TIME = 10\nSBD_SLEEP_TIME = 7\n\
+         JOB_ACCEPT_INTERVAL = 0\nCLEAN_PERIOD = 600\nMAX_JOB_NUM = 100\nPG_SUSP_IT = 60\n\
+         MAX_JOBID = 99999\nMAX_JOB_ARRAY_SIZE = 100\nJOB_TERMINATE_INTERVAL = 5\n\
+         DEFAULT_PROJECT = p\nBASALT_EVENT_SYNC = fsync\nBASALT_EVENT_LOCK_HEARTBEAT = 2\n\
+         BASALT_SBD_HELLO_INTERVAL = 3\nBASALT_HOST_LOST_GRACE = 20\n\
+         RESOURCE_RESERVE_PER_SLOT = N\nMAX_SBD_FAIL = 3\nEnd Parameters\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    edit(
+        d.path(),
+        "lsb.queues",
+        "DESCRIPTION  = For normal low priority jobs",
+        "ADMINISTRATORS = alice\nQJOB_LIMIT = 10\nUJOB_LIMIT = 2\nHJOB_LIMIT = 1\n\
+         USERS = all ~bob\nHOSTS = hostA hostB\nDISPATCH_WINDOW = 8:00-18:00\nEXCLUSIVE = Y\n\
+         STOP_COND = r1m > 2\nRESUME_COND = r1m < 1\nTERMINATE_WHEN = LOAD WINDOW\n\
+         RERUNNABLE = yes\nCPULIMIT = 60\nRUNLIMIT = 10 60\nMEMLIMIT = 100 200\n\
+         SWAPLIMIT = 1000\nFILELIMIT = 100\nDATALIMIT = 100\nSTACKLIMIT = 100\nCORELIMIT = 0\n\
+         BACKFILL = N\nINTERACTIVE = NO\nIGNORE_DEADLINE = Y\nNEW_JOB_SCHED_DELAY = 0\n\
+         DESCRIPTION  = For normal low priority jobs",
+    );
+    fs::remove_file(d.path().join("lsb.resources")).unwrap_or_else(|e| panic!("{e}"));
+    fs::write(
+        d.path().join("lsb.users"),
+        "Begin UserGroup\nGROUP_NAME GROUP_MEMBER\nG1 (david john)\nG2 (G1 ~john)\nEnd UserGroup\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    fs::write(
+        d.path().join("lsb.applications"),
+        "Begin Application\nNAME = short\nDESCRIPTION = Short jobs\nEnd Application\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    edit(
+        d.path(),
+        "lsf.conf",
+        "LSF_AUTH=eauth",
+        "LSF_AUTH=eauth\nLSB_JOB_MEMLIMIT=Y\nLSB_STDOUT_DIRECT=Y\nLSB_SET_TMPDIR=N\n\
+         LSF_MASTER_LIST=\"hostA hostB\"\nLSB_STOP_IGNORE_IT=Y",
+    );
+    let loaded = load_ok(d.path());
+    assert!(loaded.warnings.is_empty(), "{:#?}", loaded.warnings);
+    for f in [
+        "lsb.params",
+        "lsb.queues",
+        "lsb.hosts",
+        "lsb.users",
+        "lsf.conf",
+    ] {
+        assert_silent(&loaded, d.path(), f);
+    }
+    assert!(common::assert_lists_every_not_applied(&loaded).is_empty());
+}
+
+#[test]
+fn admin_guide_lists_every_keyword_read_but_not_applied() {
+    let guide = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/admin-guide.md");
+    let text = fs::read_to_string(&guide).unwrap_or_else(|e| panic!("{}: {e}", guide.display()));
+    let start = text
+        .find("### Read but not applied")
+        .unwrap_or_else(|| panic!("no \"Read but not applied\" section"));
+    let section = &text[start..];
+    let section = &section[..section[4..].find("\n#").map_or(section.len(), |e| e + 4)];
+    for (file, table) in basalt_config::not_applied::TABLES {
+        let rows: Vec<&str> = section
+            .lines()
+            .filter(|l| l.starts_with(&format!("| `{file}` |")))
+            .collect();
+        for e in *table {
+            let named = if e.keyword == "*" {
+                "every keyword".to_owned()
+            } else {
+                format!("`{}`", e.label())
+            };
+            assert!(
+                rows.iter().any(|r| r.contains(&named)),
+                "{file}: {named} is not in the admin guide's list"
+            );
+        }
+    }
+}
