@@ -9,13 +9,28 @@
 //! prompts. Command-line options beat directives; `-R` and `-env` accumulate.
 //!
 //! LSF's multi-letter options are matched whole before one-letter options are unbundled
-//! (`-Ep` is `-Ep`, not `-E p`). Accepted and ignored (no field in the submission schema,
-//! and nothing the job does depends on them here): `-U -gpu -alloc_flags -sp -We -T -Jd
-//! -ext/-extsched -Lp -sla -g -ul -Zs -hl`; `-rn` makes the job not rerunnable. LSF options
-//! whose effect Basalt does not carry out yet ([`NOT_SUPPORTED`]: interactive jobs, file
-//! transfer, checkpointing, post-execution, warning actions, ...) are refused with a clear
-//! message rather than silently changing what the job does. `-app` is sent to mbatchd, which refuses a profile lsb.applications
-//! does not define.
+//! (`-Ep` is `-Ep`, not `-E p`; `-hostfile` is not `-h -o stfile`): [`SPEC`] lists every
+//! option of LSF 10.1's bsub. What Basalt does with those it does not carry out:
+//!
+//! * accepted and ignored ([`IGNORED`], plus `-We -T -sp`, whose values are checked):
+//!   options that only tune or describe a job and do not change what it runs, where its
+//!   output goes or whether it runs — `-U -gpu -alloc_flags -Jd -ext/-extsched -Lp -sla
+//!   -g -ul -Zs -hl -ar -freq -network -notify -rcacct` and the CSM options `-csm -jsm
+//!   -smt -step_cgroup -core_isolation -cn_cu -cn_mem -ln_mem -ln_slots` (like `-nnodes`
+//!   and `-alloc_flags`, which parsl and psij send);
+//! * `-rn` makes the job not rerunnable;
+//! * refused ([`NOT_SUPPORTED`], `-<name>: this LSF option is not supported by Basalt yet.
+//!   Job not submitted.`, exit 255): options whose absence would silently change what the
+//!   job does — interactive jobs (`-I -Ip -Is -IS -ISp -ISs -IX -tty -XF`), waiting for the
+//!   job (`-K`), file transfer and data staging (`-f -is -data -datagrp -datachk -stage`),
+//!   checkpointing and migration (`-k -mig`), post-execution and rerun commands (`-Ep
+//!   -rnc`), warning actions and signals (`-wa -wt -s`), requeue exit values (`-Q`), esub
+//!   applications (`-a`), pending time limits (`-ptl -eptl`), orphan termination (`-ti`),
+//!   host files and output directories (`-hostfile -outdir`), other clusters
+//!   (`-clusters`), and jobs described elsewhere (`-pack -jsdl -jsdl_strict -json -yaml`).
+//!
+//! Unknown options keep LSF's `bsub: illegal option -- x` and the usage. `-app` is sent to
+//! mbatchd, which refuses a profile lsb.applications does not define.
 
 use super::opts::{self, Item, Spec};
 use super::resreq;
@@ -59,6 +74,7 @@ pub const NOT_SUPPORTED: &[&str] = &[
     "jsdl",
     "jsdl_strict",
     "Ep",
+    "rnc",
     "wa",
     "wt",
     "Q",
@@ -68,16 +84,76 @@ pub const NOT_SUPPORTED: &[&str] = &[
     "json",
     "yaml",
     "data",
+    "datagrp",
+    "datachk",
     "stage",
+    "ptl",
+    "eptl",
+    "ti",
+    "hostfile",
+    "outdir",
+    "clusters",
+];
+
+/// LSF bsub options accepted and ignored: they tune or describe a job (or only mean
+/// something on an IBM CSM cluster) without changing what it runs, where its output goes
+/// or whether it runs. Their names are kept in [`BsubOpts::ignored`].
+pub const IGNORED: &[&str] = &[
+    "U",
+    "gpu",
+    "alloc_flags",
+    "Jd",
+    "ext",
+    "extsched",
+    "Lp",
+    "sla",
+    "g",
+    "ul",
+    "Zs",
+    "hl",
+    "ar",
+    "freq",
+    "network",
+    "notify",
+    "rcacct",
+    "csm",
+    "jsm",
+    "smt",
+    "step_cgroup",
+    "core_isolation",
+    "cn_cu",
+    "cn_mem",
+    "ln_mem",
+    "ln_slots",
 ];
 
 /// bsub's options (public for the fuzz checks, `fuzz/src/bsub.rs`).
 pub const SPEC: Spec = Spec {
     flags: &[
         "h", "V", "H", "x", "r", "N", "B", "rn", "ul", "Zs", "hl", "I", "Ip", "Is", "IS", "ISp",
-        "ISs", "IX", "K", "tty", "XF",
+        "ISs", "IX", "K", "tty", "XF", "ar", "datachk", "ti",
     ],
     valued: &[
+        "rnc",
+        "clusters",
+        "datagrp",
+        "ptl",
+        "eptl",
+        "hostfile",
+        "outdir",
+        "freq",
+        "network",
+        "notify",
+        "rcacct",
+        "csm",
+        "jsm",
+        "smt",
+        "step_cgroup",
+        "core_isolation",
+        "cn_cu",
+        "cn_mem",
+        "ln_mem",
+        "ln_slots",
         "ext",
         "extsched",
         "Lp",
@@ -468,9 +544,8 @@ pub fn apply(
             o.ignored.push(name.to_owned());
         }
         "app" => o.app = Some(v.to_owned()),
-        "U" | "gpu" | "alloc_flags" | "Jd" | "ext" | "extsched" | "Lp" | "sla" | "g" | "ul"
-        | "Zs" | "hl" => o.ignored.push(name.to_owned()),
         "rn" => o.rerunnable = false,
+        n if IGNORED.contains(&n) => o.ignored.push(name.to_owned()),
         n if NOT_SUPPORTED.contains(&n) => {
             return Err(format!(
                 "-{n}: this LSF option is not supported by Basalt yet"
@@ -1322,37 +1397,79 @@ mod tests {
         assert_eq!(check(&args), Ok(()));
     }
 
-    /// Issue 30 item 4: LSF's multi-letter options are recognised before single-letter
-    /// bundling (`-Ep /bin/true` is not `-E p`), each as itself.
+    /// The first item `args` parse to, and the words left for the command.
+    fn first_item_and_words(args: &[&str]) -> (Option<Item>, Vec<String>) {
+        let items = opts::parse(&words(args), &SPEC, true).unwrap_or_default();
+        let rest = items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Arg(a) => Some(a.clone()),
+                Item::Opt(..) => None,
+            })
+            .collect();
+        (items.first().cloned(), rest)
+    }
+
+    /// `-<name> value true` (or `-<name> true` for a flag).
+    fn with_value(name: &str) -> (Vec<String>, Option<String>) {
+        let flag = SPEC.flags.contains(&name);
+        let mut args = vec![format!("-{name}")];
+        if !flag {
+            args.push("value".into());
+        }
+        args.push("true".into());
+        (args, (!flag).then(|| "value".to_string()))
+    }
+
+    /// Issue 30 item 4: `-Ep /bin/true -q normal echo hi` is `-Ep` with its value, then
+    /// queue normal and the command `echo hi` — not `-E p` with `/bin/true` as the command.
     #[test]
-    fn multi_letter_options_are_matched_before_bundling() {
-        let parse = |args: &[&str]| opts::parse(&words(args), &SPEC, true);
-        let items = parse(&["-Ep", "/bin/true", "-q", "normal", "echo", "hi"]).unwrap_or_default();
-        assert_eq!(items[0], Item::Opt("Ep".into(), Some("/bin/true".into())));
-        let mut o = BsubOpts::default();
-        let e = apply_items(items, &mut o, &cx("KB"));
+    fn ep_is_read_whole_and_the_queue_and_command_follow_it() {
+        let items = opts::parse(
+            &words(&["-Ep", "/bin/true", "-q", "normal", "echo", "hi"]),
+            &SPEC,
+            true,
+        );
         assert_eq!(
-            e,
+            items,
+            Ok(vec![
+                Item::Opt("Ep".into(), Some("/bin/true".into())),
+                Item::Opt("q".into(), Some("normal".into())),
+                Item::Arg("echo".into()),
+                Item::Arg("hi".into()),
+            ])
+        );
+        // What follows -Ep is applied as usual; -Ep itself is refused by name.
+        let mut o = BsubOpts::default();
+        let rest = apply_items(
+            items.clone().unwrap_or_default().split_off(1),
+            &mut o,
+            &cx("KB"),
+        );
+        assert_eq!(rest, Ok(vec!["echo".to_string(), "hi".to_string()]));
+        assert_eq!(o.queue.as_deref(), Some("normal"));
+        let mut o = BsubOpts::default();
+        assert_eq!(
+            apply_items(items.unwrap_or_default(), &mut o, &cx("KB")),
             Err("-Ep: this LSF option is not supported by Basalt yet".to_string())
         );
-        // Each as itself: the refused ones by name, the ignored ones without effect.
+        // The same option with a one-letter prefix in a bundle is still unbundled.
+        let (o, rest) = cmdline(&["-Epre", "echo", "hi"], "KB");
+        assert_eq!(o.pre_exec.as_deref(), Some("pre"));
+        assert_eq!(rest, vec!["echo".to_string(), "hi".to_string()]);
+    }
+
+    /// Every LSF option Basalt refuses is parsed as itself (not as a bundle of one-letter
+    /// options) and refused by its own name.
+    #[test]
+    fn every_refused_lsf_option_is_parsed_as_itself_and_refused_by_name() {
         for name in NOT_SUPPORTED {
-            let flag = SPEC.flags.contains(name);
-            let opt = format!("-{name}");
-            let cmd: Vec<&str> = if flag {
-                vec![&opt, "true"]
-            } else {
-                vec![&opt, "value", "true"]
-            };
-            let items = parse(&cmd).unwrap_or_default();
-            assert_eq!(
-                items.first(),
-                Some(&Item::Opt(
-                    (*name).to_string(),
-                    (!flag).then(|| "value".to_string())
-                )),
-                "{name}"
-            );
+            let (args, value) = with_value(name);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (first, rest) = first_item_and_words(&args);
+            assert_eq!(first, Some(Item::Opt((*name).to_string(), value)), "{name}");
+            assert_eq!(rest, vec!["true".to_string()], "{name}");
+            let items = opts::parse(&words(&args), &SPEC, true).unwrap_or_default();
             let mut o = BsubOpts::default();
             assert_eq!(
                 apply_items(items, &mut o, &cx("KB")),
@@ -1362,23 +1479,123 @@ mod tests {
                 "{name}"
             );
         }
-        for (args, rest) in [
-            (&["-ext", "x", "-q", "normal", "a"][..], "a"),
-            (&["-extsched", "x", "a"][..], "a"),
-            (&["-Lp", "proj", "a"][..], "a"),
-            (&["-sla", "gold", "a"][..], "a"),
-            (&["-g", "/grp", "a"][..], "a"),
-            (&["-ul", "-Zs", "-hl", "a"][..], "a"),
-        ] {
-            let (o, words) = cmdline(args, "KB");
-            assert_eq!(words, vec![rest.to_string()], "{args:?}");
-            assert!(!o.ignored.is_empty(), "{args:?}");
+    }
+
+    /// Every LSF option Basalt accepts and ignores is parsed as itself, leaves the job as
+    /// it was (the command, the queue, the output) and is recorded as ignored.
+    #[test]
+    fn every_ignored_lsf_option_is_parsed_as_itself_and_changes_nothing() {
+        for name in IGNORED {
+            let (mut args, value) = with_value(name);
+            args.splice(
+                args.len() - 1..,
+                ["-q".into(), "normal".into(), "true".into()],
+            );
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (first, _) = first_item_and_words(&args);
+            assert_eq!(first, Some(Item::Opt((*name).to_string(), value)), "{name}");
+            let (o, rest) = cmdline(&args, "KB");
+            assert_eq!(rest, vec!["true".to_string()], "{name}");
+            let expected = BsubOpts {
+                queue: Some("normal".into()),
+                ignored: vec![(*name).to_string()],
+                ..Default::default()
+            };
+            assert_eq!(o, expected, "{name}");
         }
-        let (o, _) = cmdline(&["-r", "-rn", "a"], "KB");
+    }
+
+    /// The option list covers LSF 10.1's bsub synopsis: each listed multi-letter option
+    /// is one of bsub's own names, so none of them is unbundled.
+    #[test]
+    fn lsf_10_1_multi_letter_bsub_options_are_all_known_names() {
+        let lsf = [
+            "Ep",
+            "ext",
+            "extsched",
+            "Lp",
+            "mig",
+            "pack",
+            "tty",
+            "jsdl",
+            "jsdl_strict",
+            "rn",
+            "rnc",
+            "sla",
+            "Is",
+            "Ip",
+            "IS",
+            "ISp",
+            "ISs",
+            "IX",
+            "ul",
+            "is",
+            "wa",
+            "wt",
+            "Zs",
+            "XF",
+            "ar",
+            "alloc_flags",
+            "app",
+            "clusters",
+            "cn_cu",
+            "cn_mem",
+            "core_isolation",
+            "csm",
+            "cwd",
+            "data",
+            "datachk",
+            "datagrp",
+            "env",
+            "eo",
+            "eptl",
+            "freq",
+            "gpu",
+            "hl",
+            "hostfile",
+            "Jd",
+            "jsm",
+            "json",
+            "ln_mem",
+            "ln_slots",
+            "network",
+            "nnodes",
+            "notify",
+            "oo",
+            "outdir",
+            "ptl",
+            "rcacct",
+            "smt",
+            "sp",
+            "stage",
+            "step_cgroup",
+            "ti",
+            "We",
+            "yaml",
+        ];
+        for name in lsf {
+            assert!(
+                SPEC.flags.contains(&name) || SPEC.valued.contains(&name),
+                "-{name} is not one of bsub's names"
+            );
+        }
+        // One-letter options LSF has, including those Basalt refuses or ignores.
+        for name in ["I", "K", "f", "k", "g", "a", "Q", "s"] {
+            assert!(
+                SPEC.flags.contains(&name) || SPEC.valued.contains(&name),
+                "-{name}"
+            );
+        }
+    }
+
+    /// `-rn` makes the job not rerunnable; unknown options keep LSF's message.
+    #[test]
+    fn rn_makes_the_job_not_rerunnable_and_unknown_options_are_illegal() {
+        let (o, rest) = cmdline(&["-r", "-rn", "a"], "KB");
         assert!(!o.rerunnable, "-rn: not rerunnable");
-        // Unknown options still get LSF's message.
+        assert_eq!(rest, vec!["a".to_string()]);
         assert_eq!(
-            parse(&["-Zz", "a"]).map_err(|e| e.to_string()),
+            opts::parse(&words(&["-Zz", "a"]), &SPEC, true).map_err(|e| e.to_string()),
             Err("illegal option -- Z".to_string())
         );
     }
