@@ -193,5 +193,24 @@ done
             .is_some_and(|l| l.trim_end().ends_with("9.5")),
         "{r1m}"
     );
+    // Issue 30 item 10: -R selects hosts on the ELIM's index and on static values, and
+    // lshosts -l prints a block per host.
+    let selected = c.ok("lsload", &["-R", "select[gpu_util > 40]"])?;
+    let hosts: Vec<&str> = selected
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(hosts, vec!["hostB"], "{selected}");
+    let selected = c.ok("lshosts", &["-R", "hname == hostA && ncpus >= 1"])?;
+    let hosts: Vec<&str> = selected
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(hosts, vec!["hostA"], "{selected}");
+    let long = c.ok("lshosts", &["-l", "hostB"])?;
+    assert!(long.starts_with("\nHOST_NAME:  hostB\n"), "{long}");
+    assert!(long.contains("\nLOAD_THRESHOLDS:\n"), "{long}");
     Ok(())
 }

@@ -15,6 +15,7 @@ pub mod args;
 pub mod batch;
 pub mod hist;
 pub mod lim_cmds;
+pub mod lim_res;
 pub mod lsadmin;
 pub mod numfmt;
 

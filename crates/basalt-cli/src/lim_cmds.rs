@@ -1,6 +1,7 @@
 //! Output of the LIM-level commands: `lsid`, `lsload`, `lshosts`,
 //! `lsclusters`, `lsinfo` (cli-output.md §6).
 
+use crate::lim_res::{self, HostValues, SharedInstance, SharedKind};
 use crate::numfmt::{fit, left_cut, mem_mb, right, right_cut};
 use basalt_config::{Config, ResourceKind};
 use basalt_core::{LoadIndex, effective_run_queue, normalized_run_queue};
@@ -259,6 +260,7 @@ struct HostFacts {
     ncpus: Option<u32>,
     maxmem: Option<u64>,
     maxswp: Option<u64>,
+    maxtmp: Option<u64>,
     server: bool,
     resources: Vec<String>,
 }
@@ -280,6 +282,7 @@ fn facts(config: &Config, h: &HostRecord) -> HostFacts {
             ncpus: (info.ncpus > 0).then_some(info.ncpus),
             maxmem: pos(info.max_mem_mb),
             maxswp: pos(info.max_swp_mb),
+            maxtmp: pos(info.max_tmp_mb),
             server: info.server,
             resources: info.resources,
         }
@@ -297,6 +300,7 @@ fn facts(config: &Config, h: &HostRecord) -> HostFacts {
             ncpus: None,
             maxmem: None,
             maxswp: None,
+            maxtmp: None,
             server: conf.is_none_or(|c| c.server),
             resources: conf.map(|c| c.resources.clone()).unwrap_or_default(),
         }
@@ -352,6 +356,319 @@ pub fn lshosts(config: &Config, reply: &HostsReply, wide: bool) -> String {
         ));
     }
     out
+}
+
+/// A size for `lshosts -l`: `%5dM` (`%5dG` above 99,999 MB), `-` when unknown.
+fn size6(v: Option<u64>) -> String {
+    match v {
+        None => format!("{:>6}", "-"),
+        Some(mb) if mb > 99_999 => format!("{:>5}G", mb / 1024),
+        Some(mb) => format!("{mb:>5}M"),
+    }
+}
+
+/// The load indices `lshosts -l` shows thresholds for: the built-in ones, then the
+/// external (ELIM) indices of lsf.shared that are not shared resources.
+fn threshold_indices(config: &Config) -> Vec<String> {
+    let mut names: Vec<String> = basalt_core::BUILTIN_INDICES
+        .iter()
+        .map(|i| i.name().to_owned())
+        .collect();
+    names.extend(
+        config
+            .shared
+            .resources
+            .iter()
+            .filter(|r| r.kind == ResourceKind::Numeric && r.interval.is_some())
+            .filter(|r| {
+                !config
+                    .cluster
+                    .resource_map
+                    .iter()
+                    .any(|(n, _)| *n == r.name)
+            })
+            .map(|r| r.name.clone()),
+    );
+    names
+}
+
+/// The field of one index in the LOAD_THRESHOLDS table: (header width, value text).
+fn threshold_cell(name: &str, value: Option<f64>) -> (usize, String) {
+    let builtin = LoadIndex::from_name(name);
+    let width = match builtin {
+        Some(LoadIndex::Ut | LoadIndex::Ls | LoadIndex::It) => 5,
+        Some(_) => 6,
+        None if name.len() >= 7 => name.len() + 1,
+        None => 7,
+    };
+    let text = match value {
+        None => "-".to_owned(),
+        Some(v) => match builtin {
+            Some(LoadIndex::R15s | LoadIndex::R1m | LoadIndex::R15m | LoadIndex::Pg) => {
+                format!("{v:.1}")
+            }
+            Some(LoadIndex::Ut) => format!("{:.0}%", v * 100.0),
+            Some(LoadIndex::Io | LoadIndex::Ls | LoadIndex::It) => format!("{v:.0}"),
+            Some(LoadIndex::Tmp | LoadIndex::Swp | LoadIndex::Mem) => format!("{v:.0}M"),
+            None => format!("{v:.1}"),
+        },
+    };
+    (width, text)
+}
+
+/// `lshosts -l`: a block per host (LSF 10.1's columns, OpenLava's layout): the static
+/// values, the static shared resources, RESOURCES, RUN_WINDOWS and the LIM's busy
+/// thresholds. ndisks, nprocs, ncores and nthreads are not measured by Basalt's LIM
+/// (`-`); rexpri is 0, the priority RES runs tasks at.
+pub fn lshosts_long(config: &Config, reply: &HostsReply, shared: &[SharedInstance]) -> String {
+    let statics: Vec<&SharedInstance> = shared
+        .iter()
+        .filter(|i| lim_res::shown_by(SharedKind::Static, i))
+        .collect();
+    let mut shared_names: Vec<&str> = statics.iter().map(|i| i.resource.as_str()).collect();
+    shared_names.dedup();
+    let indices = threshold_indices(config);
+    let mut out = String::new();
+    for h in &reply.hosts {
+        let f = facts(config, h);
+        out.push_str(&format!("\nHOST_NAME:  {}\n", f.name));
+        out.push_str(&format!(
+            "{} {} {} {} {} {} {} {} {} {} {} {} {}\n",
+            left_cut("type", 10),
+            right_cut("model", 11),
+            right_cut("cpuf", 5),
+            right_cut("ncpus", 5),
+            right_cut("ndisks", 6),
+            right_cut("maxmem", 6),
+            right_cut("maxswp", 6),
+            right_cut("maxtmp", 6),
+            right_cut("rexpri", 6),
+            right_cut("server", 6),
+            right_cut("nprocs", 6),
+            right_cut("ncores", 6),
+            right_cut("nthreads", 8),
+        ));
+        let head = format!(
+            "{} {} {} ",
+            left_cut(&f.host_type, 10),
+            right_cut(&f.model, 11),
+            right_cut(&format!("{:5.1}", f.cpuf), 5)
+        );
+        let dash = |w: usize| format!("{:>w$}", "-");
+        if f.server {
+            let ncpus = f.ncpus.map_or_else(|| dash(5), |n| format!("{n:>5}"));
+            out.push_str(&format!(
+                "{head}{ncpus} {} {} {} {} {:>6} {:>6} {} {} {}\n",
+                dash(6),
+                size6(f.maxmem),
+                size6(f.maxswp),
+                size6(f.maxtmp),
+                0,
+                "Yes",
+                dash(6),
+                dash(6),
+                dash(8)
+            ));
+        } else {
+            out.push_str(&format!(
+                "{head}{} {} {} {} {} {} {:>6} {} {} {}\n",
+                dash(5),
+                dash(6),
+                dash(6),
+                dash(6),
+                dash(6),
+                dash(6),
+                "No",
+                dash(6),
+                dash(6),
+                dash(8)
+            ));
+        }
+        if !shared_names.is_empty() {
+            let cell = |name: &str, text: &str| {
+                let cut: String = text.chars().take(name.len() + 1).collect();
+                format!("{cut:>w$}", w = name.len() + 2)
+            };
+            let mut names = String::new();
+            let mut values = String::new();
+            for n in &shared_names {
+                let value = statics
+                    .iter()
+                    .find(|i| {
+                        i.resource == *n
+                            && i.hosts.iter().any(|x| basalt_core::same_host(x, &f.name))
+                    })
+                    .and_then(|i| i.value.clone())
+                    .unwrap_or_else(|| "-".to_owned());
+                names.push_str(&cell(n, n));
+                values.push_str(&cell(n, &value));
+            }
+            out.push_str(&format!("{names}\n{values}\n"));
+        }
+        out.push('\n');
+        if f.resources.is_empty() {
+            out.push_str("RESOURCES: Not defined\n");
+        } else {
+            out.push_str(&format!("RESOURCES: ({})\n", f.resources.join(" ")));
+        }
+        if !f.server {
+            out.push_str("RUN_WINDOWS: Not applicable for client-only host\n\n");
+            continue;
+        }
+        let window = config
+            .cluster
+            .host(&f.name)
+            .and_then(|c| c.run_window.as_ref());
+        match window {
+            None => out.push_str("RUN_WINDOWS:  (always open)\n"),
+            Some(w) => out.push_str(&format!("RUN_WINDOWS: {w}\n")),
+        }
+        out.push_str("\nLOAD_THRESHOLDS:\n");
+        let mut header = String::new();
+        let mut values = String::new();
+        for name in &indices {
+            let value = h
+                .thresholds
+                .iter()
+                .find(|t| t.name == *name)
+                .map(|t| t.value)
+                .filter(|v| v.is_finite());
+            let (w, text) = threshold_cell(name, value);
+            header.push_str(&format!("{name:>w$}"));
+            values.push_str(&format!("{text:>w$}"));
+        }
+        out.push_str(&format!("{header}\n{values}\n"));
+    }
+    out
+}
+
+/// What a host offers to `-R` select expressions: its load (unless unavailable; run
+/// queues as effective values), static values, resources and shared static resources.
+pub fn host_values(config: &Config, h: &HostRecord, shared: &[SharedInstance]) -> HostValues {
+    let f = facts(config, h);
+    let mut v = HostValues {
+        name: f.name.clone(),
+        ..Default::default()
+    };
+    let (ncpus, cpuf) = (f.ncpus.unwrap_or(1), f.cpuf);
+    if !is_unavail(h) {
+        for l in &h.load {
+            let value = match LoadIndex::from_name(&l.name) {
+                Some(i) if i.is_run_queue() => effective_run_queue(l.value, ncpus, cpuf),
+                _ => l.value,
+            };
+            if value.is_finite() {
+                v.numbers.insert(l.name.clone(), value);
+            }
+        }
+    }
+    v.numbers.insert("cpuf".into(), f.cpuf);
+    if let Some(n) = f.ncpus {
+        v.numbers.insert("ncpus".into(), f64::from(n));
+    }
+    for (name, value) in [
+        ("maxmem", f.maxmem),
+        ("maxswp", f.maxswp),
+        ("maxtmp", f.maxtmp),
+    ] {
+        if let Some(mb) = value {
+            v.numbers.insert(name.into(), mb as f64);
+        }
+    }
+    if f.server {
+        v.numbers.insert("rexpri".into(), 0.0);
+        v.booleans.push("server".into());
+    }
+    v.strings.insert("hname".into(), f.name.clone());
+    v.strings.insert("type".into(), f.host_type.clone());
+    v.strings.insert("model".into(), f.model.clone());
+    v.strings.insert("status".into(), status_text(h).to_owned());
+    let mut put = |name: &str, value: Option<&str>| {
+        let kind = config.shared.resource(name).map(|r| r.kind);
+        match (kind, value) {
+            (Some(ResourceKind::Numeric), Some(x)) => {
+                if let Ok(n) = x.trim().parse::<f64>() {
+                    v.numbers.insert(name.to_owned(), n);
+                }
+            }
+            (Some(ResourceKind::String), Some(x)) => {
+                v.strings.insert(name.to_owned(), x.to_owned());
+            }
+            (Some(ResourceKind::Boolean) | None, None) => v.booleans.push(name.to_owned()),
+            _ => {}
+        }
+    };
+    for r in &f.resources {
+        match r.split_once('=') {
+            Some((n, x)) => put(n, Some(x)),
+            None => put(r, None),
+        }
+    }
+    for i in shared.iter().filter(|i| !i.dynamic) {
+        if i.hosts.iter().any(|x| basalt_core::same_host(x, &f.name)) {
+            put(&i.resource, i.value.as_deref());
+        }
+    }
+    v
+}
+
+/// The names of the external indices the hosts of `reply` report.
+pub fn external_indices(reply: &HostsReply) -> Vec<String> {
+    let mut names: Vec<String> = reply
+        .hosts
+        .iter()
+        .flat_map(|h| h.load.iter())
+        .filter(|l| LoadIndex::from_name(&l.name).is_none())
+        .map(|l| l.name.clone())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Keep the hosts of `reply` that satisfy `select`; `local` names the host the command
+/// runs on (`type==local`).
+pub fn retain_selected(
+    config: &Config,
+    reply: &mut HostsReply,
+    select: &lim_res::Select,
+    local: &str,
+) {
+    let shared = lim_res::shared_instances(config);
+    let local_values = reply
+        .hosts
+        .iter()
+        .find(|h| {
+            h.info
+                .as_ref()
+                .is_some_and(|i| basalt_core::same_host(&i.name, local))
+        })
+        .map(|h| host_values(config, h, &shared));
+    reply
+        .hosts
+        .retain(|h| select.matches(&host_values(config, h, &shared), local_values.as_ref()));
+}
+
+/// The value of a dynamic shared resource: what the first host of its location that
+/// reports it says (`-` when none does).
+pub fn dynamic_value(reply: &HostsReply, i: &SharedInstance) -> String {
+    i.hosts
+        .iter()
+        .find_map(|name| {
+            let h = reply.hosts.iter().find(|h| {
+                h.info
+                    .as_ref()
+                    .is_some_and(|x| basalt_core::same_host(&x.name, name))
+            })?;
+            if is_unavail(h) {
+                return None;
+            }
+            h.load
+                .iter()
+                .find(|l| l.name == i.resource)
+                .map(|l| lim_res::number_text(l.value))
+        })
+        .unwrap_or_else(|| "-".to_owned())
 }
 
 /// `lshosts -json`.
@@ -734,6 +1051,123 @@ mod tests {
         assert_eq!(a["it"], 3.0);
         assert_eq!(a["r1m"], Value::Null, "no value: null");
         assert_eq!(js["RECORDS"][1]["r15s"], Value::Null, "unavail: null");
+    }
+
+    /// hostA of [`lim_res::tests::config`]: X86_64 / Intel_EM64T, cs, r1m/ut/mem thresholds.
+    fn long_host() -> HostRecord {
+        let mut h = host(
+            "hostA",
+            HostStatus::Ok,
+            &[("r1m", 2.1), ("mem", 900.0)],
+            &[],
+        );
+        if let Some(i) = h.info.as_mut() {
+            i.host_type = "X86_64".into();
+            i.model = "Intel_EM64T".into();
+            i.cpu_factor = 60.0;
+            i.ncpus = 8;
+        }
+        h.thresholds = [("r1m", 3.5), ("ut", 0.9), ("mem", 100.0)]
+            .iter()
+            .map(|(n, v)| LoadValue {
+                name: (*n).into(),
+                value: *v,
+            })
+            .collect();
+        h
+    }
+
+    /// Issue 30 item 10: `lshosts -l` prints LSF's block per host.
+    #[test]
+    fn lshosts_long_prints_a_block_per_host_with_lsf_columns() {
+        let config = crate::lim_res::tests::config(&["hostA"], &[("licA", "5@[hostA]")]);
+        let shared = lim_res::shared_instances(&config);
+        let mut client = host("hostC", HostStatus::Unavail, &[], &[]);
+        client.has_info = false;
+        let reply = HostsReply {
+            hosts: vec![long_host(), client],
+            ..Default::default()
+        };
+        let text = lshosts_long(&config, &reply, &shared);
+        let expected = concat!(
+            "\nHOST_NAME:  hostA\n",
+            "type             model  cpuf ncpus ndisks maxmem maxswp maxtmp rexpri server nprocs ncores nthreads\n",
+            "X86_64     Intel_EM64T  60.0     8      - 24105M      -  1000M      0    Yes      -      -        -\n",
+            "  licA\n",
+            "     5\n",
+            "\n",
+            "RESOURCES: (cs)\n",
+            "RUN_WINDOWS:  (always open)\n",
+            "\n",
+            "LOAD_THRESHOLDS:\n",
+            "  r15s   r1m  r15m   ut    pg    io   ls   it   tmp   swp   mem scratch\n",
+            "     -   3.5     -  90%     -     -    -    -     -     -  100M       -\n",
+        );
+        assert!(text.starts_with(expected), "{text}");
+        // An ELIM index of lsf.shared (`scratch`, not in the ResourceMap) has a column.
+        // A host the master has no information for shows what the cluster file says.
+        let rest = &text[expected.len()..];
+        assert!(rest.starts_with("\nHOST_NAME:  hostC\n"), "{rest}");
+        assert!(rest.contains("RESOURCES: Not defined\n"), "{rest}");
+    }
+
+    /// `-R` sees run queues as effective values, static values, resources and static
+    /// shared resources.
+    #[test]
+    fn select_sees_effective_run_queues_statics_and_shared_resources() {
+        let config = crate::lim_res::tests::config(&["hostA", "hostB"], &[("licA", "5@[hostA]")]);
+        let shared = lim_res::shared_instances(&config);
+        let v = host_values(&config, &long_host(), &shared);
+        // 2.1 on 8 CPUs is an effective run queue well below 1.
+        assert!(v.numbers.get("r1m").is_some_and(|r| *r < 1.0), "{v:?}");
+        assert_eq!(v.numbers.get("ncpus"), Some(&8.0));
+        assert_eq!(v.numbers.get("maxmem"), Some(&24105.0));
+        assert_eq!(v.numbers.get("licA"), Some(&5.0));
+        assert_eq!(v.strings.get("type").map(String::as_str), Some("X86_64"));
+        assert!(v.booleans.contains(&"cs".to_string()));
+        let mut reply = HostsReply {
+            hosts: vec![
+                long_host(),
+                host("hostB", HostStatus::Ok, &[("r1m", 2.1)], &[]),
+                host("hostD", HostStatus::Unavail, &[("r1m", 0.0)], &[]),
+            ],
+            ..Default::default()
+        };
+        let sel = lim_res::Select::parse("r1m < 0.5 && licA >= 5", &config, &[])
+            .unwrap_or_else(|_| panic!("parse"));
+        retain_selected(&config, &mut reply, &sel, "hostB");
+        let names: Vec<&str> = reply
+            .hosts
+            .iter()
+            .filter_map(|h| h.info.as_ref().map(|i| i.name.as_str()))
+            .collect();
+        assert_eq!(names, vec!["hostA"]);
+        // The load of an unavailable host is unknown: it never satisfies a load test.
+        let mut reply = HostsReply {
+            hosts: vec![host("hostD", HostStatus::Unavail, &[("r1m", 0.0)], &[])],
+            ..Default::default()
+        };
+        let sel =
+            lim_res::Select::parse("r1m < 1", &config, &[]).unwrap_or_else(|_| panic!("parse"));
+        retain_selected(&config, &mut reply, &sel, "hostB");
+        assert!(reply.hosts.is_empty());
+    }
+
+    #[test]
+    fn dynamic_shared_value_comes_from_a_host_of_its_location() {
+        let config =
+            crate::lim_res::tests::config(&["hostA", "hostB"], &[("scratch", "[hostB hostA]")]);
+        let shared = lim_res::shared_instances(&config);
+        let reply = HostsReply {
+            hosts: vec![
+                host("hostA", HostStatus::Ok, &[("scratch", 7.0)], &[]),
+                host("hostB", HostStatus::Ok, &[("scratch", 120.0)], &[]),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(dynamic_value(&reply, &shared[0]), "120");
+        let reply = HostsReply::default();
+        assert_eq!(dynamic_value(&reply, &shared[0]), "-");
     }
 
     #[test]

@@ -95,3 +95,117 @@ fn broken_configuration_is_reported() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("lsf.shared"), "{stderr}");
 }
+
+/// Issue 30 item 10: bad options and arguments of lsload/lshosts get LSF's message and
+/// the usage on stderr (not clap's), exit 255; conflicting options print the usage.
+#[test]
+fn lsload_and_lshosts_option_errors_are_lsf_messages_with_the_usage() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let envdir = write_default(dir.path());
+    let cases: [(&str, &[&str], &str); 6] = [
+        (
+            COMMANDS[1],
+            &["-Z"],
+            "lsload: illegal option -- Z\nUsage: lsload ",
+        ),
+        (
+            COMMANDS[1],
+            &["-R"],
+            "lsload: option requires an argument -- R\nUsage: lsload ",
+        ),
+        (COMMANDS[1], &["-N", "-E"], "Usage: lsload "),
+        (COMMANDS[1], &["-s", "-l"], "Usage: lsload "),
+        (
+            COMMANDS[2],
+            &["-x"],
+            "lshosts: illegal option -- x\nUsage: lshosts ",
+        ),
+        (COMMANDS[2], &["-l", "-w"], "Usage: lshosts "),
+    ];
+    for (exe, args, start) in cases {
+        let out = run(exe, &envdir, args);
+        assert_eq!(out.status.code(), Some(255), "{exe} {args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.starts_with(start), "{exe} {args:?}: {stderr}");
+        assert!(stderr.contains(" -s ["), "{exe} {args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{exe} {args:?}");
+    }
+}
+
+/// Issue 30 item 10: `lshosts -s` and `bhosts -s` list the ResourceMap's shared
+/// resources in LSF's layouts, and say so when there are none.
+#[test]
+fn lshosts_s_and_bhosts_s_list_the_resource_map() {
+    let bhosts = env!("CARGO_BIN_EXE_bhosts");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let envdir = write_default(dir.path());
+    let out = run(COMMANDS[2], &envdir, &["-s"]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "No static shared resources defined \n"
+    );
+    let out = run(bhosts, &envdir, &["-s"]);
+    assert_eq!(out.status.code(), Some(255));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "lsb_sharedresourceinfo: No resource defined\n"
+    );
+
+    let shared = envdir.join("lsf.shared");
+    let text = std::fs::read_to_string(&shared).expect("read lsf.shared");
+    let text = text.replacen(
+        "End Resource",
+        "licA  Numeric  ()  N  (License A)\nEnd Resource",
+        1,
+    );
+    std::fs::write(&shared, text).expect("write lsf.shared");
+    let cluster = envdir.join("lsf.cluster.basalt");
+    let mut text = std::fs::read_to_string(&cluster).expect("read lsf.cluster");
+    text.push_str(
+        "\nBegin ResourceMap\nRESOURCENAME  LOCATION\nlicA  (5@[hostA])\nEnd ResourceMap\n",
+    );
+    std::fs::write(&cluster, text).expect("write lsf.cluster");
+
+    let out = run(COMMANDS[2], &envdir, &["-s"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!("RESOURCE{}VALUE{}LOCATION", " ".repeat(32), " ".repeat(7))
+    );
+    assert_eq!(
+        lines[1],
+        format!("licA{}5{}hostA ", " ".repeat(40), " ".repeat(7))
+    );
+    let out = run(bhosts, &envdir, &["-s", "licA"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        stdout.lines().nth(1),
+        Some(
+            format!(
+                "licA{}5{}0.0{}hostA ",
+                " ".repeat(25),
+                " ".repeat(12),
+                " ".repeat(7)
+            )
+            .as_str()
+        )
+    );
+    let out = run(COMMANDS[2], &envdir, &["-s", "nosuch"]);
+    assert_eq!(out.status.code(), Some(255));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "ls_sharedresourceinfo: Bad resource name\n"
+    );
+}

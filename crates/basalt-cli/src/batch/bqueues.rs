@@ -367,28 +367,36 @@ pub fn bqueues_main(args: Vec<String>) -> ExitCode {
 
 /// `bhosts`.
 pub fn bhosts_main(args: Vec<String>) -> ExitCode {
-    let usage = "Usage: bhosts [-h] [-V] [-w | -l] [host_name ...]\n";
+    let usage = "Usage: bhosts [-h] [-V] [-w | -l] [host_name ...]\n       bhosts [-h] [-V] -s [resource_name ...]\n";
     let spec = Spec {
-        flags: &["h", "V", "w", "l"],
+        flags: &["h", "V", "w", "l", "s"],
         valued: &[],
     };
     let items = match super::parse_args("bhosts", &args, &spec, usage) {
         Ok(i) => i,
         Err(code) => return code,
     };
-    let (mut wide, mut long, mut names) = (false, false, Vec::new());
+    let (mut wide, mut long, mut shared, mut names) = (false, false, false, Vec::new());
     for it in items {
         match it {
             Item::Arg(a) => names.push(a),
             Item::Opt(n, _) if n == "w" => wide = true,
             Item::Opt(n, _) if n == "l" => long = true,
+            Item::Opt(n, _) if n == "s" => shared = true,
             Item::Opt(..) => {}
         }
+    }
+    if (shared && (wide || long)) || (wide && long) {
+        eprint!("{usage}");
+        return crate::fail();
     }
     let config = match super::load_config("bhosts") {
         Ok(c) => c,
         Err(code) => return code,
     };
+    if shared {
+        return bhosts_shared(&config, &names);
+    }
     let caller = super::caller(&config);
     super::run(async move {
         let mut client = match super::connect_mbatchd(&config).await {
@@ -427,6 +435,54 @@ pub fn bhosts_main(args: Vec<String>) -> ExitCode {
             crate::fail()
         }
     })
+}
+
+/// `bhosts -s [resource ...]`: the numeric shared resources of the ResourceMap, their
+/// totals (a dynamic one's value from the LIM) and what is reserved of them (nothing:
+/// Basalt does not reserve shared resources).
+fn bhosts_shared(config: &basalt_config::Config, names: &[String]) -> ExitCode {
+    use crate::lim_res;
+    let instances = lim_res::shared_instances(config);
+    if instances.is_empty() {
+        eprintln!("lsb_sharedresourceinfo: No resource defined");
+        return crate::fail();
+    }
+    let shown = match lim_res::select_instances(&instances, names, |_| true) {
+        Ok(s) => s,
+        Err(_) => {
+            eprintln!("Bad resource name");
+            return crate::fail();
+        }
+    };
+    let needs_lim = shown
+        .iter()
+        .any(|i| i.dynamic && i.kind == basalt_config::ResourceKind::Numeric);
+    let load = if needs_lim {
+        crate::block_on(async {
+            let mut m =
+                basalt_runtime::find_master(config, crate::RPC_TIMEOUT, &crate::auth(config))
+                    .await
+                    .ok()?;
+            m.client
+                .hosts(basalt_proto::lim::HostsRequest { hosts: Vec::new() })
+                .await
+                .ok()
+                .map(|r| r.into_inner())
+        })
+        .ok()
+        .flatten()
+    } else {
+        None
+    };
+    print!(
+        "{}",
+        lim_res::batch_shared_table(&shown, |i| match (&i.value, &load) {
+            (Some(v), _) if !i.dynamic => v.clone(),
+            (_, Some(reply)) if i.dynamic => crate::lim_cmds::dynamic_value(reply, i),
+            _ => "-".to_owned(),
+        })
+    );
+    ExitCode::SUCCESS
 }
 
 #[cfg(test)]

@@ -67,6 +67,20 @@ fn split(s: &str) -> Parts {
     parts
 }
 
+/// The select parts of a resource requirement (`select[]` bodies and text outside any
+/// section, in order) and its other sections as (keyword, body).
+pub fn sections(s: &str) -> (Vec<String>, Vec<(String, String)>) {
+    let mut p = split(s);
+    p.select.retain(|b| !b.is_empty());
+    let mut other: Vec<(String, String)> = p
+        .rusage
+        .into_iter()
+        .map(|b| ("rusage".to_owned(), b))
+        .collect();
+    other.extend(p.other);
+    (p.select, other)
+}
+
 /// Merge rusage bodies per resource name (`mem=100:swp=10`, `,`-separated alternatives
 /// are kept as they are). Later values win; order of first appearance is kept.
 fn merge_rusage(bodies: &[String]) -> String {

@@ -1,72 +1,141 @@
 //! `lsload` — load indices of the cluster's hosts, from the master LIM.
 
+use basalt_cli::batch::{self, opts};
 use basalt_cli::lim_cmds::{self, LoadOpts, RunQueue};
-use basalt_cli::{RPC_TIMEOUT, args, block_on, fail, load_config, print_version};
-use basalt_proto::lim::HostsRequest;
-use clap::Parser;
+use basalt_cli::lim_res::{self, SharedKind};
+use basalt_cli::{RPC_TIMEOUT, block_on, fail, load_config};
+use basalt_proto::lim::{HostsReply, HostsRequest};
 use std::process::ExitCode;
 
-#[derive(Parser, Debug)]
-#[command(
-    name = "lsload",
-    disable_version_flag = true,
-    about = "Display load information for hosts"
-)]
+const USAGE: &str = "Usage: lsload [-h] [-V] [-N | -E] [-l | -w] [-R res_req] [-I index_list] [-json] [host_name ...]
+       lsload [-h] [-V] -s [shared_resource_name ...]
+";
+
+const SPEC: opts::Spec = opts::Spec {
+    flags: &["h", "V", "l", "w", "N", "E", "json", "s"],
+    valued: &["R", "I"],
+};
+
+/// The options given.
+#[derive(Default)]
 struct Args {
-    /// Long format: every built-in index including io, and the external indices.
-    #[arg(short = 'l')]
     long: bool,
-    /// Wide format: host names are not truncated.
-    #[arg(short = 'w')]
     wide: bool,
-    /// Effective run-queue lengths.
-    #[arg(short = 'E', conflicts_with = "normalized")]
     effective: bool,
-    /// Normalised run-queue lengths.
-    #[arg(short = 'N')]
     normalized: bool,
-    /// Only these indices, separated by colons (r15s:r1m:mem).
-    #[arg(short = 'I', value_name = "index_list")]
-    indices: Option<String>,
-    /// JSON output.
-    #[arg(long = "json")]
     json: bool,
-    /// Print the version and exit.
-    #[arg(short = 'V')]
-    version: bool,
-    /// Only these hosts.
-    hosts: Vec<String>,
+    shared: bool,
+    res_req: Option<String>,
+    indices: Option<String>,
+    /// Host names, or resource names with `-s`.
+    names: Vec<String>,
 }
 
-fn main() -> ExitCode {
-    let args = Args::parse_from(args::rewrite(std::env::args_os(), &["json"]));
-    if args.version {
-        return print_version();
-    }
-    let config = match load_config("lsload") {
-        Ok(c) => c,
-        Err(code) => return code,
-    };
-    let hosts = args.hosts.clone();
-    let reply = match block_on(async {
+fn usage_error() -> ExitCode {
+    eprint!("{USAGE}");
+    fail()
+}
+
+fn query(config: &basalt_config::Config, hosts: Vec<String>) -> Result<HostsReply, ExitCode> {
+    match block_on(async {
         let mut m =
-            basalt_runtime::find_master(&config, RPC_TIMEOUT, &basalt_cli::auth(&config)).await?;
+            basalt_runtime::find_master(config, RPC_TIMEOUT, &basalt_cli::auth(config)).await?;
         m.client
             .hosts(HostsRequest { hosts })
             .await
             .map(|r| r.into_inner())
             .map_err(|_| basalt_runtime::RuntimeError::NoLim)
     }) {
-        Ok(Ok(r)) => r,
+        Ok(Ok(r)) => Ok(r),
         Ok(Err(e)) => {
             eprintln!("ls_load(): {e}");
-            return fail();
+            Err(fail())
         }
+        Err(code) => Err(code),
+    }
+}
+
+fn main() -> ExitCode {
+    let items = match batch::parse_args("lsload", &batch::argv(), &SPEC, USAGE) {
+        Ok(i) => i,
         Err(code) => return code,
     };
-    for h in &args.hosts {
+    let mut args = Args::default();
+    for it in items {
+        match it {
+            opts::Item::Arg(a) => args.names.push(a),
+            opts::Item::Opt(n, v) => match n.as_str() {
+                "l" => args.long = true,
+                "w" => args.wide = true,
+                "E" => args.effective = true,
+                "N" => args.normalized = true,
+                "json" => args.json = true,
+                "s" => args.shared = true,
+                "R" => args.res_req = v,
+                "I" => args.indices = v,
+                _ => {}
+            },
+        }
+    }
+    let other = args.long
+        || args.wide
+        || args.effective
+        || args.normalized
+        || args.json
+        || args.res_req.is_some()
+        || args.indices.is_some();
+    if (args.shared && other) || (args.effective && args.normalized) || (args.long && args.wide) {
+        return usage_error();
+    }
+    let config = match load_config("lsload") {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    if args.shared {
+        let reply = match query(&config, Vec::new()) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        let instances = lim_res::shared_instances(&config);
+        let shown = match lim_res::select_instances(&instances, &args.names, |i| {
+            lim_res::shown_by(SharedKind::Dynamic, i)
+        }) {
+            Ok(s) => s,
+            Err(_) => {
+                eprintln!("ls_sharedresourceinfo: Bad resource name");
+                return fail();
+            }
+        };
+        print!(
+            "{}",
+            lim_res::shared_table(SharedKind::Dynamic, &shown, |i| {
+                lim_cmds::dynamic_value(&reply, i)
+            })
+        );
+        return ExitCode::SUCCESS;
+    }
+    let mut reply = match query(&config, args.names.clone()) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    for h in &args.names {
         if basalt_runtime::canonical_host(&config, h).is_none() {
             eprintln!("lsload: Unknown host <{h}>");
+            return fail();
+        }
+    }
+    if let Some(r) = &args.res_req {
+        let externals = lim_cmds::external_indices(&reply);
+        let select = match lim_res::Select::parse(r, &config, &externals) {
+            Ok(s) => s,
+            Err(_) => {
+                eprintln!("lsload: Bad resource requirement syntax");
+                return fail();
+            }
+        };
+        lim_cmds::retain_selected(&config, &mut reply, &select, &batch::local_host(&config));
+        if reply.hosts.is_empty() {
+            eprintln!("lsload: Not enough host(s) currently eligible");
             return fail();
         }
     }
