@@ -96,13 +96,7 @@ pub fn uses_eauth(config: &basalt_config::Config) -> bool {
 
 /// The eauth executable: `LSF_SERVERDIR/eauth`.
 pub fn eauth_program(config: &basalt_config::Config) -> PathBuf {
-    let dir = config
-        .lsf_conf
-        .get("LSF_SERVERDIR")
-        .filter(|v| !v.trim().is_empty())
-        .map(|d| config.resolve_path(d.trim()))
-        .unwrap_or_else(|| config.envdir.join("serverdir"));
-    dir.join("eauth")
+    config.serverdir().join("eauth")
 }
 
 /// May root run jobs? (`LSF_ROOT_REX` set to anything but `n`/`no`/`false`/`0`.)

@@ -62,6 +62,15 @@ impl Config {
         resolve(&self.envdir, p)
     }
 
+    /// `LSF_SERVERDIR` (default `envdir/serverdir`): where eauth, egroup and ELIMs live.
+    pub fn serverdir(&self) -> PathBuf {
+        self.lsf_conf
+            .get("LSF_SERVERDIR")
+            .filter(|v| !v.trim().is_empty())
+            .map(|d| self.resolve_path(d.trim()))
+            .unwrap_or_else(|| self.envdir.join("serverdir"))
+    }
+
     /// `LSB_CONFDIR` (default `LSF_CONFDIR/lsbatch`).
     pub fn lsb_confdir(&self) -> PathBuf {
         lsb_confdir(&self.envdir, &self.lsf_conf, &self.confdir)

@@ -21,13 +21,7 @@ const MAX_OUTPUT: usize = 64 * 1024 * 1024;
 
 /// `LSF_SERVERDIR/egroup`.
 pub fn program(config: &Config) -> PathBuf {
-    let dir = config
-        .lsf_conf
-        .get("LSF_SERVERDIR")
-        .filter(|v| !v.trim().is_empty())
-        .map(|d| config.resolve_path(d.trim()))
-        .unwrap_or_else(|| config.envdir.join("serverdir"));
-    dir.join("egroup")
+    config.serverdir().join("egroup")
 }
 
 /// The members of every `(!)` user group, by group name; a group egroup could not
