@@ -52,3 +52,37 @@ fn pure_cores_have_no_io_dependencies() {
         }
     }
 }
+
+/// The cores that take time as an input never read the clock, touch files, the environment
+/// or processes: each has a clippy.toml whose `disallowed-methods` CI enforces with
+/// `cargo clippy -- -D warnings`. This test keeps those files from quietly going away.
+#[test]
+fn pure_cores_forbid_clock_and_file_access_to_clippy() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    const CLOCK_AND_FILES: &[&str] = &[
+        "basalt-core",
+        "basalt-lim-core",
+        "basalt-sched",
+        "basalt-susp-core",
+    ];
+    for krate in CLOCK_AND_FILES {
+        let path = format!("{root}/crates/{krate}/clippy.toml");
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{path}: {e} (a pure core needs its clippy.toml)"));
+        for method in [
+            "std::time::SystemTime::now",
+            "std::time::Instant::now",
+            "std::fs::read_to_string",
+            "std::fs::write",
+            "std::fs::File::open",
+            "std::fs::OpenOptions::open",
+            "std::env::var",
+            "std::process::Command::new",
+        ] {
+            assert!(
+                text.contains(&format!("path = \"{method}\"")),
+                "{path} does not forbid {method}"
+            );
+        }
+    }
+}

@@ -113,6 +113,8 @@ mod tests {
     }
 
     /// Run a rendered job file with `/bin/sh` (as sbatchd does): (exit code, stdout+stderr).
+    /// The test does the I/O the core leaves to sbatchd.
+    #[allow(clippy::disallowed_methods)]
     fn run(command: &str) -> (i32, String) {
         let dir = std::env::temp_dir().join(format!(
             "basalt-jobfile-{}-{}",
