@@ -38,6 +38,11 @@ pub use basalt::sbatchd::v1 as sbatchd;
 mod convert;
 pub use convert::*;
 
+/// The schemas' API as a canonical listing (one line per message, field, enum value and
+/// RPC), rendered by the build script; `tests/api_lock.rs` compares it with the checked-in
+/// `proto/api.lock` so that no wire change goes unnoticed.
+pub const API: &str = include_str!(concat!(env!("OUT_DIR"), "/api.txt"));
+
 /// The wire protocol version this build speaks.
 pub const PROTOCOL: common::ProtocolVersion = common::ProtocolVersion { major: 1, minor: 0 };
 
