@@ -202,10 +202,13 @@ impl Authenticator {
         }
     }
 
-    /// Put a fresh credential into `md`.
+    /// Put a fresh credential and this build's protocol version into `md`.
     pub fn stamp(&self, md: &mut MetadataMap) -> Result<(), AuthError> {
         let (key, value) = self.credential()?;
         md.insert_bin(key, BinaryMetadataValue::from_bytes(&value));
+        if let Ok(v) = basalt_proto::protocol_text().parse() {
+            md.insert(basalt_proto::PROTOCOL_METADATA, v);
+        }
         Ok(())
     }
 }

@@ -205,12 +205,25 @@ impl Verifier {
 
     /// Check a request; a refusal is logged with its reason and answered with
     /// `User permission denied`.
+    ///
+    /// Then the request's protocol version ([`basalt_proto::PROTOCOL_METADATA`]) must be in
+    /// this build's `PROTOCOL_MIN..=PROTOCOL` window; otherwise the answer is
+    /// `FailedPrecondition` with both versions named.
     pub async fn verify<T>(&self, req: &Request<T>, need: Need) -> Result<Identity, Status> {
         let peer = req.remote_addr();
-        self.check(req.metadata(), peer, need).await.map_err(|e| {
+        let who = self.check(req.metadata(), peer, need).await.map_err(|e| {
             tracing::warn!(peer = ?peer, "request refused: {e}");
             Status::permission_denied(PERMISSION_DENIED)
-        })
+        })?;
+        let version = req
+            .metadata()
+            .get(basalt_proto::PROTOCOL_METADATA)
+            .and_then(|v| v.to_str().ok());
+        basalt_proto::check_protocol_text(version).map_err(|e| {
+            tracing::warn!(peer = ?peer, user = %who.user, "request refused: {e}");
+            Status::failed_precondition(e)
+        })?;
+        Ok(who)
     }
 }
 
@@ -255,6 +268,64 @@ mod tests {
 
     fn from(ip: &str) -> Option<SocketAddr> {
         Some(SocketAddr::new(ip.parse().unwrap(), 40000))
+    }
+
+    /// A request as a server sees it: `md` as metadata, sent from `peer`.
+    fn request(md: MetadataMap, peer: &str) -> Request<()> {
+        let mut r = Request::new(());
+        *r.metadata_mut() = md;
+        r.extensions_mut()
+            .insert(tonic::transport::server::TcpConnectInfo {
+                local_addr: None,
+                remote_addr: from(peer),
+            });
+        r
+    }
+
+    #[tokio::test]
+    async fn every_request_carries_a_protocol_version_in_the_served_window() {
+        let d = tempfile::tempdir().unwrap();
+        let k = keys(d.path(), KEY);
+        let v = Verifier::new(k.clone(), "basalt", hosts(), None, None);
+        let a = Authenticator::with_key(k, who(Kind::User, 1001, "alice", "hostB"), "basalt", None);
+        // Stamped by the Authenticator: credential and this build's version.
+        let m = md(&a);
+        assert_eq!(
+            m.get(basalt_proto::PROTOCOL_METADATA)
+                .and_then(|v| v.to_str().ok()),
+            Some(basalt_proto::protocol_text().as_str())
+        );
+        let id = v
+            .verify(&request(m, "127.0.0.2"), Need::User)
+            .await
+            .unwrap();
+        assert_eq!(id.user, "alice");
+        // Without the version, or with one outside PROTOCOL_MIN..=PROTOCOL: refused, and the
+        // message names the versions.
+        let mut m = md(&a);
+        m.remove(basalt_proto::PROTOCOL_METADATA);
+        let e = v
+            .verify(&request(m, "127.0.0.2"), Need::User)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::FailedPrecondition);
+        assert!(e.message().contains("no protocol version"), "{e:?}");
+        let mut m = md(&a);
+        m.insert(basalt_proto::PROTOCOL_METADATA, "99.0".parse().unwrap());
+        let e = v
+            .verify(&request(m, "127.0.0.2"), Need::User)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::FailedPrecondition);
+        assert!(e.message().contains("\"99.0\""), "{e:?}");
+        // A bad credential is refused as such, whatever the version.
+        let mut m = md(&a);
+        m.remove(basalt_proto::PROTOCOL_METADATA);
+        let e = v
+            .verify(&request(m, "127.0.0.9"), Need::User)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::PermissionDenied);
     }
 
     #[test]

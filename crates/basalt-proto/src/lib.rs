@@ -46,7 +46,70 @@ pub const API: &str = include_str!(concat!(env!("OUT_DIR"), "/api.txt"));
 /// The wire protocol version this build speaks.
 pub const PROTOCOL: common::ProtocolVersion = common::ProtocolVersion { major: 1, minor: 0 };
 
-/// True when a peer's protocol version can be served by this build.
+/// The oldest protocol version this build still serves: peers in `PROTOCOL_MIN..=PROTOCOL`
+/// are served, others are refused with a message naming both versions.
+pub const PROTOCOL_MIN: common::ProtocolVersion = common::ProtocolVersion { major: 1, minor: 0 };
+
+/// The gRPC metadata key every request carries its sender's protocol version in
+/// (`major.minor`); clients add it with their credential, servers check it before any
+/// handler runs.
+pub const PROTOCOL_METADATA: &str = "basalt-protocol";
+
+/// [`PROTOCOL`] as the value of [`PROTOCOL_METADATA`].
+pub fn protocol_text() -> String {
+    format!("{}.{}", PROTOCOL.major, PROTOCOL.minor)
+}
+
+/// True when a peer's protocol version can be served by this build
+/// (`PROTOCOL_MIN..=PROTOCOL`).
 pub fn compatible(peer: Option<&common::ProtocolVersion>) -> bool {
-    peer.is_some_and(|p| p.major == PROTOCOL.major)
+    peer.is_some_and(|p| {
+        let v = (p.major, p.minor);
+        (PROTOCOL_MIN.major, PROTOCOL_MIN.minor) <= v && v <= (PROTOCOL.major, PROTOCOL.minor)
+    })
+}
+
+/// Check the [`PROTOCOL_METADATA`] value of a request: `Err` says why it is not served.
+pub fn check_protocol_text(value: Option<&str>) -> Result<(), String> {
+    let Some(value) = value else {
+        return Err(format!(
+            "the request carries no protocol version; this build speaks {}.{}..={}",
+            PROTOCOL_MIN.major,
+            PROTOCOL_MIN.minor,
+            protocol_text()
+        ));
+    };
+    let parsed = value
+        .split_once('.')
+        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+    let peer = parsed.map(|(major, minor)| common::ProtocolVersion { major, minor });
+    if compatible(peer.as_ref()) {
+        Ok(())
+    } else {
+        Err(format!(
+            "incompatible protocol version {value:?}; this build speaks {}.{}..={}",
+            PROTOCOL_MIN.major,
+            PROTOCOL_MIN.minor,
+            protocol_text()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod protocol_tests {
+    use super::*;
+
+    #[test]
+    fn the_protocol_window_serves_min_to_current_only() {
+        assert!(check_protocol_text(Some(&protocol_text())).is_ok());
+        assert!(check_protocol_text(Some("1.0")).is_ok());
+        let too_new = format!("{}.{}", PROTOCOL.major, PROTOCOL.minor + 1);
+        assert!(check_protocol_text(Some(&too_new)).is_err());
+        assert!(check_protocol_text(Some("0.9")).is_err());
+        assert!(check_protocol_text(Some("2.0")).is_err());
+        assert!(check_protocol_text(Some("one")).is_err());
+        let missing = check_protocol_text(None).unwrap_err();
+        assert!(missing.contains("no protocol version"), "{missing}");
+        assert!(!compatible(None));
+    }
 }
