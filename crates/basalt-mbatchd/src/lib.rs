@@ -14,7 +14,7 @@
 //! Inputs: the configuration, the host it plays, a bound listener, a shutdown future.
 //! Outputs: the `basalt.mbatchd.v1.Mbatchd` service, RPCs to sbatchds, the event log.
 
-pub mod convert;
+pub use basalt_wire as convert;
 pub mod egroup;
 pub mod journal;
 mod service;

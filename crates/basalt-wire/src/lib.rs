@@ -1,4 +1,6 @@
-//! Translations between the wire messages and the core's values.
+//! Translations between mbatchd's wire messages (`basalt-proto`) and the batch core's
+//! values (`basalt-sched`): submissions, job references, queries, job info, reports.
+//! Its own crate so `bsub` can check a submission's bounds without linking mbatchd.
 
 use basalt_core::job::{JobState, wait_status_parts};
 use basalt_proto::mbatchd as pb;
