@@ -2,10 +2,10 @@
 //! job files and the `#lsb.event.lock` lock, all through `basalt-eventlog`. The records
 //! themselves come from `basalt-records` (Event ⇄ Record).
 //!
-//! Rooms: [`lock`] (taking, heartbeating and checking the lock), [`reload`] (open and
-//! replay, re-read after a failed write), [`commit`] (one durable append per loop
-//! iteration, the write probe), [`switch`] (the lsb.events switch), [`copies`] (the
-//! `LSB_LOCALDIR` duplicate and its re-synchronisation), [`spool`] (job files).
+//! Rooms: `lock` (taking, heartbeating and checking the lock), `reload` (open and
+//! replay, re-read after a failed write), `commit` (one durable append per loop
+//! iteration, the write probe), `switch` (the lsb.events switch), `copies` (the
+//! `LSB_LOCALDIR` duplicate and its re-synchronisation), `spool` (job files).
 
 mod commit;
 mod copies;
