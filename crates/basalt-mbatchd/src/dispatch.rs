@@ -198,26 +198,115 @@ async fn dispatch(
             job: Some(spec),
         })
         .await
-        .map_err(|s| match s.code() {
-            // An answer (it refuses orders now), or no connection at all: not started.
-            tonic::Code::FailedPrecondition => DispatchError::Unreachable(s.message().to_string()),
-            tonic::Code::Unavailable if never_connected(&s) => {
-                DispatchError::Unreachable(s.message().to_string())
-            }
-            tonic::Code::Unavailable
-            | tonic::Code::DeadlineExceeded
-            | tonic::Code::Unknown
-            | tonic::Code::Cancelled => DispatchError::Uncertain(s.message().to_string()),
-            _ => DispatchError::Refused(s.message().to_string()),
-        })?
+        .map_err(|s| classify(&s))?
         .into_inner();
     Ok((reply.pid, reply.pgid))
 }
 
-/// Did the call fail before a connection existed (so the request was never sent)?
+/// What a failed `StartJob` call means for the job, from the status code and the
+/// error's type chain (never from its text).
+fn classify(s: &tonic::Status) -> DispatchError {
+    let message = s.message().to_string();
+    match s.code() {
+        // An answer (it refuses orders now), or no connection at all: not started.
+        tonic::Code::FailedPrecondition => DispatchError::Unreachable(message),
+        tonic::Code::Unavailable if never_connected(s) => DispatchError::Unreachable(message),
+        tonic::Code::Unavailable
+        | tonic::Code::DeadlineExceeded
+        | tonic::Code::Unknown
+        | tonic::Code::Cancelled => DispatchError::Uncertain(message),
+        _ => DispatchError::Refused(message),
+    }
+}
+
+/// Did the call fail before a connection existed (so the request was never sent)? Walks
+/// the status's source chain: tonic wraps every failure of its connector (the TCP
+/// connect, including its timeout) in [`tonic::ConnectError`]; an `io::Error` saying the
+/// peer refused or cannot be routed to can only come from a connect as well.
 fn never_connected(s: &tonic::Status) -> bool {
-    let text = format!("{s:?}").to_ascii_lowercase();
-    text.contains("tcp connect error")
-        || text.contains("connection refused")
-        || text.contains("no route to host")
+    let mut next: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(s);
+    while let Some(e) = next {
+        if e.is::<tonic::ConnectError>() {
+            return true;
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionRefused
+                    | std::io::ErrorKind::HostUnreachable
+                    | std::io::ErrorKind::NetworkUnreachable
+            )
+        {
+            return true;
+        }
+        next = e.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn connect_failure(kind: std::io::ErrorKind) -> tonic::Status {
+        let io = std::io::Error::new(kind, "connect");
+        tonic::Status::from_error(Box::new(tonic::ConnectError(Box::new(io))))
+    }
+
+    #[test]
+    fn a_failed_connect_is_unreachable_and_a_lost_call_uncertain() {
+        for kind in [
+            std::io::ErrorKind::ConnectionRefused,
+            std::io::ErrorKind::HostUnreachable,
+            std::io::ErrorKind::TimedOut,
+        ] {
+            let s = connect_failure(kind);
+            assert_eq!(s.code(), tonic::Code::Unavailable);
+            assert!(
+                matches!(classify(&s), DispatchError::Unreachable(_)),
+                "{s:?}"
+            );
+        }
+        // A failure after the request went out (a reset connection): no connect error in
+        // the chain.
+        let reset = tonic::Status::from_error(Box::new(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "connection reset",
+        )));
+        assert!(matches!(classify(&reset), DispatchError::Uncertain(_)));
+        // The text alone proves nothing.
+        let said = tonic::Status::unavailable("tcp connect error: connection refused");
+        assert!(matches!(classify(&said), DispatchError::Uncertain(_)));
+        let refusing = tonic::Status::failed_precondition("stale epoch");
+        assert!(matches!(classify(&refusing), DispatchError::Unreachable(_)));
+        let bad_user = tonic::Status::invalid_argument("unknown user");
+        assert!(matches!(classify(&bad_user), DispatchError::Refused(_)));
+        for s in [
+            tonic::Status::deadline_exceeded("late"),
+            tonic::Status::cancelled("timeout expired"),
+            tonic::Status::unknown("?"),
+        ] {
+            assert!(matches!(classify(&s), DispatchError::Uncertain(_)), "{s:?}");
+        }
+    }
+
+    /// A real refused connection (nothing listens on the port) through a tonic channel
+    /// like the ones dispatch uses: the chain carries the connect error.
+    #[tokio::test]
+    async fn a_refused_connection_is_never_connected() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        drop(listener);
+        let channel = basalt_runtime::channel(addr, Duration::from_secs(2), None).expect("channel");
+        let mut client = sbpb::sbatchd_client::SbatchdClient::new(channel);
+        let s = client
+            .start_job(sbpb::StartJobRequest::default())
+            .await
+            .expect_err("nothing listens");
+        assert!(never_connected(&s), "{s:?}");
+        assert!(
+            matches!(classify(&s), DispatchError::Unreachable(_)),
+            "{s:?}"
+        );
+    }
 }
