@@ -1,14 +1,15 @@
-//! The gRPC face of mbatchd: each call becomes a message to the owner thread; the
-//! query answers (queues, hosts, params) are built here from the core's state.
+//! The gRPC face of mbatchd: each call is verified (the caller is the identity its
+//! credential proves, never what the request says), its bounds checked, and translated
+//! into a domain message ([`crate::msg`]) for the owner thread; the owner's domain answer
+//! is translated back into the wire reply.
 
-use crate::{Msg, Owner, convert};
-use basalt_config::Config;
+use crate::msg::{CtlOutcome, JobIds, JobOutcome, JobSignal, Msg};
+use crate::owner::Owner;
 use basalt_core::bounds;
 use basalt_proto::mbatchd as pb;
 use basalt_proto::mbatchd::mbatchd_server::Mbatchd;
 use basalt_runtime::{Need, Verifier};
-use basalt_sched::{Sched, SchedError};
-use std::time::SystemTime;
+use basalt_sched::{Ack, Caller, JobKey, JobQuery, SchedError};
 use tonic::{Request, Response, Status};
 
 /// The Mbatchd service.
@@ -29,12 +30,13 @@ impl MbatchdService {
         }
     }
 
-    /// The proven caller of a user request (what the request itself says is ignored).
-    async fn caller<T>(&self, request: &Request<T>) -> Result<pb::Caller, Status> {
+    /// The proven caller of a user request: the identity its credential proves. A request
+    /// without a valid credential is refused here; the `caller` field a request carries
+    /// is never read.
+    async fn caller<T>(&self, request: &Request<T>) -> Result<Caller, Status> {
         let who = self.auth.verify(request, Need::User).await?;
-        Ok(pb::Caller {
+        Ok(Caller {
             uid: who.uid,
-            gid: who.gid,
             user: who.user,
             host: who.host,
         })
@@ -119,6 +121,90 @@ fn check_protocol(p: Option<&basalt_proto::common::ProtocolVersion>) -> Result<(
     }
 }
 
+fn keys(ids: &[pb::JobRef]) -> JobIds {
+    ids.iter().map(basalt_wire::key_of).collect()
+}
+
+fn job_result(key: JobKey, r: Result<String, SchedError>) -> pb::JobResult {
+    match r {
+        Ok(detail) => pb::JobResult {
+            id: Some(basalt_wire::job_ref(key, false)),
+            ok: true,
+            message: String::new(),
+            detail,
+        },
+        Err(e) => pb::JobResult {
+            id: Some(basalt_wire::job_ref(key, false)),
+            ok: false,
+            message: e.to_string(),
+            detail: String::new(),
+        },
+    }
+}
+
+fn job_ctl_reply(outcomes: Vec<JobOutcome>) -> pb::JobCtlReply {
+    pb::JobCtlReply {
+        results: outcomes
+            .into_iter()
+            .map(|(key, r)| job_result(key, r))
+            .collect(),
+    }
+}
+
+fn ctl_result(name: &str, r: Result<(), SchedError>) -> pb::CtlResult {
+    match r {
+        Ok(()) => pb::CtlResult {
+            name: name.to_string(),
+            ok: true,
+            message: String::new(),
+        },
+        Err(e) => pb::CtlResult {
+            name: name.to_string(),
+            ok: false,
+            message: e.to_string(),
+        },
+    }
+}
+
+fn ctl_reply(outcomes: Vec<CtlOutcome>) -> pb::CtlReply {
+    pb::CtlReply {
+        results: outcomes
+            .into_iter()
+            .map(|(name, r)| ctl_result(&name, r))
+            .collect(),
+    }
+}
+
+/// What a `SignalRequest` asks for (an unknown kind is a kill, as before).
+fn job_signal(req: &pb::SignalRequest) -> JobSignal {
+    match pb::SignalKind::try_from(req.kind).unwrap_or(pb::SignalKind::Kill) {
+        pb::SignalKind::Kill => JobSignal::Kill {
+            remove: req.remove,
+            as_done: req.as_done,
+        },
+        pb::SignalKind::Stop => JobSignal::Stop,
+        pb::SignalKind::Resume => JobSignal::Resume,
+        pb::SignalKind::Signal => JobSignal::Signal(req.signal.clone()),
+    }
+}
+
+/// Job 0 in a `SignalRequest`: every job of the caller (or of `user` for
+/// administrators), filtered by queue, host and job name.
+fn all_jobs(req: &pb::SignalRequest, caller: &Caller) -> JobQuery {
+    let user = match req.user.as_str() {
+        "" => Some(caller.user.clone()),
+        "all" => None,
+        u => Some(u.to_string()),
+    };
+    JobQuery {
+        user,
+        queue: (!req.queue.is_empty()).then(|| req.queue.clone()),
+        host: (!req.host.is_empty()).then(|| req.host.clone()),
+        job_name: (!req.job_name.is_empty()).then(|| req.job_name.clone()),
+        ..Default::default()
+    }
+}
+
 #[tonic::async_trait]
 impl Mbatchd for MbatchdService {
     async fn submit(
@@ -130,8 +216,7 @@ impl Mbatchd for MbatchdService {
             tracing::warn!("root's job submission refused (LSF_ROOT_REX is not set)");
             return Err(Status::permission_denied(basalt_auth::PERMISSION_DENIED));
         }
-        let mut req = request.into_inner();
-        req.caller = Some(caller);
+        let req = request.into_inner();
         check_protocol(req.protocol.as_ref())?;
         let job = req
             .job
@@ -139,8 +224,7 @@ impl Mbatchd for MbatchdService {
         if job.command.trim().is_empty() {
             return Err(Status::invalid_argument("Missing job command"));
         }
-        let caller = convert::caller(req.caller.as_ref());
-        let mut sub = Box::new(convert::submission(&job));
+        let mut sub = Box::new(basalt_wire::submission(&job));
         // FROM_HOST is the host the credential proved, not what the client wrote.
         if !caller.host.is_empty() {
             sub.from_host = caller.host.clone();
@@ -165,7 +249,14 @@ impl Mbatchd for MbatchdService {
                 reply,
             })
             .await?;
-        r.map(Response::new).map_err(refused)
+        r.map(|s| {
+            Response::new(pb::SubmitReply {
+                job_id: s.job_id,
+                queue: s.queue,
+                default_queue: s.default_queue,
+            })
+        })
+        .map_err(refused)
     }
 
     async fn jobs(
@@ -173,12 +264,12 @@ impl Mbatchd for MbatchdService {
         request: Request<pb::JobsRequest>,
     ) -> Result<Response<pb::JobsReply>, Status> {
         let caller = self.caller(&request).await?;
-        let mut req = request.into_inner();
-        req.caller = Some(caller);
+        let req = request.into_inner();
         bounded_ids(&req.ids)?;
         bounded_filter(&req.user, &req.queue, &req.host, &req.job_name)?;
+        let query = basalt_wire::query(&req, &caller);
         Ok(Response::new(
-            self.owner.ask(|reply| Msg::Jobs { req, reply }).await?,
+            self.owner.ask(|reply| Msg::Jobs { query, reply }).await?,
         ))
     }
 
@@ -187,14 +278,28 @@ impl Mbatchd for MbatchdService {
         request: Request<pb::SignalRequest>,
     ) -> Result<Response<pb::JobCtlReply>, Status> {
         let caller = self.caller(&request).await?;
-        let mut req = request.into_inner();
-        req.caller = Some(caller);
+        let req = request.into_inner();
         bounded_ids(&req.ids)?;
         bounded_filter(&req.user, &req.queue, &req.host, &req.job_name)?;
         bounded("the signal", &req.signal, 64)?;
-        Ok(Response::new(
-            self.owner.ask(|reply| Msg::Signal { req, reply }).await?,
-        ))
+        let mut ids = keys(&req.ids);
+        let all = ids
+            .iter()
+            .any(|(id, _)| *id == 0)
+            .then(|| all_jobs(&req, &caller));
+        ids.retain(|(id, _)| *id != 0);
+        let signal = job_signal(&req);
+        let out = self
+            .owner
+            .ask(|reply| Msg::Signal {
+                caller,
+                ids,
+                all,
+                signal,
+                reply,
+            })
+            .await?;
+        Ok(Response::new(job_ctl_reply(out)))
     }
 
     async fn switch(
@@ -202,13 +307,20 @@ impl Mbatchd for MbatchdService {
         request: Request<pb::SwitchRequest>,
     ) -> Result<Response<pb::JobCtlReply>, Status> {
         let caller = self.caller(&request).await?;
-        let mut req = request.into_inner();
-        req.caller = Some(caller);
+        let req = request.into_inner();
         bounded_ids(&req.ids)?;
         bounded("the queue name", &req.queue, bounds::MAX_NAME)?;
-        Ok(Response::new(
-            self.owner.ask(|reply| Msg::Switch { req, reply }).await?,
-        ))
+        let ids = keys(&req.ids);
+        let out = self
+            .owner
+            .ask(|reply| Msg::Switch {
+                caller,
+                ids,
+                queue: req.queue,
+                reply,
+            })
+            .await?;
+        Ok(Response::new(job_ctl_reply(out)))
     }
 
     async fn r#move(
@@ -216,11 +328,19 @@ impl Mbatchd for MbatchdService {
         request: Request<pb::MoveRequest>,
     ) -> Result<Response<pb::JobCtlReply>, Status> {
         let caller = self.caller(&request).await?;
-        let mut req = request.into_inner();
-        req.caller = Some(caller);
-        Ok(Response::new(
-            self.owner.ask(|reply| Msg::Move { req, reply }).await?,
-        ))
+        let req = request.into_inner();
+        let ids = req.id.iter().map(basalt_wire::key_of).collect();
+        let out = self
+            .owner
+            .ask(|reply| Msg::Move {
+                caller,
+                ids,
+                position: req.position,
+                from_bottom: req.from_bottom,
+                reply,
+            })
+            .await?;
+        Ok(Response::new(job_ctl_reply(out)))
     }
 
     async fn force(
@@ -228,34 +348,42 @@ impl Mbatchd for MbatchdService {
         request: Request<pb::ForceRequest>,
     ) -> Result<Response<pb::JobCtlReply>, Status> {
         let caller = self.caller(&request).await?;
-        let mut req = request.into_inner();
-        req.caller = Some(caller);
+        let req = request.into_inner();
         bounded_list(
             "host names",
             req.hosts.iter(),
             bounds::MAX_ASKED_HOSTS,
             bounds::MAX_NAME,
         )?;
-        Ok(Response::new(
-            self.owner.ask(|reply| Msg::Force { req, reply }).await?,
-        ))
+        let ids = req.id.iter().map(basalt_wire::key_of).collect();
+        let out = self
+            .owner
+            .ask(|reply| Msg::Force {
+                caller,
+                ids,
+                hosts: req.hosts,
+                force: req.force,
+                reply,
+            })
+            .await?;
+        Ok(Response::new(job_ctl_reply(out)))
     }
 
     async fn queues(
         &self,
         request: Request<pb::QueuesRequest>,
     ) -> Result<Response<pb::QueuesReply>, Status> {
-        let caller = self.caller(&request).await?;
-        let mut req = request.into_inner();
-        req.caller = Some(caller);
+        self.caller(&request).await?;
+        let req = request.into_inner();
         bounded_list(
             "queue names",
             req.queues.iter(),
             bounds::MAX_ASKED_HOSTS,
             bounds::MAX_NAME,
         )?;
+        let names = req.queues;
         Ok(Response::new(
-            self.owner.ask(|reply| Msg::Queues { req, reply }).await?,
+            self.owner.ask(|reply| Msg::Queues { names, reply }).await?,
         ))
     }
 
@@ -263,17 +391,17 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::HostsRequest>,
     ) -> Result<Response<pb::HostsReply>, Status> {
-        let caller = self.caller(&request).await?;
-        let mut req = request.into_inner();
-        req.caller = Some(caller);
+        self.caller(&request).await?;
+        let req = request.into_inner();
         bounded_list(
             "host names",
             req.hosts.iter(),
             bounds::MAX_ASKED_HOSTS,
             bounds::MAX_NAME,
         )?;
+        let names = req.hosts;
         Ok(Response::new(
-            self.owner.ask(|reply| Msg::Hosts { req, reply }).await?,
+            self.owner.ask(|reply| Msg::Hosts { names, reply }).await?,
         ))
     }
 
@@ -292,8 +420,7 @@ impl Mbatchd for MbatchdService {
         request: Request<pb::QueueCtlRequest>,
     ) -> Result<Response<pb::CtlReply>, Status> {
         let caller = self.caller(&request).await?;
-        let mut req = request.into_inner();
-        req.caller = Some(caller);
+        let req = request.into_inner();
         bounded_list(
             "queue names",
             req.queues.iter(),
@@ -301,9 +428,17 @@ impl Mbatchd for MbatchdService {
             bounds::MAX_NAME,
         )?;
         bounded("the message", &req.message, bounds::MAX_MESSAGE)?;
-        Ok(Response::new(
-            self.owner.ask(|reply| Msg::QueueCtl { req, reply }).await?,
-        ))
+        let out = self
+            .owner
+            .ask(|reply| Msg::QueueCtl {
+                caller,
+                op: req.op as u32,
+                queues: req.queues,
+                message: req.message,
+                reply,
+            })
+            .await?;
+        Ok(Response::new(ctl_reply(out)))
     }
 
     async fn host_ctl(
@@ -311,8 +446,7 @@ impl Mbatchd for MbatchdService {
         request: Request<pb::HostCtlRequest>,
     ) -> Result<Response<pb::CtlReply>, Status> {
         let caller = self.caller(&request).await?;
-        let mut req = request.into_inner();
-        req.caller = Some(caller);
+        let req = request.into_inner();
         bounded_list(
             "host names",
             req.hosts.iter(),
@@ -320,9 +454,17 @@ impl Mbatchd for MbatchdService {
             bounds::MAX_NAME,
         )?;
         bounded("the message", &req.message, bounds::MAX_MESSAGE)?;
-        Ok(Response::new(
-            self.owner.ask(|reply| Msg::HostCtl { req, reply }).await?,
-        ))
+        let out = self
+            .owner
+            .ask(|reply| Msg::HostCtl {
+                caller,
+                op: req.op as u32,
+                hosts: req.hosts,
+                message: req.message,
+                reply,
+            })
+            .await?;
+        Ok(Response::new(ctl_reply(out)))
     }
 
     async fn reconfig(
@@ -330,10 +472,17 @@ impl Mbatchd for MbatchdService {
         request: Request<pb::ReconfigRequest>,
     ) -> Result<Response<pb::CtlReply>, Status> {
         let caller = self.caller(&request).await?;
-        let mut req = request.into_inner();
-        req.caller = Some(caller);
-        let r = self.owner.ask(|reply| Msg::Reconfig { req, reply }).await?;
-        r.map(Response::new).map_err(refused)
+        let restart = request.get_ref().restart;
+        let r = self
+            .owner
+            .ask(|reply| Msg::Reconfig {
+                caller,
+                restart,
+                reply,
+            })
+            .await?;
+        r.map(|()| Response::new(pb::CtlReply { results: vec![] }))
+            .map_err(refused)
     }
 
     async fn sbd_hello(
@@ -344,9 +493,44 @@ impl Mbatchd for MbatchdService {
             .await?;
         let req = request.into_inner();
         check_protocol(req.protocol.as_ref())?;
-        Ok(Response::new(
-            self.owner.ask(|reply| Msg::Hello { req, reply }).await?,
-        ))
+        let jobs: Vec<basalt_sched::HostJob> = req
+            .jobs
+            .iter()
+            .filter_map(|j| {
+                j.id.as_ref().map(|id| basalt_sched::HostJob {
+                    key: (id.job_id, id.idx),
+                    attempt: j.attempt,
+                    state: j.state,
+                    pid: j.pid,
+                    pgid: j.pgid,
+                })
+            })
+            .collect();
+        let a = self
+            .owner
+            .ask(|reply| Msg::Hello {
+                host: req.host,
+                jobs,
+                reply,
+            })
+            .await?;
+        Ok(Response::new(pb::SbdHelloReply {
+            epoch: a.epoch,
+            jobs: a
+                .jobs
+                .into_iter()
+                .map(|j| pb::SbdJob {
+                    id: Some(basalt_wire::job_ref(j.key, false)),
+                    attempt: j.attempt,
+                    state: j.state,
+                    pid: j.pid,
+                    pgid: j.pgid,
+                })
+                .collect(),
+            sbd_sleep_time: a.sbd_sleep_time,
+            job_terminate_interval: a.job_terminate_interval,
+            hello_interval: a.hello_interval,
+        }))
     }
 
     async fn report_job(
@@ -357,196 +541,19 @@ impl Mbatchd for MbatchdService {
             .await?;
         let req = request.into_inner();
         check_protocol(req.protocol.as_ref())?;
-        Ok(Response::new(
-            self.owner.ask(|reply| Msg::Report { req, reply }).await?,
-        ))
-    }
-}
-
-fn limit(v: Option<u32>) -> i64 {
-    v.map_or(-1, i64::from)
-}
-
-pub(crate) fn queues_reply(s: &Sched, req: &pb::QueuesRequest) -> pb::QueuesReply {
-    let mut out = pb::QueuesReply::default();
-    for name in &req.queues {
-        if !s.queues.iter().any(|q| &q.name == name) {
-            out.not_found.push(name.clone());
-        }
-    }
-    let mut queues: Vec<&basalt_sched::Queue> = s
-        .queues
-        .iter()
-        .filter(|q| req.queues.is_empty() || req.queues.contains(&q.name))
-        .collect();
-    queues.sort_by_key(|q| std::cmp::Reverse(q.priority));
-    for q in queues {
-        let (njobs, pend, run, ssusp, ususp) = s.queue_counts(&q.name);
-        out.queues.push(pb::QueueInfo {
-            name: q.name.clone(),
-            description: q.description.clone(),
-            priority: q.priority,
-            nice: q.nice.unwrap_or(0),
-            open: q.open,
-            active: q.active && s.queue_windows_open(q),
-            inactive_reason: if !q.active {
-                "Inact_Adm".into()
-            } else if !s.queue_windows_open(q) {
-                "Inact_Win".into()
-            } else {
-                String::new()
-            },
-            max_jobs: limit(q.qjob_limit),
-            jl_u: limit(q.ujob_limit),
-            jl_p: q.pjob_limit.unwrap_or(-1.0),
-            jl_h: limit(q.hjob_limit),
-            njobs,
-            pend,
-            run,
-            ssusp,
-            ususp,
-            rsv: 0,
-            is_default: q.name == s.cfg.default_queue,
-            // bqueues prints an empty list as "all"; a restricted queue nobody may use
-            // (its user group could not be resolved) says so.
-            users: if q.users_all {
-                if q.users_except.is_empty() {
-                    Vec::new()
-                } else {
-                    std::iter::once("all".to_owned())
-                        .chain(q.users_except.iter().map(|u| format!("~{u}")))
-                        .collect()
-                }
-            } else if q.users.is_empty() {
-                vec!["none".into()]
-            } else {
-                q.users.clone()
-            },
-            hosts: q.hosts.clone(),
-            administrators: q.administrators.clone(),
-            res_req: q.res_req.clone(),
-            run_window: q.run_window.clone(),
-            dispatch_window: q.dispatch_window.clone(),
-            settings: q.settings.clone().into_iter().collect(),
-            load_sched: q.load_sched.clone().into_iter().collect(),
-            load_stop: q.load_stop.clone().into_iter().collect(),
-        });
-    }
-    out
-}
-
-pub(crate) fn hosts_reply(s: &Sched, req: &pb::HostsRequest) -> pb::HostsReply {
-    let mut out = pb::HostsReply::default();
-    for name in &req.hosts {
-        if s.host_name(name).is_none() {
-            out.not_found.push(name.clone());
-        }
-    }
-    for h in s.hosts.iter().filter(|h| {
-        req.hosts.is_empty() || req.hosts.iter().any(|n| basalt_core::same_host(n, &h.name))
-    }) {
-        let status = s.host_status(h);
-        let (njobs, run, ssusp, ususp) = s.host_counts(&h.name);
-        out.hosts.push(pb::BatchHostInfo {
-            name: h.name.clone(),
-            status: status.short().into(),
-            long_status: status.long().into(),
-            jl_u: limit(h.jl_u),
-            max: limit(h.max_slots()),
-            njobs,
-            run,
-            ssusp,
-            ususp,
-            rsv: 0,
-            message: h.message.clone(),
-            cpu_factor: h.cpu_factor,
-            load_sched: h.load_sched.clone().into_iter().collect(),
-            load_stop: h.load_stop.clone().into_iter().collect(),
-            load: h
-                .load
-                .iter()
-                .map(|(k, v)| basalt_proto::common::LoadValue {
-                    name: k.clone(),
-                    value: *v,
-                })
-                .collect(),
-            dispatch_window: String::new(),
-        });
-    }
-    out
-}
-
-pub(crate) fn params_reply(c: &Config, s: &Sched, started: SystemTime) -> pb::ParamsReply {
-    let p = &c.batch.params;
-    let kv = |k: &str, v: String| pb::KeyValue {
-        key: k.into(),
-        value: v,
-    };
-    let opt = |v: Option<u32>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
-    let mut params = vec![
-        kv("DEFAULT_QUEUE", p.default_queue.join(" ")),
-        kv("MBD_SLEEP_TIME", p.mbd_sleep_time_secs.to_string()),
-        kv("SBD_SLEEP_TIME", p.sbd_sleep_time_secs.to_string()),
-        kv("JOB_ACCEPT_INTERVAL", p.job_accept_interval.to_string()),
-        kv("CLEAN_PERIOD", p.clean_period_secs.to_string()),
-        kv("MAX_JOB_NUM", p.max_job_num.to_string()),
-        kv("PG_SUSP_IT", p.pg_susp_it_secs.to_string()),
-        kv("MAX_SBD_FAIL", p.max_sbd_fail.to_string()),
-        kv("MAX_JOBID", p.max_jobid.to_string()),
-        kv("MAX_JOB_ARRAY_SIZE", p.max_job_array_size.to_string()),
-        kv(
-            "JOB_TERMINATE_INTERVAL",
-            p.job_terminate_interval_secs.to_string(),
-        ),
-        kv("DEFAULT_PROJECT", p.default_project.clone()),
-        kv("RUSAGE_UPDATE_RATE", p.rusage_update_rate.to_string()),
-        kv("RUSAGE_UPDATE_PERCENT", p.rusage_update_percent.to_string()),
-        kv("MAX_PREEMPT_JOBS", p.max_preempt_jobs.to_string()),
-        kv("CPU_TIME_FACTOR", p.cpu_time_factor.to_string()),
-        kv("RUN_TIME_FACTOR", p.run_time_factor.to_string()),
-        kv("RUN_JOB_FACTOR", p.run_job_factor.to_string()),
-        kv("HIST_HOURS", p.hist_hours.to_string()),
-        kv("MAX_JOB_PREEMPT", opt(p.max_job_preempt)),
-        kv("MAX_ACCT_ARCHIVE_FILE", opt(p.max_acct_archive_file)),
-    ];
-    for (k, v) in &p.other {
-        params.push(kv(k, v.clone()));
-    }
-    let mut mbd_conf: Vec<pb::KeyValue> = c
-        .lsf_conf
-        .iter()
-        .map(|(k, v)| kv(k, v.to_string()))
-        .collect();
-    let ensure = |list: &mut Vec<pb::KeyValue>, k: &str, v: String| {
-        if !list.iter().any(|x| x.key == k) {
-            list.push(pb::KeyValue {
-                key: k.into(),
-                value: v,
-            });
-        }
-    };
-    ensure(
-        &mut mbd_conf,
-        "LSB_SHAREDIR",
-        c.sharedir().display().to_string(),
-    );
-    ensure(
-        &mut mbd_conf,
-        "LSF_CONFDIR",
-        c.confdir.display().to_string(),
-    );
-    ensure(&mut mbd_conf, "LSF_ENVDIR", c.envdir.display().to_string());
-    ensure(&mut mbd_conf, "LSF_UNIT_FOR_LIMITS", "KB".into());
-    pb::ParamsReply {
-        params,
-        default_queues: vec![s.cfg.default_queue.clone()],
-        mbd_sleep_time: p.mbd_sleep_time_secs,
-        sbd_sleep_time: p.sbd_sleep_time_secs,
-        job_accept_interval: p.job_accept_interval,
-        mbd_conf,
-        started_at: started
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64),
-        config_problem: String::new(),
+        let report = basalt_wire::report(&req);
+        let (ack, epoch) = self
+            .owner
+            .ask(|reply| Msg::Report { report, reply })
+            .await?;
+        let kind = match ack {
+            Some(Ack::Ok) | None => pb::AckKind::Ok,
+            Some(Ack::NoJob) => pb::AckKind::NoJob,
+            Some(Ack::StopJob) => pb::AckKind::StopJob,
+        };
+        Ok(Response::new(pb::ReportAck {
+            kind: kind as i32,
+            epoch,
+        }))
     }
 }

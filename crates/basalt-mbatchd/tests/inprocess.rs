@@ -315,6 +315,21 @@ async fn submit_dispatch_finish_kill_and_replay() -> anyhow::Result<()> {
         // A personal cluster (tests not run as root): mallory may not ask at all.
         Err(s) => assert_eq!(s.message(), "User permission denied"),
     }
+    // Nor does a request that claims to come from root: the credential says mallory, so
+    // `badmin reconfig` is refused (issue 18: identity only from the credential).
+    let e = client_as(&config, 4242, "mallory")?
+        .reconfig(pb::ReconfigRequest {
+            caller: Some(pb::Caller {
+                uid: 0,
+                gid: 0,
+                user: "root".into(),
+                host: "hostA".into(),
+            }),
+            restart: false,
+        })
+        .await
+        .expect_err("mallory is no administrator");
+    assert_eq!(e.message(), "User permission denied");
 
     // Restart: replay ends in the same state.
     let before = all_jobs(&config).await.unwrap_or_default();

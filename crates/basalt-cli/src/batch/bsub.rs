@@ -893,7 +893,7 @@ pub fn build(o: &BsubOpts, cmd: &JobCommand, who: &Submitter) -> JobSubmission {
 /// The bounds mbatchd holds a submission to (`basalt_sched::bounds`), checked before it is
 /// sent: the refusal text, LSF's message where LSF has one.
 pub fn check_bounds(job: &JobSubmission) -> Result<(), String> {
-    let sub = basalt_mbatchd::convert::submission(job);
+    let sub = basalt_wire::submission(job);
     basalt_sched::bounds::check_submission(&sub)
         .and_then(|()| basalt_sched::bounds::check_env(&job.env))
         .map_err(|e| match e {

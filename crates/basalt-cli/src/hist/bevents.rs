@@ -12,7 +12,7 @@
 //!   record's fields in order), oldest file first; the records a log switch carried over
 //!   into `lsb.events` are marked `"carried": true`.
 //! * `bevents replay [-l] [--json] [--until TIME] [-d LOGDIR]`: applies the records
-//!   through the same path mbatchd uses on start ([`basalt_mbatchd::journal::from_record`]
+//!   through the same path mbatchd uses on start ([`basalt_records::from_record`]
 //!   and [`basalt_sched::Sched::on_event`]) and prints the resulting state: jobs per state
 //!   and per queue, the next job id, the epoch, closed queues and hosts, and with `-l` one
 //!   line per job. Without `--until` it reads the current `lsb.events` as mbatchd does;
@@ -801,7 +801,7 @@ pub fn replay(cfg: SchedConfig, plan: &ReplayPlan, until: Option<i64>) -> io::Re
                             r.orphans += 1;
                         }
                     }
-                    match basalt_mbatchd::journal::from_record(&rec) {
+                    match basalt_records::from_record(&rec) {
                         Some(ev) => {
                             sched.on_event(&ev);
                             r.applied += 1;

@@ -1,17 +1,12 @@
-//! Translations between the wire messages and the core's values.
+//! Translations between mbatchd's wire messages (`basalt-proto`) and the batch core's
+//! values (`basalt-sched`): submissions, job references, queries, job info, reports.
+//! There is deliberately no conversion of a request's `caller` field: mbatchd takes the
+//! caller only from the verified credential.
+//! Its own crate so `bsub` can check a submission's bounds without linking mbatchd.
 
 use basalt_core::job::{JobState, wait_status_parts};
 use basalt_proto::mbatchd as pb;
 use basalt_sched::{Caller, Job, JobKey, JobQuery, Sched, Submission};
-
-pub fn caller(c: Option<&pb::Caller>) -> Caller {
-    c.map(|c| Caller {
-        uid: c.uid,
-        user: c.user.clone(),
-        host: c.host.clone(),
-    })
-    .unwrap_or_default()
-}
 
 pub fn key_of(r: &pb::JobRef) -> (u64, Option<u32>) {
     (r.job_id, r.has_idx.then_some(r.idx))

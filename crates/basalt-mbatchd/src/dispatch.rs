@@ -1,0 +1,312 @@
+//! Dispatch and signals to the sbatchds, carried out once the events they depend on are
+//! durable: the `StartJob` order (with the job's spec and spooled file), its outcome
+//! classified for the core (not started / maybe started / refused), and `SignalJob`.
+
+use crate::msg::Msg;
+use crate::owner::OwnerState;
+use basalt_config::Config;
+use basalt_proto::sbatchd as sbpb;
+use basalt_sched::{Effect, JobKey, SbdAction};
+use std::path::PathBuf;
+use std::time::Duration;
+use tracing::warn;
+
+/// Why a dispatch did not start the job.
+#[derive(Debug, Clone)]
+pub(crate) enum DispatchError {
+    /// sbatchd could not be reached (no connection, or it answered that it refuses
+    /// orders now): the job did not start there and is requeued.
+    Unreachable(String),
+    /// The call failed after the request went out (timeout, broken connection): sbatchd
+    /// may have started the job. The host's hellos decide (see
+    /// `Sched::dispatch_uncertain`).
+    Uncertain(String),
+    /// sbatchd answered and refused (unknown user, ...): the job cannot start there.
+    Refused(String),
+}
+
+impl OwnerState {
+    /// Send dispatches and signals (after the events they depend on are durable).
+    pub(crate) fn carry_out(&mut self, effects: Vec<Effect>) {
+        for e in effects {
+            match e {
+                Effect::Log(_) | Effect::Acct(_) => {}
+                Effect::RemoveJobFile { job_file } => self.journal.remove_spooled(&job_file),
+                Effect::Dispatch { key, attempt, host } => {
+                    let Some(spec) = self.job_spec(key, attempt) else {
+                        continue;
+                    };
+                    let path = self.journal.job_file_path(&spec.job_file_name);
+                    let config = self.config.clone();
+                    let auth = self.auth.clone();
+                    let tx = self.tx.clone();
+                    let epoch = self.sched.epoch;
+                    self.rt.spawn(async move {
+                        let result = dispatch(&config, &auth, &host, epoch, spec, path).await;
+                        let _ = tx.send(Msg::DispatchDone {
+                            key,
+                            attempt,
+                            host,
+                            result,
+                        });
+                    });
+                }
+                Effect::Signal {
+                    key,
+                    attempt,
+                    host,
+                    action,
+                } => {
+                    let (action_pb, signal, stop_state, reasons, term) = match action {
+                        SbdAction::Kill { term_reason } => {
+                            (sbpb::SignalAction::Kill, String::new(), 0, 0, term_reason)
+                        }
+                        SbdAction::Stop { state, reasons } => (
+                            sbpb::SignalAction::Stop,
+                            String::new(),
+                            state,
+                            reasons,
+                            String::new(),
+                        ),
+                        SbdAction::Resume => (
+                            sbpb::SignalAction::Resume,
+                            String::new(),
+                            0,
+                            0,
+                            String::new(),
+                        ),
+                        SbdAction::Signal(s) => {
+                            (sbpb::SignalAction::Signal, s, 0, 0, String::new())
+                        }
+                    };
+                    let req = sbpb::SignalJobRequest {
+                        protocol: Some(basalt_proto::PROTOCOL),
+                        epoch: self.sched.epoch,
+                        job_id: key.0,
+                        idx: key.1,
+                        attempt,
+                        action: action_pb as i32,
+                        signal,
+                        terminate_interval: self.sched.cfg.job_terminate_interval_secs,
+                        stop_state,
+                        reasons,
+                        term_reason: term,
+                    };
+                    let config = self.config.clone();
+                    let auth = self.auth.clone();
+                    self.rt.spawn(async move {
+                        match basalt_runtime::sbatchd_channel(
+                            &config,
+                            &host,
+                            Duration::from_secs(5),
+                            &auth,
+                        ) {
+                            Ok(mut c) => {
+                                if let Err(e) = c.signal_job(req).await {
+                                    warn!(
+                                        job = key.0,
+                                        "signal to sbatchd on {host}: {}",
+                                        e.message()
+                                    );
+                                }
+                            }
+                            Err(e) => warn!(job = key.0, "sbatchd on {host}: {e}"),
+                        }
+                    });
+                }
+            }
+        }
+    }
+
+    fn job_spec(&self, key: JobKey, attempt: u32) -> Option<sbpb::JobSpec> {
+        let j = self.sched.jobs.get(&key)?;
+        let q = self.sched.queues.iter().find(|q| q.name == j.queue);
+        Some(sbpb::JobSpec {
+            job_id: j.id,
+            idx: j.idx,
+            attempt,
+            user: j.sub.user.clone(),
+            uid: j.sub.uid,
+            gid: 0,
+            // An element gets the array's spec (`arr[1-10]%2`) and is_array: sbatchd makes
+            // LSB_JOBNAME `arr[3]`, LSB_JOBINDEX and %I from them.
+            job_name: if j.is_element() {
+                j.sub.job_name.clone()
+            } else {
+                j.display_name()
+            },
+            queue: j.queue.clone(),
+            exec_hosts: j.hosts.clone(),
+            sub_cwd: j.sub.cwd.clone(),
+            spec_cwd: j.sub.spec_cwd.clone(),
+            in_file: j.sub.in_file.clone(),
+            out_file: j.sub.out_file.clone(),
+            err_file: j.sub.err_file.clone(),
+            out_overwrite: j.sub.options2 & basalt_core::job::sub2::OUT_OVERWRITE != 0,
+            err_overwrite: j.sub.options2 & basalt_core::job::sub2::ERR_OVERWRITE != 0,
+            from_host: j.sub.from_host.clone(),
+            sub_home: j.sub.sub_home_dir.clone(),
+            submit_time: j.sub.submit_time,
+            job_file_name: j.sub.job_file.clone(),
+            job_file: Vec::new(),
+            command: j.sub.command.clone(),
+            // Its own limits, else its queue's (lsb.queues RUNLIMIT, MEMLIMIT, ...).
+            rlimits: self.sched.effective_rlimits(j).to_vec(),
+            umask: j.sub.umask,
+            nice: q.and_then(|q| q.nice).unwrap_or(0),
+            project: j.sub.project.clone(),
+            cluster: self.sched.cfg.cluster.clone(),
+            res_req: j.sub.res_req.clone(),
+            login_shell: j.sub.login_shell.clone(),
+            job_controls: q
+                .map(|q| q.job_controls.clone().into_iter().collect())
+                .unwrap_or_default(),
+            queue_pre_exec: q.map(|q| q.pre_exec.clone()).unwrap_or_default(),
+            queue_post_exec: q.map(|q| q.post_exec.clone()).unwrap_or_default(),
+            pre_exec: j.sub.pre_exec.clone(),
+            num_processors: j.hosts.len().max(1) as u32,
+            max_processors: j.sub.max_processors,
+            is_array: j.is_element(),
+            // Only `brun -f` exempts a job from load suspension (seed 000).
+            forced: j.no_stop,
+            term_time: j.sub.term_time,
+            mail_user: j.sub.mail_user.clone(),
+        })
+    }
+}
+
+async fn dispatch(
+    config: &Config,
+    auth: &basalt_runtime::Authenticator,
+    host: &str,
+    epoch: u64,
+    mut spec: sbpb::JobSpec,
+    job_file: PathBuf,
+) -> Result<(u32, u32), DispatchError> {
+    spec.job_file = tokio::fs::read(&job_file).await.map_err(|e| {
+        DispatchError::Refused(format!(
+            "cannot read the spooled job file {}: {e}",
+            job_file.display()
+        ))
+    })?;
+    let mut client = basalt_runtime::sbatchd_channel(config, host, Duration::from_secs(10), auth)
+        .map_err(|e| DispatchError::Unreachable(e.to_string()))?;
+    let reply = client
+        .start_job(sbpb::StartJobRequest {
+            protocol: Some(basalt_proto::PROTOCOL),
+            epoch,
+            job: Some(spec),
+        })
+        .await
+        .map_err(|s| classify(&s))?
+        .into_inner();
+    Ok((reply.pid, reply.pgid))
+}
+
+/// What a failed `StartJob` call means for the job, from the status code and the
+/// error's type chain (never from its text).
+fn classify(s: &tonic::Status) -> DispatchError {
+    let message = s.message().to_string();
+    match s.code() {
+        // An answer (it refuses orders now), or no connection at all: not started.
+        tonic::Code::FailedPrecondition => DispatchError::Unreachable(message),
+        tonic::Code::Unavailable if never_connected(s) => DispatchError::Unreachable(message),
+        tonic::Code::Unavailable
+        | tonic::Code::DeadlineExceeded
+        | tonic::Code::Unknown
+        | tonic::Code::Cancelled => DispatchError::Uncertain(message),
+        _ => DispatchError::Refused(message),
+    }
+}
+
+/// Did the call fail before a connection existed (so the request was never sent)? Walks
+/// the status's source chain: tonic wraps every failure of its connector (the TCP
+/// connect, including its timeout) in [`tonic::ConnectError`]; an `io::Error` saying the
+/// peer refused or cannot be routed to can only come from a connect as well.
+fn never_connected(s: &tonic::Status) -> bool {
+    let mut next: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(s);
+    while let Some(e) = next {
+        if e.is::<tonic::ConnectError>() {
+            return true;
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionRefused
+                    | std::io::ErrorKind::HostUnreachable
+                    | std::io::ErrorKind::NetworkUnreachable
+            )
+        {
+            return true;
+        }
+        next = e.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn connect_failure(kind: std::io::ErrorKind) -> tonic::Status {
+        let io = std::io::Error::new(kind, "connect");
+        tonic::Status::from_error(Box::new(tonic::ConnectError(Box::new(io))))
+    }
+
+    #[test]
+    fn a_failed_connect_is_unreachable_and_a_lost_call_uncertain() {
+        for kind in [
+            std::io::ErrorKind::ConnectionRefused,
+            std::io::ErrorKind::HostUnreachable,
+            std::io::ErrorKind::TimedOut,
+        ] {
+            let s = connect_failure(kind);
+            assert_eq!(s.code(), tonic::Code::Unavailable);
+            assert!(
+                matches!(classify(&s), DispatchError::Unreachable(_)),
+                "{s:?}"
+            );
+        }
+        // A failure after the request went out (a reset connection): no connect error in
+        // the chain.
+        let reset = tonic::Status::from_error(Box::new(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "connection reset",
+        )));
+        assert!(matches!(classify(&reset), DispatchError::Uncertain(_)));
+        // The text alone proves nothing.
+        let said = tonic::Status::unavailable("tcp connect error: connection refused");
+        assert!(matches!(classify(&said), DispatchError::Uncertain(_)));
+        let refusing = tonic::Status::failed_precondition("stale epoch");
+        assert!(matches!(classify(&refusing), DispatchError::Unreachable(_)));
+        let bad_user = tonic::Status::invalid_argument("unknown user");
+        assert!(matches!(classify(&bad_user), DispatchError::Refused(_)));
+        for s in [
+            tonic::Status::deadline_exceeded("late"),
+            tonic::Status::cancelled("timeout expired"),
+            tonic::Status::unknown("?"),
+        ] {
+            assert!(matches!(classify(&s), DispatchError::Uncertain(_)), "{s:?}");
+        }
+    }
+
+    /// A real refused connection (nothing listens on the port) through a tonic channel
+    /// like the ones dispatch uses: the chain carries the connect error.
+    #[tokio::test]
+    async fn a_refused_connection_is_never_connected() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        drop(listener);
+        let channel = basalt_runtime::channel(addr, Duration::from_secs(2), None).expect("channel");
+        let mut client = sbpb::sbatchd_client::SbatchdClient::new(channel);
+        let s = client
+            .start_job(sbpb::StartJobRequest::default())
+            .await
+            .expect_err("nothing listens");
+        assert!(never_connected(&s), "{s:?}");
+        assert!(
+            matches!(classify(&s), DispatchError::Unreachable(_)),
+            "{s:?}"
+        );
+    }
+}

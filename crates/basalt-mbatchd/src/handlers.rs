@@ -1,0 +1,358 @@
+//! The owner's answer to each message: the requests of the b* commands and of sbatchds
+//! applied to the core (`basalt-sched`), dispatch answers, LIM updates, stop requests.
+//! Runs on the owner thread; replies are deferred until the iteration's events are
+//! durable.
+
+use crate::dispatch::DispatchError;
+use crate::msg::{CtlOutcome, HelloAnswer, JobIds, JobOutcome, JobSignal, Msg, Submitted};
+use crate::owner::{Deferred, OwnerState, defer};
+use crate::{MbdError, now_ms, views};
+use basalt_proto::mbatchd as pb;
+use basalt_sched::{Caller, JobKey, JobQuery, Sched, SchedError};
+use tracing::{info, warn};
+
+impl OwnerState {
+    pub(crate) fn handle(
+        &mut self,
+        msg: Msg,
+        deferred: &mut Vec<Deferred>,
+    ) -> Result<(), MbdError> {
+        let now = now_ms();
+        match msg {
+            Msg::Submit {
+                caller,
+                sub,
+                env,
+                is_script,
+                app,
+                reply,
+            } => {
+                let command = sub.command.clone();
+                let token = sub.submit_token.clone();
+                // A resent submission (the client lost the answer): the job it created.
+                if let Some(id) = self.known_submission(&token) {
+                    let queue = self
+                        .sched
+                        .jobs
+                        .range((id, 0)..=(id, u32::MAX))
+                        .next()
+                        .map_or_else(String::new, |(_, j)| j.sub.queue.clone());
+                    info!(
+                        job = id,
+                        "submission {token:?} was already accepted as job {id}"
+                    );
+                    deferred.push(defer(
+                        reply,
+                        Ok(Submitted {
+                            job_id: id,
+                            queue,
+                            default_queue: false,
+                        }),
+                    ));
+                    return Ok(());
+                }
+                // -app and -G against lsb.applications and lsb.users (and the egroups),
+                // which the core does not keep.
+                if let Err(e) = basalt_sched::check_app_and_group(
+                    &self.config.batch,
+                    &self.egroups,
+                    &caller.user,
+                    &app,
+                    &sub.user_group,
+                ) {
+                    deferred.push(defer(reply, Err(e)));
+                    return Ok(());
+                }
+                match self.sched.submit(now, &caller, *sub) {
+                    Ok((id, queue, default_queue)) => {
+                        if !token.is_empty() {
+                            self.tokens.insert(token, id);
+                        }
+                        // An array's elements share one submission and one job file.
+                        let submit_time = self
+                            .sched
+                            .jobs
+                            .range((id, 0)..=(id, u32::MAX))
+                            .next()
+                            .map_or(0, |(_, j)| j.sub.submit_time);
+                        let text = basalt_core::jobfile::render(&env, &command, is_script);
+                        match self.journal.spool(submit_time, id, text.as_bytes()) {
+                            Ok(()) => self
+                                .spooled
+                                .push(basalt_eventlog::job_file_name(submit_time, id)),
+                            Err(e) => {
+                                if self.write_failure.is_none() {
+                                    self.write_failure = Some(e);
+                                }
+                            }
+                        }
+                        deferred.push(defer(
+                            reply,
+                            Ok(Submitted {
+                                job_id: id,
+                                queue,
+                                default_queue,
+                            }),
+                        ));
+                    }
+                    Err(e) => deferred.push(defer(reply, Err(e))),
+                }
+            }
+            Msg::Jobs { query, reply } => {
+                let (jobs, not_found) = self.sched.query(&query);
+                let out = pb::JobsReply {
+                    jobs: jobs
+                        .into_iter()
+                        .map(|j| basalt_wire::job_info(&self.sched, j))
+                        .collect(),
+                    not_found: not_found
+                        .into_iter()
+                        .map(|(id, idx)| pb::JobRef {
+                            job_id: id,
+                            idx: idx.unwrap_or(0),
+                            has_idx: idx.is_some(),
+                        })
+                        .collect(),
+                };
+                // Answered with the iteration: never shows state that is not durable yet.
+                deferred.push(defer(reply, out));
+            }
+            Msg::Signal {
+                caller,
+                ids,
+                all,
+                signal,
+                reply,
+            } => {
+                let out = self.signal(now, &caller, ids, all.as_ref(), &signal);
+                deferred.push(defer(reply, out));
+            }
+            Msg::Switch {
+                caller,
+                ids,
+                queue,
+                reply,
+            } => {
+                let results = self.per_job(&ids, |s, key| {
+                    s.switch(now, &caller, key, &queue).map(|()| queue.clone())
+                });
+                deferred.push(defer(reply, results));
+            }
+            Msg::Move {
+                caller,
+                ids,
+                position,
+                from_bottom,
+                reply,
+            } => {
+                let results = self.per_job(&ids, |s, key| {
+                    s.move_job(now, &caller, key, position, from_bottom)
+                        .map(|p| p.to_string())
+                });
+                deferred.push(defer(reply, results));
+            }
+            Msg::Force {
+                caller,
+                ids,
+                hosts,
+                force,
+                reply,
+            } => {
+                let results = self.per_job(&ids, |s, key| {
+                    s.force(now, &caller, key, &hosts, force)
+                        .map(|()| String::new())
+                });
+                deferred.push(defer(reply, results));
+            }
+            Msg::Queues { names, reply } => {
+                let mut out = views::queues_reply(&self.sched, &names);
+                out.config_problem = self.config_problem.clone();
+                deferred.push(defer(reply, out));
+            }
+            Msg::Hosts { names, reply } => {
+                let mut out = views::hosts_reply(&self.sched, &names);
+                out.config_problem = self.config_problem.clone();
+                deferred.push(defer(reply, out));
+            }
+            Msg::Params { reply } => {
+                let mut out = views::params_reply(&self.config, &self.sched, self.started);
+                out.config_problem = self.config_problem.clone();
+                deferred.push(defer(reply, out));
+            }
+            Msg::QueueCtl {
+                caller,
+                op,
+                queues,
+                message,
+                reply,
+            } => {
+                let results: Vec<CtlOutcome> = queues
+                    .into_iter()
+                    .map(|q| {
+                        let r = self.sched.queue_ctl(now, &caller, op, &q, &message);
+                        (q, r)
+                    })
+                    .collect();
+                deferred.push(defer(reply, results));
+            }
+            Msg::HostCtl {
+                caller,
+                op,
+                hosts,
+                message,
+                reply,
+            } => {
+                let results: Vec<CtlOutcome> = hosts
+                    .into_iter()
+                    .map(|h| {
+                        let r = self.sched.host_ctl(now, &caller, op, &h, &message);
+                        (h, r)
+                    })
+                    .collect();
+                deferred.push(defer(reply, results));
+            }
+            Msg::Reconfig {
+                caller,
+                restart,
+                reply,
+            } => {
+                if caller.uid != 0 && !self.sched.cfg.admins.contains(&caller.user) {
+                    deferred.push(defer(reply, Err(SchedError::Permission)));
+                } else {
+                    deferred.push(defer(reply, Ok(())));
+                    let what = if restart {
+                        "badmin mbdrestart"
+                    } else {
+                        "badmin reconfig"
+                    };
+                    info!("{what} by {}: restarting with a full replay", caller.user);
+                    return Err(MbdError::Reconfig(what.into()));
+                }
+            }
+            Msg::Hello { host, jobs, reply } => {
+                let theirs = self.sched.sbd_hello(now, &host, &jobs);
+                let out = HelloAnswer {
+                    epoch: self.sched.epoch,
+                    jobs: theirs,
+                    sbd_sleep_time: self.sched.cfg.sbd_sleep_time_secs,
+                    job_terminate_interval: self.sched.cfg.job_terminate_interval_secs,
+                    hello_interval: self.sched.cfg.hello_interval_secs,
+                };
+                deferred.push(defer(reply, out));
+            }
+            Msg::Report { report, reply } => {
+                let ack = report.map(|r| self.sched.report(now, r));
+                deferred.push(defer(reply, (ack, self.sched.epoch)));
+            }
+            Msg::DispatchDone {
+                key,
+                attempt,
+                host,
+                result,
+            } => match result {
+                Ok((pid, pgid)) => self.sched.dispatch_accepted(now, key, attempt, pid, pgid),
+                Err(DispatchError::Unreachable(e)) => {
+                    warn!(job = key.0, "dispatch to {host} failed: {e}");
+                    self.sched.dispatch_failed(now, key, attempt, &host);
+                }
+                Err(DispatchError::Uncertain(e)) => {
+                    warn!(
+                        job = key.0,
+                        "dispatch to {host} got no answer ({e}); its sbatchd's hellos will \
+                         tell whether the job started"
+                    );
+                    self.sched.dispatch_uncertain(key, attempt, &host);
+                }
+                Err(DispatchError::Refused(e)) => {
+                    warn!(job = key.0, "sbatchd on {host} cannot start the job: {e}");
+                    self.sched.start_failed(now, key, attempt);
+                }
+            },
+            Msg::Lim(hosts) => {
+                for h in hosts {
+                    self.sched
+                        .lim_update(&h.name, h.ncpus, h.cpu_factor, h.ok, h.load);
+                }
+            }
+            Msg::Resign(master) => {
+                warn!("LIM names {master} as master; resigning");
+                return Err(MbdError::Resign(master));
+            }
+            Msg::Shutdown => {
+                info!("shutting down");
+                return Err(MbdError::Stopped);
+            }
+        }
+        Ok(())
+    }
+
+    /// Apply `f` to every job the ids name. A whole array (`123`) is answered once, as
+    /// LSF does: success when any element accepted, else the first element's error.
+    fn per_job(
+        &mut self,
+        ids: &[(u64, Option<u32>)],
+        mut f: impl FnMut(&mut Sched, JobKey) -> Result<String, SchedError>,
+    ) -> Vec<JobOutcome> {
+        let mut out = Vec::new();
+        for &(id, idx) in ids {
+            let keys = self.sched.expand(&[(id, idx)]);
+            let whole_array =
+                idx.is_none() && keys.iter().any(|k| matches!(k, Ok((_, i)) if *i > 0));
+            if whole_array {
+                let mut first_err = None;
+                let mut ok = None;
+                for key in keys.into_iter().flatten() {
+                    match f(&mut self.sched, key) {
+                        Ok(d) => {
+                            ok.get_or_insert(d);
+                        }
+                        Err(e) => {
+                            first_err.get_or_insert(e);
+                        }
+                    }
+                }
+                let r = match (ok, first_err) {
+                    (Some(d), _) => Ok(d),
+                    (None, Some(e)) => Err(e),
+                    (None, None) => Err(SchedError::NoJob),
+                };
+                out.push(((id, 0), r));
+                continue;
+            }
+            for k in keys {
+                out.push(match k {
+                    Ok(key) => {
+                        let r = f(&mut self.sched, key);
+                        (key, r)
+                    }
+                    Err(key) => (key, Err(SchedError::NoJob)),
+                });
+            }
+        }
+        out
+    }
+
+    fn signal(
+        &mut self,
+        now: i64,
+        caller: &Caller,
+        mut ids: JobIds,
+        all: Option<&JobQuery>,
+        signal: &JobSignal,
+    ) -> Vec<JobOutcome> {
+        if let Some(q) = all {
+            // Job 0: every job of the caller (or of -u for administrators) the action
+            // applies to.
+            let (jobs, _) = self.sched.query(q);
+            ids.extend(jobs.iter().map(|j| (j.id, Some(j.idx))));
+        }
+        self.per_job(&ids, |s, key| match signal {
+            JobSignal::Kill { remove, as_done } => s
+                .kill(now, caller, key, *remove, *as_done)
+                .map(|()| String::new()),
+            JobSignal::Stop => s.stop(now, caller, key).map(|()| String::new()),
+            JobSignal::Resume => s.resume(now, caller, key).map(|()| String::new()),
+            JobSignal::Signal(sig) => s.send_signal(now, caller, key, sig).map(|()| String::new()),
+        })
+    }
+}

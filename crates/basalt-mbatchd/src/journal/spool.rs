@@ -1,0 +1,87 @@
+//! Spooled job files (`info/`): written before their JOB_NEW is acknowledged, synced
+//! with the iteration's commit, found for dispatch, removed after JOB_CLEAN.
+
+use super::{Journal, JournalError};
+use basalt_eventlog as el;
+use std::path::PathBuf;
+
+impl Journal {
+    /// Spool a job file durably (before its JOB_NEW is acknowledged).
+    pub fn spool(
+        &mut self,
+        submit_time: i64,
+        job_id: u64,
+        contents: &[u8],
+    ) -> Result<(), JournalError> {
+        // Into the shared directory; with a duplicate log, into the local one when the
+        // shared one cannot take it (copied back by [`Journal::resync`]).
+        let mut first_err = None;
+        for copy in &self.copies {
+            match el::spool_job_file_unsynced(&copy.dir, submit_time, job_id, contents) {
+                Ok(_) => {
+                    if !self.unsynced.contains(&copy.dir) {
+                        self.unsynced.push(copy.dir.clone());
+                    }
+                    return Ok(());
+                }
+                Err(e) => {
+                    tracing::warn!("cannot spool job {job_id} in {}: {e}", copy.dir.display());
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        Err(first_err
+            .unwrap_or_else(|| el::EventLogError::Io {
+                path: self.logdir.clone(),
+                op: "spool",
+                source: std::io::Error::other("no log directory"),
+            })
+            .into())
+    }
+
+    /// Make the job files spooled since the last commit durable — with one `syncfs` per
+    /// file system instead of two fsyncs per file, so that a burst of submissions costs a
+    /// couple of syncs, not one per job. Called by [`Journal::commit`] before the
+    /// iteration's JOB_NEW records are appended.
+    pub fn sync_spool(&mut self) -> Result<(), JournalError> {
+        if self.unsynced.is_empty() {
+            return Ok(());
+        }
+        let dirs = std::mem::take(&mut self.unsynced);
+        if self.opts.sync == el::SyncPolicy::None {
+            return Ok(());
+        }
+        for dir in dirs {
+            let info = dir.join(el::INFO_DIR);
+            let res = std::fs::File::open(&info)
+                .and_then(|f| nix::unistd::syncfs(&f).map_err(std::io::Error::from));
+            if let Err(e) = res {
+                return Err(el::EventLogError::Io {
+                    path: info,
+                    op: "syncfs",
+                    source: e,
+                }
+                .into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Where a spooled job file is (the shared directory, else a copy that has it).
+    pub fn job_file_path(&self, name: &str) -> PathBuf {
+        self.copies
+            .iter()
+            .map(|c| c.dir.join(el::INFO_DIR).join(name))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| self.logdir.join(el::INFO_DIR).join(name))
+    }
+
+    /// Forget a spooled job file (after JOB_CLEAN). Failures are only logged.
+    pub fn remove_spooled(&mut self, name: &str) {
+        for copy in &self.copies {
+            if let Err(e) = el::remove_job_file(&copy.dir, name) {
+                tracing::warn!("cannot remove spooled job file {name}: {e}");
+            }
+        }
+    }
+}

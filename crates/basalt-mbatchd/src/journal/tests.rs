@@ -1,0 +1,80 @@
+//! The journal's own tests: which copy wins, taking over a silent lock.
+
+use super::copies::prefer_first;
+use super::*;
+
+#[test]
+fn the_newer_intact_copy_wins() {
+    let l1 = "\"JOB_CLEAN\" \"10.1\" 100 1 0\n";
+    let l2 = "\"JOB_CLEAN\" \"10.1\" 200 2 0\n";
+    let l3 = "\"JOB_CLEAN\" \"10.1\" 300 3 0\n";
+    let bad = "\"JOB_CLEAN\" \"10.1\" 400 x 0\n";
+    let cat = |v: &[&str]| v.concat().into_bytes();
+    // A prefix loses to the copy that has everything it has.
+    assert!(!prefer_first(&cat(&[l1]), &cat(&[l1, l2]), true));
+    assert!(prefer_first(&cat(&[l1, l2]), &cat(&[l1]), true));
+    // A torn tail does not count.
+    assert!(!prefer_first(
+        &cat(&[l1, "\"JOB_CL"]),
+        &cat(&[l1, l2]),
+        true
+    ));
+    // A damaged copy loses even when longer.
+    assert!(!prefer_first(
+        &cat(&[l1, l2, bad, l3]),
+        &cat(&[l1, l2]),
+        true
+    ));
+    // Diverged copies: the newer last record wins.
+    assert!(!prefer_first(&cat(&[l1, l2]), &cat(&[l1, l3]), true));
+
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    std::fs::write(a.path().join(el::EVENTS_FILE), cat(&[l1])).unwrap();
+    std::fs::write(b.path().join(el::EVENTS_FILE), cat(&[l1, l2])).unwrap();
+    std::fs::write(b.path().join(el::ACCT_FILE), "x\n").unwrap();
+    sync_copies(a.path(), b.path());
+    assert_eq!(
+        std::fs::read(a.path().join(el::EVENTS_FILE)).unwrap(),
+        cat(&[l1, l2])
+    );
+    assert_eq!(std::fs::read(a.path().join(el::ACCT_FILE)).unwrap(), b"x\n");
+}
+
+#[test]
+fn a_silent_lock_is_taken_over_and_a_live_one_is_not() {
+    let hb = Duration::from_millis(20);
+    let dir = tempfile::tempdir().unwrap();
+    let lock_file = dir.path().join(el::LOCK_FILE);
+
+    // No heartbeat: taken over after more than STALE_CHECKS unchanged checks.
+    std::fs::write(&lock_file, "otherhost:1").unwrap();
+    let t = Instant::now();
+    let lock = acquire_lock(dir.path(), "me", hb, Duration::from_secs(10)).unwrap();
+    assert!(t.elapsed() >= hb / 2 * STALE_CHECKS, "{:?}", t.elapsed());
+    assert!(lock.holder().starts_with("me:"), "{}", lock.holder());
+    drop(lock);
+    assert!(!lock_file.exists());
+
+    // A heartbeat every 5 ms: never taken over.
+    std::fs::write(&lock_file, "otherhost:2").unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let beat = {
+        let (stop, path) = (stop.clone(), lock_file.clone());
+        std::thread::spawn(move || {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&path) {
+                    let _ = f.set_modified(std::time::SystemTime::now());
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    let r = acquire_lock(dir.path(), "me", hb, Duration::from_millis(400));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = beat.join();
+    match r {
+        Err(JournalError::Held { holder, .. }) => assert_eq!(holder, "otherhost:2"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(std::fs::read_to_string(&lock_file).unwrap(), "otherhost:2");
+}

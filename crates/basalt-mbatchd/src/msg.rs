@@ -1,0 +1,164 @@
+//! The messages the owner thread serves and the answers it sends back.
+//!
+//! Requests from clients carry domain values (`basalt-sched`, `basalt-core`) and the
+//! caller proven by the credential, never a caller the request named: the gRPC service
+//! ([`crate::service`]) checks and translates each request, and turns the domain answers
+//! back into wire replies. The query views (jobs, queues, hosts, params) are built from
+//! the core's state by the owner, so their replies are the wire messages themselves.
+
+use crate::dispatch::DispatchError;
+use crate::lim_poller::LimHost;
+use basalt_proto::mbatchd as pb;
+use basalt_sched::{Ack, Caller, HostJob, JobKey, JobQuery, Report, SchedError, Submission};
+use tokio::sync::oneshot;
+
+pub(crate) type Reply<T> = oneshot::Sender<T>;
+
+/// Job ids as a request names them: a job (`123`, every element of an array) or an
+/// element (`123[4]`).
+pub(crate) type JobIds = Vec<(u64, Option<u32>)>;
+
+/// One job's answer to a job-control request: the detail (bswitch: the new queue,
+/// btop/bbot: the new position) or why it was refused.
+pub(crate) type JobOutcome = (JobKey, Result<String, SchedError>);
+
+/// One queue's or host's answer to `badmin q*`/`h*`.
+pub(crate) type CtlOutcome = (String, Result<(), SchedError>);
+
+/// An accepted submission.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Submitted {
+    pub(crate) job_id: u64,
+    pub(crate) queue: String,
+    pub(crate) default_queue: bool,
+}
+
+/// What `bkill`, `bstop`, `bresume` and `bkill -s` ask for.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum JobSignal {
+    /// `bkill` (`-r`: remove without waiting for sbatchd; `-d`: record as DONE).
+    Kill {
+        remove: bool,
+        as_done: bool,
+    },
+    Stop,
+    Resume,
+    /// `bkill -s SIG`: the signal's name without SIG, or its number.
+    Signal(String),
+}
+
+/// What the owner tells an sbatchd that says hello.
+#[derive(Debug, Clone)]
+pub(crate) struct HelloAnswer {
+    pub(crate) epoch: u64,
+    /// The jobs mbatchd believes run on that host.
+    pub(crate) jobs: Vec<HostJob>,
+    pub(crate) sbd_sleep_time: u32,
+    pub(crate) job_terminate_interval: u32,
+    pub(crate) hello_interval: u32,
+}
+
+/// Requests and results the owner thread serves.
+#[derive(Debug)]
+pub(crate) enum Msg {
+    Submit {
+        caller: Caller,
+        sub: Box<Submission>,
+        env: Vec<String>,
+        is_script: bool,
+        /// `bsub -app` ("" = none): checked against lsb.applications, not kept.
+        app: String,
+        reply: Reply<Result<Submitted, SchedError>>,
+    },
+    Jobs {
+        query: JobQuery,
+        reply: Reply<pb::JobsReply>,
+    },
+    Signal {
+        caller: Caller,
+        /// Without job 0; see `all`.
+        ids: JobIds,
+        /// Job 0 was named: every job this query finds, after `ids`.
+        all: Option<JobQuery>,
+        signal: JobSignal,
+        reply: Reply<Vec<JobOutcome>>,
+    },
+    Switch {
+        caller: Caller,
+        ids: JobIds,
+        queue: String,
+        reply: Reply<Vec<JobOutcome>>,
+    },
+    Move {
+        caller: Caller,
+        ids: JobIds,
+        /// 1-based; 0 = 1.
+        position: u32,
+        from_bottom: bool,
+        reply: Reply<Vec<JobOutcome>>,
+    },
+    Force {
+        caller: Caller,
+        ids: JobIds,
+        hosts: Vec<String>,
+        /// `brun -f`.
+        force: bool,
+        reply: Reply<Vec<JobOutcome>>,
+    },
+    Queues {
+        /// Empty: all queues.
+        names: Vec<String>,
+        reply: Reply<pb::QueuesReply>,
+    },
+    Hosts {
+        /// Empty: all hosts.
+        names: Vec<String>,
+        reply: Reply<pb::HostsReply>,
+    },
+    Params {
+        reply: Reply<pb::ParamsReply>,
+    },
+    QueueCtl {
+        caller: Caller,
+        op: u32,
+        queues: Vec<String>,
+        message: String,
+        reply: Reply<Vec<CtlOutcome>>,
+    },
+    HostCtl {
+        caller: Caller,
+        op: u32,
+        hosts: Vec<String>,
+        message: String,
+        reply: Reply<Vec<CtlOutcome>>,
+    },
+    Reconfig {
+        caller: Caller,
+        /// `badmin mbdrestart` rather than `badmin reconfig`.
+        restart: bool,
+        reply: Reply<Result<(), SchedError>>,
+    },
+    Hello {
+        /// The host the sbatchd names (the service checked it is the one its credential
+        /// proved).
+        host: String,
+        jobs: Vec<HostJob>,
+        reply: Reply<HelloAnswer>,
+    },
+    Report {
+        /// None: a report of a kind this mbatchd does not know (acknowledged, ignored).
+        report: Option<Report>,
+        /// The core's answer (None for an ignored report) and the term's epoch.
+        reply: Reply<(Option<Ack>, u64)>,
+    },
+    DispatchDone {
+        key: JobKey,
+        attempt: u32,
+        host: String,
+        result: Result<(u32, u32), DispatchError>,
+    },
+    Lim(Vec<LimHost>),
+    Resign(String),
+    /// Stop cleanly (SIGTERM): log MBD_DIE, release the lock.
+    Shutdown,
+}

@@ -1,0 +1,425 @@
+//! The owner thread: the one task that holds the core (`basalt-sched`) and the journal
+//! (DESIGN.md rule 4), and the handle ([`Owner`]) the gRPC side reaches it with.
+//!
+//! Each iteration takes every waiting message, applies them ([`crate::handlers`]), runs
+//! a scheduling pass when something changed, appends the resulting events with one fsync,
+//! and only then answers the requests and carries out dispatches and signals
+//! ([`crate::dispatch`]). While the log cannot be written it answers queries only, and
+//! rolls back to the durable state.
+
+use crate::msg::{Msg, Reply};
+use crate::{MbdError, journal, local_week_minute, now_ms, submission_tokens};
+use basalt_config::Config;
+use basalt_sched::{Effect, Event, Sched, SchedConfig};
+use journal::Journal;
+use std::sync::Arc;
+use std::sync::mpsc as stdmpsc;
+use std::time::{Duration, SystemTime};
+use tokio::sync::oneshot;
+use tracing::{debug, error, info, warn};
+
+/// Whether mbatchd can write its event log. While it cannot, the owner answers queries
+/// and refuses everything that would need a new event.
+#[derive(Debug, Default)]
+pub(crate) struct Health {
+    degraded: std::sync::Mutex<Option<String>>,
+}
+
+impl Health {
+    fn set(&self, reason: Option<String>) {
+        *self
+            .degraded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = reason;
+    }
+
+    /// Why new work is refused, if it is.
+    pub(crate) fn reason(&self) -> Option<String> {
+        self.degraded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// A handle gRPC handlers use to reach the owner.
+#[derive(Debug, Clone)]
+pub(crate) struct Owner {
+    pub(crate) tx: stdmpsc::Sender<Msg>,
+    pub(crate) health: Arc<Health>,
+}
+
+impl Owner {
+    /// Send a request to the owner and wait for its answer. A request the owner drops
+    /// unanswered was refused because the event log cannot be written
+    /// (`RESOURCE_EXHAUSTED` with the reason), or mbatchd is stopping (`UNAVAILABLE`).
+    pub(crate) async fn ask<T>(
+        &self,
+        make: impl FnOnce(Reply<T>) -> Msg,
+    ) -> Result<T, tonic::Status> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(make(tx))
+            .map_err(|_| tonic::Status::unavailable("mbatchd is shutting down"))?;
+        rx.await.map_err(|_| match self.health.reason() {
+            Some(r) => tonic::Status::resource_exhausted(r),
+            None => tonic::Status::unavailable("mbatchd is shutting down"),
+        })
+    }
+}
+
+/// The owner thread's state.
+pub(crate) struct OwnerState {
+    pub(crate) config: Arc<Config>,
+    /// This mbatchd's credentials towards sbatchds.
+    pub(crate) auth: basalt_runtime::Authenticator,
+    pub(crate) me: String,
+    pub(crate) sched: Sched,
+    pub(crate) journal: Journal,
+    pub(crate) tx: stdmpsc::Sender<Msg>,
+    pub(crate) rt: tokio::runtime::Handle,
+    pub(crate) started: SystemTime,
+    /// Shared with the gRPC side: set while the event log cannot be written.
+    pub(crate) health: Arc<Health>,
+    /// Results from sbatchds (dispatch answers) that arrived or were rolled back while the
+    /// log could not be written; fed back once it can.
+    pub(crate) backlog: Vec<Msg>,
+    /// Copies of this iteration's dispatch answers, in case its commit fails.
+    pub(crate) this_iteration: Vec<Msg>,
+    /// Job files spooled in this iteration (removed again if its commit fails).
+    pub(crate) spooled: Vec<String>,
+    /// A write that failed during this iteration (a job file): the commit must not happen.
+    pub(crate) write_failure: Option<journal::JournalError>,
+    pub(crate) last_probe: std::time::Instant,
+    /// This term's epoch (its MBD_START may have been rolled back with a failed write).
+    pub(crate) term_epoch: u64,
+    /// After a failed log switch: not before this.
+    pub(crate) switch_retry: Option<std::time::Instant>,
+    /// Submission tokens of the jobs in memory -> job id (rebuilt from JOB_NEW on replay).
+    pub(crate) tokens: std::collections::HashMap<String, u64>,
+    /// The members egroup gave the `(!)` user groups at start.
+    pub(crate) egroups: std::collections::BTreeMap<String, Vec<String>>,
+    /// See [`RunOptions::config_problem`] ("" = none).
+    pub(crate) config_problem: String,
+}
+
+pub(crate) type Deferred = Box<dyn FnOnce() + Send>;
+
+pub(crate) fn defer<T: Send + 'static>(reply: Reply<T>, value: T) -> Deferred {
+    Box::new(move || {
+        let _ = reply.send(value);
+    })
+}
+
+impl OwnerState {
+    pub(crate) fn run(mut self, rx: stdmpsc::Receiver<Msg>) -> MbdError {
+        // A first pass, so the replayed pending jobs show their reasons (a dependency
+        // that can never be met, an array's limit) from the first query on. Make it and
+        // MBD_START durable before serving anybody.
+        self.sched.set_week_minute(local_week_minute(now_ms()));
+        self.sched.schedule(now_ms());
+        let effects = self.sched.take_effects();
+        match self.journal.commit(&self.sched, &effects) {
+            Ok(()) => self.carry_out(effects),
+            Err(e) => {
+                if let Some(fatal) = self.write_failed(e) {
+                    return fatal;
+                }
+            }
+        }
+        let tick = Duration::from_millis(500);
+        let mut last_tick = now_ms();
+        loop {
+            let first = match rx.recv_timeout(tick) {
+                Ok(m) => Some(m),
+                Err(stdmpsc::RecvTimeoutError::Timeout) => None,
+                Err(stdmpsc::RecvTimeoutError::Disconnected) => return MbdError::OwnerGone,
+            };
+            let mut deferred: Vec<Deferred> = Vec::new();
+            let mut exit: Option<MbdError> = None;
+            let batch = first.into_iter().chain(rx.try_iter().take(4096));
+            for msg in batch {
+                let msg = if self.health.reason().is_some() {
+                    match self.while_degraded(msg) {
+                        Some(m) => m,
+                        None => continue,
+                    }
+                } else {
+                    msg
+                };
+                if let Msg::DispatchDone {
+                    key,
+                    attempt,
+                    host,
+                    result,
+                } = &msg
+                {
+                    self.this_iteration.push(Msg::DispatchDone {
+                        key: *key,
+                        attempt: *attempt,
+                        host: host.clone(),
+                        result: result.clone(),
+                    });
+                }
+                match self.handle(msg, &mut deferred) {
+                    Ok(()) => {}
+                    Err(e) => {
+                        exit = Some(e);
+                        break;
+                    }
+                }
+            }
+            if let Err(e) = self.journal.heartbeat() {
+                error!("{e}");
+                return e.into();
+            }
+            if self.health.reason().is_none()
+                && self.journal.needs_resync()
+                && self.last_probe.elapsed() >= Duration::from_secs(1)
+            {
+                self.last_probe = std::time::Instant::now();
+                if let Err(e) = self.journal.resync() {
+                    debug!("a copy of the event log is still out of date: {e}");
+                }
+            }
+            if self.health.reason().is_some() {
+                // Only queries were answered; nothing to commit. Is there room again?
+                for d in deferred {
+                    d();
+                }
+                if let Some(e) = exit {
+                    return e;
+                }
+                if self.last_probe.elapsed() >= Duration::from_secs(1) {
+                    self.last_probe = std::time::Instant::now();
+                    match self.journal.probe() {
+                        Ok(()) => self.writable_again(),
+                        Err(e) => debug!("event log still not writable: {e}"),
+                    }
+                }
+                continue;
+            }
+            let now = now_ms();
+            if now - last_tick >= 500 {
+                last_tick = now;
+                self.sched.set_week_minute(local_week_minute(now));
+                self.sched.tick(now);
+            }
+            if self.sched.needs_pass() {
+                self.sched.schedule(now);
+            }
+            let effects = self.sched.take_effects();
+            let committed = match self.write_failure.take() {
+                Some(e) => Err(e),
+                None => self.journal.commit(&self.sched, &effects),
+            };
+            match committed {
+                Ok(()) => {
+                    self.this_iteration.clear();
+                    self.spooled.clear();
+                    for d in deferred {
+                        d();
+                    }
+                    self.carry_out(effects);
+                    self.maybe_switch();
+                }
+                Err(e) => {
+                    // Nothing of this iteration is acknowledged: its replies are dropped
+                    // (the callers hear why) and its effects are forgotten.
+                    drop(effects);
+                    if let Some(fatal) = self.write_failed(e) {
+                        return fatal;
+                    }
+                    drop(deferred);
+                }
+            }
+            if let Some(e) = exit {
+                if self.health.reason().is_none()
+                    && let MbdError::Resign(_) | MbdError::Reconfig(_) | MbdError::Stopped = e
+                {
+                    let die = Event::MbdDie {
+                        time: basalt_sched::secs(now_ms()),
+                        master: self.me.clone(),
+                        exit_code: e.exit_code(),
+                    };
+                    let _ = self.journal.commit(&self.sched, &[Effect::Log(die)]);
+                }
+                return e;
+            }
+        }
+    }
+
+    /// A message that arrived while the log cannot be written: queries, LIM updates and
+    /// stop requests are handled; dispatch answers wait in the backlog; everything that
+    /// would need a new event is refused (its reply dropped, so the caller hears why).
+    fn while_degraded(&mut self, msg: Msg) -> Option<Msg> {
+        match msg {
+            Msg::Jobs { .. }
+            | Msg::Queues { .. }
+            | Msg::Hosts { .. }
+            | Msg::Params { .. }
+            | Msg::Lim(_)
+            | Msg::Resign(_)
+            | Msg::Shutdown => Some(msg),
+            Msg::DispatchDone { .. } => {
+                self.backlog.push(msg);
+                None
+            }
+            Msg::Submit { .. }
+            | Msg::Signal { .. }
+            | Msg::Switch { .. }
+            | Msg::Move { .. }
+            | Msg::Force { .. }
+            | Msg::QueueCtl { .. }
+            | Msg::HostCtl { .. }
+            | Msg::Reconfig { .. }
+            | Msg::Hello { .. }
+            | Msg::Report { .. } => None,
+        }
+    }
+
+    /// An append (or a job file) could not be written. Stop acknowledging new work, and
+    /// roll the in-memory state back to what the log holds (the appender has cut its file
+    /// back, so the durable content is exactly the acknowledged state). Returns the error
+    /// to stop with when mbatchd cannot go on at all (the lock is lost, or the log cannot
+    /// even be re-read).
+    fn write_failed(&mut self, e: journal::JournalError) -> Option<MbdError> {
+        if let journal::JournalError::LockLost { .. } = e {
+            error!("{e}");
+            return Some(e.into());
+        }
+        let reason = format!(
+            "Cannot write the event log ({e}). mbatchd accepts no new work until it can \
+             write again; queries still work"
+        );
+        error!("{reason}");
+        self.health.set(Some(reason));
+        for name in self.spooled.drain(..) {
+            self.journal.remove_spooled(&name);
+        }
+        let now = now_ms();
+        let replayed = match self.journal.reload() {
+            Ok(r) => r,
+            Err(e2) => {
+                error!("cannot re-read the event log after a failed write: {e2}");
+                return Some(e2.into());
+            }
+        };
+        let mut sched = Sched::new(
+            SchedConfig::from_config_with_egroups(&self.config, &self.egroups),
+            now,
+        );
+        for ev in &replayed.events {
+            sched.on_event(ev);
+        }
+        self.tokens = submission_tokens(&replayed.events);
+        sched.started_at = self.sched.started_at;
+        for h in &mut sched.hosts {
+            h.sbd_seen = now;
+        }
+        info!(
+            events = replayed.events.len(),
+            jobs = sched.jobs.len(),
+            "rolled back to the durable state of the event log"
+        );
+        self.sched = sched;
+        self.backlog.append(&mut self.this_iteration);
+        self.last_probe = std::time::Instant::now();
+        None
+    }
+
+    /// Switch lsb.events once `MAX_JOB_NUM` finished jobs have been cleaned since the last
+    /// switch (LSF's rule), so that a restart replays the live jobs, not the history.
+    /// Called right after a commit, when no event is waiting. A failed switch changes
+    /// nothing and is tried again a minute later.
+    fn maybe_switch(&mut self) {
+        if !self.sched.switch_due()
+            || self
+                .switch_retry
+                .is_some_and(|t| t > std::time::Instant::now())
+        {
+            return;
+        }
+        let now = now_ms();
+        let started = std::time::Instant::now();
+        let co = self.sched.carry_over(now);
+        match self
+            .journal
+            .switch(basalt_sched::secs(now), &co.carried, &co.appended)
+        {
+            Ok(r) => {
+                for ev in &co.appended {
+                    self.sched.on_event(ev);
+                }
+                self.switch_retry = None;
+                let sched = &self.sched;
+                self.tokens.retain(|_, id| {
+                    sched
+                        .jobs
+                        .range((*id, 0)..=(*id, u32::MAX))
+                        .next()
+                        .is_some()
+                        || sched
+                            .gone
+                            .range((*id, 0)..=(*id, u32::MAX))
+                            .next()
+                            .is_some()
+                });
+                info!(
+                    carried = co.carried.len(),
+                    archived_bytes = r.archived_bytes,
+                    "switched lsb.events in {:?} ({} jobs in memory)",
+                    started.elapsed(),
+                    self.sched.jobs.len()
+                );
+            }
+            Err(journal::JournalError::LockLost { .. }) => {
+                // The next commit or heartbeat stops mbatchd.
+                self.switch_retry = Some(std::time::Instant::now() + Duration::from_secs(60));
+            }
+            Err(e) => {
+                warn!("cannot switch lsb.events: {e}; trying again in a minute");
+                self.switch_retry = Some(std::time::Instant::now() + Duration::from_secs(60));
+            }
+        }
+    }
+
+    /// The job a submission token already created, if it is still known.
+    pub(crate) fn known_submission(&self, token: &str) -> Option<u64> {
+        if token.is_empty() {
+            return None;
+        }
+        let id = *self.tokens.get(token)?;
+        let known = self
+            .sched
+            .jobs
+            .range((id, 0)..=(id, u32::MAX))
+            .next()
+            .is_some()
+            || self
+                .sched
+                .gone
+                .range((id, 0)..=(id, u32::MAX))
+                .next()
+                .is_some();
+        known.then_some(id)
+    }
+
+    /// The probe succeeded: accept work again, and feed back what waited.
+    fn writable_again(&mut self) {
+        info!("the event log can be written again; accepting new work");
+        self.health.set(None);
+        let now = now_ms();
+        for h in &mut self.sched.hosts {
+            h.sbd_seen = now;
+        }
+        if self.sched.epoch < self.term_epoch {
+            // This term's MBD_START never reached the disk: log it now.
+            self.sched.start(now, &self.me);
+            self.term_epoch = self.sched.epoch;
+        }
+        for m in self.backlog.drain(..) {
+            let _ = self.tx.send(m);
+        }
+    }
+}

@@ -1,0 +1,521 @@
+//! The Event⇄Record conversion: the core's events (`basalt-sched`) as LSF's event-log
+//! records (`basalt-eventlog`) and back, and the JOB_FINISH record of a finished job.
+//! Pure: no I/O, no async. mbatchd's journal writes and replays through it; `bevents
+//! replay` and the benches apply records through the same `from_record`.
+
+use basalt_core::job::{JobState, sub2};
+use basalt_eventlog as el;
+use basalt_eventlog as r;
+use basalt_sched::{Event, Job, Submission, Usage};
+
+/// `JOB_FORCE` options (LSF's lsbatch.h): plain `brun`, and `brun -f`.
+const RUNJOB_OPT_NORMAL: u32 = 0x01;
+const RUNJOB_OPT_NOSTOP: u32 = 0x02;
+
+fn h(time: i64) -> r::Header {
+    r::Header::new(time)
+}
+
+fn rusage_of(u: &Usage) -> r::Rusage {
+    r::Rusage {
+        utime: u.utime,
+        stime: u.stime,
+        maxrss: u.max_mem_kb as f64,
+        ..Default::default()
+    }
+}
+
+/// A core event as an lsb.events record.
+pub fn to_record(ev: &Event) -> el::Record {
+    match ev {
+        Event::JobNew { time, job_id, sub } => {
+            let s = sub;
+            el::Record::JobNew(Box::new(r::JobNew {
+                header: h(*time),
+                job_id: *job_id,
+                user_id: i64::from(s.uid),
+                options: s.options,
+                num_processors: i64::from(s.num_processors),
+                submit_time: s.submit_time,
+                begin_time: s.begin_time,
+                term_time: s.term_time,
+                sig_value: 0,
+                chkpnt_period: 0,
+                restart_pid: 0,
+                user_name: s.user.clone(),
+                rlimits: s.rlimits,
+                host_spec: String::new(),
+                host_factor: 1.0,
+                umask: i64::from(s.umask),
+                queue: s.queue.clone(),
+                res_req: s.res_req.clone(),
+                from_host: s.from_host.clone(),
+                cwd: s.cwd.clone(),
+                chkpnt_dir: String::new(),
+                in_file: s.in_file.clone(),
+                out_file: s.out_file.clone(),
+                err_file: s.err_file.clone(),
+                sub_home_dir: s.sub_home_dir.clone(),
+                job_file: s.job_file.clone(),
+                asked_hosts: s.asked_hosts.clone(),
+                depend_cond: s.depend_cond.clone(),
+                pre_exec_cmd: s.pre_exec.clone(),
+                post_exec_cmd: String::new(),
+                job_name: s.job_name.clone(),
+                command: s.command.clone(),
+                xf: Vec::new(),
+                mail_user: s.mail_user.clone(),
+                project_name: s.project.clone(),
+                nios_port: 0,
+                max_num_processors: i64::from(s.max_processors),
+                sched_host_type: String::new(),
+                login_shell: s.login_shell.clone(),
+                options2: s.options2,
+                idx: 0,
+                in_file_spool: String::new(),
+                command_spool: String::new(),
+                job_spool_dir: String::new(),
+                user_priority: -1,
+                user_group: s.user_group.clone(),
+                abs_run_limit: -1,
+                job_group: String::new(),
+                job_description: String::new(),
+                priority: -1,
+                specified_cwd: s.spec_cwd.clone(),
+                is_script: s.options2 & sub2::JOB_CMD_SPOOL != 0,
+                // Basalt fields after the mark: the submission token.
+                basalt_extra: if s.submit_token.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![el::Field::str(s.submit_token.clone())]
+                },
+                foreign_tail: None,
+            }))
+        }
+        Event::JobStart { time, key, hosts } => el::Record::JobStart(r::JobStart {
+            header: h(*time),
+            job_id: key.0,
+            j_status: JobState::Run.code(),
+            job_pid: 0,
+            job_pgid: 0,
+            host_factor: 1.0,
+            exec_hosts: hosts.clone(),
+            queue_pre_cmd: String::new(),
+            queue_post_cmd: String::new(),
+            j_flags: 0,
+            idx: key.1,
+            user_group: String::new(),
+            effective_res_req: String::new(),
+        }),
+        Event::JobStartAccept {
+            time,
+            key,
+            pid,
+            pgid,
+        } => el::Record::JobStartAccept(r::JobStartAccept {
+            header: h(*time),
+            job_id: key.0,
+            job_pid: i64::from(*pid),
+            job_pgid: i64::from(*pgid),
+            idx: key.1,
+            j_flags: 0,
+        }),
+        Event::JobExecute {
+            time,
+            key,
+            exec_uid,
+            exec_user,
+            exec_home,
+            exec_cwd,
+            pid,
+        } => el::Record::JobExecute(r::JobExecute {
+            header: h(*time),
+            job_id: key.0,
+            exec_uid: i64::from(*exec_uid),
+            job_pgid: i64::from(*pid),
+            exec_cwd: exec_cwd.clone(),
+            exec_home: exec_home.clone(),
+            exec_username: exec_user.clone(),
+            job_pid: i64::from(*pid),
+            idx: key.1,
+        }),
+        Event::JobStatus {
+            time,
+            key,
+            status,
+            reasons,
+            subreasons,
+            cpu_time,
+            end_time,
+            usage,
+            exit_status,
+            term_reason,
+        } => el::Record::JobStatus(r::JobStatus {
+            header: h(*time),
+            job_id: key.0,
+            j_status: *status,
+            reason: *reasons,
+            subreasons: *subreasons,
+            cpu_time: *cpu_time,
+            end_time: *end_time,
+            rusage: usage.as_ref().map(rusage_of),
+            exit_status: *exit_status,
+            idx: key.1,
+            mem: usage.as_ref().map(|u| r::MemUsage {
+                max_mem: u.max_mem_kb as i64,
+                avg_mem: u.avg_mem_kb as i64,
+            }),
+            // Basalt's trailing field: survives replay (TERM_RUNLIMIT, TERM_MEMLIMIT...).
+            term_reason: term_reason.clone(),
+            basalt_extra: Vec::new(),
+        }),
+        Event::JobSignal {
+            time,
+            key,
+            uid,
+            user,
+            signal,
+        } => el::Record::JobSignal(r::JobSignal {
+            header: h(*time),
+            job_id: key.0,
+            user_id: i64::from(*uid),
+            run_count: 0,
+            signal_symbol: signal.clone(),
+            idx: key.1,
+            user_name: user.clone(),
+        }),
+        Event::JobSwitch {
+            time,
+            key,
+            uid,
+            user,
+            queue,
+        } => el::Record::JobSwitch(r::JobSwitch {
+            header: h(*time),
+            user_id: i64::from(*uid),
+            job_id: key.0,
+            queue: queue.clone(),
+            idx: key.1,
+            user_name: user.clone(),
+        }),
+        Event::JobMove {
+            time,
+            key,
+            uid,
+            user,
+            position,
+            base,
+        } => el::Record::JobMove(r::JobMove {
+            header: h(*time),
+            user_id: i64::from(*uid),
+            job_id: key.0,
+            position: i64::from(*position),
+            base: i64::from(*base),
+            idx: key.1,
+            user_name: user.clone(),
+        }),
+        Event::JobForce {
+            time,
+            key,
+            uid,
+            user,
+            hosts,
+            no_stop,
+        } => el::Record::JobForce(r::JobForce {
+            header: h(*time),
+            job_id: key.0,
+            user_id: i64::from(*uid),
+            idx: key.1,
+            options: if *no_stop {
+                RUNJOB_OPT_NOSTOP
+            } else {
+                RUNJOB_OPT_NORMAL
+            },
+            exec_hosts: hosts.clone(),
+            user_name: user.clone(),
+        }),
+        Event::JobClean { time, key } => el::Record::JobClean(r::JobClean {
+            header: h(*time),
+            job_id: key.0,
+            idx: key.1,
+        }),
+        Event::QueueCtrl {
+            time,
+            op,
+            queue,
+            uid,
+            user,
+            message,
+        } => el::Record::QueueCtrl(r::QueueCtrl {
+            header: h(*time),
+            op_code: i64::from(*op),
+            queue: queue.clone(),
+            user_id: i64::from(*uid),
+            user_name: user.clone(),
+            message: message.clone(),
+        }),
+        Event::HostCtrl {
+            time,
+            op,
+            host,
+            uid,
+            user,
+            message,
+        } => el::Record::HostCtrl(r::HostCtrl {
+            header: h(*time),
+            op_code: i64::from(*op),
+            host: host.clone(),
+            user_id: i64::from(*uid),
+            user_name: user.clone(),
+            message: message.clone(),
+        }),
+        Event::MbdStart {
+            time,
+            master,
+            cluster,
+            num_hosts,
+            num_queues,
+            epoch: _,
+        } => el::Record::MbdStart(r::MbdStart {
+            header: h(*time),
+            master: master.clone(),
+            cluster: cluster.clone(),
+            num_hosts: i64::from(*num_hosts),
+            num_queues: i64::from(*num_queues),
+        }),
+        Event::MbdDie {
+            time,
+            master,
+            exit_code,
+        } => el::Record::MbdDie(r::MbdDie {
+            header: h(*time),
+            master: master.clone(),
+            num_remove_jobs: 0,
+            exit_code: i64::from(*exit_code),
+            message: String::new(),
+        }),
+        Event::LogSwitch { time, last_job_id } => el::Record::LogSwitch(r::LogSwitch {
+            header: h(*time),
+            last_job_id: *last_job_id,
+        }),
+    }
+}
+
+fn u32_of(v: i64) -> u32 {
+    u32::try_from(v.max(0)).unwrap_or(u32::MAX)
+}
+
+/// An lsb.events record as a core event (None for records Basalt does not replay).
+pub fn from_record(rec: &el::Record) -> Option<Event> {
+    Some(match rec {
+        el::Record::JobNew(n) => {
+            let sub = Submission {
+                user: n.user_name.clone(),
+                uid: u32_of(n.user_id),
+                options: n.options,
+                options2: n.options2,
+                num_processors: u32_of(n.num_processors),
+                max_processors: u32_of(n.max_num_processors),
+                submit_time: n.submit_time,
+                begin_time: n.begin_time,
+                term_time: n.term_time,
+                rlimits: n.rlimits,
+                umask: u32_of(n.umask),
+                queue: n.queue.clone(),
+                res_req: n.res_req.clone(),
+                from_host: n.from_host.clone(),
+                cwd: n.cwd.clone(),
+                in_file: n.in_file.clone(),
+                out_file: n.out_file.clone(),
+                err_file: n.err_file.clone(),
+                sub_home_dir: n.sub_home_dir.clone(),
+                job_file: n.job_file.clone(),
+                asked_hosts: n.asked_hosts.clone(),
+                depend_cond: n.depend_cond.clone(),
+                pre_exec: n.pre_exec_cmd.clone(),
+                job_name: n.job_name.clone(),
+                command: n.command.clone(),
+                mail_user: n.mail_user.clone(),
+                project: n.project_name.clone(),
+                login_shell: n.login_shell.clone(),
+                spec_cwd: n.specified_cwd.clone(),
+                user_group: n.user_group.clone(),
+                submit_token: n
+                    .basalt_extra
+                    .first()
+                    .map(|f| f.text().to_owned())
+                    .unwrap_or_default(),
+            };
+            Event::JobNew {
+                time: n.header.time,
+                job_id: n.job_id,
+                sub: Box::new(sub),
+            }
+        }
+        el::Record::JobStart(s) => Event::JobStart {
+            time: s.header.time,
+            key: (s.job_id, s.idx),
+            hosts: s.exec_hosts.clone(),
+        },
+        el::Record::JobStartAccept(a) => Event::JobStartAccept {
+            time: a.header.time,
+            key: (a.job_id, a.idx),
+            pid: u32_of(a.job_pid),
+            pgid: u32_of(a.job_pgid),
+        },
+        el::Record::JobExecute(x) => Event::JobExecute {
+            time: x.header.time,
+            key: (x.job_id, x.idx),
+            exec_uid: u32_of(x.exec_uid),
+            exec_user: x.exec_username.clone(),
+            exec_home: x.exec_home.clone(),
+            exec_cwd: x.exec_cwd.clone(),
+            pid: u32_of(x.job_pid),
+        },
+        el::Record::JobStatus(s) => Event::JobStatus {
+            time: s.header.time,
+            key: (s.job_id, s.idx),
+            status: s.j_status,
+            reasons: s.reason,
+            subreasons: s.subreasons,
+            cpu_time: s.cpu_time,
+            end_time: s.end_time,
+            usage: s.rusage.as_ref().map(|ru| Usage {
+                utime: ru.utime.max(0.0),
+                stime: ru.stime.max(0.0),
+                max_mem_kb: s
+                    .mem
+                    .as_ref()
+                    .map_or(ru.maxrss.max(0.0) as u64, |m| m.max_mem.max(0) as u64),
+                avg_mem_kb: s.mem.as_ref().map_or(0, |m| m.avg_mem.max(0) as u64),
+                ..Default::default()
+            }),
+            exit_status: s.exit_status,
+            // "" for records without Basalt's tail: the core then derives TERM_OWNER /
+            // TERM_ADMIN from the JOB_SIGNAL that ordered the kill.
+            term_reason: s.term_reason.clone(),
+        },
+        el::Record::JobSignal(s) => Event::JobSignal {
+            time: s.header.time,
+            key: (s.job_id, s.idx),
+            uid: u32_of(s.user_id),
+            user: s.user_name.clone(),
+            signal: s.signal_symbol.clone(),
+        },
+        el::Record::JobSwitch(s) => Event::JobSwitch {
+            time: s.header.time,
+            key: (s.job_id, s.idx),
+            uid: u32_of(s.user_id),
+            user: s.user_name.clone(),
+            queue: s.queue.clone(),
+        },
+        el::Record::JobMove(m) => Event::JobMove {
+            time: m.header.time,
+            key: (m.job_id, m.idx),
+            uid: u32_of(m.user_id),
+            user: m.user_name.clone(),
+            position: u32_of(m.position),
+            base: u32_of(m.base),
+        },
+        el::Record::JobForce(f) => Event::JobForce {
+            time: f.header.time,
+            key: (f.job_id, f.idx),
+            uid: u32_of(f.user_id),
+            user: f.user_name.clone(),
+            hosts: f.exec_hosts.clone(),
+            no_stop: f.options & RUNJOB_OPT_NOSTOP != 0,
+        },
+        el::Record::JobClean(c) => Event::JobClean {
+            time: c.header.time,
+            key: (c.job_id, c.idx),
+        },
+        el::Record::QueueCtrl(q) => Event::QueueCtrl {
+            time: q.header.time,
+            op: u32_of(q.op_code),
+            queue: q.queue.clone(),
+            uid: u32_of(q.user_id),
+            user: q.user_name.clone(),
+            message: q.message.clone(),
+        },
+        el::Record::HostCtrl(c) => Event::HostCtrl {
+            time: c.header.time,
+            op: u32_of(c.op_code),
+            host: c.host.clone(),
+            uid: u32_of(c.user_id),
+            user: c.user_name.clone(),
+            message: c.message.clone(),
+        },
+        el::Record::MbdStart(m) => Event::MbdStart {
+            time: m.header.time,
+            master: m.master.clone(),
+            cluster: m.cluster.clone(),
+            num_hosts: u32_of(m.num_hosts),
+            num_queues: u32_of(m.num_queues),
+            epoch: 0,
+        },
+        el::Record::MbdDie(d) => Event::MbdDie {
+            time: d.header.time,
+            master: d.master.clone(),
+            exit_code: i32::try_from(d.exit_code).unwrap_or(0),
+        },
+        el::Record::LogSwitch(l) => Event::LogSwitch {
+            time: l.header.time,
+            last_job_id: l.last_job_id,
+        },
+        _ => return None,
+    })
+}
+
+/// The JOB_FINISH record of a finished job (lsb.acct).
+pub fn finish_record(j: &Job) -> r::JobFinish {
+    let s = &j.sub;
+    let mut ru = rusage_of(&j.usage);
+    if ru.utime == 0.0 && ru.stime == 0.0 && j.cpu_time > 0.0 {
+        ru.utime = j.cpu_time;
+    }
+    r::JobFinish {
+        header: h(j.end_time),
+        job_id: j.id,
+        user_id: i64::from(s.uid),
+        options: s.options,
+        num_processors: i64::from(s.num_processors),
+        submit_time: s.submit_time,
+        begin_time: s.begin_time,
+        term_time: s.term_time,
+        start_time: j.start_time,
+        user_name: s.user.clone(),
+        queue: j.queue.clone(),
+        res_req: s.res_req.clone(),
+        depend_cond: s.depend_cond.clone(),
+        pre_exec_cmd: s.pre_exec.clone(),
+        post_exec_cmd: String::new(),
+        from_host: s.from_host.clone(),
+        cwd: s.cwd.clone(),
+        in_file: s.in_file.clone(),
+        out_file: s.out_file.clone(),
+        err_file: s.err_file.clone(),
+        job_file: s.job_file.clone(),
+        asked_hosts: s.asked_hosts.clone(),
+        exec_hosts: j.hosts.clone(),
+        j_status: j.state.code(),
+        host_factor: 1.0,
+        job_name: s.job_name.clone(),
+        command: s.command.clone(),
+        rusage: ru,
+        mail_user: s.mail_user.clone(),
+        project_name: s.project.clone(),
+        exit_status: j.exit_status,
+        max_num_processors: i64::from(s.max_processors),
+        login_shell: s.login_shell.clone(),
+        idx: j.idx,
+        max_rmem: j.usage.max_mem_kb as i64,
+        max_rswap: j.usage.swap_kb as i64,
+        in_file_spool: String::new(),
+        command_spool: String::new(),
+        basalt_extra: Vec::new(),
+        foreign_tail: None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,113 @@
+//! Round trips through the lsb.events text: event → line → event.
+
+use super::*;
+
+/// Event → lsb.events line → event.
+fn through_the_log(ev: &Event) -> Event {
+    let line = to_record(ev).to_line();
+    let rec = el::parse_line(&line)
+        .unwrap_or_else(|e| panic!("{line}: {e}"))
+        .unwrap_or_else(|| panic!("{line}: no record"));
+    from_record(&rec).unwrap_or_else(|| panic!("{line}: not replayed"))
+}
+
+fn status(term_reason: &str, usage: Option<Usage>) -> Event {
+    Event::JobStatus {
+        time: 1_800_000_100,
+        key: (42, 3),
+        status: 32,
+        reasons: 0,
+        subreasons: 0,
+        cpu_time: 1.5,
+        end_time: 1_800_000_100,
+        usage,
+        exit_status: 33280,
+        term_reason: term_reason.into(),
+    }
+}
+
+#[test]
+fn term_reasons_survive_the_log() {
+    let usage = Usage {
+        utime: 1.0,
+        stime: 0.5,
+        max_mem_kb: 2048,
+        avg_mem_kb: 1024,
+        ..Default::default()
+    };
+    for ev in [
+        status("TERM_RUNLIMIT", Some(usage.clone())),
+        status("TERM_MEMLIMIT", Some(usage)),
+        status("TERM_OWNER", None),
+        status("", None),
+    ] {
+        assert_eq!(through_the_log(&ev), ev);
+    }
+}
+
+/// brun and brun -f are told apart in the log (JOB_FORCE options, LSF's
+/// RUNJOB_OPT_NORMAL / RUNJOB_OPT_NOSTOP), so a replayed mbatchd knows which job load
+/// may suspend.
+#[test]
+fn brun_and_brun_f_survive_the_log() {
+    for no_stop in [false, true] {
+        let ev = Event::JobForce {
+            time: 1_795_342_025,
+            key: (6, 0),
+            uid: 0,
+            user: "root".into(),
+            hosts: vec!["vm".into()],
+            no_stop,
+        };
+        assert_eq!(through_the_log(&ev), ev);
+    }
+    let line = "\"JOB_FORCE\" \"22\" 1795342025 6 0 0 1 1  \"vm\" \"root\"\n";
+    let rec = el::parse_line(line)
+        .ok()
+        .flatten()
+        .expect("volclava's plain brun");
+    assert!(matches!(
+        from_record(&rec),
+        Some(Event::JobForce { no_stop: false, .. })
+    ));
+}
+
+#[test]
+fn an_array_is_one_job_new_and_elements_carry_their_index() {
+    let sub = Submission {
+        user: "alice".into(),
+        uid: 1000,
+        queue: "normal".into(),
+        job_name: "arr[1-10]%2".into(),
+        command: "echo $LSB_JOBINDEX".into(),
+        out_file: "out.%J.%I".into(),
+        depend_cond: "done(first) && ended(7[2])".into(),
+        rlimits: [-1; 11],
+        num_processors: 1,
+        max_processors: 1,
+        job_file: "1800000000.42".into(),
+        ..Default::default()
+    };
+    let new = Event::JobNew {
+        time: 1_800_000_000,
+        job_id: 42,
+        sub: Box::new(sub),
+    };
+    let line = to_record(&new).to_line();
+    assert!(line.contains(r#""arr[1-10]%2""#), "{line}");
+    assert_eq!(through_the_log(&new), new);
+    let start = Event::JobStart {
+        time: 1_800_000_001,
+        key: (42, 7),
+        hosts: vec!["hostA".into()],
+    };
+    assert_eq!(through_the_log(&start), start);
+    let signal = Event::JobSignal {
+        time: 1_800_000_002,
+        key: (42, 7),
+        uid: 1000,
+        user: "alice".into(),
+        signal: "KILL".into(),
+    };
+    assert_eq!(through_the_log(&signal), signal);
+}
