@@ -12,6 +12,7 @@ const PURE: &[&str] = &[
     "basalt-sched",
     "basalt-eventlog",
     "basalt-susp-core",
+    "basalt-records",
 ];
 
 #[test]
