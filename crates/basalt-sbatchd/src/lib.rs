@@ -101,19 +101,16 @@
 //! load-suspended jobs with an `rusage` duration reservation (`SUSP_MBD_LOCK`).
 
 pub mod db;
-pub mod env;
 pub mod mail;
 pub mod mbd;
 pub mod mbdsup;
 pub mod owner;
 pub mod paths;
 pub mod policy;
-pub mod report;
 pub mod service;
 pub mod state;
 pub mod supervisor;
 pub mod sys;
-pub mod usage;
 
 use basalt_config::Config;
 use std::path::PathBuf;
