@@ -110,7 +110,7 @@ pub mod policy;
 pub mod service;
 pub mod state;
 pub mod supervisor;
-pub mod sys;
+mod sys;
 
 use basalt_config::Config;
 use std::path::PathBuf;

@@ -48,7 +48,11 @@ fn main() -> std::process::ExitCode {
     let args = Args::parse();
     if let Some(dir) = &args.job_supervisor {
         basalt_runtime::init_tracing(None);
-        let code = basalt_sbatchd::supervisor::main(dir);
+        // SAFETY: this process is single-threaded here and stays so: only the
+        // arguments were parsed and a stderr logger set up (neither starts a
+        // thread), and supervisor mode starts none.
+        #[allow(unsafe_code)]
+        let code = unsafe { basalt_sbatchd::supervisor::main(dir) };
         return std::process::ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     if args.version {

@@ -21,12 +21,7 @@ impl JobDb {
         self.append_inner(key, std::slice::from_mut(event), REBOOT_SEQ_GAP - 1)
     }
 
-    fn append_inner(
-        &mut self,
-        key: Key,
-        events: &mut [Event],
-        gap: u64,
-    ) -> Result<u64, DbError> {
+    fn append_inner(&mut self, key: Key, events: &mut [Event], gap: u64) -> Result<u64, DbError> {
         self.durability(events.iter().any(|e| e.kind.is_final()))?;
         let path = self.path.clone();
         let err = |source| DbError::Sqlite {

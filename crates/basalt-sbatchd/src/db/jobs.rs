@@ -276,9 +276,7 @@ fn job_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<JobRow> {
     })
 }
 
-fn sup_id(
-    (pid, start, boot): (Option<i64>, Option<i64>, Option<String>),
-) -> Option<SupervisorId> {
+fn sup_id((pid, start, boot): (Option<i64>, Option<i64>, Option<String>)) -> Option<SupervisorId> {
     Some(SupervisorId {
         pid: u32::try_from(pid?).ok()?,
         start: u64::try_from(start?).ok()?,

@@ -108,7 +108,11 @@ impl Supervisor {
         text: &str,
         term_reason: &str,
     ) {
-        match sys::fork() {
+        // SAFETY: supervisor mode is single-threaded: `super::main`'s caller
+        // guarantees it (see its # Safety) and the supervisor starts no thread.
+        #[allow(unsafe_code)]
+        let forked = unsafe { sys::fork() };
+        match forked {
             Ok(nix::unistd::ForkResult::Child) => {
                 let mail = Mail {
                     prog: self.launch.mail_prog.clone(),

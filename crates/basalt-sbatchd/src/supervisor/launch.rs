@@ -9,8 +9,9 @@ use super::limits::apply_rlimits;
 use crate::paths;
 use crate::state::Launch;
 use crate::sys;
+use crate::sys::Disposition;
 use basalt_proto::sbatchd::JobSpec;
-use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal};
+use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 use nix::unistd::{Gid, Uid};
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
@@ -156,8 +157,8 @@ fn child_setup(
 ) -> Result<Never, String> {
     nix::unistd::setsid().map_err(|e| format!("setsid: {e}"))?;
     let _ = nix::sys::signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None);
-    let _ = sys::set_disposition(Signal::SIGPIPE, SigHandler::SigDfl);
-    let _ = sys::set_disposition(Signal::SIGHUP, SigHandler::SigIgn);
+    let _ = sys::set_disposition(Signal::SIGPIPE, Disposition::Default);
+    let _ = sys::set_disposition(Signal::SIGHUP, Disposition::Ignore);
     apply_rlimits(spec, launch);
     if spec.nice != 0
         && let Err(e) = sys::set_nice(spec.nice)

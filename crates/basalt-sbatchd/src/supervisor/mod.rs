@@ -59,11 +59,12 @@ use crate::db::{self, JobDb};
 use crate::paths;
 use crate::state::{self, Event, EventKind, Launch};
 use crate::sys;
+use crate::sys::Disposition;
 use basalt_core::job::status as jstat;
 use basalt_proto::sbatchd::JobSpec;
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout};
-use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal};
+use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::wait::{WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
@@ -99,11 +100,20 @@ fn raw_status(ws: WaitStatus) -> Option<(Pid, i32)> {
 /// Entry point of supervisor mode; returns the process exit code. `dir` is the
 /// job's directory under the state root: its name is the job's key and the job
 /// database is `jobs.db` beside it.
-pub fn main(dir: &Path) -> i32 {
+///
+/// # Safety
+///
+/// The calling process must be single-threaded, and stay so: supervisor mode forks
+/// (the job's top process, the report helper) and runs ordinary code in the child,
+/// which is sound only when no other thread exists. sbatchd's `main` calls this
+/// before it starts anything else (no async runtime, no thread); the supervisor
+/// itself never starts a thread.
+#[allow(unsafe_code)]
+pub unsafe fn main(dir: &Path) -> i32 {
     let _ = nix::unistd::setsid();
     let _ = nix::sys::prctl::set_child_subreaper(true);
-    let _ = sys::set_disposition(Signal::SIGPIPE, SigHandler::SigIgn);
-    let _ = sys::set_disposition(Signal::SIGHUP, SigHandler::SigIgn);
+    let _ = sys::set_disposition(Signal::SIGPIPE, Disposition::Ignore);
+    let _ = sys::set_disposition(Signal::SIGHUP, Disposition::Ignore);
     // sbatchd is woken through stdout; never block on it.
     if let Ok(flags) = nix::fcntl::fcntl(std::io::stdout(), nix::fcntl::FcntlArg::F_GETFL) {
         let flags = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
@@ -359,7 +369,11 @@ impl Supervisor {
             Ok(p) => p,
             Err(e) => return self.start_failed(format!("pipe: {e}")),
         };
-        let pid = match sys::fork() {
+        // SAFETY: supervisor mode is single-threaded: `main`'s caller guarantees it
+        // (see its # Safety) and the supervisor starts no thread.
+        #[allow(unsafe_code)]
+        let forked = unsafe { sys::fork() };
+        let pid = match forked {
             Ok(nix::unistd::ForkResult::Child) => {
                 drop(rfd);
                 drop(listener);
