@@ -3,7 +3,7 @@
 //! removal once everything is acknowledged.
 
 use super::tasks::{Adopted, launch, record_end, watch_events};
-use super::{Key, Owner, RECENT_KEEP, now_secs, to_report};
+use super::{Key, Owner, RECENT_KEEP, to_report};
 use crate::db::StoredJob;
 use crate::state::{self, Event, EventKind, SupervisorId};
 use basalt_core::job::status as jstat;
@@ -243,7 +243,7 @@ impl Owner {
             let probe = Event {
                 seq: job.acked_seq,
                 kind: EventKind::Rusage,
-                time: now_secs(),
+                time: self.shared.clock.now_secs(),
                 pid: job.pid,
                 pgid: job.pgid,
                 state: job.state,
@@ -277,7 +277,7 @@ impl Owner {
                 );
                 Event {
                     kind: EventKind::Finished,
-                    time: now_secs(),
+                    time: self.shared.clock.now_secs(),
                     pid: job.pid,
                     pgid: job.pgid,
                     state: jstat::EXIT,
@@ -288,7 +288,7 @@ impl Owner {
             } else {
                 Event {
                     kind: EventKind::StartFailed,
-                    time: now_secs(),
+                    time: self.shared.clock.now_secs(),
                     message: "the job's supervisor ended before the job started".to_owned(),
                     ..Default::default()
                 }

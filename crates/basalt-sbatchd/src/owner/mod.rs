@@ -358,13 +358,6 @@ fn job_ref(job_id: u64, idx: u32) -> JobRef {
     }
 }
 
-fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
-
 /// The report for one event (the epoch is filled in when it is sent).
 pub fn to_report(host: &str, key: Key, ev: &Event) -> JobReport {
     let kind = match ev.kind {

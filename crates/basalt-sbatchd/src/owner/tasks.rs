@@ -2,7 +2,7 @@
 //! supervisor, following its events in the job database, and recording the end of
 //! a job whose supervisor is gone.
 
-use super::{Key, Msg, UNRECORDED_GRACE, now_secs};
+use super::{Key, Msg, UNRECORDED_GRACE};
 use crate::Shared;
 use crate::db::{DbError, DbHandle};
 use crate::state::{Event, EventKind, SupervisorId};
@@ -28,6 +28,7 @@ pub(super) async fn launch(
     let mut launch = shared.launch.clone();
     launch.terminate_interval = shared.terminate_interval.load(Ordering::SeqCst);
     let prep_dir = dir.clone();
+    let clock = shared.clock.clone();
     let prepared = db
         .call(move |db| {
             prepare_dir(&prep_dir).map_err(|e| {
@@ -36,7 +37,7 @@ pub(super) async fn launch(
                     prep_dir.display()
                 )
             })?;
-            db.insert_job(key, &spec, &launch, now_secs())
+            db.insert_job(key, &spec, &launch, clock.now_secs())
                 .map_err(|e| format!("cannot record the job: {e}"))
         })
         .await
@@ -68,7 +69,7 @@ pub(super) async fn launch(
             warn!("job {}: {message}", key.0);
             let ev = Event {
                 kind: EventKind::StartFailed,
-                time: now_secs(),
+                time: shared.clock.now_secs(),
                 message,
                 ..Default::default()
             };

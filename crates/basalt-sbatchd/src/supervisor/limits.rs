@@ -6,19 +6,7 @@ use basalt_proto::sbatchd::JobSpec;
 use std::io::Write;
 
 /// Limit indices in `JobSpec.rlimits` (LSF_RLIMIT order).
-pub mod limit {
-    pub const CPU: usize = 0;
-    pub const FSIZE: usize = 1;
-    pub const DATA: usize = 2;
-    pub const STACK: usize = 3;
-    pub const CORE: usize = 4;
-    pub const RSS: usize = 5;
-    pub const NOFILE: usize = 6;
-    pub const OPEN_MAX: usize = 7;
-    pub const SWAP: usize = 8;
-    pub const RUN: usize = 9;
-    pub const PROCESS: usize = 10;
-}
+pub use basalt_core::rlimit as limit;
 
 /// A limit value from the spec: `None` when unlimited. Negative means unlimited;
 /// so does 0, except for the core-file limit where 0 means "no core files".

@@ -62,6 +62,7 @@ use crate::sys;
 use crate::sys::Disposition;
 use basalt_core::job::status as jstat;
 use basalt_proto::sbatchd::JobSpec;
+use basalt_runtime::time::now_secs;
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout};
 use nix::sys::signal::{SigSet, SigmaskHow, Signal};
@@ -79,13 +80,6 @@ pub const FLAG: &str = "--job-supervisor";
 
 /// How long the finishing helper (report, cleanup) may take before it is killed.
 const FINISH_HELPER_LIMIT: Duration = Duration::from_secs(60);
-
-fn now_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
 
 fn raw_status(ws: WaitStatus) -> Option<(Pid, i32)> {
     match ws {
