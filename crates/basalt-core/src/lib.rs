@@ -10,6 +10,7 @@ pub mod bounds;
 pub mod job;
 pub mod jobfile;
 pub mod load;
+pub mod rlimit;
 pub mod version;
 
 pub use load::{

@@ -20,20 +20,7 @@ pub const VOLCLAVA_SUB_POST_EXEC: u32 = 0x4000_0000;
 
 /// Indices into `rlimits` (`LSF_RLIMIT_*` numbering); values are `-1` when unlimited.
 pub mod rlimit {
-    pub const CPU: usize = 0;
-    pub const FSIZE: usize = 1;
-    pub const DATA: usize = 2;
-    pub const STACK: usize = 3;
-    pub const CORE: usize = 4;
-    pub const RSS: usize = 5;
-    pub const NOFILE: usize = 6;
-    pub const OPEN_MAX: usize = 7;
-    /// VMEM.
-    pub const SWAP: usize = 8;
-    pub const RUN: usize = 9;
-    pub const PROCESS: usize = 10;
-    /// Number of limits in a record.
-    pub const COUNT: usize = 11;
+    pub use basalt_core::rlimit::*;
     /// The names used in error messages, in order.
     pub const NAMES: [&str; COUNT] = [
         "rLimits[CPU]",

@@ -40,7 +40,7 @@ use msg::Msg;
 use owner::{Health, Owner, OwnerState};
 use std::sync::Arc;
 use std::sync::mpsc as stdmpsc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 use thiserror::Error;
 use tokio::sync::oneshot;
 use tracing::{error, info, info_span, warn};
@@ -100,30 +100,13 @@ impl MbdError {
 
 /// Wall-clock milliseconds.
 pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
+    basalt_runtime::time::now_ms()
 }
 
 /// Local time (`TZ`, /etc/localtime) of `ms` as a minute of the week (0 = Sunday
 /// 00:00), for queue run/dispatch windows and host dispatch windows.
-#[allow(unsafe_code)]
 pub fn local_week_minute(ms: i64) -> u32 {
-    let secs = ms.div_euclid(1000);
-    let tt = secs as libc::time_t;
-    // SAFETY: libc::tm is a plain C struct for which all-zero bytes are a valid value
-    // (integers and a null tm_zone pointer).
-    let mut out: libc::tm = unsafe { std::mem::zeroed() };
-    // SAFETY: both pointers refer to live, properly aligned locals for the duration of
-    // the call; localtime_r writes only into `out` and is thread-safe.
-    let p = unsafe { libc::localtime_r(&tt, &mut out) };
-    if p.is_null() {
-        let wday = (secs.div_euclid(86_400) + 4).rem_euclid(7) as u32;
-        return wday * 1440 + (secs.rem_euclid(86_400) / 60) as u32;
-    }
-    out.tm_wday.clamp(0, 6) as u32 * 1440
-        + out.tm_hour.clamp(0, 23) as u32 * 60
-        + out.tm_min.clamp(0, 59) as u32
+    basalt_runtime::time::local_week_minute(ms.div_euclid(1000))
 }
 
 /// Give the memory freed after a replay (every record of lsb.events was held at once)

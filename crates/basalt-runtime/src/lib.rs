@@ -10,7 +10,14 @@
 //!   `BASALT_LOG`, else from `LSF_LOG_MASK`);
 //! * when to stop ([`shutdown_signal`]: SIGTERM or SIGINT);
 //! * how to serve gRPC on an already bound listener ([`serve`]);
-//! * how to reach LIMs and find the master ([`lim_channel`], [`find_master`]).
+//! * how to reach LIMs and find the master ([`lim_channel`], [`find_master`]);
+//! * what time it is ([`time`]: one [`time::Clock`], system or manual, and the one
+//!   `localtime_r`/`mktime` wrapper);
+//! * how a daemon starts ([`daemon`]: the common flags and start-up of the daemon
+//!   `main`s).
+
+pub mod daemon;
+pub mod time;
 
 pub use basalt_auth::{Authenticator, Identity, Need, Verifier};
 

@@ -101,21 +101,19 @@
 //! load-suspended jobs with an `rusage` duration reservation (`SUSP_MBD_LOCK`).
 
 pub mod db;
-pub mod env;
 pub mod mail;
 pub mod mbd;
 pub mod mbdsup;
 pub mod owner;
 pub mod paths;
 pub mod policy;
-pub mod report;
 pub mod service;
 pub mod state;
 pub mod supervisor;
-pub mod sys;
-pub mod usage;
+mod sys;
 
 use basalt_config::Config;
+use basalt_runtime::time::{Clock, SystemClock};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -153,6 +151,8 @@ pub struct Options {
     /// Milliseconds between usage samples of a running job (default:
     /// `LSF_PIM_SLEEPTIME` seconds from lsf.conf, else 3 s).
     pub sample_ms: Option<u64>,
+    /// The wall clock (the system's; tests may give a manual one).
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Default for Options {
@@ -163,6 +163,7 @@ impl Default for Options {
             supervisor_exe: None,
             mbatchd_exe: None,
             sample_ms: None,
+            clock: Arc::new(SystemClock),
         }
     }
 }
@@ -186,6 +187,8 @@ pub struct Shared {
     pub relocate: Notify,
     /// This sbatchd's credentials towards mbatchd and the LIMs.
     pub auth: basalt_runtime::Authenticator,
+    /// The wall clock.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Shared {
@@ -373,6 +376,7 @@ pub async fn run_with(
         let verifier = basalt_runtime::verifier(&config, keys.clone());
         let shared = Arc::new(Shared {
             auth: basalt_runtime::daemon_auth(&config, &me, keys),
+            clock: opts.clock.clone(),
             launch: launch_template(&config, &me, &opts),
             terminate_interval: AtomicU32::new(config.batch.params.job_terminate_interval_secs),
             config: config.clone(),

@@ -8,40 +8,12 @@
 
 use crate::Shared;
 use crate::owner::Msg;
+use basalt_runtime::time::local_week_minute;
 use basalt_susp_core::{HostLoad, Policy};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{debug, info, warn};
-
-/// Milliseconds since the epoch.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
-/// Minute of the week in local time (0 = Sunday 00:00), for queue run windows.
-#[allow(unsafe_code)]
-pub fn local_minute_of_week(secs: i64) -> u32 {
-    let tt = secs as libc::time_t;
-    // SAFETY: libc::tm is a plain C struct for which all-zero bytes are a valid value
-    // (integers and a null tm_zone pointer).
-    let mut out: libc::tm = unsafe { std::mem::zeroed() };
-    // SAFETY: both pointers refer to live, properly aligned locals for the duration of
-    // the call; localtime_r writes only into `out` and is thread-safe.
-    let p = unsafe { libc::localtime_r(&tt, &mut out) };
-    if p.is_null() {
-        let days = secs.div_euclid(86_400);
-        let wday = (days + 4).rem_euclid(7) as u32;
-        let min = (secs.rem_euclid(86_400) / 60) as u32;
-        return wday * 1440 + min;
-    }
-    out.tm_wday.clamp(0, 6) as u32 * 1440
-        + out.tm_hour.clamp(0, 23) as u32 * 60
-        + out.tm_min.clamp(0, 59) as u32
-}
 
 /// The host's load and static information from the master LIM (None: no answer;
 /// a load with `available = false`: LIM has no load for this host).
@@ -139,8 +111,8 @@ pub async fn run(
                 HostLoad::default()
             }
         };
-        let now = now_ms();
-        let actions = policy.decide(now, local_minute_of_week(now / 1000), &load, &jobs);
+        let now = shared.clock.now_ms();
+        let actions = policy.decide(now, local_week_minute(now / 1000), &load, &jobs);
         if !actions.is_empty() && owner.send(Msg::PolicyActions { actions }).await.is_err() {
             return;
         }
@@ -153,8 +125,8 @@ mod tests {
 
     #[test]
     fn minute_of_week_is_in_range() {
-        for t in [0, 1_700_000_000, now_ms() / 1000] {
-            assert!(local_minute_of_week(t) < 7 * 1440);
+        for t in [0, 1_700_000_000, basalt_runtime::time::now_secs()] {
+            assert!(local_week_minute(t) < 7 * 1440);
         }
     }
 }

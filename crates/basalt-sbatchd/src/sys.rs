@@ -1,40 +1,60 @@
-//! The few system calls that need `unsafe`, each in the smallest wrapper.
-//! Only the single-threaded supervisor process uses [`fork`].
+//! The few system calls that need `unsafe`, each in the smallest wrapper, and each
+//! with its precondition where the compiler sees it: [`fork`] is an `unsafe fn` (only
+//! a single-threaded process may call it, and only the job supervisor does), and
+//! [`set_disposition`] takes a [`Disposition`], which cannot name a handler, so it is
+//! safe. Crate-private: nothing outside sbatchd forks through these.
 
 use nix::sys::signal::{SigHandler, Signal};
 use nix::unistd::ForkResult;
 
 /// `fork(2)`.
 ///
-/// Only call this from a single-threaded process (the job supervisor is one: it
-/// never starts a thread), so the child may allocate and run ordinary code.
+/// # Safety
+///
+/// The calling process must be single-threaded: no other thread may exist (none
+/// started by this code, by a library or by an async runtime). The child then may
+/// allocate and run ordinary code, since no lock can have been held by another
+/// thread at the fork. The job supervisor is such a process: it is synchronous and
+/// never starts a thread (see [`crate::supervisor::main`]).
 #[allow(unsafe_code)]
-pub fn fork() -> nix::Result<ForkResult> {
-    // SAFETY: callers are single-threaded (documented above), so no lock held by
-    // another thread can be left locked in the child.
+pub(crate) unsafe fn fork() -> nix::Result<ForkResult> {
+    // SAFETY: the caller guarantees the process is single-threaded (see # Safety).
     unsafe { nix::unistd::fork() }
 }
 
 /// `_exit(2)`: leave a forked child without running exit handlers or flushing
 /// buffers copied from the parent.
 #[allow(unsafe_code)]
-pub fn exit_now(code: i32) -> ! {
+pub(crate) fn exit_now(code: i32) -> ! {
     // SAFETY: _exit has no preconditions; it never returns.
     unsafe { libc::_exit(code) }
 }
 
+/// What a signal is set to by [`set_disposition`]: never a handler function, so
+/// there is no async-signal-safety requirement to meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Disposition {
+    /// `SIG_DFL`.
+    Default,
+    /// `SIG_IGN`.
+    Ignore,
+}
+
 /// Set a signal to its default action or to ignored.
 #[allow(unsafe_code)]
-pub fn set_disposition(sig: Signal, handler: SigHandler) -> nix::Result<()> {
-    debug_assert!(matches!(handler, SigHandler::SigDfl | SigHandler::SigIgn));
-    // SAFETY: SigDfl and SigIgn install no Rust handler, so no signal-safety
-    // requirement applies.
+pub(crate) fn set_disposition(sig: Signal, disposition: Disposition) -> nix::Result<()> {
+    let handler = match disposition {
+        Disposition::Default => SigHandler::SigDfl,
+        Disposition::Ignore => SigHandler::SigIgn,
+    };
+    // SAFETY: SigDfl and SigIgn install no Rust handler (the type allows nothing
+    // else), so no signal-safety requirement applies.
     unsafe { nix::sys::signal::signal(sig, handler) }.map(|_| ())
 }
 
 /// `setpriority(PRIO_PROCESS, 0, nice)`: the calling process's nice value.
 #[allow(unsafe_code)]
-pub fn set_nice(nice: i32) -> nix::Result<()> {
+pub(crate) fn set_nice(nice: i32) -> nix::Result<()> {
     // SAFETY: plain system call on the calling process; no pointers involved.
     let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
     if r == -1 {

@@ -251,6 +251,7 @@ impl Harness {
             supervisor_exe: Some(PathBuf::from(env!("CARGO_BIN_EXE_sbatchd"))),
             mbatchd_exe: self.mbatchd_exe.clone(),
             sample_ms: Some(300),
+            ..Default::default()
         };
         let config = self.config.clone();
         let task = tokio::spawn(async move {

@@ -14,17 +14,7 @@
 use std::collections::BTreeMap;
 
 /// Positions in a submission's `rlimits` (LSF_RLIMIT order).
-pub mod idx {
-    pub const CPU: usize = 0;
-    pub const FSIZE: usize = 1;
-    pub const DATA: usize = 2;
-    pub const STACK: usize = 3;
-    pub const CORE: usize = 4;
-    pub const RSS: usize = 5;
-    pub const SWAP: usize = 8;
-    pub const RUN: usize = 9;
-    pub const PROCESS: usize = 10;
-}
+pub use basalt_core::rlimit as idx;
 
 /// One queue limit: `[default] maximum`, in the job's units (seconds, KB or a count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -72,7 +72,7 @@ pub struct Submission {
 }
 
 /// Index of the RUN limit in [`Submission::rlimits`].
-pub const RLIMIT_RUN: usize = 9;
+pub const RLIMIT_RUN: usize = basalt_core::rlimit::RUN;
 
 /// Resource usage of a job as sbatchd reports it.
 #[derive(Debug, Clone, PartialEq, Default)]

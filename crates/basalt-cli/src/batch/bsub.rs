@@ -218,20 +218,7 @@ pub const SPEC: Spec = Spec {
 };
 
 /// LSF_RLIMIT_* positions in `JobSubmission.rlimits`.
-pub mod rlimit {
-    pub const CPU: usize = 0;
-    pub const FSIZE: usize = 1;
-    pub const DATA: usize = 2;
-    pub const STACK: usize = 3;
-    pub const CORE: usize = 4;
-    pub const RSS: usize = 5;
-    pub const NOFILE: usize = 6;
-    pub const OPEN_MAX: usize = 7;
-    pub const SWAP: usize = 8;
-    pub const RUN: usize = 9;
-    pub const PROCESS: usize = 10;
-    pub const COUNT: usize = 11;
-}
+pub use basalt_core::rlimit;
 
 /// Everything bsub options can say. `None` = not given.
 #[derive(Debug, Default, Clone, PartialEq)]

@@ -52,45 +52,25 @@ pub fn utc(t: i64) -> Tm {
 }
 
 /// Local broken-down time through the C library (honours `TZ` and /etc/localtime).
-#[allow(unsafe_code)]
 pub fn local(t: i64) -> Tm {
-    let tt = t as libc::time_t;
-    // SAFETY: libc::tm is a plain C struct for which all-zero bytes are a valid value
-    // (integers and a null tm_zone pointer).
-    let mut out: libc::tm = unsafe { std::mem::zeroed() };
-    // SAFETY: both pointers refer to live, properly aligned locals for the duration of
-    // the call; localtime_r writes only into `out` and is thread-safe.
-    let p = unsafe { libc::localtime_r(&tt, &mut out) };
-    if p.is_null() {
+    let Some(out) = basalt_runtime::time::localtime(t) else {
         return utc(t);
-    }
+    };
     Tm {
-        year: out.tm_year + 1900,
-        mon: out.tm_mon.clamp(0, 11) as u32,
-        mday: out.tm_mday.max(1) as u32,
-        hour: out.tm_hour.max(0) as u32,
-        min: out.tm_min.max(0) as u32,
-        sec: out.tm_sec.max(0) as u32,
-        wday: out.tm_wday.clamp(0, 6) as u32,
+        year: out.year,
+        mon: out.mon.clamp(0, 11) as u32,
+        mday: out.mday.max(1) as u32,
+        hour: out.hour.max(0) as u32,
+        min: out.min.max(0) as u32,
+        sec: out.sec.max(0) as u32,
+        wday: out.wday.clamp(0, 6) as u32,
     }
 }
 
 /// Seconds since the epoch of a local wall-clock time (`mktime`; out-of-range fields
 /// are normalised, so month 12 is January of the next year).
-#[allow(unsafe_code)]
 pub fn local_to_epoch(year: i32, mon0: i32, mday: i32, hour: i32, min: i32) -> Option<i64> {
-    // SAFETY: all-zero bytes are a valid libc::tm (see `local`).
-    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
-    tm.tm_year = year - 1900;
-    tm.tm_mon = mon0;
-    tm.tm_mday = mday;
-    tm.tm_hour = hour;
-    tm.tm_min = min;
-    tm.tm_sec = 0;
-    tm.tm_isdst = -1;
-    // SAFETY: `tm` is a live, aligned local; mktime reads and normalises it in place.
-    let t = unsafe { libc::mktime(&mut tm) };
-    (t != -1).then_some(t as i64)
+    basalt_runtime::time::mktime_local(year, mon0, mday, hour, min)
 }
 
 fn month(tm: &Tm) -> &'static str {
@@ -126,10 +106,7 @@ pub fn ctime(tm: &Tm) -> String {
 
 /// Seconds since the epoch now.
 pub fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+    basalt_runtime::time::now_secs()
 }
 
 #[cfg(test)]

@@ -3,8 +3,8 @@
 //! master, 202 reconfiguration/restart requested, 203 fatal error.
 
 use anyhow::Context;
+use basalt_runtime::daemon::{self, DaemonFlags};
 use clap::Parser;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(Parser, Debug)]
@@ -14,36 +14,29 @@ use std::sync::Arc;
     about = "Basalt master batch daemon"
 )]
 struct Args {
-    /// The host this mbatchd runs for (a name from lsf.cluster.<cluster>); default: this machine's name.
-    #[arg(short = 'H', long = "host")]
-    host: Option<String>,
-    /// Directory holding lsf.conf (default: $LSF_ENVDIR, else /etc).
-    #[arg(short = 'd', long = "envdir")]
-    envdir: Option<PathBuf>,
-    /// Check the configuration files, report every problem, and exit.
-    #[arg(short = 'C', long = "check")]
-    check: bool,
+    #[command(flatten)]
+    daemon: DaemonFlags,
     /// Repair a corrupt lsb.events and exit: keep every intact record, move damaged lines
     /// (and a torn tail) to lsb.events.damaged.<time>, and print what was dropped.
-    #[arg(long = "recover")]
+    // display_order: listed before -V in the help, as it always was.
+    #[arg(long = "recover", display_order = 3)]
     recover: bool,
-    /// Print the version and exit.
-    #[arg(short = 'V', long = "version")]
-    version: bool,
 }
 
 fn main() -> std::process::ExitCode {
-    let args = Args::parse();
-    if args.version {
-        eprintln!("{}", basalt_core::version::product_line());
-        return std::process::ExitCode::SUCCESS;
+    let args: Args = daemon::parse(
+        "The host this mbatchd runs for (a name from lsf.cluster.<cluster>); default: this machine's name",
+    );
+    let flags = &args.daemon;
+    if let Some(code) = flags.version_exit() {
+        return code;
     }
-    let envdir = args.envdir.clone().unwrap_or_else(basalt_runtime::envdir);
+    let envdir = flags.envdir();
     let (loaded, config_problem) = match basalt_config::load(&envdir) {
         Ok(l) => (l, None),
         // A broken file on disk must not stop the batch service at a restart or a
         // failover: run on the last configuration that was accepted, and say so.
-        Err(errors) if !args.check && !args.recover => match last_accepted(&envdir) {
+        Err(errors) if !flags.check && !args.recover => match last_accepted(&envdir) {
             Ok(l) => (l, Some(errors.to_string())),
             Err(why) => {
                 eprintln!("mbatchd: configuration errors, not starting:\n{errors}\n({why})");
@@ -55,15 +48,12 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(205);
         }
     };
-    if args.check {
-        for w in &loaded.warnings {
-            eprintln!("warning: {w}");
-        }
-        eprintln!("No errors found.");
-        return std::process::ExitCode::SUCCESS;
+    if flags.check {
+        daemon::print_check_warnings(&loaded.warnings);
+        return daemon::check_passed();
     }
     if args.recover {
-        return recover(&loaded.config, args.host.as_deref());
+        return recover(&loaded.config, flags.host.as_deref());
     }
     let snapshot_path = loaded.config.logdir().join(basalt_config::snapshot::FILE);
     let config = Arc::new(loaded.config.clone());
@@ -78,9 +68,7 @@ fn main() -> std::process::ExitCode {
             );
         }
         None => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs() as i64);
+            let now = basalt_runtime::time::now_secs();
             let snap = basalt_config::snapshot::Snapshot::of(&loaded, now);
             let same = basalt_config::snapshot::Snapshot::read(&snapshot_path)
                 .is_ok_and(|old| old.files == snap.files);
@@ -95,7 +83,7 @@ fn main() -> std::process::ExitCode {
     for w in &loaded.warnings {
         tracing::warn!("configuration: {w}");
     }
-    match run(config, args.host.as_deref(), config_problem) {
+    match run(config, flags.host.as_deref(), config_problem) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(code) => std::process::ExitCode::from(code),
     }
@@ -125,11 +113,7 @@ fn run(
     let inner = || -> anyhow::Result<Result<(), basalt_mbatchd::MbdError>> {
         let me = basalt_runtime::local_host(&config, host)?;
         let addr = basalt_runtime::mbd_addr(&config, &me)?;
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .context("starting the async runtime")?;
+        let rt = daemon::runtime().context("starting the async runtime")?;
         // The port is bound only once the event-log lock is held (see `Listen`).
         rt.block_on(async move {
             Ok(basalt_mbatchd::run_with(
@@ -174,9 +158,7 @@ fn recover(config: &basalt_config::Config, host: Option<&str>) -> std::process::
             heartbeat * (2 * basalt_mbatchd::journal::STALE_CHECKS + 2),
         )
         .context("a running mbatchd holds the event log; stop it first")?;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64);
+        let now = basalt_runtime::time::now_secs();
         let report = basalt_eventlog::recover_events(&logdir, now)
             .with_context(|| format!("recovering {}", logdir.join("lsb.events").display()))?;
         lock.release()?;

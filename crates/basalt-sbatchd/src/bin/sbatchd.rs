@@ -5,6 +5,7 @@
 //! sbatchd itself uses (see `basalt_sbatchd::supervisor`).
 
 use anyhow::Context;
+use basalt_runtime::daemon::{self, DaemonFlags};
 use clap::Parser;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,18 +17,8 @@ use std::sync::Arc;
     about = "Basalt slave batch daemon"
 )]
 struct Args {
-    /// The host this sbatchd plays (a name from lsf.cluster.<cluster>); default: this machine's name.
-    #[arg(short = 'H', long = "host")]
-    host: Option<String>,
-    /// Directory holding lsf.conf (default: $LSF_ENVDIR, else /etc).
-    #[arg(short = 'd', long = "envdir")]
-    envdir: Option<PathBuf>,
-    /// Check the configuration files, report every problem, and exit.
-    #[arg(short = 'C', long = "check")]
-    check: bool,
-    /// Print the version and exit.
-    #[arg(short = 'V', long = "version")]
-    version: bool,
+    #[command(flatten)]
+    daemon: DaemonFlags,
     /// Do not start mbatchd on the master host (for tests that run mbatchd themselves).
     #[arg(long = "no-mbatchd")]
     no_mbatchd: bool,
@@ -45,17 +36,23 @@ struct Args {
 }
 
 fn main() -> std::process::ExitCode {
-    let args = Args::parse();
+    let args: Args = daemon::parse(
+        "The host this sbatchd plays (a name from lsf.cluster.<cluster>); default: this machine's name",
+    );
     if let Some(dir) = &args.job_supervisor {
         basalt_runtime::init_tracing(None);
-        let code = basalt_sbatchd::supervisor::main(dir);
+        // SAFETY: this process is single-threaded here and stays so: only the
+        // arguments were parsed and a stderr logger set up (neither starts a
+        // thread), and supervisor mode starts none.
+        #[allow(unsafe_code)]
+        let code = unsafe { basalt_sbatchd::supervisor::main(dir) };
         return std::process::ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
-    if args.version {
-        eprintln!("{}", basalt_core::version::product_line());
-        return std::process::ExitCode::SUCCESS;
+    let flags = &args.daemon;
+    if let Some(code) = flags.version_exit() {
+        return code;
     }
-    let envdir = args.envdir.clone().unwrap_or_else(basalt_runtime::envdir);
+    let envdir = flags.envdir();
     let loaded = match basalt_config::load(&envdir) {
         Ok(l) => l,
         Err(errors) => {
@@ -63,29 +60,22 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
-    if args.check {
-        for w in &loaded.warnings {
-            eprintln!("warning: {w}");
-        }
-        eprintln!("No errors found.");
-        return std::process::ExitCode::SUCCESS;
+    if flags.check {
+        daemon::print_check_warnings(&loaded.warnings);
+        return daemon::check_passed();
     }
     let config = Arc::new(loaded.config);
-    basalt_runtime::init_tracing(Some(&config));
-    for w in &loaded.warnings {
-        tracing::warn!("configuration: {w}");
-    }
+    daemon::start_logging(&config, &loaded.warnings);
     let opts = basalt_sbatchd::Options {
         supervise_mbatchd: !args.no_mbatchd,
         state_dir: args.state_dir.clone(),
         mbatchd_exe: args.mbatchd.clone(),
         ..Default::default()
     };
-    match run(config, args.host.as_deref(), opts) {
+    match run(config, flags.host.as_deref(), opts) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            tracing::error!("{e:#}");
-            eprintln!("sbatchd: {e:#}");
+            daemon::report_failure("sbatchd", format_args!("{e:#}"));
             std::process::ExitCode::FAILURE
         }
     }
@@ -98,11 +88,7 @@ fn run(
 ) -> anyhow::Result<()> {
     let me = basalt_runtime::local_host(&config, host)?;
     let addr = basalt_runtime::sbd_addr(&config, &me)?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
+    let rt = daemon::runtime().context("starting the async runtime")?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await

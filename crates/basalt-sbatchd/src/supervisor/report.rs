@@ -208,26 +208,16 @@ const MONTHS: [&str; 12] = [
 ];
 
 /// Broken-down local time: (year, month 0-11, day, hour, min, sec, weekday 0-6).
-#[allow(unsafe_code)]
 fn local_tm(secs: i64) -> Option<(i32, usize, i32, i32, i32, i32, usize)> {
-    let t: libc::time_t = secs;
-    // SAFETY: `tm` is plain old data, fully written by localtime_r on success;
-    // localtime_r is the re-entrant variant and only reads `t`.
-    let tm = unsafe {
-        let mut tm: libc::tm = std::mem::zeroed();
-        if libc::localtime_r(&t, &mut tm).is_null() {
-            return None;
-        }
-        tm
-    };
+    let tm = basalt_runtime::time::localtime(secs)?;
     Some((
-        tm.tm_year + 1900,
-        usize::try_from(tm.tm_mon).ok()?.min(11),
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec,
-        usize::try_from(tm.tm_wday).ok()?.min(6),
+        tm.year,
+        usize::try_from(tm.mon).ok()?.min(11),
+        tm.mday,
+        tm.hour,
+        tm.min,
+        tm.sec,
+        usize::try_from(tm.wday).ok()?.min(6),
     ))
 }
 

@@ -1,0 +1,162 @@
+//! Unit tests of the job database.
+
+use super::*;
+use basalt_core::job::status as jstat;
+
+fn spec(job_id: u64) -> JobSpec {
+    JobSpec {
+        job_id,
+        attempt: 1,
+        user: "u".into(),
+        job_file: b"#!/bin/sh\ntrue\n".to_vec(),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn schema_is_created_versioned_and_in_wal_mode() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let p = d.path().join(DB_FILE);
+    assert!(JobDb::open(&p, false).is_err(), "no file without create");
+    let db = JobDb::open(&p, true).expect("open");
+    assert_eq!(db.schema_version().expect("version"), SCHEMA_VERSION);
+    let mode: String = db
+        .conn
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .expect("mode");
+    assert_eq!(mode, "wal");
+    drop(db);
+    // Opening again changes nothing.
+    let db = JobDb::open(&p, false).expect("reopen");
+    assert_eq!(db.schema_version().expect("version"), SCHEMA_VERSION);
+    // A newer schema is refused.
+    db.conn
+        .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
+        .expect("bump");
+    drop(db);
+    match JobDb::open(&p, false) {
+        Err(DbError::TooNew { found, .. }) => assert_eq!(found, SCHEMA_VERSION + 1),
+        other => panic!("unexpected {other:?}"),
+    }
+}
+
+#[test]
+fn jobs_events_acks_and_removal() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let p = d.path().join(DB_FILE);
+    let mut a = JobDb::open(&p, true).expect("open");
+    // A second connection, like a supervisor's.
+    let mut b = JobDb::open(&p, false).expect("open b");
+    let key = (7, 0, 1);
+    let launch = Launch {
+        host: "hostA".into(),
+        sample_ms: 300,
+        ..Default::default()
+    };
+    a.insert_job(key, &spec(7), &launch, 100).expect("insert");
+    let me = SupervisorId::of(std::process::id()).expect("own id");
+    b.set_supervisor(key, &me).expect("sup");
+    assert_eq!(a.supervisor(key).expect("read"), Some(me.clone()));
+    assert!(b.set_supervisor((8, 0, 1), &me).is_err(), "unknown job");
+
+    let mut first = [
+        Event {
+            kind: EventKind::Started,
+            pid: 42,
+            pgid: 42,
+            state: jstat::RUN,
+            ..Default::default()
+        },
+        Event {
+            kind: EventKind::Executing,
+            pid: 42,
+            pgid: 42,
+            state: jstat::RUN,
+            out_path: "/tmp/o".into(),
+            ..Default::default()
+        },
+    ];
+    assert_eq!(b.append_events(key, &mut first).expect("append"), 2);
+    assert_eq!((first[0].seq, first[1].seq), (1, 2));
+    let mut usage = Event {
+        kind: EventKind::Rusage,
+        mem_kb: 10,
+        ..Default::default()
+    };
+    assert_eq!(b.append_event(key, &mut usage).expect("usage"), 3);
+    let got = a.events_after(key, 1).expect("read");
+    assert_eq!(got.len(), 2);
+    assert_eq!(got[0].out_path, "/tmp/o");
+    assert_eq!(got[1].seq, 3);
+
+    // Acknowledged usage is pruned, but its number is never given again.
+    a.ack(key, 3).expect("ack");
+    a.ack(key, 2).expect("an older ack changes nothing");
+    let mut stop = Event {
+        kind: EventKind::State,
+        state: jstat::USUSP,
+        ..Default::default()
+    };
+    assert_eq!(a.append_event(key, &mut stop).expect("state"), 4);
+    let all = a.load_all().expect("load");
+    assert_eq!(all.len(), 1);
+    let j = &all[0];
+    assert_eq!(j.key, key);
+    assert_eq!(j.spec, spec(7));
+    assert_eq!(j.launch.host, "hostA");
+    assert_eq!((j.pid, j.pgid, j.state), (42, 42, jstat::USUSP));
+    assert_eq!((j.last_seq, j.acked_seq), (4, 3));
+    assert!(!j.abandoned);
+    assert_eq!(
+        j.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        vec![1, 2, 4]
+    );
+    a.abandon(key).expect("abandon");
+    assert!(a.job(key).expect("job").is_some_and(|j| j.abandoned));
+
+    // Replacing a leftover of the same key starts its history afresh.
+    a.insert_job(key, &spec(7), &launch, 200).expect("again");
+    let j = a.job(key).expect("job").expect("there");
+    assert_eq!((j.last_seq, j.events.len(), j.created), (0, 0, 200));
+    assert_eq!(j.supervisor, None);
+
+    a.remove(key).expect("remove");
+    assert!(a.job(key).expect("job").is_none());
+    assert!(a.load_all().expect("load").is_empty());
+    assert!(b.append_event(key, &mut stop).is_err(), "no job, no event");
+
+    // One end per job: whoever records it first (supervisor or sbatchd) wins.
+    a.insert_job(key, &spec(7), &launch, 300).expect("insert");
+    let mut end = Event {
+        kind: EventKind::Finished,
+        state: jstat::EXIT,
+        exit_status: 9,
+        ..Default::default()
+    };
+    assert_eq!(b.append_event(key, &mut end).expect("end"), 1);
+    let mut other = Event {
+        kind: EventKind::StartFailed,
+        ..Default::default()
+    };
+    assert!(matches!(
+        a.append_event(key, &mut other),
+        Err(DbError::Finished { .. })
+    ));
+    let j = a.job(key).expect("job").expect("there");
+    assert_eq!((j.state, j.last_seq, j.events.len()), (jstat::EXIT, 1, 1));
+
+    // The end of a job of an earlier boot jumps past any number lost with it.
+    a.insert_job(key, &spec(7), &launch, 400).expect("insert");
+    let mut first = Event {
+        kind: EventKind::Started,
+        ..Default::default()
+    };
+    a.append_event(key, &mut first).expect("started");
+    let mut end = Event {
+        kind: EventKind::Finished,
+        ..Default::default()
+    };
+    let seq = a.append_after_reboot(key, &mut end).expect("end");
+    assert_eq!(seq, 1 + REBOOT_SEQ_GAP);
+    assert_eq!(end.seq, seq);
+}

@@ -1,0 +1,248 @@
+//! Work the owner spawns so it never waits on I/O itself: launching a job's
+//! supervisor, following its events in the job database, and recording the end of
+//! a job whose supervisor is gone.
+
+use super::{Key, Msg, UNRECORDED_GRACE};
+use crate::Shared;
+use crate::db::{DbError, DbHandle};
+use crate::state::{Event, EventKind, SupervisorId};
+use basalt_proto::sbatchd::JobSpec;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::sync::mpsc;
+use tracing::warn;
+
+/// Record the job and create its directory, start the job's supervisor, then
+/// follow its events.
+pub(super) async fn launch(
+    shared: Arc<Shared>,
+    db: DbHandle,
+    tx: mpsc::Sender<Msg>,
+    key: Key,
+    spec: Arc<JobSpec>,
+    dir: PathBuf,
+) {
+    let mut launch = shared.launch.clone();
+    launch.terminate_interval = shared.terminate_interval.load(Ordering::SeqCst);
+    let prep_dir = dir.clone();
+    let clock = shared.clock.clone();
+    let prepared = db
+        .call(move |db| {
+            prepare_dir(&prep_dir).map_err(|e| {
+                format!(
+                    "cannot prepare the job's directory {}: {e}",
+                    prep_dir.display()
+                )
+            })?;
+            db.insert_job(key, &spec, &launch, clock.now_secs())
+                .map_err(|e| format!("cannot record the job: {e}"))
+        })
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|r| r);
+    let child = match prepared {
+        Err(e) => Err(e),
+        Ok(()) => tokio::process::Command::new(&shared.supervisor_exe)
+            .arg(crate::supervisor::FLAG)
+            .arg(&dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .env_clear()
+            .env("PATH", crate::supervisor::env::DEFAULT_PATH)
+            .envs(std::env::vars_os().filter(|(k, _)| k == "BASALT_LOG" || k == "TZ"))
+            .kill_on_drop(false)
+            .spawn()
+            .map_err(|e| {
+                format!(
+                    "cannot start the job supervisor {}: {e}",
+                    shared.supervisor_exe.display()
+                )
+            }),
+    };
+    match child {
+        Ok(child) => watch_events(db, tx, key, Some(child), Adopted::No, 0).await,
+        Err(message) => {
+            warn!("job {}: {message}", key.0);
+            let ev = Event {
+                kind: EventKind::StartFailed,
+                time: shared.clock.now_secs(),
+                message,
+                ..Default::default()
+            };
+            // When the job could not even be recorded, the event exists only in
+            // memory: it is still reported (mbatchd logs it), just not durably.
+            let recorded = db
+                .call({
+                    let mut ev = ev.clone();
+                    move |db| db.append_event(key, &mut ev).map(|_| ev)
+                })
+                .await;
+            let ev = match recorded {
+                Ok(Ok(ev)) => ev,
+                _ => Event { seq: 1, ..ev },
+            };
+            let _ = tx
+                .send(Msg::Events {
+                    key,
+                    events: vec![ev],
+                })
+                .await;
+            let _ = tx
+                .send(Msg::WatcherDone {
+                    key,
+                    final_seen: true,
+                })
+                .await;
+        }
+    }
+}
+
+/// The job's directory, for its control socket (a leftover is replaced).
+fn prepare_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.exists() {
+        std::fs::remove_dir_all(dir)?;
+    }
+    std::fs::DirBuilder::new().mode(0o700).create(dir)
+}
+
+/// Record the end of a job whose supervisor is gone without one (numbered past
+/// any lost number when the job is of an earlier boot), then hand the owner
+/// whatever the job's history now ends with (the supervisor's own final event,
+/// when it got there first).
+pub(super) async fn record_end(
+    db: DbHandle,
+    tx: mpsc::Sender<Msg>,
+    key: Key,
+    ev: Event,
+    last_seq: u64,
+    reboot: bool,
+) {
+    let result = db
+        .call(move |db| {
+            let mut ev = ev;
+            let recorded = if reboot {
+                db.append_after_reboot(key, &mut ev)
+            } else {
+                db.append_event(key, &mut ev)
+            };
+            match recorded {
+                Ok(_) => Ok(vec![ev]),
+                Err(DbError::Finished { .. }) => db.events_after(key, last_seq),
+                Err(e) => Err(e),
+            }
+        })
+        .await
+        .and_then(|r| r);
+    match result {
+        Ok(events) => {
+            let _ = tx.send(Msg::Events { key, events }).await;
+        }
+        Err(e) => {
+            warn!(
+                "job {} idx {} attempt {}: cannot record its end: {e}; trying again when sbatchd restarts",
+                key.0, key.1, key.2
+            );
+            let _ = tx.send(Msg::EndNotRecorded { key }).await;
+        }
+    }
+}
+
+/// What a watcher knows about a supervisor it did not start.
+#[derive(Debug, Clone)]
+pub(super) enum Adopted {
+    /// sbatchd started it (its stdout is the wake-up pipe).
+    No,
+    /// Found in the job table: its recorded identity, if it had recorded one.
+    Known(Option<SupervisorId>),
+}
+
+/// Follow a job's events in the database until its final event (or its
+/// supervisor's end). With a child, its stdout newlines say when to read; an
+/// adopted supervisor (no pipe) is polled, and its liveness checked by pid, start
+/// time and boot. One not recorded yet gets [`UNRECORDED_GRACE`] to show up.
+pub(super) async fn watch_events(
+    db: DbHandle,
+    tx: mpsc::Sender<Msg>,
+    key: Key,
+    mut child: Option<tokio::process::Child>,
+    adopted: Adopted,
+    mut last: u64,
+) {
+    let mut lines = child
+        .as_mut()
+        .and_then(|c| c.stdout.take())
+        .map(|o| BufReader::new(o).lines());
+    let mut sup = match &adopted {
+        Adopted::No => None,
+        Adopted::Known(s) => s.clone(),
+    };
+    let since = Instant::now();
+    let mut final_seen = false;
+    loop {
+        let mut ended = false;
+        match lines.as_mut() {
+            Some(l) => {
+                tokio::select! {
+                    r = l.next_line() => {
+                        if !matches!(r, Ok(Some(_))) {
+                            ended = true;
+                        }
+                    }
+                    _ = tokio::time::sleep(Duration::from_secs(2)) => {}
+                }
+            }
+            None => {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                if sup.is_none() {
+                    sup = db
+                        .call(move |db| db.supervisor(key))
+                        .await
+                        .ok()
+                        .and_then(Result::ok)
+                        .flatten();
+                }
+                ended = match &sup {
+                    Some(s) => !s.alive(),
+                    None => since.elapsed() >= UNRECORDED_GRACE,
+                };
+            }
+        }
+        let read = db.call(move |db| db.events_after(key, last)).await;
+        match read {
+            Ok(Ok(events)) => {
+                if let Some(e) = events.last() {
+                    last = e.seq;
+                }
+                if !events.is_empty() {
+                    final_seen = events.iter().any(|e| e.kind.is_final());
+                    if tx.send(Msg::Events { key, events }).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            Ok(Err(e)) => warn!("job {}: reading its events: {e}", key.0),
+            Err(_) => return,
+        }
+        if final_seen || ended {
+            break;
+        }
+    }
+    if let Some(mut c) = child {
+        // The supervisor exits right after its final event.
+        if tokio::time::timeout(Duration::from_secs(30), c.wait())
+            .await
+            .is_err()
+        {
+            warn!(
+                "job {}: supervisor still running 30 s after its final event",
+                key.0
+            );
+        }
+    }
+    let _ = tx.send(Msg::WatcherDone { key, final_seen }).await;
+}
