@@ -59,7 +59,7 @@ fn fixture() -> (Env, Generated) {
         jobs: 6_000,
         per_file: 600,
         users: vec![
-            basalt_cli::hist::caller_name(),
+            basalt_hist::caller_name(),
             "alice".into(),
             "bob".into(),
             "carol".into(),
@@ -441,7 +441,7 @@ fn a_million_jobs() {
         .unwrap_or(1_000_000);
     if !env.logdir.join("lsb.acct").exists() {
         let t = Instant::now();
-        let users: Vec<String> = std::iter::once(basalt_cli::hist::caller_name())
+        let users: Vec<String> = std::iter::once(basalt_hist::caller_name())
             .chain((1..100).map(|i| format!("user{i}")))
             .collect();
         let g = generate(

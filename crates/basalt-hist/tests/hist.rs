@@ -61,7 +61,7 @@ impl Env {
             .unwrap_or_else(|e| panic!("write configuration: {e}"));
         let logdir = dir.path().join("work/basalt/logdir");
         std::fs::create_dir_all(&logdir).unwrap_or_else(|e| panic!("mkdir: {e}"));
-        let user = basalt_cli::hist::caller_name();
+        let user = basalt_hist::caller_name();
         write_logs(&logdir, &user);
         Env { _dir: dir, envdir }
     }

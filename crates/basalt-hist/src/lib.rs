@@ -10,13 +10,14 @@
 //!   as reading the files line by line.
 //! * [`bevents`] is the operator's tool: verify, dump and replay the event log.
 //!
-//! This module holds what both share: which files and which parts of them are read
+//! This crate (the commands' library; the binaries are `src/bin/{bhist,bacct,bevents}.rs`)
+//! holds what they share: which files and which parts of them are read
 //! ([`plan`], [`Part`]), how (line by line: [`read_plan`], [`read_event_records`],
 //! [`read_finish_records`]; or through the indexes: [`read_history`], which also uses
 //! `lsb.events.index` to leave out old files that hold none of the jobs asked for), and
 //! the text pieces of the long formats (job header, submission line, dispatch line)
-//! built on the same wrapping and time formats as `bjobs -l` ([`crate::batch::text`],
-//! [`crate::batch::timefmt`]). The output never depends on whether an index was used.
+//! built on the same wrapping and time formats as `bjobs -l` ([`basalt_cli::batch::text`],
+//! [`basalt_cli::batch::timefmt`]). The output never depends on whether an index was used.
 //!
 //! Inputs: `LSF_ENVDIR` (to find `LSB_SHAREDIR/<cluster>/logdir`), argv, the log files,
 //! `BASALT_HIST_INDEX` ([`store`]). Outputs: stdout (the report), stderr (`No matching
@@ -30,9 +31,9 @@ pub mod fast;
 pub mod history;
 pub mod store;
 
-use crate::batch::bjobs::display_command;
-use crate::batch::text::{host_words, wrap};
-use crate::batch::timefmt::{self, ToTm};
+use basalt_cli::batch::bjobs::display_command;
+use basalt_cli::batch::text::{host_words, wrap};
+use basalt_cli::batch::timefmt::{self, ToTm};
 use basalt_core::job::{sub, sub2};
 use basalt_eventlog::{EventLogError, JobFinish, JobNew, Record};
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -445,7 +446,7 @@ pub fn read_finish_records(files: &[PathBuf]) -> Result<Loaded<JobFinish>, Event
 
 /// The configuration's log directory, or LSF's complaint on stderr.
 pub fn logdir(cmd: &str) -> Result<(PathBuf, bool), ExitCode> {
-    let config = crate::load_config(cmd)?;
+    let config = basalt_cli::load_config(cmd)?;
     let short_hosts = !matches!(
         config
             .lsf_conf
@@ -459,7 +460,7 @@ pub fn logdir(cmd: &str) -> Result<(PathBuf, bool), ExitCode> {
 
 /// The name of the user running the command.
 pub fn caller_name() -> String {
-    crate::batch::user_name(nix::unistd::getuid().as_raw())
+    basalt_cli::batch::user_name(nix::unistd::getuid().as_raw())
 }
 
 // ------------------------------------------------------------------ job id selection
@@ -480,7 +481,7 @@ impl IdSel {
 
 /// Parse job id arguments (`123`, `123[4]`, `123[1-3,7]`); the first bad one is returned.
 pub fn parse_ids(args: &[String]) -> Result<Vec<IdSel>, String> {
-    let refs = crate::batch::parse_job_ids(args)?;
+    let refs = basalt_cli::batch::parse_job_ids(args)?;
     Ok(refs
         .into_iter()
         .map(|r| IdSel {

@@ -15,8 +15,8 @@
 
 use super::history::{self, JobHistory, StateTimes, base_state};
 use super::{EventSource, Fx, Header, IdSel, NO_MATCH, Want, dashes, dispatch_text, event_line};
-use crate::batch::opts::{Item, Spec};
-use crate::batch::text::{star_cut, wildcard_match};
+use basalt_cli::batch::opts::{Item, Spec};
+use basalt_cli::batch::text::{star_cut, wildcard_match};
 use basalt_core::job::{exit_reason, pend_reason_text, status, susp, susp_reason_text};
 use basalt_eventlog::Record;
 use std::fmt::Write as _;
@@ -199,10 +199,11 @@ pub fn record_text(
         }
         Record::JobStart(s) => format!("{};", dispatch_text(&s.exec_hosts, s.job_pid, short_hosts)),
         Record::PreExecStart(s) => {
-            let hosts: Vec<String> = crate::batch::text::host_words(&s.exec_hosts, short_hosts)
-                .iter()
-                .map(|h| format!("<{h}>"))
-                .collect();
+            let hosts: Vec<String> =
+                basalt_cli::batch::text::host_words(&s.exec_hosts, short_hosts)
+                    .iter()
+                    .map(|h| format!("<{h}>"))
+                    .collect();
             format!("The pre-exec command is started on {};", hosts.join(" "))
         }
         Record::JobStartAccept(a) => format!("Starting (Pid {});", a.job_pid),
@@ -500,7 +501,7 @@ pub fn report(histories: Vec<JobHistory>, a: &Args, filter: &Filter, fx: &Fx) ->
 
 /// `bhist`.
 pub fn main(args: Vec<String>) -> ExitCode {
-    let items = match crate::batch::parse_args("bhist", &args, &SPEC, USAGE) {
+    let items = match basalt_cli::batch::parse_args("bhist", &args, &SPEC, USAGE) {
         Ok(i) => i,
         Err(code) => return code,
     };
@@ -509,14 +510,14 @@ pub fn main(args: Vec<String>) -> ExitCode {
         Ok(ids) => ids,
         Err(bad) => {
             eprintln!("{bad}: Illegal job ID.");
-            return crate::fail();
+            return basalt_cli::fail();
         }
     };
     let src = match source(&a, !ids.is_empty()) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("bhist: {e}");
-            return crate::fail();
+            return basalt_cli::fail();
         }
     };
     let (logdir, short_hosts) = match super::logdir("bhist") {
@@ -529,15 +530,15 @@ pub fn main(args: Vec<String>) -> ExitCode {
         Ok(l) => l,
         Err(e) => {
             eprintln!("bhist: {e}");
-            return crate::fail();
+            return basalt_cli::fail();
         }
     };
     for w in &loaded.warnings {
         eprintln!("{w}");
     }
     let fx = Fx {
-        tm: crate::batch::timefmt::local,
-        now: crate::batch::timefmt::now(),
+        tm: basalt_cli::batch::timefmt::local,
+        now: basalt_cli::batch::timefmt::now(),
         short_hosts,
     };
     match report(history::build(loaded.records), &a, &filter, &fx) {
@@ -547,7 +548,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         }
         None => {
             eprintln!("{NO_MATCH}");
-            crate::fail()
+            basalt_cli::fail()
         }
     }
 }
@@ -555,7 +556,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::timefmt;
+    use basalt_cli::batch::timefmt;
     use basalt_eventlog::parse_line;
 
     const T0: i64 = 1_795_339_535; // Sun Nov 22 09:25:35 2026 UTC
@@ -929,7 +930,7 @@ Summary of time in seconds spent in various states by  Sun Nov 22 09:25:40
 
     #[test]
     fn arguments() {
-        let items = crate::batch::opts::parse(
+        let items = basalt_cli::batch::opts::parse(
             &[
                 "-la".into(),
                 "-u".into(),

@@ -1,7 +1,8 @@
 //! `bevents` — verify, dump and replay the event log (logic in
-//! `basalt_cli::hist::bevents`).
+//! `basalt_hist::bevents`).
 
-use basalt_cli::{batch, hist::bevents};
+use basalt_cli::batch;
+use basalt_hist::bevents;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

@@ -15,8 +15,8 @@
 
 use super::fast::AcctSelection;
 use super::{Fx, Header, IdSel, NO_MATCH, dashes, dispatch_text, event_line};
-use crate::batch::opts::{Item, Spec};
-use crate::batch::text::wildcard_match;
+use basalt_cli::batch::opts::{Item, Spec};
+use basalt_cli::batch::text::wildcard_match;
 use basalt_core::job::status;
 use basalt_eventlog::JobFinish;
 use std::fmt::Write as _;
@@ -443,7 +443,7 @@ impl Filter {
 
 /// `bacct`.
 pub fn main(args: Vec<String>) -> ExitCode {
-    let items = match crate::batch::parse_args("bacct", &args, &SPEC, USAGE) {
+    let items = match basalt_cli::batch::parse_args("bacct", &args, &SPEC, USAGE) {
         Ok(i) => i,
         Err(code) => return code,
     };
@@ -452,7 +452,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         Ok(ids) => ids,
         Err(bad) => {
             eprintln!("{bad}: Illegal job ID.");
-            return crate::fail();
+            return basalt_cli::fail();
         }
     };
     let (logdir, short_hosts) = match super::logdir("bacct") {
@@ -466,13 +466,13 @@ pub fn main(args: Vec<String>) -> ExitCode {
             Ok(f) => f,
             Err(e) => {
                 eprintln!("bacct: {e}");
-                return crate::fail();
+                return basalt_cli::fail();
             }
         },
     };
     let fx = Fx {
-        tm: crate::batch::timefmt::local,
-        now: crate::batch::timefmt::now(),
+        tm: basalt_cli::batch::timefmt::local,
+        now: basalt_cli::batch::timefmt::now(),
         short_hosts,
     };
     let filter = Filter::new(&a, ids, &super::caller_name());
@@ -492,7 +492,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
             Ok(l) => (l.warnings, report(&l.records, a.long, &filter, &fx)),
             Err(e) => {
                 eprintln!("bacct: {e}");
-                return crate::fail();
+                return basalt_cli::fail();
             }
         },
     };
@@ -506,7 +506,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         }
         None => {
             eprintln!("{NO_MATCH}");
-            crate::fail()
+            basalt_cli::fail()
         }
     }
 }
@@ -514,7 +514,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::batch::timefmt;
+    use basalt_cli::batch::timefmt;
     use basalt_eventlog::{Record, parse_line};
 
     fn fx() -> Fx {
@@ -728,7 +728,7 @@ SUMMARY:      ( time unit: second )
 
     #[test]
     fn arguments() {
-        let items = crate::batch::opts::parse(
+        let items = basalt_cli::batch::opts::parse(
             &["-l".into(), "-uall".into(), "7".into(), "8[2]".into()],
             &SPEC,
             false,

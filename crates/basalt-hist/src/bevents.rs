@@ -26,7 +26,7 @@
 //! Inputs: argv, `LSF_ENVDIR`, the log files. Outputs: stdout (the report), stderr
 //! (problems), exit codes 0 (clean), 1 (problems found), 255 (usage or I/O errors).
 
-use crate::batch::timefmt;
+use basalt_cli::batch::timefmt;
 use basalt_eventlog::{Field, Record};
 use basalt_sched::{Sched, SchedConfig};
 use serde_json::{Map, Value, json};
@@ -545,7 +545,7 @@ fn verify(a: &Args, files: &[PathBuf], logdir: Option<&Path>) -> ExitCode {
             }
             Err(e) => {
                 eprintln!("bevents: {}: {e}", f.display());
-                return crate::fail();
+                return basalt_cli::fail();
             }
         }
     }
@@ -678,14 +678,14 @@ fn dump(a: &Args, files: &[PathBuf]) -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("bevents: {}: {e}", path.display());
-            return crate::fail();
+            return basalt_cli::fail();
         }
     }
     if let Err(e) = out.flush()
         && e.kind() != io::ErrorKind::BrokenPipe
     {
         eprintln!("bevents: {e}");
-        return crate::fail();
+        return basalt_cli::fail();
     }
     if problems > 0 {
         ExitCode::from(PROBLEMS)
@@ -1167,7 +1167,7 @@ fn run_replay(a: &Args, logdir: &Path, config: Option<&basalt_config::Config>) -
                 Ok(t) => Some(t),
                 Err(e) => {
                     eprintln!("bevents: {e}");
-                    return crate::fail();
+                    return basalt_cli::fail();
                 }
             }
         }
@@ -1176,7 +1176,7 @@ fn run_replay(a: &Args, logdir: &Path, config: Option<&basalt_config::Config>) -
         Ok(p) => p,
         Err(e) => {
             eprintln!("bevents: {e}");
-            return crate::fail();
+            return basalt_cli::fail();
         }
     };
     let cfg = match config {
@@ -1185,7 +1185,7 @@ fn run_replay(a: &Args, logdir: &Path, config: Option<&basalt_config::Config>) -
             Ok(c) => c,
             Err(e) => {
                 eprintln!("bevents: cannot build the default configuration: {e}");
-                return crate::fail();
+                return basalt_cli::fail();
             }
         },
     };
@@ -1193,7 +1193,7 @@ fn run_replay(a: &Args, logdir: &Path, config: Option<&basalt_config::Config>) -
         Ok(r) => r,
         Err(e) => {
             eprintln!("bevents: {e}");
-            return crate::fail();
+            return basalt_cli::fail();
         }
     };
     if a.json {
@@ -1218,11 +1218,11 @@ pub fn main(args: Vec<String>) -> ExitCode {
             eprint!("{USAGE}");
             return ExitCode::SUCCESS;
         }
-        Ok(Parsed::Version) => return crate::print_version(),
+        Ok(Parsed::Version) => return basalt_cli::print_version(),
         Err(e) => {
             eprintln!("bevents: {e}");
             eprint!("{USAGE}");
-            return crate::fail();
+            return basalt_cli::fail();
         }
     };
     // The configuration: needed for the default log directory, and for replay's queues
@@ -1238,7 +1238,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
                     "bevents: cannot read the configuration in {}:\n{e}",
                     envdir.display()
                 );
-                return crate::fail();
+                return basalt_cli::fail();
             }
         }
     } else {
@@ -1251,18 +1251,18 @@ pub fn main(args: Vec<String>) -> ExitCode {
     };
     if a.files.is_empty() && logdir.is_none() {
         eprintln!("bevents: no log directory: give -d LOGDIR or set LSF_ENVDIR");
-        return crate::fail();
+        return basalt_cli::fail();
     }
     if let Some(d) = &logdir
         && !d.is_dir()
     {
         eprintln!("bevents: {}: not a directory", d.display());
-        return crate::fail();
+        return basalt_cli::fail();
     }
     match a.cmd {
         Cmd::Replay => match &logdir {
             Some(d) => run_replay(&a, d, config.as_ref()),
-            None => crate::fail(),
+            None => basalt_cli::fail(),
         },
         Cmd::Verify | Cmd::Json => {
             let files = if a.files.is_empty() {
@@ -1275,7 +1275,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
                     Ok(f) => f,
                     Err(e) => {
                         eprintln!("bevents: {e}");
-                        return crate::fail();
+                        return basalt_cli::fail();
                     }
                 }
             } else {
