@@ -1,4 +1,4 @@
-
+//! Unit tests of the LIM-level commands' output.
 use super::*;
 use basalt_proto::common::{HostInfo, LoadValue};
 

@@ -1,4 +1,4 @@
-
+//! Unit tests of select expressions and shared resources (its `config` is used by `lim_cmds`'s tests).
 use super::*;
 use basalt_config::{ClusterHost, ResourceDef};
 

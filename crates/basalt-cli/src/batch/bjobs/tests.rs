@@ -1,4 +1,4 @@
-
+//! Unit tests of `bjobs`'s formatters and option handling.
 use super::*;
 use basalt_core::job::{pend, susp};
 

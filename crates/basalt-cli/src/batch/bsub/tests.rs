@@ -1,4 +1,4 @@
-
+//! Unit tests of `bsub`'s option parsing, directives and job building.
 use super::*;
 
 fn no_time(_: &[u32]) -> Option<i64> {
