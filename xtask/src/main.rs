@@ -319,6 +319,8 @@ fn up(
         "basalt-mbatchd",
         "-p",
         "basalt-cli",
+        "-p",
+        "basalt-hist",
     ]);
     if release {
         build.arg("--release");

@@ -13,7 +13,6 @@
 
 pub mod args;
 pub mod batch;
-pub mod hist;
 pub mod lim_cmds;
 pub mod lim_res;
 pub mod lsadmin;

@@ -1,0 +1,129 @@
+//! Applying one parsed option, or a list of them, to [`BsubOpts`] (with the `-R` merge
+//! and the value checks).
+
+use super::*;
+
+/// Apply one option to `o`.
+pub fn apply(
+    o: &mut BsubOpts,
+    name: &str,
+    value: Option<&str>,
+    cx: &ValueCtx,
+) -> Result<(), String> {
+    let v = value.unwrap_or_default();
+    let size = |allow_zero: bool| parse_size(v, cx.unit, allow_zero).ok_or_else(|| bad(name, v));
+    match name {
+        "H" => o.hold = true,
+        "x" => o.exclusive = true,
+        "r" => o.rerunnable = true,
+        "N" => o.notify_end = true,
+        "B" => o.notify_begin = true,
+        "J" => o.job_name = Some(v.to_owned()),
+        "q" => o.queue = Some(v.to_owned()),
+        "n" => o.procs = Some(parse_procs(v).ok_or_else(|| bad(name, v))?),
+        "nnodes" => {
+            let n: u32 = v
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| bad(name, v))?;
+            o.nnodes = Some(n);
+        }
+        "o" | "oo" => o.out = Some((v.to_owned(), name == "oo")),
+        "e" | "eo" => o.err = Some((v.to_owned(), name == "eo")),
+        "i" => o.in_file = Some(v.to_owned()),
+        "W" => o.limits[rlimit::RUN] = Some(parse_minutes(v).ok_or_else(|| bad(name, v))?),
+        "c" => o.limits[rlimit::CPU] = Some(parse_minutes(v).ok_or_else(|| bad(name, v))?),
+        "M" => o.limits[rlimit::RSS] = Some(size(false)?),
+        "v" => o.limits[rlimit::SWAP] = Some(size(false)?),
+        "F" => o.limits[rlimit::FSIZE] = Some(size(false)?),
+        "D" => o.limits[rlimit::DATA] = Some(size(false)?),
+        "S" => o.limits[rlimit::STACK] = Some(size(false)?),
+        "C" => o.limits[rlimit::CORE] = Some(size(true)?),
+        "p" => {
+            let n: i64 = v
+                .trim()
+                .parse()
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| bad(name, v))?;
+            o.limits[rlimit::PROCESS] = Some(n);
+        }
+        "cwd" => o.cwd = Some(v.to_owned()),
+        "P" => o.project = Some(v.to_owned()),
+        "G" => o.user_group = Some(v.to_owned()),
+        "R" => o.res_req.push(v.to_owned()),
+        "m" => {
+            let hosts: Vec<String> = v
+                .split_whitespace()
+                .map(|h| h.split('+').next().unwrap_or(h).to_owned())
+                .filter(|h| !h.is_empty())
+                .collect();
+            if hosts.is_empty() {
+                return Err(bad(name, v));
+            }
+            o.hosts = Some(hosts);
+        }
+        "w" => {
+            let t = v.trim();
+            let t = t
+                .strip_prefix('"')
+                .and_then(|s| s.strip_suffix('"'))
+                .unwrap_or(t);
+            o.depend = Some(t.to_owned());
+        }
+        "b" | "t" => {
+            let fields = parse_time_fields(v).ok_or_else(|| bad(name, v))?;
+            let at = (cx.resolve_time)(&fields).ok_or_else(|| bad(name, v))?;
+            if name == "b" {
+                o.begin = Some(at);
+            } else {
+                o.term = Some(at);
+            }
+        }
+        "E" => o.pre_exec = Some(v.to_owned()),
+        "L" => o.login_shell = Some(v.to_owned()),
+        "u" => o.mail_user = Some(v.to_owned()),
+        "env" => o.env.push(v.to_owned()),
+        "We" => {
+            parse_minutes(v).ok_or_else(|| bad(name, v))?;
+            o.ignored.push(name.to_owned());
+        }
+        "T" | "sp" => {
+            v.trim().parse::<u32>().map_err(|_| bad(name, v))?;
+            o.ignored.push(name.to_owned());
+        }
+        "app" => o.app = Some(v.to_owned()),
+        "rn" => o.rerunnable = false,
+        n if IGNORED.contains(&n) => o.ignored.push(name.to_owned()),
+        n if NOT_SUPPORTED.contains(&n) => {
+            return Err(format!(
+                "-{n}: this LSF option is not supported by Basalt yet"
+            ));
+        }
+        other => return Err(format!("illegal option -- {other}")),
+    }
+    Ok(())
+}
+
+/// Apply parsed items; returns the positional arguments (the command words).
+pub fn apply_items(
+    items: Vec<Item>,
+    o: &mut BsubOpts,
+    cx: &ValueCtx,
+) -> Result<Vec<String>, String> {
+    let mut words = Vec::new();
+    for it in items {
+        match it {
+            Item::Opt(n, v) => {
+                if n == "h" || n == "V" {
+                    continue;
+                }
+                apply(o, &n, v.as_deref(), cx)?;
+            }
+            Item::Arg(a) => words.push(a),
+        }
+    }
+    Ok(words)
+}

@@ -1,0 +1,270 @@
+//! `bsub`'s `main`: the job's command (arguments, script file, stdin or `bsub>` prompts),
+//! the submitter's environment, the submission RPC with its retry token, exit codes.
+
+use super::*;
+
+/// Is `path` a readable text file (no NUL byte)? Returns its text.
+pub(super) fn read_text_file(path: &str) -> Option<String> {
+    let p = std::path::Path::new(path);
+    if !p.is_file() {
+        return None;
+    }
+    let bytes = std::fs::read(p).ok()?;
+    if bytes.contains(&0) {
+        return None;
+    }
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The submission directory: `$PWD` when it names the current directory (keeps
+/// symbolic links as the user sees them), else the resolved current directory.
+pub(super) fn submission_cwd() -> String {
+    use std::os::unix::fs::MetadataExt;
+    let cur = std::env::current_dir().unwrap_or_default();
+    if let Ok(pwd) = std::env::var("PWD")
+        && pwd.starts_with('/')
+        && let (Ok(a), Ok(b)) = (std::fs::metadata(&pwd), std::fs::metadata(&cur))
+        && a.dev() == b.dev()
+        && a.ino() == b.ino()
+    {
+        return pwd;
+    }
+    cur.to_string_lossy().into_owned()
+}
+
+pub(super) fn current_umask() -> u32 {
+    use nix::sys::stat::{Mode, umask};
+    let old = umask(Mode::from_bits_truncate(0o022));
+    umask(old);
+    old.bits()
+}
+
+pub(super) fn home_dir(uid: u32) -> String {
+    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+        .ok()
+        .flatten()
+        .map(|u| u.dir.to_string_lossy().into_owned())
+        .or_else(|| std::env::var("HOME").ok())
+        .unwrap_or_default()
+}
+
+/// Read the job from a terminal with `bsub> ` prompts until end of file.
+pub(super) fn read_from_terminal() -> String {
+    let mut text = String::new();
+    let stdin = std::io::stdin();
+    loop {
+        print!("bsub> ");
+        let _ = std::io::stdout().flush();
+        let mut line = String::new();
+        match stdin.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => text.push_str(&line),
+        }
+    }
+    if !text.is_empty() {
+        println!();
+    }
+    text
+}
+
+/// `bsub`.
+pub fn main(args: Vec<String>) -> ExitCode {
+    let items = match opts::parse(&args, &SPEC, true) {
+        Ok(i) => i,
+        Err(e) => {
+            eprintln!("bsub: {e}");
+            eprint!("{USAGE}");
+            return crate::fail();
+        }
+    };
+    if let Some(code) = super::super::help_or_version(&items, USAGE) {
+        return code;
+    }
+    let config = match super::super::load_config("bsub") {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let unit = config
+        .lsf_conf
+        .get("LSF_UNIT_FOR_LIMITS")
+        .unwrap_or("KB")
+        .to_owned();
+    let cx = ValueCtx {
+        unit: &unit,
+        resolve_time: resolve_local_time,
+    };
+    let mut cmdline = BsubOpts::default();
+    let words = match apply_items(items, &mut cmdline, &cx) {
+        Ok(w) => w,
+        Err(e) if e.starts_with("illegal option") => {
+            eprintln!("bsub: {e}");
+            eprint!("{USAGE}");
+            return crate::fail();
+        }
+        Err(e) => {
+            eprintln!("{}", rejected_line(&e));
+            return crate::fail();
+        }
+    };
+
+    let cmd = if words.len() == 1
+        && let Some(text) = read_text_file(&words[0])
+    {
+        JobCommand {
+            text,
+            is_script: true,
+            script_name: Some(words[0].clone()),
+        }
+    } else if !words.is_empty() {
+        JobCommand {
+            text: words.join(" "),
+            is_script: false,
+            script_name: None,
+        }
+    } else {
+        let stdin = std::io::stdin();
+        let text = if stdin.is_terminal() {
+            read_from_terminal()
+        } else {
+            let mut buf = Vec::new();
+            if let Err(e) = stdin.lock().read_to_end(&mut buf) {
+                eprintln!(
+                    "{}",
+                    rejected_line(&format!("Cannot read the job script from stdin: {e}"))
+                );
+                return crate::fail();
+            }
+            String::from_utf8_lossy(&buf).into_owned()
+        };
+        JobCommand {
+            text,
+            is_script: true,
+            script_name: None,
+        }
+    };
+    let body_empty = cmd
+        .text
+        .lines()
+        .all(|l| l.trim().is_empty() || (cmd.is_script && l.trim_start().starts_with('#')));
+    if body_empty {
+        eprintln!("bsub: Missing command. Job not submitted.");
+        return crate::fail();
+    }
+
+    let merged = if cmd.is_script {
+        match script_opts(&cmd.text, &cx) {
+            Ok((script, warnings)) => {
+                for w in warnings {
+                    eprintln!("bsub: {w}");
+                }
+                cmdline.over(script)
+            }
+            Err(e) => {
+                eprintln!("{}", rejected_line(&e));
+                return crate::fail();
+            }
+        }
+    } else {
+        cmdline
+    };
+
+    let who_caller = super::super::caller(&config);
+    let who = Submitter {
+        cwd: submission_cwd(),
+        home: home_dir(who_caller.uid),
+        umask: current_umask(),
+        from_host: who_caller.host.clone(),
+        vars: std::env::vars_os()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            })
+            .collect(),
+    };
+    let job = build(&merged, &cmd, &who);
+    if let Err(e) = check_bounds(&job) {
+        eprintln!("{}", rejected_line(&e));
+        return crate::fail();
+    }
+    super::super::run(async move {
+        let mut client = match super::super::connect_mbatchd(&config).await {
+            Ok(c) => c,
+            Err(e) => return super::super::connect_failed(&e),
+        };
+        let req = SubmitRequest {
+            protocol: Some(basalt_proto::PROTOCOL),
+            caller: Some(who_caller),
+            job: Some(job),
+            submit_token: submit_token(),
+        };
+        // The request carries a token, so sending it again after a lost answer (mbatchd
+        // died or the master moved) cannot create a second job: mbatchd answers a repeat
+        // with the job the first one created.
+        let deadline = std::time::Instant::now() + super::super::cmd_timeout();
+        let mut warned = false;
+        loop {
+            match client.submit(req.clone()).await {
+                Ok(r) => {
+                    let r = r.into_inner();
+                    println!("{}", submitted_line(r.job_id, &r.queue, r.default_queue));
+                    return ExitCode::SUCCESS;
+                }
+                Err(s) if answer_lost(&s) && std::time::Instant::now() < deadline => {
+                    if !warned {
+                        warned = true;
+                        eprintln!("batch system daemon not responding ... still trying");
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                    if let Ok(c) = super::super::connect_mbatchd(&config).await {
+                        client = c;
+                    }
+                }
+                Err(s) if answer_lost(&s) => {
+                    eprintln!(
+                        "Lost the connection to mbatchd before it answered ({}): the job may \
+                         have been submitted. Check with bjobs -a before submitting it again.",
+                        s.message()
+                    );
+                    return crate::fail();
+                }
+                Err(s) => {
+                    eprintln!("{}", rejected_line(&super::super::status_text(&s)));
+                    return crate::fail();
+                }
+            }
+        }
+    })
+}
+
+/// Did the call fail without an answer from mbatchd (so a resend with the same token is
+/// safe and needed), rather than being refused?
+pub(super) fn answer_lost(s: &tonic::Status) -> bool {
+    matches!(
+        s.code(),
+        tonic::Code::Unknown
+            | tonic::Code::Cancelled
+            | tonic::Code::Unavailable
+            | tonic::Code::DeadlineExceeded
+    )
+}
+
+/// A token unique to this submission: host, pid, time and 64 random bits.
+pub(super) fn submit_token() -> String {
+    let mut rnd = [0u8; 8];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        let _ = f.read_exact(&mut rnd);
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let host = nix::unistd::gethostname()
+        .map(|h| h.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!(
+        "{host}:{}:{nanos:x}:{:016x}",
+        std::process::id(),
+        u64::from_le_bytes(rnd)
+    )
+}

@@ -1,0 +1,59 @@
+//! `bsub`: option parsing (command line and `#BSUB` directives), value parsing
+//! (`-n -W -M -c -b ...`), `-R` merging, `-env`, and the submission built from them
+//! (cli-contract.md §2, §3).
+//!
+//! Forms: `bsub [opts] cmd args...` (words joined with spaces, run by a shell, not
+//! parsed), `bsub [opts] script-file` (one argument naming a readable text file: its
+//! `#BSUB` lines are parsed and its text is spooled), `bsub [opts] < script` (stdin is
+//! not a terminal and no command is given: the same), and, on a terminal, `bsub>`
+//! prompts. Command-line options beat directives; `-R` and `-env` accumulate.
+//!
+//! LSF's multi-letter options are matched whole before one-letter options are unbundled
+//! (`-Ep` is `-Ep`, not `-E p`; `-hostfile` is not `-h -o stfile`): [`SPEC`] lists every
+//! option of LSF 10.1's bsub. What Basalt does with those it does not carry out:
+//!
+//! * accepted and ignored ([`IGNORED`], plus `-We -T -sp`, whose values are checked):
+//!   options that only tune or describe a job and do not change what it runs, where its
+//!   output goes or whether it runs — `-U -gpu -alloc_flags -Jd -ext/-extsched -Lp -sla
+//!   -g -ul -Zs -hl -ar -freq -network -notify -rcacct` and the CSM options `-csm -jsm
+//!   -smt -step_cgroup -core_isolation -cn_cu -cn_mem -ln_mem -ln_slots` (like `-nnodes`
+//!   and `-alloc_flags`, which parsl and psij send);
+//! * `-rn` makes the job not rerunnable;
+//! * refused ([`NOT_SUPPORTED`], `-<name>: this LSF option is not supported by Basalt yet.
+//!   Job not submitted.`, exit 255): options whose absence would silently change what the
+//!   job does — interactive jobs (`-I -Ip -Is -IS -ISp -ISs -IX -tty -XF`), waiting for the
+//!   job (`-K`), file transfer and data staging (`-f -is -data -datagrp -datachk -stage`),
+//!   checkpointing and migration (`-k -mig`), post-execution and rerun commands (`-Ep
+//!   -rnc`), warning actions and signals (`-wa -wt -s`), requeue exit values (`-Q`), esub
+//!   applications (`-a`), pending time limits (`-ptl -eptl`), orphan termination (`-ti`),
+//!   host files and output directories (`-hostfile -outdir`), other clusters
+//!   (`-clusters`), and jobs described elsewhere (`-pack -jsdl -jsdl_strict -json -yaml`).
+//!
+//! Unknown options keep LSF's `bsub: illegal option -- x` and the usage. `-app` is sent to
+//! mbatchd, which refuses a profile lsb.applications does not define.
+
+use super::opts::{self, Item, Spec};
+use super::resreq;
+use basalt_core::job::{sub, sub2};
+use basalt_proto::mbatchd::{JobSubmission, SubmitRequest};
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+
+mod apply;
+mod cmd;
+mod job;
+mod options;
+mod script;
+mod spec;
+mod values;
+
+pub use apply::*;
+pub use cmd::*;
+pub use job::*;
+pub use options::*;
+pub use script::*;
+pub use spec::*;
+pub use values::*;
+
+#[cfg(test)]
+mod tests;

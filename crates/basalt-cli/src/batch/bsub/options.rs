@@ -1,0 +1,89 @@
+//! [`BsubOpts`]: what the command line and the `#BSUB` directives asked for.
+
+use super::*;
+
+/// Everything bsub options can say. `None` = not given.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct BsubOpts {
+    pub job_name: Option<String>,
+    pub queue: Option<String>,
+    /// -n min[,max].
+    pub procs: Option<(u32, u32)>,
+    /// -o / -oo: (path, overwrite).
+    pub out: Option<(String, bool)>,
+    pub err: Option<(String, bool)>,
+    pub in_file: Option<String>,
+    /// Limits by LSF_RLIMIT_* position: seconds for CPU and RUN, KB for sizes.
+    pub limits: [Option<i64>; rlimit::COUNT],
+    pub cwd: Option<String>,
+    pub project: Option<String>,
+    pub user_group: Option<String>,
+    pub res_req: Vec<String>,
+    pub hosts: Option<Vec<String>>,
+    pub depend: Option<String>,
+    pub begin: Option<i64>,
+    pub term: Option<i64>,
+    pub pre_exec: Option<String>,
+    pub login_shell: Option<String>,
+    pub mail_user: Option<String>,
+    /// -app: an application profile.
+    pub app: Option<String>,
+    pub nnodes: Option<u32>,
+    /// Every -env value, in order.
+    pub env: Vec<String>,
+    pub exclusive: bool,
+    pub hold: bool,
+    pub rerunnable: bool,
+    pub notify_begin: bool,
+    pub notify_end: bool,
+    /// Options accepted and ignored.
+    pub ignored: Vec<String>,
+}
+
+impl BsubOpts {
+    /// Command-line options (`self`) over script directives (`script`); `-R` and `-env`
+    /// accumulate (script first).
+    pub fn over(self, script: BsubOpts) -> BsubOpts {
+        let mut limits = script.limits;
+        for (i, l) in self.limits.iter().enumerate() {
+            if l.is_some() {
+                limits[i] = *l;
+            }
+        }
+        let mut res_req = script.res_req;
+        res_req.extend(self.res_req);
+        let mut env = script.env;
+        env.extend(self.env);
+        let mut ignored = script.ignored;
+        ignored.extend(self.ignored);
+        BsubOpts {
+            job_name: self.job_name.or(script.job_name),
+            queue: self.queue.or(script.queue),
+            procs: self.procs.or(script.procs),
+            out: self.out.or(script.out),
+            err: self.err.or(script.err),
+            in_file: self.in_file.or(script.in_file),
+            limits,
+            cwd: self.cwd.or(script.cwd),
+            project: self.project.or(script.project),
+            user_group: self.user_group.or(script.user_group),
+            res_req,
+            hosts: self.hosts.or(script.hosts),
+            depend: self.depend.or(script.depend),
+            begin: self.begin.or(script.begin),
+            term: self.term.or(script.term),
+            pre_exec: self.pre_exec.or(script.pre_exec),
+            login_shell: self.login_shell.or(script.login_shell),
+            mail_user: self.mail_user.or(script.mail_user),
+            app: self.app.or(script.app),
+            nnodes: self.nnodes.or(script.nnodes),
+            env,
+            exclusive: self.exclusive || script.exclusive,
+            hold: self.hold || script.hold,
+            rerunnable: self.rerunnable || script.rerunnable,
+            notify_begin: self.notify_begin || script.notify_begin,
+            notify_end: self.notify_end || script.notify_end,
+            ignored,
+        }
+    }
+}

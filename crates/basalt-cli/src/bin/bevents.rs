@@ -1,9 +1,0 @@
-//! `bevents` — verify, dump and replay the event log (logic in
-//! `basalt_cli::hist::bevents`).
-
-use basalt_cli::{batch, hist::bevents};
-use std::process::ExitCode;
-
-fn main() -> ExitCode {
-    bevents::main(batch::argv())
-}

@@ -1,0 +1,215 @@
+//! Shared resources of the ResourceMap section ([`shared_instances`]) and the layouts
+//! of `lsload -s`, `lshosts -s` ([`shared_table`]) and `bhosts -s` ([`batch_shared_table`]).
+
+use super::*;
+
+/// One instance of a shared resource: a value shared by a set of hosts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedInstance {
+    pub resource: String,
+    pub kind: ResourceKind,
+    /// Dynamic: its value comes from an ELIM (INTERVAL in lsf.shared).
+    pub dynamic: bool,
+    /// The configured value (`value@[...]`) of a static resource.
+    pub value: Option<String>,
+    pub hosts: Vec<String>,
+}
+
+/// The instances of the ResourceMap section, in file order. `LOCATION` is
+/// `[value@][host ...]` one or more times: `all` is every host of the cluster
+/// (`~host` leaves one out), `default` an instance on each host.
+pub fn shared_instances(config: &Config) -> Vec<SharedInstance> {
+    let all: Vec<String> = config
+        .cluster
+        .hosts
+        .iter()
+        .map(|h| h.name.clone())
+        .collect();
+    let mut out = Vec::new();
+    for (name, location) in &config.cluster.resource_map {
+        let Some(def) = config.shared.resource(name) else {
+            continue;
+        };
+        let mut rest = location
+            .trim()
+            .trim_start_matches('(')
+            .trim_end_matches(')')
+            .trim();
+        while let Some(open) = rest.find('[') {
+            let value = rest[..open].trim().trim_end_matches('@').trim();
+            let Some(close) = rest[open..].find(']') else {
+                break;
+            };
+            let words: Vec<&str> = rest[open + 1..open + close].split_whitespace().collect();
+            rest = &rest[open + close + 1..];
+            let mut hosts: Vec<String> = Vec::new();
+            let mut per_host = false;
+            for w in &words {
+                match *w {
+                    "all" => hosts.extend(all.iter().cloned()),
+                    "default" => {
+                        per_host = true;
+                        hosts.extend(all.iter().cloned());
+                    }
+                    _ => {}
+                }
+            }
+            for w in &words {
+                match w.strip_prefix('~') {
+                    Some(x) => hosts.retain(|h| !basalt_core::same_host(h, x)),
+                    None if *w == "all" || *w == "default" => {}
+                    None => {
+                        if !hosts.iter().any(|h| basalt_core::same_host(h, w)) {
+                            hosts.push((*w).to_owned());
+                        }
+                    }
+                }
+            }
+            let inst = |hosts: Vec<String>| SharedInstance {
+                resource: def.name.clone(),
+                kind: def.kind,
+                dynamic: def.interval.is_some(),
+                value: (!value.is_empty()).then(|| value.to_owned()),
+                hosts,
+            };
+            if per_host {
+                out.extend(hosts.into_iter().map(|h| inst(vec![h])));
+            } else {
+                out.push(inst(hosts));
+            }
+        }
+    }
+    out
+}
+
+/// Which shared resources a `-s` listing shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharedKind {
+    /// `lshosts -s`: static numeric and string resources.
+    Static,
+    /// `lsload -s`: dynamic resources.
+    Dynamic,
+}
+
+/// The instances `-s` shows, restricted to `names` when given. Err(name) for a name
+/// that is not a shared resource (`Bad resource name`).
+pub fn select_instances<'a>(
+    all: &'a [SharedInstance],
+    names: &[String],
+    keep: impl Fn(&SharedInstance) -> bool,
+) -> Result<Vec<&'a SharedInstance>, String> {
+    if let Some(bad) = names
+        .iter()
+        .find(|n| !all.iter().any(|i| i.resource == **n))
+    {
+        return Err(bad.clone());
+    }
+    Ok(all
+        .iter()
+        .filter(|i| names.is_empty() || names.contains(&i.resource))
+        .filter(|i| keep(i))
+        .collect())
+}
+
+/// Does `-s` of this kind show the instance?
+pub fn shown_by(kind: SharedKind, i: &SharedInstance) -> bool {
+    match kind {
+        SharedKind::Static => !i.dynamic && i.kind != ResourceKind::Boolean,
+        SharedKind::Dynamic => i.dynamic,
+    }
+}
+
+/// The host list of a `-s` row after the columns ending at `pos`: `name ` each, wrapped
+/// before column 80 onto lines indented by 52 spaces.
+pub(super) fn host_list(out: &mut String, hosts: &[String], mut pos: usize) {
+    for h in hosts {
+        pos += h.len() + 1;
+        if pos > 80 {
+            out.push('\n');
+            out.push_str(&" ".repeat(52));
+            pos = 52 + h.len() + 1;
+        }
+        out.push_str(h);
+        out.push(' ');
+    }
+    out.push('\n');
+}
+
+/// `lsload -s` / `lshosts -s`: `RESOURCE VALUE LOCATION`; `value_of` gives an instance's
+/// value. With nothing to show, LSF's `No static|dynamic shared resources defined `.
+pub fn shared_table(
+    kind: SharedKind,
+    instances: &[&SharedInstance],
+    value_of: impl Fn(&SharedInstance) -> String,
+) -> String {
+    if instances.is_empty() {
+        return match kind {
+            SharedKind::Static => "No static shared resources defined \n".to_owned(),
+            SharedKind::Dynamic => "No dynamic shared resources defined \n".to_owned(),
+        };
+    }
+    let mut out = format!("{:<25}{:>20}{:>15}\n", "RESOURCE", "VALUE", "LOCATION");
+    for i in instances {
+        let value = value_of(i);
+        let pos = if value.len() <= 20 {
+            out.push_str(&format!("{:<25}{:>20}       ", i.resource, value));
+            52
+        } else {
+            out.push_str(&format!("{:<25}{:>20}  ", i.resource, value));
+            25 + value.len() + 2
+        };
+        host_list(&mut out, &i.hosts, pos);
+    }
+    out
+}
+
+/// `bhosts -s`: `RESOURCE TOTAL RESERVED LOCATION` for the numeric shared resources.
+/// Basalt reserves no shared resource, so RESERVED is 0.0.
+pub fn batch_shared_table(
+    instances: &[&SharedInstance],
+    value_of: impl Fn(&SharedInstance) -> String,
+) -> String {
+    let mut out = format!(
+        "{:<20}{:>10}{:>15}{:>15}\n",
+        "RESOURCE", "TOTAL", "RESERVED", "LOCATION"
+    );
+    for i in instances.iter().filter(|i| i.kind == ResourceKind::Numeric) {
+        out.push_str(&format!(
+            "{:<20}{:>10}{:>15}       ",
+            i.resource,
+            value_of(i),
+            "0.0"
+        ));
+        host_list(&mut out, &i.hosts, 52);
+    }
+    out
+}
+
+/// A number of a select expression; one with a size unit (`8192MB`, `4G`, `512KB`) is
+/// turned into MB, the unit of `mem`, `swp` and `tmp`.
+pub(super) fn number_in_mb(n: &str) -> Option<String> {
+    let split = n
+        .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+        .unwrap_or(n.len());
+    let (num, unit) = n.split_at(split);
+    let factor = match unit.to_ascii_uppercase().as_str() {
+        "" => return num.parse::<f64>().ok().map(|_| num.to_owned()),
+        "K" | "KB" => 1.0 / 1024.0,
+        "M" | "MB" => 1.0,
+        "G" | "GB" => 1024.0,
+        "T" | "TB" => 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let v: f64 = num.parse().ok()?;
+    let mb = v * factor;
+    mb.is_finite().then(|| format!("{mb}"))
+}
+
+/// A value as an ELIM reports it: integers without a fraction.
+pub fn number_text(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v}")
+    }
+}

@@ -1,0 +1,392 @@
+//! Unit tests of `bhist`'s formats and selection.
+
+use super::*;
+use basalt_cli::batch::timefmt;
+use basalt_eventlog::parse_line;
+
+const T0: i64 = 1_795_339_535; // Sun Nov 22 09:25:35 2026 UTC
+
+fn fx(now: i64) -> Fx {
+    Fx {
+        tm: timefmt::utc,
+        now,
+        short_hosts: true,
+    }
+}
+
+fn rec(line: &str) -> Record {
+    match parse_line(line) {
+        Ok(Some(r)) => r,
+        other => panic!("cannot parse {line}: {other:?}"),
+    }
+}
+
+/// event-log.md §5 (OpenLava 4.0dev4), job 101 and 102, plus a finish for 101.
+fn sample() -> Vec<Record> {
+    [
+            "\"LOAD_INDEX\" \"40\" 1795339510 11 \"r15s\" \"r1m\" \"r15m\" \"ut\" \"pg\" \"io\" \"ls\" \"it\" \"tmp\" \"swp\" \"mem\"",
+            "\"MBD_START\" \"40\" 1795339510 \"vm\" \"openlava\" 0 1",
+            "\"JOB_NEW\" \"40\" 1795339535 101 0 33554434 1 1795339535 0 0 -65535 0 0 \"root\" -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 \"\" 100.00 18 \"normal\" \"\" \"vm\" \"/home/alice/run\" \"\" \"\" \"\" \"\" \"/root\" \"1795339535.101\" 0 \"\" \"\" \"\" \"sleep 30\" 0 \"\" \"default\" 1 \"linux\" \"\" 1040 0 \"\" \"\" \"\" -1 \"\" -1 \"\" -1",
+            "\"JOB_NEW\" \"40\" 1795339535 102 0 33554451 1 1795339535 0 0 -65535 0 0 \"root\" -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 \"\" 100.00 18 \"normal\" \"\" \"vm\" \"/home/alice/run\" \"\" \"\" \"/home/alice/run/out.%J\" \"\" \"/root\" \"1795339535.102\" 0 \"\" \"\" \"myjob\" \"env | grep -E \"\"^LSB_|^LSF_|^LS_\"\" | sort\" 0 \"\" \"default\" 1 \"linux\" \"\" 7184 0 \"\" \"\" \"\" -1 \"\" -1 \"\" -1",
+            "\"JOB_START\" \"40\" 1795339540 101 4 0 0 100.0 1 \"vm\" \"\" \"\" 2097160 0 \"\"",
+            "\"JOB_START_ACCEPT\" \"40\" 1795339540 101 25592 25592 0 2097152",
+            "\"JOB_EXECUTE\" \"40\" 1795339540 101 0 25592 \"/home/alice/run\" \"/root\" \"root\" 25592 0",
+            "\"JOB_START\" \"40\" 1795339540 102 4 0 0 100.0 1 \"vm\" \"\" \"\" 2097160 0 \"\"",
+            "\"JOB_STATUS\" \"40\" 1795339540 102 64 0 0 0.0236 1795339540 1 0.008610 0.015018 3976 0 -1 0 0 1053 3 0 912 32 -1 0 0 0 24 6 -1 0 0",
+            "\"JOB_STATUS\" \"40\" 1795339540 102 192 0 0 0.0236 1795339540 0 0 0",
+            "\"JOB_SIGNAL\" \"40\" 1795339560 101 0 1 \"STOP\" 0 \"root\"",
+            "\"JOB_STATUS\" \"40\" 1795339560 101 16 65538 0 0.0000 0 0 0 0",
+            "\"JOB_STATUS\" \"40\" 1795339562 101 4 65537 0 0.0000 0 0 0 0",
+        ]
+        .iter()
+        .map(|l| rec(l))
+        .collect()
+}
+
+fn all_args() -> Args {
+    Args {
+        all: true,
+        ..Args::default()
+    }
+}
+
+#[test]
+fn default_table_matches_the_reference() {
+    let jobs = history::build(sample());
+    let a = all_args();
+    let f = Filter::new(&a, Vec::new(), "root");
+    let text = report(jobs, &a, &f, &fx(T0 + 35)).unwrap_or_default();
+    assert_eq!(
+        text,
+        "Summary of time in seconds spent in various states:\n\
+             JOBID   USER    JOB_NAME  PEND    PSUSP   RUN     USUSP   SSUSP   UNKWN   TOTAL\n\
+             101     root    sleep 30  5       0       28      2       0       0       35        \n\
+             102     root    myjob     5       0       0       0       0       0       5         \n\
+             \n"
+    );
+}
+
+#[test]
+fn long_names_are_cut_unless_wide() {
+    let mut jobs = history::build(sample());
+    jobs.truncate(1);
+    jobs[0].sub.job_name = "long_name_for_test".into();
+    jobs[0].sub.user_name = "administrator".into();
+    let f = fx(T0 + 35);
+    assert_eq!(
+        row(&jobs[0], false, &f),
+        "101     adminis *or_test  5       0       28      2       0       0       35        \n"
+    );
+    assert_eq!(
+        row(&jobs[0], true, &f),
+        "101     administrator long_name_for_test 5       0       28      2       0       0       35        \n"
+    );
+}
+
+#[test]
+fn long_format_matches_the_reference() {
+    let jobs = history::build(sample());
+    let text = long(&jobs, true, &fx(T0 + 35));
+    let expected = "
+Job <101>, User <root>, Project <default>, Command <sleep 30>
+Sun Nov 22 09:25:35: Submitted from host <vm>, to Queue <normal>, CWD </home/al
+                     ice/run>;
+Sun Nov 22 09:25:40: Dispatched to <vm>;
+Sun Nov 22 09:25:40: Starting (Pid 25592);
+Sun Nov 22 09:25:40: Running with execution home </root>, Execution CWD </home/
+                     alice/run>, Execution Pid <25592>;
+Sun Nov 22 09:26:00: Signal <STOP> requested by user or administrator <root>;
+Sun Nov 22 09:26:00: Suspended by the user or administrator;
+Sun Nov 22 09:26:02: Running;
+
+Summary of time in seconds spent in various states by  Sun Nov 22 09:26:10
+  PEND     PSUSP    RUN      USUSP    SSUSP    UNKWN    TOTAL
+  5        0        28       2        0        0        35          
+------------------------------------------------------------------------------
+
+Job <102>, Job Name <myjob>, User <root>, Project <default>, Command <env | gre
+                     p -E \"^LSB_|^LSF_|^LS_\" | sort>
+Sun Nov 22 09:25:35: Submitted from host <vm>, to Queue <normal>, CWD </home/al
+                     ice/run>, Output File </home/alice/run/out.%J>;
+Sun Nov 22 09:25:40: Dispatched to <vm>;
+Sun Nov 22 09:25:40: Done successfully. The CPU time used is 0.0 seconds;
+Sun Nov 22 09:25:40: Post job process done successfully;
+
+Summary of time in seconds spent in various states by  Sun Nov 22 09:25:40
+  PEND     PSUSP    RUN      USUSP    SSUSP    UNKWN    TOTAL
+  5        0        0        0        0        0        5           
+
+";
+    assert_eq!(text, expected);
+    // snakemake greps `Project <...>` out of `bhist -l -a`.
+    assert!(text.contains("Project <default>"));
+}
+
+#[test]
+fn brief_format_leaves_out_the_details() {
+    let jobs = history::build(sample());
+    let text = long(&jobs[1..], false, &fx(T0 + 35));
+    assert!(text.contains(
+            "Sun Nov 22 09:25:35: Submitted from host <vm>, to Queue <normal>, CWD </home/al\n                     ice/run>;\n"
+        ));
+    assert!(!text.contains("Output File"));
+}
+
+#[test]
+fn event_texts_for_every_record_kind() {
+    let jobs = history::build(sample());
+    let j = &jobs[0];
+    let text =
+        |line: &str, started: bool| record_text(&rec(line), j, started, true).unwrap_or_default();
+    assert_eq!(
+        text(
+            "\"JOB_SWITCH\" \"22\" 1795342025 0 101 \"lowq\" 0 \"root\"",
+            false
+        ),
+        "Switched to Queue <lowq> by user or administrator <root>;"
+    );
+    assert_eq!(
+        text("\"JOB_MOVE\" \"22\" 1795342025 0 101 1 1 0 \"root\"", false),
+        "Job moved to position 1 relative to <top> of the queue by user or administrator <root>;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_MOVE\" \"22\" 1795342025 0 101 2 2 0 \"alice\"",
+            false
+        ),
+        "Job moved to position 2 relative to <bottom> of the queue by user or administrator <alice>;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_FORCE\" \"22\" 1795342025 101 0 0 1 1  \"vm\" \"root\"",
+            false
+        ),
+        "Job is forced to run by user or administrator <root>;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_SIGNAL\" \"40\" 1795339586 101 0 1 \"KILL\" 0 \"root\"",
+            true
+        ),
+        "Signal <KILL> requested by user or administrator <root>;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_SIGNAL\" \"40\" 1795339586 101 0 0 \"DELETEJOB\" 0 \"bob\"",
+            true
+        ),
+        "Delete requested by user or administrator <bob>;"
+    );
+    assert_eq!(
+        text("\"JOB_REQUEUE\" \"22\" 1795342036 101 0", true),
+        "Pending: Job has been requeued;"
+    );
+    // Exits: code, signal, no CPU time before a start.
+    assert_eq!(
+        text(
+            "\"JOB_STATUS\" \"40\" 1795339586 101 32 0 0 0.1000 1795339586 0 768 0",
+            true
+        ),
+        "Exited with exit code 3. The CPU time used is 0.1 seconds;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_STATUS\" \"40\" 1795339586 105 32 0 0 0.0211 1795339586 1 0.005440 0.015618 4392 0 -1 0 0 782 0 0 0 32 -1 0 0 0 18 6 -1 9 0",
+            true
+        ),
+        "Exited by signal 9. The CPU time used is 0.0 seconds;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_STATUS\" \"40\" 1795339586 101 32 0 0 0.0000 1795339586 0 0 0",
+            false
+        ),
+        "Exited;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_STATUS\" \"40\" 1795340840 101 8 64 0 0.0000 0 0 0 0",
+            true
+        ),
+        "Suspended: Host load exceeded threshold:  15-second CPU run queue length (r15s);"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_STATUS\" \"40\" 1795340840 101 8 65537 0 0.0000 0 0 0 0",
+            true
+        ),
+        "Suspended: Waiting for re-scheduling after being resumed by user;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_STATUS\" \"40\" 1795340840 101 1 1601 0 0.0000 0 0 0 0",
+            true
+        ),
+        "Pending: Unable to reach slave batch server;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_STATUS\" \"40\" 1795340840 101 2 2 0 0.0000 0 0 0 0",
+            false
+        ),
+        "Suspended by the user or administrator while pending;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_STATUS\" \"40\" 1795340840 101 65536 0 0 0.0000 0 0 0 0",
+            true
+        ),
+        "Unknown; unable to reach the execution host;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_STATUS\" \"40\" 1795340840 101 32 2 0 0.0000 0 0 0 0",
+            true
+        ),
+        "Execution host unavailable; job is killed;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_STATUS\" \"22\" 1795340840 101 320 0 0 0.0000 0 0 0 0",
+            true
+        ),
+        "Post job process failed;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_START\" \"40\" 1795339590 101 4 0 0 100.0 4 \"a\" \"a\" \"a\" \"b\" \"\" \"\" 0 0 \"\"",
+            false
+        ),
+        "Dispatched to 4 Hosts/Processors <3*a> <b>;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_EXECUTE\" \"40\" 1795339540 101 500 25592 \"/tmp\" \"/home/bob\" \"bob\" 25592 0",
+            true
+        ),
+        "Running with execution home </home/bob>, Execution CWD </tmp>, Execution Pid <25592>, Execution user name <bob>;"
+    );
+    assert!(record_text(&rec("\"JOB_CLEAN\" \"40\" 1795341358 101 0"), j, true, true).is_none());
+}
+
+#[test]
+fn selection() {
+    let jobs = history::build(sample());
+    let pick = |a: &Args, ids: Vec<IdSel>, caller: &str| -> Vec<u64> {
+        let f = Filter::new(a, ids, caller);
+        jobs.iter()
+            .filter(|j| f.matches(j))
+            .map(|j| j.job_id)
+            .collect()
+    };
+    // Default: the caller's unfinished jobs.
+    assert_eq!(pick(&Args::default(), Vec::new(), "root"), vec![101]);
+    assert!(pick(&Args::default(), Vec::new(), "alice").is_empty());
+    let a = |f: fn(&mut Args)| {
+        let mut a = Args::default();
+        f(&mut a);
+        a
+    };
+    assert_eq!(
+        pick(&a(|a| a.all = true), Vec::new(), "root"),
+        vec![101, 102]
+    );
+    assert_eq!(pick(&a(|a| a.done = true), Vec::new(), "root"), vec![102]);
+    assert!(pick(&a(|a| a.exited = true), Vec::new(), "root").is_empty());
+    assert_eq!(pick(&a(|a| a.run = true), Vec::new(), "root"), vec![101]);
+    assert!(pick(&a(|a| a.pend = true), Vec::new(), "root").is_empty());
+    assert!(pick(&a(|a| a.susp = true), Vec::new(), "root").is_empty());
+    assert_eq!(
+        pick(
+            &a(|a| {
+                a.all = true;
+                a.user = Some("all".into())
+            }),
+            Vec::new(),
+            "alice"
+        ),
+        vec![101, 102]
+    );
+    // Job ids: any user, any state.
+    let ids = super::super::parse_ids(&["102".into()]).unwrap_or_default();
+    assert_eq!(pick(&Args::default(), ids, "alice"), vec![102]);
+    assert_eq!(
+        pick(
+            &a(|a| {
+                a.all = true;
+                a.job_name = Some("my*".into())
+            }),
+            Vec::new(),
+            "root"
+        ),
+        vec![102]
+    );
+    assert!(
+        pick(
+            &a(|a| {
+                a.all = true;
+                a.queue = Some("other".into())
+            }),
+            Vec::new(),
+            "root"
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        pick(
+            &a(|a| {
+                a.all = true;
+                a.host = Some("vm".into())
+            }),
+            Vec::new(),
+            "root"
+        ),
+        vec![101, 102]
+    );
+}
+
+#[test]
+fn file_sources() {
+    let a = Args::default();
+    assert_eq!(source(&a, false), Ok(EventSource::Current));
+    assert_eq!(source(&a, true), Ok(EventSource::Newest(0)));
+    let n = Args {
+        num_files: Some("2".into()),
+        ..Args::default()
+    };
+    assert_eq!(source(&n, true), Ok(EventSource::Newest(2)));
+    let bad = Args {
+        num_files: Some("x".into()),
+        ..Args::default()
+    };
+    assert!(source(&bad, false).is_err());
+    let f = Args {
+        file: Some("/tmp/lsb.events.3".into()),
+        ..Args::default()
+    };
+    assert_eq!(
+        source(&f, false),
+        Ok(EventSource::File("/tmp/lsb.events.3".into()))
+    );
+}
+
+#[test]
+fn arguments() {
+    let items = basalt_cli::batch::opts::parse(
+        &[
+            "-la".into(),
+            "-u".into(),
+            "all".into(),
+            "-n0".into(),
+            "101".into(),
+        ],
+        &SPEC,
+        false,
+    )
+    .unwrap_or_default();
+    let a = args_from(items);
+    assert!(a.long && a.all);
+    assert_eq!(a.user.as_deref(), Some("all"));
+    assert_eq!(a.num_files.as_deref(), Some("0"));
+    assert_eq!(a.ids, vec!["101".to_string()]);
+}

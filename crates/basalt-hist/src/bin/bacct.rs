@@ -1,0 +1,9 @@
+//! `bacct` — accounting of finished jobs (logic in `basalt_hist::bacct`).
+
+use basalt_cli::batch;
+use basalt_hist::bacct;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    bacct::main(batch::argv())
+}

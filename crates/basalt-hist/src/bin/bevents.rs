@@ -1,0 +1,10 @@
+//! `bevents` — verify, dump and replay the event log (logic in
+//! `basalt_hist::bevents`).
+
+use basalt_cli::batch;
+use basalt_hist::bevents;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    bevents::main(batch::argv())
+}

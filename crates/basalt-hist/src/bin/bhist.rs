@@ -1,0 +1,9 @@
+//! `bhist` — job history from the event log (logic in `basalt_hist::bhist`).
+
+use basalt_cli::batch;
+use basalt_hist::bhist;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    bhist::main(batch::argv())
+}
