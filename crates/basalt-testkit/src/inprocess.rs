@@ -1,5 +1,6 @@
 //! [`InProcessCluster`]: each host's daemons as tasks of the test's own tokio
-//! runtime, bound to the host's loopback address.
+//! runtime, bound to the host's loopback address. The LIMs are here; sbatchd and
+//! mbatchd (feature `batch`) are in `batch.rs`.
 
 use crate::config::{ClusterSpec, host_name, write_config};
 use crate::dirs::TestDir;
@@ -7,23 +8,29 @@ use crate::subnet::{Subnet, fresh_subnet};
 use crate::wait::wait_for_async;
 use anyhow::{Context, Result, anyhow};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A cluster whose LIMs run as tasks of the calling tokio runtime.
+/// A running daemon task: its shutdown trigger and its handle.
+pub(crate) type Running = (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+);
+
+/// A cluster whose daemons run as tasks of the calling tokio runtime: LIMs
+/// ([`InProcessCluster::start`]), and with the `batch` feature sbatchd on every host
+/// and mbatchd on the master (`InProcessCluster::start_batch`).
 #[derive(Debug)]
 pub struct InProcessCluster {
     pub dir: TestDir,
     pub config: Arc<basalt_config::Config>,
     pub hosts: Vec<String>,
     pub subnet: Subnet,
-    running: BTreeMap<
-        String,
-        (
-            tokio::sync::oneshot::Sender<()>,
-            tokio::task::JoinHandle<()>,
-        ),
-    >,
+    /// LSF_ENVDIR of the cluster (what the command binaries are given).
+    pub envdir: PathBuf,
+    /// (daemon, host) -> its task.
+    pub(crate) running: BTreeMap<(String, String), Running>,
 }
 
 impl InProcessCluster {
@@ -39,6 +46,7 @@ impl InProcessCluster {
             config: Arc::new(config),
             hosts: (0..spec.hosts).map(host_name).collect(),
             subnet,
+            envdir,
             running: BTreeMap::new(),
         };
         for h in c.hosts.clone() {
@@ -62,7 +70,8 @@ impl InProcessCluster {
                 eprintln!("in-process LIM {me}: {e}");
             }
         });
-        self.running.insert(host.to_owned(), (tx, task));
+        self.running
+            .insert(("lim".to_owned(), host.to_owned()), (tx, task));
         Ok(())
     }
 
@@ -70,7 +79,7 @@ impl InProcessCluster {
     pub async fn kill_host(&mut self, host: &str) -> Result<()> {
         let (_, task) = self
             .running
-            .remove(host)
+            .remove(&("lim".to_owned(), host.to_owned()))
             .ok_or_else(|| anyhow!("{host} is not running"))?;
         task.abort();
         let _ = task.await;
@@ -119,11 +128,13 @@ impl Drop for InProcessCluster {
         for (_, (_, task)) in std::mem::take(&mut self.running) {
             task.abort();
         }
+        // Job supervisors and jobs an in-process sbatchd started.
+        crate::process::kill_leftovers(&self.envdir);
     }
 }
 
 /// Bind, retrying briefly: a just-closed listener of a killed host may linger.
-async fn bind_retry(addr: std::net::SocketAddr) -> Result<tokio::net::TcpListener> {
+pub(crate) async fn bind_retry(addr: std::net::SocketAddr) -> Result<tokio::net::TcpListener> {
     let end = Instant::now() + Duration::from_secs(5);
     loop {
         match tokio::net::TcpListener::bind(addr).await {

@@ -15,18 +15,26 @@
 //! Every wait has a deadline: [`wait_for`] polls a condition until it holds or
 //! fails with what it was waiting for.
 
+#[cfg(feature = "batch")]
+mod batch;
+mod commands;
 mod config;
 mod dirs;
 mod inprocess;
+pub mod jobs;
 pub mod netns;
 mod process;
 mod subnet;
 mod text;
 mod wait;
 
+#[cfg(feature = "batch")]
+pub use batch::{InProcessBatch, InProcessCommands};
+pub use commands::Commands;
 pub use config::{ClusterSpec, host_name, write_config, write_config_at};
 pub use dirs::TestDir;
 pub use inprocess::InProcessCluster;
+pub use jobs::{is_root, skip, work_dir};
 pub use process::{ProcessCluster, bin_dir, kill_leftovers};
 pub use subnet::{Subnet, fresh_subnet};
 pub use text::{event_fields, output_text};

@@ -1,11 +1,11 @@
 //! [`ProcessCluster`]: the real daemon binaries as child processes (kill -9,
 //! restarts, network namespaces, real output), and cleaning up what they leave.
 
+use crate::commands::Commands;
 use crate::config::{ClusterSpec, host_name, write_config, write_config_at};
 use crate::dirs::TestDir;
 use crate::netns;
 use crate::subnet::fresh_subnet;
-use crate::text::output_text;
 use crate::wait::wait_for;
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::BTreeMap;
@@ -388,53 +388,23 @@ impl ProcessCluster {
 
     /// Run a command to completion.
     pub fn run(&self, name: &str, args: &[&str]) -> Result<Output> {
-        self.command(name)
-            .args(args)
-            .output()
-            .with_context(|| format!("running {name}"))
+        Commands::run(self, name, args)
     }
 
     /// Run a command and return its stdout when it exits 0.
     pub fn stdout_ok(&self, name: &str, args: &[&str]) -> Option<String> {
-        self.run(name, args)
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        Commands::stdout_ok(self, name, args)
     }
 
     /// Run bsub with `args` from `cwd`; the job id. Fails unless bsub exits 0 and prints
     /// exactly one `Job <N> is submitted to ...` line.
     pub fn bsub(&self, cwd: &Path, args: &[&str]) -> Result<u64> {
-        let o = self
-            .command("bsub")
-            .args(args)
-            .current_dir(cwd)
-            .output()
-            .context("running bsub")?;
-        if !o.status.success() {
-            bail!("bsub {args:?} failed: {}", output_text(&o));
-        }
-        let out = String::from_utf8_lossy(&o.stdout);
-        let line = out.lines().next().unwrap_or("");
-        if out.lines().count() != 1 || !line.contains("is submitted to") {
-            bail!(
-                "bsub printed more or other than one line: {}",
-                output_text(&o)
-            );
-        }
-        line.strip_prefix("Job <")
-            .and_then(|r| r.split('>').next())
-            .and_then(|n| n.parse::<u64>().ok())
-            .ok_or_else(|| anyhow!("no job id in {line:?}"))
+        Commands::bsub(self, cwd, args)
     }
 
     /// Run a command that must succeed; its stdout.
     pub fn ok(&self, cmd: &str, args: &[&str]) -> Result<String> {
-        let o = self.run(cmd, args)?;
-        if !o.status.success() {
-            bail!("{cmd} {args:?} failed: {}", output_text(&o));
-        }
-        Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+        Commands::ok(self, cmd, args)
     }
 
     /// The master named by `lsid`, if any.
@@ -481,6 +451,12 @@ pub fn kill_leftovers(envdir: &Path) -> usize {
         }
     }
     n
+}
+
+impl Commands for ProcessCluster {
+    fn command(&self, name: &str) -> Command {
+        ProcessCluster::command(self, name)
+    }
 }
 
 impl Drop for ProcessCluster {
