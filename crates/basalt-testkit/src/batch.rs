@@ -292,12 +292,16 @@ impl InProcessBatch {
         }
     }
 
-    /// The cluster, mutably (to start or stop daemons with [`InProcessBatch::block_on`]).
-    pub fn cluster_mut(&mut self) -> &mut InProcessCluster {
-        match &mut self.cluster {
-            Some(c) => c,
-            None => unreachable!("the cluster is taken only when dropped"),
-        }
+    /// Stop sbatchd of `host` politely and start it again (it re-reads the
+    /// configuration), as a restarted sbatchd process would.
+    pub fn restart_sbatchd(&mut self, host: &str) -> Result<()> {
+        let (Some(rt), Some(c)) = (&self.rt, &mut self.cluster) else {
+            unreachable!("the cluster and its runtime are taken only when dropped")
+        };
+        rt.block_on(async {
+            c.stop_daemon("sbatchd", host).await?;
+            c.start_sbatchd(host).await
+        })
     }
 }
 
