@@ -7,7 +7,7 @@
 use anyhow::{Result, anyhow, bail};
 use basalt_testkit::jobs::{jobs, wait_finished, wait_state};
 use basalt_testkit::{
-    ClusterSpec, Commands, InProcessBatch, event_fields, output_text, skip, work_dir,
+    ClusterSpec, Commands, InProcessBatch, event_fields, is_root, output_text, skip, work_dir,
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -281,7 +281,7 @@ fn test_user(name: &str) -> Option<(u32, u32)> {
 #[test]
 fn users_control_only_their_own_jobs() -> Result<()> {
     use std::os::unix::process::CommandExt;
-    if !nix_is_root() {
+    if !is_root() {
         skip(
             "users_control_only_their_own_jobs",
             "creating test users needs root",
@@ -327,15 +327,4 @@ fn users_control_only_their_own_jobs() -> Result<()> {
     );
     assert!(out.contains("TERM_OWNER"), "{out}");
     Ok(())
-}
-
-fn nix_is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Uid:"))
-                .and_then(|v| v.split_whitespace().next().map(|u| u == "0"))
-        })
-        .unwrap_or(false)
 }

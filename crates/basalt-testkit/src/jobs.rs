@@ -131,7 +131,10 @@ pub fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
 
-/// Say on the test's output that it is skipped, and why.
+/// Say on the test's output that `test` is skipped, and why. Written to the process's
+/// stderr directly, not through `eprintln!`, which libtest captures and shows only for
+/// failing tests: a skipped test passes, and its line must still be seen.
 pub fn skip(test: &str, why: &str) {
-    eprintln!("SKIPPED {test}: {why}");
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {why}");
 }

@@ -453,6 +453,31 @@ pub fn kill_leftovers(envdir: &Path) -> usize {
     n
 }
 
+/// Wait for `child` until `deadline`: its exit status, or `None` after killing it — its
+/// whole process group when it leads one (spawned with `process_group(0)`), so that
+/// what it started goes too.
+pub fn wait_child(
+    child: &mut Child,
+    deadline: Duration,
+) -> Result<Option<std::process::ExitStatus>> {
+    let end = Instant::now() + deadline;
+    loop {
+        if let Some(s) = child.try_wait()? {
+            return Ok(Some(s));
+        }
+        if Instant::now() > end {
+            let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+            if nix::unistd::getpgid(Some(pid)) == Ok(pid) {
+                let _ = nix::sys::signal::killpg(pid, nix::sys::signal::Signal::SIGKILL);
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 impl Commands for ProcessCluster {
     fn command(&self, name: &str) -> Command {
         ProcessCluster::command(self, name)

@@ -42,3 +42,24 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Check `cond` every 100 ms for `window`: fails at the first observation where it does
+/// not hold (naming `what` and that observation). For "nothing changes" checks, where
+/// a sleep followed by one look would miss a change that comes and goes.
+pub fn holds_for(
+    what: &str,
+    window: Duration,
+    mut cond: impl FnMut() -> (bool, String),
+) -> Result<()> {
+    let end = Instant::now() + window;
+    loop {
+        let (ok, seen) = cond();
+        if !ok {
+            bail!("{what} stopped holding; seen:\n{seen}");
+        }
+        if Instant::now() > end {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
