@@ -7,13 +7,24 @@
 //! removed when the test passes and kept (its path printed) when it fails.
 //!
 //! Two modes:
-//! * [`ProcessCluster`] runs the real binaries (`lim`, the commands) as child
-//!   processes: kill -9, restarts, real output.
+//! * [`ProcessCluster`] runs the real binaries (`lim`, `sbatchd`, which starts
+//!   `mbatchd`, the commands) as child processes: for kill -9, SIGSTOP, restarts of a
+//!   process, network namespaces.
 //! * [`InProcessCluster`] runs each host's daemons as tasks in the test's own
-//!   tokio runtime, bound to the host's loopback address.
+//!   tokio runtime, bound to the host's loopback address: LIMs, and with the `batch`
+//!   feature sbatchd on every host and mbatchd on the master
+//!   (`InProcessCluster::start_batch`; `InProcessBatch` for a plain `#[test]`). Jobs
+//!   still run under real job supervisors (the built `sbatchd --job-supervisor`).
 //!
-//! Every wait has a deadline: [`wait_for`] polls a condition until it holds or
-//! fails with what it was waiting for.
+//! Either is driven with the real commands through [`Commands`]; [`jobs`] has the
+//! shared job-table helpers. Every wait has a deadline: [`wait_for`] polls a
+//! condition until it holds or fails with what it was waiting for; [`holds_for`]
+//! checks that one keeps holding. A test that skips itself says so with [`skip`].
+//!
+//! Modules: `subnet` (loopback /24s), `dirs` (test directories), `config` (cluster
+//! spec and configuration files), `wait`, `commands`, `jobs`, `text` (output and
+//! event-log fields), `process` ([`ProcessCluster`]), `inprocess` (its LIMs),
+//! `batch` (its sbatchd and mbatchd), `netns` (network-namespace labs).
 
 #[cfg(feature = "batch")]
 mod batch;
