@@ -268,10 +268,11 @@ pub struct InProcessBatch {
 }
 
 impl InProcessBatch {
-    /// [`InProcessCluster::start_batch`] on a new 2-thread runtime.
+    /// [`InProcessCluster::start_batch`] on a new 4-thread runtime.
     pub fn start(name: &str, spec: &ClusterSpec, lsb_params: &str) -> Result<InProcessBatch> {
+        // Several daemons share it (each daemon binary has 2 workers of its own).
         let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(4)
             .enable_all()
             .build()
             .context("starting the async runtime")?;
