@@ -16,7 +16,7 @@ use crate::inprocess::{InProcessCluster, bind_retry};
 use crate::process::bin_dir;
 use crate::subnet::fresh_subnet;
 use crate::wait::wait_for;
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -271,12 +271,40 @@ impl InProcessBatch {
     /// [`InProcessCluster::start_batch`] on a new 4-thread runtime.
     pub fn start(name: &str, spec: &ClusterSpec, lsb_params: &str) -> Result<InProcessBatch> {
         // Several daemons share it (each daemon binary has 2 workers of its own).
+        // Every thread of it logs (BASALT_LOG, default debug, as ProcessCluster's
+        // daemons do) to the cluster's log/daemons.log.
+        let sink = LogSink::default();
+        let thread_sink = sink.clone();
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(4)
             .enable_all()
+            .on_thread_start(move || {
+                let filter = std::env::var("BASALT_LOG")
+                    .ok()
+                    .and_then(|f| tracing_subscriber::EnvFilter::try_new(f).ok())
+                    .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("debug"));
+                let subscriber = tracing_subscriber::fmt()
+                    .with_env_filter(filter)
+                    .with_writer(thread_sink.clone())
+                    .with_ansi(false)
+                    .finish();
+                // The thread's default for as long as the thread lives.
+                std::mem::forget(tracing::subscriber::set_default(subscriber));
+            })
             .build()
             .context("starting the async runtime")?;
-        let cluster = rt.block_on(InProcessCluster::start_batch(name, spec, lsb_params))?;
+        let cluster = match rt.block_on(InProcessCluster::start_batch(name, spec, lsb_params)) {
+            Ok(c) => c,
+            Err(e) => {
+                let log = sink.take_buffer();
+                let tail = &log[log.len().saturating_sub(20_000)..];
+                bail!(
+                    "{e:#}\nthe daemons' log (end):\n{}",
+                    String::from_utf8_lossy(tail)
+                );
+            }
+        };
+        sink.to_file(&cluster.dir.path().join("log").join("daemons.log"))?;
         let cmds = cluster.commands()?;
         Ok(InProcessBatch {
             cluster: Some(cluster),
@@ -330,5 +358,75 @@ impl Drop for InProcessBatch {
             // Its Drop kills the leftovers; its TestDir goes last.
             drop(cluster);
         }
+    }
+}
+
+/// Where the in-process daemons' log goes: memory until the cluster's directory exists,
+/// then `log/daemons.log` in it.
+#[derive(Debug, Clone, Default)]
+struct LogSink(Arc<std::sync::Mutex<Sink>>);
+
+#[derive(Debug, Default)]
+enum Sink {
+    #[default]
+    Empty,
+    Buffer(Vec<u8>),
+    File(std::fs::File),
+}
+
+impl LogSink {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Sink> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// What was logged before a file was set.
+    fn take_buffer(&self) -> Vec<u8> {
+        match std::mem::take(&mut *self.lock()) {
+            Sink::Buffer(b) => b,
+            _ => Vec::new(),
+        }
+    }
+
+    /// From now on write to `path` (created, or appended to), starting with what was
+    /// buffered.
+    fn to_file(&self, path: &Path) -> Result<()> {
+        use std::io::Write as _;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        let mut sink = self.lock();
+        if let Sink::Buffer(b) = &*sink {
+            file.write_all(b)?;
+        }
+        *sink = Sink::File(file);
+        Ok(())
+    }
+}
+
+impl std::io::Write for LogSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut sink = self.lock();
+        match &mut *sink {
+            Sink::File(f) => f.write_all(buf)?,
+            Sink::Buffer(b) => b.extend_from_slice(buf),
+            Sink::Empty => *sink = Sink::Buffer(buf.to_vec()),
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut *self.lock() {
+            Sink::File(f) => f.flush(),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogSink {
+    type Writer = LogSink;
+    fn make_writer(&'a self) -> LogSink {
+        self.clone()
     }
 }
