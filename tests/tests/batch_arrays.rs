@@ -1,10 +1,13 @@
-//! Job arrays and dependencies end to end on a 3-host loopback cluster of real processes,
+//! Job arrays and dependencies end to end on a 3-host loopback cluster whose daemons
+//! run in the test process (`InProcessBatch`; jobs run under real job supervisors),
 //! through the real commands: `bsub -J "arr[1-6]%2"` with `%J`/`%I` output files and
 //! `$LSB_JOBINDEX`, the `%k` limit, element ids (`bkill 123[3]`), whole-array control,
 //! `bjobs -A`, `-w "done(name)"` dependencies, and LSF's refusals.
 
 use anyhow::{Context, Result, anyhow, bail};
-use basalt_testkit::{ClusterSpec, ProcessCluster, event_fields, output_text, wait_for};
+use basalt_testkit::{
+    ClusterSpec, Commands, InProcessBatch, event_fields, output_text, wait_for, work_dir,
+};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -12,7 +15,7 @@ use std::time::Duration;
 const PARAMS: &str = "BASALT_SBD_HELLO_INTERVAL = 1\nJOB_TERMINATE_INTERVAL = 2";
 
 /// bsub that must be refused: returns its stderr.
-fn bsub_refused(c: &ProcessCluster, cwd: &Path, args: &[&str]) -> Result<String> {
+fn bsub_refused(c: &InProcessBatch, cwd: &Path, args: &[&str]) -> Result<String> {
     let o = c.command("bsub").args(args).current_dir(cwd).output()?;
     if o.status.code() != Some(255) || !o.stdout.is_empty() {
         bail!(
@@ -31,7 +34,7 @@ struct Row {
 }
 
 /// Every job and element bjobs knows, by (job id, index).
-fn jobs(c: &ProcessCluster) -> Result<BTreeMap<(u64, u32), Row>> {
+fn jobs(c: &InProcessBatch) -> Result<BTreeMap<(u64, u32), Row>> {
     let o = c.run(
         "bjobs",
         &[
@@ -76,7 +79,7 @@ fn elements(m: &BTreeMap<(u64, u32), Row>, id: u64) -> Vec<(u32, Row)> {
 
 /// Wait until `pred` holds for the job table.
 fn wait_jobs(
-    c: &ProcessCluster,
+    c: &InProcessBatch,
     what: &str,
     deadline: Duration,
     mut pred: impl FnMut(&BTreeMap<(u64, u32), Row>) -> bool,
@@ -90,14 +93,8 @@ fn wait_jobs(
     })
 }
 
-fn work_dir(c: &ProcessCluster) -> Result<std::path::PathBuf> {
-    let d = c.dir.path().join("work-area");
-    std::fs::create_dir_all(&d)?;
-    Ok(d)
-}
-
 /// The records of lsb.events, split into fields.
-fn events(c: &ProcessCluster) -> Result<Vec<Vec<String>>> {
+fn events(c: &InProcessBatch) -> Result<Vec<Vec<String>>> {
     let text = std::fs::read_to_string(c.dir.path().join("work/basalt/logdir/lsb.events"))?;
     Ok(text
         .lines()
@@ -123,8 +120,8 @@ fn status_idx(f: &[String]) -> Option<u32> {
 
 #[test]
 fn arrays_limits_elements_and_dependencies() -> Result<()> {
-    let c = ProcessCluster::start_batch("batch-arrays", &ClusterSpec::new(3), PARAMS)?;
-    let work = work_dir(&c)?;
+    let c = InProcessBatch::start("batch-arrays", &ClusterSpec::new(3), PARAMS)?;
+    let work = work_dir(c.dir.path())?;
 
     // Refusals with LSF's messages.
     let e = bsub_refused(&c, &work, &["-J", "big[1-1001]", "true"])?;

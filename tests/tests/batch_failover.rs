@@ -64,6 +64,21 @@ fn all_jobs(c: &ProcessCluster) -> Option<BTreeMap<u64, (String, String)>> {
     Some(m)
 }
 
+/// Wait until 10 more submissions than now are acknowledged (the submitters get
+/// through to the current master).
+fn submissions_go_on(acked: &Mutex<Vec<(u64, String)>>) -> Result<()> {
+    let count = || acked.lock().map(|a| a.len()).unwrap_or(0);
+    let from = count();
+    wait_for(
+        &format!("10 more acknowledged submissions than {from}"),
+        Duration::from_secs(60),
+        || {
+            let n = count();
+            ((n >= from + 10).then_some(()), format!("{n} acknowledged"))
+        },
+    )
+}
+
 #[test]
 fn three_failovers_under_continuous_submission() -> Result<()> {
     let mut c = ProcessCluster::start_batch(
@@ -137,7 +152,7 @@ fn three_failovers_under_continuous_submission() -> Result<()> {
                 },
             )?;
         }
-        std::thread::sleep(Duration::from_secs(2));
+        submissions_go_on(&acked)?;
         let dead = c
             .lsid_master()
             .ok_or_else(|| anyhow!("no master before failover {}", i + 1))?;
@@ -166,7 +181,7 @@ fn three_failovers_under_continuous_submission() -> Result<()> {
         );
         times.push(mbd_time);
     }
-    std::thread::sleep(Duration::from_secs(2));
+    submissions_go_on(&acked)?;
     stop.store(true, Ordering::Relaxed);
     for t in threads {
         let _ = t.join();

@@ -1,14 +1,15 @@
 //! Limits a job asks for are enforced by sbatchd: `-M` (memory of the whole process
 //! group, LSB_JOB_MEMLIMIT=Y in the default lsf.conf, LSF_UNIT_FOR_LIMITS=MB) and `-W`
 //! (run time) end the job EXIT with TERM_MEMLIMIT / TERM_RUNLIMIT, shown by `bjobs -l`,
-//! `bjobs -o exit_reason` and the job report.
+//! `bjobs -o exit_reason` and the job report. The daemons run in the test process
+//! (`InProcessBatch`); the jobs under real job supervisors.
 
 use anyhow::Result;
-use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for};
+use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, wait_for};
 use std::time::Duration;
 
 /// (stat, exit_reason) of a job.
-fn stat(c: &ProcessCluster, id: u64) -> Option<(String, String)> {
+fn stat(c: &InProcessBatch, id: u64) -> Option<(String, String)> {
     let out = c.stdout_ok(
         "bjobs",
         &[
@@ -23,7 +24,7 @@ fn stat(c: &ProcessCluster, id: u64) -> Option<(String, String)> {
     Some((s.to_string(), r.to_string()))
 }
 
-fn wait_exit(c: &ProcessCluster, id: u64, deadline: Duration) -> Result<String> {
+fn wait_exit(c: &InProcessBatch, id: u64, deadline: Duration) -> Result<String> {
     wait_for(&format!("job {id} to exit"), deadline, || {
         let s = stat(c, id);
         (
@@ -35,7 +36,7 @@ fn wait_exit(c: &ProcessCluster, id: u64, deadline: Duration) -> Result<String> 
 
 #[test]
 fn memory_and_run_limits_end_jobs_with_lsf_reasons() -> Result<()> {
-    let c = ProcessCluster::start_batch("batch-limits", &ClusterSpec::new(1), "")?;
+    let c = InProcessBatch::start("batch-limits", &ClusterSpec::new(1), "")?;
     let work = c.dir.path().join("w");
     std::fs::create_dir_all(&work)?;
     // 64 MB limit; the job holds ~300 MB (a shell variable doubled until big) for a while.

@@ -1,13 +1,14 @@
 //! The CLI contract real LSF clients rely on (`lsf-reference/cli-contract.md` §2 rows
 //! 1–30 and the quirks of §11), checked against the real commands on running batch
-//! clusters of real processes: output bytes, exit codes, stdout versus stderr.
+//! clusters (daemons in the test process, `InProcessBatch`; jobs under real job
+//! supervisors): output bytes, exit codes, stdout versus stderr.
 //!
 //! Each test function starts its own cluster (tests run in parallel threads) and
 //! covers a group of rows; every assertion message names its row (`row 7`) or quirk
 //! (`§11 J`). Rows 19 (job arrays) and 23 (`-w` dependencies) have their own tests.
 
 use anyhow::{Context, Result, anyhow, bail};
-use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for};
+use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, wait_for};
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -45,7 +46,7 @@ const FIELDS: &str = "jobid stat exit_code exit_reason exec_host queue job_name 
 
 /// A running cluster, a work directory and who we are.
 struct T {
-    c: ProcessCluster,
+    c: InProcessBatch,
     work: PathBuf,
     user: String,
     uid: String,
@@ -58,7 +59,7 @@ fn id_of(flag: &str) -> Result<String> {
 
 impl T {
     fn start(name: &str, hosts: usize) -> Result<T> {
-        let c = ProcessCluster::start_batch(name, &ClusterSpec::new(hosts), PARAMS)?;
+        let c = InProcessBatch::start(name, &ClusterSpec::new(hosts), PARAMS)?;
         let work = c.dir.path().join("work-area");
         std::fs::create_dir_all(&work)?;
         Ok(T {

@@ -7,7 +7,8 @@
 //! kill the copies mbatchd gave up on.
 
 use anyhow::{Context, Result, anyhow};
-use basalt_testkit::{ClusterSpec, ProcessCluster, event_fields, wait_for};
+use basalt_testkit::jobs::{jobs, wait_state};
+use basalt_testkit::{ClusterSpec, ProcessCluster, event_fields, holds_for, wait_for, work_dir};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -20,58 +21,6 @@ const LONG: Duration = Duration::from_secs(30);
 
 fn cluster(name: &str) -> Result<ProcessCluster> {
     ProcessCluster::start_batch(name, &ClusterSpec::new(2), PARAMS)
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct Row {
-    stat: String,
-    exec_host: String,
-}
-
-/// Every job bjobs knows, from its JSON output.
-fn jobs(c: &ProcessCluster) -> Result<BTreeMap<u64, Row>> {
-    let out = c.ok(
-        "bjobs",
-        &["-a", "-u", "all", "-json", "-o", "jobid stat exec_host"],
-    )?;
-    let v: serde_json::Value =
-        serde_json::from_str(&out).with_context(|| format!("bjobs -json: {out}"))?;
-    let mut m = BTreeMap::new();
-    for r in v["RECORDS"].as_array().cloned().unwrap_or_default() {
-        let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
-        if let Ok(id) = s("JOBID").parse::<u64>() {
-            m.insert(
-                id,
-                Row {
-                    stat: s("STAT"),
-                    exec_host: s("EXEC_HOST"),
-                },
-            );
-        }
-    }
-    Ok(m)
-}
-
-fn wait_state(c: &ProcessCluster, id: u64, stat: &str, deadline: Duration) -> Result<Row> {
-    wait_for(&format!("job {id} to be {stat}"), deadline, || {
-        match jobs(c) {
-            Ok(m) => {
-                let r = m.get(&id).cloned();
-                (r.clone().filter(|r| r.stat == stat), format!("{r:?}"))
-            }
-            Err(e) => (None, e.to_string()),
-        }
-    })
-}
-
-/// A directory every user can write, reachable from the cluster directory.
-fn work_dir(c: &ProcessCluster) -> Result<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let d = c.dir.path().join("work-area");
-    std::fs::create_dir_all(&d)?;
-    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777))?;
-    let _ = std::fs::set_permissions(c.dir.path(), std::fs::Permissions::from_mode(0o755));
-    Ok(d)
 }
 
 fn logdir(c: &ProcessCluster) -> PathBuf {
@@ -274,7 +223,7 @@ fn check_records(c: &ProcessCluster, rerun: u64, plain: u64) -> Result<()> {
 #[test]
 fn a_rerunnable_job_on_a_dead_host_reruns_elsewhere() -> Result<()> {
     let mut c = cluster("host-loss-dead")?;
-    let work = work_dir(&c)?;
+    let work = work_dir(c.dir.path())?;
     let go = work.join("go");
     let (rerun, plain) = two_jobs_on_host_b(&c, &work, &go)?;
 
@@ -309,7 +258,18 @@ fn a_rerunnable_job_on_a_dead_host_reruns_elsewhere() -> Result<()> {
     c.start_lim("hostB")?;
     c.start_daemon("sbatchd", "hostB")?;
     wait_host(&c, "hostB", &["ok"])?;
-    std::thread::sleep(Duration::from_secs(3));
+    holds_for(
+        "the rerun job DONE and the plain one EXIT after hostB's return",
+        Duration::from_secs(3),
+        || match jobs(&c) {
+            Ok(m) => (
+                m.get(&rerun).map(|r| r.stat.as_str()) == Some("DONE")
+                    && m.get(&plain).map(|r| r.stat.as_str()) == Some("EXIT"),
+                format!("{:?} {:?}", m.get(&rerun), m.get(&plain)),
+            ),
+            Err(e) => (false, e.to_string()),
+        },
+    )?;
     let m = jobs(&c)?;
     assert_eq!(m.get(&rerun).map(|r| r.stat.as_str()), Some("DONE"));
     assert_eq!(m.get(&plain).map(|r| r.stat.as_str()), Some("EXIT"));
@@ -320,7 +280,7 @@ fn a_rerunnable_job_on_a_dead_host_reruns_elsewhere() -> Result<()> {
 #[test]
 fn a_returning_sbatchd_is_told_to_kill_what_mbatchd_gave_up_on() -> Result<()> {
     let mut c = cluster("host-loss-partition")?;
-    let work = work_dir(&c)?;
+    let work = work_dir(c.dir.path())?;
     let go = work.join("go");
     let (rerun, plain) = two_jobs_on_host_b(&c, &work, &go)?;
     let mut old: BTreeMap<u64, i32> = BTreeMap::new();

@@ -1,5 +1,5 @@
-//! Load-based suspension and resumption on a one-host cluster of real processes
-//! (issue 7; seed "Automatic job suspension", daemon-behaviour.md §3.2). The host's
+//! Load-based suspension and resumption on a one-host cluster whose daemons run in the
+//! test process (`InProcessBatch`; the jobs and the ELIM are processes) (issue 7; seed "Automatic job suspension", daemon-behaviour.md §3.2). The host's
 //! `r1m` (and `it`) come from an ELIM that reads them from a file the test writes, so
 //! the load is whatever the test says; r1m values are written raw (`ncpus` times the
 //! effective value the thresholds are compared with). `SBD_SLEEP_TIME = 1`.
@@ -16,8 +16,8 @@
 //!   USUSP job makes it SSUSP; it runs again once the load allows.
 
 use anyhow::{Context, Result, anyhow};
-use basalt_testkit::{ClusterSpec, ProcessCluster, event_fields, wait_for};
-use std::path::{Path, PathBuf};
+use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, event_fields, wait_for, work_dir};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 const LONG: Duration = Duration::from_secs(40);
@@ -57,9 +57,9 @@ End Queue
 
 /// A one-host cluster with the ELIM and the test queues (lsb.queues is extended after
 /// the start, then mbatchd re-reads it and sbatchd is restarted to read it).
-fn cluster(name: &str, extra_queues: impl Fn(&Path) -> String) -> Result<ProcessCluster> {
+fn cluster(name: &str, extra_queues: impl Fn(&Path) -> String) -> Result<InProcessBatch> {
     let spec = ClusterSpec::new(1).elim("elim.load", ELIM);
-    let mut c = ProcessCluster::start_batch(name, &spec, "SBD_SLEEP_TIME = 1")?;
+    let mut c = InProcessBatch::start(name, &spec, "SBD_SLEEP_TIME = 1")?;
     std::fs::write(c.dir.path().join("serverdir/r1m.value"), "0\n")?;
     let qfile = c
         .dir
@@ -69,8 +69,7 @@ fn cluster(name: &str, extra_queues: impl Fn(&Path) -> String) -> Result<Process
     text.push_str(&queues(&extra_queues(c.dir.path())));
     std::fs::write(&qfile, text)?;
     c.ok("badmin", &["reconfig"])?;
-    c.kill9_daemon("sbatchd", "hostA")?;
-    c.start_daemon("sbatchd", "hostA")?;
+    c.restart_sbatchd("hostA")?;
     wait_for("bqueues to list low and high", LONG, || {
         let out = c.stdout_ok("bqueues", &[]).unwrap_or_default();
         let ok = out.lines().any(|l| l.starts_with("low ")) && out.contains("\nhigh ");
@@ -80,7 +79,7 @@ fn cluster(name: &str, extra_queues: impl Fn(&Path) -> String) -> Result<Process
 }
 
 /// hostA's CPU count as lshosts shows it.
-fn ncpus(c: &ProcessCluster) -> Result<f64> {
+fn ncpus(c: &InProcessBatch) -> Result<f64> {
     let out = c.ok("lshosts", &[])?;
     let mut lines = out.lines();
     let header: Vec<&str> = lines.next().unwrap_or("").split_whitespace().collect();
@@ -99,7 +98,7 @@ fn ncpus(c: &ProcessCluster) -> Result<f64> {
 }
 
 /// Make hostA's effective r1m `eff` (raw = eff * ncpus) and wait until lsload shows it.
-fn set_load(c: &ProcessCluster, n: f64, eff: f64) -> Result<()> {
+fn set_load(c: &InProcessBatch, n: f64, eff: f64) -> Result<()> {
     let raw = eff * n;
     std::fs::write(
         c.dir.path().join("serverdir/r1m.value"),
@@ -136,7 +135,7 @@ fn set_load(c: &ProcessCluster, n: f64, eff: f64) -> Result<()> {
 }
 
 /// Make hostA's idle time `it` minutes and wait until lsload shows it.
-fn set_it(c: &ProcessCluster, it: u32) -> Result<()> {
+fn set_it(c: &InProcessBatch, it: u32) -> Result<()> {
     std::fs::write(c.dir.path().join("serverdir/it.value"), format!("{it}\n"))?;
     wait_for(&format!("lsload to show it {it}"), LONG, || {
         let out = c.stdout_ok("lsload", &["-l"]).unwrap_or_default();
@@ -154,12 +153,12 @@ fn set_it(c: &ProcessCluster, it: u32) -> Result<()> {
     })
 }
 
-fn stat(c: &ProcessCluster, id: u64) -> Option<String> {
+fn stat(c: &InProcessBatch, id: u64) -> Option<String> {
     c.stdout_ok("bjobs", &["-o", "stat", "-noheader", &id.to_string()])
         .and_then(|o| o.lines().next().map(|l| l.trim().to_owned()))
 }
 
-fn wait_stat(c: &ProcessCluster, id: u64, want: &str) -> Result<()> {
+fn wait_stat(c: &InProcessBatch, id: u64, want: &str) -> Result<()> {
     wait_for(&format!("job {id} to be {want}"), LONG, || {
         let s = stat(c, id);
         ((s.as_deref() == Some(want)).then_some(()), format!("{s:?}"))
@@ -174,18 +173,8 @@ fn past_sbd_sleep_time() {
     std::thread::sleep(Duration::from_millis(1500));
 }
 
-/// A directory every user can write.
-fn work_dir(c: &ProcessCluster) -> Result<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let d = c.dir.path().join("work-area");
-    std::fs::create_dir_all(&d)?;
-    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777))?;
-    let _ = std::fs::set_permissions(c.dir.path(), std::fs::Permissions::from_mode(0o755));
-    Ok(d)
-}
-
 /// Submit a job that writes its process group id to `<name>.pgid` and sleeps.
-fn submit(c: &ProcessCluster, work: &Path, queue: &str, name: &str) -> Result<u64> {
+fn submit(c: &InProcessBatch, work: &Path, queue: &str, name: &str) -> Result<u64> {
     c.bsub(
         work,
         &[
@@ -248,7 +237,7 @@ fn wait_group(pgid: i32, stopped: bool) -> Result<()> {
 }
 
 /// JOB_STATUS records of job `id` in lsb.events: (status, reasons, subreasons).
-fn job_statuses(c: &ProcessCluster, id: u64) -> Vec<(u32, u32, u32)> {
+fn job_statuses(c: &InProcessBatch, id: u64) -> Vec<(u32, u32, u32)> {
     let text = std::fs::read_to_string(c.dir.path().join("work/basalt/logdir/lsb.events"))
         .unwrap_or_default();
     text.lines()
@@ -263,7 +252,7 @@ fn job_statuses(c: &ProcessCluster, id: u64) -> Vec<(u32, u32, u32)> {
 }
 
 /// `stat` stays `want` for `d` (used to check that something does not happen).
-fn stays(c: &ProcessCluster, id: u64, want: &str, d: Duration) -> Result<()> {
+fn stays(c: &InProcessBatch, id: u64, want: &str, d: Duration) -> Result<()> {
     let end = Instant::now() + d;
     while Instant::now() < end {
         let s = stat(c, id);
@@ -278,7 +267,7 @@ fn stays(c: &ProcessCluster, id: u64, want: &str, d: Duration) -> Result<()> {
 #[test]
 fn seed_example_low_priority_job_stopped_and_resumed() -> Result<()> {
     let c = cluster("load-susp-seed", |_| String::new())?;
-    let work = work_dir(&c)?;
+    let work = work_dir(c.dir.path())?;
     let n = ncpus(&c)?;
 
     // A busy host (r1m 1.0 > the low queue's loadSched 0.25) takes no low job; when
@@ -390,7 +379,7 @@ End Queue
     };
     let c = cluster("load-susp-ctl", extra)?;
     let log = c.dir.path().join("work-area/controls.log");
-    let work = work_dir(&c)?;
+    let work = work_dir(c.dir.path())?;
     let n = ncpus(&c)?;
     set_load(&c, n, 0.0)?;
 
@@ -442,7 +431,7 @@ End Queue
 #[test]
 fn exceptions_sole_job_brun_forced_and_interactive_host() -> Result<()> {
     let c = cluster("load-susp-exc", |_| String::new())?;
-    let work = work_dir(&c)?;
+    let work = work_dir(c.dir.path())?;
     let n = ncpus(&c)?;
     set_load(&c, n, 0.0)?;
 
@@ -481,7 +470,7 @@ fn exceptions_sole_job_brun_forced_and_interactive_host() -> Result<()> {
 }
 
 /// JOB_STATUS records of job `id`: (time, status).
-fn status_times(c: &ProcessCluster, id: u64) -> Vec<(i64, u32)> {
+fn status_times(c: &InProcessBatch, id: u64) -> Vec<(i64, u32)> {
     let text = std::fs::read_to_string(c.dir.path().join("work/basalt/logdir/lsb.events"))
         .unwrap_or_default();
     text.lines()
@@ -500,7 +489,7 @@ fn status_times(c: &ProcessCluster, id: u64) -> Vec<(i64, u32)> {
 #[test]
 fn one_job_per_period_newest_first_oldest_resumed_first() -> Result<()> {
     let c = cluster("load-susp-pace", |_| String::new())?;
-    let work = work_dir(&c)?;
+    let work = work_dir(c.dir.path())?;
     let n = ncpus(&c)?;
     set_load(&c, n, 0.0)?;
     let mut ids = Vec::new();

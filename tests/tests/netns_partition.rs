@@ -130,9 +130,12 @@ struct Lab {
 
 fn lab(name: &str) -> Result<Option<Lab>> {
     if !netns::enabled() {
-        eprintln!(
-            "netns_partition: skipped (set {}=1, as root with iproute2, to run the network-namespace tier)",
-            netns::ENV
+        basalt_testkit::skip(
+            name,
+            &format!(
+                "set {}=1, as root with iproute2, to run the network-namespace tier",
+                netns::ENV
+            ),
         );
         return Ok(None);
     }

@@ -94,9 +94,10 @@ fn dump_dir(dir: &Path, out: &mut String, depth: usize) {
 /// check it printed `ok_line`. Panics (keeping the cluster's directory) on failure.
 fn run_client(name: &str, script: &str, args: &[&str], ok_line: &str) -> Result<()> {
     let Some(python) = clients_python()? else {
-        println!(
-            "skipped: no Python with the LSF clients (set BASALT_CLIENTS_PYTHON, or create \
-             target/clients-venv from tests/clients/requirements.txt as .ci/run does)"
+        basalt_testkit::skip(
+            name,
+            "no Python with the LSF clients (set BASALT_CLIENTS_PYTHON, or create \
+             target/clients-venv from tests/clients/requirements.txt as .ci/run does)",
         );
         return Ok(());
     };
@@ -140,21 +141,7 @@ fn run_client(name: &str, script: &str, args: &[&str], ok_line: &str) -> Result<
         .spawn()
         .with_context(|| format!("starting {}", python.display()))?;
 
-    let end = Instant::now() + DEADLINE;
-    let status = loop {
-        if let Some(s) = child.try_wait()? {
-            break Some(s);
-        }
-        if Instant::now() > end {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", child.id())])
-                .status();
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let status = basalt_testkit::wait_child(&mut child, DEADLINE)?;
     let ran = t0.elapsed() - started;
     let output = tail(&log_path, 20_000);
     let passed =

@@ -5,8 +5,8 @@
 //! `/proc` by their `LSB_JOBID` and this cluster's `LSF_ENVDIR`.
 
 use anyhow::{Context, Result, anyhow, bail};
-use basalt_testkit::{ClusterSpec, ProcessCluster, event_fields, output_text, wait_for};
-use std::collections::BTreeMap;
+use basalt_testkit::jobs::{jobs, wait_state};
+use basalt_testkit::{ClusterSpec, ProcessCluster, event_fields, wait_for, work_dir};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -17,71 +17,6 @@ const LONG: Duration = Duration::from_secs(60);
 
 fn cluster(name: &str) -> Result<ProcessCluster> {
     ProcessCluster::start_batch(name, &ClusterSpec::new(2), PARAMS)
-}
-
-#[derive(Debug, Clone, PartialEq)]
-struct Row {
-    stat: String,
-    exit_code: String,
-    exec_host: String,
-}
-
-/// Every job bjobs knows, from its JSON output.
-fn jobs(c: &ProcessCluster) -> Result<BTreeMap<u64, Row>> {
-    let o = c.run(
-        "bjobs",
-        &[
-            "-a",
-            "-u",
-            "all",
-            "-json",
-            "-o",
-            "jobid stat exit_code exec_host",
-        ],
-    )?;
-    if !o.status.success() {
-        bail!("bjobs failed: {}", output_text(&o));
-    }
-    let out = String::from_utf8_lossy(&o.stdout);
-    let v: serde_json::Value =
-        serde_json::from_str(&out).with_context(|| format!("bjobs -json: {}", output_text(&o)))?;
-    let mut m = BTreeMap::new();
-    for r in v["RECORDS"].as_array().cloned().unwrap_or_default() {
-        let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
-        if let Ok(id) = s("JOBID").parse::<u64>() {
-            m.insert(
-                id,
-                Row {
-                    stat: s("STAT"),
-                    exit_code: s("EXIT_CODE"),
-                    exec_host: s("EXEC_HOST"),
-                },
-            );
-        }
-    }
-    Ok(m)
-}
-
-fn wait_state(c: &ProcessCluster, id: u64, stat: &str, deadline: Duration) -> Result<Row> {
-    wait_for(&format!("job {id} to be {stat}"), deadline, || {
-        match jobs(c) {
-            Ok(m) => {
-                let r = m.get(&id).cloned();
-                (r.clone().filter(|r| r.stat == stat), format!("{r:?}"))
-            }
-            Err(e) => (None, e.to_string()),
-        }
-    })
-}
-
-/// A directory every user can write, reachable from the cluster directory.
-fn work_dir(c: &ProcessCluster) -> Result<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let d = c.dir.path().join("work-area");
-    std::fs::create_dir_all(&d)?;
-    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o1777))?;
-    let _ = std::fs::set_permissions(c.dir.path(), std::fs::Permissions::from_mode(0o755));
-    Ok(d)
 }
 
 /// A job command that waits until `file` exists, then exits with `code`.
@@ -301,7 +236,7 @@ impl Drop for Continue {
 #[test]
 fn killed_sbatchd_readopts_its_running_jobs() -> Result<()> {
     let mut c = cluster("sbd-restart-readopt")?;
-    let work = work_dir(&c)?;
+    let work = work_dir(c.dir.path())?;
     let go = work.join("go");
     let ctl = c.bsub(&work, &["-m", "hostB", "-o", "ctl.%J", "sleep 300"])?;
     let own = c.bsub(
@@ -379,7 +314,7 @@ fn killed_sbatchd_readopts_its_running_jobs() -> Result<()> {
 #[test]
 fn killed_master_sbatchd_leaves_mbatchd_and_its_job_running() -> Result<()> {
     let mut c = cluster("sbd-restart-master")?;
-    let work = work_dir(&c)?;
+    let work = work_dir(c.dir.path())?;
     let go = work.join("go");
     let id = c.bsub(
         &work,
@@ -430,7 +365,7 @@ fn killed_master_sbatchd_leaves_mbatchd_and_its_job_running() -> Result<()> {
 #[test]
 fn restarted_mbatchd_learns_a_finish_it_missed() -> Result<()> {
     let c = cluster("sbd-restart-missed")?;
-    let work = work_dir(&c)?;
+    let work = work_dir(c.dir.path())?;
     let go = work.join("go");
     let id = c.bsub(
         &work,
@@ -468,7 +403,7 @@ fn restarted_mbatchd_learns_a_finish_it_missed() -> Result<()> {
 #[test]
 fn jobs_of_an_absent_sbatchd_are_unknown_after_mbatchd_restart() -> Result<()> {
     let mut c = cluster("sbd-restart-unknown")?;
-    let work = work_dir(&c)?;
+    let work = work_dir(c.dir.path())?;
     let go = work.join("go");
     let runs = c.bsub(&work, &["-m", "hostB", "-o", "r.%J", "sleep 300"])?;
     let ends = c.bsub(
@@ -516,7 +451,7 @@ fn jobs_of_an_absent_sbatchd_are_unknown_after_mbatchd_restart() -> Result<()> {
 #[test]
 fn job_removed_while_its_sbatchd_was_away_is_killed_when_it_returns() -> Result<()> {
     let mut c = cluster("sbd-restart-removed")?;
-    let work = work_dir(&c)?;
+    let work = work_dir(c.dir.path())?;
     let id = c.bsub(&work, &["-m", "hostB", "-o", "x.%J", "sleep 300"])?;
     wait_state(&c, id, "RUN", LONG)?;
     wait_event(&c, "JOB_START_ACCEPT", id)?;

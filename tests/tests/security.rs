@@ -423,7 +423,10 @@ fn stat_of(c: &ProcessCluster, id: u64) -> Option<String> {
 #[test]
 fn jobs_run_as_their_user_and_only_owners_or_admins_control_them() -> Result<()> {
     if !is_root() {
-        eprintln!("skipped: creating test users and switching to them needs root");
+        basalt_testkit::skip(
+            "jobs_run_as_their_user_and_only_owners_or_admins_control_them",
+            "creating test users and switching to them needs root",
+        );
         return Ok(());
     }
     let a = test_user("basalt-sa", Some("basalt-sgrp"))?;
@@ -512,7 +515,10 @@ fn jobs_run_as_their_user_and_only_owners_or_admins_control_them() -> Result<()>
 #[test]
 fn a_personal_cluster_serves_only_its_owner() -> Result<()> {
     if !is_root() {
-        eprintln!("skipped: running daemons as another user needs root");
+        basalt_testkit::skip(
+            "a_personal_cluster_serves_only_its_owner",
+            "running daemons as another user needs root",
+        );
         return Ok(());
     }
     let owner = test_user("basalt-so", None)?;

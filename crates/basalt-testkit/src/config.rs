@@ -1,0 +1,143 @@
+//! What a test cluster looks like ([`ClusterSpec`]) and writing its configuration
+//! (the embedded defaults, test timings, ELIMs, an owner) under a test directory.
+
+use crate::subnet::Subnet;
+use anyhow::{Context, Result, bail};
+use basalt_config::embedded::{DefaultCluster, DefaultHost, ExtraResource};
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+/// What cluster to build.
+#[derive(Debug, Clone)]
+pub struct ClusterSpec {
+    pub hosts: usize,
+    pub exinterval_secs: f64,
+    pub master_inactivity_limit: u32,
+    pub probe_timeout_secs: f64,
+    pub sample_interval_secs: f64,
+    pub extra_resources: Vec<ExtraResource>,
+    /// ELIM executables to put in LSF_SERVERDIR: (file name, script text).
+    pub elims: Vec<(String, String)>,
+    /// Write `LSF_ROOT_REX=all` when the tests run as root (default: yes, since the
+    /// tests submit as whoever runs them).
+    pub root_rex: bool,
+    /// Run the daemons (and [`ProcessCluster::command`]) as this (uid, gid) instead of
+    /// the test's user: a personal cluster of that user, who is also its administrator
+    /// and owns every file. Needs root.
+    pub daemon_user: Option<(u32, u32)>,
+    /// Lines appended to lsf.conf.
+    pub lsf_conf_extra: String,
+}
+
+impl ClusterSpec {
+    /// `n` hosts with test timings: heartbeats every 200 ms, samples every 250 ms.
+    pub fn new(n: usize) -> ClusterSpec {
+        ClusterSpec {
+            hosts: n,
+            exinterval_secs: 0.2,
+            master_inactivity_limit: 3,
+            probe_timeout_secs: 1.0,
+            sample_interval_secs: 0.25,
+            extra_resources: Vec::new(),
+            elims: Vec::new(),
+            root_rex: true,
+            daemon_user: None,
+            lsf_conf_extra: String::new(),
+        }
+    }
+
+    /// Add a Numeric resource to lsf.shared (for ELIM indices).
+    pub fn numeric_resource(mut self, name: &str, increasing: bool) -> ClusterSpec {
+        self.extra_resources.push(ExtraResource {
+            name: name.to_owned(),
+            kind: "Numeric".to_owned(),
+            interval: Some(1),
+            increasing: Some(increasing),
+            description: format!("test index {name}"),
+        });
+        self
+    }
+
+    /// Install an ELIM script (made executable) in LSF_SERVERDIR.
+    pub fn elim(mut self, file: &str, script: &str) -> ClusterSpec {
+        self.elims.push((file.to_owned(), script.to_owned()));
+        self
+    }
+}
+
+/// Host names of a test cluster: hostA, hostB, ...
+pub fn host_name(i: usize) -> String {
+    format!("host{}", (b'A' + (i % 26) as u8) as char)
+}
+
+/// Write the configuration of `spec` on `subnet` under `top`; returns LSF_ENVDIR.
+pub fn write_config(spec: &ClusterSpec, subnet: Subnet, top: &Path) -> Result<PathBuf> {
+    let addrs: Vec<IpAddr> = (0..spec.hosts).map(|i| subnet.host(i)).collect();
+    write_config_at(spec, &addrs, top)
+}
+
+/// Write the configuration of `spec` with host `i` at `addrs[i]` under `top`;
+/// returns LSF_ENVDIR.
+pub fn write_config_at(spec: &ClusterSpec, addrs: &[IpAddr], top: &Path) -> Result<PathBuf> {
+    if addrs.len() != spec.hosts {
+        bail!("{} addresses for {} hosts", addrs.len(), spec.hosts);
+    }
+    let hosts = addrs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| DefaultHost {
+            name: host_name(i),
+            address: Some(*a),
+            server: true,
+        })
+        .collect();
+    let owner = spec
+        .daemon_user
+        .map_or_else(nix::unistd::getuid, |(u, _)| nix::unistd::Uid::from_raw(u));
+    let user = nix::unistd::User::from_uid(owner)
+        .ok()
+        .flatten()
+        .map(|u| u.name)
+        .unwrap_or_else(|| "root".into());
+    let mut dc = DefaultCluster::new("basalt", &user, hosts);
+    // Tests run as root in CI and submit as root.
+    dc.root_rex = nix::unistd::geteuid().is_root() && spec.root_rex;
+    dc.exinterval_secs = spec.exinterval_secs;
+    dc.master_inactivity_limit = spec.master_inactivity_limit;
+    dc.probe_timeout_secs = spec.probe_timeout_secs;
+    dc.sample_interval_secs = spec.sample_interval_secs;
+    dc.extra_resources = spec.extra_resources.clone();
+    let envdir = dc.write(top)?;
+    if !spec.lsf_conf_extra.is_empty() {
+        use std::io::Write as _;
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(envdir.join("lsf.conf"))?
+            .write_all(spec.lsf_conf_extra.as_bytes())?;
+    }
+    for (file, script) in &spec.elims {
+        use std::os::unix::fs::PermissionsExt;
+        let path = top.join("serverdir").join(file);
+        std::fs::write(&path, script)?;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    }
+    if let Some((uid, gid)) = spec.daemon_user {
+        // The cluster's files belong to its owner; everyone may read the configuration
+        // (the key stays 0600).
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(top, std::fs::Permissions::from_mode(0o755))?;
+        chown_tree(top, uid, gid)?;
+    }
+    Ok(envdir)
+}
+
+fn chown_tree(path: &Path, uid: u32, gid: u32) -> Result<()> {
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid))
+        .with_context(|| format!("chown {}", path.display()))?;
+    if std::fs::symlink_metadata(path)?.is_dir() {
+        for e in std::fs::read_dir(path)? {
+            chown_tree(&e?.path(), uid, gid)?;
+        }
+    }
+    Ok(())
+}

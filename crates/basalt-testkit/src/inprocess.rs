@@ -1,0 +1,148 @@
+//! [`InProcessCluster`]: each host's daemons as tasks of the test's own tokio
+//! runtime, bound to the host's loopback address. The LIMs are here; sbatchd and
+//! mbatchd (feature `batch`) are in `batch.rs`.
+
+use crate::config::{ClusterSpec, host_name, write_config};
+use crate::dirs::TestDir;
+use crate::subnet::{Subnet, fresh_subnet};
+use crate::wait::wait_for_async;
+use anyhow::{Context, Result, anyhow};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A running daemon task: its shutdown trigger and its handle.
+pub(crate) type Running = (
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<()>,
+);
+
+/// A cluster whose daemons run as tasks of the calling tokio runtime: LIMs
+/// ([`InProcessCluster::start`]), and with the `batch` feature sbatchd on every host
+/// and mbatchd on the master (`InProcessCluster::start_batch`).
+#[derive(Debug)]
+pub struct InProcessCluster {
+    pub dir: TestDir,
+    pub config: Arc<basalt_config::Config>,
+    pub hosts: Vec<String>,
+    pub subnet: Subnet,
+    /// LSF_ENVDIR of the cluster (what the command binaries are given).
+    pub envdir: PathBuf,
+    /// (daemon, host) -> its task.
+    pub(crate) running: BTreeMap<(String, String), Running>,
+}
+
+impl InProcessCluster {
+    pub async fn start(name: &str, spec: &ClusterSpec) -> Result<InProcessCluster> {
+        let dir = TestDir::new(name)?;
+        let subnet = fresh_subnet(7869);
+        let envdir = write_config(spec, subnet, dir.path())?;
+        let config = basalt_config::load_lim(&envdir)
+            .map_err(|e| anyhow!("{e}"))?
+            .config;
+        let mut c = InProcessCluster {
+            dir,
+            config: Arc::new(config),
+            hosts: (0..spec.hosts).map(host_name).collect(),
+            subnet,
+            envdir,
+            running: BTreeMap::new(),
+        };
+        for h in c.hosts.clone() {
+            c.start_host(&h).await?;
+        }
+        Ok(c)
+    }
+
+    /// Start the LIM of `host` on its address.
+    pub async fn start_host(&mut self, host: &str) -> Result<()> {
+        let addr = basalt_runtime::lim_addr(&self.config, host)?;
+        let listener = bind_retry(addr).await?;
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let config = self.config.clone();
+        let me = host.to_owned();
+        let task = tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = rx.await;
+            };
+            if let Err(e) = basalt_lim::run(config, &me, listener, shutdown).await {
+                eprintln!("in-process LIM {me}: {e}");
+            }
+        });
+        self.running
+            .insert(("lim".to_owned(), host.to_owned()), (tx, task));
+        Ok(())
+    }
+
+    /// Stop the LIM of `host` abruptly: its task is aborted, its socket closed.
+    pub async fn kill_host(&mut self, host: &str) -> Result<()> {
+        let (_, task) = self
+            .running
+            .remove(&("lim".to_owned(), host.to_owned()))
+            .ok_or_else(|| anyhow!("{host} is not running"))?;
+        task.abort();
+        let _ = task.await;
+        Ok(())
+    }
+
+    /// Credentials of the test's user (from an in-process LIM's credential socket, else
+    /// signed with the cluster key).
+    pub fn auth(&self) -> basalt_runtime::Authenticator {
+        basalt_runtime::user_auth(&self.config)
+    }
+
+    /// The master as the first answering LIM sees it.
+    pub async fn master(&self) -> Option<String> {
+        basalt_runtime::find_master(&self.config, Duration::from_secs(1), &self.auth())
+            .await
+            .ok()
+            .map(|m| m.master)
+    }
+
+    /// The master's host table.
+    pub async fn hosts_table(&self) -> Option<basalt_proto::lim::HostsReply> {
+        let mut m = basalt_runtime::find_master(&self.config, Duration::from_secs(1), &self.auth())
+            .await
+            .ok()?;
+        m.client
+            .hosts(basalt_proto::lim::HostsRequest { hosts: vec![] })
+            .await
+            .ok()
+            .map(|r| r.into_inner())
+            .filter(|r| r.is_master)
+    }
+
+    /// Wait until the first answering LIM names `host` as master.
+    pub async fn wait_master(&self, host: &str, deadline: Duration) -> Result<()> {
+        wait_for_async(&format!("{host} to be master"), deadline, || async {
+            let m = self.master().await;
+            ((m.as_deref() == Some(host)).then_some(()), format!("{m:?}"))
+        })
+        .await
+    }
+}
+
+impl Drop for InProcessCluster {
+    fn drop(&mut self) {
+        for (_, (_, task)) in std::mem::take(&mut self.running) {
+            task.abort();
+        }
+        // Job supervisors and jobs an in-process sbatchd started.
+        crate::process::kill_leftovers(&self.envdir);
+    }
+}
+
+/// Bind, retrying briefly: a just-closed listener of a killed host may linger.
+pub(crate) async fn bind_retry(addr: std::net::SocketAddr) -> Result<tokio::net::TcpListener> {
+    let end = Instant::now() + Duration::from_secs(5);
+    loop {
+        match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => return Ok(l),
+            Err(e) if Instant::now() > end => {
+                return Err(e).with_context(|| format!("binding {addr}"));
+            }
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
+}
