@@ -1,9 +1,10 @@
 //! The records of `lsb.events` and `lsb.acct` (event-log.md §3): one struct per record
 //! type, in the spec's field order, with its parser and writer. This module owns the
-//! common header, the dialects, the [`Record`] enum and [`parse_line`]; each record type's
-//! fields are one table (the `field_table!` macro of `table`) in its group's module: `job_new` (`JOB_NEW`,
-//! `JOB_MODIFY`), `jobs` (the other job events), `control` (queue, host and mbatchd
-//! events), `job_finish` (`lsb.acct`), `usage` (the resource-usage block).
+//! common header, the dialects, the [`Record`] enum and [`parse_line`]. Each record
+//! type's fields are one table (the `field_table!` macro of `table`) in its group's
+//! module: `job_new` (`JOB_NEW`, `JOB_MODIFY`), `jobs` (the other job events), `control`
+//! (queue, host and mbatchd events), `job_finish` (`lsb.acct`), `usage` (the
+//! resource-usage block).
 
 #[macro_use]
 mod table;
