@@ -285,6 +285,13 @@ pub(super) fn parse_params(ctx: &mut Ctx<'_>, text: &str) -> (BatchParams, usize
                 "BASALT_EVENT_LOCK_HEARTBEAT" => {
                     set_u32(ctx, &e, k, 1, &mut p.event_lock_heartbeat_secs);
                 }
+                "BASALT_SBD_HELLO_INTERVAL" | "BASALT_HOST_LOST_GRACE" => {
+                    // Kept raw for basalt-sched (SchedConfig), which falls back to its
+                    // default on a value it cannot read: such a value is an error here,
+                    // naming the file and line, instead of a silent default.
+                    let _ = ctx.uint(e.line, k, &e.value);
+                    p.other.insert(key.clone(), e.value.clone());
+                }
                 _ => {
                     if !OTHER_KNOWN_BATCH_PARAMS.contains(&k) {
                         ctx.warn(e.line, format!("unknown parameter {} in lsb.params", e.key));

@@ -289,3 +289,107 @@ fn users_and_applications() {
     let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
     assert_eq!(w, vec![(3, true), (4, false)]);
 }
+
+/// The errors of an lsb.params made of `body`, as `(line, message)`.
+fn params_errors(body: &str) -> (BatchParams, Vec<(usize, String)>) {
+    let text = format!("Begin Parameters\n{body}\nEnd Parameters\n");
+    let ((p, _), d) = with_ctx(|ctx| parse_params(ctx, &text));
+    assert!(d.warnings.is_empty(), "{d:?}");
+    let errs = d
+        .errors
+        .iter()
+        .map(|e| (e.line, e.message.clone()))
+        .collect();
+    (p, errs)
+}
+
+#[test]
+fn basalt_event_sync_values() {
+    for (v, want) in [
+        ("fdatasync", "fdatasync"),
+        ("FSYNC", "fsync"),
+        ("none", "none"),
+    ] {
+        let (p, errs) = params_errors(&format!("BASALT_EVENT_SYNC = {v}"));
+        assert!(errs.is_empty(), "{v}: {errs:?}");
+        assert_eq!(p.event_sync, want);
+    }
+    let (p, errs) = params_errors("MBD_SLEEP_TIME = 10\nBASALT_EVENT_SYNC = sometimes");
+    assert_eq!(
+        errs,
+        vec![(
+            3,
+            "BASALT_EVENT_SYNC must be fdatasync, fsync or none, found `sometimes`".to_owned()
+        )]
+    );
+    assert_eq!(p.event_sync, "fdatasync");
+}
+
+#[test]
+fn basalt_event_lock_heartbeat_values() {
+    let (p, errs) = params_errors("BASALT_EVENT_LOCK_HEARTBEAT = 7");
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(p.event_lock_heartbeat_secs, 7);
+    for (v, msg) in [
+        (
+            "0",
+            "BASALT_EVENT_LOCK_HEARTBEAT must be at least 1, found `0`",
+        ),
+        (
+            "often",
+            "BASALT_EVENT_LOCK_HEARTBEAT: expected a non-negative integer, found `often`",
+        ),
+    ] {
+        let (p, errs) = params_errors(&format!("BASALT_EVENT_LOCK_HEARTBEAT = {v}"));
+        assert_eq!(errs, vec![(2, msg.to_owned())], "{v}");
+        assert_eq!(p.event_lock_heartbeat_secs, 1);
+    }
+}
+
+#[test]
+fn basalt_sbd_hello_interval_values() {
+    for v in ["3", "0"] {
+        let (p, errs) = params_errors(&format!("BASALT_SBD_HELLO_INTERVAL = {v}"));
+        assert!(errs.is_empty(), "{v}: {errs:?}");
+        assert_eq!(p.other["BASALT_SBD_HELLO_INTERVAL"], v);
+    }
+    for v in ["3s", "-1", "1.5"] {
+        let (_, errs) = params_errors(&format!("\nBASALT_SBD_HELLO_INTERVAL = {v}"));
+        assert_eq!(
+            errs,
+            vec![(
+                3,
+                format!("BASALT_SBD_HELLO_INTERVAL: expected a non-negative integer, found `{v}`")
+            )]
+        );
+    }
+}
+
+#[test]
+fn basalt_host_lost_grace_values() {
+    let (p, errs) = params_errors("BASALT_HOST_LOST_GRACE = 20");
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(p.other["BASALT_HOST_LOST_GRACE"], "20");
+    let (_, errs) = params_errors("BASALT_HOST_LOST_GRACE = 2m");
+    assert_eq!(
+        errs,
+        vec![(
+            2,
+            "BASALT_HOST_LOST_GRACE: expected a non-negative integer, found `2m`".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn basalt_params_errors_name_the_file() {
+    let path = Path::new("/conf/lsbatch/c1/configdir/lsb.params");
+    let mut diag = Diag::default();
+    let text = "Begin Parameters\nBASALT_HOST_LOST_GRACE = soon\nEnd Parameters\n";
+    let _ = parse_params(&mut diag.file(path), text);
+    assert_eq!(diag.errors.len(), 1, "{:?}", diag.errors);
+    assert_eq!(
+        diag.errors[0].to_string(),
+        "/conf/lsbatch/c1/configdir/lsb.params:2: \
+         BASALT_HOST_LOST_GRACE: expected a non-negative integer, found `soon`"
+    );
+}
