@@ -205,7 +205,7 @@ impl EventLog {
     /// The order is crash-safe: the history is archived and rotated before the current
     /// file is replaced, so a crash at any point loses nothing (at worst `bhist` sees the
     /// archived history twice until the next switch). `lsb.events.index` is not
-    /// maintained; readers go through all files from [`event_files`].
+    /// maintained; readers go through all files from [`event_files`](super::event_files).
     pub fn switch(
         &mut self,
         now: i64,
