@@ -42,18 +42,25 @@ pub struct ProbeReply {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// Send this host's load to the master; report the reply with
-    /// [`LimCore::on_heartbeat_reply`](crate::LimCore::on_heartbeat_reply) or [`LimCore::on_heartbeat_failed`](crate::LimCore::on_heartbeat_failed).
+    /// [`LimCore::on_heartbeat_reply`] or [`LimCore::on_heartbeat_failed`].
+    ///
+    /// [`LimCore::on_heartbeat_reply`]: crate::LimCore::on_heartbeat_reply
+    /// [`LimCore::on_heartbeat_failed`]: crate::LimCore::on_heartbeat_failed
     SendHeartbeat {
         to: String,
         load: Box<LoadVector>,
         info: Box<HostInfo>,
     },
     /// Announce mastership to these hosts; report each reply with
-    /// [`LimCore::on_announce_reply`](crate::LimCore::on_announce_reply) (a failed send needs no report).
+    /// [`LimCore::on_announce_reply`] (a failed send needs no report).
+    ///
+    /// [`LimCore::on_announce_reply`]: crate::LimCore::on_announce_reply
     Announce { to: Vec<String>, epoch: u64 },
     /// Probe these hosts, each with `PROBE_TIMEOUT`; report all results together
-    /// with [`LimCore::on_probe_results`](crate::LimCore::on_probe_results), passing `id` back (results of an
+    /// with [`LimCore::on_probe_results`], passing `id` back (results of an
     /// earlier probe are ignored).
+    ///
+    /// [`LimCore::on_probe_results`]: crate::LimCore::on_probe_results
     Probe { id: u64, hosts: Vec<String> },
     /// This LIM did not run for `silent_ms` (stopped or starved): it forgot its
     /// master and catches up before deciding anything.

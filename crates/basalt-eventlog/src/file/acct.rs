@@ -68,7 +68,8 @@ impl AcctLog {
         ))
     }
 
-    /// Append `records` durably (one write, one fdatasync); see [`EventLog::append`](super::EventLog::append).
+    /// Append `records` durably (one write, one fdatasync); see
+    /// [`EventLog::append`](super::EventLog::append).
     pub fn append(&mut self, records: &[JobFinish]) -> Result<(), EventLogError> {
         let mut buf = String::with_capacity(records.len() * 400);
         for r in records {

@@ -6,8 +6,9 @@ use crate::field::{Cursor, LineWriter};
 
 /// `JOB_FINISH` (`lsb.acct`): the accounting record of a finished job.
 ///
-/// Like [`JobNew`](super::JobNew), the layout is common up to `loginShell`; then OpenLava/volclava write
-/// `idx maxRMem maxRSwap "inFileSpool" "commandSpool"`, Basalt writes the same followed
+/// Like [`JobNew`](super::JobNew), the layout is common up to `loginShell`; then
+/// OpenLava/volclava write `idx maxRMem maxRSwap "inFileSpool" "commandSpool"`, Basalt
+/// writes the same followed
 /// by [`BASALT_MARK`] and [`JobFinish::basalt_extra`], and IBM LSF records keep their
 /// tail in [`JobFinish::foreign_tail`]. The event time is the job's end time.
 #[derive(Debug, Clone, PartialEq)]

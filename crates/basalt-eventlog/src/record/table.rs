@@ -48,7 +48,11 @@ macro_rules! field_table {
             }
 
             #[allow(unused_variables)]
-            fn $write($r: &$ty, $d: $crate::record::Dialect, w: &mut $crate::field::LineWriter<'_>) {
+            fn $write(
+                $r: &$ty,
+                $d: $crate::record::Dialect,
+                w: &mut $crate::field::LineWriter<'_>,
+            ) {
                 $( field_table!(@write w, $r, $field, $kind, [$($both)?], [$($wonly)?]); )*
             }
         }
@@ -86,7 +90,10 @@ macro_rules! field_table {
     (@parse $c:ident, $r:ident, $f:ident, $kind:ident $(($arg:literal))?, $w:literal, []) => {
         field_table!(@get $c, $r, $f, $kind $(($arg))?, $w);
     };
-    (@parse $c:ident, $r:ident, $f:ident, $kind:ident $(($arg:literal))?, $w:literal, [$cond:expr]) => {
+    (
+        @parse $c:ident, $r:ident, $f:ident, $kind:ident $(($arg:literal))?, $w:literal,
+        [$cond:expr]
+    ) => {
         if $cond {
             field_table!(@get $c, $r, $f, $kind $(($arg))?, $w);
         }
