@@ -1,0 +1,124 @@
+//! The batch files read by mbatchd: `lsb.params`, `lsb.queues`, `lsb.hosts`,
+//! `lsb.users`, `lsb.resources` and `lsb.applications`, one module each. This module owns
+//! [`Batch`] (everything from those files), `load` (which reads them in order and checks
+//! what spans two files) and the value helpers several files share.
+
+use std::path::Path;
+
+use crate::cluster::ClusterFile;
+use crate::error::{Ctx, Diag};
+use crate::shared::Shared;
+use crate::timewindow::TimeWindow;
+
+/// Everything from the `lsb.*` files.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Batch {
+    pub params: BatchParams,
+    /// Queues in file order.
+    pub queues: Vec<Queue>,
+    /// Host section of lsb.hosts.
+    pub hosts: Vec<BatchHost>,
+    /// HostGroup section of lsb.hosts.
+    pub host_groups: Vec<Group>,
+    /// User section of lsb.users.
+    pub users: Vec<BatchUser>,
+    /// UserGroup section of lsb.users.
+    pub user_groups: Vec<Group>,
+    /// Limit sections of lsb.resources.
+    pub limits: Vec<Limit>,
+    /// Application sections of lsb.applications.
+    pub applications: Vec<Application>,
+}
+
+impl Batch {
+    /// A queue by name.
+    pub fn queue(&self, name: &str) -> Option<&Queue> {
+        self.queues.iter().find(|q| q.name == name)
+    }
+}
+
+mod applications;
+mod hosts;
+mod params;
+mod queues;
+mod resources;
+mod users;
+
+pub use applications::*;
+pub use hosts::*;
+pub use params::*;
+pub use queues::*;
+pub use resources::*;
+pub use users::*;
+
+// ---------------------------------------------------------------- shared by the files
+
+pub(super) fn list(v: &str) -> Vec<String> {
+    v.split_whitespace().map(str::to_owned).collect()
+}
+
+pub(super) fn window(ctx: &mut Ctx<'_>, line: usize, key: &str, v: &str) -> Option<TimeWindow> {
+    match TimeWindow::parse(v) {
+        Ok(w) => Some(w),
+        Err(e) => {
+            ctx.err(line, format!("{key}: {e}"));
+            None
+        }
+    }
+}
+
+// ---------------------------------------------------------------- loading
+
+/// Read every lsb.* file in `dir`. lsb.params and lsb.queues are required.
+pub(crate) fn load(diag: &mut Diag, dir: &Path, shared: &Shared, cluster: &ClusterFile) -> Batch {
+    let mut batch = Batch::default();
+
+    let params_path = dir.join("lsb.params");
+    let mut dq_line = 0;
+    if let Some(text) = crate::read_file(diag, &params_path, true) {
+        let (p, l) = parse_params(&mut diag.file(&params_path), &text);
+        batch.params = p;
+        dq_line = l;
+    }
+
+    let queues_path = dir.join("lsb.queues");
+    if let Some(text) = crate::read_file(diag, &queues_path, true) {
+        batch.queues = parse_queues(&mut diag.file(&queues_path), &text, shared);
+        let mut ctx = diag.file(&params_path);
+        for q in &batch.params.default_queue {
+            if batch.queue(q).is_none() {
+                ctx.err(
+                    dq_line,
+                    format!("DEFAULT_QUEUE: queue `{q}` is not defined in lsb.queues"),
+                );
+            }
+        }
+    }
+
+    let hosts_path = dir.join("lsb.hosts");
+    if let Some(text) = crate::read_file(diag, &hosts_path, false) {
+        let mut ctx = diag.file(&hosts_path);
+        parse_hosts(&mut ctx, &text, shared, &mut batch);
+        check_host_groups(&mut ctx, &batch, cluster);
+        check_host_rows(&mut ctx, &batch, cluster, shared);
+    }
+
+    let users_path = dir.join("lsb.users");
+    if let Some(text) = crate::read_file(diag, &users_path, false) {
+        parse_users(&mut diag.file(&users_path), &text, &mut batch);
+    }
+
+    let resources_path = dir.join("lsb.resources");
+    if let Some(text) = crate::read_file(diag, &resources_path, false) {
+        parse_resources(&mut diag.file(&resources_path), &text, &mut batch.limits);
+    }
+
+    let apps_path = dir.join("lsb.applications");
+    if let Some(text) = crate::read_file(diag, &apps_path, false) {
+        parse_applications(&mut diag.file(&apps_path), &text, &mut batch.applications);
+    }
+    batch
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,400 @@
+//! lsb.queues: one [`Queue`] per Queue section, with its thresholds and job controls.
+
+use std::collections::BTreeMap;
+
+use crate::error::Ctx;
+use crate::lexer::{self, Section};
+use crate::not_applied::{self, LSB_QUEUES};
+use crate::shared::Shared;
+use crate::timewindow::TimeWindow;
+
+use super::{list, window};
+
+/// Every lsb.queues keyword of the format reference (§7), besides load indices.
+pub const QUEUE_KEYS: &[&str] = &[
+    "QUEUE_NAME",
+    "DESCRIPTION",
+    "PRIORITY",
+    "NICE",
+    "ADMINISTRATORS",
+    "QJOB_LIMIT",
+    "UJOB_LIMIT",
+    "PJOB_LIMIT",
+    "HJOB_LIMIT",
+    "PROCLIMIT",
+    "USERS",
+    "HOSTS",
+    "RUN_WINDOW",
+    "DISPATCH_WINDOW",
+    "RES_REQ",
+    "STOP_COND",
+    "RESUME_COND",
+    "EXCLUSIVE",
+    "JOB_CONTROLS",
+    "TERMINATE_WHEN",
+    "JOB_STARTER",
+    "PRE_EXEC",
+    "POST_EXEC",
+    "PRE_POST_EXEC_USER",
+    "REQUEUE_EXIT_VALUES",
+    "CPULIMIT",
+    "RUNLIMIT",
+    "MEMLIMIT",
+    "SWAPLIMIT",
+    "PROCESSLIMIT",
+    "FILELIMIT",
+    "DATALIMIT",
+    "STACKLIMIT",
+    "CORELIMIT",
+    "DEFAULT_HOST_SPEC",
+    "FAIRSHARE",
+    "PREEMPTION",
+    "NEW_JOB_SCHED_DELAY",
+    "JOB_ACCEPT_INTERVAL",
+    "SLOT_RESERVE",
+    "BACKFILL",
+    "POLICIES",
+    "OWNERSHIP",
+    "INTERACTIVE",
+    "CHKPNT",
+    "RERUNNABLE",
+    "MIG",
+    "IGNORE_DEADLINE",
+    "CPU_TIME_FACTOR",
+    "RUN_TIME_FACTOR",
+    "RUN_JOB_FACTOR",
+    "HIST_HOURS",
+    "COMMITTED_RUN_TIME_FACTOR",
+    "FAIRSHARE_ADJUSTMENT_FACTOR",
+];
+
+/// Queue keywords kept in [`Queue::limits`].
+pub const QUEUE_LIMIT_KEYS: &[&str] = &[
+    "CPULIMIT",
+    "RUNLIMIT",
+    "MEMLIMIT",
+    "SWAPLIMIT",
+    "PROCESSLIMIT",
+    "FILELIMIT",
+    "DATALIMIT",
+    "STACKLIMIT",
+    "CORELIMIT",
+    "PROCLIMIT",
+];
+
+/// A load threshold `loadSched/loadStop`; either side may be unset.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Threshold {
+    pub sched: Option<f64>,
+    pub stop: Option<f64>,
+}
+
+impl Threshold {
+    /// Parse `a/b`, `a`, `()/b`, `a/()` (`-` also means unset).
+    pub fn parse(s: &str) -> Result<Threshold, String> {
+        let side = |x: &str| -> Result<Option<f64>, String> {
+            let x = x.trim();
+            if x.is_empty() || x == "()" || x == "-" {
+                return Ok(None);
+            }
+            x.parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .map(Some)
+                .ok_or_else(|| {
+                    format!("expected loadSched/loadStop (numbers or `()`), found `{s}`")
+                })
+        };
+        let (a, b) = match s.split_once('/') {
+            Some((a, b)) => (a, Some(b)),
+            None => (s, None),
+        };
+        Ok(Threshold {
+            sched: side(a)?,
+            stop: b.map(side).transpose()?.flatten(),
+        })
+    }
+}
+
+/// One Queue section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Queue {
+    pub name: String,
+    pub description: String,
+    /// PRIORITY (default 1; higher dispatches first).
+    pub priority: u32,
+    pub nice: Option<i32>,
+    pub administrators: Vec<String>,
+    pub qjob_limit: Option<u32>,
+    pub ujob_limit: Option<u32>,
+    pub pjob_limit: Option<f64>,
+    pub hjob_limit: Option<u32>,
+    /// USERS tokens, raw (`all`, users, groups, `~x`).
+    pub users: Vec<String>,
+    /// HOSTS tokens, raw (`all`, hosts, groups, `none`, `~x`, `host+pref`).
+    pub hosts: Vec<String>,
+    pub run_window: Option<TimeWindow>,
+    pub dispatch_window: Option<TimeWindow>,
+    /// Load thresholds by canonical index name.
+    pub thresholds: BTreeMap<String, Threshold>,
+    pub res_req: Option<String>,
+    pub stop_cond: Option<String>,
+    pub resume_cond: Option<String>,
+    pub exclusive: bool,
+    /// JOB_CONTROLS: SUSPEND/RESUME/TERMINATE -> signal name or command.
+    pub job_controls: BTreeMap<String, String>,
+    /// TERMINATE_WHEN actions, upper case (LOAD, WINDOW, PREEMPT).
+    pub terminate_when: Vec<String>,
+    pub job_starter: Option<String>,
+    pub pre_exec: Option<String>,
+    pub post_exec: Option<String>,
+    pub requeue_exit_values: Option<String>,
+    /// CPULIMIT, RUNLIMIT, MEMLIMIT, … and PROCLIMIT, raw, keyed in upper case.
+    pub limits: BTreeMap<String, String>,
+    pub fairshare: Option<String>,
+    pub preemption: Option<String>,
+    /// INTERACTIVE (`YES`, `NO` or `ONLY`, upper case).
+    pub interactive: Option<String>,
+    pub rerunnable: bool,
+    /// Every other keyword, raw, keyed in upper case.
+    pub other: BTreeMap<String, String>,
+    /// Line of the `Begin Queue`.
+    pub line: usize,
+}
+
+impl Queue {
+    /// A queue with every setting at its default.
+    pub fn new(name: &str, line: usize) -> Queue {
+        Queue {
+            name: name.to_owned(),
+            description: String::new(),
+            priority: 1,
+            nice: None,
+            administrators: Vec::new(),
+            qjob_limit: None,
+            ujob_limit: None,
+            pjob_limit: None,
+            hjob_limit: None,
+            users: Vec::new(),
+            hosts: Vec::new(),
+            run_window: None,
+            dispatch_window: None,
+            thresholds: BTreeMap::new(),
+            res_req: None,
+            stop_cond: None,
+            resume_cond: None,
+            exclusive: false,
+            job_controls: BTreeMap::new(),
+            terminate_when: Vec::new(),
+            job_starter: None,
+            pre_exec: None,
+            post_exec: None,
+            requeue_exit_values: None,
+            limits: BTreeMap::new(),
+            fairshare: None,
+            preemption: None,
+            interactive: None,
+            rerunnable: false,
+            other: BTreeMap::new(),
+            line,
+        }
+    }
+}
+
+/// Parse `SUSPEND[SIGTSTP] RESUME[SIGCONT] TERMINATE[kill -9 ...]`.
+pub fn parse_job_controls(s: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut out = BTreeMap::new();
+    let mut rest = s.trim();
+    while !rest.is_empty() {
+        let Some(open) = rest.find('[') else {
+            return Err(format!(
+                "expected ACTION[signal or command], found `{rest}`"
+            ));
+        };
+        let action = rest[..open].trim().to_ascii_uppercase();
+        if !matches!(action.as_str(), "SUSPEND" | "RESUME" | "TERMINATE") {
+            return Err(format!(
+                "unknown action `{}` (expected SUSPEND, RESUME or TERMINATE)",
+                rest[..open].trim()
+            ));
+        }
+        let mut depth = 0usize;
+        let mut close = None;
+        for (i, c) in rest[open..].char_indices() {
+            match c {
+                '[' => depth += 1,
+                ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(open + i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(close) = close else {
+            return Err(format!("unclosed `[` after {action}"));
+        };
+        let body = rest[open + 1..close].trim();
+        if body.is_empty() {
+            return Err(format!("{action}[] needs a signal or a command"));
+        }
+        out.insert(action, body.to_owned());
+        rest = rest[close + 1..].trim_start();
+    }
+    Ok(out)
+}
+
+pub(super) fn parse_queue(ctx: &mut Ctx<'_>, section: &Section, shared: &Shared) -> Option<Queue> {
+    let mut q = Queue::new("", section.line);
+    for e in lexer::vertical(ctx, section) {
+        let key = e.upper();
+        let v = e.value.as_str();
+        let line = e.line;
+        if v.is_empty() {
+            continue;
+        }
+        not_applied::check_entry(ctx, LSB_QUEUES, "Queue", &e.key, v, line);
+        let k = key.as_str();
+        match k {
+            "QUEUE_NAME" => q.name = v.to_owned(),
+            "DESCRIPTION" => q.description = v.to_owned(),
+            "PRIORITY" => {
+                if let Some(p) = ctx.uint(line, k, v) {
+                    q.priority = p;
+                }
+            }
+            "NICE" => q.nice = ctx.parse(line, k, v, "an integer"),
+            "ADMINISTRATORS" => q.administrators = list(v),
+            "QJOB_LIMIT" => q.qjob_limit = ctx.uint(line, k, v),
+            "UJOB_LIMIT" => q.ujob_limit = ctx.uint(line, k, v),
+            "HJOB_LIMIT" => q.hjob_limit = ctx.uint(line, k, v),
+            "PJOB_LIMIT" => match ctx.float(line, k, v) {
+                Some(x) if x < 0.0 => ctx.err(line, format!("{k} must not be negative")),
+                x => q.pjob_limit = x,
+            },
+            "USERS" => q.users = list(v),
+            "HOSTS" => q.hosts = list(v),
+            "RUN_WINDOW" => q.run_window = window(ctx, line, k, v),
+            "DISPATCH_WINDOW" => q.dispatch_window = window(ctx, line, k, v),
+            "RES_REQ" => q.res_req = Some(v.to_owned()),
+            "STOP_COND" | "RESUME_COND" => {
+                if let Err(e) = crate::cond::Cond::parse(v) {
+                    ctx.warn(
+                        line,
+                        format!("{k}: {}; the condition is not evaluated", e.why),
+                    );
+                }
+                if k == "STOP_COND" {
+                    q.stop_cond = Some(v.to_owned());
+                } else {
+                    q.resume_cond = Some(v.to_owned());
+                }
+            }
+            "EXCLUSIVE" => {
+                if v.to_ascii_uppercase().starts_with("CU[") {
+                    q.exclusive = true;
+                } else if let Some(b) = ctx.yes_no(line, k, v) {
+                    q.exclusive = b;
+                }
+            }
+            "JOB_CONTROLS" => match parse_job_controls(v) {
+                Ok(m) => q.job_controls = m,
+                Err(err) => ctx.err(line, format!("JOB_CONTROLS: {err}")),
+            },
+            "TERMINATE_WHEN" => {
+                for a in v.split_whitespace() {
+                    let a = a.to_ascii_uppercase();
+                    if matches!(a.as_str(), "LOAD" | "WINDOW" | "PREEMPT") {
+                        q.terminate_when.push(a);
+                    } else {
+                        ctx.err(
+                            line,
+                            format!(
+                                "TERMINATE_WHEN: unknown action `{a}` (expected LOAD, WINDOW or PREEMPT)"
+                            ),
+                        );
+                    }
+                }
+            }
+            "JOB_STARTER" => q.job_starter = Some(v.to_owned()),
+            "PRE_EXEC" => q.pre_exec = Some(v.to_owned()),
+            "POST_EXEC" => q.post_exec = Some(v.to_owned()),
+            "REQUEUE_EXIT_VALUES" => q.requeue_exit_values = Some(v.to_owned()),
+            "FAIRSHARE" => q.fairshare = Some(v.to_owned()),
+            "PREEMPTION" => q.preemption = Some(v.to_owned()),
+            "INTERACTIVE" => {
+                let u = v.to_ascii_uppercase();
+                if matches!(u.as_str(), "YES" | "NO" | "ONLY") {
+                    q.interactive = Some(u);
+                } else {
+                    ctx.err(
+                        line,
+                        format!("INTERACTIVE: expected YES, NO or ONLY, found `{v}`"),
+                    );
+                }
+            }
+            "RERUNNABLE" => {
+                if let Some(b) = ctx.yes_no(line, k, v) {
+                    q.rerunnable = b;
+                }
+            }
+            _ if QUEUE_LIMIT_KEYS.contains(&k) => {
+                q.limits.insert(key.clone(), v.to_owned());
+            }
+            _ if QUEUE_KEYS.contains(&k) => {
+                q.other.insert(key.clone(), v.to_owned());
+            }
+            _ => match shared.threshold_index(&e.key) {
+                Some(idx) => match Threshold::parse(v) {
+                    Ok(t) => {
+                        q.thresholds.insert(idx, t);
+                    }
+                    Err(err) => ctx.err(line, format!("{}: {err}", e.key)),
+                },
+                None => {
+                    ctx.warn(line, format!("unknown keyword {} in lsb.queues", e.key));
+                    q.other.insert(key.clone(), v.to_owned());
+                }
+            },
+        }
+    }
+    if q.name.is_empty() {
+        ctx.err(section.line, "Queue section without QUEUE_NAME");
+        return None;
+    }
+    Some(q)
+}
+
+pub(super) fn parse_queues(ctx: &mut Ctx<'_>, text: &str, shared: &Shared) -> Vec<Queue> {
+    let mut queues: Vec<Queue> = Vec::new();
+    for section in lexer::parse_sections(ctx, text) {
+        if !section.is("Queue") {
+            ctx.warn(
+                section.line,
+                format!("unknown section {} ignored", section.name),
+            );
+            continue;
+        }
+        let Some(q) = parse_queue(ctx, &section, shared) else {
+            continue;
+        };
+        if q.name.eq_ignore_ascii_case("default") {
+            ctx.err(q.line, "the queue name `default` is reserved");
+            continue;
+        }
+        if let Some(first) = queues.iter().find(|x| x.name == q.name) {
+            ctx.err(
+                q.line,
+                format!(
+                    "duplicate QUEUE_NAME `{}` (first defined at line {})",
+                    q.name, first.line
+                ),
+            );
+            continue;
+        }
+        queues.push(q);
+    }
+    queues
+}

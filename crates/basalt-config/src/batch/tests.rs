@@ -1,0 +1,395 @@
+//! Tests of the lsb.* parsers.
+
+use super::*;
+use crate::shared::{HostModel, ResourceDef, ResourceKind};
+
+fn shared() -> Shared {
+    Shared {
+        clusters: vec!["c".into()],
+        host_types: vec!["linux".into()],
+        host_models: vec![HostModel {
+            name: "m".into(),
+            cpu_factor: 1.0,
+            architecture: None,
+        }],
+        resources: vec![ResourceDef {
+            name: "gpu".into(),
+            kind: ResourceKind::Numeric,
+            interval: Some(10),
+            increasing: Some(true),
+            description: String::new(),
+        }],
+    }
+}
+
+fn with_ctx<T>(f: impl FnOnce(&mut Ctx<'_>) -> T) -> (T, Diag) {
+    let mut d = Diag::default();
+    let path = Path::new("f");
+    let t = f(&mut d.file(path));
+    (t, d)
+}
+
+#[test]
+fn thresholds() {
+    let t = |s| Threshold::parse(s).unwrap();
+    assert_eq!(
+        t("0.7/2.0"),
+        Threshold {
+            sched: Some(0.7),
+            stop: Some(2.0)
+        }
+    );
+    assert_eq!(
+        t("4"),
+        Threshold {
+            sched: Some(4.0),
+            stop: None
+        }
+    );
+    assert_eq!(
+        t("()/8"),
+        Threshold {
+            sched: None,
+            stop: Some(8.0)
+        }
+    );
+    assert_eq!(
+        t("15/()"),
+        Threshold {
+            sched: Some(15.0),
+            stop: None
+        }
+    );
+    assert!(Threshold::parse("a/b").is_err());
+    assert!(Threshold::parse("1/2/3").is_err());
+}
+
+#[test]
+fn job_controls() {
+    let m = parse_job_controls(
+        "SUSPEND[SIGTSTP] resume[SIGCONT] TERMINATE[kill -9 $LSB_JOBPGIDS; echo [x]]",
+    )
+    .unwrap();
+    assert_eq!(m["SUSPEND"], "SIGTSTP");
+    assert_eq!(m["RESUME"], "SIGCONT");
+    assert_eq!(m["TERMINATE"], "kill -9 $LSB_JOBPGIDS; echo [x]");
+    assert!(parse_job_controls("STOP[SIGSTOP]").is_err());
+    assert!(parse_job_controls("SUSPEND[SIGSTOP").is_err());
+    assert!(parse_job_controls("SUSPEND").is_err());
+    assert!(parse_job_controls("SUSPEND[]").is_err());
+}
+
+#[test]
+fn queue_keywords() {
+    let text = "Begin Queue\nQUEUE_NAME = q\nPRIORITY = 40\nPJOB_LIMIT = 1.5\nUJOB_LIMIT = 2\n\
+                USERS = all ~bob\nEXCLUSIVE = Y\nTERMINATE_WHEN = load window\nINTERACTIVE = no\n\
+                RERUNNABLE = yes\nRUNLIMIT = 10 60\nPROCLIMIT = 4\nBACKFILL = Y\ngpu = 1/2\n\
+                SWAP = 10/5\nDISPATCH_WINDOW = 8-17\nDESCRIPTION =\nEnd Queue\n";
+    let (qs, d) = with_ctx(|ctx| parse_queues(ctx, text, &shared()));
+    assert!(d.errors.is_empty(), "{:?}", d.errors);
+    // Only PJOB_LIMIT, PROCLIMIT and BACKFILL = Y are read but not applied.
+    let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
+    assert_eq!(
+        w,
+        vec![(4, true), (12, true), (13, true)],
+        "{:#?}",
+        d.warnings
+    );
+    let q = &qs[0];
+    assert_eq!(q.priority, 40);
+    assert_eq!(q.pjob_limit, Some(1.5));
+    assert_eq!(q.ujob_limit, Some(2));
+    assert_eq!(q.users, vec!["all", "~bob"]);
+    assert!(q.exclusive && q.rerunnable);
+    assert_eq!(q.terminate_when, vec!["LOAD", "WINDOW"]);
+    assert_eq!(q.interactive.as_deref(), Some("NO"));
+    assert_eq!(q.limits["RUNLIMIT"], "10 60");
+    assert_eq!(q.limits["PROCLIMIT"], "4");
+    assert_eq!(q.other["BACKFILL"], "Y");
+    assert_eq!(q.thresholds["gpu"].stop, Some(2.0));
+    assert_eq!(q.thresholds["swp"].sched, Some(10.0));
+    assert!(q.dispatch_window.is_some());
+    assert_eq!(q.description, "");
+    assert_eq!(q.line, 1);
+}
+
+#[test]
+fn stop_and_resume_conditions_are_checked() {
+    let text = "Begin Queue\nQUEUE_NAME = q\nSTOP_COND = r1m > 2 && (ut > 0.9 || pg > 20)\n\
+                RESUME_COND = (r1m < 1\nEnd Queue\n";
+    let (qs, d) = with_ctx(|ctx| parse_queues(ctx, text, &shared()));
+    assert!(d.errors.is_empty(), "{:?}", d.errors);
+    let lines: Vec<usize> = d.warnings.iter().map(|w| w.line).collect();
+    assert_eq!(lines, vec![4], "{:?}", d.warnings);
+    assert!(
+        d.warnings[0].message.contains("RESUME_COND"),
+        "{:?}",
+        d.warnings
+    );
+    assert_eq!(
+        qs[0].stop_cond.as_deref(),
+        Some("r1m > 2 && (ut > 0.9 || pg > 20)")
+    );
+    assert_eq!(qs[0].resume_cond.as_deref(), Some("(r1m < 1"));
+}
+
+#[test]
+fn queue_errors() {
+    let text = "Begin Queue\nPRIORITY = 1\nEnd Queue\n\
+                Begin Queue\nQUEUE_NAME = q\nNICE = x\nr1m = a/b\nEXCLUSIVE = maybe\n\
+                INTERACTIVE = sometimes\nTERMINATE_WHEN = NEVER\nJOB_CONTROLS = X[y]\nEnd Queue\n";
+    let (qs, d) = with_ctx(|ctx| parse_queues(ctx, text, &shared()));
+    assert_eq!(qs.len(), 1);
+    let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, vec![1, 6, 7, 8, 9, 10, 11], "{:#?}", d.errors);
+}
+
+#[test]
+fn host_lost_grace_is_known() {
+    let text = "Begin Parameters\nBASALT_HOST_LOST_GRACE = 20\nEnd Parameters\n";
+    let ((p, _), d) = with_ctx(|ctx| parse_params(ctx, text));
+    assert!(d.errors.is_empty() && d.warnings.is_empty(), "{d:?}");
+    assert_eq!(p.other["BASALT_HOST_LOST_GRACE"], "20");
+}
+
+#[test]
+fn params_defaults_and_errors() {
+    let (p, d) = with_ctx(|ctx| parse_params(ctx, "Begin Parameters\nEnd Parameters\n"));
+    assert!(d.errors.is_empty());
+    assert_eq!(p.0, BatchParams::default());
+    assert_eq!(p.0.mbd_sleep_time_secs, 60);
+    assert_eq!(p.0.max_jobid, 999_999);
+
+    let text = "Begin Parameters\nMBD_SLEEP_TIME = 0\nCLEAN_PERIOD = soon\nHIST_HOURS = -1\n\
+                RESOURCE_RESERVE_PER_SLOT = Y\nMAX_JOB_PREEMPT = 3\nJOB_SPOOL_DIR = /tmp\nEnd Parameters\n";
+    let (p, d) = with_ctx(|ctx| parse_params(ctx, text));
+    let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, vec![2, 3, 4]);
+    // HIST_HOURS, RESOURCE_RESERVE_PER_SLOT = Y, MAX_JOB_PREEMPT and JOB_SPOOL_DIR are
+    // read but not applied; MBD_SLEEP_TIME and CLEAN_PERIOD are applied.
+    let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
+    assert_eq!(
+        w,
+        vec![(4, true), (5, true), (6, true), (7, true)],
+        "{d:#?}"
+    );
+    assert!(p.0.resource_reserve_per_slot);
+    assert_eq!(p.0.max_job_preempt, Some(3));
+    assert_eq!(p.0.other["JOB_SPOOL_DIR"], "/tmp");
+    assert_eq!(p.0.event_sync, "fdatasync");
+
+    let text = "Begin Parameters\nBASALT_EVENT_SYNC = FSYNC\nBASALT_EVENT_LOCK_HEARTBEAT = 3\n\
+                End Parameters\n";
+    let (p, d) = with_ctx(|ctx| parse_params(ctx, text));
+    assert!(d.errors.is_empty() && d.warnings.is_empty(), "{d:?}");
+    assert_eq!(p.0.event_sync, "fsync");
+    assert_eq!(p.0.event_lock_heartbeat_secs, 3);
+    let text = "Begin Parameters\nBASALT_EVENT_SYNC = sometimes\nBASALT_EVENT_LOCK_HEARTBEAT = 0\n\
+                End Parameters\n";
+    let (_, d) = with_ctx(|ctx| parse_params(ctx, text));
+    let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, vec![2, 3]);
+}
+
+#[test]
+fn hosts_and_groups() {
+    let text = "Begin Host\nHOST_NAME MXJ JL/U gpu CHKPNT bogus\nh1 4 1 1/2 (/ckpt) x\n\
+                h2 many () () () ()\nh3 ! () () () () \nEnd Host\n\
+                Begin HostGroup\nGROUP_NAME GROUP_MEMBER\ng1 (all)\ng2 (h1 g1 ~h2 !)\ng2 ()\nEnd HostGroup\n\
+                Begin HostPartition\nEnd HostPartition\n";
+    let (b, d) = with_ctx(|ctx| {
+        let mut b = Batch::default();
+        parse_hosts(ctx, text, &shared(), &mut b);
+        b
+    });
+    let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, vec![4, 11], "{:#?}", d.errors);
+    let wl: Vec<(usize, bool)> = d.warnings.iter().map(|e| (e.line, e.not_applied)).collect();
+    // The unknown column, then CHKPNT and HostPartition, read but not applied.
+    assert_eq!(
+        wl,
+        vec![(2, false), (2, true), (13, true)],
+        "{:#?}",
+        d.warnings
+    );
+    assert!(
+        d.warnings[1]
+            .message
+            .starts_with("CHKPNT is read but not applied yet")
+    );
+    assert_eq!(b.hosts[0].mxj, Some(Mxj::Slots(4)));
+    assert_eq!(b.hosts[0].other["CHKPNT"], "/ckpt");
+    assert_eq!(b.hosts[0].thresholds["gpu"].sched, Some(1.0));
+    assert_eq!(b.hosts[2].mxj, Some(Mxj::Ncpus));
+    assert_eq!(b.host_groups.len(), 2);
+    assert_eq!(b.host_groups[1].members, vec!["h1", "g1", "~h2", "!"]);
+}
+
+#[test]
+fn limits_vertical_and_horizontal() {
+    let text = "Begin Limit\nNAME = day\nUSERS = alice bob\nSLOTS = 10 8:00-18:00\nMEM = 100\nEnd Limit\n\
+                Begin Limit\nNAME PER_HOST SLOTS JOBS\nL1 (h1 h2) 4 -\nL2 () - 3\nEnd Limit\n\
+                Begin Limit\nNAME = bad\nSLOTS = 10 25:00-1\nJOBS = many\nWIDGETS = 1\nEnd Limit\n\
+                Begin Limit\nUSERS = x\nEnd Limit\n";
+    let (limits, d) = with_ctx(|ctx| {
+        let mut out = Vec::new();
+        parse_resources(ctx, text, &mut out);
+        out
+    });
+    let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, vec![14, 15, 18], "{:#?}", d.errors);
+    // WIDGETS is unknown; every Limit is read but not applied.
+    let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
+    assert_eq!(
+        w,
+        vec![(1, true), (9, true), (10, true), (16, false), (12, true)]
+    );
+    assert!(
+        d.warnings[1]
+            .message
+            .starts_with("Limit `L1` is read but not applied yet")
+    );
+    assert_eq!(limits.len(), 4);
+    assert_eq!(limits[0].users, vec!["alice", "bob"]);
+    assert_eq!(limits[0].slots, Some(10));
+    assert!(limits[0].slots_window.as_ref().unwrap().is_open(1, 9 * 60));
+    assert_eq!(limits[0].other["MEM"], "100");
+    assert_eq!(limits[1].name, "L1");
+    assert_eq!(limits[1].per_host, vec!["h1", "h2"]);
+    assert_eq!(limits[1].jobs, None);
+    assert_eq!(limits[1].line, 9);
+    assert_eq!(limits[2].jobs, Some(3));
+    assert!(limits[2].per_host.is_empty());
+}
+
+#[test]
+fn users_and_applications() {
+    let text = "Begin User\nUSER_NAME MAX_JOBS JL/P MAX_PEND_JOBS\nbob 10 0.5 100\nbob 1 1 1\namy x - -\nEnd User\n";
+    let (b, d) = with_ctx(|ctx| {
+        let mut b = Batch::default();
+        parse_users(ctx, text, &mut b);
+        b
+    });
+    let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, vec![4, 5]);
+    assert_eq!(b.users[0].jl_p, Some(0.5));
+    assert_eq!(b.users[0].other["MAX_PEND_JOBS"], "100");
+
+    let text = "Begin Application\nNAME = a\nRUNLIMIT = 5\nFOO = 1\nEnd Application\n\
+                Begin Application\nDESCRIPTION = x\nEnd Application\n";
+    let (apps, d) = with_ctx(|ctx| {
+        let mut out = Vec::new();
+        parse_applications(ctx, text, &mut out);
+        out
+    });
+    assert_eq!(apps.len(), 1);
+    assert_eq!(apps[0].other["RUNLIMIT"], "5");
+    assert_eq!(d.errors.len(), 1);
+    // RUNLIMIT is read but not applied; FOO is unknown.
+    let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
+    assert_eq!(w, vec![(3, true), (4, false)]);
+}
+
+/// The errors of an lsb.params made of `body`, as `(line, message)`.
+fn params_errors(body: &str) -> (BatchParams, Vec<(usize, String)>) {
+    let text = format!("Begin Parameters\n{body}\nEnd Parameters\n");
+    let ((p, _), d) = with_ctx(|ctx| parse_params(ctx, &text));
+    assert!(d.warnings.is_empty(), "{d:?}");
+    let errs = d
+        .errors
+        .iter()
+        .map(|e| (e.line, e.message.clone()))
+        .collect();
+    (p, errs)
+}
+
+#[test]
+fn basalt_event_sync_values() {
+    for (v, want) in [
+        ("fdatasync", "fdatasync"),
+        ("FSYNC", "fsync"),
+        ("none", "none"),
+    ] {
+        let (p, errs) = params_errors(&format!("BASALT_EVENT_SYNC = {v}"));
+        assert!(errs.is_empty(), "{v}: {errs:?}");
+        assert_eq!(p.event_sync, want);
+    }
+    let (p, errs) = params_errors("MBD_SLEEP_TIME = 10\nBASALT_EVENT_SYNC = sometimes");
+    assert_eq!(
+        errs,
+        vec![(
+            3,
+            "BASALT_EVENT_SYNC must be fdatasync, fsync or none, found `sometimes`".to_owned()
+        )]
+    );
+    assert_eq!(p.event_sync, "fdatasync");
+}
+
+#[test]
+fn basalt_event_lock_heartbeat_values() {
+    let (p, errs) = params_errors("BASALT_EVENT_LOCK_HEARTBEAT = 7");
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(p.event_lock_heartbeat_secs, 7);
+    for (v, msg) in [
+        (
+            "0",
+            "BASALT_EVENT_LOCK_HEARTBEAT must be at least 1, found `0`",
+        ),
+        (
+            "often",
+            "BASALT_EVENT_LOCK_HEARTBEAT: expected a non-negative integer, found `often`",
+        ),
+    ] {
+        let (p, errs) = params_errors(&format!("BASALT_EVENT_LOCK_HEARTBEAT = {v}"));
+        assert_eq!(errs, vec![(2, msg.to_owned())], "{v}");
+        assert_eq!(p.event_lock_heartbeat_secs, 1);
+    }
+}
+
+#[test]
+fn basalt_sbd_hello_interval_values() {
+    for v in ["3", "0"] {
+        let (p, errs) = params_errors(&format!("BASALT_SBD_HELLO_INTERVAL = {v}"));
+        assert!(errs.is_empty(), "{v}: {errs:?}");
+        assert_eq!(p.other["BASALT_SBD_HELLO_INTERVAL"], v);
+    }
+    for v in ["3s", "-1", "1.5"] {
+        let (_, errs) = params_errors(&format!("\nBASALT_SBD_HELLO_INTERVAL = {v}"));
+        assert_eq!(
+            errs,
+            vec![(
+                3,
+                format!("BASALT_SBD_HELLO_INTERVAL: expected a non-negative integer, found `{v}`")
+            )]
+        );
+    }
+}
+
+#[test]
+fn basalt_host_lost_grace_values() {
+    let (p, errs) = params_errors("BASALT_HOST_LOST_GRACE = 20");
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(p.other["BASALT_HOST_LOST_GRACE"], "20");
+    let (_, errs) = params_errors("BASALT_HOST_LOST_GRACE = 2m");
+    assert_eq!(
+        errs,
+        vec![(
+            2,
+            "BASALT_HOST_LOST_GRACE: expected a non-negative integer, found `2m`".to_owned()
+        )]
+    );
+}
+
+#[test]
+fn basalt_params_errors_name_the_file() {
+    let path = Path::new("/conf/lsbatch/c1/configdir/lsb.params");
+    let mut diag = Diag::default();
+    let text = "Begin Parameters\nBASALT_HOST_LOST_GRACE = soon\nEnd Parameters\n";
+    let _ = parse_params(&mut diag.file(path), text);
+    assert_eq!(diag.errors.len(), 1, "{:?}", diag.errors);
+    assert_eq!(
+        diag.errors[0].to_string(),
+        "/conf/lsbatch/c1/configdir/lsb.params:2: \
+         BASALT_HOST_LOST_GRACE: expected a non-negative integer, found `soon`"
+    );
+}

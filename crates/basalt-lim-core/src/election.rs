@@ -1,0 +1,314 @@
+//! The election internals (see the crate docs): ranks and epochs, catching up after a
+//! stall, takeover timing and probes, giving in, and becoming master.
+
+use crate::{Effect, HostStatus, LimCore, Role};
+
+impl LimCore {
+    pub(crate) fn index(&self, name: &str) -> Option<usize> {
+        self.hosts
+            .iter()
+            .position(|h| basalt_core::same_host(&h.entry.name, name))
+    }
+
+    /// The epoch this LIM reports: its master's, or (catching up) the highest it knows.
+    pub(crate) fn reported_epoch(&self) -> u64 {
+        if self.role == Role::Syncing {
+            self.max_epoch
+        } else {
+            self.epoch
+        }
+    }
+
+    /// How long without input means this LIM was stopped: the time after
+    /// which the others may have elected someone else.
+    pub(crate) fn stall_after(&self) -> u64 {
+        u64::from(self.timing.master_inactivity_limit) * self.timing.exinterval_ms
+    }
+
+    /// Note an input at `now`; after a stall, forget the master and catch up.
+    pub(crate) fn observe(&mut self, now: u64, fx: &mut Vec<Effect>) {
+        if !self.started {
+            return;
+        }
+        let last = self.last_input.unwrap_or(now);
+        self.last_input = Some(last.max(now));
+        let silent = now.saturating_sub(last);
+        if silent >= self.stall_after() {
+            fx.push(Effect::CatchingUp { silent_ms: silent });
+            self.catch_up(now, fx);
+        }
+    }
+
+    /// Forget the master (stepping down if we are it) and probe every other
+    /// server host to learn the current term.
+    pub(crate) fn catch_up(&mut self, now: u64, fx: &mut Vec<Effect>) {
+        self.resume_epoch = match self.role {
+            Role::Master => Some(self.epoch),
+            Role::Syncing => self.resume_epoch,
+            Role::Slave => None,
+        };
+        self.role = Role::Syncing;
+        self.last_announce = None;
+        self.last_contact = now;
+        if self.master.is_some() {
+            self.master = None;
+            fx.push(self.master_changed());
+        }
+        self.start_probe(now, fx);
+    }
+
+    /// Whether host `i` may be this host's master: it is a candidate ranked
+    /// before us (anyone who is a candidate, when we are not).
+    pub(crate) fn outranks_me(&self, i: usize) -> bool {
+        match (self.hosts[i].rank, self.rank()) {
+            (Some(r), Some(mine)) => r < mine,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+
+    /// How long a slave of our rank waits for a silent master.
+    pub(crate) fn takeover_after(&self) -> u64 {
+        let t = self.timing;
+        let intervals = match self.rank() {
+            Some(r) => {
+                u64::from(t.master_inactivity_limit)
+                    + u64::from(t.retry_limit) * (r.saturating_sub(1) as u64)
+            }
+            None => u64::from(t.master_inactivity_limit),
+        };
+        intervals * t.exinterval_ms
+    }
+
+    pub(crate) fn takeover_due(&self, now: u64) -> bool {
+        let silent = now.saturating_sub(self.last_contact) >= self.takeover_after();
+        // A candidate following a master ranked after itself takes over once in sync.
+        if let Some(m) = self.master
+            && m != self.me
+            && self.rank().is_some()
+            && !self.outranks_me(m)
+        {
+            let ex = self.timing.exinterval_ms;
+            let in_sync = self.epoch >= self.max_epoch
+                && self.master_heard > self.following_since
+                && now.saturating_sub(self.following_since) >= self.stall_after()
+                && now.saturating_sub(self.master_heard) <= 2 * ex;
+            return silent || in_sync;
+        }
+        silent
+    }
+
+    /// Probe every other server host: those that would lead before us decide
+    /// whether we may, the others witness whether our silent master still lives
+    /// (catching up, all answers count); with nobody to probe, decide at once.
+    pub(crate) fn start_probe(&mut self, now: u64, fx: &mut Vec<Effect>) {
+        let targets: Vec<String> = self
+            .hosts
+            .iter()
+            .enumerate()
+            .filter(|(i, h)| *i != self.me && (h.entry.server || self.outranks_me(*i)))
+            .map(|(_, h)| h.entry.name.clone())
+            .collect();
+        self.probe_id += 1;
+        let id = self.probe_id;
+        if targets.is_empty() {
+            fx.extend(self.on_probe_results(now, id, Vec::new()));
+        } else {
+            self.probing_since = Some(now);
+            fx.push(Effect::Probe { id, hosts: targets });
+        }
+    }
+
+    /// Decide on an announcement from `from`; returns whether we follow it now.
+    pub(crate) fn consider_master(
+        &mut self,
+        now: u64,
+        from: &str,
+        epoch: u64,
+        fx: &mut Vec<Effect>,
+    ) -> bool {
+        let Some(i) = self.index(from) else {
+            return false;
+        };
+        if i == self.me || self.hosts[i].rank.is_none() {
+            return false;
+        }
+        if self.role == Role::Slave && Some(i) == self.master {
+            // Our master (the reply tells it of any later epoch we know).
+            self.last_contact = now;
+            self.master_heard = now;
+            if epoch != self.epoch {
+                self.epoch = epoch;
+                fx.push(self.master_changed());
+            }
+            self.max_epoch = self.max_epoch.max(epoch);
+            return true;
+        }
+        if epoch < self.max_epoch {
+            // A stale term, whoever announces it.
+            return false;
+        }
+        self.max_epoch = epoch;
+        match self.role {
+            Role::Master => {
+                if epoch > self.epoch || (epoch == self.epoch && self.outranks_me(i)) {
+                    self.give_in(now, i, epoch, fx);
+                    true
+                } else {
+                    false
+                }
+            }
+            Role::Syncing => {
+                // The newest term we know of: that is catching up.
+                self.give_in(now, i, epoch, fx);
+                true
+            }
+            Role::Slave => {
+                // Keep a current master that ranks before the announcer and
+                // was heard recently; otherwise follow a later term, or the
+                // same term from a better-ranked host.
+                if let Some(m) = self.master
+                    && m != self.me
+                    && self.hosts[m].rank < self.hosts[i].rank
+                    && now.saturating_sub(self.master_heard) < self.takeover_after()
+                {
+                    return false;
+                }
+                let better = match self.master {
+                    None => true,
+                    Some(m) => {
+                        epoch > self.epoch
+                            || self.hosts[i].rank < self.hosts[m].rank
+                            || now.saturating_sub(self.master_heard) >= self.takeover_after()
+                    }
+                };
+                if better {
+                    self.set_master(now, Some(i), epoch, fx);
+                    self.last_contact = now;
+                }
+                better
+            }
+        }
+    }
+
+    pub(crate) fn give_in(&mut self, now: u64, to: usize, epoch: u64, fx: &mut Vec<Effect>) {
+        self.role = Role::Slave;
+        self.resume_epoch = None;
+        self.last_announce = None;
+        self.max_epoch = self.max_epoch.max(epoch);
+        self.set_master(now, Some(to), epoch, fx);
+        self.last_contact = now;
+    }
+
+    /// Take the master role back for `epoch` after a stall nobody acted on.
+    pub(crate) fn resume(&mut self, now: u64, epoch: u64, fx: &mut Vec<Effect>) {
+        self.forget_probe();
+        self.role = Role::Master;
+        self.resume_epoch = None;
+        self.epoch = epoch;
+        self.master = Some(self.me);
+        fx.push(self.master_changed());
+        self.announce(now, fx);
+        self.refresh_all(now, fx);
+    }
+
+    /// Ignore the results of the probe in flight.
+    pub(crate) fn forget_probe(&mut self) {
+        self.probe_id += 1;
+        self.probing_since = None;
+    }
+
+    pub(crate) fn become_master(&mut self, now: u64, fx: &mut Vec<Effect>) {
+        self.forget_probe();
+        self.role = Role::Master;
+        self.resume_epoch = None;
+        self.epoch = self.max_epoch + 1;
+        self.max_epoch = self.epoch;
+        self.master = Some(self.me);
+        self.became_master = now;
+        // Whatever we knew of other hosts as a slave is stale: start afresh.
+        for (i, h) in self.hosts.iter_mut().enumerate() {
+            if i != self.me {
+                h.view.load = None;
+                h.view.last_heard_ms = None;
+                h.view.busy.clear();
+                h.view.status = HostStatus::Unknown;
+            }
+        }
+        fx.push(self.master_changed());
+        self.announce(now, fx);
+        self.refresh_all(now, fx);
+    }
+
+    pub(crate) fn set_master(
+        &mut self,
+        now: u64,
+        master: Option<usize>,
+        epoch: u64,
+        fx: &mut Vec<Effect>,
+    ) {
+        let changed = master != self.master || epoch != self.epoch;
+        let new_host = master != self.master;
+        self.master = master;
+        self.epoch = epoch;
+        if changed {
+            self.following_since = now;
+        }
+        if new_host {
+            // A probe sent under the previous master decides nothing now.
+            self.forget_probe();
+        }
+        if new_host {
+            self.master_heard = now;
+            self.master_news = now;
+        }
+        if changed {
+            fx.push(self.master_changed());
+        }
+        if new_host
+            && let Some(m) = master
+            && m != self.me
+        {
+            // Report to the new master at once so its table fills quickly.
+            self.heartbeat(now, m, fx);
+        }
+    }
+
+    pub(crate) fn master_changed(&self) -> Effect {
+        Effect::MasterChanged {
+            master: self.master().map(str::to_owned),
+            epoch: self.epoch,
+            me_is_master: self.is_master(),
+        }
+    }
+
+    pub(crate) fn heartbeat(&mut self, now: u64, to: usize, fx: &mut Vec<Effect>) {
+        let Some(info) = self.local_info.clone() else {
+            // Nothing sampled yet: the first sample triggers nothing, the next tick sends.
+            return;
+        };
+        self.last_heartbeat = Some(now);
+        fx.push(Effect::SendHeartbeat {
+            to: self.hosts[to].entry.name.clone(),
+            load: Box::new(self.local_load.clone()),
+            info: Box::new(info),
+        });
+    }
+
+    pub(crate) fn announce(&mut self, now: u64, fx: &mut Vec<Effect>) {
+        self.last_announce = Some(now);
+        let to: Vec<String> = self
+            .hosts
+            .iter()
+            .enumerate()
+            .filter(|(i, h)| *i != self.me && h.entry.server)
+            .map(|(_, h)| h.entry.name.clone())
+            .collect();
+        if !to.is_empty() {
+            fx.push(Effect::Announce {
+                to,
+                epoch: self.epoch,
+            });
+        }
+    }
+}

@@ -1,0 +1,116 @@
+//! The master's host table: each host's status ([`HostStatus`], [`HostView`]) and busy
+//! indices from its load and thresholds.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use basalt_core::{HostInfo, LoadIndex, LoadVector};
+
+use crate::{Effect, LimCore};
+
+/// A host's status in the master's table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum HostStatus {
+    /// Reporting, no threshold exceeded.
+    Ok,
+    /// Reporting, at least one busy threshold exceeded.
+    Busy,
+    /// Silent for `HOST_INACTIVITY_LIMIT` intervals (or never heard).
+    Unavail,
+    /// Not heard yet, master too young to tell.
+    Unknown,
+}
+
+/// A host as the master sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostView {
+    pub name: String,
+    pub info: Option<HostInfo>,
+    pub load: Option<LoadVector>,
+    pub status: HostStatus,
+    /// The indices whose busy threshold is exceeded.
+    pub busy: Vec<String>,
+    /// When the host's load last arrived (ms, core clock).
+    pub last_heard_ms: Option<u64>,
+}
+
+impl LimCore {
+    pub(crate) fn refresh_all(&mut self, now: u64, fx: &mut Vec<Effect>) {
+        for i in 0..self.hosts.len() {
+            self.refresh(i, now, fx);
+        }
+    }
+
+    /// Recompute host `i`'s status and busy list (master only).
+    pub(crate) fn refresh(&mut self, i: usize, now: u64, fx: &mut Vec<Effect>) {
+        let t = self.timing;
+        let limit = u64::from(t.host_inactivity_limit) * t.exinterval_ms;
+        let decreasing = &self.decreasing_externals;
+        let me = self.me;
+        let became_master = self.became_master;
+        let h = &mut self.hosts[i];
+        let (status, busy) = match h.view.last_heard_ms {
+            Some(t) if i == me || now.saturating_sub(t) < limit => {
+                let busy = match (&h.view.load, &h.view.info) {
+                    (Some(load), info) => {
+                        busy_indices(&h.entry.busy_thresholds, load, info.as_ref(), decreasing)
+                    }
+                    (None, _) => Vec::new(),
+                };
+                let status = if busy.is_empty() {
+                    HostStatus::Ok
+                } else {
+                    HostStatus::Busy
+                };
+                (status, busy)
+            }
+            Some(_) => (HostStatus::Unavail, Vec::new()),
+            None if !h.entry.server || now.saturating_sub(became_master) >= limit => {
+                (HostStatus::Unavail, Vec::new())
+            }
+            None => (HostStatus::Unknown, Vec::new()),
+        };
+        h.view.busy = busy;
+        if h.view.status != status {
+            h.view.status = status;
+            fx.push(Effect::HostStatusChanged {
+                host: h.entry.name.clone(),
+                status,
+            });
+        }
+    }
+}
+
+/// The indices of `load` beyond their busy thresholds. Run-queue indices are
+/// compared as effective run-queue lengths (daemon-behaviour.md §2).
+pub fn busy_indices(
+    thresholds: &BTreeMap<String, f64>,
+    load: &LoadVector,
+    info: Option<&HostInfo>,
+    decreasing_externals: &BTreeSet<String>,
+) -> Vec<String> {
+    let mut busy = Vec::new();
+    for (name, &threshold) in thresholds {
+        let Some(value) = load.get_by_name(name) else {
+            continue;
+        };
+        let (value, increasing) = match LoadIndex::from_name(name) {
+            Some(ix) if ix.is_run_queue() => {
+                let v = info.map_or(value, |i| {
+                    basalt_core::effective_run_queue(value, i.ncpus, i.cpu_factor)
+                });
+                (v, true)
+            }
+            Some(ix) => (value, ix.increasing()),
+            None => (value, !decreasing_externals.contains(name)),
+        };
+        let over = if increasing {
+            value > threshold
+        } else {
+            value < threshold
+        };
+        if over {
+            busy.push(name.clone());
+        }
+    }
+    busy
+}
