@@ -90,6 +90,8 @@ pub struct LocalTime {
     pub sec: i32,
     /// Day of the week, 0 = Sunday.
     pub wday: i32,
+    /// Seconds east of UTC (`tm_gmtoff`).
+    pub gmtoff: i64,
 }
 
 /// `localtime_r(3)`: `secs` since the epoch in local time (`TZ`, /etc/localtime);
@@ -114,6 +116,7 @@ pub fn localtime(secs: i64) -> Option<LocalTime> {
         min: out.tm_min,
         sec: out.tm_sec,
         wday: out.tm_wday,
+        gmtoff: i64::from(out.tm_gmtoff),
     })
 }
 
@@ -145,11 +148,15 @@ pub fn local_week_minute(secs: i64) -> u32 {
                 + tm.hour.clamp(0, 23) as u32 * 60
                 + tm.min.clamp(0, 59) as u32
         }
-        None => {
-            let wday = (secs.div_euclid(86_400) + 4).rem_euclid(7) as u32;
-            wday * 1440 + (secs.rem_euclid(86_400) / 60) as u32
-        }
+        None => utc_week_minute(secs),
     }
+}
+
+/// The minute of the week (0 = Sunday 00:00) of `secs` since the epoch, in UTC.
+pub fn utc_week_minute(secs: i64) -> u32 {
+    // 1970-01-01 was a Thursday (day 4).
+    let wday = (secs.div_euclid(86_400) + 4).rem_euclid(7) as u32;
+    wday * 1440 + (secs.rem_euclid(86_400) / 60) as u32
 }
 
 #[cfg(test)]

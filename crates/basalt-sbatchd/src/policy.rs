@@ -125,7 +125,24 @@ mod tests {
 
     #[test]
     fn minute_of_week_is_in_range() {
-        for t in [0, 1_700_000_000, basalt_runtime::time::now_secs()] {
+        use basalt_runtime::time::{localtime, utc_week_minute};
+        // Known instants (checked with `date -u`): the epoch was Thursday 00:00,
+        // 1,700,000,000 is Tuesday 22:13, 1,699,747,200 is Sunday 00:00 and the minute
+        // before it Saturday 23:59, the week's last.
+        assert_eq!(utc_week_minute(0), 4 * 1440);
+        assert_eq!(utc_week_minute(1_700_000_000), 2 * 1440 + 22 * 60 + 13);
+        assert_eq!(utc_week_minute(1_699_747_200), 0);
+        assert_eq!(utc_week_minute(1_699_747_200 - 60), 7 * 1440 - 1);
+        assert_eq!(utc_week_minute(-60), 3 * 1440 + 23 * 60 + 59);
+        // The local minute is the UTC one of the instant shifted by the zone's offset.
+        for t in [
+            0,
+            1_700_000_000,
+            1_699_747_200,
+            basalt_runtime::time::now_secs(),
+        ] {
+            let off = localtime(t).map_or(0, |tm| tm.gmtoff);
+            assert_eq!(local_week_minute(t), utc_week_minute(t + off), "at {t}");
             assert!(local_week_minute(t) < 7 * 1440);
         }
     }
