@@ -1308,9 +1308,9 @@ mod replay {
                 sched.on_event(ev);
             }
             let full = t.elapsed().as_secs_f64();
-            let jobs = sched.jobs.len();
+            let jobs = sched.jobs().len();
             let pending = sched
-                .jobs
+                .jobs()
                 .values()
                 .filter(|j| !sched.shown_state(j).is_finished())
                 .count();

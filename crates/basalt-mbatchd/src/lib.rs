@@ -368,14 +368,14 @@ pub async fn run_with(
     }
     info!(
         events = n,
-        jobs = sched.jobs.len(),
+        jobs = sched.jobs().len(),
         "replayed {}",
         logdir.join("lsb.events").display()
     );
     drop(replayed);
     release_freed_memory();
     sched.start(now, &me);
-    let epoch = sched.epoch;
+    let epoch = sched.epoch();
     info!(
         epoch,
         "mbatchd serving on {}",
@@ -781,13 +781,11 @@ impl OwnerState {
             sched.on_event(ev);
         }
         self.tokens = submission_tokens(&replayed.events);
-        sched.started_at = self.sched.started_at;
-        for h in &mut sched.hosts {
-            h.sbd_seen = now;
-        }
+        sched.set_started_at(self.sched.started_at());
+        sched.all_sbd_seen(now);
         info!(
             events = replayed.events.len(),
-            jobs = sched.jobs.len(),
+            jobs = sched.jobs().len(),
             "rolled back to the durable state of the event log"
         );
         self.sched = sched;
@@ -823,12 +821,12 @@ impl OwnerState {
                 let sched = &self.sched;
                 self.tokens.retain(|_, id| {
                     sched
-                        .jobs
+                        .jobs()
                         .range((*id, 0)..=(*id, u32::MAX))
                         .next()
                         .is_some()
                         || sched
-                            .gone
+                            .gone()
                             .range((*id, 0)..=(*id, u32::MAX))
                             .next()
                             .is_some()
@@ -838,7 +836,7 @@ impl OwnerState {
                     archived_bytes = r.archived_bytes,
                     "switched lsb.events in {:?} ({} jobs in memory)",
                     started.elapsed(),
-                    self.sched.jobs.len()
+                    self.sched.jobs().len()
                 );
             }
             Err(journal::JournalError::LockLost { .. }) => {
@@ -860,13 +858,13 @@ impl OwnerState {
         let id = *self.tokens.get(token)?;
         let known = self
             .sched
-            .jobs
+            .jobs()
             .range((id, 0)..=(id, u32::MAX))
             .next()
             .is_some()
             || self
                 .sched
-                .gone
+                .gone()
                 .range((id, 0)..=(id, u32::MAX))
                 .next()
                 .is_some();
@@ -878,13 +876,11 @@ impl OwnerState {
         info!("the event log can be written again; accepting new work");
         self.health.set(None);
         let now = now_ms();
-        for h in &mut self.sched.hosts {
-            h.sbd_seen = now;
-        }
-        if self.sched.epoch < self.term_epoch {
+        self.sched.all_sbd_seen(now);
+        if self.sched.epoch() < self.term_epoch {
             // This term's MBD_START never reached the disk: log it now.
             self.sched.start(now, &self.me);
-            self.term_epoch = self.sched.epoch;
+            self.term_epoch = self.sched.epoch();
         }
         for m in self.backlog.drain(..) {
             let _ = self.tx.send(m);
@@ -908,7 +904,7 @@ impl OwnerState {
                 if let Some(id) = self.known_submission(&token) {
                     let queue = self
                         .sched
-                        .jobs
+                        .jobs()
                         .range((id, 0)..=(id, u32::MAX))
                         .next()
                         .map_or_else(String::new, |(_, j)| j.sub.queue.clone());
@@ -946,7 +942,7 @@ impl OwnerState {
                         // An array's elements share one submission and one job file.
                         let submit_time = self
                             .sched
-                            .jobs
+                            .jobs()
                             .range((id, 0)..=(id, u32::MAX))
                             .next()
                             .map_or(0, |(_, j)| j.sub.submit_time);
@@ -1068,7 +1064,7 @@ impl OwnerState {
             }
             Msg::Reconfig { req, reply } => {
                 let caller = convert::caller(req.caller.as_ref());
-                if caller.uid != 0 && !self.sched.cfg.admins.contains(&caller.user) {
+                if caller.uid != 0 && !self.sched.config().admins.contains(&caller.user) {
                     deferred.push(defer(reply, Err(SchedError::Permission)));
                 } else {
                     deferred.push(defer(reply, Ok(pb::CtlReply { results: vec![] })));
@@ -1097,7 +1093,7 @@ impl OwnerState {
                     .collect();
                 let theirs = self.sched.sbd_hello(now, &req.host, &jobs);
                 let out = pb::SbdHelloReply {
-                    epoch: self.sched.epoch,
+                    epoch: self.sched.epoch(),
                     jobs: theirs
                         .into_iter()
                         .map(|j| pb::SbdJob {
@@ -1108,9 +1104,9 @@ impl OwnerState {
                             pgid: j.pgid,
                         })
                         .collect(),
-                    sbd_sleep_time: self.sched.cfg.sbd_sleep_time_secs,
-                    job_terminate_interval: self.sched.cfg.job_terminate_interval_secs,
-                    hello_interval: self.sched.cfg.hello_interval_secs,
+                    sbd_sleep_time: self.sched.config().sbd_sleep_time_secs,
+                    job_terminate_interval: self.sched.config().job_terminate_interval_secs,
+                    hello_interval: self.sched.config().hello_interval_secs,
                 };
                 deferred.push(defer(reply, out));
             }
@@ -1127,7 +1123,7 @@ impl OwnerState {
                     reply,
                     pb::ReportAck {
                         kind: ack as i32,
-                        epoch: self.sched.epoch,
+                        epoch: self.sched.epoch(),
                     },
                 ));
             }
@@ -1269,7 +1265,7 @@ impl OwnerState {
                     let config = self.config.clone();
                     let auth = self.auth.clone();
                     let tx = self.tx.clone();
-                    let epoch = self.sched.epoch;
+                    let epoch = self.sched.epoch();
                     self.rt.spawn(async move {
                         let result = dispatch(&config, &auth, &host, epoch, spec, path).await;
                         let _ = tx.send(Msg::DispatchDone {
@@ -1310,13 +1306,13 @@ impl OwnerState {
                     };
                     let req = sbpb::SignalJobRequest {
                         protocol: Some(basalt_proto::PROTOCOL),
-                        epoch: self.sched.epoch,
+                        epoch: self.sched.epoch(),
                         job_id: key.0,
                         idx: key.1,
                         attempt,
                         action: action_pb as i32,
                         signal,
-                        terminate_interval: self.sched.cfg.job_terminate_interval_secs,
+                        terminate_interval: self.sched.config().job_terminate_interval_secs,
                         stop_state,
                         reasons,
                         term_reason: term,
@@ -1348,8 +1344,8 @@ impl OwnerState {
     }
 
     fn job_spec(&self, key: JobKey, attempt: u32) -> Option<sbpb::JobSpec> {
-        let j = self.sched.jobs.get(&key)?;
-        let q = self.sched.queues.iter().find(|q| q.name == j.queue);
+        let j = self.sched.jobs().get(&key)?;
+        let q = self.sched.queues().iter().find(|q| q.name == j.queue);
         Some(sbpb::JobSpec {
             job_id: j.id,
             idx: j.idx,
@@ -1384,7 +1380,7 @@ impl OwnerState {
             umask: j.sub.umask,
             nice: q.and_then(|q| q.nice).unwrap_or(0),
             project: j.sub.project.clone(),
-            cluster: self.sched.cfg.cluster.clone(),
+            cluster: self.sched.config().cluster.clone(),
             res_req: j.sub.res_req.clone(),
             login_shell: j.sub.login_shell.clone(),
             job_controls: q

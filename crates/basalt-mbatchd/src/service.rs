@@ -370,12 +370,12 @@ fn limit(v: Option<u32>) -> i64 {
 pub(crate) fn queues_reply(s: &Sched, req: &pb::QueuesRequest) -> pb::QueuesReply {
     let mut out = pb::QueuesReply::default();
     for name in &req.queues {
-        if !s.queues.iter().any(|q| &q.name == name) {
+        if !s.queues().iter().any(|q| &q.name == name) {
             out.not_found.push(name.clone());
         }
     }
     let mut queues: Vec<&basalt_sched::Queue> = s
-        .queues
+        .queues()
         .iter()
         .filter(|q| req.queues.is_empty() || req.queues.contains(&q.name))
         .collect();
@@ -406,7 +406,7 @@ pub(crate) fn queues_reply(s: &Sched, req: &pb::QueuesRequest) -> pb::QueuesRepl
             ssusp,
             ususp,
             rsv: 0,
-            is_default: q.name == s.cfg.default_queue,
+            is_default: q.name == s.config().default_queue,
             // bqueues prints an empty list as "all"; a restricted queue nobody may use
             // (its user group could not be resolved) says so.
             users: if q.users_all {
@@ -442,7 +442,7 @@ pub(crate) fn hosts_reply(s: &Sched, req: &pb::HostsRequest) -> pb::HostsReply {
             out.not_found.push(name.clone());
         }
     }
-    for h in s.hosts.iter().filter(|h| {
+    for h in s.hosts().iter().filter(|h| {
         req.hosts.is_empty() || req.hosts.iter().any(|n| basalt_core::same_host(n, &h.name))
     }) {
         let status = s.host_status(h);
@@ -539,7 +539,7 @@ pub(crate) fn params_reply(c: &Config, s: &Sched, started: SystemTime) -> pb::Pa
     ensure(&mut mbd_conf, "LSF_UNIT_FOR_LIMITS", "KB".into());
     pb::ParamsReply {
         params,
-        default_queues: vec![s.cfg.default_queue.clone()],
+        default_queues: vec![s.config().default_queue.clone()],
         mbd_sleep_time: p.mbd_sleep_time_secs,
         sbd_sleep_time: p.sbd_sleep_time_secs,
         job_accept_interval: p.job_accept_interval,

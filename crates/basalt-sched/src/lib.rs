@@ -230,22 +230,22 @@ pub const TERM_HOST_LOST: &str = "TERM_REMOVE_HUNG_JOB";
 /// The core.
 #[derive(Debug)]
 pub struct Sched {
-    pub cfg: SchedConfig,
-    pub jobs: BTreeMap<JobKey, Job>,
-    pub queues: Vec<Queue>,
-    pub hosts: Vec<Host>,
+    cfg: SchedConfig,
+    jobs: BTreeMap<JobKey, Job>,
+    queues: Vec<Queue>,
+    hosts: Vec<Host>,
     /// The highest job id seen.
-    pub last_job_id: u64,
+    last_job_id: u64,
     next_order: i64,
     /// JOB_NEW records applied (each job's [`Job::seq`]).
     next_seq: u64,
     /// Cleaned jobs' final states, for dependencies on them.
-    pub gone: BTreeMap<JobKey, Gone>,
+    gone: BTreeMap<JobKey, Gone>,
     gone_order: VecDeque<(i64, JobKey)>,
     /// The epoch of the last MBD_START seen (this term's after [`Sched::start`]).
-    pub epoch: u64,
+    epoch: u64,
     /// When this mbatchd term started (ms).
-    pub started_at: Millis,
+    started_at: Millis,
     /// (time, master) of the last MBD_START applied.
     mbd_start: Option<(i64, String)>,
     /// LSF's numRemoveJobs: jobs purged from memory (JOB_CLEAN) since the last
@@ -295,6 +295,64 @@ impl Sched {
             effects: Vec::new(),
             dirty: true,
             week_minute: None,
+        }
+    }
+
+    /// The configuration the core runs with.
+    pub fn config(&self) -> &SchedConfig {
+        &self.cfg
+    }
+
+    /// Every job in memory (unfinished, and finished but not yet cleaned), by key.
+    pub fn jobs(&self) -> &BTreeMap<JobKey, Job> {
+        &self.jobs
+    }
+
+    /// One job in memory.
+    pub fn job(&self, key: JobKey) -> Option<&Job> {
+        self.jobs.get(&key)
+    }
+
+    /// The queues, in lsb.queues order.
+    pub fn queues(&self) -> &[Queue] {
+        &self.queues
+    }
+
+    /// The batch hosts, in lsb.hosts order.
+    pub fn hosts(&self) -> &[Host] {
+        &self.hosts
+    }
+
+    /// The highest job id seen.
+    pub fn last_job_id(&self) -> u64 {
+        self.last_job_id
+    }
+
+    /// What is remembered of cleaned jobs (for dependencies on them).
+    pub fn gone(&self) -> &BTreeMap<JobKey, Gone> {
+        &self.gone
+    }
+
+    /// The epoch of the last MBD_START seen (this term's after [`Sched::start`]).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// When this mbatchd term started (ms).
+    pub fn started_at(&self) -> Millis {
+        self.started_at
+    }
+
+    /// Keep the start of the term a rebuilt core continues (ms).
+    pub fn set_started_at(&mut self, at: Millis) {
+        self.started_at = at;
+    }
+
+    /// Every sbatchd counts as heard from at `now`: the silence that makes a host
+    /// `unreach` (and later lost) is measured from here.
+    pub fn all_sbd_seen(&mut self, now: Millis) {
+        for h in &mut self.hosts {
+            h.sbd_seen = now;
         }
     }
 
