@@ -1304,9 +1304,7 @@ mod replay {
                 basalt_mbatchd::journal::Options::default(),
             )?;
             let events = replay.events;
-            for ev in &events {
-                sched.on_event(ev);
-            }
+            sched.replay(&events);
             let full = t.elapsed().as_secs_f64();
             let jobs = sched.jobs().len();
             let pending = sched

@@ -355,10 +355,7 @@ pub async fn run_with(
             .map_err(|source| MbdError::Bind { addr, source })?,
     };
     let n = replayed.events.len();
-    let tokens = submission_tokens(&replayed.events);
-    for ev in &replayed.events {
-        sched.on_event(ev);
-    }
+    sched.replay(&replayed.events);
     if let Some(t) = &replayed.torn_tail {
         warn!(
             offset = replayed.torn_offset,
@@ -405,7 +402,6 @@ pub async fn run_with(
         last_probe: std::time::Instant::now(),
         term_epoch: epoch,
         switch_retry: None,
-        tokens,
         egroups,
         config_problem: run_opts.config_problem.clone().unwrap_or_default(),
     };
@@ -458,19 +454,6 @@ pub async fn run_with(
     let _ = stop_tx.send(());
     let _ = tokio::time::timeout(Duration::from_secs(2), server).await;
     result
-}
-
-/// Submission tokens of the JOB_NEWs among `events` -> job id.
-fn submission_tokens(events: &[Event]) -> std::collections::HashMap<String, u64> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::JobNew { job_id, sub, .. } if !sub.submit_token.is_empty() => {
-                Some((sub.submit_token.clone(), *job_id))
-            }
-            _ => None,
-        })
-        .collect()
 }
 
 /// Ask the LIM master for host status and load every second; resign when another host
@@ -563,8 +546,6 @@ struct OwnerState {
     term_epoch: u64,
     /// After a failed log switch: not before this.
     switch_retry: Option<std::time::Instant>,
-    /// Submission tokens of the jobs in memory -> job id (rebuilt from JOB_NEW on replay).
-    tokens: std::collections::HashMap<String, u64>,
     /// The members egroup gave the `(!)` user groups at start.
     egroups: std::collections::BTreeMap<String, Vec<String>>,
     /// See [`RunOptions::config_problem`] ("" = none).
@@ -777,10 +758,7 @@ impl OwnerState {
             SchedConfig::from_config_with_egroups(&self.config, &self.egroups),
             now,
         );
-        for ev in &replayed.events {
-            sched.on_event(ev);
-        }
-        self.tokens = submission_tokens(&replayed.events);
+        sched.replay(&replayed.events);
         sched.set_started_at(self.sched.started_at());
         sched.all_sbd_seen(now);
         info!(
@@ -814,23 +792,8 @@ impl OwnerState {
             .switch(basalt_sched::secs(now), &co.carried, &co.appended)
         {
             Ok(r) => {
-                for ev in &co.appended {
-                    self.sched.on_event(ev);
-                }
+                self.sched.replay(&co.appended);
                 self.switch_retry = None;
-                let sched = &self.sched;
-                self.tokens.retain(|_, id| {
-                    sched
-                        .jobs()
-                        .range((*id, 0)..=(*id, u32::MAX))
-                        .next()
-                        .is_some()
-                        || sched
-                            .gone()
-                            .range((*id, 0)..=(*id, u32::MAX))
-                            .next()
-                            .is_some()
-                });
                 info!(
                     carried = co.carried.len(),
                     archived_bytes = r.archived_bytes,
@@ -848,27 +811,6 @@ impl OwnerState {
                 self.switch_retry = Some(std::time::Instant::now() + Duration::from_secs(60));
             }
         }
-    }
-
-    /// The job a submission token already created, if it is still known.
-    fn known_submission(&self, token: &str) -> Option<u64> {
-        if token.is_empty() {
-            return None;
-        }
-        let id = *self.tokens.get(token)?;
-        let known = self
-            .sched
-            .jobs()
-            .range((id, 0)..=(id, u32::MAX))
-            .next()
-            .is_some()
-            || self
-                .sched
-                .gone()
-                .range((id, 0)..=(id, u32::MAX))
-                .next()
-                .is_some();
-        known.then_some(id)
     }
 
     /// The probe succeeded: accept work again, and feed back what waited.
@@ -901,7 +843,7 @@ impl OwnerState {
                 let command = sub.command.clone();
                 let token = sub.submit_token.clone();
                 // A resent submission (the client lost the answer): the job it created.
-                if let Some(id) = self.known_submission(&token) {
+                if let Some(id) = self.sched.known_submission(&token) {
                     let queue = self
                         .sched
                         .jobs()
@@ -936,9 +878,6 @@ impl OwnerState {
                 }
                 match self.sched.submit(now, &caller, *sub) {
                     Ok((id, queue, default_queue)) => {
-                        if !token.is_empty() {
-                            self.tokens.insert(token, id);
-                        }
                         // An array's elements share one submission and one job file.
                         let submit_time = self
                             .sched

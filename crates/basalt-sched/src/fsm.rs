@@ -1,11 +1,41 @@
-//! The event FSM: [`Sched::on_event`], the one function that changes logged state —
-//! live (through `emit`) and on replay alike — and [`Sched::start`], which opens a term.
+//! The event FSM: [`Sched::replay`], the one fold over lsb.events, and the step it folds
+//! (`on_event`), the one function that changes logged state — live (through `emit`) and
+//! on replay alike; what is derived from the log (submission tokens, per-queue pending
+//! order, slot counters) is kept here too. [`Sched::start`] opens a term.
 
 use crate::*;
 
 impl Sched {
+    /// Apply logged events in order: mbatchd's reload of lsb.events, a rollback to the
+    /// durable log, the records a log switch appends, `bevents replay`. Changes nothing
+    /// but logged state; no effects are produced.
+    pub fn replay<'a, I>(&mut self, events: I)
+    where
+        I: IntoIterator<Item = &'a Event>,
+    {
+        for ev in events {
+            self.on_event(ev);
+        }
+    }
+
+    /// The job a submission token (a resent `bsub`'s) already created, if that job is
+    /// still in memory or remembered as cleaned.
+    pub fn known_submission(&self, token: &str) -> Option<u64> {
+        if token.is_empty() {
+            return None;
+        }
+        let id = *self.tokens.get(token)?;
+        self.id_known(id).then_some(id)
+    }
+
+    /// Some element of job `id` is in memory or remembered as cleaned.
+    fn id_known(&self, id: u64) -> bool {
+        self.jobs.range((id, 0)..=(id, u32::MAX)).next().is_some()
+            || self.gone.range((id, 0)..=(id, u32::MAX)).next().is_some()
+    }
+
     /// Apply a logged event. Used for live operation (through `emit`) and for replay.
-    pub fn on_event(&mut self, ev: &Event) {
+    pub(crate) fn on_event(&mut self, ev: &Event) {
         self.dirty = true;
         match ev {
             Event::JobNew { time, job_id, sub } => {
@@ -20,6 +50,9 @@ impl Sched {
                     .collect();
                 for k in old {
                     self.gone.remove(&k);
+                }
+                if !sub.submit_token.is_empty() {
+                    self.tokens.insert(sub.submit_token.clone(), *job_id);
                 }
                 let hold = sub.options2 & sub2::HOLD != 0;
                 let shared = Arc::new((**sub).clone());
@@ -292,6 +325,12 @@ impl Sched {
                 let needed = self.gone_needed();
                 self.gone.retain(|k, _| needed.contains(k));
                 self.gone_order.retain(|(_, k)| needed.contains(k));
+                // Tokens of jobs no longer known are not carried either.
+                let tokens = std::mem::take(&mut self.tokens);
+                self.tokens = tokens
+                    .into_iter()
+                    .filter(|(_, id)| self.id_known(*id))
+                    .collect();
             }
         }
     }

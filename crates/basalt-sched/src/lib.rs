@@ -25,7 +25,7 @@
 //! sbatchd to kill the copies it still has.
 //!
 //! Rules (DESIGN.md 1–4): no I/O, no clocks, ordered collections only. Every change of
-//! logged state is an [`Event`] applied by [`Sched::on_event`] — the same function replays
+//! logged state is an [`Event`] applied by one function — live, and by [`Sched::replay`] of
 //! lsb.events on start — so a restarted mbatchd ends in the state it had. The runtime
 //! makes each batch of `Log` effects durable before it carries out the other effects of
 //! that batch or answers anybody.
@@ -242,6 +242,9 @@ pub struct Sched {
     /// Cleaned jobs' final states, for dependencies on them.
     gone: BTreeMap<JobKey, Gone>,
     gone_order: VecDeque<(i64, JobKey)>,
+    /// Submission tokens of the JOB_NEWs applied -> job id (a resent bsub gets the job
+    /// its first attempt created); pruned to known jobs by LOG_SWITCH.
+    tokens: BTreeMap<String, u64>,
     /// The epoch of the last MBD_START seen (this term's after [`Sched::start`]).
     epoch: u64,
     /// When this mbatchd term started (ms).
@@ -286,6 +289,7 @@ impl Sched {
             next_seq: 0,
             gone: BTreeMap::new(),
             gone_order: VecDeque::new(),
+            tokens: BTreeMap::new(),
             epoch: 0,
             started_at: now,
             mbd_start: None,
@@ -434,6 +438,8 @@ fn state_change(time: i64, key: JobKey, status: u32, reasons: u32, subreasons: u
     }
 }
 
+#[cfg(test)]
+mod fsm_tests;
 #[cfg(test)]
 mod host_loss_tests;
 #[cfg(test)]

@@ -803,7 +803,7 @@ pub fn replay(cfg: SchedConfig, plan: &ReplayPlan, until: Option<i64>) -> io::Re
                     }
                     match basalt_mbatchd::journal::from_record(&rec) {
                         Some(ev) => {
-                            sched.on_event(&ev);
+                            sched.replay([&ev]);
                             r.applied += 1;
                             r.last_time = Some(rec.time());
                         }
