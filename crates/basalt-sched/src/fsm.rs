@@ -103,11 +103,15 @@ impl Sched {
                         no_stop: false,
                         pending_action: None,
                     };
-                    self.jobs.insert((*job_id, idx), job);
+                    self.counts.apply(&job, true);
+                    if let Some(old) = self.jobs.insert((*job_id, idx), job) {
+                        self.counts.apply(&old, false);
+                    }
                 }
             }
             Event::JobStart { time, key, hosts } => {
                 if let Some(j) = self.jobs.get_mut(key) {
+                    self.counts.apply(j, false);
                     j.state = JobState::Run;
                     j.hosts = hosts.clone();
                     j.start_time = *time;
@@ -121,6 +125,7 @@ impl Sched {
                     j.kill_ordered = None;
                     j.pending_action = None;
                     j.pend_reasons = Arc::default();
+                    self.counts.apply(j, true);
                 }
             }
             Event::JobStartAccept { key, pid, pgid, .. } => {
@@ -166,6 +171,7 @@ impl Sched {
                 let Some(new) = JobState::from_code(*st) else {
                     return;
                 };
+                self.counts.apply(j, false);
                 j.reasons = *reasons;
                 j.subreasons = *subreasons;
                 if new.is_finished() {
@@ -201,6 +207,7 @@ impl Sched {
                 }
                 let rerun = is_rerun(j.state, new, *reasons);
                 j.state = new;
+                self.counts.apply(j, true);
                 if rerun {
                     // A rerun goes before the jobs pending in its queue.
                     self.apply_move(*key, 1, 1);
@@ -231,11 +238,13 @@ impl Sched {
                 self.next_order += 1;
                 let order = self.next_order;
                 if let Some(j) = self.jobs.get_mut(key) {
+                    self.counts.apply(j, false);
                     j.queue = queue.clone();
                     j.order = order;
                     if j.state.is_pending() {
                         j.pend_reasons = Arc::new(BTreeMap::from([(pend::SWITCHED, Vec::new())]));
                     }
+                    self.counts.apply(j, true);
                 }
             }
             Event::JobMove {
@@ -252,6 +261,7 @@ impl Sched {
             }
             Event::JobClean { time, key } => {
                 if let Some(j) = self.jobs.remove(key) {
+                    self.counts.apply(&j, false);
                     self.num_remove_jobs += 1;
                     self.gone.insert(
                         *key,
@@ -339,13 +349,13 @@ impl Sched {
         let Some(queue) = self.jobs.get(&key).map(|j| j.queue.clone()) else {
             return;
         };
-        let mut pending: Vec<(i64, JobKey)> = self
-            .jobs
-            .values()
-            .filter(|j| j.queue == queue && j.state.is_pending() && j.key() != key)
-            .map(|j| (j.order, j.key()))
-            .collect();
-        pending.sort();
+        // The queue's pending jobs in order (kept by the FSM), but the one that moves.
+        let pending: Vec<(i64, JobKey)> = self
+            .counts
+            .pending
+            .get(&queue)
+            .map(|set| set.iter().filter(|(_, k)| *k != key).copied().collect())
+            .unwrap_or_default();
         let n = pending.len();
         let pos = (position.max(1) as usize - 1).min(n);
         let at = if base == 2 { n - pos } else { pos };
@@ -357,10 +367,22 @@ impl Sched {
             orders.push(j.order);
         }
         orders.sort();
+        let mut now_pending = Vec::with_capacity(keys.len());
         for (k, o) in keys.into_iter().zip(orders) {
             if let Some(j) = self.jobs.get_mut(&k) {
                 j.order = o;
+                if j.state.is_pending() {
+                    now_pending.push((o, k));
+                }
             }
+        }
+        now_pending.sort_unstable();
+        if now_pending.is_empty() {
+            self.counts.pending.remove(&queue);
+        } else {
+            self.counts
+                .pending
+                .insert(queue, RankSet::from_sorted(now_pending));
         }
     }
 

@@ -34,6 +34,7 @@ pub mod array;
 pub mod bounds;
 mod config;
 mod control;
+mod counts;
 pub mod depend;
 mod deps;
 mod fsm;
@@ -51,6 +52,7 @@ pub use query::wildcard;
 pub use schedule::allocate::span_of;
 pub use types::*;
 
+use counts::{Counts, RankSet};
 use fsm::{elements_of, is_rerun};
 
 use basalt_core::job::{self as jobv, JobState, exit_reason, pend, status, sub, sub2, susp};
@@ -245,6 +247,8 @@ pub struct Sched {
     /// Submission tokens of the JOB_NEWs applied -> job id (a resent bsub gets the job
     /// its first attempt created); pruned to known jobs by LOG_SWITCH.
     tokens: BTreeMap<String, u64>,
+    /// Per-queue pending order and slot counters, kept by `on_event`.
+    counts: Counts,
     /// The epoch of the last MBD_START seen (this term's after [`Sched::start`]).
     epoch: u64,
     /// When this mbatchd term started (ms).
@@ -290,6 +294,7 @@ impl Sched {
             gone: BTreeMap::new(),
             gone_order: VecDeque::new(),
             tokens: BTreeMap::new(),
+            counts: Counts::default(),
             epoch: 0,
             started_at: now,
             mbd_start: None,

@@ -124,56 +124,33 @@ impl Sched {
         if !j.state.is_pending() {
             return 0;
         }
-        1 + self
-            .jobs
-            .values()
-            .filter(|o| o.queue == j.queue && o.state.is_pending() && o.order < j.order)
-            .count() as u32
+        // The pending jobs of its queue with a lower order.
+        let below = self
+            .counts
+            .pending
+            .get(&j.queue)
+            .map_or(0, |set| set.rank(&(j.order, (0, 0))));
+        1 + below as u32
     }
 
     /// Slots used on a host by started jobs.
     pub fn used_slots(&self, host: &str) -> u32 {
-        self.jobs
-            .values()
-            .filter(|j| j.state.is_started())
-            .map(|j| j.hosts.iter().filter(|h| *h == host).count() as u32)
-            .sum()
+        self.counts.hosts.get(host).map_or(0, |t| t.used)
     }
 
     /// (njobs, run, ssusp, ususp) slots on a host.
     pub fn host_counts(&self, host: &str) -> (u32, u32, u32, u32) {
-        let mut c = (0, 0, 0, 0);
-        for j in self.jobs.values().filter(|j| j.state.is_started()) {
-            let n = j.hosts.iter().filter(|h| *h == host).count() as u32;
-            if n == 0 {
-                continue;
-            }
-            c.0 += n;
-            match j.state {
-                JobState::Run | JobState::Unkwn => c.1 += n,
-                JobState::Ssusp => c.2 += n,
-                JobState::Ususp => c.3 += n,
-                _ => {}
-            }
-        }
-        c
+        self.counts
+            .hosts
+            .get(host)
+            .map_or((0, 0, 0, 0), |t| (t.used, t.run, t.ssusp, t.ususp))
     }
 
     /// (njobs, pend, run, ssusp, ususp) slots of a queue.
     pub fn queue_counts(&self, queue: &str) -> (u32, u32, u32, u32, u32) {
-        let mut c = (0, 0, 0, 0, 0);
-        for j in self.jobs.values().filter(|j| j.queue == queue) {
-            let n = j.slots();
-            match j.state {
-                JobState::Pend | JobState::Psusp => c.1 += n,
-                JobState::Run | JobState::Unkwn => c.2 += n,
-                JobState::Ssusp => c.3 += n,
-                JobState::Ususp => c.4 += n,
-                _ => continue,
-            }
-            c.0 += n;
-        }
-        c
+        self.counts.queues.get(queue).map_or((0, 0, 0, 0, 0), |t| {
+            (t.njobs, t.pend, t.run, t.ssusp, t.ususp)
+        })
     }
 
     /// bhosts status of a host.
@@ -190,9 +167,7 @@ impl Sched {
         if h.lim == LimStatus::Unknown {
             return HostStatus::Closed(ClosedReason::Lim);
         }
-        if self.jobs.values().any(|j| {
-            j.state.is_started() && j.sub.options & sub::EXCLUSIVE != 0 && j.hosts.contains(&h.name)
-        }) {
+        if self.counts.hosts.get(&h.name).is_some_and(|t| t.excl > 0) {
             return HostStatus::Closed(ClosedReason::Excl);
         }
         if !self.window_open(h.dispatch_window.as_ref()) {
