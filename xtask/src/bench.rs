@@ -23,7 +23,7 @@
 //!   `fsync`/`fdatasync` calls of mbatchd are counted with `perf stat` when perf works.
 //! * `bsub` — wall time of the real release `bsub -H` per call, 200 calls in a row
 //!   (`--quick`: 50). Goal: p50 under 5 ms.
-//! * `sched`, `latency`, `drain`, `memory`, `idle`, `failover` — one module each under
+//! * `sched`, `query`, `latency`, `drain`, `memory`, `idle`, `failover` — one module each under
 //!   `bench/`, documented there.
 //!
 //! `--vs slurm` adds the Slurm side ([`slurm`]) and a comparison table.
@@ -66,6 +66,7 @@ mod failover;
 mod idle;
 mod latency;
 mod memory;
+mod query;
 mod sched;
 mod slurm;
 
@@ -93,6 +94,13 @@ pub const MEASURES: &[Measure] = &[
         runs: 5,
         quick_runs: 3,
         run: sched::run,
+    },
+    Measure {
+        name: "query",
+        what: "bjobs -u all, bhosts, bqueues in the pure core with 40,000 pending jobs",
+        runs: 5,
+        quick_runs: 3,
+        run: query::run,
     },
     Measure {
         name: "submit",
