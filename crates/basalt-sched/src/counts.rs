@@ -150,11 +150,20 @@ fn bump(v: &mut u32, n: u32, add: bool) {
     *v = if add { *v + n } else { v.saturating_sub(n) };
 }
 
+/// The entry for `k`, made if missing (without allocating a key when it is there).
+fn entry<'a, V: Default>(map: &'a mut BTreeMap<String, V>, k: &str) -> Option<&'a mut V> {
+    if !map.contains_key(k) {
+        map.insert(k.to_owned(), V::default());
+    }
+    map.get_mut(k)
+}
+
 impl Counts {
     /// Add a job's contribution (`add`), or take it back.
     pub(crate) fn apply(&mut self, j: &Job, add: bool) {
-        if j.state.is_pending() {
-            let set = self.pending.entry(j.queue.clone()).or_default();
+        if j.state.is_pending()
+            && let Some(set) = entry(&mut self.pending, &j.queue)
+        {
             if add {
                 set.insert((j.order, j.key()));
             } else {
@@ -167,7 +176,9 @@ impl Counts {
         if j.state.is_started() && !j.hosts.is_empty() {
             let exclusive = j.sub.options & sub::EXCLUSIVE != 0;
             for (i, h) in j.hosts.iter().enumerate() {
-                let t = self.hosts.entry(h.clone()).or_default();
+                let Some(t) = entry(&mut self.hosts, h) else {
+                    continue;
+                };
                 bump(&mut t.used, 1, add);
                 match j.state {
                     JobState::Run | JobState::Unkwn => bump(&mut t.run, 1, add),
@@ -185,7 +196,9 @@ impl Counts {
             }
         }
         let n = j.slots();
-        let t = self.queues.entry(j.queue.clone()).or_default();
+        let Some(t) = entry(&mut self.queues, &j.queue) else {
+            return;
+        };
         let counted = match j.state {
             JobState::Pend | JobState::Psusp => Some(&mut t.pend),
             JobState::Run | JobState::Unkwn => Some(&mut t.run),
