@@ -1,7 +1,11 @@
 //! Job, queue and host control (bkill, bstop, bresume, bswitch, btop/bbot, brun, badmin
 //! q*/h*) and who may do it.
 
-use crate::*;
+use crate::{
+    Caller, Event, HostStatus, Job, JobKey, Millis, SbdAction, Sched, SchedError, limits, secs,
+    state_change,
+};
+use basalt_core::job::{self as jobv, JobState, exit_reason, status, susp};
 
 impl Sched {
     pub(crate) fn is_admin(&self, c: &Caller) -> bool {

@@ -1,7 +1,10 @@
 //! `-w` dependency conditions evaluated against the live jobs and the remembered cleaned
 //! ones.
 
-use crate::*;
+use crate::depend::{IdxSel, Member, Target, Tri};
+use crate::{Job, JobKey, Sched, array, depend, wildcard};
+use basalt_core::job::{self as jobv, JobState};
+use std::collections::BTreeSet;
 
 impl Sched {
     /// The state of a job's `-w` condition now (None: the job has none).

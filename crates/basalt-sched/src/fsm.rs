@@ -3,7 +3,12 @@
 //! on replay alike; what is derived from the log (submission tokens, per-queue pending
 //! order, slot counters) is kept here too. [`Sched::start`] opens a term.
 
-use crate::*;
+use crate::counts::RankSet;
+use crate::depend::Expr;
+use crate::{Event, GONE_KEEP_SECS, Gone, Job, JobKey, Millis, Sched, Usage, array, depend, secs};
+use basalt_core::job::{JobState, pend, sub2, susp};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 impl Sched {
     /// Apply logged events in order: mbatchd's reload of lsb.events, a rollback to the

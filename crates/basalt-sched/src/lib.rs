@@ -52,14 +52,19 @@ pub use query::wildcard;
 pub use schedule::allocate::span_of;
 pub use types::*;
 
-use counts::{Counts, RankSet};
+use counts::Counts;
 use fsm::{elements_of, is_rerun};
 
-use basalt_core::job::{self as jobv, JobState, exit_reason, pend, status, sub, sub2, susp};
-use depend::{Expr, IdxSel, Member, Target, Tri};
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
-use std::sync::Arc;
+use basalt_core::job::JobState;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+// What the unit tests (`use super::*`) name besides the crate's own items.
 use thiserror::Error;
+#[cfg(test)]
+use {
+    basalt_core::job::{pend, status, sub, sub2, susp},
+    depend::Tri,
+    std::sync::Arc,
+};
 
 /// Pending reason: the array's `%k` limit of running elements is reached (LSF's
 /// PEND_JOB_ARRAY_JLIMIT).

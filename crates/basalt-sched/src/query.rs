@@ -1,7 +1,9 @@
 //! Read-only views for the query commands (bjobs, bhosts, bqueues): filters, listing
 //! order, positions, slot counts, host status.
 
-use crate::*;
+use crate::{ClosedReason, Host, HostStatus, Job, JobQuery, LimStatus, Queue, Sched, limits};
+use basalt_core::job::JobState;
+use std::collections::{BTreeSet, HashMap};
 
 impl Sched {
     /// The state a user sees: UNKWN for started jobs on hosts that cannot be reached.

@@ -2,7 +2,12 @@
 //! dispatches, job reports, orders to sbatchd, and the timers (silence, lost hosts,
 //! deadlines, CLEAN_PERIOD).
 
-use crate::*;
+use crate::{
+    Ack, Effect, Event, HostJob, Job, JobKey, LimStatus, Millis, Report, ReportKind, SbdAction,
+    Sched, TERM_HOST_LOST, UNREACH_AFTER_HELLOS, Usage, secs, state_change,
+};
+use basalt_core::job::{JobState, exit_reason, pend, status, sub};
+use std::collections::{BTreeMap, BTreeSet};
 
 impl Sched {
     /// LIM's view of a host: static info and status, and its current load.

@@ -1,6 +1,8 @@
 //! bsub: checking a submission and giving it a job id.
 
-use crate::*;
+use crate::{
+    Caller, Event, Millis, Sched, SchedError, Submission, array, bounds, depend, limits, secs,
+};
 
 impl Sched {
     /// bsub. On success the job exists and its JOB_NEW is among the effects; the caller

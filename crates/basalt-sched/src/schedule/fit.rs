@@ -1,7 +1,10 @@
 //! Whether a host can take a job: load thresholds, the per-(queue, host) checks of a
 //! pass, and the per-host evaluation with what the pass has placed so far.
 
-use crate::*;
+use crate::{Host, LimStatus, Millis, Queue, Sched, Submission};
+use basalt_core::job::pend;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 impl Sched {
     /// Within the queue's and the host's (lsb.hosts) loadSched thresholds? Run-queue

@@ -6,9 +6,13 @@ pub(crate) mod allocate;
 pub(crate) mod fit;
 mod resume;
 
-use crate::*;
+use crate::depend::Tri;
+use crate::{Effect, Event, JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Submission, secs, span_of};
 use allocate::allocate;
+use basalt_core::job::{JobState, pend, sub};
 use fit::{CandKey, JobFit, PassState, Shape, ShapeKey, StaticWhy};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 impl Sched {
     /// Whether a scheduling pass could do something (cleared by [`Sched::schedule`]).

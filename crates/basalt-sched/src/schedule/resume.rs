@@ -1,6 +1,7 @@
 //! Resuming bresume'd jobs (SSUSP with SUSP_USER_RESUME) when their host's load allows.
 
-use crate::*;
+use crate::{Job, JobKey, Millis, SbdAction, Sched};
+use basalt_core::job::{JobState, susp};
 
 impl Sched {
     /// bresume'd jobs (SSUSP with SUSP_USER_RESUME) are resumed when their host's load
