@@ -9,7 +9,7 @@
 
 use crate::{Job, JobKey, JobState};
 use basalt_core::job::sub;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// Elements per block of a [`RankSet`] (a block is split at twice this).
 const BLOCK: usize = 512;
@@ -17,10 +17,12 @@ const BLOCK: usize = 512;
 /// An ordered set that tells how many of its elements are below a value: sorted blocks
 /// of at most 2 × [`BLOCK`] elements, so insert, remove and rank cost O(√n)-ish
 /// (a binary search over the blocks, a move within one block, a sum of block sizes).
+/// Blocks are ring buffers: a queue's pending jobs mostly come at its end (submission)
+/// and leave at its front (dispatch), which then moves nothing.
 #[derive(Debug, Clone)]
 pub(crate) struct RankSet<T> {
     /// Non-empty, sorted, each block's elements below the next block's.
-    blocks: Vec<Vec<T>>,
+    blocks: Vec<VecDeque<T>>,
     len: usize,
 }
 
@@ -43,19 +45,22 @@ impl<T: Ord + Copy> RankSet<T> {
     /// A set of `sorted` (ascending, no duplicates).
     pub(crate) fn from_sorted(sorted: Vec<T>) -> Self {
         let len = sorted.len();
-        let blocks = sorted.chunks(BLOCK).map(<[T]>::to_vec).collect();
+        let blocks = sorted
+            .chunks(BLOCK)
+            .map(|c| c.iter().copied().collect())
+            .collect();
         RankSet { blocks, len }
     }
 
     /// The index of the first block whose last element is not below `x`.
     fn first_block_not_below(&self, x: &T) -> usize {
         self.blocks
-            .partition_point(|b| b.last().is_some_and(|last| last < x))
+            .partition_point(|b| b.back().is_some_and(|last| last < x))
     }
 
     pub(crate) fn insert(&mut self, x: T) -> bool {
         if self.blocks.is_empty() {
-            self.blocks.push(vec![x]);
+            self.blocks.push(VecDeque::from([x]));
             self.len = 1;
             return true;
         }
@@ -92,7 +97,7 @@ impl<T: Ord + Copy> RankSet<T> {
     /// How many elements are below `x`.
     pub(crate) fn rank(&self, x: &T) -> usize {
         let bi = self.first_block_not_below(x);
-        let before: usize = self.blocks[..bi].iter().map(Vec::len).sum();
+        let before: usize = self.blocks[..bi].iter().map(VecDeque::len).sum();
         before
             + self
                 .blocks
@@ -100,6 +105,7 @@ impl<T: Ord + Copy> RankSet<T> {
                 .map_or(0, |b| b.partition_point(|e| e < x))
     }
 
+    #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -168,9 +174,6 @@ impl Counts {
                 set.insert((j.order, j.key()));
             } else {
                 set.remove(&(j.order, j.key()));
-                if set.is_empty() {
-                    self.pending.remove(&j.queue);
-                }
             }
         }
         if j.state.is_started() && !j.hosts.is_empty() {
@@ -190,9 +193,6 @@ impl Counts {
                 if exclusive && !j.hosts[..i].contains(h) {
                     bump(&mut t.excl, 1, add);
                 }
-                if *t == HostTally::default() {
-                    self.hosts.remove(h);
-                }
             }
         }
         let n = j.slots();
@@ -210,9 +210,6 @@ impl Counts {
             bump(c, n, add);
             bump(&mut t.njobs, n, add);
         }
-        if *t == QueueTally::default() {
-            self.queues.remove(&j.queue);
-        }
     }
 
     /// The same, counted from scratch.
@@ -222,6 +219,17 @@ impl Counts {
         for j in jobs {
             c.apply(j, true);
         }
+        c.without_empty()
+    }
+
+    /// Without the entries that count nothing (a queue or host once used keeps its entry,
+    /// so that its name is not allocated again on the next job).
+    #[cfg(test)]
+    pub(crate) fn without_empty(&self) -> Counts {
+        let mut c = self.clone();
+        c.pending.retain(|_, set| !set.is_empty());
+        c.hosts.retain(|_, t| *t != HostTally::default());
+        c.queues.retain(|_, t| *t != QueueTally::default());
         c
     }
 }

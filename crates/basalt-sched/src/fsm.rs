@@ -382,13 +382,9 @@ impl Sched {
             }
         }
         now_pending.sort_unstable();
-        if now_pending.is_empty() {
-            self.counts.pending.remove(&queue);
-        } else {
-            self.counts
-                .pending
-                .insert(queue, RankSet::from_sorted(now_pending));
-        }
+        self.counts
+            .pending
+            .insert(queue, RankSet::from_sorted(now_pending));
     }
 
     /// Called once after replay: logs MBD_START with a new epoch.

@@ -51,7 +51,7 @@ fn a_submission_token_names_its_job_until_the_job_is_forgotten() {
 /// answers what the former walks over every job answered.
 pub(crate) fn check_counts(s: &Sched, ctx: &str) {
     assert_eq!(
-        s.counts,
+        s.counts.without_empty(),
         Counts::recount(s.jobs.values()),
         "{ctx}: counters vs recount"
     );
@@ -174,6 +174,6 @@ fn counters_follow_submit_start_suspend_move_switch_finish_and_clean() {
     let mut r = Sched::new(cfg(), T0);
     r.replay(&log);
     check_counts(&r, "replayed");
-    assert_eq!(r.counts, s.counts);
+    assert_eq!(r.counts.without_empty(), s.counts.without_empty());
     let _ = ids;
 }
