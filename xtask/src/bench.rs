@@ -15,7 +15,7 @@
 //!   basalt-eventlog's writer, a realistic mix of job lives (submitted, dispatched,
 //!   running, finished, killed, cleaned), interleaved in time. Timed: `EventLog::open`
 //!   alone (read and parse), and mbatchd's replay (`journal::open`: lock, read, `from_record`,
-//!   `Sched::on_event` for every event). Goal: under 2 s.
+//!   `Sched::replay` of every event). Goal: under 2 s.
 //! * `submit` — a one-host cluster of the release daemons on a loopback address of its
 //!   own; 100,000 held jobs (`--quick`: 10,000) submitted through mbatchd's gRPC API by
 //!   64 concurrent clients, each job acknowledged only once durable. Goal: 20,000 jobs/s.
@@ -23,7 +23,7 @@
 //!   `fsync`/`fdatasync` calls of mbatchd are counted with `perf stat` when perf works.
 //! * `bsub` — wall time of the real release `bsub -H` per call, 200 calls in a row
 //!   (`--quick`: 50). Goal: p50 under 5 ms.
-//! * `sched`, `latency`, `drain`, `memory`, `idle`, `failover` — one module each under
+//! * `sched`, `query`, `latency`, `drain`, `memory`, `idle`, `failover` — one module each under
 //!   `bench/`, documented there.
 //!
 //! `--vs slurm` adds the Slurm side ([`slurm`]) and a comparison table.
@@ -67,6 +67,7 @@ mod failover;
 mod idle;
 mod latency;
 mod memory;
+mod query;
 mod replay;
 mod report;
 mod sched;
@@ -100,6 +101,13 @@ pub const MEASURES: &[Measure] = &[
         runs: 5,
         quick_runs: 3,
         run: sched::run,
+    },
+    Measure {
+        name: "query",
+        what: "bjobs -u all, bhosts, bqueues in the pure core with 40,000 pending jobs",
+        runs: 5,
+        quick_runs: 3,
+        run: query::run,
     },
     Measure {
         name: "submit",

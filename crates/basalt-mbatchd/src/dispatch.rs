@@ -40,7 +40,7 @@ impl OwnerState {
                     let config = self.config.clone();
                     let auth = self.auth.clone();
                     let tx = self.tx.clone();
-                    let epoch = self.sched.epoch;
+                    let epoch = self.sched.epoch();
                     self.rt.spawn(async move {
                         let result = dispatch(&config, &auth, &host, epoch, spec, path).await;
                         let _ = tx.send(Msg::DispatchDone {
@@ -81,13 +81,13 @@ impl OwnerState {
                     };
                     let req = sbpb::SignalJobRequest {
                         protocol: Some(basalt_proto::PROTOCOL),
-                        epoch: self.sched.epoch,
+                        epoch: self.sched.epoch(),
                         job_id: key.0,
                         idx: key.1,
                         attempt,
                         action: action_pb as i32,
                         signal,
-                        terminate_interval: self.sched.cfg.job_terminate_interval_secs,
+                        terminate_interval: self.sched.config().job_terminate_interval_secs,
                         stop_state,
                         reasons,
                         term_reason: term,
@@ -119,8 +119,8 @@ impl OwnerState {
     }
 
     fn job_spec(&self, key: JobKey, attempt: u32) -> Option<sbpb::JobSpec> {
-        let j = self.sched.jobs.get(&key)?;
-        let q = self.sched.queues.iter().find(|q| q.name == j.queue);
+        let j = self.sched.jobs().get(&key)?;
+        let q = self.sched.queues().iter().find(|q| q.name == j.queue);
         Some(sbpb::JobSpec {
             job_id: j.id,
             idx: j.idx,
@@ -155,7 +155,7 @@ impl OwnerState {
             umask: j.sub.umask,
             nice: q.and_then(|q| q.nice).unwrap_or(0),
             project: j.sub.project.clone(),
-            cluster: self.sched.cfg.cluster.clone(),
+            cluster: self.sched.config().cluster.clone(),
             res_req: j.sub.res_req.clone(),
             login_shell: j.sub.login_shell.clone(),
             job_controls: q

@@ -30,10 +30,10 @@ impl OwnerState {
                 let command = sub.command.clone();
                 let token = sub.submit_token.clone();
                 // A resent submission (the client lost the answer): the job it created.
-                if let Some(id) = self.known_submission(&token) {
+                if let Some(id) = self.sched.known_submission(&token) {
                     let queue = self
                         .sched
-                        .jobs
+                        .jobs()
                         .range((id, 0)..=(id, u32::MAX))
                         .next()
                         .map_or_else(String::new, |(_, j)| j.sub.queue.clone());
@@ -65,13 +65,10 @@ impl OwnerState {
                 }
                 match self.sched.submit(now, &caller, *sub) {
                     Ok((id, queue, default_queue)) => {
-                        if !token.is_empty() {
-                            self.tokens.insert(token, id);
-                        }
                         // An array's elements share one submission and one job file.
                         let submit_time = self
                             .sched
-                            .jobs
+                            .jobs()
                             .range((id, 0)..=(id, u32::MAX))
                             .next()
                             .map_or(0, |(_, j)| j.sub.submit_time);
@@ -216,7 +213,7 @@ impl OwnerState {
                 restart,
                 reply,
             } => {
-                if caller.uid != 0 && !self.sched.cfg.admins.contains(&caller.user) {
+                if caller.uid != 0 && !self.sched.config().admins.contains(&caller.user) {
                     deferred.push(defer(reply, Err(SchedError::Permission)));
                 } else {
                     deferred.push(defer(reply, Ok(())));
@@ -232,17 +229,17 @@ impl OwnerState {
             Msg::Hello { host, jobs, reply } => {
                 let theirs = self.sched.sbd_hello(now, &host, &jobs);
                 let out = HelloAnswer {
-                    epoch: self.sched.epoch,
+                    epoch: self.sched.epoch(),
                     jobs: theirs,
-                    sbd_sleep_time: self.sched.cfg.sbd_sleep_time_secs,
-                    job_terminate_interval: self.sched.cfg.job_terminate_interval_secs,
-                    hello_interval: self.sched.cfg.hello_interval_secs,
+                    sbd_sleep_time: self.sched.config().sbd_sleep_time_secs,
+                    job_terminate_interval: self.sched.config().job_terminate_interval_secs,
+                    hello_interval: self.sched.config().hello_interval_secs,
                 };
                 deferred.push(defer(reply, out));
             }
             Msg::Report { report, reply } => {
                 let ack = report.map(|r| self.sched.report(now, r));
-                deferred.push(defer(reply, (ack, self.sched.epoch)));
+                deferred.push(defer(reply, (ack, self.sched.epoch())));
             }
             Msg::DispatchDone {
                 key,

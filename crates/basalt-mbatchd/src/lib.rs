@@ -34,7 +34,7 @@ mod views;
 
 use basalt_config::Config;
 use basalt_proto::mbatchd as pb;
-use basalt_sched::{Event, Sched, SchedConfig};
+use basalt_sched::{Sched, SchedConfig};
 use lim_poller::lim_poller;
 use msg::Msg;
 use owner::{Health, Owner, OwnerState};
@@ -200,10 +200,7 @@ pub async fn run_with(
             .map_err(|source| MbdError::Bind { addr, source })?,
     };
     let n = replayed.events.len();
-    let tokens = submission_tokens(&replayed.events);
-    for ev in &replayed.events {
-        sched.on_event(ev);
-    }
+    sched.replay(&replayed.events);
     if let Some(t) = &replayed.torn_tail {
         warn!(
             offset = replayed.torn_offset,
@@ -213,14 +210,14 @@ pub async fn run_with(
     }
     info!(
         events = n,
-        jobs = sched.jobs.len(),
+        jobs = sched.jobs().len(),
         "replayed {}",
         logdir.join("lsb.events").display()
     );
     drop(replayed);
     release_freed_memory();
     sched.start(now, &me);
-    let epoch = sched.epoch;
+    let epoch = sched.epoch();
     info!(
         epoch,
         "mbatchd serving on {}",
@@ -250,7 +247,6 @@ pub async fn run_with(
         last_probe: std::time::Instant::now(),
         term_epoch: epoch,
         switch_retry: None,
-        tokens,
         egroups,
         config_problem: run_opts.config_problem.clone().unwrap_or_default(),
     };
@@ -303,19 +299,6 @@ pub async fn run_with(
     let _ = stop_tx.send(());
     let _ = tokio::time::timeout(Duration::from_secs(2), server).await;
     result
-}
-
-/// Submission tokens of the JOB_NEWs among `events` -> job id.
-pub(crate) fn submission_tokens(events: &[Event]) -> std::collections::HashMap<String, u64> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            Event::JobNew { job_id, sub, .. } if !sub.submit_token.is_empty() => {
-                Some((sub.submit_token.clone(), *job_id))
-            }
-            _ => None,
-        })
-        .collect()
 }
 
 #[cfg(test)]

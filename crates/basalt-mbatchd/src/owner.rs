@@ -8,7 +8,7 @@
 //! rolls back to the durable state.
 
 use crate::msg::{Msg, Reply};
-use crate::{MbdError, journal, local_week_minute, now_ms, submission_tokens};
+use crate::{MbdError, journal, local_week_minute, now_ms};
 use basalt_config::Config;
 use basalt_sched::{Effect, Event, Sched, SchedConfig};
 use journal::Journal;
@@ -95,8 +95,6 @@ pub(crate) struct OwnerState {
     pub(crate) term_epoch: u64,
     /// After a failed log switch: not before this.
     pub(crate) switch_retry: Option<std::time::Instant>,
-    /// Submission tokens of the jobs in memory -> job id (rebuilt from JOB_NEW on replay).
-    pub(crate) tokens: std::collections::HashMap<String, u64>,
     /// The members egroup gave the `(!)` user groups at start.
     pub(crate) egroups: std::collections::BTreeMap<String, Vec<String>>,
     /// See [`RunOptions::config_problem`] ("" = none).
@@ -309,17 +307,12 @@ impl OwnerState {
             SchedConfig::from_config_with_egroups(&self.config, &self.egroups),
             now,
         );
-        for ev in &replayed.events {
-            sched.on_event(ev);
-        }
-        self.tokens = submission_tokens(&replayed.events);
-        sched.started_at = self.sched.started_at;
-        for h in &mut sched.hosts {
-            h.sbd_seen = now;
-        }
+        sched.replay(&replayed.events);
+        sched.set_started_at(self.sched.started_at());
+        sched.all_sbd_seen(now);
         info!(
             events = replayed.events.len(),
-            jobs = sched.jobs.len(),
+            jobs = sched.jobs().len(),
             "rolled back to the durable state of the event log"
         );
         self.sched = sched;
@@ -348,29 +341,14 @@ impl OwnerState {
             .switch(basalt_sched::secs(now), &co.carried, &co.appended)
         {
             Ok(r) => {
-                for ev in &co.appended {
-                    self.sched.on_event(ev);
-                }
+                self.sched.replay(&co.appended);
                 self.switch_retry = None;
-                let sched = &self.sched;
-                self.tokens.retain(|_, id| {
-                    sched
-                        .jobs
-                        .range((*id, 0)..=(*id, u32::MAX))
-                        .next()
-                        .is_some()
-                        || sched
-                            .gone
-                            .range((*id, 0)..=(*id, u32::MAX))
-                            .next()
-                            .is_some()
-                });
                 info!(
                     carried = co.carried.len(),
                     archived_bytes = r.archived_bytes,
                     "switched lsb.events in {:?} ({} jobs in memory)",
                     started.elapsed(),
-                    self.sched.jobs.len()
+                    self.sched.jobs().len()
                 );
             }
             Err(journal::JournalError::LockLost { .. }) => {
@@ -384,39 +362,16 @@ impl OwnerState {
         }
     }
 
-    /// The job a submission token already created, if it is still known.
-    pub(crate) fn known_submission(&self, token: &str) -> Option<u64> {
-        if token.is_empty() {
-            return None;
-        }
-        let id = *self.tokens.get(token)?;
-        let known = self
-            .sched
-            .jobs
-            .range((id, 0)..=(id, u32::MAX))
-            .next()
-            .is_some()
-            || self
-                .sched
-                .gone
-                .range((id, 0)..=(id, u32::MAX))
-                .next()
-                .is_some();
-        known.then_some(id)
-    }
-
     /// The probe succeeded: accept work again, and feed back what waited.
     fn writable_again(&mut self) {
         info!("the event log can be written again; accepting new work");
         self.health.set(None);
         let now = now_ms();
-        for h in &mut self.sched.hosts {
-            h.sbd_seen = now;
-        }
-        if self.sched.epoch < self.term_epoch {
+        self.sched.all_sbd_seen(now);
+        if self.sched.epoch() < self.term_epoch {
             // This term's MBD_START never reached the disk: log it now.
             self.sched.start(now, &self.me);
-            self.term_epoch = self.sched.epoch;
+            self.term_epoch = self.sched.epoch();
         }
         for m in self.backlog.drain(..) {
             let _ = self.tx.send(m);

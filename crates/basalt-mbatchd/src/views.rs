@@ -13,12 +13,12 @@ fn limit(v: Option<u32>) -> i64 {
 pub(crate) fn queues_reply(s: &Sched, names: &[String]) -> pb::QueuesReply {
     let mut out = pb::QueuesReply::default();
     for name in names {
-        if !s.queues.iter().any(|q| &q.name == name) {
+        if !s.queues().iter().any(|q| &q.name == name) {
             out.not_found.push(name.clone());
         }
     }
     let mut queues: Vec<&basalt_sched::Queue> = s
-        .queues
+        .queues()
         .iter()
         .filter(|q| names.is_empty() || names.contains(&q.name))
         .collect();
@@ -49,7 +49,7 @@ pub(crate) fn queues_reply(s: &Sched, names: &[String]) -> pb::QueuesReply {
             ssusp,
             ususp,
             rsv: 0,
-            is_default: q.name == s.cfg.default_queue,
+            is_default: q.name == s.config().default_queue,
             // bqueues prints an empty list as "all"; a restricted queue nobody may use
             // (its user group could not be resolved) says so.
             users: if q.users_all {
@@ -86,7 +86,7 @@ pub(crate) fn hosts_reply(s: &Sched, names: &[String]) -> pb::HostsReply {
         }
     }
     for h in s
-        .hosts
+        .hosts()
         .iter()
         .filter(|h| names.is_empty() || names.iter().any(|n| basalt_core::same_host(n, &h.name)))
     {
@@ -184,7 +184,7 @@ pub(crate) fn params_reply(c: &Config, s: &Sched, started: SystemTime) -> pb::Pa
     ensure(&mut mbd_conf, "LSF_UNIT_FOR_LIMITS", "KB".into());
     pb::ParamsReply {
         params,
-        default_queues: vec![s.cfg.default_queue.clone()],
+        default_queues: vec![s.config().default_queue.clone()],
         mbd_sleep_time: p.mbd_sleep_time_secs,
         sbd_sleep_time: p.sbd_sleep_time_secs,
         job_accept_interval: p.job_accept_interval,

@@ -3,7 +3,7 @@
 //! others), a returning sbatchd is told to kill the copies, and a log switch keeps it all.
 
 use super::*;
-use crate::switch_tests::{check_switch, replay};
+use crate::logswitch_tests::{check_switch, replay};
 use crate::tests::{T0, admin, alice, cfg, cmd, logged};
 
 /// hostB silent from T0: unreach after 15 s, lost after 15 + 60 s.

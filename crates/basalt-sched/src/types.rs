@@ -90,7 +90,7 @@ pub struct Usage {
 }
 
 /// A state change of mbatchd: one record of lsb.events. Live operation and replay both
-/// apply these through [`crate::Sched::on_event`].
+/// apply these through the same function ([`crate::Sched::replay`]).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
     JobNew {

@@ -282,10 +282,10 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
         }
         drop(replay);
 
-        // (b) mbatchd's replay: the records become core events applied by on_event.
+        // (b) mbatchd's replay: the records become core events applied by Sched::replay.
         let t = Instant::now();
         // Exactly mbatchd's start: take the lock, open lsb.events and lsb.acct with
-        // the records turned into core events as they are read, then on_event.
+        // the records turned into core events as they are read, then Sched::replay.
         let mut sched = Sched::new(cfg.clone(), T0 * 1000);
         let (log, replay) = basalt_mbatchd::journal::open(
             &logdir,
@@ -293,13 +293,11 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
             basalt_mbatchd::journal::Options::default(),
         )?;
         let events = replay.events;
-        for ev in &events {
-            sched.on_event(ev);
-        }
+        sched.replay(&events);
         let full = t.elapsed().as_secs_f64();
-        let jobs = sched.jobs.len();
+        let jobs = sched.jobs().len();
         let pending = sched
-            .jobs
+            .jobs()
             .values()
             .filter(|j| !sched.shown_state(j).is_finished())
             .count();
@@ -309,7 +307,11 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
         drop((sched, events));
 
         // The goal is 1,000,000 events in 2 s; a --quick log is held to the same rate.
-        let mut seconds = Metric::new("mbatchd replay (open + from_record + on_event)", "s", full);
+        let mut seconds = Metric::new(
+            "mbatchd replay (open + from_record + Sched::replay)",
+            "s",
+            full,
+        );
         if n == 1_000_000 {
             seconds = seconds.goal(Goal::AtMost(2.0));
         }

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 const NOW: i64 = 1_800_000_000_000;
 
-fn config(ctx: &Ctx, hosts: usize) -> Result<(SchedConfig, Vec<String>)> {
+pub(super) fn config(ctx: &Ctx, hosts: usize) -> Result<(SchedConfig, Vec<String>)> {
     let top = ctx.work.join("sched-config");
     let _ = std::fs::remove_dir_all(&top);
     let names: Vec<String> = (0..hosts).map(|i| format!("h{i:05}")).collect();

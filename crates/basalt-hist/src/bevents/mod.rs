@@ -13,7 +13,7 @@
 //!   into `lsb.events` are marked `"carried": true`.
 //! * `bevents replay [-l] [--json] [--until TIME] [-d LOGDIR]`: applies the records
 //!   through the same path mbatchd uses on start ([`basalt_records::from_record`]
-//!   and [`basalt_sched::Sched::on_event`]) and prints the resulting state: jobs per state
+//!   and [`basalt_sched::Sched::replay`]) and prints the resulting state: jobs per state
 //!   and per queue, the next job id, the epoch, closed queues and hosts, and with `-l` one
 //!   line per job. Without `--until` it reads the current `lsb.events` as mbatchd does;
 //!   with `--until TIME` it stops at the first record after TIME, reading the older files

@@ -110,7 +110,7 @@ pub fn replay(cfg: SchedConfig, plan: &ReplayPlan, until: Option<i64>) -> io::Re
                     }
                     match basalt_records::from_record(&rec) {
                         Some(ev) => {
-                            sched.on_event(&ev);
+                            sched.replay([&ev]);
                             r.applied += 1;
                             r.last_time = Some(rec.time());
                         }
@@ -158,10 +158,10 @@ pub(super) struct Tally {
 /// The next job id mbatchd would give (after the highest seen, wrapping at MAX_JOBID,
 /// skipping ids still in use).
 pub fn next_job_id(s: &Sched) -> u64 {
-    let max = u64::from(s.cfg.max_jobid.max(1));
-    let mut id = s.last_job_id % max + 1;
+    let max = u64::from(s.config().max_jobid.max(1));
+    let mut id = s.last_job_id() % max + 1;
     let mut tries = 0;
-    while s.jobs.keys().any(|(j, _)| *j == id) && tries < max {
+    while s.jobs().keys().any(|(j, _)| *j == id) && tries < max {
         id = id % max + 1;
         tries += 1;
     }

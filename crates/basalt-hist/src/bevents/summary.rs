@@ -26,25 +26,25 @@ pub fn summary_text(r: &Replayed, long: bool, tm: timefmt::ToTm) -> String {
             r.orphans
         );
     }
-    let _ = writeln!(out, "Epoch: {}", s.epoch);
+    let _ = writeln!(out, "Epoch: {}", s.epoch());
     let _ = writeln!(out, "Next job id: {}", next_job_id(s));
     let mut by_state = [0usize; STATES.len()];
     let mut by_queue: BTreeMap<&str, [usize; STATES.len()]> = BTreeMap::new();
-    for j in s.jobs.values() {
+    for j in s.jobs().values() {
         let k = state_index(j.state.name());
         by_state[k] += 1;
         by_queue
             .entry(j.queue.as_str())
             .or_insert([0; STATES.len()])[k] += 1;
     }
-    let _ = write!(out, "Jobs: {}", s.jobs.len());
+    let _ = write!(out, "Jobs: {}", s.jobs().len());
     for (i, n) in by_state.iter().enumerate() {
         if *n > 0 {
             let _ = write!(out, "  {} {n}", STATES[i]);
         }
     }
     out.push('\n');
-    for q in &s.queues {
+    for q in s.queues() {
         by_queue.entry(q.name.as_str()).or_insert([0; STATES.len()]);
     }
     let _ = writeln!(
@@ -52,7 +52,7 @@ pub fn summary_text(r: &Replayed, long: bool, tm: timefmt::ToTm) -> String {
         "\nQUEUE_NAME      STATUS          PEND  PSUSP    RUN  SSUSP  USUSP   DONE   EXIT  TOTAL"
     );
     for (name, counts) in &by_queue {
-        let status = match s.queues.iter().find(|q| q.name == *name) {
+        let status = match s.queues().iter().find(|q| q.name == *name) {
             Some(q) => format!(
                 "{}:{}",
                 if q.open { "Open" } else { "Closed" },
@@ -77,13 +77,13 @@ pub fn summary_text(r: &Replayed, long: bool, tm: timefmt::ToTm) -> String {
         );
     }
     let closed_q: Vec<String> = s
-        .queues
+        .queues()
         .iter()
         .filter(|q| !q.open || !q.active)
         .map(|q| q.name.clone())
         .collect();
     let closed_h: Vec<String> = s
-        .hosts
+        .hosts()
         .iter()
         .filter(|h| h.closed_adm)
         .map(|h| {
@@ -108,7 +108,7 @@ pub fn summary_text(r: &Replayed, long: bool, tm: timefmt::ToTm) -> String {
             out,
             "\nJOBID          USER        STAT   QUEUE        SUBMIT_TIME   EXEC_HOST    JOB_NAME"
         );
-        for j in s.jobs.values() {
+        for j in s.jobs().values() {
             let name = super::super::shown_name(&j.sub.job_name, &j.sub.command, j.idx);
             let _ = writeln!(
                 out,
@@ -134,7 +134,7 @@ pub fn summary_json(r: &Replayed, long: bool) -> Value {
     let s = &r.sched;
     let mut by_state: BTreeMap<&str, usize> = BTreeMap::new();
     let mut by_queue: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
-    for j in s.jobs.values() {
+    for j in s.jobs().values() {
         *by_state.entry(j.state.name()).or_default() += 1;
         *by_queue
             .entry(j.queue.as_str())
@@ -143,7 +143,7 @@ pub fn summary_json(r: &Replayed, long: bool) -> Value {
             .or_default() += 1;
     }
     let queues: Vec<Value> = s
-        .queues
+        .queues()
         .iter()
         .map(|q| {
             json!({
@@ -156,7 +156,7 @@ pub fn summary_json(r: &Replayed, long: bool) -> Value {
         .chain(
             by_queue
                 .iter()
-                .filter(|(n, _)| !s.queues.iter().any(|q| q.name == **n))
+                .filter(|(n, _)| !s.queues().iter().any(|q| q.name == **n))
                 .map(|(n, c)| json!({"name": n, "configured": false, "jobs": c})),
         )
         .collect();
@@ -167,20 +167,20 @@ pub fn summary_json(r: &Replayed, long: bool) -> Value {
         "until": r.until,
         "last_record_time": r.last_time,
         "orphan_records": r.orphans,
-        "epoch": s.epoch,
+        "epoch": s.epoch(),
         "next_job_id": next_job_id(s),
-        "last_job_id": s.last_job_id,
-        "jobs_total": s.jobs.len(),
+        "last_job_id": s.last_job_id(),
+        "jobs_total": s.jobs().len(),
         "jobs_by_state": by_state,
         "queues": queues,
-        "closed_queues": s.queues.iter().filter(|q| !q.open).map(|q| q.name.clone()).collect::<Vec<_>>(),
-        "inactive_queues": s.queues.iter().filter(|q| !q.active).map(|q| q.name.clone()).collect::<Vec<_>>(),
-        "closed_hosts": s.hosts.iter().filter(|h| h.closed_adm).map(|h| h.name.clone()).collect::<Vec<_>>(),
+        "closed_queues": s.queues().iter().filter(|q| !q.open).map(|q| q.name.clone()).collect::<Vec<_>>(),
+        "inactive_queues": s.queues().iter().filter(|q| !q.active).map(|q| q.name.clone()).collect::<Vec<_>>(),
+        "closed_hosts": s.hosts().iter().filter(|h| h.closed_adm).map(|h| h.name.clone()).collect::<Vec<_>>(),
         "problems": r.problems,
     });
     if long && let Value::Object(m) = &mut v {
         let jobs: Vec<Value> = s
-            .jobs
+            .jobs()
             .values()
             .map(|j| {
                 json!({

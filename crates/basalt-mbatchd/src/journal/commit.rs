@@ -19,7 +19,7 @@ impl Journal {
             match e {
                 Effect::Log(ev) => recs.push(to_record(ev)),
                 Effect::Acct(key) => {
-                    if let Some(j) = sched.jobs.get(key) {
+                    if let Some(j) = sched.jobs().get(key) {
                         acct.push(finish_record(j));
                     }
                 }

@@ -314,6 +314,7 @@ pub(crate) fn check_switch(live: &Sched, history: &[Event], now: Millis, ctx: &s
         "{ctx}: LOG_SWITCH last"
     );
     let switched = replay(live.cfg.clone(), now, co.events());
+    crate::fsm_tests::check_counts(&switched, &format!("{ctx}: switched"));
     assert_same(live, &switched, &format!("{ctx}: live vs switched log"));
     assert_eq!(switched.num_remove_jobs(), 0, "{ctx}: count restarts");
     let mut full = replay(live.cfg.clone(), now, history);
@@ -1150,6 +1151,7 @@ impl Case {
             }
             _ => self.switch(),
         }
+        crate::fsm_tests::check_counts(&self.s, &self.ctx);
         let evs = logged(&self.s.take_effects());
         self.history.extend(evs.iter().cloned());
         self.file.extend(evs);
@@ -1198,6 +1200,22 @@ fn random_operations_survive_switching() {
     assert!(switches > 400, "{switches} switches");
     assert!(cleaned > 100, "{cleaned} cleaned jobs remembered");
     assert!(reruns > 20, "{reruns} jobs rerun after their host was lost");
+}
+
+/// Issue 18: the per-queue pending order and the slot counters the FSM keeps equal a
+/// recount from scratch after random submits, starts, suspensions, moves, switches,
+/// kills, host losses, cleans and log switches (checked after every step, see
+/// `Case::step`).
+#[test]
+fn incremental_counters_match_a_recount_after_random_operations() {
+    for seed in 1000..=1060u64 {
+        let mut case = Case::new(seed);
+        for _ in 0..(60 + case.rng.below(200)) {
+            case.step();
+        }
+        case.switch();
+        crate::fsm_tests::check_counts(&case.s, &case.ctx);
+    }
 }
 
 /// Issue 30 item 8: after a log switch, cleaned jobs are not carried as stub records —

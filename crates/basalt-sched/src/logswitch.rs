@@ -7,7 +7,7 @@
 //! so what is carried over must rebuild the whole state.
 //!
 //! [`Sched::carry_over`] does not keep raw history: it synthesizes, from the current
-//! state, the events that rebuild it through [`Sched::on_event`] — the one mutation path —
+//! state, the events that rebuild it through `Sched::on_event` — the one mutation path —
 //! in a fresh core built with the same configuration. What is rebuilt exactly: every job
 //! in memory (its submission, array elements and `%k`, dependency, state and reasons,
 //! queue, position in its queue, hosts, start and end times, pid/pgid, execution user,
@@ -62,13 +62,13 @@ impl Sched {
     }
 
     /// The contents of a new lsb.events (event-log.md §6): `carried` goes before the new
-    /// header offset, `appended` after it. Replaying both through [`Sched::on_event`] into
+    /// header offset, `appended` after it. Replaying both ([`Sched::replay`]) into
     /// a fresh core built with the same configuration rebuilds this core's logged state.
     ///
     /// Call it only when every event applied so far is durable in the current file and no
     /// effect is waiting to be logged (right after a commit), so that nothing is both
     /// carried and appended later. Once the new file is in place, apply `appended` to this
-    /// core through `on_event` (it changes nothing but the purge count, which the
+    /// core with [`Sched::replay`] (it changes nothing but the purge count, which the
     /// LOG_SWITCH resets); never apply `carried` — it restates what this core holds.
     ///
     /// The epoch is carried as one MBD_START per term (epochs 1..=epoch), since a replayed
@@ -367,7 +367,7 @@ impl Sched {
     }
 
     /// The events after its JOB_NEW (and any JOB_SWITCH/JOB_MOVE) that bring a job to
-    /// its current state. They are chosen against what [`Sched::on_event`] does: a
+    /// its current state. They are chosen against what `Sched::on_event` does: a
     /// JOB_START clears the pid, reasons and kill order and counts an attempt; a pending
     /// JOB_STATUS after a start is a requeue; a finishing JOB_STATUS derives the term
     /// reason from a kill order when it names none.

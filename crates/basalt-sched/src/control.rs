@@ -1,0 +1,372 @@
+//! Job, queue and host control (bkill, bstop, bresume, bswitch, btop/bbot, brun, badmin
+//! q*/h*) and who may do it.
+
+use crate::{
+    Caller, Event, HostStatus, Job, JobKey, Millis, SbdAction, Sched, SchedError, limits, secs,
+    state_change,
+};
+use basalt_core::job::{self as jobv, JobState, exit_reason, status, susp};
+
+impl Sched {
+    pub(crate) fn is_admin(&self, c: &Caller) -> bool {
+        c.uid == 0 || self.cfg.admins.iter().any(|a| a == &c.user)
+    }
+
+    /// The job's owner, a cluster administrator, or an administrator of the job's queue
+    /// (lsb.queues ADMINISTRATORS) may control a job.
+    pub(crate) fn may_control(&self, c: &Caller, j: &Job) -> bool {
+        self.is_admin(c)
+            || c.user == j.sub.user
+            || self
+                .queue(&j.sub.queue)
+                .is_some_and(|q| q.administrators.iter().any(|a| a == &c.user))
+    }
+
+    pub(crate) fn control_target(&self, caller: &Caller, key: JobKey) -> Result<&Job, SchedError> {
+        let j = self.jobs.get(&key).ok_or(SchedError::NoJob)?;
+        if !self.may_control(caller, j) {
+            return Err(SchedError::Permission);
+        }
+        if j.state.is_finished() {
+            return Err(SchedError::Finished);
+        }
+        Ok(j)
+    }
+
+    /// Expand request ids ((id, None) = every element) into keys; unknown ids give
+    /// NoJob results.
+    pub fn expand(&self, ids: &[(u64, Option<u32>)]) -> Vec<Result<JobKey, JobKey>> {
+        let mut out = Vec::new();
+        for (id, idx) in ids {
+            let keys: Vec<JobKey> = self
+                .jobs
+                .range((*id, 0)..=(*id, u32::MAX))
+                .map(|(k, _)| *k)
+                .filter(|k| idx.is_none_or(|i| k.1 == i))
+                .collect();
+            if keys.is_empty() {
+                out.push(Err((*id, idx.unwrap_or(0))));
+            } else {
+                out.extend(keys.into_iter().map(Ok));
+            }
+        }
+        out
+    }
+
+    /// bkill: `remove` = -r, `as_done` = -d.
+    pub fn kill(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        key: JobKey,
+        remove: bool,
+        as_done: bool,
+    ) -> Result<(), SchedError> {
+        let j = self.control_target(caller, key)?;
+        let t = secs(now);
+        let state = j.state;
+        let attempt = j.attempt;
+        let host = j.hosts.first().cloned();
+        let term = if caller.user == j.sub.user {
+            "TERM_OWNER"
+        } else {
+            "TERM_ADMIN"
+        };
+        let signal = if remove {
+            "KILL_REMOVE"
+        } else if as_done {
+            "KILL_DONE"
+        } else {
+            "KILL"
+        };
+        self.emit(Event::JobSignal {
+            time: t,
+            key,
+            uid: caller.uid,
+            user: caller.user.clone(),
+            signal: signal.into(),
+        });
+        if state.is_pending() || remove {
+            let st = if as_done { status::DONE } else { status::EXIT };
+            let reasons = if remove { exit_reason::REMOVE } else { 0 };
+            self.finish(t, key, st, reasons, 0, None, term.into());
+        }
+        if state.is_started()
+            && let Some(host) = host
+        {
+            self.order_sbd(
+                key,
+                attempt,
+                host,
+                SbdAction::Kill {
+                    term_reason: term.into(),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// bkill -s SIG.
+    pub fn send_signal(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        key: JobKey,
+        signal: &str,
+    ) -> Result<(), SchedError> {
+        let n = jobv::signal_number(signal)
+            .ok_or_else(|| SchedError::BadArgument(format!("{signal}: Illegal signal value")))?;
+        let name = jobv::signal_name(n).unwrap_or(signal).to_string();
+        if matches!(name.as_str(), "KILL" | "TERM" | "INT") {
+            // LSF treats these like bkill for a pending job.
+            let j = self.control_target(caller, key)?;
+            if j.state.is_pending() {
+                return self.kill(now, caller, key, false, false);
+            }
+        }
+        if name == "STOP" || name == "TSTP" {
+            return self.stop(now, caller, key);
+        }
+        if name == "CONT" {
+            return self.resume(now, caller, key);
+        }
+        let j = self.control_target(caller, key)?;
+        if j.state.is_pending() {
+            return Err(SchedError::NotPending);
+        }
+        let (attempt, host) = (j.attempt, j.hosts.first().cloned());
+        self.emit(Event::JobSignal {
+            time: secs(now),
+            key,
+            uid: caller.uid,
+            user: caller.user.clone(),
+            signal: name.clone(),
+        });
+        if let Some(host) = host {
+            self.order_sbd(key, attempt, host, SbdAction::Signal(name));
+        }
+        Ok(())
+    }
+
+    /// bstop.
+    pub fn stop(&mut self, now: Millis, caller: &Caller, key: JobKey) -> Result<(), SchedError> {
+        let j = self.control_target(caller, key)?;
+        let t = secs(now);
+        let reasons = if caller.user == j.sub.user {
+            susp::USER_STOP
+        } else {
+            susp::ADMIN_STOP
+        };
+        match j.state {
+            JobState::Pend => {
+                self.emit(state_change(t, key, status::PSUSP, reasons, 0));
+            }
+            JobState::Psusp | JobState::Ususp => {}
+            _ => {
+                let (attempt, host) = (j.attempt, j.hosts.first().cloned());
+                self.emit(Event::JobSignal {
+                    time: t,
+                    key,
+                    uid: caller.uid,
+                    user: caller.user.clone(),
+                    signal: "STOP".into(),
+                });
+                if let Some(host) = host {
+                    self.order_sbd(
+                        key,
+                        attempt,
+                        host,
+                        SbdAction::Stop {
+                            state: status::USUSP,
+                            reasons: reasons | susp::MBD_LOCK,
+                        },
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// bresume: PSUSP -> PEND; USUSP -> SSUSP (SUSP_USER_RESUME), resumed by the next
+    /// scheduling pass when the host's load allows.
+    pub fn resume(&mut self, now: Millis, caller: &Caller, key: JobKey) -> Result<(), SchedError> {
+        let j = self.control_target(caller, key)?;
+        let t = secs(now);
+        let (st, reasons) = match j.state {
+            JobState::Psusp => (status::PEND, 0),
+            JobState::Ususp => (status::SSUSP, susp::USER_RESUME),
+            _ => return Ok(()),
+        };
+        self.emit(state_change(t, key, st, reasons, 0));
+        Ok(())
+    }
+
+    /// bswitch.
+    pub fn switch(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        key: JobKey,
+        queue: &str,
+    ) -> Result<(), SchedError> {
+        let Some(q) = self.queue(queue) else {
+            return Err(SchedError::NoQueue);
+        };
+        if !q.open {
+            return Err(SchedError::QueueClosed);
+        }
+        let qlimits = q.rlimits;
+        let j = self.control_target(caller, key)?;
+        if j.queue == queue {
+            return Ok(());
+        }
+        if limits::exceeds(&j.sub.rlimits, &qlimits) {
+            return Err(SchedError::OverLimit);
+        }
+        self.emit(Event::JobSwitch {
+            time: secs(now),
+            key,
+            uid: caller.uid,
+            user: caller.user.clone(),
+            queue: queue.to_string(),
+        });
+        Ok(())
+    }
+
+    /// btop / bbot. Returns the new position.
+    pub fn move_job(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        key: JobKey,
+        position: u32,
+        from_bottom: bool,
+    ) -> Result<u32, SchedError> {
+        let j = self.control_target(caller, key)?;
+        if !j.state.is_pending() {
+            return Err(SchedError::Started);
+        }
+        let position = position.max(1);
+        self.emit(Event::JobMove {
+            time: secs(now),
+            key,
+            uid: caller.uid,
+            user: caller.user.clone(),
+            position,
+            base: if from_bottom { 2 } else { 1 },
+        });
+        Ok(position)
+    }
+
+    /// brun: start a pending job on `hosts` now (administrators only).
+    pub fn force(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        key: JobKey,
+        hosts: &[String],
+        ignore_limits: bool,
+    ) -> Result<(), SchedError> {
+        if !self.is_admin(caller) {
+            return Err(SchedError::Permission);
+        }
+        let j = self.control_target(caller, key)?;
+        if !j.state.is_pending() {
+            return Err(SchedError::Started);
+        }
+        let slots = j.slots() as usize;
+        let mut names = Vec::new();
+        for h in hosts {
+            names.push(self.host_name(h).ok_or(SchedError::BadHost)?);
+        }
+        if names.is_empty() {
+            return Err(SchedError::BadHost);
+        }
+        // One slot per named host, round robin, until the job has its slots.
+        let mut alloc = Vec::new();
+        for i in 0..slots {
+            alloc.push(names[i % names.len()].clone());
+        }
+        if !ignore_limits {
+            for n in &names {
+                let host = self.hosts.iter().find(|h| &h.name == n);
+                let Some(host) = host else {
+                    return Err(SchedError::BadHost);
+                };
+                if matches!(
+                    self.host_status(host),
+                    HostStatus::Unavail | HostStatus::Unreach
+                ) {
+                    return Err(SchedError::NoSlots);
+                }
+            }
+        }
+        let t = secs(now);
+        self.emit(Event::JobForce {
+            time: t,
+            key,
+            uid: caller.uid,
+            user: caller.user.clone(),
+            hosts: names,
+            no_stop: ignore_limits,
+        });
+        self.start_job(now, key, alloc);
+        Ok(())
+    }
+
+    /// badmin qopen/qclose/qact/qinact.
+    pub fn queue_ctl(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        op: u32,
+        queue: &str,
+        message: &str,
+    ) -> Result<(), SchedError> {
+        let Some(q) = self.queue(queue) else {
+            return Err(SchedError::NoQueue);
+        };
+        if !self.is_admin(caller) && !q.administrators.contains(&caller.user) {
+            return Err(SchedError::Permission);
+        }
+        if !(1..=4).contains(&op) {
+            return Err(SchedError::BadArgument("bad queue operation".into()));
+        }
+        self.emit(Event::QueueCtrl {
+            time: secs(now),
+            op,
+            queue: queue.to_string(),
+            uid: caller.uid,
+            user: caller.user.clone(),
+            message: message.to_string(),
+        });
+        Ok(())
+    }
+
+    /// badmin hopen/hclose.
+    pub fn host_ctl(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        op: u32,
+        host: &str,
+        message: &str,
+    ) -> Result<(), SchedError> {
+        if !self.is_admin(caller) {
+            return Err(SchedError::Permission);
+        }
+        let name = self.host_name(host).ok_or(SchedError::BadHost)?;
+        if !(1..=2).contains(&op) {
+            return Err(SchedError::BadArgument("bad host operation".into()));
+        }
+        self.emit(Event::HostCtrl {
+            time: secs(now),
+            op,
+            host: name,
+            uid: caller.uid,
+            user: caller.user.clone(),
+            message: message.to_string(),
+        });
+        Ok(())
+    }
+}

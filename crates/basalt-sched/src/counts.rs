@@ -1,0 +1,268 @@
+//! What the FSM keeps counted as jobs change, so that the query views cost O(1) or
+//! O(log n) per row instead of a walk over every job: each queue's pending jobs in
+//! dispatch order (a job's position in its queue is its rank there), and the slots of
+//! started jobs per host and per queue (bhosts, bqueues, host status).
+//!
+//! Only `on_event` changes the fields these depend on (a job's state, queue, hosts,
+//! order and submission); it takes a job's contribution back before changing it and adds
+//! it again after. [`Counts::recount`] builds the same from scratch, for the tests.
+
+use crate::{Job, JobKey, JobState};
+use basalt_core::job::sub;
+use std::collections::{BTreeMap, VecDeque};
+
+/// Elements per block of a [`RankSet`] (a block is split at twice this).
+const BLOCK: usize = 512;
+
+/// An ordered set that tells how many of its elements are below a value: sorted blocks
+/// of at most 2 × [`BLOCK`] elements, so insert, remove and rank cost O(√n)-ish
+/// (a binary search over the blocks, a move within one block, a sum of block sizes).
+/// Blocks are ring buffers: a queue's pending jobs mostly come at its end (submission)
+/// and leave at its front (dispatch), which then moves nothing.
+#[derive(Debug, Clone)]
+pub(crate) struct RankSet<T> {
+    /// Non-empty, sorted, each block's elements below the next block's.
+    blocks: Vec<VecDeque<T>>,
+    len: usize,
+}
+
+impl<T> Default for RankSet<T> {
+    fn default() -> Self {
+        RankSet {
+            blocks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T: Ord + Copy> PartialEq for RankSet<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.iter().eq(other.iter())
+    }
+}
+
+impl<T: Ord + Copy> RankSet<T> {
+    /// A set of `sorted` (ascending, no duplicates).
+    pub(crate) fn from_sorted(sorted: Vec<T>) -> Self {
+        let len = sorted.len();
+        let blocks = sorted
+            .chunks(BLOCK)
+            .map(|c| c.iter().copied().collect())
+            .collect();
+        RankSet { blocks, len }
+    }
+
+    /// The index of the first block whose last element is not below `x`.
+    fn first_block_not_below(&self, x: &T) -> usize {
+        self.blocks
+            .partition_point(|b| b.back().is_some_and(|last| last < x))
+    }
+
+    pub(crate) fn insert(&mut self, x: T) -> bool {
+        if self.blocks.is_empty() {
+            self.blocks.push(VecDeque::from([x]));
+            self.len = 1;
+            return true;
+        }
+        let bi = self.first_block_not_below(&x).min(self.blocks.len() - 1);
+        let b = &mut self.blocks[bi];
+        match b.binary_search(&x) {
+            Ok(_) => return false,
+            Err(p) => b.insert(p, x),
+        }
+        self.len += 1;
+        if b.len() > 2 * BLOCK {
+            let tail = b.split_off(BLOCK);
+            self.blocks.insert(bi + 1, tail);
+        }
+        true
+    }
+
+    pub(crate) fn remove(&mut self, x: &T) -> bool {
+        let bi = self.first_block_not_below(x);
+        let Some(b) = self.blocks.get_mut(bi) else {
+            return false;
+        };
+        let Ok(p) = b.binary_search(x) else {
+            return false;
+        };
+        b.remove(p);
+        self.len -= 1;
+        if b.is_empty() {
+            self.blocks.remove(bi);
+        }
+        true
+    }
+
+    /// How many elements are below `x`.
+    pub(crate) fn rank(&self, x: &T) -> usize {
+        let bi = self.first_block_not_below(x);
+        let before: usize = self.blocks[..bi].iter().map(VecDeque::len).sum();
+        before
+            + self
+                .blocks
+                .get(bi)
+                .map_or(0, |b| b.partition_point(|e| e < x))
+    }
+
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+        self.blocks.iter().flatten()
+    }
+}
+
+/// Slots of started jobs on one host.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct HostTally {
+    /// Every started job's slots (RUN, SSUSP, USUSP, UNKWN).
+    pub(crate) used: u32,
+    /// RUN and UNKWN.
+    pub(crate) run: u32,
+    pub(crate) ssusp: u32,
+    pub(crate) ususp: u32,
+    /// Started exclusive jobs (`bsub -x`) using the host (jobs, not slots).
+    pub(crate) excl: u32,
+}
+
+/// Slots of one queue's jobs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct QueueTally {
+    /// Pending, running and suspended.
+    pub(crate) njobs: u32,
+    /// PEND and PSUSP.
+    pub(crate) pend: u32,
+    /// RUN and UNKWN.
+    pub(crate) run: u32,
+    pub(crate) ssusp: u32,
+    pub(crate) ususp: u32,
+}
+
+/// The counters and orders (see the module docs).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Counts {
+    /// Per queue: (order, key) of its pending jobs (PEND, PSUSP).
+    pub(crate) pending: BTreeMap<String, RankSet<(i64, JobKey)>>,
+    /// Per host name, as jobs name their hosts.
+    pub(crate) hosts: BTreeMap<String, HostTally>,
+    /// Per queue name, as jobs name their queue.
+    pub(crate) queues: BTreeMap<String, QueueTally>,
+}
+
+fn bump(v: &mut u32, n: u32, add: bool) {
+    *v = if add { *v + n } else { v.saturating_sub(n) };
+}
+
+/// The entry for `k`, made if missing (without allocating a key when it is there).
+fn entry<'a, V: Default>(map: &'a mut BTreeMap<String, V>, k: &str) -> Option<&'a mut V> {
+    if !map.contains_key(k) {
+        map.insert(k.to_owned(), V::default());
+    }
+    map.get_mut(k)
+}
+
+impl Counts {
+    /// Add a job's contribution (`add`), or take it back.
+    pub(crate) fn apply(&mut self, j: &Job, add: bool) {
+        if j.state.is_pending()
+            && let Some(set) = entry(&mut self.pending, &j.queue)
+        {
+            if add {
+                set.insert((j.order, j.key()));
+            } else {
+                set.remove(&(j.order, j.key()));
+            }
+        }
+        if j.state.is_started() && !j.hosts.is_empty() {
+            let exclusive = j.sub.options & sub::EXCLUSIVE != 0;
+            for (i, h) in j.hosts.iter().enumerate() {
+                let Some(t) = entry(&mut self.hosts, h) else {
+                    continue;
+                };
+                bump(&mut t.used, 1, add);
+                match j.state {
+                    JobState::Run | JobState::Unkwn => bump(&mut t.run, 1, add),
+                    JobState::Ssusp => bump(&mut t.ssusp, 1, add),
+                    JobState::Ususp => bump(&mut t.ususp, 1, add),
+                    _ => {}
+                }
+                // An exclusive job counts once per host it uses.
+                if exclusive && !j.hosts[..i].contains(h) {
+                    bump(&mut t.excl, 1, add);
+                }
+            }
+        }
+        let n = j.slots();
+        let Some(t) = entry(&mut self.queues, &j.queue) else {
+            return;
+        };
+        let counted = match j.state {
+            JobState::Pend | JobState::Psusp => Some(&mut t.pend),
+            JobState::Run | JobState::Unkwn => Some(&mut t.run),
+            JobState::Ssusp => Some(&mut t.ssusp),
+            JobState::Ususp => Some(&mut t.ususp),
+            _ => None,
+        };
+        if let Some(c) = counted {
+            bump(c, n, add);
+            bump(&mut t.njobs, n, add);
+        }
+    }
+
+    /// The same, counted from scratch.
+    #[cfg(test)]
+    pub(crate) fn recount<'a>(jobs: impl Iterator<Item = &'a Job>) -> Counts {
+        let mut c = Counts::default();
+        for j in jobs {
+            c.apply(j, true);
+        }
+        c.without_empty()
+    }
+
+    /// Without the entries that count nothing (a queue or host once used keeps its entry,
+    /// so that its name is not allocated again on the next job).
+    #[cfg(test)]
+    pub(crate) fn without_empty(&self) -> Counts {
+        let mut c = self.clone();
+        c.pending.retain(|_, set| !set.is_empty());
+        c.hosts.retain(|_, t| *t != HostTally::default());
+        c.queues.retain(|_, t| *t != QueueTally::default());
+        c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_set_agrees_with_a_sorted_vec() {
+        let mut set = RankSet::default();
+        let mut model: Vec<u64> = Vec::new();
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let v = x % 3000;
+            if x.is_multiple_of(3) {
+                let had = model.binary_search(&v).is_ok();
+                assert_eq!(set.remove(&v), had);
+                model.retain(|m| *m != v);
+            } else {
+                let fresh = model.binary_search(&v).is_err();
+                assert_eq!(set.insert(v), fresh);
+                if let Err(p) = model.binary_search(&v) {
+                    model.insert(p, v);
+                }
+            }
+            let probe = (x >> 20) % 3100;
+            assert_eq!(set.rank(&probe), model.partition_point(|m| *m < probe));
+        }
+        assert!(set.iter().copied().eq(model.iter().copied()));
+        assert_eq!(set, RankSet::from_sorted(model));
+    }
+}

@@ -1,0 +1,435 @@
+//! The event FSM: [`Sched::replay`], the one fold over lsb.events, and the step it folds
+//! (`on_event`), the one function that changes logged state — live (through `emit`) and
+//! on replay alike; what is derived from the log (submission tokens, per-queue pending
+//! order, slot counters) is kept here too. [`Sched::start`] opens a term.
+
+use crate::counts::RankSet;
+use crate::depend::Expr;
+use crate::{Event, GONE_KEEP_SECS, Gone, Job, JobKey, Millis, Sched, Usage, array, depend, secs};
+use basalt_core::job::{JobState, pend, sub2, susp};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+impl Sched {
+    /// Apply logged events in order: mbatchd's reload of lsb.events, a rollback to the
+    /// durable log, the records a log switch appends, `bevents replay`. Changes nothing
+    /// but logged state; no effects are produced.
+    pub fn replay<'a, I>(&mut self, events: I)
+    where
+        I: IntoIterator<Item = &'a Event>,
+    {
+        for ev in events {
+            self.on_event(ev);
+        }
+    }
+
+    /// The job a submission token (a resent `bsub`'s) already created, if that job is
+    /// still in memory or remembered as cleaned.
+    pub fn known_submission(&self, token: &str) -> Option<u64> {
+        if token.is_empty() {
+            return None;
+        }
+        let id = *self.tokens.get(token)?;
+        self.id_known(id).then_some(id)
+    }
+
+    /// Some element of job `id` is in memory or remembered as cleaned.
+    fn id_known(&self, id: u64) -> bool {
+        self.jobs.range((id, 0)..=(id, u32::MAX)).next().is_some()
+            || self.gone.range((id, 0)..=(id, u32::MAX)).next().is_some()
+    }
+
+    /// Apply a logged event. Used for live operation (through `emit`) and for replay.
+    pub(crate) fn on_event(&mut self, ev: &Event) {
+        self.dirty = true;
+        match ev {
+            Event::JobNew { time, job_id, sub } => {
+                let _ = time;
+                self.last_job_id = self.last_job_id.max(*job_id);
+                self.next_seq += 1;
+                // A reused id: what was remembered of the old job no longer applies.
+                let old: Vec<JobKey> = self
+                    .gone
+                    .range((*job_id, 0)..=(*job_id, u32::MAX))
+                    .map(|(k, _)| *k)
+                    .collect();
+                for k in old {
+                    self.gone.remove(&k);
+                }
+                if !sub.submit_token.is_empty() {
+                    self.tokens.insert(sub.submit_token.clone(), *job_id);
+                }
+                let hold = sub.options2 & sub2::HOLD != 0;
+                let shared = Arc::new((**sub).clone());
+                let dep = match depend::parse(&sub.depend_cond) {
+                    Ok(e) => e.map(Arc::new),
+                    // Accepted by another product or an older Basalt: never satisfied.
+                    Err(_) => Some(Arc::new(Expr::Invalid)),
+                };
+                let (indices, limit) = elements_of(&sub.job_name);
+                for idx in indices {
+                    self.next_order += 1;
+                    let job = Job {
+                        id: *job_id,
+                        idx,
+                        sub: shared.clone(),
+                        seq: self.next_seq,
+                        array_limit: limit,
+                        dep: dep.clone(),
+                        state: if hold {
+                            JobState::Psusp
+                        } else {
+                            JobState::Pend
+                        },
+                        queue: sub.queue.clone(),
+                        order: self.next_order,
+                        hosts: Vec::new(),
+                        start_time: 0,
+                        end_time: 0,
+                        pid: 0,
+                        pgid: 0,
+                        exec_uid: 0,
+                        exec_user: String::new(),
+                        exec_home: String::new(),
+                        exec_cwd: String::new(),
+                        reasons: if hold { susp::USER_STOP } else { 0 },
+                        subreasons: 0,
+                        exit_status: 0,
+                        cpu_time: 0.0,
+                        term_reason: String::new(),
+                        attempt: 0,
+                        kill_as_done: false,
+                        kill_ordered: None,
+                        usage: Usage::default(),
+                        pend_reasons: new_job_reasons(),
+                        last_seq: 0,
+                        resume_sent: false,
+                        forced: false,
+                        no_stop: false,
+                        pending_action: None,
+                    };
+                    self.counts.apply(&job, true);
+                    if let Some(old) = self.jobs.insert((*job_id, idx), job) {
+                        self.counts.apply(&old, false);
+                    }
+                }
+            }
+            Event::JobStart { time, key, hosts } => {
+                if let Some(j) = self.jobs.get_mut(key) {
+                    self.counts.apply(j, false);
+                    j.state = JobState::Run;
+                    j.hosts = hosts.clone();
+                    j.start_time = *time;
+                    j.attempt += 1;
+                    j.pid = 0;
+                    j.pgid = 0;
+                    j.reasons = 0;
+                    j.subreasons = 0;
+                    j.last_seq = 0;
+                    j.resume_sent = false;
+                    j.kill_ordered = None;
+                    j.pending_action = None;
+                    j.pend_reasons = Arc::default();
+                    self.counts.apply(j, true);
+                }
+            }
+            Event::JobStartAccept { key, pid, pgid, .. } => {
+                if let Some(j) = self.jobs.get_mut(key) {
+                    j.pid = *pid;
+                    j.pgid = *pgid;
+                }
+            }
+            Event::JobExecute {
+                key,
+                exec_uid,
+                exec_user,
+                exec_home,
+                exec_cwd,
+                pid,
+                ..
+            } => {
+                if let Some(j) = self.jobs.get_mut(key) {
+                    j.exec_uid = *exec_uid;
+                    j.exec_user = exec_user.clone();
+                    j.exec_home = exec_home.clone();
+                    j.exec_cwd = exec_cwd.clone();
+                    if *pid != 0 {
+                        j.pid = *pid;
+                    }
+                }
+            }
+            Event::JobStatus {
+                time,
+                key,
+                status: st,
+                reasons,
+                subreasons,
+                cpu_time,
+                end_time,
+                usage,
+                exit_status,
+                term_reason,
+            } => {
+                let Some(j) = self.jobs.get_mut(key) else {
+                    return;
+                };
+                let Some(new) = JobState::from_code(*st) else {
+                    return;
+                };
+                self.counts.apply(j, false);
+                j.reasons = *reasons;
+                j.subreasons = *subreasons;
+                if new.is_finished() {
+                    j.end_time = if *end_time > 0 { *end_time } else { *time };
+                    j.exit_status = *exit_status;
+                    j.cpu_time = *cpu_time;
+                    if let Some(u) = usage {
+                        j.usage = u.clone();
+                    }
+                    let natural = new == JobState::Done && *exit_status == 0 && !j.kill_as_done;
+                    j.term_reason = if !term_reason.is_empty() {
+                        term_reason.clone()
+                    } else if natural {
+                        String::new()
+                    } else {
+                        j.kill_ordered.clone().unwrap_or_default()
+                    };
+                    j.pend_reasons = Arc::default();
+                } else if new.is_pending() {
+                    if j.state.is_started() {
+                        // Requeued (dispatch failed or rerun): back to pending.
+                        j.hosts.clear();
+                        j.pid = 0;
+                        j.pgid = 0;
+                        j.start_time = 0;
+                    }
+                    if new == JobState::Pend && j.pend_reasons.is_empty() {
+                        j.pend_reasons = new_job_reasons();
+                    }
+                }
+                if new == JobState::Run {
+                    j.resume_sent = false;
+                }
+                let rerun = is_rerun(j.state, new, *reasons);
+                j.state = new;
+                self.counts.apply(j, true);
+                if rerun {
+                    // A rerun goes before the jobs pending in its queue.
+                    self.apply_move(*key, 1, 1);
+                }
+            }
+            Event::JobSignal {
+                key, signal, user, ..
+            } => {
+                if let Some(j) = self.jobs.get_mut(key) {
+                    match signal.as_str() {
+                        "KILL" | "KILL_DONE" | "KILL_REMOVE" => {
+                            if signal == "KILL_DONE" {
+                                j.kill_as_done = true;
+                            }
+                            let term = if *user == j.sub.user {
+                                "TERM_OWNER"
+                            } else {
+                                "TERM_ADMIN"
+                            };
+                            j.kill_ordered.get_or_insert_with(|| term.into());
+                        }
+                        "RESUME" => j.resume_sent = false,
+                        _ => {}
+                    }
+                }
+            }
+            Event::JobSwitch { key, queue, .. } => {
+                self.next_order += 1;
+                let order = self.next_order;
+                if let Some(j) = self.jobs.get_mut(key) {
+                    self.counts.apply(j, false);
+                    j.queue = queue.clone();
+                    j.order = order;
+                    if j.state.is_pending() {
+                        j.pend_reasons = Arc::new(BTreeMap::from([(pend::SWITCHED, Vec::new())]));
+                    }
+                    self.counts.apply(j, true);
+                }
+            }
+            Event::JobMove {
+                key,
+                position,
+                base,
+                ..
+            } => self.apply_move(*key, *position, *base),
+            Event::JobForce { key, no_stop, .. } => {
+                if let Some(j) = self.jobs.get_mut(key) {
+                    j.forced = true;
+                    j.no_stop = *no_stop;
+                }
+            }
+            Event::JobClean { time, key } => {
+                if let Some(j) = self.jobs.remove(key) {
+                    self.counts.apply(&j, false);
+                    self.num_remove_jobs += 1;
+                    self.gone.insert(
+                        *key,
+                        Gone {
+                            user: j.sub.user.clone(),
+                            job_name: j.sub.job_name.clone(),
+                            seq: j.seq,
+                            state: j.state,
+                            exit_status: j.exit_status,
+                            cleaned: *time,
+                        },
+                    );
+                    self.gone_order.push_back((*time, *key));
+                }
+                // Forget what is older than GONE_KEEP_SECS (decided by event times, so
+                // replay forgets the same).
+                while let Some(&(t, k)) = self.gone_order.front() {
+                    if t >= *time - GONE_KEEP_SECS {
+                        break;
+                    }
+                    self.gone_order.pop_front();
+                    if self.gone.get(&k).is_some_and(|g| g.cleaned == t) {
+                        self.gone.remove(&k);
+                    }
+                }
+            }
+            Event::QueueCtrl {
+                op, queue, message, ..
+            } => {
+                if let Some(q) = self.queue_mut(queue) {
+                    match op {
+                        1 => q.open = true,
+                        2 => q.open = false,
+                        3 => q.active = true,
+                        4 => q.active = false,
+                        _ => {}
+                    }
+                    q.message = message.clone();
+                }
+            }
+            Event::HostCtrl {
+                op, host, message, ..
+            } => {
+                if let Some(h) = self.host_mut(host) {
+                    match op {
+                        1 => h.closed_adm = false,
+                        2 => h.closed_adm = true,
+                        _ => {}
+                    }
+                    h.message = message.clone();
+                }
+            }
+            Event::MbdStart {
+                time,
+                master,
+                epoch,
+                ..
+            } => {
+                // Each MBD_START is a new term (the log need not carry the number).
+                self.epoch = (self.epoch + 1).max(*epoch);
+                self.mbd_start = Some((*time, master.clone()));
+            }
+            Event::MbdDie { .. } => {}
+            Event::LogSwitch { last_job_id, .. } => {
+                // The ids of jobs cleaned before the switch are never given out again.
+                self.last_job_id = self.last_job_id.max(*last_job_id);
+                self.num_remove_jobs = 0;
+                // A switch carries only the cleaned jobs a dependency still names; the
+                // rest are forgotten here, so the live core is what a replay of the new
+                // file makes (and lsb.events does not grow with a week of cleaned jobs).
+                let needed = self.gone_needed();
+                self.gone.retain(|k, _| needed.contains(k));
+                self.gone_order.retain(|(_, k)| needed.contains(k));
+                // Tokens of jobs no longer known are not carried either.
+                let tokens = std::mem::take(&mut self.tokens);
+                self.tokens = tokens
+                    .into_iter()
+                    .filter(|(_, id)| self.id_known(*id))
+                    .collect();
+            }
+        }
+    }
+
+    pub(crate) fn apply_move(&mut self, key: JobKey, position: u32, base: u32) {
+        let Some(queue) = self.jobs.get(&key).map(|j| j.queue.clone()) else {
+            return;
+        };
+        // The queue's pending jobs in order (kept by the FSM), but the one that moves.
+        let pending: Vec<(i64, JobKey)> = self
+            .counts
+            .pending
+            .get(&queue)
+            .map(|set| set.iter().filter(|(_, k)| *k != key).copied().collect())
+            .unwrap_or_default();
+        let n = pending.len();
+        let pos = (position.max(1) as usize - 1).min(n);
+        let at = if base == 2 { n - pos } else { pos };
+        let mut keys: Vec<JobKey> = pending.iter().map(|(_, k)| *k).collect();
+        keys.insert(at, key);
+        // Reuse the same set of order values, so jobs of other queues are unaffected.
+        let mut orders: Vec<i64> = pending.iter().map(|(o, _)| *o).collect();
+        if let Some(j) = self.jobs.get(&key) {
+            orders.push(j.order);
+        }
+        orders.sort();
+        let mut now_pending = Vec::with_capacity(keys.len());
+        for (k, o) in keys.into_iter().zip(orders) {
+            if let Some(j) = self.jobs.get_mut(&k) {
+                j.order = o;
+                if j.state.is_pending() {
+                    now_pending.push((o, k));
+                }
+            }
+        }
+        now_pending.sort_unstable();
+        self.counts
+            .pending
+            .insert(queue, RankSet::from_sorted(now_pending));
+    }
+
+    /// Called once after replay: logs MBD_START with a new epoch.
+    pub fn start(&mut self, now: Millis, master: &str) {
+        self.started_at = now;
+        for h in &mut self.hosts {
+            h.sbd_seen = now;
+        }
+        let ev = Event::MbdStart {
+            time: secs(now),
+            master: master.to_string(),
+            cluster: self.cfg.cluster.clone(),
+            num_hosts: self.hosts.len() as u32,
+            num_queues: self.queues.len() as u32,
+            epoch: self.epoch + 1,
+        };
+        self.emit(ev);
+    }
+}
+
+/// Does a JOB_STATUS from `from` to `to` with `reasons` requeue a job for a rerun (its
+/// host was lost)? Such a job goes to the top of its queue's pending jobs.
+pub(crate) fn is_rerun(from: JobState, to: JobState, reasons: u32) -> bool {
+    from.is_started() && to == JobState::Pend && reasons == pend::REQUEUED
+}
+
+/// The elements a JOB_NEW with this job name creates, and the array's `%k` limit: an array
+/// spec gives its indices (1..n), anything else one job (index 0).
+pub(crate) fn elements_of(job_name: &str) -> (Vec<u32>, Option<u32>) {
+    match array::parse(job_name) {
+        Some(Ok(spec)) => {
+            let ix = spec.indices();
+            if ix.is_empty() {
+                (vec![0], None)
+            } else {
+                (ix, spec.limit)
+            }
+        }
+        _ => (vec![0], None),
+    }
+}
+
+/// The pending reasons of a job no pass has looked at yet, one map shared by all.
+pub(crate) fn new_job_reasons() -> Arc<BTreeMap<u32, Vec<String>>> {
+    static NEW: std::sync::LazyLock<Arc<BTreeMap<u32, Vec<String>>>> =
+        std::sync::LazyLock::new(|| Arc::new(BTreeMap::from([(pend::NEW_JOB, Vec::new())])));
+    NEW.clone()
+}

@@ -1,0 +1,525 @@
+//! What sbatchd and LIM say: host information, hellos and their reconciliation, answers to
+//! dispatches, job reports, orders to sbatchd, and the timers (silence, lost hosts,
+//! deadlines, CLEAN_PERIOD).
+
+use crate::{
+    Ack, Effect, Event, HostJob, Job, JobKey, LimStatus, Millis, Report, ReportKind, SbdAction,
+    Sched, TERM_HOST_LOST, UNREACH_AFTER_HELLOS, Usage, secs, state_change,
+};
+use basalt_core::job::{JobState, exit_reason, pend, status, sub};
+use std::collections::{BTreeMap, BTreeSet};
+
+impl Sched {
+    /// LIM's view of a host: static info and status, and its current load.
+    pub fn lim_update(
+        &mut self,
+        host: &str,
+        ncpus: u32,
+        cpu_factor: f64,
+        ok: bool,
+        load: BTreeMap<String, f64>,
+    ) {
+        let mut changed = false;
+        if let Some(h) = self.host_mut(host) {
+            let lim = if ok {
+                LimStatus::Ok
+            } else {
+                LimStatus::Unavail
+            };
+            changed = h.lim != lim || (ncpus > 0 && h.ncpus != ncpus);
+            h.lim = lim;
+            if ncpus > 0 {
+                h.ncpus = ncpus;
+            }
+            h.cpu_factor = cpu_factor;
+            h.load = load;
+        }
+        // A load that crosses a scheduling threshold may let a pending job start.
+        if let Some(i) = self
+            .hosts
+            .iter()
+            .position(|h| basalt_core::same_host(&h.name, host))
+        {
+            let now_ok = self.threshold_view(&self.hosts[i]);
+            if self.hosts[i].thresholds_ok != now_ok
+                && self.jobs.values().any(|j| j.state == JobState::Pend)
+            {
+                changed = true;
+            }
+            self.hosts[i].thresholds_ok = now_ok;
+        }
+        if changed {
+            self.dirty = true;
+        }
+    }
+
+    /// sbatchd said hello. Returns the jobs mbatchd believes run there. Every unfinished
+    /// copy sbatchd lists of a job mbatchd gave up on (requeued, rerun, ended as lost,
+    /// or cleaned since) or of an older attempt is ordered killed.
+    pub fn sbd_hello(&mut self, now: Millis, host: &str, jobs: &[HostJob]) -> Vec<HostJob> {
+        let Some(name) = self.host_name(host) else {
+            return Vec::new();
+        };
+        let mut back = false;
+        if let Some(h) = self.host_mut(&name) {
+            back = h.sbd_failed;
+            h.sbd_seen = now;
+            h.sbd_failed = false;
+        }
+        if back {
+            self.dirty = true;
+        }
+        self.reconcile(now, &name, jobs);
+        // Kills that may not have arrived (the host was unreachable) are sent again;
+        // sbatchd ignores a kill already in progress.
+        let resend: Vec<Effect> = self
+            .jobs
+            .values()
+            .filter(|j| j.state.is_started() && j.hosts.first() == Some(&name))
+            .filter_map(|j| {
+                j.kill_ordered.as_ref().map(|term| Effect::Signal {
+                    key: j.key(),
+                    attempt: j.attempt,
+                    host: name.clone(),
+                    action: SbdAction::Kill {
+                        term_reason: term.clone(),
+                    },
+                })
+            })
+            .collect();
+        self.effects.extend(resend);
+        // Copies mbatchd gave up on (the host was lost: the job was requeued, rerun or
+        // ended EXIT) or that an older attempt left behind must go. A copy of a job that
+        // ended otherwise (bkill -r while the host was away) is answered StopJob when
+        // sbatchd asks about it.
+        let stale: Vec<Effect> = jobs
+            .iter()
+            .filter(|h| JobState::from_code(h.state).is_none_or(|st| !st.is_finished()))
+            .filter(|h| match self.jobs.get(&h.key) {
+                Some(j) => {
+                    j.attempt != h.attempt
+                        || j.state.is_pending()
+                        || (j.state.is_finished() && j.term_reason == TERM_HOST_LOST)
+                }
+                None => self.gone.contains_key(&h.key),
+            })
+            .map(|h| Effect::Signal {
+                key: h.key,
+                attempt: h.attempt,
+                host: name.clone(),
+                action: SbdAction::Kill {
+                    term_reason: TERM_HOST_LOST.to_string(),
+                },
+            })
+            .collect();
+        self.effects.extend(stale);
+        self.jobs
+            .values()
+            .filter(|j| j.state.is_started() && j.hosts.first() == Some(&name))
+            .map(|j| HostJob {
+                key: j.key(),
+                attempt: j.attempt,
+                state: j.state.code(),
+                pid: j.pid,
+                pgid: j.pgid,
+            })
+            .collect()
+    }
+
+    /// Compare what mbatchd believes runs on `host` with what its sbatchd says it has.
+    ///
+    /// * A job dispatched by an earlier mbatchd term whose dispatch sbatchd never accepted
+    ///   (mbatchd died between logging JOB_START and sending it) and that sbatchd does not
+    ///   have was never started: it goes back to PEND (or ends, if a kill was ordered).
+    ///   A dispatch of this term still in flight is left alone.
+    /// * An accepted job that sbatchd leaves out of two hellos in a row is lost (sbatchd
+    ///   lost its state): it ends as EXIT, killed by signal 9.
+    pub(crate) fn reconcile(&mut self, now: Millis, host: &str, listed: &[HostJob]) {
+        let listed: BTreeSet<(JobKey, u32)> = listed.iter().map(|h| (h.key, h.attempt)).collect();
+        let ours: Vec<(JobKey, u32, bool, Option<String>)> = self
+            .jobs
+            .values()
+            .filter(|j| j.state.is_started() && j.hosts.first().map(String::as_str) == Some(host))
+            .map(|j| (j.key(), j.attempt, j.pid == 0, j.kill_ordered.clone()))
+            .collect();
+        let t = secs(now);
+        for (key, attempt, unaccepted, kill) in ours {
+            if listed.contains(&(key, attempt)) {
+                self.missing.remove(&key);
+                continue;
+            }
+            if unaccepted && self.in_flight.contains(&(key, attempt)) {
+                continue;
+            }
+            // Missing from two hellos in a row: one hello may have been built just before
+            // a dispatch arrived.
+            let n = self.missing.entry(key).or_insert(0);
+            *n += 1;
+            if *n < 2 {
+                continue;
+            }
+            self.missing.remove(&key);
+            if unaccepted {
+                match kill {
+                    Some(term) => self.finish(t, key, status::EXIT, 0, 0, None, term),
+                    None => self.emit(state_change(t, key, status::PEND, pend::SBD_UNREACH, 0)),
+                }
+                continue;
+            }
+            self.finish(t, key, status::EXIT, 0, 9, None, String::new());
+        }
+    }
+
+    /// The dispatch of `key` may or may not have reached sbatchd on `host` (the call
+    /// failed after the request went out: a timeout, a broken connection). The job stays
+    /// dispatched; the host's next hellos tell whether sbatchd has it (it runs) or not
+    /// (back to PEND), and a host that stays silent is handled as a lost host. Requeueing
+    /// at once could run the job twice.
+    pub fn dispatch_uncertain(&mut self, key: JobKey, attempt: u32, host: &str) {
+        self.in_flight.remove(&(key, attempt));
+        if let Some(h) = self.host_mut(host) {
+            h.sbd_failed = true;
+        }
+        self.dirty = true;
+    }
+
+    /// Timers: sbatchd silence, lost hosts, CLEAN_PERIOD.
+    pub fn tick(&mut self, now: Millis) {
+        let silence = UNREACH_AFTER_HELLOS * i64::from(self.cfg.hello_interval_secs) * 1000;
+        for h in &mut self.hosts {
+            if !h.sbd_failed && now - h.sbd_seen > silence {
+                h.sbd_failed = true;
+                self.dirty = true;
+            }
+        }
+        // bresume'd jobs wait for their host's load, which changes without an event:
+        // look at them on every tick (cheap: no full scheduling pass).
+        if self.jobs.values().any(|j| self.waits_for_resume(j)) {
+            self.resume_pass(now);
+        }
+        // bsub -t: a job still pending at its termination time never starts (EXIT,
+        // TERM_DEADLINE); a running one is ended by its sbatchd.
+        let t = secs(now);
+        let too_late: Vec<JobKey> = self
+            .jobs
+            .values()
+            .filter(|j| j.state.is_pending() && j.sub.term_time > 0 && j.sub.term_time <= t)
+            .map(|j| j.key())
+            .collect();
+        for key in too_late {
+            self.finish(t, key, status::EXIT, 0, 0, None, "TERM_DEADLINE".into());
+        }
+        let lost_after = silence + i64::from(self.cfg.host_lost_grace_secs) * 1000;
+        let lost: Vec<String> = self
+            .hosts
+            .iter()
+            .filter(|h| now - h.sbd_seen > lost_after)
+            .map(|h| h.name.clone())
+            .collect();
+        for host in lost {
+            self.give_up_host(now, &host);
+        }
+        let clean = i64::from(self.cfg.clean_period_secs);
+        let t = secs(now);
+        let old: Vec<(JobKey, String)> = self
+            .jobs
+            .values()
+            .filter(|j| j.state.is_finished() && j.end_time + clean <= t)
+            .map(|j| (j.key(), j.sub.job_file.clone()))
+            .collect();
+        for (key, file) in old {
+            self.emit(Event::JobClean { time: t, key });
+            // The elements of an array share one job file: it goes with the last of them.
+            if self
+                .jobs
+                .range((key.0, 0)..=(key.0, u32::MAX))
+                .next()
+                .is_none()
+            {
+                self.effects.push(Effect::RemoveJobFile { job_file: file });
+            }
+        }
+    }
+
+    /// Is the job rerunnable (`bsub -r`, or its queue has `RERUNNABLE = yes`)?
+    pub fn rerunnable(&self, j: &Job) -> bool {
+        j.sub.options & sub::RERUNNABLE != 0 || self.queue(&j.queue).is_some_and(|q| q.rerunnable)
+    }
+
+    /// The host's sbatchd has been silent for the unreach time plus `BASALT_HOST_LOST_GRACE`:
+    /// mbatchd gives up on the jobs started there (on it as their first host). A job with a
+    /// kill order ends EXIT with the kill's term reason; a rerunnable job is requeued to PEND
+    /// (reason PEND_JOB_REQUEUED) at the top of its queue, to run again elsewhere with a
+    /// new attempt number; any other job ends EXIT, TERM_REMOVE_HUNG_JOB, as if killed by
+    /// signal 9. That holds for a job whose dispatch was never answered too: after a
+    /// failover the answer may have been lost with the old mbatchd while the job ran, so
+    /// it is not assumed to have never started (running it again would run it twice).
+    /// If the host comes back, its sbatchd is told to kill the old copies
+    /// ([`Sched::sbd_hello`]).
+    pub(crate) fn give_up_host(&mut self, now: Millis, host: &str) {
+        let mut jobs: Vec<(i64, JobKey)> = self
+            .jobs
+            .values()
+            .filter(|j| {
+                j.state.is_started()
+                    && j.hosts.first().map(String::as_str) == Some(host)
+                    && !self.in_flight.contains(&(j.key(), j.attempt))
+            })
+            .map(|j| (j.order, j.key()))
+            .collect();
+        // Reruns each go to the top of their queue: the latest first, so that they keep
+        // their order among themselves.
+        jobs.sort_unstable_by(|a, b| b.cmp(a));
+        let t = secs(now);
+        for (_, key) in jobs {
+            let Some(j) = self.jobs.get(&key) else {
+                continue;
+            };
+            let (kill, rerun) = (j.kill_ordered.clone(), self.rerunnable(j));
+            self.missing.remove(&key);
+            if let Some(term) = kill {
+                self.finish(t, key, status::EXIT, 0, 9, None, term);
+            } else if rerun {
+                self.emit(state_change(t, key, status::PEND, pend::REQUEUED, 0));
+            } else {
+                self.finish(t, key, status::EXIT, 0, 9, None, TERM_HOST_LOST.to_string());
+            }
+        }
+    }
+
+    /// A dispatch could not be delivered: the host is unreachable, the job goes back to
+    /// pending.
+    pub fn dispatch_failed(&mut self, now: Millis, key: JobKey, attempt: u32, host: &str) {
+        self.in_flight.remove(&(key, attempt));
+        if let Some(h) = self.host_mut(host) {
+            h.sbd_failed = true;
+        }
+        let Some(j) = self.jobs.get(&key) else {
+            return;
+        };
+        if j.attempt != attempt || j.state != JobState::Run || j.pid != 0 {
+            return;
+        }
+        self.emit(state_change(
+            secs(now),
+            key,
+            status::PEND,
+            pend::SBD_UNREACH,
+            0,
+        ));
+    }
+
+    /// Send an order to sbatchd now, or — when sbatchd has not answered the dispatch
+    /// yet — as soon as it does (a kill is never replaced by a later order).
+    pub(crate) fn order_sbd(&mut self, key: JobKey, attempt: u32, host: String, action: SbdAction) {
+        if let Some(j) = self.jobs.get_mut(&key)
+            && j.pid == 0
+        {
+            if !matches!(j.pending_action, Some(SbdAction::Kill { .. })) {
+                j.pending_action = Some(action);
+            }
+            return;
+        }
+        self.effects.push(Effect::Signal {
+            key,
+            attempt,
+            host,
+            action,
+        });
+    }
+
+    pub(crate) fn flush_pending(&mut self, key: JobKey) {
+        let Some(j) = self.jobs.get_mut(&key) else {
+            return;
+        };
+        if j.pid == 0 {
+            return;
+        }
+        let (Some(action), Some(host)) = (j.pending_action.take(), j.hosts.first().cloned()) else {
+            return;
+        };
+        let attempt = j.attempt;
+        self.effects.push(Effect::Signal {
+            key,
+            attempt,
+            host,
+            action,
+        });
+    }
+
+    /// sbatchd answered the dispatch with a refusal (the user does not exist there, the
+    /// job file is unreadable, ...): the job exits (EXIT_INIT_ENVIRON).
+    pub fn start_failed(&mut self, now: Millis, key: JobKey, attempt: u32) {
+        self.in_flight.remove(&(key, attempt));
+        let Some(j) = self.jobs.get(&key) else {
+            return;
+        };
+        if j.attempt != attempt || !j.state.is_started() {
+            return;
+        }
+        self.finish(
+            secs(now),
+            key,
+            status::EXIT,
+            exit_reason::INIT_ENVIRON,
+            256,
+            None,
+            String::new(),
+        );
+    }
+
+    /// sbatchd accepted a dispatch and answered with the job's pid.
+    pub fn dispatch_accepted(
+        &mut self,
+        now: Millis,
+        key: JobKey,
+        attempt: u32,
+        pid: u32,
+        pgid: u32,
+    ) {
+        self.in_flight.remove(&(key, attempt));
+        let Some(j) = self.jobs.get(&key) else {
+            return;
+        };
+        if j.attempt != attempt || j.pid != 0 || !j.state.is_started() {
+            return;
+        }
+        self.emit(Event::JobStartAccept {
+            time: secs(now),
+            key,
+            pid,
+            pgid,
+        });
+        self.flush_pending(key);
+    }
+
+    /// Apply one sbatchd report (idempotent for repeats).
+    pub fn report(&mut self, now: Millis, r: Report) -> Ack {
+        let Some(j) = self.jobs.get(&r.key) else {
+            return Ack::NoJob;
+        };
+        if r.attempt != j.attempt {
+            return Ack::StopJob;
+        }
+        if j.state.is_finished() || j.state.is_pending() {
+            // Removed (bkill -r) or requeued meanwhile: the copy must go.
+            return if matches!(
+                r.kind,
+                ReportKind::Finished { .. } | ReportKind::StartFailed { .. }
+            ) {
+                Ack::Ok
+            } else {
+                Ack::StopJob
+            };
+        }
+        if r.seq != 0 && r.seq <= j.last_seq {
+            return Ack::Ok;
+        }
+        let key = r.key;
+        let t = if r.time > 0 { r.time } else { secs(now) };
+        if let Some(j) = self.jobs.get_mut(&key) {
+            j.last_seq = r.seq;
+        }
+        match r.kind {
+            ReportKind::Started { pid, pgid } => {
+                if self.jobs.get(&key).is_some_and(|j| j.pid == 0) {
+                    self.emit(Event::JobStartAccept {
+                        time: t,
+                        key,
+                        pid,
+                        pgid,
+                    });
+                    self.flush_pending(key);
+                }
+            }
+            ReportKind::Executing {
+                exec_uid,
+                exec_user,
+                exec_home,
+                exec_cwd,
+                pid,
+            } => self.emit(Event::JobExecute {
+                time: t,
+                key,
+                exec_uid,
+                exec_user,
+                exec_home,
+                exec_cwd,
+                pid,
+            }),
+            ReportKind::Usage(u) => {
+                if let Some(j) = self.jobs.get_mut(&key) {
+                    j.usage = Usage { time: t, ..u };
+                }
+            }
+            ReportKind::State {
+                state,
+                reasons,
+                subreasons,
+            } => {
+                if JobState::from_code(state).is_some_and(|s| s.is_started()) {
+                    self.emit(state_change(t, key, state, reasons, subreasons));
+                }
+            }
+            ReportKind::Finished {
+                exit_status,
+                usage,
+                term_reason,
+            } => {
+                let as_done = self.jobs.get(&key).is_some_and(|j| j.kill_as_done);
+                let ordered = self.jobs.get(&key).and_then(|j| j.kill_ordered.clone());
+                let term = if term_reason.is_empty() {
+                    ordered.filter(|_| exit_status != 0).unwrap_or_default()
+                } else {
+                    term_reason
+                };
+                let st = if exit_status == 0 || as_done {
+                    status::DONE
+                } else {
+                    status::EXIT
+                };
+                self.finish(t, key, st, 0, exit_status, Some(usage), term);
+            }
+            ReportKind::StartFailed { message } => {
+                let _ = message;
+                self.finish(
+                    t,
+                    key,
+                    status::EXIT,
+                    exit_reason::INIT_ENVIRON,
+                    256,
+                    None,
+                    String::new(),
+                );
+            }
+        }
+        Ack::Ok
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn finish(
+        &mut self,
+        t: i64,
+        key: JobKey,
+        st: u32,
+        reasons: u32,
+        exit_status: i32,
+        usage: Option<Usage>,
+        term_reason: String,
+    ) {
+        let cpu = usage.as_ref().map_or(0.0, |u| u.utime + u.stime);
+        self.emit(Event::JobStatus {
+            time: t,
+            key,
+            status: st,
+            reasons,
+            subreasons: 0,
+            cpu_time: cpu,
+            end_time: t,
+            usage,
+            exit_status,
+            term_reason,
+        });
+        self.effects.push(Effect::Acct(key));
+    }
+}

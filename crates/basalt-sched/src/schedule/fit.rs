@@ -1,0 +1,260 @@
+//! Whether a host can take a job: load thresholds, the per-(queue, host) checks of a
+//! pass, and the per-host evaluation with what the pass has placed so far.
+
+use crate::{Host, LimStatus, Millis, Queue, Sched, Submission};
+use basalt_core::job::pend;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+impl Sched {
+    /// Within the queue's and the host's (lsb.hosts) loadSched thresholds? Run-queue
+    /// lengths are compared as effective values. The error is the pending reason of
+    /// the first index beyond a threshold.
+    pub(crate) fn load_ok(&self, q: &Queue, h: &Host) -> Result<(), u32> {
+        let q_bad = Self::beyond_sched(h, &q.load_sched);
+        let h_bad = Self::beyond_sched(h, &h.load_sched);
+        match q_bad.into_iter().chain(h_bad).min() {
+            Some(i) => Err(pend::LOAD_BASE + i as u32),
+            None => Ok(()),
+        }
+    }
+
+    /// A host's load index as thresholds and conditions see it (run queues effective).
+    pub(crate) fn load_value(h: &Host, name: &str) -> Option<f64> {
+        let v = *h.load.get(name)?;
+        Some(if matches!(name, "r15s" | "r1m" | "r15m") {
+            basalt_core::effective_run_queue(v, h.ncpus.max(1), h.cpu_factor.max(0.01))
+        } else {
+            v
+        })
+    }
+
+    /// Which scheduling thresholds (the host's own, then each queue's) the host's load
+    /// is within now.
+    pub(crate) fn threshold_view(&self, h: &Host) -> Vec<bool> {
+        std::iter::once(&h.load_sched)
+            .chain(self.queues.iter().map(|q| &q.load_sched))
+            .filter(|t| !t.is_empty())
+            .map(|t| Self::beyond_sched(h, t).is_none())
+            .collect()
+    }
+
+    /// The first built-in index (LSF's number) whose load on `h` is beyond its
+    /// loadSched in `sched`; run-queue lengths effective.
+    pub(crate) fn beyond_sched(h: &Host, sched: &BTreeMap<String, f64>) -> Option<usize> {
+        for (i, idx) in basalt_core::BUILTIN_INDICES.iter().enumerate() {
+            let name = idx.name();
+            let Some(limit) = sched.get(name) else {
+                continue;
+            };
+            let Some(mut v) = h.load.get(name).copied() else {
+                continue;
+            };
+            if matches!(name, "r15s" | "r1m" | "r15m") {
+                v = basalt_core::effective_run_queue(v, h.ncpus.max(1), h.cpu_factor.max(0.01));
+            }
+            let bad = if idx.increasing() {
+                v > *limit
+            } else {
+                v < *limit
+            };
+            if bad {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// The checks of host `h` that depend only on the queue: (not a queue host, LIM /
+    /// sbatchd / closed / dispatch window, load beyond the thresholds).
+    pub(crate) fn static_why(&self, q: &Queue, h: &Host) -> StaticWhy {
+        let not_queue_host = !q.hosts.is_empty() && !q.hosts.contains(&h.name);
+        let status = if h.lim != LimStatus::Ok {
+            Some(pend::LIM_UNREACH)
+        } else if h.sbd_failed {
+            Some(pend::SBD_UNREACH)
+        } else if h.closed_adm {
+            Some(pend::HOST_CLOSED)
+        } else if !self.window_open(h.dispatch_window.as_ref()) {
+            Some(pend::DISPATCH_WINDOW)
+        } else {
+            None
+        };
+        StaticWhy {
+            not_queue_host,
+            status,
+            load: self.load_ok(q, h).err(),
+        }
+    }
+
+    /// Whether host `i` can take (part of) `job` now: (free slots, r15s × 100, rank,
+    /// index), or the pending reason.
+    pub(crate) fn host_fit(
+        &self,
+        now: Millis,
+        accept_ms: i64,
+        job: &JobFit,
+        st: &PassState,
+        statics: &[StaticWhy],
+        i: usize,
+    ) -> Result<Cand, u32> {
+        let h = &self.hosts[i];
+        let s = &statics[i];
+        let u = st.used[i];
+        if s.not_queue_host {
+            return Err(pend::NOT_QUEUE_HOST);
+        }
+        if !job.sub.asked_hosts.is_empty() && !job.sub.asked_hosts.contains(&h.name) {
+            return Err(pend::NOT_ASKED_HOST);
+        }
+        if let Some(code) = s.status {
+            return Err(code);
+        }
+        if st.excl[i] {
+            return Err(pend::EXCLUSIVE);
+        }
+        if job.exclusive && u > 0 {
+            return Err(pend::NOT_ENOUGH_SLOTS);
+        }
+        if accept_ms > 0 && h.last_dispatch > 0 && now - h.last_dispatch < accept_ms {
+            return Err(pend::JUST_STARTED);
+        }
+        if let Some(code) = s.load {
+            return Err(code);
+        }
+        let mut free = match h.max_slots() {
+            Some(m) => m.saturating_sub(u),
+            None => u32::MAX / 4,
+        };
+        if let Some(jlu) = h.jl_u {
+            let uu = st
+                .used_user
+                .get(&(i, job.sub.user.clone()))
+                .copied()
+                .unwrap_or(0);
+            free = free.min(jlu.saturating_sub(uu));
+            if free == 0 {
+                return Err(pend::HOST_USER_LIMIT);
+            }
+        }
+        if let Some(hl) = job.queue.hjob_limit {
+            let qh = st
+                .q_host
+                .get(&(job.queue.name.clone(), i))
+                .copied()
+                .unwrap_or(0);
+            free = free.min(hl.saturating_sub(qh));
+            if free == 0 {
+                return Err(pend::HOST_JOB_LIMIT);
+            }
+        }
+        if free == 0 {
+            return Err(pend::HOST_JOB_LIMIT);
+        }
+        if job.exclusive {
+            free = free.min(job.most);
+        }
+        let r15s = (h.load.get("r15s").copied().unwrap_or(0.0) * 100.0) as i64;
+        Ok((free, r15s, h.rank, i))
+    }
+}
+
+/// A candidate host of a scheduling pass: (free slots, r15s × 100, rank, host index).
+pub(crate) type Cand = (u32, i64, usize, usize);
+
+/// Most free slots first (spread), then least loaded, then file order.
+pub(crate) fn cand_order(a: &Cand, b: &Cand) -> std::cmp::Ordering {
+    b.0.cmp(&a.0)
+        .then(a.1.cmp(&b.1))
+        .then(a.2.cmp(&b.2))
+        .then(a.3.cmp(&b.3))
+}
+
+/// A [`Cand`] ordered by [`cand_order`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CandKey(pub(crate) Cand);
+
+impl Ord for CandKey {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        cand_order(&self.0, &other.0)
+    }
+}
+
+impl PartialOrd for CandKey {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The (queue, host) checks of a pass, computed once per queue.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StaticWhy {
+    pub(crate) not_queue_host: bool,
+    pub(crate) status: Option<u32>,
+    pub(crate) load: Option<u32>,
+}
+
+/// What a pass has placed so far, by host index.
+pub(crate) struct PassState {
+    pub(crate) used: Vec<u32>,
+    pub(crate) excl: Vec<bool>,
+    /// (host, user) -> slots; kept only when some host has a JL/U limit.
+    pub(crate) used_user: HashMap<(usize, String), u32>,
+    /// (queue, host) -> slots; kept only when some queue has HJOB_LIMIT.
+    pub(crate) q_host: HashMap<(String, usize), u32>,
+}
+
+impl PassState {
+    pub(crate) fn take(
+        &mut self,
+        i: usize,
+        queue: &str,
+        user: &str,
+        track_user: bool,
+        track_qhost: bool,
+    ) {
+        self.used[i] += 1;
+        if track_user {
+            *self.used_user.entry((i, user.to_owned())).or_default() += 1;
+        }
+        if track_qhost {
+            *self.q_host.entry((queue.to_owned(), i)).or_default() += 1;
+        }
+    }
+}
+
+/// The parts of a job a host evaluation looks at.
+pub(crate) struct JobFit<'a> {
+    pub(crate) queue: &'a Queue,
+    /// Asked hosts and user are read from here.
+    pub(crate) sub: &'a Submission,
+    pub(crate) exclusive: bool,
+    /// The most slots the job may take (`-n min,max`).
+    pub(crate) most: u32,
+}
+
+/// Jobs whose host evaluation is the same.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct ShapeKey {
+    /// Queue index.
+    pub(crate) queue: usize,
+    pub(crate) user: Option<String>,
+    pub(crate) asked: Vec<String>,
+    pub(crate) exclusive: bool,
+    pub(crate) need: u32,
+    pub(crate) most: u32,
+    pub(crate) span: Option<Option<u32>>,
+}
+
+/// Every host evaluated for a shape, as of `generation`.
+pub(crate) struct Shape {
+    pub(crate) generation: u64,
+    /// Hosts that can take the job, best first.
+    pub(crate) cands: BTreeSet<CandKey>,
+    /// Each host's entry in `cands`.
+    pub(crate) cur: Vec<Option<Cand>>,
+    /// Why each other host cannot.
+    pub(crate) why: Vec<Option<u32>>,
+    /// The pending reasons of a job of this shape that does not fit, once built.
+    pub(crate) reasons: Option<Arc<BTreeMap<u32, Vec<String>>>>,
+}

@@ -1,0 +1,407 @@
+//! The scheduling pass: visit pending jobs by queue priority and FCFS order, evaluate
+//! hosts per job shape ([`fit`]), choose hosts ([`allocate`]), and dispatch; bresume'd
+//! jobs are resumed first ([`resume`]).
+
+pub(crate) mod allocate;
+pub(crate) mod fit;
+mod resume;
+
+use crate::depend::Tri;
+use crate::{Effect, Event, JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Submission, secs, span_of};
+use allocate::allocate;
+use basalt_core::job::{JobState, pend, sub};
+use fit::{CandKey, JobFit, PassState, Shape, ShapeKey, StaticWhy};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+impl Sched {
+    /// Whether a scheduling pass could do something (cleared by [`Sched::schedule`]).
+    pub fn needs_pass(&self) -> bool {
+        self.dirty
+    }
+
+    pub(crate) fn start_job(&mut self, now: Millis, key: JobKey, alloc: Vec<String>) {
+        let idx: Vec<usize> = alloc
+            .iter()
+            .filter_map(|h| {
+                self.hosts
+                    .iter()
+                    .position(|x| basalt_core::same_host(&x.name, h))
+            })
+            .collect();
+        self.start_job_at(now, key, alloc, &idx);
+    }
+
+    /// [`Sched::start_job`] with the hosts' indices known.
+    pub(crate) fn start_job_at(
+        &mut self,
+        now: Millis,
+        key: JobKey,
+        alloc: Vec<String>,
+        idx: &[usize],
+    ) {
+        let first = alloc[0].clone();
+        self.emit(Event::JobStart {
+            time: secs(now),
+            key,
+            hosts: alloc,
+        });
+        for &i in idx {
+            if let Some(host) = self.hosts.get_mut(i) {
+                host.last_dispatch = now;
+            }
+        }
+        let attempt = self.jobs.get(&key).map_or(1, |j| j.attempt);
+        self.in_flight.insert((key, attempt));
+        self.effects.push(Effect::Dispatch {
+            key,
+            attempt,
+            host: first,
+        });
+    }
+
+    /// One scheduling pass: resume user-resumed jobs whose host allows it, then visit
+    /// pending jobs by queue priority and FCFS order and dispatch what fits.
+    ///
+    /// Hosts are evaluated by index. What depends only on (queue, host) — queue hosts,
+    /// LIM and sbatchd status, closed, dispatch window, load thresholds — is computed once
+    /// per queue per pass. The evaluation of every host for a job *shape* (queue, asked
+    /// hosts, exclusive, slots, span, and the user when a host has a JL/U limit) is kept
+    /// ([`Shape`]) until a placement changes what hosts hold: a placement for the same
+    /// shape re-evaluates only the hosts it used, one for another shape invalidates it.
+    /// So a pass costs about one host sweep per shape plus one per change, not one per
+    /// job, and jobs that cannot start share one set of pending reasons.
+    pub fn schedule(&mut self, now: Millis) {
+        self.dirty = false;
+        self.resume_pass(now);
+        // Queue priority (highest first), then queue name, then submission order.
+        let mut by_name: Vec<usize> = (0..self.queues.len()).collect();
+        by_name.sort_by(|a, b| self.queues[*a].name.cmp(&self.queues[*b].name));
+        let mut name_rank = vec![0usize; self.queues.len()];
+        for (r, qi) in by_name.into_iter().enumerate() {
+            name_rank[qi] = r;
+        }
+        let qindex: HashMap<&str, usize> = self
+            .queues
+            .iter()
+            .enumerate()
+            .map(|(i, q)| (q.name.as_str(), i))
+            .collect();
+        let nh = self.hosts.len();
+        let index: HashMap<&str, usize> = self
+            .hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.name.as_str(), i))
+            .collect();
+        let track_user = self.hosts.iter().any(|h| h.jl_u.is_some());
+        let track_qhost = self.queues.iter().any(|q| q.hjob_limit.is_some());
+        // Slots in use, by host index, kept up to date as jobs are placed in this pass.
+        let mut st = PassState {
+            used: vec![0; nh],
+            excl: vec![false; nh],
+            used_user: HashMap::new(),
+            q_host: HashMap::new(),
+        };
+        let mut q_used: BTreeMap<String, u32> = BTreeMap::new();
+        let mut q_user: BTreeMap<(String, String), u32> = BTreeMap::new();
+        // Started elements of arrays with a %k limit.
+        let mut array_started: BTreeMap<u64, u32> = BTreeMap::new();
+        // One walk over the jobs: the pending ones in the order they are visited, what
+        // the started ones hold.
+        let mut order: Vec<PendRec> = Vec::new();
+        for j in self.jobs.values() {
+            if j.state == JobState::Pend {
+                let Some(&qi) = qindex.get(j.queue.as_str()) else {
+                    continue;
+                };
+                order.push(PendRec {
+                    rank: (
+                        u32::MAX - self.queues[qi].priority,
+                        name_rank[qi],
+                        j.order,
+                        j.key(),
+                    ),
+                    qi,
+                    sub: j.sub.clone(),
+                    has_dep: j.dep.is_some(),
+                    array_limit: j.array_limit,
+                    need: j.slots(),
+                });
+            } else if j.state.is_started() {
+                for h in &j.hosts {
+                    let Some(&i) = index.get(h.as_str()) else {
+                        continue;
+                    };
+                    st.take(i, &j.queue, &j.sub.user, track_user, track_qhost);
+                    if j.sub.options & sub::EXCLUSIVE != 0 {
+                        st.excl[i] = true;
+                    }
+                }
+                *q_used.entry(j.queue.clone()).or_default() += j.slots();
+                *q_user
+                    .entry((j.queue.clone(), j.sub.user.clone()))
+                    .or_default() += j.slots();
+                if j.array_limit.is_some() {
+                    *array_started.entry(j.id).or_default() += 1;
+                }
+            }
+        }
+        drop(index);
+        drop(qindex);
+        order.sort_unstable_by_key(|r| r.rank);
+        // Dependencies are evaluated once, before this pass places anything; the elements
+        // of an array share one value unless the condition names `[*]`.
+        let mut deps: BTreeMap<JobKey, Tri> = BTreeMap::new();
+        let mut per_array: BTreeMap<u64, Tri> = BTreeMap::new();
+        for rec in order.iter().filter(|r| r.has_dep) {
+            let key = rec.rank.3;
+            let Some(j) = self.jobs.get(&key) else {
+                continue;
+            };
+            let Some(e) = &j.dep else {
+                continue;
+            };
+            let shared = j.is_element() && !e.uses_own_index();
+            let cached = if shared {
+                per_array.get(&j.id).copied()
+            } else {
+                None
+            };
+            let Some(t) = cached.or_else(|| self.dependency(j)) else {
+                continue;
+            };
+            if shared {
+                per_array.insert(j.id, t);
+            }
+            deps.insert(key, t);
+        }
+        let accept_ms = i64::from(self.cfg.job_accept_interval)
+            * i64::from(self.cfg.mbd_sleep_time_secs)
+            * 1000;
+        let t = secs(now);
+        // Per queue: the (queue, host) checks, and whether its windows are open.
+        let mut statics: Vec<Option<(bool, Vec<StaticWhy>)>> = vec![None; self.queues.len()];
+        let mut shapes: HashMap<ShapeKey, Shape> = HashMap::new();
+        // Bumped by every placement: a shape evaluated at another generation is stale.
+        let mut generation: u64 = 0;
+        // Pending reasons to set, applied in one walk at the end.
+        let mut assign: Vec<(JobKey, PendReasons)> = Vec::new();
+        for rec in order {
+            let (key, qi, need) = (rec.rank.3, rec.qi, rec.need);
+            let sub = &rec.sub;
+            if statics[qi].is_none() {
+                let q = &self.queues[qi];
+                let per_host = self.hosts.iter().map(|h| self.static_why(q, h)).collect();
+                statics[qi] = Some((self.queue_windows_open(q), per_host));
+            }
+            let Some((windows_open, per_host)) = &statics[qi] else {
+                continue;
+            };
+            let q = &self.queues[qi];
+            let early = if !q.active {
+                Some(pend::QUEUE_INACT)
+            } else if !windows_open {
+                Some(pend::QUEUE_WINDOW)
+            } else if sub.begin_time > t {
+                Some(pend::START_TIME)
+            } else if let Some(d) = deps.get(&key).filter(|d| **d != Tri::Yes) {
+                Some(if *d == Tri::Never {
+                    pend::DEPEND_INVALID
+                } else {
+                    pend::DEPEND
+                })
+            } else if rec
+                .array_limit
+                .is_some_and(|k| array_started.get(&key.0).copied().unwrap_or(0) >= k)
+            {
+                Some(PEND_ARRAY_LIMIT)
+            } else if q
+                .qjob_limit
+                .is_some_and(|l| q_used.get(&q.name).copied().unwrap_or(0) + need > l)
+            {
+                Some(pend::QUEUE_JOB_LIMIT)
+            } else if q.ujob_limit.is_some_and(|l| {
+                q_user
+                    .get(&(q.name.clone(), sub.user.clone()))
+                    .copied()
+                    .unwrap_or(0)
+                    + need
+                    > l
+            }) {
+                Some(pend::QUEUE_USER_LIMIT)
+            } else {
+                None
+            };
+            if let Some(code) = early {
+                assign.push((key, Arc::new(BTreeMap::from([(code, Vec::new())]))));
+                continue;
+            }
+            let exclusive = sub.options & sub::EXCLUSIVE != 0 || q.exclusive;
+            let span = span_of(&sub.res_req);
+            // `-n min,max`: as many slots as are free up to max, within the queue's
+            // QJOB_LIMIT and UJOB_LIMIT (the checks above leave room for at least min).
+            let mut most = sub.max_processors.max(need);
+            if let Some(l) = q.qjob_limit {
+                most = most.min(l.saturating_sub(q_used.get(&q.name).copied().unwrap_or(0)));
+            }
+            if let Some(l) = q.ujob_limit {
+                let u = q_user
+                    .get(&(q.name.clone(), sub.user.clone()))
+                    .copied()
+                    .unwrap_or(0);
+                most = most.min(l.saturating_sub(u));
+            }
+            let most = most.max(need);
+            let shape_key = ShapeKey {
+                queue: qi,
+                user: track_user.then(|| sub.user.clone()),
+                asked: sub.asked_hosts.clone(),
+                exclusive,
+                need,
+                most,
+                span,
+            };
+            let job = JobFit {
+                queue: q,
+                sub,
+                exclusive,
+                most,
+            };
+            let shape = shapes.entry(shape_key.clone()).or_insert_with(|| Shape {
+                generation: u64::MAX,
+                cands: BTreeSet::new(),
+                cur: Vec::new(),
+                why: Vec::new(),
+                reasons: None,
+            });
+            if shape.generation != generation {
+                shape.generation = generation;
+                shape.cands.clear();
+                shape.cur.clear();
+                shape.cur.resize(nh, None);
+                shape.why.clear();
+                shape.why.resize(nh, None);
+                shape.reasons = None;
+                for i in 0..nh {
+                    match self.host_fit(now, accept_ms, &job, &st, per_host, i) {
+                        Ok(c) => {
+                            shape.cands.insert(CandKey(c));
+                            shape.cur[i] = Some(c);
+                        }
+                        Err(code) => shape.why[i] = Some(code),
+                    }
+                }
+            }
+            match allocate(shape.cands.iter().map(|c| &c.0), need, most, span) {
+                Some(alloc) => {
+                    let qname = q.name.clone();
+                    for &i in &alloc {
+                        st.take(i, &qname, &sub.user, track_user, track_qhost);
+                        if exclusive {
+                            st.excl[i] = true;
+                        }
+                    }
+                    let taken = alloc.len() as u32;
+                    *q_used.entry(qname.clone()).or_default() += taken;
+                    *q_user.entry((qname.clone(), sub.user.clone())).or_default() += taken;
+                    if rec.array_limit.is_some() {
+                        *array_started.entry(key.0).or_default() += 1;
+                    }
+                    let names = alloc.iter().map(|&i| self.hosts[i].name.clone()).collect();
+                    self.start_job_at(now, key, names, &alloc);
+                    generation += 1;
+                    // Only the hosts just used changed: bring this shape up to date.
+                    let mut touched = alloc;
+                    touched.sort_unstable();
+                    touched.dedup();
+                    let job = JobFit {
+                        queue: &self.queues[qi],
+                        sub,
+                        exclusive,
+                        most,
+                    };
+                    let Some(shape) = shapes.get_mut(&shape_key) else {
+                        continue;
+                    };
+                    for i in touched {
+                        if let Some(old) = shape.cur[i].take() {
+                            shape.cands.remove(&CandKey(old));
+                        }
+                        shape.why[i] = None;
+                        match self.host_fit(now, accept_ms, &job, &st, per_host, i) {
+                            Ok(c) => {
+                                shape.cands.insert(CandKey(c));
+                                shape.cur[i] = Some(c);
+                            }
+                            Err(code) => shape.why[i] = Some(code),
+                        }
+                    }
+                    shape.generation = generation;
+                    shape.reasons = None;
+                }
+                None => {
+                    let hosts = &self.hosts;
+                    let reasons = shape
+                        .reasons
+                        .get_or_insert_with(|| {
+                            let mut r: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+                            for (i, w) in shape.why.iter().enumerate() {
+                                if let Some(code) = w {
+                                    r.entry(*code).or_default().push(hosts[i].name.clone());
+                                }
+                            }
+                            if !shape.cands.is_empty() {
+                                let code = if span.is_some() {
+                                    pend::SPAN
+                                } else {
+                                    pend::NOT_ENOUGH_SLOTS
+                                };
+                                r.entry(code)
+                                    .or_default()
+                                    .extend(shape.cands.iter().map(|c| hosts[c.0.3].name.clone()));
+                            }
+                            Arc::new(r)
+                        })
+                        .clone();
+                    assign.push((key, reasons));
+                }
+            }
+        }
+        // Set the reasons in one ordered walk (mostly in key order already).
+        assign.sort_unstable_by_key(|a| a.0);
+        let mut next = assign.into_iter().peekable();
+        if let Some((first, _)) = next.peek() {
+            let first = *first;
+            for (k, j) in self.jobs.range_mut(first..) {
+                while next.peek().is_some_and(|(want, _)| want < k) {
+                    next.next();
+                }
+                match next.peek() {
+                    None => break,
+                    Some((want, _)) if want == k => {
+                        if let Some((_, r)) = next.next() {
+                            j.pend_reasons = r;
+                        }
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+}
+
+/// Pending reasons by code, with the hosts each applies to; shared between jobs.
+pub(crate) type PendReasons = Arc<BTreeMap<u32, Vec<String>>>;
+
+/// A pending job as a pass visits it: its place in the order, and what the checks read.
+pub(crate) struct PendRec {
+    /// (u32::MAX − queue priority, queue name rank, submission order, key).
+    pub(crate) rank: (u32, usize, i64, JobKey),
+    /// Queue index.
+    pub(crate) qi: usize,
+    pub(crate) sub: Arc<Submission>,
+    pub(crate) has_dep: bool,
+    pub(crate) array_limit: Option<u32>,
+    pub(crate) need: u32,
+}

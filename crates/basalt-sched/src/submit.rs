@@ -1,0 +1,99 @@
+//! bsub: checking a submission and giving it a job id.
+
+use crate::{
+    Caller, Event, Millis, Sched, SchedError, Submission, array, bounds, depend, limits, secs,
+};
+
+impl Sched {
+    /// bsub. On success the job exists and its JOB_NEW is among the effects; the caller
+    /// answers only after the effects are durable. Returns (job id, queue, default queue).
+    pub fn submit(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        mut s: Submission,
+    ) -> Result<(u64, String, bool), SchedError> {
+        bounds::check_submission(&s)?;
+        let default = s.queue.is_empty();
+        if default {
+            s.queue = self.cfg.default_queue.clone();
+        }
+        let Some(q) = self.queue(&s.queue) else {
+            return Err(SchedError::NoQueue);
+        };
+        if !q.open {
+            return Err(SchedError::QueueClosed);
+        }
+        if limits::exceeds(&s.rlimits, &q.rlimits) {
+            return Err(SchedError::OverLimit);
+        }
+        if ((!q.users_all && !q.users.iter().any(|u| u == &caller.user))
+            || q.users_except.iter().any(|u| u == &caller.user))
+            && !self.is_admin(caller)
+        {
+            return Err(SchedError::UserNotInQueue);
+        }
+        let mut asked = Vec::new();
+        for h in &s.asked_hosts {
+            let name = h.trim_end_matches(|c: char| c == '+' || c.is_ascii_digit());
+            let name = if name.is_empty() { h.as_str() } else { name };
+            if name == "others" || name == "all" {
+                continue;
+            }
+            match self.host_name(name) {
+                Some(n) => asked.push(n),
+                None => return Err(SchedError::BadHost),
+            }
+        }
+        s.asked_hosts = asked;
+        if s.max_processors != 0 && s.max_processors < s.num_processors {
+            return Err(SchedError::BadArgument(
+                "Bad argument for number of processors".into(),
+            ));
+        }
+        s.num_processors = s.num_processors.max(1);
+        s.max_processors = s.max_processors.max(s.num_processors);
+        if let Some(spec) = array::parse(&s.job_name) {
+            let spec = spec.map_err(|e| match e {
+                array::ArrayError::BadIndex => SchedError::BadArrayIndex,
+                array::ArrayError::TooLarge => SchedError::ArrayTooLarge,
+            })?;
+            if spec.count() > u64::from(self.cfg.max_job_array_size) {
+                return Err(SchedError::ArrayTooLarge);
+            }
+        }
+        if depend::parse(&s.depend_cond).is_err() {
+            return Err(SchedError::BadDependency);
+        }
+        s.user = caller.user.clone();
+        s.uid = caller.uid;
+        if s.project.is_empty() {
+            s.project = self.cfg.default_project.clone();
+        }
+        let time = secs(now);
+        s.submit_time = time;
+        let id = self.next_job_id().ok_or(SchedError::NoJobId)?;
+        s.job_file = format!("{time}.{id}");
+        let queue = s.queue.clone();
+        self.emit(Event::JobNew {
+            time,
+            job_id: id,
+            sub: Box::new(s),
+        });
+        Ok((id, queue, default))
+    }
+
+    /// The id the next submission gets: after the highest id seen, wrapping at
+    /// MAX_JOBID and skipping ids still in use (None when every one is).
+    pub(crate) fn next_job_id(&self) -> Option<u64> {
+        let max = u64::from(self.cfg.max_jobid.max(1));
+        let mut id = self.last_job_id % max + 1;
+        for _ in 0..max {
+            if self.jobs.range((id, 0)..=(id, u32::MAX)).next().is_none() {
+                return Some(id);
+            }
+            id = id % max + 1;
+        }
+        None
+    }
+}

@@ -1,0 +1,126 @@
+//! `query` — what `bjobs -u all`, `bhosts` and `bqueues` cost mbatchd's owner thread with
+//! 40,000 pending jobs (the same with `--quick`: the goal is stated at that size), in the
+//! pure core: [`basalt_sched::Sched::query`] for every user, then for every row what
+//! mbatchd's `job_info` asks the core (shown state, position in its queue, effective
+//! limits); and for every host and queue the status and slot counts. While it runs no
+//! submission is served, so it must stay short. Goal (issue 18): `bjobs -u all` under
+//! 200 ms. A submission timed right after the query shows the core goes on at once.
+
+use super::*;
+use basalt_sched::{Caller, JobQuery, Sched, Submission};
+use std::collections::BTreeMap;
+
+const NOW: i64 = 1_800_000_000_000;
+
+pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
+    let hosts = ctx.size(1_000, 1_000);
+    let pending = ctx.size(40_000, 40_000);
+    // Two slots per host: the first pass starts 2 × hosts jobs, the rest stay pending.
+    let jobs = pending + 2 * hosts;
+    let (cfg, names) = super::sched::config(ctx, hosts)?;
+    let users: Vec<Caller> = (0..20)
+        .map(|u| Caller {
+            uid: 1000 + u,
+            user: format!("user{u:02}"),
+            host: names[0].clone(),
+        })
+        .collect();
+    let mut out = Vec::new();
+    for _ in 0..runs {
+        let mut s = Sched::new(cfg.clone(), NOW);
+        for h in &names {
+            s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+        }
+        s.start(NOW, &names[0]);
+        for i in 0..jobs {
+            let sub = Submission {
+                command: format!("./simulate --case {i}"),
+                rlimits: [-1; 11],
+                ..Submission::default()
+            };
+            s.submit(NOW, &users[i % users.len()], sub)
+                .map_err(|e| anyhow!("submit: {e:?}"))?;
+        }
+        s.schedule(NOW + 1);
+        s.take_effects();
+
+        // bjobs -u all: the query, then per row what job_info reads from the core.
+        let t = Instant::now();
+        let (rows, _) = s.query(&JobQuery::default());
+        let mut positions: u64 = 0;
+        let mut limits: i64 = 0;
+        let mut unknown = 0usize;
+        for j in &rows {
+            if s.shown_state(j) == basalt_core::job::JobState::Unkwn {
+                unknown += 1;
+            }
+            positions += u64::from(s.position(j));
+            limits = limits.wrapping_add(s.effective_rlimits(j)[0]);
+        }
+        let bjobs = t.elapsed().as_secs_f64() * 1000.0;
+        let listed = rows.len();
+        let pend = rows.iter().filter(|j| j.state.is_pending()).count();
+        drop(rows);
+
+        // bhosts and bqueues: status and counts of every host and queue.
+        let t = Instant::now();
+        let mut slots = 0u32;
+        for h in s.hosts() {
+            let _ = s.host_status(h);
+            slots += s.host_counts(&h.name).0;
+        }
+        for q in s.queues() {
+            slots += s.queue_counts(&q.name).0;
+        }
+        let counts = t.elapsed().as_secs_f64() * 1000.0;
+
+        // The next submission right after: the owner thread is free again.
+        let t = Instant::now();
+        s.submit(
+            NOW + 2,
+            &users[0],
+            Submission {
+                command: "true".into(),
+                rlimits: [-1; 11],
+                ..Submission::default()
+            },
+        )
+        .map_err(|e| anyhow!("submit: {e:?}"))?;
+        let submit = t.elapsed().as_secs_f64() * 1000.0;
+
+        // Positions 1..=pend in the one queue: their sum tells they were all computed.
+        let expected = (pend as u64) * (pend as u64 + 1) / 2;
+        if pend != pending || positions != expected || unknown != 0 {
+            bail!(
+                "{listed} rows, {pend} pending (wanted {pending}), position sum {positions} \
+                 (wanted {expected}), {unknown} unknown"
+            );
+        }
+        let mut bjobs_m = Metric::new(
+            &format!("bjobs -u all: query + state, position, limits of {listed} rows"),
+            "ms",
+            bjobs,
+        );
+        if pending == 40_000 {
+            bjobs_m = bjobs_m.goal(Goal::AtMost(200.0));
+        }
+        out.push(Run {
+            metrics: vec![
+                bjobs_m,
+                Metric::new(
+                    &format!("bhosts + bqueues: status and counts of {hosts} hosts"),
+                    "ms",
+                    counts,
+                ),
+                Metric::new("a submission right after", "ms", submit),
+            ],
+            notes: vec![format!(
+                "{pend} pending and {} running jobs of 20 users in the default queue, \
+                 {hosts} hosts with 2 slots; pure core, one thread ({slots} slots counted, \
+                 limits checksum {limits})",
+                listed - pend
+            )],
+        });
+    }
+    Ok(out)
+}
