@@ -43,7 +43,7 @@ use std::sync::mpsc as stdmpsc;
 use std::time::{Duration, SystemTime};
 use thiserror::Error;
 use tokio::sync::oneshot;
-use tracing::{error, info, info_span, warn};
+use tracing::{Instrument, error, info, info_span, warn};
 
 pub use service::MbatchdService;
 
@@ -169,8 +169,22 @@ pub async fn run_with(
 ) -> Result<(), MbdError> {
     let me = basalt_runtime::canonical_host(&config, me)
         .ok_or_else(|| basalt_runtime::RuntimeError::UnknownHost(me.to_owned()))?;
+    // The span goes with the future (not entered across awaits, which would label other
+    // tasks' lines on this thread, e.g. an in-process sbatchd's).
     let span = info_span!("mbatchd", host = %me);
-    let _enter = span.enter();
+    serve(config, me, listen.into(), shutdown, run_opts)
+        .instrument(span)
+        .await
+}
+
+/// [`run_with`] inside its span.
+async fn serve(
+    config: Arc<Config>,
+    me: String,
+    listen: Listen,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+    run_opts: RunOptions,
+) -> Result<(), MbdError> {
     let keys = basalt_runtime::cluster_keys(&config)?;
     let auth = basalt_runtime::daemon_auth(&config, &me, keys.clone());
     let verifier = basalt_runtime::verifier(&config, keys);
