@@ -125,6 +125,7 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
                 .signal(pb::SignalRequest {
                     caller: root_caller(),
                     user: "all".into(),
+                    kind: pb::SignalKind::Kill as i32,
                     ..Default::default()
                 })
                 .await,

@@ -175,17 +175,29 @@ fn ctl_reply(outcomes: Vec<CtlOutcome>) -> pb::CtlReply {
     }
 }
 
-/// What a `SignalRequest` asks for (an unknown kind is a kill, as before).
-fn job_signal(req: &pb::SignalRequest) -> JobSignal {
-    match pb::SignalKind::try_from(req.kind).unwrap_or(pb::SignalKind::Kill) {
-        pb::SignalKind::Kill => JobSignal::Kill {
+/// What a `SignalRequest` asks for; a missing (unspecified) or unknown kind is refused
+/// rather than taken for a kill.
+fn job_signal(req: &pb::SignalRequest) -> Result<JobSignal, Status> {
+    Ok(match pb::SignalKind::try_from(req.kind) {
+        Ok(pb::SignalKind::Kill) => JobSignal::Kill {
             remove: req.remove,
             as_done: req.as_done,
         },
-        pb::SignalKind::Stop => JobSignal::Stop,
-        pb::SignalKind::Resume => JobSignal::Resume,
-        pb::SignalKind::Signal => JobSignal::Signal(req.signal.clone()),
-    }
+        Ok(pb::SignalKind::Stop) => JobSignal::Stop,
+        Ok(pb::SignalKind::Resume) => JobSignal::Resume,
+        Ok(pb::SignalKind::Signal) => JobSignal::Signal(req.signal.clone()),
+        Ok(pb::SignalKind::Unspecified) => {
+            return Err(Status::invalid_argument(
+                "signal request without a kind (kill, stop, resume or signal)",
+            ));
+        }
+        Err(_) => {
+            return Err(Status::invalid_argument(format!(
+                "signal request of unknown kind {}",
+                req.kind
+            )));
+        }
+    })
 }
 
 /// Job 0 in a `SignalRequest`: every job of the caller (or of `user` for
@@ -282,13 +294,13 @@ impl Mbatchd for MbatchdService {
         bounded_ids(&req.ids)?;
         bounded_filter(&req.user, &req.queue, &req.host, &req.job_name)?;
         bounded("the signal", &req.signal, 64)?;
+        let signal = job_signal(&req)?;
         let mut ids = keys(&req.ids);
         let all = ids
             .iter()
             .any(|(id, _)| *id == 0)
             .then(|| all_jobs(&req, &caller));
         ids.retain(|(id, _)| *id != 0);
-        let signal = job_signal(&req);
         let out = self
             .owner
             .ask(|reply| Msg::Signal {

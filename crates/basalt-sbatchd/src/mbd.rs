@@ -183,7 +183,20 @@ pub async fn reporter(
                 match tokio::time::timeout(RPC_TIMEOUT, c.report_job(report.clone())).await {
                     Ok(Ok(ack)) => {
                         let ack = ack.into_inner();
-                        let ack_kind = AckKind::try_from(ack.kind).unwrap_or(AckKind::Ok);
+                        // A missing or unknown kind acknowledges nothing: send again.
+                        let ack_kind = match AckKind::try_from(ack.kind) {
+                            Ok(AckKind::Unspecified) | Err(_) => None,
+                            Ok(k) => Some(k),
+                        };
+                        let Some(ack_kind) = ack_kind else {
+                            warn!(
+                                "job {}: report {}: acknowledgement of unknown kind {}; sending it again",
+                                key.0, report.seq, ack.kind
+                            );
+                            tokio::time::sleep(backoff).await;
+                            backoff = (backoff * 2).min(Duration::from_secs(5));
+                            continue;
+                        };
                         debug!(
                             "job {} idx {} attempt {}: report {} ({kind:?}) acknowledged: {ack_kind:?}",
                             key.0, key.1, key.2, report.seq

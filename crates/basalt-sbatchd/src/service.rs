@@ -88,6 +88,20 @@ impl Sbatchd for SbdService {
         self.auth.verify(&request, Need::Daemon).await?;
         let r = request.into_inner();
         check_protocol(r.protocol.as_ref())?;
+        match pb::SignalAction::try_from(r.action) {
+            Ok(pb::SignalAction::Unspecified) => {
+                return Err(Status::invalid_argument(
+                    "signal order without an action (kill, stop, resume or signal)",
+                ));
+            }
+            Err(_) => {
+                return Err(Status::invalid_argument(format!(
+                    "signal order of unknown action {}",
+                    r.action
+                )));
+            }
+            Ok(_) => {}
+        }
         let found = self.ask(|reply| Msg::Signal { req: r, reply }).await??;
         Ok(Response::new(pb::SignalJobReply { found }))
     }

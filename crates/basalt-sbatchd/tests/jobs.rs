@@ -813,6 +813,25 @@ async fn peek_stop_resume_kill() {
     assert!(ru.pids.contains(&pid), "{ru:?}");
     assert!(ru.mem_kb > 0);
 
+    // An order without an action (or with an unknown one) is refused: the job runs on.
+    for action in [0, 99] {
+        let e = h
+            .client()
+            .signal_job(spb::SignalJobRequest {
+                protocol: Some(basalt_proto::PROTOCOL),
+                epoch: EPOCH,
+                job_id: 301,
+                attempt: 1,
+                action,
+                ..Default::default()
+            })
+            .await
+            .expect_err("a signal order without an action is refused");
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+        assert!(e.message().contains("action"), "{e:?}");
+    }
+    assert!(proc_state(pid).is_some_and(|s| s != 'T'), "the job runs on");
+
     // STOP: the whole group is stopped (state T); RESUME clears it.
     assert!(h.signal(301, SignalAction::Stop, "").await);
     wait_state(pid, |s| s == Some('T')).await;
