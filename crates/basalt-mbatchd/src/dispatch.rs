@@ -161,8 +161,6 @@ impl OwnerState {
             job_controls: q
                 .map(|q| q.job_controls.clone().into_iter().collect())
                 .unwrap_or_default(),
-            queue_pre_exec: q.map(|q| q.pre_exec.clone()).unwrap_or_default(),
-            queue_post_exec: q.map(|q| q.post_exec.clone()).unwrap_or_default(),
             pre_exec: j.sub.pre_exec.clone(),
             num_processors: j.hosts.len().max(1) as u32,
             max_processors: j.sub.max_processors,

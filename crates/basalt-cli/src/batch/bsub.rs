@@ -849,15 +849,10 @@ pub fn build(o: &BsubOpts, cmd: &JobCommand, who: &Submitter) -> JobSubmission {
         in_file: o.in_file.clone().unwrap_or_default(),
         out_file: o.out.as_ref().map(|(p, _)| p.clone()).unwrap_or_default(),
         err_file: o.err.as_ref().map(|(p, _)| p.clone()).unwrap_or_default(),
-        out_overwrite: o.out.as_ref().is_some_and(|(_, ow)| *ow),
-        err_overwrite: o.err.as_ref().is_some_and(|(_, ow)| *ow),
         num_processors: nmin,
         max_processors: nmax,
         asked_hosts: o.hosts.clone().unwrap_or_default(),
         res_req,
-        hold: o.hold,
-        exclusive: o.exclusive || o.nnodes.is_some(),
-        rerunnable: o.rerunnable,
         project: o.project.clone().unwrap_or_default(),
         user_group: o.user_group.clone().unwrap_or_default(),
         begin_time: o.begin.unwrap_or(0),
@@ -1731,12 +1726,11 @@ mod tests {
         assert_eq!(j.rlimits, vec![-1; 11]);
         assert_eq!(j.env, words(&["PATH=/bin"]));
         assert_eq!((j.num_processors, j.max_processors), (1, 1));
-        assert!(j.err_overwrite && !j.out_overwrite);
         assert_eq!(j.umask, 0o022);
 
         let (o, _) = cmdline(&["-nnodes", "2", "-n", "8", "true"], "KB");
         let j = build(&o, &cmd, &who);
-        assert!(j.exclusive);
+        assert_ne!(j.options & sub::EXCLUSIVE, 0);
         assert_eq!(j.res_req, "span[ptile=4]");
         assert_eq!(j.num_processors, 8);
         let (o, _) = cmdline(&["-nnodes", "3", "true"], "KB");
