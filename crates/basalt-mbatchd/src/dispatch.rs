@@ -95,7 +95,7 @@ impl OwnerState {
                     let config = self.config.clone();
                     let auth = self.auth.clone();
                     self.rt.spawn(async move {
-                        match basalt_runtime::sbatchd_channel(
+                        match basalt_runtime::sbatchd_peer_channel(
                             &config,
                             &host,
                             Duration::from_secs(5),
@@ -187,8 +187,9 @@ async fn dispatch(
             job_file.display()
         ))
     })?;
-    let mut client = basalt_runtime::sbatchd_channel(config, host, Duration::from_secs(10), auth)
-        .map_err(|e| DispatchError::Unreachable(e.to_string()))?;
+    let mut client =
+        basalt_runtime::sbatchd_peer_channel(config, host, Duration::from_secs(10), auth)
+            .map_err(|e| DispatchError::Unreachable(e.to_string()))?;
     let reply = client
         .start_job(sbpb::StartJobRequest {
             protocol: Some(basalt_proto::PROTOCOL),
@@ -296,7 +297,7 @@ mod tests {
         let addr = listener.local_addr().expect("addr");
         drop(listener);
         let channel = basalt_runtime::channel(addr, Duration::from_secs(2), None).expect("channel");
-        let mut client = sbpb::sbatchd_client::SbatchdClient::new(channel);
+        let mut client = sbpb::sbatchd_peer_client::SbatchdPeerClient::new(channel);
         let s = client
             .start_job(sbpb::StartJobRequest::default())
             .await

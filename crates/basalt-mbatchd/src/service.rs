@@ -7,6 +7,7 @@ use crate::msg::{CtlOutcome, JobIds, JobOutcome, JobSignal, Msg};
 use crate::owner::Owner;
 use basalt_core::bounds;
 use basalt_proto::mbatchd as pb;
+use basalt_proto::mbatchd::mbatchd_peer_server::MbatchdPeer;
 use basalt_proto::mbatchd::mbatchd_server::Mbatchd;
 use basalt_runtime::{Need, Verifier};
 use basalt_sched::{Ack, Caller, JobKey, JobQuery, SchedError};
@@ -496,7 +497,11 @@ impl Mbatchd for MbatchdService {
         r.map(|()| Response::new(pb::CtlReply { results: vec![] }))
             .map_err(refused)
     }
+}
 
+/// What the sbatchds ask (daemon credentials of the host they name only).
+#[tonic::async_trait]
+impl MbatchdPeer for MbatchdService {
     async fn sbd_hello(
         &self,
         request: Request<pb::SbdHelloRequest>,

@@ -4,7 +4,7 @@
 
 use crate::Shared;
 use crate::owner::{Key, Msg};
-use basalt_proto::mbatchd::mbatchd_client::MbatchdClient;
+use basalt_proto::mbatchd::mbatchd_peer_client::MbatchdPeerClient;
 use basalt_proto::mbatchd::{AckKind, JobReport, ReportKind, SbdHelloRequest};
 use basalt_runtime::AuthChannel as Channel;
 use std::sync::Arc;
@@ -12,8 +12,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{debug, info, warn};
 
-/// An mbatchd client.
-pub type Client = MbatchdClient<Channel>;
+/// An mbatchd peer client (hello, job reports).
+pub type Client = MbatchdPeerClient<Channel>;
 
 const RPC_TIMEOUT: Duration = Duration::from_secs(5);
 const DEFAULT_HELLO: Duration = Duration::from_secs(5);
@@ -83,7 +83,7 @@ pub async fn hello_loop(
         let wanted = master.borrow_and_update().clone();
         if wanted.as_deref() != current.as_ref().map(|c| c.0.as_str()) {
             current = wanted.and_then(|m| {
-                basalt_runtime::mbatchd_channel(&shared.config, &m, RPC_TIMEOUT, &shared.auth)
+                basalt_runtime::mbatchd_peer_channel(&shared.config, &m, RPC_TIMEOUT, &shared.auth)
                     .ok()
                     .map(|c| (m, c, false))
             });

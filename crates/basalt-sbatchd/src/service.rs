@@ -1,9 +1,11 @@
-//! The `basalt.sbatchd.v1.Sbatchd` gRPC service: translates requests into owner
-//! messages and waits for the answer. File reads (bpeek) run in `spawn_blocking`
+//! The `basalt.sbatchd.v1.Sbatchd` (commands) and `SbatchdPeer` (mbatchd's orders) gRPC
+//! services: translate requests into owner messages and wait for the answer. File reads (bpeek) run in `spawn_blocking`
 //! with a deadline.
 
 use crate::owner::Msg;
-use basalt_proto::sbatchd::{self as pb, sbatchd_server::Sbatchd};
+use basalt_proto::sbatchd::{
+    self as pb, sbatchd_peer_server::SbatchdPeer, sbatchd_server::Sbatchd,
+};
 use basalt_runtime::{Need, Verifier};
 use std::io::{Read, Seek, SeekFrom};
 use std::time::Duration;
@@ -58,8 +60,9 @@ pub fn read_tail(path: &str, tail: u64) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// What mbatchd orders (daemon credentials only).
 #[tonic::async_trait]
-impl Sbatchd for SbdService {
+impl SbatchdPeer for SbdService {
     async fn start_job(
         &self,
         request: Request<pb::StartJobRequest>,
@@ -105,7 +108,11 @@ impl Sbatchd for SbdService {
         let found = self.ask(|reply| Msg::Signal { req: r, reply }).await??;
         Ok(Response::new(pb::SignalJobReply { found }))
     }
+}
 
+/// What commands ask.
+#[tonic::async_trait]
+impl Sbatchd for SbdService {
     async fn peek(
         &self,
         request: Request<pb::PeekRequest>,
