@@ -83,6 +83,10 @@ fn with_cred<T>(msg: T, cred: &[u8]) -> tonic::Request<T> {
         basalt_auth::CRED_METADATA,
         BinaryMetadataValue::from_bytes(cred),
     );
+    // As the Authenticator stamps it: without it a valid credential meets FailedPrecondition.
+    if let Ok(v) = basalt_proto::protocol_text().parse() {
+        r.metadata_mut().insert(basalt_proto::PROTOCOL_METADATA, v);
+    }
     r
 }
 
