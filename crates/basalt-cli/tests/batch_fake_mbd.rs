@@ -551,7 +551,7 @@ fn job_control_lines() {
     let sig = seen
         .signals
         .iter()
-        .find(|s| s.kind == 3)
+        .find(|s| s.kind == SignalKind::Signal as i32)
         .cloned()
         .unwrap_or_default();
     assert_eq!(sig.signal, "USR1");
