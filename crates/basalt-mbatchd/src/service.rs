@@ -558,10 +558,20 @@ impl MbatchdPeer for MbatchdService {
             .await?;
         let req = request.into_inner();
         check_protocol(req.protocol.as_ref())?;
-        let report = basalt_wire::report(&req);
+        // A report without a job or of unspecified (or unknown) kind is refused, not
+        // acknowledged as if it had been applied.
+        let report = basalt_wire::report(&req).ok_or_else(|| {
+            Status::invalid_argument(format!(
+                "job report without a job id or of unspecified kind {}",
+                req.kind
+            ))
+        })?;
         let (ack, epoch) = self
             .owner
-            .ask(|reply| Msg::Report { report, reply })
+            .ask(|reply| Msg::Report {
+                report: Some(report),
+                reply,
+            })
             .await?;
         let kind = match ack {
             Some(Ack::Ok) | None => pb::AckKind::Ok,
