@@ -1,4 +1,5 @@
-//! The gRPC face of mbatchd: each call is verified (the caller is the identity its
+//! The gRPC face of mbatchd, `Mbatchd` (the commands) and `MbatchdPeer` (the sbatchds)
+//! on one port: each call is verified (the caller is the identity its
 //! credential proves, never what the request says), its bounds checked, and translated
 //! into a domain message ([`crate::msg`]) for the owner thread; the owner's domain answer
 //! is translated back into the wire reply.

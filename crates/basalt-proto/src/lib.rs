@@ -4,6 +4,11 @@
 //!
 //! Inputs: the `.proto` files. Outputs: the `basalt::<svc>::v1` modules and the
 //! [`PROTOCOL`] version every peer sends.
+//!
+//! The schemas' rules (stated in each `.proto` header): enum value 0 is `*_UNSPECIFIED`
+//! and refused by receivers; removed field numbers are reserved; [`API`] must match the
+//! checked-in `proto/api.lock`; requests outside `PROTOCOL_MIN..=PROTOCOL` are refused;
+//! each daemon serves a client service and a daemon-only peer service on one port.
 
 #![allow(clippy::all, missing_docs, unreachable_pub)]
 
