@@ -311,9 +311,6 @@ fn submit(src: &mut Src) -> pb::SubmitRequest {
         } else {
             String::new()
         },
-        hold: src.u8().is_multiple_of(4),
-        exclusive: src.u8().is_multiple_of(8),
-        rerunnable: src.bool(),
         project: if src.bool() {
             src.text(&["proj", "default"])
         } else {

@@ -83,6 +83,10 @@ fn with_cred<T>(msg: T, cred: &[u8]) -> tonic::Request<T> {
         basalt_auth::CRED_METADATA,
         BinaryMetadataValue::from_bytes(cred),
     );
+    // As the Authenticator stamps it: without it a valid credential meets FailedPrecondition.
+    if let Ok(v) = basalt_proto::protocol_text().parse() {
+        r.metadata_mut().insert(basalt_proto::PROTOCOL_METADATA, v);
+    }
     r
 }
 
@@ -125,6 +129,7 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
                 .signal(pb::SignalRequest {
                     caller: root_caller(),
                     user: "all".into(),
+                    kind: pb::SignalKind::Kill as i32,
                     ..Default::default()
                 })
                 .await,
@@ -226,8 +231,9 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
         )?;
         // The LIM refuses heartbeats from outside and anything without a credential.
         let lim = basalt_runtime::lim_addr(&cfg, "hostA")?;
-        let mut lim_out =
-            basalt_proto::lim::lim_client::LimClient::new(raw_channel(lim, Some(outside)).await?);
+        let mut lim_out = basalt_proto::lim::lim_peer_client::LimPeerClient::new(
+            raw_channel(lim, Some(outside)).await?,
+        );
         let hostb = basalt_runtime::daemon_auth(&cfg, "hostB", keys.clone());
         let (_, b) = hostb.credential()?;
         denied(
@@ -243,8 +249,9 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
                 ))
                 .await,
         )?;
-        let mut lim_plain =
-            basalt_proto::lim::lim_client::LimClient::new(raw_channel(lim, Some(host_a)).await?);
+        let plain_lim = raw_channel(lim, Some(host_a)).await?;
+        let mut lim_plain = basalt_proto::lim::lim_client::LimClient::new(plain_lim.clone());
+        let mut lim_plain_peer = basalt_proto::lim::lim_peer_client::LimPeerClient::new(plain_lim);
         denied(
             "lsid without a credential",
             lim_plain
@@ -256,7 +263,7 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
         let (_, b) = hosta.credential()?;
         denied(
             "a heartbeat claiming hostB signed as hostA",
-            lim_plain
+            lim_plain_peer
                 .heartbeat(with_cred(
                     basalt_proto::lim::HeartbeatRequest {
                         protocol: Some(basalt_proto::PROTOCOL),
@@ -269,7 +276,7 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
         )?;
         // sbatchd starts jobs only for daemons: a user's credential is refused.
         let sbd = basalt_runtime::sbd_addr(&cfg, "hostA")?;
-        let mut sb = basalt_proto::sbatchd::sbatchd_client::SbatchdClient::new(
+        let mut sb = basalt_proto::sbatchd::sbatchd_peer_client::SbatchdPeerClient::new(
             raw_channel(sbd, Some(host_a)).await?,
         );
         let (_, cred) = auth.credential()?;

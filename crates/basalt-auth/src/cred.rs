@@ -91,19 +91,30 @@ pub fn peek(bytes: &[u8]) -> Option<Credential> {
     Credential::decode(&s.body[..]).ok()
 }
 
-/// The identity a credential names.
-pub fn identity(c: &Credential) -> Identity {
-    Identity {
-        kind: if c.kind == Kind::Daemon as i32 {
-            Kind::Daemon
-        } else {
-            Kind::User
-        },
+/// The identity a credential names; a credential of unspecified (or unknown) kind names
+/// nobody and is refused.
+pub fn identity(c: &Credential) -> Result<Identity, AuthError> {
+    let kind = match Kind::try_from(c.kind) {
+        Ok(k @ (Kind::User | Kind::Daemon)) => k,
+        Ok(Kind::Unspecified) => {
+            return Err(AuthError::Refused(
+                "credential of unspecified kind (neither user nor daemon)".into(),
+            ));
+        }
+        Err(_) => {
+            return Err(AuthError::Refused(format!(
+                "credential of unknown kind {}",
+                c.kind
+            )));
+        }
+    };
+    Ok(Identity {
+        kind,
         uid: c.uid,
         gid: c.gid,
         user: c.user.clone(),
         host: c.host.clone(),
-    }
+    })
 }
 
 /// Is `issued_ms` within `ttl_ms` of `now_ms` (either side, for clock skew)?
@@ -181,7 +192,7 @@ mod tests {
         let b = seal(&r, &c).unwrap();
         let back = open(&r, &b).unwrap();
         assert_eq!(back, c);
-        assert_eq!(identity(&back), alice());
+        assert_eq!(identity(&back).unwrap(), alice());
         // Another key: refused.
         let other = ring("ffeeddccbbaa99887766554433221100");
         assert!(open(&other, &b).is_err());

@@ -119,7 +119,7 @@ impl Verifier {
                 self.inner.ttl_ms / 1000
             )));
         }
-        let who = cred::identity(&c);
+        let who = cred::identity(&c)?;
         if need == Need::Daemon && who.kind != Kind::Daemon {
             return Err(AuthError::Refused(format!(
                 "user {} asked for what only daemons may",
@@ -416,6 +416,38 @@ mod tests {
             .check_credential(&md(&a), from("127.0.0.1"), Need::Daemon, now)
             .unwrap_err();
         assert!(e.to_string().contains("not in the cluster"), "{e}");
+    }
+
+    #[test]
+    fn a_credential_without_a_kind_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let k = keys(d.path(), KEY);
+        let v = Verifier::new(k.clone(), "basalt", hosts(), None, None);
+        let now = cred::now_ms();
+        // Properly signed, but the kind is missing (0): neither user nor daemon.
+        let a = Authenticator::with_key(
+            k.clone(),
+            who(Kind::Unspecified, 1001, "alice", "hostA"),
+            "basalt",
+            None,
+        );
+        let e = v
+            .check_credential(&md(&a), from("127.0.0.1"), Need::User, now)
+            .unwrap_err();
+        assert!(e.to_string().contains("unspecified kind"), "{e}");
+        // An unknown kind number: refused too.
+        let c = basalt_proto::common::Credential {
+            kind: 7,
+            uid: 1001,
+            gid: 1001,
+            user: "alice".into(),
+            host: "hostA".into(),
+            cluster: "basalt".into(),
+            issued_ms: now,
+            nonce: cred::nonce().unwrap(),
+        };
+        let e = cred::identity(&c).unwrap_err();
+        assert!(e.to_string().contains("unknown kind 7"), "{e}");
     }
 
     #[test]

@@ -257,17 +257,6 @@ impl Mbatchd for FakeMbd {
     async fn reconfig(&self, _r: Request<ReconfigRequest>) -> Result<Response<CtlReply>, Status> {
         Ok(Response::new(CtlReply { results: vec![] }))
     }
-
-    async fn sbd_hello(
-        &self,
-        _r: Request<SbdHelloRequest>,
-    ) -> Result<Response<SbdHelloReply>, Status> {
-        Err(Status::unimplemented("not a real mbatchd"))
-    }
-
-    async fn report_job(&self, _r: Request<JobReport>) -> Result<Response<ReportAck>, Status> {
-        Err(Status::unimplemented("not a real mbatchd"))
-    }
 }
 
 /// Start the fake on 127.0.0.1:0 in a thread of its own; it lives until the process ends.
@@ -562,7 +551,7 @@ fn job_control_lines() {
     let sig = seen
         .signals
         .iter()
-        .find(|s| s.kind == 3)
+        .find(|s| s.kind == SignalKind::Signal as i32)
         .cloned()
         .unwrap_or_default();
     assert_eq!(sig.signal, "USR1");
@@ -688,20 +677,6 @@ struct FakeSbd {
 
 #[tonic::async_trait]
 impl basalt_proto::sbatchd::sbatchd_server::Sbatchd for FakeSbd {
-    async fn start_job(
-        &self,
-        _r: Request<basalt_proto::sbatchd::StartJobRequest>,
-    ) -> Result<Response<basalt_proto::sbatchd::StartJobReply>, Status> {
-        Err(Status::unimplemented("not a real sbatchd"))
-    }
-
-    async fn signal_job(
-        &self,
-        _r: Request<basalt_proto::sbatchd::SignalJobRequest>,
-    ) -> Result<Response<basalt_proto::sbatchd::SignalJobReply>, Status> {
-        Err(Status::unimplemented("not a real sbatchd"))
-    }
-
     async fn peek(
         &self,
         _r: Request<basalt_proto::sbatchd::PeekRequest>,

@@ -307,10 +307,15 @@ pub async fn run(
             Handle { tx: tx.clone() },
             basalt_runtime::verifier(&config, keys),
         );
-        let router = tonic::transport::Server::builder().add_service(
-            basalt_proto::lim::lim_server::LimServer::new(service)
-                .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
-        );
+        let router = tonic::transport::Server::builder()
+            .add_service(
+                basalt_proto::lim::lim_server::LimServer::new(service.clone())
+                    .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
+            )
+            .add_service(
+                basalt_proto::lim::lim_peer_server::LimPeerServer::new(service)
+                    .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
+            );
         let mut server_stop = stop_rx.clone();
         let server = tokio::spawn(basalt_runtime::serve(router, listener, async move {
             let _ = server_stop.wait_for(|s| *s).await;

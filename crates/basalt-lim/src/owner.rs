@@ -5,7 +5,7 @@
 use crate::{Msg, Settings, elim, server};
 use basalt_core::{LoadIndex, LoadVector};
 use basalt_lim_core::{Effect, LimCore};
-use basalt_proto::lim::lim_client::LimClient;
+use basalt_proto::lim::lim_peer_client::LimPeerClient;
 use basalt_runtime::AuthChannel as Channel;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -21,7 +21,7 @@ pub(crate) struct Owner {
     sampled: LoadVector,
     elim_values: BTreeMap<String, Vec<(String, f64)>>,
     warned_names: BTreeSet<String>,
-    clients: BTreeMap<String, LimClient<Channel>>,
+    clients: BTreeMap<String, LimPeerClient<Channel>>,
 }
 
 impl Owner {
@@ -169,12 +169,12 @@ impl Owner {
         }
     }
 
-    fn client(&mut self, host: &str) -> Option<LimClient<Channel>> {
+    fn client(&mut self, host: &str) -> Option<LimPeerClient<Channel>> {
         if let Some(c) = self.clients.get(host) {
             return Some(c.clone());
         }
         let timeout = Duration::from_millis(self.s.timing.probe_timeout_ms);
-        match basalt_runtime::lim_channel(&self.s.config, host, timeout, &self.s.auth) {
+        match basalt_runtime::lim_peer_channel(&self.s.config, host, timeout, &self.s.auth) {
             Ok(c) => {
                 self.clients.insert(host.to_owned(), c.clone());
                 Some(c)
@@ -245,7 +245,7 @@ impl Owner {
                             // died may sit in reconnect back-off and turn a
                             // refused connection into a full PROBE_TIMEOUT wait.
                             let timeout = Duration::from_millis(self.s.timing.probe_timeout_ms);
-                            let c = basalt_runtime::lim_channel(
+                            let c = basalt_runtime::lim_peer_channel(
                                 &self.s.config,
                                 &h,
                                 timeout,

@@ -1,9 +1,9 @@
-//! The `basalt.lim.v1.Lim` gRPC service: translates requests into messages
-//! for the owner task and waits for its answer.
+//! The `basalt.lim.v1.Lim` (commands) and `LimPeer` (other LIMs) gRPC services:
+//! translate requests into messages for the owner task and wait for its answer.
 
 use crate::{Handle, Msg};
 use basalt_lim_core::{HostStatus, LimCore};
-use basalt_proto::lim::{self as pb, lim_server::Lim};
+use basalt_proto::lim::{self as pb, lim_peer_server::LimPeer, lim_server::Lim};
 use basalt_runtime::Need;
 use tokio::sync::oneshot;
 use tonic::{Request, Response, Status};
@@ -55,8 +55,9 @@ fn check_protocol(p: Option<&basalt_proto::common::ProtocolVersion>) -> Result<(
     }
 }
 
+/// What LIMs ask each other (daemon credentials only).
 #[tonic::async_trait]
-impl Lim for LimService {
+impl LimPeer for LimService {
     async fn heartbeat(
         &self,
         request: Request<pb::HeartbeatRequest>,
@@ -127,7 +128,11 @@ impl Lim for LimService {
             master_heard_ago_ms: reply.master_heard_ago_ms,
         }))
     }
+}
 
+/// What commands ask.
+#[tonic::async_trait]
+impl Lim for LimService {
     async fn cluster_info(
         &self,
         request: Request<pb::ClusterInfoRequest>,

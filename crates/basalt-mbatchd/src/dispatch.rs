@@ -95,7 +95,7 @@ impl OwnerState {
                     let config = self.config.clone();
                     let auth = self.auth.clone();
                     self.rt.spawn(async move {
-                        match basalt_runtime::sbatchd_channel(
+                        match basalt_runtime::sbatchd_peer_channel(
                             &config,
                             &host,
                             Duration::from_secs(5),
@@ -161,8 +161,6 @@ impl OwnerState {
             job_controls: q
                 .map(|q| q.job_controls.clone().into_iter().collect())
                 .unwrap_or_default(),
-            queue_pre_exec: q.map(|q| q.pre_exec.clone()).unwrap_or_default(),
-            queue_post_exec: q.map(|q| q.post_exec.clone()).unwrap_or_default(),
             pre_exec: j.sub.pre_exec.clone(),
             num_processors: j.hosts.len().max(1) as u32,
             max_processors: j.sub.max_processors,
@@ -189,8 +187,9 @@ async fn dispatch(
             job_file.display()
         ))
     })?;
-    let mut client = basalt_runtime::sbatchd_channel(config, host, Duration::from_secs(10), auth)
-        .map_err(|e| DispatchError::Unreachable(e.to_string()))?;
+    let mut client =
+        basalt_runtime::sbatchd_peer_channel(config, host, Duration::from_secs(10), auth)
+            .map_err(|e| DispatchError::Unreachable(e.to_string()))?;
     let reply = client
         .start_job(sbpb::StartJobRequest {
             protocol: Some(basalt_proto::PROTOCOL),
@@ -298,7 +297,7 @@ mod tests {
         let addr = listener.local_addr().expect("addr");
         drop(listener);
         let channel = basalt_runtime::channel(addr, Duration::from_secs(2), None).expect("channel");
-        let mut client = sbpb::sbatchd_client::SbatchdClient::new(channel);
+        let mut client = sbpb::sbatchd_peer_client::SbatchdPeerClient::new(channel);
         let s = client
             .start_job(sbpb::StartJobRequest::default())
             .await

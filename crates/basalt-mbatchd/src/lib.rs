@@ -287,10 +287,15 @@ async fn serve(
         verifier,
         basalt_auth::root_rex(&config),
     );
-    let router = tonic::transport::Server::builder().add_service(
-        pb::mbatchd_server::MbatchdServer::new(svc)
-            .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
-    );
+    let router = tonic::transport::Server::builder()
+        .add_service(
+            pb::mbatchd_server::MbatchdServer::new(svc.clone())
+                .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
+        )
+        .add_service(
+            pb::mbatchd_peer_server::MbatchdPeerServer::new(svc)
+                .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
+        );
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let server = tokio::spawn(basalt_runtime::serve(router, listener, async move {
         let _ = stop_rx.await;

@@ -1,4 +1,5 @@
-//! The gRPC face of mbatchd: each call is verified (the caller is the identity its
+//! The gRPC face of mbatchd, `Mbatchd` (the commands) and `MbatchdPeer` (the sbatchds)
+//! on one port: each call is verified (the caller is the identity its
 //! credential proves, never what the request says), its bounds checked, and translated
 //! into a domain message ([`crate::msg`]) for the owner thread; the owner's domain answer
 //! is translated back into the wire reply.
@@ -7,6 +8,7 @@ use crate::msg::{CtlOutcome, JobIds, JobOutcome, JobSignal, Msg};
 use crate::owner::Owner;
 use basalt_core::bounds;
 use basalt_proto::mbatchd as pb;
+use basalt_proto::mbatchd::mbatchd_peer_server::MbatchdPeer;
 use basalt_proto::mbatchd::mbatchd_server::Mbatchd;
 use basalt_runtime::{Need, Verifier};
 use basalt_sched::{Ack, Caller, JobKey, JobQuery, SchedError};
@@ -175,17 +177,29 @@ fn ctl_reply(outcomes: Vec<CtlOutcome>) -> pb::CtlReply {
     }
 }
 
-/// What a `SignalRequest` asks for (an unknown kind is a kill, as before).
-fn job_signal(req: &pb::SignalRequest) -> JobSignal {
-    match pb::SignalKind::try_from(req.kind).unwrap_or(pb::SignalKind::Kill) {
-        pb::SignalKind::Kill => JobSignal::Kill {
+/// What a `SignalRequest` asks for; a missing (unspecified) or unknown kind is refused
+/// rather than taken for a kill.
+fn job_signal(req: &pb::SignalRequest) -> Result<JobSignal, Status> {
+    Ok(match pb::SignalKind::try_from(req.kind) {
+        Ok(pb::SignalKind::Kill) => JobSignal::Kill {
             remove: req.remove,
             as_done: req.as_done,
         },
-        pb::SignalKind::Stop => JobSignal::Stop,
-        pb::SignalKind::Resume => JobSignal::Resume,
-        pb::SignalKind::Signal => JobSignal::Signal(req.signal.clone()),
-    }
+        Ok(pb::SignalKind::Stop) => JobSignal::Stop,
+        Ok(pb::SignalKind::Resume) => JobSignal::Resume,
+        Ok(pb::SignalKind::Signal) => JobSignal::Signal(req.signal.clone()),
+        Ok(pb::SignalKind::Unspecified) => {
+            return Err(Status::invalid_argument(
+                "signal request without a kind (kill, stop, resume or signal)",
+            ));
+        }
+        Err(_) => {
+            return Err(Status::invalid_argument(format!(
+                "signal request of unknown kind {}",
+                req.kind
+            )));
+        }
+    })
 }
 
 /// Job 0 in a `SignalRequest`: every job of the caller (or of `user` for
@@ -282,13 +296,13 @@ impl Mbatchd for MbatchdService {
         bounded_ids(&req.ids)?;
         bounded_filter(&req.user, &req.queue, &req.host, &req.job_name)?;
         bounded("the signal", &req.signal, 64)?;
+        let signal = job_signal(&req)?;
         let mut ids = keys(&req.ids);
         let all = ids
             .iter()
             .any(|(id, _)| *id == 0)
             .then(|| all_jobs(&req, &caller));
         ids.retain(|(id, _)| *id != 0);
-        let signal = job_signal(&req);
         let out = self
             .owner
             .ask(|reply| Msg::Signal {
@@ -484,7 +498,11 @@ impl Mbatchd for MbatchdService {
         r.map(|()| Response::new(pb::CtlReply { results: vec![] }))
             .map_err(refused)
     }
+}
 
+/// What the sbatchds ask (daemon credentials of the host they name only).
+#[tonic::async_trait]
+impl MbatchdPeer for MbatchdService {
     async fn sbd_hello(
         &self,
         request: Request<pb::SbdHelloRequest>,
@@ -541,10 +559,20 @@ impl Mbatchd for MbatchdService {
             .await?;
         let req = request.into_inner();
         check_protocol(req.protocol.as_ref())?;
-        let report = basalt_wire::report(&req);
+        // A report without a job or of unspecified (or unknown) kind is refused, not
+        // acknowledged as if it had been applied.
+        let report = basalt_wire::report(&req).ok_or_else(|| {
+            Status::invalid_argument(format!(
+                "job report without a job id or of unspecified kind {}",
+                req.kind
+            ))
+        })?;
         let (ack, epoch) = self
             .owner
-            .ask(|reply| Msg::Report { report, reply })
+            .ask(|reply| Msg::Report {
+                report: Some(report),
+                reply,
+            })
             .await?;
         let kind = match ack {
             Some(Ack::Ok) | None => pb::AckKind::Ok,

@@ -107,6 +107,37 @@ async fn arrays_and_dependencies_through_grpc() -> anyhow::Result<()> {
         idx: 2,
         has_idx: true,
     };
+    // A job report of unspecified kind is refused, not acknowledged as applied.
+    let mut peer = basalt_runtime::mbatchd_peer_channel(
+        &config,
+        "hostA",
+        Duration::from_secs(5),
+        &daemon_auth(&config),
+    )?;
+    let e = peer
+        .report_job(pb::JobReport {
+            protocol: Some(basalt_proto::PROTOCOL),
+            host: "hostA".into(),
+            id: Some(one),
+            attempt: 1,
+            seq: 1_000_000,
+            ..Default::default()
+        })
+        .await
+        .expect_err("a report of unspecified kind is refused");
+    assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+    // A request without a kind is refused, not taken for a kill (nor is an unknown kind).
+    for kind in [0, 99] {
+        let e = client
+            .signal(pb::SignalRequest {
+                kind,
+                ..kill(vec![one])
+            })
+            .await
+            .expect_err("a signal request without a kind is refused");
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+        assert!(e.message().contains("kind"), "{e:?}");
+    }
     let r = client.signal(kill(vec![one])).await?.into_inner();
     assert_eq!(r.results.len(), 1);
     assert!(r.results[0].ok, "{r:?}");
@@ -306,6 +337,7 @@ async fn submit_dispatch_finish_kill_and_replay() -> anyhow::Result<()> {
                 idx: 0,
                 has_idx: false,
             }],
+            kind: pb::SignalKind::Kill as i32,
             ..Default::default()
         })
         .await;

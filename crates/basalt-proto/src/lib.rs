@@ -4,6 +4,11 @@
 //!
 //! Inputs: the `.proto` files. Outputs: the `basalt::<svc>::v1` modules and the
 //! [`PROTOCOL`] version every peer sends.
+//!
+//! The schemas' rules (stated in each `.proto` header): enum value 0 is `*_UNSPECIFIED`
+//! and refused by receivers; removed field numbers are reserved; [`API`] must match the
+//! checked-in `proto/api.lock`; requests outside `PROTOCOL_MIN..=PROTOCOL` are refused;
+//! each daemon serves a client service and a daemon-only peer service on one port.
 
 #![allow(clippy::all, missing_docs, unreachable_pub)]
 
@@ -44,11 +49,14 @@ pub use convert::*;
 pub const API: &str = include_str!(concat!(env!("OUT_DIR"), "/api.txt"));
 
 /// The wire protocol version this build speaks.
-pub const PROTOCOL: common::ProtocolVersion = common::ProtocolVersion { major: 1, minor: 0 };
+///
+/// 2.0: every enum's value 0 means "unspecified" (1.0 used 0 for KILL, OK, USER), so a 1.0
+/// peer is not served.
+pub const PROTOCOL: common::ProtocolVersion = common::ProtocolVersion { major: 2, minor: 0 };
 
 /// The oldest protocol version this build still serves: peers in `PROTOCOL_MIN..=PROTOCOL`
 /// are served, others are refused with a message naming both versions.
-pub const PROTOCOL_MIN: common::ProtocolVersion = common::ProtocolVersion { major: 1, minor: 0 };
+pub const PROTOCOL_MIN: common::ProtocolVersion = common::ProtocolVersion { major: 2, minor: 0 };
 
 /// The gRPC metadata key every request carries its sender's protocol version in
 /// (`major.minor`); clients add it with their credential, servers check it before any
@@ -102,11 +110,14 @@ mod protocol_tests {
     #[test]
     fn the_protocol_window_serves_min_to_current_only() {
         assert!(check_protocol_text(Some(&protocol_text())).is_ok());
-        assert!(check_protocol_text(Some("1.0")).is_ok());
+        assert!(check_protocol_text(Some("2.0")).is_ok());
+        // 1.0 gave enum value 0 a meaning (KILL, OK, USER): refused.
+        let old = check_protocol_text(Some("1.0")).unwrap_err();
+        assert!(old.contains("2.0..=2.0"), "{old}");
         let too_new = format!("{}.{}", PROTOCOL.major, PROTOCOL.minor + 1);
         assert!(check_protocol_text(Some(&too_new)).is_err());
         assert!(check_protocol_text(Some("0.9")).is_err());
-        assert!(check_protocol_text(Some("2.0")).is_err());
+        assert!(check_protocol_text(Some("3.0")).is_err());
         assert!(check_protocol_text(Some("one")).is_err());
         let missing = check_protocol_text(None).unwrap_err();
         assert!(missing.contains("no protocol version"), "{missing}");

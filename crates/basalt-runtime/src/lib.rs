@@ -230,6 +230,25 @@ pub fn auth_channel(
     ))
 }
 
+/// A peer client for the LIM on `host` (what LIMs ask each other: heartbeat, announce,
+/// probe).
+pub fn lim_peer_channel(
+    config: &Config,
+    host: &str,
+    timeout: Duration,
+    auth: &Authenticator,
+) -> Result<basalt_proto::lim::lim_peer_client::LimPeerClient<AuthChannel>, RuntimeError> {
+    Ok(
+        basalt_proto::lim::lim_peer_client::LimPeerClient::new(auth_channel(
+            lim_addr(config, host)?,
+            host,
+            timeout,
+            auth,
+        )?)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES),
+    )
+}
+
 /// A LIM client for `host`.
 pub fn lim_channel(
     config: &Config,
@@ -379,6 +398,44 @@ pub fn mbatchd_channel(
     Ok(
         basalt_proto::mbatchd::mbatchd_client::MbatchdClient::new(auth_channel(
             mbd_addr(config, host)?,
+            host,
+            timeout,
+            auth,
+        )?)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES),
+    )
+}
+
+/// A peer client for the mbatchd on `host` (what an sbatchd asks: hello, job reports).
+pub fn mbatchd_peer_channel(
+    config: &Config,
+    host: &str,
+    timeout: Duration,
+    auth: &Authenticator,
+) -> Result<basalt_proto::mbatchd::mbatchd_peer_client::MbatchdPeerClient<AuthChannel>, RuntimeError>
+{
+    Ok(
+        basalt_proto::mbatchd::mbatchd_peer_client::MbatchdPeerClient::new(auth_channel(
+            mbd_addr(config, host)?,
+            host,
+            timeout,
+            auth,
+        )?)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES),
+    )
+}
+
+/// A peer client for the sbatchd on `host` (what mbatchd orders: start, signal).
+pub fn sbatchd_peer_channel(
+    config: &Config,
+    host: &str,
+    timeout: Duration,
+    auth: &Authenticator,
+) -> Result<basalt_proto::sbatchd::sbatchd_peer_client::SbatchdPeerClient<AuthChannel>, RuntimeError>
+{
+    Ok(
+        basalt_proto::sbatchd::sbatchd_peer_client::SbatchdPeerClient::new(auth_channel(
+            sbd_addr(config, host)?,
             host,
             timeout,
             auth,

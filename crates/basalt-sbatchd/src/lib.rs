@@ -451,10 +451,15 @@ pub async fn run_with(
         });
 
         let service = service::SbdService::new(owner_tx.clone(), verifier);
-        let router = tonic::transport::Server::builder().add_service(
-            basalt_proto::sbatchd::sbatchd_server::SbatchdServer::new(service)
-                .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
-        );
+        let router = tonic::transport::Server::builder()
+            .add_service(
+                basalt_proto::sbatchd::sbatchd_server::SbatchdServer::new(service.clone())
+                    .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
+            )
+            .add_service(
+                basalt_proto::sbatchd::sbatchd_peer_server::SbatchdPeerServer::new(service)
+                    .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
+            );
         let mut server_stop = stop_rx.clone();
         let server = tokio::spawn(basalt_runtime::serve(router, listener, async move {
             let _ = server_stop.wait_for(|s| *s).await;

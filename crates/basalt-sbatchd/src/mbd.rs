@@ -4,7 +4,7 @@
 
 use crate::Shared;
 use crate::owner::{Key, Msg};
-use basalt_proto::mbatchd::mbatchd_client::MbatchdClient;
+use basalt_proto::mbatchd::mbatchd_peer_client::MbatchdPeerClient;
 use basalt_proto::mbatchd::{AckKind, JobReport, ReportKind, SbdHelloRequest};
 use basalt_runtime::AuthChannel as Channel;
 use std::sync::Arc;
@@ -12,8 +12,8 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 use tracing::{debug, info, warn};
 
-/// An mbatchd client.
-pub type Client = MbatchdClient<Channel>;
+/// An mbatchd peer client (hello, job reports).
+pub type Client = MbatchdPeerClient<Channel>;
 
 const RPC_TIMEOUT: Duration = Duration::from_secs(5);
 const DEFAULT_HELLO: Duration = Duration::from_secs(5);
@@ -83,7 +83,7 @@ pub async fn hello_loop(
         let wanted = master.borrow_and_update().clone();
         if wanted.as_deref() != current.as_ref().map(|c| c.0.as_str()) {
             current = wanted.and_then(|m| {
-                basalt_runtime::mbatchd_channel(&shared.config, &m, RPC_TIMEOUT, &shared.auth)
+                basalt_runtime::mbatchd_peer_channel(&shared.config, &m, RPC_TIMEOUT, &shared.auth)
                     .ok()
                     .map(|c| (m, c, false))
             });
@@ -183,7 +183,20 @@ pub async fn reporter(
                 match tokio::time::timeout(RPC_TIMEOUT, c.report_job(report.clone())).await {
                     Ok(Ok(ack)) => {
                         let ack = ack.into_inner();
-                        let ack_kind = AckKind::try_from(ack.kind).unwrap_or(AckKind::Ok);
+                        // A missing or unknown kind acknowledges nothing: send again.
+                        let ack_kind = match AckKind::try_from(ack.kind) {
+                            Ok(AckKind::Unspecified) | Err(_) => None,
+                            Ok(k) => Some(k),
+                        };
+                        let Some(ack_kind) = ack_kind else {
+                            warn!(
+                                "job {}: report {}: acknowledgement of unknown kind {}; sending it again",
+                                key.0, report.seq, ack.kind
+                            );
+                            tokio::time::sleep(backoff).await;
+                            backoff = (backoff * 2).min(Duration::from_secs(5));
+                            continue;
+                        };
                         debug!(
                             "job {} idx {} attempt {}: report {} ({kind:?}) acknowledged: {ack_kind:?}",
                             key.0, key.1, key.2, report.seq

@@ -1,9 +1,11 @@
-//! The `basalt.sbatchd.v1.Sbatchd` gRPC service: translates requests into owner
-//! messages and waits for the answer. File reads (bpeek) run in `spawn_blocking`
+//! The `basalt.sbatchd.v1.Sbatchd` (commands) and `SbatchdPeer` (mbatchd's orders) gRPC
+//! services: translate requests into owner messages and wait for the answer. File reads (bpeek) run in `spawn_blocking`
 //! with a deadline.
 
 use crate::owner::Msg;
-use basalt_proto::sbatchd::{self as pb, sbatchd_server::Sbatchd};
+use basalt_proto::sbatchd::{
+    self as pb, sbatchd_peer_server::SbatchdPeer, sbatchd_server::Sbatchd,
+};
 use basalt_runtime::{Need, Verifier};
 use std::io::{Read, Seek, SeekFrom};
 use std::time::Duration;
@@ -58,8 +60,9 @@ pub fn read_tail(path: &str, tail: u64) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// What mbatchd orders (daemon credentials only).
 #[tonic::async_trait]
-impl Sbatchd for SbdService {
+impl SbatchdPeer for SbdService {
     async fn start_job(
         &self,
         request: Request<pb::StartJobRequest>,
@@ -88,10 +91,28 @@ impl Sbatchd for SbdService {
         self.auth.verify(&request, Need::Daemon).await?;
         let r = request.into_inner();
         check_protocol(r.protocol.as_ref())?;
+        match pb::SignalAction::try_from(r.action) {
+            Ok(pb::SignalAction::Unspecified) => {
+                return Err(Status::invalid_argument(
+                    "signal order without an action (kill, stop, resume or signal)",
+                ));
+            }
+            Err(_) => {
+                return Err(Status::invalid_argument(format!(
+                    "signal order of unknown action {}",
+                    r.action
+                )));
+            }
+            Ok(_) => {}
+        }
         let found = self.ask(|reply| Msg::Signal { req: r, reply }).await??;
         Ok(Response::new(pb::SignalJobReply { found }))
     }
+}
 
+/// What commands ask.
+#[tonic::async_trait]
+impl Sbatchd for SbdService {
     async fn peek(
         &self,
         request: Request<pb::PeekRequest>,

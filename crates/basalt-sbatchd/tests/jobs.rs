@@ -3,9 +3,10 @@
 //! fake mbatchd that answers SbdHello and records ReportJob, and the real `sbatchd`
 //! binary as each job's supervisor.
 
-use basalt_proto::mbatchd::mbatchd_server::{Mbatchd, MbatchdServer};
+use basalt_proto::mbatchd::mbatchd_peer_server::{MbatchdPeer, MbatchdPeerServer};
 use basalt_proto::mbatchd::{self as mpb, AckKind, ReportKind};
 use basalt_proto::sbatchd::sbatchd_client::SbatchdClient;
+use basalt_proto::sbatchd::sbatchd_peer_client::SbatchdPeerClient;
 use basalt_proto::sbatchd::{self as spb, JobSpec, SignalAction};
 use basalt_runtime::AuthChannel as Channel;
 use basalt_sbatchd::db::{DB_FILE, JobDb};
@@ -36,81 +37,8 @@ struct FakeMbd {
     rec: Arc<Mutex<Recorded>>,
 }
 
-fn unimpl<T>() -> Result<Response<T>, Status> {
-    Err(Status::unimplemented("fake mbatchd"))
-}
-
 #[tonic::async_trait]
-impl Mbatchd for FakeMbd {
-    async fn submit(
-        &self,
-        _: Request<mpb::SubmitRequest>,
-    ) -> Result<Response<mpb::SubmitReply>, Status> {
-        unimpl()
-    }
-    async fn jobs(&self, _: Request<mpb::JobsRequest>) -> Result<Response<mpb::JobsReply>, Status> {
-        unimpl()
-    }
-    async fn signal(
-        &self,
-        _: Request<mpb::SignalRequest>,
-    ) -> Result<Response<mpb::JobCtlReply>, Status> {
-        unimpl()
-    }
-    async fn switch(
-        &self,
-        _: Request<mpb::SwitchRequest>,
-    ) -> Result<Response<mpb::JobCtlReply>, Status> {
-        unimpl()
-    }
-    async fn r#move(
-        &self,
-        _: Request<mpb::MoveRequest>,
-    ) -> Result<Response<mpb::JobCtlReply>, Status> {
-        unimpl()
-    }
-    async fn force(
-        &self,
-        _: Request<mpb::ForceRequest>,
-    ) -> Result<Response<mpb::JobCtlReply>, Status> {
-        unimpl()
-    }
-    async fn queues(
-        &self,
-        _: Request<mpb::QueuesRequest>,
-    ) -> Result<Response<mpb::QueuesReply>, Status> {
-        unimpl()
-    }
-    async fn hosts(
-        &self,
-        _: Request<mpb::HostsRequest>,
-    ) -> Result<Response<mpb::HostsReply>, Status> {
-        unimpl()
-    }
-    async fn params(
-        &self,
-        _: Request<mpb::ParamsRequest>,
-    ) -> Result<Response<mpb::ParamsReply>, Status> {
-        unimpl()
-    }
-    async fn queue_ctl(
-        &self,
-        _: Request<mpb::QueueCtlRequest>,
-    ) -> Result<Response<mpb::CtlReply>, Status> {
-        unimpl()
-    }
-    async fn host_ctl(
-        &self,
-        _: Request<mpb::HostCtlRequest>,
-    ) -> Result<Response<mpb::CtlReply>, Status> {
-        unimpl()
-    }
-    async fn reconfig(
-        &self,
-        _: Request<mpb::ReconfigRequest>,
-    ) -> Result<Response<mpb::CtlReply>, Status> {
-        unimpl()
-    }
+impl MbatchdPeer for FakeMbd {
     async fn sbd_hello(
         &self,
         request: Request<mpb::SbdHelloRequest>,
@@ -213,7 +141,7 @@ impl Harness {
                 .await
                 .expect("bind mbd");
             tokio::spawn(basalt_runtime::serve(
-                tonic::transport::Server::builder().add_service(MbatchdServer::new(mbd)),
+                tonic::transport::Server::builder().add_service(MbatchdPeerServer::new(mbd)),
                 listener,
                 std::future::pending(),
             ));
@@ -324,6 +252,14 @@ impl Harness {
             .expect("client")
     }
 
+    /// A peer client with the credentials of hostA's daemons, for mbatchd's orders.
+    fn peer(&self) -> SbatchdPeerClient<Channel> {
+        let keys = basalt_runtime::cluster_keys(&self.config).expect("cluster key");
+        let auth = basalt_runtime::daemon_auth(&self.config, "hostA", keys);
+        basalt_runtime::sbatchd_peer_channel(&self.config, "hostA", Duration::from_secs(10), &auth)
+            .expect("client")
+    }
+
     fn spec(&self, job_id: u64, command: &str, is_script: bool, out: &str) -> JobSpec {
         let user = nix::unistd::User::from_uid(nix::unistd::getuid())
             .ok()
@@ -366,7 +302,7 @@ impl Harness {
     }
 
     async fn start_job(&self, epoch: u64, spec: JobSpec) -> Result<(u32, u32), Status> {
-        self.client()
+        self.peer()
             .start_job(spb::StartJobRequest {
                 protocol: Some(basalt_proto::PROTOCOL),
                 epoch,
@@ -380,7 +316,7 @@ impl Harness {
     }
 
     async fn signal(&self, job_id: u64, action: SignalAction, term_reason: &str) -> bool {
-        self.client()
+        self.peer()
             .signal_job(spb::SignalJobRequest {
                 protocol: Some(basalt_proto::PROTOCOL),
                 epoch: EPOCH,
@@ -812,6 +748,25 @@ async fn peek_stop_resume_kill() {
     let ru = h.wait_report(301, ReportKind::Rusage).await;
     assert!(ru.pids.contains(&pid), "{ru:?}");
     assert!(ru.mem_kb > 0);
+
+    // An order without an action (or with an unknown one) is refused: the job runs on.
+    for action in [0, 99] {
+        let e = h
+            .peer()
+            .signal_job(spb::SignalJobRequest {
+                protocol: Some(basalt_proto::PROTOCOL),
+                epoch: EPOCH,
+                job_id: 301,
+                attempt: 1,
+                action,
+                ..Default::default()
+            })
+            .await
+            .expect_err("a signal order without an action is refused");
+        assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+        assert!(e.message().contains("action"), "{e:?}");
+    }
+    assert!(proc_state(pid).is_some_and(|s| s != 'T'), "the job runs on");
 
     // STOP: the whole group is stopped (state T); RESUME clears it.
     assert!(h.signal(301, SignalAction::Stop, "").await);

@@ -41,7 +41,7 @@ impl FakeSbd {
             r.protocol = Some(basalt_proto::PROTOCOL);
             r.host = "hostA".into();
             for _ in 0..100 {
-                if let Ok(mut c) = basalt_runtime::mbatchd_channel(
+                if let Ok(mut c) = basalt_runtime::mbatchd_peer_channel(
                     &config,
                     "hostA",
                     Duration::from_secs(2),
@@ -65,7 +65,7 @@ pub fn job_ref(id: u64, idx: u32) -> Option<pb::JobRef> {
 }
 
 #[tonic::async_trait]
-impl sb::sbatchd_server::Sbatchd for FakeSbd {
+impl sb::sbatchd_peer_server::SbatchdPeer for FakeSbd {
     async fn start_job(
         &self,
         request: Request<sb::StartJobRequest>,
@@ -147,20 +147,6 @@ impl sb::sbatchd_server::Sbatchd for FakeSbd {
             });
         }
         Ok(Response::new(sb::SignalJobReply { found: true }))
-    }
-
-    async fn peek(
-        &self,
-        _request: Request<sb::PeekRequest>,
-    ) -> Result<Response<sb::PeekReply>, Status> {
-        Err(Status::unimplemented("fake"))
-    }
-
-    async fn status(
-        &self,
-        _request: Request<sb::StatusRequest>,
-    ) -> Result<Response<sb::StatusReply>, Status> {
-        Err(Status::unimplemented("fake"))
     }
 }
 
@@ -299,8 +285,9 @@ pub async fn setup_with(
     };
     let sbd_listener = tokio::net::TcpListener::bind(sbd_addr).await?;
     tokio::spawn(basalt_runtime::serve(
-        tonic::transport::Server::builder()
-            .add_service(sb::sbatchd_server::SbatchdServer::new(fake.clone())),
+        tonic::transport::Server::builder().add_service(
+            sb::sbatchd_peer_server::SbatchdPeerServer::new(fake.clone()),
+        ),
         sbd_listener,
         std::future::pending(),
     ));
@@ -321,7 +308,7 @@ pub async fn setup_with(
                     })
                     .collect()
             });
-            if let Ok(mut c) = basalt_runtime::mbatchd_channel(
+            if let Ok(mut c) = basalt_runtime::mbatchd_peer_channel(
                 &hello_config,
                 "hostA",
                 Duration::from_secs(2),

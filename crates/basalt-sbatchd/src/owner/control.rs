@@ -31,8 +31,21 @@ impl Owner {
             let _ = reply.send(Ok(false));
             return;
         }
-        let action = SignalAction::try_from(req.action).unwrap_or(SignalAction::Kill);
+        // The service refuses a missing or unknown action before it gets here.
+        let Ok(action) = SignalAction::try_from(req.action) else {
+            let _ = reply.send(Err(Status::invalid_argument(format!(
+                "signal order of unknown action {}",
+                req.action
+            ))));
+            return;
+        };
         let cmd = match action {
+            SignalAction::Unspecified => {
+                let _ = reply.send(Err(Status::invalid_argument(
+                    "signal order without an action (kill, stop, resume or signal)",
+                )));
+                return;
+            }
             SignalAction::Kill => {
                 let ti = if req.terminate_interval > 0 {
                     req.terminate_interval

@@ -304,12 +304,17 @@ impl Owner {
         let Some(job) = self.jobs.get_mut(&key) else {
             return;
         };
+        // An unspecified kind acknowledges nothing (mbd.rs sends the report again).
+        if ack == AckKind::Unspecified {
+            return;
+        }
         if ack != AckKind::NoJob && seq > job.acked_seq {
             job.acked_seq = seq;
             self.db
                 .send("recording an acknowledgement", move |db| db.ack(key, seq));
         }
         match ack {
+            AckKind::Unspecified => {}
             AckKind::Ok => {
                 if matches!(kind, ReportKind::Finished | ReportKind::StartFailed) {
                     job.final_acked = true;

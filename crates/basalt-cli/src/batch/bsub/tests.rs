@@ -558,12 +558,11 @@ fn submission_fields_and_option_bits() {
     assert_eq!(j.rlimits, vec![-1; 11]);
     assert_eq!(j.env, words(&["PATH=/bin"]));
     assert_eq!((j.num_processors, j.max_processors), (1, 1));
-    assert!(j.err_overwrite && !j.out_overwrite);
     assert_eq!(j.umask, 0o022);
 
     let (o, _) = cmdline(&["-nnodes", "2", "-n", "8", "true"], "KB");
     let j = build(&o, &cmd, &who);
-    assert!(j.exclusive);
+    assert_ne!(j.options & sub::EXCLUSIVE, 0);
     assert_eq!(j.res_req, "span[ptile=4]");
     assert_eq!(j.num_processors, 8);
     let (o, _) = cmdline(&["-nnodes", "3", "true"], "KB");
