@@ -65,6 +65,7 @@ fn pure_cores_forbid_clock_and_file_access_to_clippy() {
         "basalt-lim-core",
         "basalt-sched",
         "basalt-susp-core",
+        "basalt-records",
     ];
     for krate in CLOCK_AND_FILES {
         let path = format!("{root}/crates/{krate}/clippy.toml");

@@ -207,7 +207,7 @@ async fn serve(
             .await
             .map_err(|_| MbdError::OwnerGone)??
     };
-    let listener = match listen.into() {
+    let listener = match listen {
         Listen::Bound(l) => l,
         Listen::AfterLock(addr) => tokio::net::TcpListener::bind(addr)
             .await

@@ -116,7 +116,7 @@ pub fn localtime(secs: i64) -> Option<LocalTime> {
         min: out.tm_min,
         sec: out.tm_sec,
         wday: out.tm_wday,
-        gmtoff: i64::from(out.tm_gmtoff),
+        gmtoff: out.tm_gmtoff,
     })
 }
 
