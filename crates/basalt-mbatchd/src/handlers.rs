@@ -7,7 +7,6 @@ use crate::dispatch::DispatchError;
 use crate::msg::{CtlOutcome, HelloAnswer, JobIds, JobOutcome, JobSignal, Msg, Submitted};
 use crate::owner::{Deferred, OwnerState, defer};
 use crate::{MbdError, now_ms, views};
-use basalt_proto::mbatchd as pb;
 use basalt_sched::{Caller, JobKey, JobQuery, Sched, SchedError};
 use tracing::{info, warn};
 
@@ -96,21 +95,7 @@ impl OwnerState {
                 }
             }
             Msg::Jobs { query, reply } => {
-                let (jobs, not_found) = self.sched.query(&query);
-                let out = pb::JobsReply {
-                    jobs: jobs
-                        .into_iter()
-                        .map(|j| basalt_wire::job_info(&self.sched, j))
-                        .collect(),
-                    not_found: not_found
-                        .into_iter()
-                        .map(|(id, idx)| pb::JobRef {
-                            job_id: id,
-                            idx: idx.unwrap_or(0),
-                            has_idx: idx.is_some(),
-                        })
-                        .collect(),
-                };
+                let out = self.sched.jobs_view(&query);
                 // Answered with the iteration: never shows state that is not durable yet.
                 deferred.push(defer(reply, out));
             }
@@ -162,18 +147,22 @@ impl OwnerState {
                 deferred.push(defer(reply, results));
             }
             Msg::Queues { names, reply } => {
-                let mut out = views::queues_reply(&self.sched, &names);
+                let mut out = self.sched.queues_view(&names);
                 out.config_problem = self.config_problem.clone();
                 deferred.push(defer(reply, out));
             }
             Msg::Hosts { names, reply } => {
-                let mut out = views::hosts_reply(&self.sched, &names);
+                let mut out = self.sched.hosts_view(&names);
                 out.config_problem = self.config_problem.clone();
                 deferred.push(defer(reply, out));
             }
             Msg::Params { reply } => {
-                let mut out = views::params_reply(&self.config, &self.sched, self.started);
-                out.config_problem = self.config_problem.clone();
+                let out = views::params_view(
+                    &self.config,
+                    &self.sched,
+                    self.started,
+                    &self.config_problem,
+                );
                 deferred.push(defer(reply, out));
             }
             Msg::QueueCtl {

@@ -3,13 +3,16 @@
 //! Requests from clients carry domain values (`basalt-sched`, `basalt-core`) and the
 //! caller proven by the credential, never a caller the request named: the gRPC service
 //! ([`crate::service`]) checks and translates each request, and turns the domain answers
-//! back into wire replies. The query views (jobs, queues, hosts, params) are built from
-//! the core's state by the owner, so their replies are the wire messages themselves.
+//! back into wire replies. The query answers (jobs, queues, hosts, params) are domain
+//! snapshots the owner takes from the core's state (`basalt_sched::views`); the service
+//! builds their wire replies (`basalt-wire`), off the owner thread.
 
 use crate::dispatch::DispatchError;
 use crate::lim_poller::LimHost;
-use basalt_proto::mbatchd as pb;
-use basalt_sched::{Ack, Caller, HostJob, JobKey, JobQuery, Report, SchedError, Submission};
+use basalt_sched::{
+    Ack, Caller, HostJob, HostsView, JobKey, JobQuery, JobsView, ParamsView, QueuesView, Report,
+    SchedError, Submission,
+};
 use tokio::sync::oneshot;
 
 pub(crate) type Reply<T> = oneshot::Sender<T>;
@@ -72,7 +75,7 @@ pub(crate) enum Msg {
     },
     Jobs {
         query: JobQuery,
-        reply: Reply<pb::JobsReply>,
+        reply: Reply<JobsView>,
     },
     Signal {
         caller: Caller,
@@ -108,15 +111,15 @@ pub(crate) enum Msg {
     Queues {
         /// Empty: all queues.
         names: Vec<String>,
-        reply: Reply<pb::QueuesReply>,
+        reply: Reply<QueuesView>,
     },
     Hosts {
         /// Empty: all hosts.
         names: Vec<String>,
-        reply: Reply<pb::HostsReply>,
+        reply: Reply<HostsView>,
     },
     Params {
-        reply: Reply<pb::ParamsReply>,
+        reply: Reply<ParamsView>,
     },
     QueueCtl {
         caller: Caller,

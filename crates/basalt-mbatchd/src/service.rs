@@ -282,9 +282,8 @@ impl Mbatchd for MbatchdService {
         bounded_ids(&req.ids)?;
         bounded_filter(&req.user, &req.queue, &req.host, &req.job_name)?;
         let query = basalt_wire::query(&req, &caller);
-        Ok(Response::new(
-            self.owner.ask(|reply| Msg::Jobs { query, reply }).await?,
-        ))
+        let view = self.owner.ask(|reply| Msg::Jobs { query, reply }).await?;
+        Ok(Response::new(basalt_wire::jobs_reply(&view)))
     }
 
     async fn signal(
@@ -396,9 +395,8 @@ impl Mbatchd for MbatchdService {
             bounds::MAX_NAME,
         )?;
         let names = req.queues;
-        Ok(Response::new(
-            self.owner.ask(|reply| Msg::Queues { names, reply }).await?,
-        ))
+        let view = self.owner.ask(|reply| Msg::Queues { names, reply }).await?;
+        Ok(Response::new(basalt_wire::queues_reply(&view)))
     }
 
     async fn hosts(
@@ -414,9 +412,8 @@ impl Mbatchd for MbatchdService {
             bounds::MAX_NAME,
         )?;
         let names = req.hosts;
-        Ok(Response::new(
-            self.owner.ask(|reply| Msg::Hosts { names, reply }).await?,
-        ))
+        let view = self.owner.ask(|reply| Msg::Hosts { names, reply }).await?;
+        Ok(Response::new(basalt_wire::hosts_reply(&view)))
     }
 
     async fn params(
@@ -424,9 +421,8 @@ impl Mbatchd for MbatchdService {
         request: Request<pb::ParamsRequest>,
     ) -> Result<Response<pb::ParamsReply>, Status> {
         self.caller(&request).await?;
-        Ok(Response::new(
-            self.owner.ask(|reply| Msg::Params { reply }).await?,
-        ))
+        let view = self.owner.ask(|reply| Msg::Params { reply }).await?;
+        Ok(Response::new(basalt_wire::params_reply(&view)))
     }
 
     async fn queue_ctl(

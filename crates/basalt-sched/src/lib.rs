@@ -45,12 +45,14 @@ mod sbd;
 mod schedule;
 mod submit;
 pub mod types;
+pub mod views;
 
 pub use config::{DEFAULT_HOST_LOST_GRACE, SchedConfig, check_app_and_group};
 pub use logswitch::CarryOver;
 pub use query::wildcard;
 pub use schedule::allocate::span_of;
 pub use types::*;
+pub use views::{HostView, HostsView, JobView, JobsView, ParamsView, QueueView, QueuesView};
 
 use counts::Counts;
 use fsm::{elements_of, is_rerun};

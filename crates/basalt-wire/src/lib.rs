@@ -1,12 +1,15 @@
 //! Translations between mbatchd's wire messages (`basalt-proto`) and the batch core's
-//! values (`basalt-sched`): submissions, job references, queries, job info, reports.
+//! values (`basalt-sched`): submissions, job references, queries, reports; and the query
+//! answers from the core's views ([`mod@views`]).
 //! There is deliberately no conversion of a request's `caller` field: mbatchd takes the
 //! caller only from the verified credential.
 //! Its own crate so `bsub` can check a submission's bounds without linking mbatchd.
 
-use basalt_core::job::{JobState, wait_status_parts};
 use basalt_proto::mbatchd as pb;
-use basalt_sched::{Caller, Job, JobKey, JobQuery, Sched, Submission};
+use basalt_sched::{Caller, JobKey, JobQuery, Submission};
+
+mod views;
+pub use views::{hosts_reply, job_info, jobs_reply, params_reply, queues_reply};
 
 pub fn key_of(r: &pb::JobRef) -> (u64, Option<u32>) {
     (r.job_id, r.has_idx.then_some(r.idx))
@@ -75,103 +78,6 @@ pub fn query(r: &pb::JobsRequest, caller: &Caller) -> JobQuery {
         host: nonempty(&r.host),
         job_name: nonempty(&r.job_name),
         states: r.states,
-    }
-}
-
-pub fn job_info(s: &Sched, j: &Job) -> pb::JobInfo {
-    let state = s.shown_state(j);
-    let finished = state.is_finished();
-    let exit_code = if finished {
-        wait_status_parts(j.exit_status).0
-    } else {
-        -1
-    };
-    let pend_reasons = if state == JobState::Psusp {
-        vec![pb::PendReason {
-            code: basalt_core::job::pend::USER_STOP,
-            hosts: Vec::new(),
-            detail: String::new(),
-        }]
-    } else if state.is_pending() {
-        j.pend_reasons
-            .iter()
-            .map(|(code, hosts)| pb::PendReason {
-                code: *code,
-                hosts: hosts.clone(),
-                // basalt-core has no text for this one; bjobs shows the detail.
-                detail: if *code == basalt_sched::PEND_ARRAY_LIMIT {
-                    basalt_sched::PEND_ARRAY_LIMIT_TEXT.to_string()
-                } else {
-                    String::new()
-                },
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let reasons = if state == JobState::Psusp && j.reasons == 0 {
-        basalt_core::job::susp::USER_STOP
-    } else {
-        j.reasons
-    };
-    pb::JobInfo {
-        job_id: j.id,
-        idx: j.idx,
-        user: j.sub.user.clone(),
-        uid: j.sub.uid,
-        state: state.code(),
-        queue: j.queue.clone(),
-        from_host: j.sub.from_host.clone(),
-        exec_hosts: j.hosts.clone(),
-        job_name: j.display_name(),
-        command: j.sub.command.clone(),
-        submit_time: j.sub.submit_time,
-        start_time: j.start_time,
-        end_time: j.end_time,
-        cwd: j.sub.cwd.clone(),
-        spec_cwd: j.sub.spec_cwd.clone(),
-        in_file: j.sub.in_file.clone(),
-        out_file: j.sub.out_file.clone(),
-        err_file: j.sub.err_file.clone(),
-        project: j.sub.project.clone(),
-        num_processors: j.sub.num_processors,
-        max_processors: j.sub.max_processors,
-        res_req: j.sub.res_req.clone(),
-        asked_hosts: j.sub.asked_hosts.clone(),
-        exit_status: j.exit_status,
-        exit_code,
-        reasons,
-        subreasons: j.subreasons,
-        pend_reasons,
-        term_reason: j.term_reason.clone(),
-        cpu_time: if finished {
-            j.cpu_time
-        } else {
-            j.usage.utime + j.usage.stime
-        },
-        mem_kb: j.usage.mem_kb,
-        swap_kb: j.usage.swap_kb,
-        max_mem_kb: j.usage.max_mem_kb,
-        avg_mem_kb: j.usage.avg_mem_kb,
-        pids: j.usage.pids.clone(),
-        pgid: j.pgid,
-        exec_home: j.exec_home.clone(),
-        exec_cwd: j.exec_cwd.clone(),
-        exec_user: j.exec_user.clone(),
-        exclusive: j.sub.options & basalt_core::job::sub::EXCLUSIVE != 0,
-        rerunnable: j.sub.options & basalt_core::job::sub::RERUNNABLE != 0,
-        depend_cond: j.sub.depend_cond.clone(),
-        user_group: j.sub.user_group.clone(),
-        login_shell: j.sub.login_shell.clone(),
-        rusage_time: j.usage.time,
-        options: j.sub.options,
-        options2: j.sub.options2,
-        hold: j.sub.options2 & basalt_core::job::sub2::HOLD != 0,
-        position: s.position(j),
-        run_limit: j.sub.rlimits[basalt_sched::RLIMIT_RUN],
-        begin_time: j.sub.begin_time,
-        term_time: j.sub.term_time,
-        pid: j.pid,
     }
 }
 

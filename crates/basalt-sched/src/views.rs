@@ -1,0 +1,158 @@
+//! Snapshots of the core's state for the query commands (bjobs, bqueues, bhosts,
+//! bparams): plain values taken on the owner thread, so that whoever answers the client
+//! (mbatchd's gRPC service, through `basalt-wire`) reads no `Sched`. Each view holds every
+//! value its answer needs from the core, already decided (shown state, position, window
+//! state, slot counts, host status); no formatting happens here.
+
+use crate::{Host, HostStatus, Job, JobQuery, Queue, Sched};
+use basalt_config::LsfConf;
+use basalt_config::batch::BatchParams;
+use basalt_core::job::JobState;
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+/// One job as bjobs sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobView {
+    /// The job itself (its submission and pending reasons are shared, not copied).
+    pub job: Job,
+    /// [`Sched::shown_state`].
+    pub state: JobState,
+    /// [`Sched::position`].
+    pub position: u32,
+}
+
+/// The answer to a job query: the jobs in listing order and the ids that matched nothing.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JobsView {
+    pub jobs: Vec<JobView>,
+    pub not_found: Vec<(u64, Option<u32>)>,
+}
+
+/// One queue as bqueues sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueView {
+    pub queue: Queue,
+    /// [`Sched::queue_windows_open`].
+    pub windows_open: bool,
+    /// (njobs, pend, run, ssusp, ususp) slots: [`Sched::queue_counts`].
+    pub counts: (u32, u32, u32, u32, u32),
+    /// It is the default queue.
+    pub is_default: bool,
+}
+
+/// The answer to bqueues: the queues asked for, highest priority first, and the names
+/// that matched none.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct QueuesView {
+    pub queues: Vec<QueueView>,
+    pub not_found: Vec<String>,
+    /// Set by the runtime (the core does not know it): why the configuration last read
+    /// was not taken ("" = it was).
+    pub config_problem: String,
+}
+
+/// One host as bhosts sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostView {
+    pub host: Host,
+    /// [`Sched::host_status`].
+    pub status: HostStatus,
+    /// (njobs, run, ssusp, ususp) slots: [`Sched::host_counts`].
+    pub counts: (u32, u32, u32, u32),
+}
+
+/// The answer to bhosts: the hosts asked for, in configuration order, and the names that
+/// matched none.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HostsView {
+    pub hosts: Vec<HostView>,
+    pub not_found: Vec<String>,
+    /// As in [`QueuesView::config_problem`].
+    pub config_problem: String,
+}
+
+/// The answer to bparams and `badmin showconf mbd`: the configuration mbatchd runs with.
+/// Built by the runtime, which holds the configuration files' values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamsView {
+    /// lsb.params.
+    pub params: BatchParams,
+    /// lsf.conf.
+    pub lsf_conf: LsfConf,
+    /// `LSB_SHAREDIR`, `LSF_CONFDIR`, `LSF_ENVDIR` as resolved.
+    pub sharedir: PathBuf,
+    pub confdir: PathBuf,
+    pub envdir: PathBuf,
+    /// The core's default queue.
+    pub default_queue: String,
+    /// When this mbatchd started.
+    pub started: SystemTime,
+    /// As in [`QueuesView::config_problem`].
+    pub config_problem: String,
+}
+
+impl Sched {
+    /// The jobs a query finds, as [`Sched::query`] lists them.
+    pub fn jobs_view(&self, q: &JobQuery) -> JobsView {
+        let (jobs, not_found) = self.query(q);
+        JobsView {
+            jobs: jobs.into_iter().map(|j| self.job_view(j)).collect(),
+            not_found,
+        }
+    }
+
+    /// One job's view.
+    pub fn job_view(&self, j: &Job) -> JobView {
+        JobView {
+            job: j.clone(),
+            state: self.shown_state(j),
+            position: self.position(j),
+        }
+    }
+
+    /// The queues named (empty: all), highest priority first.
+    pub fn queues_view(&self, names: &[String]) -> QueuesView {
+        let mut out = QueuesView::default();
+        for name in names {
+            if !self.queues().iter().any(|q| &q.name == name) {
+                out.not_found.push(name.clone());
+            }
+        }
+        let mut queues: Vec<&Queue> = self
+            .queues()
+            .iter()
+            .filter(|q| names.is_empty() || names.contains(&q.name))
+            .collect();
+        queues.sort_by_key(|q| std::cmp::Reverse(q.priority));
+        for q in queues {
+            out.queues.push(QueueView {
+                queue: q.clone(),
+                windows_open: self.queue_windows_open(q),
+                counts: self.queue_counts(&q.name),
+                is_default: q.name == self.config().default_queue,
+            });
+        }
+        out
+    }
+
+    /// The hosts named (empty: all), in configuration order.
+    pub fn hosts_view(&self, names: &[String]) -> HostsView {
+        let mut out = HostsView::default();
+        for name in names {
+            if self.host_name(name).is_none() {
+                out.not_found.push(name.clone());
+            }
+        }
+        for h in self.hosts().iter().filter(|h| {
+            names.is_empty() || names.iter().any(|n| basalt_core::same_host(n, &h.name))
+        }) {
+            out.hosts.push(HostView {
+                host: h.clone(),
+                status: self.host_status(h),
+                counts: self.host_counts(&h.name),
+            });
+        }
+        out
+    }
+}

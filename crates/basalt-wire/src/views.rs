@@ -1,0 +1,306 @@
+//! The query answers on the wire: bjobs, bqueues, bhosts and bparams replies built from
+//! the core's views (`basalt_sched::views`), which the owner thread takes. Every string
+//! and wire message of these answers is made here, off the owner thread.
+
+use basalt_core::job::{JobState, wait_status_parts};
+use basalt_proto::mbatchd as pb;
+use basalt_sched::{HostsView, JobView, JobsView, ParamsView, QueuesView};
+
+fn limit(v: Option<u32>) -> i64 {
+    v.map_or(-1, i64::from)
+}
+
+/// The bjobs reply.
+pub fn jobs_reply(v: &JobsView) -> pb::JobsReply {
+    pb::JobsReply {
+        jobs: v.jobs.iter().map(job_info).collect(),
+        not_found: v
+            .not_found
+            .iter()
+            .map(|&(id, idx)| pb::JobRef {
+                job_id: id,
+                idx: idx.unwrap_or(0),
+                has_idx: idx.is_some(),
+            })
+            .collect(),
+    }
+}
+
+/// One job's bjobs record.
+pub fn job_info(v: &JobView) -> pb::JobInfo {
+    let j = &v.job;
+    let state = v.state;
+    let finished = state.is_finished();
+    let exit_code = if finished {
+        wait_status_parts(j.exit_status).0
+    } else {
+        -1
+    };
+    let pend_reasons = if state == JobState::Psusp {
+        vec![pb::PendReason {
+            code: basalt_core::job::pend::USER_STOP,
+            hosts: Vec::new(),
+            detail: String::new(),
+        }]
+    } else if state.is_pending() {
+        j.pend_reasons
+            .iter()
+            .map(|(code, hosts)| pb::PendReason {
+                code: *code,
+                hosts: hosts.clone(),
+                // basalt-core has no text for this one; bjobs shows the detail.
+                detail: if *code == basalt_sched::PEND_ARRAY_LIMIT {
+                    basalt_sched::PEND_ARRAY_LIMIT_TEXT.to_string()
+                } else {
+                    String::new()
+                },
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let reasons = if state == JobState::Psusp && j.reasons == 0 {
+        basalt_core::job::susp::USER_STOP
+    } else {
+        j.reasons
+    };
+    pb::JobInfo {
+        job_id: j.id,
+        idx: j.idx,
+        user: j.sub.user.clone(),
+        uid: j.sub.uid,
+        state: state.code(),
+        queue: j.queue.clone(),
+        from_host: j.sub.from_host.clone(),
+        exec_hosts: j.hosts.clone(),
+        job_name: j.display_name(),
+        command: j.sub.command.clone(),
+        submit_time: j.sub.submit_time,
+        start_time: j.start_time,
+        end_time: j.end_time,
+        cwd: j.sub.cwd.clone(),
+        spec_cwd: j.sub.spec_cwd.clone(),
+        in_file: j.sub.in_file.clone(),
+        out_file: j.sub.out_file.clone(),
+        err_file: j.sub.err_file.clone(),
+        project: j.sub.project.clone(),
+        num_processors: j.sub.num_processors,
+        max_processors: j.sub.max_processors,
+        res_req: j.sub.res_req.clone(),
+        asked_hosts: j.sub.asked_hosts.clone(),
+        exit_status: j.exit_status,
+        exit_code,
+        reasons,
+        subreasons: j.subreasons,
+        pend_reasons,
+        term_reason: j.term_reason.clone(),
+        cpu_time: if finished {
+            j.cpu_time
+        } else {
+            j.usage.utime + j.usage.stime
+        },
+        mem_kb: j.usage.mem_kb,
+        swap_kb: j.usage.swap_kb,
+        max_mem_kb: j.usage.max_mem_kb,
+        avg_mem_kb: j.usage.avg_mem_kb,
+        pids: j.usage.pids.clone(),
+        pgid: j.pgid,
+        exec_home: j.exec_home.clone(),
+        exec_cwd: j.exec_cwd.clone(),
+        exec_user: j.exec_user.clone(),
+        exclusive: j.sub.options & basalt_core::job::sub::EXCLUSIVE != 0,
+        rerunnable: j.sub.options & basalt_core::job::sub::RERUNNABLE != 0,
+        depend_cond: j.sub.depend_cond.clone(),
+        user_group: j.sub.user_group.clone(),
+        login_shell: j.sub.login_shell.clone(),
+        rusage_time: j.usage.time,
+        options: j.sub.options,
+        options2: j.sub.options2,
+        hold: j.sub.options2 & basalt_core::job::sub2::HOLD != 0,
+        position: v.position,
+        run_limit: j.sub.rlimits[basalt_sched::RLIMIT_RUN],
+        begin_time: j.sub.begin_time,
+        term_time: j.sub.term_time,
+        pid: j.pid,
+    }
+}
+
+/// The bqueues reply.
+pub fn queues_reply(v: &QueuesView) -> pb::QueuesReply {
+    let mut out = pb::QueuesReply {
+        not_found: v.not_found.clone(),
+        config_problem: v.config_problem.clone(),
+        ..Default::default()
+    };
+    for qv in &v.queues {
+        let q = &qv.queue;
+        let (njobs, pend, run, ssusp, ususp) = qv.counts;
+        out.queues.push(pb::QueueInfo {
+            name: q.name.clone(),
+            description: q.description.clone(),
+            priority: q.priority,
+            nice: q.nice.unwrap_or(0),
+            open: q.open,
+            active: q.active && qv.windows_open,
+            inactive_reason: if !q.active {
+                "Inact_Adm".into()
+            } else if !qv.windows_open {
+                "Inact_Win".into()
+            } else {
+                String::new()
+            },
+            max_jobs: limit(q.qjob_limit),
+            jl_u: limit(q.ujob_limit),
+            jl_p: q.pjob_limit.unwrap_or(-1.0),
+            jl_h: limit(q.hjob_limit),
+            njobs,
+            pend,
+            run,
+            ssusp,
+            ususp,
+            rsv: 0,
+            is_default: qv.is_default,
+            // bqueues prints an empty list as "all"; a restricted queue nobody may use
+            // (its user group could not be resolved) says so.
+            users: if q.users_all {
+                if q.users_except.is_empty() {
+                    Vec::new()
+                } else {
+                    std::iter::once("all".to_owned())
+                        .chain(q.users_except.iter().map(|u| format!("~{u}")))
+                        .collect()
+                }
+            } else if q.users.is_empty() {
+                vec!["none".into()]
+            } else {
+                q.users.clone()
+            },
+            hosts: q.hosts.clone(),
+            administrators: q.administrators.clone(),
+            res_req: q.res_req.clone(),
+            run_window: q.run_window.clone(),
+            dispatch_window: q.dispatch_window.clone(),
+            settings: q.settings.clone().into_iter().collect(),
+            load_sched: q.load_sched.clone().into_iter().collect(),
+            load_stop: q.load_stop.clone().into_iter().collect(),
+        });
+    }
+    out
+}
+
+/// The bhosts reply.
+pub fn hosts_reply(v: &HostsView) -> pb::HostsReply {
+    let mut out = pb::HostsReply {
+        not_found: v.not_found.clone(),
+        config_problem: v.config_problem.clone(),
+        ..Default::default()
+    };
+    for hv in &v.hosts {
+        let h = &hv.host;
+        let status = hv.status;
+        let (njobs, run, ssusp, ususp) = hv.counts;
+        out.hosts.push(pb::BatchHostInfo {
+            name: h.name.clone(),
+            status: status.short().into(),
+            long_status: status.long().into(),
+            jl_u: limit(h.jl_u),
+            max: limit(h.max_slots()),
+            njobs,
+            run,
+            ssusp,
+            ususp,
+            rsv: 0,
+            message: h.message.clone(),
+            cpu_factor: h.cpu_factor,
+            load_sched: h.load_sched.clone().into_iter().collect(),
+            load_stop: h.load_stop.clone().into_iter().collect(),
+            load: h
+                .load
+                .iter()
+                .map(|(k, v)| basalt_proto::common::LoadValue {
+                    name: k.clone(),
+                    value: *v,
+                })
+                .collect(),
+            dispatch_window: String::new(),
+        });
+    }
+    out
+}
+
+/// The bparams (and `badmin showconf mbd`) reply.
+pub fn params_reply(v: &ParamsView) -> pb::ParamsReply {
+    let p = &v.params;
+    let kv = |k: &str, v: String| pb::KeyValue {
+        key: k.into(),
+        value: v,
+    };
+    let opt = |v: Option<u32>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+    let mut params = vec![
+        kv("DEFAULT_QUEUE", p.default_queue.join(" ")),
+        kv("MBD_SLEEP_TIME", p.mbd_sleep_time_secs.to_string()),
+        kv("SBD_SLEEP_TIME", p.sbd_sleep_time_secs.to_string()),
+        kv("JOB_ACCEPT_INTERVAL", p.job_accept_interval.to_string()),
+        kv("CLEAN_PERIOD", p.clean_period_secs.to_string()),
+        kv("MAX_JOB_NUM", p.max_job_num.to_string()),
+        kv("PG_SUSP_IT", p.pg_susp_it_secs.to_string()),
+        kv("MAX_SBD_FAIL", p.max_sbd_fail.to_string()),
+        kv("MAX_JOBID", p.max_jobid.to_string()),
+        kv("MAX_JOB_ARRAY_SIZE", p.max_job_array_size.to_string()),
+        kv(
+            "JOB_TERMINATE_INTERVAL",
+            p.job_terminate_interval_secs.to_string(),
+        ),
+        kv("DEFAULT_PROJECT", p.default_project.clone()),
+        kv("RUSAGE_UPDATE_RATE", p.rusage_update_rate.to_string()),
+        kv("RUSAGE_UPDATE_PERCENT", p.rusage_update_percent.to_string()),
+        kv("MAX_PREEMPT_JOBS", p.max_preempt_jobs.to_string()),
+        kv("CPU_TIME_FACTOR", p.cpu_time_factor.to_string()),
+        kv("RUN_TIME_FACTOR", p.run_time_factor.to_string()),
+        kv("RUN_JOB_FACTOR", p.run_job_factor.to_string()),
+        kv("HIST_HOURS", p.hist_hours.to_string()),
+        kv("MAX_JOB_PREEMPT", opt(p.max_job_preempt)),
+        kv("MAX_ACCT_ARCHIVE_FILE", opt(p.max_acct_archive_file)),
+    ];
+    for (k, v) in &p.other {
+        params.push(kv(k, v.clone()));
+    }
+    let mut mbd_conf: Vec<pb::KeyValue> = v
+        .lsf_conf
+        .iter()
+        .map(|(k, v)| kv(k, v.to_string()))
+        .collect();
+    let ensure = |list: &mut Vec<pb::KeyValue>, k: &str, v: String| {
+        if !list.iter().any(|x| x.key == k) {
+            list.push(pb::KeyValue {
+                key: k.into(),
+                value: v,
+            });
+        }
+    };
+    ensure(
+        &mut mbd_conf,
+        "LSB_SHAREDIR",
+        v.sharedir.display().to_string(),
+    );
+    ensure(
+        &mut mbd_conf,
+        "LSF_CONFDIR",
+        v.confdir.display().to_string(),
+    );
+    ensure(&mut mbd_conf, "LSF_ENVDIR", v.envdir.display().to_string());
+    ensure(&mut mbd_conf, "LSF_UNIT_FOR_LIMITS", "KB".into());
+    pb::ParamsReply {
+        params,
+        default_queues: vec![v.default_queue.clone()],
+        mbd_sleep_time: p.mbd_sleep_time_secs,
+        sbd_sleep_time: p.sbd_sleep_time_secs,
+        job_accept_interval: p.job_accept_interval,
+        mbd_conf,
+        started_at: v
+            .started
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64),
+        config_problem: v.config_problem.clone(),
+    }
+}
