@@ -462,3 +462,5 @@ mod logswitch_tests;
 mod slots_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod views_tests;
