@@ -19,7 +19,9 @@ pub(crate) fn params_view(
         confdir: c.confdir.clone(),
         envdir: c.envdir.clone(),
         default_queue: s.config().default_queue.clone(),
-        started,
+        started_at: started
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64),
         config_problem: config_problem.to_owned(),
     }
 }

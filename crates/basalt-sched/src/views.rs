@@ -9,7 +9,6 @@ use basalt_config::LsfConf;
 use basalt_config::batch::BatchParams;
 use basalt_core::job::JobState;
 use std::path::PathBuf;
-use std::time::SystemTime;
 
 /// One job as bjobs sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,8 +85,8 @@ pub struct ParamsView {
     pub envdir: PathBuf,
     /// The core's default queue.
     pub default_queue: String,
-    /// When this mbatchd started.
-    pub started: SystemTime,
+    /// When this mbatchd started (seconds since the epoch).
+    pub started_at: i64,
     /// As in [`QueuesView::config_problem`].
     pub config_problem: String,
 }

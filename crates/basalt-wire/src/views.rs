@@ -297,10 +297,7 @@ pub fn params_reply(v: &ParamsView) -> pb::ParamsReply {
         sbd_sleep_time: p.sbd_sleep_time_secs,
         job_accept_interval: p.job_accept_interval,
         mbd_conf,
-        started_at: v
-            .started
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs() as i64),
+        started_at: v.started_at,
         config_problem: v.config_problem.clone(),
     }
 }
