@@ -362,7 +362,6 @@ fn submit(src: &mut Src) -> pb::SubmitRequest {
     };
     pb::SubmitRequest {
         protocol: Some(basalt_proto::PROTOCOL),
-        caller: None,
         job: Some(job),
         submit_token: if src.bool() {
             String::new()
@@ -401,7 +400,6 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                         String::new()
                     },
                     states: src.u32(),
-                    ..Default::default()
                 },
             ),
             8 | 9 => Op::Signal(
@@ -420,7 +418,6 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                     } else {
                         String::new()
                     },
-                    ..Default::default()
                 },
             ),
             10 => Op::Switch(
@@ -428,7 +425,6 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                 pb::SwitchRequest {
                     ids: src.ids(),
                     queue: src.text(QUEUES),
-                    ..Default::default()
                 },
             ),
             11 => Op::Move(
@@ -437,7 +433,6 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                     id: src.ids().pop(),
                     position: src.u32(),
                     from_bottom: src.bool(),
-                    ..Default::default()
                 },
             ),
             12 => Op::Force(
@@ -448,7 +443,6 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                         .map(|_| src.pick(HOSTS).to_owned())
                         .collect(),
                     force: src.bool(),
-                    ..Default::default()
                 },
             ),
             13 => match src.u8() % 3 {
@@ -456,14 +450,12 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                     admin,
                     pb::QueuesRequest {
                         queues: vec![src.text(QUEUES)],
-                        ..Default::default()
                     },
                 ),
                 1 => Op::Hosts(
                     admin,
                     pb::HostsRequest {
                         hosts: vec![src.text(HOSTS)],
-                        ..Default::default()
                     },
                 ),
                 _ => Op::Params(admin),
@@ -476,7 +468,6 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                     op: i32::from(src.u8() % 6),
                     queues: vec![src.text(QUEUES)],
                     message: src.text(AWKWARD),
-                    ..Default::default()
                 },
             ),
             _ => Op::HostCtl(
@@ -485,7 +476,6 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                     op: i32::from(src.u8() % 4),
                     hosts: vec![src.text(HOSTS)],
                     message: src.text(AWKWARD),
-                    ..Default::default()
                 },
             ),
         };

@@ -10,8 +10,8 @@
 use anyhow::{Context, Result, anyhow, bail};
 use basalt_auth::key::KeySource;
 use basalt_auth::{Authenticator, Identity, Kind};
+use basalt_proto::mbatchd as pb;
 use basalt_proto::mbatchd::mbatchd_client::MbatchdClient;
-use basalt_proto::mbatchd::{self as pb, Caller};
 use basalt_testkit::{ClusterSpec, ProcessCluster, output_text, wait_for};
 use std::net::{IpAddr, SocketAddr};
 use std::os::unix::process::CommandExt;
@@ -59,18 +59,8 @@ async fn raw_channel(addr: SocketAddr, local: Option<IpAddr>) -> Result<Channel>
         .await?)
 }
 
-fn root_caller() -> Option<Caller> {
-    Some(Caller {
-        uid: 0,
-        gid: 0,
-        user: "root".into(),
-        host: "hostA".into(),
-    })
-}
-
 fn jobs_req() -> pb::JobsRequest {
     pb::JobsRequest {
-        caller: root_caller(),
         user: "all".into(),
         states: u32::MAX,
         ..Default::default()
@@ -127,7 +117,6 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
             "bkill of everything claiming root, without a credential",
             plain
                 .signal(pb::SignalRequest {
-                    caller: root_caller(),
                     user: "all".into(),
                     kind: pb::SignalKind::Kill as i32,
                     ..Default::default()
@@ -171,14 +160,10 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
             "a replayed credential",
             plain.jobs(with_cred(jobs_req(), &cred)).await,
         )?;
-        // A submission that claims root and hostB is the credential's user's, from hostA.
+        // A submission that claims hostB is the credential's user's, from hostA.
         let (_, cred) = auth.credential()?;
         let submit = pb::SubmitRequest {
             protocol: Some(basalt_proto::PROTOCOL),
-            caller: Some(Caller {
-                host: "hostB".into(),
-                ..root_caller().unwrap_or_default()
-            }),
             job: Some(pb::JobSubmission {
                 command: "true".into(),
                 cwd: "/tmp".into(),
@@ -302,7 +287,7 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
 /// Any message as raw bytes.
 #[derive(Clone, PartialEq, prost::Message)]
 struct Raw {
-    #[prost(bytes = "vec", tag = "1")]
+    #[prost(bytes = "vec", tag = "2")]
     first: Vec<u8>,
     #[prost(bytes = "vec", tag = "999")]
     padding: Vec<u8>,
@@ -322,7 +307,7 @@ fn malformed_and_oversized_requests_are_refused_and_service_goes_on() -> Result<
         for (what, raw, code) in [
             (
                 "malformed",
-                // Field 1 (caller) holding bytes that are no Caller message.
+                // Field 2 (ids) holding bytes that are no JobRef message.
                 Raw {
                     first: vec![0xff; 16],
                     padding: Vec::new(),

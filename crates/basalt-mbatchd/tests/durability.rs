@@ -112,7 +112,6 @@ async fn disk_full_refuses_new_work_keeps_queries_and_recovers() -> anyhow::Resu
     // Other changes are refused as well, with the reason.
     let kill = client
         .signal(pb::SignalRequest {
-            caller: caller(),
             ids: vec![pb::JobRef {
                 job_id: acked[0],
                 idx: 0,

@@ -97,7 +97,6 @@ async fn arrays_and_dependencies_through_grpc() -> anyhow::Result<()> {
     })
     .await?;
     let kill = |ids: Vec<pb::JobRef>| pb::SignalRequest {
-        caller: caller(),
         ids,
         kind: pb::SignalKind::Kill as i32,
         ..Default::default()
@@ -224,7 +223,6 @@ async fn submit_dispatch_finish_kill_and_replay() -> anyhow::Result<()> {
 
     let submit = |command: &str, queue: &str| pb::SubmitRequest {
         protocol: Some(basalt_proto::PROTOCOL),
-        caller: caller(),
         submit_token: String::new(),
         job: Some(pb::JobSubmission {
             command: command.into(),
@@ -300,7 +298,6 @@ async fn submit_dispatch_finish_kill_and_replay() -> anyhow::Result<()> {
     .await?;
     let r = client
         .signal(pb::SignalRequest {
-            caller: caller(),
             ids: vec![pb::JobRef {
                 job_id: long.job_id,
                 idx: 0,
@@ -322,16 +319,10 @@ async fn submit_dispatch_finish_kill_and_replay() -> anyhow::Result<()> {
     })
     .await?;
     assert_eq!(killed.term_reason, "TERM_OWNER");
-    // Another user may not kill the job (and finished jobs say so). What the request
-    // claims (`caller`) does not matter: the credential says mallory.
+    // Another user may not kill the job (and finished jobs say so): the credential says
+    // mallory.
     let r = client_as(&config, 4242, "mallory")?
         .signal(pb::SignalRequest {
-            caller: Some(pb::Caller {
-                uid: 4242,
-                gid: 4242,
-                user: "mallory".into(),
-                host: "hostA".into(),
-            }),
             ids: vec![pb::JobRef {
                 job_id: 2,
                 idx: 0,
@@ -347,18 +338,10 @@ async fn submit_dispatch_finish_kill_and_replay() -> anyhow::Result<()> {
         // A personal cluster (tests not run as root): mallory may not ask at all.
         Err(s) => assert_eq!(s.message(), "User permission denied"),
     }
-    // Nor does a request that claims to come from root: the credential says mallory, so
-    // `badmin reconfig` is refused (issue 18: identity only from the credential).
-    let e = client_as(&config, 4242, "mallory")?
-        .reconfig(pb::ReconfigRequest {
-            caller: Some(pb::Caller {
-                uid: 0,
-                gid: 0,
-                user: "root".into(),
-                host: "hostA".into(),
-            }),
-            restart: false,
-        })
+    // Nor does a request that claims to come from root in the `caller` field requests had
+    // before protocol 2.0 (now reserved): the credential says mallory, so `badmin
+    // reconfig` is refused (issue 18: identity only from the credential).
+    let e = legacy_root_reconfig(&config, 4242, "mallory")
         .await
         .expect_err("mallory is no administrator");
     assert_eq!(e.message(), "User permission denied");
@@ -397,4 +380,62 @@ async fn submit_dispatch_finish_kill_and_replay() -> anyhow::Result<()> {
     let _ = mbd2.stop.send(());
     let _ = mbd2.task.await;
     Ok(())
+}
+
+/// The `Caller` message requests carried before protocol 2.0.
+#[derive(Clone, PartialEq, prost::Message)]
+struct LegacyCaller {
+    #[prost(uint32, tag = "1")]
+    uid: u32,
+    #[prost(uint32, tag = "2")]
+    gid: u32,
+    #[prost(string, tag = "3")]
+    user: String,
+    #[prost(string, tag = "4")]
+    host: String,
+}
+
+/// A `ReconfigRequest` as an old client encoded it: field 1 was `Caller caller`.
+#[derive(Clone, PartialEq, prost::Message)]
+struct LegacyReconfigRequest {
+    #[prost(message, optional, tag = "1")]
+    caller: Option<LegacyCaller>,
+    #[prost(bool, tag = "2")]
+    restart: bool,
+}
+
+/// `badmin reconfig` sent by `user` (its credential) in a request whose old `caller`
+/// field claims root.
+async fn legacy_root_reconfig(
+    config: &basalt_config::Config,
+    uid: u32,
+    user: &str,
+) -> Result<pb::CtlReply, tonic::Status> {
+    let auth = auth_as(config, uid, user).map_err(|e| tonic::Status::internal(e.to_string()))?;
+    let addr = basalt_runtime::mbd_addr(config, "hostA")
+        .map_err(|e| tonic::Status::internal(e.to_string()))?;
+    let ch = basalt_runtime::auth_channel(addr, "hostA", Duration::from_secs(5), &auth)
+        .map_err(|e| tonic::Status::internal(e.to_string()))?;
+    let mut g = tonic::client::Grpc::new(ch);
+    g.ready()
+        .await
+        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
+    let req = LegacyReconfigRequest {
+        caller: Some(LegacyCaller {
+            uid: 0,
+            gid: 0,
+            user: "root".into(),
+            host: "hostA".into(),
+        }),
+        restart: false,
+    };
+    let path =
+        tonic::codegen::http::uri::PathAndQuery::from_static("/basalt.mbatchd.v1.Mbatchd/Reconfig");
+    g.unary(
+        tonic::Request::new(req),
+        path,
+        tonic_prost::ProstCodec::default(),
+    )
+    .await
+    .map(|r| r.into_inner())
 }

@@ -63,6 +63,20 @@ fn parse(text: &str) -> Api {
     api
 }
 
+/// `container` is a message that `api` neither defines nor names as a field's type.
+fn message_unused(container: &str, api: &Api) -> bool {
+    let Some(name) = container.strip_prefix("message ") else {
+        return false;
+    };
+    let ty = format!(".{name}");
+    let defined = api.items.keys().any(|(c, _)| c == container);
+    let named = api.items.values().any(|d| {
+        d.split_once(": ")
+            .is_some_and(|(_, t)| t.trim_start_matches("repeated ") == ty)
+    });
+    !defined && !named
+}
+
 /// The changes from `old` to `new` that an older peer would misread.
 fn breaking(old: &str, new: &str) -> Vec<String> {
     let (old, new) = (parse(old), parse(new));
@@ -79,6 +93,9 @@ fn breaking(old: &str, new: &str) -> Vec<String> {
                 out.push(format!("{container}: {elem} changed: {was} -> {now}"));
             }
             Some(_) => {}
+            // A message gone as a whole, that no field of the new API refers to, was
+            // already out of use: nobody can send or receive it.
+            None if message_unused(container, &new) => {}
             None => {
                 let number = elem
                     .split_once(' ')
@@ -173,4 +190,21 @@ fn api_lock_refuses_renamed_enum_values_and_changed_rpcs() {
         .replace("value 1 Y", "value 1 Z")
         .replace("returns (.p.M)", "returns (.p.N)");
     assert_eq!(breaking(OLD, &new).len(), 2);
+}
+
+#[test]
+fn api_lock_accepts_a_removed_message_nothing_refers_to() {
+    let old = format!("{OLD}message p.C\n  field 1 uid: uint32\n");
+    assert_eq!(breaking(&old, OLD), Vec::<String>::new());
+}
+
+#[test]
+fn api_lock_refuses_a_removed_message_a_field_still_names() {
+    let old = format!("{OLD}message p.C\n  field 1 uid: uint32\n");
+    let new = OLD.replace("  field 2 b: int32\n", "  field 2 b: .p.C\n");
+    let old = old.replace("  field 2 b: int32\n", "  field 2 b: .p.C\n");
+    assert_eq!(
+        breaking(&old, &new),
+        vec!["message p.C: field 1 (uid: uint32) removed without reserving its number"]
+    );
 }

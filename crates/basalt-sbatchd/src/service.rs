@@ -118,11 +118,17 @@ impl Sbatchd for SbdService {
         request: Request<pb::PeekRequest>,
     ) -> Result<Response<pb::PeekReply>, Status> {
         let who = self.auth.verify(&request, Need::User).await?;
-        let mut r = request.into_inner();
-        // Only the owner (or root) may peek: the uid is the proven one.
-        r.uid = who.uid;
+        let r = request.into_inner();
         let tail = r.tail_bytes;
-        let target = self.ask(|reply| Msg::Peek { req: r, reply }).await??;
+        // Only the owner (or root) may peek: the uid is the proven one.
+        let target = self
+            .ask(|reply| Msg::Peek {
+                job_id: r.job_id,
+                idx: r.idx,
+                uid: who.uid,
+                reply,
+            })
+            .await??;
         if target.path.is_empty() {
             return Ok(Response::new(pb::PeekReply::default()));
         }

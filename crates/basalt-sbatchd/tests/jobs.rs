@@ -718,7 +718,6 @@ async fn peek_stop_resume_kill() {
                 .peek(spb::PeekRequest {
                     job_id: 301,
                     idx: 0,
-                    uid,
                     tail_bytes: 0,
                 })
                 .await
@@ -737,7 +736,6 @@ async fn peek_stop_resume_kill() {
         .peek(spb::PeekRequest {
             job_id: 301,
             idx: 0,
-            uid: uid + 12345,
             tail_bytes: 0,
         })
         .await
@@ -821,7 +819,6 @@ async fn peek_stop_resume_kill() {
                 .peek(spb::PeekRequest {
                     job_id: 302,
                     idx: 0,
-                    uid: 0,
                     tail_bytes: 4,
                 })
                 .await

@@ -1,8 +1,8 @@
 //! Translations between mbatchd's wire messages (`basalt-proto`) and the batch core's
 //! values (`basalt-sched`): submissions, job references, queries, reports; and the query
 //! answers from the core's views ([`mod@views`]).
-//! There is deliberately no conversion of a request's `caller` field: mbatchd takes the
-//! caller only from the verified credential.
+//! No request carries its caller (the old `caller` fields are reserved): mbatchd takes
+//! the caller only from the verified credential.
 //! Its own crate so `bsub` can check a submission's bounds without linking mbatchd.
 
 use basalt_proto::mbatchd as pb;

@@ -3,7 +3,7 @@
 
 use super::*;
 use basalt_proto::mbatchd::mbatchd_client::MbatchdClient;
-use basalt_proto::mbatchd::{Caller, JobSubmission, SubmitRequest};
+use basalt_proto::mbatchd::{JobSubmission, SubmitRequest};
 
 /// Concurrent API clients (one connection each).
 const CLIENTS: usize = 64;
@@ -101,20 +101,12 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
 pub struct Api {
     rt: tokio::runtime::Runtime,
     clients: Vec<MbatchdClient<basalt_runtime::AuthChannel>>,
-    caller: Caller,
 }
 
 impl Api {
     pub fn connect(cluster: &Cluster, clients: usize) -> Result<Api> {
         let config = cluster.config()?;
         let addr = basalt_runtime::mbd_addr(&config, &cluster.host)?;
-        let uid = nix::unistd::getuid().as_raw();
-        let caller = Caller {
-            uid,
-            gid: nix::unistd::getgid().as_raw(),
-            user: basalt_cli::batch::user_name(uid),
-            host: cluster.host.clone(),
-        };
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
@@ -137,17 +129,12 @@ impl Api {
             }
             anyhow::Ok(v)
         })?;
-        Ok(Api {
-            rt,
-            clients,
-            caller,
-        })
+        Ok(Api { rt, clients })
     }
 
     fn request(&self, job: &JobSubmission) -> SubmitRequest {
         SubmitRequest {
             protocol: Some(basalt_proto::PROTOCOL),
-            caller: Some(self.caller.clone()),
             job: Some(job.clone()),
             submit_token: String::new(),
         }

@@ -203,7 +203,6 @@ pub fn main(args: Vec<String>) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let caller = super::caller(&config);
     super::run(async move {
         if p.sub == "showconf" {
             let reply = match params::fetch(&config).await {
@@ -223,13 +222,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         };
         if p.sub == "reconfig" || p.sub == "mbdrestart" {
             let restart = p.sub == "mbdrestart";
-            return match client
-                .reconfig(ReconfigRequest {
-                    caller: Some(caller),
-                    restart,
-                })
-                .await
-            {
+            return match client.reconfig(ReconfigRequest { restart }).await {
                 Ok(r) => {
                     let reply = r.into_inner();
                     let failed: Vec<_> = reply.results.iter().filter(|r| !r.ok).collect();
@@ -260,13 +253,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
             let hosts = if p.names.is_empty() {
                 vec![super::local_host(&config)]
             } else if p.names.iter().any(|n| n == "all") {
-                match client
-                    .hosts(HostsRequest {
-                        caller: Some(caller.clone()),
-                        hosts: vec![],
-                    })
-                    .await
-                {
+                match client.hosts(HostsRequest { hosts: vec![] }).await {
                     Ok(r) => r.into_inner().hosts.into_iter().map(|h| h.name).collect(),
                     Err(s) => {
                         eprintln!("{}", super::status_text(&s));
@@ -277,7 +264,6 @@ pub fn main(args: Vec<String>) -> ExitCode {
                 p.names.clone()
             };
             let req = HostCtlRequest {
-                caller: Some(caller),
                 op: op as i32,
                 hosts,
                 message: p.comment.clone(),
@@ -303,13 +289,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         };
         let queues = if p.names.is_empty() || p.names.iter().any(|n| n == "all") {
             let all = p.names.iter().any(|n| n == "all");
-            match client
-                .queues(QueuesRequest {
-                    caller: Some(caller.clone()),
-                    queues: vec![],
-                })
-                .await
-            {
+            match client.queues(QueuesRequest { queues: vec![] }).await {
                 Ok(r) => r
                     .into_inner()
                     .queues
@@ -326,7 +306,6 @@ pub fn main(args: Vec<String>) -> ExitCode {
             p.names.clone()
         };
         let req = QueueCtlRequest {
-            caller: Some(caller),
             op: op as i32,
             queues,
             message: p.comment.clone(),

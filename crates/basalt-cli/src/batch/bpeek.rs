@@ -81,14 +81,12 @@ pub fn main(args: Vec<String>) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let caller = super::caller(&config);
     super::run(async move {
         let mut mbd = match super::connect_mbatchd(&config).await {
             Ok(c) => c,
             Err(e) => return super::connect_failed(&e),
         };
         let query = |ids: Vec<JobRef>| JobsRequest {
-            caller: Some(caller.clone()),
             user: if ids.is_empty() {
                 String::new()
             } else {
@@ -143,7 +141,6 @@ pub fn main(args: Vec<String>) -> ExitCode {
         let peek = PeekRequest {
             job_id: job.job_id,
             idx: job.idx,
-            uid: caller.uid,
             tail_bytes: 0,
         };
         let id = super::job_id_str(&job);

@@ -325,19 +325,12 @@ pub fn bqueues_main(args: Vec<String>) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let caller = super::caller(&config);
     super::run(async move {
         let mut client = match super::connect_mbatchd(&config).await {
             Ok(c) => c,
             Err(e) => return super::connect_failed(&e),
         };
-        let reply = match client
-            .queues(QueuesRequest {
-                caller: Some(caller),
-                queues: names,
-            })
-            .await
-        {
+        let reply = match client.queues(QueuesRequest { queues: names }).await {
             Ok(r) => r.into_inner(),
             Err(s) => {
                 eprintln!("{}", super::status_text(&s));
@@ -397,19 +390,12 @@ pub fn bhosts_main(args: Vec<String>) -> ExitCode {
     if shared {
         return bhosts_shared(&config, &names);
     }
-    let caller = super::caller(&config);
     super::run(async move {
         let mut client = match super::connect_mbatchd(&config).await {
             Ok(c) => c,
             Err(e) => return super::connect_failed(&e),
         };
-        let reply = match client
-            .hosts(HostsRequest {
-                caller: Some(caller),
-                hosts: names,
-            })
-            .await
-        {
+        let reply = match client.hosts(HostsRequest { hosts: names }).await {
             Ok(r) => r.into_inner(),
             Err(s) => {
                 eprintln!("{}", super::status_text(&s));

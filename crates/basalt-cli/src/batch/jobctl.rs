@@ -6,7 +6,7 @@ use super::opts::{Item, Spec};
 use super::{job_ref_str, parse_job_ids};
 use basalt_proto::mbatchd::mbatchd_client::MbatchdClient;
 use basalt_proto::mbatchd::{
-    Caller, ForceRequest, JobCtlReply, JobRef, JobsRequest, MoveRequest, SignalKind, SignalRequest,
+    ForceRequest, JobCtlReply, JobRef, JobsRequest, MoveRequest, SignalKind, SignalRequest,
     SwitchRequest,
 };
 use basalt_runtime::AuthChannel as Channel;
@@ -98,12 +98,10 @@ impl Filters {
 /// for a job command given filters but no job id).
 async fn most_recent(
     client: &mut MbatchdClient<Channel>,
-    caller: &Caller,
     f: &Filters,
 ) -> Result<Option<JobRef>, tonic::Status> {
     let reply = client
         .jobs(JobsRequest {
-            caller: Some(caller.clone()),
             ids: vec![],
             user: f.user.clone().unwrap_or_default(),
             queue: f.queue.clone().unwrap_or_default(),
@@ -127,12 +125,10 @@ async fn most_recent(
 /// Every unfinished job of the caller matching `f` (job id 0).
 async fn all_matching(
     client: &mut MbatchdClient<Channel>,
-    caller: &Caller,
     f: &Filters,
 ) -> Result<Vec<JobRef>, tonic::Status> {
     let reply = client
         .jobs(JobsRequest {
-            caller: Some(caller.clone()),
             ids: vec![],
             user: f.user.clone().unwrap_or_default(),
             queue: f.queue.clone().unwrap_or_default(),
@@ -238,14 +234,13 @@ pub fn signal_main(cmd: &str, args: Vec<String>) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let caller = super::caller(&config);
     super::run(async move {
         let mut client = match super::connect_mbatchd(&config).await {
             Ok(c) => c,
             Err(e) => return super::connect_failed(&e),
         };
         let refs = if refs.is_empty() {
-            match most_recent(&mut client, &caller, &f).await {
+            match most_recent(&mut client, &f).await {
                 Ok(Some(r)) => vec![r],
                 Ok(None) => {
                     eprintln!("No unfinished job found");
@@ -260,7 +255,6 @@ pub fn signal_main(cmd: &str, args: Vec<String>) -> ExitCode {
             refs
         };
         let req = SignalRequest {
-            caller: Some(caller),
             ids: refs,
             kind: action.kind() as i32,
             signal,
@@ -331,18 +325,17 @@ pub fn bswitch_main(args: Vec<String>) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let caller = super::caller(&config);
     super::run(async move {
         let mut client = match super::connect_mbatchd(&config).await {
             Ok(c) => c,
             Err(e) => return super::connect_failed(&e),
         };
         let resolved = if refs.is_empty() {
-            most_recent(&mut client, &caller, &f)
+            most_recent(&mut client, &f)
                 .await
                 .map(|r| r.into_iter().collect::<Vec<_>>())
         } else if refs.iter().any(|r| r.job_id == 0) {
-            all_matching(&mut client, &caller, &f).await
+            all_matching(&mut client, &f).await
         } else {
             Ok(refs)
         };
@@ -358,7 +351,6 @@ pub fn bswitch_main(args: Vec<String>) -> ExitCode {
             }
         };
         let req = SwitchRequest {
-            caller: Some(caller),
             ids: refs,
             queue: dest.clone(),
         };
@@ -423,14 +415,12 @@ pub fn move_main(cmd: &str, args: Vec<String>) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let caller = super::caller(&config);
     super::run(async move {
         let mut client = match super::connect_mbatchd(&config).await {
             Ok(c) => c,
             Err(e) => return super::connect_failed(&e),
         };
         let req = MoveRequest {
-            caller: Some(caller),
             id: Some(id),
             position,
             from_bottom,
@@ -492,14 +482,12 @@ pub fn brun_main(args: Vec<String>) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let caller = super::caller(&config);
     super::run(async move {
         let mut client = match super::connect_mbatchd(&config).await {
             Ok(c) => c,
             Err(e) => return super::connect_failed(&e),
         };
         let req = ForceRequest {
-            caller: Some(caller),
             id: Some(id),
             hosts,
             force,

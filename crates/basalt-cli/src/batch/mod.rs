@@ -28,7 +28,7 @@ pub mod timefmt;
 use basalt_config::Config;
 use basalt_core::job::{JobState, exit_reason, status};
 use basalt_proto::mbatchd::mbatchd_client::MbatchdClient;
-use basalt_proto::mbatchd::{Caller, JobInfo, JobRef};
+use basalt_proto::mbatchd::{JobInfo, JobRef};
 use basalt_runtime::AuthChannel;
 use std::fmt;
 use std::net::SocketAddr;
@@ -86,12 +86,24 @@ pub fn user_name(uid: u32) -> String {
         .unwrap_or_else(|| uid.to_string())
 }
 
-/// The caller of this command: real uid/gid, user name, host.
+/// Who runs this command, as the command itself needs it (home directory, submission
+/// host, bpeek's spool owner). It is never sent as an identity: daemons take the caller
+/// from the credential alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    /// Real uid.
+    pub uid: u32,
+    /// User name of `uid`.
+    pub user: String,
+    /// This host's name in the cluster.
+    pub host: String,
+}
+
+/// The caller of this command: real uid, user name, host.
 pub fn caller(config: &Config) -> Caller {
     let uid = nix::unistd::getuid().as_raw();
     Caller {
         uid,
-        gid: nix::unistd::getgid().as_raw(),
         user: user_name(uid),
         host: local_host(config),
     }

@@ -97,9 +97,7 @@ pub async fn fetch(config: &Config) -> Result<ParamsReply, ExitCode> {
         .await
         .map_err(|e| super::connect_failed(&e))?;
     client
-        .params(ParamsRequest {
-            caller: Some(super::caller(config)),
-        })
+        .params(ParamsRequest {})
         .await
         .map(|r| {
             let r = r.into_inner();

@@ -181,15 +181,6 @@ pub async fn start_mbd(config: Arc<basalt_config::Config>) -> anyhow::Result<Mbd
     Ok(Mbd { stop, task })
 }
 
-pub fn caller() -> Option<pb::Caller> {
-    Some(pb::Caller {
-        uid: 0,
-        gid: 0,
-        user: "root".into(),
-        host: "hostA".into(),
-    })
-}
-
 /// The credentials of hostA's daemons (what the fake sbatchd sends).
 pub fn daemon_auth(config: &basalt_config::Config) -> basalt_runtime::Authenticator {
     match basalt_runtime::cluster_keys(config) {
@@ -200,11 +191,12 @@ pub fn daemon_auth(config: &basalt_config::Config) -> basalt_runtime::Authentica
 
 /// An mbatchd client acting as another user (`uid`, `user` on hostA): credentials signed
 /// with the cluster key, which the test can read.
-pub fn client_as(
+/// The credentials of user `user` (`uid`) on hostA.
+pub fn auth_as(
     config: &basalt_config::Config,
     uid: u32,
     user: &str,
-) -> anyhow::Result<pb::mbatchd_client::MbatchdClient<basalt_runtime::AuthChannel>> {
+) -> anyhow::Result<basalt_runtime::Authenticator> {
     let keys = basalt_runtime::cluster_keys(config)?;
     let who = basalt_runtime::Identity {
         kind: basalt_auth::Kind::User,
@@ -213,12 +205,20 @@ pub fn client_as(
         user: user.to_owned(),
         host: "hostA".into(),
     };
-    let auth = basalt_runtime::Authenticator::with_key(
+    Ok(basalt_runtime::Authenticator::with_key(
         keys,
         who,
         &config.cluster_name,
         basalt_runtime::host_addr(config, "hostA").ok(),
-    );
+    ))
+}
+
+pub fn client_as(
+    config: &basalt_config::Config,
+    uid: u32,
+    user: &str,
+) -> anyhow::Result<pb::mbatchd_client::MbatchdClient<basalt_runtime::AuthChannel>> {
+    let auth = auth_as(config, uid, user)?;
     Ok(basalt_runtime::mbatchd_channel(
         config,
         "hostA",
@@ -240,7 +240,6 @@ pub async fn all_jobs(config: &basalt_config::Config) -> Option<Vec<pb::JobInfo>
     let mut c = user_client(config, Duration::from_secs(2))?;
     let r = c
         .jobs(pb::JobsRequest {
-            caller: caller(),
             user: "all".into(),
             states: u32::MAX,
             ..Default::default()
@@ -349,7 +348,6 @@ pub async fn setup_with(
 pub fn submission(command: &str, job_name: &str, depend_cond: &str) -> pb::SubmitRequest {
     pb::SubmitRequest {
         protocol: Some(basalt_proto::PROTOCOL),
-        caller: caller(),
         submit_token: String::new(),
         job: Some(pb::JobSubmission {
             command: command.into(),

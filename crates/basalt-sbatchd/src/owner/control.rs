@@ -4,7 +4,7 @@
 use super::{Key, Owner, PeekTarget};
 use crate::state::{self};
 use basalt_core::job::status as jstat;
-use basalt_proto::sbatchd::{PeekRequest, SignalAction, SignalJobRequest};
+use basalt_proto::sbatchd::{SignalAction, SignalJobRequest};
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -221,15 +221,16 @@ impl Owner {
         }
     }
 
-    pub(super) fn peek(&self, req: &PeekRequest) -> Result<PeekTarget, Status> {
+    /// Where job `job_id[idx]`'s output goes, for its owner (or root) `uid`.
+    pub(super) fn peek(&self, job_id: u64, idx: u32, uid: u32) -> Result<PeekTarget, Status> {
         let key = self
-            .find(req.job_id, req.idx, 0)
+            .find(job_id, idx, 0)
             .ok_or_else(|| Status::not_found("No matching job found"))?;
         let job = self
             .jobs
             .get(&key)
             .ok_or_else(|| Status::not_found("No matching job found"))?;
-        let allowed = req.uid == 0 || req.uid == job.spec.uid || Some(req.uid) == job.exec_uid;
+        let allowed = uid == 0 || uid == job.spec.uid || Some(uid) == job.exec_uid;
         if !allowed {
             return Err(Status::permission_denied("User permission denied"));
         }

@@ -22,7 +22,7 @@ use crate::db::{DbHandle, StoredJob};
 use crate::mbd::{self, Client};
 use crate::state::{Event, EventKind};
 use basalt_proto::mbatchd::{AckKind, JobRef, JobReport, ReportKind, SbdJob};
-use basalt_proto::sbatchd::{JobSpec, PeekRequest, SignalJobRequest, StatusJob, StatusReply};
+use basalt_proto::sbatchd::{JobSpec, SignalJobRequest, StatusJob, StatusReply};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -60,8 +60,11 @@ pub enum Msg {
         req: SignalJobRequest,
         reply: oneshot::Sender<Result<bool, Status>>,
     },
+    /// bpeek of job `job_id[idx]` by `uid`, the identity the credential proved.
     Peek {
-        req: PeekRequest,
+        job_id: u64,
+        idx: u32,
+        uid: u32,
         reply: oneshot::Sender<Result<PeekTarget, Status>>,
     },
     Status {
@@ -223,8 +226,13 @@ impl Owner {
                 }
                 self.signal(req, reply);
             }
-            Msg::Peek { req, reply } => {
-                let _ = reply.send(self.peek(&req));
+            Msg::Peek {
+                job_id,
+                idx,
+                uid,
+                reply,
+            } => {
+                let _ = reply.send(self.peek(job_id, idx, uid));
             }
             Msg::Status { reply } => {
                 let pid = self.shared.mbatchd_pid.load(Ordering::SeqCst);

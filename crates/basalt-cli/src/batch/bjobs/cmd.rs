@@ -53,14 +53,12 @@ pub fn main(args: Vec<String>) -> ExitCode {
         short_hosts,
         now: timefmt::now(),
     };
-    let caller = super::super::caller(&config);
     let user = match &a.user {
         Some(u) => u.clone(),
         None if !refs.is_empty() => "all".to_owned(),
         None => String::new(),
     };
     let req = JobsRequest {
-        caller: Some(caller.clone()),
         ids: refs.clone(),
         user,
         queue: a.queue.clone().unwrap_or_default(),
@@ -146,10 +144,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
             names.sort();
             names.dedup();
             let queues = client
-                .queues(QueuesRequest {
-                    caller: Some(caller.clone()),
-                    queues: names,
-                })
+                .queues(QueuesRequest { queues: names })
                 .await
                 .map(|r| r.into_inner().queues)
                 .unwrap_or_default();
@@ -164,10 +159,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
                 Vec::new()
             } else {
                 client
-                    .hosts(HostsRequest {
-                        caller: Some(caller.clone()),
-                        hosts: exec,
-                    })
+                    .hosts(HostsRequest { hosts: exec })
                     .await
                     .map(|r| r.into_inner().hosts)
                     .unwrap_or_default()

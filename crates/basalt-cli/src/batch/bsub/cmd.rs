@@ -195,7 +195,6 @@ pub fn main(args: Vec<String>) -> ExitCode {
         };
         let req = SubmitRequest {
             protocol: Some(basalt_proto::PROTOCOL),
-            caller: Some(who_caller),
             job: Some(job),
             submit_token: submit_token(),
         };
