@@ -400,6 +400,7 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                         String::new()
                     },
                     states: src.u32(),
+                    reason_hosts: src.bool(),
                 },
             ),
             8 | 9 => Op::Signal(

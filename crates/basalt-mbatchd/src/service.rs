@@ -283,7 +283,10 @@ impl Mbatchd for MbatchdService {
         bounded_filter(&req.user, &req.queue, &req.host, &req.job_name)?;
         let query = basalt_wire::query(&req, &caller);
         let view = self.owner.ask(|reply| Msg::Jobs { query, reply }).await?;
-        Ok(Response::new(basalt_wire::jobs_reply(&view)))
+        Ok(Response::new(basalt_wire::jobs_reply(
+            &view,
+            req.reason_hosts,
+        )))
     }
 
     async fn signal(

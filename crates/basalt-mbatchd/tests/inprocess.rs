@@ -96,6 +96,45 @@ async fn arrays_and_dependencies_through_grpc() -> anyhow::Result<()> {
             == 2
     })
     .await?;
+    // The third element waits for a slot on hostA: a host-level pending reason, counted
+    // unless the request asks for the hosts' names (bjobs -l).
+    for reason_hosts in [false, true] {
+        let third = |jobs: &[pb::JobInfo]| {
+            jobs.iter()
+                .find(|j| j.job_id == long.job_id && j.idx == 3)
+                .map(|j| j.pend_reasons.clone())
+        };
+        let reasons = wait_for_async(
+            "the third element's reasons",
+            Duration::from_secs(20),
+            || {
+                let mut c = client.clone();
+                async move {
+                    let r = c
+                        .jobs(pb::JobsRequest {
+                            user: "all".into(),
+                            reason_hosts,
+                            ..Default::default()
+                        })
+                        .await
+                        .map(|r| r.into_inner().jobs);
+                    match r.as_deref().ok().and_then(third) {
+                        Some(rs) if rs.iter().any(|r| r.num_hosts > 0) => (Some(rs), String::new()),
+                        other => (None, format!("{other:?}")),
+                    }
+                }
+            },
+        )
+        .await?;
+        for r in reasons.iter().filter(|r| r.num_hosts > 0) {
+            let want: Vec<String> = if reason_hosts {
+                vec!["hostA".into()]
+            } else {
+                Vec::new()
+            };
+            assert_eq!((r.num_hosts, &r.hosts), (1, &want), "{r:?}");
+        }
+    }
     let kill = |ids: Vec<pb::JobRef>| pb::SignalRequest {
         ids,
         kind: pb::SignalKind::Kill as i32,

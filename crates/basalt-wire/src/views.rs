@@ -10,10 +10,11 @@ fn limit(v: Option<u32>) -> i64 {
     v.map_or(-1, i64::from)
 }
 
-/// The bjobs reply.
-pub fn jobs_reply(v: &JobsView) -> pb::JobsReply {
+/// The bjobs reply; `reason_hosts`: name the hosts of host-level pending reasons
+/// (`JobsRequest.reason_hosts`), else only count them.
+pub fn jobs_reply(v: &JobsView, reason_hosts: bool) -> pb::JobsReply {
     pb::JobsReply {
-        jobs: v.jobs.iter().map(job_info).collect(),
+        jobs: v.jobs.iter().map(|j| job_info(j, reason_hosts)).collect(),
         not_found: v
             .not_found
             .iter()
@@ -26,8 +27,8 @@ pub fn jobs_reply(v: &JobsView) -> pb::JobsReply {
     }
 }
 
-/// One job's bjobs record.
-pub fn job_info(v: &JobView) -> pb::JobInfo {
+/// One job's bjobs record (`reason_hosts` as for [`jobs_reply`]).
+pub fn job_info(v: &JobView, reason_hosts: bool) -> pb::JobInfo {
     let j = &v.job;
     let state = v.state;
     let finished = state.is_finished();
@@ -39,15 +40,19 @@ pub fn job_info(v: &JobView) -> pb::JobInfo {
     let pend_reasons = if state == JobState::Psusp {
         vec![pb::PendReason {
             code: basalt_core::job::pend::USER_STOP,
-            hosts: Vec::new(),
-            detail: String::new(),
+            ..Default::default()
         }]
     } else if state.is_pending() {
         j.pend_reasons
             .iter()
             .map(|(code, hosts)| pb::PendReason {
                 code: *code,
-                hosts: hosts.clone(),
+                hosts: if reason_hosts {
+                    hosts.clone()
+                } else {
+                    Vec::new()
+                },
+                num_hosts: u32::try_from(hosts.len()).unwrap_or(u32::MAX),
                 // basalt-core has no text for this one; bjobs shows the detail.
                 detail: if *code == basalt_sched::PEND_ARRAY_LIMIT {
                     basalt_sched::PEND_ARRAY_LIMIT_TEXT.to_string()

@@ -50,7 +50,7 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
         let view = s.jobs_view(&JobQuery::default());
         let bjobs = t.elapsed().as_secs_f64() * 1000.0;
         let t = Instant::now();
-        let reply = basalt_wire::jobs_reply(&view);
+        let reply = basalt_wire::jobs_reply(&view, false);
         let translate = t.elapsed().as_secs_f64() * 1000.0;
         let mut positions: u64 = 0;
         let mut unknown = 0usize;

@@ -97,6 +97,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
             host: host.clone(),
             job_name: name.clone(),
             states: 0,
+            reason_hosts: false,
         };
         let reply = match mbd.jobs(query(refs.clone())).await {
             Ok(r) => r.into_inner(),

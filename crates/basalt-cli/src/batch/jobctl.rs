@@ -108,6 +108,7 @@ async fn most_recent(
             host: f.host.clone().unwrap_or_default(),
             job_name: f.job_name.clone().unwrap_or_default(),
             states: 0,
+            reason_hosts: false,
         })
         .await?
         .into_inner();
@@ -135,6 +136,7 @@ async fn all_matching(
             host: f.host.clone().unwrap_or_default(),
             job_name: f.job_name.clone().unwrap_or_default(),
             states: 0,
+            reason_hosts: false,
         })
         .await?
         .into_inner();

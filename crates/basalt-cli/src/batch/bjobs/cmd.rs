@@ -66,6 +66,8 @@ pub fn main(args: Vec<String>) -> ExitCode {
         job_name: a.job_name.clone().unwrap_or_default(),
         // -A counts every element of an array, finished ones too.
         states: if a.arrays { u32::MAX } else { state_bits(&a) },
+        // Only -l names the hosts of a host-level pending reason; the others count them.
+        reason_hosts: a.long,
     };
     super::super::run(async move {
         let mut client = match super::super::connect_mbatchd(&config).await {

@@ -85,7 +85,8 @@ pub fn pend_reason_lines(j: &JobInfo, long: bool) -> String {
             if long && !r.hosts.is_empty() {
                 let _ = writeln!(out, " {text}: {};", r.hosts.join(", "));
             } else {
-                let n = r.hosts.len().max(1);
+                // An mbatchd before `num_hosts` sent every host's name.
+                let n = (r.num_hosts as usize).max(r.hosts.len()).max(1);
                 let _ = writeln!(out, " {text}: {n} host{};", if n == 1 { "" } else { "s" });
             }
         } else {

@@ -116,17 +116,18 @@ fn pending_and_suspending_reasons() {
         PendReason {
             code: pend::HOST_JOB_LIMIT,
             hosts: vec!["vm".into()],
-            detail: String::new(),
+            num_hosts: 1,
+            ..Default::default()
         },
         PendReason {
             code: pend::NEW_JOB,
-            hosts: vec![],
-            detail: String::new(),
+            ..Default::default()
         },
         PendReason {
             code: pend::NOT_ENOUGH_SLOTS,
             hosts: vec!["a".into(), "b".into(), "c".into()],
-            detail: String::new(),
+            num_hosts: 3,
+            ..Default::default()
         },
     ];
     let mut s = job(310, status::SSUSP, "burn", &["vm"]);
@@ -153,6 +154,26 @@ fn pending_and_suspending_reasons() {
     assert_eq!(
         pend_reason_lines(&p, true),
         " Job slot limit reached: vm;\n New job is waiting for scheduling;\n Not enough job slot(s): a, b, c;\n"
+    );
+}
+
+#[test]
+fn host_reasons_without_host_names_are_counted_from_num_hosts() {
+    // What mbatchd sends unless bjobs -l asks for the names (JobsRequest.reason_hosts).
+    let mut p = job(104, status::PEND, "sleep 20", &[]);
+    p.pend_reasons = vec![PendReason {
+        code: pend::HOST_JOB_LIMIT,
+        num_hosts: 1000,
+        ..Default::default()
+    }];
+    assert_eq!(
+        pend_reason_lines(&p, false),
+        " Job slot limit reached: 1000 hosts;\n"
+    );
+    // -l without names (an answer to a request that did not ask) still counts.
+    assert_eq!(
+        pend_reason_lines(&p, true),
+        " Job slot limit reached: 1000 hosts;\n"
     );
 }
 
@@ -209,8 +230,7 @@ fn long_format_pending_finished_and_separators() {
     p.command = "#!/bin/sh\necho hi\n".into();
     p.pend_reasons = vec![PendReason {
         code: pend::NEW_JOB,
-        hosts: vec![],
-        detail: String::new(),
+        ..Default::default()
     }];
     let mut d = job(6, status::EXIT, "x", &["vm"]);
     d.end_time = T0 + 10;
@@ -438,8 +458,8 @@ fn array_summary_and_array_limit_reason() {
     let mut p = job(106, status::PEND, "arr[9]", &[]);
     p.pend_reasons = vec![PendReason {
         code: 38,
-        hosts: vec![],
         detail: "The job array has reached its running element limit".into(),
+        ..Default::default()
     }];
     assert_eq!(
         pend_reason_lines(&p, false),
