@@ -243,6 +243,10 @@ pub struct Sched {
     jobs: BTreeMap<JobKey, Job>,
     queues: Vec<Queue>,
     hosts: Vec<Host>,
+    /// `hosts` by lower-cased short name (`hosta` for `hostA.example.org`): the indices,
+    /// ascending, of the hosts a name can match ([`basalt_core::same_host`] needs equal
+    /// short names). Fixed with `hosts`, which never change after [`Sched::new`].
+    host_index: BTreeMap<String, Vec<usize>>,
     /// The highest job id seen.
     last_job_id: u64,
     next_order: i64,
@@ -281,7 +285,7 @@ pub struct Sched {
 impl Sched {
     pub fn new(cfg: SchedConfig, now: Millis) -> Sched {
         let queues = cfg.queues.clone();
-        let hosts = cfg
+        let hosts: Vec<Host> = cfg
             .hosts
             .iter()
             .map(|h| {
@@ -290,11 +294,16 @@ impl Sched {
                 h
             })
             .collect();
+        let mut host_index: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, h) in hosts.iter().enumerate() {
+            host_index.entry(short_key(&h.name)).or_default().push(i);
+        }
         Sched {
             cfg,
             jobs: BTreeMap::new(),
             queues,
             hosts,
+            host_index,
             last_job_id: 0,
             next_order: 0,
             next_seq: 0,
@@ -419,19 +428,30 @@ impl Sched {
         self.queues.iter_mut().find(|q| q.name == name)
     }
 
+    /// The index in `hosts` of the first host that is `name` ([`basalt_core::same_host`]):
+    /// a look-up in `host_index`, not a walk over every host.
+    pub(crate) fn host_idx(&self, name: &str) -> Option<usize> {
+        self.host_index
+            .get(&short_key(name))?
+            .iter()
+            .copied()
+            .find(|&i| basalt_core::same_host(&self.hosts[i].name, name))
+    }
+
     fn host_mut(&mut self, name: &str) -> Option<&mut Host> {
-        self.hosts
-            .iter_mut()
-            .find(|h| basalt_core::same_host(&h.name, name))
+        let i = self.host_idx(name)?;
+        self.hosts.get_mut(i)
     }
 
     /// The canonical name of a batch host.
     pub fn host_name(&self, name: &str) -> Option<String> {
-        self.hosts
-            .iter()
-            .find(|h| basalt_core::same_host(&h.name, name))
-            .map(|h| h.name.clone())
+        self.host_idx(name).map(|i| self.hosts[i].name.clone())
     }
+}
+
+/// A host name's key in `Sched::host_index`: its short name, lower-cased.
+fn short_key(name: &str) -> String {
+    name.split('.').next().unwrap_or(name).to_ascii_lowercase()
 }
 
 /// A `JOB_STATUS` that only moves a job to `status` (nothing ended: no usage, no exit).

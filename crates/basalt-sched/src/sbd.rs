@@ -35,11 +35,7 @@ impl Sched {
             h.load = load;
         }
         // A load that crosses a scheduling threshold may let a pending job start.
-        if let Some(i) = self
-            .hosts
-            .iter()
-            .position(|h| basalt_core::same_host(&h.name, host))
-        {
+        if let Some(i) = self.host_idx(host) {
             let now_ok = self.threshold_view(&self.hosts[i]);
             if self.hosts[i].thresholds_ok != now_ok
                 && self.jobs.values().any(|j| j.state == JobState::Pend)

@@ -1303,3 +1303,51 @@ fn queue_administrators_control_the_jobs_of_their_queue_only() {
     s.kill(T0, &bob(), (1, 0), false, false)
         .expect("queue admin kills");
 }
+
+#[test]
+fn host_lookup_by_name_agrees_with_same_host_over_every_host() {
+    let mut c = cfg();
+    c.hosts = [
+        "hostA",
+        "hostB.example.org",
+        "HOSTC",
+        "hostB.other.org",
+        "hostD.example.org",
+        "hostD",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, n)| host(n, i))
+    .collect();
+    let s = Sched::new(c, T0);
+    let linear = |name: &str| {
+        s.hosts()
+            .iter()
+            .position(|h| basalt_core::same_host(&h.name, name))
+    };
+    for name in [
+        "hostA",
+        "HOSTA",
+        "hosta.example.org",
+        "hostB",
+        "hostB.example.org",
+        "HOSTB.OTHER.ORG",
+        "hostB.third.org",
+        "hostc",
+        "hostC.example.org",
+        "hostD",
+        "hostD.example.org",
+        "hostD.other.org",
+        "hostE",
+        "",
+        ".",
+        "host",
+    ] {
+        assert_eq!(s.host_idx(name), linear(name), "{name}");
+        assert_eq!(
+            s.host_name(name),
+            linear(name).map(|i| s.hosts()[i].name.clone()),
+            "{name}"
+        );
+    }
+}

@@ -79,6 +79,12 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
             .iter()
             .filter(|e| matches!(e, Effect::Dispatch { .. }))
             .count();
+        // One LIM poll as mbatchd applies it: every host's load, by host name.
+        let t = Instant::now();
+        for h in &names {
+            s.lim_update(h, 2, 1.0, true, BTreeMap::from([("r1m".to_owned(), 0.5)]));
+        }
+        let poll = t.elapsed().as_secs_f64() * 1000.0;
         if placed != hosts * 2 || placed_again != 0 {
             bail!("the pass placed {placed} jobs on {hosts} 2-slot hosts, then {placed_again}");
         }
@@ -97,7 +103,15 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
             again = again.goal(Goal::AtMost(100.0));
         }
         out.push(Run {
-            metrics: vec![pass, again],
+            metrics: vec![
+                pass,
+                again,
+                Metric::new(
+                    &format!("LIM poll: the load of {hosts} hosts applied"),
+                    "ms",
+                    poll,
+                ),
+            ],
             notes: vec![format!(
                 "{jobs} jobs of 20 users in the default queue, {hosts} hosts with 2 slots, \
                  all up; pure core, one thread"

@@ -21,14 +21,7 @@ impl Sched {
     }
 
     pub(crate) fn start_job(&mut self, now: Millis, key: JobKey, alloc: Vec<String>) {
-        let idx: Vec<usize> = alloc
-            .iter()
-            .filter_map(|h| {
-                self.hosts
-                    .iter()
-                    .position(|x| basalt_core::same_host(&x.name, h))
-            })
-            .collect();
+        let idx: Vec<usize> = alloc.iter().filter_map(|h| self.host_idx(h)).collect();
         self.start_job_at(now, key, alloc, &idx);
     }
 
