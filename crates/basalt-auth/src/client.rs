@@ -147,6 +147,21 @@ impl Authenticator {
         self.inner.host.as_deref()
     }
 
+    /// The master host as the LIM whose credential socket this authenticator uses knows
+    /// it, asked on that LIM's master socket ([`crate::socket::master_name`]). `None`
+    /// when credentials do not come from a LIM socket, the LIM knows no master, or it
+    /// does not answer within `timeout`.
+    pub fn local_master(&self, timeout: Duration) -> Option<String> {
+        match &self.inner.source {
+            Source::Socket { name, trusted, .. } => {
+                crate::socket::fetch_master(&crate::socket::master_name(name), trusted, timeout)
+                    .ok()
+                    .flatten()
+            }
+            _ => None,
+        }
+    }
+
     /// Why requests cannot be authenticated, if they cannot.
     pub fn unavailable_reason(&self) -> Option<&str> {
         match &self.inner.source {

@@ -7,6 +7,12 @@
 //! Nothing the client sends is trusted, so the client sends nothing. Another process
 //! taking the name first could only hand out credentials it can get itself, and the
 //! client checks the server's uid (root, itself, or the key file's owner) anyway.
+//!
+//! Beside it, the master socket ([`master_name`]): the LIM answers `MASTER <host>` (the
+//! master it knows) or `NONE`, so that a command finds the master with one local round
+//! trip instead of a gRPC call (a TCP and HTTP/2 connection) to a LIM. The client checks
+//! the server's uid the same way; the answer only picks which cluster host's mbatchd
+//! to call, at the address the cluster file gives.
 
 use crate::cred;
 use crate::key::{KeySource, hex, unhex};
@@ -22,6 +28,69 @@ use tokio::io::AsyncWriteExt;
 /// The abstract socket name of the LIM listening on `lim`.
 pub fn name(lim: IpSocketAddr) -> String {
     format!("basalt-auth@{lim}")
+}
+
+/// The abstract name of the master socket of the LIM whose credential socket is `cred`
+/// (`basalt-master@<addr>` beside `basalt-auth@<addr>`).
+pub fn master_name(cred: &str) -> String {
+    format!(
+        "basalt-master@{}",
+        cred.strip_prefix("basalt-auth@").unwrap_or(cred)
+    )
+}
+
+/// Answer master requests on `listener` with `answer()` (the master's name, or None when
+/// the LIM knows none) until `shutdown` resolves.
+pub async fn serve_master<F, Fut>(
+    listener: tokio::net::UnixListener,
+    answer: F,
+    shutdown: impl std::future::Future<Output = ()>,
+) where
+    F: Fn() -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = Option<String>> + Send,
+{
+    tokio::pin!(shutdown);
+    loop {
+        let conn = tokio::select! {
+            _ = &mut shutdown => return,
+            c = listener.accept() => c,
+        };
+        let Ok((mut stream, _)) = conn else {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        let answer = answer.clone();
+        tokio::spawn(async move {
+            let line = match answer().await {
+                Some(m) if !m.is_empty() && !m.contains(char::is_whitespace) => {
+                    format!("MASTER {m}\n")
+                }
+                _ => "NONE\n".to_owned(),
+            };
+            let _ = tokio::time::timeout(Duration::from_secs(2), stream.write_all(line.as_bytes()))
+                .await;
+        });
+    }
+}
+
+/// Ask the LIM behind the master socket `name` which host is the master (`None`: it
+/// knows none). `trusted` as for [`fetch`].
+pub fn fetch_master(
+    name: &str,
+    trusted: &[u32],
+    timeout: Duration,
+) -> Result<Option<String>, AuthError> {
+    let line = read_line(name, trusted, timeout)?;
+    if let Some(m) = line.strip_prefix("MASTER ") {
+        Ok(Some(m.trim().to_owned()))
+    } else if line == "NONE" {
+        Ok(None)
+    } else {
+        Err(AuthError::Socket {
+            name: name.to_owned(),
+            reason: "no answer".into(),
+        })
+    }
 }
 
 /// What the LIM needs to mint: its keys, host, cluster and (for a personal cluster) the
@@ -113,6 +182,23 @@ pub fn fetch(name: &str, trusted: &[u32], timeout: Duration) -> Result<Vec<u8>, 
         name: name.to_owned(),
         reason,
     };
+    let line = read_line(name, trusted, timeout)?;
+    if let Some(h) = line.strip_prefix("OK ") {
+        unhex(h.trim()).ok_or_else(|| bad("garbled answer".into()))
+    } else if let Some(e) = line.strip_prefix("ERR ") {
+        Err(AuthError::NoCredential(e.to_owned()))
+    } else {
+        Err(bad("no answer".into()))
+    }
+}
+
+/// Connect to the socket `name`, check that its server runs as root, as us or as one of
+/// `trusted`, and read its one-line answer (without the line end).
+fn read_line(name: &str, trusted: &[u32], timeout: Duration) -> Result<String, AuthError> {
+    let bad = |reason: String| AuthError::Socket {
+        name: name.to_owned(),
+        reason,
+    };
     let s = connect(name, timeout).map_err(|e| bad(e.to_string()))?;
     let peer = nix::sys::socket::getsockopt(&s, nix::sys::socket::sockopt::PeerCredentials)
         .map_err(|e| bad(format!("SO_PEERCRED: {e}")))?;
@@ -129,15 +215,7 @@ pub fn fetch(name: &str, trusted: &[u32], timeout: Duration) -> Result<Vec<u8>, 
     s.take(8192)
         .read_to_end(&mut buf)
         .map_err(|e| bad(e.to_string()))?;
-    let line = String::from_utf8_lossy(&buf);
-    let line = line.trim_end();
-    if let Some(h) = line.strip_prefix("OK ") {
-        unhex(h.trim()).ok_or_else(|| bad("garbled answer".into()))
-    } else if let Some(e) = line.strip_prefix("ERR ") {
-        Err(AuthError::NoCredential(e.to_owned()))
-    } else {
-        Err(bad("no answer".into()))
-    }
+    Ok(String::from_utf8_lossy(&buf).trim_end().to_owned())
 }
 
 /// Connect to the abstract socket `name`, waiting at most `timeout` (a stopped LIM's
@@ -202,6 +280,46 @@ mod tests {
         task.await.unwrap();
         // Nobody listening: a clear error.
         assert!(fetch(&name, &[], Duration::from_secs(1)).is_err());
+    }
+
+    #[tokio::test]
+    async fn the_master_socket_names_the_master_or_none() {
+        assert_eq!(
+            master_name(&name("127.0.0.9:7869".parse().unwrap())),
+            "basalt-master@127.0.0.9:7869"
+        );
+        let base = format!("basalt-master-test-{}", std::process::id());
+        for (suffix, known, want) in [
+            ("a", Some("hostB".to_owned()), Some("hostB".to_owned())),
+            ("b", None, None),
+            // A name no host can have is answered as none.
+            ("c", Some("two words".to_owned()), None),
+        ] {
+            let n = format!("{base}-{suffix}");
+            let l = bind(&n).unwrap();
+            let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+            let task = tokio::spawn(serve_master(
+                l,
+                move || {
+                    let known = known.clone();
+                    async move { known }
+                },
+                async move {
+                    let _ = rx.await;
+                },
+            ));
+            let n2 = n.clone();
+            let got =
+                tokio::task::spawn_blocking(move || fetch_master(&n2, &[], Duration::from_secs(2)))
+                    .await
+                    .unwrap()
+                    .unwrap();
+            assert_eq!(got, want, "{suffix}");
+            let _ = tx.send(());
+            task.await.unwrap();
+            // Nobody listening: an error, not a master.
+            assert!(fetch_master(&n, &[], Duration::from_secs(1)).is_err());
+        }
     }
 
     #[test]

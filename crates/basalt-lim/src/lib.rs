@@ -89,6 +89,17 @@ pub(crate) struct Handle {
     pub tx: mpsc::Sender<Msg>,
 }
 
+impl Handle {
+    /// The master this LIM knows (for the master socket); None when it knows none or is
+    /// shutting down.
+    async fn master(&self) -> Option<String> {
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        self.tx.send(Msg::ClusterInfo { reply }).await.ok()?;
+        let info = rx.await.ok()?;
+        (!info.master.is_empty()).then_some(info.master)
+    }
+}
+
 /// Static settings the owner needs besides the core.
 struct Settings {
     config: Arc<Config>,
@@ -303,6 +314,23 @@ pub async fn run(
             },
         ));
 
+        // The master socket: commands on this host ask it who the master is.
+        let master_socket = basalt_auth::socket::bind(&basalt_auth::socket::master_name(
+            &basalt_auth::socket::name(lim_addr),
+        ))?;
+        let mut master_stop = stop_rx.clone();
+        let handle = Handle { tx: tx.clone() };
+        let master = tokio::spawn(basalt_auth::socket::serve_master(
+            master_socket,
+            move || {
+                let handle = handle.clone();
+                async move { handle.master().await }
+            },
+            async move {
+                let _ = master_stop.wait_for(|s| *s).await;
+            },
+        ));
+
         let service = LimService::new(
             Handle { tx: tx.clone() },
             basalt_runtime::verifier(&config, keys),
@@ -333,6 +361,7 @@ pub async fn run(
         let _ = stop_tx.send(true);
         sampler.abort();
         socket.abort();
+        master.abort();
         for e in elims {
             e.abort();
         }

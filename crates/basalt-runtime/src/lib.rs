@@ -324,6 +324,29 @@ pub async fn find_master(
     Err(RuntimeError::NoLim)
 }
 
+/// The master host's name, as [`find_master`] would find it, but first asked on the
+/// master socket of the LIM that gives this command its credentials (one local round
+/// trip instead of a gRPC connection to a LIM). That shortcut is skipped when
+/// `LSF_SERVER_HOSTS` says which LIMs to ask, and when the local LIM knows no master or
+/// does not answer (then the LIMs are asked as [`find_master`] does).
+pub async fn find_master_name(
+    config: &Config,
+    timeout: Duration,
+    auth: &Authenticator,
+) -> Result<String, RuntimeError> {
+    if config.lsf_conf.server_hosts().is_empty()
+        && let Some(m) = auth.local_master(QUICK_LIM_TIMEOUT.min(timeout))
+        && config
+            .cluster
+            .hosts
+            .iter()
+            .any(|h| basalt_core::same_host(&h.name, &m))
+    {
+        return Ok(m);
+    }
+    find_master(config, timeout, auth).await.map(|m| m.master)
+}
+
 /// The per-LIM timeout of [`find_master`]'s first round.
 const QUICK_LIM_TIMEOUT: Duration = Duration::from_millis(400);
 /// How many LIMs [`find_master`]'s first round asks.
@@ -475,9 +498,9 @@ pub async fn find_mbatchd(
     ),
     RuntimeError,
 > {
-    let m = find_master(config, timeout, auth).await?;
-    let client = mbatchd_channel(config, &m.master, timeout, auth)?;
-    Ok((m.master, client))
+    let master = find_master_name(config, timeout, auth).await?;
+    let client = mbatchd_channel(config, &master, timeout, auth)?;
+    Ok((master, client))
 }
 
 // ------------------------------------------------------------------ who is asking

@@ -189,17 +189,18 @@ pub async fn connect_mbatchd(config: &Config) -> Result<MbatchdClient<AuthChanne
                 Err(e) => ConnectError::Mbatchd(e),
             },
             None => {
-                match basalt_runtime::find_master(config, per_try, &crate::auth(config)).await {
+                match basalt_runtime::find_master_name(config, per_try, &crate::auth(config)).await
+                {
                     Err(basalt_runtime::RuntimeError::NoLim) => ConnectError::LsfDown,
                     Err(basalt_runtime::RuntimeError::Permission(m)) => {
                         return Err(ConnectError::Permission(m));
                     }
                     Err(e) => return Err(ConnectError::Mbatchd(e.to_string())),
-                    Ok(m) => match basalt_runtime::mbd_addr(config, &m.master) {
+                    Ok(master) => match basalt_runtime::mbd_addr(config, &master) {
                         Err(e) => return Err(ConnectError::Mbatchd(e.to_string())),
-                        Ok(addr) => match connect_addr(config, addr, &m.master, per_try).await {
+                        Ok(addr) => match connect_addr(config, addr, &master, per_try).await {
                             Ok(ch) => return Ok(mbatchd_client(ch)),
-                            Err(e) => ConnectError::Mbatchd(format!("{} ({addr}): {e}", m.master)),
+                            Err(e) => ConnectError::Mbatchd(format!("{master} ({addr}): {e}")),
                         },
                     },
                 }
