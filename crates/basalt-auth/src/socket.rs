@@ -46,8 +46,32 @@ pub async fn serve_master<F, Fut>(
     answer: F,
     shutdown: impl std::future::Future<Output = ()>,
 ) where
-    F: Fn() -> Fut + Clone + Send + 'static,
+    F: Fn() -> Fut + Clone + Send + Sync + 'static,
     Fut: std::future::Future<Output = Option<String>> + Send,
+{
+    answer_each(listener, shutdown, move |_| {
+        let answer = answer.clone();
+        async move {
+            match answer().await {
+                Some(m) if !m.is_empty() && !m.contains(char::is_whitespace) => {
+                    format!("MASTER {m}\n")
+                }
+                _ => "NONE\n".to_owned(),
+            }
+        }
+    })
+    .await;
+}
+
+/// Accept connections on `listener` until `shutdown` resolves, and write each one the
+/// line `answer` makes from who is on the other end (SO_PEERCRED).
+async fn answer_each<F, Fut>(
+    listener: tokio::net::UnixListener,
+    shutdown: impl std::future::Future<Output = ()>,
+    answer: F,
+) where
+    F: Fn(std::io::Result<tokio::net::unix::UCred>) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = String> + Send,
 {
     tokio::pin!(shutdown);
     loop {
@@ -61,12 +85,7 @@ pub async fn serve_master<F, Fut>(
         };
         let answer = answer.clone();
         tokio::spawn(async move {
-            let line = match answer().await {
-                Some(m) if !m.is_empty() && !m.contains(char::is_whitespace) => {
-                    format!("MASTER {m}\n")
-                }
-                _ => "NONE\n".to_owned(),
-            };
+            let line = answer(stream.peer_cred()).await;
             let _ = tokio::time::timeout(Duration::from_secs(2), stream.write_all(line.as_bytes()))
                 .await;
         });
@@ -146,33 +165,20 @@ pub async fn serve(
     minter: Minter,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
-    tokio::pin!(shutdown);
-    loop {
-        let conn = tokio::select! {
-            _ = &mut shutdown => return,
-            c = listener.accept() => c,
+    answer_each(listener, shutdown, move |peer| {
+        let answer = match peer {
+            Ok(c) => match minter.mint_for(c.uid(), c.gid()) {
+                Ok(b) => format!("OK {}\n", hex(&b)),
+                Err(e) => {
+                    tracing::warn!(uid = c.uid(), pid = ?c.pid(), "no credential: {e}");
+                    format!("ERR {e}\n")
+                }
+            },
+            Err(e) => format!("ERR cannot tell who is asking: {e}\n"),
         };
-        let Ok((mut stream, _)) = conn else {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            continue;
-        };
-        let minter = minter.clone();
-        tokio::spawn(async move {
-            let answer = match stream.peer_cred() {
-                Ok(c) => match minter.mint_for(c.uid(), c.gid()) {
-                    Ok(b) => format!("OK {}\n", hex(&b)),
-                    Err(e) => {
-                        tracing::warn!(uid = c.uid(), pid = ?c.pid(), "no credential: {e}");
-                        format!("ERR {e}\n")
-                    }
-                },
-                Err(e) => format!("ERR cannot tell who is asking: {e}\n"),
-            };
-            let _ =
-                tokio::time::timeout(Duration::from_secs(2), stream.write_all(answer.as_bytes()))
-                    .await;
-        });
-    }
+        std::future::ready(answer)
+    })
+    .await;
 }
 
 /// Ask the LIM behind `name` for a credential. `trusted` lists the uids the server may
