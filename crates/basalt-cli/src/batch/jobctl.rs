@@ -86,6 +86,19 @@ pub struct Filters {
 }
 
 impl Filters {
+    /// The query for the unfinished jobs these filters select.
+    fn unfinished_jobs(&self) -> JobsRequest {
+        JobsRequest {
+            ids: vec![],
+            user: self.user.clone().unwrap_or_default(),
+            queue: self.queue.clone().unwrap_or_default(),
+            host: self.host.clone().unwrap_or_default(),
+            job_name: self.job_name.clone().unwrap_or_default(),
+            states: 0,
+            reason_hosts: false,
+        }
+    }
+
     fn any(&self) -> bool {
         self.user.is_some()
             || self.queue.is_some()
@@ -100,18 +113,7 @@ async fn most_recent(
     client: &mut MbatchdClient<Channel>,
     f: &Filters,
 ) -> Result<Option<JobRef>, tonic::Status> {
-    let reply = client
-        .jobs(JobsRequest {
-            ids: vec![],
-            user: f.user.clone().unwrap_or_default(),
-            queue: f.queue.clone().unwrap_or_default(),
-            host: f.host.clone().unwrap_or_default(),
-            job_name: f.job_name.clone().unwrap_or_default(),
-            states: 0,
-            reason_hosts: false,
-        })
-        .await?
-        .into_inner();
+    let reply = client.jobs(f.unfinished_jobs()).await?.into_inner();
     Ok(reply
         .jobs
         .iter()
@@ -128,18 +130,7 @@ async fn all_matching(
     client: &mut MbatchdClient<Channel>,
     f: &Filters,
 ) -> Result<Vec<JobRef>, tonic::Status> {
-    let reply = client
-        .jobs(JobsRequest {
-            ids: vec![],
-            user: f.user.clone().unwrap_or_default(),
-            queue: f.queue.clone().unwrap_or_default(),
-            host: f.host.clone().unwrap_or_default(),
-            job_name: f.job_name.clone().unwrap_or_default(),
-            states: 0,
-            reason_hosts: false,
-        })
-        .await?
-        .into_inner();
+    let reply = client.jobs(f.unfinished_jobs()).await?.into_inner();
     Ok(reply
         .jobs
         .iter()

@@ -86,29 +86,6 @@ pub fn user_name(uid: u32) -> String {
         .unwrap_or_else(|| uid.to_string())
 }
 
-/// Who runs this command, as the command itself needs it (home directory, submission
-/// host, bpeek's spool owner). It is never sent as an identity: daemons take the caller
-/// from the credential alone.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Caller {
-    /// Real uid.
-    pub uid: u32,
-    /// User name of `uid`.
-    pub user: String,
-    /// This host's name in the cluster.
-    pub host: String,
-}
-
-/// The caller of this command: real uid, user name, host.
-pub fn caller(config: &Config) -> Caller {
-    let uid = nix::unistd::getuid().as_raw();
-    Caller {
-        uid,
-        user: user_name(uid),
-        host: local_host(config),
-    }
-}
-
 /// Why a command could not reach mbatchd.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ConnectError {

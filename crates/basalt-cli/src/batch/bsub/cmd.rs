@@ -168,12 +168,11 @@ pub fn main(args: Vec<String>) -> ExitCode {
         cmdline
     };
 
-    let who_caller = super::super::caller(&config);
     let who = Submitter {
         cwd: submission_cwd(),
-        home: home_dir(who_caller.uid),
+        home: home_dir(nix::unistd::getuid().as_raw()),
         umask: current_umask(),
-        from_host: who_caller.host.clone(),
+        from_host: super::super::local_host(&config),
         vars: std::env::vars_os()
             .map(|(k, v)| {
                 (
