@@ -19,31 +19,30 @@ impl Sched {
         ok: bool,
         load: BTreeMap<String, f64>,
     ) {
-        let mut changed = false;
-        if let Some(h) = self.host_mut(host) {
-            let lim = if ok {
-                LimStatus::Ok
-            } else {
-                LimStatus::Unavail
-            };
-            changed = h.lim != lim || (ncpus > 0 && h.ncpus != ncpus);
-            h.lim = lim;
-            if ncpus > 0 {
-                h.ncpus = ncpus;
-            }
-            h.cpu_factor = cpu_factor;
-            h.load = load;
+        let Some(i) = self.host_idx(host) else {
+            return;
+        };
+        let h = &mut self.hosts[i];
+        let lim = if ok {
+            LimStatus::Ok
+        } else {
+            LimStatus::Unavail
+        };
+        let mut changed = h.lim != lim || (ncpus > 0 && h.ncpus != ncpus);
+        h.lim = lim;
+        if ncpus > 0 {
+            h.ncpus = ncpus;
         }
+        h.cpu_factor = cpu_factor;
+        h.load = load;
         // A load that crosses a scheduling threshold may let a pending job start.
-        if let Some(i) = self.host_idx(host) {
-            let now_ok = self.threshold_view(&self.hosts[i]);
-            if self.hosts[i].thresholds_ok != now_ok
-                && self.jobs.values().any(|j| j.state == JobState::Pend)
-            {
-                changed = true;
-            }
-            self.hosts[i].thresholds_ok = now_ok;
+        let now_ok = self.threshold_view(&self.hosts[i]);
+        if self.hosts[i].thresholds_ok != now_ok
+            && self.jobs.values().any(|j| j.state == JobState::Pend)
+        {
+            changed = true;
         }
+        self.hosts[i].thresholds_ok = now_ok;
         if changed {
             self.dirty = true;
         }
