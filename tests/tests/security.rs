@@ -445,6 +445,13 @@ fn jobs_run_as_their_user_and_only_owners_or_admins_control_them() -> Result<()>
             format!("{s:?}"),
         )
     })?;
+    // The three ids are written before the job is killed (under load, a job killed as
+    // soon as it shows RUN may not have run `id -G` yet).
+    wait_for("A's job to print its ids", DEADLINE, || {
+        let t = std::fs::read_to_string(work.join(format!("ids.{id}"))).unwrap_or_default();
+        let n = t.lines().filter(|l| !l.trim().is_empty()).count();
+        ((n >= 3).then_some(()), format!("{t:?}"))
+    })?;
     // B may not kill it; A may.
     let o = as_user(&c, b, &work, "bkill", &[&id.to_string()])?;
     assert_eq!(o.status.code(), Some(255), "{}", output_text(&o));
