@@ -18,8 +18,11 @@
 //!   watchers and reporters talk to it over channels, and it never awaits I/O
 //!   itself. Its durable copy is the job database ([`db`]), reached through one
 //!   database thread that runs the owner's calls in order.
-//! * **One supervisor process per job** ([`supervisor`]): sbatchd re-executes its own
-//!   binary as `sbatchd --job-supervisor <state root>/<jobId>.<idx>.<attempt>`. The
+//! * **One supervisor process per job** ([`supervisor`]), forked by the supervisor
+//!   pool ([`pool`], [`supervisor::pool`]): one long-lived, single-threaded
+//!   `sbatchd --job-supervisor <state root>` that sbatchd starts at the first job and
+//!   hands each job's directory (`<jobId>.<idx>.<attempt>`) and wake-up pipe, so a job
+//!   costs a `fork` of that small process rather than an `exec` of sbatchd. The
 //!   supervisor forks the job (own session and process group, the user's identity,
 //!   umask, rlimits, nice, redirections, `/bin/sh <job file>`), reaps every child
 //!   (it is a child subreaper), samples usage from `/proc`, enforces the run limit
@@ -27,7 +30,7 @@
 //!   kill/stop/resume/signal commands on a Unix socket (`ctl` in the job's
 //!   directory), writes LSF's job report, and records every event in the job
 //!   database (the final one fsynced) before sbatchd can report it. sbatchd reads a job's new
-//!   events when the supervisor writes a newline on its stdout, so a job keeps
+//!   events when the supervisor writes a newline on its stdout (the wake-up pipe), so a job keeps
 //!   running and its exit status stays on disk while sbatchd restarts (systemd
 //!   `KillMode=process`).
 //! * **The job table** ([`db`]): `<state root>/jobs.db`, SQLite in WAL mode with a
@@ -107,6 +110,7 @@ pub mod mbdsup;
 pub mod owner;
 pub mod paths;
 pub mod policy;
+pub mod pool;
 pub mod service;
 pub mod state;
 pub mod supervisor;
@@ -174,7 +178,8 @@ pub struct Shared {
     pub config: Arc<Config>,
     pub host: String,
     pub state_root: PathBuf,
-    pub supervisor_exe: PathBuf,
+    /// Forks the jobs' supervisors ([`pool`]).
+    pub pool: pool::Pool,
     /// The newest mbatchd epoch seen.
     pub epoch: AtomicU64,
     /// JOB_TERMINATE_INTERVAL (seconds), from lsb.params and then mbatchd's hello reply.
@@ -372,6 +377,15 @@ pub async fn run_with(
             Some(p) => p.clone(),
             None => std::env::current_exe().map_err(|e| SbdError::Exe(e.to_string()))?,
         };
+        // The pool's (and so every supervisor's) environment: a fixed PATH, and this
+        // daemon's log filter and time zone.
+        let mut pool_env = vec![(
+            std::ffi::OsString::from("PATH"),
+            std::ffi::OsString::from(supervisor::env::DEFAULT_PATH),
+        )];
+        pool_env.extend(std::env::vars_os().filter(|(k, _)| k == "BASALT_LOG" || k == "TZ"));
+        let pool = pool::Pool::start(supervisor_exe.clone(), state_root.clone(), pool_env)
+            .map_err(|e| SbdError::Exe(format!("cannot start the supervisor pool thread: {e}")))?;
         let keys = basalt_runtime::cluster_keys(&config)?;
         let verifier = basalt_runtime::verifier(&config, keys.clone());
         let shared = Arc::new(Shared {
@@ -382,7 +396,7 @@ pub async fn run_with(
             config: config.clone(),
             host: me.clone(),
             state_root: state_root.clone(),
-            supervisor_exe,
+            pool,
             epoch: AtomicU64::new(0),
             mbatchd_pid: AtomicU32::new(0),
             relocate: Notify::new(),

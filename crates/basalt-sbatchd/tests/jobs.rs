@@ -1348,3 +1348,73 @@ async fn output_without_o_is_mailed_or_kept() {
     assert!(kept.contains("Successfully completed."), "{kept}");
     let _ = std::fs::remove_file(&kept_at);
 }
+
+/// The supervisor pools of this test process whose state root is `state`
+/// (`sbatchd --job-supervisor <state>`, children of the in-process sbatchd).
+fn pools(state: &Path) -> Vec<i32> {
+    let me = std::process::id().to_string();
+    let want = state.as_os_str().as_encoded_bytes();
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()))
+                .filter(|pid| {
+                    let stat =
+                        std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+                    let ppid = stat
+                        .rsplit_once(')')
+                        .and_then(|(_, r)| r.split_whitespace().nth(1).map(str::to_owned));
+                    let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                    let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+                    ppid.as_deref() == Some(me.as_str())
+                        && args
+                            .windows(2)
+                            .any(|w| w[0] == b"--job-supervisor" && w[1] == want)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Jobs are started by the supervisor pool, one process sbatchd starts at its first
+/// job: a pool killed with SIGKILL takes no job with it (the supervisors are
+/// processes of their own), and the next job gets a new pool.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_supervisor_pool_is_replaced_and_its_jobs_run_on() {
+    let h = Harness::start("sbd-pool").await;
+    assert!(pools(&h.state).is_empty(), "no pool before the first job");
+    let go = h.work.join("go");
+    let cmd = format!("while [ ! -e {} ]; do sleep 0.1; done", go.display());
+    h.start_job(EPOCH, h.spec(1401, &cmd, false, ""))
+        .await
+        .expect("start");
+    h.wait_report(1401, ReportKind::Executing).await;
+    let first = pools(&h.state);
+    assert_eq!(first.len(), 1, "one pool: {first:?}");
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(first[0]),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+    wait_state(first[0] as u32, |s| s.is_none() || s == Some('Z')).await;
+
+    // The next job starts through a new pool.
+    h.start_job(EPOCH, h.spec(1402, "true", false, ""))
+        .await
+        .expect("start after the pool died");
+    let fin = h.wait_report(1402, ReportKind::Finished).await;
+    assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+    let second = pools(&h.state);
+    assert_eq!(second.len(), 1, "{second:?}");
+    assert_ne!(second, first, "a new pool");
+
+    // The job started by the dead pool ran on and ends normally.
+    assert!(
+        !h.reports(1401)
+            .iter()
+            .any(|r| r.kind == ReportKind::Finished as i32),
+        "the first job still runs"
+    );
+    std::fs::write(&go, "").expect("go");
+    let fin = h.wait_report(1401, ReportKind::Finished).await;
+    assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+}

@@ -3,9 +3,10 @@
 //! [`InProcessBatch`] gives a plain `#[test]` such a cluster on a runtime of its own,
 //! to drive with the real command binaries ([`Commands`]).
 //!
-//! What stays a process: sbatchd starts each job's supervisor (`sbatchd
-//! --job-supervisor`, which calls `setsid` and becomes a subreaper) as a child
-//! process, here too, from the built `sbatchd` binary; the daemons themselves cannot
+//! What stays a process: sbatchd starts its supervisor pool (`sbatchd
+//! --job-supervisor <state root>`, which forks each job's supervisor; a supervisor
+//! calls `setsid` and becomes a subreaper) as a child process, here too, from the
+//! built `sbatchd` binary; the daemons themselves cannot
 //! be `kill -9`ed, stopped with SIGSTOP or restarted as processes — such tests use
 //! [`crate::ProcessCluster`].
 

@@ -1,8 +1,8 @@
 //! `sbatchd` — the slave batch daemon. Runs in the foreground (systemd
 //! `Type=simple`, `KillMode=process` so jobs survive a restart).
 //!
-//! `sbatchd --job-supervisor <dir>` is the hidden per-job supervisor mode that
-//! sbatchd itself uses (see `basalt_sbatchd::supervisor`).
+//! `sbatchd --job-supervisor <state root>` is the hidden supervisor pool that sbatchd
+//! itself starts: it forks each job's supervisor (see `basalt_sbatchd::supervisor`).
 
 use anyhow::Context;
 use basalt_runtime::daemon::{self, DaemonFlags};
@@ -30,7 +30,7 @@ struct Args {
     /// else in LSF_SERVERDIR).
     #[arg(long = "mbatchd")]
     mbatchd: Option<PathBuf>,
-    /// Per-job supervisor mode (internal).
+    /// The job supervisor pool for this state root (internal; stdin is sbatchd's socket).
     #[arg(long = "job-supervisor", hide = true)]
     job_supervisor: Option<PathBuf>,
 }
@@ -39,13 +39,13 @@ fn main() -> std::process::ExitCode {
     let args: Args = daemon::parse(
         "The host this sbatchd plays (a name from lsf.cluster.<cluster>); default: this machine's name",
     );
-    if let Some(dir) = &args.job_supervisor {
+    if let Some(root) = &args.job_supervisor {
         basalt_runtime::init_tracing(None);
         // SAFETY: this process is single-threaded here and stays so: only the
         // arguments were parsed and a stderr logger set up (neither starts a
-        // thread), and supervisor mode starts none.
+        // thread), and the pool and the supervisors it forks start none.
         #[allow(unsafe_code)]
-        let code = unsafe { basalt_sbatchd::supervisor::main(dir) };
+        let code = unsafe { basalt_sbatchd::supervisor::pool::serve(root) };
         return std::process::ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     let flags = &args.daemon;

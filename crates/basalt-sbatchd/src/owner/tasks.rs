@@ -43,28 +43,22 @@ pub(super) async fn launch(
         .await
         .map_err(|e| e.to_string())
         .and_then(|r| r);
-    let child = match prepared {
+    let wake = match prepared {
         Err(e) => Err(e),
-        Ok(()) => tokio::process::Command::new(&shared.supervisor_exe)
-            .arg(crate::supervisor::FLAG)
-            .arg(&dir)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::inherit())
-            .env_clear()
-            .env("PATH", crate::supervisor::env::DEFAULT_PATH)
-            .envs(std::env::vars_os().filter(|(k, _)| k == "BASALT_LOG" || k == "TZ"))
-            .kill_on_drop(false)
-            .spawn()
-            .map_err(|e| {
-                format!(
-                    "cannot start the job supervisor {}: {e}",
-                    shared.supervisor_exe.display()
-                )
-            }),
+        Ok(()) => {
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            match shared.pool.start_supervisor(name).await {
+                Ok(fd) => tokio::net::unix::pipe::Receiver::from_owned_fd(fd)
+                    .map_err(|e| format!("the supervisor's wake-up pipe: {e}")),
+                Err(e) => Err(format!("cannot start the job supervisor: {e}")),
+            }
+        }
     };
-    match child {
-        Ok(child) => watch_events(db, tx, key, Some(child), Adopted::No, 0).await,
+    match wake {
+        Ok(wake) => watch_events(db, tx, key, Some(wake), Adopted::No, 0).await,
         Err(message) => {
             warn!("job {}: {message}", key.0);
             let ev = Event {
@@ -162,29 +156,27 @@ pub(super) enum Adopted {
 }
 
 /// Follow a job's events in the database until its final event (or its
-/// supervisor's end). With a child, its stdout newlines say when to read; an
+/// supervisor's end). With the wake-up pipe of a supervisor sbatchd started, its
+/// newlines say when to read and its end of file that the supervisor is gone; an
 /// adopted supervisor (no pipe) is polled, and its liveness checked by pid, start
 /// time and boot. One not recorded yet gets [`UNRECORDED_GRACE`] to show up.
 pub(super) async fn watch_events(
     db: DbHandle,
     tx: mpsc::Sender<Msg>,
     key: Key,
-    mut child: Option<tokio::process::Child>,
+    wake: Option<tokio::net::unix::pipe::Receiver>,
     adopted: Adopted,
     mut last: u64,
 ) {
-    let mut lines = child
-        .as_mut()
-        .and_then(|c| c.stdout.take())
-        .map(|o| BufReader::new(o).lines());
+    let mut lines = wake.map(|o| BufReader::new(o).lines());
     let mut sup = match &adopted {
         Adopted::No => None,
         Adopted::Known(s) => s.clone(),
     };
     let since = Instant::now();
     let mut final_seen = false;
+    let mut ended = false;
     loop {
-        let mut ended = false;
         match lines.as_mut() {
             Some(l) => {
                 tokio::select! {
@@ -232,9 +224,12 @@ pub(super) async fn watch_events(
             break;
         }
     }
-    if let Some(mut c) = child {
-        // The supervisor exits right after its final event.
-        if tokio::time::timeout(Duration::from_secs(30), c.wait())
+    if let Some(l) = lines.as_mut()
+        && !ended
+    {
+        // The supervisor exits right after its final event: its end of the pipe closes.
+        let gone = async { while let Ok(Some(_)) = l.next_line().await {} };
+        if tokio::time::timeout(Duration::from_secs(30), gone)
             .await
             .is_err()
         {

@@ -20,7 +20,9 @@ impl Supervisor {
     pub(super) fn finish(&mut self, sigfd: &SignalFd, ident: &Identity, info: &ChildInfo) {
         let status = self.main_status.unwrap_or(0);
         let end_time = now_secs();
+        self.steps.mark("run");
         self.kill_leftovers(sigfd);
+        self.steps.mark("leftovers");
         let ru = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).ok();
         let utime = ru.as_ref().map_or(0.0, |r| tv_secs(r.user_time()));
         let stime = ru.as_ref().map_or(0.0, |r| tv_secs(r.system_time()));
@@ -75,6 +77,7 @@ impl Supervisor {
         };
         let text = report::job_report(&input);
         self.run_finish_helper(sigfd, ident, info, &text, &term_reason);
+        self.steps.mark("report");
         let pid = self.job.map_or(0, |p| p.as_raw() as u32);
         self.emit(Event {
             kind: EventKind::Finished,
@@ -96,6 +99,7 @@ impl Supervisor {
             term_reason,
             ..Default::default()
         });
+        self.steps.mark("final");
     }
 
     /// Append the report, write the TERM line to the error file, remove the job

@@ -1,8 +1,9 @@
 //! The job supervisor: one small process per job, so a job's exit status is never
 //! lost and its processes survive an sbatchd restart (systemd `KillMode=process`).
 //!
-//! sbatchd starts it as `sbatchd --job-supervisor <state root>/<jobId>.<idx>.<attempt>`
-//! (its own executable, re-executed). It is single-threaded and synchronous. It:
+//! The supervisor pool ([`pool`]) forks it for the job directory
+//! `<state root>/<jobId>.<idx>.<attempt>`, with sbatchd's wake-up pipe as its stdout.
+//! It is single-threaded and synchronous. It:
 //! 1. leaves sbatchd's session (`setsid`), becomes a child subreaper, opens the
 //!    job database (`<state root>/jobs.db`, [`crate::db`]), records its pid, start
 //!    time and boot id in the job's row, and reads the job spec and launch
@@ -44,6 +45,7 @@ mod files;
 mod finish;
 mod launch;
 mod limits;
+pub mod pool;
 pub mod report;
 #[cfg(test)]
 mod tests;
@@ -91,7 +93,8 @@ fn raw_status(ws: WaitStatus) -> Option<(Pid, i32)> {
     }
 }
 
-/// Entry point of supervisor mode; returns the process exit code. `dir` is the
+/// The supervisor of one job, in a child the pool forked; returns the process exit
+/// code. `dir` is the
 /// job's directory under the state root: its name is the job's key and the job
 /// database is `jobs.db` beside it.
 ///
@@ -99,11 +102,12 @@ fn raw_status(ws: WaitStatus) -> Option<(Pid, i32)> {
 ///
 /// The calling process must be single-threaded, and stay so: supervisor mode forks
 /// (the job's top process, the report helper) and runs ordinary code in the child,
-/// which is sound only when no other thread exists. sbatchd's `main` calls this
-/// before it starts anything else (no async runtime, no thread); the supervisor
-/// itself never starts a thread.
+/// which is sound only when no other thread exists. The pool calls this in a child
+/// of its single thread (sbatchd's `main` starts the pool before anything else: no
+/// async runtime, no thread); the supervisor itself never starts a thread.
 #[allow(unsafe_code)]
-pub unsafe fn main(dir: &Path) -> i32 {
+pub(crate) unsafe fn main(dir: &Path) -> i32 {
+    let born = Instant::now();
     let _ = nix::unistd::setsid();
     let _ = nix::sys::prctl::set_child_subreaper(true);
     let _ = sys::set_disposition(Signal::SIGPIPE, Disposition::Ignore);
@@ -141,7 +145,11 @@ pub unsafe fn main(dir: &Path) -> i32 {
         return 1;
     }
     let mut sup = match Supervisor::open(dir, key, jobs).map_err(|e| *e) {
-        Ok(s) => s,
+        Ok(mut s) => {
+            s.steps = Steps::new(born);
+            s.steps.mark("open");
+            s
+        }
         Err((msg, None)) => {
             tracing::error!("job supervisor {}: {msg}", dir.display());
             return 1;
@@ -232,6 +240,50 @@ struct Supervisor {
     tracker: Tracker,
     next_sample: Instant,
     sample_every: Duration,
+    /// How long each step of this job took (logged at its end).
+    steps: Steps,
+}
+
+/// The time each step of a supervisor's work took, logged (debug) when the job ends:
+/// `open` (database, job row), `identity` (user look-up), `launch` (fork to the job's
+/// exec), `record_start`, `run` (the job itself), `leftovers`, `report` (the helper
+/// writing LSF's job report) and `final` (the fsynced end).
+#[derive(Debug)]
+struct Steps {
+    last: Instant,
+    done: Vec<(&'static str, Duration)>,
+}
+
+impl Steps {
+    fn new(since: Instant) -> Steps {
+        Steps {
+            last: since,
+            done: Vec::with_capacity(8),
+        }
+    }
+
+    /// The step `name` ends now.
+    fn mark(&mut self, name: &'static str) {
+        let now = Instant::now();
+        self.done.push((name, now.duration_since(self.last)));
+        self.last = now;
+    }
+
+    fn log(&self, job: db::Key) {
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            let text: Vec<String> = self
+                .done
+                .iter()
+                .map(|(n, d)| format!("{n} {}", d.as_micros()))
+                .collect();
+            tracing::debug!(
+                job = job.0,
+                idx = job.1,
+                "supervisor steps (µs): {}",
+                text.join(", ")
+            );
+        }
+    }
 }
 
 impl Supervisor {
@@ -283,6 +335,7 @@ impl Supervisor {
             tracker: Tracker::default(),
             next_sample: Instant::now() + sample_every.min(Duration::from_millis(500)),
             sample_every,
+            steps: Steps::new(Instant::now()),
         })
     }
 
@@ -335,6 +388,7 @@ impl Supervisor {
             Ok(i) => i,
             Err(msg) => return self.start_failed(msg),
         };
+        self.steps.mark("identity");
         // SIGCHLD arrives through a signalfd; block it before the fork so no exit
         // is missed. The child unblocks it.
         let mut chld = SigSet::empty();
@@ -379,6 +433,7 @@ impl Supervisor {
         };
         drop(wfd);
         let msg = read_child_msgs(rfd);
+        self.steps.mark("launch");
         match msg {
             Some(ChildMsg::Ready(info)) => {
                 self.job = Some(pid);
@@ -404,10 +459,12 @@ impl Supervisor {
                     ..Default::default()
                 };
                 self.emit_all(vec![started, executing]);
+                self.steps.mark("record_start");
                 self.supervise(&sigfd, &listener);
                 drop(listener);
                 let _ = std::fs::remove_file(&ctl_path);
                 self.finish(&sigfd, &ident, &info);
+                self.steps.log(self.key);
                 0
             }
             other => {

@@ -126,9 +126,18 @@ impl Supervisor {
 
     /// Kill whatever is left of the job: its process group, its session, and any
     /// other process reparented to us.
+    ///
+    /// Every process of the job descends from this supervisor (the job's top process
+    /// is its child, and it is a child subreaper, so orphans come back to it): when it
+    /// has no child left once the top process is reaped, nothing is left of the job,
+    /// and the walk over every process in `/proc` (its session) is skipped.
     pub(super) fn kill_leftovers(&mut self, sigfd: &SignalFd) {
         let Some(g) = self.job else { return };
         let _ = nix::sys::signal::killpg(g, Signal::SIGKILL);
+        self.reap();
+        if own_children().is_empty() {
+            return;
+        }
         for pid in usage::sample_session(g.as_raw()).pids {
             let _ = nix::sys::signal::kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
         }
