@@ -34,12 +34,15 @@ impl JobDb {
             .map_err(err)?;
         let k = (i(key.0), i64::from(key.1), i64::from(key.2));
         let row: Option<(i64, i64, i64, i64)> = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT last_seq, state, pid, pgid FROM jobs
                  WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
-                params![k.0, k.1, k.2],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
             )
+            .and_then(|mut st| {
+                st.query_row(params![k.0, k.1, k.2], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+                })
+            })
             .optional()
             .map_err(err)?;
         let Some((last, state, pid, pgid)) = row else {
@@ -47,12 +50,11 @@ impl JobDb {
         };
         // A job's story has one end: nothing follows a final event.
         let ended: bool = tx
-            .query_row(
+            .prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM events WHERE job_id = ?1 AND idx = ?2
                  AND attempt = ?3 AND kind IN ('finished', 'start_failed'))",
-                params![k.0, k.1, k.2],
-                |r| r.get(0),
             )
+            .and_then(|mut st| st.query_row(params![k.0, k.1, k.2], |r| r.get(0)))
             .map_err(err)?;
         if ended {
             return Err(DbError::Finished { path, key });
@@ -87,17 +89,29 @@ impl JobDb {
                 key,
                 what: format!("event {seq}: {e}"),
             })?;
-            tx.execute(
+            tx.prepare_cached(
                 "INSERT INTO events (job_id, idx, attempt, seq, kind, time, body)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![k.0, k.1, k.2, i(seq), kind_name(ev.kind), ev.time, body],
             )
+            .and_then(|mut st| {
+                st.execute(params![
+                    k.0,
+                    k.1,
+                    k.2,
+                    i(seq),
+                    kind_name(ev.kind),
+                    ev.time,
+                    body
+                ])
+            })
             .map_err(err)?;
         }
-        tx.execute(
+        tx.prepare_cached(
             "UPDATE jobs SET last_seq = ?4, state = ?5, pid = ?6, pgid = ?7
              WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
-            params![
+        )
+        .and_then(|mut st| {
+            st.execute(params![
                 k.0,
                 k.1,
                 k.2,
@@ -105,8 +119,8 @@ impl JobDb {
                 i64::from(state),
                 i64::from(pid),
                 i64::from(pgid)
-            ],
-        )
+            ])
+        })
         .map_err(err)?;
         tx.commit().map_err(err)?;
         Ok(seq)

@@ -34,21 +34,17 @@ impl JobDb {
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err)?;
         let k = (i(key.0), i64::from(key.1), i64::from(key.2));
-        tx.execute(
-            "DELETE FROM events WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
-            params![k.0, k.1, k.2],
-        )
-        .map_err(err)?;
-        tx.execute(
-            "DELETE FROM jobs WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
-            params![k.0, k.1, k.2],
-        )
-        .map_err(err)?;
-        tx.execute(
+        tx.prepare_cached("DELETE FROM events WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3")
+            .and_then(|mut st| st.execute(params![k.0, k.1, k.2]))
+            .map_err(err)?;
+        tx.prepare_cached("DELETE FROM jobs WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3")
+            .and_then(|mut st| st.execute(params![k.0, k.1, k.2]))
+            .map_err(err)?;
+        tx.prepare_cached(
             "INSERT INTO jobs (job_id, idx, attempt, created, spec, launch)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![k.0, k.1, k.2, now, spec_bytes, launch_json],
         )
+        .and_then(|mut st| st.execute(params![k.0, k.1, k.2, now, spec_bytes, launch_json]))
         .map_err(err)?;
         tx.commit().map_err(err)
     }
@@ -58,18 +54,20 @@ impl JobDb {
         self.durability(false)?;
         let n = self
             .conn
-            .execute(
+            .prepare_cached(
                 "UPDATE jobs SET sup_pid = ?4, sup_start = ?5, sup_boot = ?6
                  WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
-                params![
+            )
+            .and_then(|mut st| {
+                st.execute(params![
                     i(key.0),
                     key.1,
                     key.2,
                     i64::from(id.pid),
                     i(id.start),
                     id.boot
-                ],
-            )
+                ])
+            })
             .map_err(|e| self.err(e))?;
         if n == 0 {
             return Err(DbError::NoJob {
@@ -181,17 +179,17 @@ impl JobDb {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err)?;
-        tx.execute(
+        tx.prepare_cached(
             "UPDATE jobs SET acked_seq = MAX(acked_seq, ?4)
              WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
-            params![i(key.0), key.1, key.2, i(seq)],
         )
+        .and_then(|mut st| st.execute(params![i(key.0), key.1, key.2, i(seq)]))
         .map_err(err)?;
-        tx.execute(
+        tx.prepare_cached(
             "DELETE FROM events WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3
              AND seq <= ?4 AND kind = 'rusage'",
-            params![i(key.0), key.1, key.2, i(seq)],
         )
+        .and_then(|mut st| st.execute(params![i(key.0), key.1, key.2, i(seq)]))
         .map_err(err)?;
         tx.commit().map_err(err)
     }
@@ -200,10 +198,10 @@ impl JobDb {
     pub fn abandon(&mut self, key: Key) -> Result<(), DbError> {
         self.durability(false)?;
         self.conn
-            .execute(
+            .prepare_cached(
                 "UPDATE jobs SET abandoned = 1 WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
-                params![i(key.0), key.1, key.2],
             )
+            .and_then(|mut st| st.execute(params![i(key.0), key.1, key.2]))
             .map_err(|e| self.err(e))?;
         Ok(())
     }
@@ -220,12 +218,13 @@ impl JobDb {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err)?;
-        for table in ["events", "jobs"] {
-            tx.execute(
-                &format!("DELETE FROM {table} WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3"),
-                params![i(key.0), key.1, key.2],
-            )
-            .map_err(err)?;
+        for sql in [
+            "DELETE FROM events WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
+            "DELETE FROM jobs WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
+        ] {
+            tx.prepare_cached(sql)
+                .and_then(|mut st| st.execute(params![i(key.0), key.1, key.2]))
+                .map_err(err)?;
         }
         tx.commit().map_err(err)
     }

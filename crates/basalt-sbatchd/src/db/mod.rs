@@ -210,10 +210,16 @@ impl JobDb {
         }
         let mut conn = Connection::open_with_flags(path, flags).map_err(err)?;
         conn.busy_handler(Some(busy_retry)).map_err(err)?;
-        // journal_mode is persistent in the file; setting it again is a no-op.
-        let mode: String = conn
-            .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+        // journal_mode is persistent in the file: set only when it is not WAL yet (a new
+        // file), read otherwise.
+        let mut mode: String = conn
+            .pragma_query_value(None, "journal_mode", |r| r.get(0))
             .map_err(err)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            mode = conn
+                .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+                .map_err(err)?;
+        }
         if !mode.eq_ignore_ascii_case("wal") {
             tracing::warn!(
                 "job database {}: journal mode {mode}, not WAL",

@@ -70,6 +70,13 @@ impl From<rusqlite::Error> for Migrate {
 /// Bring the schema up to date, one step per transaction (checked again under the
 /// write lock, so two processes opening a fresh file do not both create it).
 pub(super) fn migrate(conn: &mut Connection) -> Result<(), Migrate> {
+    // The common case, a database already at this version, needs no write lock: the
+    // version only grows, so one read decides it (each job's supervisor opens the
+    // database, and the lock would make them queue behind each other).
+    let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if v == SCHEMA_VERSION {
+        return Ok(());
+    }
     loop {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let v: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;

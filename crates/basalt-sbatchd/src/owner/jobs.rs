@@ -308,10 +308,9 @@ impl Owner {
         if ack == AckKind::Unspecified {
             return;
         }
-        if ack != AckKind::NoJob && seq > job.acked_seq {
+        let record_ack = ack != AckKind::NoJob && seq > job.acked_seq;
+        if record_ack {
             job.acked_seq = seq;
-            self.db
-                .send("recording an acknowledgement", move |db| db.ack(key, seq));
         }
         match ack {
             AckKind::Unspecified => {}
@@ -348,18 +347,26 @@ impl Owner {
                 }
             }
         }
+        // A job about to be forgotten needs no acknowledgement on record: its row goes.
+        if record_ack && !self.removable(key) {
+            self.db
+                .send("recording an acknowledgement", move |db| db.ack(key, seq));
+        }
         self.maybe_remove(key);
+    }
+
+    /// Whether a job's story is over (see [`Owner::maybe_remove`]).
+    fn removable(&self, key: Key) -> bool {
+        self.jobs.get(&key).is_some_and(|job| {
+            job.final_seen && job.watcher_done && (job.final_acked || job.reports.is_none())
+        })
     }
 
     /// Drop a job whose story is over: the final report acknowledged (or reporting
     /// abandoned after NO_JOB) and its supervisor gone. Its row, events and
     /// directory go too.
     pub(super) fn maybe_remove(&mut self, key: Key) {
-        let Some(job) = self.jobs.get(&key) else {
-            return;
-        };
-        let done = job.final_seen && job.watcher_done && (job.final_acked || job.reports.is_none());
-        if !done {
+        if !self.removable(key) {
             return;
         }
         if let Some(job) = self.jobs.remove(&key) {
