@@ -4,7 +4,6 @@
 
 use crate::msg::Msg;
 use crate::owner::OwnerState;
-use basalt_config::Config;
 use basalt_proto::sbatchd as sbpb;
 use basalt_sched::{Effect, JobKey, SbdAction};
 use std::path::PathBuf;
@@ -25,7 +24,27 @@ pub(crate) enum DispatchError {
     Refused(String),
 }
 
+/// A client of one sbatchd's peer service.
+pub(crate) type SbdPeer =
+    basalt_proto::sbatchd::sbatchd_peer_client::SbatchdPeerClient<basalt_runtime::AuthChannel>;
+
+/// The deadline of an order to sbatchd (connect, and the call).
+const SBD_TIMEOUT: Duration = Duration::from_secs(10);
+
 impl OwnerState {
+    /// The client of the sbatchd on `host` (see [`OwnerState::sbd_peers`]).
+    fn sbd_peer(&mut self, host: &str) -> Result<SbdPeer, String> {
+        if let Some(c) = self.sbd_peers.get(host) {
+            return Ok(c.clone());
+        }
+        // The channel's connection task lives on mbatchd's runtime.
+        let _rt = self.rt.enter();
+        let c = basalt_runtime::sbatchd_peer_channel(&self.config, host, SBD_TIMEOUT, &self.auth)
+            .map_err(|e| e.to_string())?;
+        self.sbd_peers.insert(host.to_owned(), c.clone());
+        Ok(c)
+    }
+
     /// Send dispatches and signals (after the events they depend on are durable).
     pub(crate) fn carry_out(&mut self, effects: Vec<Effect>) {
         for e in effects {
@@ -37,12 +56,11 @@ impl OwnerState {
                         continue;
                     };
                     let path = self.journal.job_file_path(&spec.job_file_name);
-                    let config = self.config.clone();
-                    let auth = self.auth.clone();
+                    let client = self.sbd_peer(&host);
                     let tx = self.tx.clone();
                     let epoch = self.sched.epoch();
                     self.rt.spawn(async move {
-                        let result = dispatch(&config, &auth, &host, epoch, spec, path).await;
+                        let result = dispatch(client, epoch, spec, path).await;
                         let _ = tx.send(Msg::DispatchDone {
                             key,
                             attempt,
@@ -92,15 +110,9 @@ impl OwnerState {
                         reasons,
                         term_reason: term,
                     };
-                    let config = self.config.clone();
-                    let auth = self.auth.clone();
+                    let client = self.sbd_peer(&host);
                     self.rt.spawn(async move {
-                        match basalt_runtime::sbatchd_peer_channel(
-                            &config,
-                            &host,
-                            Duration::from_secs(5),
-                            &auth,
-                        ) {
+                        match client {
                             Ok(mut c) => {
                                 if let Err(e) = c.signal_job(req).await {
                                     warn!(
@@ -174,9 +186,7 @@ impl OwnerState {
 }
 
 async fn dispatch(
-    config: &Config,
-    auth: &basalt_runtime::Authenticator,
-    host: &str,
+    client: Result<SbdPeer, String>,
     epoch: u64,
     mut spec: sbpb::JobSpec,
     job_file: PathBuf,
@@ -187,9 +197,7 @@ async fn dispatch(
             job_file.display()
         ))
     })?;
-    let mut client =
-        basalt_runtime::sbatchd_peer_channel(config, host, Duration::from_secs(10), auth)
-            .map_err(|e| DispatchError::Unreachable(e.to_string()))?;
+    let mut client = client.map_err(DispatchError::Unreachable)?;
     let reply = client
         .start_job(sbpb::StartJobRequest {
             protocol: Some(basalt_proto::PROTOCOL),
