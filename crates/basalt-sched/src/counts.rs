@@ -9,7 +9,7 @@
 
 use crate::{Job, JobKey, JobState};
 use basalt_core::job::sub;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// Elements per block of a [`RankSet`] (a block is split at twice this).
 const BLOCK: usize = 512;
@@ -150,6 +150,9 @@ pub(crate) struct Counts {
     pub(crate) hosts: BTreeMap<String, HostTally>,
     /// Per queue name, as jobs name their queue.
     pub(crate) queues: BTreeMap<String, QueueTally>,
+    /// The started jobs (RUN, SSUSP, USUSP, UNKWN): a scheduling pass visits these and
+    /// the pending ones, not the finished ones kept until their clean period.
+    pub(crate) started: BTreeSet<JobKey>,
 }
 
 fn bump(v: &mut u32, n: u32, add: bool) {
@@ -165,6 +168,17 @@ fn entry<'a, V: Default>(map: &'a mut BTreeMap<String, V>, k: &str) -> Option<&'
 }
 
 impl Counts {
+    /// Whether any started job is suspended by the system (SSUSP; bresume'd jobs wait
+    /// for their host's load in that state): O(hosts), not O(jobs).
+    pub(crate) fn any_ssusp(&self) -> bool {
+        self.hosts.values().any(|t| t.ssusp > 0)
+    }
+
+    /// Whether any job is pending (PEND or PSUSP): O(queues).
+    pub(crate) fn any_pending(&self) -> bool {
+        self.queues.values().any(|t| t.pend > 0)
+    }
+
     /// Add a job's contribution (`add`), or take it back.
     pub(crate) fn apply(&mut self, j: &Job, add: bool) {
         if j.state.is_pending()
@@ -174,6 +188,13 @@ impl Counts {
                 set.insert((j.order, j.key()));
             } else {
                 set.remove(&(j.order, j.key()));
+            }
+        }
+        if j.state.is_started() {
+            if add {
+                self.started.insert(j.key());
+            } else {
+                self.started.remove(&j.key());
             }
         }
         if j.state.is_started() && !j.hosts.is_empty() {

@@ -37,9 +37,7 @@ impl Sched {
         h.load = load;
         // A load that crosses a scheduling threshold may let a pending job start.
         let now_ok = self.threshold_view(&self.hosts[i]);
-        if self.hosts[i].thresholds_ok != now_ok
-            && self.jobs.values().any(|j| j.state == JobState::Pend)
-        {
+        if self.hosts[i].thresholds_ok != now_ok && self.counts.any_pending() {
             changed = true;
         }
         self.hosts[i].thresholds_ok = now_ok;
@@ -189,7 +187,7 @@ impl Sched {
         }
         // bresume'd jobs wait for their host's load, which changes without an event:
         // look at them on every tick (cheap: no full scheduling pass).
-        if self.jobs.values().any(|j| self.waits_for_resume(j)) {
+        if self.counts.any_ssusp() && self.jobs.values().any(|j| self.waits_for_resume(j)) {
             self.resume_pass(now);
         }
         // bsub -t: a job still pending at its termination time never starts (EXIT,

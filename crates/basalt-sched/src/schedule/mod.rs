@@ -74,12 +74,6 @@ impl Sched {
         for (r, qi) in by_name.into_iter().enumerate() {
             name_rank[qi] = r;
         }
-        let qindex: HashMap<&str, usize> = self
-            .queues
-            .iter()
-            .enumerate()
-            .map(|(i, q)| (q.name.as_str(), i))
-            .collect();
         let nh = self.hosts.len();
         let index: HashMap<&str, usize> = self
             .hosts
@@ -100,14 +94,23 @@ impl Sched {
         let mut q_user: BTreeMap<(String, String), u32> = BTreeMap::new();
         // Started elements of arrays with a %k limit.
         let mut array_started: BTreeMap<u64, u32> = BTreeMap::new();
-        // One walk over the jobs: the pending ones in the order they are visited, what
-        // the started ones hold.
+        // The pending jobs in the order they are visited (each queue's pending order is
+        // kept by the counters: queues by priority then name, jobs by submission order),
+        // and what the started ones hold; finished jobs are not visited.
+        let mut queue_order: Vec<usize> = (0..self.queues.len()).collect();
+        queue_order.sort_by_key(|&qi| (u32::MAX - self.queues[qi].priority, name_rank[qi]));
         let mut order: Vec<PendRec> = Vec::new();
-        for j in self.jobs.values() {
-            if j.state == JobState::Pend {
-                let Some(&qi) = qindex.get(j.queue.as_str()) else {
+        for &qi in &queue_order {
+            let Some(pending) = self.counts.pending.get(&self.queues[qi].name) else {
+                continue;
+            };
+            for (_, key) in pending.iter() {
+                let Some(j) = self.jobs.get(key) else {
                     continue;
                 };
+                if j.state != JobState::Pend {
+                    continue;
+                }
                 order.push(PendRec {
                     rank: (
                         u32::MAX - self.queues[qi].priority,
@@ -121,28 +124,31 @@ impl Sched {
                     array_limit: j.array_limit,
                     need: j.slots(),
                 });
-            } else if j.state.is_started() {
-                for h in &j.hosts {
-                    let Some(&i) = index.get(h.as_str()) else {
-                        continue;
-                    };
-                    st.take(i, &j.queue, &j.sub.user, track_user, track_qhost);
-                    if j.sub.options & sub::EXCLUSIVE != 0 {
-                        st.excl[i] = true;
-                    }
+            }
+        }
+        for key in &self.counts.started {
+            let Some(j) = self.jobs.get(key) else {
+                continue;
+            };
+            for h in &j.hosts {
+                let Some(&i) = index.get(h.as_str()) else {
+                    continue;
+                };
+                st.take(i, &j.queue, &j.sub.user, track_user, track_qhost);
+                if j.sub.options & sub::EXCLUSIVE != 0 {
+                    st.excl[i] = true;
                 }
-                *q_used.entry(j.queue.clone()).or_default() += j.slots();
-                *q_user
-                    .entry((j.queue.clone(), j.sub.user.clone()))
-                    .or_default() += j.slots();
-                if j.array_limit.is_some() {
-                    *array_started.entry(j.id).or_default() += 1;
-                }
+            }
+            *q_used.entry(j.queue.clone()).or_default() += j.slots();
+            *q_user
+                .entry((j.queue.clone(), j.sub.user.clone()))
+                .or_default() += j.slots();
+            if j.array_limit.is_some() {
+                *array_started.entry(j.id).or_default() += 1;
             }
         }
         drop(index);
-        drop(qindex);
-        order.sort_unstable_by_key(|r| r.rank);
+        debug_assert!(order.is_sorted_by_key(|r| r.rank));
         // Dependencies are evaluated once, before this pass places anything; the elements
         // of an array share one value unless the condition names `[*]`.
         let mut deps: BTreeMap<JobKey, Tri> = BTreeMap::new();

@@ -9,6 +9,11 @@ impl Sched {
     /// has a RESUME_COND, when that holds: highest queue priority first, then the
     /// oldest; at most one per host per SBD_SLEEP_TIME.
     pub(crate) fn resume_pass(&mut self, now: Millis) {
+        // Only a system-suspended (SSUSP) job can wait for a resume; the counters say
+        // whether there is one without a walk over every job (finished ones included).
+        if !self.counts.any_ssusp() {
+            return;
+        }
         let mut cands: Vec<(u32, i64, JobKey, u32, String, String)> = self
             .jobs
             .values()
