@@ -371,13 +371,22 @@ impl Owner {
         }
         if let Some(job) = self.jobs.remove(&key) {
             let now = Instant::now();
-            self.recent
-                .retain(|_, (_, t)| now.duration_since(*t) < RECENT_KEEP);
+            while let Some(&(t, old)) = self.recent_order.front() {
+                if now.duration_since(t) < RECENT_KEEP {
+                    break;
+                }
+                self.recent_order.pop_front();
+                // A key remembered again later keeps its newer entry.
+                if self.recent.get(&old).is_some_and(|(_, at)| *at == t) {
+                    self.recent.remove(&old);
+                }
+            }
             let answer = match job.start_error {
                 Some(e) => Err(e),
                 None => Ok((job.pid, job.pgid)),
             };
             self.recent.insert(key, (answer, now));
+            self.recent_order.push_back((now, key));
             let dir = job.dir;
             self.db.send("forgetting a finished job", move |db| {
                 db.remove(key)?;

@@ -166,6 +166,10 @@ pub struct Owner {
     jobs: BTreeMap<Key, Job>,
     /// Recently removed jobs, so a repeated StartJob is answered, not re-run.
     recent: BTreeMap<Key, (StartAnswer, Instant)>,
+    /// The keys of `recent` in the order they came, so the old ones are dropped from the
+    /// front (a walk over all of `recent` at every job's end was O(jobs) per job: 600 s of
+    /// a fast drain is a hundred thousand entries).
+    recent_order: std::collections::VecDeque<(Instant, Key)>,
 }
 
 const RECENT_KEEP: Duration = Duration::from_secs(600);
@@ -184,6 +188,7 @@ impl Owner {
             client,
             jobs: BTreeMap::new(),
             recent: BTreeMap::new(),
+            recent_order: std::collections::VecDeque::new(),
         }
     }
 

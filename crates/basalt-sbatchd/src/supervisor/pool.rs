@@ -74,10 +74,16 @@ pub unsafe fn serve(root: &Path) -> i32 {
             return 1;
         }
     };
-    // Load the name service (nsswitch.conf, its modules) once, here: every supervisor
-    // looks the job's user up, and a child inherits what the pool has loaded.
-    let _ = nix::unistd::User::from_uid(nix::unistd::getuid());
-    let _ = nix::unistd::Group::from_gid(nix::unistd::getgid());
+    // Load once, here, what every supervisor needs and a child inherits: the name
+    // service (nsswitch.conf and its modules, for the user, group and group-list
+    // look-ups) and the time zone (the job report's dates).
+    if let Ok(Some(me)) = nix::unistd::User::from_uid(nix::unistd::getuid()) {
+        let _ = nix::unistd::Group::from_gid(me.gid);
+        if let Ok(name) = std::ffi::CString::new(me.name) {
+            let _ = nix::unistd::getgrouplist(&name, me.gid);
+        }
+    }
+    let _ = basalt_runtime::time::localtime(0);
     loop {
         while let Ok(Some(_)) = sigfd.read_signal() {}
         reap();
@@ -109,6 +115,18 @@ pub unsafe fn serve(root: &Path) -> i32 {
                     Ok(nix::unistd::ForkResult::Child) => {
                         drop(sock);
                         drop(sigfd);
+                        // stdin is /dev/null again (SQLite would not use fd 0 for the
+                        // database, and would open and close /dev/null itself).
+                        if let Ok(null) = std::fs::File::open("/dev/null") {
+                            let null = OwnedFd::from(null);
+                            if null.as_raw_fd() != 0 {
+                                // SAFETY: fd 0 was the request socket, just closed; it
+                                // is replaced on purpose and no Rust object owns it.
+                                unsafe { libc::dup2(null.as_raw_fd(), 0) };
+                            } else {
+                                std::mem::forget(null);
+                            }
+                        }
                         // SAFETY: still the same single thread, now in the child.
                         let code = unsafe { start_supervisor(&dir, wake) };
                         sys::exit_now(code);
