@@ -26,11 +26,16 @@
 //! * `sched`, `query`, `latency`, `drain`, `memory`, `idle`, `failover` — one module each under
 //!   `bench/`, documented there.
 //!
-//! `--vs slurm` adds the Slurm side ([`slurm`]) and a comparison table.
+//! `--vs slurm` adds the Slurm side ([`slurm`]) and a comparison table; `--vs hyperqueue`
+//! the same for HyperQueue ([`hyperqueue`]), which it installs from PyPI into
+//! `target/hq-venv` (`xtask/hyperqueue/hq-setup.sh`) and runs with a server and a 2-CPU
+//! worker of its own. `--vs` is repeatable. A peer's name in `--only` (`--only hyperqueue`)
+//! runs that peer's side alone, no Basalt measure.
 
 use anyhow::{Context, Result, anyhow, bail};
 use basalt_config::embedded::{DefaultCluster, DefaultHost};
 use basalt_eventlog as el;
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -49,6 +54,8 @@ pub struct Opts {
     pub no_build: bool,
     /// `--vs slurm`: also run the comparable measures against Slurm.
     pub vs_slurm: bool,
+    /// `--vs hyperqueue`: also run the comparable measures against HyperQueue.
+    pub vs_hyperqueue: bool,
 }
 
 /// One measure: `run(ctx, runs)` does `runs` runs and returns one [`Run`] per run.
@@ -64,6 +71,7 @@ pub struct Measure {
 mod cluster;
 mod drain;
 mod failover;
+mod hyperqueue;
 mod idle;
 mod latency;
 mod memory;
@@ -85,6 +93,37 @@ static SLURM: Measure = Measure {
     quick_runs: 1,
     run: |_, _| bail!("the Slurm measures run with --vs slurm"),
 };
+
+/// The HyperQueue side of `--vs hyperqueue` (run by [`bench`] itself, not as a measure).
+static HYPERQUEUE: Measure = Measure {
+    name: "hyperqueue",
+    what: "the drain and latency measures against HyperQueue (PyPI wheel, one 2-CPU worker)",
+    runs: 1,
+    quick_runs: 1,
+    run: |_, _| bail!("the HyperQueue measures run with --vs hyperqueue"),
+};
+
+/// A scheduler that `--vs` compares Basalt with: its pseudo-measure, its name in the
+/// report, and the pairs of (Basalt measure, Basalt metric, its metric, higher is better).
+pub struct Peer {
+    pub measure: &'static Measure,
+    pub label: &'static str,
+    pub pairs: &'static [(&'static str, &'static str, &'static str, bool)],
+}
+
+/// The peers of `--vs`, in the order they run and are reported.
+pub static PEERS: &[Peer] = &[
+    Peer {
+        measure: &SLURM,
+        label: "Slurm",
+        pairs: slurm::PAIRS,
+    },
+    Peer {
+        measure: &HYPERQUEUE,
+        label: "HyperQueue",
+        pairs: hyperqueue::PAIRS,
+    },
+];
 
 /// Every measure, in the order they run.
 pub const MEASURES: &[Measure] = &[
@@ -338,19 +377,33 @@ fn target_dir(root: &Path) -> PathBuf {
 /// `cargo xtask bench`.
 pub fn bench(root: &Path, opts: &Opts) -> Result<()> {
     for name in &opts.only {
-        if !MEASURES.iter().any(|m| m.name == name) {
+        if !MEASURES.iter().any(|m| m.name == name) && !PEERS.iter().any(|p| p.measure.name == name)
+        {
             bail!(
-                "unknown measure {name:?}; the measures are: {}",
+                "unknown measure {name:?}; the measures are: {} (and the peers of --vs: {})",
                 MEASURES
                     .iter()
                     .map(|m| m.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                PEERS
+                    .iter()
+                    .map(|p| p.measure.name)
                     .collect::<Vec<_>>()
                     .join(", ")
             );
         }
     }
-    if opts.vs_slurm {
+    // A peer named by --only runs as if --vs named it.
+    let only = |name: &str| opts.only.iter().any(|o| o == name);
+    let vs_slurm = opts.vs_slurm || only(SLURM.name);
+    let vs_hyperqueue = opts.vs_hyperqueue || only(HYPERQUEUE.name);
+    if vs_slurm {
         slurm::check(root)?;
+    }
+    if vs_hyperqueue {
+        // Installs it when missing, before the long build; the measures run it again.
+        hyperqueue::setup(root)?;
     }
     let target = target_dir(root);
     let bin = target.join("release");
@@ -389,6 +442,9 @@ pub fn bench(root: &Path, opts: &Opts) -> Result<()> {
         if opts.vs_slurm {
             args.extend(["--vs".to_owned(), "slurm".to_owned()]);
         }
+        if opts.vs_hyperqueue {
+            args.extend(["--vs".to_owned(), "hyperqueue".to_owned()]);
+        }
         let st = Command::new(&me)
             .args(&args)
             .status()
@@ -425,7 +481,7 @@ pub fn bench(root: &Path, opts: &Opts) -> Result<()> {
         results.push((m, samples, summary));
     }
     let _ = std::fs::remove_dir_all(&ctx.work);
-    if opts.vs_slurm {
+    if vs_slurm {
         eprintln!("== slurm: {}", SLURM.what);
         let t = Instant::now();
         let run = slurm::run(root, opts.quick).context("measure slurm")?;
@@ -433,6 +489,15 @@ pub fn bench(root: &Path, opts: &Opts) -> Result<()> {
         let runs = vec![run];
         let summary = summarize(SLURM.name, &runs);
         results.push((&SLURM, runs, summary));
+    }
+    if vs_hyperqueue {
+        eprintln!("== hyperqueue: {}", HYPERQUEUE.what);
+        let t = Instant::now();
+        let run = hyperqueue::run(root, opts.quick).context("measure hyperqueue")?;
+        eprintln!("   done in {:.1} s", t.elapsed().as_secs_f64());
+        let runs = vec![run];
+        let summary = summarize(HYPERQUEUE.name, &runs);
+        results.push((&HYPERQUEUE, runs, summary));
     }
 
     let md = render_md(&results, opts, started);
@@ -521,5 +586,51 @@ mod tests {
             assert!(MEASURES[..i].iter().all(|o| o.name != m.name));
             assert!(m.runs >= 1 && m.quick_runs >= 1);
         }
+        for (i, p) in PEERS.iter().enumerate() {
+            assert!(MEASURES.iter().all(|m| m.name != p.measure.name));
+            assert!(PEERS[..i].iter().all(|o| o.measure.name != p.measure.name));
+            // Every pair names a Basalt measure.
+            for (measure, _, _, _) in p.pairs {
+                assert!(MEASURES.iter().any(|m| m.name == *measure), "{measure}");
+            }
+        }
+    }
+
+    #[test]
+    fn peer_results_are_compared() {
+        let text = "noise\nRESULT 2026-01-01T00:00:00Z\thyperqueue\tv0\tlat_ms\t2.5\tms\n\
+                    RESULT 2026-01-01T00:00:00Z\thyperqueue\tv0\tlat_ms\t3.5\tms\n";
+        let r = slurm::parse_results(text);
+        assert_eq!(r.get("lat_ms"), Some(&vec![2.5, 3.5]));
+        let basalt = vec![Run {
+            metrics: vec![
+                Metric::new("API submit -> start p50", "ms", 2.0),
+                Metric::new("API submit -> start p99", "ms", 4.0),
+            ],
+            notes: vec![],
+        }];
+        let hq = vec![Run {
+            metrics: vec![
+                Metric::new("API submit -> start p50", "ms", 20.0),
+                Metric::new("API submit -> start p99", "ms", 2.0),
+            ],
+            notes: vec![],
+        }];
+        let latency = MEASURES.iter().find(|m| m.name == "latency").unwrap();
+        let results = vec![
+            (latency, basalt.clone(), summarize("latency", &basalt)),
+            (&HYPERQUEUE, hq.clone(), summarize(HYPERQUEUE.name, &hq)),
+        ];
+        let md = render_md(&results, &Opts::default(), UNIX_EPOCH);
+        assert!(
+            md.contains("## Basalt and HyperQueue, same machine, same run"),
+            "{md}"
+        );
+        assert!(!md.contains("Basalt and Slurm"), "{md}");
+        assert!(md.contains("| 2.00 ms | 20.0 ms | 10.0 × better |"), "{md}");
+        assert!(md.contains("| 4.00 ms | 2.00 ms | 2.00 × worse |"), "{md}");
+        let json = render_json(Path::new("."), &results, &Opts::default(), UNIX_EPOCH);
+        assert_eq!(json["vs_hyperqueue"][0]["hyperqueue"], 20.0);
+        assert_eq!(json["vs_slurm"].as_array().map(Vec::len), Some(0));
     }
 }

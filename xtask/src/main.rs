@@ -8,8 +8,9 @@
 //!   N hosts are hostA, hostB, ... on 127.0.0.1, 127.0.0.2, ...
 //! * `down` — stop the daemons `up` started (SIGTERM, then SIGKILL after 10 s).
 //! * `status` — which of them are running.
-//! * `bench [--quick] [--only NAME]... [--runs N] [--no-build]` — measure the performance
-//!   goals of DESIGN.md on the release build; see [`bench`].
+//! * `bench [--quick] [--only NAME]... [--runs N] [--no-build] [--vs PEER]...` — measure
+//!   the performance goals of DESIGN.md on the release build, and side by side with Slurm
+//!   or HyperQueue; see [`bench`].
 
 use anyhow::{Context, Result, bail};
 use basalt_config::embedded::{DefaultCluster, DefaultHost};
@@ -102,7 +103,7 @@ enum Cmd {
         #[arg(long)]
         quick: bool,
         /// Run only this measure (repeatable): replay, sched, submit, bsub, latency,
-        /// drain, memory, idle, failover.
+        /// drain, memory, idle, failover; or slurm, hyperqueue: that peer's side of `--vs`.
         #[arg(long, value_name = "NAME")]
         only: Vec<String>,
         /// Runs per measure (default: each measure's own, 2 to 5).
@@ -112,9 +113,10 @@ enum Cmd {
         #[arg(long)]
         no_build: bool,
         /// Also run the comparable measures against another scheduler on this machine
-        /// (only `slurm`; needs root and `xtask/slurm/slurm-setup.sh` run once).
-        #[arg(long, value_name = "PEER", value_parser = ["slurm"])]
-        vs: Option<String>,
+        /// (repeatable): `slurm` (needs root and `xtask/slurm/slurm-setup.sh` run once) or
+        /// `hyperqueue` (installed from PyPI into target/hq-venv by the bench).
+        #[arg(long, value_name = "PEER", value_parser = ["slurm", "hyperqueue"])]
+        vs: Vec<String>,
     },
 }
 
@@ -191,7 +193,8 @@ fn main() -> Result<()> {
                 only,
                 runs,
                 no_build,
-                vs_slurm: vs.as_deref() == Some("slurm"),
+                vs_slurm: vs.iter().any(|v| v == "slurm"),
+                vs_hyperqueue: vs.iter().any(|v| v == "hyperqueue"),
             },
         ),
     }

@@ -1,5 +1,5 @@
 //! The bench report: the machine and commit, `results.md` and `results.json`, and the
-//! comparison with Slurm.
+//! comparisons with the peers of `--vs` (Slurm, HyperQueue).
 
 use super::*;
 
@@ -68,18 +68,27 @@ pub(super) fn render_md(
             ));
         }
     }
-    let cmp = comparison(results);
-    if !cmp.is_empty() {
-        s.push_str("\n## Basalt and Slurm, same machine, same run\n\n");
-        s.push_str("| metric | Basalt | Slurm | Basalt is |\n|---|---:|---:|---|\n");
+    for peer in PEERS {
+        let cmp = comparison(results, peer);
+        if cmp.is_empty() {
+            continue;
+        }
+        s.push_str(&format!(
+            "\n## Basalt and {}, same machine, same run\n\n",
+            peer.label
+        ));
+        s.push_str(&format!(
+            "| metric | Basalt | {} | Basalt is |\n|---|---:|---:|---|\n",
+            peer.label
+        ));
         for c in &cmp {
             s.push_str(&format!(
                 "| {} / {} | {} {} | {} {} | {} |\n",
                 c.basalt_metric,
-                c.slurm_metric,
+                c.peer_metric,
                 fmt_num(c.basalt),
                 c.unit,
-                fmt_num(c.slurm),
+                fmt_num(c.peer),
                 c.unit,
                 c.verdict()
             ));
@@ -100,13 +109,13 @@ pub(super) fn render_md(
     s
 }
 
-/// One row of the Slurm comparison.
+/// One row of the comparison with a peer.
 pub(super) struct Compared {
     basalt_metric: String,
-    slurm_metric: String,
+    peer_metric: String,
     unit: &'static str,
     basalt: f64,
-    slurm: f64,
+    peer: f64,
     higher_is_better: bool,
 }
 
@@ -114,9 +123,9 @@ impl Compared {
     /// How many times better (or worse) Basalt's median is.
     fn factor(&self) -> f64 {
         if self.higher_is_better {
-            self.basalt / self.slurm
+            self.basalt / self.peer
         } else {
-            self.slurm / self.basalt
+            self.peer / self.basalt
         }
     }
 
@@ -130,8 +139,11 @@ impl Compared {
     }
 }
 
-/// The pairs of [`slurm::PAIRS`] found in the results (metric names match by prefix).
-pub(super) fn comparison(results: &[(&Measure, Vec<Run>, Vec<Summary>)]) -> Vec<Compared> {
+/// The pairs of `peer` found in the results (metric names match by prefix).
+pub(super) fn comparison(
+    results: &[(&Measure, Vec<Run>, Vec<Summary>)],
+    peer: &Peer,
+) -> Vec<Compared> {
     let find = |measure: &str, prefix: &str| {
         results
             .iter()
@@ -140,16 +152,16 @@ pub(super) fn comparison(results: &[(&Measure, Vec<Run>, Vec<Summary>)]) -> Vec<
             .find(|x| x.name.starts_with(prefix))
     };
     let mut out = Vec::new();
-    for (measure, ours, theirs, higher) in slurm::PAIRS {
-        if let (Some(b), Some(s)) = (find(measure, ours), find(SLURM.name, theirs))
+    for (measure, ours, theirs, higher) in peer.pairs {
+        if let (Some(b), Some(s)) = (find(measure, ours), find(peer.measure.name, theirs))
             && b.unit == s.unit
         {
             out.push(Compared {
                 basalt_metric: b.name.clone(),
-                slurm_metric: s.name.clone(),
+                peer_metric: s.name.clone(),
                 unit: b.unit,
                 basalt: b.median,
-                slurm: s.median,
+                peer: s.median,
                 higher_is_better: *higher,
             });
         }
@@ -189,26 +201,31 @@ pub(super) fn render_json(
             })
         })
         .collect();
-    let cmp: Vec<_> = comparison(results)
-        .iter()
-        .map(|c| {
-            json!({
-                "basalt_metric": c.basalt_metric,
-                "slurm_metric": c.slurm_metric,
-                "unit": c.unit,
-                "basalt": c.basalt,
-                "slurm": c.slurm,
-                "higher_is_better": c.higher_is_better,
-                "basalt_factor": c.factor(),
-            })
-        })
-        .collect();
-    json!({
+    let mut out = json!({
         "quick": opts.quick,
-        "vs_slurm": cmp,
         "time": at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs()),
         "commit": git_commit(root),
         "machine": machine(),
         "measures": measures,
-    })
+    });
+    // "vs_slurm": [{"basalt_metric", "slurm_metric", "basalt", "slurm", ...}], and so on.
+    for peer in PEERS {
+        let name = peer.measure.name;
+        let cmp: Vec<_> = comparison(results, peer)
+            .iter()
+            .map(|c| {
+                let mut row = serde_json::Map::new();
+                row.insert("basalt_metric".into(), json!(c.basalt_metric));
+                row.insert(format!("{name}_metric"), json!(c.peer_metric));
+                row.insert("unit".into(), json!(c.unit));
+                row.insert("basalt".into(), json!(c.basalt));
+                row.insert(name.into(), json!(c.peer));
+                row.insert("higher_is_better".into(), json!(c.higher_is_better));
+                row.insert("basalt_factor".into(), json!(c.factor()));
+                serde_json::Value::Object(row)
+            })
+            .collect();
+        out[format!("vs_{name}")] = json!(cmp);
+    }
+    out
 }

@@ -7,7 +7,6 @@
 //! configuration is missing the bench says what to run and stops before measuring.
 
 use super::*;
-use std::collections::BTreeMap;
 
 /// What the scripts need, and where the profile's configuration must be.
 fn bench_var() -> PathBuf {
@@ -74,7 +73,20 @@ fn script(root: &Path, name: &str, args: &[&str]) -> Result<BTreeMap<String, Vec
         .stdin(Stdio::null())
         .output()
         .with_context(|| format!("running {}", path.display()))?;
-    let text = String::from_utf8_lossy(&o.stdout);
+    let out = parse_results(&String::from_utf8_lossy(&o.stdout));
+    if out.is_empty() {
+        bail!(
+            "{name} printed no results (exit {:?}): {}",
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    Ok(out)
+}
+
+/// The `RESULT <time>\t<peer>\t<profile>\t<metric>\t<value>\t<unit>` lines of a script's
+/// output as metric -> values.
+pub(super) fn parse_results(text: &str) -> BTreeMap<String, Vec<f64>> {
     let mut out: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for l in text.lines() {
         let Some(rest) = l.strip_prefix("RESULT ") else {
@@ -85,14 +97,7 @@ fn script(root: &Path, name: &str, args: &[&str]) -> Result<BTreeMap<String, Vec
             out.entry((*metric).to_owned()).or_default().push(v);
         }
     }
-    if out.is_empty() {
-        bail!(
-            "{name} printed no results (exit {:?}): {}",
-            o.status.code(),
-            String::from_utf8_lossy(&o.stderr)
-        );
-    }
-    Ok(out)
+    out
 }
 
 fn med(m: &BTreeMap<String, Vec<f64>>, key: &str) -> Result<f64> {
