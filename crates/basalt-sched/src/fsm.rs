@@ -41,7 +41,11 @@ impl Sched {
 
     /// Apply a logged event. Used for live operation (through `emit`) and for replay.
     pub(crate) fn on_event(&mut self, ev: &Event) {
-        self.dirty = true;
+        // sbatchd's accept and the job's execution details change nothing a scheduling
+        // pass looks at (slots, pending jobs, dependencies): no pass for them.
+        if !matches!(ev, Event::JobStartAccept { .. } | Event::JobExecute { .. }) {
+            self.dirty = true;
+        }
         match ev {
             Event::JobNew { time, job_id, sub } => {
                 let _ = time;

@@ -149,6 +149,8 @@ impl Sched {
         }
         drop(index);
         debug_assert!(order.is_sorted_by_key(|r| r.rank));
+        let any_dep = order.iter().any(|r| r.has_dep);
+        let mut placed = false;
         // Dependencies are evaluated once, before this pass places anything; the elements
         // of an array share one value unless the condition names `[*]`.
         let mut deps: BTreeMap<JobKey, Tri> = BTreeMap::new();
@@ -309,6 +311,7 @@ impl Sched {
                     }
                     let names = alloc.iter().map(|&i| self.hosts[i].name.clone()).collect();
                     self.start_job_at(now, key, names, &alloc);
+                    placed = true;
                     generation += 1;
                     // Only the hosts just used changed: bring this shape up to date.
                     let mut touched = alloc;
@@ -367,6 +370,10 @@ impl Sched {
                 }
             }
         }
+        // The pass's own JOB_STARTs need no second pass: it counted what they hold as it
+        // placed them. Only a dependency (`started()`, ...) evaluated before them may
+        // change, so a pass follows when jobs started and some pending job has one.
+        self.dirty = placed && any_dep;
         // Set the reasons in one ordered walk (mostly in key order already).
         assign.sort_unstable_by_key(|a| a.0);
         let mut next = assign.into_iter().peekable();
