@@ -153,6 +153,8 @@ pub(crate) struct Counts {
     /// The started jobs (RUN, SSUSP, USUSP, UNKWN): a scheduling pass visits these and
     /// the pending ones, not the finished ones kept until their clean period.
     pub(crate) started: BTreeSet<JobKey>,
+    /// Pending jobs (PEND, PSUSP) with a dependency condition.
+    pub(crate) pending_with_dep: usize,
 }
 
 fn bump(v: &mut u32, n: u32, add: bool) {
@@ -181,6 +183,13 @@ impl Counts {
 
     /// Add a job's contribution (`add`), or take it back.
     pub(crate) fn apply(&mut self, j: &Job, add: bool) {
+        if j.state.is_pending() && j.dep.is_some() {
+            self.pending_with_dep = if add {
+                self.pending_with_dep + 1
+            } else {
+                self.pending_with_dep.saturating_sub(1)
+            };
+        }
         if j.state.is_pending()
             && let Some(set) = entry(&mut self.pending, &j.queue)
         {

@@ -42,8 +42,16 @@ impl Sched {
     /// Apply a logged event. Used for live operation (through `emit`) and for replay.
     pub(crate) fn on_event(&mut self, ev: &Event) {
         // sbatchd's accept and the job's execution details change nothing a scheduling
-        // pass looks at (slots, pending jobs, dependencies): no pass for them.
-        if !matches!(ev, Event::JobStartAccept { .. } | Event::JobExecute { .. }) {
+        // pass looks at (slots, pending jobs, dependencies): no pass for them. Nor does a
+        // held submission (`bsub -H`), unless a pending job's dependency may name it.
+        let passless = match ev {
+            Event::JobStartAccept { .. } | Event::JobExecute { .. } => true,
+            Event::JobNew { sub, .. } => {
+                sub.options2 & sub2::HOLD != 0 && self.counts.pending_with_dep == 0
+            }
+            _ => false,
+        };
+        if !passless {
             self.dirty = true;
         }
         match ev {

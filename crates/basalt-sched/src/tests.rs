@@ -1351,3 +1351,75 @@ fn host_lookup_by_name_agrees_with_same_host_over_every_host() {
         );
     }
 }
+
+/// A scheduling pass runs when something could start, not on every event: sbatchd's
+/// accept and the job's execution details, a held submission, and the pass's own
+/// JOB_STARTs make none due (unless a pending job's dependency may change).
+#[test]
+fn a_pass_is_due_only_when_something_could_start() {
+    let mut s = up();
+    s.schedule(T0);
+    s.take_effects();
+    assert!(!s.needs_pass());
+    let mut held = cmd("held");
+    held.options2 |= sub2::HOLD;
+    s.submit(T0, &alice(), held).expect("submit");
+    assert!(!s.needs_pass(), "a held job cannot start");
+    s.submit(T0, &alice(), cmd("a")).expect("submit");
+    assert!(s.needs_pass(), "a pending job may start");
+    s.schedule(T0);
+    assert_eq!(dispatches(&s.take_effects()).len(), 1);
+    assert!(
+        !s.needs_pass(),
+        "the pass's own JOB_START needs no second pass"
+    );
+    let (attempt, host) = (s.jobs[&(2, 0)].attempt, s.jobs[&(2, 0)].hosts[0].clone());
+    for (seq, kind) in [
+        (1, ReportKind::Started { pid: 7, pgid: 7 }),
+        (
+            2,
+            ReportKind::Executing {
+                exec_uid: 1000,
+                exec_user: "alice".into(),
+                exec_home: "/home/alice".into(),
+                exec_cwd: "/tmp".into(),
+                pid: 7,
+            },
+        ),
+    ] {
+        s.report(
+            T0 + 1000,
+            Report {
+                host: host.clone(),
+                key: (2, 0),
+                attempt,
+                seq,
+                time: 0,
+                kind,
+            },
+        );
+        assert!(!s.needs_pass(), "seq {seq}: nothing could start");
+    }
+    finish(&mut s, (2, 0), 0, 3);
+    assert!(s.needs_pass(), "a finished job frees its slot");
+    s.schedule(T0 + 5000);
+    s.take_effects();
+
+    // With a pending job waiting on a dependency, the pass's JOB_STARTs ask for another
+    // (started() may now hold), and so does a held submission.
+    let mut waiting = cmd("w");
+    waiting.depend_cond = "started(9)".into();
+    s.submit(T0 + 6000, &alice(), waiting).expect("submit");
+    s.schedule(T0 + 6000);
+    s.take_effects();
+    s.submit(T0 + 6000, &alice(), cmd("b")).expect("submit");
+    s.schedule(T0 + 6000);
+    assert_eq!(dispatches(&s.take_effects()).len(), 1);
+    assert!(s.needs_pass(), "a dependency may have changed");
+    s.schedule(T0 + 6000);
+    s.take_effects();
+    let mut held = cmd("held2");
+    held.options2 |= sub2::HOLD;
+    s.submit(T0 + 6000, &alice(), held).expect("submit");
+    assert!(s.needs_pass(), "a dependency may name the new job");
+}

@@ -149,7 +149,7 @@ impl Sched {
         }
         drop(index);
         debug_assert!(order.is_sorted_by_key(|r| r.rank));
-        let any_dep = order.iter().any(|r| r.has_dep);
+        let any_dep = self.counts.pending_with_dep > 0;
         let mut placed = false;
         // Dependencies are evaluated once, before this pass places anything; the elements
         // of an array share one value unless the condition names `[*]`.
