@@ -20,8 +20,8 @@
 //!   database thread that runs the owner's calls in order.
 //! * **One supervisor process per job** ([`supervisor`]), forked by the supervisor
 //!   pool ([`pool`], [`supervisor::pool`]): one long-lived, single-threaded
-//!   `sbatchd --job-supervisor <state root>` that sbatchd starts at the first job and
-//!   hands each job's directory (`<jobId>.<idx>.<attempt>`) and wake-up pipe, so a job
+//!   `sbatchd --job-supervisor <state root>` that sbatchd starts at the first job (and
+//!   stops after a minute without one) and hands each job's directory (`<jobId>.<idx>.<attempt>`) and wake-up pipe, so a job
 //!   costs a `fork` of that small process rather than an `exec` of sbatchd. The
 //!   supervisor forks the job (own session and process group, the user's identity,
 //!   umask, rlimits, nice, redirections, `/bin/sh <job file>`), reaps every child
@@ -121,6 +121,7 @@ use basalt_runtime::time::{Clock, SystemClock};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
 use thiserror::Error;
 use tokio::sync::{Notify, mpsc, watch};
 use tracing::{Instrument, info, info_span};
@@ -157,6 +158,9 @@ pub struct Options {
     pub sample_ms: Option<u64>,
     /// The wall clock (the system's; tests may give a manual one).
     pub clock: Arc<dyn Clock>,
+    /// How long the supervisor pool stays without a job before it is stopped (default
+    /// [`pool::IDLE_STOP`]).
+    pub pool_idle: Duration,
 }
 
 impl Default for Options {
@@ -168,6 +172,7 @@ impl Default for Options {
             mbatchd_exe: None,
             sample_ms: None,
             clock: Arc::new(SystemClock),
+            pool_idle: pool::IDLE_STOP,
         }
     }
 }
@@ -384,8 +389,13 @@ pub async fn run_with(
             std::ffi::OsString::from(supervisor::env::DEFAULT_PATH),
         )];
         pool_env.extend(std::env::vars_os().filter(|(k, _)| k == "BASALT_LOG" || k == "TZ"));
-        let pool = pool::Pool::start(supervisor_exe.clone(), state_root.clone(), pool_env)
-            .map_err(|e| SbdError::Exe(format!("cannot start the supervisor pool thread: {e}")))?;
+        let pool = pool::Pool::start(
+            supervisor_exe.clone(),
+            state_root.clone(),
+            pool_env,
+            opts.pool_idle,
+        )
+        .map_err(|e| SbdError::Exe(format!("cannot start the supervisor pool thread: {e}")))?;
         let keys = basalt_runtime::cluster_keys(&config)?;
         let verifier = basalt_runtime::verifier(&config, keys.clone());
         let shared = Arc::new(Shared {

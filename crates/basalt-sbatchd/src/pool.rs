@@ -3,8 +3,10 @@
 //! One thread owns the pool process and its socket; the launch tasks hand it a job
 //! directory's name and get back the read end of the job's wake-up pipe (the
 //! supervisor writes a newline on it for each batch of events it recorded; end of file
-//! means the supervisor is gone). The pool is started at the first job, and started
-//! again when it is found dead.
+//! means the supervisor is gone). The pool is started at the first job, started again
+//! when it is found dead, and stopped after [`IDLE_STOP`] without a job (an idle host
+//! keeps no pool; the first job after a pause pays one `exec`). Only this thread starts
+//! and stops it, between requests, so no request meets a pool on its way out.
 //!
 //! A request is never sent twice: once the pool has the request, a second pool could
 //! start a second supervisor for the same job. When the pool fails after taking a
@@ -29,6 +31,10 @@ use tracing::{debug, warn};
 /// How long the pool may take to answer a request.
 const ANSWER_LIMIT: Duration = Duration::from_secs(10);
 
+/// A pool with no job to start for this long is stopped (the default of
+/// [`crate::Options::pool_idle`]).
+pub const IDLE_STOP: Duration = Duration::from_secs(60);
+
 /// What a launch asks for.
 struct Request {
     name: String,
@@ -48,6 +54,7 @@ impl Pool {
         exe: PathBuf,
         root: PathBuf,
         env: Vec<(OsString, OsString)>,
+        idle: Duration,
     ) -> std::io::Result<Pool> {
         let (tx, rx) = stdmpsc::channel::<Request>();
         std::thread::Builder::new()
@@ -59,9 +66,20 @@ impl Pool {
                     env,
                     proc: None,
                 };
-                for req in rx {
-                    let r = owner.start_supervisor(&req.name);
-                    let _ = req.reply.send(r);
+                loop {
+                    match rx.recv_timeout(idle) {
+                        Ok(req) => {
+                            let r = owner.start_supervisor(&req.name);
+                            let _ = req.reply.send(r);
+                        }
+                        Err(stdmpsc::RecvTimeoutError::Timeout) => {
+                            if owner.proc.is_some() {
+                                debug!("no job for {idle:?}: stopping the job supervisor pool");
+                                owner.stop();
+                            }
+                        }
+                        Err(stdmpsc::RecvTimeoutError::Disconnected) => break,
+                    }
                 }
                 // sbatchd is stopping: closing the socket ends the pool (its
                 // supervisors run on).

@@ -18,6 +18,8 @@ use std::time::Duration;
 use tonic::{Request, Response, Status};
 
 const DEADLINE: Duration = Duration::from_secs(30);
+/// The supervisor pool's idle time in these tests (60 s by default).
+const POOL_IDLE: Duration = Duration::from_secs(3);
 
 #[derive(Debug, Default)]
 struct Recorded {
@@ -179,6 +181,7 @@ impl Harness {
             supervisor_exe: Some(PathBuf::from(env!("CARGO_BIN_EXE_sbatchd"))),
             mbatchd_exe: self.mbatchd_exe.clone(),
             sample_ms: Some(300),
+            pool_idle: POOL_IDLE,
             ..Default::default()
         };
         let config = self.config.clone();
@@ -1417,4 +1420,35 @@ async fn a_killed_supervisor_pool_is_replaced_and_its_jobs_run_on() {
     std::fs::write(&go, "").expect("go");
     let fin = h.wait_report(1401, ReportKind::Finished).await;
     assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+}
+
+/// A pool with no job to start for its idle time is stopped (an idle host keeps none),
+/// and the next job starts a new one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_supervisor_pool_is_stopped_and_the_next_job_starts_one() {
+    let h = Harness::start("sbd-pool-idle").await;
+    h.start_job(EPOCH, h.spec(1501, "true", false, ""))
+        .await
+        .expect("start");
+    h.wait_report(1501, ReportKind::Finished).await;
+    let first = pools(&h.state);
+    assert_eq!(first.len(), 1, "{first:?}");
+    let state = h.state.clone();
+    wait_for_async("the idle pool to stop", POOL_IDLE + DEADLINE, || {
+        let state = state.clone();
+        async move {
+            let left = pools(&state);
+            (left.is_empty().then_some(()), format!("{left:?}"))
+        }
+    })
+    .await
+    .expect("idle pool stopped");
+    h.start_job(EPOCH, h.spec(1502, "true", false, ""))
+        .await
+        .expect("start after the pool stopped");
+    let fin = h.wait_report(1502, ReportKind::Finished).await;
+    assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+    let second = pools(&h.state);
+    assert_eq!(second.len(), 1, "{second:?}");
+    assert_ne!(second, first, "a new pool");
 }
