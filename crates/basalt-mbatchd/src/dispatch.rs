@@ -4,6 +4,7 @@
 
 use crate::msg::Msg;
 use crate::owner::OwnerState;
+use basalt_config::Config;
 use basalt_proto::sbatchd as sbpb;
 use basalt_sched::{Effect, JobKey, SbdAction};
 use std::path::PathBuf;
@@ -24,27 +25,7 @@ pub(crate) enum DispatchError {
     Refused(String),
 }
 
-/// A client of one sbatchd's peer service.
-pub(crate) type SbdPeer =
-    basalt_proto::sbatchd::sbatchd_peer_client::SbatchdPeerClient<basalt_runtime::AuthChannel>;
-
-/// The deadline of an order to sbatchd (connect, and the call).
-const SBD_TIMEOUT: Duration = Duration::from_secs(10);
-
 impl OwnerState {
-    /// The client of the sbatchd on `host` (see [`OwnerState::sbd_peers`]).
-    fn sbd_peer(&mut self, host: &str) -> Result<SbdPeer, String> {
-        if let Some(c) = self.sbd_peers.get(host) {
-            return Ok(c.clone());
-        }
-        // The channel's connection task lives on mbatchd's runtime.
-        let _rt = self.rt.enter();
-        let c = basalt_runtime::sbatchd_peer_channel(&self.config, host, SBD_TIMEOUT, &self.auth)
-            .map_err(|e| e.to_string())?;
-        self.sbd_peers.insert(host.to_owned(), c.clone());
-        Ok(c)
-    }
-
     /// Send dispatches and signals (after the events they depend on are durable).
     pub(crate) fn carry_out(&mut self, effects: Vec<Effect>) {
         for e in effects {
@@ -56,11 +37,12 @@ impl OwnerState {
                         continue;
                     };
                     let path = self.journal.job_file_path(&spec.job_file_name);
-                    let client = self.sbd_peer(&host);
+                    let config = self.config.clone();
+                    let auth = self.auth.clone();
                     let tx = self.tx.clone();
                     let epoch = self.sched.epoch();
                     self.rt.spawn(async move {
-                        let result = dispatch(client, epoch, spec, path).await;
+                        let result = dispatch(&config, &auth, &host, epoch, spec, path).await;
                         let _ = tx.send(Msg::DispatchDone {
                             key,
                             attempt,
@@ -110,9 +92,15 @@ impl OwnerState {
                         reasons,
                         term_reason: term,
                     };
-                    let client = self.sbd_peer(&host);
+                    let config = self.config.clone();
+                    let auth = self.auth.clone();
                     self.rt.spawn(async move {
-                        match client {
+                        match basalt_runtime::sbatchd_peer_channel(
+                            &config,
+                            &host,
+                            Duration::from_secs(5),
+                            &auth,
+                        ) {
                             Ok(mut c) => {
                                 if let Err(e) = c.signal_job(req).await {
                                     warn!(
@@ -186,7 +174,9 @@ impl OwnerState {
 }
 
 async fn dispatch(
-    client: Result<SbdPeer, String>,
+    config: &Config,
+    auth: &basalt_runtime::Authenticator,
+    host: &str,
     epoch: u64,
     mut spec: sbpb::JobSpec,
     job_file: PathBuf,
@@ -197,7 +187,9 @@ async fn dispatch(
             job_file.display()
         ))
     })?;
-    let mut client = client.map_err(DispatchError::Unreachable)?;
+    let mut client =
+        basalt_runtime::sbatchd_peer_channel(config, host, Duration::from_secs(10), auth)
+            .map_err(|e| DispatchError::Unreachable(e.to_string()))?;
     let reply = client
         .start_job(sbpb::StartJobRequest {
             protocol: Some(basalt_proto::PROTOCOL),

@@ -263,7 +263,6 @@ async fn serve(
         switch_retry: None,
         egroups,
         config_problem: run_opts.config_problem.clone().unwrap_or_default(),
-        sbd_peers: std::collections::HashMap::new(),
     };
     std::thread::Builder::new()
         .name("mbatchd-owner".into())

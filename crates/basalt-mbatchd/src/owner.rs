@@ -99,10 +99,6 @@ pub(crate) struct OwnerState {
     pub(crate) egroups: std::collections::BTreeMap<String, Vec<String>>,
     /// See [`RunOptions::config_problem`] ("" = none).
     pub(crate) config_problem: String,
-    /// One client per sbatchd, made at the first order to its host and reused: one
-    /// HTTP/2 connection per host, which tonic makes again when it breaks (a new
-    /// connection per dispatch cost a TCP and HTTP/2 handshake on both sides per job).
-    pub(crate) sbd_peers: std::collections::HashMap<String, crate::dispatch::SbdPeer>,
 }
 
 pub(crate) type Deferred = Box<dyn FnOnce() + Send>;
