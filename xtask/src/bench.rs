@@ -52,10 +52,8 @@ pub struct Opts {
     pub runs: Option<usize>,
     /// Use the binaries already in target/release.
     pub no_build: bool,
-    /// `--vs slurm`: also run the comparable measures against Slurm.
-    pub vs_slurm: bool,
-    /// `--vs hyperqueue`: also run the comparable measures against HyperQueue.
-    pub vs_hyperqueue: bool,
+    /// `--vs PEER`: also run the comparable measures against these [`PEERS`] (by name).
+    pub vs: Vec<String>,
 }
 
 /// One measure: `run(ctx, runs)` does `runs` runs and returns one [`Run`] per run.
@@ -104,11 +102,14 @@ static HYPERQUEUE: Measure = Measure {
 };
 
 /// A scheduler that `--vs` compares Basalt with: its pseudo-measure, its name in the
-/// report, and the pairs of (Basalt measure, Basalt metric, its metric, higher is better).
+/// report, the pairs of (Basalt measure, Basalt metric, its metric, higher is better),
+/// what to check or install before the build, and its run (`root`, `quick`).
 pub struct Peer {
     pub measure: &'static Measure,
     pub label: &'static str,
     pub pairs: &'static [(&'static str, &'static str, &'static str, bool)],
+    pub prepare: fn(&Path) -> Result<()>,
+    pub run: fn(&Path, bool) -> Result<Run>,
 }
 
 /// The peers of `--vs`, in the order they run and are reported.
@@ -117,11 +118,16 @@ pub static PEERS: &[Peer] = &[
         measure: &SLURM,
         label: "Slurm",
         pairs: slurm::PAIRS,
+        prepare: slurm::check,
+        run: slurm::run,
     },
     Peer {
         measure: &HYPERQUEUE,
         label: "HyperQueue",
         pairs: hyperqueue::PAIRS,
+        // Installs it when missing, before the long build; the measures run it again.
+        prepare: |root| hyperqueue::setup(root).map(drop),
+        run: hyperqueue::run,
     },
 ];
 
@@ -396,14 +402,12 @@ pub fn bench(root: &Path, opts: &Opts) -> Result<()> {
     }
     // A peer named by --only runs as if --vs named it.
     let only = |name: &str| opts.only.iter().any(|o| o == name);
-    let vs_slurm = opts.vs_slurm || only(SLURM.name);
-    let vs_hyperqueue = opts.vs_hyperqueue || only(HYPERQUEUE.name);
-    if vs_slurm {
-        slurm::check(root)?;
-    }
-    if vs_hyperqueue {
-        // Installs it when missing, before the long build; the measures run it again.
-        hyperqueue::setup(root)?;
+    let peers: Vec<&Peer> = PEERS
+        .iter()
+        .filter(|p| opts.vs.iter().any(|v| v == p.measure.name) || only(p.measure.name))
+        .collect();
+    for p in &peers {
+        (p.prepare)(root)?;
     }
     let target = target_dir(root);
     let bin = target.join("release");
@@ -439,11 +443,8 @@ pub fn bench(root: &Path, opts: &Opts) -> Result<()> {
         if let Some(r) = opts.runs {
             args.extend(["--runs".to_owned(), r.to_string()]);
         }
-        if opts.vs_slurm {
-            args.extend(["--vs".to_owned(), "slurm".to_owned()]);
-        }
-        if opts.vs_hyperqueue {
-            args.extend(["--vs".to_owned(), "hyperqueue".to_owned()]);
+        for v in &opts.vs {
+            args.extend(["--vs".to_owned(), v.clone()]);
         }
         let st = Command::new(&me)
             .args(&args)
@@ -481,23 +482,15 @@ pub fn bench(root: &Path, opts: &Opts) -> Result<()> {
         results.push((m, samples, summary));
     }
     let _ = std::fs::remove_dir_all(&ctx.work);
-    if vs_slurm {
-        eprintln!("== slurm: {}", SLURM.what);
+    for p in peers {
+        let m = p.measure;
+        eprintln!("== {}: {}", m.name, m.what);
         let t = Instant::now();
-        let run = slurm::run(root, opts.quick).context("measure slurm")?;
+        let run = (p.run)(root, opts.quick).with_context(|| format!("measure {}", m.name))?;
         eprintln!("   done in {:.1} s", t.elapsed().as_secs_f64());
         let runs = vec![run];
-        let summary = summarize(SLURM.name, &runs);
-        results.push((&SLURM, runs, summary));
-    }
-    if vs_hyperqueue {
-        eprintln!("== hyperqueue: {}", HYPERQUEUE.what);
-        let t = Instant::now();
-        let run = hyperqueue::run(root, opts.quick).context("measure hyperqueue")?;
-        eprintln!("   done in {:.1} s", t.elapsed().as_secs_f64());
-        let runs = vec![run];
-        let summary = summarize(HYPERQUEUE.name, &runs);
-        results.push((&HYPERQUEUE, runs, summary));
+        let summary = summarize(m.name, &runs);
+        results.push((m, runs, summary));
     }
 
     let md = render_md(&results, opts, started);

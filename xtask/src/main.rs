@@ -193,8 +193,7 @@ fn main() -> Result<()> {
                 only,
                 runs,
                 no_build,
-                vs_slurm: vs.iter().any(|v| v == "slurm"),
-                vs_hyperqueue: vs.iter().any(|v| v == "hyperqueue"),
+                vs,
             },
         ),
     }
