@@ -135,6 +135,8 @@ pub enum SbdError {
     StateDir { path: PathBuf, reason: String },
     #[error("cannot find the sbatchd executable for job supervisors: {0}")]
     Exe(String),
+    #[error("cannot start the job supervisor pool's thread: {0}")]
+    PoolThread(std::io::Error),
     #[error("gRPC server: {0}")]
     Serve(#[from] tonic::transport::Error),
     #[error(transparent)]
@@ -395,7 +397,7 @@ pub async fn run_with(
             pool_env,
             opts.pool_idle,
         )
-        .map_err(|e| SbdError::Exe(format!("cannot start the supervisor pool thread: {e}")))?;
+        .map_err(SbdError::PoolThread)?;
         let keys = basalt_runtime::cluster_keys(&config)?;
         let verifier = basalt_runtime::verifier(&config, keys.clone());
         let shared = Arc::new(Shared {

@@ -144,9 +144,8 @@ pub(crate) unsafe fn main(dir: &Path) -> i32 {
         tracing::error!("job supervisor {}: {e}", dir.display());
         return 1;
     }
-    let mut sup = match Supervisor::open(dir, key, jobs).map_err(|e| *e) {
+    let mut sup = match Supervisor::open(dir, key, jobs, born).map_err(|e| *e) {
         Ok(mut s) => {
-            s.steps = Steps::new(born);
             s.steps.mark("open");
             s
         }
@@ -288,11 +287,12 @@ impl Steps {
 
 impl Supervisor {
     /// Read the job from the database. Errors come with the database when an event
-    /// can still be recorded.
+    /// can still be recorded. `born` is when the supervisor began (its steps' start).
     fn open(
         dir: &Path,
         key: db::Key,
         jobs: JobDb,
+        born: Instant,
     ) -> Result<Supervisor, Box<(String, Option<JobDb>)>> {
         let stored = match jobs.job(key) {
             Ok(Some(j)) => j,
@@ -335,7 +335,7 @@ impl Supervisor {
             tracker: Tracker::default(),
             next_sample: Instant::now() + sample_every.min(Duration::from_millis(500)),
             sample_every,
-            steps: Steps::new(Instant::now()),
+            steps: Steps::new(born),
         })
     }
 
