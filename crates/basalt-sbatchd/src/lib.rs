@@ -151,7 +151,7 @@ pub struct Options {
     pub supervise_mbatchd: bool,
     /// The state root, used as given (default: [`default_state_root`]).
     pub state_dir: Option<PathBuf>,
-    /// The executable re-run as job supervisor (default: this process's own).
+    /// The executable run as the job supervisor pool (default: this process's own).
     pub supervisor_exe: Option<PathBuf>,
     /// The mbatchd executable (default: next to this executable, else `LSF_SERVERDIR`).
     pub mbatchd_exe: Option<PathBuf>,
