@@ -1,7 +1,7 @@
 //! The slave batch daemon (`sbatchd`), one per batch server host.
 //!
 //! Owns: the jobs running on this host (the job table, kept in SQLite so a
-//! restarted sbatchd re-adopts them), their per-job supervisors, the reports to
+//! restarted sbatchd re-adopts them), their supervisor, the reports to
 //! mbatchd, and — on the master host — the mbatchd process itself.
 //!
 //! Inputs: the loaded configuration, the host it plays, a bound TCP listener for
@@ -18,19 +18,20 @@
 //!   watchers and reporters talk to it over channels, and it never awaits I/O
 //!   itself. Its durable copy is the job database ([`db`]), reached through one
 //!   database thread that runs the owner's calls in order.
-//! * **One supervisor process per job** ([`supervisor`]), forked by the supervisor
-//!   pool ([`pool`], [`supervisor::pool`]): one long-lived, single-threaded
-//!   `sbatchd --job-supervisor <state root>` that sbatchd starts at the first job (and
-//!   stops after a minute without one) and hands each job's directory (`<jobId>.<idx>.<attempt>`) and wake-up pipe, so a job
-//!   costs a `fork` of that small process rather than an `exec` of sbatchd. The
-//!   supervisor forks the job (own session and process group, the user's identity,
-//!   umask, rlimits, nice, redirections, `/bin/sh <job file>`), reaps every child
-//!   (it is a child subreaper), samples usage from `/proc`, enforces the run limit
-//!   (and whole-job memory/CPU limits) with the kill sequence, serves
-//!   kill/stop/resume/signal commands on a Unix socket (`ctl` in the job's
+//! * **One supervisor process for the host's jobs** ([`supervisor`]): one long-lived,
+//!   single-threaded `sbatchd --job-supervisor <state root>` that sbatchd starts at
+//!   the first job (and lets go of after a minute without a new one: it then exits
+//!   when its jobs have ended) and hands each job's directory
+//!   (`<jobId>.<idx>.<attempt>`) and wake-up pipe ([`pool`]), so a job costs one
+//!   `fork` for the job itself and none for its supervision. The supervisor keeps one
+//!   connection to the job table, forks each job (own session and process group,
+//!   the user's identity, umask, rlimits, nice, redirections, `/bin/sh <job file>`),
+//!   reaps every child (it is a child subreaper), samples usage from `/proc`, enforces
+//!   the run limit (and whole-job memory/CPU limits) with the kill sequence, serves
+//!   kill/stop/resume/signal commands on a Unix socket per job (`ctl` in the job's
 //!   directory), writes LSF's job report, and records every event in the job
-//!   database (the final one fsynced) before sbatchd can report it. sbatchd reads a job's new
-//!   events when the supervisor writes a newline on its stdout (the wake-up pipe), so a job keeps
+//!   database (a final one fsynced) before sbatchd can report it. sbatchd reads a
+//!   job's new events when a newline comes on its wake-up pipe, so a job keeps
 //!   running and its exit status stays on disk while sbatchd restarts (systemd
 //!   `KillMode=process`).
 //! * **The job table** ([`db`]): `<state root>/jobs.db`, SQLite in WAL mode with a
@@ -135,7 +136,7 @@ pub enum SbdError {
     StateDir { path: PathBuf, reason: String },
     #[error("cannot find the sbatchd executable for job supervisors: {0}")]
     Exe(String),
-    #[error("cannot start the job supervisor pool's thread: {0}")]
+    #[error("cannot start the job supervisor's thread: {0}")]
     PoolThread(std::io::Error),
     #[error("gRPC server: {0}")]
     Serve(#[from] tonic::transport::Error),
@@ -151,7 +152,7 @@ pub struct Options {
     pub supervise_mbatchd: bool,
     /// The state root, used as given (default: [`default_state_root`]).
     pub state_dir: Option<PathBuf>,
-    /// The executable run as the job supervisor pool (default: this process's own).
+    /// The executable run as the job supervisor (default: this process's own).
     pub supervisor_exe: Option<PathBuf>,
     /// The mbatchd executable (default: next to this executable, else `LSF_SERVERDIR`).
     pub mbatchd_exe: Option<PathBuf>,
@@ -160,7 +161,7 @@ pub struct Options {
     pub sample_ms: Option<u64>,
     /// The wall clock (the system's; tests may give a manual one).
     pub clock: Arc<dyn Clock>,
-    /// How long the supervisor pool stays without a job before it is stopped (default
+    /// How long the supervisor is given no new job before it is let go of (default
     /// [`pool::IDLE_STOP`]).
     pub pool_idle: Duration,
 }
@@ -185,7 +186,7 @@ pub struct Shared {
     pub config: Arc<Config>,
     pub host: String,
     pub state_root: PathBuf,
-    /// Forks the jobs' supervisors ([`pool`]).
+    /// Hands jobs to the supervisor ([`pool`]).
     pub pool: pool::Pool,
     /// The newest mbatchd epoch seen.
     pub epoch: AtomicU64,
@@ -384,7 +385,7 @@ pub async fn run_with(
             Some(p) => p.clone(),
             None => std::env::current_exe().map_err(|e| SbdError::Exe(e.to_string()))?,
         };
-        // The pool's (and so every supervisor's) environment: a fixed PATH, and this
+        // The supervisor's environment: a fixed PATH, and this
         // daemon's log filter and time zone.
         let mut pool_env = vec![(
             std::ffi::OsString::from("PATH"),

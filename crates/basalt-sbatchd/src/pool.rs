@@ -1,17 +1,21 @@
-//! sbatchd's side of the job supervisor pool ([`crate::supervisor::pool`]).
+//! sbatchd's side of the job supervisor ([`crate::supervisor`]).
 //!
-//! One thread owns the pool process and its socket; the launch tasks hand it a job
-//! directory's name and get back the read end of the job's wake-up pipe (the
-//! supervisor writes a newline on it for each batch of events it recorded; end of file
-//! means the supervisor is gone). The pool is started at the first job, started again
-//! when it is found dead, and stopped after [`IDLE_STOP`] without a job (an idle host
-//! keeps no pool; the first job after a pause pays one `exec`). Only this thread starts
-//! and stops it, between requests, so no request meets a pool on its way out.
+//! One thread owns the supervisor process and its socket; the launch tasks hand it a
+//! job directory's name and get back the read end of the job's wake-up pipe (the
+//! supervisor writes a newline on it for each batch of the job's events it recorded,
+//! and closes it when the job's end is on record; end of file without a final event
+//! means the supervisor is gone). The supervisor is started at the first job, started
+//! again when it is found dead, and let go after [`IDLE_STOP`] without a new job: its
+//! socket is closed, so it takes no new job and exits once the jobs it follows have
+//! ended (an idle host keeps no supervisor; the first job after a pause pays one
+//! `exec`). Only this thread starts and lets go of it, between requests, so no request
+//! meets a supervisor on its way out. A supervisor let go of is never waited for nor
+//! killed here (it may still follow jobs): this thread reaps it when it has exited.
 //!
-//! A request is never sent twice: once the pool has the request, a second pool could
-//! start a second supervisor for the same job. When the pool fails after taking a
-//! request, the caller still gets the pipe: if no supervisor was forked, the pipe's
-//! end of file comes at once, and the job is recorded as never started (as for a
+//! A request is never sent twice: once the supervisor has the request, a second one
+//! could start the job a second time. When the supervisor fails after taking a
+//! request, the caller still gets the pipe: if the job was not taken, the pipe's end
+//! of file comes at once, and the job is recorded as never started (as for a
 //! supervisor that died before it started the job).
 
 use nix::sys::socket::{
@@ -28,10 +32,13 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tracing::{debug, warn};
 
-/// How long the pool may take to answer a request.
+/// How long the supervisor may take to answer a request.
 const ANSWER_LIMIT: Duration = Duration::from_secs(10);
 
-/// A pool with no job to start for this long is stopped (the default of
+/// How often supervisors let go of are checked for their exit (to reap them).
+const RETIRED_CHECK: Duration = Duration::from_secs(5);
+
+/// A supervisor given no new job for this long is let go of (the default of
 /// [`crate::Options::pool_idle`]).
 pub const IDLE_STOP: Duration = Duration::from_secs(60);
 
@@ -48,8 +55,8 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// Start the thread that owns the pool (the pool process itself starts at the first
-    /// job). `exe` is sbatchd's executable, `root` the state root.
+    /// Start the thread that owns the supervisor (the process itself starts at the
+    /// first job). `exe` is sbatchd's executable, `root` the state root.
     pub fn start(
         exe: PathBuf,
         root: PathBuf,
@@ -65,38 +72,42 @@ impl Pool {
                     root,
                     env,
                     proc: None,
+                    retired: Vec::new(),
                 };
+                let mut last_job = std::time::Instant::now();
                 loop {
-                    match rx.recv_timeout(idle) {
+                    match rx.recv_timeout(idle.min(RETIRED_CHECK)) {
                         Ok(req) => {
                             let r = owner.start_supervisor(&req.name);
                             let _ = req.reply.send(r);
+                            last_job = std::time::Instant::now();
                         }
                         Err(stdmpsc::RecvTimeoutError::Timeout) => {
-                            if owner.proc.is_some() {
-                                debug!("no job for {idle:?}: stopping the job supervisor pool");
-                                owner.stop();
+                            if owner.proc.is_some() && last_job.elapsed() >= idle {
+                                debug!("no job for {idle:?}: letting the job supervisor go");
+                                owner.retire();
                             }
                         }
                         Err(stdmpsc::RecvTimeoutError::Disconnected) => break,
                     }
+                    owner.reap_retired();
                 }
-                // sbatchd is stopping: closing the socket ends the pool (its
-                // supervisors run on).
-                owner.stop();
+                // sbatchd is stopping: closing the socket tells the supervisor (it
+                // follows its jobs to their end).
+                owner.retire();
             })?;
         Ok(Pool { tx })
     }
 
-    /// Have the pool fork the supervisor of the job whose directory is `name` (under
-    /// the state root). Returns the read end of its wake-up pipe.
+    /// Hand the job whose directory is `name` (under the state root) to the
+    /// supervisor. Returns the read end of the job's wake-up pipe.
     pub async fn start_supervisor(&self, name: String) -> Result<OwnedFd, String> {
         let (reply, rx) = oneshot::channel();
         self.tx
             .send(Request { name, reply })
-            .map_err(|_| "the job supervisor pool is stopped".to_owned())?;
+            .map_err(|_| "the job supervisor thread is stopped".to_owned())?;
         rx.await
-            .map_err(|_| "the job supervisor pool is stopped".to_owned())?
+            .map_err(|_| "the job supervisor thread is stopped".to_owned())?
     }
 }
 
@@ -110,6 +121,8 @@ struct Owner {
     root: PathBuf,
     env: Vec<(OsString, OsString)>,
     proc: Option<Proc>,
+    /// Supervisors let go of that have not exited yet.
+    retired: Vec<Child>,
 }
 
 impl Owner {
@@ -135,33 +148,33 @@ impl Owner {
             .spawn()
             .map_err(|e| {
                 format!(
-                    "cannot start the job supervisor pool {}: {e}",
+                    "cannot start the job supervisor {}: {e}",
                     self.exe.display()
                 )
             })?;
-        debug!("job supervisor pool started (pid {})", child.id());
+        debug!("job supervisor started (pid {})", child.id());
         Ok(Proc { child, sock: ours })
     }
 
-    fn stop(&mut self) {
-        if let Some(mut p) = self.proc.take() {
+    /// Let the supervisor go: its socket is closed (it takes no new job and exits
+    /// when its jobs have ended); it is reaped later.
+    fn retire(&mut self) {
+        if let Some(p) = self.proc.take() {
             drop(p.sock);
-            let _ = p.child.wait();
+            self.retired.push(p.child);
         }
+        self.reap_retired();
     }
 
-    /// Forget a pool that failed: it is killed and reaped (its supervisors run on).
-    fn discard(&mut self) {
-        if let Some(mut p) = self.proc.take() {
-            let _ = p.child.kill();
-            let _ = p.child.wait();
-        }
+    /// Reap the supervisors let go of that have exited.
+    fn reap_retired(&mut self) {
+        self.retired
+            .retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_)) | Err(_)));
     }
-
     fn start_supervisor(&mut self, name: &str) -> Result<OwnedFd, String> {
         let (rfd, wfd) =
             nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"))?;
-        // A pool found dead is replaced once; the request goes only to a pool that
+        // A supervisor found dead is replaced once; the request goes only to one that
         // takes it.
         let mut tries = 0;
         loop {
@@ -170,7 +183,7 @@ impl Owner {
                 self.proc = Some(self.spawn_pool()?);
             }
             let Some(p) = self.proc.as_mut() else {
-                return Err("no job supervisor pool".to_owned());
+                return Err("no job supervisor".to_owned());
             };
             let fds = [wfd.as_raw_fd()];
             let sent = sendmsg::<UnixAddr>(
@@ -183,10 +196,10 @@ impl Owner {
             match sent {
                 Ok(_) => break,
                 Err(e) => {
-                    warn!("the job supervisor pool is gone ({e}); starting a new one");
-                    self.discard();
+                    warn!("the job supervisor is gone ({e}); starting a new one");
+                    self.retire();
                     if tries >= 2 {
-                        return Err(format!("cannot reach the job supervisor pool: {e}"));
+                        return Err(format!("cannot reach the job supervisor: {e}"));
                     }
                 }
             }
@@ -201,15 +214,16 @@ impl Owner {
             Ok(n) if n > 0 => {
                 let text = String::from_utf8_lossy(&buf[..n]);
                 match text.strip_prefix("ERR ") {
-                    Some(why) => Err(format!("the job supervisor pool: {why}")),
+                    Some(why) => Err(format!("the job supervisor: {why}")),
                     None => Ok(rfd),
                 }
             }
             other => {
-                // The pool took the request and then failed: whether it forked is
-                // told by the pipe (see the module's documentation).
-                warn!("the job supervisor pool did not answer ({other:?}); starting a new one");
-                self.discard();
+                // The supervisor took the request and then failed (or is stuck):
+                // whether it took the job is told by the pipe (see the module's
+                // documentation). It is not killed: it may follow jobs.
+                warn!("the job supervisor did not answer ({other:?}); starting a new one");
+                self.retire();
                 Ok(rfd)
             }
         }

@@ -1379,51 +1379,80 @@ fn pools(state: &Path) -> Vec<i32> {
         .unwrap_or_default()
 }
 
-/// Jobs are started by the supervisor pool, one process sbatchd starts at its first
-/// job: a pool killed with SIGKILL takes no job with it (the supervisors are
-/// processes of their own), and the next job gets a new pool.
+/// Jobs are followed by one supervisor process sbatchd starts at its first job. A
+/// supervisor killed with SIGKILL leaves its jobs unsupervised: sbatchd sees it gone,
+/// kills what is left of each job and records its end (never lost, never left
+/// running); the next job gets a new supervisor.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_supervisor_pool_is_replaced_and_its_jobs_run_on() {
+async fn a_killed_supervisor_ends_its_jobs_and_the_next_job_gets_a_new_one() {
     let h = Harness::start("sbd-pool").await;
-    assert!(pools(&h.state).is_empty(), "no pool before the first job");
+    assert!(
+        pools(&h.state).is_empty(),
+        "no supervisor before the first job"
+    );
     let go = h.work.join("go");
     let cmd = format!("while [ ! -e {} ]; do sleep 0.1; done", go.display());
     h.start_job(EPOCH, h.spec(1401, &cmd, false, ""))
         .await
         .expect("start");
-    h.wait_report(1401, ReportKind::Executing).await;
+    let exec = h.wait_report(1401, ReportKind::Executing).await;
     let first = pools(&h.state);
-    assert_eq!(first.len(), 1, "one pool: {first:?}");
+    assert_eq!(first.len(), 1, "one supervisor: {first:?}");
     let _ = nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(first[0]),
         nix::sys::signal::Signal::SIGKILL,
     );
     wait_state(first[0] as u32, |s| s.is_none() || s == Some('Z')).await;
 
-    // The next job starts through a new pool.
+    // Its job is ended by sbatchd: killed, its end recorded and reported.
+    let fin = h.wait_report(1401, ReportKind::Finished).await;
+    assert_eq!(fin.state, 32, "EXIT: {fin:?}");
+    assert_eq!(fin.exit_status & 0x7f, 9, "SIGKILL: {fin:?}");
+    wait_state(exec.pid, |s| s.is_none() || s == Some('Z')).await;
+
+    // The next job starts through a new supervisor.
     h.start_job(EPOCH, h.spec(1402, "true", false, ""))
         .await
-        .expect("start after the pool died");
+        .expect("start after the supervisor died");
     let fin = h.wait_report(1402, ReportKind::Finished).await;
     assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
     let second = pools(&h.state);
     assert_eq!(second.len(), 1, "{second:?}");
-    assert_ne!(second, first, "a new pool");
-
-    // The job started by the dead pool ran on and ends normally.
-    assert!(
-        !h.reports(1401)
-            .iter()
-            .any(|r| r.kind == ReportKind::Finished as i32),
-        "the first job still runs"
-    );
-    std::fs::write(&go, "").expect("go");
-    let fin = h.wait_report(1401, ReportKind::Finished).await;
-    assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+    assert_ne!(second, first, "a new supervisor");
 }
 
-/// A pool with no job to start for its idle time is stopped (an idle host keeps none),
-/// and the next job starts a new one.
+/// A supervisor sbatchd lets go of (no new job for its idle time) takes no new job
+/// but follows the jobs it has to their end, then exits; a job started meanwhile gets
+/// a new supervisor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_supervisor_let_go_of_follows_its_jobs_to_their_end() {
+    let h = Harness::start("sbd-pool-retire").await;
+    let go = h.work.join("go");
+    let cmd = format!("while [ ! -e {} ]; do sleep 0.1; done", go.display());
+    h.start_job(EPOCH, h.spec(1601, &cmd, false, ""))
+        .await
+        .expect("start");
+    h.wait_report(1601, ReportKind::Executing).await;
+    let first = pools(&h.state);
+    assert_eq!(first.len(), 1, "{first:?}");
+    // Past the idle time: let go of, still alive with its job.
+    tokio::time::sleep(POOL_IDLE + Duration::from_secs(2)).await;
+    assert_eq!(pools(&h.state), first, "still following its job");
+    h.start_job(EPOCH, h.spec(1602, "true", false, ""))
+        .await
+        .expect("start");
+    let fin = h.wait_report(1602, ReportKind::Finished).await;
+    assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+    let both = pools(&h.state);
+    assert_eq!(both.len(), 2, "the old one and a new one: {both:?}");
+    std::fs::write(&go, "").expect("go");
+    let fin = h.wait_report(1601, ReportKind::Finished).await;
+    assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+    wait_state(first[0] as u32, |s| s.is_none() || s == Some('Z')).await;
+}
+
+/// A supervisor with no job to start for its idle time, and none to follow, exits (an
+/// idle host keeps none), and the next job starts a new one.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_supervisor_pool_is_stopped_and_the_next_job_starts_one() {
     let h = Harness::start("sbd-pool-idle").await;

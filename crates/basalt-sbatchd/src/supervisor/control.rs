@@ -134,8 +134,12 @@ impl Supervisor {
                         return;
                     }
                 }
-                if let Err(e) = command.spawn() {
-                    tracing::warn!("job control `{cmd}`: {e}");
+                match command.spawn() {
+                    // Reaped with the supervisor's other children; its usage is the job's.
+                    Ok(child) => self
+                        .commands
+                        .push(nix::unistd::Pid::from_raw(child.id() as i32)),
+                    Err(e) => tracing::warn!("job control `{cmd}`: {e}"),
                 }
             }
         }

@@ -1,33 +1,26 @@
-//! The end of a job: LSF's job report (appended to the output or mailed, in a child
-//! running as the user), the `TERM_*` line, removal of the job file, and the final
-//! `finished` event.
+//! The end of a job: its final `finished` event, LSF's job report (appended to the
+//! output or mailed, in a child running as the user), the `TERM_*` line and the
+//! removal of the job file.
 
 use super::launch::{ChildInfo, Identity, switch_identity};
 use super::limits::{limit, limit_value};
 use super::report::{self, ReportInput};
-use super::watch::tv_secs;
-use super::{FINISH_HELPER_LIMIT, Supervisor, now_secs};
+use super::{Supervisor, now_secs};
 use crate::state::{Event, EventKind};
 use crate::{mail, paths, sys};
 use basalt_core::job::status as jstat;
 use nix::sys::signal::Signal;
-use nix::sys::signalfd::SignalFd;
 use std::io::Write;
 use std::path::Path;
-use std::time::Duration;
 
 impl Supervisor {
-    pub(super) fn finish(&mut self, sigfd: &SignalFd, ident: &Identity, info: &ChildInfo) {
+    /// The job's `finished` event, from its top process's status and its usage.
+    pub(super) fn finished_event(&mut self) -> Event {
         let status = self.main_status.unwrap_or(0);
         let end_time = now_secs();
-        self.steps.mark("run");
-        self.kill_leftovers(sigfd);
-        self.steps.mark("leftovers");
-        let ru = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).ok();
-        let utime = ru.as_ref().map_or(0.0, |r| tv_secs(r.user_time()));
-        let stime = ru.as_ref().map_or(0.0, |r| tv_secs(r.system_time()));
-        let maxrss_kb = ru.as_ref().map_or(0, |r| r.max_rss().max(0) as u64);
-        let max_mem_kb = self.tracker.max_mem_kb.max(maxrss_kb);
+        let utime = self.reaped.utime;
+        let stime = self.reaped.stime;
+        let max_mem_kb = self.tracker.max_mem_kb.max(self.reaped.max_rss_kb);
         let avg_mem_kb = match self.tracker.avg_mem_kb() {
             0 => max_mem_kb,
             a => a,
@@ -40,6 +33,36 @@ impl Supervisor {
             self.term_reason = Some("TERM_CPULIMIT".to_owned());
         }
         let term_reason = self.term_reason.clone().unwrap_or_default();
+        let pid = self.job.map_or(0, |p| p.as_raw() as u32);
+        Event {
+            kind: EventKind::Finished,
+            time: end_time,
+            pid,
+            pgid: pid,
+            state: if status == 0 && term_reason.is_empty() {
+                jstat::DONE
+            } else {
+                jstat::EXIT
+            },
+            exit_status: status,
+            utime,
+            stime,
+            mem_kb: 0,
+            max_mem_kb,
+            avg_mem_kb,
+            swap_kb: self.tracker.max_swap_kb,
+            term_reason,
+            ..Default::default()
+        }
+    }
+
+    /// Start the helper that appends LSF's job report to the output (or mails it),
+    /// writes the TERM line to the error file and removes the job file and its
+    /// companions — as the user, in a child the supervisor waits for (bounded).
+    pub(super) fn start_report(&mut self, finished: &Event) {
+        let (Some(ident), Some(info)) = (self.ident.as_ref(), self.info.as_ref()) else {
+            return;
+        };
         let spec = &self.spec;
         let input = ReportInput {
             job_id: spec.job_id,
@@ -62,71 +85,43 @@ impl Supervisor {
                 self.start_time
             },
             start_time: self.start_time,
-            end_time,
+            end_time: finished.time,
             home: ident.home.clone(),
             cwd: info.cwd.clone(),
             command: spec.command.clone(),
-            exit_status: status,
-            term_reason: term_reason.clone(),
-            cpu_secs: utime + stime,
-            max_mem_kb,
-            avg_mem_kb,
+            exit_status: finished.exit_status,
+            term_reason: finished.term_reason.clone(),
+            cpu_secs: finished.utime + finished.stime,
+            max_mem_kb: finished.max_mem_kb,
+            avg_mem_kb: finished.avg_mem_kb,
             max_swap_kb: self.tracker.max_swap_kb,
             max_procs: self.tracker.max_procs,
             max_threads: self.tracker.max_threads,
         };
         let text = report::job_report(&input);
-        self.run_finish_helper(sigfd, ident, info, &text, &term_reason);
-        self.steps.mark("report");
-        let pid = self.job.map_or(0, |p| p.as_raw() as u32);
-        self.emit(Event {
-            kind: EventKind::Finished,
-            time: end_time,
-            pid,
-            pgid: pid,
-            state: if status == 0 && term_reason.is_empty() {
-                jstat::DONE
-            } else {
-                jstat::EXIT
-            },
-            exit_status: status,
-            utime,
-            stime,
-            mem_kb: 0,
-            max_mem_kb,
-            avg_mem_kb,
-            swap_kb: self.tracker.max_swap_kb,
-            term_reason,
-            ..Default::default()
-        });
-        self.steps.mark("final");
-    }
-
-    /// Append the report, write the TERM line to the error file, remove the job
-    /// file and its companions — as the user, in a child we wait for (bounded).
-    pub(super) fn run_finish_helper(
-        &mut self,
-        sigfd: &SignalFd,
-        ident: &Identity,
-        info: &ChildInfo,
-        text: &str,
-        term_reason: &str,
-    ) {
-        // SAFETY: supervisor mode is single-threaded: `super::main`'s caller
-        // guarantees it (see its # Safety) and the supervisor starts no thread.
+        let mail = Mail {
+            prog: self.launch.mail_prog.clone(),
+            to: mail::recipient(
+                &self.spec.mail_user,
+                self.launch.mail_to.as_deref(),
+                &ident.name,
+            ),
+        };
+        // SAFETY: the supervisor process is single-threaded (see `super::runner`); the
+        // child only writes files (and may spawn the mail program) before `_exit`.
         #[allow(unsafe_code)]
         let forked = unsafe { sys::fork() };
         match forked {
             Ok(nix::unistd::ForkResult::Child) => {
-                let mail = Mail {
-                    prog: self.launch.mail_prog.clone(),
-                    to: mail::recipient(
-                        &self.spec.mail_user,
-                        self.launch.mail_to.as_deref(),
-                        &ident.name,
-                    ),
-                };
-                let code = match finish_as_user(ident, info, text, term_reason, &mail) {
+                // Nothing of the supervisor's (the database, other jobs' pipes and
+                // sockets, the request socket) stays open in a process of the user's.
+                // SAFETY: closes descriptors only; no Rust object of this child uses
+                // them again before `_exit`.
+                #[allow(unsafe_code)]
+                unsafe {
+                    libc::close_range(3, libc::c_uint::MAX, 0);
+                }
+                let code = match finish_as_user(ident, info, &text, &finished.term_reason, &mail) {
                     Ok(()) => 0,
                     Err(e) => {
                         let _ = writeln!(std::io::stderr(), "sbatchd job supervisor: {e}");
@@ -135,18 +130,7 @@ impl Supervisor {
                 };
                 sys::exit_now(code);
             }
-            Ok(nix::unistd::ForkResult::Parent { child }) => {
-                self.helper = Some(child);
-                if !self.wait_for(sigfd, child, FINISH_HELPER_LIMIT) {
-                    tracing::warn!(
-                        "job {}: writing the job report took longer than {:?}; abandoned",
-                        self.spec.job_id,
-                        FINISH_HELPER_LIMIT
-                    );
-                    let _ = nix::sys::signal::kill(child, Signal::SIGKILL);
-                    self.wait_for(sigfd, child, Duration::from_secs(2));
-                }
-            }
+            Ok(nix::unistd::ForkResult::Parent { child }) => self.helper = Some(child),
             Err(e) => tracing::error!("job {}: fork for the job report: {e}", self.spec.job_id),
         }
     }

@@ -15,7 +15,7 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 use nix::unistd::{Gid, Uid};
 use serde::{Deserialize, Serialize};
 use std::ffi::CString;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
@@ -108,12 +108,11 @@ pub(super) enum ChildMsg {
     Failed(String),
 }
 
-pub(super) fn read_child_msgs(rfd: OwnedFd) -> Option<ChildMsg> {
-    let mut f = std::fs::File::from(rfd);
-    let mut buf = String::new();
-    let _ = f.read_to_string(&mut buf);
+/// What the top process said on the start pipe: the first failure, else the last
+/// `Ready` (None when it said nothing readable).
+pub(super) fn parse_child_msgs(text: &str) -> Option<ChildMsg> {
     let mut last = None;
-    for line in buf.lines() {
+    for line in text.lines() {
         if let Ok(m) = serde_json::from_str::<ChildMsg>(line) {
             match m {
                 ChildMsg::Failed(_) => return Some(m),

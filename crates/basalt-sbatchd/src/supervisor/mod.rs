@@ -1,41 +1,54 @@
-//! The job supervisor: one small process per job, so a job's exit status is never
-//! lost and its processes survive an sbatchd restart (systemd `KillMode=process`).
+//! The job supervisor: one long-lived, single-threaded process that follows many jobs,
+//! so a job's exit status is never lost and its processes survive an sbatchd restart
+//! (systemd `KillMode=process`), without a process of its own per job.
 //!
-//! The supervisor pool ([`pool`]) forks it for the job directory
-//! `<state root>/<jobId>.<idx>.<attempt>`, with sbatchd's wake-up pipe as its stdout.
-//! It is single-threaded and synchronous. It:
-//! 1. leaves sbatchd's session (`setsid`), becomes a child subreaper, opens the
-//!    job database (`<state root>/jobs.db`, [`crate::db`]), records its pid, start
-//!    time and boot id in the job's row, and reads the job spec and launch
-//!    information from it (a job that already has events is never started again);
-//! 2. resolves the execution user (before forking: NSS lookups, `getgrouplist`) and
-//!    forks the job's top process, which takes its own session and process group,
-//!    applies rlimits/nice, switches to the user (`setgroups`, `setgid`, `setuid`,
-//!    when the supervisor is root), sets the umask, copies the job file to
-//!    `~/.lsbatch/` (or `/tmp/.lsbatch.<uid>/`), picks the working directory
-//!    (falling back to `/tmp` like OpenLava), opens stdin/stdout/stderr, and execs
-//!    `/bin/sh <job file>` with the job environment ([`crate::env`]);
-//! 3. serves commands on the `ctl` socket (kill sequence, stop, resume, signal),
-//!    samples the job's processes from `/proc`, enforces the run limit (and the
-//!    memory and CPU limits of the whole job), and reaps every child;
-//! 4. when the top process exits: kills what is left of the job, appends LSF's job
-//!    report to the `-o` file and the `TERM_*` line to the `-e` file (in a child
-//!    running as the user, so root-squashed homes work), removes the job file, and
-//!    records the final `finished` event before exiting (retried every second
-//!    while the database refuses it: the end of a job is never dropped).
+//! sbatchd starts it at its first job as `sbatchd --job-supervisor <state root>` and
+//! hands it each job over a socket ([`pool`]): the job's directory
+//! `<state root>/<jobId>.<idx>.<attempt>` and the write end of the job's wake-up pipe.
+//! The process ([`runner`]) left sbatchd's session and is a child subreaper; it opens
+//! the job database (`<state root>/jobs.db`, [`crate::db`]) once. For each job it:
+//! 1. records itself as the job's supervisor (pid, start time, boot id) in the job's
+//!    row and reads the job spec and launch information from it (a job that already
+//!    has events is never started again);
+//! 2. resolves the execution user (NSS lookups, `getgrouplist`) and forks the job's
+//!    top process, which takes its own session and process group, applies
+//!    rlimits/nice, switches to the user (`setgroups`, `setgid`, `setuid`, when the
+//!    supervisor is root), sets the umask, copies the job file to `~/.lsbatch/` (or
+//!    `/tmp/.lsbatch.<uid>/`), picks the working directory (falling back to `/tmp`
+//!    like OpenLava), opens stdin/stdout/stderr, and execs `/bin/sh <job file>` with
+//!    the job environment ([`crate::env`]); it reports through a start pipe the
+//!    supervisor polls, so a slow set-up holds up no other job;
+//! 3. serves commands on the job's `ctl` socket (kill sequence, stop, resume,
+//!    signal), samples the job's processes from `/proc`, enforces the run limit (and
+//!    the memory and CPU limits of the whole job), and reaps its processes (each
+//!    child's resource usage goes to the job whose process or session it was);
+//! 4. when the top process exits: kills what is left of the job (its process group;
+//!    its session only when a child of the supervisor is still in it), appends LSF's
+//!    job report to the `-o` file and the `TERM_*` line to the `-e` file (in a child
+//!    running as the user, so root-squashed homes work, bounded in time), removes the
+//!    job file, and records the final `finished` event (retried every second while
+//!    the database refuses it: the end of a job is never dropped); then it closes the
+//!    job's wake-up pipe.
 //!
 //! Every event is committed to the database first (the final one with
 //! `synchronous=FULL`, so the job's end is on disk before sbatchd can report it;
-//! see [`crate::db`]); a newline on stdout only wakes sbatchd
-//! up (non-blocking: a full or broken pipe is ignored). The database connection is
+//! see [`crate::db`]); a newline on the job's wake-up pipe only wakes sbatchd up
+//! (non-blocking: a full or broken pipe is ignored). The database connection is
 //! never used in a forked child (the job's process execs, the report helper only
-//! writes files), and SQLite opens its files close-on-exec, so jobs do not inherit
-//! them.
+//! writes files and closes every inherited descriptor first), and SQLite opens its
+//! files close-on-exec, so jobs do not inherit them.
 //!
-//! The pieces: [`launch`] (the job's top process: identity, set-up, exec), [`files`]
+//! When sbatchd closes the socket (it stopped, died, or found no job for a while) the
+//! supervisor takes no new job and exits once the jobs it follows have ended; the
+//! next sbatchd starts a new one. A supervisor killed with its jobs still running
+//! leaves them without a supervisor: sbatchd sees the end of their wake-up pipes,
+//! kills them and records their end (as for a host crash).
+//!
+//! The pieces: [`runner`] (the process's loop: requests, reaping, timers, the
+//! database), [`launch`] (the job's top process: identity, set-up, exec), [`files`]
 //! (the job file and output paths), [`limits`] (the spec's limits and rlimits),
 //! [`control`] (the `ctl` commands, `JOB_CONTROLS`, the kill sequence, `bsub -t`),
-//! [`watch`] (the loop while the job runs: reaping, sampling, limits), [`finish`]
+//! [`watch`] (a running job's timers: sampling, limits; its leftovers), [`finish`]
 //! (the job report and the final event), [`env`] (the job's environment),
 //! [`report`] (LSF's job report text) and [`usage`] (samples from `/proc`).
 
@@ -47,6 +60,7 @@ mod launch;
 mod limits;
 pub mod pool;
 pub mod report;
+mod runner;
 #[cfg(test)]
 mod tests;
 pub mod usage;
@@ -55,26 +69,20 @@ mod watch;
 pub use limits::{limit, limit_value};
 
 use self::control::Deadline;
-use self::launch::{ChildMsg, child_main, read_child_msgs, resolve_identity};
+use self::launch::{ChildInfo, ChildMsg, Identity, child_main, parse_child_msgs, resolve_identity};
 use self::usage::Tracker;
-use crate::db::{self, JobDb};
-use crate::paths;
+use crate::db;
 use crate::state::{self, Event, EventKind, Launch};
 use crate::sys;
-use crate::sys::Disposition;
 use basalt_core::job::status as jstat;
 use basalt_proto::sbatchd::JobSpec;
 use basalt_runtime::time::now_secs;
-use nix::errno::Errno;
-use nix::poll::{PollFd, PollFlags, PollTimeout};
-use nix::sys::signal::{SigSet, SigmaskHow, Signal};
-use nix::sys::signalfd::{SfdFlags, SignalFd};
-use nix::sys::wait::{WaitPidFlag, WaitStatus};
+use nix::sys::signal::Signal;
 use nix::unistd::Pid;
-use std::io::Write;
-use std::os::fd::AsFd;
+use std::io::Read;
+use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 /// The hidden command-line flag that selects supervisor mode.
@@ -83,150 +91,85 @@ pub const FLAG: &str = "--job-supervisor";
 /// How long the finishing helper (report, cleanup) may take before it is killed.
 const FINISH_HELPER_LIMIT: Duration = Duration::from_secs(60);
 
-fn raw_status(ws: WaitStatus) -> Option<(Pid, i32)> {
-    match ws {
-        WaitStatus::Exited(pid, code) => Some((pid, (code & 0xff) << 8)),
-        WaitStatus::Signaled(pid, sig, core) => {
-            Some((pid, sig as i32 | if core { 0x80 } else { 0 }))
-        }
-        _ => None,
-    }
-}
+/// How long a top process that failed to start the job may take to exit.
+const FAILED_START_LIMIT: Duration = Duration::from_secs(10);
 
-/// The supervisor of one job, in a child the pool forked; returns the process exit
-/// code. `dir` is the
-/// job's directory under the state root: its name is the job's key and the job
-/// database is `jobs.db` beside it.
-///
-/// # Safety
-///
-/// The calling process must be single-threaded, and stay so: supervisor mode forks
-/// (the job's top process, the report helper) and runs ordinary code in the child,
-/// which is sound only when no other thread exists. The pool calls this in a child
-/// of its single thread (sbatchd's `main` starts the pool before anything else: no
-/// async runtime, no thread); the supervisor itself never starts a thread.
-#[allow(unsafe_code)]
-pub(crate) unsafe fn main(dir: &Path) -> i32 {
-    let born = Instant::now();
-    let _ = nix::unistd::setsid();
-    let _ = nix::sys::prctl::set_child_subreaper(true);
-    let _ = sys::set_disposition(Signal::SIGPIPE, Disposition::Ignore);
-    let _ = sys::set_disposition(Signal::SIGHUP, Disposition::Ignore);
-    // sbatchd is woken through stdout; never block on it.
-    if let Ok(flags) = nix::fcntl::fcntl(std::io::stdout(), nix::fcntl::FcntlArg::F_GETFL) {
-        let flags = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
-        let _ = nix::fcntl::fcntl(std::io::stdout(), nix::fcntl::FcntlArg::F_SETFL(flags));
-    }
-    let Some(key) = dir
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(paths::parse_state_dir_name)
-    else {
-        tracing::error!(
-            "job supervisor: {} is not a job directory (<jobId>.<idx>.<attempt>)",
-            dir.display()
-        );
-        return 1;
-    };
-    let db_path = dir
-        .parent()
-        .map_or_else(|| PathBuf::from(db::DB_FILE), |p| p.join(db::DB_FILE));
-    let mut jobs = match JobDb::open(&db_path, false) {
-        Ok(d) => d,
-        Err(e) => {
-            tracing::error!("job supervisor {}: {e}", dir.display());
-            return 1;
-        }
-    };
-    if let Some(me) = state::SupervisorId::of(std::process::id())
-        && let Err(e) = jobs.set_supervisor(key, &me)
-    {
-        tracing::error!("job supervisor {}: {e}", dir.display());
-        return 1;
-    }
-    let mut sup = match Supervisor::open(dir, key, jobs, born).map_err(|e| *e) {
-        Ok(mut s) => {
-            s.steps.mark("open");
-            s
-        }
-        Err((msg, None)) => {
-            tracing::error!("job supervisor {}: {msg}", dir.display());
-            return 1;
-        }
-        Err((msg, Some(mut jobs))) => {
-            tracing::error!("job supervisor {}: {msg}", dir.display());
-            let mut ev = Event {
-                kind: EventKind::StartFailed,
-                time: now_secs(),
-                message: msg,
-                ..Default::default()
-            };
-            record_final(&mut jobs, key, &mut ev, dir);
-            wake();
-            return 1;
-        }
-    };
-    sup.run()
-}
-
-/// Write a final event, retrying while the database refuses (busy, disk full):
-/// the job's end must be on record before the supervisor goes.
-fn record_final(jobs: &mut JobDb, key: db::Key, ev: &mut Event, dir: &Path) {
-    let mut tries: u32 = 0;
-    loop {
-        match jobs.append_event(key, ev) {
-            Ok(_) => return,
-            Err(db::DbError::Finished { .. }) => {
-                tracing::warn!(
-                    "job supervisor {}: the job's end was already recorded (by sbatchd)",
-                    dir.display()
-                );
-                return;
-            }
-            Err(db::DbError::NoJob { .. }) => {
-                tracing::error!(
-                    "job supervisor {}: the job left the job table; its end is not recorded",
-                    dir.display()
-                );
-                return;
-            }
-            Err(e) => {
-                if tries.is_multiple_of(60) {
-                    tracing::error!(
-                        "job supervisor {}: cannot record the job's end ({e}); retrying every second",
-                        dir.display()
-                    );
-                }
-                tries = tries.saturating_add(1);
-                std::thread::sleep(Duration::from_secs(1));
-            }
-        }
-    }
-}
-
-/// Tell sbatchd (if it listens) that the job has new events.
-fn wake() {
-    let mut out = std::io::stdout();
-    let _ = out.write_all(b"\n");
-    let _ = out.flush();
-}
+/// How long the leftovers of a job may take to die after SIGKILL.
+const LEFTOVERS_LIMIT: Duration = Duration::from_secs(2);
 
 /// How long a job may run on after SIGUSR2 at its termination time (`bsub -t`) before it
 /// is killed: LSF's ten minutes.
 pub const DEADLINE_GRACE: Duration = Duration::from_secs(600);
 
+/// Resource usage of a job's processes that were reaped (the top process with the
+/// descendants it waited for, orphans of its session, `JOB_CONTROLS` commands).
+#[derive(Debug, Default, Clone, Copy)]
+struct Reaped {
+    utime: f64,
+    stime: f64,
+    max_rss_kb: u64,
+}
+
+impl Reaped {
+    fn add(&mut self, ru: &libc::rusage) {
+        let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+        self.utime += secs(ru.ru_utime);
+        self.stime += secs(ru.ru_stime);
+        self.max_rss_kb = self
+            .max_rss_kb
+            .max(u64::try_from(ru.ru_maxrss).unwrap_or(0));
+    }
+}
+
+/// Where a job is in its supervisor's hands.
+enum Phase {
+    /// The top process sets itself up; its messages come on this pipe until it execs.
+    Launching { rfd: std::fs::File, buf: Vec<u8> },
+    /// The start failed: the top process is given [`FAILED_START_LIMIT`] to exit
+    /// before the `start_failed` event.
+    Failing { until: Instant, message: String },
+    /// The job runs.
+    Running,
+    /// The top process ended; what is left of the job was killed and is being reaped.
+    Leftovers { until: Instant },
+    /// The helper writes the job report; the final event follows.
+    Reporting {
+        until: Instant,
+        finished: Box<Event>,
+    },
+    /// The final event is in the outbox (or on record).
+    Ending,
+}
+
+/// One job followed by the supervisor process.
 struct Supervisor {
     dir: PathBuf,
     key: db::Key,
     spec: JobSpec,
     launch: Launch,
-    jobs: JobDb,
+    /// The write end of the job's wake-up pipe (sbatchd reads it); closed when the
+    /// job's end is on record.
+    wake: OwnedFd,
+    phase: Phase,
+    /// Events to record at the end of this turn of the loop.
+    outbox: Vec<Event>,
+    /// When a final event the database refused is to be tried again.
+    retry_at: Option<Instant>,
+    retries: u32,
+    /// The final event is on record: the job leaves the supervisor.
+    done: bool,
+    ident: Option<Identity>,
+    info: Option<ChildInfo>,
+    listener: Option<UnixListener>,
     start_time: i64,
     /// The job's top process (= its pgid and sid).
     job: Option<Pid>,
     main_status: Option<i32>,
     helper: Option<Pid>,
     helper_status: Option<i32>,
+    /// `JOB_CONTROLS` commands started for this job, not reaped yet.
+    commands: Vec<Pid>,
+    reaped: Reaped,
     stopped: bool,
     /// Running time before the current RUN period, and when that period began.
     run_accum: Duration,
@@ -243,10 +186,10 @@ struct Supervisor {
     steps: Steps,
 }
 
-/// The time each step of a supervisor's work took, logged (debug) when the job ends:
-/// `open` (database, job row), `identity` (user look-up), `launch` (fork to the job's
-/// exec), `record_start`, `run` (the job itself), `leftovers`, `report` (the helper
-/// writing LSF's job report) and `final` (the fsynced end).
+/// The time each step of a job took, logged (debug) when the job ends: `open` (the
+/// job's row), `identity` (user look-up), `launch` (fork to the job's exec),
+/// `record_start`, `run` (the job itself), `leftovers`, `report` (the helper writing
+/// LSF's job report) and `final` (the fsynced end).
 #[derive(Debug)]
 struct Steps {
     last: Instant,
@@ -286,46 +229,30 @@ impl Steps {
 }
 
 impl Supervisor {
-    /// Read the job from the database. Errors come with the database when an event
-    /// can still be recorded. `born` is when the supervisor began (its steps' start).
-    fn open(
-        dir: &Path,
-        key: db::Key,
-        jobs: JobDb,
-        born: Instant,
-    ) -> Result<Supervisor, Box<(String, Option<JobDb>)>> {
-        let stored = match jobs.job(key) {
-            Ok(Some(j)) => j,
-            Ok(None) => {
-                return Err(Box::new((
-                    "the job is not in the job table".to_owned(),
-                    None,
-                )));
-            }
-            Err(e @ db::DbError::Corrupt { .. }) => {
-                return Err(Box::new((e.to_string(), Some(jobs))));
-            }
-            Err(e) => return Err(Box::new((e.to_string(), None))),
-        };
-        if !stored.events.is_empty() || stored.last_seq > 0 {
-            // Started before (or declared dead by sbatchd): never run a job twice.
-            return Err(Box::new((
-                "the job already has a history; not starting it again".to_owned(),
-                None,
-            )));
-        }
+    /// A job read from its row, not started yet. `born` is when its request came.
+    fn new(dir: PathBuf, stored: db::StoredJob, wake: OwnedFd, born: Instant) -> Supervisor {
         let sample_every = Duration::from_millis(stored.launch.sample_ms.max(100));
-        Ok(Supervisor {
-            dir: dir.to_path_buf(),
-            key,
+        Supervisor {
+            dir,
+            key: stored.key,
             spec: stored.spec,
             launch: stored.launch,
-            jobs,
+            wake,
+            phase: Phase::Running,
+            outbox: Vec::new(),
+            retry_at: None,
+            retries: 0,
+            done: false,
+            ident: None,
+            info: None,
+            listener: None,
             start_time: now_secs(),
             job: None,
             main_status: None,
             helper: None,
             helper_status: None,
+            commands: Vec::new(),
+            reaped: Reaped::default(),
             stopped: false,
             run_accum: Duration::ZERO,
             running_since: None,
@@ -336,11 +263,10 @@ impl Supervisor {
             next_sample: Instant::now() + sample_every.min(Duration::from_millis(500)),
             sample_every,
             steps: Steps::new(born),
-        })
+        }
     }
 
-    /// Record events (one transaction; a final event fsynced) and wake sbatchd. A
-    /// final event is retried until it is on record.
+    /// Queue events for this turn's commit (each stamped with the time if it has none).
     fn emit_all(&mut self, mut events: Vec<Event>) {
         let now = now_secs();
         for e in &mut events {
@@ -348,59 +274,43 @@ impl Supervisor {
                 e.time = now;
             }
         }
-        if let [one] = events.as_mut_slice()
-            && one.kind.is_final()
-        {
-            record_final(&mut self.jobs, self.key, one, &self.dir);
-        } else {
-            match self.jobs.append_events(self.key, &mut events) {
-                Ok(_) => {}
-                Err(err @ (db::DbError::Finished { .. } | db::DbError::NoJob { .. })) => {
-                    // sbatchd gave this job up (it thought this supervisor dead):
-                    // the job must not run on unrecorded.
-                    tracing::error!(
-                        "job supervisor {}: {err}; killing the job",
-                        self.dir.display()
-                    );
-                    self.start_kill(0, "-");
-                }
-                Err(err) => tracing::error!("job supervisor {}: {err}", self.dir.display()),
-            }
-        }
-        wake();
+        self.outbox.append(&mut events);
     }
 
     fn emit(&mut self, e: Event) {
         self.emit_all(vec![e]);
     }
 
-    fn start_failed(&mut self, message: String) -> i32 {
+    /// Wake sbatchd: this job has new events on record.
+    fn wake(&self) {
+        let _ = nix::unistd::write(&self.wake, b"\n");
+    }
+
+    /// The job could not be started: its `start_failed` event ends it.
+    fn start_failed(&mut self, message: String) {
+        tracing::warn!(job = self.key.0, idx = self.key.1, "{message}");
+        self.close_ctl();
         self.emit(Event {
             kind: EventKind::StartFailed,
             message,
             ..Default::default()
         });
-        1
+        self.phase = Phase::Ending;
     }
 
-    fn run(&mut self) -> i32 {
+    /// Start the job: look the user up, bind the `ctl` socket, fork the top process.
+    ///
+    /// # Safety
+    ///
+    /// The process must be single-threaded (see [`runner`]): the child runs ordinary
+    /// code between the fork and its `exec`.
+    #[allow(unsafe_code)]
+    unsafe fn begin(&mut self) {
         let ident = match resolve_identity(&self.spec, &self.launch) {
             Ok(i) => i,
             Err(msg) => return self.start_failed(msg),
         };
         self.steps.mark("identity");
-        // SIGCHLD arrives through a signalfd; block it before the fork so no exit
-        // is missed. The child unblocks it.
-        let mut chld = SigSet::empty();
-        chld.add(Signal::SIGCHLD);
-        if let Err(e) = nix::sys::signal::sigprocmask(SigmaskHow::SIG_BLOCK, Some(&chld), None) {
-            return self.start_failed(format!("sigprocmask: {e}"));
-        }
-        let sigfd =
-            match SignalFd::with_flags(&chld, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC) {
-                Ok(f) => f,
-                Err(e) => return self.start_failed(format!("signalfd: {e}")),
-            };
         let ctl_path = self.dir.join(state::CTL_SOCKET);
         let _ = std::fs::remove_file(&ctl_path);
         let listener = match UnixListener::bind(&ctl_path) {
@@ -417,115 +327,182 @@ impl Supervisor {
             Ok(p) => p,
             Err(e) => return self.start_failed(format!("pipe: {e}")),
         };
-        // SAFETY: supervisor mode is single-threaded: `main`'s caller guarantees it
-        // (see its # Safety) and the supervisor starts no thread.
-        #[allow(unsafe_code)]
+        // SAFETY: single-threaded (this function's # Safety).
         let forked = unsafe { sys::fork() };
         let pid = match forked {
             Ok(nix::unistd::ForkResult::Child) => {
                 drop(rfd);
-                drop(listener);
-                drop(sigfd);
                 child_main(&self.spec, &self.launch, &ident, wfd);
             }
             Ok(nix::unistd::ForkResult::Parent { child }) => child,
             Err(e) => return self.start_failed(format!("fork: {e}")),
         };
         drop(wfd);
-        let msg = read_child_msgs(rfd);
+        let rfd = std::fs::File::from(rfd);
+        let _ = nix::fcntl::fcntl(
+            &rfd,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+        );
+        self.job = Some(pid);
+        self.ident = Some(ident);
+        self.listener = Some(listener);
+        self.phase = Phase::Launching {
+            rfd,
+            buf: Vec::new(),
+        };
+    }
+
+    /// The start pipe is readable: read what the top process said; at its end (the
+    /// `exec`, or the process's exit) the job runs or its start failed.
+    fn on_launch_readable(&mut self) {
+        let Phase::Launching { rfd, buf } = &mut self.phase else {
+            return;
+        };
+        let mut chunk = [0u8; 4096];
+        loop {
+            match rfd.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(_) => break,
+            }
+        }
+        let msg = parse_child_msgs(&String::from_utf8_lossy(buf));
         self.steps.mark("launch");
         match msg {
             Some(ChildMsg::Ready(info)) => {
-                self.job = Some(pid);
+                let pid = self.job.map_or(0, |p| p.as_raw() as u32);
                 self.start_time = now_secs();
                 self.running_since = Some(Instant::now());
+                let ident = self.ident.as_ref();
                 let started = Event {
                     kind: EventKind::Started,
-                    pid: pid.as_raw() as u32,
-                    pgid: pid.as_raw() as u32,
+                    pid,
+                    pgid: pid,
                     state: jstat::RUN,
                     ..Default::default()
                 };
                 let executing = Event {
                     kind: EventKind::Executing,
-                    pid: pid.as_raw() as u32,
-                    pgid: pid.as_raw() as u32,
+                    pid,
+                    pgid: pid,
                     state: jstat::RUN,
-                    exec_uid: ident.uid.as_raw(),
-                    exec_user: ident.name.clone(),
-                    exec_home: ident.home.clone(),
+                    exec_uid: ident.map_or(0, |i| i.uid.as_raw()),
+                    exec_user: ident.map(|i| i.name.clone()).unwrap_or_default(),
+                    exec_home: ident.map(|i| i.home.clone()).unwrap_or_default(),
                     exec_cwd: info.cwd.clone(),
                     out_path: info.out_path.clone(),
                     ..Default::default()
                 };
+                self.info = Some(info);
+                self.phase = Phase::Running;
                 self.emit_all(vec![started, executing]);
-                self.steps.mark("record_start");
-                self.supervise(&sigfd, &listener);
-                drop(listener);
-                let _ = std::fs::remove_file(&ctl_path);
-                self.finish(&sigfd, &ident, &info);
-                self.steps.log(self.key);
-                0
             }
             other => {
-                self.wait_for(&sigfd, pid, Duration::from_secs(10));
                 let message = match other {
                     Some(ChildMsg::Failed(m)) => m,
                     _ => "the job's process ended before it could run the job file".to_owned(),
                 };
-                drop(listener);
-                let _ = std::fs::remove_file(&ctl_path);
-                self.start_failed(message)
+                self.close_ctl();
+                self.phase = Phase::Failing {
+                    until: Instant::now() + FAILED_START_LIMIT,
+                    message,
+                };
             }
         }
     }
 
-    /// Reap every exited child; remember the top process's and the helper's status.
-    fn reap(&mut self) {
+    /// A child of the supervisor that was this job's ended (`raw` is its wait status).
+    fn on_reaped(&mut self, pid: Pid, raw: i32, ru: &libc::rusage) {
+        if Some(pid) == self.helper {
+            self.helper_status = Some(raw);
+            return;
+        }
+        self.reaped.add(ru);
+        if Some(pid) == self.job && self.main_status.is_none() {
+            self.main_status = Some(raw);
+        }
+        self.commands.retain(|c| *c != pid);
+    }
+
+    /// Is `pid` a process this job started (its top process, its helper, a command)?
+    fn owns_pid(&self, pid: Pid) -> bool {
+        Some(pid) == self.job || Some(pid) == self.helper || self.commands.contains(&pid)
+    }
+
+    /// Move the job on as far as it can go now; returns when it wants to be looked at
+    /// again (None: only on an event).
+    fn tick(&mut self, now: Instant) -> Option<Instant> {
         loop {
-            match nix::sys::wait::waitpid(None, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) | Err(Errno::ECHILD) => return,
-                Err(Errno::EINTR) => continue,
-                Err(_) => return,
-                Ok(ws) => {
-                    if let Some((pid, raw)) = raw_status(ws) {
-                        if Some(pid) == self.job && self.main_status.is_none() {
-                            self.main_status = Some(raw);
-                        } else if Some(pid) == self.helper {
-                            self.helper_status = Some(raw);
-                        }
+            match &self.phase {
+                Phase::Launching { .. } | Phase::Ending => return None,
+                Phase::Failing { until, .. } => {
+                    if self.main_status.is_none() && now < *until {
+                        return Some(*until);
                     }
+                    let message = match std::mem::replace(&mut self.phase, Phase::Ending) {
+                        Phase::Failing { message, .. } => message,
+                        _ => String::new(),
+                    };
+                    self.start_failed(message);
+                    return None;
+                }
+                Phase::Running => {
+                    if self.main_status.is_none() {
+                        return self.running_tick(now);
+                    }
+                    self.close_ctl();
+                    self.steps.mark("run");
+                    self.kill_leftovers();
+                    self.phase = Phase::Leftovers {
+                        until: now + LEFTOVERS_LIMIT,
+                    };
+                }
+                Phase::Leftovers { until } => {
+                    let until = *until;
+                    if self.leftovers_remain() && now < until {
+                        return Some((now + Duration::from_millis(50)).min(until));
+                    }
+                    self.steps.mark("leftovers");
+                    let finished = self.finished_event();
+                    self.start_report(&finished);
+                    self.phase = Phase::Reporting {
+                        until: now + FINISH_HELPER_LIMIT,
+                        finished: Box::new(finished),
+                    };
+                }
+                Phase::Reporting { until, .. } => {
+                    let until = *until;
+                    if let Some(h) = self.helper
+                        && self.helper_status.is_none()
+                    {
+                        if now < until {
+                            return Some(until);
+                        }
+                        tracing::warn!(
+                            "job {}: writing the job report took longer than {:?}; abandoned",
+                            self.spec.job_id,
+                            FINISH_HELPER_LIMIT
+                        );
+                        let _ = nix::sys::signal::kill(h, Signal::SIGKILL);
+                    }
+                    self.steps.mark("report");
+                    if let Phase::Reporting { finished, .. } =
+                        std::mem::replace(&mut self.phase, Phase::Ending)
+                    {
+                        self.emit(*finished);
+                    }
+                    return None;
                 }
             }
         }
     }
 
-    /// Wait (reaping) until `pid` has exited or `limit` passed.
-    fn wait_for(&mut self, sigfd: &SignalFd, pid: Pid, limit: Duration) -> bool {
-        let end = Instant::now() + limit;
-        loop {
-            match nix::sys::wait::waitpid(pid, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) => {}
-                Ok(ws) => {
-                    if raw_status(ws).is_some() {
-                        if Some(pid) == self.helper {
-                            self.helper_status = raw_status(ws).map(|(_, r)| r);
-                        }
-                        return true;
-                    }
-                }
-                Err(Errno::EINTR) => continue,
-                Err(_) => return true,
-            }
-            self.reap();
-            let left = end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            let ms = left.as_millis().min(200) as u16;
-            let mut fds = [PollFd::new(sigfd.as_fd(), PollFlags::POLLIN)];
-            let _ = nix::poll::poll(&mut fds, PollTimeout::from(ms));
-            while let Ok(Some(_)) = sigfd.read_signal() {}
+    /// Stop serving the `ctl` socket (the job's top process is gone or never ran).
+    fn close_ctl(&mut self) {
+        if self.listener.take().is_some() {
+            let _ = std::fs::remove_file(self.dir.join(state::CTL_SOCKET));
         }
     }
 
@@ -541,5 +518,12 @@ impl Supervisor {
 
     fn run_time(&self) -> Duration {
         self.run_accum + self.running_since.map_or(Duration::ZERO, |s| s.elapsed())
+    }
+}
+
+/// A job leaving the supervisor takes its `ctl` socket with it.
+impl Drop for Supervisor {
+    fn drop(&mut self) {
+        self.close_ctl();
     }
 }

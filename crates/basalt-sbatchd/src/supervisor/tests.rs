@@ -2,11 +2,10 @@
 
 use super::control::Control;
 use super::files::{output_path, place_job_file};
-use super::launch::{ChildInfo, ChildMsg, read_child_msgs};
+use super::launch::{ChildInfo, ChildMsg, parse_child_msgs};
 use super::{limit, limit_value};
 use basalt_proto::sbatchd::JobSpec;
 use nix::sys::signal::Signal;
-use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 
 #[test]
@@ -72,15 +71,15 @@ fn job_file_names_never_collide() {
 
 #[test]
 fn child_messages() {
-    let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).expect("pipe");
-    {
-        let mut f = std::fs::File::from(w);
-        let ready = serde_json::to_string(&ChildMsg::Ready(ChildInfo::default())).expect("j");
-        let failed = serde_json::to_string(&ChildMsg::Failed("boom".into())).expect("j");
-        writeln!(f, "{ready}\n{failed}").expect("write");
-    }
-    match read_child_msgs(r) {
+    let ready = serde_json::to_string(&ChildMsg::Ready(ChildInfo::default())).expect("j");
+    let failed = serde_json::to_string(&ChildMsg::Failed("boom".into())).expect("j");
+    match parse_child_msgs(&format!("{ready}\n{failed}\n")) {
         Some(ChildMsg::Failed(m)) => assert_eq!(m, "boom"),
         other => panic!("unexpected {other:?}"),
     }
+    assert!(matches!(
+        parse_child_msgs(&format!("{ready}\n")),
+        Some(ChildMsg::Ready(_))
+    ));
+    assert!(parse_child_msgs("not json\n").is_none());
 }
