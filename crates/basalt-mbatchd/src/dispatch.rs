@@ -1,15 +1,102 @@
 //! Dispatch and signals to the sbatchds, carried out once the events they depend on are
 //! durable: the `StartJob` order (with the job's spec and spooled file), its outcome
 //! classified for the core (not started / maybe started / refused), and `SignalJob`.
+//!
+//! A dispatch reuses the connection to a host's sbatchd only while it is proven: an
+//! answer came on it within [`REUSE_WINDOW`] (a drain sends one dispatch after another
+//! on one connection). Otherwise it makes a new one, so that a host cut off by a
+//! partition is found unreachable when connecting (the job is requeued at once) rather
+//! than after sending an order on a dead connection (which can only be classified
+//! "maybe started").
 
 use crate::msg::Msg;
 use crate::owner::OwnerState;
 use basalt_config::Config;
 use basalt_proto::sbatchd as sbpb;
 use basalt_sched::{Effect, JobKey, SbdAction};
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 use tracing::warn;
+
+/// How recent an answer on a kept connection must be for a dispatch to reuse it.
+pub(crate) const REUSE_WINDOW: Duration = Duration::from_millis(500);
+
+type PeerClient = sbpb::sbatchd_peer_client::SbatchdPeerClient<basalt_runtime::AuthChannel>;
+
+/// One kept client per sbatchd host, with when an answer last came on it.
+#[derive(Default)]
+pub(crate) struct Peers {
+    kept: HashMap<String, Kept>,
+}
+
+struct Kept {
+    client: PeerClient,
+    /// Milliseconds after `base` of the newest answer (0: none yet).
+    answered: Arc<AtomicU64>,
+    base: Instant,
+}
+
+impl Kept {
+    fn proven(&self, now: Instant) -> bool {
+        let at = self.answered.load(Ordering::Acquire);
+        at > 0
+            && now.saturating_duration_since(self.base + Duration::from_millis(at)) < REUSE_WINDOW
+    }
+}
+
+/// Marks the kept client's connection proven when an answer comes.
+pub(crate) struct Proof {
+    answered: Arc<AtomicU64>,
+    base: Instant,
+}
+
+impl Proof {
+    fn answered(&self) {
+        let ms = u64::try_from(self.base.elapsed().as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1);
+        self.answered.store(ms, Ordering::Release);
+    }
+}
+
+impl Peers {
+    /// The client a dispatch to `host` uses: the kept one while proven, else a new one
+    /// (kept from now on).
+    fn client(
+        &mut self,
+        config: &Config,
+        host: &str,
+        auth: &basalt_runtime::Authenticator,
+    ) -> Result<(PeerClient, Proof), String> {
+        let now = Instant::now();
+        if let Some(k) = self.kept.get(host)
+            && k.proven(now)
+        {
+            let proof = Proof {
+                answered: k.answered.clone(),
+                base: k.base,
+            };
+            return Ok((k.client.clone(), proof));
+        }
+        let client =
+            basalt_runtime::sbatchd_peer_channel(config, host, Duration::from_secs(10), auth)
+                .map_err(|e| e.to_string())?;
+        let kept = Kept {
+            client: client.clone(),
+            answered: Arc::new(AtomicU64::new(0)),
+            base: now,
+        };
+        let proof = Proof {
+            answered: kept.answered.clone(),
+            base: kept.base,
+        };
+        self.kept.insert(host.to_owned(), kept);
+        Ok((client, proof))
+    }
+}
 
 /// Why a dispatch did not start the job.
 #[derive(Debug, Clone)]
@@ -37,12 +124,18 @@ impl OwnerState {
                         continue;
                     };
                     let path = self.journal.job_file_path(&spec.job_file_name);
-                    let config = self.config.clone();
-                    let auth = self.auth.clone();
+                    // A new channel starts its connection task on the runtime.
+                    let client = {
+                        let _in_runtime = self.rt.enter();
+                        self.peers.client(&self.config, &host, &self.auth)
+                    };
                     let tx = self.tx.clone();
                     let epoch = self.sched.epoch();
                     self.rt.spawn(async move {
-                        let result = dispatch(&config, &auth, &host, epoch, spec, path).await;
+                        let result = match client {
+                            Ok((client, proof)) => dispatch(client, proof, epoch, spec, path).await,
+                            Err(e) => Err(DispatchError::Unreachable(e)),
+                        };
                         let _ = tx.send(Msg::DispatchDone {
                             key,
                             attempt,
@@ -174,9 +267,8 @@ impl OwnerState {
 }
 
 async fn dispatch(
-    config: &Config,
-    auth: &basalt_runtime::Authenticator,
-    host: &str,
+    mut client: PeerClient,
+    proof: Proof,
     epoch: u64,
     mut spec: sbpb::JobSpec,
     job_file: PathBuf,
@@ -187,18 +279,28 @@ async fn dispatch(
             job_file.display()
         ))
     })?;
-    let mut client =
-        basalt_runtime::sbatchd_peer_channel(config, host, Duration::from_secs(10), auth)
-            .map_err(|e| DispatchError::Unreachable(e.to_string()))?;
-    let reply = client
+    let answer = client
         .start_job(sbpb::StartJobRequest {
             protocol: Some(basalt_proto::PROTOCOL),
             epoch,
             job: Some(spec),
         })
-        .await
-        .map_err(|s| classify(&s))?
-        .into_inner();
+        .await;
+    let reply = match answer {
+        Ok(r) => {
+            proof.answered();
+            r.into_inner()
+        }
+        Err(s) => {
+            let e = classify(&s);
+            if matches!(e, DispatchError::Refused(_)) || s.code() == tonic::Code::FailedPrecondition
+            {
+                // sbatchd answered: the connection works.
+                proof.answered();
+            }
+            return Err(e);
+        }
+    };
     Ok((reply.pid, reply.pgid))
 }
 
@@ -250,6 +352,36 @@ mod tests {
     fn connect_failure(kind: std::io::ErrorKind) -> tonic::Status {
         let io = std::io::Error::new(kind, "connect");
         tonic::Status::from_error(Box::new(tonic::ConnectError(Box::new(io))))
+    }
+
+    /// A kept connection is reused only while an answer came on it within the window:
+    /// never before its first answer, and not once the window has passed.
+    #[tokio::test]
+    async fn a_kept_connection_is_reused_only_while_proven() {
+        let auth = basalt_runtime::Authenticator::unavailable("a test".to_owned());
+        let addr = "127.0.0.1:1".parse().expect("addr");
+        let client = sbpb::sbatchd_peer_client::SbatchdPeerClient::new(
+            basalt_runtime::auth_channel(addr, "h", Duration::from_secs(1), &auth)
+                .expect("channel"),
+        );
+        let base = Instant::now() - Duration::from_secs(10);
+        let k = Kept {
+            client,
+            answered: Arc::new(AtomicU64::new(0)),
+            base,
+        };
+        let now = Instant::now();
+        assert!(!k.proven(now), "no answer yet");
+        let proof = Proof {
+            answered: k.answered.clone(),
+            base: k.base,
+        };
+        proof.answered();
+        assert!(k.proven(Instant::now()), "just answered");
+        assert!(
+            !k.proven(Instant::now() + REUSE_WINDOW + Duration::from_millis(1)),
+            "the window passed"
+        );
     }
 
     #[test]

@@ -263,6 +263,7 @@ async fn serve(
         switch_retry: None,
         egroups,
         config_problem: run_opts.config_problem.clone().unwrap_or_default(),
+        peers: dispatch::Peers::default(),
     };
     std::thread::Builder::new()
         .name("mbatchd-owner".into())

@@ -99,6 +99,8 @@ pub(crate) struct OwnerState {
     pub(crate) egroups: std::collections::BTreeMap<String, Vec<String>>,
     /// See [`RunOptions::config_problem`] ("" = none).
     pub(crate) config_problem: String,
+    /// The sbatchd clients dispatches reuse while their connection is proven alive.
+    pub(crate) peers: crate::dispatch::Peers,
 }
 
 pub(crate) type Deferred = Box<dyn FnOnce() + Send>;
