@@ -57,10 +57,24 @@ impl Owner {
         &self,
         make: impl FnOnce(Reply<T>) -> Msg,
     ) -> Result<T, tonic::Status> {
+        let rx = self.send(make)?;
+        self.answer(rx).await
+    }
+
+    /// Send a message without waiting for its answer (see [`Owner::answer`]).
+    pub(crate) fn send<T>(
+        &self,
+        make: impl FnOnce(Reply<T>) -> Msg,
+    ) -> Result<oneshot::Receiver<T>, tonic::Status> {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(make(tx))
             .map_err(|_| tonic::Status::unavailable("mbatchd is shutting down"))?;
+        Ok(rx)
+    }
+
+    /// The answer to a message sent with [`Owner::send`].
+    pub(crate) async fn answer<T>(&self, rx: oneshot::Receiver<T>) -> Result<T, tonic::Status> {
         rx.await.map_err(|_| match self.health.reason() {
             Some(r) => tonic::Status::resource_exhausted(r),
             None => tonic::Status::unavailable("mbatchd is shutting down"),

@@ -573,14 +573,69 @@ impl MbatchdPeer for MbatchdService {
                 reply,
             })
             .await?;
-        let kind = match ack {
-            Some(Ack::Ok) | None => pb::AckKind::Ok,
-            Some(Ack::NoJob) => pb::AckKind::NoJob,
-            Some(Ack::StopJob) => pb::AckKind::StopJob,
+        Ok(Response::new(report_ack(ack, epoch)))
+    }
+
+    async fn report_jobs(
+        &self,
+        request: Request<pb::JobReports>,
+    ) -> Result<Response<pb::ReportAcks>, Status> {
+        let Some(first) = request.get_ref().reports.first() else {
+            return Ok(Response::new(pb::ReportAcks::default()));
         };
-        Ok(Response::new(pb::ReportAck {
-            kind: kind as i32,
-            epoch,
-        }))
+        let host = first.host.clone();
+        self.check_sbatchd(&request, &host).await?;
+        let reports = request.into_inner().reports;
+        if reports.len() > MAX_REPORTS {
+            return Err(Status::invalid_argument(format!(
+                "{} reports in one call (at most {MAX_REPORTS})",
+                reports.len()
+            )));
+        }
+        // Every report is checked before any is applied: one refused refuses the call.
+        let mut checked = Vec::with_capacity(reports.len());
+        for req in &reports {
+            check_protocol(req.protocol.as_ref())?;
+            if !basalt_core::same_host(&req.host, &host) {
+                tracing::warn!(%host, claimed = %req.host, "sbatchd reports for another host");
+                return Err(Status::permission_denied(basalt_auth::PERMISSION_DENIED));
+            }
+            checked.push(basalt_wire::report(req).ok_or_else(|| {
+                Status::invalid_argument(format!(
+                    "job report without a job id or of unspecified kind {}",
+                    req.kind
+                ))
+            })?);
+        }
+        // All sent before any answer is awaited: the owner applies them in order, in
+        // one iteration (one commit) when they arrive together.
+        let mut answers = Vec::with_capacity(checked.len());
+        for report in checked {
+            answers.push(self.owner.send(|reply| Msg::Report {
+                report: Some(report),
+                reply,
+            })?);
+        }
+        let mut acks = Vec::with_capacity(answers.len());
+        for a in answers {
+            let (ack, epoch) = self.owner.answer(a).await?;
+            acks.push(report_ack(ack, epoch));
+        }
+        Ok(Response::new(pb::ReportAcks { acks }))
+    }
+}
+
+/// The most reports one `ReportJobs` call may carry.
+const MAX_REPORTS: usize = 1024;
+
+fn report_ack(ack: Option<Ack>, epoch: u64) -> pb::ReportAck {
+    let kind = match ack {
+        Some(Ack::Ok) | None => pb::AckKind::Ok,
+        Some(Ack::NoJob) => pb::AckKind::NoJob,
+        Some(Ack::StopJob) => pb::AckKind::StopJob,
+    };
+    pb::ReportAck {
+        kind: kind as i32,
+        epoch,
     }
 }

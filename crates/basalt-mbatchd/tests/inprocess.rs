@@ -164,6 +164,46 @@ async fn arrays_and_dependencies_through_grpc() -> anyhow::Result<()> {
         .await
         .expect_err("a report of unspecified kind is refused");
     assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+    // In a ReportJobs call too; and a call carrying another host's report is refused
+    // as a whole (nothing of it applied); an empty call is answered with no ack.
+    let bad = pb::JobReport {
+        protocol: Some(basalt_proto::PROTOCOL),
+        host: "hostA".into(),
+        id: Some(one),
+        attempt: 1,
+        seq: 1_000_000,
+        ..Default::default()
+    };
+    let e = peer
+        .report_jobs(pb::JobReports {
+            reports: vec![bad.clone(), bad.clone()],
+        })
+        .await
+        .expect_err("a batch with a report of unspecified kind is refused");
+    assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+    let other_host = pb::JobReport {
+        host: "hostB".into(),
+        kind: pb::ReportKind::Rusage as i32,
+        ..bad.clone()
+    };
+    let e = peer
+        .report_jobs(pb::JobReports {
+            reports: vec![
+                pb::JobReport {
+                    kind: pb::ReportKind::Rusage as i32,
+                    ..bad.clone()
+                },
+                other_host,
+            ],
+        })
+        .await
+        .expect_err("a batch with another host's report is refused");
+    assert_eq!(e.code(), tonic::Code::PermissionDenied, "{e:?}");
+    let none = peer
+        .report_jobs(pb::JobReports { reports: vec![] })
+        .await?
+        .into_inner();
+    assert!(none.acks.is_empty(), "{none:?}");
     // A request without a kind is refused, not taken for a kill (nor is an unknown kind).
     for kind in [0, 99] {
         let e = client

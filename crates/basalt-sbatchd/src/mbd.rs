@@ -1,11 +1,14 @@
 //! Talking to mbatchd: finding the master through the LIMs, the `SbdHello`
-//! heartbeat, and the per-job reporters that deliver `ReportJob` calls in order,
-//! retrying with back-off until each is acknowledged.
+//! heartbeat, and the per-job reporters that deliver a job's reports in order (those
+//! waiting together in one `ReportJobs` call), retrying with back-off until each is
+//! acknowledged.
 
 use crate::Shared;
 use crate::owner::{Key, Msg};
 use basalt_proto::mbatchd::mbatchd_peer_client::MbatchdPeerClient;
-use basalt_proto::mbatchd::{AckKind, JobReport, ReportKind, SbdHelloRequest};
+use basalt_proto::mbatchd::{
+    AckKind, JobReport, JobReports, ReportAck, ReportKind, SbdHelloRequest,
+};
 use basalt_runtime::AuthChannel as Channel;
 use std::sync::Arc;
 use std::time::Duration;
@@ -164,8 +167,23 @@ fn hello_failed(master: &str, failures: u32, why: &str) {
     }
 }
 
-/// Deliver one job's reports in order. Each is retried (back-off 100 ms doubling to
-/// 5 s) until mbatchd acknowledges it; `NO_JOB` ends reporting for the job.
+/// The most reports of one job sent in one `ReportJobs` call.
+const MAX_BATCH: usize = 64;
+
+/// What delivering a report (or a batch) came to.
+enum Delivered {
+    /// Acknowledged; reporting goes on.
+    Acked,
+    /// `NO_JOB`: reporting ends for this job.
+    NoJob,
+    /// Not acknowledged (no answer, an error, an unknown kind): send again later.
+    Again,
+}
+
+/// Deliver one job's reports in order. The reports waiting together go in one
+/// `ReportJobs` call (one by one with `ReportJob` when mbatchd does not have it). Each
+/// is retried (back-off 100 ms doubling to 5 s) until mbatchd acknowledges it;
+/// `NO_JOB` ends reporting for the job.
 pub async fn reporter(
     shared: Arc<Shared>,
     key: Key,
@@ -173,56 +191,34 @@ pub async fn reporter(
     owner: mpsc::Sender<Msg>,
     mut clients: watch::Receiver<Option<Client>>,
 ) {
-    while let Some(mut report) = rx.recv().await {
-        let kind = ReportKind::try_from(report.kind).unwrap_or(ReportKind::Unspecified);
+    let mut pending: Vec<JobReport> = Vec::new();
+    loop {
+        if pending.is_empty() {
+            match rx.recv().await {
+                Some(r) => pending.push(r),
+                None => return,
+            }
+        }
+        while pending.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(r) => pending.push(r),
+                Err(_) => break,
+            }
+        }
         let mut backoff = Duration::from_millis(100);
-        loop {
+        while !pending.is_empty() {
             let client = clients.borrow_and_update().clone();
-            if let Some(mut c) = client {
-                report.epoch = shared.epoch();
-                match tokio::time::timeout(RPC_TIMEOUT, c.report_job(report.clone())).await {
-                    Ok(Ok(ack)) => {
-                        let ack = ack.into_inner();
-                        // A missing or unknown kind acknowledges nothing: send again.
-                        let ack_kind = match AckKind::try_from(ack.kind) {
-                            Ok(AckKind::Unspecified) | Err(_) => None,
-                            Ok(k) => Some(k),
-                        };
-                        let Some(ack_kind) = ack_kind else {
-                            warn!(
-                                "job {}: report {}: acknowledgement of unknown kind {}; sending it again",
-                                key.0, report.seq, ack.kind
-                            );
-                            tokio::time::sleep(backoff).await;
-                            backoff = (backoff * 2).min(Duration::from_secs(5));
-                            continue;
-                        };
-                        debug!(
-                            "job {} idx {} attempt {}: report {} ({kind:?}) acknowledged: {ack_kind:?}",
-                            key.0, key.1, key.2, report.seq
-                        );
-                        let _ = owner
-                            .send(Msg::Acked {
-                                key,
-                                seq: report.seq,
-                                kind,
-                                ack: ack_kind,
-                                epoch: ack.epoch,
-                            })
-                            .await;
-                        if ack_kind == AckKind::NoJob {
-                            return;
-                        }
-                        break;
-                    }
-                    Ok(Err(e)) => {
-                        debug!("job {}: report {}: {}", key.0, report.seq, e.message());
-                        shared.relocate.notify_one();
-                    }
-                    Err(_) => {
-                        debug!("job {}: report {}: timed out", key.0, report.seq);
-                        shared.relocate.notify_one();
-                    }
+            if let Some(c) = client {
+                let epoch = shared.epoch();
+                for r in &mut pending {
+                    r.epoch = epoch;
+                }
+                let (done, outcome) = deliver(&shared, key, &pending, c, &owner).await;
+                pending.drain(..done);
+                match outcome {
+                    Delivered::NoJob => return,
+                    Delivered::Acked => continue,
+                    Delivered::Again => {}
                 }
             }
             tokio::select! {
@@ -235,5 +231,113 @@ pub async fn reporter(
             }
             backoff = (backoff * 2).min(Duration::from_secs(5));
         }
+    }
+}
+
+/// Send `reports` (in order); returns how many of them were acknowledged and what the
+/// last answer came to.
+async fn deliver(
+    shared: &Shared,
+    key: Key,
+    reports: &[JobReport],
+    mut c: Client,
+    owner: &mpsc::Sender<Msg>,
+) -> (usize, Delivered) {
+    if reports.len() > 1 {
+        let call = c.report_jobs(JobReports {
+            reports: reports.to_vec(),
+        });
+        match tokio::time::timeout(RPC_TIMEOUT, call).await {
+            Ok(Ok(acks)) => {
+                let acks = acks.into_inner().acks;
+                let mut done = 0;
+                for (report, ack) in reports.iter().zip(acks) {
+                    match acknowledged(key, report, ack, owner).await {
+                        Delivered::Acked => done += 1,
+                        other => return (done, other),
+                    }
+                }
+                // Fewer acknowledgements than reports: the rest go again.
+                let outcome = if done == reports.len() {
+                    Delivered::Acked
+                } else {
+                    Delivered::Again
+                };
+                return (done, outcome);
+            }
+            Ok(Err(e)) if e.code() == tonic::Code::Unimplemented => {
+                debug!("mbatchd has no ReportJobs: reporting one by one");
+            }
+            Ok(Err(e)) => {
+                debug!("job {}: {} reports: {}", key.0, reports.len(), e.message());
+                shared.relocate.notify_one();
+                return (0, Delivered::Again);
+            }
+            Err(_) => {
+                debug!("job {}: {} reports: timed out", key.0, reports.len());
+                shared.relocate.notify_one();
+                return (0, Delivered::Again);
+            }
+        }
+    }
+    let mut done = 0;
+    for report in reports {
+        match tokio::time::timeout(RPC_TIMEOUT, c.report_job(report.clone())).await {
+            Ok(Ok(ack)) => match acknowledged(key, report, ack.into_inner(), owner).await {
+                Delivered::Acked => done += 1,
+                other => return (done, other),
+            },
+            Ok(Err(e)) => {
+                debug!("job {}: report {}: {}", key.0, report.seq, e.message());
+                shared.relocate.notify_one();
+                return (done, Delivered::Again);
+            }
+            Err(_) => {
+                debug!("job {}: report {}: timed out", key.0, report.seq);
+                shared.relocate.notify_one();
+                return (done, Delivered::Again);
+            }
+        }
+    }
+    (done, Delivered::Acked)
+}
+
+/// Tell the owner what mbatchd answered to `report`.
+async fn acknowledged(
+    key: Key,
+    report: &JobReport,
+    ack: ReportAck,
+    owner: &mpsc::Sender<Msg>,
+) -> Delivered {
+    let kind = ReportKind::try_from(report.kind).unwrap_or(ReportKind::Unspecified);
+    // A missing or unknown kind acknowledges nothing: send again.
+    let ack_kind = match AckKind::try_from(ack.kind) {
+        Ok(AckKind::Unspecified) | Err(_) => None,
+        Ok(k) => Some(k),
+    };
+    let Some(ack_kind) = ack_kind else {
+        warn!(
+            "job {}: report {}: acknowledgement of unknown kind {}; sending it again",
+            key.0, report.seq, ack.kind
+        );
+        return Delivered::Again;
+    };
+    debug!(
+        "job {} idx {} attempt {}: report {} ({kind:?}) acknowledged: {ack_kind:?}",
+        key.0, key.1, key.2, report.seq
+    );
+    let _ = owner
+        .send(Msg::Acked {
+            key,
+            seq: report.seq,
+            kind,
+            ack: ack_kind,
+            epoch: ack.epoch,
+        })
+        .await;
+    if ack_kind == AckKind::NoJob {
+        Delivered::NoJob
+    } else {
+        Delivered::Acked
     }
 }

@@ -31,6 +31,11 @@ struct Recorded {
     running: BTreeMap<u64, mpb::SbdJob>,
     /// Jobs this mbatchd has forgotten: not listed, answered STOP_JOB.
     forgotten: std::collections::BTreeSet<u64>,
+    /// Answer `ReportJobs` UNIMPLEMENTED (an mbatchd from before it).
+    no_batches: bool,
+    /// `ReportJobs` calls taken, and the most reports one carried.
+    batches: usize,
+    largest_batch: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -65,8 +70,33 @@ impl MbatchdPeer for FakeMbd {
         &self,
         request: Request<mpb::JobReport>,
     ) -> Result<Response<mpb::ReportAck>, Status> {
-        let r = request.into_inner();
         let mut rec = self.rec.lock().expect("lock");
+        Ok(Response::new(
+            self.take_report(&mut rec, request.into_inner()),
+        ))
+    }
+
+    async fn report_jobs(
+        &self,
+        request: Request<mpb::JobReports>,
+    ) -> Result<Response<mpb::ReportAcks>, Status> {
+        let mut rec = self.rec.lock().expect("lock");
+        if rec.no_batches {
+            return Err(Status::unimplemented("no ReportJobs here"));
+        }
+        let reports = request.into_inner().reports;
+        rec.batches += 1;
+        rec.largest_batch = rec.largest_batch.max(reports.len());
+        let acks = reports
+            .into_iter()
+            .map(|r| self.take_report(&mut rec, r))
+            .collect();
+        Ok(Response::new(mpb::ReportAcks { acks }))
+    }
+}
+
+impl FakeMbd {
+    fn take_report(&self, rec: &mut Recorded, r: mpb::JobReport) -> mpb::ReportAck {
         let job = r.id.as_ref().map_or(0, |i| i.job_id);
         let mut kind = rec.acks.get(&job).copied().unwrap_or(AckKind::Ok);
         if rec.forgotten.contains(&job) {
@@ -88,10 +118,10 @@ impl MbatchdPeer for FakeMbd {
             rec.running.remove(&job);
         }
         rec.reports.push(r);
-        Ok(Response::new(mpb::ReportAck {
+        mpb::ReportAck {
             kind: kind as i32,
             epoch: self.epoch,
-        }))
+        }
     }
 }
 
@@ -867,7 +897,13 @@ async fn no_job_ack_kills_and_restart_readopts() {
     })
     .await
     .expect("killed");
-    assert_eq!(h.reports(401).len(), 1, "reporting stops after NO_JOB");
+    // Reporting stops after NO_JOB: nothing after the call that got it (its start, and
+    // its execution details when they went in the same call), never its end.
+    let sent = h.reports(401);
+    assert!(
+        sent.len() <= 2 && !sent.iter().any(|r| r.kind == ReportKind::Finished as i32),
+        "reporting stops after NO_JOB: {sent:?}"
+    );
 
     // A job keeps running while sbatchd restarts, and the new sbatchd reports its end.
     let out = h.work.join("a.%J");
@@ -1480,4 +1516,44 @@ async fn an_idle_supervisor_pool_is_stopped_and_the_next_job_starts_one() {
     let second = pools(&h.state);
     assert_eq!(second.len(), 1, "{second:?}");
     assert_ne!(second, first, "a new pool");
+}
+
+/// The reports of a job that wait together go to mbatchd in one `ReportJobs` call (a
+/// job's start and its execution details are recorded together); an mbatchd without
+/// `ReportJobs` gets them one by one, in the same order, none lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_waiting_together_go_in_one_call_or_one_by_one() {
+    let h = Harness::start("sbd-batch").await;
+    h.start_job(EPOCH, h.spec(1701, "true", false, ""))
+        .await
+        .expect("start");
+    let fin = h.wait_report(1701, ReportKind::Finished).await;
+    assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+    let kinds = |id| -> Vec<i32> { h.reports(id).iter().map(|r| r.kind).collect() };
+    let seqs = |id| -> Vec<u64> { h.reports(id).iter().map(|r| r.seq).collect() };
+    let want = vec![
+        ReportKind::Started as i32,
+        ReportKind::Executing as i32,
+        ReportKind::Finished as i32,
+    ];
+    assert_eq!(kinds(1701), want);
+    assert_eq!(seqs(1701), vec![1, 2, 3]);
+    {
+        let rec = h.rec.lock().expect("lock");
+        assert!(
+            rec.batches >= 1 && rec.largest_batch >= 2,
+            "{} calls, largest {}",
+            rec.batches,
+            rec.largest_batch
+        );
+    }
+
+    h.rec.lock().expect("lock").no_batches = true;
+    h.start_job(EPOCH, h.spec(1702, "true", false, ""))
+        .await
+        .expect("start");
+    let fin = h.wait_report(1702, ReportKind::Finished).await;
+    assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+    assert_eq!(kinds(1702), want);
+    assert_eq!(seqs(1702), vec![1, 2, 3]);
 }
