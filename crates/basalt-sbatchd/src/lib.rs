@@ -60,12 +60,15 @@
 //!   job, whoever writes it). A supervisor that has not recorded itself yet (sbatchd
 //!   died while starting it) gets 10 s to do so. Job directories no row owns are
 //!   removed.
-//! * **Reports** ([`mbd`]): every event becomes one `ReportJob` with the event's
+//! * **Reports** ([`mbd`]): every event becomes one report with the event's
 //!   sequence number (so a resend after a restart is recognised by mbatchd), sent in
-//!   order per job, retried with back-off until acknowledged, never dropped. Ack
-//!   `NO_JOB`: reporting stops (recorded in the table) and a job still running is
-//!   killed (mbatchd logs a dispatch before sending it, so a job it does not know is
-//!   a stale copy, e.g. an old attempt after a partition). Ack `STOP_JOB`: the kill
+//!   order per job (the reports waiting together in one `ReportJobs` call), retried
+//!   with back-off until acknowledged, never dropped. The newest acknowledged
+//!   sequence number of each job is written to the table once a second (a crash loses
+//!   at most that second of acknowledgements: those events are sent again). Ack
+//!   `NO_JOB`: reporting stops (recorded in the table at once) and a job still running
+//!   is killed (mbatchd logs a dispatch before sending it, so a job it does not know
+//!   is a stale copy, e.g. an old attempt after a partition). Ack `STOP_JOB`: the kill
 //!   sequence. A job leaves the table once its final report is acknowledged.
 //! * **Heartbeat** ([`mbd`]): `SbdHello` at start (`restarted`) and every
 //!   `hello_interval` (default 5 s), listing the jobs this host runs; the reply's

@@ -169,6 +169,15 @@ impl JobDb {
     /// mbatchd acknowledged the job's events up to `seq`: remember it and prune the
     /// acknowledged `rusage` events.
     pub fn ack(&mut self, key: Key, seq: u64) -> Result<(), DbError> {
+        self.ack_many(&[(key, seq)])
+    }
+
+    /// Record several jobs' newest acknowledged events (as [`JobDb::ack`]) in one
+    /// transaction.
+    pub fn ack_many(&mut self, acks: &[(Key, u64)]) -> Result<(), DbError> {
+        if acks.is_empty() {
+            return Ok(());
+        }
         self.durability(false)?;
         let path = self.path.clone();
         let err = |source| DbError::Sqlite {
@@ -179,18 +188,20 @@ impl JobDb {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err)?;
-        tx.prepare_cached(
-            "UPDATE jobs SET acked_seq = MAX(acked_seq, ?4)
-             WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
-        )
-        .and_then(|mut st| st.execute(params![i(key.0), key.1, key.2, i(seq)]))
-        .map_err(err)?;
-        tx.prepare_cached(
-            "DELETE FROM events WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3
-             AND seq <= ?4 AND kind = 'rusage'",
-        )
-        .and_then(|mut st| st.execute(params![i(key.0), key.1, key.2, i(seq)]))
-        .map_err(err)?;
+        for &(key, seq) in acks {
+            tx.prepare_cached(
+                "UPDATE jobs SET acked_seq = MAX(acked_seq, ?4)
+                 WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
+            )
+            .and_then(|mut st| st.execute(params![i(key.0), key.1, key.2, i(seq)]))
+            .map_err(err)?;
+            tx.prepare_cached(
+                "DELETE FROM events WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3
+                 AND seq <= ?4 AND kind = 'rusage'",
+            )
+            .and_then(|mut st| st.execute(params![i(key.0), key.1, key.2, i(seq)]))
+            .map_err(err)?;
+        }
         tx.commit().map_err(err)
     }
 

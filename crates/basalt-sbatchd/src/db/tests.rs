@@ -160,3 +160,37 @@ fn jobs_events_acks_and_removal() {
     assert_eq!(seq, 1 + REBOOT_SEQ_GAP);
     assert_eq!(end.seq, seq);
 }
+
+/// Acknowledgements of several jobs are recorded in one call; each only raises its
+/// job's number, and a job without a row is passed over.
+#[test]
+fn acknowledgements_of_several_jobs_in_one_call() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let mut db = JobDb::open(&d.path().join(DB_FILE), true).expect("open");
+    let launch = Launch {
+        host: "hostA".into(),
+        ..Default::default()
+    };
+    let (a, b) = ((1, 0, 1), (2, 0, 1));
+    for k in [a, b] {
+        db.insert_job(k, &spec(k.0), &launch, 100).expect("insert");
+        let mut evs = [
+            Event {
+                kind: EventKind::Started,
+                ..Default::default()
+            },
+            Event {
+                kind: EventKind::Executing,
+                ..Default::default()
+            },
+        ];
+        db.append_events(k, &mut evs).expect("append");
+    }
+    db.ack_many(&[(a, 2), (b, 1), ((9, 0, 1), 5)])
+        .expect("acks");
+    db.ack_many(&[(a, 1)])
+        .expect("an older ack changes nothing");
+    db.ack_many(&[]).expect("nothing to record");
+    let acked = |k| db.job(k).expect("job").map(|j| j.acked_seq);
+    assert_eq!((acked(a), acked(b)), (Some(2), Some(1)));
+}

@@ -349,8 +349,8 @@ impl Owner {
         }
         // A job about to be forgotten needs no acknowledgement on record: its row goes.
         if record_ack && !self.removable(key) {
-            self.db
-                .send("recording an acknowledgement", move |db| db.ack(key, seq));
+            let newest = self.pending_acks.entry(key).or_insert(seq);
+            *newest = (*newest).max(seq);
         }
         self.maybe_remove(key);
     }
@@ -370,6 +370,7 @@ impl Owner {
             return;
         }
         if let Some(job) = self.jobs.remove(&key) {
+            self.pending_acks.remove(&key);
             let now = Instant::now();
             while let Some(&(t, old)) = self.recent_order.front() {
                 if now.duration_since(t) < RECENT_KEEP {

@@ -170,9 +170,16 @@ pub struct Owner {
     /// front (a walk over all of `recent` at every job's end was O(jobs) per job: 600 s of
     /// a fast drain is a hundred thousand entries).
     recent_order: std::collections::VecDeque<(Instant, Key)>,
+    /// Acknowledgements not yet on record, written together every [`ACK_FLUSH`]: one
+    /// lost in a crash only makes the restarted sbatchd send its events again, which
+    /// mbatchd recognises by their sequence numbers.
+    pending_acks: BTreeMap<Key, u64>,
 }
 
 const RECENT_KEEP: Duration = Duration::from_secs(600);
+
+/// How often the acknowledgements mbatchd gave are written to the job table.
+const ACK_FLUSH: Duration = Duration::from_secs(1);
 
 impl Owner {
     pub fn new(
@@ -189,6 +196,7 @@ impl Owner {
             jobs: BTreeMap::new(),
             recent: BTreeMap::new(),
             recent_order: std::collections::VecDeque::new(),
+            pending_acks: BTreeMap::new(),
         }
     }
 
@@ -196,12 +204,28 @@ impl Owner {
         for f in found {
             self.adopt(f);
         }
-        while let Some(msg) = rx.recv().await {
-            match msg {
-                Msg::Shutdown => break,
-                m => self.handle(m),
+        let mut flush = tokio::time::interval(ACK_FLUSH);
+        flush.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                msg = rx.recv() => match msg {
+                    None | Some(Msg::Shutdown) => break,
+                    Some(m) => self.handle(m),
+                },
+                _ = flush.tick() => self.flush_acks(),
             }
         }
+        self.flush_acks();
+    }
+
+    /// Write the acknowledgements gathered since the last flush, in one transaction.
+    fn flush_acks(&mut self) {
+        if self.pending_acks.is_empty() {
+            return;
+        }
+        let acks: Vec<(Key, u64)> = std::mem::take(&mut self.pending_acks).into_iter().collect();
+        self.db
+            .send("recording acknowledgements", move |db| db.ack_many(&acks));
     }
 
     fn check_epoch(&self, epoch: u64) -> Result<(), Status> {
