@@ -18,6 +18,7 @@
 //! of file comes at once, and the job is recorded as never started (as for a
 //! supervisor that died before it started the job).
 
+use crate::state::SupervisorId;
 use nix::sys::socket::{
     AddressFamily, ControlMessage, MsgFlags, SockFlag, SockType, UnixAddr, recv, sendmsg,
     setsockopt, socketpair, sockopt,
@@ -28,6 +29,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc as stdmpsc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tracing::{debug, warn};
@@ -52,6 +54,8 @@ struct Request {
 #[derive(Debug, Clone)]
 pub struct Pool {
     tx: stdmpsc::Sender<Request>,
+    /// The supervisor that takes new jobs now, if one runs.
+    current: Arc<Mutex<Option<SupervisorId>>>,
 }
 
 impl Pool {
@@ -64,6 +68,8 @@ impl Pool {
         idle: Duration,
     ) -> std::io::Result<Pool> {
         let (tx, rx) = stdmpsc::channel::<Request>();
+        let current = Arc::new(Mutex::new(None));
+        let current_here = current.clone();
         std::thread::Builder::new()
             .name("sbd-supervisor-pool".to_owned())
             .spawn(move || {
@@ -73,6 +79,7 @@ impl Pool {
                     env,
                     proc: None,
                     retired: Vec::new(),
+                    current: current_here,
                 };
                 let mut last_job = std::time::Instant::now();
                 loop {
@@ -96,7 +103,13 @@ impl Pool {
                 // follows its jobs to their end).
                 owner.retire();
             })?;
-        Ok(Pool { tx })
+        Ok(Pool { tx, current })
+    }
+
+    /// The supervisor that takes new jobs now (None before the first job, or after it
+    /// was let go of).
+    pub fn current(&self) -> Option<SupervisorId> {
+        self.current.lock().ok().and_then(|c| c.clone())
     }
 
     /// Hand the job whose directory is `name` (under the state root) to the
@@ -123,6 +136,8 @@ struct Owner {
     proc: Option<Proc>,
     /// Supervisors let go of that have not exited yet.
     retired: Vec<Child>,
+    /// Shared with [`Pool::current`].
+    current: Arc<Mutex<Option<SupervisorId>>>,
 }
 
 impl Owner {
@@ -153,12 +168,20 @@ impl Owner {
                 )
             })?;
         debug!("job supervisor started (pid {})", child.id());
+        self.set_current(SupervisorId::of(child.id()));
         Ok(Proc { child, sock: ours })
     }
 
     /// Let the supervisor go: its socket is closed (it takes no new job and exits
     /// when its jobs have ended); it is reaped later.
+    fn set_current(&self, id: Option<SupervisorId>) {
+        if let Ok(mut c) = self.current.lock() {
+            *c = id;
+        }
+    }
+
     fn retire(&mut self) {
+        self.set_current(None);
         if let Some(p) = self.proc.take() {
             drop(p.sock);
             self.retired.push(p.child);

@@ -7,14 +7,16 @@ use basalt_proto::sbatchd::JobSpec;
 use rusqlite::{OptionalExtension, TransactionBehavior, params};
 
 impl JobDb {
-    /// Record a new job (not fsynced, see the module doc). A leftover row of the
-    /// same key and its events are replaced.
+    /// Record a new job (not fsynced, see the module doc), with the supervisor it is
+    /// about to be handed to when known. A leftover row of the same key and its events
+    /// are replaced.
     pub fn insert_job(
         &mut self,
         key: Key,
         spec: &JobSpec,
         launch: &Launch,
         now: i64,
+        supervisor: Option<&SupervisorId>,
     ) -> Result<(), DbError> {
         use prost::Message;
         let launch_json = serde_json::to_string(launch).map_err(|e| DbError::Corrupt {
@@ -40,11 +42,32 @@ impl JobDb {
         tx.prepare_cached("DELETE FROM jobs WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3")
             .and_then(|mut st| st.execute(params![k.0, k.1, k.2]))
             .map_err(err)?;
+        let (sup_pid, sup_start, sup_boot) = match supervisor {
+            Some(s) => (
+                Some(i64::from(s.pid)),
+                Some(i(s.start)),
+                Some(s.boot.as_str()),
+            ),
+            None => (None, None, None),
+        };
         tx.prepare_cached(
-            "INSERT INTO jobs (job_id, idx, attempt, created, spec, launch)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO jobs (job_id, idx, attempt, created, spec, launch,
+                               sup_pid, sup_start, sup_boot)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )
-        .and_then(|mut st| st.execute(params![k.0, k.1, k.2, now, spec_bytes, launch_json]))
+        .and_then(|mut st| {
+            st.execute(params![
+                k.0,
+                k.1,
+                k.2,
+                now,
+                spec_bytes,
+                launch_json,
+                sup_pid,
+                sup_start,
+                sup_boot
+            ])
+        })
         .map_err(err)?;
         tx.commit().map_err(err)
     }

@@ -53,7 +53,8 @@ fn jobs_events_acks_and_removal() {
         sample_ms: 300,
         ..Default::default()
     };
-    a.insert_job(key, &spec(7), &launch, 100).expect("insert");
+    a.insert_job(key, &spec(7), &launch, 100, None)
+        .expect("insert");
     let me = SupervisorId::of(std::process::id()).expect("own id");
     b.set_supervisor(key, &me).expect("sup");
     assert_eq!(a.supervisor(key).expect("read"), Some(me.clone()));
@@ -115,7 +116,8 @@ fn jobs_events_acks_and_removal() {
     assert!(a.job(key).expect("job").is_some_and(|j| j.abandoned));
 
     // Replacing a leftover of the same key starts its history afresh.
-    a.insert_job(key, &spec(7), &launch, 200).expect("again");
+    a.insert_job(key, &spec(7), &launch, 200, None)
+        .expect("again");
     let j = a.job(key).expect("job").expect("there");
     assert_eq!((j.last_seq, j.events.len(), j.created), (0, 0, 200));
     assert_eq!(j.supervisor, None);
@@ -126,7 +128,8 @@ fn jobs_events_acks_and_removal() {
     assert!(b.append_event(key, &mut stop).is_err(), "no job, no event");
 
     // One end per job: whoever records it first (supervisor or sbatchd) wins.
-    a.insert_job(key, &spec(7), &launch, 300).expect("insert");
+    a.insert_job(key, &spec(7), &launch, 300, None)
+        .expect("insert");
     let mut end = Event {
         kind: EventKind::Finished,
         state: jstat::EXIT,
@@ -145,8 +148,12 @@ fn jobs_events_acks_and_removal() {
     let j = a.job(key).expect("job").expect("there");
     assert_eq!((j.state, j.last_seq, j.events.len()), (jstat::EXIT, 1, 1));
 
-    // The end of a job of an earlier boot jumps past any number lost with it.
-    a.insert_job(key, &spec(7), &launch, 400).expect("insert");
+    // The end of a job of an earlier boot jumps past any number lost with it. (Its
+    // supervisor recorded with it, as sbatchd does when it knows which takes the job.)
+    let me = SupervisorId::of(std::process::id()).expect("own id");
+    a.insert_job(key, &spec(7), &launch, 400, Some(&me))
+        .expect("insert");
+    assert_eq!(a.supervisor(key).expect("supervisor"), Some(me));
     let mut first = Event {
         kind: EventKind::Started,
         ..Default::default()
@@ -173,7 +180,8 @@ fn acknowledgements_of_several_jobs_in_one_call() {
     };
     let (a, b) = ((1, 0, 1), (2, 0, 1));
     for k in [a, b] {
-        db.insert_job(k, &spec(k.0), &launch, 100).expect("insert");
+        db.insert_job(k, &spec(k.0), &launch, 100, None)
+            .expect("insert");
         let mut evs = [
             Event {
                 kind: EventKind::Started,

@@ -29,6 +29,8 @@ pub(super) async fn launch(
     launch.terminate_interval = shared.terminate_interval.load(Ordering::SeqCst);
     let prep_dir = dir.clone();
     let clock = shared.clock.clone();
+    // The supervisor the job goes to, recorded with it (it then need not record itself).
+    let supervisor = shared.pool.current();
     let prepared = db
         .call(move |db| {
             prepare_dir(&prep_dir).map_err(|e| {
@@ -37,7 +39,7 @@ pub(super) async fn launch(
                     prep_dir.display()
                 )
             })?;
-            db.insert_job(key, &spec, &launch, clock.now_secs())
+            db.insert_job(key, &spec, &launch, clock.now_secs(), supervisor.as_ref())
                 .map_err(|e| format!("cannot record the job: {e}"))
         })
         .await

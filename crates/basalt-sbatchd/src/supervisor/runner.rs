@@ -218,12 +218,6 @@ impl Runner {
             }
         }
         let Some(jobs) = self.db.as_mut() else { return };
-        if let Some(me) = &self.me
-            && let Err(e) = jobs.set_supervisor(key, me)
-        {
-            tracing::error!("job supervisor {}: {e}", dir.display());
-            return;
-        }
         let stored = match jobs.job(key) {
             Ok(Some(j)) => j,
             Ok(None) => {
@@ -252,6 +246,15 @@ impl Runner {
                 return;
             }
         };
+        // sbatchd records the supervisor it hands the job to; one started since (the
+        // one it knew had died) records itself.
+        if let Some(me) = &self.me
+            && stored.supervisor.as_ref() != Some(me)
+            && let Err(e) = jobs.set_supervisor(key, me)
+        {
+            tracing::error!("job supervisor {}: {e}", dir.display());
+            return;
+        }
         if !stored.events.is_empty() || stored.last_seq > 0 {
             // Started before (or declared dead by sbatchd): never run a job twice.
             tracing::error!(
