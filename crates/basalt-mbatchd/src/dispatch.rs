@@ -218,50 +218,50 @@ impl OwnerState {
             job_id: j.id,
             idx: j.idx,
             attempt,
-            user: j.sub.user.clone(),
+            user: j.sub.user.to_string(),
             uid: j.sub.uid,
             gid: 0,
             // An element gets the array's spec (`arr[1-10]%2`) and is_array: sbatchd makes
             // LSB_JOBNAME `arr[3]`, LSB_JOBINDEX and %I from them.
             job_name: if j.is_element() {
-                j.sub.job_name.clone()
+                j.sub.job_name.to_string()
             } else {
                 j.display_name()
             },
-            queue: j.queue.clone(),
+            queue: j.queue.to_string(),
             exec_hosts: j.hosts.clone(),
-            sub_cwd: j.sub.cwd.clone(),
-            spec_cwd: j.sub.spec_cwd.clone(),
-            in_file: j.sub.in_file.clone(),
-            out_file: j.sub.out_file.clone(),
-            err_file: j.sub.err_file.clone(),
+            sub_cwd: j.sub.cwd.to_string(),
+            spec_cwd: j.sub.spec_cwd.to_string(),
+            in_file: j.sub.in_file.to_string(),
+            out_file: j.sub.out_file.to_string(),
+            err_file: j.sub.err_file.to_string(),
             out_overwrite: j.sub.options2 & basalt_core::job::sub2::OUT_OVERWRITE != 0,
             err_overwrite: j.sub.options2 & basalt_core::job::sub2::ERR_OVERWRITE != 0,
-            from_host: j.sub.from_host.clone(),
-            sub_home: j.sub.sub_home_dir.clone(),
+            from_host: j.sub.from_host.to_string(),
+            sub_home: j.sub.sub_home_dir.to_string(),
             submit_time: j.sub.submit_time,
-            job_file_name: j.sub.job_file.clone(),
+            job_file_name: j.sub.job_file.to_string(),
             job_file: Vec::new(),
-            command: j.sub.command.clone(),
+            command: j.sub.command.to_string(),
             // Its own limits, else its queue's (lsb.queues RUNLIMIT, MEMLIMIT, ...).
             rlimits: self.sched.effective_rlimits(j).to_vec(),
             umask: j.sub.umask,
             nice: q.and_then(|q| q.nice).unwrap_or(0),
-            project: j.sub.project.clone(),
+            project: j.sub.project.to_string(),
             cluster: self.sched.config().cluster.clone(),
-            res_req: j.sub.res_req.clone(),
-            login_shell: j.sub.login_shell.clone(),
+            res_req: j.sub.res_req.to_string(),
+            login_shell: j.sub.login_shell.to_string(),
             job_controls: q
                 .map(|q| q.job_controls.clone().into_iter().collect())
                 .unwrap_or_default(),
-            pre_exec: j.sub.pre_exec.clone(),
+            pre_exec: j.sub.pre_exec.to_string(),
             num_processors: j.hosts.len().max(1) as u32,
             max_processors: j.sub.max_processors,
             is_array: j.is_element(),
             // Only `brun -f` exempts a job from load suspension (seed 000).
             forced: j.no_stop,
             term_time: j.sub.term_time,
-            mail_user: j.sub.mail_user.clone(),
+            mail_user: j.sub.mail_user.to_string(),
         })
     }
 }

@@ -35,7 +35,7 @@ impl OwnerState {
                         .jobs()
                         .range((id, 0)..=(id, u32::MAX))
                         .next()
-                        .map_or_else(String::new, |(_, j)| j.sub.queue.clone());
+                        .map_or_else(String::new, |(_, j)| j.sub.queue.to_string());
                     info!(
                         job = id,
                         "submission {token:?} was already accepted as job {id}"

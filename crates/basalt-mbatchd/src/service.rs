@@ -241,12 +241,12 @@ impl Mbatchd for MbatchdService {
         let mut sub = Box::new(basalt_wire::submission(&job));
         // FROM_HOST is the host the credential proved, not what the client wrote.
         if !caller.host.is_empty() {
-            sub.from_host = caller.host.clone();
+            sub.from_host = caller.host.as_str().into();
         }
         if req.submit_token.len() > 256 {
             return Err(Status::invalid_argument("Submission token too long"));
         }
-        sub.submit_token = req.submit_token;
+        sub.submit_token = req.submit_token.into();
         // Every bound before the owner sees it (and so before anything is logged); the
         // core checks the submission again itself.
         basalt_sched::bounds::check_submission(&sub).map_err(refused)?;

@@ -147,20 +147,21 @@ mod tests {
     fn an_over_long_or_over_deep_value_is_refused_with_lsfs_message() {
         assert!(check_submission(&ok()).is_ok());
         assert_eq!(
-            refused(|s| s.job_name = "j".repeat(MAX_JOB_NAME + 1)),
+            refused(|s| s.job_name = "j".repeat(MAX_JOB_NAME + 1).into()),
             "Bad job name"
         );
         assert_eq!(refused(|s| s.job_name = "a\nb".into()), "Bad job name");
         assert_eq!(
-            refused(|s| s.depend_cond = format!("{}done(1){}", "(".repeat(5000), ")".repeat(5000))),
+            refused(|s| s.depend_cond =
+                format!("{}done(1){}", "(".repeat(5000), ")".repeat(5000)).into()),
             "Bad dependency condition syntax"
         );
         assert_eq!(
-            refused(|s| s.res_req = "x".repeat(MAX_RES_REQ + 1)),
+            refused(|s| s.res_req = "x".repeat(MAX_RES_REQ + 1).into()),
             "Bad resource requirement syntax"
         );
         assert_eq!(
-            refused(|s| s.out_file = format!("/tmp/{}", "%J".repeat(MAX_PATH))),
+            refused(|s| s.out_file = format!("/tmp/{}", "%J".repeat(MAX_PATH)).into()),
             "Bad argument: the output file name (-o) is longer than 4095 characters"
         );
         assert_eq!(
@@ -183,14 +184,14 @@ mod tests {
             }),
             "Start time is later than termination time"
         );
-        assert!(refused(|s| s.command = "x".repeat(MAX_COMMAND + 1)).contains("longer"));
+        assert!(refused(|s| s.command = "x".repeat(MAX_COMMAND + 1).into()).contains("longer"));
         assert!(refused(|s| s.command = "a\0b".into()).contains("NUL"));
-        assert!(refused(|s| s.project = "p".repeat(MAX_NAME + 1)).contains("project"));
+        assert!(refused(|s| s.project = "p".repeat(MAX_NAME + 1).into()).contains("project"));
         // At the bounds: accepted.
         let mut s = ok();
-        s.job_name = "j".repeat(MAX_JOB_NAME);
-        s.out_file = "o".repeat(MAX_PATH);
-        s.command = "x".repeat(MAX_COMMAND);
+        s.job_name = "j".repeat(MAX_JOB_NAME).into();
+        s.out_file = "o".repeat(MAX_PATH).into();
+        s.command = "x".repeat(MAX_COMMAND).into();
         assert!(check_submission(&s).is_ok());
     }
 

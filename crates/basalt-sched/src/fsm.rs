@@ -5,7 +5,9 @@
 
 use crate::counts::RankSet;
 use crate::depend::Expr;
-use crate::{Event, GONE_KEEP_SECS, Gone, Job, JobKey, Millis, Sched, Usage, array, depend, secs};
+use crate::{
+    Event, GONE_KEEP_SECS, Gone, Job, JobKey, Millis, Sched, Str, Submission, array, depend, secs,
+};
 use basalt_core::job::{JobState, pend, sub2, susp};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -39,6 +41,41 @@ impl Sched {
             || self.gone.range((id, 0)..=(id, u32::MAX)).next().is_some()
     }
 
+    /// The submission a job keeps: `sub` with the strings many jobs repeat (user, queue,
+    /// hosts, directories, files, project...) taken from the pool, so each is kept once.
+    /// Its own strings are copied, not shared with the event: a replay frees the events
+    /// it read once applied, and what a job kept of them would pin their pages.
+    fn interned(&mut self, sub: &Submission) -> Submission {
+        let mut s = sub.clone();
+        for own in [
+            &mut s.job_file,
+            &mut s.depend_cond,
+            &mut s.job_name,
+            &mut s.command,
+            &mut s.submit_token,
+        ] {
+            *own = Str::from(own.as_str());
+        }
+        self.strs.intern_all([
+            &mut s.user,
+            &mut s.queue,
+            &mut s.res_req,
+            &mut s.from_host,
+            &mut s.cwd,
+            &mut s.in_file,
+            &mut s.out_file,
+            &mut s.err_file,
+            &mut s.sub_home_dir,
+            &mut s.pre_exec,
+            &mut s.mail_user,
+            &mut s.project,
+            &mut s.login_shell,
+            &mut s.spec_cwd,
+            &mut s.user_group,
+        ]);
+        s
+    }
+
     /// Apply a logged event. Used for live operation (through `emit`) and for replay.
     pub(crate) fn on_event(&mut self, ev: &Event) {
         // sbatchd's accept and the job's execution details change nothing a scheduling
@@ -69,10 +106,10 @@ impl Sched {
                     self.gone.remove(&k);
                 }
                 if !sub.submit_token.is_empty() {
-                    self.tokens.insert(sub.submit_token.clone(), *job_id);
+                    self.tokens.insert(sub.submit_token.to_string(), *job_id);
                 }
                 let hold = sub.options2 & sub2::HOLD != 0;
-                let shared = Arc::new((**sub).clone());
+                let shared = Arc::new(self.interned(sub));
                 let dep = match depend::parse(&sub.depend_cond) {
                     Ok(e) => e.map(Arc::new),
                     // Accepted by another product or an older Basalt: never satisfied.
@@ -93,7 +130,7 @@ impl Sched {
                         } else {
                             JobState::Pend
                         },
-                        queue: sub.queue.clone(),
+                        queue: shared.queue.clone(),
                         order: self.next_order,
                         hosts: Vec::new(),
                         start_time: 0,
@@ -101,18 +138,18 @@ impl Sched {
                         pid: 0,
                         pgid: 0,
                         exec_uid: 0,
-                        exec_user: String::new(),
-                        exec_home: String::new(),
-                        exec_cwd: String::new(),
+                        exec_user: Str::EMPTY,
+                        exec_home: Str::EMPTY,
+                        exec_cwd: Str::EMPTY,
                         reasons: if hold { susp::USER_STOP } else { 0 },
                         subreasons: 0,
                         exit_status: 0,
                         cpu_time: 0.0,
-                        term_reason: String::new(),
+                        term_reason: Str::EMPTY,
                         attempt: 0,
                         kill_as_done: false,
                         kill_ordered: None,
-                        usage: Usage::default(),
+                        usage: None,
                         pend_reasons: new_job_reasons(),
                         last_seq: 0,
                         resume_sent: false,
@@ -121,7 +158,7 @@ impl Sched {
                         pending_action: None,
                     };
                     self.counts.apply(&job, true);
-                    if let Some(old) = self.jobs.insert((*job_id, idx), job) {
+                    if let Some(old) = self.jobs.insert((*job_id, idx), Box::new(job)) {
                         self.counts.apply(&old, false);
                     }
                 }
@@ -162,9 +199,9 @@ impl Sched {
             } => {
                 if let Some(j) = self.jobs.get_mut(key) {
                     j.exec_uid = *exec_uid;
-                    j.exec_user = exec_user.clone();
-                    j.exec_home = exec_home.clone();
-                    j.exec_cwd = exec_cwd.clone();
+                    j.exec_user = self.strs.intern_text(exec_user);
+                    j.exec_home = self.strs.intern_text(exec_home);
+                    j.exec_cwd = self.strs.intern_text(exec_cwd);
                     if *pid != 0 {
                         j.pid = *pid;
                     }
@@ -196,13 +233,13 @@ impl Sched {
                     j.exit_status = *exit_status;
                     j.cpu_time = *cpu_time;
                     if let Some(u) = usage {
-                        j.usage = u.clone();
+                        j.usage = Some(Box::new(u.clone()));
                     }
                     let natural = new == JobState::Done && *exit_status == 0 && !j.kill_as_done;
                     j.term_reason = if !term_reason.is_empty() {
-                        term_reason.clone()
+                        Str::from(term_reason)
                     } else if natural {
-                        String::new()
+                        Str::EMPTY
                     } else {
                         j.kill_ordered.clone().unwrap_or_default()
                     };
@@ -256,7 +293,7 @@ impl Sched {
                 let order = self.next_order;
                 if let Some(j) = self.jobs.get_mut(key) {
                     self.counts.apply(j, false);
-                    j.queue = queue.clone();
+                    j.queue = self.strs.intern_text(queue);
                     j.order = order;
                     if j.state.is_pending() {
                         j.pend_reasons = Arc::new(BTreeMap::from([(pend::SWITCHED, Vec::new())]));
@@ -283,8 +320,8 @@ impl Sched {
                     self.gone.insert(
                         *key,
                         Gone {
-                            user: j.sub.user.clone(),
-                            job_name: j.sub.job_name.clone(),
+                            user: j.sub.user.to_string(),
+                            job_name: j.sub.job_name.to_string(),
                             seq: j.seq,
                             state: j.state,
                             exit_status: j.exit_status,
@@ -370,7 +407,7 @@ impl Sched {
         let pending: Vec<(i64, JobKey)> = self
             .counts
             .pending
-            .get(&queue)
+            .get(queue.as_str())
             .map(|set| set.iter().filter(|(_, k)| *k != key).copied().collect())
             .unwrap_or_default();
         let n = pending.len();
@@ -396,7 +433,7 @@ impl Sched {
         now_pending.sort_unstable();
         self.counts
             .pending
-            .insert(queue, RankSet::from_sorted(now_pending));
+            .insert(queue.to_string(), RankSet::from_sorted(now_pending));
     }
 
     /// Called once after replay: logs MBD_START with a new epoch.

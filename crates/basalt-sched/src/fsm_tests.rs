@@ -52,7 +52,7 @@ fn a_submission_token_names_its_job_until_the_job_is_forgotten() {
 pub(crate) fn check_counts(s: &Sched, ctx: &str) {
     assert_eq!(
         s.counts.without_empty(),
-        Counts::recount(s.jobs.values()),
+        Counts::recount(s.jobs.values().map(|j| &**j)),
         "{ctx}: counters vs recount"
     );
     for j in s.jobs.values() {
@@ -95,7 +95,7 @@ pub(crate) fn check_counts(s: &Sched, ctx: &str) {
         );
     }
     let mut queues: BTreeSet<String> = s.queues.iter().map(|q| q.name.clone()).collect();
-    queues.extend(s.jobs.values().map(|j| j.queue.clone()));
+    queues.extend(s.jobs.values().map(|j| j.queue.to_string()));
     for queue in &queues {
         let mut c = (0, 0, 0, 0, 0);
         for j in s.jobs.values().filter(|j| &j.queue == queue) {

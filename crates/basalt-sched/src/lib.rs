@@ -24,6 +24,10 @@
 //! others end EXIT ([`TERM_HOST_LOST`]) — and [`Sched::sbd_hello`] orders a returning
 //! sbatchd to kill the copies it still has.
 //!
+//! Memory: a job's strings are [`Str`]s (16 bytes, "" unallocated); those many jobs repeat
+//! (user, queue, host, directories, project...) are kept once through the core's pool
+//! (`strs.rs`), and jobs are boxed in their map.
+//!
 //! Rules (DESIGN.md 1–4): no I/O, no clocks, ordered collections only. Every change of
 //! logged state is an [`Event`] applied by one function — live, and by [`Sched::replay`] of
 //! lsb.events on start — so a restarted mbatchd ends in the state it had. The runtime
@@ -43,6 +47,7 @@ pub mod logswitch;
 mod query;
 mod sbd;
 mod schedule;
+mod strs;
 mod submit;
 pub mod types;
 pub mod views;
@@ -240,7 +245,9 @@ pub const TERM_HOST_LOST: &str = "TERM_REMOVE_HUNG_JOB";
 #[derive(Debug)]
 pub struct Sched {
     cfg: SchedConfig,
-    jobs: BTreeMap<JobKey, Job>,
+    /// Boxed: a map's nodes are about half full, so a job's own bytes are not repeated
+    /// in their empty room.
+    jobs: BTreeMap<JobKey, Box<Job>>,
     queues: Vec<Queue>,
     hosts: Vec<Host>,
     /// `hosts` by lower-cased short name (`hosta` for `hostA.example.org`): the indices,
@@ -260,6 +267,8 @@ pub struct Sched {
     tokens: BTreeMap<String, u64>,
     /// Per-queue pending order and slot counters, kept by `on_event`.
     counts: Counts,
+    /// The pool the jobs' repeated strings (user, queue, cwd...) are shared through.
+    strs: strs::Interner,
     /// The epoch of the last MBD_START seen (this term's after [`Sched::start`]).
     epoch: u64,
     /// When this mbatchd term started (ms).
@@ -311,6 +320,7 @@ impl Sched {
             gone_order: VecDeque::new(),
             tokens: BTreeMap::new(),
             counts: Counts::default(),
+            strs: strs::Interner::default(),
             epoch: 0,
             started_at: now,
             mbd_start: None,
@@ -329,13 +339,13 @@ impl Sched {
     }
 
     /// Every job in memory (unfinished, and finished but not yet cleaned), by key.
-    pub fn jobs(&self) -> &BTreeMap<JobKey, Job> {
+    pub fn jobs(&self) -> &BTreeMap<JobKey, Box<Job>> {
         &self.jobs
     }
 
     /// One job in memory.
     pub fn job(&self, key: JobKey) -> Option<&Job> {
-        self.jobs.get(&key)
+        self.jobs.get(&key).map(|j| &**j)
     }
 
     /// The queues, in lsb.queues order.

@@ -23,7 +23,7 @@
 //! owner; of brun and control records a cluster administrator; of a kill the owner or an
 //! administrator, as the kill's term reason (TERM_OWNER / TERM_ADMIN) requires.
 
-use crate::{Event, Job, JobKey, Millis, Sched, Submission, elements_of, secs};
+use crate::{Event, Job, JobKey, Millis, Sched, Str, Submission, elements_of, secs};
 use basalt_core::job::{JobState, sub2, susp};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -97,9 +97,9 @@ impl Sched {
                 // Only the user and the name matter for a job that is cleaned again at
                 // once; the rest is what a plain submission carries.
                 let sub = Submission {
-                    user: g.user.clone(),
-                    job_name: g.job_name.clone(),
-                    queue: self.cfg.default_queue.clone(),
+                    user: Str::from(&g.user),
+                    job_name: Str::from(&g.job_name),
+                    queue: Str::from(&self.cfg.default_queue),
                     num_processors: 1,
                     max_processors: 1,
                     rlimits: [-1; 11],
@@ -118,6 +118,7 @@ impl Sched {
         let mut switched: Vec<&Job> = self
             .jobs
             .values()
+            .map(|j| &**j)
             .filter(|j| j.queue != j.sub.queue)
             .collect();
         switched.sort_by_key(|j| (j.order, j.key()));
@@ -129,8 +130,8 @@ impl Sched {
                 time: j.sub.submit_time,
                 key: j.key(),
                 uid: j.sub.uid,
-                user: j.sub.user.clone(),
-                queue: j.queue.clone(),
+                user: j.sub.user.to_string(),
+                queue: j.queue.to_string(),
             });
             fresh.stamp(j.key());
         };
@@ -272,7 +273,7 @@ impl Sched {
                     time: j.sub.submit_time,
                     key: *key,
                     uid: j.sub.uid,
-                    user: j.sub.user.clone(),
+                    user: j.sub.user.to_string(),
                     position: u32::try_from(at + 1).unwrap_or(u32::MAX),
                     base: 1,
                 });
@@ -415,9 +416,9 @@ impl Sched {
             time,
             key,
             exec_uid: j.exec_uid,
-            exec_user: j.exec_user.clone(),
-            exec_home: j.exec_home.clone(),
-            exec_cwd: j.exec_cwd.clone(),
+            exec_user: j.exec_user.to_string(),
+            exec_home: j.exec_home.to_string(),
+            exec_cwd: j.exec_cwd.to_string(),
             pid,
         };
         // bkill -d whose kill order a later dispatch cleared: given before that dispatch.
@@ -493,7 +494,7 @@ impl Sched {
         }
         let kill = j.kill_ordered.as_ref().map(|term| {
             let (uid, user) = if term == "TERM_OWNER" {
-                (s.uid, s.user.clone())
+                (s.uid, s.user.to_string())
             } else {
                 admin()
             };
@@ -515,9 +516,13 @@ impl Sched {
                 subreasons: j.subreasons,
                 cpu_time: j.cpu_time,
                 end_time: j.end_time,
-                usage: (j.usage != crate::Usage::default()).then(|| j.usage.clone()),
+                usage: j
+                    .usage
+                    .as_deref()
+                    .filter(|u| **u != crate::Usage::default())
+                    .cloned(),
                 exit_status: j.exit_status,
-                term_reason: j.term_reason.clone(),
+                term_reason: j.term_reason.to_string(),
             });
             if !kill_first && let Some((uid, user, sig)) = kill {
                 out.push(signal(j.end_time, uid, user, sig));

@@ -99,7 +99,7 @@ fn view(s: &Sched) -> View {
                 s.dependency(j)
             },
             state: j.state,
-            queue: j.queue.clone(),
+            queue: j.queue.to_string(),
             queue_rank: s
                 .jobs
                 .values()
@@ -113,21 +113,21 @@ fn view(s: &Sched) -> View {
             pgid: j.pgid,
             exec: (
                 j.exec_uid,
-                j.exec_user.clone(),
-                j.exec_home.clone(),
-                j.exec_cwd.clone(),
+                j.exec_user.to_string(),
+                j.exec_home.to_string(),
+                j.exec_cwd.to_string(),
             ),
             reasons: j.reasons,
             subreasons: j.subreasons,
             exit_status: j.exit_status,
             cpu_time: j.cpu_time,
-            term_reason: j.term_reason.clone(),
+            term_reason: j.term_reason.to_string(),
             attempt: j.attempt,
             kill_as_done: j.kill_as_done,
-            kill_ordered: j.kill_ordered.clone(),
+            kill_ordered: j.kill_ordered.clone().map(String::from),
             forced: j.forced,
             no_stop: j.no_stop,
-            final_usage: j.state.is_finished().then(|| j.usage.clone()),
+            final_usage: j.state.is_finished().then(|| j.usage().clone()),
         })
         .collect();
     View {
@@ -955,9 +955,9 @@ impl Case {
             0 | 1 => {
                 let n = 1 + self.rng.below(5);
                 sub.job_name = if self.rng.chance(50) {
-                    format!("arr[1-{n}]%{}", 1 + self.rng.below(2))
+                    format!("arr[1-{n}]%{}", 1 + self.rng.below(2)).into()
                 } else {
-                    format!("arr[1-{n}]")
+                    format!("arr[1-{n}]").into()
                 };
             }
             2 | 3 => sub.job_name = ["first", "second", "third"][self.rng.below(3) as usize].into(),
@@ -966,11 +966,11 @@ impl Case {
         if self.rng.chance(20) {
             let id = 1 + self.rng.below(self.s.last_job_id.max(1));
             sub.depend_cond = match self.rng.below(5) {
-                0 => format!("done({id})"),
-                1 => format!("ended({id})"),
-                2 => format!("exit({id}) || started(first)"),
+                0 => format!("done({id})").into(),
+                1 => format!("ended({id})").into(),
+                2 => format!("exit({id}) || started(first)").into(),
                 3 => "done(arr) && ended(second)".into(),
-                _ => format!("numdone({id}, *) || ended(arr[1])"),
+                _ => format!("numdone({id}, *) || ended(arr[1])").into(),
             };
         }
         if self.rng.chance(10) {
@@ -1023,7 +1023,7 @@ impl Case {
                     let kind = match self.rng.below(6) {
                         0 => ReportKind::Executing {
                             exec_uid: 1000,
-                            exec_user: self.s.jobs[&key].sub.user.clone(),
+                            exec_user: self.s.jobs[&key].sub.user.to_string(),
                             exec_home: "/home/x".into(),
                             exec_cwd: "/tmp".into(),
                             pid: if self.rng.chance(80) {

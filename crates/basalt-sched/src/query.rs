@@ -56,7 +56,7 @@ impl Sched {
             }
         };
         if q.ids.is_empty() {
-            for j in self.jobs.values() {
+            for j in self.jobs.values().map(|j| &**j) {
                 if matches(j, false) {
                     out.push(j);
                 }
@@ -68,7 +68,7 @@ impl Sched {
                 for j in self
                     .jobs
                     .range((*id, 0)..=(*id, u32::MAX))
-                    .map(|(_, j)| j)
+                    .map(|(_, j)| &**j)
                     .filter(|j| idx.is_none_or(|i| j.idx == i))
                 {
                     any = true;
@@ -130,7 +130,7 @@ impl Sched {
         let below = self
             .counts
             .pending
-            .get(&j.queue)
+            .get(j.queue.as_str())
             .map_or(0, |set| set.rank(&(j.order, (0, 0))));
         1 + below as u32
     }

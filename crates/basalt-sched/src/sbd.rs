@@ -4,7 +4,7 @@
 
 use crate::{
     Ack, Effect, Event, HostJob, Job, JobKey, LimStatus, Millis, Report, ReportKind, SbdAction,
-    Sched, TERM_HOST_LOST, UNREACH_AFTER_HELLOS, Usage, secs, state_change,
+    Sched, Str, TERM_HOST_LOST, UNREACH_AFTER_HELLOS, Usage, secs, state_change,
 };
 use basalt_core::job::{JobState, exit_reason, pend, status, sub};
 use std::collections::{BTreeMap, BTreeSet};
@@ -75,7 +75,7 @@ impl Sched {
                     attempt: j.attempt,
                     host: name.clone(),
                     action: SbdAction::Kill {
-                        term_reason: term.clone(),
+                        term_reason: term.to_string(),
                     },
                 })
             })
@@ -129,7 +129,7 @@ impl Sched {
     ///   lost its state): it ends as EXIT, killed by signal 9.
     pub(crate) fn reconcile(&mut self, now: Millis, host: &str, listed: &[HostJob]) {
         let listed: BTreeSet<(JobKey, u32)> = listed.iter().map(|h| (h.key, h.attempt)).collect();
-        let ours: Vec<(JobKey, u32, bool, Option<String>)> = self
+        let ours: Vec<(JobKey, u32, bool, Option<Str>)> = self
             .jobs
             .values()
             .filter(|j| j.state.is_started() && j.hosts.first().map(String::as_str) == Some(host))
@@ -154,7 +154,7 @@ impl Sched {
             self.missing.remove(&key);
             if unaccepted {
                 match kill {
-                    Some(term) => self.finish(t, key, status::EXIT, 0, 0, None, term),
+                    Some(term) => self.finish(t, key, status::EXIT, 0, 0, None, term.to_string()),
                     None => self.emit(state_change(t, key, status::PEND, pend::SBD_UNREACH, 0)),
                 }
                 continue;
@@ -214,7 +214,7 @@ impl Sched {
         }
         let clean = i64::from(self.cfg.clean_period_secs);
         let t = secs(now);
-        let old: Vec<(JobKey, String)> = self
+        let old: Vec<(JobKey, Str)> = self
             .jobs
             .values()
             .filter(|j| j.state.is_finished() && j.end_time + clean <= t)
@@ -229,7 +229,9 @@ impl Sched {
                 .next()
                 .is_none()
             {
-                self.effects.push(Effect::RemoveJobFile { job_file: file });
+                self.effects.push(Effect::RemoveJobFile {
+                    job_file: file.to_string(),
+                });
             }
         }
     }
@@ -271,7 +273,7 @@ impl Sched {
             let (kill, rerun) = (j.kill_ordered.clone(), self.rerunnable(j));
             self.missing.remove(&key);
             if let Some(term) = kill {
-                self.finish(t, key, status::EXIT, 0, 9, None, term);
+                self.finish(t, key, status::EXIT, 0, 9, None, term.to_string());
             } else if rerun {
                 self.emit(state_change(t, key, status::PEND, pend::REQUEUED, 0));
             } else {
@@ -442,7 +444,7 @@ impl Sched {
             }),
             ReportKind::Usage(u) => {
                 if let Some(j) = self.jobs.get_mut(&key) {
-                    j.usage = Usage { time: t, ..u };
+                    j.usage = Some(Box::new(Usage { time: t, ..u }));
                 }
             }
             ReportKind::State {
@@ -462,7 +464,10 @@ impl Sched {
                 let as_done = self.jobs.get(&key).is_some_and(|j| j.kill_as_done);
                 let ordered = self.jobs.get(&key).and_then(|j| j.kill_ordered.clone());
                 let term = if term_reason.is_empty() {
-                    ordered.filter(|_| exit_status != 0).unwrap_or_default()
+                    ordered
+                        .filter(|_| exit_status != 0)
+                        .map(String::from)
+                        .unwrap_or_default()
                 } else {
                     term_reason
                 };

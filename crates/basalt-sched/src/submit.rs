@@ -1,7 +1,7 @@
 //! bsub: checking a submission and giving it a job id.
 
 use crate::{
-    Caller, Event, Millis, Sched, SchedError, Submission, array, bounds, depend, limits, secs,
+    Caller, Event, Millis, Sched, SchedError, Str, Submission, array, bounds, depend, limits, secs,
 };
 
 impl Sched {
@@ -16,7 +16,7 @@ impl Sched {
         bounds::check_submission(&s)?;
         let default = s.queue.is_empty();
         if default {
-            s.queue = self.cfg.default_queue.clone();
+            s.queue = Str::from(&self.cfg.default_queue);
         }
         let Some(q) = self.queue(&s.queue) else {
             return Err(SchedError::NoQueue);
@@ -65,16 +65,16 @@ impl Sched {
         if depend::parse(&s.depend_cond).is_err() {
             return Err(SchedError::BadDependency);
         }
-        s.user = caller.user.clone();
+        s.user = Str::from(&caller.user);
         s.uid = caller.uid;
         if s.project.is_empty() {
-            s.project = self.cfg.default_project.clone();
+            s.project = Str::from(&self.cfg.default_project);
         }
         let time = secs(now);
         s.submit_time = time;
         let id = self.next_job_id().ok_or(SchedError::NoJobId)?;
-        s.job_file = format!("{time}.{id}");
-        let queue = s.queue.clone();
+        s.job_file = format!("{time}.{id}").into();
+        let queue = s.queue.to_string();
         self.emit(Event::JobNew {
             time,
             job_id: id,

@@ -2,6 +2,7 @@
 //! job, queue and host records it keeps.
 
 use crate::depend::Expr;
+pub use crate::strs::Str;
 use basalt_core::job::JobState;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -28,7 +29,7 @@ pub struct Caller {
 /// Everything a `JOB_NEW` record carries about a submission.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Submission {
-    pub user: String,
+    pub user: Str,
     pub uid: u32,
     /// LSF option bits (`basalt_core::job::sub`, `sub2`).
     pub options: u32,
@@ -43,32 +44,32 @@ pub struct Submission {
     pub rlimits: [i64; 11],
     pub umask: u32,
     /// The queue the job was submitted to (its current queue is [`Job::queue`]).
-    pub queue: String,
-    pub res_req: String,
-    pub from_host: String,
-    pub cwd: String,
-    pub in_file: String,
-    pub out_file: String,
-    pub err_file: String,
-    pub sub_home_dir: String,
+    pub queue: Str,
+    pub res_req: Str,
+    pub from_host: Str,
+    pub cwd: Str,
+    pub in_file: Str,
+    pub out_file: Str,
+    pub err_file: Str,
+    pub sub_home_dir: Str,
     /// `<submitTime>.<jobId>`: the spooled job file in `logdir/info/`.
-    pub job_file: String,
+    pub job_file: Str,
     pub asked_hosts: Vec<String>,
-    pub depend_cond: String,
-    pub pre_exec: String,
+    pub depend_cond: Str,
+    pub pre_exec: Str,
     /// As given with -J ("" = none; bjobs then shows the command).
-    pub job_name: String,
-    pub command: String,
-    pub mail_user: String,
-    pub project: String,
-    pub login_shell: String,
+    pub job_name: Str,
+    pub command: Str,
+    pub mail_user: Str,
+    pub project: Str,
+    pub login_shell: Str,
     /// -cwd as given.
-    pub spec_cwd: String,
-    pub user_group: String,
+    pub spec_cwd: Str,
+    pub user_group: Str,
     /// Basalt: the client's token for this submission ("" = none). mbatchd answers a
     /// repeated submission with the same token with the job it already created, so a
     /// client may retry after losing the answer (logged at the end of JOB_NEW).
-    pub submit_token: String,
+    pub submit_token: Str,
 }
 
 /// Index of the RUN limit in [`Submission::rlimits`].
@@ -295,7 +296,7 @@ pub struct Job {
     /// Logged state (what lsb.events says).
     pub state: JobState,
     /// The queue it is in now.
-    pub queue: String,
+    pub queue: Str,
     /// FCFS order within its queue (btop/bbot rewrite it).
     pub order: i64,
     /// One entry per slot.
@@ -305,22 +306,23 @@ pub struct Job {
     pub pid: u32,
     pub pgid: u32,
     pub exec_uid: u32,
-    pub exec_user: String,
-    pub exec_home: String,
-    pub exec_cwd: String,
+    pub exec_user: Str,
+    pub exec_home: Str,
+    pub exec_cwd: Str,
     pub reasons: u32,
     pub subreasons: u32,
     pub exit_status: i32,
     pub cpu_time: f64,
-    pub term_reason: String,
+    pub term_reason: Str,
     /// Number of dispatches so far (the current attempt).
     pub attempt: u32,
     /// bkill -d was asked: record DONE once it ended.
     pub kill_as_done: bool,
     /// A kill was ordered (term reason to report).
-    pub kill_ordered: Option<String>,
+    pub kill_ordered: Option<Str>,
     // ---- transient (not in the log) ----
-    pub usage: Usage,
+    /// The last usage sbatchd reported (None = none yet: [`Job::usage`] is all zero).
+    pub usage: Option<Box<Usage>>,
     /// Pending reasons of the last scheduling pass: code -> hosts.
     /// Shared between jobs that pend for the same reasons (one pass builds it once).
     pub pend_reasons: std::sync::Arc<BTreeMap<u32, Vec<String>>>,
@@ -343,9 +345,9 @@ impl Job {
         if self.idx > 0 {
             format!("{}[{}]", self.array_name(), self.idx)
         } else if self.sub.job_name.is_empty() {
-            self.sub.command.clone()
+            self.sub.command.to_string()
         } else {
-            self.sub.job_name.clone()
+            self.sub.job_name.to_string()
         }
     }
 
@@ -371,6 +373,22 @@ impl Job {
 
     pub fn key(&self) -> JobKey {
         (self.id, self.idx)
+    }
+
+    /// The last usage sbatchd reported (all zero before the first).
+    pub fn usage(&self) -> &Usage {
+        static NONE: Usage = Usage {
+            utime: 0.0,
+            stime: 0.0,
+            mem_kb: 0,
+            swap_kb: 0,
+            max_mem_kb: 0,
+            avg_mem_kb: 0,
+            pids: Vec::new(),
+            pgid: 0,
+            time: 0,
+        };
+        self.usage.as_deref().unwrap_or(&NONE)
     }
 }
 

@@ -33,7 +33,7 @@ fn jobs_view_carries_state_and_position_in_listing_order() {
     assert_eq!(v.not_found, vec![(99, Some(2))]);
     for r in &v.jobs {
         assert_eq!(r.state, s.shown_state(&s.jobs[&r.job.key()]));
-        assert_eq!(r.job, s.jobs[&r.job.key()]);
+        assert_eq!(r.job, *s.jobs[&r.job.key()]);
     }
 }
 

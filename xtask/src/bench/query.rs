@@ -35,7 +35,7 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
         s.start(NOW, &names[0]);
         for i in 0..jobs {
             let sub = Submission {
-                command: format!("./simulate --case {i}"),
+                command: format!("./simulate --case {i}").into(),
                 rlimits: [-1; 11],
                 ..Submission::default()
             };

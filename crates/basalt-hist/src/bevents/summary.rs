@@ -186,14 +186,14 @@ pub fn summary_json(r: &Replayed, long: bool) -> Value {
                 json!({
                     "job_id": j.id,
                     "idx": j.idx,
-                    "user": j.sub.user,
+                    "user": j.sub.user.as_str(),
                     "state": j.state.name(),
-                    "queue": j.queue,
+                    "queue": j.queue.as_str(),
                     "submit_time": j.sub.submit_time,
                     "start_time": j.start_time,
                     "end_time": j.end_time,
                     "exec_hosts": j.hosts,
-                    "job_name": j.sub.job_name,
+                    "job_name": j.sub.job_name.as_str(),
                     "exit_status": j.exit_status,
                 })
             })

@@ -129,7 +129,7 @@ impl Sched {
         if let Some(jlu) = h.jl_u {
             let uu = st
                 .used_user
-                .get(&(i, job.sub.user.clone()))
+                .get(&(i, job.sub.user.to_string()))
                 .copied()
                 .unwrap_or(0);
             free = free.min(jlu.saturating_sub(uu));

@@ -139,9 +139,9 @@ impl Sched {
                     st.excl[i] = true;
                 }
             }
-            *q_used.entry(j.queue.clone()).or_default() += j.slots();
+            *q_used.entry(j.queue.to_string()).or_default() += j.slots();
             *q_user
-                .entry((j.queue.clone(), j.sub.user.clone()))
+                .entry((j.queue.to_string(), j.sub.user.to_string()))
                 .or_default() += j.slots();
             if j.array_limit.is_some() {
                 *array_started.entry(j.id).or_default() += 1;
@@ -224,7 +224,7 @@ impl Sched {
                 Some(pend::QUEUE_JOB_LIMIT)
             } else if q.ujob_limit.is_some_and(|l| {
                 q_user
-                    .get(&(q.name.clone(), sub.user.clone()))
+                    .get(&(q.name.clone(), sub.user.to_string()))
                     .copied()
                     .unwrap_or(0)
                     + need
@@ -248,7 +248,7 @@ impl Sched {
             }
             if let Some(l) = q.ujob_limit {
                 let u = q_user
-                    .get(&(q.name.clone(), sub.user.clone()))
+                    .get(&(q.name.clone(), sub.user.to_string()))
                     .copied()
                     .unwrap_or(0);
                 most = most.min(l.saturating_sub(u));
@@ -256,7 +256,7 @@ impl Sched {
             let most = most.max(need);
             let shape_key = ShapeKey {
                 queue: qi,
-                user: track_user.then(|| sub.user.clone()),
+                user: track_user.then(|| sub.user.to_string()),
                 asked: sub.asked_hosts.clone(),
                 exclusive,
                 need,
@@ -305,7 +305,9 @@ impl Sched {
                     }
                     let taken = alloc.len() as u32;
                     *q_used.entry(qname.clone()).or_default() += taken;
-                    *q_user.entry((qname.clone(), sub.user.clone())).or_default() += taken;
+                    *q_user
+                        .entry((qname.clone(), sub.user.to_string()))
+                        .or_default() += taken;
                     if rec.array_limit.is_some() {
                         *array_started.entry(key.0).or_default() += 1;
                     }

@@ -14,7 +14,7 @@ impl Sched {
         if !self.counts.any_ssusp() {
             return;
         }
-        let mut cands: Vec<(u32, i64, JobKey, u32, String, String)> = self
+        let mut cands: Vec<(u32, i64, JobKey, u32, String, crate::Str)> = self
             .jobs
             .values()
             .filter(|j| self.waits_for_resume(j))
