@@ -454,14 +454,17 @@ impl Supervisor {
                     }
                     self.close_ctl();
                     self.steps.mark("run");
-                    self.kill_leftovers();
-                    self.phase = Phase::Leftovers {
-                        until: now + LEFTOVERS_LIMIT,
+                    // Nothing left (the usual case): no second look.
+                    let until = if self.kill_leftovers() {
+                        now + LEFTOVERS_LIMIT
+                    } else {
+                        now
                     };
+                    self.phase = Phase::Leftovers { until };
                 }
                 Phase::Leftovers { until } => {
                     let until = *until;
-                    if self.leftovers_remain() && now < until {
+                    if now < until && self.leftovers_remain() {
                         return Some((now + Duration::from_millis(50)).min(until));
                     }
                     self.steps.mark("leftovers");

@@ -115,12 +115,13 @@ impl Supervisor {
     /// of its children is in the job's session once the top process is reaped, nothing
     /// is left there, and the walk over every process in `/proc` is skipped. A process
     /// that left the job's session (`setsid`) is not followed.
-    pub(super) fn kill_leftovers(&mut self) {
-        let Some(g) = self.job else { return };
+    /// Returns whether anything was left (then it is being killed).
+    pub(super) fn kill_leftovers(&mut self) -> bool {
+        let Some(g) = self.job else { return false };
         let _ = nix::sys::signal::killpg(g, Signal::SIGKILL);
         let left = self.leftover_children();
         if left.is_empty() {
-            return;
+            return false;
         }
         for pid in usage::sample_session(g.as_raw()).pids {
             let _ = nix::sys::signal::kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
@@ -128,6 +129,7 @@ impl Supervisor {
         for pid in left {
             let _ = nix::sys::signal::kill(pid, Signal::SIGKILL);
         }
+        true
     }
 
     /// Does a child of the supervisor in the job's session remain?
