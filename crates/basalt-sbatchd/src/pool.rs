@@ -100,8 +100,20 @@ impl Pool {
                     owner.reap_retired();
                 }
                 // sbatchd is stopping: closing the socket tells the supervisor (it
-                // follows its jobs to their end).
+                // follows its jobs to their end). Those still running are waited for
+                // by a thread of their own, so none is left a zombie while this
+                // process lives on (an sbatchd inside a test, say).
                 owner.retire();
+                let left = std::mem::take(&mut owner.retired);
+                if !left.is_empty() {
+                    let _ = std::thread::Builder::new()
+                        .name("sbd-supervisor-reaper".to_owned())
+                        .spawn(move || {
+                            for mut c in left {
+                                let _ = c.wait();
+                            }
+                        });
+                }
             })?;
         Ok(Pool { tx, current })
     }
