@@ -82,7 +82,7 @@ fn an_array_is_one_job_new_and_elements_carry_their_index() {
         command: "echo $LSB_JOBINDEX".into(),
         out_file: "out.%J.%I".into(),
         depend_cond: "done(first) && ended(7[2])".into(),
-        rlimits: [-1; 11],
+        rlimits: [-1; 11].into(),
         num_processors: 1,
         max_processors: 1,
         job_file: "1800000000.42".into(),

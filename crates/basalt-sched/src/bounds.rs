@@ -126,7 +126,7 @@ mod tests {
             command: "true".into(),
             num_processors: 1,
             max_processors: 1,
-            rlimits: [-1; 11],
+            rlimits: [-1; 11].into(),
             ..Default::default()
         }
     }

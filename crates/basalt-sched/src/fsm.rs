@@ -47,6 +47,7 @@ impl Sched {
     /// it read once applied, and what a job kept of them would pin their pages.
     fn interned(&mut self, sub: &Submission) -> Submission {
         let mut s = sub.clone();
+        s.rlimits = self.strs.limits(&s.rlimits);
         for own in [
             &mut s.job_file,
             &mut s.depend_cond,

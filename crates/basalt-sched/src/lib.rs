@@ -25,8 +25,9 @@
 //! sbatchd to kill the copies it still has.
 //!
 //! Memory: a job's strings are [`Str`]s (16 bytes, "" unallocated); those many jobs repeat
-//! (user, queue, host, directories, project...) are kept once through the core's pool
-//! (`strs.rs`), and jobs are boxed in their map.
+//! (user, queue, host, directories, project...) and their limits are kept once through
+//! the core's pool (`strs.rs`); jobs are boxed in their map, and what only a started job
+//! has (usage, an order waiting for sbatchd) is boxed until it comes.
 //!
 //! Rules (DESIGN.md 1–4): no I/O, no clocks, ordered collections only. Every change of
 //! logged state is an [`Event`] applied by one function — live, and by [`Sched::replay`] of

@@ -102,7 +102,7 @@ impl Sched {
                     queue: Str::from(&self.cfg.default_queue),
                     num_processors: 1,
                     max_processors: 1,
-                    rlimits: [-1; 11],
+                    rlimits: [-1; 11].into(),
                     submit_time: g.cleaned,
                     ..Default::default()
                 };

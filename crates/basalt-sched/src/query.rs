@@ -117,7 +117,7 @@ impl Sched {
     pub fn effective_rlimits(&self, j: &Job) -> [i64; 11] {
         match self.queue(&j.queue) {
             Some(q) => limits::effective(&j.sub.rlimits, &q.rlimits),
-            None => j.sub.rlimits,
+            None => *j.sub.rlimits,
         }
     }
 

@@ -310,8 +310,8 @@ impl Sched {
         if let Some(j) = self.jobs.get_mut(&key)
             && j.pid == 0
         {
-            if !matches!(j.pending_action, Some(SbdAction::Kill { .. })) {
-                j.pending_action = Some(action);
+            if !matches!(j.pending_action.as_deref(), Some(SbdAction::Kill { .. })) {
+                j.pending_action = Some(Box::new(action));
             }
             return;
         }
@@ -338,7 +338,7 @@ impl Sched {
             key,
             attempt,
             host,
-            action,
+            action: *action,
         });
     }
 

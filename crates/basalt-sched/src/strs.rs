@@ -1,7 +1,7 @@
 //! Strings the core keeps per job, made small: [`Str`], an immutable string whose clone
 //! shares it and whose empty value allocates nothing, and [`Interner`], the pool through
-//! which the jobs' often repeated strings (user, queue, host, cwd, project...) are kept
-//! once however many jobs name them.
+//! which the jobs' often repeated strings (user, queue, host, cwd, project...) and limits
+//! are kept once however many jobs name them.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -147,22 +147,58 @@ impl std::hash::Hash for Str {
     }
 }
 
-/// A pool of shared strings: [`Interner::intern`] gives the pool's copy of a text, so
-/// every job naming it shares one allocation. Texts no job holds any more are dropped
-/// once the pool has doubled since it was last pruned.
+/// A pool of shared values: [`Interner::intern`] gives the pool's copy of a text (or
+/// [`Interner::limits`] of a job's limits), so every job naming it shares one allocation.
+/// Values no job holds any more are dropped once the pool has doubled since it was last
+/// pruned.
 #[derive(Debug, Default)]
 pub(crate) struct Interner {
-    pool: BTreeSet<Arc<str>>,
+    strs: Pool<str>,
+    limits: Pool<[i64; 11]>,
+}
+
+#[derive(Debug)]
+struct Pool<T: ?Sized> {
+    pool: BTreeSet<Arc<T>>,
     /// The pool's size after the last pruning.
     kept: usize,
 }
 
+impl<T: ?Sized> Default for Pool<T> {
+    fn default() -> Self {
+        Pool {
+            pool: BTreeSet::new(),
+            kept: 0,
+        }
+    }
+}
+
+impl<T: ?Sized + Ord> Pool<T> {
+    fn shared(&mut self, v: &T, new: impl FnOnce() -> Arc<T>) -> Arc<T> {
+        if let Some(shared) = self.pool.get(v) {
+            return shared.clone();
+        }
+        if self.pool.len() >= 2 * self.kept + 64 {
+            self.pool.retain(|a| Arc::strong_count(a) > 1);
+            self.kept = self.pool.len();
+        }
+        let arc = new();
+        self.pool.insert(arc.clone());
+        arc
+    }
+}
+
 impl Interner {
+    /// The pool's copy of a job's limits.
+    pub(crate) fn limits(&mut self, l: &Arc<[i64; 11]>) -> Arc<[i64; 11]> {
+        self.limits.shared(l, || l.clone())
+    }
+
     /// The pool's string equal to `s` (added when it has none).
     pub(crate) fn intern(&mut self, s: &Str) -> Str {
         match &s.0 {
             None => Str::EMPTY,
-            Some(arc) => self.shared(arc, || arc.clone()),
+            Some(arc) => Str(Some(self.strs.shared(arc, || arc.clone()))),
         }
     }
 
@@ -171,20 +207,7 @@ impl Interner {
         if s.is_empty() {
             return Str::EMPTY;
         }
-        self.shared(s, || Arc::from(s))
-    }
-
-    fn shared(&mut self, s: &str, new: impl FnOnce() -> Arc<str>) -> Str {
-        if let Some(shared) = self.pool.get(s) {
-            return Str(Some(shared.clone()));
-        }
-        if self.pool.len() >= 2 * self.kept + 64 {
-            self.pool.retain(|a| Arc::strong_count(a) > 1);
-            self.kept = self.pool.len();
-        }
-        let arc = new();
-        self.pool.insert(arc.clone());
-        Str(Some(arc))
+        Str(Some(self.strs.shared(s, || Arc::from(s))))
     }
 
     /// [`Interner::intern`] of each of `fields` in place.
@@ -227,6 +250,8 @@ mod tests {
         let b = pool.intern(&Str::from(String::from("/home/alice")));
         assert!(a.ptr_eq(&b));
         assert!(pool.intern(&Str::default()).0.is_none());
+        let l = pool.limits(&Arc::new([-1; 11]));
+        assert!(Arc::ptr_eq(&l, &pool.limits(&Arc::new([-1; 11]))));
     }
 
     #[test]
@@ -239,7 +264,7 @@ mod tests {
         for i in 1000..1100 {
             pool.intern(&Str::from(format!("/tmp/{i}")));
         }
-        assert!(pool.pool.len() < 300, "{}", pool.pool.len());
+        assert!(pool.strs.pool.len() < 300, "{}", pool.strs.pool.len());
         assert!(pool.intern(&Str::from("/kept")).ptr_eq(&kept));
     }
 }

@@ -112,7 +112,7 @@ pub(crate) fn admin() -> Caller {
 pub(crate) fn cmd(c: &str) -> Submission {
     Submission {
         command: c.into(),
-        rlimits: [-1; 11],
+        rlimits: [-1; 11].into(),
         ..Default::default()
     }
 }
@@ -526,8 +526,8 @@ fn queue_limits_are_enforced_like_job_limits() {
             queue: "short".into(),
             ..cmd("true")
         };
-        sub.rlimits[limits::idx::RUN] = run;
-        sub.rlimits[limits::idx::RSS] = mem;
+        Arc::make_mut(&mut sub.rlimits)[limits::idx::RUN] = run;
+        Arc::make_mut(&mut sub.rlimits)[limits::idx::RSS] = mem;
         sub
     };
     assert_eq!(
@@ -560,7 +560,7 @@ fn queue_limits_are_enforced_like_job_limits() {
     let (big, ..) = s.submit(T0, &alice(), cmd("true")).expect("normal");
     if let Some(j) = s.jobs.get_mut(&(big, 0)) {
         let mut sub = (*j.sub).clone();
-        sub.rlimits[limits::idx::RUN] = 7200;
+        Arc::make_mut(&mut sub.rlimits)[limits::idx::RUN] = 7200;
         j.sub = Arc::new(sub);
     }
     assert_eq!(

@@ -40,8 +40,8 @@ pub struct Submission {
     pub submit_time: i64,
     pub begin_time: i64,
     pub term_time: i64,
-    /// The 11 LSF limits, -1 = unlimited.
-    pub rlimits: [i64; 11],
+    /// The 11 LSF limits, -1 = unlimited (shared: most jobs ask for the same).
+    pub rlimits: Arc<[i64; 11]>,
     pub umask: u32,
     /// The queue the job was submitted to (its current queue is [`Job::queue`]).
     pub queue: Str,
@@ -336,7 +336,7 @@ pub struct Job {
     /// suspend a job forced to run with brun -f").
     pub no_stop: bool,
     /// An order for sbatchd given before it answered the dispatch (sent once it does).
-    pub pending_action: Option<SbdAction>,
+    pub pending_action: Option<Box<SbdAction>>,
 }
 
 impl Job {

@@ -38,7 +38,7 @@ pub fn submission(s: &pb::JobSubmission) -> Submission {
         submit_time: 0,
         begin_time: s.begin_time,
         term_time: s.term_time,
-        rlimits,
+        rlimits: rlimits.into(),
         umask: s.umask,
         queue: s.queue.as_str().into(),
         res_req: s.res_req.as_str().into(),

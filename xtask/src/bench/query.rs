@@ -36,7 +36,7 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
         for i in 0..jobs {
             let sub = Submission {
                 command: format!("./simulate --case {i}").into(),
-                rlimits: [-1; 11],
+                rlimits: [-1; 11].into(),
                 ..Submission::default()
             };
             s.submit(NOW, &users[i % users.len()], sub)
@@ -87,7 +87,7 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
             &users[0],
             Submission {
                 command: "true".into(),
-                rlimits: [-1; 11],
+                rlimits: [-1; 11].into(),
                 ..Submission::default()
             },
         )
