@@ -115,6 +115,8 @@ pub struct Journal {
     last_touch: Instant,
     /// Log directories holding job files written since the last commit, not yet synced.
     unsynced: Vec<PathBuf>,
+    /// Those job files (up to [`spool::PER_FILE_SYNC_MAX`] + 1 are remembered).
+    unsynced_files: Vec<PathBuf>,
 }
 
 impl Journal {

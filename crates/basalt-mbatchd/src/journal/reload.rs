@@ -24,6 +24,7 @@ pub fn open(logdir: &Path, me: &str, opts: Options) -> Result<(Journal, Replayed
             opts,
             last_touch: Instant::now(),
             unsynced: Vec::new(),
+            unsynced_files: Vec::new(),
         },
         replayed,
     ))

@@ -5,6 +5,10 @@ use super::{Journal, JournalError};
 use basalt_eventlog as el;
 use std::path::PathBuf;
 
+/// Up to this many job files spooled in one iteration are synced one by one; more with
+/// one `syncfs`.
+pub const PER_FILE_SYNC_MAX: usize = 8;
+
 impl Journal {
     /// Spool a job file durably (before its JOB_NEW is acknowledged).
     pub fn spool(
@@ -18,9 +22,12 @@ impl Journal {
         let mut first_err = None;
         for copy in &self.copies {
             match el::spool_job_file_unsynced(&copy.dir, submit_time, job_id, contents) {
-                Ok(_) => {
+                Ok(path) => {
                     if !self.unsynced.contains(&copy.dir) {
                         self.unsynced.push(copy.dir.clone());
+                    }
+                    if self.unsynced_files.len() <= PER_FILE_SYNC_MAX {
+                        self.unsynced_files.push(path);
                     }
                     return Ok(());
                 }
@@ -39,30 +46,45 @@ impl Journal {
             .into())
     }
 
-    /// Make the job files spooled since the last commit durable — with one `syncfs` per
-    /// file system instead of two fsyncs per file, so that a burst of submissions costs a
-    /// couple of syncs, not one per job. Called by [`Journal::commit`] before the
+    /// Make the job files spooled since the last commit durable. A few (at most
+    /// [`PER_FILE_SYNC_MAX`]) are synced one by one, then their directory: that costs
+    /// what they cost, whatever else the file system is writing. More take one `syncfs`
+    /// per file system instead of two fsyncs per file, so that a burst of submissions
+    /// costs a couple of syncs, not one per job. Called by [`Journal::commit`] before the
     /// iteration's JOB_NEW records are appended.
     pub fn sync_spool(&mut self) -> Result<(), JournalError> {
         if self.unsynced.is_empty() {
             return Ok(());
         }
         let dirs = std::mem::take(&mut self.unsynced);
+        let files = std::mem::take(&mut self.unsynced_files);
         if self.opts.sync == el::SyncPolicy::None {
+            return Ok(());
+        }
+        let io = |path: PathBuf, op: &'static str| {
+            move |source: std::io::Error| -> JournalError {
+                el::EventLogError::Io { path, op, source }.into()
+            }
+        };
+        if files.len() <= PER_FILE_SYNC_MAX {
+            for f in files {
+                std::fs::File::open(&f)
+                    .and_then(|h| h.sync_all())
+                    .map_err(io(f.clone(), "fsync job file"))?;
+            }
+            for dir in dirs {
+                let info = dir.join(el::INFO_DIR);
+                std::fs::File::open(&info)
+                    .and_then(|h| h.sync_all())
+                    .map_err(io(info.clone(), "fsync directory"))?;
+            }
             return Ok(());
         }
         for dir in dirs {
             let info = dir.join(el::INFO_DIR);
-            let res = std::fs::File::open(&info)
-                .and_then(|f| nix::unistd::syncfs(&f).map_err(std::io::Error::from));
-            if let Err(e) = res {
-                return Err(el::EventLogError::Io {
-                    path: info,
-                    op: "syncfs",
-                    source: e,
-                }
-                .into());
-            }
+            std::fs::File::open(&info)
+                .and_then(|f| nix::unistd::syncfs(&f).map_err(std::io::Error::from))
+                .map_err(io(info.clone(), "syncfs"))?;
         }
         Ok(())
     }

@@ -1,4 +1,4 @@
-//! The journal's own tests: which copy wins, taking over a silent lock.
+//! The journal's own tests: which copy wins, taking over a silent lock, syncing spooled job files.
 
 use super::copies::prefer_first;
 use super::*;
@@ -77,4 +77,37 @@ fn a_silent_lock_is_taken_over_and_a_live_one_is_not() {
         other => panic!("{other:?}"),
     }
     assert_eq!(std::fs::read_to_string(&lock_file).unwrap(), "otherhost:2");
+}
+
+/// Job files spooled in one iteration are made durable before the commit: a few one by
+/// one (a vanished one is an error, not a silent loss), many with one `syncfs`.
+#[test]
+fn spooled_job_files_are_synced_one_by_one_or_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut j, _) = super::open(dir.path(), "me", Options::default()).unwrap();
+    // A few: one by one.
+    for id in 1..=3u64 {
+        j.spool(100, id, b"#! /bin/sh\ntrue\n").unwrap();
+    }
+    assert_eq!(j.unsynced_files.len(), 3);
+    j.sync_spool().unwrap();
+    assert!(j.unsynced.is_empty() && j.unsynced_files.is_empty());
+    // One removed before its sync: the commit must not go on.
+    j.spool(100, 4, b"x").unwrap();
+    std::fs::remove_file(j.job_file_path(&el::job_file_name(100, 4))).unwrap();
+    match j.sync_spool() {
+        Err(e) => assert!(e.to_string().contains("fsync job file"), "{e}"),
+        Ok(()) => panic!("a vanished job file was taken as synced"),
+    }
+    // Many: together (the list stops growing past the limit).
+    for id in 10..10 + 3 * super::spool::PER_FILE_SYNC_MAX as u64 {
+        j.spool(100, id, b"x").unwrap();
+    }
+    assert_eq!(j.unsynced_files.len(), super::spool::PER_FILE_SYNC_MAX + 1);
+    j.sync_spool().unwrap();
+    assert!(j.unsynced.is_empty() && j.unsynced_files.is_empty());
+    for id in 10..10 + 3 * super::spool::PER_FILE_SYNC_MAX as u64 {
+        let name = el::job_file_name(100, id);
+        assert_eq!(std::fs::read(j.job_file_path(&name)).unwrap(), b"x");
+    }
 }
