@@ -458,13 +458,22 @@ fn job_removed_while_its_sbatchd_was_away_is_killed_when_it_returns() -> Result<
     let pids = job_pids(&c, id);
     assert!(!pids.is_empty());
     // Once mbatchd has acknowledged the job's reports (started, executing, the
-    // first usage sample; an idle `sleep` has no more), a restarted sbatchd has
-    // nothing to resend for it: only asking about it can end it.
-    wait_for("the job's reports to be acknowledged", LONG, || {
-        let log = log_of(&c, "sbatchd", "hostB");
-        let line = format!("job {id} idx 0 attempt 1: report 3 (Rusage) acknowledged: Ok");
-        (log.contains(&line).then_some(()), String::new())
-    })?;
+    // first usage sample; an idle `sleep` has no more) and sbatchd has recorded that
+    // (acknowledgements are written once a second), a restarted sbatchd has nothing
+    // to resend for it: only asking about it can end it.
+    wait_for(
+        "the job's reports to be acknowledged and recorded",
+        LONG,
+        || {
+            let log = log_of(&c, "sbatchd", "hostB");
+            let acked = format!("job {id} idx 0 attempt 1: report 3 (Rusage) acknowledged: Ok");
+            let recorded = format!("job {id} idx 0 attempt 1: acknowledgement 3 recorded");
+            (
+                (log.contains(&acked) && log.contains(&recorded)).then_some(()),
+                String::new(),
+            )
+        },
+    )?;
 
     c.kill9_daemon("sbatchd", "hostB")?;
     wait_host(&c, "hostB", &["unreach"])?;

@@ -224,8 +224,18 @@ impl Owner {
             return;
         }
         let acks: Vec<(Key, u64)> = std::mem::take(&mut self.pending_acks).into_iter().collect();
-        self.db
-            .send("recording acknowledgements", move |db| db.ack_many(&acks));
+        self.db.send("recording acknowledgements", move |db| {
+            db.ack_many(&acks)?;
+            for (k, seq) in &acks {
+                tracing::debug!(
+                    "job {} idx {} attempt {}: acknowledgement {seq} recorded",
+                    k.0,
+                    k.1,
+                    k.2
+                );
+            }
+            Ok(())
+        });
     }
 
     fn check_epoch(&self, epoch: u64) -> Result<(), Status> {
