@@ -39,9 +39,16 @@ async fn a_min_max_job_gets_every_free_slot_up_to_max() -> anyhow::Result<()> {
         .find(|j| j.job_id == id)
         .ok_or_else(|| anyhow::anyhow!("job {id} not listed"))?;
     assert_eq!(job.exec_hosts, vec!["hostA"; 4], "bjobs shows the slots");
-    let spec = fake
-        .seen(|s| s.specs.iter().find(|s| s.job_id == id).cloned())
-        .ok_or_else(|| anyhow::anyhow!("no JobSpec for job {id}"))?;
+    // RUN shows from the JOB_START commit; the dispatch reaches sbatchd just after.
+    let spec = basalt_testkit::wait_for_async(
+        "the dispatch to reach sbatchd",
+        std::time::Duration::from_secs(30),
+        || {
+            let found = fake.seen(|s| s.specs.iter().find(|s| s.job_id == id).cloned());
+            async move { (found, format!("no JobSpec for job {id} yet")) }
+        },
+    )
+    .await?;
     assert_eq!(spec.num_processors, 4, "LSB_DJOB_NUMPROC");
     assert_eq!(spec.exec_hosts, vec!["hostA"; 4], "LSB_MCPU_HOSTS");
     assert_eq!(spec.max_processors, 8);
