@@ -152,20 +152,6 @@ async fn arrays_and_dependencies_through_grpc() -> anyhow::Result<()> {
         Duration::from_secs(5),
         &daemon_auth(&config),
     )?;
-    let e = peer
-        .report_job(pb::JobReport {
-            protocol: Some(basalt_proto::PROTOCOL),
-            host: "hostA".into(),
-            id: Some(one),
-            attempt: 1,
-            seq: 1_000_000,
-            ..Default::default()
-        })
-        .await
-        .expect_err("a report of unspecified kind is refused");
-    assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
-    // In a ReportJobs call too; and a call carrying another host's report is refused
-    // as a whole (nothing of it applied); an empty call is answered with no ack.
     let bad = pb::JobReport {
         protocol: Some(basalt_proto::PROTOCOL),
         host: "hostA".into(),
@@ -174,6 +160,13 @@ async fn arrays_and_dependencies_through_grpc() -> anyhow::Result<()> {
         seq: 1_000_000,
         ..Default::default()
     };
+    let e = peer
+        .report_job(bad.clone())
+        .await
+        .expect_err("a report of unspecified kind is refused");
+    assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
+    // In a ReportJobs call too; and a call carrying another host's report is refused
+    // as a whole (nothing of it applied); an empty call is answered with no ack.
     let e = peer
         .report_jobs(pb::JobReports {
             reports: vec![bad.clone(), bad.clone()],

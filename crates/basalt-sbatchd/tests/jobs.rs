@@ -398,6 +398,22 @@ impl Harness {
         .await
         .expect("report")
     }
+
+    /// Start job `job_id` running `true` and wait for its end: DONE, exit 0.
+    async fn run_true(&self, job_id: u64) {
+        self.start_job(EPOCH, self.spec(job_id, "true", false, ""))
+            .await
+            .expect("start");
+        let fin = self.wait_report(job_id, ReportKind::Finished).await;
+        assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+    }
+
+    /// A job command that runs until the returned file exists.
+    fn until_go(&self) -> (PathBuf, String) {
+        let go = self.work.join("go");
+        let cmd = format!("while [ ! -e {} ]; do sleep 0.1; done", go.display());
+        (go, cmd)
+    }
 }
 
 impl Drop for Harness {
@@ -1426,8 +1442,7 @@ async fn a_killed_supervisor_ends_its_jobs_and_the_next_job_gets_a_new_one() {
         pools(&h.state).is_empty(),
         "no supervisor before the first job"
     );
-    let go = h.work.join("go");
-    let cmd = format!("while [ ! -e {} ]; do sleep 0.1; done", go.display());
+    let (_, cmd) = h.until_go();
     h.start_job(EPOCH, h.spec(1401, &cmd, false, ""))
         .await
         .expect("start");
@@ -1447,11 +1462,7 @@ async fn a_killed_supervisor_ends_its_jobs_and_the_next_job_gets_a_new_one() {
     wait_state(exec.pid, |s| s.is_none() || s == Some('Z')).await;
 
     // The next job starts through a new supervisor.
-    h.start_job(EPOCH, h.spec(1402, "true", false, ""))
-        .await
-        .expect("start after the supervisor died");
-    let fin = h.wait_report(1402, ReportKind::Finished).await;
-    assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+    h.run_true(1402).await;
     let second = pools(&h.state);
     assert_eq!(second.len(), 1, "{second:?}");
     assert_ne!(second, first, "a new supervisor");
@@ -1463,8 +1474,7 @@ async fn a_killed_supervisor_ends_its_jobs_and_the_next_job_gets_a_new_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_supervisor_let_go_of_follows_its_jobs_to_their_end() {
     let h = Harness::start("sbd-pool-retire").await;
-    let go = h.work.join("go");
-    let cmd = format!("while [ ! -e {} ]; do sleep 0.1; done", go.display());
+    let (go, cmd) = h.until_go();
     h.start_job(EPOCH, h.spec(1601, &cmd, false, ""))
         .await
         .expect("start");
@@ -1474,11 +1484,7 @@ async fn a_supervisor_let_go_of_follows_its_jobs_to_their_end() {
     // Past the idle time: let go of, still alive with its job.
     tokio::time::sleep(POOL_IDLE + Duration::from_secs(2)).await;
     assert_eq!(pools(&h.state), first, "still following its job");
-    h.start_job(EPOCH, h.spec(1602, "true", false, ""))
-        .await
-        .expect("start");
-    let fin = h.wait_report(1602, ReportKind::Finished).await;
-    assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+    h.run_true(1602).await;
     let both = pools(&h.state);
     assert_eq!(both.len(), 2, "the old one and a new one: {both:?}");
     std::fs::write(&go, "").expect("go");
@@ -1508,11 +1514,7 @@ async fn an_idle_supervisor_pool_is_stopped_and_the_next_job_starts_one() {
     })
     .await
     .expect("idle pool stopped");
-    h.start_job(EPOCH, h.spec(1502, "true", false, ""))
-        .await
-        .expect("start after the pool stopped");
-    let fin = h.wait_report(1502, ReportKind::Finished).await;
-    assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+    h.run_true(1502).await;
     let second = pools(&h.state);
     assert_eq!(second.len(), 1, "{second:?}");
     assert_ne!(second, first, "a new pool");
@@ -1524,11 +1526,7 @@ async fn an_idle_supervisor_pool_is_stopped_and_the_next_job_starts_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reports_waiting_together_go_in_one_call_or_one_by_one() {
     let h = Harness::start("sbd-batch").await;
-    h.start_job(EPOCH, h.spec(1701, "true", false, ""))
-        .await
-        .expect("start");
-    let fin = h.wait_report(1701, ReportKind::Finished).await;
-    assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+    h.run_true(1701).await;
     let kinds = |id| -> Vec<i32> { h.reports(id).iter().map(|r| r.kind).collect() };
     let seqs = |id| -> Vec<u64> { h.reports(id).iter().map(|r| r.seq).collect() };
     let want = vec![
@@ -1549,11 +1547,7 @@ async fn reports_waiting_together_go_in_one_call_or_one_by_one() {
     }
 
     h.rec.lock().expect("lock").no_batches = true;
-    h.start_job(EPOCH, h.spec(1702, "true", false, ""))
-        .await
-        .expect("start");
-    let fin = h.wait_report(1702, ReportKind::Finished).await;
-    assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+    h.run_true(1702).await;
     assert_eq!(kinds(1702), want);
     assert_eq!(seqs(1702), vec![1, 2, 3]);
 }
