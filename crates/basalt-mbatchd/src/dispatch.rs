@@ -34,31 +34,38 @@ pub(crate) struct Peers {
 
 struct Kept {
     client: PeerClient,
+    proof: Proof,
+}
+
+/// When an answer last came on a kept client's connection; a dispatch's copy marks it
+/// when its answer comes.
+#[derive(Clone)]
+pub(crate) struct Proof {
     /// Milliseconds after `base` of the newest answer (0: none yet).
     answered: Arc<AtomicU64>,
     base: Instant,
 }
 
-impl Kept {
-    fn proven(&self, now: Instant) -> bool {
-        let at = self.answered.load(Ordering::Acquire);
-        at > 0
-            && now.saturating_duration_since(self.base + Duration::from_millis(at)) < REUSE_WINDOW
-    }
-}
-
-/// Marks the kept client's connection proven when an answer comes.
-pub(crate) struct Proof {
-    answered: Arc<AtomicU64>,
-    base: Instant,
-}
-
 impl Proof {
+    fn new(base: Instant) -> Proof {
+        Proof {
+            answered: Arc::new(AtomicU64::new(0)),
+            base,
+        }
+    }
+
     fn answered(&self) {
         let ms = u64::try_from(self.base.elapsed().as_millis())
             .unwrap_or(u64::MAX)
             .max(1);
         self.answered.store(ms, Ordering::Release);
+    }
+
+    /// Did an answer come within [`REUSE_WINDOW`] before `now`?
+    fn proven(&self, now: Instant) -> bool {
+        let at = self.answered.load(Ordering::Acquire);
+        at > 0
+            && now.saturating_duration_since(self.base + Duration::from_millis(at)) < REUSE_WINDOW
     }
 }
 
@@ -73,27 +80,21 @@ impl Peers {
     ) -> Result<(PeerClient, Proof), String> {
         let now = Instant::now();
         if let Some(k) = self.kept.get(host)
-            && k.proven(now)
+            && k.proof.proven(now)
         {
-            let proof = Proof {
-                answered: k.answered.clone(),
-                base: k.base,
-            };
-            return Ok((k.client.clone(), proof));
+            return Ok((k.client.clone(), k.proof.clone()));
         }
         let client =
             basalt_runtime::sbatchd_peer_channel(config, host, Duration::from_secs(10), auth)
                 .map_err(|e| e.to_string())?;
-        let kept = Kept {
-            client: client.clone(),
-            answered: Arc::new(AtomicU64::new(0)),
-            base: now,
-        };
-        let proof = Proof {
-            answered: kept.answered.clone(),
-            base: kept.base,
-        };
-        self.kept.insert(host.to_owned(), kept);
+        let proof = Proof::new(now);
+        self.kept.insert(
+            host.to_owned(),
+            Kept {
+                client: client.clone(),
+                proof: proof.clone(),
+            },
+        );
         Ok((client, proof))
     }
 }
@@ -367,19 +368,17 @@ mod tests {
         let base = Instant::now() - Duration::from_secs(10);
         let k = Kept {
             client,
-            answered: Arc::new(AtomicU64::new(0)),
-            base,
+            proof: Proof::new(base),
         };
         let now = Instant::now();
-        assert!(!k.proven(now), "no answer yet");
-        let proof = Proof {
-            answered: k.answered.clone(),
-            base: k.base,
-        };
+        assert!(!k.proof.proven(now), "no answer yet");
+        // A dispatch's copy marks the kept client's proof.
+        let proof = k.proof.clone();
         proof.answered();
-        assert!(k.proven(Instant::now()), "just answered");
+        assert!(k.proof.proven(Instant::now()), "just answered");
         assert!(
-            !k.proven(Instant::now() + REUSE_WINDOW + Duration::from_millis(1)),
+            !k.proof
+                .proven(Instant::now() + REUSE_WINDOW + Duration::from_millis(1)),
             "the window passed"
         );
     }

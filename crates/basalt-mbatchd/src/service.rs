@@ -556,16 +556,7 @@ impl MbatchdPeer for MbatchdService {
     ) -> Result<Response<pb::ReportAck>, Status> {
         self.check_sbatchd(&request, &request.get_ref().host)
             .await?;
-        let req = request.into_inner();
-        check_protocol(req.protocol.as_ref())?;
-        // A report without a job or of unspecified (or unknown) kind is refused, not
-        // acknowledged as if it had been applied.
-        let report = basalt_wire::report(&req).ok_or_else(|| {
-            Status::invalid_argument(format!(
-                "job report without a job id or of unspecified kind {}",
-                req.kind
-            ))
-        })?;
+        let report = checked_report(&request.into_inner())?;
         let (ack, epoch) = self
             .owner
             .ask(|reply| Msg::Report {
@@ -595,17 +586,11 @@ impl MbatchdPeer for MbatchdService {
         // Every report is checked before any is applied: one refused refuses the call.
         let mut checked = Vec::with_capacity(reports.len());
         for req in &reports {
-            check_protocol(req.protocol.as_ref())?;
             if !basalt_core::same_host(&req.host, &host) {
                 tracing::warn!(%host, claimed = %req.host, "sbatchd reports for another host");
                 return Err(Status::permission_denied(basalt_auth::PERMISSION_DENIED));
             }
-            checked.push(basalt_wire::report(req).ok_or_else(|| {
-                Status::invalid_argument(format!(
-                    "job report without a job id or of unspecified kind {}",
-                    req.kind
-                ))
-            })?);
+            checked.push(checked_report(req)?);
         }
         // All sent before any answer is awaited: the owner applies them in order, in
         // one iteration (one commit) when they arrive together.
@@ -627,6 +612,18 @@ impl MbatchdPeer for MbatchdService {
 
 /// The most reports one `ReportJobs` call may carry.
 const MAX_REPORTS: usize = 1024;
+
+/// A report as the core takes it. One of another protocol, without a job or of
+/// unspecified (or unknown) kind is refused, not acknowledged as if it had been applied.
+fn checked_report(req: &pb::JobReport) -> Result<basalt_sched::Report, Status> {
+    check_protocol(req.protocol.as_ref())?;
+    basalt_wire::report(req).ok_or_else(|| {
+        Status::invalid_argument(format!(
+            "job report without a job id or of unspecified kind {}",
+            req.kind
+        ))
+    })
+}
 
 fn report_ack(ack: Option<Ack>, epoch: u64) -> pb::ReportAck {
     let kind = match ack {

@@ -269,14 +269,12 @@ async fn deliver(
                 debug!("mbatchd has no ReportJobs: reporting one by one");
             }
             Ok(Err(e)) => {
-                debug!("job {}: {} reports: {}", key.0, reports.len(), e.message());
-                shared.relocate.notify_one();
-                return (0, Delivered::Again);
+                let what = format!("{} reports", reports.len());
+                return (0, no_answer(shared, key, &what, e.message()));
             }
             Err(_) => {
-                debug!("job {}: {} reports: timed out", key.0, reports.len());
-                shared.relocate.notify_one();
-                return (0, Delivered::Again);
+                let what = format!("{} reports", reports.len());
+                return (0, no_answer(shared, key, &what, "timed out"));
             }
         }
     }
@@ -288,18 +286,24 @@ async fn deliver(
                 other => return (done, other),
             },
             Ok(Err(e)) => {
-                debug!("job {}: report {}: {}", key.0, report.seq, e.message());
-                shared.relocate.notify_one();
-                return (done, Delivered::Again);
+                let what = format!("report {}", report.seq);
+                return (done, no_answer(shared, key, &what, e.message()));
             }
             Err(_) => {
-                debug!("job {}: report {}: timed out", key.0, report.seq);
-                shared.relocate.notify_one();
-                return (done, Delivered::Again);
+                let what = format!("report {}", report.seq);
+                return (done, no_answer(shared, key, &what, "timed out"));
             }
         }
     }
     (done, Delivered::Acked)
+}
+
+/// A call that got no answer (an error, a time-out): mbatchd may have moved, so the
+/// master is looked for again, and the reports go again later.
+fn no_answer(shared: &Shared, key: Key, what: &str, why: &str) -> Delivered {
+    debug!("job {}: {what}: {why}", key.0);
+    shared.relocate.notify_one();
+    Delivered::Again
 }
 
 /// Tell the owner what mbatchd answered to `report`.
