@@ -189,14 +189,8 @@ impl JobDb {
         })
     }
 
-    /// mbatchd acknowledged the job's events up to `seq`: remember it and prune the
-    /// acknowledged `rusage` events.
-    pub fn ack(&mut self, key: Key, seq: u64) -> Result<(), DbError> {
-        self.ack_many(&[(key, seq)])
-    }
-
-    /// Record several jobs' newest acknowledged events (as [`JobDb::ack`]) in one
-    /// transaction.
+    /// mbatchd acknowledged each job's events up to its `seq`: remember it and prune the
+    /// acknowledged `rusage` events, for all of them in one transaction.
     pub fn ack_many(&mut self, acks: &[(Key, u64)]) -> Result<(), DbError> {
         if acks.is_empty() {
             return Ok(());

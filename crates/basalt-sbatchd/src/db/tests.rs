@@ -91,8 +91,9 @@ fn jobs_events_acks_and_removal() {
     assert_eq!(got[1].seq, 3);
 
     // Acknowledged usage is pruned, but its number is never given again.
-    a.ack(key, 3).expect("ack");
-    a.ack(key, 2).expect("an older ack changes nothing");
+    a.ack_many(&[(key, 3)]).expect("ack");
+    a.ack_many(&[(key, 2)])
+        .expect("an older ack changes nothing");
     let mut stop = Event {
         kind: EventKind::State,
         state: jstat::USUSP,
