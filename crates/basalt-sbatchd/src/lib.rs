@@ -18,8 +18,8 @@
 //!   watchers and reporters talk to it over channels, and it never awaits I/O
 //!   itself. Its durable copy is the job database ([`db`]), reached through one
 //!   database thread that runs the owner's calls in order.
-//! * **One supervisor process for the host's jobs** ([`supervisor`]): one long-lived,
-//!   single-threaded `sbatchd --job-supervisor <state root>` that sbatchd starts at
+//! * **One supervisor process for the host's jobs** ([`supervisor`]): one long-lived
+//!   `sbatchd --job-supervisor <state root>` (one loop) that sbatchd starts at
 //!   the first job (and lets go of after a minute without a new one: it then exits
 //!   when its jobs have ended) and hands each job's directory
 //!   (`<jobId>.<idx>.<attempt>`) and wake-up pipe ([`pool`]), so a job costs one

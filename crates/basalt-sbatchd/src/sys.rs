@@ -1,6 +1,7 @@
 //! The few system calls that need `unsafe`, each in the smallest wrapper, and each
 //! with its precondition where the compiler sees it: [`fork`] is an `unsafe fn` (only
-//! a single-threaded process may call it, and only the job supervisor does), and
+//! a process whose other threads hold no lock the child needs may call it, and only
+//! the job supervisor does), and
 //! [`set_disposition`] takes a [`Disposition`], which cannot name a handler, so it is
 //! safe. Crate-private: nothing outside sbatchd forks through these.
 
@@ -11,14 +12,15 @@ use nix::unistd::ForkResult;
 ///
 /// # Safety
 ///
-/// The calling process must be single-threaded: no other thread may exist (none
-/// started by this code, by a library or by an async runtime). The child then may
-/// allocate and run ordinary code, since no lock can have been held by another
-/// thread at the fork. The job supervisor is such a process: it is synchronous and
-/// never starts a thread (see [`crate::supervisor::main`]).
+/// The calling process's other threads, if any, must never take a lock the child may
+/// need (a logger's, the environment's, a standard stream's; none started by a
+/// library or an async runtime). The child then may allocate (glibc keeps `malloc`
+/// consistent across `fork`) and run ordinary code. The job supervisor is such a
+/// process: one synchronous loop, and report writers that only open, append to and
+/// remove files (see [`crate::supervisor`]'s `runner`).
 #[allow(unsafe_code)]
 pub(crate) unsafe fn fork() -> nix::Result<ForkResult> {
-    // SAFETY: the caller guarantees the process is single-threaded (see # Safety).
+    // SAFETY: the caller guarantees no other thread holds a lock the child needs.
     unsafe { nix::unistd::fork() }
 }
 

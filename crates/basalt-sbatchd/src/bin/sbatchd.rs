@@ -41,9 +41,9 @@ fn main() -> std::process::ExitCode {
     );
     if let Some(root) = &args.job_supervisor {
         basalt_runtime::init_tracing(None);
-        // SAFETY: this process is single-threaded here and stays so: only the
-        // arguments were parsed and a stderr logger set up (neither starts a
-        // thread), and the pool and the supervisors it forks start none.
+        // SAFETY: this process is single-threaded here: only the arguments were
+        // parsed and a stderr logger set up (neither starts a thread); the
+        // supervisor starts no thread but its report writers, which take no lock.
         #[allow(unsafe_code)]
         let code = unsafe { basalt_sbatchd::supervisor::pool::serve(root) };
         return std::process::ExitCode::from(u8::try_from(code).unwrap_or(1));

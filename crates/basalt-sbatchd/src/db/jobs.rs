@@ -105,18 +105,19 @@ impl JobDb {
     pub fn supervisor(&self, key: Key) -> Result<Option<SupervisorId>, DbError> {
         let row = self
             .conn
-            .query_row(
+            .prepare_cached(
                 "SELECT sup_pid, sup_start, sup_boot FROM jobs
                  WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
-                params![i(key.0), key.1, key.2],
-                |r| {
+            )
+            .and_then(|mut st| {
+                st.query_row(params![i(key.0), key.1, key.2], |r| {
                     Ok((
                         r.get::<_, Option<i64>>(0)?,
                         r.get::<_, Option<i64>>(1)?,
                         r.get::<_, Option<String>>(2)?,
                     ))
-                },
-            )
+                })
+            })
             .optional()
             .map_err(|e| self.err(e))?;
         Ok(row.and_then(sup_id))
@@ -126,11 +127,8 @@ impl JobDb {
     pub fn job(&self, key: Key) -> Result<Option<StoredJob>, DbError> {
         let row = self
             .conn
-            .query_row(
-                &format!("{SELECT_JOB} WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3"),
-                params![i(key.0), key.1, key.2],
-                job_row,
-            )
+            .prepare_cached(SELECT_ONE_JOB)
+            .and_then(|mut st| st.query_row(params![i(key.0), key.1, key.2], job_row))
             .optional()
             .map_err(|e| self.err(e))?;
         match row {
@@ -269,9 +267,18 @@ impl JobDb {
     }
 }
 
-const SELECT_JOB: &str =
-    "SELECT job_id, idx, attempt, created, spec, launch, sup_pid, sup_start, sup_boot,
-        state, pid, pgid, last_seq, acked_seq, abandoned FROM jobs";
+macro_rules! select_job {
+    () => {
+        "SELECT job_id, idx, attempt, created, spec, launch, sup_pid, sup_start, sup_boot,
+        state, pid, pgid, last_seq, acked_seq, abandoned FROM jobs"
+    };
+}
+const SELECT_JOB: &str = select_job!();
+/// One job by its key (a constant string, so that its statement is prepared once).
+const SELECT_ONE_JOB: &str = concat!(
+    select_job!(),
+    " WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3"
+);
 
 struct JobRow {
     key: Key,

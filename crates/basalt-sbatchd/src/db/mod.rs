@@ -72,7 +72,7 @@
 //! host's restarted sbatchd does not list it, and mbatchd has to treat it as lost.
 //!
 //! All functions block: sbatchd calls them on its database thread ([`DbHandle`]);
-//! the supervisor is single-threaded and synchronous anyway.
+//! the supervisor uses its connection from its one loop.
 
 //!
 //! The pieces: [`schema`] (migrations, the busy handler), [`jobs`] (rows of
@@ -257,8 +257,15 @@ impl JobDb {
     /// Set `synchronous` for the next transactions (outside a transaction).
     fn durability(&mut self, full: bool) -> Result<(), DbError> {
         if self.full != full {
+            // A cached statement: a job's final event sets FULL and the next commit
+            // NORMAL again, so these are run twice per job.
             self.conn
-                .pragma_update(None, "synchronous", if full { "FULL" } else { "NORMAL" })
+                .prepare_cached(if full {
+                    "PRAGMA synchronous = FULL"
+                } else {
+                    "PRAGMA synchronous = NORMAL"
+                })
+                .and_then(|mut st| st.execute([]))
                 .map_err(|e| self.err(e))?;
             self.full = full;
         }

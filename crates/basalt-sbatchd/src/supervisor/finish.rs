@@ -107,8 +107,54 @@ impl Supervisor {
                 &ident.name,
             ),
         };
-        // SAFETY: the supervisor process is single-threaded (see `super::runner`); the
-        // child only writes files (and may spawn the mail program) before `_exit`.
+        let mailing = info.spool && mail.prog.is_some();
+        if mailing {
+            self.start_mail_helper(text, finished.term_reason.clone(), mail);
+        } else {
+            self.start_writer(text, finished.term_reason.clone());
+        }
+    }
+
+    /// Write the report in a thread of the supervisor's that takes the user's file
+    /// system identity (no process to fork, no address space to copy). The thread is
+    /// the only thing that waits on the output's file system: a hung one holds up this
+    /// job's end until the report is abandoned, not the supervisor's loop.
+    fn start_writer(&mut self, text: String, term_reason: String) {
+        let (Some(ident), Some(info)) = (self.ident.clone(), self.info.clone()) else {
+            return;
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let notify = self.notify.clone();
+        let spawned = std::thread::Builder::new()
+            .name("sbd-report".to_owned())
+            .stack_size(WRITER_STACK)
+            .spawn(move || {
+                let done = take_fs_identity(&ident)
+                    .and_then(|()| deliver(&info, &text, &term_reason, false));
+                let _ = tx.send(done);
+                if let Some(fd) = notify {
+                    // Non-blocking: a full pipe already wakes the loop.
+                    let _ = nix::unistd::write(fd.as_ref(), b"r");
+                }
+            });
+        match spawned {
+            Ok(_) => self.writer = Some(rx),
+            Err(e) => tracing::error!(
+                "job {}: cannot start the thread writing the job report: {e}",
+                self.spec.job_id
+            ),
+        }
+    }
+
+    /// Mail the output with the report (the mail program runs as the user), in a child
+    /// process running as the user that the supervisor waits for (bounded).
+    fn start_mail_helper(&mut self, text: String, term_reason: String, mail: Mail) {
+        let (Some(ident), Some(info)) = (self.ident.as_ref(), self.info.as_ref()) else {
+            return;
+        };
+        // SAFETY: the supervisor's other threads (report writers) take no lock that
+        // this child uses (see `super::runner`); the child only writes files and spawns
+        // the mail program before `_exit`.
         #[allow(unsafe_code)]
         let forked = unsafe { sys::fork() };
         match forked {
@@ -121,7 +167,7 @@ impl Supervisor {
                 unsafe {
                     libc::close_range(3, libc::c_uint::MAX, 0);
                 }
-                let code = match finish_as_user(ident, info, &text, &finished.term_reason, &mail) {
+                let code = match mail_as_user(ident, info, &text, &term_reason, &mail) {
                     Ok(()) => 0,
                     Err(e) => {
                         let _ = writeln!(std::io::stderr(), "sbatchd job supervisor: {e}");
@@ -136,14 +182,55 @@ impl Supervisor {
     }
 }
 
+/// The stack of a report-writing thread (it opens, appends to and removes files).
+const WRITER_STACK: usize = 128 * 1024;
+
+/// Make the calling thread act on files as the job's user: its supplementary groups,
+/// file-system gid and uid (when the supervisor is root). Linux keeps credentials per
+/// thread; these raw system calls change only this thread's (glibc's `setgroups` would
+/// change every thread's), and a file-system uid other than 0 drops the capabilities
+/// that bypass permissions, so the kernel (and a root-squashing NFS server) sees the
+/// user. The thread ends after the report, taking the identity with it.
+pub(super) fn take_fs_identity(ident: &Identity) -> Result<(), String> {
+    if !ident.switch {
+        return Ok(());
+    }
+    let groups: Vec<libc::gid_t> = ident.groups.iter().map(|g| g.as_raw()).collect();
+    // SAFETY: a valid pointer to `groups.len()` gids that outlive the call.
+    #[allow(unsafe_code)]
+    let r = unsafe { libc::syscall(libc::SYS_setgroups, groups.len(), groups.as_ptr()) };
+    if r != 0 {
+        return Err(format!("setgroups: {}", nix::errno::Errno::last()));
+    }
+    let (uid, gid) = (ident.uid.as_raw(), ident.gid.as_raw());
+    // setfsgid/setfsuid return the previous value and report no error: asking again with
+    // an invalid id (-1 changes nothing) returns the one in force.
+    // SAFETY: integer arguments only.
+    #[allow(unsafe_code)]
+    let (fsgid, fsuid) = unsafe {
+        libc::syscall(libc::SYS_setfsgid, gid);
+        let fsgid = libc::syscall(libc::SYS_setfsgid, u32::MAX);
+        libc::syscall(libc::SYS_setfsuid, uid);
+        let fsuid = libc::syscall(libc::SYS_setfsuid, u32::MAX);
+        (fsgid, fsuid)
+    };
+    if fsgid != i64::from(gid) || fsuid != i64::from(uid) {
+        return Err(format!(
+            "cannot act as uid {uid} gid {gid} (file-system ids {fsuid}/{fsgid})"
+        ));
+    }
+    Ok(())
+}
+
 /// Where the output of a job without `-o` goes.
 struct Mail {
     prog: Option<String>,
     to: String,
 }
 
-/// The finishing work, in a child running as the job's user.
-fn finish_as_user(
+/// The mail helper's work, in a child running as the job's user: mail the output with
+/// the report; when it cannot be mailed it stays in the spool file, with the report.
+fn mail_as_user(
     ident: &Identity,
     info: &ChildInfo,
     text: &str,
@@ -151,25 +238,34 @@ fn finish_as_user(
     mail: &Mail,
 ) -> Result<(), String> {
     switch_identity(ident)?;
+    let mailed = match &mail.prog {
+        Some(prog) => match mail::send(prog, &mail.to, text, Path::new(&info.out_path)) {
+            Ok(()) => true,
+            Err(e) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "mailing the output to {}: {e}; it is kept in {}",
+                    mail.to,
+                    info.out_path
+                );
+                false
+            }
+        },
+        None => false,
+    };
+    deliver(info, text, term_reason, mailed)
+}
+
+/// The end of a job's files, done as its user: the report appended to the output
+/// (unless it was `mailed`), the `TERM_*` line to a separate error file, and the job
+/// file and its companions (and a mailed spool file) removed.
+pub(super) fn deliver(
+    info: &ChildInfo,
+    text: &str,
+    term_reason: &str,
+    mailed: bool,
+) -> Result<(), String> {
     let mut problems = Vec::new();
-    // No -o: the output is mailed (LSF); without a working mail program it is kept in
-    // the spool file, with the report, where the user can read it.
-    let mailed = info.spool
-        && match &mail.prog {
-            Some(prog) => match mail::send(prog, &mail.to, text, Path::new(&info.out_path)) {
-                Ok(()) => true,
-                Err(e) => {
-                    let _ = writeln!(
-                        std::io::stderr(),
-                        "mailing the output to {}: {e}; it is kept in {}",
-                        mail.to,
-                        info.out_path
-                    );
-                    false
-                }
-            },
-            None => false,
-        };
     let keep_output = !mailed;
     if keep_output && !info.out_path.is_empty() {
         match std::fs::OpenOptions::new()

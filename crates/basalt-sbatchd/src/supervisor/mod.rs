@@ -1,4 +1,4 @@
-//! The job supervisor: one long-lived, single-threaded process that follows many jobs,
+//! The job supervisor: one long-lived process (one loop) that follows many jobs,
 //! so a job's exit status is never lost and its processes survive an sbatchd restart
 //! (systemd `KillMode=process`), without a process of its own per job.
 //!
@@ -24,9 +24,10 @@
 //!    child's resource usage goes to the job whose process or session it was);
 //! 4. when the top process exits: kills what is left of the job (its process group;
 //!    its session only when a child of the supervisor is still in it), appends LSF's
-//!    job report to the `-o` file and the `TERM_*` line to the `-e` file (in a child
-//!    running as the user, so root-squashed homes work, bounded in time), removes the
-//!    job file, and records the final `finished` event (retried every second while
+//!    job report to the `-o` file and the `TERM_*` line to the `-e` file (as the user,
+//!    so root-squashed homes work, bounded in time: in a thread of the supervisor's
+//!    that takes the user's file-system identity, or, when the output is mailed, in a
+//!    child process running as the user), removes the job file, and records the final `finished` event (retried every second while
 //!    the database refuses it: the end of a job is never dropped); then it closes the
 //!    job's wake-up pipe.
 //!
@@ -34,8 +35,8 @@
 //! `synchronous=FULL`, so the job's end is on disk before sbatchd can report it;
 //! see [`crate::db`]); a newline on the job's wake-up pipe only wakes sbatchd up
 //! (non-blocking: a full or broken pipe is ignored). The database connection is
-//! never used in a forked child (the job's process execs, the report helper only
-//! writes files and closes every inherited descriptor first), and SQLite opens its
+//! never used in a forked child (the job's process execs, the mail helper only
+//! writes files and closes every inherited descriptor first) nor by a report writer, and SQLite opens its
 //! files close-on-exec, so jobs do not inherit them.
 //!
 //! When sbatchd closes the socket (it stopped, died, or found no job for a while) the
@@ -88,7 +89,8 @@ use std::time::{Duration, Instant};
 /// The hidden command-line flag that selects supervisor mode.
 pub const FLAG: &str = "--job-supervisor";
 
-/// How long the finishing helper (report, cleanup) may take before it is killed.
+/// How long writing the report (and the cleanup) may take before it is abandoned (a
+/// mail helper is killed).
 const FINISH_HELPER_LIMIT: Duration = Duration::from_secs(60);
 
 /// How long a top process that failed to start the job may take to exit.
@@ -132,7 +134,8 @@ enum Phase {
     Running,
     /// The top process ended; what is left of the job was killed and is being reaped.
     Leftovers { until: Instant },
-    /// The helper writes the job report; the final event follows.
+    /// The job report is being written (by a thread, or by a helper process when the
+    /// output is mailed); the final event follows.
     Reporting {
         until: Instant,
         finished: Box<Event>,
@@ -167,6 +170,11 @@ struct Supervisor {
     main_status: Option<i32>,
     helper: Option<Pid>,
     helper_status: Option<i32>,
+    /// The report written by a thread of the supervisor's (see [`finish`]): its
+    /// outcome comes here; the thread wakes the loop through [`Supervisor::notify`].
+    writer: Option<std::sync::mpsc::Receiver<Result<(), String>>>,
+    /// The write end of the runner's "a report was written" pipe.
+    notify: Option<std::sync::Arc<OwnedFd>>,
     /// `JOB_CONTROLS` commands started for this job, not reaped yet.
     commands: Vec<Pid>,
     reaped: Reaped,
@@ -188,7 +196,7 @@ struct Supervisor {
 
 /// The time each step of a job took, logged (debug) when the job ends: `open` (the
 /// job's row), `identity` (user look-up), `launch` (fork to the job's exec),
-/// `record_start`, `run` (the job itself), `leftovers`, `report` (the helper writing
+/// `record_start`, `run` (the job itself), `leftovers`, `report` (the writer of
 /// LSF's job report) and `final` (the fsynced end).
 #[derive(Debug)]
 struct Steps {
@@ -251,6 +259,8 @@ impl Supervisor {
             main_status: None,
             helper: None,
             helper_status: None,
+            writer: None,
+            notify: None,
             commands: Vec::new(),
             reaped: Reaped::default(),
             stopped: false,
@@ -302,7 +312,7 @@ impl Supervisor {
     ///
     /// # Safety
     ///
-    /// The process must be single-threaded (see [`runner`]): the child runs ordinary
+    /// No other thread but report writers (see [`runner`]): the child runs ordinary
     /// code between the fork and its `exec`.
     #[allow(unsafe_code)]
     unsafe fn begin(&mut self) {
@@ -327,7 +337,7 @@ impl Supervisor {
             Ok(p) => p,
             Err(e) => return self.start_failed(format!("pipe: {e}")),
         };
-        // SAFETY: single-threaded (this function's # Safety).
+        // SAFETY: fork-safe (this function's # Safety).
         let forked = unsafe { sys::fork() };
         let pid = match forked {
             Ok(nix::unistd::ForkResult::Child) => {
@@ -477,6 +487,23 @@ impl Supervisor {
                 }
                 Phase::Reporting { until, .. } => {
                     let until = *until;
+                    if let Some(rx) = &self.writer {
+                        match rx.try_recv() {
+                            Err(std::sync::mpsc::TryRecvError::Empty) if now < until => {
+                                return Some(until);
+                            }
+                            Err(std::sync::mpsc::TryRecvError::Empty) => tracing::warn!(
+                                "job {}: writing the job report took longer than {:?}; abandoned",
+                                self.spec.job_id,
+                                FINISH_HELPER_LIMIT
+                            ),
+                            Ok(Err(e)) => {
+                                tracing::warn!("job {}: {e}", self.spec.job_id);
+                            }
+                            Ok(Ok(())) | Err(std::sync::mpsc::TryRecvError::Disconnected) => {}
+                        }
+                        self.writer = None;
+                    }
                     if let Some(h) = self.helper
                         && self.helper_status.is_none()
                     {

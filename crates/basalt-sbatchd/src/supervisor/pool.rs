@@ -41,8 +41,9 @@ pub(super) enum Request {
 ///
 /// # Safety
 ///
-/// The process must be single-threaded and stay so (the supervisor forks and runs
-/// code in the children). sbatchd's `main` calls this before it starts anything else.
+/// The process must be single-threaded when called, and start no thread but the
+/// supervisor's report writers (the supervisor forks and runs code in the children).
+/// sbatchd's `main` calls this before it starts anything else.
 #[allow(unsafe_code)]
 pub unsafe fn serve(root: &Path) -> i32 {
     // Out of sbatchd's session and process group: a signal to sbatchd's group (a
@@ -79,7 +80,7 @@ pub unsafe fn serve(root: &Path) -> i32 {
         }
     }
     let _ = basalt_runtime::time::localtime(0);
-    // SAFETY: single-threaded (this function's # Safety).
+    // SAFETY: fork-safe (this function's # Safety).
     unsafe { Runner::new(root, sock, sigfd).run() }
 }
 

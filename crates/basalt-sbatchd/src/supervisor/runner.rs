@@ -3,11 +3,13 @@
 //! ([`Supervisor::tick`]), serves the jobs' `ctl` sockets and records what the jobs
 //! emitted in the job database once per turn.
 //!
-//! Single-threaded by design: it forks (each job's top process, each report helper)
-//! and runs ordinary code in the children, which is sound only when no other thread
-//! exists. Nothing in a turn waits on a job: a top process's set-up is followed
-//! through its start pipe, the report helper and leftovers through SIGCHLD (a
-//! signalfd) and timers.
+//! One thread runs the loop, and it forks (each job's top process, a mail helper) and
+//! runs ordinary code in the children. The only other threads are the short-lived
+//! report writers ([`super::finish`]), which take no lock a forked child takes: they
+//! do not log, read the environment or use standard streams, and glibc keeps `malloc`
+//! usable across `fork`. Nothing in a turn waits on a job: a top process's set-up is
+//! followed through its start pipe, a report through its writer's wake-up pipe, the
+//! mail helper and leftovers through SIGCHLD (a signalfd) and timers.
 
 use super::Supervisor;
 use super::pool::{Request, read_request};
@@ -16,12 +18,14 @@ use crate::db::{self, JobDb};
 use crate::paths;
 use crate::state::{Event, EventKind, SupervisorId};
 use nix::errno::Errno;
+use nix::fcntl::OFlag;
 use nix::poll::{PollFd, PollFlags, PollTimeout};
 use nix::sys::signalfd::SignalFd;
 use nix::sys::socket::{MsgFlags, send};
 use nix::unistd::Pid;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How often a final event the database refused is tried again.
@@ -38,6 +42,8 @@ pub(super) struct Runner {
     db: Option<JobDb>,
     me: Option<SupervisorId>,
     jobs: Vec<Supervisor>,
+    /// Report writers wake the loop through this pipe (read end, write end).
+    reports: Option<(OwnedFd, Arc<OwnedFd>)>,
 }
 
 /// What a descriptor in the poll set belongs to.
@@ -45,6 +51,7 @@ pub(super) struct Runner {
 enum Source {
     Requests,
     Signals,
+    Reports,
     Launch(usize),
     Ctl(usize),
 }
@@ -58,6 +65,14 @@ impl Runner {
             db: None,
             me: SupervisorId::of(std::process::id()),
             jobs: Vec::new(),
+            reports: match nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK) {
+                Ok((r, w)) => Some((r, Arc::new(w))),
+                Err(e) => {
+                    // Reports are then noticed at the loop's next turn (at most 60 s).
+                    tracing::error!("job supervisor: pipe: {e}");
+                    None
+                }
+            },
         }
     }
 
@@ -66,8 +81,7 @@ impl Runner {
     ///
     /// # Safety
     ///
-    /// The process must be single-threaded and stay so (see the module's
-    /// documentation).
+    /// No thread but this one and report writers (see the module's documentation).
     #[allow(unsafe_code)]
     pub(super) unsafe fn run(&mut self) -> i32 {
         loop {
@@ -102,7 +116,8 @@ impl Runner {
             for source in ready {
                 match source {
                     Source::Signals => {}
-                    // SAFETY: single-threaded (this function's # Safety).
+                    Source::Reports => self.drain_reports(),
+                    // SAFETY: fork-safe (this function's # Safety).
                     Source::Requests => unsafe { self.take_request() },
                     Source::Launch(i) => {
                         if let Some(j) = self.jobs.get_mut(i) {
@@ -130,6 +145,10 @@ impl Runner {
         }
         fds.push(PollFd::new(self.sigfd.as_fd(), PollFlags::POLLIN));
         sources.push(Source::Signals);
+        if let Some((r, _)) = &self.reports {
+            fds.push(PollFd::new(r.as_fd(), PollFlags::POLLIN));
+            sources.push(Source::Reports);
+        }
         for (i, j) in self.jobs.iter().enumerate() {
             if let super::Phase::Launching { rfd, .. } = &j.phase {
                 fds.push(PollFd::new(rfd.as_fd(), PollFlags::POLLIN));
@@ -155,11 +174,23 @@ impl Runner {
             .collect())
     }
 
+    /// Empty the report writers' wake-up pipe (the jobs look at their writers when they
+    /// are ticked next).
+    fn drain_reports(&self) {
+        let Some((r, _)) = &self.reports else { return };
+        let mut buf = [0u8; 64];
+        while let Ok(n) = nix::unistd::read(r, &mut buf) {
+            if n < buf.len() {
+                break;
+            }
+        }
+    }
+
     /// Read one request from sbatchd and answer it.
     ///
     /// # Safety
     ///
-    /// Single-threaded (a job may be forked).
+    /// No thread but this one and report writers (a job may be forked).
     #[allow(unsafe_code)]
     unsafe fn take_request(&mut self) {
         let Some(sock) = self.sock.as_ref() else {
@@ -177,7 +208,7 @@ impl Runner {
             Request::Nothing => return,
             Request::Bad(why) => format!("ERR {why}"),
             Request::Start { name, wake } => {
-                // SAFETY: single-threaded (this function's # Safety).
+                // SAFETY: fork-safe (this function's # Safety).
                 unsafe { self.start_job(&name, wake, Instant::now()) };
                 format!("OK {}", std::process::id())
             }
@@ -195,7 +226,7 @@ impl Runner {
     ///
     /// # Safety
     ///
-    /// Single-threaded (the job's top process is forked).
+    /// No thread but this one and report writers (the job's top process is forked).
     #[allow(unsafe_code)]
     unsafe fn start_job(&mut self, name: &str, wake: OwnedFd, born: Instant) {
         let dir = self.root.join(name);
@@ -264,8 +295,9 @@ impl Runner {
             return;
         }
         let mut sup = Supervisor::new(dir, stored, wake, born);
+        sup.notify = self.reports.as_ref().map(|(_, w)| Arc::clone(w));
         sup.steps.mark("open");
-        // SAFETY: single-threaded (this function's # Safety).
+        // SAFETY: fork-safe (this function's # Safety).
         unsafe { sup.begin() };
         self.jobs.push(sup);
     }

@@ -83,3 +83,61 @@ fn child_messages() {
     ));
     assert!(parse_child_msgs("not json\n").is_none());
 }
+
+/// The report writer acts on files as the job's user, in its own thread only: as root,
+/// a thread that took nobody's identity cannot append to a root-only file but can to
+/// one nobody may write, and the process (its other threads) stays root.
+#[test]
+fn report_writer_thread_acts_as_the_user_and_only_in_its_thread() {
+    use super::finish::{deliver, take_fs_identity};
+    use super::launch::Identity;
+    use nix::unistd::{Gid, Uid};
+    use std::os::unix::fs::PermissionsExt;
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: needs root to take another identity");
+        return;
+    }
+    let d = tempfile::tempdir().expect("tempdir");
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let closed = d.path().join("root-only.out");
+    let open = d.path().join("nobody.out");
+    std::fs::write(&closed, "").expect("write");
+    std::fs::write(&open, "").expect("write");
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    let nobody = Identity {
+        switch: true,
+        uid: Uid::from_raw(65534),
+        gid: Gid::from_raw(65534),
+        groups: vec![Gid::from_raw(65534)],
+        name: "nobody".into(),
+        home: "/nonexistent".into(),
+        shell: "/bin/sh".into(),
+        group_name: None,
+    };
+    let info = |p: &std::path::Path| ChildInfo {
+        job_file: d.path().join("no-job-file").to_string_lossy().into_owned(),
+        out_path: p.to_string_lossy().into_owned(),
+        err_path: p.to_string_lossy().into_owned(),
+        ..Default::default()
+    };
+    let (a, b) = (info(&closed), info(&open));
+    let id = nobody.clone();
+    let (refused, written) = std::thread::spawn(move || {
+        take_fs_identity(&id).expect("identity");
+        (
+            deliver(&a, "REPORT\n", "", false),
+            deliver(&b, "REPORT\n", "", false),
+        )
+    })
+    .join()
+    .expect("thread");
+    let e = refused.expect_err("nobody cannot append to a root-only file");
+    assert!(e.contains("ermission denied"), "{e}");
+    written.expect("nobody may append to a world-writable file");
+    assert_eq!(std::fs::read_to_string(&open).expect("read"), "REPORT\n");
+    assert_eq!(std::fs::read_to_string(&closed).expect("read"), "");
+    // This thread is still root.
+    deliver(&info(&closed), "ROOT\n", "", false).expect("root appends");
+    assert_eq!(std::fs::read_to_string(&closed).expect("read"), "ROOT\n");
+}
