@@ -30,7 +30,8 @@
 //!   the run limit (and whole-job memory/CPU limits) with the kill sequence, serves
 //!   kill/stop/resume/signal commands on a Unix socket per job (`ctl` in the job's
 //!   directory), writes LSF's job report, and records every event in the job
-//!   database (a final one fsynced) before sbatchd can report it. sbatchd reads a
+//!   database before sbatchd can report it (a final one fsynced while sbatchd
+//!   reports it). sbatchd reads a
 //!   job's new events when a newline comes on its wake-up pipe, so a job keeps
 //!   running and its exit status stays on disk while sbatchd restarts (systemd
 //!   `KillMode=process`).
@@ -41,8 +42,8 @@
 //!   supervisor's pid + start time + boot id, state, pid/pgid, the newest event's
 //!   sequence number and the newest one mbatchd acknowledged. Table `events`: each
 //!   job's events, one report each. Everything survives a crash of sbatchd or of
-//!   a supervisor; a job's final event is also fsynced before it can be reported
-//!   (one fsync per job, covering everything written before it), and the end
+//!   a supervisor; a job's final event is also fsynced, by its supervisor right after
+//!   it wakes sbatchd (one fsync per job, covering everything written before it), and the end
 //!   sbatchd records for a job of an earlier boot is numbered far past anything
 //!   mbatchd may have seen. The state root is
 //!   `--state-dir`, else `BASALT_SBD_STATEDIR/<host>` from lsf.conf, else

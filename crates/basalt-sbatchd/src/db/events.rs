@@ -1,9 +1,9 @@
 //! Rows of the `events` table: appending a job's events (one final event per job,
-//! fsynced) and reading those after a sequence number.
+//! fsynced at once or by the caller) and reading those after a sequence number.
 
 use super::{DbError, JobDb, Key, REBOOT_SEQ_GAP, i, kind_name, u32_of, u64_of};
 use crate::state::{Event, EventKind};
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, params};
 
 impl JobDb {
     /// Append events to a job's history in one transaction, fsynced when it holds
@@ -12,26 +12,44 @@ impl JobDb {
     /// Refused ([`DbError::Finished`]) once the job has its final event, so a job's
     /// end is recorded once.
     pub fn append_events(&mut self, key: Key, events: &mut [Event]) -> Result<u64, DbError> {
-        self.append_inner(key, events, 0)
+        self.append_inner(key, events, 0, true)
+    }
+
+    /// Append events as [`JobDb::append_events`] does, but commit even a final event
+    /// without waiting for the disk: the caller makes it durable with
+    /// [`JobDb::sync_log`] right after waking sbatchd, so a job's end goes to the disk
+    /// while sbatchd reports it instead of before (the job supervisor does this). A
+    /// killed process loses nothing (the commit is in the page cache); a crash of the
+    /// host within that millisecond may lose it, as it may lose a job that has just
+    /// ended and whose end is not committed yet.
+    pub fn append_events_then_sync(
+        &mut self,
+        key: Key,
+        events: &mut [Event],
+    ) -> Result<u64, DbError> {
+        self.append_inner(key, events, 0, false)
     }
 
     /// Append the end of a job of an earlier boot: numbered [`REBOOT_SEQ_GAP`]
     /// past the last recorded event.
     pub fn append_after_reboot(&mut self, key: Key, event: &mut Event) -> Result<u64, DbError> {
-        self.append_inner(key, std::slice::from_mut(event), REBOOT_SEQ_GAP - 1)
+        self.append_inner(key, std::slice::from_mut(event), REBOOT_SEQ_GAP - 1, true)
     }
 
-    fn append_inner(&mut self, key: Key, events: &mut [Event], gap: u64) -> Result<u64, DbError> {
-        self.durability(events.iter().any(|e| e.kind.is_final()))?;
+    fn append_inner(
+        &mut self,
+        key: Key,
+        events: &mut [Event],
+        gap: u64,
+        sync_final: bool,
+    ) -> Result<u64, DbError> {
+        self.durability(sync_final && events.iter().any(|e| e.kind.is_final()))?;
         let path = self.path.clone();
         let err = |source| DbError::Sqlite {
             path: path.clone(),
             source,
         };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
+        let tx = self.write_tx().map_err(err)?;
         let k = (i(key.0), i64::from(key.1), i64::from(key.2));
         let row: Option<(i64, i64, i64, i64)> = tx
             .prepare_cached(

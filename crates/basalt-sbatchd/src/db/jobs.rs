@@ -4,7 +4,7 @@
 use super::{DbError, JobDb, Key, StoredJob, i, u32_of, u64_of};
 use crate::state::{Launch, SupervisorId};
 use basalt_proto::sbatchd::JobSpec;
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use rusqlite::{OptionalExtension, params};
 
 impl JobDb {
     /// Record a new job (not fsynced, see the module doc), with the supervisor it is
@@ -31,10 +31,7 @@ impl JobDb {
             path: path.clone(),
             source,
         };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
+        let tx = self.write_tx().map_err(err)?;
         let k = (i(key.0), i64::from(key.1), i64::from(key.2));
         tx.prepare_cached("DELETE FROM events WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3")
             .and_then(|mut st| st.execute(params![k.0, k.1, k.2]))
@@ -199,10 +196,7 @@ impl JobDb {
             path: path.clone(),
             source,
         };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
+        let tx = self.write_tx().map_err(err)?;
         for &(key, seq) in acks {
             tx.prepare_cached(
                 "UPDATE jobs SET acked_seq = MAX(acked_seq, ?4)
@@ -240,10 +234,7 @@ impl JobDb {
             path: path.clone(),
             source,
         };
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(err)?;
+        let tx = self.write_tx().map_err(err)?;
         for sql in [
             "DELETE FROM events WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
             "DELETE FROM jobs WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",

@@ -203,3 +203,42 @@ fn acknowledgements_of_several_jobs_in_one_call() {
     let acked = |k| db.job(k).expect("job").map(|j| j.acked_seq);
     assert_eq!((acked(a), acked(b)), (Some(2), Some(1)));
 }
+
+/// The supervisor's final event: committed without waiting for the disk (the
+/// connection stays at NORMAL), readable by another connection at once, refused a
+/// second time, then made durable by one sync of the write-ahead log; a failed
+/// transaction (the refused final) leaves nothing open behind it.
+#[test]
+fn a_final_event_committed_then_synced() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let p = d.path().join(DB_FILE);
+    let mut sbd = JobDb::open(&p, true).expect("open");
+    let mut sup = JobDb::open(&p, false).expect("open supervisor");
+    let key = (9, 0, 1);
+    sbd.insert_job(key, &spec(9), &Launch::default(), 100, None)
+        .expect("insert");
+    let mut end = vec![Event {
+        kind: EventKind::Finished,
+        state: jstat::DONE,
+        time: 101,
+        ..Default::default()
+    }];
+    assert_eq!(
+        sup.append_events_then_sync(key, &mut end).expect("append"),
+        1
+    );
+    assert!(!sup.full, "no FULL commit on this path");
+    let seen = sbd.events_after(key, 0).expect("read");
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].kind, EventKind::Finished);
+    assert!(matches!(
+        sup.append_events_then_sync(key, &mut end),
+        Err(DbError::Finished { .. })
+    ));
+    sup.sync_log().expect("sync");
+    sup.sync_log().expect("sync again (the log kept open)");
+    // Nothing left open: both connections can still write.
+    sup.set_supervisor(key, &SupervisorId::of(std::process::id()).expect("id"))
+        .expect("write after a refused transaction");
+    sbd.remove(key).expect("remove");
+}

@@ -31,9 +31,9 @@
 //!    the database refuses it: the end of a job is never dropped); then it closes the
 //!    job's wake-up pipe.
 //!
-//! Every event is committed to the database first (the final one with
-//! `synchronous=FULL`, so the job's end is on disk before sbatchd can report it;
-//! see [`crate::db`]); a newline on the job's wake-up pipe only wakes sbatchd up
+//! Every event is committed to the database first (the final one then fsynced
+//! right after sbatchd is woken, so the disk and sbatchd's report proceed
+//! together; see [`crate::db`]); a newline on the job's wake-up pipe only wakes sbatchd up
 //! (non-blocking: a full or broken pipe is ignored). The database connection is
 //! never used in a forked child (the job's process execs, the mail helper only
 //! writes files and closes every inherited descriptor first) nor by a report writer, and SQLite opens its

@@ -362,10 +362,13 @@ impl Runner {
         }
     }
 
-    /// Record what the jobs emitted this turn and wake sbatchd for each; a job whose
-    /// end is on record leaves. Returns when a refused final event is due again.
+    /// Record what the jobs emitted this turn and wake sbatchd for each, then make the
+    /// jobs' ends durable (one `fdatasync` while sbatchd reads and reports them); a job
+    /// whose end is on record leaves. Returns when a refused final event is due again.
     fn flush(&mut self, now: Instant) -> Option<Instant> {
         let mut next: Option<Instant> = None;
+        // A final event was committed this turn: sync once sbatchd has been woken.
+        let mut unsynced = false;
         for job in &mut self.jobs {
             if job.outbox.is_empty() {
                 continue;
@@ -381,12 +384,13 @@ impl Runner {
                 job.outbox.clear();
                 continue;
             };
-            match jobs.append_events(job.key, &mut job.outbox) {
+            match jobs.append_events_then_sync(job.key, &mut job.outbox) {
                 Ok(_) => {
                     job.outbox.clear();
                     job.retry_at = None;
                     job.done = has_final;
                     job.wake();
+                    unsynced |= has_final;
                 }
                 Err(err @ (db::DbError::Finished { .. } | db::DbError::NoJob { .. })) => {
                     job.outbox.clear();
@@ -424,6 +428,13 @@ impl Runner {
                     job.outbox.clear();
                 }
             }
+        }
+        if unsynced
+            && let Some(jobs) = self.db.as_mut()
+            && let Err(e) = jobs.sync_log()
+        {
+            // The ends are committed; the next checkpoint writes them out.
+            tracing::error!("job supervisor: {e}");
         }
         self.jobs.retain_mut(|j| {
             if j.done {
