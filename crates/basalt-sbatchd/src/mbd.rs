@@ -1,7 +1,7 @@
 //! Talking to mbatchd: finding the master through the LIMs, the `SbdHello`
 //! heartbeat, and the per-job reporters that deliver a job's reports in order (those
-//! waiting together in one `ReportJobs` call), retrying with back-off until each is
-//! acknowledged.
+//! waiting together in one `ReportJobs` call; a job's start waits a few milliseconds
+//! for its end), retrying with back-off until each is acknowledged.
 
 use crate::Shared;
 use crate::owner::{Key, Msg};
@@ -170,6 +170,22 @@ fn hello_failed(master: &str, failures: u32, why: &str) {
 /// The most reports of one job sent in one `ReportJobs` call.
 const MAX_BATCH: usize = 64;
 
+/// How long the reports of a job's start wait for more of the job's reports before
+/// they are sent: a short job's start and end then take one call and one mbatchd
+/// commit instead of two. mbatchd has the job running from its dispatch on; what
+/// comes later is its pid and execution details (`JOB_EXECUTE`).
+const START_COALESCE: Duration = Duration::from_millis(10);
+
+/// Are these only the reports of a job's start (`Started`, `Executing`)?
+fn only_start(reports: &[JobReport]) -> bool {
+    reports.iter().all(|r| {
+        matches!(
+            ReportKind::try_from(r.kind),
+            Ok(ReportKind::Started | ReportKind::Executing)
+        )
+    })
+}
+
 /// What delivering a report (or a batch) came to.
 enum Delivered {
     /// Acknowledged; reporting goes on.
@@ -199,12 +215,7 @@ pub async fn reporter(
                 None => return,
             }
         }
-        while pending.len() < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(r) => pending.push(r),
-                Err(_) => break,
-            }
-        }
+        gather(&mut rx, &mut pending, START_COALESCE).await;
         let mut backoff = Duration::from_millis(100);
         while !pending.is_empty() {
             let client = clients.borrow_and_update().clone();
@@ -230,6 +241,32 @@ pub async fn reporter(
                 }
             }
             backoff = (backoff * 2).min(Duration::from_secs(5));
+        }
+    }
+}
+
+/// Add the reports waiting in `rx` to `pending` (up to [`MAX_BATCH`]). When they are
+/// only a job's start, wait up to `window` for more: a job that has just started may
+/// end within a few milliseconds.
+async fn gather(
+    rx: &mut mpsc::UnboundedReceiver<JobReport>,
+    pending: &mut Vec<JobReport>,
+    window: Duration,
+) {
+    while pending.len() < MAX_BATCH {
+        match rx.try_recv() {
+            Ok(r) => pending.push(r),
+            Err(_) => break,
+        }
+    }
+    if !only_start(pending) {
+        return;
+    }
+    let until = tokio::time::Instant::now() + window;
+    while pending.len() < MAX_BATCH && only_start(pending) {
+        match tokio::time::timeout_at(until, rx.recv()).await {
+            Ok(Some(r)) => pending.push(r),
+            Ok(None) | Err(_) => return,
         }
     }
 }
@@ -343,5 +380,80 @@ async fn acknowledged(
         Delivered::NoJob
     } else {
         Delivered::Acked
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(kind: ReportKind, seq: u64) -> JobReport {
+        JobReport {
+            kind: kind as i32,
+            seq,
+            ..Default::default()
+        }
+    }
+
+    fn kinds(v: &[JobReport]) -> Vec<i32> {
+        v.iter().map(|r| r.kind).collect()
+    }
+
+    /// A job's start waits up to the window for the job's end, and goes with it when
+    /// the end comes in time.
+    #[tokio::test(start_paused = true)]
+    async fn a_start_waits_for_an_end_within_the_window() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        tx.send(report(ReportKind::Started, 1)).expect("send");
+        tx.send(report(ReportKind::Executing, 2)).expect("send");
+        let late = tx.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(4)).await;
+            late.send(report(ReportKind::Finished, 3)).expect("send");
+        });
+        let mut pending = vec![rx.recv().await.expect("first")];
+        let t = tokio::time::Instant::now();
+        gather(&mut rx, &mut pending, Duration::from_millis(10)).await;
+        assert_eq!(
+            kinds(&pending),
+            vec![
+                ReportKind::Started as i32,
+                ReportKind::Executing as i32,
+                ReportKind::Finished as i32
+            ]
+        );
+        assert_eq!(
+            t.elapsed(),
+            Duration::from_millis(4),
+            "sent as soon as the end came"
+        );
+    }
+
+    /// A start goes alone once the window has passed without the end.
+    #[tokio::test(start_paused = true)]
+    async fn a_start_goes_alone_after_the_window() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        tx.send(report(ReportKind::Started, 1)).expect("send");
+        tx.send(report(ReportKind::Executing, 2)).expect("send");
+        let mut pending = vec![rx.recv().await.expect("first")];
+        let t = tokio::time::Instant::now();
+        gather(&mut rx, &mut pending, Duration::from_millis(10)).await;
+        assert_eq!(pending.len(), 2);
+        assert_eq!(t.elapsed(), Duration::from_millis(10));
+        drop(tx);
+    }
+
+    /// Other reports (a suspension, usage, an end) do not wait.
+    #[tokio::test(start_paused = true)]
+    async fn other_reports_do_not_wait() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        for (kind, seq) in [(ReportKind::State, 4), (ReportKind::Rusage, 5)] {
+            tx.send(report(kind, seq)).expect("send");
+            let mut pending = vec![rx.recv().await.expect("first")];
+            let t = tokio::time::Instant::now();
+            gather(&mut rx, &mut pending, Duration::from_millis(10)).await;
+            assert_eq!(pending.len(), 1);
+            assert_eq!(t.elapsed(), Duration::ZERO, "{kind:?}");
+        }
     }
 }
