@@ -246,6 +246,9 @@ fn kind_name(k: EventKind) -> &'static str {
     }
 }
 
+/// How many prepared statements a connection keeps.
+const STATEMENT_CACHE: usize = 64;
+
 impl JobDb {
     /// Open (and with `create`, create) the database at `path`, bring its schema up
     /// to [`SCHEMA_VERSION`], and set WAL mode, the busy timeout and
@@ -261,6 +264,9 @@ impl JobDb {
         }
         let mut conn = Connection::open_with_flags(path, flags).map_err(err)?;
         conn.busy_handler(Some(busy_retry)).map_err(err)?;
+        // Every statement is cached (some twenty); rusqlite keeps 16 by default, and a
+        // statement pushed out is parsed and planned again at its next use.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         // journal_mode is persistent in the file: set only when it is not WAL yet (a new
         // file), read otherwise.
         let mut mode: String = conn
