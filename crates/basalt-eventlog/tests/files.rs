@@ -74,6 +74,33 @@ fn fresh_file_has_the_volclava_header() {
     assert_eq!(log.size(), 80);
 }
 
+/// Records nothing waits on are written without a sync; the next synced append (or an
+/// explicit sync) makes them durable with its one fsync, and they replay in order.
+#[test]
+fn deferred_append_is_synced_by_the_next_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut log, _) = EventLog::open(dir.path()).unwrap();
+    log.append_deferred(&[clean(1, 5)]).unwrap();
+    assert!(log.unsynced());
+    let s = log.stats();
+    assert_eq!((s.appends, s.syncs, s.records), (1, 0, 1));
+    log.append(&[clean(2, 6)]).unwrap();
+    assert!(!log.unsynced(), "the synced append covers the deferred one");
+    assert_eq!(log.stats().syncs, 1);
+    log.append_deferred(&[clean(3, 7)]).unwrap();
+    log.sync().unwrap();
+    log.sync().unwrap();
+    assert!(!log.unsynced());
+    assert_eq!(
+        log.stats().syncs,
+        2,
+        "a sync with nothing unsynced does nothing"
+    );
+    drop(log);
+    let (_log, replay) = EventLog::open(dir.path()).unwrap();
+    assert_eq!(replay.records, vec![clean(1, 5), clean(2, 6), clean(3, 7)]);
+}
+
 #[test]
 fn group_append_is_one_fsync_and_replays() {
     let dir = tempfile::tempdir().unwrap();

@@ -119,6 +119,10 @@ pub(crate) struct OwnerState {
 
 pub(crate) type Deferred = Box<dyn FnOnce() + Send>;
 
+/// How long events written without a sync may wait for the next commit's sync before
+/// the owner syncs them itself.
+const UNSYNCED_WAIT: Duration = Duration::from_millis(20);
+
 pub(crate) fn defer<T: Send + 'static>(reply: Reply<T>, value: T) -> Deferred {
     Box::new(move || {
         let _ = reply.send(value);
@@ -144,11 +148,18 @@ impl OwnerState {
         let tick = Duration::from_millis(500);
         let mut last_tick = now_ms();
         loop {
-            let first = match rx.recv_timeout(tick) {
+            // Events written without a sync are synced when nothing else comes soon.
+            let wait = if self.journal.unsynced() {
+                UNSYNCED_WAIT
+            } else {
+                tick
+            };
+            let first = match rx.recv_timeout(wait) {
                 Ok(m) => Some(m),
                 Err(stdmpsc::RecvTimeoutError::Timeout) => None,
                 Err(stdmpsc::RecvTimeoutError::Disconnected) => return MbdError::OwnerGone,
             };
+            let idle = first.is_none();
             let mut deferred: Vec<Deferred> = Vec::new();
             let mut exit: Option<MbdError> = None;
             let batch = first.into_iter().chain(rx.try_iter().take(4096));
@@ -223,9 +234,17 @@ impl OwnerState {
                 self.sched.schedule(now);
             }
             let effects = self.sched.take_effects();
+            // Log before acknowledge: an iteration with a reply to give, an order to send
+            // or a job file to remove is synced. One whose events nothing waits on (a
+            // dispatch's answer: JOB_START_ACCEPT) is written now and synced by the next
+            // one, or after UNSYNCED_WAIT without one.
+            let durable = idle
+                || exit.is_some()
+                || !deferred.is_empty()
+                || effects.iter().any(|e| !matches!(e, Effect::Log(_)));
             let committed = match self.write_failure.take() {
                 Some(e) => Err(e),
-                None => self.journal.commit(&self.sched, &effects),
+                None => self.journal.commit_as(&self.sched, &effects, durable),
             };
             match committed {
                 Ok(()) => {

@@ -193,6 +193,29 @@ impl EventLog {
         self.inner.append(buf.as_bytes(), records.len())
     }
 
+    /// Append `records` with one `write` and no sync: they are durable once a later
+    /// [`EventLog::append`] or [`EventLog::sync`] returns (mbatchd writes so the events
+    /// of a loop iteration that nothing waits on: no reply, no dispatch).
+    pub fn append_deferred(&mut self, records: &[Record]) -> Result<(), EventLogError> {
+        let mut buf = String::with_capacity(records.len() * 200);
+        for r in records {
+            r.write_line(&mut buf);
+            buf.push('\n');
+        }
+        self.inner.append_deferred(buf.as_bytes(), records.len())
+    }
+
+    /// Make every record written so far durable (nothing to do when the last write
+    /// was synced).
+    pub fn sync(&mut self) -> Result<(), EventLogError> {
+        self.inner.sync()
+    }
+
+    /// Are there records written without a sync?
+    pub fn unsynced(&self) -> bool {
+        self.inner.unsynced()
+    }
+
     /// Start a new `lsb.events` (event-log.md §6).
     ///
     /// The history (the bytes from the header's offset to the end) becomes
@@ -218,6 +241,8 @@ impl EventLog {
                 reason: reason.clone(),
             });
         }
+        // What was written without a sync goes to the disk before it is archived.
+        self.inner.sync()?;
         let path = self.inner.path.clone();
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),

@@ -131,6 +131,8 @@ pub(crate) struct Appender<S: Sink> {
     broken: Option<String>,
     stats: AppendStats,
     sync: SyncPolicy,
+    /// Lines were written without a sync since the last one ([`Appender::append_deferred`]).
+    unsynced: bool,
 }
 
 impl<S: Sink> Appender<S> {
@@ -142,6 +144,7 @@ impl<S: Sink> Appender<S> {
             broken: None,
             stats: AppendStats::default(),
             sync: SyncPolicy::default(),
+            unsynced: false,
         }
     }
 
@@ -149,6 +152,59 @@ impl<S: Sink> Appender<S> {
     /// cut back to its previous length, so no partial line stays behind; if even that
     /// fails, the appender refuses further appends ([`EventLogError::Poisoned`]).
     pub(crate) fn append(&mut self, buf: &[u8], records: usize) -> Result<(), EventLogError> {
+        self.write(buf, records, true)
+    }
+
+    /// Write `buf` (whole lines) with one write and no sync: durable at the next
+    /// [`Appender::append`] or [`Appender::sync`] (the file is written in order, so
+    /// that sync covers these lines too). For lines nothing waits on yet.
+    pub(crate) fn append_deferred(
+        &mut self,
+        buf: &[u8],
+        records: usize,
+    ) -> Result<(), EventLogError> {
+        self.write(buf, records, false)
+    }
+
+    /// Make the lines written by [`Appender::append_deferred`] durable. A failed sync
+    /// poisons the appender: what it wrote may not be on disk, and it cannot be cut
+    /// back any more.
+    pub(crate) fn sync(&mut self) -> Result<(), EventLogError> {
+        if let Some(reason) = &self.broken {
+            return Err(EventLogError::Poisoned {
+                path: self.path.clone(),
+                reason: reason.clone(),
+            });
+        }
+        if !self.unsynced {
+            return Ok(());
+        }
+        let res = match self.sync {
+            SyncPolicy::Fdatasync => self.sink.sync_data().map_err(|e| ("fdatasync", e)),
+            SyncPolicy::Fsync => self.sink.sync_all().map_err(|e| ("fsync", e)),
+            SyncPolicy::None => Ok(()),
+        };
+        match res {
+            Ok(()) => {
+                self.unsynced = false;
+                if self.sync != SyncPolicy::None {
+                    self.stats.syncs += 1;
+                }
+                Ok(())
+            }
+            Err((op, e)) => {
+                self.broken = Some(format!("{op} of deferred lines failed ({e})"));
+                Err(EventLogError::io(&self.path, op, e))
+            }
+        }
+    }
+
+    /// Are there lines written without a sync?
+    pub(crate) fn unsynced(&self) -> bool {
+        self.unsynced
+    }
+
+    fn write(&mut self, buf: &[u8], records: usize, sync: bool) -> Result<(), EventLogError> {
         if let Some(reason) = &self.broken {
             return Err(EventLogError::Poisoned {
                 path: self.path.clone(),
@@ -159,6 +215,7 @@ impl<S: Sink> Appender<S> {
             return Ok(());
         }
         let res = match self.sink.write_all(buf) {
+            Ok(()) if !sync => Ok(()),
             Ok(()) => match self.sync {
                 SyncPolicy::Fdatasync => self.sink.sync_data().map_err(|e| ("fdatasync", e)),
                 SyncPolicy::Fsync => self.sink.sync_all().map_err(|e| ("fsync", e)),
@@ -170,8 +227,11 @@ impl<S: Sink> Appender<S> {
             Ok(()) => {
                 self.len += buf.len() as u64;
                 self.stats.appends += 1;
-                if self.sync != SyncPolicy::None {
+                if !sync {
+                    self.unsynced = true;
+                } else if self.sync != SyncPolicy::None {
                     self.stats.syncs += 1;
+                    self.unsynced = false;
                 }
                 self.stats.records += records as u64;
                 self.stats.bytes += buf.len() as u64;

@@ -1,5 +1,6 @@
 //! One loop iteration made durable: its `Log` and `Acct` effects appended to every usable
-//! copy with one fsync each; and the write probe that tells when a full or failing disk
+//! copy with one fsync each (or, for an iteration nothing waits on, written now and
+//! synced by the next durable one); and the write probe that tells when a full or failing disk
 //! takes writes again.
 
 use super::{Journal, JournalError, finish_record, to_record};
@@ -13,6 +14,19 @@ impl Journal {
     /// later ([`Journal::resync`]). Refuses (and writes nothing) once the lock is no
     /// longer ours.
     pub fn commit(&mut self, sched: &Sched, effects: &[Effect]) -> Result<(), JournalError> {
+        self.commit_as(sched, effects, true)
+    }
+
+    /// [`Journal::commit`], or with `durable` false the `Log` effects of an iteration
+    /// that nothing waits on (no reply, no order to a host) written without a sync: the
+    /// next durable commit or [`Journal::sync`] makes them durable with its own fsync
+    /// (the file is written in order). `Acct` effects are always synced.
+    pub fn commit_as(
+        &mut self,
+        sched: &Sched,
+        effects: &[Effect],
+        durable: bool,
+    ) -> Result<(), JournalError> {
         let mut recs = Vec::new();
         let mut acct = Vec::new();
         for e in effects {
@@ -27,8 +41,9 @@ impl Journal {
             }
         }
         self.sync_spool()?;
+        let durable = durable || !acct.is_empty();
         if recs.is_empty() && acct.is_empty() {
-            return Ok(());
+            return if durable { self.sync() } else { Ok(()) };
         }
         self.check_lock()?;
         let mut ok = false;
@@ -41,8 +56,12 @@ impl Journal {
                 continue;
             };
             let res = (|| -> Result<(), el::EventLogError> {
-                if !recs.is_empty() {
+                if recs.is_empty() {
+                    events.sync()?;
+                } else if durable {
                     events.append(&recs)?;
+                } else {
+                    events.append_deferred(&recs)?;
                 }
                 if !acct.is_empty() {
                     acct_log.append(&acct)?;
@@ -66,6 +85,43 @@ impl Journal {
                 op: "append",
                 source: std::io::Error::other("no usable copy of the event log"),
             })),
+        }
+    }
+
+    /// Were events written without a sync ([`Journal::commit_as`])?
+    pub fn unsynced(&self) -> bool {
+        self.copies
+            .iter()
+            .any(|c| c.broken.is_none() && c.logs.as_ref().is_some_and(|(e, _)| e.unsynced()))
+    }
+
+    /// Make the events written without a sync durable (one fsync per copy that has
+    /// some). Fails when no copy could.
+    pub fn sync(&mut self) -> Result<(), JournalError> {
+        if !self.unsynced() {
+            return Ok(());
+        }
+        let mut ok = false;
+        let mut first_err = None;
+        for copy in &mut self.copies {
+            if copy.broken.is_some() {
+                continue;
+            }
+            let Some((events, _)) = copy.logs.as_mut() else {
+                continue;
+            };
+            match events.sync() {
+                Ok(()) => ok = true,
+                Err(e) => {
+                    tracing::error!("event log copy in {}: {e}", copy.dir.display());
+                    copy.broken = Some(e.to_string());
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        match (ok, first_err) {
+            (false, Some(e)) => Err(e.into()),
+            _ => Ok(()),
         }
     }
 

@@ -111,3 +111,48 @@ fn spooled_job_files_are_synced_one_by_one_or_together() {
         assert_eq!(std::fs::read(j.job_file_path(&name)).unwrap(), b"x");
     }
 }
+
+/// An iteration nothing waits on is written without a sync and synced by the next
+/// durable commit (or by `sync`); an `Acct` effect is always synced.
+#[test]
+fn an_iteration_nothing_waits_on_is_synced_by_the_next() {
+    use basalt_config::embedded::{DefaultCluster, DefaultHost};
+    use basalt_sched::{Effect, Event, Sched, SchedConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = vec![DefaultHost {
+        name: "hostA".into(),
+        address: None,
+        server: true,
+    }];
+    let envdir = DefaultCluster::new("basalt", "root", hosts)
+        .write(dir.path())
+        .unwrap();
+    let config = basalt_config::load(&envdir).unwrap().config;
+    let sched = Sched::new(SchedConfig::from_config(&config), 0);
+    let logdir = dir.path().join("logdir");
+    let (mut j, _) = super::open(&logdir, "me", Options::default()).unwrap();
+    let log = |t: i64| {
+        vec![Effect::Log(Event::MbdDie {
+            time: t,
+            master: "hostA".into(),
+            exit_code: 0,
+        })]
+    };
+    j.commit_as(&sched, &log(1), false).unwrap();
+    assert!(j.unsynced());
+    j.commit_as(&sched, &log(2), false).unwrap();
+    assert!(j.unsynced());
+    j.commit_as(&sched, &log(3), true).unwrap();
+    assert!(
+        !j.unsynced(),
+        "the durable commit's fsync covers the earlier lines"
+    );
+    j.commit_as(&sched, &log(4), false).unwrap();
+    j.commit_as(&sched, &[], true).unwrap();
+    assert!(!j.unsynced(), "an empty durable commit syncs");
+    j.commit_as(&sched, &log(5), false).unwrap();
+    j.sync().unwrap();
+    assert!(!j.unsynced());
+    let text = std::fs::read_to_string(logdir.join(el::EVENTS_FILE)).unwrap();
+    assert_eq!(text.matches("\"MBD_DIE\"").count(), 5, "{text}");
+}
