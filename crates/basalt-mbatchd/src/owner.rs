@@ -237,8 +237,13 @@ impl OwnerState {
             // Log before acknowledge: an iteration with a reply to give, an order to send
             // or a job file to remove is synced. One whose events nothing waits on (a
             // dispatch's answer: JOB_START_ACCEPT) is written now and synced by the next
-            // one, or after UNSYNCED_WAIT without one.
+            // one, or within UNSYNCED_WAIT anyway (however busy the loop is with
+            // iterations that need no sync).
             let durable = idle
+                || self
+                    .journal
+                    .unsynced_for()
+                    .is_some_and(|d| d >= UNSYNCED_WAIT)
                 || exit.is_some()
                 || !deferred.is_empty()
                 || effects.iter().any(|e| !matches!(e, Effect::Log(_)));

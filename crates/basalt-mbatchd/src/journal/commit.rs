@@ -78,7 +78,15 @@ impl Journal {
             }
         }
         match (ok, first_err) {
-            (true, _) => Ok(()),
+            (true, _) => {
+                if durable {
+                    self.deferred_since = None;
+                } else {
+                    self.deferred_since
+                        .get_or_insert_with(std::time::Instant::now);
+                }
+                Ok(())
+            }
             (false, Some(e)) => Err(e.into()),
             (false, None) => Err(JournalError::Log(el::EventLogError::Io {
                 path: self.logdir.clone(),
@@ -95,10 +103,18 @@ impl Journal {
             .any(|c| c.broken.is_none() && c.logs.as_ref().is_some_and(|(e, _)| e.unsynced()))
     }
 
+    /// How long events have waited for a sync (None: none waits).
+    pub fn unsynced_for(&self) -> Option<std::time::Duration> {
+        self.deferred_since
+            .filter(|_| self.unsynced())
+            .map(|t| t.elapsed())
+    }
+
     /// Make the events written without a sync durable (one fsync per copy that has
     /// some). Fails when no copy could.
     pub fn sync(&mut self) -> Result<(), JournalError> {
         if !self.unsynced() {
+            self.deferred_since = None;
             return Ok(());
         }
         let mut ok = false;
@@ -121,7 +137,10 @@ impl Journal {
         }
         match (ok, first_err) {
             (false, Some(e)) => Err(e.into()),
-            _ => Ok(()),
+            _ => {
+                self.deferred_since = None;
+                Ok(())
+            }
         }
     }
 

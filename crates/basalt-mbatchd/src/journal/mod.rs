@@ -117,6 +117,8 @@ pub struct Journal {
     unsynced: Vec<PathBuf>,
     /// Those job files (up to [`spool::PER_FILE_SYNC_MAX`] + 1 are remembered).
     unsynced_files: Vec<PathBuf>,
+    /// When events were first written without a sync since the last sync.
+    deferred_since: Option<Instant>,
 }
 
 impl Journal {

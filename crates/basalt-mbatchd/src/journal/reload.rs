@@ -25,6 +25,7 @@ pub fn open(logdir: &Path, me: &str, opts: Options) -> Result<(Journal, Replayed
             last_touch: Instant::now(),
             unsynced: Vec::new(),
             unsynced_files: Vec::new(),
+            deferred_since: None,
         },
         replayed,
     ))

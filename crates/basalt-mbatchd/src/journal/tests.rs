@@ -138,8 +138,13 @@ fn an_iteration_nothing_waits_on_is_synced_by_the_next() {
             exit_code: 0,
         })]
     };
+    assert_eq!(j.unsynced_for(), None);
     j.commit_as(&sched, &log(1), false).unwrap();
     assert!(j.unsynced());
+    assert!(
+        j.unsynced_for().is_some(),
+        "the wait is timed from the first unsynced write"
+    );
     j.commit_as(&sched, &log(2), false).unwrap();
     assert!(j.unsynced());
     j.commit_as(&sched, &log(3), true).unwrap();
@@ -153,6 +158,7 @@ fn an_iteration_nothing_waits_on_is_synced_by_the_next() {
     j.commit_as(&sched, &log(5), false).unwrap();
     j.sync().unwrap();
     assert!(!j.unsynced());
+    assert_eq!(j.unsynced_for(), None);
     let text = std::fs::read_to_string(logdir.join(el::EVENTS_FILE)).unwrap();
     assert_eq!(text.matches("\"MBD_DIE\"").count(), 5, "{text}");
 }
