@@ -9,7 +9,7 @@ use crate::record::JobFinish;
 
 use super::{
     ACCT_FILE, AppendStats, Appender, SyncPolicy, create_logdir, cut, describe_cut, fsync_dir,
-    open_for_append,
+    lines, open_for_append,
 };
 
 /// The writer of `lsb.acct`: `JOB_FINISH` records only, no header line, append-only.
@@ -71,11 +71,7 @@ impl AcctLog {
     /// Append `records` durably (one write, one fdatasync); see
     /// [`EventLog::append`](super::EventLog::append).
     pub fn append(&mut self, records: &[JobFinish]) -> Result<(), EventLogError> {
-        let mut buf = String::with_capacity(records.len() * 400);
-        for r in records {
-            r.write_line(&mut buf);
-            buf.push('\n');
-        }
+        let buf = lines(records, 400, JobFinish::write_line);
         self.inner.append(buf.as_bytes(), records.len())
     }
 

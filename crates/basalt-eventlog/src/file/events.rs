@@ -12,7 +12,7 @@ use crate::record::{Record, parse_line};
 use super::reader::numbered;
 use super::{
     AppendStats, Appender, EVENTS_FILE, FRESH_HEADER_LEN, SyncPolicy, create_logdir, cut,
-    describe_cut, fresh_header, fsync_dir, open_for_append, parse_header,
+    describe_cut, fresh_header, fsync_dir, lines, open_for_append, parse_header,
 };
 
 /// What [`EventLog::open`] found in the existing file.
@@ -185,11 +185,7 @@ impl EventLog {
     /// On error nothing of this call stays in the file (it is cut back), and the records
     /// must be treated as not logged.
     pub fn append(&mut self, records: &[Record]) -> Result<(), EventLogError> {
-        let mut buf = String::with_capacity(records.len() * 200);
-        for r in records {
-            r.write_line(&mut buf);
-            buf.push('\n');
-        }
+        let buf = lines(records, 200, Record::write_line);
         self.inner.append(buf.as_bytes(), records.len())
     }
 
@@ -197,11 +193,7 @@ impl EventLog {
     /// [`EventLog::append`] or [`EventLog::sync`] returns (mbatchd writes so the events
     /// of a loop iteration that nothing waits on: no reply, no dispatch).
     pub fn append_deferred(&mut self, records: &[Record]) -> Result<(), EventLogError> {
-        let mut buf = String::with_capacity(records.len() * 200);
-        for r in records {
-            r.write_line(&mut buf);
-            buf.push('\n');
-        }
+        let buf = lines(records, 200, Record::write_line);
         self.inner.append_deferred(buf.as_bytes(), records.len())
     }
 

@@ -122,6 +122,21 @@ impl Sink for File {
     }
 }
 
+/// `records` as the lines of a log file (each written by `write_line`, then `\n`);
+/// `per_record` is a guess at a line's length.
+pub(crate) fn lines<R>(
+    records: &[R],
+    per_record: usize,
+    write_line: impl Fn(&R, &mut String),
+) -> String {
+    let mut buf = String::with_capacity(records.len() * per_record);
+    for r in records {
+        write_line(r, &mut buf);
+        buf.push('\n');
+    }
+    buf
+}
+
 /// Append-with-rollback, shared by both logs.
 pub(crate) struct Appender<S: Sink> {
     path: PathBuf,

@@ -46,6 +46,34 @@ impl Journal {
             return if durable { self.sync() } else { Ok(()) };
         }
         self.check_lock()?;
+        self.on_every_copy(|events, acct_log| {
+            if recs.is_empty() {
+                events.sync()?;
+            } else if durable {
+                events.append(&recs)?;
+            } else {
+                events.append_deferred(&recs)?;
+            }
+            if !acct.is_empty() {
+                acct_log.append(&acct)?;
+            }
+            Ok(())
+        })?;
+        if durable {
+            self.deferred_since = None;
+        } else {
+            self.deferred_since
+                .get_or_insert_with(std::time::Instant::now);
+        }
+        Ok(())
+    }
+
+    /// Run `write` on every usable copy's logs; a copy it fails on is marked broken
+    /// (re-synchronised later). Succeeds when at least one copy took it.
+    fn on_every_copy(
+        &mut self,
+        mut write: impl FnMut(&mut el::EventLog, &mut el::AcctLog) -> Result<(), el::EventLogError>,
+    ) -> Result<(), JournalError> {
         let mut ok = false;
         let mut first_err = None;
         for copy in &mut self.copies {
@@ -55,20 +83,7 @@ impl Journal {
             let Some((events, acct_log)) = copy.logs.as_mut() else {
                 continue;
             };
-            let res = (|| -> Result<(), el::EventLogError> {
-                if recs.is_empty() {
-                    events.sync()?;
-                } else if durable {
-                    events.append(&recs)?;
-                } else {
-                    events.append_deferred(&recs)?;
-                }
-                if !acct.is_empty() {
-                    acct_log.append(&acct)?;
-                }
-                Ok(())
-            })();
-            match res {
+            match write(events, acct_log) {
                 Ok(()) => ok = true,
                 Err(e) => {
                     tracing::error!("event log copy in {}: {e}", copy.dir.display());
@@ -78,15 +93,7 @@ impl Journal {
             }
         }
         match (ok, first_err) {
-            (true, _) => {
-                if durable {
-                    self.deferred_since = None;
-                } else {
-                    self.deferred_since
-                        .get_or_insert_with(std::time::Instant::now);
-                }
-                Ok(())
-            }
+            (true, _) => Ok(()),
             (false, Some(e)) => Err(e.into()),
             (false, None) => Err(JournalError::Log(el::EventLogError::Io {
                 path: self.logdir.clone(),
@@ -117,31 +124,9 @@ impl Journal {
             self.deferred_since = None;
             return Ok(());
         }
-        let mut ok = false;
-        let mut first_err = None;
-        for copy in &mut self.copies {
-            if copy.broken.is_some() {
-                continue;
-            }
-            let Some((events, _)) = copy.logs.as_mut() else {
-                continue;
-            };
-            match events.sync() {
-                Ok(()) => ok = true,
-                Err(e) => {
-                    tracing::error!("event log copy in {}: {e}", copy.dir.display());
-                    copy.broken = Some(e.to_string());
-                    first_err.get_or_insert(e);
-                }
-            }
-        }
-        match (ok, first_err) {
-            (false, Some(e)) => Err(e.into()),
-            _ => {
-                self.deferred_since = None;
-                Ok(())
-            }
-        }
+        self.on_every_copy(|events, _| events.sync())?;
+        self.deferred_since = None;
+        Ok(())
     }
 
     /// Can the log directory take writes again? Writes and fsyncs a 64 KiB probe file

@@ -131,6 +131,7 @@ impl Supervisor {
             .spawn(move || {
                 let done = take_fs_identity(&ident)
                     .and_then(|()| deliver(&info, &text, &term_reason, false));
+                // The outcome first, then the wake-up: the loop looks for it when woken.
                 let _ = tx.send(done);
                 if let Some(fd) = notify {
                     // Non-blocking: a full pipe already wakes the loop.
