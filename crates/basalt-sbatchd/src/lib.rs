@@ -117,6 +117,7 @@ pub mod paths;
 pub mod policy;
 pub mod pool;
 pub mod service;
+mod spawn;
 pub mod state;
 pub mod supervisor;
 mod sys;

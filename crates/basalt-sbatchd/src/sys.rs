@@ -3,7 +3,8 @@
 //! a process whose other threads hold no lock the child needs may call it, and only
 //! the job supervisor does), and
 //! [`set_disposition`] takes a [`Disposition`], which cannot name a handler, so it is
-//! safe. Crate-private: nothing outside sbatchd forks through these.
+//! safe. Crate-private: nothing outside sbatchd forks through these. A job's top
+//! process is not forked but cloned sharing the supervisor's memory ([`crate::spawn`]).
 
 use nix::sys::signal::{SigHandler, Signal};
 use nix::unistd::ForkResult;
@@ -36,8 +37,6 @@ pub(crate) fn exit_now(code: i32) -> ! {
 /// there is no async-signal-safety requirement to meet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Disposition {
-    /// `SIG_DFL`.
-    Default,
     /// `SIG_IGN`.
     Ignore,
 }
@@ -46,22 +45,9 @@ pub(crate) enum Disposition {
 #[allow(unsafe_code)]
 pub(crate) fn set_disposition(sig: Signal, disposition: Disposition) -> nix::Result<()> {
     let handler = match disposition {
-        Disposition::Default => SigHandler::SigDfl,
         Disposition::Ignore => SigHandler::SigIgn,
     };
-    // SAFETY: SigDfl and SigIgn install no Rust handler (the type allows nothing
+    // SAFETY: SigIgn installs no Rust handler (the type allows nothing
     // else), so no signal-safety requirement applies.
     unsafe { nix::sys::signal::signal(sig, handler) }.map(|_| ())
-}
-
-/// `setpriority(PRIO_PROCESS, 0, nice)`: the calling process's nice value.
-#[allow(unsafe_code)]
-pub(crate) fn set_nice(nice: i32) -> nix::Result<()> {
-    // SAFETY: plain system call on the calling process; no pointers involved.
-    let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) };
-    if r == -1 {
-        Err(nix::errno::Errno::last())
-    } else {
-        Ok(())
-    }
 }

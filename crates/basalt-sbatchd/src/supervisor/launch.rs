@@ -5,19 +5,18 @@
 
 use super::env::{EnvContext, host_file_text, job_env};
 use super::files::{open_output, output_path, place_job_file};
-use super::limits::apply_rlimits;
+use super::finish::take_fs_identity;
+use super::limits::rlimits;
 use crate::paths;
+use crate::spawn::{self, Become, Plan, SpawnError};
 use crate::state::Launch;
-use crate::sys;
-use crate::sys::Disposition;
 use basalt_proto::sbatchd::JobSpec;
-use nix::sys::signal::{SigSet, SigmaskHow, Signal};
-use nix::unistd::{Gid, Uid};
-use serde::{Deserialize, Serialize};
+use nix::unistd::{Gid, Pid, Uid};
 use std::ffi::CString;
-use std::io::Write;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::mpsc::Receiver;
 
 /// Who the job runs as.
 #[derive(Debug, Clone)]
@@ -91,8 +90,9 @@ pub(super) fn resolve_identity(spec: &JobSpec, launch: &Launch) -> Result<Identi
     })
 }
 
-/// What the job's top process tells the supervisor through the start pipe.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// Where the job's top process started: its files and working directory, as the job
+/// sees them and as the supervisor uses them (absolute).
+#[derive(Debug, Clone, Default)]
 pub(super) struct ChildInfo {
     pub(super) job_file: String,
     pub(super) cwd: String,
@@ -102,25 +102,15 @@ pub(super) struct ChildInfo {
     pub(super) spool: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) enum ChildMsg {
-    Ready(ChildInfo),
+/// What the launcher thread hands back to the supervisor's loop.
+#[derive(Debug)]
+pub(super) enum Launched {
+    /// The job's top process exec'ed `/bin/sh <job file>`.
+    Running { pid: Pid, info: ChildInfo },
+    /// The top process failed before its `exec` and exited (status 127).
+    ChildFailed { pid: Pid, message: String },
+    /// No top process: the set-up failed before it.
     Failed(String),
-}
-
-/// What the top process said on the start pipe: the first failure, else the last
-/// `Ready` (None when it said nothing readable).
-pub(super) fn parse_child_msgs(text: &str) -> Option<ChildMsg> {
-    let mut last = None;
-    for line in text.lines() {
-        if let Ok(m) = serde_json::from_str::<ChildMsg>(line) {
-            match m {
-                ChildMsg::Failed(_) => return Some(m),
-                ChildMsg::Ready(_) => last = Some(m),
-            }
-        }
-    }
-    last
 }
 
 pub(super) fn switch_identity(ident: &Identity) -> Result<(), String> {
@@ -133,38 +123,84 @@ pub(super) fn switch_identity(ident: &Identity) -> Result<(), String> {
     Ok(())
 }
 
-/// The job's top process, after fork. Never returns.
-pub(super) fn child_main(spec: &JobSpec, launch: &Launch, ident: &Identity, wfd: OwnedFd) -> ! {
-    let mut pipe = std::fs::File::from(wfd);
-    let err = match child_setup(spec, launch, ident, &mut pipe) {
-        Ok(never) => match never {},
-        Err(e) => e,
-    };
-    if let Ok(line) = serde_json::to_string(&ChildMsg::Failed(err)) {
-        let _ = writeln!(pipe, "{line}");
-    }
-    sys::exit_now(127)
-}
-
-enum Never {}
-
-fn child_setup(
+/// Start the thread that sets the job up and starts its top process ([`launch_job`]);
+/// its outcome comes on the returned channel, then a byte on `notify` wakes the loop.
+///
+/// The thread, like a report writer, takes no lock a forked child of the supervisor's
+/// takes: it does not log, read the environment or use standard streams.
+pub(super) fn start_launcher(
     spec: &JobSpec,
     launch: &Launch,
     ident: &Identity,
-    pipe: &mut std::fs::File,
-) -> Result<Never, String> {
-    nix::unistd::setsid().map_err(|e| format!("setsid: {e}"))?;
-    let _ = nix::sys::signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None);
-    let _ = sys::set_disposition(Signal::SIGPIPE, Disposition::Default);
-    let _ = sys::set_disposition(Signal::SIGHUP, Disposition::Ignore);
-    apply_rlimits(spec, launch);
-    if spec.nice != 0
-        && let Err(e) = sys::set_nice(spec.nice)
-    {
-        tracing::debug!("nice {}: {e}", spec.nice);
+    notify: Option<Arc<OwnedFd>>,
+) -> Result<Receiver<Launched>, String> {
+    let (spec, launch, ident) = (spec.clone(), launch.clone(), ident.clone());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("sbd-launch".to_owned())
+        .stack_size(LAUNCHER_STACK)
+        .spawn(move || {
+            let outcome = launch_job(&spec, &launch, &ident);
+            // The outcome first, then the wake-up: the loop looks for it when woken.
+            let _ = tx.send(outcome);
+            if let Some(fd) = notify {
+                let _ = nix::unistd::write(fd.as_ref(), b"l");
+            }
+        })
+        .map_err(|e| format!("cannot start the thread that starts the job: {e}"))?;
+    Ok(rx)
+}
+
+/// The stack of a launcher thread.
+const LAUNCHER_STACK: usize = 256 * 1024;
+
+/// In the launcher thread: take the user's file-system identity and a working
+/// directory and umask of this thread's own, set the job's files up as the user, and
+/// start the top process ([`spawn`]), which inherits them.
+pub(super) fn launch_job(spec: &JobSpec, launch: &Launch, ident: &Identity) -> Launched {
+    if let Err(e) = nix::sched::unshare(nix::sched::CloneFlags::CLONE_FS) {
+        return Launched::Failed(format!("unshare(CLONE_FS): {e}"));
     }
-    switch_identity(ident)?;
+    if let Err(e) = take_fs_identity(ident) {
+        return Launched::Failed(e);
+    }
+    let (mut prepared, info) = match prepare(spec, launch, ident) {
+        Ok(p) => p,
+        Err(e) => return Launched::Failed(e),
+    };
+    let outcome = spawn::spawn(&mut prepared.plan);
+    drop(prepared.files);
+    match outcome {
+        Ok(pid) => Launched::Running { pid, info },
+        Err(SpawnError::NoChild(e)) => Launched::Failed(format!("clone: {e}")),
+        Err(SpawnError::Child { pid, step, errno }) => Launched::ChildFailed {
+            pid,
+            message: format!(
+                "{}: {errno}",
+                step.describe(SH, prepared.plan.become_user.as_ref())
+            ),
+        },
+    }
+}
+
+/// The job's shell.
+const SH: &std::ffi::CStr = c"/bin/sh";
+
+/// A plan and the files it names (open until the child has its copies).
+struct Prepared {
+    plan: Plan,
+    files: Vec<std::fs::File>,
+}
+
+/// The set-up of the job's top process, done by the launcher thread as the user
+/// (file-system identity) in its own working directory: umask, job file, host file,
+/// working directory (`/tmp` when the job's cannot be used, with a note), standard
+/// streams, environment, limits.
+fn prepare(
+    spec: &JobSpec,
+    launch: &Launch,
+    ident: &Identity,
+) -> Result<(Prepared, ChildInfo), String> {
     let umask = if spec.umask == 0 {
         0o022
     } else {
@@ -268,12 +304,12 @@ fn child_setup(
             }
         }
     };
-    nix::unistd::dup2_stdin(&stdin).map_err(|e| format!("dup2: {e}"))?;
-    nix::unistd::dup2_stdout(&stdout).map_err(|e| format!("dup2: {e}"))?;
-    nix::unistd::dup2_stderr(&stderr).map_err(|e| format!("dup2: {e}"))?;
-    drop((stdin, stdout, stderr));
+    let stdio = [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
+    let files = vec![stdin, stdout, stderr];
+    let mut note_bytes = Vec::new();
     for n in &notes {
-        let _ = writeln!(std::io::stderr(), "{n}");
+        note_bytes.extend_from_slice(n.as_bytes());
+        note_bytes.push(b'\n');
     }
 
     let ctx = EnvContext {
@@ -284,7 +320,8 @@ fn child_setup(
         group: ident.group_name.clone(),
         job_file: job_file_s.clone(),
         host_file: host_file.to_string_lossy().into_owned(),
-        pid: std::process::id(),
+        // The top process writes its own pid in (`Plan::pid_var`).
+        pid: 0,
         out_file: given_out,
         err_file: given_err,
         envdir: launch.envdir.clone(),
@@ -312,13 +349,20 @@ fn child_setup(
         err_path: absolute(err_path),
         spool,
     };
-    let line = serde_json::to_string(&ChildMsg::Ready(info)).map_err(|e| e.to_string())?;
-    writeln!(pipe, "{line}").map_err(|e| format!("start pipe: {e}"))?;
-    let sh = c"/bin/sh";
     let file = CString::new(job_file_s).map_err(|_| "job file path contains NUL".to_owned())?;
-    let e = nix::unistd::execve(sh, &[sh, file.as_c_str()], &env);
-    Err(format!(
-        "cannot execute /bin/sh: {}",
-        e.err().map_or_else(String::new, |e| e.to_string())
-    ))
+    let plan = Plan {
+        argv: vec![SH.to_owned(), file],
+        env,
+        pid_var: Some("LS_JOBPID"),
+        stdio,
+        notes: note_bytes,
+        rlimits: rlimits(spec, launch),
+        nice: spec.nice,
+        become_user: ident.switch.then(|| Become {
+            groups: ident.groups.iter().map(|g| g.as_raw()).collect(),
+            gid: ident.gid.as_raw(),
+            uid: ident.uid.as_raw(),
+        }),
+    };
+    Ok((Prepared { plan, files }, info))
 }

@@ -1,9 +1,9 @@
 //! The job's limits from its spec: which are set, and the rlimits its top process
-//! applies before it runs the job.
+//! applies before it runs the job ([`rlimits`], applied by [`crate::spawn`]).
 
+use crate::spawn::Rlimit;
 use crate::state::Launch;
 use basalt_proto::sbatchd::JobSpec;
-use std::io::Write;
 
 /// Limit indices in `JobSpec.rlimits` (LSF_RLIMIT order).
 pub use basalt_core::rlimit as limit;
@@ -19,8 +19,11 @@ pub fn limit_value(spec: &JobSpec, i: usize) -> Option<u64> {
     }
 }
 
-pub(super) fn apply_rlimits(spec: &JobSpec, launch: &Launch) {
-    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+/// The rlimits of the job's top process from its spec: each soft value capped by the
+/// hard limit in force, the hard limit lowered too except for the CPU limit (whose
+/// SIGXCPU at the soft limit lets the job end itself).
+pub(super) fn rlimits(spec: &JobSpec, launch: &Launch) -> Vec<Rlimit> {
+    use nix::sys::resource::{Resource, getrlimit};
     let kb = |i: usize| limit_value(spec, i).map(|v| v.saturating_mul(1024));
     let count = |i: usize| limit_value(spec, i);
     let mut set: Vec<(Resource, u64, bool)> = Vec::new();
@@ -46,12 +49,32 @@ pub(super) fn apply_rlimits(spec: &JobSpec, launch: &Launch) {
     if let Some(v) = count(limit::NOFILE).or_else(|| count(limit::OPEN_MAX)) {
         set.push((Resource::RLIMIT_NOFILE, v, true));
     }
-    for (r, v, hard_too) in set {
-        let (_, hard) = getrlimit(r).unwrap_or((libc::RLIM_INFINITY, libc::RLIM_INFINITY));
-        let soft = v.min(hard);
-        let new_hard = if hard_too { soft } else { hard };
-        if let Err(e) = setrlimit(r, soft, new_hard) {
-            let _ = writeln!(std::io::stderr(), "setrlimit {r:?}: {e}");
-        }
+    set.into_iter()
+        .map(|(r, v, hard_too)| {
+            let (_, hard) = getrlimit(r).unwrap_or((libc::RLIM_INFINITY, libc::RLIM_INFINITY));
+            let soft = v.min(hard);
+            Rlimit {
+                resource: r as libc::__rlimit_resource_t,
+                soft,
+                hard: if hard_too { soft } else { hard },
+                name: resource_name(r),
+            }
+        })
+        .collect()
+}
+
+/// How a refused limit is named on the job's standard error.
+fn resource_name(r: nix::sys::resource::Resource) -> &'static str {
+    use nix::sys::resource::Resource;
+    match r {
+        Resource::RLIMIT_CPU => "RLIMIT_CPU",
+        Resource::RLIMIT_FSIZE => "RLIMIT_FSIZE",
+        Resource::RLIMIT_DATA => "RLIMIT_DATA",
+        Resource::RLIMIT_STACK => "RLIMIT_STACK",
+        Resource::RLIMIT_CORE => "RLIMIT_CORE",
+        Resource::RLIMIT_AS => "RLIMIT_AS",
+        Resource::RLIMIT_RSS => "RLIMIT_RSS",
+        Resource::RLIMIT_NOFILE => "RLIMIT_NOFILE",
+        _ => "a resource limit",
     }
 }

@@ -70,17 +70,15 @@ mod watch;
 pub use limits::{limit, limit_value};
 
 use self::control::Deadline;
-use self::launch::{ChildInfo, ChildMsg, Identity, child_main, parse_child_msgs, resolve_identity};
+use self::launch::{ChildInfo, Identity, Launched, resolve_identity, start_launcher};
 use self::usage::Tracker;
 use crate::db;
 use crate::state::{self, Event, EventKind, Launch};
-use crate::sys;
 use basalt_core::job::status as jstat;
 use basalt_proto::sbatchd::JobSpec;
 use basalt_runtime::time::now_secs;
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
-use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixListener;
 use std::path::PathBuf;
@@ -125,8 +123,11 @@ impl Reaped {
 
 /// Where a job is in its supervisor's hands.
 enum Phase {
-    /// The top process sets itself up; its messages come on this pipe until it execs.
-    Launching { rfd: std::fs::File, buf: Vec<u8> },
+    /// A launcher thread sets the job up and starts its top process; its outcome
+    /// comes on this channel ([`launch`]).
+    Launching {
+        rx: std::sync::mpsc::Receiver<launch::Launched>,
+    },
     /// The start failed: the top process is given [`FAILED_START_LIMIT`] to exit
     /// before the `start_failed` event.
     Failing { until: Instant, message: String },
@@ -308,14 +309,10 @@ impl Supervisor {
         self.phase = Phase::Ending;
     }
 
-    /// Start the job: look the user up, bind the `ctl` socket, fork the top process.
-    ///
-    /// # Safety
-    ///
-    /// No other thread but report writers (see [`runner`]): the child runs ordinary
-    /// code between the fork and its `exec`.
-    #[allow(unsafe_code)]
-    unsafe fn begin(&mut self) {
+    /// Start the job: look the user up, bind the `ctl` socket, and start the thread
+    /// that sets the job up and starts its top process (a slow file system holds up
+    /// that job only).
+    fn begin(&mut self) {
         let ident = match resolve_identity(&self.spec, &self.launch) {
             Ok(i) => i,
             Err(msg) => return self.start_failed(msg),
@@ -333,56 +330,33 @@ impl Supervisor {
             }
         };
         let _ = listener.set_nonblocking(true);
-        let (rfd, wfd) = match nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC) {
-            Ok(p) => p,
-            Err(e) => return self.start_failed(format!("pipe: {e}")),
+        let rx = match start_launcher(&self.spec, &self.launch, &ident, self.notify.clone()) {
+            Ok(rx) => rx,
+            Err(msg) => return self.start_failed(msg),
         };
-        // SAFETY: fork-safe (this function's # Safety).
-        let forked = unsafe { sys::fork() };
-        let pid = match forked {
-            Ok(nix::unistd::ForkResult::Child) => {
-                drop(rfd);
-                child_main(&self.spec, &self.launch, &ident, wfd);
-            }
-            Ok(nix::unistd::ForkResult::Parent { child }) => child,
-            Err(e) => return self.start_failed(format!("fork: {e}")),
-        };
-        drop(wfd);
-        let rfd = std::fs::File::from(rfd);
-        let _ = nix::fcntl::fcntl(
-            &rfd,
-            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
-        );
-        self.job = Some(pid);
         self.ident = Some(ident);
         self.listener = Some(listener);
-        self.phase = Phase::Launching {
-            rfd,
-            buf: Vec::new(),
-        };
+        self.phase = Phase::Launching { rx };
     }
 
-    /// The start pipe is readable: read what the top process said; at its end (the
-    /// `exec`, or the process's exit) the job runs or its start failed.
-    fn on_launch_readable(&mut self) {
-        let Phase::Launching { rfd, buf } = &mut self.phase else {
-            return;
+    /// Take the launcher's outcome if it came: the job runs, or its start failed.
+    /// Returns false while the launcher is still at work.
+    fn poll_launch(&mut self) -> bool {
+        let Phase::Launching { rx } = &self.phase else {
+            return true;
         };
-        let mut chunk = [0u8; 4096];
-        loop {
-            match rfd.read(&mut chunk) {
-                Ok(0) => break,
-                Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
-                Err(_) => break,
+        let outcome = match rx.try_recv() {
+            Ok(o) => o,
+            Err(std::sync::mpsc::TryRecvError::Empty) => return false,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => {
+                Launched::Failed("the thread starting the job ended without starting it".to_owned())
             }
-        }
-        let msg = parse_child_msgs(&String::from_utf8_lossy(buf));
+        };
         self.steps.mark("launch");
-        match msg {
-            Some(ChildMsg::Ready(info)) => {
-                let pid = self.job.map_or(0, |p| p.as_raw() as u32);
+        match outcome {
+            Launched::Running { pid, info } => {
+                self.job = Some(pid);
+                let pid = pid.as_raw() as u32;
                 self.start_time = now_secs();
                 self.running_since = Some(Instant::now());
                 let ident = self.ident.as_ref();
@@ -409,18 +383,18 @@ impl Supervisor {
                 self.phase = Phase::Running;
                 self.emit_all(vec![started, executing]);
             }
-            other => {
-                let message = match other {
-                    Some(ChildMsg::Failed(m)) => m,
-                    _ => "the job's process ended before it could run the job file".to_owned(),
-                };
+            Launched::ChildFailed { pid, message } => {
+                // The top process exited (127); its status comes when it is reaped.
+                self.job = Some(pid);
                 self.close_ctl();
                 self.phase = Phase::Failing {
                     until: Instant::now() + FAILED_START_LIMIT,
                     message,
                 };
             }
+            Launched::Failed(message) => self.start_failed(message),
         }
+        true
     }
 
     /// A child of the supervisor that was this job's ended (`raw` is its wait status).
@@ -446,7 +420,12 @@ impl Supervisor {
     fn tick(&mut self, now: Instant) -> Option<Instant> {
         loop {
             match &self.phase {
-                Phase::Launching { .. } | Phase::Ending => return None,
+                Phase::Launching { .. } => {
+                    if !self.poll_launch() {
+                        return None;
+                    }
+                }
+                Phase::Ending => return None,
                 Phase::Failing { until, .. } => {
                     if self.main_status.is_none() && now < *until {
                         return Some(*until);

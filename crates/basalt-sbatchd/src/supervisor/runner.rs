@@ -42,9 +42,27 @@ pub(super) struct Runner {
     db: Option<JobDb>,
     me: Option<SupervisorId>,
     jobs: Vec<Supervisor>,
-    /// Report writers wake the loop through this pipe (read end, write end).
+    /// Report writers and launchers wake the loop through this pipe (read end, write
+    /// end).
     reports: Option<(OwnedFd, Arc<OwnedFd>)>,
+    /// Children reaped before any job knew them: a job's top process can end before
+    /// its launcher's outcome (with its pid) is read. Kept for the job that claims
+    /// them ([`Runner::claim`]), for at most [`UNCLAIMED_KEEP`].
+    unclaimed: Vec<Unclaimed>,
 }
+
+/// A reaped child no job claimed yet.
+struct Unclaimed {
+    pid: Pid,
+    /// Its session (an orphan of a job is claimed by the job whose top process leads it).
+    sid: Option<i32>,
+    status: i32,
+    usage: libc::rusage,
+    at: Instant,
+}
+
+/// How long a reaped child waits for a job to claim it.
+const UNCLAIMED_KEEP: Duration = Duration::from_secs(60);
 
 /// What a descriptor in the poll set belongs to.
 #[derive(Clone, Copy)]
@@ -52,7 +70,6 @@ enum Source {
     Requests,
     Signals,
     Reports,
-    Launch(usize),
     Ctl(usize),
 }
 
@@ -65,6 +82,7 @@ impl Runner {
             db: None,
             me: SupervisorId::of(std::process::id()),
             jobs: Vec::new(),
+            unclaimed: Vec::new(),
             reports: match nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK) {
                 Ok((r, w)) => Some((r, Arc::new(w))),
                 Err(e) => {
@@ -94,6 +112,10 @@ impl Runner {
                     next = Some(next.map_or(t, |n| n.min(t)));
                 }
             }
+            if self.claim(now) {
+                // A job has the end of a process it just learnt of: tick it at once.
+                next = Some(now);
+            }
             if let Some(t) = self.flush(now) {
                 next = Some(next.map_or(t, |n| n.min(t)));
             }
@@ -119,11 +141,6 @@ impl Runner {
                     Source::Reports => self.drain_reports(),
                     // SAFETY: fork-safe (this function's # Safety).
                     Source::Requests => unsafe { self.take_request() },
-                    Source::Launch(i) => {
-                        if let Some(j) = self.jobs.get_mut(i) {
-                            j.on_launch_readable();
-                        }
-                    }
                     Source::Ctl(i) => {
                         if let Some(j) = self.jobs.get_mut(i) {
                             j.serve_ctl();
@@ -134,7 +151,8 @@ impl Runner {
         }
     }
 
-    /// Wait up to `ms` for a request, a signal, a start pipe or a `ctl` connection;
+    /// Wait up to `ms` for a request, a signal, a report writer's or launcher's
+    /// wake-up or a `ctl` connection;
     /// returns what is ready.
     fn poll(&self, ms: u16) -> nix::Result<Vec<Source>> {
         let mut fds = Vec::with_capacity(2 + self.jobs.len());
@@ -150,10 +168,6 @@ impl Runner {
             sources.push(Source::Reports);
         }
         for (i, j) in self.jobs.iter().enumerate() {
-            if let super::Phase::Launching { rfd, .. } = &j.phase {
-                fds.push(PollFd::new(rfd.as_fd(), PollFlags::POLLIN));
-                sources.push(Source::Launch(i));
-            }
             if let Some(l) = &j.listener
                 && matches!(j.phase, super::Phase::Running)
             {
@@ -297,8 +311,7 @@ impl Runner {
         let mut sup = Supervisor::new(dir, stored, wake, born);
         sup.notify = self.reports.as_ref().map(|(_, w)| Arc::clone(w));
         sup.steps.mark("open");
-        // SAFETY: fork-safe (this function's # Safety).
-        unsafe { sup.begin() };
+        sup.begin();
         self.jobs.push(sup);
     }
 
@@ -335,8 +348,10 @@ impl Runner {
                 return;
             }
             let pid = Pid::from_raw(pid);
+            let mut sid = None;
             let owner = self.jobs.iter().position(|j| j.owns_pid(pid)).or_else(|| {
-                let sid = session_of(pid)?;
+                sid = session_of(pid);
+                let sid = sid?;
                 self.jobs
                     .iter()
                     .position(|j| j.job.is_some_and(|p| p.as_raw() == sid))
@@ -354,12 +369,48 @@ impl Runner {
                 }
                 return;
             }
-            if let Some(i) = owner
-                && let Some(j) = self.jobs.get_mut(i)
-            {
-                j.on_reaped(pid, status, &ru);
+            let launching = self
+                .jobs
+                .iter()
+                .any(|j| matches!(j.phase, super::Phase::Launching { .. }));
+            match owner.and_then(|i| self.jobs.get_mut(i)) {
+                Some(j) => j.on_reaped(pid, status, &ru),
+                None if launching => {
+                    self.unclaimed.push(Unclaimed {
+                        pid,
+                        sid,
+                        status,
+                        usage: ru,
+                        at: Instant::now(),
+                    });
+                }
+                None => {}
             }
         }
+    }
+
+    /// Give the reaped children kept in [`Runner::unclaimed`] to the jobs that now know
+    /// them; drop those kept too long. Returns whether a job got one.
+    fn claim(&mut self, now: Instant) -> bool {
+        if self.unclaimed.is_empty() {
+            return false;
+        }
+        let mut claimed = false;
+        let jobs = &mut self.jobs;
+        self.unclaimed.retain(|u| {
+            let owner = jobs
+                .iter_mut()
+                .find(|j| j.owns_pid(u.pid) || j.job.is_some_and(|p| Some(p.as_raw()) == u.sid));
+            match owner {
+                Some(j) => {
+                    j.on_reaped(u.pid, u.status, &u.usage);
+                    claimed = true;
+                    false
+                }
+                None => now.duration_since(u.at) < UNCLAIMED_KEEP,
+            }
+        });
+        claimed
     }
 
     /// Record what the jobs emitted this turn and wake sbatchd for each, then make the

@@ -2,7 +2,7 @@
 
 use super::control::Control;
 use super::files::{output_path, place_job_file};
-use super::launch::{ChildInfo, ChildMsg, parse_child_msgs};
+use super::launch::ChildInfo;
 use super::{limit, limit_value};
 use basalt_proto::sbatchd::JobSpec;
 use nix::sys::signal::Signal;
@@ -67,21 +67,6 @@ fn job_file_names_never_collide() {
     assert_eq!(std::fs::read(&b).expect("read"), b"b");
     let md = std::fs::metadata(d.path().join(".lsbatch")).expect("md");
     assert_eq!(md.mode() & 0o777, 0o700);
-}
-
-#[test]
-fn child_messages() {
-    let ready = serde_json::to_string(&ChildMsg::Ready(ChildInfo::default())).expect("j");
-    let failed = serde_json::to_string(&ChildMsg::Failed("boom".into())).expect("j");
-    match parse_child_msgs(&format!("{ready}\n{failed}\n")) {
-        Some(ChildMsg::Failed(m)) => assert_eq!(m, "boom"),
-        other => panic!("unexpected {other:?}"),
-    }
-    assert!(matches!(
-        parse_child_msgs(&format!("{ready}\n")),
-        Some(ChildMsg::Ready(_))
-    ));
-    assert!(parse_child_msgs("not json\n").is_none());
 }
 
 /// The report writer acts on files as the job's user, in its own thread only: as root,
