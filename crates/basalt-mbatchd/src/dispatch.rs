@@ -15,7 +15,6 @@ use basalt_config::Config;
 use basalt_proto::sbatchd as sbpb;
 use basalt_sched::{Effect, JobKey, SbdAction};
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -125,6 +124,15 @@ impl OwnerState {
                         continue;
                     };
                     let path = self.journal.job_file_path(&spec.job_file_name);
+                    // Read here, like the owner's other work on the spool (which wrote it):
+                    // a small file, and no hand-over to a blocking thread on the way to
+                    // the host.
+                    let job_file = std::fs::read(&path).map_err(|e| {
+                        DispatchError::Refused(format!(
+                            "cannot read the spooled job file {}: {e}",
+                            path.display()
+                        ))
+                    });
                     // A new channel starts its connection task on the runtime.
                     let client = {
                         let _in_runtime = self.rt.enter();
@@ -133,9 +141,12 @@ impl OwnerState {
                     let tx = self.tx.clone();
                     let epoch = self.sched.epoch();
                     self.rt.spawn(async move {
-                        let result = match client {
-                            Ok((client, proof)) => dispatch(client, proof, epoch, spec, path).await,
-                            Err(e) => Err(DispatchError::Unreachable(e)),
+                        let result = match (client, job_file) {
+                            (_, Err(e)) => Err(e),
+                            (Ok((client, proof)), Ok(bytes)) => {
+                                dispatch(client, proof, epoch, spec, bytes).await
+                            }
+                            (Err(e), Ok(_)) => Err(DispatchError::Unreachable(e)),
                         };
                         let _ = tx.send(Msg::DispatchDone {
                             key,
@@ -272,14 +283,9 @@ async fn dispatch(
     proof: Proof,
     epoch: u64,
     mut spec: sbpb::JobSpec,
-    job_file: PathBuf,
+    job_file: Vec<u8>,
 ) -> Result<(u32, u32), DispatchError> {
-    spec.job_file = tokio::fs::read(&job_file).await.map_err(|e| {
-        DispatchError::Refused(format!(
-            "cannot read the spooled job file {}: {e}",
-            job_file.display()
-        ))
-    })?;
+    spec.job_file = job_file;
     let answer = client
         .start_job(sbpb::StartJobRequest {
             protocol: Some(basalt_proto::PROTOCOL),

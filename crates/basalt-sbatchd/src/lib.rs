@@ -349,6 +349,23 @@ fn open_job_table(root: &std::path::Path) -> Result<(db::DbHandle, Vec<db::Store
             let _ = std::fs::remove_dir_all(&dir);
         }
     }
+    state::make_ctl_dir(root).map_err(|e| SbdError::StateDir {
+        path: root.join(state::CTL_SOCKET),
+        reason: format!("cannot make the control sockets' directory: {e}"),
+    })?;
+    // Sockets of jobs no longer in the table (their supervisor is gone with them).
+    if let Ok(entries) = std::fs::read_dir(root.join(state::CTL_SOCKET)) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let owned = name
+                .to_str()
+                .and_then(paths::parse_state_dir_name)
+                .is_some_and(|key| found.iter().any(|j| j.key == key));
+            if !owned {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
     Ok((db::DbHandle::spawn(jobs)?, found))
 }
 

@@ -1,7 +1,7 @@
 //! sbatchd's side of the job supervisor ([`crate::supervisor`]).
 //!
 //! One thread owns the supervisor process and its socket; the launch tasks hand it a
-//! job directory's name and get back the read end of the job's wake-up pipe (the
+//! job's name (`<jobId>.<idx>.<attempt>`) and get back the read end of the job's wake-up pipe (the
 //! supervisor writes a newline on it for each batch of the job's events it recorded,
 //! and closes it when the job's end is on record; end of file without a final event
 //! means the supervisor is gone). The supervisor is started at the first job, started
@@ -124,7 +124,7 @@ impl Pool {
         self.current.lock().ok().and_then(|c| c.clone())
     }
 
-    /// Hand the job whose directory is `name` (under the state root) to the
+    /// Hand the job named `name` (`<jobId>.<idx>.<attempt>`) to the
     /// supervisor. Returns the read end of the job's wake-up pipe.
     pub async fn start_supervisor(&self, name: String) -> Result<OwnedFd, String> {
         let (reply, rx) = oneshot::channel();

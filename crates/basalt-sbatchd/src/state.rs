@@ -1,21 +1,53 @@
 //! What sbatchd and a job's supervisor share besides the job database
 //! ([`crate::db`]): the launch information, the job's events (each one report to
-//! mbatchd), the supervisor's identity, and the per-job directory.
+//! mbatchd), the supervisor's identity, and the job's control socket.
 //!
-//! `<state root>/<jobId>.<idx>.<attempt>/` (0700) holds only `ctl`, the
-//! supervisor's control socket (kill/stop/resume/signal) — a socket cannot live in
-//! the database. sbatchd creates the directory before it starts the supervisor and
-//! removes it with the job.
+//! `<state root>/ctl/<jobId>.<idx>.<attempt>` is the job's control socket
+//! (kill/stop/resume/signal), served by its supervisor — a socket cannot live in the
+//! database. sbatchd makes the `ctl` directory (0700: only sbatchd's user may
+//! connect) when it starts; the supervisor binds the socket when it takes the job
+//! and removes it when the job's top process is gone, and sbatchd removes what is
+//! left with the job. (Before, each job had a directory `<state root>/<jobId>.<idx>.<attempt>/`
+//! holding `ctl`; one left by an older sbatchd is still used for its job, and removed
+//! when sbatchd starts and no job owns it.)
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// The supervisor's control socket in the job's directory.
+/// The directory of the jobs' control sockets under the state root; also the
+/// socket's name in a job directory of an older sbatchd.
 pub const CTL_SOCKET: &str = "ctl";
 
-/// The job's directory under the state root.
-pub fn job_dir(root: &Path, key: crate::db::Key) -> PathBuf {
+/// The job's control socket.
+pub fn ctl_socket(root: &Path, key: crate::db::Key) -> PathBuf {
+    root.join(CTL_SOCKET)
+        .join(crate::paths::state_dir_name(key.0, key.1, key.2))
+}
+
+/// The job's directory under the state root as an older sbatchd made it (its
+/// control socket inside).
+pub fn legacy_job_dir(root: &Path, key: crate::db::Key) -> PathBuf {
     root.join(crate::paths::state_dir_name(key.0, key.1, key.2))
+}
+
+/// Make the control sockets' directory (0700) under the state root.
+pub fn make_ctl_dir(root: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let dir = root.join(CTL_SOCKET);
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let md = std::fs::symlink_metadata(&dir)?;
+            if !md.is_dir() {
+                return Err(std::io::Error::other(format!(
+                    "{} is not a directory",
+                    dir.display()
+                )));
+            }
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// What sbatchd tells the supervisor besides the job spec.

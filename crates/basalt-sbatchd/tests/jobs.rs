@@ -442,14 +442,22 @@ impl Drop for Harness {
 
 /// Job rows in the database and job directories under the state root.
 fn leftovers(state: &Path) -> Vec<String> {
-    let mut left: Vec<String> = std::fs::read_dir(state)
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n != "sbatchd.lock" && !n.starts_with(DB_FILE))
-                .collect()
-        })
-        .unwrap_or_default();
+    let names = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    // The state root keeps its lock, the job table and the directory of control
+    // sockets; a job's socket goes with the job.
+    let mut left: Vec<String> = names(state)
+        .into_iter()
+        .filter(|n| n != "sbatchd.lock" && n != "ctl" && !n.starts_with(DB_FILE))
+        .collect();
+    left.extend(names(&state.join("ctl")).into_iter().map(|n| format!("ctl/{n}")));
     if let Ok(db) = JobDb::open(&state.join(DB_FILE), false) {
         left.extend(
             db.load_all()

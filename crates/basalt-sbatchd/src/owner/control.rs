@@ -2,7 +2,6 @@
 //! decisions, peek, and the commands sent to a supervisor's control socket.
 
 use super::{Key, Owner, PeekTarget};
-use crate::state::{self};
 use basalt_core::job::status as jstat;
 use basalt_proto::sbatchd::{SignalAction, SignalJobRequest};
 use std::path::Path;
@@ -92,10 +91,10 @@ impl Owner {
             }
             return;
         };
-        let dir = job.dir.clone();
+        let ctl = job.ctl.clone();
         tokio::spawn(
             async move {
-                match ctl_call(&dir, &cmd).await {
+                match ctl_call(&ctl, &cmd).await {
                     Ok(answer) if answer.starts_with("OK") => {}
                     Ok(answer) => {
                         warn!("job {}: supervisor refused {cmd}: {}", key.0, answer.trim())
@@ -240,9 +239,8 @@ impl Owner {
     }
 }
 
-/// One command to a supervisor's control socket; returns its reply line.
-pub async fn ctl_call(dir: &Path, cmd: &str) -> Result<String, String> {
-    let path = dir.join(state::CTL_SOCKET);
+/// One command to a job's control socket (`path`); returns its reply line.
+pub async fn ctl_call(path: &Path, cmd: &str) -> Result<String, String> {
     let call = async {
         let mut s = tokio::net::UnixStream::connect(&path)
             .await

@@ -55,7 +55,7 @@ impl Owner {
             "job {} idx {} attempt {}: starting as user {}",
             key.0, key.1, key.2, spec.user
         );
-        let dir = state::job_dir(&self.shared.state_root, key);
+        let ctl = state::ctl_socket(&self.shared.state_root, key);
         let job_file = spec.job_file.clone();
         let mut light = spec;
         light.job_file = Vec::new();
@@ -63,12 +63,12 @@ impl Owner {
             job_file,
             ..light.clone()
         });
-        let job = self.new_job(key, Arc::new(light), dir.clone());
+        let job = self.new_job(key, Arc::new(light), ctl);
         job.waiters.push(reply);
         let shared = self.shared.clone();
         let tx = self.tx.clone();
         let db = self.db.clone();
-        tokio::spawn(launch(shared, db, tx, key, full, dir).in_current_span());
+        tokio::spawn(launch(shared, db, tx, key, full).in_current_span());
     }
 
     /// Take over a job found in the database when sbatchd starts: resend what
@@ -110,8 +110,14 @@ impl Owner {
         );
         let mut light = f.spec;
         light.job_file = Vec::new();
-        let dir = state::job_dir(&self.shared.state_root, key);
-        let job = self.new_job(key, Arc::new(light), dir);
+        // A job started by an older sbatchd has its socket in its own directory.
+        let legacy = state::legacy_job_dir(&self.shared.state_root, key).join(state::CTL_SOCKET);
+        let ctl = if legacy.exists() {
+            legacy
+        } else {
+            state::ctl_socket(&self.shared.state_root, key)
+        };
+        let job = self.new_job(key, Arc::new(light), ctl);
         job.acked_seq = f.acked_seq;
         job.this_boot = this_boot;
         job.final_acked = final_seq.is_some_and(|s| s <= f.acked_seq);
@@ -388,13 +394,23 @@ impl Owner {
             };
             self.recent.insert(key, (answer, now));
             self.recent_order.push_back((now, key));
-            let dir = job.dir;
+            let ctl = job.ctl;
             self.db.send("forgetting a finished job", move |db| {
                 db.remove(key)?;
-                if let Err(e) = std::fs::remove_dir_all(&dir)
+                // The supervisor removed the socket when the job's top process ended;
+                // this is for one it could not (or an older sbatchd's job directory).
+                let removed = if ctl.file_name().is_some_and(|n| n == state::CTL_SOCKET) {
+                    match ctl.parent() {
+                        Some(dir) => std::fs::remove_dir_all(dir),
+                        None => Ok(()),
+                    }
+                } else {
+                    std::fs::remove_file(&ctl)
+                };
+                if let Err(e) = removed
                     && e.kind() != std::io::ErrorKind::NotFound
                 {
-                    warn!("cannot remove {}: {e}", dir.display());
+                    warn!("cannot remove {}: {e}", ctl.display());
                 }
                 Ok(())
             });

@@ -117,8 +117,8 @@ pub enum Msg {
 
 struct Job {
     spec: Arc<JobSpec>,
-    /// The job's directory (its supervisor's control socket).
-    dir: PathBuf,
+    /// The job's control socket (served by its supervisor).
+    ctl: PathBuf,
     pid: u32,
     pgid: u32,
     /// LSF state code; 0 while starting.
@@ -347,7 +347,7 @@ impl Owner {
         }
     }
 
-    fn new_job(&mut self, key: Key, spec: Arc<JobSpec>, dir: PathBuf) -> &mut Job {
+    fn new_job(&mut self, key: Key, spec: Arc<JobSpec>, ctl: PathBuf) -> &mut Job {
         let (rtx, rrx) = mpsc::unbounded_channel();
         tokio::spawn(
             mbd::reporter(
@@ -361,7 +361,7 @@ impl Owner {
         );
         self.jobs.entry(key).or_insert(Job {
             spec,
-            dir,
+            ctl,
             pid: 0,
             pgid: 0,
             state: 0,

@@ -7,7 +7,6 @@ use crate::Shared;
 use crate::db::{DbError, DbHandle};
 use crate::state::{Event, EventKind, SupervisorId};
 use basalt_proto::sbatchd::JobSpec;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -15,30 +14,21 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 use tracing::warn;
 
-/// Record the job and create its directory, start the job's supervisor, then
-/// follow its events.
+/// Record the job, start the job's supervisor, then follow its events.
 pub(super) async fn launch(
     shared: Arc<Shared>,
     db: DbHandle,
     tx: mpsc::Sender<Msg>,
     key: Key,
     spec: Arc<JobSpec>,
-    dir: PathBuf,
 ) {
     let mut launch = shared.launch.clone();
     launch.terminate_interval = shared.terminate_interval.load(Ordering::SeqCst);
-    let prep_dir = dir.clone();
     let clock = shared.clock.clone();
     // The supervisor the job goes to, recorded with it (it then need not record itself).
     let supervisor = shared.pool.current();
     let prepared = db
         .call(move |db| {
-            prepare_dir(&prep_dir).map_err(|e| {
-                format!(
-                    "cannot prepare the job's directory {}: {e}",
-                    prep_dir.display()
-                )
-            })?;
             db.insert_job(key, &spec, &launch, clock.now_secs(), supervisor.as_ref())
                 .map_err(|e| format!("cannot record the job: {e}"))
         })
@@ -48,10 +38,7 @@ pub(super) async fn launch(
     let wake = match prepared {
         Err(e) => Err(e),
         Ok(()) => {
-            let name = dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let name = crate::paths::state_dir_name(key.0, key.1, key.2);
             match shared.pool.start_supervisor(name).await {
                 Ok(fd) => tokio::net::unix::pipe::Receiver::from_owned_fd(fd)
                     .map_err(|e| format!("the supervisor's wake-up pipe: {e}")),
@@ -95,15 +82,6 @@ pub(super) async fn launch(
                 .await;
         }
     }
-}
-
-/// The job's directory, for its control socket (a leftover is replaced).
-fn prepare_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    if dir.exists() {
-        std::fs::remove_dir_all(dir)?;
-    }
-    std::fs::DirBuilder::new().mode(0o700).create(dir)
 }
 
 /// Record the end of a job whose supervisor is gone without one (numbered past

@@ -3,22 +3,27 @@
 //! (systemd `KillMode=process`), without a process of its own per job.
 //!
 //! sbatchd starts it at its first job as `sbatchd --job-supervisor <state root>` and
-//! hands it each job over a socket ([`pool`]): the job's directory
-//! `<state root>/<jobId>.<idx>.<attempt>` and the write end of the job's wake-up pipe.
+//! hands it each job over a socket ([`pool`]): the job's name `<jobId>.<idx>.<attempt>`
+//! and the write end of the job's wake-up pipe.
 //! The process ([`runner`]) left sbatchd's session and is a child subreaper; it opens
 //! the job database (`<state root>/jobs.db`, [`crate::db`]) once. For each job it:
 //! 1. records itself as the job's supervisor (pid, start time, boot id) in the job's
 //!    row and reads the job spec and launch information from it (a job that already
 //!    has events is never started again);
-//! 2. resolves the execution user (NSS lookups, `getgrouplist`) and forks the job's
-//!    top process, which takes its own session and process group, applies
+//! 2. resolves the execution user (NSS lookups, `getgrouplist`), binds the job's
+//!    control socket (`<state root>/ctl/<jobId>.<idx>.<attempt>`) and starts a
+//!    launcher thread ([`launch`]), so a slow file system holds up no other job. The
+//!    thread takes the user's file-system identity and a working directory and umask
+//!    of its own, sets the umask, copies the job file to `~/.lsbatch/` (or
+//!    `/tmp/.lsbatch.<uid>/`), writes the host file, picks the working directory
+//!    (falling back to `/tmp` like OpenLava), opens stdin/stdout/stderr and builds the
+//!    job environment ([`crate::env`]); then it starts the job's top process sharing
+//!    the supervisor's memory ([`crate::spawn`]: `clone(CLONE_VM | CLONE_VFORK)`,
+//!    nothing copied), which takes its own session and process group, applies
 //!    rlimits/nice, switches to the user (`setgroups`, `setgid`, `setuid`, when the
-//!    supervisor is root), sets the umask, copies the job file to `~/.lsbatch/` (or
-//!    `/tmp/.lsbatch.<uid>/`), picks the working directory (falling back to `/tmp`
-//!    like OpenLava), opens stdin/stdout/stderr, and execs `/bin/sh <job file>` with
-//!    the job environment ([`crate::env`]); it reports through a start pipe the
-//!    supervisor polls, so a slow set-up holds up no other job;
-//! 3. serves commands on the job's `ctl` socket (kill sequence, stop, resume,
+//!    supervisor is root), redirects its standard streams and execs
+//!    `/bin/sh <job file>`; the outcome comes back to the loop over a channel;
+//! 3. serves commands on the job's control socket (kill sequence, stop, resume,
 //!    signal), samples the job's processes from `/proc`, enforces the run limit (and
 //!    the memory and CPU limits of the whole job), and reaps its processes (each
 //!    child's resource usage goes to the job whose process or session it was);
@@ -73,7 +78,7 @@ use self::control::Deadline;
 use self::launch::{ChildInfo, Identity, Launched, resolve_identity, start_launcher};
 use self::usage::Tracker;
 use crate::db;
-use crate::state::{self, Event, EventKind, Launch};
+use crate::state::{Event, EventKind, Launch};
 use basalt_core::job::status as jstat;
 use basalt_proto::sbatchd::JobSpec;
 use basalt_runtime::time::now_secs;
@@ -147,7 +152,10 @@ enum Phase {
 
 /// One job followed by the supervisor process.
 struct Supervisor {
+    /// `<state root>/<jobId>.<idx>.<attempt>`: names the job in messages.
     dir: PathBuf,
+    /// The job's control socket ([`crate::state::ctl_socket`]).
+    ctl: PathBuf,
     key: db::Key,
     spec: JobSpec,
     launch: Launch,
@@ -239,10 +247,17 @@ impl Steps {
 
 impl Supervisor {
     /// A job read from its row, not started yet. `born` is when its request came.
-    fn new(dir: PathBuf, stored: db::StoredJob, wake: OwnedFd, born: Instant) -> Supervisor {
+    fn new(
+        dir: PathBuf,
+        ctl: PathBuf,
+        stored: db::StoredJob,
+        wake: OwnedFd,
+        born: Instant,
+    ) -> Supervisor {
         let sample_every = Duration::from_millis(stored.launch.sample_ms.max(100));
         Supervisor {
             dir,
+            ctl,
             key: stored.key,
             spec: stored.spec,
             launch: stored.launch,
@@ -318,7 +333,7 @@ impl Supervisor {
             Err(msg) => return self.start_failed(msg),
         };
         self.steps.mark("identity");
-        let ctl_path = self.dir.join(state::CTL_SOCKET);
+        let ctl_path = self.ctl.clone();
         let _ = std::fs::remove_file(&ctl_path);
         let listener = match UnixListener::bind(&ctl_path) {
             Ok(l) => l,
@@ -511,7 +526,7 @@ impl Supervisor {
     /// Stop serving the `ctl` socket (the job's top process is gone or never ran).
     fn close_ctl(&mut self) {
         if self.listener.take().is_some() {
-            let _ = std::fs::remove_file(self.dir.join(state::CTL_SOCKET));
+            let _ = std::fs::remove_file(&self.ctl);
         }
     }
 

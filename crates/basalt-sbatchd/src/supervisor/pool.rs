@@ -2,7 +2,7 @@
 //!
 //! sbatchd starts the supervisor once, as `sbatchd --job-supervisor <state root>`,
 //! with a `SOCK_SEQPACKET` Unix socket as its stdin. Each request is one message: the
-//! name of the job's directory under the state root (`<jobId>.<idx>.<attempt>`) with
+//! job's name (`<jobId>.<idx>.<attempt>`, as its control socket is named) with
 //! one file descriptor attached (`SCM_RIGHTS`), the write end of the pipe through
 //! which the supervisor wakes sbatchd for that job. The supervisor takes the job
 //! ([`super::runner`]) and answers `OK <pid>` (its own pid) or `ERR <reason>`. When
@@ -21,12 +21,12 @@ use std::io::IoSliceMut;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 
-/// The longest request: a directory name (three numbers and two dots).
+/// The longest request: a job's name (three numbers and two dots).
 const MAX_REQUEST: usize = 256;
 
 /// One request read from sbatchd.
 pub(super) enum Request {
-    /// Fork a supervisor for this job directory, waking sbatchd through `wake`.
+    /// Follow the job of this name, waking sbatchd through `wake`.
     Start { name: String, wake: OwnedFd },
     /// A message that is not a valid request (answered with an error).
     Bad(String),
@@ -129,7 +129,7 @@ pub(super) fn read_request(sock: RawFd) -> Request {
     }
     let name = match std::str::from_utf8(&buf[..len]) {
         Ok(n) if paths::parse_state_dir_name(n).is_some() => n.to_owned(),
-        _ => return Request::Bad("not a job directory name".to_owned()),
+        _ => return Request::Bad("not a job name".to_owned()),
     };
     match (fds.pop(), fds.is_empty()) {
         (Some(wake), true) => Request::Start { name, wake },

@@ -308,7 +308,8 @@ impl Runner {
             );
             return;
         }
-        let mut sup = Supervisor::new(dir, stored, wake, born);
+        let ctl = crate::state::ctl_socket(&self.root, key);
+        let mut sup = Supervisor::new(dir, ctl, stored, wake, born);
         sup.notify = self.reports.as_ref().map(|(_, w)| Arc::clone(w));
         sup.steps.mark("open");
         sup.begin();
