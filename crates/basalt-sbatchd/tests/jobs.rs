@@ -457,7 +457,11 @@ fn leftovers(state: &Path) -> Vec<String> {
         .into_iter()
         .filter(|n| n != "sbatchd.lock" && n != "ctl" && !n.starts_with(DB_FILE))
         .collect();
-    left.extend(names(&state.join("ctl")).into_iter().map(|n| format!("ctl/{n}")));
+    left.extend(
+        names(&state.join("ctl"))
+            .into_iter()
+            .map(|n| format!("ctl/{n}")),
+    );
     if let Ok(db) = JobDb::open(&state.join(DB_FILE), false) {
         left.extend(
             db.load_all()

@@ -57,15 +57,6 @@ pub(super) fn resolve_identity(spec: &JobSpec, launch: &Launch) -> Result<Identi
             }
         }
     };
-    // Never a job as root by accident: mbatchd refuses root's submissions without
-    // LSF_ROOT_REX, and this host checks again (a user named in the job whose account
-    // here is uid 0 is refused too).
-    if root && user.uid.is_root() && launch.refuse_root {
-        return Err(format!(
-            "User <{}> is root on host <{host}> and LSF_ROOT_REX is not set: root's jobs are not run",
-            spec.user
-        ));
-    }
     let groups = if root {
         CString::new(user.name.clone())
             .ok()
@@ -78,7 +69,7 @@ pub(super) fn resolve_identity(spec: &JobSpec, launch: &Launch) -> Result<Identi
         .ok()
         .flatten()
         .map(|g| g.name);
-    Ok(Identity {
+    let ident = Identity {
         switch: root,
         uid: user.uid,
         gid: user.gid,
@@ -87,7 +78,69 @@ pub(super) fn resolve_identity(spec: &JobSpec, launch: &Launch) -> Result<Identi
         home: user.dir.to_string_lossy().into_owned(),
         shell: user.shell.to_string_lossy().into_owned(),
         group_name,
-    })
+    };
+    refuse_root(&ident, spec, launch)?;
+    Ok(ident)
+}
+
+/// Never a job as root by accident: mbatchd refuses root's submissions without
+/// LSF_ROOT_REX, and this host checks again (a user named in the job whose account
+/// here is uid 0 is refused too).
+fn refuse_root(ident: &Identity, spec: &JobSpec, launch: &Launch) -> Result<(), String> {
+    if ident.switch && ident.uid.is_root() && launch.refuse_root {
+        return Err(format!(
+            "User <{}> is root on host <{}> and LSF_ROOT_REX is not set: root's jobs are not run",
+            spec.user, launch.host
+        ));
+    }
+    Ok(())
+}
+
+/// How long a user looked up stays known to the supervisor (while `/etc/passwd` and
+/// `/etc/group` keep their modification times): a host running many short jobs of one
+/// user does not read the user and group databases for each.
+pub(super) const IDENTITY_TTL: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Users looked up recently ([`IDENTITY_TTL`]); forgotten at once when `/etc/passwd` or
+/// `/etc/group` changes.
+#[derive(Debug, Default)]
+pub(super) struct IdentityCache {
+    entries: std::collections::HashMap<String, (Identity, std::time::Instant)>,
+    /// The modification times of `/etc/passwd` and `/etc/group` the entries are from.
+    stamp: Option<(std::time::SystemTime, std::time::SystemTime)>,
+}
+
+impl IdentityCache {
+    /// [`resolve_identity`], answered from the cache when the user was looked up less
+    /// than [`IDENTITY_TTL`] ago and the files did not change since.
+    pub(super) fn resolve(&mut self, spec: &JobSpec, launch: &Launch) -> Result<Identity, String> {
+        let now = std::time::Instant::now();
+        let stamp = files_stamp();
+        if stamp.is_none() || stamp != self.stamp {
+            self.entries.clear();
+            self.stamp = stamp;
+        }
+        if let Some((ident, at)) = self.entries.get(&spec.user)
+            && now.duration_since(*at) < IDENTITY_TTL
+        {
+            refuse_root(ident, spec, launch)?;
+            return Ok(ident.clone());
+        }
+        let ident = resolve_identity(spec, launch)?;
+        if self.stamp.is_some() {
+            if self.entries.len() >= 1024 {
+                self.entries.clear();
+            }
+            self.entries.insert(spec.user.clone(), (ident.clone(), now));
+        }
+        Ok(ident)
+    }
+}
+
+/// The modification times of `/etc/passwd` and `/etc/group` (None when one cannot be read).
+fn files_stamp() -> Option<(std::time::SystemTime, std::time::SystemTime)> {
+    let m = |p: &str| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    Some((m("/etc/passwd")?, m("/etc/group")?))
 }
 
 /// Where the job's top process started: its files and working directory, as the job

@@ -75,7 +75,7 @@ mod watch;
 pub use limits::{limit, limit_value};
 
 use self::control::Deadline;
-use self::launch::{ChildInfo, Identity, Launched, resolve_identity, start_launcher};
+use self::launch::{ChildInfo, Identity, IdentityCache, Launched, start_launcher};
 use self::usage::Tracker;
 use crate::db;
 use crate::state::{Event, EventKind, Launch};
@@ -327,8 +327,8 @@ impl Supervisor {
     /// Start the job: look the user up, bind the `ctl` socket, and start the thread
     /// that sets the job up and starts its top process (a slow file system holds up
     /// that job only).
-    fn begin(&mut self) {
-        let ident = match resolve_identity(&self.spec, &self.launch) {
+    fn begin(&mut self, users: &mut IdentityCache) {
+        let ident = match users.resolve(&self.spec, &self.launch) {
             Ok(i) => i,
             Err(msg) => return self.start_failed(msg),
         };

@@ -49,6 +49,8 @@ pub(super) struct Runner {
     /// its launcher's outcome (with its pid) is read. Kept for the job that claims
     /// them ([`Runner::claim`]), for at most [`UNCLAIMED_KEEP`].
     unclaimed: Vec<Unclaimed>,
+    /// Users looked up for recent jobs.
+    users: super::launch::IdentityCache,
 }
 
 /// A reaped child no job claimed yet.
@@ -83,6 +85,7 @@ impl Runner {
             me: SupervisorId::of(std::process::id()),
             jobs: Vec::new(),
             unclaimed: Vec::new(),
+            users: super::launch::IdentityCache::default(),
             reports: match nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK) {
                 Ok((r, w)) => Some((r, Arc::new(w))),
                 Err(e) => {
@@ -312,7 +315,7 @@ impl Runner {
         let mut sup = Supervisor::new(dir, ctl, stored, wake, born);
         sup.notify = self.reports.as_ref().map(|(_, w)| Arc::clone(w));
         sup.steps.mark("open");
-        sup.begin();
+        sup.begin(&mut self.users);
         self.jobs.push(sup);
     }
 

@@ -126,3 +126,42 @@ fn report_writer_thread_acts_as_the_user_and_only_in_its_thread() {
     deliver(&info(&closed), "ROOT\n", "", false).expect("root appends");
     assert_eq!(std::fs::read_to_string(&closed).expect("read"), "ROOT\n");
 }
+
+/// A user looked up for one job is known for the next ones, but the refusal of root's
+/// jobs (without LSF_ROOT_REX) is decided for every job, cached or not.
+#[test]
+fn a_cached_user_still_meets_the_root_refusal_of_each_job() {
+    use super::launch::IdentityCache;
+    use crate::state::Launch;
+    let me = nix::unistd::User::from_uid(nix::unistd::geteuid())
+        .ok()
+        .flatten()
+        .expect("this process's user");
+    let spec = JobSpec {
+        user: me.name.clone(),
+        ..Default::default()
+    };
+    let allow = Launch {
+        host: "hostA".into(),
+        refuse_root: false,
+        ..Default::default()
+    };
+    let mut users = IdentityCache::default();
+    let first = users.resolve(&spec, &allow).expect("first look-up");
+    let again = users.resolve(&spec, &allow).expect("from the cache");
+    assert_eq!(
+        (first.uid, first.gid, &first.home),
+        (again.uid, again.gid, &again.home)
+    );
+    let refuse = Launch {
+        refuse_root: true,
+        ..allow
+    };
+    let third = users.resolve(&spec, &refuse);
+    if nix::unistd::geteuid().is_root() {
+        let e = third.expect_err("root's job refused although root is cached");
+        assert!(e.contains("LSF_ROOT_REX is not set"), "{e}");
+    } else {
+        third.expect("not root: nothing to refuse");
+    }
+}
