@@ -185,33 +185,42 @@ impl<S: Sink> Appender<S> {
     /// poisons the appender: what it wrote may not be on disk, and it cannot be cut
     /// back any more.
     pub(crate) fn sync(&mut self) -> Result<(), EventLogError> {
-        if let Some(reason) = &self.broken {
-            return Err(EventLogError::Poisoned {
-                path: self.path.clone(),
-                reason: reason.clone(),
-            });
-        }
+        self.usable()?;
         if !self.unsynced {
             return Ok(());
         }
-        let res = match self.sync {
-            SyncPolicy::Fdatasync => self.sink.sync_data().map_err(|e| ("fdatasync", e)),
-            SyncPolicy::Fsync => self.sink.sync_all().map_err(|e| ("fsync", e)),
-            SyncPolicy::None => Ok(()),
-        };
-        match res {
-            Ok(()) => {
-                self.unsynced = false;
-                if self.sync != SyncPolicy::None {
-                    self.stats.syncs += 1;
-                }
-                Ok(())
-            }
+        match self.sync_sink() {
+            Ok(()) => Ok(()),
             Err((op, e)) => {
                 self.broken = Some(format!("{op} of deferred lines failed ({e})"));
                 Err(EventLogError::io(&self.path, op, e))
             }
         }
+    }
+
+    /// Refuse when an earlier failure left the file in a state that cannot be undone.
+    fn usable(&self) -> Result<(), EventLogError> {
+        match &self.broken {
+            Some(reason) => Err(EventLogError::Poisoned {
+                path: self.path.clone(),
+                reason: reason.clone(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Sync the file as the policy says; on success everything written is durable.
+    fn sync_sink(&mut self) -> Result<(), (&'static str, std::io::Error)> {
+        match self.sync {
+            SyncPolicy::Fdatasync => self.sink.sync_data().map_err(|e| ("fdatasync", e))?,
+            SyncPolicy::Fsync => self.sink.sync_all().map_err(|e| ("fsync", e))?,
+            SyncPolicy::None => {}
+        }
+        if self.sync != SyncPolicy::None {
+            self.stats.syncs += 1;
+        }
+        self.unsynced = false;
+        Ok(())
     }
 
     /// Are there lines written without a sync?
@@ -220,34 +229,22 @@ impl<S: Sink> Appender<S> {
     }
 
     fn write(&mut self, buf: &[u8], records: usize, sync: bool) -> Result<(), EventLogError> {
-        if let Some(reason) = &self.broken {
-            return Err(EventLogError::Poisoned {
-                path: self.path.clone(),
-                reason: reason.clone(),
-            });
-        }
+        self.usable()?;
         if buf.is_empty() {
             return Ok(());
         }
         let res = match self.sink.write_all(buf) {
-            Ok(()) if !sync => Ok(()),
-            Ok(()) => match self.sync {
-                SyncPolicy::Fdatasync => self.sink.sync_data().map_err(|e| ("fdatasync", e)),
-                SyncPolicy::Fsync => self.sink.sync_all().map_err(|e| ("fsync", e)),
-                SyncPolicy::None => Ok(()),
-            },
+            Ok(()) if !sync => {
+                self.unsynced = true;
+                Ok(())
+            }
+            Ok(()) => self.sync_sink(),
             Err(e) => Err(("write", e)),
         };
         match res {
             Ok(()) => {
                 self.len += buf.len() as u64;
                 self.stats.appends += 1;
-                if !sync {
-                    self.unsynced = true;
-                } else if self.sync != SyncPolicy::None {
-                    self.stats.syncs += 1;
-                    self.unsynced = false;
-                }
                 self.stats.records += records as u64;
                 self.stats.bytes += buf.len() as u64;
                 Ok(())
