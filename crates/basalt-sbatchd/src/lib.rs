@@ -323,18 +323,20 @@ fn lock_state_root(root: &std::path::Path) -> Result<nix::fcntl::Flock<std::fs::
 }
 
 /// Open the job database under the state root, read every job in it, remove job
-/// directories no job owns, and start the database thread.
+/// directories (of an older sbatchd) and control sockets no job owns, and start the
+/// database thread.
 fn open_job_table(root: &std::path::Path) -> Result<(db::DbHandle, Vec<db::StoredJob>), SbdError> {
     let jobs = db::JobDb::open(&root.join(db::DB_FILE), true)?;
     jobs.checkpoint();
     let found = jobs.load_all()?;
+    let owned = |key: db::Key| found.iter().any(|j| j.key == key);
     if let Ok(entries) = std::fs::read_dir(root) {
         for entry in entries.flatten() {
             let name = entry.file_name();
             let Some(key) = name.to_str().and_then(paths::parse_state_dir_name) else {
                 continue;
             };
-            if found.iter().any(|j| j.key == key) {
+            if owned(key) {
                 continue;
             }
             let dir = entry.path();
@@ -357,11 +359,11 @@ fn open_job_table(root: &std::path::Path) -> Result<(db::DbHandle, Vec<db::Store
     if let Ok(entries) = std::fs::read_dir(root.join(state::CTL_SOCKET)) {
         for entry in entries.flatten() {
             let name = entry.file_name();
-            let owned = name
+            let ours = name
                 .to_str()
                 .and_then(paths::parse_state_dir_name)
-                .is_some_and(|key| found.iter().any(|j| j.key == key));
-            if !owned {
+                .is_some_and(owned);
+            if !ours {
                 let _ = std::fs::remove_file(entry.path());
             }
         }

@@ -57,10 +57,11 @@ pub(crate) struct Plan {
     pub become_user: Option<Become>,
 }
 
-/// The step of the child's set-up that failed.
+/// The step of the child's set-up that failed (its number is what the child records).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
 pub(crate) enum Step {
-    Setsid,
+    Setsid = 1,
     Setgroups,
     Setgid,
     Setuid,
@@ -99,8 +100,6 @@ struct Shared {
     rlimits_len: usize,
     nice: i32,
     become_user: *const Become,
-    groups: *const libc::gid_t,
-    groups_len: usize,
     /// Set by the child when a step fails (0: none).
     failed_step: i32,
     failed_errno: i32,
@@ -174,32 +173,24 @@ pub(crate) fn spawn(plan: &mut Plan) -> Result<Pid, SpawnError> {
         let mut bytes = prefix.clone().into_bytes();
         bytes.extend(std::iter::repeat_n(b'0', PID_DIGITS));
         if let Ok(c) = CString::new(bytes) {
-            match plan
-                .env
-                .iter()
-                .position(|e| e.as_bytes().starts_with(prefix.as_bytes()))
-            {
-                Some(i) => plan.env[i] = c,
-                None => plan.env.push(c),
-            }
-            pid_entry = plan
+            let found = plan
                 .env
                 .iter()
                 .position(|e| e.as_bytes().starts_with(prefix.as_bytes()));
+            pid_entry = Some(match found {
+                Some(i) => {
+                    plan.env[i] = c;
+                    i
+                }
+                None => {
+                    plan.env.push(c);
+                    plan.env.len() - 1
+                }
+            });
         }
     }
-    let argv: Vec<*const libc::c_char> = plan
-        .argv
-        .iter()
-        .map(|a| a.as_ptr())
-        .chain(std::iter::once(std::ptr::null()))
-        .collect();
-    let envp: Vec<*const libc::c_char> = plan
-        .env
-        .iter()
-        .map(|a| a.as_ptr())
-        .chain(std::iter::once(std::ptr::null()))
-        .collect();
+    let argv = c_vector(&plan.argv);
+    let envp = c_vector(&plan.env);
     let pid_digits = match (pid_entry, plan.pid_var) {
         (Some(i), Some(var)) => {
             // The digits follow "VAR=" in the CString's own buffer, which the child
@@ -212,10 +203,10 @@ pub(crate) fn spawn(plan: &mut Plan) -> Result<Pid, SpawnError> {
         }
         _ => std::ptr::null_mut(),
     };
-    let (become_user, groups, groups_len) = match &plan.become_user {
-        Some(b) => (b as *const Become, b.groups.as_ptr(), b.groups.len()),
-        None => (std::ptr::null(), std::ptr::null(), 0),
-    };
+    let become_user = plan
+        .become_user
+        .as_ref()
+        .map_or(std::ptr::null(), |b| b as *const Become);
     let mut shared = Shared {
         argv: argv.as_ptr(),
         envp: envp.as_ptr(),
@@ -227,8 +218,6 @@ pub(crate) fn spawn(plan: &mut Plan) -> Result<Pid, SpawnError> {
         rlimits_len: plan.rlimits.len(),
         nice: plan.nice,
         become_user,
-        groups,
-        groups_len,
         failed_step: 0,
         failed_errno: 0,
     };
@@ -284,16 +273,27 @@ pub(crate) fn spawn(plan: &mut Plan) -> Result<Pid, SpawnError> {
     }
 }
 
+/// The step the child recorded (0: none failed).
+/// `strings` as a C vector: their pointers, then a null one (they must outlive it).
+fn c_vector(strings: &[CString]) -> Vec<*const libc::c_char> {
+    strings
+        .iter()
+        .map(|a| a.as_ptr())
+        .chain(std::iter::once(std::ptr::null()))
+        .collect()
+}
+
 fn step_of(n: i32) -> Option<Step> {
-    Some(match n {
-        1 => Step::Setsid,
-        2 => Step::Setgroups,
-        3 => Step::Setgid,
-        4 => Step::Setuid,
-        5 => Step::Dup2,
-        6 => Step::Exec,
-        _ => return None,
-    })
+    [
+        Step::Setsid,
+        Step::Setgroups,
+        Step::Setgid,
+        Step::Setuid,
+        Step::Dup2,
+        Step::Exec,
+    ]
+    .into_iter()
+    .find(|s| *s as i32 == n)
 }
 
 /// The child, between `clone` and `exec`: system calls only (see the module's
@@ -317,7 +317,7 @@ extern "C" fn child(arg: *mut c_void) -> libc::c_int {
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
         if libc::setsid() < 0 {
-            fail(s, 1);
+            fail(s, Step::Setsid);
         }
         for i in 0..s.rlimits_len {
             let r = &*s.rlimits.add(i);
@@ -339,14 +339,14 @@ extern "C" fn child(arg: *mut c_void) -> libc::c_int {
         }
         if !s.become_user.is_null() {
             let b = &*s.become_user;
-            if libc::syscall(libc::SYS_setgroups, s.groups_len, s.groups) != 0 {
-                fail(s, 2);
+            if libc::syscall(libc::SYS_setgroups, b.groups.len(), b.groups.as_ptr()) != 0 {
+                fail(s, Step::Setgroups);
             }
             if libc::syscall(libc::SYS_setgid, b.gid) != 0 {
-                fail(s, 3);
+                fail(s, Step::Setgid);
             }
             if libc::syscall(libc::SYS_setuid, b.uid) != 0 {
-                fail(s, 4);
+                fail(s, Step::Setuid);
             }
         }
         for (i, fd) in s.stdio.iter().enumerate() {
@@ -354,10 +354,10 @@ extern "C" fn child(arg: *mut c_void) -> libc::c_int {
             if *fd == target {
                 // dup2 onto itself would keep close-on-exec: clear it instead.
                 if libc::fcntl(target, libc::F_SETFD, 0) != 0 {
-                    fail(s, 5);
+                    fail(s, Step::Dup2);
                 }
             } else if libc::dup2(*fd, target) < 0 {
-                fail(s, 5);
+                fail(s, Step::Dup2);
             }
         }
         if s.notes_len > 0 {
@@ -375,17 +375,17 @@ extern "C" fn child(arg: *mut c_void) -> libc::c_int {
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
         libc::execve(*s.argv, s.argv, s.envp);
-        fail(s, 6)
+        fail(s, Step::Exec)
     }
 }
 
 /// Record the failed step (and errno) for `spawn` and leave.
 #[allow(unsafe_code)]
-unsafe fn fail(s: &mut Shared, step: i32) -> ! {
+unsafe fn fail(s: &mut Shared, step: Step) -> ! {
     // SAFETY: `s` is the caller's live `Shared`; the errno location is this task's.
     unsafe {
         std::ptr::write_volatile(&raw mut s.failed_errno, *libc::__errno_location());
-        std::ptr::write_volatile(&raw mut s.failed_step, step);
+        std::ptr::write_volatile(&raw mut s.failed_step, step as i32);
         libc::_exit(127)
     }
 }

@@ -17,8 +17,8 @@ use nix::unistd::ForkResult;
 /// need (a logger's, the environment's, a standard stream's; none started by a
 /// library or an async runtime). The child then may allocate (glibc keeps `malloc`
 /// consistent across `fork`) and run ordinary code. The job supervisor is such a
-/// process: one synchronous loop, and report writers that only open, append to and
-/// remove files (see [`crate::supervisor`]'s `runner`).
+/// process: one synchronous loop, and launchers and report writers that only work on
+/// files and start a job's process (see [`crate::supervisor`]'s `runner`).
 #[allow(unsafe_code)]
 pub(crate) unsafe fn fork() -> nix::Result<ForkResult> {
     // SAFETY: the caller guarantees no other thread holds a lock the child needs.

@@ -5,7 +5,7 @@
 use super::launch::{ChildInfo, Identity, switch_identity};
 use super::limits::{limit, limit_value};
 use super::report::{self, ReportInput};
-use super::{Supervisor, now_secs};
+use super::{Supervisor, now_secs, start_worker};
 use crate::state::{Event, EventKind};
 use crate::{mail, paths, sys};
 use basalt_core::job::status as jstat;
@@ -123,23 +123,11 @@ impl Supervisor {
         let (Some(ident), Some(info)) = (self.ident.clone(), self.info.clone()) else {
             return;
         };
-        let (tx, rx) = std::sync::mpsc::channel();
-        let notify = self.notify.clone();
-        let spawned = std::thread::Builder::new()
-            .name("sbd-report".to_owned())
-            .stack_size(WRITER_STACK)
-            .spawn(move || {
-                let done = take_fs_identity(&ident)
-                    .and_then(|()| deliver(&info, &text, &term_reason, false));
-                // The outcome first, then the wake-up: the loop looks for it when woken.
-                let _ = tx.send(done);
-                if let Some(fd) = notify {
-                    // Non-blocking: a full pipe already wakes the loop.
-                    let _ = nix::unistd::write(fd.as_ref(), b"r");
-                }
-            });
+        let spawned = start_worker("sbd-report", WRITER_STACK, self.notify.clone(), move || {
+            take_fs_identity(&ident).and_then(|()| deliver(&info, &text, &term_reason, false))
+        });
         match spawned {
-            Ok(_) => self.writer = Some(rx),
+            Ok(rx) => self.writer = Some(rx),
             Err(e) => tracing::error!(
                 "job {}: cannot start the thread writing the job report: {e}",
                 self.spec.job_id
@@ -153,7 +141,7 @@ impl Supervisor {
         let (Some(ident), Some(info)) = (self.ident.as_ref(), self.info.as_ref()) else {
             return;
         };
-        // SAFETY: the supervisor's other threads (report writers) take no lock that
+        // SAFETY: the supervisor's other threads (launchers, report writers) take no lock that
         // this child uses (see `super::runner`); the child only writes files and spawns
         // the mail program before `_exit`.
         #[allow(unsafe_code)]

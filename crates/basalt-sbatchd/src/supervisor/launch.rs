@@ -177,10 +177,7 @@ pub(super) fn switch_identity(ident: &Identity) -> Result<(), String> {
 }
 
 /// Start the thread that sets the job up and starts its top process ([`launch_job`]);
-/// its outcome comes on the returned channel, then a byte on `notify` wakes the loop.
-///
-/// The thread, like a report writer, takes no lock a forked child of the supervisor's
-/// takes: it does not log, read the environment or use standard streams.
+/// its outcome comes on the returned channel ([`super::start_worker`]).
 pub(super) fn start_launcher(
     spec: &JobSpec,
     launch: &Launch,
@@ -188,20 +185,10 @@ pub(super) fn start_launcher(
     notify: Option<Arc<OwnedFd>>,
 ) -> Result<Receiver<Launched>, String> {
     let (spec, launch, ident) = (spec.clone(), launch.clone(), ident.clone());
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("sbd-launch".to_owned())
-        .stack_size(LAUNCHER_STACK)
-        .spawn(move || {
-            let outcome = launch_job(&spec, &launch, &ident);
-            // The outcome first, then the wake-up: the loop looks for it when woken.
-            let _ = tx.send(outcome);
-            if let Some(fd) = notify {
-                let _ = nix::unistd::write(fd.as_ref(), b"l");
-            }
-        })
-        .map_err(|e| format!("cannot start the thread that starts the job: {e}"))?;
-    Ok(rx)
+    super::start_worker("sbd-launch", LAUNCHER_STACK, notify, move || {
+        launch_job(&spec, &launch, &ident)
+    })
+    .map_err(|e| format!("cannot start the thread that starts the job: {e}"))
 }
 
 /// The stack of a launcher thread.

@@ -425,6 +425,11 @@ impl Supervisor {
         self.commands.retain(|c| *c != pid);
     }
 
+    /// Does this job's top process lead session `sid` (an orphan of the job is in it)?
+    fn leads(&self, sid: Option<i32>) -> bool {
+        self.job.is_some_and(|p| Some(p.as_raw()) == sid)
+    }
+
     /// Is `pid` a process this job started (its top process, its helper, a command)?
     fn owns_pid(&self, pid: Pid) -> bool {
         Some(pid) == self.job || Some(pid) == self.helper || self.commands.contains(&pid)
@@ -543,6 +548,30 @@ impl Supervisor {
     fn run_time(&self) -> Duration {
         self.run_accum + self.running_since.map_or(Duration::ZERO, |s| s.elapsed())
     }
+}
+
+/// Start a thread of the supervisor's (a launcher, a report writer) that runs `work`;
+/// its outcome comes on the returned channel, then a byte on `notify` (the runner's
+/// wake-up pipe, non-blocking: a full pipe already wakes the loop) wakes the loop, which
+/// looks for the outcome when woken. Such a thread must take no lock a forked child of
+/// the supervisor's takes: no logging, no environment, no standard streams.
+fn start_worker<T: Send + 'static>(
+    name: &str,
+    stack: usize,
+    notify: Option<std::sync::Arc<OwnedFd>>,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<std::sync::mpsc::Receiver<T>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name(name.to_owned())
+        .stack_size(stack)
+        .spawn(move || {
+            let _ = tx.send(work());
+            if let Some(fd) = notify {
+                let _ = nix::unistd::write(fd.as_ref(), b"w");
+            }
+        })?;
+    Ok(rx)
 }
 
 /// A job leaving the supervisor takes its `ctl` socket with it.

@@ -42,7 +42,8 @@ pub(super) enum Request {
 /// # Safety
 ///
 /// The process must be single-threaded when called, and start no thread but the
-/// supervisor's report writers (the supervisor forks and runs code in the children).
+/// supervisor's launchers and report writers (the supervisor forks a mail helper and
+/// runs code in it).
 /// sbatchd's `main` calls this before it starts anything else.
 #[allow(unsafe_code)]
 pub unsafe fn serve(root: &Path) -> i32 {

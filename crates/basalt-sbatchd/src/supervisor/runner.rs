@@ -3,13 +3,15 @@
 //! ([`Supervisor::tick`]), serves the jobs' `ctl` sockets and records what the jobs
 //! emitted in the job database once per turn.
 //!
-//! One thread runs the loop, and it forks (each job's top process, a mail helper) and
-//! runs ordinary code in the children. The only other threads are the short-lived
-//! report writers ([`super::finish`]), which take no lock a forked child takes: they
-//! do not log, read the environment or use standard streams, and glibc keeps `malloc`
-//! usable across `fork`. Nothing in a turn waits on a job: a top process's set-up is
-//! followed through its start pipe, a report through its writer's wake-up pipe, the
-//! mail helper and leftovers through SIGCHLD (a signalfd) and timers.
+//! One thread runs the loop, and it forks a mail helper (a job whose output is mailed)
+//! and runs ordinary code in it. The only other threads are the short-lived launchers
+//! ([`super::launch`]: a job's set-up and the `clone` of its top process, which shares
+//! memory and only makes system calls, [`crate::spawn`]) and report writers
+//! ([`super::finish`]), which take no lock a forked child takes: they do not log, read
+//! the environment or use standard streams, and glibc keeps `malloc` usable across
+//! `fork`. Nothing in a turn waits on a job: a launcher's outcome and a report come
+//! through the threads' wake-up pipe, the mail helper and leftovers through SIGCHLD (a
+//! signalfd) and timers.
 
 use super::Supervisor;
 use super::pool::{Request, read_request};
@@ -102,7 +104,8 @@ impl Runner {
     ///
     /// # Safety
     ///
-    /// No thread but this one and report writers (see the module's documentation).
+    /// No thread but this one, launchers and report writers (see the module's
+    /// documentation).
     #[allow(unsafe_code)]
     pub(super) unsafe fn run(&mut self) -> i32 {
         loop {
@@ -142,8 +145,7 @@ impl Runner {
                 match source {
                     Source::Signals => {}
                     Source::Reports => self.drain_reports(),
-                    // SAFETY: fork-safe (this function's # Safety).
-                    Source::Requests => unsafe { self.take_request() },
+                    Source::Requests => self.take_request(),
                     Source::Ctl(i) => {
                         if let Some(j) = self.jobs.get_mut(i) {
                             j.serve_ctl();
@@ -191,8 +193,8 @@ impl Runner {
             .collect())
     }
 
-    /// Empty the report writers' wake-up pipe (the jobs look at their writers when they
-    /// are ticked next).
+    /// Empty the launchers' and report writers' wake-up pipe (the jobs look at their
+    /// threads' outcomes when they are ticked next).
     fn drain_reports(&self) {
         let Some((r, _)) = &self.reports else { return };
         let mut buf = [0u8; 64];
@@ -204,12 +206,7 @@ impl Runner {
     }
 
     /// Read one request from sbatchd and answer it.
-    ///
-    /// # Safety
-    ///
-    /// No thread but this one and report writers (a job may be forked).
-    #[allow(unsafe_code)]
-    unsafe fn take_request(&mut self) {
+    fn take_request(&mut self) {
         let Some(sock) = self.sock.as_ref() else {
             return;
         };
@@ -225,8 +222,7 @@ impl Runner {
             Request::Nothing => return,
             Request::Bad(why) => format!("ERR {why}"),
             Request::Start { name, wake } => {
-                // SAFETY: fork-safe (this function's # Safety).
-                unsafe { self.start_job(&name, wake, Instant::now()) };
+                self.start_job(&name, wake, Instant::now());
                 format!("OK {}", std::process::id())
             }
         };
@@ -238,14 +234,10 @@ impl Runner {
         }
     }
 
-    /// Take the job of directory `name`. A job that cannot be followed has its wake-up
-    /// pipe closed at once: sbatchd then records it as never started.
-    ///
-    /// # Safety
-    ///
-    /// No thread but this one and report writers (the job's top process is forked).
-    #[allow(unsafe_code)]
-    unsafe fn start_job(&mut self, name: &str, wake: OwnedFd, born: Instant) {
+    /// Take the job named `name` (`<jobId>.<idx>.<attempt>`). A job that cannot be
+    /// followed has its wake-up pipe closed at once: sbatchd then records it as never
+    /// started.
+    fn start_job(&mut self, name: &str, wake: OwnedFd, born: Instant) {
         let dir = self.root.join(name);
         let Some(key) = paths::parse_state_dir_name(name) else {
             tracing::error!("job supervisor: {name} is not a job directory");
@@ -355,10 +347,7 @@ impl Runner {
             let mut sid = None;
             let owner = self.jobs.iter().position(|j| j.owns_pid(pid)).or_else(|| {
                 sid = session_of(pid);
-                let sid = sid?;
-                self.jobs
-                    .iter()
-                    .position(|j| j.job.is_some_and(|p| p.as_raw() == sid))
+                self.jobs.iter().position(|j| j.leads(sid))
             });
             let mut status: libc::c_int = 0;
             // SAFETY: rusage is plain data that wait4 fills.
@@ -404,7 +393,7 @@ impl Runner {
         self.unclaimed.retain(|u| {
             let owner = jobs
                 .iter_mut()
-                .find(|j| j.owns_pid(u.pid) || j.job.is_some_and(|p| Some(p.as_raw()) == u.sid));
+                .find(|j| j.owns_pid(u.pid) || j.leads(u.sid));
             match owner {
                 Some(j) => {
                     j.on_reaped(u.pid, u.status, &u.usage);
