@@ -31,8 +31,9 @@
 //!   kill/stop/resume/signal commands on a Unix socket per job (`ctl` in the job's
 //!   directory), writes LSF's job report, and records every event in the job
 //!   database before sbatchd can report it (a final one fsynced while sbatchd
-//!   reports it). sbatchd reads a
-//!   job's new events when a newline comes on its wake-up pipe, so a job keeps
+//!   reports it). sbatchd takes a
+//!   job's new events from the line that comes on its wake-up pipe (or reads them
+//!   from the job table when the line holds none, or not all), so a job keeps
 //!   running and its exit status stays on disk while sbatchd restarts (systemd
 //!   `KillMode=process`).
 //! * **The job table** ([`db`]): `<state root>/jobs.db`, SQLite in WAL mode with a

@@ -2,7 +2,8 @@
 //!
 //! One thread owns the supervisor process and its socket; the launch tasks hand it a
 //! job's name (`<jobId>.<idx>.<attempt>`) and get back the read end of the job's wake-up pipe (the
-//! supervisor writes a newline on it for each batch of the job's events it recorded,
+//! supervisor writes a line on it for each batch of the job's events it recorded — the
+//! events themselves when they fit, see [`crate::state::wake_line`] —
 //! and closes it when the job's end is on record; end of file without a final event
 //! means the supervisor is gone). The supervisor is started at the first job, started
 //! again when it is found dead, and let go after [`IDLE_STOP`] without a new job: its

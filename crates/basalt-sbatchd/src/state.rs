@@ -134,6 +134,36 @@ pub struct Event {
     pub term_reason: String,
 }
 
+/// The longest wake-up line that carries events: one atomic write to a pipe
+/// (`PIPE_BUF`), newline included.
+pub const WAKE_LINE_MAX: usize = 4096;
+
+/// The wake-up line a supervisor writes after recording `events` (numbered): `E `
+/// and the events as one JSON array, then a newline; `None` when there are none or
+/// they do not fit in [`WAKE_LINE_MAX`] (a plain newline then tells sbatchd to read
+/// them from the job table). JSON never holds a raw newline.
+pub fn wake_line(events: &[Event]) -> Option<String> {
+    if events.is_empty() {
+        return None;
+    }
+    let line = format!("E {}\n", serde_json::to_string(events).ok()?);
+    (line.len() <= WAKE_LINE_MAX).then_some(line)
+}
+
+/// The events a wake-up line carries (without its newline) that sbatchd does not
+/// have yet (it has every event up to `last`), if they follow `last` without a gap;
+/// `None` for a plain wake-up, a line that does not parse, or a gap: sbatchd then
+/// reads the job table. An empty list: the line brought nothing new.
+pub fn parse_wake_line(line: &str, last: u64) -> Option<Vec<Event>> {
+    let mut events: Vec<Event> = serde_json::from_str(line.strip_prefix("E ")?).ok()?;
+    events.retain(|e| e.seq > last);
+    let contiguous = events
+        .iter()
+        .enumerate()
+        .all(|(i, e)| e.seq == last + 1 + i as u64);
+    contiguous.then_some(events)
+}
+
 /// A job supervisor's identity, safe against pid reuse: pid, start time and boot.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SupervisorId {
@@ -217,5 +247,48 @@ mod tests {
             }
             .alive()
         );
+    }
+
+    fn numbered(kind: EventKind, seq: u64) -> Event {
+        Event {
+            seq,
+            kind,
+            message: "a \"quoted\"\nmessage".into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_wake_up_line_carries_the_events_that_follow_what_sbatchd_has() {
+        let evs = vec![
+            numbered(EventKind::Started, 1),
+            numbered(EventKind::Executing, 2),
+        ];
+        let line = wake_line(&evs).expect("fits");
+        assert!(line.ends_with('\n'));
+        assert_eq!(line.matches('\n').count(), 1, "one line: {line:?}");
+        let text = line.trim_end_matches('\n');
+        assert_eq!(parse_wake_line(text, 0), Some(evs.clone()));
+        // Those sbatchd already has are dropped; all of them: nothing new.
+        assert_eq!(parse_wake_line(text, 1), Some(evs[1..].to_vec()));
+        assert_eq!(parse_wake_line(text, 2), Some(Vec::new()));
+        // A gap (an event sbatchd has not seen before these): read the job table.
+        let later = wake_line(&[numbered(EventKind::Finished, 4)]).expect("fits");
+        assert_eq!(parse_wake_line(later.trim_end(), 2), None);
+        // A plain wake-up and a damaged line: read the job table.
+        assert_eq!(parse_wake_line("", 0), None);
+        assert_eq!(parse_wake_line("E [{\"seq\":1", 0), None);
+        assert_eq!(wake_line(&[]), None);
+    }
+
+    #[test]
+    fn events_too_large_for_one_pipe_write_go_by_the_job_table() {
+        let big = Event {
+            seq: 1,
+            kind: EventKind::Finished,
+            message: "x".repeat(WAKE_LINE_MAX),
+            ..Default::default()
+        };
+        assert_eq!(wake_line(&[big]), None);
     }
 }

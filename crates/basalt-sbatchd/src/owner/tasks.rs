@@ -137,7 +137,9 @@ pub(super) enum Adopted {
 
 /// Follow a job's events in the database until its final event (or its
 /// supervisor's end). With the wake-up pipe of a supervisor sbatchd started, its
-/// newlines say when to read and its end of file that the supervisor is gone; an
+/// lines bring the events (or, a plain newline or a gap in their numbers, say when
+/// to read the table; so does a quiet 2 s) and its end of file that the supervisor
+/// is gone; an
 /// adopted supervisor (no pipe) is polled, and its liveness checked by pid, start
 /// time and boot. One not recorded yet gets [`UNRECORDED_GRACE`] to show up.
 pub(super) async fn watch_events(
@@ -157,14 +159,15 @@ pub(super) async fn watch_events(
     let mut final_seen = false;
     let mut ended = false;
     loop {
+        // Events a wake-up line brought (then the job table is not read).
+        let mut brought = None;
         match lines.as_mut() {
             Some(l) => {
                 tokio::select! {
-                    r = l.next_line() => {
-                        if !matches!(r, Ok(Some(_))) {
-                            ended = true;
-                        }
-                    }
+                    r = l.next_line() => match r {
+                        Ok(Some(line)) => brought = crate::state::parse_wake_line(&line, last),
+                        _ => ended = true,
+                    },
                     _ = tokio::time::sleep(Duration::from_secs(2)) => {}
                 }
             }
@@ -184,7 +187,10 @@ pub(super) async fn watch_events(
                 };
             }
         }
-        let read = db.call(move |db| db.events_after(key, last)).await;
+        let read = match brought {
+            Some(events) => Ok(Ok(events)),
+            None => db.call(move |db| db.events_after(key, last)).await,
+        };
         match read {
             Ok(Ok(events)) => {
                 if let Some(e) = events.last() {

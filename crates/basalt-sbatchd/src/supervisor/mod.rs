@@ -38,8 +38,10 @@
 //!
 //! Every event is committed to the database first (the final one then fsynced
 //! right after sbatchd is woken, so the disk and sbatchd's report proceed
-//! together; see [`crate::db`]); a newline on the job's wake-up pipe only wakes sbatchd up
-//! (non-blocking: a full or broken pipe is ignored). The database connection is
+//! together; see [`crate::db`]); then a line on the job's wake-up pipe wakes sbatchd up,
+//! carrying the events just committed when they fit one atomic pipe write
+//! ([`crate::state::wake_line`]; sbatchd then need not read them back), else a plain
+//! newline (non-blocking: a full or broken pipe is ignored). The database connection is
 //! never used in a forked child (the job's process execs, the mail helper only
 //! writes files and closes every inherited descriptor first) nor by a report writer, and SQLite opens its
 //! files close-on-exec, so jobs do not inherit them.
@@ -307,9 +309,21 @@ impl Supervisor {
         self.emit_all(vec![e]);
     }
 
-    /// Wake sbatchd: this job has new events on record.
+    /// Wake sbatchd: this job has new events on record (read them from the job table).
     fn wake(&self) {
         let _ = nix::unistd::write(&self.wake, b"\n");
+    }
+
+    /// Wake sbatchd with the events just recorded on the line itself
+    /// ([`crate::state::wake_line`]), so that it need not read them back from the job
+    /// table; a plain wake-up when they do not fit one atomic pipe write.
+    fn wake_with(&self, events: &[Event]) {
+        match crate::state::wake_line(events) {
+            Some(line) => {
+                let _ = nix::unistd::write(&self.wake, line.as_bytes());
+            }
+            None => self.wake(),
+        }
     }
 
     /// The job could not be started: its `start_failed` event ends it.

@@ -430,10 +430,10 @@ impl Runner {
             };
             match jobs.append_events_then_sync(job.key, &mut job.outbox) {
                 Ok(_) => {
+                    job.wake_with(&job.outbox);
                     job.outbox.clear();
                     job.retry_at = None;
                     job.done = has_final;
-                    job.wake();
                     unsynced |= has_final;
                 }
                 Err(err @ (db::DbError::Finished { .. } | db::DbError::NoJob { .. })) => {
