@@ -1,7 +1,8 @@
 //! sbatchd's side of the job supervisor ([`crate::supervisor`]).
 //!
-//! One thread owns the supervisor process and its socket; the launch tasks hand it a
-//! job's name (`<jobId>.<idx>.<attempt>`) and get back the read end of the job's wake-up pipe (the
+//! One thread owns the supervisor process and its socket; the job database's thread
+//! hands it a job's name (`<jobId>.<idx>.<attempt>`) once the job is recorded, and the
+//! launch task gets back the read end of the job's wake-up pipe (the
 //! supervisor writes a line on it for each batch of the job's events it recorded — the
 //! events themselves when they fit, see [`crate::state::wake_line`] —
 //! and closes it when the job's end is on record; end of file without a final event
@@ -51,7 +52,7 @@ struct Request {
     reply: oneshot::Sender<Result<OwnedFd, String>>,
 }
 
-/// The handle launch tasks use.
+/// The handle the launch tasks and the job database's thread use.
 #[derive(Debug, Clone)]
 pub struct Pool {
     tx: stdmpsc::Sender<Request>,
@@ -125,17 +126,30 @@ impl Pool {
         self.current.lock().ok().and_then(|c| c.clone())
     }
 
-    /// Hand the job named `name` (`<jobId>.<idx>.<attempt>`) to the
-    /// supervisor. Returns the read end of the job's wake-up pipe.
-    pub async fn start_supervisor(&self, name: String) -> Result<OwnedFd, String> {
+    /// Ask the pool's thread to hand the job named `name` to the supervisor, without
+    /// waiting (callable from any thread: the job database's thread asks right after
+    /// it recorded the job, so the request goes straight from one thread to the
+    /// other); [`Pool::answer`] waits for the outcome.
+    pub fn hand_over(&self, name: String) -> Result<HandOver, String> {
         let (reply, rx) = oneshot::channel();
         self.tx
             .send(Request { name, reply })
             .map_err(|_| "the job supervisor thread is stopped".to_owned())?;
-        rx.await
+        Ok(HandOver(rx))
+    }
+
+    /// The outcome of a [`Pool::hand_over`]: the read end of the job's wake-up pipe.
+    pub async fn answer(asked: Result<HandOver, String>) -> Result<OwnedFd, String> {
+        asked?
+            .0
+            .await
             .map_err(|_| "the job supervisor thread is stopped".to_owned())?
     }
 }
+
+/// A hand-over asked of the pool's thread ([`Pool::hand_over`]).
+#[derive(Debug)]
+pub struct HandOver(oneshot::Receiver<Result<OwnedFd, String>>);
 
 struct Proc {
     child: Child,

@@ -27,24 +27,25 @@ pub(super) async fn launch(
     let clock = shared.clock.clone();
     // The supervisor the job goes to, recorded with it (it then need not record itself).
     let supervisor = shared.pool.current();
+    // The database's thread hands the job to the supervisor's as soon as it is on
+    // record (one hand-over between threads less than coming back here first).
+    let pool = shared.pool.clone();
     let prepared = db
         .call(move |db| {
             db.insert_job(key, &spec, &launch, clock.now_secs(), supervisor.as_ref())
-                .map_err(|e| format!("cannot record the job: {e}"))
+                .map_err(|e| format!("cannot record the job: {e}"))?;
+            Ok(pool.hand_over(crate::paths::state_dir_name(key.0, key.1, key.2)))
         })
         .await
         .map_err(|e| e.to_string())
         .and_then(|r| r);
     let wake = match prepared {
         Err(e) => Err(e),
-        Ok(()) => {
-            let name = crate::paths::state_dir_name(key.0, key.1, key.2);
-            match shared.pool.start_supervisor(name).await {
-                Ok(fd) => tokio::net::unix::pipe::Receiver::from_owned_fd(fd)
-                    .map_err(|e| format!("the supervisor's wake-up pipe: {e}")),
-                Err(e) => Err(format!("cannot start the job supervisor: {e}")),
-            }
-        }
+        Ok(asked) => match crate::pool::Pool::answer(asked).await {
+            Ok(fd) => tokio::net::unix::pipe::Receiver::from_owned_fd(fd)
+                .map_err(|e| format!("the supervisor's wake-up pipe: {e}")),
+            Err(e) => Err(format!("cannot start the job supervisor: {e}")),
+        },
     };
     match wake {
         Ok(wake) => watch_events(db, tx, key, Some(wake), Adopted::No, 0).await,
