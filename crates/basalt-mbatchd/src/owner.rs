@@ -2,10 +2,11 @@
 //! (DESIGN.md rule 4), and the handle ([`Owner`]) the gRPC side reaches it with.
 //!
 //! Each iteration takes every waiting message, applies them ([`crate::handlers`]), runs
-//! a scheduling pass when something changed, appends the resulting events with one fsync,
-//! and only then answers the requests and carries out dispatches and signals
-//! ([`crate::dispatch`]). While the log cannot be written it answers queries only, and
-//! rolls back to the durable state.
+//! a scheduling pass when something changed, appends the resulting events to lsb.events
+//! with one fsync, and only then carries out dispatches and signals
+//! ([`crate::dispatch`]); then it appends the accounting records (lsb.acct, one more
+//! fsync) and only then answers the requests. While the log cannot be written it
+//! answers queries only, and rolls back to the durable state.
 
 use crate::msg::{Msg, Reply};
 use crate::{MbdError, journal, local_week_minute, now_ms};
@@ -249,17 +250,41 @@ impl OwnerState {
                 || effects.iter().any(|e| !matches!(e, Effect::Log(_)));
             let committed = match self.write_failure.take() {
                 Some(e) => Err(e),
-                None => self.journal.commit_as(&self.sched, &effects, durable),
+                None => self.journal.commit_as(&effects, durable),
             };
             match committed {
                 Ok(()) => {
+                    // lsb.events has the iteration: its job files and dispatch answers
+                    // are on record.
                     self.this_iteration.clear();
                     self.spooled.clear();
-                    for d in deferred {
-                        d();
+                    // Orders to hosts depend on lsb.events only: they go out before
+                    // the accounting records are synced (a slot freed by a job's end
+                    // is refilled one fsync sooner); replies wait for lsb.acct too.
+                    let (orders, rest): (Vec<Effect>, Vec<Effect>) =
+                        effects.into_iter().partition(|e| {
+                            matches!(e, Effect::Dispatch { .. } | Effect::Signal { .. })
+                        });
+                    self.carry_out(orders);
+                    match self.journal.commit_acct(&self.sched, &rest) {
+                        Ok(()) => {
+                            for d in deferred {
+                                d();
+                            }
+                            self.carry_out(rest);
+                            self.maybe_switch();
+                        }
+                        Err(e) => {
+                            // lsb.events has the iteration (the orders sent stand; the
+                            // state is read back from it), but its replies are dropped:
+                            // what they acknowledge is not all on record.
+                            drop(rest);
+                            if let Some(fatal) = self.write_failed(e) {
+                                return fatal;
+                            }
+                            drop(deferred);
+                        }
                     }
-                    self.carry_out(effects);
-                    self.maybe_switch();
                 }
                 Err(e) => {
                     // Nothing of this iteration is acknowledged: its replies are dropped

@@ -1,7 +1,7 @@
-//! One loop iteration made durable: its `Log` and `Acct` effects appended to every usable
-//! copy with one fsync each (or, for an iteration nothing waits on, written now and
-//! synced by the next durable one); and the write probe that tells when a full or failing disk
-//! takes writes again.
+//! One loop iteration made durable: its `Log` effects appended to every usable copy of
+//! lsb.events with one fsync (or, for an iteration nothing waits on, written now and
+//! synced by the next durable one), then its `Acct` effects to lsb.acct with one more;
+//! and the write probe that tells when a full or failing disk takes writes again.
 
 use super::{Journal, JournalError, finish_record, to_record};
 use basalt_eventlog as el;
@@ -9,55 +9,44 @@ use basalt_sched::{Effect, Sched};
 
 impl Journal {
     /// Make the `Log` and `Acct` effects of one loop iteration durable: one write and
-    /// one fsync per file and copy. With a duplicate log, the iteration is durable when at
+    /// one fsync per file and copy ([`Journal::commit_as`], then
+    /// [`Journal::commit_acct`]). With a duplicate log, the iteration is durable when at
     /// least one copy took it; a copy that failed is marked broken and re-synchronised
     /// later ([`Journal::resync`]). Refuses (and writes nothing) once the lock is no
     /// longer ours.
     pub fn commit(&mut self, sched: &Sched, effects: &[Effect]) -> Result<(), JournalError> {
-        self.commit_as(sched, effects, true)
+        self.commit_as(effects, true)?;
+        self.commit_acct(sched, effects)
     }
 
-    /// [`Journal::commit`], or with `durable` false the `Log` effects of an iteration
-    /// that nothing waits on (no reply, no order to a host) written without a sync: the
-    /// next durable commit or [`Journal::sync`] makes them durable with its own fsync
-    /// (the file is written in order). `Acct` effects are always synced.
-    pub fn commit_as(
-        &mut self,
-        sched: &Sched,
-        effects: &[Effect],
-        durable: bool,
-    ) -> Result<(), JournalError> {
-        let mut recs = Vec::new();
-        let mut acct = Vec::new();
-        for e in effects {
-            match e {
-                Effect::Log(ev) => recs.push(to_record(ev)),
-                Effect::Acct(key) => {
-                    if let Some(j) = sched.jobs().get(key) {
-                        acct.push(finish_record(j));
-                    }
-                }
-                _ => {}
-            }
-        }
+    /// Make the `Log` effects of one loop iteration durable (lsb.events, after the
+    /// spooled job files), or with `durable` false, for an iteration that nothing waits
+    /// on (no reply, no order to a host), write them without a sync: the next durable
+    /// commit or [`Journal::sync`] makes them durable with its own fsync (the file is
+    /// written in order). An iteration with `Acct` effects is always synced here, and
+    /// its accounting records are written by [`Journal::commit_acct`] afterwards: the
+    /// orders to hosts depend on lsb.events only and go out in between, the replies
+    /// wait for both.
+    pub fn commit_as(&mut self, effects: &[Effect], durable: bool) -> Result<(), JournalError> {
+        let recs: Vec<_> = effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Log(ev) => Some(to_record(ev)),
+                _ => None,
+            })
+            .collect();
+        let durable = durable || effects.iter().any(|e| matches!(e, Effect::Acct(_)));
         self.sync_spool()?;
-        let durable = durable || !acct.is_empty();
-        if recs.is_empty() && acct.is_empty() {
+        if recs.is_empty() {
             return if durable { self.sync() } else { Ok(()) };
         }
         self.check_lock()?;
-        self.on_every_copy(|events, acct_log| {
-            if recs.is_empty() {
-                events.sync()?;
-            } else if durable {
-                events.append(&recs)?;
+        self.on_every_copy(|events, _| {
+            if durable {
+                events.append(&recs)
             } else {
-                events.append_deferred(&recs)?;
+                events.append_deferred(&recs)
             }
-            if !acct.is_empty() {
-                acct_log.append(&acct)?;
-            }
-            Ok(())
         })?;
         if durable {
             self.deferred_since = None;
@@ -66,6 +55,24 @@ impl Journal {
                 .get_or_insert_with(std::time::Instant::now);
         }
         Ok(())
+    }
+
+    /// Append the accounting records (lsb.acct `JOB_FINISH`) of one loop iteration's
+    /// `Acct` effects durably (one write, one fsync per copy), once its lsb.events
+    /// records are ([`Journal::commit_as`]).
+    pub fn commit_acct(&mut self, sched: &Sched, effects: &[Effect]) -> Result<(), JournalError> {
+        let acct: Vec<_> = effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Acct(key) => sched.jobs().get(key).map(|j| finish_record(j)),
+                _ => None,
+            })
+            .collect();
+        if acct.is_empty() {
+            return Ok(());
+        }
+        self.check_lock()?;
+        self.on_every_copy(|_, acct_log| acct_log.append(&acct))
     }
 
     /// Run `write` on every usable copy's logs; a copy it fails on is marked broken
