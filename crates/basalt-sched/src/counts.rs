@@ -113,6 +113,26 @@ impl<T: Ord + Copy> RankSet<T> {
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
         self.blocks.iter().flatten()
     }
+
+    /// The elements above `x`, in order (all of them when `x` is None).
+    pub(crate) fn iter_after(&self, x: Option<&T>) -> impl Iterator<Item = &T> {
+        let (bi, start) = match x {
+            None => (0, 0),
+            Some(x) => {
+                let bi = self.first_block_not_below(x);
+                let start = self
+                    .blocks
+                    .get(bi)
+                    .map_or(0, |b| b.partition_point(|e| e <= x));
+                (bi, start)
+            }
+        };
+        self.blocks
+            .iter()
+            .skip(bi)
+            .enumerate()
+            .flat_map(move |(k, b)| b.iter().skip(if k == 0 { start } else { 0 }))
+    }
 }
 
 /// Slots of started jobs on one host.

@@ -20,9 +20,13 @@ impl Sched {
     where
         I: IntoIterator<Item = &'a Event>,
     {
+        // A replay is followed by a full pass: nothing to remember as fresh.
+        self.replaying = true;
         for ev in events {
             self.on_event(ev);
         }
+        self.replaying = false;
+        self.full_due = true;
     }
 
     /// The job a submission token (a resent `bsub`'s) already created, if that job is
@@ -91,7 +95,24 @@ impl Sched {
         };
         if !passless {
             self.dirty = true;
+            // What leaves every other pending job's reasons as they are, as long as no
+            // pending job has a dependency: a submission (the new job is visited), a
+            // start, a job's end (its slots are taken again by the pass, or a host has a
+            // free slot and the pass visits everything), a clean.
+            let cheap = self.counts.pending_with_dep == 0
+                && match ev {
+                    Event::JobNew { .. } | Event::JobStart { .. } | Event::JobClean { .. } => true,
+                    Event::JobStatus { status, .. } => {
+                        *status == basalt_core::job::status::DONE
+                            || *status == basalt_core::job::status::EXIT
+                    }
+                    _ => false,
+                };
+            if !cheap {
+                self.full_due = true;
+            }
         }
+
         match ev {
             Event::JobNew { time, job_id, sub } => {
                 let _ = time;
@@ -159,6 +180,9 @@ impl Sched {
                         pending_action: None,
                     };
                     self.counts.apply(&job, true);
+                    if !hold && !self.replaying {
+                        self.fresh.insert((*job_id, idx));
+                    }
                     if let Some(old) = self.jobs.insert((*job_id, idx), Box::new(job)) {
                         self.counts.apply(&old, false);
                     }

@@ -242,6 +242,10 @@ pub const UNREACH_AFTER_HELLOS: i64 = 3;
 /// removed from an unavailable host, REMOVE_HUNG_JOBS_FOR = host_unavail).
 pub const TERM_HOST_LOST: &str = "TERM_REMOVE_HUNG_JOB";
 
+/// How often, at least, a pass visits every pending job when passes that stopped early
+/// left some reasons as they were ([`Sched::schedule`]).
+pub(crate) const FULL_PASS_EVERY: Millis = 1000;
+
 /// The core.
 #[derive(Debug)]
 pub struct Sched {
@@ -287,6 +291,19 @@ pub struct Sched {
     effects: Vec<Effect>,
     /// Something changed that may let a job start.
     dirty: bool,
+    /// Something changed that may change why pending jobs wait (not only a job's end
+    /// freeing slots, a submission or a start): the next pass visits every pending job.
+    /// Otherwise a pass stops once no host has a free slot (see [`Sched::schedule`]).
+    full_due: bool,
+    /// Pending jobs submitted since the last pass (their reasons are set even by a pass
+    /// that stops early).
+    fresh: BTreeSet<JobKey>,
+    /// A pass stopped early since the last full one.
+    cut_short: bool,
+    /// When the last full pass ran.
+    last_full_pass: Millis,
+    /// Events are being replayed ([`Sched::replay`]).
+    replaying: bool,
     /// The local minute of the week (0 = Sunday 00:00) for run and dispatch windows;
     /// None until the runtime sets it (windows are then taken as open).
     week_minute: Option<u32>,
@@ -330,6 +347,11 @@ impl Sched {
             missing: BTreeMap::new(),
             effects: Vec::new(),
             dirty: true,
+            full_due: true,
+            fresh: BTreeSet::new(),
+            cut_short: false,
+            last_full_pass: now,
+            replaying: false,
             week_minute: None,
         }
     }
@@ -404,6 +426,7 @@ impl Sched {
                 || self.hosts.iter().any(|h| h.dispatch_window.is_some());
             if any_window {
                 self.dirty = true;
+                self.full_due = true;
             }
         }
     }
@@ -489,6 +512,8 @@ mod host_loss_tests;
 mod load_tests;
 #[cfg(test)]
 mod logswitch_tests;
+#[cfg(test)]
+mod pass_tests;
 #[cfg(test)]
 mod slots_tests;
 #[cfg(test)]

@@ -43,6 +43,7 @@ impl Sched {
         self.hosts[i].thresholds_ok = now_ok;
         if changed {
             self.dirty = true;
+            self.full_due = true;
         }
     }
 
@@ -61,6 +62,7 @@ impl Sched {
         }
         if back {
             self.dirty = true;
+            self.full_due = true;
         }
         self.reconcile(now, &name, jobs);
         // Kills that may not have arrived (the host was unreachable) are sent again;
@@ -174,6 +176,7 @@ impl Sched {
             h.sbd_failed = true;
         }
         self.dirty = true;
+        self.full_due = true;
     }
 
     /// Timers: sbatchd silence, lost hosts, CLEAN_PERIOD.
@@ -183,7 +186,14 @@ impl Sched {
             if !h.sbd_failed && now - h.sbd_seen > silence {
                 h.sbd_failed = true;
                 self.dirty = true;
+                self.full_due = true;
             }
+        }
+        // A pass stopped early left some pending jobs' reasons as they were: refresh
+        // them within a second.
+        if self.cut_short && now - self.last_full_pass >= crate::FULL_PASS_EVERY {
+            self.dirty = true;
+            self.full_due = true;
         }
         // bresume'd jobs wait for their host's load, which changes without an event:
         // look at them on every tick (cheap: no full scheduling pass).

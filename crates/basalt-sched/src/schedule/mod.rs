@@ -66,6 +66,8 @@ impl Sched {
     /// job, and jobs that cannot start share one set of pending reasons.
     pub fn schedule(&mut self, now: Millis) {
         self.dirty = false;
+        let full = std::mem::replace(&mut self.full_due, false);
+        let fresh = std::mem::take(&mut self.fresh);
         self.resume_pass(now);
         // Queue priority (highest first), then queue name, then submission order.
         let mut by_name: Vec<usize> = (0..self.queues.len()).collect();
@@ -94,38 +96,7 @@ impl Sched {
         let mut q_user: BTreeMap<(String, String), u32> = BTreeMap::new();
         // Started elements of arrays with a %k limit.
         let mut array_started: BTreeMap<u64, u32> = BTreeMap::new();
-        // The pending jobs in the order they are visited (each queue's pending order is
-        // kept by the counters: queues by priority then name, jobs by submission order),
-        // and what the started ones hold; finished jobs are not visited.
-        let mut queue_order: Vec<usize> = (0..self.queues.len()).collect();
-        queue_order.sort_by_key(|&qi| (u32::MAX - self.queues[qi].priority, name_rank[qi]));
-        let mut order: Vec<PendRec> = Vec::new();
-        for &qi in &queue_order {
-            let Some(pending) = self.counts.pending.get(&self.queues[qi].name) else {
-                continue;
-            };
-            for (_, key) in pending.iter() {
-                let Some(j) = self.jobs.get(key) else {
-                    continue;
-                };
-                if j.state != JobState::Pend {
-                    continue;
-                }
-                order.push(PendRec {
-                    rank: (
-                        u32::MAX - self.queues[qi].priority,
-                        name_rank[qi],
-                        j.order,
-                        j.key(),
-                    ),
-                    qi,
-                    sub: j.sub.clone(),
-                    has_dep: j.dep.is_some(),
-                    array_limit: j.array_limit,
-                    need: j.slots(),
-                });
-            }
-        }
+        // What the started jobs hold; finished jobs are not visited.
         for key in &self.counts.started {
             let Some(j) = self.jobs.get(key) else {
                 continue;
@@ -148,34 +119,61 @@ impl Sched {
             }
         }
         drop(index);
-        debug_assert!(order.is_sorted_by_key(|r| r.rank));
+        // Hosts with a free slot. When none is left, no pending job can start: a pass
+        // that need not refresh every pending job's reasons stops there (the jobs
+        // submitted since the last pass still get theirs).
+        let mut full_host: Vec<bool> = (0..nh)
+            .map(|i| self.hosts[i].max_slots().is_some_and(|m| st.used[i] >= m))
+            .collect();
+        let mut free_hosts = full_host.iter().filter(|f| !**f).count();
+        // The pending jobs are visited in order (each queue's pending order is kept by
+        // the counters: queues by priority then name, jobs by submission order), a few
+        // at a time, so that a pass that stops early reads no more of them.
+        let mut queue_order: Vec<usize> = (0..self.queues.len()).collect();
+        queue_order.sort_by_key(|&qi| (u32::MAX - self.queues[qi].priority, name_rank[qi]));
+        let mut walk = Walk {
+            queue: 0,
+            after: None,
+            buf: std::collections::VecDeque::new(),
+        };
         let any_dep = self.counts.pending_with_dep > 0;
         let mut placed = false;
         // Dependencies are evaluated once, before this pass places anything; the elements
         // of an array share one value unless the condition names `[*]`.
         let mut deps: BTreeMap<JobKey, Tri> = BTreeMap::new();
         let mut per_array: BTreeMap<u64, Tri> = BTreeMap::new();
-        for rec in order.iter().filter(|r| r.has_dep) {
-            let key = rec.rank.3;
-            let Some(j) = self.jobs.get(&key) else {
-                continue;
-            };
-            let Some(e) = &j.dep else {
-                continue;
-            };
-            let shared = j.is_element() && !e.uses_own_index();
-            let cached = if shared {
-                per_array.get(&j.id).copied()
-            } else {
-                None
-            };
-            let Some(t) = cached.or_else(|| self.dependency(j)) else {
-                continue;
-            };
-            if shared {
-                per_array.insert(j.id, t);
+        if any_dep {
+            let with_dep: Vec<JobKey> = queue_order
+                .iter()
+                .filter_map(|&qi| self.counts.pending.get(&self.queues[qi].name))
+                .flat_map(|p| p.iter().map(|(_, k)| *k))
+                .filter(|k| {
+                    self.jobs
+                        .get(k)
+                        .is_some_and(|j| j.state == JobState::Pend && j.dep.is_some())
+                })
+                .collect();
+            for key in with_dep {
+                let Some(j) = self.jobs.get(&key) else {
+                    continue;
+                };
+                let Some(e) = &j.dep else {
+                    continue;
+                };
+                let shared = j.is_element() && !e.uses_own_index();
+                let cached = if shared {
+                    per_array.get(&j.id).copied()
+                } else {
+                    None
+                };
+                let Some(t) = cached.or_else(|| self.dependency(j)) else {
+                    continue;
+                };
+                if shared {
+                    per_array.insert(j.id, t);
+                }
+                deps.insert(key, t);
             }
-            deps.insert(key, t);
         }
         let accept_ms = i64::from(self.cfg.job_accept_interval)
             * i64::from(self.cfg.mbd_sleep_time_secs)
@@ -188,8 +186,46 @@ impl Sched {
         let mut generation: u64 = 0;
         // Pending reasons to set, applied in one walk at the end.
         let mut assign: Vec<(JobKey, PendReasons)> = Vec::new();
-        for rec in order {
+        // After an early stop: the jobs submitted since the last pass that were not
+        // visited (none of them can start: no host has a free slot).
+        let mut rest: Option<std::vec::IntoIter<PendRec>> = None;
+        let mut visited: BTreeSet<JobKey> = BTreeSet::new();
+        loop {
+            let rec = match rest.as_mut() {
+                Some(r) => match r.next() {
+                    Some(rec) => rec,
+                    None => break,
+                },
+                None if !full && free_hosts == 0 => {
+                    self.cut_short = true;
+                    let mut recs = Vec::new();
+                    for key in &fresh {
+                        if visited.contains(key) {
+                            continue;
+                        }
+                        let Some(j) = self.jobs.get(key) else {
+                            continue;
+                        };
+                        if j.state != JobState::Pend {
+                            continue;
+                        }
+                        let Some(qi) = self.queues.iter().position(|q| q.name == *j.queue) else {
+                            continue;
+                        };
+                        recs.push(self.pend_rec(j, qi, &name_rank));
+                    }
+                    rest = Some(recs.into_iter());
+                    continue;
+                }
+                None => match self.next_pending(&mut walk, &queue_order, &name_rank) {
+                    Some(rec) => rec,
+                    None => break,
+                },
+            };
             let (key, qi, need) = (rec.rank.3, rec.qi, rec.need);
+            if !full {
+                visited.insert(key);
+            }
             let sub = &rec.sub;
             if statics[qi].is_none() {
                 let q = &self.queues[qi];
@@ -319,6 +355,13 @@ impl Sched {
                     let mut touched = alloc;
                     touched.sort_unstable();
                     touched.dedup();
+                    for &i in &touched {
+                        let now_full = self.hosts[i].max_slots().is_some_and(|m| st.used[i] >= m);
+                        if now_full && !full_host[i] {
+                            full_host[i] = true;
+                            free_hosts -= 1;
+                        }
+                    }
                     let job = JobFit {
                         queue: &self.queues[qi],
                         sub,
@@ -376,7 +419,20 @@ impl Sched {
         // placed them. Only a dependency (`started()`, ...) evaluated before them may
         // change, so a pass follows when jobs started and some pending job has one.
         self.dirty = placed && any_dep;
-        // Set the reasons in one ordered walk (mostly in key order already).
+        if full {
+            self.last_full_pass = now;
+            self.cut_short = false;
+        }
+        // Set the reasons: a few (a pass that stopped early) one by one, many in one
+        // ordered walk (mostly in key order already).
+        if assign.len().saturating_mul(16) < self.jobs.len() {
+            for (k, r) in assign {
+                if let Some(j) = self.jobs.get_mut(&k) {
+                    j.pend_reasons = r;
+                }
+            }
+            return;
+        }
         assign.sort_unstable_by_key(|a| a.0);
         let mut next = assign.into_iter().peekable();
         if let Some((first, _)) = next.peek() {
@@ -399,6 +455,72 @@ impl Sched {
     }
 }
 
+/// Where a pass's walk over the pending jobs is: the queue (index into the pass's queue
+/// order), the last job visited in it, and the next few jobs read.
+struct Walk {
+    queue: usize,
+    after: Option<(i64, JobKey)>,
+    buf: std::collections::VecDeque<PendRec>,
+}
+
+/// How many pending jobs a pass reads at a time.
+const WALK_CHUNK: usize = 32;
+
+impl Sched {
+    /// A pending job as a pass visits it.
+    fn pend_rec(&self, j: &crate::Job, qi: usize, name_rank: &[usize]) -> PendRec {
+        PendRec {
+            rank: (
+                u32::MAX - self.queues[qi].priority,
+                name_rank[qi],
+                j.order,
+                j.key(),
+            ),
+            qi,
+            sub: j.sub.clone(),
+            array_limit: j.array_limit,
+            need: j.slots(),
+        }
+    }
+
+    /// The next pending job in the pass's order (queues by priority then name, each
+    /// queue's jobs by submission order), read [`WALK_CHUNK`] at a time after the last
+    /// one visited (the pass's own starts leave the pending sets as it goes).
+    fn next_pending(
+        &self,
+        walk: &mut Walk,
+        queue_order: &[usize],
+        name_rank: &[usize],
+    ) -> Option<PendRec> {
+        loop {
+            if let Some(rec) = walk.buf.pop_front() {
+                walk.after = Some((rec.rank.2, rec.rank.3));
+                return Some(rec);
+            }
+            let &qi = queue_order.get(walk.queue)?;
+            if let Some(pending) = self.counts.pending.get(&self.queues[qi].name) {
+                for &(_, key) in pending.iter_after(walk.after.as_ref()) {
+                    let Some(j) = self.jobs.get(&key) else {
+                        continue;
+                    };
+                    if j.state != JobState::Pend {
+                        continue;
+                    }
+                    walk.buf.push_back(self.pend_rec(j, qi, name_rank));
+                    if walk.buf.len() >= WALK_CHUNK {
+                        break;
+                    }
+                }
+            }
+            if walk.buf.is_empty() {
+                // This queue is done: the next one, from its start.
+                walk.queue += 1;
+                walk.after = None;
+            }
+        }
+    }
+}
+
 /// Pending reasons by code, with the hosts each applies to; shared between jobs.
 pub(crate) type PendReasons = Arc<BTreeMap<u32, Vec<String>>>;
 
@@ -409,7 +531,6 @@ pub(crate) struct PendRec {
     /// Queue index.
     pub(crate) qi: usize,
     pub(crate) sub: Arc<Submission>,
-    pub(crate) has_dep: bool,
     pub(crate) array_limit: Option<u32>,
     pub(crate) need: u32,
 }

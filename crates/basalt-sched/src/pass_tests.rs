@@ -1,0 +1,132 @@
+//! A scheduling pass costs what changed, not what exists (issue 19): after a job's end
+//! or a submission, a pass stops once no host has a free slot, so a drain of 10,000
+//! pending jobs costs per job what one of 1,000 does; the jobs it did not visit keep
+//! the reasons they had, refreshed by a full pass within [`crate::FULL_PASS_EVERY`] or
+//! at once after any other change.
+
+use super::*;
+use crate::tests::{T0, alice, cmd, finish, up};
+
+/// `up()`'s two hosts have 2 slots each: 4 jobs run, the rest of `n` pend.
+fn busy(n: usize) -> Sched {
+    let mut s = up();
+    for i in 0..n {
+        s.submit(T0, &alice(), cmd(&format!("job {i}")))
+            .expect("submit");
+    }
+    s.schedule(T0);
+    s.take_effects();
+    s
+}
+
+fn reasons(s: &Sched, key: JobKey) -> crate::schedule::PendReasons {
+    s.jobs[&key].pend_reasons.clone()
+}
+
+fn running(s: &Sched) -> Vec<JobKey> {
+    s.jobs
+        .values()
+        .filter(|j| j.state == JobState::Run)
+        .map(|j| j.key())
+        .collect()
+}
+
+#[test]
+fn after_a_job_end_the_pass_starts_the_next_job_in_order_and_visits_no_further() {
+    let mut s = busy(1000);
+    assert_eq!(running(&s), vec![(1, 0), (2, 0), (3, 0), (4, 0)]);
+    let far = (900, 0);
+    let before = reasons(&s, far);
+    assert!(before.contains_key(&basalt_core::job::pend::HOST_JOB_LIMIT));
+    for (n, key) in [(1, 0), (2, 0), (5, 0)].into_iter().enumerate() {
+        finish(&mut s, key, 0, 1);
+        s.schedule(T0 + 5000);
+        s.take_effects();
+        // First come, first served: the oldest pending job took the freed slot.
+        assert_eq!(
+            s.jobs[&(5 + n as u64, 0)].state,
+            JobState::Run,
+            "after {key:?}"
+        );
+    }
+    // The pass stopped once every slot was taken again: the far job was not visited.
+    assert!(Arc::ptr_eq(&before, &reasons(&s, far)));
+}
+
+#[test]
+fn a_job_submitted_while_every_slot_is_taken_gets_its_reasons_from_the_next_pass() {
+    let mut s = busy(10);
+    let (id, _, _) = s.submit(T0, &alice(), cmd("late")).expect("submit");
+    s.schedule(T0 + 1);
+    s.take_effects();
+    let r = reasons(&s, (id, 0));
+    let hosts = r
+        .get(&basalt_core::job::pend::HOST_JOB_LIMIT)
+        .expect("every host full");
+    assert_eq!(hosts.len(), 2, "{r:?}");
+    assert_eq!(s.jobs[&(id, 0)].state, JobState::Pend);
+}
+
+#[test]
+fn reasons_a_pass_left_as_they_were_are_refreshed_within_a_second() {
+    let mut s = busy(100);
+    let far = (90, 0);
+    let before = reasons(&s, far);
+    finish(&mut s, (1, 0), 0, 1);
+    s.schedule(T0 + 5000);
+    s.take_effects();
+    assert!(Arc::ptr_eq(&before, &reasons(&s, far)));
+    // Nothing else happens; the tick a second later makes a full pass due.
+    s.tick(T0 + 5000 + FULL_PASS_EVERY);
+    assert!(s.needs_pass());
+    s.schedule(T0 + 5000 + FULL_PASS_EVERY);
+    s.take_effects();
+    assert!(!Arc::ptr_eq(&before, &reasons(&s, far)), "visited again");
+    // And after a full pass, no more until something happens.
+    s.tick(T0 + 5000 + 3 * FULL_PASS_EVERY);
+    assert!(!s.needs_pass());
+}
+
+#[test]
+fn a_change_other_than_an_end_a_submission_or_a_start_makes_the_next_pass_visit_every_job() {
+    let mut s = busy(100);
+    let far = (90, 0);
+    let before = reasons(&s, far);
+    // hostB's sbatchd falls silent: its slots are no use, every reason changes.
+    s.sbd_hello(T0 + 1000, "hostA", &[]);
+    let silent = T0 + 1000 + 4 * 5 * 1000;
+    s.sbd_hello(silent - 1, "hostA", &[]);
+    s.tick(silent);
+    assert!(s.needs_pass());
+    s.schedule(silent);
+    s.take_effects();
+    let after = reasons(&s, far);
+    assert!(!Arc::ptr_eq(&before, &after));
+    assert!(
+        after
+            .values()
+            .any(|hosts| hosts.iter().any(|h| h == "hostB")),
+        "{after:?}"
+    );
+}
+
+#[test]
+fn with_a_dependency_pending_every_pass_visits_every_job() {
+    let mut s = busy(20);
+    let mut dep = cmd("after");
+    dep.depend_cond = "done(1)".into();
+    let (id, _, _) = s.submit(T0, &alice(), dep).expect("submit");
+    s.schedule(T0 + 1);
+    s.take_effects();
+    let far = (15, 0);
+    let before = reasons(&s, far);
+    // Job 1 ends: job 5 takes its slot, and the dependent job's reason changes from
+    // "dependency" to a host's; the pass visits everything.
+    finish(&mut s, (1, 0), 0, 1);
+    s.schedule(T0 + 5000);
+    s.take_effects();
+    assert_eq!(s.jobs[&(5, 0)].state, JobState::Run);
+    assert!(!Arc::ptr_eq(&before, &reasons(&s, far)));
+    let r = reasons(&s, (id, 0));
+    assert!(!r.contains_key(&basalt_core::job::pend::DEPEND), "{r:?}");
+}
