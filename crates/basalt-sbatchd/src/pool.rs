@@ -129,7 +129,7 @@ impl Pool {
     /// Ask the pool's thread to hand the job named `name` to the supervisor, without
     /// waiting (callable from any thread: the job database's thread asks right after
     /// it recorded the job, so the request goes straight from one thread to the
-    /// other); [`Pool::answer`] waits for the outcome.
+    /// other); [`HandOver::answer`] waits for the outcome.
     pub fn hand_over(&self, name: String) -> Result<HandOver, String> {
         let (reply, rx) = oneshot::channel();
         self.tx
@@ -137,19 +137,20 @@ impl Pool {
             .map_err(|_| "the job supervisor thread is stopped".to_owned())?;
         Ok(HandOver(rx))
     }
-
-    /// The outcome of a [`Pool::hand_over`]: the read end of the job's wake-up pipe.
-    pub async fn answer(asked: Result<HandOver, String>) -> Result<OwnedFd, String> {
-        asked?
-            .0
-            .await
-            .map_err(|_| "the job supervisor thread is stopped".to_owned())?
-    }
 }
 
 /// A hand-over asked of the pool's thread ([`Pool::hand_over`]).
 #[derive(Debug)]
 pub struct HandOver(oneshot::Receiver<Result<OwnedFd, String>>);
+
+impl HandOver {
+    /// The outcome: the read end of the job's wake-up pipe.
+    pub async fn answer(self) -> Result<OwnedFd, String> {
+        self.0
+            .await
+            .map_err(|_| "the job supervisor thread is stopped".to_owned())?
+    }
+}
 
 struct Proc {
     child: Child,

@@ -65,35 +65,14 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
         }
         s.take_effects();
 
-        let t = Instant::now();
-        s.schedule(NOW + 1);
-        let first = t.elapsed().as_secs_f64() * 1000.0;
-        let placed = s
-            .take_effects()
-            .iter()
-            .filter(|e| matches!(e, Effect::Dispatch { .. }))
-            .count();
-        let t = Instant::now();
-        s.schedule(NOW + 2);
-        let full = t.elapsed().as_secs_f64() * 1000.0;
-        let placed_again = s
-            .take_effects()
-            .iter()
-            .filter(|e| matches!(e, Effect::Dispatch { .. }))
-            .count();
+        let (first, placed) = timed_pass(&mut s, NOW + 1);
+        let (again_ms, placed_again) = timed_pass(&mut s, NOW + 2);
         // A second later the tick makes a pass over every pending job due.
         s.tick(NOW + 2 + 1000);
         if !s.needs_pass() {
             bail!("no pass due a second after a pass that stopped early");
         }
-        let t = Instant::now();
-        s.schedule(NOW + 2 + 1000);
-        let every = t.elapsed().as_secs_f64() * 1000.0;
-        let placed_third = s
-            .take_effects()
-            .iter()
-            .filter(|e| matches!(e, Effect::Dispatch { .. }))
-            .count();
+        let (every, placed_third) = timed_pass(&mut s, NOW + 2 + 1000);
         // One LIM poll as mbatchd applies it: every host's load, by host name.
         let t = Instant::now();
         for h in &names {
@@ -114,7 +93,7 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
         let mut again = Metric::new(
             &format!("pass with every slot taken ({} pending)", jobs - placed),
             "ms",
-            full,
+            again_ms,
         );
         let mut visit_all = Metric::new(
             &format!(
@@ -147,4 +126,17 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
         });
     }
     Ok(out)
+}
+
+/// One scheduling pass at `now`: how long it took (ms) and how many jobs it dispatched.
+fn timed_pass(s: &mut Sched, now: i64) -> (f64, usize) {
+    let t = Instant::now();
+    s.schedule(now);
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    let placed = s
+        .take_effects()
+        .iter()
+        .filter(|e| matches!(e, Effect::Dispatch { .. }))
+        .count();
+    (ms, placed)
 }

@@ -34,14 +34,14 @@ pub(super) async fn launch(
         .call(move |db| {
             db.insert_job(key, &spec, &launch, clock.now_secs(), supervisor.as_ref())
                 .map_err(|e| format!("cannot record the job: {e}"))?;
-            Ok(pool.hand_over(crate::paths::state_dir_name(key.0, key.1, key.2)))
+            pool.hand_over(crate::paths::state_dir_name(key.0, key.1, key.2))
         })
         .await
         .map_err(|e| e.to_string())
         .and_then(|r| r);
     let wake = match prepared {
         Err(e) => Err(e),
-        Ok(asked) => match crate::pool::Pool::answer(asked).await {
+        Ok(asked) => match asked.answer().await {
             Ok(fd) => tokio::net::unix::pipe::Receiver::from_owned_fd(fd)
                 .map_err(|e| format!("the supervisor's wake-up pipe: {e}")),
             Err(e) => Err(format!("cannot start the job supervisor: {e}")),

@@ -205,6 +205,12 @@ pub(crate) struct PassState {
 }
 
 impl PassState {
+    /// Does host `i` (`host`) have no free slot left in this pass? (A host without a
+    /// slot limit always has one.)
+    pub(crate) fn host_full(&self, host: &crate::Host, i: usize) -> bool {
+        host.max_slots().is_some_and(|m| self.used[i] >= m)
+    }
+
     pub(crate) fn take(
         &mut self,
         i: usize,

@@ -122,9 +122,7 @@ impl Sched {
         // Hosts with a free slot. When none is left, no pending job can start: a pass
         // that need not refresh every pending job's reasons stops there (the jobs
         // submitted since the last pass still get theirs).
-        let mut full_host: Vec<bool> = (0..nh)
-            .map(|i| self.hosts[i].max_slots().is_some_and(|m| st.used[i] >= m))
-            .collect();
+        let mut full_host: Vec<bool> = (0..nh).map(|i| st.host_full(&self.hosts[i], i)).collect();
         let mut free_hosts = full_host.iter().filter(|f| !**f).count();
         // The pending jobs are visited in order (each queue's pending order is kept by
         // the counters: queues by priority then name, jobs by submission order), a few
@@ -356,8 +354,7 @@ impl Sched {
                     touched.sort_unstable();
                     touched.dedup();
                     for &i in &touched {
-                        let now_full = self.hosts[i].max_slots().is_some_and(|m| st.used[i] >= m);
-                        if now_full && !full_host[i] {
+                        if !full_host[i] && st.host_full(&self.hosts[i], i) {
                             full_host[i] = true;
                             free_hosts -= 1;
                         }
