@@ -475,6 +475,7 @@ pub fn bench(root: &Path, opts: &Opts) -> Result<()> {
             .unwrap_or(if opts.quick { m.quick_runs } else { m.runs })
             .max(1);
         eprintln!("== {} ({runs} runs): {}", m.name, m.what);
+        settle_disk();
         let t = Instant::now();
         let samples = (m.run)(&ctx, runs).with_context(|| format!("measure {}", m.name))?;
         eprintln!("   done in {:.1} s", t.elapsed().as_secs_f64());
@@ -485,6 +486,7 @@ pub fn bench(root: &Path, opts: &Opts) -> Result<()> {
     for p in peers {
         let m = p.measure;
         eprintln!("== {}: {}", m.name, m.what);
+        settle_disk();
         let t = Instant::now();
         let run = (p.run)(root, opts.quick).with_context(|| format!("measure {}", m.name))?;
         eprintln!("   done in {:.1} s", t.elapsed().as_secs_f64());
@@ -504,6 +506,14 @@ pub fn bench(root: &Path, opts: &Opts) -> Result<()> {
     std::fs::write(&mpath, md).with_context(|| format!("writing {}", mpath.display()))?;
     eprintln!("Wrote {} and {}", jpath.display(), mpath.display());
     Ok(())
+}
+
+/// Write out what earlier measures (and the build) left dirty in the page cache before a
+/// measure starts: each measure is taken on a machine whose disk is not still flushing
+/// another's files (hundreds of MB after the submission measure; the kernel then
+/// throttles every writer and each `fsync` waits behind that writeback).
+fn settle_disk() {
+    nix::unistd::sync();
 }
 
 #[cfg(test)]

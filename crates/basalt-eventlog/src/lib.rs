@@ -9,7 +9,8 @@
 //! | `lsb.events.N` | written by [`EventLog::switch`]; [`event_files`] lists them newest first |
 //! | `lsb.acct`, `lsb.acct.N` | [`AcctLog`] (append), [`read_acct`] (bacct), [`acct_files`] |
 //! | `#lsb.event.lock` | [`EventLock`] |
-//! | `info/<submitTime>.<jobId>` | [`spool_job_file`], [`read_job_file`], [`remove_job_file`] |
+//! | `spool/<n>.seg` | [`JobSpool`]: the job files of many submissions, one `fdatasync` per group |
+//! | `info/<submitTime>.<jobId>` | [`spool_job_file`], [`read_job_file`], [`remove_job_file`] (a dispatched job's file for LSF tools; the fallback spool) |
 //!
 //! **Inputs**: [`Record`] values to write; files and lines to read. **Outputs**: text lines
 //! in LSF's format, parsed [`Record`]s, errors that name the file, line and field. All I/O
@@ -87,6 +88,7 @@ mod error;
 mod field;
 mod file;
 pub mod index;
+mod jobspool;
 mod lock;
 mod record;
 mod recover;
@@ -100,6 +102,7 @@ pub use file::{
     fresh_header, parse_header, read_acct, read_events,
 };
 pub use index::{INDEX_FILE, IndexError, JobIdIndex};
+pub use jobspool::{JobSpool, SEGMENT_MAX, SPOOL_DIR};
 pub use lock::{EventLock, LOCK_FILE, LockInfo};
 pub use record::{
     BASALT_EVENT_VERSION, BASALT_MARK, Dialect, Header, HostCtrl, JobClean, JobExecute, JobFinish,
@@ -109,6 +112,6 @@ pub use record::{
 };
 pub use recover::{DroppedLine, RecoverReport, recover_events};
 pub use spool::{
-    INFO_DIR, job_file_name, read_job_file, remove_job_file, spool_job_file,
+    INFO_DIR, job_file_name, place_job_file, read_job_file, remove_job_file, spool_job_file,
     spool_job_file_unsynced,
 };

@@ -107,6 +107,45 @@ fn write_job_file(
     Ok(path)
 }
 
+/// Place a copy of a job file at `logdir/info/<name>` (mode 0600, not synced) unless a
+/// file of that name is there already; returns whether it wrote one. For LSF tools that
+/// read `info/`: the durable job file is in the sequential spool ([`crate::JobSpool`]).
+pub fn place_job_file(logdir: &Path, name: &str, contents: &[u8]) -> Result<bool, EventLogError> {
+    check_name(name)?;
+    let dir = logdir.join(INFO_DIR);
+    let path = dir.join(name);
+    let open = || {
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+    };
+    let mut f = match open() {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&dir)
+                .map_err(|e| EventLogError::io(&dir, "create directory", e))?;
+            match open() {
+                Ok(f) => f,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
+                Err(e) => return Err(EventLogError::io(&path, "write job file", e)),
+            }
+        }
+        Err(e) => return Err(EventLogError::io(&path, "write job file", e)),
+    };
+    if let Err(e) = f.write_all(contents) {
+        drop(f);
+        let _ = fs::remove_file(&path);
+        return Err(EventLogError::io(&path, "write job file", e));
+    }
+    Ok(true)
+}
+
 /// Read a spooled job file by name (`"<submitTime>.<jobId>"`).
 pub fn read_job_file(logdir: &Path, name: &str) -> Result<Vec<u8>, EventLogError> {
     check_name(name)?;

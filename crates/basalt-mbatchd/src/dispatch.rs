@@ -123,15 +123,19 @@ impl OwnerState {
                     let Some(spec) = self.job_spec(key, attempt) else {
                         continue;
                     };
-                    let path = self.journal.job_file_path(&spec.job_file_name);
                     // Read here, like the owner's other work on the spool (which wrote it):
-                    // a small file, and no hand-over to a blocking thread on the way to
+                    // a small record, and no hand-over to a blocking thread on the way to
                     // the host.
-                    let job_file = std::fs::read(&path).map_err(|e| {
-                        DispatchError::Refused(format!(
-                            "cannot read the spooled job file {}: {e}",
-                            path.display()
-                        ))
+                    let job_file = self
+                        .journal
+                        .job_file(&spec.job_file_name)
+                        .map_err(DispatchError::Refused);
+                    // A copy in info/ for LSF tools, once the order is on its way.
+                    let info_copy = self.journal.in_spool(&spec.job_file_name).then(|| {
+                        (
+                            self.journal.logdir().to_path_buf(),
+                            spec.job_file_name.clone(),
+                        )
                     });
                     // A new channel starts its connection task on the runtime.
                     let client = {
@@ -144,7 +148,12 @@ impl OwnerState {
                         let result = match (client, job_file) {
                             (_, Err(e)) => Err(e),
                             (Ok((client, proof)), Ok(bytes)) => {
-                                dispatch(client, proof, epoch, spec, bytes).await
+                                let copy = info_copy.map(|(dir, name)| (dir, name, bytes.clone()));
+                                let r = dispatch(client, proof, epoch, spec, bytes).await;
+                                if let Some((dir, name, bytes)) = copy {
+                                    crate::journal::place_info_copy(&dir, &name, &bytes);
+                                }
+                                r
                             }
                             (Err(e), Ok(_)) => Err(DispatchError::Unreachable(e)),
                         };

@@ -201,7 +201,7 @@ async fn serve(
         now,
     );
     let opts = journal::Options::from_config(&config);
-    let (journal, replayed) = {
+    let (mut journal, replayed) = {
         let (logdir, me) = (logdir.clone(), me.clone());
         tokio::task::spawn_blocking(move || journal::open(&logdir, &me, opts))
             .await
@@ -215,6 +215,14 @@ async fn serve(
     };
     let n = replayed.events.len();
     sched.replay(&replayed.events);
+    // The spool keeps the job files of the jobs the log still has.
+    journal.retain_spooled(|id| {
+        sched
+            .jobs()
+            .range((id, 0)..=(id, u32::MAX))
+            .next()
+            .is_some()
+    });
     if let Some(t) = &replayed.torn_tail {
         warn!(
             offset = replayed.torn_offset,

@@ -315,9 +315,8 @@ async fn submit_dispatch_finish_kill_and_replay() -> anyhow::Result<()> {
         ids.push(r.job_id);
     }
     assert_eq!(ids, (1..=20).collect::<Vec<u64>>());
-    // The spooled job file exists as soon as the job is acknowledged.
-    let info = config.logdir().join("info");
-    assert_eq!(std::fs::read_dir(&info)?.count(), 20);
+    // The spooled job file exists as soon as the job is acknowledged (in the spool).
+    assert_eq!(basalt_eventlog::JobSpool::list(&config.logdir())?.len(), 20);
 
     let bad = client.submit(submit("true", "nosuchqueue")).await;
     assert_eq!(
@@ -339,6 +338,23 @@ async fn submit_dispatch_finish_kill_and_replay() -> anyhow::Result<()> {
             )
         }
     })
+    .await?;
+    // Each dispatched job's file has a copy in info/ for LSF tools.
+    let info = config.logdir().join(basalt_eventlog::INFO_DIR);
+    wait_for_async(
+        "a copy of each job file in info/",
+        Duration::from_secs(10),
+        || {
+            let info = info.clone();
+            async move {
+                let n = std::fs::read_dir(&info).map_or(0, |d| d.count());
+                (
+                    (n == 20).then_some(()),
+                    format!("{n} in {}", info.display()),
+                )
+            }
+        },
+    )
     .await?;
     for j in &done {
         let want = if (j.job_id - 1) % 4 == 0 { 32 } else { 64 };

@@ -215,8 +215,8 @@ fn one_run(ctx: &Ctx, cluster: &Cluster, n: usize) -> Result<Run> {
     match syncs {
         Some((fdatasync, fsync)) => notes.push(format!(
             "mbatchd made {fdatasync} fdatasync calls ({:.1} jobs per fdatasync, \
-             lsb.events group commits) and {fsync} fsync calls ({:.2} per job: the \
-             spooled job files and their directory)",
+             lsb.events and the job-file spool, one each per group commit) and {fsync} fsync \
+             calls ({:.2} per job: directories, job files spooled to info/)",
             n as f64 / fdatasync.max(1) as f64,
             fsync as f64 / n as f64
         )),

@@ -5,7 +5,8 @@
 //! Rooms: `lock` (taking, heartbeating and checking the lock), `reload` (open and
 //! replay, re-read after a failed write), `commit` (one durable append per loop
 //! iteration, the write probe), `switch` (the lsb.events switch), `copies` (the
-//! `LSB_LOCALDIR` duplicate and its re-synchronisation), `spool` (job files).
+//! `LSB_LOCALDIR` duplicate and its re-synchronisation), `spool` (job files: the
+//! sequential spool `spool/<n>.seg`, `info/` for LSF tools and as the fallback).
 
 mod commit;
 mod copies;
@@ -18,6 +19,7 @@ pub use basalt_records::{finish_record, from_record, to_record};
 pub use copies::sync_copies;
 pub use lock::acquire_lock;
 pub use reload::{open, read_events};
+pub use spool::place_info_copy;
 
 use basalt_eventlog as el;
 use basalt_sched::Event;
@@ -117,6 +119,9 @@ pub struct Journal {
     unsynced: Vec<PathBuf>,
     /// Those job files (up to [`spool::PER_FILE_SYNC_MAX`] + 1 are remembered).
     unsynced_files: Vec<PathBuf>,
+    /// The sequential job-file spool of the shared log directory (None when it could
+    /// not be opened: job files then go to `info/` one by one, as before it existed).
+    jobs: Option<el::JobSpool>,
     /// When events were first written without a sync since the last sync.
     deferred_since: Option<Instant>,
 }

@@ -16,6 +16,7 @@ pub fn open(logdir: &Path, me: &str, opts: Options) -> Result<(Journal, Replayed
     let mut dirs = vec![logdir.to_path_buf()];
     dirs.extend(opts.local_dir.clone());
     let (copies, replayed) = open_copies(&dirs, &opts)?;
+    let jobs = super::spool::open_spool(logdir);
     Ok((
         Journal {
             logdir: logdir.to_path_buf(),
@@ -26,6 +27,7 @@ pub fn open(logdir: &Path, me: &str, opts: Options) -> Result<(Journal, Replayed
             unsynced: Vec::new(),
             unsynced_files: Vec::new(),
             deferred_since: None,
+            jobs,
         },
         replayed,
     ))
@@ -81,6 +83,9 @@ impl Journal {
         let dirs: Vec<PathBuf> = self.copies.iter().map(|c| c.dir.clone()).collect();
         let (copies, replayed) = open_copies(&dirs, &self.opts)?;
         self.copies = copies;
+        // What reached the spool's disk is the truth too (a failed sync may have left
+        // records in the index that are not there).
+        self.reopen_spool();
         Ok(replayed)
     }
 }

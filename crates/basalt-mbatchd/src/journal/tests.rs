@@ -79,12 +79,61 @@ fn a_silent_lock_is_taken_over_and_a_live_one_is_not() {
     assert_eq!(std::fs::read_to_string(&lock_file).unwrap(), "otherhost:2");
 }
 
-/// Job files spooled in one iteration are made durable before the commit: a few one by
-/// one (a vanished one is an error, not a silent loss), many with one `syncfs`.
+/// The job files of an iteration go to the sequential spool, durable with the commit
+/// (one write, one fdatasync), and are read back from it for dispatch, also by the next
+/// mbatchd; none is a file of its own in `info/` until its job is dispatched.
+#[test]
+fn job_files_go_to_the_sequential_spool_and_come_back_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut j, _) = super::open(dir.path(), "me", Options::default()).unwrap();
+    for id in 1..=20u64 {
+        j.spool(100, id, format!("#! /bin/sh\necho {id}\n").as_bytes())
+            .unwrap();
+    }
+    assert!(j.unsynced.is_empty() && j.unsynced_files.is_empty());
+    // Readable in the iteration that spooled it (before the commit).
+    assert_eq!(j.job_file("100.3").unwrap(), b"#! /bin/sh\necho 3\n");
+    j.sync_spool().unwrap();
+    assert!(!dir.path().join(el::INFO_DIR).join("100.3").exists());
+    assert!(j.in_spool("100.3"));
+    j.release();
+    let (mut j, _) = super::open(dir.path(), "me", Options::default()).unwrap();
+    assert_eq!(j.job_file("100.20").unwrap(), b"#! /bin/sh\necho 20\n");
+    // The job of id 5 is no longer known: its job file goes.
+    j.retain_spooled(|id| id != 5);
+    assert!(j.job_file("100.5").is_err());
+    assert_eq!(j.job_file("100.6").unwrap(), b"#! /bin/sh\necho 6\n");
+}
+
+/// A dispatched job's file gets a copy in `info/` for LSF tools; both go after
+/// JOB_CLEAN, and a new command for the job (bmod) removes the out-of-date copy.
+#[test]
+fn a_dispatched_job_file_has_a_copy_in_info_until_the_job_is_cleaned() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut j, _) = super::open(dir.path(), "me", Options::default()).unwrap();
+    j.spool(100, 1, b"v1").unwrap();
+    j.sync_spool().unwrap();
+    let info = dir.path().join(el::INFO_DIR).join("100.1");
+    super::place_info_copy(dir.path(), "100.1", &j.job_file("100.1").unwrap());
+    assert_eq!(std::fs::read(&info).unwrap(), b"v1");
+    j.spool(100, 1, b"v2").unwrap();
+    j.sync_spool().unwrap();
+    assert!(!info.exists(), "the copy of the old command stayed");
+    assert_eq!(j.job_file("100.1").unwrap(), b"v2");
+    super::place_info_copy(dir.path(), "100.1", b"v2");
+    j.remove_spooled("100.1");
+    assert!(!info.exists());
+    assert!(j.job_file("100.1").is_err());
+}
+
+/// Without the sequential spool (it could not be opened), job files go to `info/` and
+/// are made durable before the commit: a few one by one (a vanished one is an error,
+/// not a silent loss), many with one `syncfs`.
 #[test]
 fn spooled_job_files_are_synced_one_by_one_or_together() {
     let dir = tempfile::tempdir().unwrap();
     let (mut j, _) = super::open(dir.path(), "me", Options::default()).unwrap();
+    j.jobs = None;
     // A few: one by one.
     for id in 1..=3u64 {
         j.spool(100, id, b"#! /bin/sh\ntrue\n").unwrap();
