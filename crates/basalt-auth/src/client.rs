@@ -7,7 +7,7 @@ use prost::Message;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tonic::metadata::{BinaryMetadataValue, MetadataMap};
 use tonic::{Request, Status};
 
@@ -25,6 +25,9 @@ enum Source {
         name: String,
         trusted: Vec<u32>,
         first: Mutex<Option<Vec<u8>>>,
+        /// Credentials of a batch ([`crate::socket::fetch_batch`]) not used yet, with
+        /// when they came; None once the LIM turned out to have no batch socket.
+        stash: Mutex<Option<Stash>>,
     },
     /// `LSF_AUTH=eauth`: `eauth -c <host>`.
     Eauth {
@@ -36,6 +39,13 @@ enum Source {
     /// No way to authenticate: every request fails with this reason.
     Unavailable(String),
 }
+
+/// Credentials of a batch not used yet, each with when it came.
+type Stash = Vec<(Instant, Vec<u8>)>;
+
+/// A credential of a batch is used within this long of its minting (well inside
+/// [`crate::CRED_TTL`], so that clock skew between hosts leaves it fresh), else dropped.
+const STASH_MAX_AGE: Duration = Duration::from_secs(10);
 
 #[derive(Debug)]
 struct Inner {
@@ -103,6 +113,7 @@ impl Authenticator {
                 name: name.to_owned(),
                 trusted,
                 first: Mutex::new(Some(first)),
+                stash: Mutex::new(Some(Vec::new())),
             },
             addr,
             Some(host),
@@ -181,18 +192,44 @@ impl Authenticator {
                 name,
                 trusted,
                 first,
+                stash,
             } => {
                 let cached = match first.lock() {
                     Ok(mut g) => g.take(),
                     Err(p) => p.into_inner().take(),
                 };
-                match cached {
-                    Some(b) => Ok((CRED_METADATA, b)),
-                    None => Ok((
-                        CRED_METADATA,
-                        crate::socket::fetch(name, trusted, Duration::from_secs(5))?,
-                    )),
+                if let Some(b) = cached {
+                    return Ok((CRED_METADATA, b));
                 }
+                // The first one went to the first request; the next ones come in batches
+                // (one round trip to the LIM for many requests), while the LIM has them.
+                let mut stash = match stash.lock() {
+                    Ok(g) => g,
+                    Err(p) => p.into_inner(),
+                };
+                if let Some(kept) = stash.as_mut() {
+                    let now = Instant::now();
+                    kept.retain(|(at, _)| now.duration_since(*at) < STASH_MAX_AGE);
+                    if let Some((_, b)) = kept.pop() {
+                        return Ok((CRED_METADATA, b));
+                    }
+                    let batch = crate::socket::batch_name(name);
+                    match crate::socket::fetch_batch(&batch, trusted, Duration::from_secs(5)) {
+                        Ok(mut got) => {
+                            if let Some(b) = got.pop() {
+                                kept.extend(got.into_iter().map(|c| (now, c)));
+                                return Ok((CRED_METADATA, b));
+                            }
+                        }
+                        Err(AuthError::Socket { .. }) => *stash = None,
+                        Err(e) => return Err(e),
+                    }
+                }
+                drop(stash);
+                Ok((
+                    CRED_METADATA,
+                    crate::socket::fetch(name, trusted, Duration::from_secs(5))?,
+                ))
             }
             Source::Eauth {
                 program,

@@ -30,6 +30,21 @@ pub fn name(lim: IpSocketAddr) -> String {
     format!("basalt-auth@{lim}")
 }
 
+/// The abstract name of the batch credential socket of the LIM whose credential socket
+/// is `cred` (`basalt-auth-batch@<addr>`): it answers [`BATCH`] credentials per
+/// connection, for a client that sends many requests (an API client on a kept
+/// connection), so that not every request costs a round trip to the LIM. A LIM of an
+/// earlier version has none; its clients then ask the one-credential socket.
+pub fn batch_name(cred: &str) -> String {
+    format!(
+        "basalt-auth-batch@{}",
+        cred.strip_prefix("basalt-auth@").unwrap_or(cred)
+    )
+}
+
+/// How many credentials the batch socket answers per connection.
+pub const BATCH: usize = 16;
+
 /// The abstract name of the master socket of the LIM whose credential socket is `cred`
 /// (`basalt-master@<addr>` beside `basalt-auth@<addr>`).
 pub fn master_name(cred: &str) -> String {
@@ -181,6 +196,67 @@ pub async fn serve(
     .await;
 }
 
+/// Answer batch credential requests ([`batch_name`]) on `listener` until `shutdown`
+/// resolves: [`BATCH`] lines `OK <hex>`, or one `ERR <reason>`.
+pub async fn serve_batch(
+    listener: tokio::net::UnixListener,
+    minter: Minter,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    answer_each(listener, shutdown, move |peer| {
+        let answer = match peer {
+            Ok(c) => {
+                let mut out = String::new();
+                for _ in 0..BATCH {
+                    match minter.mint_for(c.uid(), c.gid()) {
+                        Ok(b) => {
+                            out.push_str("OK ");
+                            out.push_str(&hex(&b));
+                            out.push('\n');
+                        }
+                        Err(e) => {
+                            tracing::warn!(uid = c.uid(), pid = ?c.pid(), "no credential: {e}");
+                            out = format!("ERR {e}\n");
+                            break;
+                        }
+                    }
+                }
+                out
+            }
+            Err(e) => format!("ERR cannot tell who is asking: {e}\n"),
+        };
+        std::future::ready(answer)
+    })
+    .await;
+}
+
+/// Ask the LIM behind the batch socket `name` ([`batch_name`]) for credentials.
+/// `trusted` as for [`fetch`]. An error of kind [`AuthError::Socket`] when no LIM
+/// serves that socket (an earlier version's LIM).
+pub fn fetch_batch(
+    name: &str,
+    trusted: &[u32],
+    timeout: Duration,
+) -> Result<Vec<Vec<u8>>, AuthError> {
+    let bad = |reason: String| AuthError::Socket {
+        name: name.to_owned(),
+        reason,
+    };
+    let text = read_line(name, trusted, timeout)?;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if let Some(h) = line.strip_prefix("OK ") {
+            out.push(unhex(h.trim()).ok_or_else(|| bad("garbled answer".into()))?);
+        } else if let Some(e) = line.strip_prefix("ERR ") {
+            return Err(AuthError::NoCredential(e.to_owned()));
+        }
+    }
+    if out.is_empty() {
+        return Err(bad("no answer".into()));
+    }
+    Ok(out)
+}
+
 /// Ask the LIM behind `name` for a credential. `trusted` lists the uids the server may
 /// run as (root and our own uid are always trusted).
 pub fn fetch(name: &str, trusted: &[u32], timeout: Duration) -> Result<Vec<u8>, AuthError> {
@@ -218,7 +294,7 @@ fn read_line(name: &str, trusted: &[u32], timeout: Duration) -> Result<String, A
     s.set_read_timeout(Some(timeout))
         .map_err(|e| bad(e.to_string()))?;
     let mut buf = Vec::new();
-    s.take(8192)
+    s.take(64 * 1024)
         .read_to_end(&mut buf)
         .map_err(|e| bad(e.to_string()))?;
     Ok(String::from_utf8_lossy(&buf).trim_end().to_owned())
@@ -286,6 +362,102 @@ mod tests {
         task.await.unwrap();
         // Nobody listening: a clear error.
         assert!(fetch(&name, &[], Duration::from_secs(1)).is_err());
+    }
+
+    /// The batch socket answers many distinct credentials per connection; an API client
+    /// uses them one per request and asks again when they are used up, and a client of a
+    /// LIM without one (an earlier version) falls back to one credential per request.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_batch_socket_answers_many_credentials_and_clients_fall_back_without_it() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("k");
+        std::fs::write(&p, "00112233445566778899aabbccddeeff\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let keys = Arc::new(KeySource::open(&p, true).unwrap());
+        let ring = KeyRing::load(&p, true).unwrap();
+        let me = nix::unistd::geteuid().as_raw();
+        let minter = Minter {
+            keys: keys.clone(),
+            host: "hostA".into(),
+            cluster: "basalt".into(),
+            owner_only: None,
+        };
+        let name = format!("basalt-auth@test-{}-batch", std::process::id());
+        assert_eq!(
+            batch_name("basalt-auth@127.0.0.9:7869"),
+            "basalt-auth-batch@127.0.0.9:7869"
+        );
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        let mut stop = rx.clone();
+        let single = tokio::spawn(serve(bind(&name).unwrap(), minter.clone(), async move {
+            let _ = stop.wait_for(|s| *s).await;
+        }));
+        // First without a batch socket: every request asks the one-credential socket.
+        let n = name.clone();
+        let auth = tokio::task::spawn_blocking(move || {
+            crate::Authenticator::from_socket(&n, Vec::new(), Duration::from_secs(2), |_| None)
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        let a2 = auth.clone();
+        let creds = tokio::task::spawn_blocking(move || {
+            (0..3)
+                .map(|_| a2.credential().unwrap().1)
+                .collect::<Vec<_>>()
+        })
+        .await
+        .unwrap();
+        let nonces: std::collections::BTreeSet<Vec<u8>> = creds
+            .iter()
+            .map(|b| cred::open(&ring, b).unwrap().nonce)
+            .collect();
+        assert_eq!(nonces.len(), 3, "a credential was handed out twice");
+
+        // With one: a batch of BATCH distinct credentials for the caller.
+        let mut stop = rx.clone();
+        let batch = tokio::spawn(serve_batch(
+            bind(&batch_name(&name)).unwrap(),
+            minter,
+            async move {
+                let _ = stop.wait_for(|s| *s).await;
+            },
+        ));
+        let b = batch_name(&name);
+        let got = tokio::task::spawn_blocking(move || fetch_batch(&b, &[], Duration::from_secs(2)))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.len(), BATCH);
+        let mut seen = std::collections::BTreeSet::new();
+        for b in &got {
+            let c = cred::open(&ring, b).unwrap();
+            assert_eq!(c.uid, me);
+            assert!(seen.insert(c.nonce), "a nonce twice in one batch");
+        }
+        // A client made now uses batches: 2 × BATCH requests, all distinct.
+        let n = name.clone();
+        let auth = tokio::task::spawn_blocking(move || {
+            crate::Authenticator::from_socket(&n, Vec::new(), Duration::from_secs(2), |_| None)
+        })
+        .await
+        .unwrap()
+        .unwrap();
+        let creds = tokio::task::spawn_blocking(move || {
+            (0..2 * BATCH)
+                .map(|_| auth.credential().unwrap().1)
+                .collect::<Vec<_>>()
+        })
+        .await
+        .unwrap();
+        let nonces: std::collections::BTreeSet<Vec<u8>> = creds
+            .iter()
+            .map(|b| cred::open(&ring, b).unwrap().nonce)
+            .collect();
+        assert_eq!(nonces.len(), 2 * BATCH, "a credential was handed out twice");
+        let _ = tx.send(true);
+        single.await.unwrap();
+        batch.await.unwrap();
     }
 
     #[tokio::test]

@@ -305,12 +305,23 @@ pub async fn run(
             cluster: config.cluster_name.clone(),
             owner_only: (!me_uid.is_root()).then_some(me_uid.as_raw()),
         };
+        let batch_socket = basalt_auth::socket::bind(&basalt_auth::socket::batch_name(
+            &basalt_auth::socket::name(lim_addr),
+        ))?;
         let mut socket_stop = stop_rx.clone();
         let socket = tokio::spawn(basalt_auth::socket::serve(
             cred_socket,
-            minter,
+            minter.clone(),
             async move {
                 let _ = socket_stop.wait_for(|s| *s).await;
+            },
+        ));
+        let mut batch_stop = stop_rx.clone();
+        let batch = tokio::spawn(basalt_auth::socket::serve_batch(
+            batch_socket,
+            minter,
+            async move {
+                let _ = batch_stop.wait_for(|s| *s).await;
             },
         ));
 
@@ -361,6 +372,7 @@ pub async fn run(
         let _ = stop_tx.send(true);
         sampler.abort();
         socket.abort();
+        batch.abort();
         master.abort();
         for e in elims {
             e.abort();
