@@ -17,7 +17,7 @@
 //! segment is started when the current one passes [`SEGMENT_MAX`] bytes.
 //!
 //! [`JobSpool::open`] reads the segments' record headers back (the bodies are skipped),
-//! so the spool's index (job id → segment, offset, length: 24 bytes per job file) is
+//! so the spool's index (job id → segment, offset, length: 16 bytes per job file) is
 //! rebuilt at start and after a takeover; a record cut short by a crash at the end of
 //! the newest segment is cut off (its `JOB_NEW` was never logged: the sync comes first).
 //! [`JobSpool::retain`] then forgets the job files of jobs mbatchd no longer has.
@@ -42,10 +42,12 @@ const HEADER: usize = 4 + 4 + 4 + 2;
 /// A record's body is at most this long (a job file; LSF's command limit is far less).
 pub const BODY_MAX: usize = 64 << 20;
 
-/// Where a job file's record is.
+/// Where a job file's record is (16 bytes: a pending job's memory counts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Entry {
-    job_id: u64,
+    /// Job ids stay below `MAX_JOBID`, a `u32`; a job file of a larger id is refused
+    /// ([`JobSpool::append`]) and goes to `info/`.
+    job_id: u32,
     seg: u32,
     /// Offset of the record in its segment (segments stay far below 4 GiB).
     off: u32,
@@ -54,7 +56,7 @@ struct Entry {
 }
 
 /// The job id a job file's name ends with (`<submitTime>.<jobId>`).
-fn job_id_of(name: &str) -> Option<u64> {
+fn job_id_of(name: &str) -> Option<u32> {
     name.rsplit_once('.').and_then(|(_, id)| id.parse().ok())
 }
 
@@ -165,7 +167,7 @@ impl JobSpool {
             Err(e) => return Err(EventLogError::io(&dir, "read spool directory", e)),
         };
         segs.sort_unstable();
-        let mut names: BTreeMap<u64, String> = BTreeMap::new();
+        let mut names: BTreeMap<u32, String> = BTreeMap::new();
         let newest = segs.last().copied();
         for &seg in &segs {
             let path = dir.join(segment_name(seg));
@@ -247,7 +249,7 @@ impl JobSpool {
             Err(e) => return Err(EventLogError::io(&dir, "read spool directory", e)),
         };
         segs.sort_unstable();
-        let mut names: BTreeMap<u64, String> = BTreeMap::new();
+        let mut names: BTreeMap<u32, String> = BTreeMap::new();
         for seg in segs {
             let (found, _, _) = scan_segment(&dir.join(segment_name(seg)))?;
             for (_, _, name) in found {
@@ -358,7 +360,7 @@ impl JobSpool {
         self.index
             .iter()
             .filter(|e| e.len != 0)
-            .map(|e| e.job_id)
+            .map(|e| u64::from(e.job_id))
             .collect()
     }
 
@@ -444,10 +446,10 @@ impl JobSpool {
     /// Keep only the job files whose job id `wanted` says yes to (after a replay: those
     /// of jobs mbatchd still has); the others are forgotten.
     pub fn retain(&mut self, wanted: impl Fn(u64) -> bool) {
-        let gone: Vec<(u64, u32)> = self
+        let gone: Vec<(u32, u32)> = self
             .index
             .iter()
-            .filter(|e| e.len != 0 && !wanted(e.job_id))
+            .filter(|e| e.len != 0 && !wanted(u64::from(e.job_id)))
             .map(|e| (e.job_id, e.seg))
             .collect();
         for (id, seg) in gone {
@@ -491,7 +493,7 @@ impl JobSpool {
         v
     }
 
-    fn find(&self, id: u64) -> Option<Entry> {
+    fn find(&self, id: u32) -> Option<Entry> {
         self.index
             .binary_search_by_key(&id, |e| e.job_id)
             .ok()
@@ -817,6 +819,11 @@ mod tests {
         let (mut s, _) = JobSpool::open(dir.path()).unwrap();
         assert!(matches!(
             s.append("nojobid", b"x"),
+            Err(EventLogError::InvalidJobFileName { .. })
+        ));
+        // Beyond any MAX_JOBID: refused (the caller writes it to info/).
+        assert!(matches!(
+            s.append("100.4294967296", b"x"),
             Err(EventLogError::InvalidJobFileName { .. })
         ));
         assert!(!s.contains("nojobid"));
