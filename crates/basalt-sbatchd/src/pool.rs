@@ -1,7 +1,8 @@
 //! sbatchd's side of the job supervisor ([`crate::supervisor`]).
 //!
 //! One thread owns the supervisor process and its socket; the job database's thread
-//! hands it a job's name (`<jobId>.<idx>.<attempt>`) once the job is recorded, and the
+//! hands it a job's name (`<jobId>.<idx>.<attempt>`) once the job is recorded, with the
+//! job itself when it fits one request ([`crate::state::HandedJob`]), and the
 //! launch task gets back the read end of the job's wake-up pipe (the
 //! supervisor writes a line on it for each batch of the job's events it recorded — the
 //! events themselves when they fit, see [`crate::state::wake_line`] —
@@ -49,6 +50,9 @@ pub const IDLE_STOP: Duration = Duration::from_secs(60);
 /// What a launch asks for.
 struct Request {
     name: String,
+    /// The request's bytes: the job's name, and the job itself when it fits
+    /// ([`crate::state::HandedJob`]).
+    body: Vec<u8>,
     reply: oneshot::Sender<Result<OwnedFd, String>>,
 }
 
@@ -87,7 +91,7 @@ impl Pool {
                 loop {
                     match rx.recv_timeout(idle.min(RETIRED_CHECK)) {
                         Ok(req) => {
-                            let r = owner.start_supervisor(&req.name);
+                            let r = owner.start_supervisor(&req.name, &req.body);
                             let _ = req.reply.send(r);
                             last_job = std::time::Instant::now();
                         }
@@ -130,10 +134,11 @@ impl Pool {
     /// waiting (callable from any thread: the job database's thread asks right after
     /// it recorded the job, so the request goes straight from one thread to the
     /// other); [`HandOver::answer`] waits for the outcome.
-    pub fn hand_over(&self, name: String) -> Result<HandOver, String> {
+    pub fn hand_over(&self, name: String, body: Option<Vec<u8>>) -> Result<HandOver, String> {
         let (reply, rx) = oneshot::channel();
+        let body = body.unwrap_or_else(|| name.clone().into_bytes());
         self.tx
-            .send(Request { name, reply })
+            .send(Request { name, body, reply })
             .map_err(|_| "the job supervisor thread is stopped".to_owned())?;
         Ok(HandOver(rx))
     }
@@ -222,7 +227,7 @@ impl Owner {
         self.retired
             .retain_mut(|c| !matches!(c.try_wait(), Ok(Some(_)) | Err(_)));
     }
-    fn start_supervisor(&mut self, name: &str) -> Result<OwnedFd, String> {
+    fn start_supervisor(&mut self, name: &str, body: &[u8]) -> Result<OwnedFd, String> {
         let (rfd, wfd) =
             nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(|e| format!("pipe: {e}"))?;
         // A supervisor found dead is replaced once; the request goes only to one that
@@ -239,7 +244,11 @@ impl Owner {
             let fds = [wfd.as_raw_fd()];
             let sent = sendmsg::<UnixAddr>(
                 p.sock.as_raw_fd(),
-                &[IoSlice::new(name.as_bytes())],
+                &[IoSlice::new(if body.is_empty() {
+                    name.as_bytes()
+                } else {
+                    body
+                })],
                 &[ControlMessage::ScmRights(&fds)],
                 MsgFlags::MSG_NOSIGNAL,
                 None,

@@ -229,6 +229,52 @@ mod tests {
     }
 
     #[test]
+    fn a_job_handed_to_the_supervisor_comes_out_as_it_went_in_or_goes_by_name() {
+        let spec = basalt_proto::sbatchd::JobSpec {
+            job_id: 7,
+            idx: 3,
+            attempt: 1,
+            user: "alice".into(),
+            job_file: b"#! /bin/sh\necho hi\n".to_vec(),
+            ..Default::default()
+        };
+        let launch = Launch {
+            host: "hostA".into(),
+            ..Default::default()
+        };
+        let sup = SupervisorId {
+            pid: 42,
+            start: 99,
+            boot: "b00t".into(),
+        };
+        let body = encode_handed("7.3.1", 1_795_000_000, Some(&sup), &launch, &spec).unwrap();
+        let (name, job) = HandedJob::decode(&body);
+        assert_eq!(name, Some("7.3.1"));
+        let job = job.unwrap();
+        assert_eq!(job.created, 1_795_000_000);
+        assert_eq!(job.supervisor, Some(sup));
+        assert_eq!(job.launch.host, "hostA");
+        assert_eq!(job.spec, spec);
+        // Without a recorded supervisor.
+        let body = encode_handed("7.3.1", 5, None, &launch, &spec).unwrap();
+        assert!(HandedJob::decode(&body).1.unwrap().supervisor.is_none());
+        // A name alone (a job too large for one request): read from the job table.
+        assert!(matches!(HandedJob::decode(b"7.3.1"), (Some("7.3.1"), None)));
+        let big = basalt_proto::sbatchd::JobSpec {
+            job_file: vec![b'x'; HANDED_MAX],
+            ..spec.clone()
+        };
+        assert!(encode_handed("7.3.1", 5, None, &launch, &big).is_none());
+        // A damaged job part is not taken: the table is read instead.
+        let good = encode_handed("7.3.1", 5, None, &launch, &spec).unwrap();
+        let text = String::from_utf8_lossy(&good).into_owned();
+        let json_len = serde_json::to_string(&launch).unwrap().len();
+        let bad = text.replacen(&format!("\n{json_len}\n"), "\n999999\n", 1);
+        assert_eq!(HandedJob::decode(bad.as_bytes()).0, Some("7.3.1"));
+        assert!(HandedJob::decode(bad.as_bytes()).1.is_none());
+    }
+
+    #[test]
     fn supervisor_identity() {
         let me = SupervisorId::of(std::process::id()).expect("own id");
         assert!(me.alive());
@@ -291,4 +337,97 @@ mod tests {
         };
         assert_eq!(wake_line(&[big]), None);
     }
+}
+
+/// The longest request sbatchd sends its supervisor with the job in it (a larger job
+/// is sent by name only, and the supervisor reads it from the job table).
+pub const HANDED_MAX: usize = 60 * 1024;
+
+/// A job as sbatchd hands it to its supervisor right after recording it, so that the
+/// supervisor need not read it back from the job table: what the table's new row holds.
+#[derive(Debug, Clone)]
+pub struct HandedJob {
+    pub created: i64,
+    /// The supervisor recorded with the job (the one sbatchd meant to hand it to).
+    pub supervisor: Option<SupervisorId>,
+    pub launch: Launch,
+    pub spec: basalt_proto::sbatchd::JobSpec,
+}
+
+impl HandedJob {
+    /// The request: `<name>\n<created>\n<supervisor: pid start boot, or ->\n<launch
+    /// JSON length>\n<launch JSON><job spec, protobuf>`; None when it would be longer
+    /// than [`HANDED_MAX`] (or the launch information cannot be written).
+    pub fn encode(&self, name: &str) -> Option<Vec<u8>> {
+        encode_handed(
+            name,
+            self.created,
+            self.supervisor.as_ref(),
+            &self.launch,
+            &self.spec,
+        )
+    }
+
+    /// Split a request into the job's name and, when it carries it, the job.
+    pub fn decode(req: &[u8]) -> (Option<&str>, Option<HandedJob>) {
+        fn text(b: Option<&[u8]>) -> Option<&str> {
+            b.and_then(|b| std::str::from_utf8(b).ok())
+        }
+        use prost::Message;
+        let mut parts = req.splitn(5, |&b| b == b'\n');
+        let name = parts.next().and_then(|n| std::str::from_utf8(n).ok());
+        let job = (|| {
+            let created: i64 = text(parts.next())?.parse().ok()?;
+            let sup = text(parts.next())?;
+            let supervisor = if sup == "-" {
+                None
+            } else {
+                let mut w = sup.split(' ');
+                Some(SupervisorId {
+                    pid: w.next()?.parse().ok()?,
+                    start: w.next()?.parse().ok()?,
+                    boot: w.next()?.to_owned(),
+                })
+            };
+            let launch_len: usize = text(parts.next())?.parse().ok()?;
+            let rest = parts.next()?;
+            let launch = serde_json::from_slice(rest.get(..launch_len)?).ok()?;
+            let spec = basalt_proto::sbatchd::JobSpec::decode(rest.get(launch_len..)?).ok()?;
+            Some(HandedJob {
+                created,
+                supervisor,
+                launch,
+                spec,
+            })
+        })();
+        (name, job)
+    }
+}
+
+/// [`HandedJob::encode`] from the parts, without a copy of the job spec.
+pub fn encode_handed(
+    name: &str,
+    created: i64,
+    supervisor: Option<&SupervisorId>,
+    launch: &Launch,
+    spec: &basalt_proto::sbatchd::JobSpec,
+) -> Option<Vec<u8>> {
+    use prost::Message;
+    let launch = serde_json::to_string(launch).ok()?;
+    let sup = match supervisor {
+        Some(s) if !s.boot.contains(char::is_whitespace) => {
+            format!("{} {} {}", s.pid, s.start, s.boot)
+        }
+        _ => "-".to_owned(),
+    };
+    let head = format!("{name}\n{created}\n{sup}\n{}\n", launch.len());
+    let len = head.len() + launch.len() + spec.encoded_len();
+    if len > HANDED_MAX {
+        return None;
+    }
+    let mut out = Vec::with_capacity(len);
+    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(launch.as_bytes());
+    spec.encode(&mut out).ok()?;
+    Some(out)
 }

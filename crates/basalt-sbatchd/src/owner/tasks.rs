@@ -32,9 +32,14 @@ pub(super) async fn launch(
     let pool = shared.pool.clone();
     let prepared = db
         .call(move |db| {
-            db.insert_job(key, &spec, &launch, clock.now_secs(), supervisor.as_ref())
+            let created = clock.now_secs();
+            db.insert_job(key, &spec, &launch, created, supervisor.as_ref())
                 .map_err(|e| format!("cannot record the job: {e}"))?;
-            pool.hand_over(crate::paths::state_dir_name(key.0, key.1, key.2))
+            let name = crate::paths::state_dir_name(key.0, key.1, key.2);
+            // The job goes with its name: the supervisor need not read it back.
+            let body =
+                crate::state::encode_handed(&name, created, supervisor.as_ref(), &launch, &spec);
+            pool.hand_over(name, body)
         })
         .await
         .map_err(|e| e.to_string())

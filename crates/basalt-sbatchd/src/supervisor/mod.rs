@@ -7,9 +7,11 @@
 //! and the write end of the job's wake-up pipe.
 //! The process ([`runner`]) left sbatchd's session and is a child subreaper; it opens
 //! the job database (`<state root>/jobs.db`, [`crate::db`]) once. For each job it:
-//! 1. records itself as the job's supervisor (pid, start time, boot id) in the job's
-//!    row and reads the job spec and launch information from it (a job that already
-//!    has events is never started again);
+//! 1. takes the job spec and launch information from sbatchd's request (sbatchd sends
+//!    the job it has just recorded along with its name when it fits one request,
+//!    [`crate::state::HandedJob`]; else they are read from the job's row, and a job that
+//!    already has events is never started again), and records itself as the job's
+//!    supervisor (pid, start time, boot id) in the row unless sbatchd recorded it;
 //! 2. resolves the execution user (NSS lookups, `getgrouplist`), binds the job's
 //!    control socket (`<state root>/ctl/<jobId>.<idx>.<attempt>`) and starts a
 //!    launcher thread ([`launch`]), so a slow file system holds up no other job. The

@@ -2,7 +2,8 @@
 //!
 //! sbatchd starts the supervisor once, as `sbatchd --job-supervisor <state root>`,
 //! with a `SOCK_SEQPACKET` Unix socket as its stdin. Each request is one message: the
-//! job's name (`<jobId>.<idx>.<attempt>`, as its control socket is named) with
+//! job's name (`<jobId>.<idx>.<attempt>`, as its control socket is named), followed by
+//! the job as sbatchd just recorded it when it fits ([`crate::state::HandedJob`]), with
 //! one file descriptor attached (`SCM_RIGHTS`), the write end of the pipe through
 //! which the supervisor wakes sbatchd for that job. The supervisor takes the job
 //! ([`super::runner`]) and answers `OK <pid>` (its own pid) or `ERR <reason>`. When
@@ -21,13 +22,18 @@ use std::io::IoSliceMut;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 
-/// The longest request: a job's name (three numbers and two dots).
-const MAX_REQUEST: usize = 256;
+/// The longest request: a job's name with the job ([`crate::state::HANDED_MAX`]).
+const MAX_REQUEST: usize = crate::state::HANDED_MAX + 256;
 
 /// One request read from sbatchd.
 pub(super) enum Request {
-    /// Follow the job of this name, waking sbatchd through `wake`.
-    Start { name: String, wake: OwnedFd },
+    /// Follow the job of this name, waking sbatchd through `wake`; `job` is the job
+    /// when sbatchd sent it along (else it is read from the job table).
+    Start {
+        name: String,
+        wake: OwnedFd,
+        job: Option<Box<crate::state::HandedJob>>,
+    },
     /// A message that is not a valid request (answered with an error).
     Bad(String),
     /// Nothing to read after all.
@@ -87,7 +93,7 @@ pub unsafe fn serve(root: &Path) -> i32 {
 
 /// Read one request (blocking: poll said there is one).
 pub(super) fn read_request(sock: RawFd) -> Request {
-    let mut buf = [0u8; MAX_REQUEST];
+    let mut buf = vec![0u8; MAX_REQUEST];
     let mut cmsg = nix::cmsg_space!([RawFd; 1]);
     let (len, fds, truncated) = {
         let mut iov = [IoSliceMut::new(&mut buf)];
@@ -128,12 +134,17 @@ pub(super) fn read_request(sock: RawFd) -> Request {
     if truncated {
         return Request::Bad("request too long".to_owned());
     }
-    let name = match std::str::from_utf8(&buf[..len]) {
-        Ok(n) if paths::parse_state_dir_name(n).is_some() => n.to_owned(),
+    let (name, job) = crate::state::HandedJob::decode(&buf[..len]);
+    let name = match name {
+        Some(n) if paths::parse_state_dir_name(n).is_some() => n.to_owned(),
         _ => return Request::Bad("not a job name".to_owned()),
     };
     match (fds.pop(), fds.is_empty()) {
-        (Some(wake), true) => Request::Start { name, wake },
+        (Some(wake), true) => Request::Start {
+            name,
+            wake,
+            job: job.map(Box::new),
+        },
         _ => Request::Bad("a request carries exactly one descriptor".to_owned()),
     }
 }

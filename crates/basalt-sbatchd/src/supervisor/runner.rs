@@ -221,8 +221,8 @@ impl Runner {
             }
             Request::Nothing => return,
             Request::Bad(why) => format!("ERR {why}"),
-            Request::Start { name, wake } => {
-                self.start_job(&name, wake, Instant::now());
+            Request::Start { name, wake, job } => {
+                self.start_job(&name, wake, job, Instant::now());
                 format!("OK {}", std::process::id())
             }
         };
@@ -237,7 +237,13 @@ impl Runner {
     /// Take the job named `name` (`<jobId>.<idx>.<attempt>`). A job that cannot be
     /// followed has its wake-up pipe closed at once: sbatchd then records it as never
     /// started.
-    fn start_job(&mut self, name: &str, wake: OwnedFd, born: Instant) {
+    fn start_job(
+        &mut self,
+        name: &str,
+        wake: OwnedFd,
+        handed: Option<Box<crate::state::HandedJob>>,
+        born: Instant,
+    ) {
         let dir = self.root.join(name);
         let Some(key) = paths::parse_state_dir_name(name) else {
             tracing::error!("job supervisor: {name} is not a job directory");
@@ -258,7 +264,23 @@ impl Runner {
             }
         }
         let Some(jobs) = self.db.as_mut() else { return };
-        let stored = match jobs.job(key) {
+        // The job as sbatchd recorded it a moment ago (a new row, no events): no need
+        // to read it back.
+        let handed = handed.map(|h| db::StoredJob {
+            key,
+            created: h.created,
+            spec: h.spec,
+            launch: h.launch,
+            supervisor: h.supervisor,
+            state: 0,
+            pid: 0,
+            pgid: 0,
+            last_seq: 0,
+            acked_seq: 0,
+            abandoned: false,
+            events: Vec::new(),
+        });
+        let stored = match handed.map_or_else(|| jobs.job(key), |h| Ok(Some(h))) {
             Ok(Some(j)) => j,
             Ok(None) => {
                 tracing::error!(
