@@ -242,17 +242,25 @@ impl Owner {
                 return Err("no job supervisor".to_owned());
             };
             let fds = [wfd.as_raw_fd()];
-            let sent = sendmsg::<UnixAddr>(
-                p.sock.as_raw_fd(),
-                &[IoSlice::new(if body.is_empty() {
-                    name.as_bytes()
-                } else {
-                    body
-                })],
-                &[ControlMessage::ScmRights(&fds)],
-                MsgFlags::MSG_NOSIGNAL,
-                None,
-            );
+            let send = |bytes: &[u8]| {
+                sendmsg::<UnixAddr>(
+                    p.sock.as_raw_fd(),
+                    &[IoSlice::new(bytes)],
+                    &[ControlMessage::ScmRights(&fds)],
+                    MsgFlags::MSG_NOSIGNAL,
+                    None,
+                )
+            };
+            let mut sent = send(if body.is_empty() {
+                name.as_bytes()
+            } else {
+                body
+            });
+            if sent == Err(nix::errno::Errno::EMSGSIZE) {
+                // Larger than the socket takes (a small socket buffer): nothing was
+                // sent; the name alone, and the supervisor reads the job's row.
+                sent = send(name.as_bytes());
+            }
             match sent {
                 Ok(_) => break,
                 Err(e) => {
