@@ -20,7 +20,10 @@
 //! so the spool's index (job id → segment, offset, length: 16 bytes per job file) is
 //! rebuilt at start and after a takeover; a record cut short by a crash at the end of
 //! the newest segment is cut off (its `JOB_NEW` was never logged: the sync comes first).
-//! [`JobSpool::retain`] then forgets the job files of jobs mbatchd no longer has.
+//! [`JobSpool::retain`] then forgets the job files of jobs mbatchd no longer has. A
+//! spool appends to segments it created itself (never to one it found), so that an
+//! mbatchd that lost the lock and has not noticed yet, still appending to its own
+//! segment, cannot shift the offsets of the one that took over.
 
 use std::collections::BTreeMap;
 use std::fs::{self, DirBuilder, File, OpenOptions};
@@ -212,26 +215,16 @@ impl JobSpool {
             spool.last_seg = seg;
         }
         // Segments no record is wanted from (all replaced or emptied) go at once.
+        // Segments no record is wanted from (all replaced or emptied) go at once. The
+        // newest one is not appended to again: this spool's first job file starts a
+        // segment of its own (see [`JobSpool::append`]).
         let empty: Vec<u32> = segs
             .iter()
             .copied()
-            .filter(|s| spool.live.get(s).copied().unwrap_or(0) == 0 && Some(*s) != newest)
+            .filter(|s| spool.live.get(s).copied().unwrap_or(0) == 0)
             .collect();
         for s in empty {
             spool.delete_segment(s);
-        }
-        if let Some(seg) = newest {
-            let path = dir.join(segment_name(seg));
-            let file = OpenOptions::new()
-                .append(true)
-                .read(true)
-                .open(&path)
-                .map_err(|e| EventLogError::io(&path, "open spool segment", e))?;
-            let len = file
-                .metadata()
-                .map_err(|e| EventLogError::io(&path, "stat spool segment", e))?
-                .len();
-            spool.current = Some(Current { seg, file, len });
         }
         Ok((spool, names.into_values().collect()))
     }
@@ -569,21 +562,25 @@ impl JobSpool {
                     .map_err(|e| EventLogError::io(parent, "fsync directory", e))?;
             }
         }
-        let seg = self.last_seg + 1;
-        let path = self.dir.join(segment_name(seg));
-        let file = OpenOptions::new()
-            .append(true)
-            .read(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|e| EventLogError::io(&path, "create spool segment", e))?;
-        let len = file
-            .metadata()
-            .map_err(|e| EventLogError::io(&path, "stat spool segment", e))?
-            .len();
-        let old = self.current.replace(Current { seg, file, len });
+        // A new file, never one that exists: an mbatchd that lost the lock without
+        // knowing it yet may still append to its own segments, and the offsets in this
+        // spool's index must stay its own.
+        let (seg, file) = loop {
+            let seg = self.last_seg + 1;
+            let path = self.dir.join(segment_name(seg));
+            match OpenOptions::new()
+                .append(true)
+                .read(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+            {
+                Ok(f) => break (seg, f),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => self.last_seg = seg,
+                Err(e) => return Err(EventLogError::io(&path, "create spool segment", e)),
+            }
+        };
+        let old = self.current.replace(Current { seg, file, len: 0 });
         self.last_seg = seg;
         self.dir_dirty = true;
         if let Some(old) = old
@@ -811,6 +808,32 @@ mod tests {
         s.flush(false).unwrap();
         assert!(s.unwritten().is_empty());
         assert_eq!(JobSpool::list(dir.path()).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn an_mbatchd_that_took_over_never_appends_to_a_segment_of_the_one_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut before, _) = JobSpool::open(dir.path()).unwrap();
+        before.append("100.1", b"one").unwrap();
+        before.sync().unwrap();
+        // The next mbatchd opens the spool while the one before still runs.
+        let (mut after, found) = JobSpool::open(dir.path()).unwrap();
+        assert_eq!(found, names(&["100.1"]));
+        after.append("100.2", b"two").unwrap();
+        after.sync().unwrap();
+        // The one before, not knowing yet, appends again (to its own segment).
+        before.append("100.3", b"stray").unwrap();
+        before.sync().unwrap();
+        after.append("100.4", b"four").unwrap();
+        after.sync().unwrap();
+        assert_eq!(after.read("100.2").unwrap().unwrap(), b"two");
+        assert_eq!(after.read("100.4").unwrap().unwrap(), b"four");
+        assert_eq!(after.read("100.1").unwrap().unwrap(), b"one");
+        assert_eq!(after.segments(), vec![1, 2]);
+        // A later start sees all of them, each intact.
+        let (s, found) = JobSpool::open(dir.path()).unwrap();
+        assert_eq!(found, names(&["100.1", "100.2", "100.3", "100.4"]));
+        assert_eq!(s.read("100.3").unwrap().unwrap(), b"stray");
     }
 
     #[test]
