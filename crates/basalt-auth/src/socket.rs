@@ -180,20 +180,7 @@ pub async fn serve(
     minter: Minter,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
-    answer_each(listener, shutdown, move |peer| {
-        let answer = match peer {
-            Ok(c) => match minter.mint_for(c.uid(), c.gid()) {
-                Ok(b) => format!("OK {}\n", hex(&b)),
-                Err(e) => {
-                    tracing::warn!(uid = c.uid(), pid = ?c.pid(), "no credential: {e}");
-                    format!("ERR {e}\n")
-                }
-            },
-            Err(e) => format!("ERR cannot tell who is asking: {e}\n"),
-        };
-        std::future::ready(answer)
-    })
-    .await;
+    serve_count(listener, minter, 1, shutdown).await;
 }
 
 /// Answer batch credential requests ([`batch_name`]) on `listener` until `shutdown`
@@ -203,11 +190,22 @@ pub async fn serve_batch(
     minter: Minter,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
+    serve_count(listener, minter, BATCH, shutdown).await;
+}
+
+/// Answer each connection on `listener` with `count` lines `OK <hex>` minted for the
+/// caller, or one `ERR <reason>`, until `shutdown` resolves.
+async fn serve_count(
+    listener: tokio::net::UnixListener,
+    minter: Minter,
+    count: usize,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
     answer_each(listener, shutdown, move |peer| {
         let answer = match peer {
             Ok(c) => {
                 let mut out = String::new();
-                for _ in 0..BATCH {
+                for _ in 0..count {
                     match minter.mint_for(c.uid(), c.gid()) {
                         Ok(b) => {
                             out.push_str("OK ");
@@ -238,33 +236,28 @@ pub fn fetch_batch(
     trusted: &[u32],
     timeout: Duration,
 ) -> Result<Vec<Vec<u8>>, AuthError> {
-    let bad = |reason: String| AuthError::Socket {
-        name: name.to_owned(),
-        reason,
-    };
     let text = read_line(name, trusted, timeout)?;
-    let mut out = Vec::new();
-    for line in text.lines() {
-        if let Some(h) = line.strip_prefix("OK ") {
-            out.push(unhex(h.trim()).ok_or_else(|| bad("garbled answer".into()))?);
-        } else if let Some(e) = line.strip_prefix("ERR ") {
-            return Err(AuthError::NoCredential(e.to_owned()));
-        }
+    if text.is_empty() {
+        return Err(AuthError::Socket {
+            name: name.to_owned(),
+            reason: "no answer".into(),
+        });
     }
-    if out.is_empty() {
-        return Err(bad("no answer".into()));
-    }
-    Ok(out)
+    text.lines().map(|l| credential_line(name, l)).collect()
 }
 
 /// Ask the LIM behind `name` for a credential. `trusted` lists the uids the server may
 /// run as (root and our own uid are always trusted).
 pub fn fetch(name: &str, trusted: &[u32], timeout: Duration) -> Result<Vec<u8>, AuthError> {
+    credential_line(name, &read_line(name, trusted, timeout)?)
+}
+
+/// One answer line of a credential socket `name`: the credential of `OK <hex>`.
+fn credential_line(name: &str, line: &str) -> Result<Vec<u8>, AuthError> {
     let bad = |reason: String| AuthError::Socket {
         name: name.to_owned(),
         reason,
     };
-    let line = read_line(name, trusted, timeout)?;
     if let Some(h) = line.strip_prefix("OK ") {
         unhex(h.trim()).ok_or_else(|| bad("garbled answer".into()))
     } else if let Some(e) = line.strip_prefix("ERR ") {
@@ -392,27 +385,38 @@ mod tests {
         let single = tokio::spawn(serve(bind(&name).unwrap(), minter.clone(), async move {
             let _ = stop.wait_for(|s| *s).await;
         }));
+        // `n` requests of a new client of the LIM socket `name`: their distinct nonces.
+        let distinct_nonces = |n: usize| {
+            let name = name.clone();
+            let ring = &ring;
+            async move {
+                let creds = tokio::task::spawn_blocking(move || {
+                    let auth = crate::Authenticator::from_socket(
+                        &name,
+                        Vec::new(),
+                        Duration::from_secs(2),
+                        |_| None,
+                    )
+                    .unwrap();
+                    (0..n)
+                        .map(|_| auth.credential().unwrap().1)
+                        .collect::<Vec<_>>()
+                })
+                .await
+                .unwrap();
+                creds
+                    .iter()
+                    .map(|b| cred::open(ring, b).unwrap().nonce)
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len()
+            }
+        };
         // First without a batch socket: every request asks the one-credential socket.
-        let n = name.clone();
-        let auth = tokio::task::spawn_blocking(move || {
-            crate::Authenticator::from_socket(&n, Vec::new(), Duration::from_secs(2), |_| None)
-        })
-        .await
-        .unwrap()
-        .unwrap();
-        let a2 = auth.clone();
-        let creds = tokio::task::spawn_blocking(move || {
-            (0..3)
-                .map(|_| a2.credential().unwrap().1)
-                .collect::<Vec<_>>()
-        })
-        .await
-        .unwrap();
-        let nonces: std::collections::BTreeSet<Vec<u8>> = creds
-            .iter()
-            .map(|b| cred::open(&ring, b).unwrap().nonce)
-            .collect();
-        assert_eq!(nonces.len(), 3, "a credential was handed out twice");
+        assert_eq!(
+            distinct_nonces(3).await,
+            3,
+            "a credential was handed out twice"
+        );
 
         // With one: a batch of BATCH distinct credentials for the caller.
         let mut stop = rx.clone();
@@ -436,25 +440,11 @@ mod tests {
             assert!(seen.insert(c.nonce), "a nonce twice in one batch");
         }
         // A client made now uses batches: 2 × BATCH requests, all distinct.
-        let n = name.clone();
-        let auth = tokio::task::spawn_blocking(move || {
-            crate::Authenticator::from_socket(&n, Vec::new(), Duration::from_secs(2), |_| None)
-        })
-        .await
-        .unwrap()
-        .unwrap();
-        let creds = tokio::task::spawn_blocking(move || {
-            (0..2 * BATCH)
-                .map(|_| auth.credential().unwrap().1)
-                .collect::<Vec<_>>()
-        })
-        .await
-        .unwrap();
-        let nonces: std::collections::BTreeSet<Vec<u8>> = creds
-            .iter()
-            .map(|b| cred::open(&ring, b).unwrap().nonce)
-            .collect();
-        assert_eq!(nonces.len(), 2 * BATCH, "a credential was handed out twice");
+        assert_eq!(
+            distinct_nonces(2 * BATCH).await,
+            2 * BATCH,
+            "a credential was handed out twice"
+        );
         let _ = tx.send(true);
         single.await.unwrap();
         batch.await.unwrap();

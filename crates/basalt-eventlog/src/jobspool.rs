@@ -16,8 +16,8 @@
 //! record of the same job id replaces an earlier one (`bmod` of the command). A new
 //! segment is started when the current one passes [`SEGMENT_MAX`] bytes.
 //!
-//! [`JobSpool::open`] reads the segments' record headers back (the bodies are skipped),
-//! so the spool's index (job id → segment, offset, length: 16 bytes per job file) is
+//! [`JobSpool::open`] reads the segments' records back (each one's CRC checked), so the
+//! spool's index (job id → segment, offset, length: 16 bytes per job file) is
 //! rebuilt at start and after a takeover; a record cut short by a crash at the end of
 //! the newest segment is cut off (its `JOB_NEW` was never logged: the sync comes first).
 //! [`JobSpool::retain`] then forgets the job files of jobs mbatchd no longer has. A
@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 use std::fs::{self, DirBuilder, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -161,15 +161,7 @@ impl JobSpool {
             last_seg: 0,
             notes: Vec::new(),
         };
-        let mut segs: Vec<u32> = match fs::read_dir(&dir) {
-            Ok(entries) => entries
-                .flatten()
-                .filter_map(|e| segment_number(&e.file_name().to_string_lossy()))
-                .collect(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
-            Err(e) => return Err(EventLogError::io(&dir, "read spool directory", e)),
-        };
-        segs.sort_unstable();
+        let segs = segment_numbers(&dir)?;
         let mut names: BTreeMap<u32, String> = BTreeMap::new();
         let newest = segs.last().copied();
         for &seg in &segs {
@@ -214,7 +206,6 @@ impl JobSpool {
             }
             spool.last_seg = seg;
         }
-        // Segments no record is wanted from (all replaced or emptied) go at once.
         // Segments no record is wanted from (all replaced or emptied) go at once. The
         // newest one is not appended to again: this spool's first job file starts a
         // segment of its own (see [`JobSpool::append`]).
@@ -233,17 +224,8 @@ impl JobSpool {
     /// anything (for tools and tests; mbatchd opens it with [`JobSpool::open`]).
     pub fn list(logdir: &Path) -> Result<Vec<String>, EventLogError> {
         let dir = logdir.join(SPOOL_DIR);
-        let mut segs: Vec<u32> = match fs::read_dir(&dir) {
-            Ok(entries) => entries
-                .flatten()
-                .filter_map(|e| segment_number(&e.file_name().to_string_lossy()))
-                .collect(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(EventLogError::io(&dir, "read spool directory", e)),
-        };
-        segs.sort_unstable();
         let mut names: BTreeMap<u32, String> = BTreeMap::new();
-        for seg in segs {
+        for seg in segment_numbers(&dir)? {
             let (found, _, _) = scan_segment(&dir.join(segment_name(seg)))?;
             for (_, _, name) in found {
                 if let Some(id) = job_id_of(&name) {
@@ -256,13 +238,13 @@ impl JobSpool {
 
     /// Append a job file (durable once [`JobSpool::sync`] returns). Its name must end with
     /// the job id (`<submitTime>.<jobId>`); a job file of the same job id appended before
-    /// is replaced.
-    pub fn append(&mut self, name: &str, body: &[u8]) -> Result<(), EventLogError> {
+    /// is replaced (then it returns true).
+    pub fn append(&mut self, name: &str, body: &[u8]) -> Result<bool, EventLogError> {
         let invalid = || EventLogError::InvalidJobFileName {
             name: name.to_owned(),
         };
         let job_id = job_id_of(name).ok_or_else(invalid)?;
-        if name.is_empty() || name.len() > usize::from(u16::MAX) || body.len() > BODY_MAX {
+        if name.len() > usize::from(u16::MAX) || body.len() > BODY_MAX {
             return Err(invalid());
         }
         let full = self
@@ -284,13 +266,12 @@ impl JobSpool {
         let before = self.pending.len();
         encode(name, body, &mut self.pending);
         let len = (self.pending.len() - before) as u32;
-        self.put(Entry {
+        Ok(self.put(Entry {
             job_id,
             seg,
             off: u32::try_from(off).unwrap_or(u32::MAX),
             len,
-        });
-        Ok(())
+        }))
     }
 
     /// Write the job files appended since the last sync in one write, then one
@@ -370,32 +351,23 @@ impl JobSpool {
         };
         let mut rec = vec![0u8; e.len as usize];
         let path = self.dir.join(segment_name(e.seg));
-        let on_disk = match self.current.as_ref() {
-            Some(c) if c.seg == e.seg => Some(c.len),
-            _ => None,
-        };
-        match on_disk {
-            Some(disk) if u64::from(e.off) >= disk => {
+        let off = u64::from(e.off);
+        let read = match self.current.as_ref().filter(|c| c.seg == e.seg) {
+            Some(c) if off >= c.len => {
                 // Appended in this iteration, not written yet.
-                let start = (u64::from(e.off) - disk) as usize;
+                let start = (off - c.len) as usize;
                 match self.pending.get(start..start + rec.len()) {
-                    Some(b) => rec.copy_from_slice(b),
+                    Some(b) => {
+                        rec.copy_from_slice(b);
+                        Ok(())
+                    }
                     None => return Ok(None),
                 }
             }
-            Some(_) => {
-                if let Some(c) = self.current.as_ref() {
-                    c.file
-                        .read_exact_at(&mut rec, u64::from(e.off))
-                        .map_err(|err| EventLogError::io(&path, "read spool segment", err))?;
-                }
-            }
-            None => {
-                File::open(&path)
-                    .and_then(|f| f.read_exact_at(&mut rec, u64::from(e.off)))
-                    .map_err(|err| EventLogError::io(&path, "read spool segment", err))?;
-            }
-        }
+            Some(c) => c.file.read_exact_at(&mut rec, off),
+            None => File::open(&path).and_then(|f| f.read_exact_at(&mut rec, off)),
+        };
+        read.map_err(|err| EventLogError::io(&path, "read spool segment", err))?;
         match decode(&rec) {
             Some((n, body)) if n == name => Ok(Some(body.to_vec())),
             Some(_) => Ok(None),
@@ -418,6 +390,31 @@ impl JobSpool {
         let Some(id) = job_id_of(name) else {
             return false;
         };
+        let forgotten = self.forget(id);
+        if forgotten {
+            self.compact(64);
+        }
+        forgotten
+    }
+
+    /// Keep only the job files whose job id `wanted` says yes to (after a replay: those
+    /// of jobs mbatchd still has); the others are forgotten.
+    pub fn retain(&mut self, wanted: impl Fn(u64) -> bool) {
+        let gone: Vec<u32> = self
+            .index
+            .iter()
+            .filter(|e| e.len != 0 && !wanted(u64::from(e.job_id)))
+            .map(|e| e.job_id)
+            .collect();
+        for id in gone {
+            self.forget(id);
+        }
+        self.compact(0);
+    }
+
+    /// Leave a tombstone for the job file of `id` and release its segment; false when
+    /// the spool did not hold it.
+    fn forget(&mut self, id: u32) -> bool {
         let Ok(i) = self.index.binary_search_by_key(&id, |e| e.job_id) else {
             return false;
         };
@@ -428,31 +425,13 @@ impl JobSpool {
         self.index[i].len = 0;
         self.removed += 1;
         self.release(seg);
-        if self.removed > 64 && self.removed * 2 > self.index.len() {
-            self.index.retain(|e| e.len != 0);
-            self.index.shrink_to_fit();
-            self.removed = 0;
-        }
         true
     }
 
-    /// Keep only the job files whose job id `wanted` says yes to (after a replay: those
-    /// of jobs mbatchd still has); the others are forgotten.
-    pub fn retain(&mut self, wanted: impl Fn(u64) -> bool) {
-        let gone: Vec<(u32, u32)> = self
-            .index
-            .iter()
-            .filter(|e| e.len != 0 && !wanted(u64::from(e.job_id)))
-            .map(|e| (e.job_id, e.seg))
-            .collect();
-        for (id, seg) in gone {
-            if let Ok(i) = self.index.binary_search_by_key(&id, |e| e.job_id) {
-                self.index[i].len = 0;
-                self.removed += 1;
-                self.release(seg);
-            }
-        }
-        if self.removed > 0 && self.removed * 2 > self.index.len() {
+    /// Drop the tombstones once there are more than `min` of them and they are more than
+    /// half of the index.
+    fn compact(&mut self, min: usize) {
+        if self.removed > min && self.removed * 2 > self.index.len() {
             self.index.retain(|e| e.len != 0);
             self.index.shrink_to_fit();
             self.removed = 0;
@@ -494,8 +473,9 @@ impl JobSpool {
             .filter(|e| e.len != 0)
     }
 
-    /// Record where a job file is, replacing an earlier record of its job id.
-    fn put(&mut self, e: Entry) {
+    /// Record where a job file is, replacing an earlier record of its job id (then it
+    /// returns true).
+    fn put(&mut self, e: Entry) -> bool {
         *self.live.entry(e.seg).or_insert(0) += 1;
         let at = match self.index.last() {
             Some(last) if last.job_id < e.job_id => Err(self.index.len()),
@@ -508,13 +488,19 @@ impl JobSpool {
                 self.index[i] = e;
                 if old.len == 0 {
                     self.removed -= 1;
-                } else if old.seg != e.seg {
+                    return false;
+                }
+                if old.seg != e.seg {
                     self.release(old.seg);
                 } else if let Some(n) = self.live.get_mut(&old.seg) {
                     *n -= 1;
                 }
+                true
             }
-            Err(i) => self.index.insert(i, e),
+            Err(i) => {
+                self.index.insert(i, e);
+                false
+            }
         }
     }
 
@@ -592,24 +578,38 @@ impl JobSpool {
     }
 }
 
-/// Read a segment's record headers: (offset, length, name) of each intact record, the
-/// length of its intact prefix and the file's length.
+/// The numbers of the segments in the spool directory `dir`, in order (none when it does
+/// not exist yet).
+fn segment_numbers(dir: &Path) -> Result<Vec<u32>, EventLogError> {
+    let mut segs: Vec<u32> = match fs::read_dir(dir) {
+        Ok(entries) => entries
+            .flatten()
+            .filter_map(|e| segment_number(&e.file_name().to_string_lossy()))
+            .collect(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(EventLogError::io(dir, "read spool directory", e)),
+    };
+    segs.sort_unstable();
+    Ok(segs)
+}
+
+/// Read a segment's records: (offset, length, name) of each intact record, the length
+/// of its intact prefix and the file's length.
 type Scanned = (Vec<(u32, u32, String)>, u64, u64);
 
 fn scan_segment(path: &Path) -> Result<Scanned, EventLogError> {
     let io_err = |e| EventLogError::io(path, "read spool segment", e);
-    let mut f = File::open(path).map_err(io_err)?;
-    let file_len = f.metadata().map_err(io_err)?.len();
+    let mut f = io::BufReader::new(File::open(path).map_err(io_err)?);
+    let file_len = f.get_ref().metadata().map_err(io_err)?.len();
     let mut out = Vec::new();
     let mut off = 0u64;
-    let mut buf = Vec::new();
-    while off < file_len {
-        let mut head = [0u8; HEADER];
-        f.seek(SeekFrom::Start(off)).map_err(io_err)?;
-        if off + HEADER as u64 > file_len || f.read_exact(&mut head).is_err() {
+    let mut buf = vec![0u8; HEADER];
+    while off + HEADER as u64 <= file_len {
+        buf.truncate(HEADER);
+        if f.read_exact(&mut buf).is_err() {
             break;
         }
-        let Some((body, _, name_len)) = header(&head) else {
+        let Some((body, _, name_len)) = header(&buf) else {
             break;
         };
         let len = (HEADER + name_len + body) as u64;
@@ -619,8 +619,7 @@ fn scan_segment(path: &Path) -> Result<Scanned, EventLogError> {
         // The whole record is read to check its CRC: a record whose header made it to
         // the disk but not all of its body is a torn one.
         buf.resize(len as usize, 0);
-        f.seek(SeekFrom::Start(off)).map_err(io_err)?;
-        f.read_exact(&mut buf).map_err(io_err)?;
+        f.read_exact(&mut buf[HEADER..]).map_err(io_err)?;
         let Some((name, _)) = decode(&buf) else {
             break;
         };
@@ -639,6 +638,19 @@ mod tests {
 
     fn names(n: &[&str]) -> Vec<String> {
         n.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// A spool with `records` written and synced in one segment (closed again), and
+    /// that segment's path.
+    fn written(records: &[(&str, &[u8])]) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut s, _) = JobSpool::open(dir.path()).unwrap();
+        for (name, body) in records {
+            s.append(name, body).unwrap();
+        }
+        s.sync().unwrap();
+        let seg = dir.path().join(SPOOL_DIR).join(segment_name(1));
+        (dir, seg)
     }
 
     #[test]
@@ -684,13 +696,7 @@ mod tests {
 
     #[test]
     fn a_torn_record_at_the_end_is_cut_off_and_appending_goes_on_after_the_cut() {
-        let dir = tempfile::tempdir().unwrap();
-        let (mut s, _) = JobSpool::open(dir.path()).unwrap();
-        s.append("100.1", b"kept").unwrap();
-        s.append("100.2", b"torn by the crash").unwrap();
-        s.sync().unwrap();
-        drop(s);
-        let seg = dir.path().join(SPOOL_DIR).join(segment_name(1));
+        let (dir, seg) = written(&[("100.1", b"kept"), ("100.2", b"torn by the crash")]);
         let len = fs::metadata(&seg).unwrap().len();
         let f = OpenOptions::new().write(true).open(&seg).unwrap();
         f.set_len(len - 3).unwrap();
@@ -708,13 +714,7 @@ mod tests {
 
     #[test]
     fn a_flipped_byte_in_a_body_is_found_by_its_checksum() {
-        let dir = tempfile::tempdir().unwrap();
-        let (mut s, _) = JobSpool::open(dir.path()).unwrap();
-        s.append("100.1", b"intact").unwrap();
-        s.append("100.2", b"damaged").unwrap();
-        s.sync().unwrap();
-        drop(s);
-        let seg = dir.path().join(SPOOL_DIR).join(segment_name(1));
+        let (dir, seg) = written(&[("100.1", b"intact"), ("100.2", b"damaged")]);
         let mut bytes = fs::read(&seg).unwrap();
         let last = bytes.len() - 1;
         bytes[last] ^= 0x20;

@@ -43,26 +43,26 @@ pub fn spool_job_file(
     job_id: u64,
     contents: &[u8],
 ) -> Result<PathBuf, EventLogError> {
-    write_job_file(logdir, submit_time, job_id, contents, true)
+    write_job_file(logdir, &job_file_name(submit_time, job_id), contents, true)
 }
 
-/// Like [`spool_job_file`] without any fsync: the file is written to a temporary name and
-/// renamed into place, and the caller makes the directory durable for a whole group of
-/// job files at once (mbatchd: one `syncfs` per scheduling-loop iteration, before the
-/// group's JOB_NEW records are logged).
+/// Like [`spool_job_file`], by the job file's name (`<submitTime>.<jobId>`), without any
+/// fsync: the file is written to a temporary name and renamed into place, and the caller
+/// makes the directory durable for a whole group of job files at once (mbatchd: one
+/// `syncfs` per scheduling-loop iteration, before the group's JOB_NEW records are
+/// logged).
 pub fn spool_job_file_unsynced(
     logdir: &Path,
-    submit_time: i64,
-    job_id: u64,
+    name: &str,
     contents: &[u8],
 ) -> Result<PathBuf, EventLogError> {
-    write_job_file(logdir, submit_time, job_id, contents, false)
+    check_name(name)?;
+    write_job_file(logdir, name, contents, false)
 }
 
 fn write_job_file(
     logdir: &Path,
-    submit_time: i64,
-    job_id: u64,
+    name: &str,
     contents: &[u8],
     durable: bool,
 ) -> Result<PathBuf, EventLogError> {
@@ -77,8 +77,7 @@ fn write_job_file(
     if !existed && durable {
         sync_dir(logdir)?;
     }
-    let name = job_file_name(submit_time, job_id);
-    let path = dir.join(&name);
+    let path = dir.join(name);
     let tmp = dir.join(format!(
         ".{name}.tmp.{}.{}",
         std::process::id(),

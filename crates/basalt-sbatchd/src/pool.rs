@@ -251,11 +251,7 @@ impl Owner {
                     None,
                 )
             };
-            let mut sent = send(if body.is_empty() {
-                name.as_bytes()
-            } else {
-                body
-            });
+            let mut sent = send(body);
             if sent == Err(nix::errno::Errno::EMSGSIZE) {
                 // Larger than the socket takes (a small socket buffer): nothing was
                 // sent; the name alone, and the supervisor reads the job's row.

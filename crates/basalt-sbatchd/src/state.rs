@@ -205,6 +205,89 @@ pub fn process_start(pid: u32) -> Option<u64> {
     (stat.state != 'Z').then_some(stat.starttime)
 }
 
+/// The longest request sbatchd sends its supervisor with the job in it (a larger job
+/// is sent by name only, and the supervisor reads it from the job table).
+pub const HANDED_MAX: usize = 60 * 1024;
+
+/// A job as sbatchd hands it to its supervisor right after recording it, so that the
+/// supervisor need not read it back from the job table: what the table's new row holds.
+#[derive(Debug, Clone)]
+pub struct HandedJob {
+    pub created: i64,
+    /// The supervisor recorded with the job (the one sbatchd meant to hand it to).
+    pub supervisor: Option<SupervisorId>,
+    pub launch: Launch,
+    pub spec: basalt_proto::sbatchd::JobSpec,
+}
+
+impl HandedJob {
+    /// Split a request into the job's name and, when it carries it, the job.
+    pub fn decode(req: &[u8]) -> (Option<&str>, Option<HandedJob>) {
+        fn text(b: Option<&[u8]>) -> Option<&str> {
+            b.and_then(|b| std::str::from_utf8(b).ok())
+        }
+        use prost::Message;
+        let mut parts = req.splitn(5, |&b| b == b'\n');
+        let name = parts.next().and_then(|n| std::str::from_utf8(n).ok());
+        let job = (|| {
+            let created: i64 = text(parts.next())?.parse().ok()?;
+            let sup = text(parts.next())?;
+            let supervisor = if sup == "-" {
+                None
+            } else {
+                let mut w = sup.split(' ');
+                Some(SupervisorId {
+                    pid: w.next()?.parse().ok()?,
+                    start: w.next()?.parse().ok()?,
+                    boot: w.next()?.to_owned(),
+                })
+            };
+            let launch_len: usize = text(parts.next())?.parse().ok()?;
+            let rest = parts.next()?;
+            let launch = serde_json::from_slice(rest.get(..launch_len)?).ok()?;
+            let spec = basalt_proto::sbatchd::JobSpec::decode(rest.get(launch_len..)?).ok()?;
+            Some(HandedJob {
+                created,
+                supervisor,
+                launch,
+                spec,
+            })
+        })();
+        (name, job)
+    }
+}
+
+/// The request that hands a job to its supervisor ([`HandedJob`], read back by
+/// [`HandedJob::decode`]): `<name>\n<created>\n<supervisor: pid start boot, or
+/// ->\n<launch JSON length>\n<launch JSON><job spec, protobuf>`; None when it would be
+/// longer than [`HANDED_MAX`] (or the launch information cannot be written).
+pub fn encode_handed(
+    name: &str,
+    created: i64,
+    supervisor: Option<&SupervisorId>,
+    launch: &Launch,
+    spec: &basalt_proto::sbatchd::JobSpec,
+) -> Option<Vec<u8>> {
+    use prost::Message;
+    let launch = serde_json::to_string(launch).ok()?;
+    let sup = match supervisor {
+        Some(s) if !s.boot.contains(char::is_whitespace) => {
+            format!("{} {} {}", s.pid, s.start, s.boot)
+        }
+        _ => "-".to_owned(),
+    };
+    let head = format!("{name}\n{created}\n{sup}\n{}\n", launch.len());
+    let len = head.len() + launch.len() + spec.encoded_len();
+    if len > HANDED_MAX {
+        return None;
+    }
+    let mut out = Vec::with_capacity(len);
+    out.extend_from_slice(head.as_bytes());
+    out.extend_from_slice(launch.as_bytes());
+    spec.encode(&mut out).ok()?;
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -337,97 +420,4 @@ mod tests {
         };
         assert_eq!(wake_line(&[big]), None);
     }
-}
-
-/// The longest request sbatchd sends its supervisor with the job in it (a larger job
-/// is sent by name only, and the supervisor reads it from the job table).
-pub const HANDED_MAX: usize = 60 * 1024;
-
-/// A job as sbatchd hands it to its supervisor right after recording it, so that the
-/// supervisor need not read it back from the job table: what the table's new row holds.
-#[derive(Debug, Clone)]
-pub struct HandedJob {
-    pub created: i64,
-    /// The supervisor recorded with the job (the one sbatchd meant to hand it to).
-    pub supervisor: Option<SupervisorId>,
-    pub launch: Launch,
-    pub spec: basalt_proto::sbatchd::JobSpec,
-}
-
-impl HandedJob {
-    /// The request: `<name>\n<created>\n<supervisor: pid start boot, or ->\n<launch
-    /// JSON length>\n<launch JSON><job spec, protobuf>`; None when it would be longer
-    /// than [`HANDED_MAX`] (or the launch information cannot be written).
-    pub fn encode(&self, name: &str) -> Option<Vec<u8>> {
-        encode_handed(
-            name,
-            self.created,
-            self.supervisor.as_ref(),
-            &self.launch,
-            &self.spec,
-        )
-    }
-
-    /// Split a request into the job's name and, when it carries it, the job.
-    pub fn decode(req: &[u8]) -> (Option<&str>, Option<HandedJob>) {
-        fn text(b: Option<&[u8]>) -> Option<&str> {
-            b.and_then(|b| std::str::from_utf8(b).ok())
-        }
-        use prost::Message;
-        let mut parts = req.splitn(5, |&b| b == b'\n');
-        let name = parts.next().and_then(|n| std::str::from_utf8(n).ok());
-        let job = (|| {
-            let created: i64 = text(parts.next())?.parse().ok()?;
-            let sup = text(parts.next())?;
-            let supervisor = if sup == "-" {
-                None
-            } else {
-                let mut w = sup.split(' ');
-                Some(SupervisorId {
-                    pid: w.next()?.parse().ok()?,
-                    start: w.next()?.parse().ok()?,
-                    boot: w.next()?.to_owned(),
-                })
-            };
-            let launch_len: usize = text(parts.next())?.parse().ok()?;
-            let rest = parts.next()?;
-            let launch = serde_json::from_slice(rest.get(..launch_len)?).ok()?;
-            let spec = basalt_proto::sbatchd::JobSpec::decode(rest.get(launch_len..)?).ok()?;
-            Some(HandedJob {
-                created,
-                supervisor,
-                launch,
-                spec,
-            })
-        })();
-        (name, job)
-    }
-}
-
-/// [`HandedJob::encode`] from the parts, without a copy of the job spec.
-pub fn encode_handed(
-    name: &str,
-    created: i64,
-    supervisor: Option<&SupervisorId>,
-    launch: &Launch,
-    spec: &basalt_proto::sbatchd::JobSpec,
-) -> Option<Vec<u8>> {
-    use prost::Message;
-    let launch = serde_json::to_string(launch).ok()?;
-    let sup = match supervisor {
-        Some(s) if !s.boot.contains(char::is_whitespace) => {
-            format!("{} {} {}", s.pid, s.start, s.boot)
-        }
-        _ => "-".to_owned(),
-    };
-    let head = format!("{name}\n{created}\n{sup}\n{}\n", launch.len());
-    let len = head.len() + launch.len() + spec.encoded_len();
-    if len > HANDED_MAX {
-        return None;
-    }
-    let mut out = Vec::with_capacity(len);
-    out.extend_from_slice(head.as_bytes());
-    out.extend_from_slice(launch.as_bytes());
-    spec.encode(&mut out).ok()?;
-    Some(out)
 }

@@ -23,9 +23,7 @@ pub const PER_FILE_SYNC_MAX: usize = 8;
 pub(super) fn open_spool(logdir: &Path) -> Option<el::JobSpool> {
     match el::JobSpool::open(logdir) {
         Ok((mut spool, _)) => {
-            for note in spool.take_notes() {
-                tracing::warn!("job-file spool: {note}");
-            }
+            log_notes(&mut spool);
             Some(spool)
         }
         Err(e) => {
@@ -36,6 +34,13 @@ pub(super) fn open_spool(logdir: &Path) -> Option<el::JobSpool> {
             );
             None
         }
+    }
+}
+
+/// Log what the spool worked around (a torn tail cut off, a segment not removed).
+fn log_notes(spool: &mut el::JobSpool) {
+    for note in spool.take_notes() {
+        tracing::warn!("job-file spool: {note}");
     }
 }
 
@@ -50,9 +55,8 @@ impl Journal {
     ) -> Result<(), JournalError> {
         let name = el::job_file_name(submit_time, job_id);
         if let Some(jobs) = self.jobs.as_mut() {
-            let replaced = jobs.contains(&name);
             match jobs.append(&name, contents) {
-                Ok(()) => {
+                Ok(replaced) => {
                     if replaced {
                         // A new command for a job that may have run before: the copy
                         // placed in info/ at its dispatch is out of date.
@@ -66,21 +70,16 @@ impl Journal {
                 ),
             }
         }
-        self.spool_to_info(submit_time, job_id, contents)
+        self.spool_to_info(&name, contents)
     }
 
     /// Spool a job file to `info/` (made durable by [`Journal::sync_spool`]).
-    fn spool_to_info(
-        &mut self,
-        submit_time: i64,
-        job_id: u64,
-        contents: &[u8],
-    ) -> Result<(), JournalError> {
+    fn spool_to_info(&mut self, name: &str, contents: &[u8]) -> Result<(), JournalError> {
         // Into the shared directory; with a duplicate log, into the local one when the
         // shared one cannot take it (copied back by [`Journal::resync`]).
         let mut first_err = None;
         for copy in &self.copies {
-            match el::spool_job_file_unsynced(&copy.dir, submit_time, job_id, contents) {
+            match el::spool_job_file_unsynced(&copy.dir, name, contents) {
                 Ok(path) => {
                     if !self.unsynced.contains(&copy.dir) {
                         self.unsynced.push(copy.dir.clone());
@@ -91,7 +90,10 @@ impl Journal {
                     return Ok(());
                 }
                 Err(e) => {
-                    tracing::warn!("cannot spool job {job_id} in {}: {e}", copy.dir.display());
+                    tracing::warn!(
+                        "cannot spool job file {name} in {}: {e}",
+                        copy.dir.display()
+                    );
                     first_err.get_or_insert(e);
                 }
             }
@@ -125,13 +127,7 @@ impl Journal {
             );
             self.reopen_spool();
             for (name, body) in unwritten {
-                let Some((t, id)) = name
-                    .split_once('.')
-                    .and_then(|(t, id)| Some((t.parse().ok()?, id.parse().ok()?)))
-                else {
-                    continue;
-                };
-                self.spool_to_info(t, id, &body)?;
+                self.spool_to_info(&name, &body)?;
             }
         }
         if self.unsynced.is_empty() {
@@ -206,9 +202,7 @@ impl Journal {
     pub fn remove_spooled(&mut self, name: &str) {
         if let Some(jobs) = self.jobs.as_mut() {
             jobs.remove(name);
-            for note in jobs.take_notes() {
-                tracing::warn!("job-file spool: {note}");
-            }
+            log_notes(jobs);
         }
         self.remove_info_copies(name);
     }
@@ -227,9 +221,7 @@ impl Journal {
                 "job-file spool: {forgotten} job file(s) of jobs no longer known forgotten"
             );
         }
-        for note in jobs.take_notes() {
-            tracing::warn!("job-file spool: {note}");
-        }
+        log_notes(jobs);
     }
 
     /// Read the spool again from disk (after a failed write: what reached the disk is
