@@ -74,8 +74,12 @@ impl Owner {
         Ok(rx)
     }
 
-    /// The answer to a message sent with [`Owner::send`].
-    pub(crate) async fn answer<T>(&self, rx: oneshot::Receiver<T>) -> Result<T, tonic::Status> {
+    /// The answer to a message sent with [`Owner::send`] (the receiver, or a mutable
+    /// reference to it: awaiting that is cancellation-safe).
+    pub(crate) async fn answer<T>(
+        &self,
+        rx: impl std::future::Future<Output = Result<T, oneshot::error::RecvError>>,
+    ) -> Result<T, tonic::Status> {
         rx.await.map_err(|_| match self.health.reason() {
             Some(r) => tonic::Status::resource_exhausted(r),
             None => tonic::Status::unavailable("mbatchd is shutting down"),

@@ -12,7 +12,8 @@ use basalt_proto::mbatchd::mbatchd_peer_server::MbatchdPeer;
 use basalt_proto::mbatchd::mbatchd_server::Mbatchd;
 use basalt_runtime::{Need, Verifier};
 use basalt_sched::{Ack, Caller, JobKey, JobQuery, SchedError};
-use tonic::{Request, Response, Status};
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
 
 /// The Mbatchd service.
 #[derive(Debug, Clone)]
@@ -576,42 +577,145 @@ impl MbatchdPeer for MbatchdService {
         };
         let host = first.host.clone();
         self.check_sbatchd(&request, &host).await?;
-        let reports = request.into_inner().reports;
-        if reports.len() > MAX_REPORTS {
-            return Err(Status::invalid_argument(format!(
-                "{} reports in one call (at most {MAX_REPORTS})",
-                reports.len()
-            )));
-        }
-        // Every report is checked before any is applied: one refused refuses the call.
-        let mut checked = Vec::with_capacity(reports.len());
-        for req in &reports {
-            if !basalt_core::same_host(&req.host, &host) {
-                tracing::warn!(%host, claimed = %req.host, "sbatchd reports for another host");
-                return Err(Status::permission_denied(basalt_auth::PERMISSION_DENIED));
-            }
-            checked.push(checked_report(req)?);
-        }
-        // All sent before any answer is awaited: the owner applies them in order, in
-        // one iteration (one commit) when they arrive together.
-        let mut answers = Vec::with_capacity(checked.len());
-        for report in checked {
-            answers.push(self.owner.send(|reply| Msg::Report {
-                report: Some(report),
-                reply,
-            })?);
-        }
-        let mut acks = Vec::with_capacity(answers.len());
-        for a in answers {
-            let (ack, epoch) = self.owner.answer(a).await?;
-            acks.push(report_ack(ack, epoch));
-        }
-        Ok(Response::new(pb::ReportAcks { acks }))
+        let answers = send_reports(&self.owner, &host, &request.into_inner().reports)?;
+        Ok(Response::new(answer_reports(&self.owner, answers).await?))
+    }
+
+    type ReportStreamStream = ReceiverStream<Result<pb::ReportAcks, Status>>;
+
+    async fn report_stream(
+        &self,
+        request: Request<Streaming<pb::JobReports>>,
+    ) -> Result<Response<Self::ReportStreamStream>, Status> {
+        let who = self.auth.verify(&request, Need::Daemon).await?;
+        let (tx, rx) = tokio::sync::mpsc::channel(REPORT_STREAM_DEPTH);
+        tokio::spawn(serve_report_stream(
+            self.owner.clone(),
+            who.host,
+            request.into_inner(),
+            tx,
+        ));
+        Ok(Response::new(ReceiverStream::new(rx)))
     }
 }
 
 /// The most reports one `ReportJobs` call may carry.
 const MAX_REPORTS: usize = 1024;
+
+/// The most answers of a report stream waiting to be sent (then its batches wait).
+const REPORT_STREAM_DEPTH: usize = 64;
+
+/// Check the reports of one batch from `host` and hand them all to the owner before any
+/// answer is awaited: it applies them in order, in one iteration (one commit) when they
+/// arrive together. Every report is checked before any is applied: one refused refuses
+/// the batch.
+fn send_reports(
+    owner: &Owner,
+    host: &str,
+    reports: &[pb::JobReport],
+) -> Result<Vec<AnswerRx>, Status> {
+    if reports.len() > MAX_REPORTS {
+        return Err(Status::invalid_argument(format!(
+            "{} reports in one call (at most {MAX_REPORTS})",
+            reports.len()
+        )));
+    }
+    let mut checked = Vec::with_capacity(reports.len());
+    for req in reports {
+        if !basalt_core::same_host(&req.host, host) {
+            tracing::warn!(%host, claimed = %req.host, "sbatchd reports for another host");
+            return Err(Status::permission_denied(basalt_auth::PERMISSION_DENIED));
+        }
+        checked.push(checked_report(req)?);
+    }
+    checked
+        .into_iter()
+        .map(|report| {
+            owner.send(|reply| Msg::Report {
+                report: Some(report),
+                reply,
+            })
+        })
+        .collect()
+}
+
+/// The acknowledgements of a batch handed over by [`send_reports`], in its order.
+async fn answer_reports(owner: &Owner, answers: Vec<AnswerRx>) -> Result<pb::ReportAcks, Status> {
+    let mut acks = Vec::with_capacity(answers.len());
+    for a in answers {
+        let (ack, epoch) = owner.answer(a).await?;
+        acks.push(report_ack(ack, epoch));
+    }
+    Ok(pb::ReportAcks { acks })
+}
+
+/// A batch of a report stream: its answers from the owner, the acknowledgements
+/// taken from them so far (none when the batch was refused).
+struct StreamBatch {
+    answers: Vec<AnswerRx>,
+    acks: Vec<pb::ReportAck>,
+}
+
+type AnswerRx = tokio::sync::oneshot::Receiver<(Option<Ack>, u64)>;
+
+/// Serve one sbatchd's report stream: each batch is handed to the owner as soon as it
+/// comes (so batches that arrive together share a commit) and answered in the order
+/// they came. A refused batch is answered with no acknowledgement (the sbatchd sends it
+/// again); the stream ends when the sbatchd closes it, it breaks, or the owner cannot
+/// answer (mbatchd stopping, the event log unwritable: the error ends the stream).
+async fn serve_report_stream(
+    owner: Owner,
+    host: String,
+    mut inbound: Streaming<pb::JobReports>,
+    out: tokio::sync::mpsc::Sender<Result<pb::ReportAcks, Status>>,
+) {
+    let mut waiting = std::collections::VecDeque::new();
+    let mut open = true;
+    while open || !waiting.is_empty() {
+        tokio::select! {
+            biased;
+            answered = next_answer(&owner, &mut waiting), if !waiting.is_empty() => {
+                let stop = answered.is_err();
+                if out.send(answered).await.is_err() || stop {
+                    return;
+                }
+            }
+            batch = inbound.message(), if open => match batch {
+                Ok(Some(batch)) => {
+                    let answers = send_reports(&owner, &host, &batch.reports).unwrap_or_else(|e| {
+                        tracing::warn!(%host, "report stream: batch refused: {}", e.message());
+                        Vec::new()
+                    });
+                    waiting.push_back(StreamBatch {
+                        acks: Vec::with_capacity(answers.len()),
+                        answers,
+                    });
+                }
+                Ok(None) => open = false,
+                Err(e) => {
+                    tracing::debug!(%host, "report stream ended: {e}");
+                    return;
+                }
+            },
+        }
+    }
+}
+
+/// The acknowledgements of the oldest batch of a report stream. Cancellation-safe:
+/// each answer is kept in the batch as soon as it is taken.
+async fn next_answer(
+    owner: &Owner,
+    waiting: &mut std::collections::VecDeque<StreamBatch>,
+) -> Result<pb::ReportAcks, Status> {
+    if let Some(batch) = waiting.front_mut() {
+        while batch.acks.len() < batch.answers.len() {
+            let (ack, epoch) = owner.answer(&mut batch.answers[batch.acks.len()]).await?;
+            batch.acks.push(report_ack(ack, epoch));
+        }
+    }
+    let acks = waiting.pop_front().map(|b| b.acks).unwrap_or_default();
+    Ok(pb::ReportAcks { acks })
+}
 
 /// A report as the core takes it. One of another protocol, without a job or of
 /// unspecified (or unknown) kind is refused, not acknowledged as if it had been applied.

@@ -197,6 +197,63 @@ async fn arrays_and_dependencies_through_grpc() -> anyhow::Result<()> {
         .await?
         .into_inner();
     assert!(none.acks.is_empty(), "{none:?}");
+    // On the report stream, a refused batch (a report of unspecified kind, another
+    // host's report) is answered with no acknowledgement and the stream goes on; the
+    // answers come in the order of the batches.
+    // (Of a job mbatchd does not have: NO_JOB; the sequence numbers of the jobs that
+    // run are not disturbed.)
+    let rusage = pb::JobReport {
+        kind: pb::ReportKind::Rusage as i32,
+        id: Some(pb::JobRef {
+            job_id: 999_999,
+            idx: 0,
+            has_idx: false,
+        }),
+        ..bad.clone()
+    };
+    let batches = vec![
+        pb::JobReports {
+            reports: vec![bad.clone(), bad.clone()],
+        },
+        pb::JobReports {
+            reports: vec![
+                rusage.clone(),
+                pb::JobReport {
+                    host: "hostB".into(),
+                    ..rusage.clone()
+                },
+            ],
+        },
+        pb::JobReports { reports: vec![] },
+        pb::JobReports {
+            reports: vec![
+                rusage.clone(),
+                pb::JobReport {
+                    seq: 1_000_001,
+                    ..rusage
+                },
+            ],
+        },
+    ];
+    let mut answers = peer
+        .report_stream(tokio_stream::iter(batches))
+        .await?
+        .into_inner();
+    let mut got = Vec::new();
+    while let Some(a) = answers.message().await? {
+        got.push(a.acks);
+    }
+    assert_eq!(
+        got.iter().map(Vec::len).collect::<Vec<_>>(),
+        vec![0, 0, 0, 2],
+        "{got:?}"
+    );
+    assert!(
+        got[3]
+            .iter()
+            .all(|a| a.kind != pb::AckKind::Unspecified as i32),
+        "{got:?}"
+    );
     // A request without a kind is refused, not taken for a kill (nor is an unknown kind).
     for kind in [0, 99] {
         let e = client

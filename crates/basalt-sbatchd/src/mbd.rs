@@ -7,16 +7,161 @@ use crate::Shared;
 use crate::owner::{Key, Msg};
 use basalt_proto::mbatchd::mbatchd_peer_client::MbatchdPeerClient;
 use basalt_proto::mbatchd::{
-    AckKind, JobReport, JobReports, ReportAck, ReportKind, SbdHelloRequest,
+    AckKind, JobReport, JobReports, ReportAck, ReportAcks, ReportKind, SbdHelloRequest,
 };
 use basalt_runtime::AuthChannel as Channel;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
-use tracing::{debug, info, warn};
+use tracing::{Instrument, debug, info, warn};
 
-/// An mbatchd peer client (hello, job reports).
-pub type Client = MbatchdPeerClient<Channel>;
+/// An mbatchd peer client (hello, job reports) and the report stream on its
+/// connection.
+#[derive(Clone)]
+pub struct Client {
+    rpc: MbatchdPeerClient<Channel>,
+    stream: ReportStream,
+}
+
+impl Client {
+    fn new(rpc: MbatchdPeerClient<Channel>) -> Client {
+        Client {
+            stream: ReportStream::open(rpc.clone()),
+            rpc,
+        }
+    }
+}
+
+/// A batch of reports for the report stream and where its acknowledgements go.
+type StreamCall = (
+    JobReports,
+    oneshot::Sender<Result<ReportAcks, tonic::Status>>,
+);
+
+/// The job reports of this host on one long-lived `ReportStream` to mbatchd (one
+/// HTTP/2 stream for all of them, instead of a call per batch). Its task opens the
+/// stream when the first batch comes, sends the batches in the order they come and
+/// hands each acknowledgement to its batch's sender, in the same order. When the stream
+/// breaks or an answer is late (over [`RPC_TIMEOUT`]), the batches waiting fail (their
+/// reporters send them again) and the next batch opens a new stream; when mbatchd does
+/// not have the call (UNIMPLEMENTED), every batch fails with that answer and its
+/// reporter uses the one-call-per-batch `ReportJobs`.
+#[derive(Clone)]
+struct ReportStream {
+    tx: mpsc::UnboundedSender<StreamCall>,
+}
+
+impl ReportStream {
+    /// Start the stream's task; it ends once every copy of the handle is dropped.
+    fn open(rpc: MbatchdPeerClient<Channel>) -> ReportStream {
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(report_stream(rpc, rx).in_current_span());
+        ReportStream { tx }
+    }
+
+    /// Send `batch` on the stream and wait for its acknowledgements.
+    async fn call(&self, batch: JobReports) -> Result<ReportAcks, tonic::Status> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send((batch, tx))
+            .map_err(|_| tonic::Status::unavailable("the report stream has stopped"))?;
+        rx.await
+            .map_err(|_| tonic::Status::unavailable("the report stream has stopped"))?
+    }
+}
+
+/// The batches sent on the report stream whose acknowledgements are awaited, oldest
+/// first, with when each was sent.
+type Awaited = std::collections::VecDeque<(
+    tokio::time::Instant,
+    oneshot::Sender<Result<ReportAcks, tonic::Status>>,
+)>;
+
+/// The report stream's task (see [`ReportStream`]).
+async fn report_stream(
+    mut rpc: MbatchdPeerClient<Channel>,
+    mut rx: mpsc::UnboundedReceiver<StreamCall>,
+) {
+    let mut unsupported = false;
+    while let Some((first, reply)) = rx.recv().await {
+        if unsupported {
+            let _ = reply.send(Err(tonic::Status::unimplemented("no ReportStream")));
+            continue;
+        }
+        // Unbounded: each reporter has one batch in flight at most, and a sender that
+        // waited here would stop reading the acknowledgements that free mbatchd's side.
+        let (out, out_rx) = mpsc::unbounded_channel::<JobReports>();
+        // Queued before the stream opens: it goes with the stream's first frames.
+        let _ = out.send(first);
+        let opened = tokio::time::timeout(
+            RPC_TIMEOUT,
+            rpc.report_stream(tokio_stream::wrappers::UnboundedReceiverStream::new(out_rx)),
+        )
+        .await;
+        let mut inbound = match opened {
+            Ok(Ok(r)) => r.into_inner(),
+            Ok(Err(e)) => {
+                if e.code() == tonic::Code::Unimplemented {
+                    debug!("mbatchd has no ReportStream: one call per batch");
+                    unsupported = true;
+                }
+                let _ = reply.send(Err(e));
+                continue;
+            }
+            Err(_) => {
+                let _ = reply.send(Err(tonic::Status::deadline_exceeded(
+                    "opening the report stream timed out",
+                )));
+                continue;
+            }
+        };
+        let mut awaited: Awaited = std::collections::VecDeque::new();
+        awaited.push_back((tokio::time::Instant::now(), reply));
+        let broken = loop {
+            let late = awaited
+                .front()
+                .map(|(sent, _)| *sent + RPC_TIMEOUT)
+                .unwrap_or_else(|| tokio::time::Instant::now() + IDLE_STREAM);
+            tokio::select! {
+                call = rx.recv() => match call {
+                    Some((batch, reply)) => {
+                        if out.send(batch).is_err() {
+                            let _ = reply.send(Err(tonic::Status::unavailable("the report stream broke")));
+                            break tonic::Status::unavailable("the report stream broke");
+                        }
+                        awaited.push_back((tokio::time::Instant::now(), reply));
+                    }
+                    None => return,
+                },
+                acks = inbound.message() => match acks {
+                    Ok(Some(acks)) => match awaited.pop_front() {
+                        Some((_, reply)) => {
+                            let _ = reply.send(Ok(acks));
+                        }
+                        None => break tonic::Status::internal("an acknowledgement nobody waits for"),
+                    },
+                    Ok(None) => break tonic::Status::unavailable("mbatchd closed the report stream"),
+                    Err(e) => break e,
+                },
+                _ = tokio::time::sleep_until(late) => {
+                    if awaited.is_empty() {
+                        // Idle for a long time: close it (mbatchd frees its side); the
+                        // next batch opens a new one.
+                        break tonic::Status::cancelled("idle");
+                    }
+                    break tonic::Status::deadline_exceeded("an acknowledgement is late");
+                }
+            }
+        };
+        debug!("report stream: {}", broken.message());
+        for (_, reply) in awaited {
+            let _ = reply.send(Err(broken.clone()));
+        }
+    }
+}
+
+/// How long an idle report stream stays open.
+const IDLE_STREAM: Duration = Duration::from_secs(300);
 
 const RPC_TIMEOUT: Duration = Duration::from_secs(5);
 const DEFAULT_HELLO: Duration = Duration::from_secs(5);
@@ -88,7 +233,7 @@ pub async fn hello_loop(
             current = wanted.and_then(|m| {
                 basalt_runtime::mbatchd_peer_channel(&shared.config, &m, RPC_TIMEOUT, &shared.auth)
                     .ok()
-                    .map(|c| (m, c, false))
+                    .map(|c| (m, Client::new(c), false))
             });
             clients.send_replace(None);
         }
@@ -106,7 +251,7 @@ pub async fn hello_loop(
                 restarted,
                 jobs,
             };
-            match tokio::time::timeout(RPC_TIMEOUT, client.sbd_hello(req)).await {
+            match tokio::time::timeout(RPC_TIMEOUT, client.rpc.sbd_hello(req)).await {
                 Ok(Ok(reply)) => {
                     let r = reply.into_inner();
                     if restarted || failures > 0 {
@@ -271,8 +416,9 @@ async fn gather(
     }
 }
 
-/// Send `reports` (in order); returns how many of them were acknowledged and what the
-/// last answer came to.
+/// Send `reports` (in order): on the report stream, else (mbatchd does not have it) in
+/// one `ReportJobs` call, else (nor that) one `ReportJob` call each. Returns how many
+/// of them were acknowledged and what the last answer came to.
 async fn deliver(
     shared: &Shared,
     key: Key,
@@ -280,44 +426,48 @@ async fn deliver(
     mut c: Client,
     owner: &mpsc::Sender<Msg>,
 ) -> (usize, Delivered) {
-    if reports.len() > 1 {
-        let call = c.report_jobs(JobReports {
-            reports: reports.to_vec(),
-        });
-        match tokio::time::timeout(RPC_TIMEOUT, call).await {
-            Ok(Ok(acks)) => {
-                let acks = acks.into_inner().acks;
-                let mut done = 0;
-                for (report, ack) in reports.iter().zip(acks) {
-                    match acknowledged(key, report, ack, owner).await {
-                        Delivered::Acked => done += 1,
-                        other => return (done, other),
-                    }
+    let batch = || JobReports {
+        reports: reports.to_vec(),
+    };
+    let mut answer = tokio::time::timeout(RPC_TIMEOUT, c.stream.call(batch())).await;
+    if reports.len() > 1 && matches!(&answer, Ok(Err(e)) if e.code() == tonic::Code::Unimplemented)
+    {
+        answer = tokio::time::timeout(RPC_TIMEOUT, c.rpc.report_jobs(batch()))
+            .await
+            .map(|r| r.map(tonic::Response::into_inner));
+    }
+    match answer {
+        Ok(Ok(acks)) => {
+            let mut done = 0;
+            for (report, ack) in reports.iter().zip(acks.acks) {
+                match acknowledged(key, report, ack, owner).await {
+                    Delivered::Acked => done += 1,
+                    other => return (done, other),
                 }
-                // Fewer acknowledgements than reports: the rest go again.
-                let outcome = if done == reports.len() {
-                    Delivered::Acked
-                } else {
-                    Delivered::Again
-                };
-                return (done, outcome);
             }
-            Ok(Err(e)) if e.code() == tonic::Code::Unimplemented => {
-                debug!("mbatchd has no ReportJobs: reporting one by one");
-            }
-            Ok(Err(e)) => {
-                let what = format!("{} reports", reports.len());
-                return (0, no_answer(shared, key, &what, e.message()));
-            }
-            Err(_) => {
-                let what = format!("{} reports", reports.len());
-                return (0, no_answer(shared, key, &what, "timed out"));
-            }
+            // Fewer acknowledgements than reports: the rest go again.
+            let outcome = if done == reports.len() {
+                Delivered::Acked
+            } else {
+                Delivered::Again
+            };
+            return (done, outcome);
+        }
+        Ok(Err(e)) if e.code() == tonic::Code::Unimplemented => {
+            debug!("mbatchd has neither ReportStream nor ReportJobs: reporting one by one");
+        }
+        Ok(Err(e)) => {
+            let what = format!("{} reports", reports.len());
+            return (0, no_answer(shared, key, &what, e.message()));
+        }
+        Err(_) => {
+            let what = format!("{} reports", reports.len());
+            return (0, no_answer(shared, key, &what, "timed out"));
         }
     }
     let mut done = 0;
     for report in reports {
-        match tokio::time::timeout(RPC_TIMEOUT, c.report_job(report.clone())).await {
+        match tokio::time::timeout(RPC_TIMEOUT, c.rpc.report_job(report.clone())).await {
             Ok(Ok(ack)) => match acknowledged(key, report, ack.into_inner(), owner).await {
                 Delivered::Acked => done += 1,
                 other => return (done, other),

@@ -33,9 +33,14 @@ struct Recorded {
     forgotten: std::collections::BTreeSet<u64>,
     /// Answer `ReportJobs` UNIMPLEMENTED (an mbatchd from before it).
     no_batches: bool,
+    /// Answer `ReportStream` UNIMPLEMENTED (an mbatchd from before it).
+    no_stream: bool,
     /// `ReportJobs` calls taken, and the most reports one carried.
     batches: usize,
     largest_batch: usize,
+    /// Report streams opened, and the batches that came on them.
+    streams: usize,
+    stream_batches: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -92,6 +97,53 @@ impl MbatchdPeer for FakeMbd {
             .map(|r| self.take_report(&mut rec, r))
             .collect();
         Ok(Response::new(mpb::ReportAcks { acks }))
+    }
+
+    type ReportStreamStream =
+        tokio_stream::wrappers::ReceiverStream<Result<mpb::ReportAcks, Status>>;
+
+    /// Each batch answered in order; once `no_stream` is set, the stream ends
+    /// UNIMPLEMENTED (and a new one is refused so).
+    async fn report_stream(
+        &self,
+        request: Request<tonic::Streaming<mpb::JobReports>>,
+    ) -> Result<Response<Self::ReportStreamStream>, Status> {
+        {
+            let mut rec = self.rec.lock().expect("lock");
+            if rec.no_stream {
+                return Err(Status::unimplemented("no ReportStream here"));
+            }
+            rec.streams += 1;
+        }
+        let mut inbound = request.into_inner();
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        let me = self.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(batch)) = inbound.message().await {
+                let answer = {
+                    let mut rec = me.rec.lock().expect("lock");
+                    if rec.no_stream {
+                        Err(Status::unimplemented("no ReportStream here"))
+                    } else {
+                        rec.stream_batches += 1;
+                        rec.largest_batch = rec.largest_batch.max(batch.reports.len());
+                        let acks = batch
+                            .reports
+                            .into_iter()
+                            .map(|r| me.take_report(&mut rec, r))
+                            .collect();
+                        Ok(mpb::ReportAcks { acks })
+                    }
+                };
+                let last = answer.is_err();
+                if tx.send(answer).await.is_err() || last {
+                    return;
+                }
+            }
+        });
+        Ok(Response::new(tokio_stream::wrappers::ReceiverStream::new(
+            rx,
+        )))
     }
 }
 
@@ -1532,13 +1584,16 @@ async fn an_idle_supervisor_pool_is_stopped_and_the_next_job_starts_one() {
     assert_ne!(second, first, "a new pool");
 }
 
-/// The reports of a job that wait together go to mbatchd in one `ReportJobs` call (a
-/// job's start and its execution details are recorded together); an mbatchd without
-/// `ReportJobs` gets them one by one, in the same order, none lost.
+/// The reports of a job that wait together go to mbatchd as one batch on the report
+/// stream (a job's start and its execution details are recorded together), and the
+/// jobs of a host share one stream; an mbatchd without `ReportStream` gets each batch
+/// in one `ReportJobs` call, and one without `ReportJobs` either gets them one by one,
+/// in the same order, none lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reports_waiting_together_go_in_one_call_or_one_by_one() {
+async fn reports_waiting_together_go_in_one_batch_on_one_stream_or_call_or_one_by_one() {
     let h = Harness::start("sbd-batch").await;
     h.run_true(1701).await;
+    h.run_true(1704).await;
     let kinds = |id| -> Vec<i32> { h.reports(id).iter().map(|r| r.kind).collect() };
     let seqs = |id| -> Vec<u64> { h.reports(id).iter().map(|r| r.seq).collect() };
     let want = vec![
@@ -1546,17 +1601,30 @@ async fn reports_waiting_together_go_in_one_call_or_one_by_one() {
         ReportKind::Executing as i32,
         ReportKind::Finished as i32,
     ];
-    assert_eq!(kinds(1701), want);
-    assert_eq!(seqs(1701), vec![1, 2, 3]);
+    for id in [1701, 1704] {
+        assert_eq!(kinds(id), want);
+        assert_eq!(seqs(id), vec![1, 2, 3]);
+    }
     {
         let rec = h.rec.lock().expect("lock");
         assert!(
-            rec.batches >= 1 && rec.largest_batch >= 2,
-            "{} calls, largest {}",
-            rec.batches,
+            rec.stream_batches >= 2 && rec.largest_batch >= 2,
+            "{} batches, largest {}",
+            rec.stream_batches,
             rec.largest_batch
         );
+        assert_eq!(rec.streams, 1, "both jobs on one stream");
+        assert_eq!(rec.batches, 0, "no ReportJobs call");
     }
+
+    h.rec.lock().expect("lock").no_stream = true;
+    h.run_true(1703).await;
+    assert_eq!(kinds(1703), want);
+    assert_eq!(seqs(1703), vec![1, 2, 3]);
+    assert!(
+        h.rec.lock().expect("lock").batches >= 1,
+        "ReportJobs instead"
+    );
 
     h.rec.lock().expect("lock").no_batches = true;
     h.run_true(1702).await;
