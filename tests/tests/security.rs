@@ -272,7 +272,38 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
                     protocol: Some(basalt_proto::PROTOCOL),
                     epoch: u64::MAX,
                     job: Some(Default::default()),
+                    tag: 0,
                 },
+                &cred,
+            ))
+            .await,
+        )?;
+        // Nor does it open a start stream for a user (the credential is checked once,
+        // when the stream opens).
+        let (_, cred) = auth.credential()?;
+        denied(
+            "StartStream with a user's credential",
+            sb.start_stream(with_cred(
+                tokio_stream::iter(vec![basalt_proto::sbatchd::StartJobRequest {
+                    protocol: Some(basalt_proto::PROTOCOL),
+                    epoch: u64::MAX,
+                    job: Some(Default::default()),
+                    tag: 1,
+                }]),
+                &cred,
+            ))
+            .await,
+        )?;
+        // mbatchd takes job reports only from daemons, on a stream too.
+        let mbd = basalt_runtime::mbd_addr(&cfg, "hostA")?;
+        let mut peer = basalt_proto::mbatchd::mbatchd_peer_client::MbatchdPeerClient::new(
+            raw_channel(mbd, Some(host_a)).await?,
+        );
+        let (_, cred) = auth.credential()?;
+        denied(
+            "ReportStream with a user's credential",
+            peer.report_stream(with_cred(
+                tokio_stream::iter(vec![basalt_proto::mbatchd::JobReports::default()]),
                 &cred,
             ))
             .await,

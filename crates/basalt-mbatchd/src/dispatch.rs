@@ -34,6 +34,9 @@ pub(crate) struct Peers {
 struct Kept {
     client: PeerClient,
     proof: Proof,
+    /// The start orders' stream on this client's connection, once a dispatch on the
+    /// proven connection asked for it.
+    stream: Option<StartStream>,
 }
 
 /// When an answer last came on a kept client's connection; a dispatch's copy marks it
@@ -71,30 +74,206 @@ impl Proof {
 impl Peers {
     /// The client a dispatch to `host` uses: the kept one while proven, else a new one
     /// (kept from now on).
+    /// On a proven connection, its start stream too (opened when missing or closed;
+    /// used once open). Must run inside the runtime (it may start the stream's task).
     fn client(
         &mut self,
         config: &Config,
         host: &str,
         auth: &basalt_runtime::Authenticator,
-    ) -> Result<(PeerClient, Proof), String> {
+    ) -> Result<(PeerClient, Proof, Option<StartStream>), String> {
         let now = Instant::now();
-        if let Some(k) = self.kept.get(host)
+        if let Some(k) = self.kept.get_mut(host)
             && k.proof.proven(now)
         {
-            return Ok((k.client.clone(), k.proof.clone()));
+            if k.stream.as_ref().is_none_or(StartStream::closed) {
+                k.stream = Some(StartStream::open(k.client.clone()));
+            }
+            return Ok((k.client.clone(), k.proof.clone(), k.stream.clone()));
         }
-        let client =
-            basalt_runtime::sbatchd_peer_channel(config, host, Duration::from_secs(10), auth)
-                .map_err(|e| e.to_string())?;
+        let client = basalt_runtime::sbatchd_peer_channel(config, host, ORDER_TIMEOUT, auth)
+            .map_err(|e| e.to_string())?;
         let proof = Proof::new(now);
         self.kept.insert(
             host.to_owned(),
             Kept {
                 client: client.clone(),
                 proof: proof.clone(),
+                stream: None,
             },
         );
-        Ok((client, proof))
+        Ok((client, proof, None))
+    }
+}
+
+/// How long a start order may wait for its answer (on a call or on the stream).
+const ORDER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What became of an order given to a [`StartStream`].
+enum StreamAnswer {
+    /// sbatchd answered it.
+    Reply(sbpb::StartJobReply),
+    /// It went out and no answer came (the stream broke, or the answer is late): sbatchd
+    /// may have started the job.
+    Lost(String),
+    /// It never went out (the stream is not open): the order, to send another way.
+    NotSent(Box<sbpb::StartJobRequest>),
+}
+
+type StreamCall = (
+    sbpb::StartJobRequest,
+    tokio::sync::oneshot::Sender<StreamAnswer>,
+);
+
+const STREAM_OPENING: u8 = 0;
+const STREAM_OPEN: u8 = 1;
+const STREAM_CLOSED: u8 = 2;
+const STREAM_UNSUPPORTED: u8 = 3;
+
+/// The start orders to one sbatchd on one long-lived `StartStream` on the kept
+/// connection (one HTTP/2 stream for all of them, instead of a call per job): each
+/// order is tagged and its answer, which comes when the job has started, handed back by
+/// its tag. Opened in the background; until it is open (and once it has closed, or if
+/// sbatchd does not have it) dispatches use `StartJob`. When it breaks or an answer is
+/// late, the orders that went out on it are "maybe started", as a call that got no
+/// answer.
+#[derive(Clone)]
+pub(crate) struct StartStream {
+    tx: tokio::sync::mpsc::UnboundedSender<StreamCall>,
+    state: Arc<std::sync::atomic::AtomicU8>,
+}
+
+impl StartStream {
+    /// Start the stream's task (inside the runtime); it ends once the stream breaks or
+    /// every copy of the handle is dropped and the orders on it are answered.
+    fn open(client: PeerClient) -> StartStream {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let state = Arc::new(std::sync::atomic::AtomicU8::new(STREAM_OPENING));
+        tokio::spawn(start_stream(client, state.clone(), rx));
+        StartStream { tx, state }
+    }
+
+    fn is_open(&self) -> bool {
+        self.state.load(Ordering::Acquire) == STREAM_OPEN
+    }
+
+    /// Closed (broken, or never opened): a new one may be opened. Not when sbatchd does
+    /// not have the call.
+    fn closed(&self) -> bool {
+        self.state.load(Ordering::Acquire) == STREAM_CLOSED
+    }
+
+    async fn call(&self, req: sbpb::StartJobRequest) -> StreamAnswer {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if let Err(e) = self.tx.send((req, tx)) {
+            return StreamAnswer::NotSent(Box::new(e.0.0));
+        }
+        rx.await
+            .unwrap_or_else(|_| StreamAnswer::Lost("the start stream stopped".into()))
+    }
+}
+
+/// The task of a [`StartStream`].
+async fn start_stream(
+    mut client: PeerClient,
+    state: Arc<std::sync::atomic::AtomicU8>,
+    mut rx: tokio::sync::mpsc::UnboundedReceiver<StreamCall>,
+) {
+    let (out, out_rx) = tokio::sync::mpsc::unbounded_channel::<sbpb::StartJobRequest>();
+    let opened = tokio::time::timeout(
+        ORDER_TIMEOUT,
+        client.start_stream(tokio_stream::wrappers::UnboundedReceiverStream::new(out_rx)),
+    )
+    .await;
+    let mut inbound = match opened {
+        Ok(Ok(r)) => r.into_inner(),
+        Ok(Err(e)) => {
+            let unsupported = e.code() == tonic::Code::Unimplemented;
+            tracing::debug!("start stream not opened: {}", e.message());
+            state.store(
+                if unsupported {
+                    STREAM_UNSUPPORTED
+                } else {
+                    STREAM_CLOSED
+                },
+                Ordering::Release,
+            );
+            return not_sent(rx);
+        }
+        Err(_) => {
+            state.store(STREAM_CLOSED, Ordering::Release);
+            return not_sent(rx);
+        }
+    };
+    state.store(STREAM_OPEN, Ordering::Release);
+    let mut waiting: std::collections::BTreeMap<
+        u64,
+        (
+            tokio::time::Instant,
+            tokio::sync::oneshot::Sender<StreamAnswer>,
+        ),
+    > = std::collections::BTreeMap::new();
+    let mut next_tag: u64 = 1;
+    let mut accepting = true;
+    let broken = loop {
+        let late = waiting
+            .first_key_value()
+            .map(|(_, (sent, _))| *sent + ORDER_TIMEOUT);
+        tokio::select! {
+            call = rx.recv(), if accepting => match call {
+                Some((mut req, reply)) => {
+                    req.tag = next_tag;
+                    if let Err(e) = out.send(req) {
+                        let _ = reply.send(StreamAnswer::NotSent(Box::new(e.0)));
+                        break "the start stream broke".to_owned();
+                    }
+                    waiting.insert(next_tag, (tokio::time::Instant::now(), reply));
+                    next_tag += 1;
+                }
+                None => {
+                    accepting = false;
+                    if waiting.is_empty() {
+                        break String::new();
+                    }
+                }
+            },
+            answer = inbound.message() => match answer {
+                Ok(Some(a)) => {
+                    if let Some((_, reply)) = waiting.remove(&a.tag) {
+                        let _ = reply.send(StreamAnswer::Reply(a));
+                    }
+                    if !accepting && waiting.is_empty() {
+                        break String::new();
+                    }
+                }
+                Ok(None) => break "sbatchd closed the start stream".to_owned(),
+                Err(e) => break e.message().to_owned(),
+            },
+            _ = sleep_until_or_never(late) => break "a start order's answer is late".to_owned(),
+        }
+    };
+    state.store(STREAM_CLOSED, Ordering::Release);
+    if !broken.is_empty() {
+        tracing::debug!("start stream closed: {broken}");
+    }
+    for (_, (_, reply)) in waiting {
+        let _ = reply.send(StreamAnswer::Lost(broken.clone()));
+    }
+    not_sent(rx);
+}
+
+/// Hand back the orders queued on a stream that will not send them.
+fn not_sent(mut rx: tokio::sync::mpsc::UnboundedReceiver<StreamCall>) {
+    rx.close();
+    while let Ok((req, reply)) = rx.try_recv() {
+        let _ = reply.send(StreamAnswer::NotSent(Box::new(req)));
+    }
+}
+
+async fn sleep_until_or_never(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -147,9 +326,9 @@ impl OwnerState {
                     self.rt.spawn(async move {
                         let result = match (client, job_file) {
                             (_, Err(e)) => Err(e),
-                            (Ok((client, proof)), Ok(bytes)) => {
+                            (Ok((client, proof, stream)), Ok(bytes)) => {
                                 let copy = info_copy.map(|(dir, name)| (dir, name, bytes.clone()));
-                                let r = dispatch(client, proof, epoch, spec, bytes).await;
+                                let r = dispatch(client, proof, stream, epoch, spec, bytes).await;
                                 if let Some((dir, name, bytes)) = copy {
                                     crate::journal::place_info_copy(&dir, &name, &bytes);
                                 }
@@ -287,21 +466,42 @@ impl OwnerState {
     }
 }
 
+/// Send one start order: on the start stream when it is open, else (or when it could
+/// not go out on it) with a `StartJob` call.
 async fn dispatch(
     mut client: PeerClient,
     proof: Proof,
+    stream: Option<StartStream>,
     epoch: u64,
     mut spec: sbpb::JobSpec,
     job_file: Vec<u8>,
 ) -> Result<(u32, u32), DispatchError> {
     spec.job_file = job_file;
-    let answer = client
-        .start_job(sbpb::StartJobRequest {
-            protocol: Some(basalt_proto::PROTOCOL),
-            epoch,
-            job: Some(spec),
-        })
-        .await;
+    let mut req = sbpb::StartJobRequest {
+        protocol: Some(basalt_proto::PROTOCOL),
+        epoch,
+        job: Some(spec),
+        tag: 0,
+    };
+    if let Some(stream) = stream.filter(StartStream::is_open) {
+        match stream.call(req).await {
+            StreamAnswer::Reply(r) => {
+                proof.answered();
+                if r.code == 0 {
+                    return Ok((r.pid, r.pgid));
+                }
+                // A refusal: what StartJob would have answered with its status.
+                let s = tonic::Status::new(tonic::Code::from_i32(r.code), r.message);
+                return Err(classify(&s));
+            }
+            StreamAnswer::Lost(why) => return Err(DispatchError::Uncertain(why)),
+            StreamAnswer::NotSent(r) => {
+                req = *r;
+                req.tag = 0;
+            }
+        }
+    }
+    let answer = client.start_job(req).await;
     let reply = match answer {
         Ok(r) => {
             proof.answered();
@@ -384,6 +584,7 @@ mod tests {
         let k = Kept {
             client,
             proof: Proof::new(base),
+            stream: None,
         };
         let now = Instant::now();
         assert!(!k.proof.proven(now), "no answer yet");

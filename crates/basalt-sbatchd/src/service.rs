@@ -10,7 +10,8 @@ use basalt_runtime::{Need, Verifier};
 use std::io::{Read, Seek, SeekFrom};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
-use tonic::{Request, Response, Status};
+use tokio_stream::wrappers::UnboundedReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
 
 /// The sbatchd gRPC service.
 #[derive(Debug, Clone)]
@@ -48,6 +49,22 @@ fn check_protocol(p: Option<&basalt_proto::common::ProtocolVersion>) -> Result<(
     }
 }
 
+impl SbdService {
+    /// Carry out one start order (StartJob, StartStream): (pid, pgid), or why not.
+    async fn start(&self, r: pb::StartJobRequest) -> Result<(u32, u32), Status> {
+        check_protocol(r.protocol.as_ref())?;
+        let spec = r
+            .job
+            .ok_or_else(|| Status::invalid_argument("StartJob without a job"))?;
+        self.ask(|reply| Msg::Start {
+            epoch: r.epoch,
+            spec: Box::new(spec),
+            reply,
+        })
+        .await?
+    }
+}
+
 /// The last `tail` bytes of a file (all of it when `tail` is 0).
 pub fn read_tail(path: &str, tail: u64) -> std::io::Result<Vec<u8>> {
     let mut f = std::fs::File::open(path)?;
@@ -69,19 +86,50 @@ impl SbatchdPeer for SbdService {
     ) -> Result<Response<pb::StartJobReply>, Status> {
         // Only a cluster daemon (mbatchd) starts jobs; the epoch fences old masters.
         self.auth.verify(&request, Need::Daemon).await?;
-        let r = request.into_inner();
-        check_protocol(r.protocol.as_ref())?;
-        let spec = r
-            .job
-            .ok_or_else(|| Status::invalid_argument("StartJob without a job"))?;
-        let (pid, pgid) = self
-            .ask(|reply| Msg::Start {
-                epoch: r.epoch,
-                spec: Box::new(spec),
-                reply,
-            })
-            .await??;
-        Ok(Response::new(pb::StartJobReply { pid, pgid }))
+        let (pid, pgid) = self.start(request.into_inner()).await?;
+        Ok(Response::new(pb::StartJobReply {
+            pid,
+            pgid,
+            ..Default::default()
+        }))
+    }
+
+    type StartStreamStream = UnboundedReceiverStream<Result<pb::StartJobReply, Status>>;
+
+    async fn start_stream(
+        &self,
+        request: Request<Streaming<pb::StartJobRequest>>,
+    ) -> Result<Response<Self::StartStreamStream>, Status> {
+        self.auth.verify(&request, Need::Daemon).await?;
+        let mut inbound = request.into_inner();
+        let (tx, rx) = mpsc::unbounded_channel();
+        let me = self.clone();
+        tokio::spawn(async move {
+            // Each order answered as soon as its job has started (or was refused): a
+            // slow start holds up no other.
+            while let Ok(Some(r)) = inbound.message().await {
+                let (me, tx) = (me.clone(), tx.clone());
+                tokio::spawn(async move {
+                    let tag = r.tag;
+                    let reply = match me.start(r).await {
+                        Ok((pid, pgid)) => pb::StartJobReply {
+                            pid,
+                            pgid,
+                            tag,
+                            ..Default::default()
+                        },
+                        Err(s) => pb::StartJobReply {
+                            tag,
+                            code: s.code() as i32,
+                            message: s.message().to_owned(),
+                            ..Default::default()
+                        },
+                    };
+                    let _ = tx.send(Ok(reply));
+                });
+            }
+        });
+        Ok(Response::new(UnboundedReceiverStream::new(rx)))
     }
 
     async fn signal_job(

@@ -392,6 +392,7 @@ impl Harness {
                 protocol: Some(basalt_proto::PROTOCOL),
                 epoch,
                 job: Some(spec),
+                tag: 0,
             })
             .await
             .map(|r| {
@@ -1630,4 +1631,64 @@ async fn reports_waiting_together_go_in_one_batch_on_one_stream_or_call_or_one_b
     h.run_true(1702).await;
     assert_eq!(kinds(1702), want);
     assert_eq!(seqs(1702), vec![1, 2, 3]);
+}
+
+/// Start orders on one `StartStream`: each is answered by its tag as soon as its job has
+/// started (a job that starts later holds up none), a refusal is answered in-band with
+/// the status StartJob would have returned (an order from an older epoch:
+/// FAILED_PRECONDITION), and the stream goes on after it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_orders_on_one_stream_are_answered_by_tag_and_refusals_in_band() {
+    let h = Harness::start("sbd-start-stream").await;
+    let order = |tag: u64, epoch: u64, job_id: u64| spb::StartJobRequest {
+        protocol: Some(basalt_proto::PROTOCOL),
+        epoch,
+        job: Some(h.spec(job_id, "true", false, "")),
+        tag,
+    };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut answers = h
+        .peer()
+        .start_stream(tokio_stream::wrappers::UnboundedReceiverStream::new(rx))
+        .await
+        .expect("stream opens")
+        .into_inner();
+    for (tag, epoch, job) in [(7, EPOCH, 1801), (8, EPOCH - 1, 1802), (9, EPOCH, 1803)] {
+        tx.send(order(tag, epoch, job)).expect("send");
+    }
+    let mut got = BTreeMap::new();
+    while got.len() < 3 {
+        let a = tokio::time::timeout(DEADLINE, answers.message())
+            .await
+            .expect("an answer in time")
+            .expect("the stream goes on")
+            .expect("an answer");
+        got.insert(a.tag, a);
+    }
+    for tag in [7, 9] {
+        let a = &got[&tag];
+        assert_eq!(a.code, 0, "{a:?}");
+        assert!(a.pid > 0 && a.pgid > 0, "{a:?}");
+    }
+    let refused = &got[&8];
+    assert_eq!(
+        refused.code,
+        tonic::Code::FailedPrecondition as i32,
+        "{refused:?}"
+    );
+    assert!(!refused.message.is_empty(), "{refused:?}");
+    for job in [1801, 1803] {
+        let fin = h.wait_report(job, ReportKind::Finished).await;
+        assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
+    }
+    assert!(h.reports(1802).is_empty(), "the refused order ran nothing");
+    // Repeating an order on the stream is answered with the job's pid again.
+    tx.send(order(10, EPOCH, 1801)).expect("send");
+    let again = tokio::time::timeout(DEADLINE, answers.message())
+        .await
+        .expect("in time")
+        .expect("the stream goes on")
+        .expect("an answer");
+    assert_eq!((again.tag, again.code), (10, 0), "{again:?}");
+    assert_eq!(again.pid, got[&7].pid, "{again:?}");
 }

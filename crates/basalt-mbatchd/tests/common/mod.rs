@@ -35,42 +35,9 @@ impl FakeSbd {
 }
 
 impl FakeSbd {
-    fn report(&self, mut r: pb::JobReport) {
-        let config = self.config.clone();
-        tokio::spawn(async move {
-            r.protocol = Some(basalt_proto::PROTOCOL);
-            r.host = "hostA".into();
-            for _ in 0..100 {
-                if let Ok(mut c) = basalt_runtime::mbatchd_peer_channel(
-                    &config,
-                    "hostA",
-                    Duration::from_secs(2),
-                    &daemon_auth(&config),
-                ) && c.report_job(r.clone()).await.is_ok()
-                {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        });
-    }
-}
-
-pub fn job_ref(id: u64, idx: u32) -> Option<pb::JobRef> {
-    Some(pb::JobRef {
-        job_id: id,
-        idx,
-        has_idx: false,
-    })
-}
-
-#[tonic::async_trait]
-impl sb::sbatchd_peer_server::SbatchdPeer for FakeSbd {
-    async fn start_job(
-        &self,
-        request: Request<sb::StartJobRequest>,
-    ) -> Result<Response<sb::StartJobReply>, Status> {
-        let req = request.into_inner();
+    /// A start order: the job "runs" (reported started, and finished 100 ms later
+    /// unless its command says `long`).
+    fn start(&self, req: sb::StartJobRequest) -> Result<sb::StartJobReply, Status> {
         let job = req.job.ok_or_else(|| Status::invalid_argument("no job"))?;
         assert!(
             !job.job_file.is_empty(),
@@ -122,7 +89,78 @@ impl sb::sbatchd_peer_server::SbatchdPeer for FakeSbd {
                 });
             });
         }
-        Ok(Response::new(sb::StartJobReply { pid, pgid: pid }))
+        Ok(sb::StartJobReply {
+            pid,
+            pgid: pid,
+            ..Default::default()
+        })
+    }
+
+    fn report(&self, mut r: pb::JobReport) {
+        let config = self.config.clone();
+        tokio::spawn(async move {
+            r.protocol = Some(basalt_proto::PROTOCOL);
+            r.host = "hostA".into();
+            for _ in 0..100 {
+                if let Ok(mut c) = basalt_runtime::mbatchd_peer_channel(
+                    &config,
+                    "hostA",
+                    Duration::from_secs(2),
+                    &daemon_auth(&config),
+                ) && c.report_job(r.clone()).await.is_ok()
+                {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        });
+    }
+}
+
+pub fn job_ref(id: u64, idx: u32) -> Option<pb::JobRef> {
+    Some(pb::JobRef {
+        job_id: id,
+        idx,
+        has_idx: false,
+    })
+}
+
+#[tonic::async_trait]
+impl sb::sbatchd_peer_server::SbatchdPeer for FakeSbd {
+    async fn start_job(
+        &self,
+        request: Request<sb::StartJobRequest>,
+    ) -> Result<Response<sb::StartJobReply>, Status> {
+        self.start(request.into_inner()).map(Response::new)
+    }
+
+    type StartStreamStream =
+        tokio_stream::wrappers::UnboundedReceiverStream<Result<sb::StartJobReply, Status>>;
+
+    /// Each order answered as StartJob would, by its tag (a refusal in-band).
+    async fn start_stream(
+        &self,
+        request: Request<tonic::Streaming<sb::StartJobRequest>>,
+    ) -> Result<Response<Self::StartStreamStream>, Status> {
+        let mut inbound = request.into_inner();
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        let me = self.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(req)) = inbound.message().await {
+                let tag = req.tag;
+                let reply = me.start(req).unwrap_or_else(|s| sb::StartJobReply {
+                    code: s.code() as i32,
+                    message: s.message().to_owned(),
+                    ..Default::default()
+                });
+                if tx.send(Ok(sb::StartJobReply { tag, ..reply })).is_err() {
+                    return;
+                }
+            }
+        });
+        Ok(Response::new(
+            tokio_stream::wrappers::UnboundedReceiverStream::new(rx),
+        ))
     }
 
     async fn signal_job(
