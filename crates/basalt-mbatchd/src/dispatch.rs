@@ -1,5 +1,6 @@
 //! Dispatch and signals to the sbatchds, carried out once the events they depend on are
-//! durable: the `StartJob` order (with the job's spec and spooled file), its outcome
+//! durable: the start order (with the job's spec and spooled file; on the host's
+//! long-lived `StartStream` once it is open, else a `StartJob` call), its outcome
 //! classified for the core (not started / maybe started / refused), and `SignalJob`.
 //!
 //! A dispatch reuses the connection to a host's sbatchd only while it is proven: an

@@ -1,7 +1,9 @@
 //! Talking to mbatchd: finding the master through the LIMs, the `SbdHello`
 //! heartbeat, and the per-job reporters that deliver a job's reports in order (those
-//! waiting together in one `ReportJobs` call; a job's start waits a few milliseconds
-//! for its end), retrying with back-off until each is acknowledged.
+//! waiting together in one batch; a job's start waits a few milliseconds for its end),
+//! retrying with back-off until each is acknowledged. The batches of all the jobs go on
+//! one long-lived `ReportStream` per master ([`ReportStream`]), or by `ReportJobs` /
+//! `ReportJob` calls to an mbatchd without it.
 
 use crate::Shared;
 use crate::owner::{Key, Msg};
