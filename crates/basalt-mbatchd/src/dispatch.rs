@@ -566,6 +566,257 @@ fn never_connected(s: &tonic::Status) -> bool {
 mod tests {
     use super::*;
 
+    /// How a fake sbatchd serves the start stream.
+    #[derive(Clone, Copy, PartialEq)]
+    enum StreamMode {
+        /// Answers each order by its tag, the second of a pair before the first; a job
+        /// id of 13 is refused in-band (FAILED_PRECONDITION), 14 (INVALID_ARGUMENT).
+        Answer,
+        /// Takes the first order, then ends the stream without answering it.
+        Break,
+        /// Has no StartStream (an sbatchd from before it).
+        Missing,
+    }
+
+    #[derive(Clone)]
+    struct FakeSbd {
+        mode: StreamMode,
+        /// StartJob calls taken.
+        calls: Arc<AtomicU64>,
+    }
+
+    fn pid_of(r: &sbpb::StartJobRequest) -> u32 {
+        r.job.as_ref().map_or(0, |j| 1000 + j.job_id as u32)
+    }
+
+    #[tonic::async_trait]
+    impl sbpb::sbatchd_peer_server::SbatchdPeer for FakeSbd {
+        async fn start_job(
+            &self,
+            request: tonic::Request<sbpb::StartJobRequest>,
+        ) -> Result<tonic::Response<sbpb::StartJobReply>, tonic::Status> {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            let pid = pid_of(request.get_ref());
+            Ok(tonic::Response::new(sbpb::StartJobReply {
+                pid,
+                pgid: pid,
+                ..Default::default()
+            }))
+        }
+
+        async fn signal_job(
+            &self,
+            _request: tonic::Request<sbpb::SignalJobRequest>,
+        ) -> Result<tonic::Response<sbpb::SignalJobReply>, tonic::Status> {
+            Err(tonic::Status::unimplemented("not here"))
+        }
+
+        type StartStreamStream = tokio_stream::wrappers::UnboundedReceiverStream<
+            Result<sbpb::StartJobReply, tonic::Status>,
+        >;
+
+        async fn start_stream(
+            &self,
+            request: tonic::Request<tonic::Streaming<sbpb::StartJobRequest>>,
+        ) -> Result<tonic::Response<Self::StartStreamStream>, tonic::Status> {
+            if self.mode == StreamMode::Missing {
+                return Err(tonic::Status::unimplemented("no StartStream here"));
+            }
+            let mode = self.mode;
+            let mut inbound = request.into_inner();
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            tokio::spawn(async move {
+                let mut held: Option<sbpb::StartJobRequest> = None;
+                while let Ok(Some(r)) = inbound.message().await {
+                    if mode == StreamMode::Break {
+                        // The order is taken; the stream ends unanswered.
+                        let _ = tx.send(Err(tonic::Status::unavailable("gone")));
+                        return;
+                    }
+                    let answer = |r: &sbpb::StartJobRequest| {
+                        let id = r.job.as_ref().map_or(0, |j| j.job_id);
+                        let (code, message) = match id {
+                            13 => (tonic::Code::FailedPrecondition as i32, "stale epoch"),
+                            14 => (tonic::Code::InvalidArgument as i32, "unknown user"),
+                            _ => (0, ""),
+                        };
+                        sbpb::StartJobReply {
+                            pid: if code == 0 { pid_of(r) } else { 0 },
+                            pgid: if code == 0 { pid_of(r) } else { 0 },
+                            tag: r.tag,
+                            code,
+                            message: message.to_owned(),
+                        }
+                    };
+                    match held.take() {
+                        None => held = Some(r),
+                        Some(first) => {
+                            let _ = tx.send(Ok(answer(&r)));
+                            let _ = tx.send(Ok(answer(&first)));
+                        }
+                    }
+                }
+            });
+            Ok(tonic::Response::new(
+                tokio_stream::wrappers::UnboundedReceiverStream::new(rx),
+            ))
+        }
+    }
+
+    /// A fake sbatchd on a loopback port, and a client of it with a daemon's credentials.
+    async fn fake_sbatchd(mode: StreamMode) -> (PeerClient, Arc<AtomicU64>, tempfile::TempDir) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let calls = Arc::new(AtomicU64::new(0));
+        let fake = FakeSbd {
+            mode,
+            calls: calls.clone(),
+        };
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .add_service(sbpb::sbatchd_peer_server::SbatchdPeerServer::new(fake))
+                .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+        );
+        let dir = tempfile::tempdir().expect("tempdir");
+        let key = dir.path().join("key");
+        basalt_auth::key::create_key_file(&key).expect("key file");
+        let keys = Arc::new(basalt_auth::key::KeySource::open(&key, false).expect("keys"));
+        let auth = basalt_runtime::Authenticator::with_key(
+            keys,
+            basalt_auth::daemon_identity("h"),
+            "c",
+            None,
+        );
+        let client = sbpb::sbatchd_peer_client::SbatchdPeerClient::new(
+            basalt_runtime::auth_channel(addr, "h", Duration::from_secs(5), &auth)
+                .expect("channel"),
+        );
+        (client, calls, dir)
+    }
+
+    fn spec(job_id: u64) -> sbpb::JobSpec {
+        sbpb::JobSpec {
+            job_id,
+            ..Default::default()
+        }
+    }
+
+    /// Wait until the stream has left its opening state.
+    async fn settled(stream: &StartStream) {
+        let until = Instant::now() + Duration::from_secs(10);
+        while stream.state.load(Ordering::Acquire) == STREAM_OPENING {
+            assert!(Instant::now() < until, "the start stream never opened");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// Orders on an open start stream are answered by their tags, whatever the order
+    /// of the answers; a refusal comes in-band and is classified as StartJob's status
+    /// would be (FAILED_PRECONDITION: not started; another: refused); no StartJob call.
+    #[tokio::test]
+    async fn orders_on_the_stream_are_answered_by_tag_and_refusals_classified() {
+        let (client, calls, _dir) = fake_sbatchd(StreamMode::Answer).await;
+        let stream = StartStream::open(client.clone());
+        settled(&stream).await;
+        assert!(stream.is_open());
+        let proof = Proof::new(Instant::now());
+        let go = |id: u64| {
+            dispatch(
+                client.clone(),
+                proof.clone(),
+                Some(stream.clone()),
+                1,
+                spec(id),
+                Vec::new(),
+            )
+        };
+        let (a, b) = tokio::join!(go(7), go(8));
+        assert_eq!(a.expect("7 started"), (1007, 1007));
+        assert_eq!(b.expect("8 started"), (1008, 1008));
+        assert!(
+            proof.proven(Instant::now()),
+            "an answer on the stream proves it"
+        );
+        let (stale, bad) = tokio::join!(go(13), go(14));
+        assert!(
+            matches!(stale, Err(DispatchError::Unreachable(_))),
+            "{stale:?}"
+        );
+        assert!(matches!(bad, Err(DispatchError::Refused(_))), "{bad:?}");
+        assert_eq!(calls.load(Ordering::SeqCst), 0, "all on the stream");
+    }
+
+    /// An order that went out on a stream that then broke is "maybe started"; the
+    /// stream is closed, so the next one is opened anew.
+    #[tokio::test]
+    async fn an_order_on_a_broken_stream_is_maybe_started() {
+        let (client, calls, _dir) = fake_sbatchd(StreamMode::Break).await;
+        let stream = StartStream::open(client.clone());
+        settled(&stream).await;
+        let r = dispatch(
+            client,
+            Proof::new(Instant::now()),
+            Some(stream.clone()),
+            1,
+            spec(7),
+            Vec::new(),
+        )
+        .await;
+        assert!(matches!(r, Err(DispatchError::Uncertain(_))), "{r:?}");
+        assert!(stream.closed(), "a broken stream is closed");
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            0,
+            "not sent again by StartJob"
+        );
+    }
+
+    /// An sbatchd without the stream gets StartJob calls; the stream is not tried again.
+    #[tokio::test]
+    async fn an_sbatchd_without_the_stream_gets_start_job() {
+        let (client, calls, _dir) = fake_sbatchd(StreamMode::Missing).await;
+        let stream = StartStream::open(client.clone());
+        settled(&stream).await;
+        assert!(
+            !stream.is_open() && !stream.closed(),
+            "unsupported, not closed"
+        );
+        let r = dispatch(
+            client,
+            Proof::new(Instant::now()),
+            Some(stream),
+            1,
+            spec(7),
+            Vec::new(),
+        )
+        .await;
+        assert_eq!(r.expect("started by StartJob"), (1007, 1007));
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    /// An order handed to a stream that will not send it (its task is gone) comes back
+    /// whole, to go another way.
+    #[tokio::test]
+    async fn an_order_a_stream_cannot_send_comes_back() {
+        let (client, _calls, _dir) = fake_sbatchd(StreamMode::Missing).await;
+        let stream = StartStream::open(client);
+        settled(&stream).await;
+        let req = sbpb::StartJobRequest {
+            epoch: 3,
+            job: Some(spec(9)),
+            ..Default::default()
+        };
+        match stream.call(req).await {
+            StreamAnswer::NotSent(back) => {
+                assert_eq!((back.epoch, back.job.map(|j| j.job_id)), (3, Some(9)));
+            }
+            StreamAnswer::Reply(r) => panic!("answered: {r:?}"),
+            StreamAnswer::Lost(why) => panic!("lost: {why}"),
+        }
+    }
+
     fn connect_failure(kind: std::io::ErrorKind) -> tonic::Status {
         let io = std::io::Error::new(kind, "connect");
         tonic::Status::from_error(Box::new(tonic::ConnectError(Box::new(io))))
