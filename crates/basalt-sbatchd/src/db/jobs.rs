@@ -228,6 +228,14 @@ impl JobDb {
 
     /// Forget a job and its events.
     pub fn remove(&mut self, key: Key) -> Result<(), DbError> {
+        self.remove_many(&[key])
+    }
+
+    /// Remove these jobs and their events, in one transaction.
+    pub fn remove_many(&mut self, keys: &[Key]) -> Result<(), DbError> {
+        if keys.is_empty() {
+            return Ok(());
+        }
         self.durability(false)?;
         let path = self.path.clone();
         let err = |source| DbError::Sqlite {
@@ -235,13 +243,15 @@ impl JobDb {
             source,
         };
         let tx = self.write_tx().map_err(err)?;
-        for sql in [
-            "DELETE FROM events WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
-            "DELETE FROM jobs WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
-        ] {
-            tx.prepare_cached(sql)
-                .and_then(|mut st| st.execute(params![i(key.0), key.1, key.2]))
-                .map_err(err)?;
+        for key in keys {
+            for sql in [
+                "DELETE FROM events WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
+                "DELETE FROM jobs WHERE job_id = ?1 AND idx = ?2 AND attempt = ?3",
+            ] {
+                tx.prepare_cached(sql)
+                    .and_then(|mut st| st.execute(params![i(key.0), key.1, key.2]))
+                    .map_err(err)?;
+            }
         }
         tx.commit().map_err(err)
     }

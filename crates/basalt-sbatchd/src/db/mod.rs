@@ -39,7 +39,8 @@
 //! * sbatchd inserts a job's row before it starts the supervisor, records what
 //!   mbatchd acknowledged (`acked_seq`, `abandoned`), appends an event itself only
 //!   when no supervisor can (it never started, or died without its final word),
-//!   and deletes the job once mbatchd acknowledged its final report. It prunes
+//!   and deletes the job once mbatchd acknowledged its final report (with the
+//!   acknowledgements of the same second, in one transaction). It prunes
 //!   acknowledged `rusage` events (only the newest usage matters).
 //! * The supervisor records its identity and appends the job's events. The
 //!   sequence number comes from the job's `last_seq`, updated in the same

@@ -204,6 +204,37 @@ fn acknowledgements_of_several_jobs_in_one_call() {
     assert_eq!((acked(a), acked(b)), (Some(2), Some(1)));
 }
 
+/// Forgotten jobs are removed together, rows and events, in one call; a job not
+/// named stays, one already gone is no error.
+#[test]
+fn several_jobs_removed_in_one_call() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let mut db = JobDb::open(&d.path().join(DB_FILE), true).expect("open");
+    let launch = Launch {
+        host: "hostA".into(),
+        ..Default::default()
+    };
+    let (a, b, c) = ((1, 0, 1), (2, 0, 1), (3, 0, 1));
+    for k in [a, b, c] {
+        db.insert_job(k, &spec(k.0), &launch, 100, None)
+            .expect("insert");
+        let mut evs = [Event {
+            kind: EventKind::Started,
+            ..Default::default()
+        }];
+        db.append_events(k, &mut evs).expect("append");
+    }
+    db.remove_many(&[a, c, (9, 0, 1)]).expect("remove");
+    db.remove_many(&[]).expect("nothing to remove");
+    let left: Vec<_> = db
+        .load_all()
+        .expect("load")
+        .into_iter()
+        .map(|j| (j.key, j.events.len()))
+        .collect();
+    assert_eq!(left, vec![(b, 1)]);
+}
+
 /// The supervisor's final event: committed without waiting for the disk (the
 /// connection stays at NORMAL), readable by another connection at once, refused a
 /// second time, then made durable by one sync of the write-ahead log; a failed

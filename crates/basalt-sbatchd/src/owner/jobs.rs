@@ -394,27 +394,30 @@ impl Owner {
             };
             self.recent.insert(key, (answer, now));
             self.recent_order.push_back((now, key));
-            let ctl = job.ctl;
-            self.db.send("forgetting a finished job", move |db| {
-                db.remove(key)?;
-                // The supervisor removed the socket when the job's top process ended;
-                // this is for one it could not (or an older sbatchd's job directory).
-                let removed = if ctl.file_name().is_some_and(|n| n == state::CTL_SOCKET) {
-                    match ctl.parent() {
-                        Some(dir) => std::fs::remove_dir_all(dir),
-                        None => Ok(()),
-                    }
-                } else {
-                    std::fs::remove_file(&ctl)
-                };
-                if let Err(e) = removed
-                    && e.kind() != std::io::ErrorKind::NotFound
-                {
-                    warn!("cannot remove {}: {e}", ctl.display());
-                }
-                Ok(())
-            });
+            self.pending_removals.push((key, job.ctl));
+            if self.pending_removals.len() >= super::REMOVE_BATCH {
+                self.flush_removals();
+            }
             debug!("job {} idx {} attempt {}: forgotten", key.0, key.1, key.2);
         }
+    }
+}
+
+/// Remove what is left of a forgotten job's control socket: the supervisor removed it
+/// when the job's top process ended; this is for one it could not (or an older
+/// sbatchd's job directory).
+pub(super) fn remove_ctl(ctl: &std::path::Path) {
+    let removed = if ctl.file_name().is_some_and(|n| n == state::CTL_SOCKET) {
+        match ctl.parent() {
+            Some(dir) => std::fs::remove_dir_all(dir),
+            None => Ok(()),
+        }
+    } else {
+        std::fs::remove_file(ctl)
+    };
+    if let Err(e) = removed
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        warn!("cannot remove {}: {e}", ctl.display());
     }
 }

@@ -174,7 +174,15 @@ pub struct Owner {
     /// lost in a crash only makes the restarted sbatchd send its events again, which
     /// mbatchd recognises by their sequence numbers.
     pending_acks: BTreeMap<Key, u64>,
+    /// Jobs forgotten (mbatchd acknowledged their end) whose rows and control sockets
+    /// are not removed yet: removed together with the acknowledgements, every
+    /// [`ACK_FLUSH`] (or once [`REMOVE_BATCH`] wait), in one transaction. A row left
+    /// by a crash is a finished job the next sbatchd reports again; mbatchd knows it.
+    pending_removals: Vec<(Key, PathBuf)>,
 }
+
+/// The most forgotten jobs whose removal waits for the next flush.
+const REMOVE_BATCH: usize = 256;
 
 const RECENT_KEEP: Duration = Duration::from_secs(600);
 
@@ -197,6 +205,7 @@ impl Owner {
             recent: BTreeMap::new(),
             recent_order: std::collections::VecDeque::new(),
             pending_acks: BTreeMap::new(),
+            pending_removals: Vec::new(),
         }
     }
 
@@ -218,8 +227,10 @@ impl Owner {
         self.flush_acks();
     }
 
-    /// Write the acknowledgements gathered since the last flush, in one transaction.
+    /// Write the acknowledgements gathered since the last flush, in one transaction,
+    /// and remove the jobs forgotten since, in another.
     fn flush_acks(&mut self) {
+        self.flush_removals();
         if self.pending_acks.is_empty() {
             return;
         }
@@ -233,6 +244,24 @@ impl Owner {
                     k.1,
                     k.2
                 );
+            }
+            Ok(())
+        });
+    }
+
+    /// Remove the rows of the jobs forgotten since the last flush (one transaction) and
+    /// what is left of their control sockets.
+    fn flush_removals(&mut self) {
+        if self.pending_removals.is_empty() {
+            return;
+        }
+        let gone = std::mem::take(&mut self.pending_removals);
+        self.db.send("forgetting finished jobs", move |db| {
+            let keys: Vec<Key> = gone.iter().map(|(k, _)| *k).collect();
+            db.remove_many(&keys)?;
+            for (key, ctl) in &gone {
+                jobs::remove_ctl(ctl);
+                tracing::debug!("job {} idx {} attempt {}: removed", key.0, key.1, key.2);
             }
             Ok(())
         });
