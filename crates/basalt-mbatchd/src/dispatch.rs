@@ -75,6 +75,7 @@ impl Proof {
 impl Peers {
     /// The client a dispatch to `host` uses: the kept one while proven, else a new one
     /// (kept from now on).
+    ///
     /// On a proven connection, its start stream too (opened when missing or closed;
     /// used once open). Must run inside the runtime (it may start the stream's task).
     fn client(

@@ -641,19 +641,35 @@ fn send_reports(
 
 /// The acknowledgements of a batch handed over by [`send_reports`], in its order.
 async fn answer_reports(owner: &Owner, answers: Vec<AnswerRx>) -> Result<pb::ReportAcks, Status> {
-    let mut acks = Vec::with_capacity(answers.len());
-    for a in answers {
-        let (ack, epoch) = owner.answer(a).await?;
-        acks.push(report_ack(ack, epoch));
-    }
-    Ok(pb::ReportAcks { acks })
+    let mut batch = StreamBatch::new(answers);
+    batch.take_acks(owner).await?;
+    Ok(pb::ReportAcks { acks: batch.acks })
 }
 
-/// A batch of a report stream: its answers from the owner, the acknowledgements
-/// taken from them so far (none when the batch was refused).
+/// A batch of reports handed to the owner: its answers, the acknowledgements taken from
+/// them so far (none when the batch was refused).
 struct StreamBatch {
     answers: Vec<AnswerRx>,
     acks: Vec<pb::ReportAck>,
+}
+
+impl StreamBatch {
+    fn new(answers: Vec<AnswerRx>) -> StreamBatch {
+        StreamBatch {
+            acks: Vec::with_capacity(answers.len()),
+            answers,
+        }
+    }
+
+    /// Wait for the answers not taken yet, in order. Cancellation-safe: each is kept as
+    /// soon as it is taken.
+    async fn take_acks(&mut self, owner: &Owner) -> Result<(), Status> {
+        while self.acks.len() < self.answers.len() {
+            let (ack, epoch) = owner.answer(&mut self.answers[self.acks.len()]).await?;
+            self.acks.push(report_ack(ack, epoch));
+        }
+        Ok(())
+    }
 }
 
 type AnswerRx = tokio::sync::oneshot::Receiver<(Option<Ack>, u64)>;
@@ -686,10 +702,7 @@ async fn serve_report_stream(
                         tracing::warn!(%host, "report stream: batch refused: {}", e.message());
                         Vec::new()
                     });
-                    waiting.push_back(StreamBatch {
-                        acks: Vec::with_capacity(answers.len()),
-                        answers,
-                    });
+                    waiting.push_back(StreamBatch::new(answers));
                 }
                 Ok(None) => open = false,
                 Err(e) => {
@@ -701,17 +714,14 @@ async fn serve_report_stream(
     }
 }
 
-/// The acknowledgements of the oldest batch of a report stream. Cancellation-safe:
-/// each answer is kept in the batch as soon as it is taken.
+/// The acknowledgements of the oldest batch of a report stream (cancellation-safe, see
+/// [`StreamBatch::take_acks`]).
 async fn next_answer(
     owner: &Owner,
     waiting: &mut std::collections::VecDeque<StreamBatch>,
 ) -> Result<pb::ReportAcks, Status> {
     if let Some(batch) = waiting.front_mut() {
-        while batch.acks.len() < batch.answers.len() {
-            let (ack, epoch) = owner.answer(&mut batch.answers[batch.acks.len()]).await?;
-            batch.acks.push(report_ack(ack, epoch));
-        }
+        batch.take_acks(owner).await?;
     }
     let acks = waiting.pop_front().map(|b| b.acks).unwrap_or_default();
     Ok(pb::ReportAcks { acks })
