@@ -226,12 +226,7 @@ impl JobDb {
         Ok(())
     }
 
-    /// Forget a job and its events.
-    pub fn remove(&mut self, key: Key) -> Result<(), DbError> {
-        self.remove_many(&[key])
-    }
-
-    /// Remove these jobs and their events, in one transaction.
+    /// Forget these jobs and their events, in one transaction.
     pub fn remove_many(&mut self, keys: &[Key]) -> Result<(), DbError> {
         if keys.is_empty() {
             return Ok(());

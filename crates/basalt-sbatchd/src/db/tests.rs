@@ -123,7 +123,7 @@ fn jobs_events_acks_and_removal() {
     assert_eq!((j.last_seq, j.events.len(), j.created), (0, 0, 200));
     assert_eq!(j.supervisor, None);
 
-    a.remove(key).expect("remove");
+    a.remove_many(&[key]).expect("remove");
     assert!(a.job(key).expect("job").is_none());
     assert!(a.load_all().expect("load").is_empty());
     assert!(b.append_event(key, &mut stop).is_err(), "no job, no event");
@@ -271,5 +271,5 @@ fn a_final_event_committed_then_synced() {
     // Nothing left open: both connections can still write.
     sup.set_supervisor(key, &SupervisorId::of(std::process::id()).expect("id"))
         .expect("write after a refused transaction");
-    sbd.remove(key).expect("remove");
+    sbd.remove_many(&[key]).expect("remove");
 }
