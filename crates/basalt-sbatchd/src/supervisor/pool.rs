@@ -91,12 +91,18 @@ pub unsafe fn serve(root: &Path) -> i32 {
     unsafe { Runner::new(root, sock, sigfd).run() }
 }
 
-/// Read one request (blocking: poll said there is one).
-pub(super) fn read_request(sock: RawFd) -> Request {
-    let mut buf = vec![0u8; MAX_REQUEST];
+/// A buffer for [`read_request`], allocated once by the supervisor's loop (a request
+/// can carry a job of up to [`crate::state::HANDED_MAX`] bytes).
+pub(super) fn request_buffer() -> Vec<u8> {
+    vec![0u8; MAX_REQUEST]
+}
+
+/// Read one request (blocking: poll said there is one) into `buf`, a
+/// [`request_buffer`].
+pub(super) fn read_request(sock: RawFd, buf: &mut [u8]) -> Request {
     let mut cmsg = nix::cmsg_space!([RawFd; 1]);
     let (len, fds, truncated) = {
-        let mut iov = [IoSliceMut::new(&mut buf)];
+        let mut iov = [IoSliceMut::new(buf)];
         let received = loop {
             match recvmsg::<()>(sock, &mut iov, Some(&mut cmsg), MsgFlags::MSG_CMSG_CLOEXEC) {
                 Err(Errno::EINTR) => continue,

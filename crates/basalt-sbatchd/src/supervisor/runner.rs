@@ -53,6 +53,8 @@ pub(super) struct Runner {
     unclaimed: Vec<Unclaimed>,
     /// Users looked up for recent jobs.
     users: super::launch::IdentityCache,
+    /// Where sbatchd's requests are read ([`super::pool::request_buffer`]).
+    request_buf: Vec<u8>,
 }
 
 /// A reaped child no job claimed yet.
@@ -88,6 +90,7 @@ impl Runner {
             jobs: Vec::new(),
             unclaimed: Vec::new(),
             users: super::launch::IdentityCache::default(),
+            request_buf: super::pool::request_buffer(),
             reports: match nix::unistd::pipe2(OFlag::O_CLOEXEC | OFlag::O_NONBLOCK) {
                 Ok((r, w)) => Some((r, Arc::new(w))),
                 Err(e) => {
@@ -210,7 +213,7 @@ impl Runner {
         let Some(sock) = self.sock.as_ref() else {
             return;
         };
-        let answer = match read_request(sock.as_raw_fd()) {
+        let answer = match read_request(sock.as_raw_fd(), &mut self.request_buf) {
             Request::Closed => {
                 tracing::debug!(
                     "job supervisor: sbatchd closed its socket; {} job(s) left to follow",
