@@ -34,13 +34,22 @@ impl DbHandle {
         &self,
         f: impl FnOnce(&mut JobDb) -> R + Send + 'static,
     ) -> Result<R, DbError> {
+        self.ask(f)?.answer().await
+    }
+
+    /// Hand `f` to the database thread now (it runs while the caller goes on);
+    /// [`Asked::answer`] waits for its answer.
+    pub fn ask<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut JobDb) -> R + Send + 'static,
+    ) -> Result<Asked<R>, DbError> {
         let (otx, orx) = tokio::sync::oneshot::channel();
         self.tx
             .send(Box::new(move |db: &mut JobDb| {
                 let _ = otx.send(f(db));
             }))
             .map_err(|_| DbError::Closed)?;
-        orx.await.map_err(|_| DbError::Closed)
+        Ok(Asked(orx))
     }
 
     /// Run `f` on the database thread without waiting; a failure is logged.
@@ -57,5 +66,16 @@ impl DbHandle {
         if sent.is_err() {
             tracing::warn!("{what}: the job database thread is gone");
         }
+    }
+}
+
+/// A call handed to the database thread ([`DbHandle::ask`]).
+#[derive(Debug)]
+pub struct Asked<R>(tokio::sync::oneshot::Receiver<R>);
+
+impl<R> Asked<R> {
+    /// The call's answer.
+    pub async fn answer(self) -> Result<R, DbError> {
+        self.0.await.map_err(|_| DbError::Closed)
     }
 }

@@ -93,7 +93,7 @@ mod schema;
 #[cfg(test)]
 mod tests;
 
-pub use handle::DbHandle;
+pub use handle::{Asked, DbHandle};
 
 use crate::state::{Event, EventKind, Launch, SupervisorId};
 use basalt_proto::sbatchd::JobSpec;

@@ -2,7 +2,7 @@
 //! its supervisor's events, mbatchd's acknowledgements and hello lists, and its
 //! removal once everything is acknowledged.
 
-use super::tasks::{Adopted, launch, record_end, watch_events};
+use super::tasks::{Adopted, launch, record_and_hand_over, record_end, watch_events};
 use super::{Key, Owner, RECENT_KEEP, to_report};
 use crate::db::StoredJob;
 use crate::state::{self, Event, EventKind, SupervisorId};
@@ -51,10 +51,6 @@ impl Owner {
             );
             self.send_ctl(k, "KILL 0 -".to_owned(), None);
         }
-        info!(
-            "job {} idx {} attempt {}: starting as user {}",
-            key.0, key.1, key.2, spec.user
-        );
         let ctl = state::ctl_socket(&self.shared.state_root, key);
         let job_file = spec.job_file.clone();
         let mut light = spec;
@@ -63,12 +59,19 @@ impl Owner {
             job_file,
             ..light.clone()
         });
+        // On its way to the database's and the supervisor's threads first; the rest
+        // (the log line among it) while they work.
+        let recorded = record_and_hand_over(&self.shared, &self.db, key, full);
+        info!(
+            "job {} idx {} attempt {}: starting as user {}",
+            key.0, key.1, key.2, light.user
+        );
         let job = self.new_job(key, Arc::new(light), ctl);
         job.waiters.push(reply);
         let shared = self.shared.clone();
         let tx = self.tx.clone();
         let db = self.db.clone();
-        tokio::spawn(launch(shared, db, tx, key, full).in_current_span());
+        tokio::spawn(launch(shared, db, tx, key, recorded).in_current_span());
     }
 
     /// Take over a job found in the database when sbatchd starts: resend what

@@ -4,7 +4,8 @@
 
 use super::{Key, Msg, UNRECORDED_GRACE};
 use crate::Shared;
-use crate::db::{DbError, DbHandle};
+use crate::db::{Asked, DbError, DbHandle};
+use crate::pool::HandOver;
 use crate::state::{Event, EventKind, SupervisorId};
 use basalt_proto::sbatchd::JobSpec;
 use std::sync::Arc;
@@ -14,36 +15,52 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::mpsc;
 use tracing::warn;
 
-/// Record the job, start the job's supervisor, then follow its events.
-pub(super) async fn launch(
-    shared: Arc<Shared>,
-    db: DbHandle,
-    tx: mpsc::Sender<Msg>,
+/// What [`record_and_hand_over`] gives back: the hand-over to the supervisor, once the
+/// job is recorded.
+pub(super) type Recorded = Result<Asked<Result<HandOver, String>>, DbError>;
+
+/// Ask the database's thread to record the job and hand it to the supervisor's thread
+/// as soon as it is on record (one hand-over between threads less than coming back
+/// here first). Asked at once, by the owner, so that nothing it does next delays the
+/// job; [`launch`] waits for the outcome.
+pub(super) fn record_and_hand_over(
+    shared: &Shared,
+    db: &DbHandle,
     key: Key,
     spec: Arc<JobSpec>,
-) {
+) -> Recorded {
     let mut launch = shared.launch.clone();
     launch.terminate_interval = shared.terminate_interval.load(Ordering::SeqCst);
     let clock = shared.clock.clone();
     // The supervisor the job goes to, recorded with it (it then need not record itself).
     let supervisor = shared.pool.current();
-    // The database's thread hands the job to the supervisor's as soon as it is on
-    // record (one hand-over between threads less than coming back here first).
     let pool = shared.pool.clone();
-    let prepared = db
-        .call(move |db| {
-            let created = clock.now_secs();
-            db.insert_job(key, &spec, &launch, created, supervisor.as_ref())
-                .map_err(|e| format!("cannot record the job: {e}"))?;
-            let name = crate::paths::state_dir_name(key.0, key.1, key.2);
-            // The job goes with its name: the supervisor need not read it back.
-            let body =
-                crate::state::encode_handed(&name, created, supervisor.as_ref(), &launch, &spec);
-            pool.hand_over(name, body)
-        })
-        .await
-        .map_err(|e| e.to_string())
-        .and_then(|r| r);
+    db.ask(move |db| {
+        let created = clock.now_secs();
+        db.insert_job(key, &spec, &launch, created, supervisor.as_ref())
+            .map_err(|e| format!("cannot record the job: {e}"))?;
+        let name = crate::paths::state_dir_name(key.0, key.1, key.2);
+        // The job goes with its name: the supervisor need not read it back.
+        let body = crate::state::encode_handed(&name, created, supervisor.as_ref(), &launch, &spec);
+        pool.hand_over(name, body)
+    })
+}
+
+/// Wait for the job's record and hand-over ([`record_and_hand_over`]), then follow its
+/// events.
+pub(super) async fn launch(
+    shared: Arc<Shared>,
+    db: DbHandle,
+    tx: mpsc::Sender<Msg>,
+    key: Key,
+    recorded: Recorded,
+) {
+    let prepared = match recorded {
+        Ok(asked) => asked.answer().await,
+        Err(e) => Err(e),
+    }
+    .map_err(|e| e.to_string())
+    .and_then(|r| r);
     let wake = match prepared {
         Err(e) => Err(e),
         Ok(asked) => match asked.answer().await {
