@@ -1,11 +1,12 @@
 //! `drain` — 10,000 trivial jobs (`true`) on one host with 2 slots (`--quick`: 1,000),
 //! from the first submission to the last JOB_FINISH in lsb.acct, two ways: one job array
-//! of N elements (a single `bsub -J "d[1-N]" true`), and N separate jobs submitted through
-//! the API by 64 clients while the first ones already run. Each is compared with
+//! of N elements (a single `bsub -J "d[1-N]" -o /dev/null true`), and N separate jobs
+//! submitted through the API by 64 clients while the first ones already run; their output
+//! goes to `/dev/null`, as the Slurm script's and HyperQueue's do. Each is compared with
 //! `seq N | xargs -P2 -I{} true` measured in the same run: the goal is at least 30 % of
 //! xargs' rate.
 
-use super::submit::{Api, submission};
+use super::submit::{Api, discarding_submission};
 use super::*;
 
 fn xargs(n: usize) -> Result<f64> {
@@ -48,7 +49,7 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
     let config = cluster.config()?;
     let mut acct = LineCounter::new(config.logdir().join("lsb.acct"), b"\"JOB_FINISH\"");
     let api = Api::connect(&cluster, 64)?;
-    let job = submission(&cluster.host, "true", false);
+    let job = discarding_submission(&cluster.host, "true");
     let mut out = Vec::new();
     for r in 0..runs {
         let x = xargs(n)?;
@@ -57,7 +58,7 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
         let t = Instant::now();
         let o = cluster
             .command("bsub")
-            .args(["-J", &format!("drain{r}[1-{n}]"), "true"])
+            .args(["-J", &format!("drain{r}[1-{n}]"), "-o", "/dev/null", "true"])
             .stdin(Stdio::null())
             .output()?;
         if !o.status.success() {

@@ -1,10 +1,11 @@
 //! `latency` — submit → start on an idle one-host cluster: from just before the
 //! submission until the job's first command runs (the job writes `date +%s%N`, as the
 //! Slurm script does), one job at a time, each after the previous one finished; 200
-//! jobs (`--quick`: 30), through the API and through the real `bsub` command. Goal: p50
+//! jobs (`--quick`: 30), through the API and through the real `bsub` command, output to
+//! `/dev/null` (`-o /dev/null`, as the Slurm script's `sbatch -o /dev/null`). Goal: p50
 //! under 5 ms (the API path; bsub adds its own start-up, measured by `bsub`).
 
-use super::submit::{Api, submission};
+use super::submit::{Api, discarding_submission};
 use super::*;
 
 fn epoch_ns() -> u128 {
@@ -51,10 +52,11 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
                 let before = acct.poll()?;
                 let t0 = epoch_ns();
                 if use_api {
-                    api.submit_one(&submission(&cluster.host, &cmd, false))?;
+                    api.submit_one(&discarding_submission(&cluster.host, &cmd))?;
                 } else {
                     let o = cluster
                         .command("bsub")
+                        .args(["-o", "/dev/null"])
                         .arg(&cmd)
                         .stdin(Stdio::null())
                         .output()?;

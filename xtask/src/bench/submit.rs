@@ -10,9 +10,22 @@ const CLIENTS: usize = 64;
 
 /// What `bsub [-H] command` sends from `host`.
 pub fn submission(host: &str, command: &str, hold: bool) -> JobSubmission {
+    build_submission(host, command, hold, None)
+}
+
+/// [`submission`] of a job whose output goes to `/dev/null` (`bsub -o /dev/null`), as the
+/// Slurm scripts (`sbatch -o /dev/null`) and the HyperQueue measure (output discarded)
+/// have theirs: the measures that run jobs compare the batch systems, not the writing
+/// of each job's output and LSF's job report into a file kept per job.
+pub fn discarding_submission(host: &str, command: &str) -> JobSubmission {
+    build_submission(host, command, false, Some("/dev/null"))
+}
+
+fn build_submission(host: &str, command: &str, hold: bool, out: Option<&str>) -> JobSubmission {
     use basalt_cli::batch::bsub::{BsubOpts, JobCommand, Submitter, build};
     let opts = BsubOpts {
         hold,
+        out: out.map(|o| (o.to_owned(), false)),
         ..BsubOpts::default()
     };
     let cmd = JobCommand {
