@@ -23,6 +23,8 @@ pub mod error;
 mod lexer;
 pub mod lsf_conf;
 pub mod not_applied;
+pub mod resreq;
+pub mod select;
 pub mod shared;
 pub mod snapshot;
 pub mod timewindow;

@@ -21,7 +21,7 @@ pub mod bsub;
 pub mod jobctl;
 pub mod opts;
 pub mod params;
-pub mod resreq;
+pub use basalt_config::resreq;
 pub mod text;
 pub mod timefmt;
 

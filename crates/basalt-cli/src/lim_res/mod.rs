@@ -5,22 +5,19 @@
 //!   section, ANDed. The expression is LSF's (daemon-behaviour.md §7): `&& || ! == != > <
 //!   >= <= + - * /`, the old `:` for AND, `defined(res)`, boolean resources as predicates
 //!   (`cs`, `server`), string comparisons (`type==LINUX`, `hname!='hostA'`, `model == X`,
-//!   `type==any`, `type==local`). Numbers are evaluated by basalt-config's condition
-//!   parser ([`Cond`]); string comparisons and boolean resources are decided per host first.
-//!   Run-queue lengths are compared as effective values, as LSF schedules on them.
-//!   `order[]`, `rusage[]` and the other sections are accepted and do not filter.
+//!   `type==any`, `type==local`), parsed and decided by `basalt_config::select` (shared
+//!   with the scheduler). Run-queue lengths are compared as effective values, as LSF
+//!   schedules on them. `order[]`, `rusage[]` and the other sections are accepted and do
+//!   not filter.
 //! * `lsload -s`, `lshosts -s` and `bhosts -s` list the shared resources of the
 //!   ResourceMap section of `lsf.cluster.<cluster>` ([`shared_instances`]) in LSF's
 //!   layouts ([`shared_table`], [`batch_shared_table`]).
 
-use basalt_config::cond::Cond;
 use basalt_config::{Config, ResourceKind};
-use std::collections::BTreeMap;
 
-mod select;
 mod shared;
 
-pub use select::*;
+pub use basalt_config::select::*;
 pub use shared::*;
 
 #[cfg(test)]

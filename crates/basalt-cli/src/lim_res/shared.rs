@@ -185,26 +185,6 @@ pub fn batch_shared_table(
     out
 }
 
-/// A number of a select expression; one with a size unit (`8192MB`, `4G`, `512KB`) is
-/// turned into MB, the unit of `mem`, `swp` and `tmp`.
-pub(super) fn number_in_mb(n: &str) -> Option<String> {
-    let split = n
-        .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
-        .unwrap_or(n.len());
-    let (num, unit) = n.split_at(split);
-    let factor = match unit.to_ascii_uppercase().as_str() {
-        "" => return num.parse::<f64>().ok().map(|_| num.to_owned()),
-        "K" | "KB" => 1.0 / 1024.0,
-        "M" | "MB" => 1.0,
-        "G" | "GB" => 1024.0,
-        "T" | "TB" => 1024.0 * 1024.0,
-        _ => return None,
-    };
-    let v: f64 = num.parse().ok()?;
-    let mb = v * factor;
-    mb.is_finite().then(|| format!("{mb}"))
-}
-
 /// A value as an ELIM reports it: integers without a fraction.
 pub fn number_text(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 {

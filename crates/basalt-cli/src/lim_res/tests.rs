@@ -1,6 +1,7 @@
 //! Unit tests of select expressions and shared resources (its `config` is used by `lim_cmds`'s tests).
 use super::*;
 use basalt_config::{ClusterHost, ResourceDef};
+use std::collections::BTreeMap;
 
 fn resource(name: &str, kind: ResourceKind, interval: Option<u32>) -> ResourceDef {
     ResourceDef {

@@ -1,7 +1,17 @@
-//! The select part of a resource requirement for `lsload -R`/`lshosts -R`: the values a
+//! The select part of a resource requirement (`select[...]` sections and text outside
+//! any section, ANDed), for `lsload -R`/`lshosts -R` and for the scheduler: the values a
 //! host offers ([`HostValues`]), the tokenizer and [`Select`], which decides per host.
+//!
+//! The expression is LSF's (daemon-behaviour.md §7): `&& || ! == != > < >= <= + - * /`,
+//! the old `:` for AND, `defined(res)`, boolean resources as predicates (`cs`, `server`),
+//! string comparisons (`type==LINUX`, `hname!='hostA'`, `model == X`, `type==any`,
+//! `type==local`). Numbers are evaluated by the condition parser ([`Cond`]); string
+//! comparisons and boolean resources are decided per host first. Run-queue lengths are
+//! compared as the caller gives them (effective values, as LSF schedules on them).
 
-use super::*;
+use crate::cond::Cond;
+use crate::{Config, ResourceKind};
+use std::collections::BTreeMap;
 
 /// What one host offers to a select expression.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -17,7 +27,7 @@ pub struct HostValues {
 }
 
 impl HostValues {
-    pub(super) fn has(&self, name: &str) -> bool {
+    pub(crate) fn has(&self, name: &str) -> bool {
         self.numbers.contains_key(&canonical(name))
             || self.strings.contains_key(name)
             || self.booleans.iter().any(|b| b == name)
@@ -29,17 +39,17 @@ impl HostValues {
 pub struct BadResReq;
 
 /// Static numeric resources every host has (LSF's built-in static resources).
-pub(super) const STATIC_NUMERIC: [&str; 10] = [
+pub(crate) const STATIC_NUMERIC: [&str; 10] = [
     "ncpus", "maxmem", "maxswp", "maxtmp", "cpuf", "ndisks", "nprocs", "ncores", "nthreads",
     "rexpri",
 ];
 
 /// Built-in string resources.
-pub(super) const STATIC_STRING: [&str; 4] = ["type", "model", "hname", "status"];
+pub(crate) const STATIC_STRING: [&str; 4] = ["type", "model", "hname", "status"];
 
 /// The canonical name of a load index or alias (`cpu` = r1m ...), else the name itself;
 /// the names [`Cond`] asks for.
-pub(super) fn canonical(name: &str) -> String {
+pub(crate) fn canonical(name: &str) -> String {
     let lower = name.to_ascii_lowercase();
     let alias = match lower.as_str() {
         "cpu" => "r1m",
@@ -56,14 +66,14 @@ pub(super) fn canonical(name: &str) -> String {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Tok {
+pub(crate) enum Tok {
     Word(String),
     Quoted(String),
     Num(String),
     Op(&'static str),
 }
 
-pub(super) fn lex(s: &str) -> Result<Vec<Tok>, BadResReq> {
+pub(crate) fn lex(s: &str) -> Result<Vec<Tok>, BadResReq> {
     let b = s.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -123,18 +133,34 @@ pub(super) fn lex(s: &str) -> Result<Vec<Tok>, BadResReq> {
 
 /// The kind of a resource name in a select expression.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum NameKind {
+pub enum NameKind {
     Numeric,
     String,
     Boolean,
 }
 
+/// The kinds of the resource names of lsf.shared (and `server`, a boolean every server
+/// host has), for [`Select::parse_with`].
+pub fn resource_kinds(config: &Config) -> BTreeMap<String, NameKind> {
+    let mut kinds: BTreeMap<String, NameKind> = BTreeMap::new();
+    for r in &config.shared.resources {
+        let k = match r.kind {
+            ResourceKind::Numeric => NameKind::Numeric,
+            ResourceKind::String => NameKind::String,
+            ResourceKind::Boolean => NameKind::Boolean,
+        };
+        kinds.insert(r.name.clone(), k);
+    }
+    kinds.insert("server".into(), NameKind::Boolean);
+    kinds
+}
+
 /// A parsed `-R` requirement: its select part, checked.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Select {
-    pub(super) toks: Vec<Tok>,
+    pub(crate) toks: Vec<Tok>,
     /// Resource kinds from lsf.shared, by name.
-    pub(super) kinds: BTreeMap<String, NameKind>,
+    pub(crate) kinds: BTreeMap<String, NameKind>,
 }
 
 impl Select {
@@ -145,10 +171,22 @@ impl Select {
         config: &Config,
         extra_numeric: &[String],
     ) -> Result<Select, BadResReq> {
+        let mut kinds = resource_kinds(config);
+        for n in extra_numeric {
+            kinds.entry(n.clone()).or_insert(NameKind::Numeric);
+        }
+        Select::parse_with(res_req, kinds)
+    }
+
+    /// Parse `res_req` with the resource names' kinds given ([`resource_kinds`]).
+    pub fn parse_with(
+        res_req: &str,
+        kinds: BTreeMap<String, NameKind>,
+    ) -> Result<Select, BadResReq> {
         if res_req.len() > 4096 {
             return Err(BadResReq);
         }
-        let (select, _) = crate::batch::resreq::sections(res_req);
+        let (select, _) = crate::resreq::sections(res_req);
         let body = match select.len() {
             0 => String::new(),
             1 => select[0].clone(),
@@ -158,19 +196,6 @@ impl Select {
                 .collect::<Vec<_>>()
                 .join(" && "),
         };
-        let mut kinds: BTreeMap<String, NameKind> = BTreeMap::new();
-        for r in &config.shared.resources {
-            let k = match r.kind {
-                ResourceKind::Numeric => NameKind::Numeric,
-                ResourceKind::String => NameKind::String,
-                ResourceKind::Boolean => NameKind::Boolean,
-            };
-            kinds.insert(r.name.clone(), k);
-        }
-        for n in extra_numeric {
-            kinds.entry(n.clone()).or_insert(NameKind::Numeric);
-        }
-        kinds.insert("server".into(), NameKind::Boolean);
         let sel = Select {
             toks: lex(&body)?,
             kinds,
@@ -183,7 +208,7 @@ impl Select {
         Ok(sel)
     }
 
-    pub(super) fn kind(&self, name: &str) -> Option<NameKind> {
+    pub(crate) fn kind(&self, name: &str) -> Option<NameKind> {
         if STATIC_STRING.contains(&name) {
             return Some(NameKind::String);
         }
@@ -196,7 +221,7 @@ impl Select {
 
     /// The value of one side of a string comparison: a string resource's value on the
     /// host (None when the host has none), else the literal text.
-    pub(super) fn string_side(&self, t: &Tok, h: &HostValues) -> Option<Option<String>> {
+    pub(crate) fn string_side(&self, t: &Tok, h: &HostValues) -> Option<Option<String>> {
         match t {
             Tok::Quoted(s) => Some(Some(s.clone())),
             Tok::Word(w) if self.kind(w) == Some(NameKind::String) => {
@@ -208,12 +233,12 @@ impl Select {
         }
     }
 
-    pub(super) fn is_string_name(&self, t: &Tok) -> bool {
+    pub(crate) fn is_string_name(&self, t: &Tok) -> bool {
         matches!(t, Tok::Word(w) if self.kind(w) == Some(NameKind::String))
     }
 
     /// Decide `a op b` where one side is a string resource.
-    pub(super) fn compare(
+    pub(crate) fn compare(
         &self,
         a: &Tok,
         op: &str,
@@ -252,7 +277,7 @@ impl Select {
 
     /// The expression for one host, with string comparisons, `defined()` and boolean
     /// resources replaced by 1 or 0, ready for [`Cond`].
-    pub(super) fn rewrite(
+    pub(crate) fn rewrite(
         &self,
         h: &HostValues,
         local: Option<&HostValues>,
@@ -322,4 +347,24 @@ impl Select {
             Err(_) => false,
         }
     }
+}
+
+/// A number of a select expression; one with a size unit (`8192MB`, `4G`, `512KB`) is
+/// turned into MB, the unit of `mem`, `swp` and `tmp`.
+pub fn number_in_mb(n: &str) -> Option<String> {
+    let split = n
+        .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+        .unwrap_or(n.len());
+    let (num, unit) = n.split_at(split);
+    let factor = match unit.to_ascii_uppercase().as_str() {
+        "" => return num.parse::<f64>().ok().map(|_| num.to_owned()),
+        "K" | "KB" => 1.0 / 1024.0,
+        "M" | "MB" => 1.0,
+        "G" | "GB" => 1024.0,
+        "T" | "TB" => 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let v: f64 = num.parse().ok()?;
+    let mb = v * factor;
+    mb.is_finite().then(|| format!("{mb}"))
 }
