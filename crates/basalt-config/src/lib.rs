@@ -59,6 +59,41 @@ pub struct Config {
 }
 
 impl Config {
+    /// The host type of `host` as LIM reports it: the cluster file's TYPE, else the
+    /// first type lsf.shared defines, else `LINUX`.
+    pub fn host_type_of(&self, host: &str) -> String {
+        self.cluster
+            .hosts
+            .iter()
+            .find(|h| basalt_core::same_host(&h.name, host))
+            .and_then(|h| h.host_type.clone())
+            .or_else(|| self.shared.host_types.first().cloned())
+            .unwrap_or_else(|| "LINUX".to_owned())
+    }
+
+    /// The host model of `host` as LIM reports it when it runs on architecture `arch`
+    /// (`std::env::consts::ARCH`): the cluster file's MODEL, else the lsf.shared model
+    /// whose ARCHITECTURE names `arch`, else `UNKNOWN_AUTO_DETECT`.
+    pub fn host_model_of(&self, host: &str, arch: &str) -> String {
+        self.cluster
+            .hosts
+            .iter()
+            .find(|h| basalt_core::same_host(&h.name, host))
+            .and_then(|h| h.model.clone())
+            .or_else(|| {
+                self.shared
+                    .host_models
+                    .iter()
+                    .find(|m| {
+                        m.architecture.as_deref().is_some_and(|a| {
+                            a.split_whitespace().any(|a| a.eq_ignore_ascii_case(arch))
+                        })
+                    })
+                    .map(|m| m.name.clone())
+            })
+            .unwrap_or_else(|| "UNKNOWN_AUTO_DETECT".to_owned())
+    }
+
     /// An absolute path stays as it is; a relative one is joined to `envdir`.
     pub fn resolve_path(&self, p: &str) -> PathBuf {
         resolve(&self.envdir, p)

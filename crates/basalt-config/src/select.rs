@@ -208,6 +208,11 @@ impl Select {
         Ok(sel)
     }
 
+    /// True when the requirement has no select part (it selects every host).
+    pub fn is_empty(&self) -> bool {
+        self.toks.is_empty()
+    }
+
     pub(crate) fn kind(&self, name: &str) -> Option<NameKind> {
         if STATIC_STRING.contains(&name) {
             return Some(NameKind::String);

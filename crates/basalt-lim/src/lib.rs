@@ -220,27 +220,9 @@ pub fn local_host_info(config: &Config, me: &str) -> HostInfo {
         .hosts
         .iter()
         .find(|h| basalt_core::same_host(&h.name, me));
-    let arch = std::env::consts::ARCH;
-    let model = entry
-        .and_then(|h| h.model.clone())
-        .or_else(|| {
-            config
-                .shared
-                .host_models
-                .iter()
-                .find(|m| {
-                    m.architecture
-                        .as_deref()
-                        .is_some_and(|a| a.split_whitespace().any(|a| a.eq_ignore_ascii_case(arch)))
-                })
-                .map(|m| m.name.clone())
-        })
-        .unwrap_or_else(|| "UNKNOWN_AUTO_DETECT".to_owned());
+    let model = config.host_model_of(me, std::env::consts::ARCH);
     let cpu_factor = config.shared.cpu_factor(&model).unwrap_or(1.0);
-    let host_type = entry
-        .and_then(|h| h.host_type.clone())
-        .or_else(|| config.shared.host_types.first().cloned())
-        .unwrap_or_else(|| "LINUX".to_owned());
+    let host_type = config.host_type_of(me);
     HostInfo {
         name: me.to_owned(),
         host_type,

@@ -256,6 +256,9 @@ impl OwnerState {
             },
             Msg::Lim(hosts) => {
                 for h in hosts {
+                    if let Some(st) = &h.statics {
+                        self.sched.lim_static(&h.name, st);
+                    }
                     self.sched
                         .lim_update(&h.name, h.ncpus, h.cpu_factor, h.ok, h.load);
                 }

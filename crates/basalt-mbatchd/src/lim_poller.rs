@@ -16,6 +16,9 @@ pub(crate) struct LimHost {
     pub(crate) cpu_factor: f64,
     pub(crate) ok: bool,
     pub(crate) load: std::collections::BTreeMap<String, f64>,
+    /// Its type, model, maximum memory, swap and /tmp and resources, once its LIM has
+    /// reported them.
+    pub(crate) statics: Option<basalt_sched::LimStatic>,
 }
 
 /// Ask the LIM master for host status and load every second; resign when another host
@@ -66,12 +69,21 @@ pub(crate) async fn lim_poller(
                         | basalt_proto::lim::HostStatus::LockedUser
                         | basalt_proto::lim::HostStatus::LockedWindow)
                 );
+                let statics = h.has_info.then(|| basalt_sched::LimStatic {
+                    host_type: info.host_type.clone(),
+                    model: info.model.clone(),
+                    max_mem_mb: info.max_mem_mb,
+                    max_swp_mb: info.max_swp_mb,
+                    max_tmp_mb: info.max_tmp_mb,
+                    resources: info.resources.clone(),
+                });
                 Some(LimHost {
                     name: info.name.clone(),
                     ncpus: if h.has_info { info.ncpus } else { 0 },
                     cpu_factor: info.cpu_factor,
                     ok,
                     load: h.load.into_iter().map(|l| (l.name, l.value)).collect(),
+                    statics,
                 })
             })
             .collect();

@@ -37,6 +37,36 @@ pub struct SchedConfig {
     pub host_lost_grace_secs: u32,
     pub queues: Vec<Queue>,
     pub hosts: Vec<Host>,
+    /// The kinds of lsf.shared's resource names, for resource requirements.
+    pub res_kinds: BTreeMap<String, basalt_config::select::NameKind>,
+}
+
+/// What select expressions see of a cluster-file host besides its load: its name, its
+/// type and model as its LIM reports them, and its RESOURCES: a name alone is a boolean,
+/// `name=value` a numeric or string value by the resource's kind in lsf.shared.
+fn static_values(
+    c: &Config,
+    h: &basalt_config::cluster::ClusterHost,
+) -> basalt_config::select::HostValues {
+    let mut v = basalt_config::select::HostValues {
+        name: h.name.clone(),
+        booleans: vec!["server".to_owned()],
+        ..Default::default()
+    };
+    v.strings.insert("hname".into(), h.name.clone());
+    // As the host's LIM reports them (a host of the cluster runs mbatchd's architecture
+    // unless its MODEL says otherwise).
+    v.strings.insert("type".into(), c.host_type_of(&h.name));
+    v.strings.insert(
+        "model".into(),
+        c.host_model_of(&h.name, std::env::consts::ARCH),
+    );
+    crate::schedule::select::apply_resources(
+        &mut v,
+        &h.resources,
+        &basalt_config::select::resource_kinds(c),
+    );
+    v
 }
 
 fn expand(tokens: &[String], groups: &[Group], all: &[String]) -> Vec<String> {
@@ -294,6 +324,7 @@ impl SchedConfig {
                     last_resume: 0,
                     thresholds_ok: Vec::new(),
                     rank,
+                    statics: static_values(c, h),
                 }
             })
             .collect();
@@ -394,6 +425,7 @@ impl SchedConfig {
             host_lost_grace_secs: grace,
             queues,
             hosts,
+            res_kinds: basalt_config::select::resource_kinds(c),
         }
     }
 }

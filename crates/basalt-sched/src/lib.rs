@@ -57,6 +57,7 @@ pub use config::{DEFAULT_HOST_LOST_GRACE, SchedConfig, check_app_and_group};
 pub use logswitch::CarryOver;
 pub use query::wildcard;
 pub use schedule::allocate::span_of;
+pub use schedule::select::LimStatic;
 pub use types::*;
 pub use views::{HostView, HostsView, JobView, JobsView, ParamsView, QueueView, QueuesView};
 
@@ -514,6 +515,8 @@ mod load_tests;
 mod logswitch_tests;
 #[cfg(test)]
 mod pass_tests;
+#[cfg(test)]
+mod select_tests;
 #[cfg(test)]
 mod slots_tests;
 #[cfg(test)]

@@ -14,6 +14,10 @@ impl Sched {
         mut s: Submission,
     ) -> Result<(u64, String, bool), SchedError> {
         bounds::check_submission(&s)?;
+        // A select part that names no known resource or does not parse (issue 20).
+        if !self.select_ok(&s.res_req) {
+            return Err(SchedError::BadResReq);
+        }
         let default = s.queue.is_empty();
         if default {
             s.queue = Str::from(&self.cfg.default_queue);

@@ -59,6 +59,10 @@ pub(crate) fn host(name: &str, rank: usize) -> Host {
         last_resume: 0,
         thresholds_ok: Vec::new(),
         rank,
+        statics: basalt_config::select::HostValues {
+            name: name.into(),
+            ..Default::default()
+        },
     }
 }
 
@@ -80,6 +84,7 @@ pub(crate) fn cfg() -> SchedConfig {
         host_lost_grace_secs: 60,
         queues: vec![queue("normal", 30), queue("high", 40)],
         hosts: vec![host("hostA", 0), host("hostB", 1)],
+        res_kinds: BTreeMap::new(),
     }
 }
 

@@ -476,6 +476,10 @@ pub struct Host {
     pub thresholds_ok: Vec<bool>,
     /// Rank in the cluster file.
     pub rank: usize,
+    /// What a resource requirement's select part sees of the host besides its load,
+    /// ncpus and cpuf: its name, and its type, model and resources from the cluster
+    /// file.
+    pub statics: basalt_config::select::HostValues,
 }
 
 impl Host {

@@ -122,6 +122,9 @@ impl Sched {
         if let Some(code) = s.load {
             return Err(code);
         }
+        if let Some(code) = job.sel.and_then(|sel| sel.refuses(h)) {
+            return Err(code);
+        }
         let mut free = match h.max_slots() {
             Some(m) => m.saturating_sub(u),
             None => u32::MAX / 4,
@@ -237,6 +240,8 @@ pub(crate) struct JobFit<'a> {
     pub(crate) exclusive: bool,
     /// The most slots the job may take (`-n min,max`).
     pub(crate) most: u32,
+    /// The select parts of the queue's and the job's resource requirements.
+    pub(crate) sel: Option<&'a super::select::Selects>,
 }
 
 /// Jobs whose host evaluation is the same.
@@ -250,6 +255,8 @@ pub(crate) struct ShapeKey {
     pub(crate) need: u32,
     pub(crate) most: u32,
     pub(crate) span: Option<Option<u32>>,
+    /// The job's resource requirement, when it or its queue's has a select part.
+    pub(crate) res_req: Option<String>,
 }
 
 /// Every host evaluated for a shape, as of `generation`.

@@ -5,6 +5,7 @@
 pub(crate) mod allocate;
 pub(crate) mod fit;
 mod resume;
+pub(crate) mod select;
 
 use crate::depend::Tri;
 use crate::{Effect, Event, JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Submission, secs, span_of};
@@ -180,6 +181,8 @@ impl Sched {
         // Per queue: the (queue, host) checks, and whether its windows are open.
         let mut statics: Vec<Option<(bool, Vec<StaticWhy>)>> = vec![None; self.queues.len()];
         let mut shapes: HashMap<ShapeKey, Shape> = HashMap::new();
+        // The select parts of (queue, the job's resource requirement), parsed once a pass.
+        let mut sel_cache: HashMap<(usize, String), Option<Arc<select::Selects>>> = HashMap::new();
         // Bumped by every placement: a shape evaluated at another generation is stale.
         let mut generation: u64 = 0;
         // Pending reasons to set, applied in one walk at the end.
@@ -288,6 +291,14 @@ impl Sched {
                 most = most.min(l.saturating_sub(u));
             }
             let most = most.max(need);
+            let sel = if sub.res_req.is_empty() && q.res_req.is_empty() {
+                None
+            } else {
+                sel_cache
+                    .entry((qi, sub.res_req.to_string()))
+                    .or_insert_with(|| self.selects(q, &sub.res_req).map(Arc::new))
+                    .clone()
+            };
             let shape_key = ShapeKey {
                 queue: qi,
                 user: track_user.then(|| sub.user.to_string()),
@@ -296,12 +307,14 @@ impl Sched {
                 need,
                 most,
                 span,
+                res_req: sel.as_ref().map(|_| sub.res_req.to_string()),
             };
             let job = JobFit {
                 queue: q,
                 sub,
                 exclusive,
                 most,
+                sel: sel.as_deref(),
             };
             let shape = shapes.entry(shape_key.clone()).or_insert_with(|| Shape {
                 generation: u64::MAX,
@@ -364,6 +377,7 @@ impl Sched {
                         sub,
                         exclusive,
                         most,
+                        sel: sel.as_deref(),
                     };
                     let Some(shape) = shapes.get_mut(&shape_key) else {
                         continue;

@@ -1,0 +1,169 @@
+//! Resource requirements' select parts in the pass (issue 20, item 1): the job's `-R`
+//! and the queue's `RES_REQ` keep the hosts whose values satisfy them; a requirement no
+//! host satisfies pends with LSF's reason; one that does not parse is refused.
+
+use super::*;
+use crate::tests::{T0, alice, cfg, cmd, dispatches};
+use basalt_config::select::NameKind;
+use basalt_core::job::pend;
+
+/// hostA: type LINUX; hostB: type SUN with the boolean resource `spice`. Both up, 2
+/// CPUs, with the load given.
+fn core_with(c: SchedConfig, load_a: &[(&str, f64)], load_b: &[(&str, f64)]) -> Sched {
+    let mut s = Sched::new(c, T0);
+    for (h, load) in [("hostA", load_a), ("hostB", load_b)] {
+        let load = load.iter().map(|(k, v)| ((*k).to_owned(), *v)).collect();
+        s.lim_update(h, 2, 1.0, true, load);
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    s
+}
+
+fn typed() -> SchedConfig {
+    let mut c = cfg();
+    c.hosts[0]
+        .statics
+        .strings
+        .insert("type".into(), "LINUX".into());
+    c.hosts[1]
+        .statics
+        .strings
+        .insert("type".into(), "SUN".into());
+    c.hosts[1].statics.booleans.push("spice".into());
+    c.res_kinds.insert("spice".into(), NameKind::Boolean);
+    c
+}
+
+fn asking(res_req: &str) -> Submission {
+    Submission {
+        res_req: res_req.into(),
+        ..cmd("true")
+    }
+}
+
+/// Submit, run a pass; where the job was dispatched (None: it pends).
+fn placed(s: &mut Sched, sub: Submission) -> (JobKey, Option<String>) {
+    let (id, _, _) = s.submit(T0, &alice(), sub).expect("submit");
+    s.schedule(T0 + 10);
+    let d = dispatches(&s.take_effects());
+    (
+        (id, 0),
+        d.into_iter().find(|(k, _)| k.0 == id).map(|(_, h)| h),
+    )
+}
+
+#[test]
+fn a_job_asking_more_memory_than_any_host_has_pends_with_the_job_resource_reason() {
+    let mem = [("mem", 16_000.0)];
+    let mut s = core_with(typed(), &mem, &mem);
+    // 100 TB, in MB as mem is.
+    let (key, host) = placed(&mut s, asking("select[mem>100000000]"));
+    assert_eq!(host, None);
+    let j = &s.jobs[&key];
+    assert_eq!(j.state, JobState::Pend);
+    let hosts = j
+        .pend_reasons
+        .get(&pend::RES_REQ)
+        .expect("the job's reason");
+    assert_eq!(hosts.len(), 2, "{:?}", j.pend_reasons);
+    // A job asking what the hosts have runs.
+    let (_, host) = placed(&mut s, asking("select[mem>1000]"));
+    assert!(host.is_some());
+}
+
+#[test]
+fn select_places_the_job_on_the_host_whose_type_or_resource_satisfies_it() {
+    let mut s = core_with(typed(), &[], &[]);
+    let (_, host) = placed(&mut s, asking("select[type==SUN]"));
+    assert_eq!(host.as_deref(), Some("hostB"));
+    let (_, host) = placed(&mut s, asking("select[type==LINUX]"));
+    assert_eq!(host.as_deref(), Some("hostA"));
+    // The old syntax, a boolean resource alone.
+    let (_, host) = placed(&mut s, asking("spice"));
+    assert_eq!(host.as_deref(), Some("hostB"));
+    let (_, host) = placed(&mut s, asking("select[!spice && hname==hostA]"));
+    assert_eq!(host.as_deref(), Some("hostA"));
+}
+
+#[test]
+fn the_queue_res_req_keeps_jobs_off_hosts_it_refuses_with_the_queue_reason() {
+    let mut c = typed();
+    c.queues[0].res_req = "select[r1m<0.5]".into();
+    // hostA busy (20 processes on 2 CPUs), hostB idle.
+    let mut s = core_with(c, &[("r1m", 20.0)], &[("r1m", 0.0)]);
+    let (_, host) = placed(&mut s, cmd("true"));
+    assert_eq!(host.as_deref(), Some("hostB"));
+    // The job's own select and the queue's both hold: only on a host both accept.
+    let (key, host) = placed(&mut s, asking("select[type==LINUX]"));
+    assert_eq!(host, None);
+    let r = &s.jobs[&key].pend_reasons;
+    assert_eq!(r.get(&pend::QUEUE_RES_REQ).map(Vec::len), Some(1), "{r:?}");
+    assert_eq!(r.get(&pend::RES_REQ).map(Vec::len), Some(1), "{r:?}");
+}
+
+#[test]
+fn a_select_that_does_not_parse_or_names_an_unknown_resource_is_refused_at_submission() {
+    let mut s = core_with(typed(), &[], &[]);
+    for bad in [
+        "select[mem>>1]",
+        "select[nosuch>1]",
+        "select[(mem>1]",
+        "select[type==]",
+    ] {
+        assert_eq!(
+            s.submit(T0, &alice(), asking(bad)).err(),
+            Some(SchedError::BadResReq),
+            "{bad}"
+        );
+    }
+    // Sections other than select are not filtered on here.
+    assert!(
+        s.submit(T0, &alice(), asking("order[r15s] rusage[mem=10]"))
+            .is_ok()
+    );
+}
+
+#[test]
+fn a_job_waiting_for_its_select_starts_once_the_load_satisfies_it() {
+    let mut s = core_with(typed(), &[("mem", 100.0)], &[("mem", 100.0)]);
+    let (key, host) = placed(&mut s, asking("select[mem>500]"));
+    assert_eq!(host, None);
+    s.lim_update("hostB", 2, 1.0, true, [("mem".to_owned(), 4000.0)].into());
+    // Within the next full pass (a tick makes one due every FULL_PASS_EVERY).
+    let later = T0 + 10 + FULL_PASS_EVERY;
+    s.tick(later);
+    s.schedule(later);
+    let d = dispatches(&s.take_effects());
+    assert_eq!(d, vec![(key, "hostB".to_owned())]);
+}
+
+#[test]
+fn what_a_hosts_lim_reports_replaces_the_cluster_files_values_for_select() {
+    let mut s = core_with(typed(), &[], &[]);
+    s.lim_static(
+        "hostB",
+        &LimStatic {
+            host_type: "X86_64".into(),
+            model: "Opteron".into(),
+            max_mem_mb: 64_000,
+            max_swp_mb: 0,
+            max_tmp_mb: 10_000,
+            resources: vec!["fast".into()],
+        },
+    );
+    let (_, host) = placed(&mut s, asking("select[maxmem>32000]"));
+    assert_eq!(host.as_deref(), Some("hostB"));
+    let (_, host) = placed(&mut s, asking("select[type==X86_64 && model==Opteron]"));
+    assert_eq!(host.as_deref(), Some("hostB"));
+    // hostA's LIM has not reported: no maxmem there, so only hostB qualifies.
+    let (key, host) = placed(&mut s, asking("select[maxmem>100000]"));
+    assert_eq!(host, None);
+    assert_eq!(
+        s.jobs[&key].pend_reasons.get(&pend::RES_REQ).map(Vec::len),
+        Some(2)
+    );
+    // `type==any` holds on every host that has a type.
+    let (_, host) = placed(&mut s, asking("select[type==any]"));
+    assert!(host.is_some());
+}

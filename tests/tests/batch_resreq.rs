@@ -1,0 +1,77 @@
+//! Resource requirements' select parts on a real cluster (issue 20, item 1): a job's
+//! `-R select[...]` is evaluated against what the host's LIM reports (load, maxmem,
+//! type, ...); a requirement no host satisfies leaves the job pending with LSF's reason
+//! (`bjobs -p`: "Job's resource requirements not satisfied"); a malformed one, or one
+//! naming a resource the cluster does not define, is refused by `bsub` with LSF's
+//! message. The daemons run in the test process (`InProcessBatch`).
+
+use anyhow::Result;
+use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, wait_for};
+use std::time::Duration;
+
+fn stat(c: &InProcessBatch, id: u64) -> String {
+    c.stdout_ok("bjobs", &["-o", "stat", "-noheader", &id.to_string()])
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn select_requirements_choose_hosts_and_what_no_host_has_pends_with_lsf_reason() -> Result<()> {
+    let c = InProcessBatch::start("batch-resreq", &ClusterSpec::new(1), "")?;
+    let work = c.dir.path().join("w");
+    std::fs::create_dir_all(&work)?;
+
+    // 100 TB of free memory (mem is in MB): no host has it.
+    let big = c.bsub(
+        &work,
+        &["-o", "/dev/null", "-R", "select[mem>100000000]", "true"],
+    )?;
+    // What the host has (its LIM's maxmem and type): runs.
+    let fits = c.bsub(
+        &work,
+        &[
+            "-o",
+            "/dev/null",
+            "-R",
+            "select[maxmem>1 && type==any] order[r15s]",
+            "true",
+        ],
+    )?;
+    wait_for(
+        "the fitting job to end DONE",
+        Duration::from_secs(60),
+        || {
+            let s = stat(&c, fits);
+            ((s == "DONE").then_some(()), s)
+        },
+    )?;
+    let reason = wait_for(
+        "the impossible job's pending reason",
+        Duration::from_secs(30),
+        || {
+            let out = c
+                .stdout_ok("bjobs", &["-p", &big.to_string()])
+                .unwrap_or_default();
+            (
+                out.contains("Job's resource requirements not satisfied")
+                    .then(|| out.clone()),
+                out,
+            )
+        },
+    )?;
+    assert!(reason.contains("PEND"), "{reason}");
+    assert_eq!(stat(&c, big), "PEND");
+
+    // Refused at submission, with LSF's message: bad syntax, an unknown resource.
+    for bad in ["select[mem>>1]", "select[nosuchresource>1]"] {
+        let out = c.run("bsub", &["-o", "/dev/null", "-R", bad, "true"])?;
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "-R {bad} accepted");
+        assert!(
+            err.contains("Bad resource requirement syntax"),
+            "-R {bad}: {err}"
+        );
+    }
+    c.ok("bkill", &[&big.to_string()])?;
+    Ok(())
+}
