@@ -296,7 +296,7 @@ pub const LSB_QUEUES: &[NotApplied] = &[
     N::new(
         "Queue",
         "RES_REQ",
-        "only its select part keeps jobs off hosts; its order, rusage and span are not evaluated",
+        "its select and order apply; its rusage and span are not evaluated",
     ),
     N::new("Queue", "TERMINATE_WHEN", PREEMPTION).part(
         "PREEMPT",

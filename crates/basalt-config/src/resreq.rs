@@ -196,3 +196,57 @@ mod tests {
         );
     }
 }
+
+/// The `order[]` of a requirement (the last one when there are several): each resource
+/// named, with `true` when it is reversed (`-name`); `!` (LSF's re-sort for parallel
+/// jobs) is accepted and has no further effect. None when there is no `order[]`; an
+/// error when a name is not one.
+pub fn order_keys(s: &str) -> Result<Option<Vec<(String, bool)>>, String> {
+    let (_, other) = sections(s);
+    let Some((_, body)) = other.iter().rev().find(|(k, _)| k == "order") else {
+        return Ok(None);
+    };
+    let mut keys = Vec::new();
+    for piece in body.split([':', ',']).map(str::trim) {
+        let piece = piece.strip_prefix('!').unwrap_or(piece).trim();
+        if piece.is_empty() {
+            continue;
+        }
+        let (name, reversed) = match piece.strip_prefix('-') {
+            Some(n) => (n.trim(), true),
+            None => (piece, false),
+        };
+        if name.is_empty()
+            || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+            || name.as_bytes()[0].is_ascii_digit()
+        {
+            return Err(format!("bad order[] item {piece:?}"));
+        }
+        keys.push((name.to_owned(), reversed));
+    }
+    Ok(Some(keys))
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::order_keys;
+
+    #[test]
+    fn order_sections_give_their_names_and_directions() {
+        assert_eq!(order_keys("select[mem>1]").unwrap(), None);
+        assert_eq!(
+            order_keys("order[r15s:pg]").unwrap(),
+            Some(vec![("r15s".into(), false), ("pg".into(), false)])
+        );
+        assert_eq!(
+            order_keys("select[x] order[-mem] span[hosts=1]").unwrap(),
+            Some(vec![("mem".into(), true)])
+        );
+        assert_eq!(
+            order_keys("order[!-slots]").unwrap(),
+            Some(vec![("slots".into(), true)])
+        );
+        assert!(order_keys("order[r15s:>]").is_err());
+        assert!(order_keys("order[-]").is_err());
+    }
+}

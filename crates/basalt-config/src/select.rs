@@ -49,7 +49,7 @@ pub(crate) const STATIC_STRING: [&str; 4] = ["type", "model", "hname", "status"]
 
 /// The canonical name of a load index or alias (`cpu` = r1m ...), else the name itself;
 /// the names [`Cond`] asks for.
-pub(crate) fn canonical(name: &str) -> String {
+pub fn canonical(name: &str) -> String {
     let lower = name.to_ascii_lowercase();
     let alias = match lower.as_str() {
         "cpu" => "r1m",

@@ -132,7 +132,7 @@ fn lsb_queues_keywords_not_applied_warn_with_file_and_line() {
         ("PRE_EXEC", "pre-execution"),
         ("POST_EXEC", "post-execution"),
         ("JOB_STARTER", "job starter"),
-        ("RES_REQ", "order, rusage and span are not evaluated"),
+        ("RES_REQ", "rusage and span are not evaluated"),
         ("PROCLIMIT", "bsub -n"),
         ("REQUEUE_EXIT_VALUES", "exit value"),
         ("PJOB_LIMIT", "per-processor"),

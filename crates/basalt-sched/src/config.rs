@@ -39,6 +39,9 @@ pub struct SchedConfig {
     pub hosts: Vec<Host>,
     /// The kinds of lsf.shared's resource names, for resource requirements.
     pub res_kinds: BTreeMap<String, basalt_config::select::NameKind>,
+    /// The numeric resources lsf.shared marks INCREASING (a larger value is a busier
+    /// host), for `order[]`.
+    pub res_increasing: Vec<String>,
 }
 
 /// What select expressions see of a cluster-file host besides its load: its name, its
@@ -426,6 +429,13 @@ impl SchedConfig {
             queues,
             hosts,
             res_kinds: basalt_config::select::resource_kinds(c),
+            res_increasing: c
+                .shared
+                .resources
+                .iter()
+                .filter(|r| r.increasing == Some(true))
+                .map(|r| r.name.clone())
+                .collect(),
         }
     }
 }

@@ -167,3 +167,38 @@ fn what_a_hosts_lim_reports_replaces_the_cluster_files_values_for_select() {
     let (_, host) = placed(&mut s, asking("select[type==any]"));
     assert!(host.is_some());
 }
+
+#[test]
+fn order_puts_the_host_best_by_its_items_first() {
+    let a = [("mem", 1000.0), ("r15s", 6.0)];
+    let b = [("mem", 8000.0), ("r15s", 0.0)];
+    let mut s = core_with(typed(), &a, &b);
+    // Free memory: more is better; reversed, less is.
+    let (_, host) = placed(&mut s, asking("order[mem]"));
+    assert_eq!(host.as_deref(), Some("hostB"));
+    let (_, host) = placed(&mut s, asking("order[-mem]"));
+    assert_eq!(host.as_deref(), Some("hostA"));
+    // A run queue: less is better; reversed, more is.
+    let (_, host) = placed(&mut s, asking("select[type==any] order[-r15s:mem]"));
+    assert_eq!(host.as_deref(), Some("hostA"));
+}
+
+#[test]
+fn the_queue_order_applies_to_jobs_without_their_own() {
+    let mut c = typed();
+    c.queues[0].res_req = "order[-mem]".into();
+    let mut s = core_with(c, &[("mem", 1000.0)], &[("mem", 8000.0)]);
+    let (_, host) = placed(&mut s, cmd("true"));
+    assert_eq!(host.as_deref(), Some("hostA"));
+    let (_, host) = placed(&mut s, asking("order[mem]"));
+    assert_eq!(host.as_deref(), Some("hostB"));
+}
+
+#[test]
+fn an_order_that_is_not_a_list_of_names_is_refused_at_submission() {
+    let mut s = core_with(typed(), &[], &[]);
+    assert_eq!(
+        s.submit(T0, &alice(), asking("order[r15s:>]")).err(),
+        Some(SchedError::BadResReq)
+    );
+}

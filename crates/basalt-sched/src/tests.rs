@@ -85,6 +85,7 @@ pub(crate) fn cfg() -> SchedConfig {
         queues: vec![queue("normal", 30), queue("high", 40)],
         hosts: vec![host("hostA", 0), host("hostB", 1)],
         res_kinds: BTreeMap::new(),
+        res_increasing: Vec::new(),
     }
 }
 

@@ -122,8 +122,13 @@ impl Sched {
         if let Some(code) = s.load {
             return Err(code);
         }
-        if let Some(code) = job.sel.and_then(|sel| sel.refuses(h)) {
-            return Err(code);
+        let mut order = [0i64; super::select::ORDER_KEYS];
+        if let Some(sel) = job.sel {
+            let values = super::select::values_of(h);
+            if let Some(code) = sel.refuses(&values) {
+                return Err(code);
+            }
+            order = sel.order_key(&values);
         }
         let mut free = match h.max_slots() {
             Some(m) => m.saturating_sub(u),
@@ -158,16 +163,19 @@ impl Sched {
             free = free.min(job.most);
         }
         let r15s = (h.load.get("r15s").copied().unwrap_or(0.0) * 100.0) as i64;
-        Ok((free, r15s, h.rank, i))
+        Ok((free, r15s, h.rank, i, order))
     }
 }
 
-/// A candidate host of a scheduling pass: (free slots, r15s × 100, rank, host index).
-pub(crate) type Cand = (u32, i64, usize, usize);
+/// A candidate host of a scheduling pass: (free slots, r15s × 100, rank, host index,
+/// its place in the job's `order[]`, all zeros without one).
+pub(crate) type Cand = (u32, i64, usize, usize, [i64; super::select::ORDER_KEYS]);
 
-/// Most free slots first (spread), then least loaded, then file order.
+/// The job's `order[]` first when it has one; then most free slots first (spread), then
+/// least loaded, then file order.
 pub(crate) fn cand_order(a: &Cand, b: &Cand) -> std::cmp::Ordering {
-    b.0.cmp(&a.0)
+    a.4.cmp(&b.4)
+        .then(b.0.cmp(&a.0))
         .then(a.1.cmp(&b.1))
         .then(a.2.cmp(&b.2))
         .then(a.3.cmp(&b.3))

@@ -1,6 +1,7 @@
-//! The select part of resource requirements in a scheduling pass (issue 20): a queue's
-//! `RES_REQ` and a job's `-R` (`select[...]` sections and text outside any section,
-//! LSF's old syntax) each keep the hosts whose values satisfy them. A host the queue's
+//! The select and order parts of resource requirements in a scheduling pass (issue 20):
+//! a queue's `RES_REQ` and a job's `-R` (`select[...]` sections and text outside any
+//! section, LSF's old syntax) each keep the hosts whose values satisfy them, and the
+//! job's `order[]` (else its queue's) ranks the hosts left ([`Selects::order_key`]). A host the queue's
 //! select refuses gives the job "Queue's resource requirements not satisfied", one the
 //! job's refuses "Job's resource requirements not satisfied"; a requirement no host
 //! satisfies leaves the job pending with those reasons. A select part that does not
@@ -62,25 +63,48 @@ impl Part {
     }
 }
 
-/// The select parts a job is placed with (None when neither the queue nor the job has
-/// one).
+/// How many `order[]` items decide between hosts (more are ignored).
+pub(crate) const ORDER_KEYS: usize = 3;
+
+/// The select parts a job is placed with and its `order[]` (None when neither the
+/// queue nor the job has any).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Selects {
     pub(crate) queue: Option<Part>,
     pub(crate) job: Option<Part>,
+    /// The job's `order[]`, else its queue's: each name with true when a smaller value
+    /// is better (an increasing index such as `r15s`, or a decreasing one reversed).
+    pub(crate) order: Vec<(String, bool)>,
 }
 
 impl Selects {
-    /// The pending reason `h` gives the job, if either part refuses it.
-    pub(crate) fn refuses(&self, h: &Host) -> Option<u32> {
-        let values = values_of(h);
-        if self.queue.as_ref().is_some_and(|p| !p.holds(&values)) {
+    /// The pending reason a host of these values gives the job, if either part refuses
+    /// it.
+    pub(crate) fn refuses(&self, values: &HostValues) -> Option<u32> {
+        if self.queue.as_ref().is_some_and(|p| !p.holds(values)) {
             return Some(pend::QUEUE_RES_REQ);
         }
-        if self.job.as_ref().is_some_and(|p| !p.holds(&values)) {
+        if self.job.as_ref().is_some_and(|p| !p.holds(values)) {
             return Some(pend::RES_REQ);
         }
         None
+    }
+
+    /// Where a host of these values comes in the job's `order[]`: smaller first; a host
+    /// without a value of an item comes after those with one.
+    pub(crate) fn order_key(&self, values: &HostValues) -> [i64; ORDER_KEYS] {
+        let mut key = [0i64; ORDER_KEYS];
+        for (slot, (name, smaller_better)) in key.iter_mut().zip(&self.order) {
+            let canon = basalt_config::select::canonical(name);
+            *slot = match values.numbers.get(&canon) {
+                Some(v) if v.is_finite() => {
+                    let scaled = (v * 1000.0).round() as i64;
+                    if *smaller_better { scaled } else { -scaled }
+                }
+                _ => i64::MAX,
+            };
+        }
+        key
     }
 }
 
@@ -165,16 +189,45 @@ impl Sched {
         }
     }
 
-    /// The select parts of a job of queue `q` asking `res_req`.
+    /// The select parts and order of a job of queue `q` asking `res_req`.
     pub(crate) fn selects(&self, q: &Queue, res_req: &str) -> Option<Selects> {
         let queue = self.select_part(&q.res_req);
         let job = self.select_part(res_req);
-        (queue.is_some() || job.is_some()).then_some(Selects { queue, job })
+        let order = basalt_config::resreq::order_keys(res_req)
+            .ok()
+            .flatten()
+            .or_else(|| basalt_config::resreq::order_keys(&q.res_req).ok().flatten())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(name, reversed)| {
+                let smaller_better = self.smaller_is_better(&name) != reversed;
+                (name, smaller_better)
+            })
+            .collect::<Vec<_>>();
+        (queue.is_some() || job.is_some() || !order.is_empty()).then_some(Selects {
+            queue,
+            job,
+            order,
+        })
     }
 
-    /// Is the select part of `res_req` usable with this configuration? (A submission
-    /// whose select does not parse is refused: "Bad resource requirement syntax".)
+    /// Is a smaller value of `name` the better host? Yes for the load indices that grow
+    /// with the load (`r15s`, `ut`, `pg`, ...) and numeric resources lsf.shared marks
+    /// INCREASING; no for free memory, swap, /tmp, idle time, the static sizes (`maxmem`,
+    /// `ncpus`, `cpuf`, ...) and other resources.
+    fn smaller_is_better(&self, name: &str) -> bool {
+        let canon = basalt_config::select::canonical(name);
+        match basalt_core::LoadIndex::from_name(&canon) {
+            Some(i) => i.increasing(),
+            None => self.cfg.res_increasing.contains(&canon),
+        }
+    }
+
+    /// Is `res_req` usable with this configuration? (A submission whose select part
+    /// does not parse, or whose `order[]` is not a list of names, is refused: "Bad
+    /// resource requirement syntax".)
     pub(crate) fn select_ok(&self, res_req: &str) -> bool {
         !matches!(self.select_part(res_req), Some(Part::Bad))
+            && basalt_config::resreq::order_keys(res_req).is_ok()
     }
 }
