@@ -3,7 +3,9 @@
 //! type, ...); a requirement no host satisfies leaves the job pending with LSF's reason
 //! (`bjobs -p`: "Job's resource requirements not satisfied"); a malformed one, or one
 //! naming a resource the cluster does not define, is refused by `bsub` with LSF's
-//! message. The daemons run in the test process (`InProcessBatch`).
+//! message; a running job's `rusage[mem=...]` reservation keeps the next one waiting
+//! with "Job requirements for reserving resource (mem) not satisfied" until it ends.
+//! The daemons run in the test process (`InProcessBatch`).
 
 use anyhow::Result;
 use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, wait_for};
@@ -73,5 +75,48 @@ fn select_requirements_choose_hosts_and_what_no_host_has_pends_with_lsf_reason()
         );
     }
     c.ok("bkill", &[&big.to_string()])?;
+
+    // rusage[]: a running job's reservation leaves less for the next one. Each asks 60 %
+    // of the host's available memory: the second waits with LSF's reason.
+    let avail_mb = std::fs::read_to_string("/proc/meminfo")?
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(1024, |kb| kb / 1024);
+    let ask = format!("rusage[mem={}MB]", avail_mb * 6 / 10);
+    let first = c.bsub(&work, &["-o", "/dev/null", "-R", &ask, "sleep 300"])?;
+    wait_for(
+        "the first reserving job to run",
+        Duration::from_secs(60),
+        || {
+            let s = stat(&c, first);
+            ((s == "RUN").then_some(()), s)
+        },
+    )?;
+    let second = c.bsub(&work, &["-o", "/dev/null", "-R", &ask, "true"])?;
+    wait_for(
+        "the second job's reservation reason",
+        Duration::from_secs(30),
+        || {
+            let out = c
+                .stdout_ok("bjobs", &["-p", &second.to_string()])
+                .unwrap_or_default();
+            (
+                out.contains("Job requirements for reserving resource (mem) not satisfied")
+                    .then_some(()),
+                out,
+            )
+        },
+    )?;
+    // Once the first ends, its reservation goes and the second runs.
+    c.ok("bkill", &[&first.to_string()])?;
+    wait_for(
+        "the second job to end DONE",
+        Duration::from_secs(60),
+        || {
+            let s = stat(&c, second);
+            ((s == "DONE").then_some(()), s)
+        },
+    )?;
     Ok(())
 }

@@ -126,7 +126,6 @@ const PREEMPTION: &str = "preemption is not implemented";
 const FAIRSHARE: &str = "fairshare is not implemented";
 const NO_NORMALISATION: &str = "CPU and run limits are not normalised by host CPU factors";
 const CHECKPOINT: &str = "checkpointing is not implemented";
-const NO_RUSAGE: &str = "rusage[] reservations are not made";
 
 /// lsb.params.
 pub const LSB_PARAMS: &[NotApplied] = &[
@@ -174,7 +173,6 @@ pub const LSB_PARAMS: &[NotApplied] = &[
         "MAX_ACCT_ARCHIVE_FILE",
         "lsb.acct is not archived",
     ),
-    N::new("Parameters", "RESOURCE_RESERVE_PER_SLOT", NO_RUSAGE).inert(&["N", "NO"]),
     N::new("Parameters", "DEFAULT_HOST_SPEC", NO_NORMALISATION),
     N::new(
         "Parameters",
@@ -296,7 +294,7 @@ pub const LSB_QUEUES: &[NotApplied] = &[
     N::new(
         "Queue",
         "RES_REQ",
-        "its select and order apply; its rusage and span are not evaluated",
+        "its select, order and rusage apply; its span is not evaluated",
     ),
     N::new("Queue", "TERMINATE_WHEN", PREEMPTION).part(
         "PREEMPT",
@@ -504,7 +502,6 @@ pub const LSB_APPLICATIONS: &[NotApplied] = &[N::new(
 /// lsf.conf (no sections).
 pub const LSF_CONF: &[NotApplied] = &[
     N::new("", "LSB_SET_TMPDIR", "jobs get no TMPDIR of their own").inert(&["N", "NO"]),
-    N::new("", "RESOURCE_RESERVE_PER_TASK", NO_RUSAGE).inert(&["N", "NO"]),
     N::new(
         "",
         "LSB_STDOUT_DIRECT",

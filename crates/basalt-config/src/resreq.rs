@@ -227,6 +227,132 @@ pub fn order_keys(s: &str) -> Result<Option<Vec<(String, bool)>>, String> {
     Ok(Some(keys))
 }
 
+/// A requirement's `rusage[]`: what a job reserves on its execution host.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rusage {
+    /// (resource, amount); `mem`, `swp` and `tmp` in MB (a value without a unit is in
+    /// `LSF_UNIT_FOR_LIMITS`, see [`rusage_of`]).
+    pub amounts: Vec<(String, f64)>,
+    /// `duration=`: minutes the reservation lasts (None: the whole job).
+    pub duration_min: Option<f64>,
+    /// `decay=1`: the amount decreases linearly over the duration.
+    pub decay: bool,
+}
+
+/// The `rusage[]` of a requirement (its sections merged; of `||` alternatives the first
+/// is taken). `unit_mb` is the size of `LSF_UNIT_FOR_LIMITS` in MB, the unit of a bare
+/// `mem`, `swp` or `tmp` value (`8192MB`, `4G` carry their own). None without `rusage[]`;
+/// an error for an item that is not `name=number`.
+pub fn rusage_of(s: &str, unit_mb: f64) -> Result<Option<Rusage>, String> {
+    let (_, other) = sections(s);
+    let bodies: Vec<&str> = other
+        .iter()
+        .filter(|(k, _)| k == "rusage")
+        .map(|(_, b)| b.as_str())
+        .collect();
+    if bodies.is_empty() {
+        return Ok(None);
+    }
+    let mut r = Rusage::default();
+    for body in bodies {
+        let first = body.split("||").next().unwrap_or("");
+        for item in first.split([':', ',']).map(str::trim) {
+            let item = item.trim_matches(|c| c == '(' || c == ')').trim();
+            if item.is_empty() {
+                continue;
+            }
+            let Some((name, value)) = item.split_once('=') else {
+                return Err(format!("bad rusage[] item {item:?}"));
+            };
+            let (name, value) = (name.trim(), value.trim());
+            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                return Err(format!("bad rusage[] item {item:?}"));
+            }
+            match name {
+                "duration" => {
+                    let (num, per) = match value.strip_suffix(['h', 'H']) {
+                        Some(n) => (n, 60.0),
+                        None => (value.strip_suffix(['m', 'M']).unwrap_or(value), 1.0),
+                    };
+                    let v: f64 = num
+                        .trim()
+                        .parse()
+                        .map_err(|_| format!("bad rusage[] duration {value:?}"))?;
+                    if !(v.is_finite() && v >= 0.0) {
+                        return Err(format!("bad rusage[] duration {value:?}"));
+                    }
+                    r.duration_min = Some(v * per);
+                }
+                "decay" => {
+                    r.decay = match value {
+                        "1" => true,
+                        "0" => false,
+                        _ => return Err(format!("bad rusage[] decay {value:?}")),
+                    }
+                }
+                _ => {
+                    let sized = matches!(name, "mem" | "swp" | "swap" | "tmp");
+                    let bare = value.parse::<f64>().ok();
+                    let v = match (bare, sized) {
+                        (Some(v), true) => v * unit_mb,
+                        (Some(v), false) => v,
+                        (None, true) => crate::select::number_in_mb(value)
+                            .and_then(|t| t.parse::<f64>().ok())
+                            .ok_or_else(|| format!("bad rusage[] value {item:?}"))?,
+                        (None, false) => return Err(format!("bad rusage[] value {item:?}")),
+                    };
+                    if !(v.is_finite() && v >= 0.0) {
+                        return Err(format!("bad rusage[] value {item:?}"));
+                    }
+                    let name = if name == "swap" { "swp" } else { name };
+                    match r.amounts.iter_mut().find(|(n, _)| n == name) {
+                        Some(slot) => slot.1 = v,
+                        None => r.amounts.push((name.to_owned(), v)),
+                    }
+                }
+            }
+        }
+    }
+    Ok(Some(r))
+}
+
+#[cfg(test)]
+mod rusage_tests {
+    use super::*;
+
+    #[test]
+    fn rusage_items_durations_decay_and_units() {
+        assert_eq!(rusage_of("select[mem>1]", 1.0).unwrap(), None);
+        let r = rusage_of("rusage[mem=100:swp=10:duration=10:decay=1]", 1.0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.amounts, vec![("mem".into(), 100.0), ("swp".into(), 10.0)]);
+        assert_eq!(r.duration_min, Some(10.0));
+        assert!(r.decay);
+        // Units: a bare value is in LSF_UNIT_FOR_LIMITS (KB here), a suffixed one says.
+        let r = rusage_of("rusage[mem=2048]", 1.0 / 1024.0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.amounts, vec![("mem".into(), 2.0)]);
+        let r = rusage_of("rusage[mem=8G, duration=2h]", 1.0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.amounts, vec![("mem".into(), 8192.0)]);
+        assert_eq!(r.duration_min, Some(120.0));
+        // Of alternatives, the first; a resource of the cluster as it is.
+        let r = rusage_of("rusage[licA=1 || licB=2]", 1.0).unwrap().unwrap();
+        assert_eq!(r.amounts, vec![("licA".into(), 1.0)]);
+        for bad in [
+            "rusage[mem]",
+            "rusage[mem=x]",
+            "rusage[decay=2]",
+            "rusage[mem=-1]",
+        ] {
+            assert!(rusage_of(bad, 1.0).is_err(), "{bad}");
+        }
+    }
+}
+
 #[cfg(test)]
 mod order_tests {
     use super::order_keys;

@@ -132,7 +132,7 @@ fn lsb_queues_keywords_not_applied_warn_with_file_and_line() {
         ("PRE_EXEC", "pre-execution"),
         ("POST_EXEC", "post-execution"),
         ("JOB_STARTER", "job starter"),
-        ("RES_REQ", "rusage and span are not evaluated"),
+        ("RES_REQ", "span is not evaluated"),
         ("PROCLIMIT", "bsub -n"),
         ("REQUEUE_EXIT_VALUES", "exit value"),
         ("PJOB_LIMIT", "per-processor"),
@@ -418,7 +418,7 @@ fn lsf_conf_and_lsf_cluster_keywords_not_applied_warn_with_file_and_line() {
         "ResourceMap",
         "shared resources",
     );
-    // RESOURCE_RESERVE_PER_TASK=N is what Basalt does; ELIMARGS is applied.
+    // RESOURCE_RESERVE_PER_TASK is applied; so is ELIMARGS.
     let elimargs = line_of(d.path(), c, "ELIMARGS");
     assert!(
         !loaded

@@ -232,6 +232,8 @@ pub mod pend {
     pub const EXCLUSIVE: u32 = 1322;
     pub const SBD_UNREACH: u32 = 1601;
     pub const LOAD_BASE: u32 = 2001;
+    /// 2601 + i: the host has not what the job reserves of built-in index i.
+    pub const RESERVE_BASE: u32 = 2601;
 }
 
 /// The text of a pending-reason code (without the trailing `;` or host count).
@@ -290,6 +292,15 @@ pub fn pend_reason_text(code: u32) -> String {
             "The available memory (mem) is low",
         ];
         return LOAD_PEND[(code - 2001) as usize].to_owned();
+    }
+    if let Some(idx) = code
+        .checked_sub(2601)
+        .and_then(|i| crate::BUILTIN_INDICES.get(i as usize))
+    {
+        return format!(
+            "Job requirements for reserving resource ({}) not satisfied",
+            idx.name()
+        );
     }
     format!("Unknown pending reason {code}")
 }

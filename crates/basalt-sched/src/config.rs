@@ -42,6 +42,11 @@ pub struct SchedConfig {
     /// The numeric resources lsf.shared marks INCREASING (a larger value is a busier
     /// host), for `order[]`.
     pub res_increasing: Vec<String>,
+    /// `LSF_UNIT_FOR_LIMITS` in MB: the unit of a bare `rusage[mem=]` value.
+    pub unit_mb: f64,
+    /// `RESOURCE_RESERVE_PER_SLOT` (lsb.params) or `RESOURCE_RESERVE_PER_TASK`
+    /// (lsf.conf): a job reserves its `rusage[]` amounts once per slot, not once per job.
+    pub reserve_per_slot: bool,
 }
 
 /// What select expressions see of a cluster-file host besides its load: its name, its
@@ -436,6 +441,18 @@ impl SchedConfig {
                 .filter(|r| r.increasing == Some(true))
                 .map(|r| r.name.clone())
                 .collect(),
+            unit_mb: match unit.trim().to_ascii_uppercase().as_str() {
+                "MB" => 1.0,
+                "GB" => 1024.0,
+                "TB" => 1024.0 * 1024.0,
+                "PB" => 1024.0 * 1024.0 * 1024.0,
+                "EB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+                _ => 1.0 / 1024.0,
+            },
+            reserve_per_slot: p.resource_reserve_per_slot
+                || c.lsf_conf
+                    .get("RESOURCE_RESERVE_PER_TASK")
+                    .is_some_and(|v| matches!(v.trim().to_ascii_uppercase().as_str(), "Y" | "YES")),
         }
     }
 }

@@ -202,3 +202,102 @@ fn an_order_that_is_not_a_list_of_names_is_refused_at_submission() {
         Some(SchedError::BadResReq)
     );
 }
+
+/// mem reserved by `rusage[]`'s reason (2601 + mem's index).
+fn mem_reserve_reason() -> u32 {
+    let mem = basalt_core::BUILTIN_INDICES
+        .iter()
+        .position(|i| i.name() == "mem")
+        .expect("mem is a built-in index");
+    pend::RESERVE_BASE + mem as u32
+}
+
+#[test]
+fn rusage_reserves_memory_so_the_next_job_goes_elsewhere_or_waits_with_lsf_reason() {
+    let mem = [("mem", 1000.0)];
+    let mut s = core_with(typed(), &mem, &mem);
+    let (_, first) = placed(&mut s, asking("rusage[mem=800]"));
+    let (_, second) = placed(&mut s, asking("rusage[mem=800]"));
+    let (a, b) = (first.expect("placed"), second.expect("placed"));
+    assert_ne!(a, b, "the first job's 800 MB are reserved on {a}");
+    let (key, third) = placed(&mut s, asking("rusage[mem=800]"));
+    assert_eq!(third, None);
+    let r = &s.jobs[&key].pend_reasons;
+    assert_eq!(r.get(&mem_reserve_reason()).map(Vec::len), Some(2), "{r:?}");
+    assert_eq!(
+        basalt_core::job::pend_reason_text(mem_reserve_reason()),
+        "Job requirements for reserving resource (mem) not satisfied"
+    );
+    // A job that reserves nothing still gets a free slot.
+    let (_, other) = placed(&mut s, cmd("true"));
+    assert!(other.is_some());
+    // Select sees what is left: 200 MB on each host.
+    let (_, host) = placed(&mut s, asking("select[mem>500]"));
+    assert_eq!(host, None);
+}
+
+#[test]
+fn a_reservation_for_a_duration_ends_with_it_and_a_decaying_one_shrinks() {
+    let mem = [("mem", 1000.0)];
+    // Hosts stay reachable across the minutes the test skips without hellos.
+    let mut c = typed();
+    c.hello_interval_secs = 3600;
+    let mut s = core_with(c, &mem, &mem);
+    placed(&mut s, asking("rusage[mem=800:duration=1]"));
+    placed(&mut s, asking("rusage[mem=800:duration=10:decay=1]"));
+    let (late, host) = placed(&mut s, asking("rusage[mem=500]"));
+    assert_eq!(host, None);
+    // Five minutes on: the first reservation is over (1 minute), the decaying one is
+    // at half (400 of 800 MB): 600 MB free on its host, 1000 on the other.
+    let later = T0 + 5 * 60_000;
+    s.tick(later);
+    s.schedule(later);
+    let d = dispatches(&s.take_effects());
+    assert_eq!(d.len(), 1, "{d:?}: {:?}", s.jobs[&late].pend_reasons);
+    assert_eq!(d[0].0, late);
+    let (_, host) = placed(&mut s, asking("rusage[mem=700]"));
+    assert_eq!(host, None, "500 MB reserved on one host, 400 on the other");
+}
+
+#[test]
+fn the_queue_rusage_is_merged_with_the_jobs() {
+    let mut c = typed();
+    c.queues[0].res_req = "rusage[mem=600]".into();
+    let mem = [("mem", 1000.0)];
+    let mut s = core_with(c, &mem, &mem);
+    // The queue's amount for jobs without their own...
+    assert!(placed(&mut s, cmd("true")).1.is_some());
+    assert!(placed(&mut s, cmd("true")).1.is_some());
+    assert_eq!(placed(&mut s, cmd("true")).1, None);
+    // ...and the job's own amount wins.
+    assert!(placed(&mut s, asking("rusage[mem=100]")).1.is_some());
+}
+
+#[test]
+fn per_slot_reservation_multiplies_by_the_slots_on_the_host() {
+    let mut c = typed();
+    c.reserve_per_slot = true;
+    let mem = [("mem", 1000.0)];
+    let mut s = core_with(c, &mem, &[("mem", 100.0)]);
+    let two = Submission {
+        num_processors: 2,
+        max_processors: 2,
+        ..asking("rusage[mem=400] span[hosts=1]")
+    };
+    let (_, host) = placed(&mut s, two);
+    assert_eq!(host.as_deref(), Some("hostA"));
+    // 800 of hostA's 1000 MB reserved: 300 more do not fit.
+    assert_eq!(placed(&mut s, asking("rusage[mem=300]")).1, None);
+}
+
+#[test]
+fn a_malformed_rusage_is_refused_at_submission() {
+    let mut s = core_with(typed(), &[], &[]);
+    for bad in ["rusage[mem]", "rusage[mem=lots]", "rusage[decay=2]"] {
+        assert_eq!(
+            s.submit(T0, &alice(), asking(bad)).err(),
+            Some(SchedError::BadResReq),
+            "{bad}"
+        );
+    }
+}

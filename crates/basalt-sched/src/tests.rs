@@ -86,6 +86,8 @@ pub(crate) fn cfg() -> SchedConfig {
         hosts: vec![host("hostA", 0), host("hostB", 1)],
         res_kinds: BTreeMap::new(),
         res_increasing: Vec::new(),
+        unit_mb: 1.0,
+        reserve_per_slot: false,
     }
 }
 

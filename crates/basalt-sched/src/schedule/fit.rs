@@ -124,8 +124,14 @@ impl Sched {
         }
         let mut order = [0i64; super::select::ORDER_KEYS];
         if let Some(sel) = job.sel {
-            let values = super::select::values_of(h);
+            let mut values = super::select::values_of(h);
+            if let Some(r) = st.reserved.get(i) {
+                super::select::apply_reserved(&mut values, r);
+            }
             if let Some(code) = sel.refuses(&values) {
+                return Err(code);
+            }
+            if let Some(code) = sel.cannot_reserve(&values) {
                 return Err(code);
             }
             order = sel.order_key(&values);
@@ -213,9 +219,36 @@ pub(crate) struct PassState {
     pub(crate) used_user: HashMap<(usize, String), u32>,
     /// (queue, host) -> slots; kept only when some queue has HJOB_LIMIT.
     pub(crate) q_host: HashMap<(String, usize), u32>,
+    /// By host index, what jobs reserve there (`rusage[]`): resource -> (amount, a
+    /// larger value is better). Empty when no job reserves anything.
+    pub(crate) reserved: Vec<BTreeMap<String, (f64, bool)>>,
 }
 
 impl PassState {
+    /// Add `share` of what `r` reserves to host `i`, `times` over (its slots there when
+    /// reservations are per slot).
+    pub(crate) fn reserve(
+        &mut self,
+        nh: usize,
+        i: usize,
+        r: &super::select::Reserve,
+        share: f64,
+        times: f64,
+    ) {
+        if share <= 0.0 || i >= nh {
+            return;
+        }
+        if self.reserved.is_empty() {
+            self.reserved = vec![BTreeMap::new(); nh];
+        }
+        for (name, amount, larger_better) in &r.amounts {
+            let e = self.reserved[i]
+                .entry(name.clone())
+                .or_insert((0.0, *larger_better));
+            e.0 += amount * share * times;
+        }
+    }
+
     /// Does host `i` (`host`) have no free slot left in this pass? (A host without a
     /// slot limit always has one.)
     pub(crate) fn host_full(&self, host: &crate::Host, i: usize) -> bool {

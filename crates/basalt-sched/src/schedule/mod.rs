@@ -92,7 +92,10 @@ impl Sched {
             excl: vec![false; nh],
             used_user: HashMap::new(),
             q_host: HashMap::new(),
+            reserved: Vec::new(),
         };
+        // What started jobs reserve (`rusage[]`), by (queue, resource requirement).
+        let mut reserves: HashMap<(String, String), Option<select::Reserve>> = HashMap::new();
         let mut q_used: BTreeMap<String, u32> = BTreeMap::new();
         let mut q_user: BTreeMap<(String, String), u32> = BTreeMap::new();
         // Started elements of arrays with a %k limit.
@@ -117,6 +120,33 @@ impl Sched {
                 .or_default() += j.slots();
             if j.array_limit.is_some() {
                 *array_started.entry(j.id).or_default() += 1;
+            }
+            let q_res_req = self
+                .queue(&j.queue)
+                .map(|q| q.res_req.as_str())
+                .unwrap_or("");
+            if !j.sub.res_req.is_empty() || !q_res_req.is_empty() {
+                let r = reserves
+                    .entry((j.queue.to_string(), j.sub.res_req.to_string()))
+                    .or_insert_with(|| {
+                        self.queue(&j.queue)
+                            .and_then(|q| self.reservation(q, &j.sub.res_req))
+                    });
+                if let Some(r) = r {
+                    let share = r.share(now - j.start_time.saturating_mul(1000));
+                    let mut seen: Vec<usize> = Vec::new();
+                    for h in &j.hosts {
+                        let Some(&i) = index.get(h.as_str()) else {
+                            continue;
+                        };
+                        if self.cfg.reserve_per_slot {
+                            st.reserve(nh, i, r, share, 1.0);
+                        } else if !seen.contains(&i) {
+                            seen.push(i);
+                            st.reserve(nh, i, r, share, 1.0);
+                        }
+                    }
+                }
             }
         }
         drop(index);
@@ -357,6 +387,15 @@ impl Sched {
                         .or_default() += taken;
                     if rec.array_limit.is_some() {
                         *array_started.entry(key.0).or_default() += 1;
+                    }
+                    if let Some(r) = sel.as_ref().and_then(|s| s.reserve.as_ref()) {
+                        let mut seen: Vec<usize> = Vec::new();
+                        for &i in &alloc {
+                            if self.cfg.reserve_per_slot || !seen.contains(&i) {
+                                seen.push(i);
+                                st.reserve(nh, i, r, 1.0, 1.0);
+                            }
+                        }
                     }
                     let names = alloc.iter().map(|&i| self.hosts[i].name.clone()).collect();
                     self.start_job_at(now, key, names, &alloc);

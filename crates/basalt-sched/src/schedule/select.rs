@@ -75,6 +75,44 @@ pub(crate) struct Selects {
     /// The job's `order[]`, else its queue's: each name with true when a smaller value
     /// is better (an increasing index such as `r15s`, or a decreasing one reversed).
     pub(crate) order: Vec<(String, bool)>,
+    /// What the job reserves on its host (its `rusage[]` merged with its queue's).
+    pub(crate) reserve: Option<Reserve>,
+}
+
+/// A job's reservation: per resource, the amount; for how long; decaying or not.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Reserve {
+    /// (canonical name, amount, a larger value is the better host).
+    pub(crate) amounts: Vec<(String, f64, bool)>,
+    pub(crate) duration_ms: Option<i64>,
+    pub(crate) decay: bool,
+}
+
+impl Reserve {
+    /// The share of the amounts reserved `run_ms` after the job started: 1 without a
+    /// duration, 0 once it has passed, decreasing linearly with `decay=1`.
+    pub(crate) fn share(&self, run_ms: i64) -> f64 {
+        match self.duration_ms {
+            None => 1.0,
+            Some(d) if run_ms >= d => 0.0,
+            Some(d) if self.decay && d > 0 => 1.0 - run_ms.max(0) as f64 / d as f64,
+            Some(_) => 1.0,
+        }
+    }
+}
+
+/// Take what is reserved on a host from its values: less of what is better larger
+/// (free memory, swap, /tmp, a licence count), more of what is better smaller.
+pub(crate) fn apply_reserved(values: &mut HostValues, reserved: &BTreeMap<String, (f64, bool)>) {
+    for (name, (amount, larger_better)) in reserved {
+        if let Some(v) = values.numbers.get_mut(name) {
+            if *larger_better {
+                *v -= amount;
+            } else {
+                *v += amount;
+            }
+        }
+    }
 }
 
 impl Selects {
@@ -86,6 +124,30 @@ impl Selects {
         }
         if self.job.as_ref().is_some_and(|p| !p.holds(values)) {
             return Some(pend::RES_REQ);
+        }
+        None
+    }
+
+    /// The pending reason a host of these values (what others reserved taken off)
+    /// gives the job when it has not what the job reserves: for a built-in load index,
+    /// "Job requirements for reserving resource (<index>) not satisfied", else the job's
+    /// resource requirements.
+    pub(crate) fn cannot_reserve(&self, values: &HostValues) -> Option<u32> {
+        let r = self.reserve.as_ref()?;
+        for (name, amount, larger_better) in &r.amounts {
+            if *amount <= 0.0 || !*larger_better {
+                continue;
+            }
+            let enough = values.numbers.get(name).is_some_and(|v| *v >= *amount);
+            if !enough {
+                let index = basalt_core::BUILTIN_INDICES
+                    .iter()
+                    .position(|i| i.name() == name.as_str());
+                return Some(match index {
+                    Some(i) => pend::RESERVE_BASE + i as u32,
+                    None => pend::RES_REQ,
+                });
+            }
         }
         None
     }
@@ -204,10 +266,57 @@ impl Sched {
                 (name, smaller_better)
             })
             .collect::<Vec<_>>();
-        (queue.is_some() || job.is_some() || !order.is_empty()).then_some(Selects {
-            queue,
-            job,
-            order,
+        let reserve = self.reservation(q, res_req);
+        (queue.is_some() || job.is_some() || !order.is_empty() || reserve.is_some()).then_some(
+            Selects {
+                queue,
+                job,
+                order,
+                reserve,
+            },
+        )
+    }
+
+    /// What a job of queue `q` asking `res_req` reserves: its `rusage[]` merged with its
+    /// queue's (the job's amount wins per resource, the queue's other resources are
+    /// kept, the queue's duration and decay apply when the job gives none). None when
+    /// neither reserves anything (or neither parses).
+    pub(crate) fn reservation(&self, q: &Queue, res_req: &str) -> Option<Reserve> {
+        use basalt_config::resreq::rusage_of;
+        let unit = self.cfg.unit_mb;
+        let job = rusage_of(res_req, unit).ok().flatten();
+        let queue = rusage_of(&q.res_req, unit).ok().flatten();
+        if job.is_none() && queue.is_none() {
+            return None;
+        }
+        let job = job.unwrap_or_default();
+        let queue = queue.unwrap_or_default();
+        let mut amounts: Vec<(String, f64)> = job.amounts.clone();
+        for (n, v) in &queue.amounts {
+            if !amounts.iter().any(|(m, _)| m == n) {
+                amounts.push((n.clone(), *v));
+            }
+        }
+        let job_timed = job.duration_min.is_some();
+        let duration_min = job.duration_min.or(queue.duration_min);
+        let decay = if job_timed {
+            job.decay
+        } else {
+            queue.decay || job.decay
+        };
+        let amounts: Vec<(String, f64, bool)> = amounts
+            .into_iter()
+            .filter(|(_, v)| *v > 0.0)
+            .map(|(n, v)| {
+                let canon = basalt_config::select::canonical(&n);
+                let larger_better = !self.smaller_is_better(&canon);
+                (canon, v, larger_better)
+            })
+            .collect();
+        (!amounts.is_empty()).then(|| Reserve {
+            amounts,
+            duration_ms: duration_min.map(|m| (m * 60_000.0) as i64),
+            decay,
         })
     }
 
@@ -229,5 +338,6 @@ impl Sched {
     pub(crate) fn select_ok(&self, res_req: &str) -> bool {
         !matches!(self.select_part(res_req), Some(Part::Bad))
             && basalt_config::resreq::order_keys(res_req).is_ok()
+            && basalt_config::resreq::rusage_of(res_req, self.cfg.unit_mb).is_ok()
     }
 }
