@@ -94,8 +94,15 @@ impl Sched {
             q_host: HashMap::new(),
             reserved: Vec::new(),
         };
-        // What started jobs reserve (`rusage[]`), by (queue, resource requirement).
+        // What started jobs reserve (`rusage[]`), by (queue, resource requirement); the
+        // queues with a RES_REQ (a job of theirs may reserve without its own `-R`).
         let mut reserves: HashMap<(String, String), Option<select::Reserve>> = HashMap::new();
+        let rr_queues: Vec<String> = self
+            .queues
+            .iter()
+            .filter(|q| !q.res_req.is_empty())
+            .map(|q| q.name.clone())
+            .collect();
         let mut q_used: BTreeMap<String, u32> = BTreeMap::new();
         let mut q_user: BTreeMap<(String, String), u32> = BTreeMap::new();
         // Started elements of arrays with a %k limit.
@@ -121,11 +128,7 @@ impl Sched {
             if j.array_limit.is_some() {
                 *array_started.entry(j.id).or_default() += 1;
             }
-            let q_res_req = self
-                .queue(&j.queue)
-                .map(|q| q.res_req.as_str())
-                .unwrap_or("");
-            if !j.sub.res_req.is_empty() || !q_res_req.is_empty() {
+            if !j.sub.res_req.is_empty() || rr_queues.iter().any(|q| **q == *j.queue) {
                 let r = reserves
                     .entry((j.queue.to_string(), j.sub.res_req.to_string()))
                     .or_insert_with(|| {
