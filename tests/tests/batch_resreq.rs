@@ -108,6 +108,14 @@ fn select_requirements_choose_hosts_and_what_no_host_has_pends_with_lsf_reason()
             )
         },
     )?;
+    // bhosts -l shows the reservation under the host's load.
+    let long = c.ok("bhosts", &["-l"])?;
+    let reserved = long
+        .lines()
+        .find(|l| l.starts_with(" Reserved"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(!reserved.trim_end().ends_with(" 0M"), "{long}");
     // Once the first ends, its reservation goes and the second runs.
     c.ok("bkill", &[&first.to_string()])?;
     wait_for(

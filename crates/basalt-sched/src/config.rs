@@ -333,6 +333,7 @@ impl SchedConfig {
                     thresholds_ok: Vec::new(),
                     rank,
                     statics: static_values(c, h),
+                    reserved: BTreeMap::new(),
                 }
             })
             .collect();

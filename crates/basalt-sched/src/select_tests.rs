@@ -228,6 +228,11 @@ fn rusage_reserves_memory_so_the_next_job_goes_elsewhere_or_waits_with_lsf_reaso
         basalt_core::job::pend_reason_text(mem_reserve_reason()),
         "Job requirements for reserving resource (mem) not satisfied"
     );
+    // bhosts -l shows what is reserved on each host.
+    for h in ["hostA", "hostB"] {
+        let i = s.host_idx(h).expect("host");
+        assert_eq!(s.hosts[i].reserved.get("mem"), Some(&800.0), "{h}");
+    }
     // A job that reserves nothing still gets a free slot.
     let (_, other) = placed(&mut s, cmd("true"));
     assert!(other.is_some());

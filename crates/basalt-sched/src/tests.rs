@@ -63,6 +63,7 @@ pub(crate) fn host(name: &str, rank: usize) -> Host {
             name: name.into(),
             ..Default::default()
         },
+        reserved: BTreeMap::new(),
     }
 }
 

@@ -480,6 +480,9 @@ pub struct Host {
     /// ncpus and cpuf: its name, and its type, model and resources from the cluster
     /// file.
     pub statics: basalt_config::select::HostValues,
+    /// What the jobs running here reserve (`rusage[]`), as of the last scheduling pass:
+    /// resource -> amount (`mem`, `swp`, `tmp` in MB).
+    pub reserved: BTreeMap<String, f64>,
 }
 
 impl Host {

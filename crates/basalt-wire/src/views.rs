@@ -228,6 +228,14 @@ pub fn hosts_reply(v: &HostsView) -> pb::HostsReply {
                 })
                 .collect(),
             dispatch_window: String::new(),
+            reserved: h
+                .reserved
+                .iter()
+                .map(|(k, v)| basalt_proto::common::LoadValue {
+                    name: k.clone(),
+                    value: *v,
+                })
+                .collect(),
         });
     }
     out

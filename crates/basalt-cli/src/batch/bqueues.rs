@@ -294,6 +294,19 @@ pub fn hosts_long(hosts: &[BatchHostInfo]) -> String {
         let cells: Vec<(&str, bool)> = cells.iter().map(|(s, r)| (s.as_str(), *r)).collect();
         out.push_str(&under(&format!(" Total{}", &LOAD_HEADER[6..]), &cells));
         out.push('\n');
+        // What running jobs reserve here (rusage[]), as LSF shows it under the total.
+        let mut cells: Vec<(String, bool)> = vec![("Reserved".to_owned(), false)];
+        for n in NAMES {
+            let v = h
+                .reserved
+                .iter()
+                .find(|l| l.name == n)
+                .map_or(0.0, |l| l.value);
+            cells.push((load_cell(n, v), true));
+        }
+        let cells: Vec<(&str, bool)> = cells.iter().map(|(s, r)| (s.as_str(), *r)).collect();
+        out.push_str(&under(&format!(" Reserved{}", &LOAD_HEADER[9..]), &cells));
+        out.push('\n');
         out.push_str("\n LOAD THRESHOLD USED FOR SCHEDULING:\n");
         out.push_str(&thresholds(&h.load_sched, &h.load_stop));
         out.push('\n');
@@ -598,12 +611,22 @@ vm                 ok              -      2      0      0      0      0      0\n
             },
         ];
         h.message = "maintenance".into();
+        h.reserved = vec![basalt_proto::common::LoadValue {
+            name: "mem".into(),
+            value: 800.0,
+        }];
         let got = hosts_long(&[h]);
         assert!(got.starts_with("HOST  vm\nSTATUS           CPUF  JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV DISPATCH_WINDOW\nok             100.00     -      2      0      0      0      0      0 -\n"), "{got}");
         assert!(got.contains(" ADMIN ACTION COMMENT: \"maintenance\"\n"));
         assert!(
             got.contains(
                 " Total         0.5     -     -   25%     -     -    -     -     -     -  2.0G\n"
+            ),
+            "{got}"
+        );
+        assert!(
+            got.contains(
+                " Reserved      0.0   0.0   0.0    0%   0.0     0    0     0    0M    0M  800M\n"
             ),
             "{got}"
         );

@@ -476,6 +476,16 @@ impl Sched {
             self.last_full_pass = now;
             self.cut_short = false;
         }
+        // What is reserved on each host now, for bhosts -l (cleared once nothing is).
+        if !st.reserved.is_empty() || self.hosts.iter().any(|h| !h.reserved.is_empty()) {
+            for (i, h) in self.hosts.iter_mut().enumerate() {
+                h.reserved = st
+                    .reserved
+                    .get(i)
+                    .map(|m| m.iter().map(|(k, (v, _))| (k.clone(), *v)).collect())
+                    .unwrap_or_default();
+            }
+        }
         // Set the reasons: a few (a pass that stopped early) one by one, many in one
         // ordered walk (mostly in key order already).
         if assign.len().saturating_mul(16) < self.jobs.len() {
