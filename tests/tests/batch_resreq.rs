@@ -17,6 +17,32 @@ fn stat(c: &InProcessBatch, id: u64) -> String {
         .unwrap_or_default()
 }
 
+/// Wait until job `id` is in state `want`.
+fn wait_stat(c: &InProcessBatch, id: u64, want: &str) -> Result<()> {
+    wait_for(
+        &format!("job {id} to be {want}"),
+        Duration::from_secs(60),
+        || {
+            let s = stat(c, id);
+            ((s == want).then_some(()), s)
+        },
+    )
+}
+
+/// Wait until `bjobs -p` gives job `id` the pending reason `reason`; its output.
+fn wait_reason(c: &InProcessBatch, id: u64, reason: &str) -> Result<String> {
+    wait_for(
+        &format!("job {id}'s pending reason {reason:?}"),
+        Duration::from_secs(30),
+        || {
+            let out = c
+                .stdout_ok("bjobs", &["-p", &id.to_string()])
+                .unwrap_or_default();
+            (out.contains(reason).then(|| out.clone()), out)
+        },
+    )
+}
+
 #[test]
 fn select_requirements_choose_hosts_and_what_no_host_has_pends_with_lsf_reason() -> Result<()> {
     let c = InProcessBatch::start("batch-resreq", &ClusterSpec::new(1), "")?;
@@ -39,28 +65,8 @@ fn select_requirements_choose_hosts_and_what_no_host_has_pends_with_lsf_reason()
             "true",
         ],
     )?;
-    wait_for(
-        "the fitting job to end DONE",
-        Duration::from_secs(60),
-        || {
-            let s = stat(&c, fits);
-            ((s == "DONE").then_some(()), s)
-        },
-    )?;
-    let reason = wait_for(
-        "the impossible job's pending reason",
-        Duration::from_secs(30),
-        || {
-            let out = c
-                .stdout_ok("bjobs", &["-p", &big.to_string()])
-                .unwrap_or_default();
-            (
-                out.contains("Job's resource requirements not satisfied")
-                    .then(|| out.clone()),
-                out,
-            )
-        },
-    )?;
+    wait_stat(&c, fits, "DONE")?;
+    let reason = wait_reason(&c, big, "Job's resource requirements not satisfied")?;
     assert!(reason.contains("PEND"), "{reason}");
     assert_eq!(stat(&c, big), "PEND");
 
@@ -85,46 +91,25 @@ fn select_requirements_choose_hosts_and_what_no_host_has_pends_with_lsf_reason()
         .map_or(1024, |kb| kb / 1024);
     let ask = format!("rusage[mem={}MB]", avail_mb * 6 / 10);
     let first = c.bsub(&work, &["-o", "/dev/null", "-R", &ask, "sleep 300"])?;
-    wait_for(
-        "the first reserving job to run",
-        Duration::from_secs(60),
-        || {
-            let s = stat(&c, first);
-            ((s == "RUN").then_some(()), s)
-        },
-    )?;
+    wait_stat(&c, first, "RUN")?;
     let second = c.bsub(&work, &["-o", "/dev/null", "-R", &ask, "true"])?;
-    wait_for(
-        "the second job's reservation reason",
-        Duration::from_secs(30),
-        || {
-            let out = c
-                .stdout_ok("bjobs", &["-p", &second.to_string()])
-                .unwrap_or_default();
-            (
-                out.contains("Job requirements for reserving resource (mem) not satisfied")
-                    .then_some(()),
-                out,
-            )
-        },
+    wait_reason(
+        &c,
+        second,
+        "Job requirements for reserving resource (mem) not satisfied",
     )?;
     // bhosts -l shows the reservation under the host's load.
     let long = c.ok("bhosts", &["-l"])?;
     let reserved = long
         .lines()
         .find(|l| l.starts_with(" Reserved"))
-        .unwrap_or_default()
-        .to_string();
-    assert!(!reserved.trim_end().ends_with(" 0M"), "{long}");
+        .unwrap_or_default();
+    assert!(
+        reserved.starts_with(" Reserved") && !reserved.trim_end().ends_with(" 0M"),
+        "{long}"
+    );
     // Once the first ends, its reservation goes and the second runs.
     c.ok("bkill", &[&first.to_string()])?;
-    wait_for(
-        "the second job to end DONE",
-        Duration::from_secs(60),
-        || {
-            let s = stat(&c, second);
-            ((s == "DONE").then_some(()), s)
-        },
-    )?;
+    wait_stat(&c, second, "DONE")?;
     Ok(())
 }

@@ -49,32 +49,21 @@ pub struct SchedConfig {
     pub reserve_per_slot: bool,
 }
 
-/// What select expressions see of a cluster-file host besides its load: its name, its
-/// type and model as its LIM reports them, and its RESOURCES: a name alone is a boolean,
-/// `name=value` a numeric or string value by the resource's kind in lsf.shared.
+/// What select expressions see of a cluster-file host until its LIM reports: its type
+/// and model as its LIM will report them (a host of the cluster runs mbatchd's
+/// architecture unless its MODEL says otherwise), and its RESOURCES.
 fn static_values(
     c: &Config,
     h: &basalt_config::cluster::ClusterHost,
+    kinds: &BTreeMap<String, basalt_config::select::NameKind>,
 ) -> basalt_config::select::HostValues {
-    let mut v = basalt_config::select::HostValues {
-        name: h.name.clone(),
-        booleans: vec!["server".to_owned()],
+    crate::LimStatic {
+        host_type: c.host_type_of(&h.name),
+        model: c.host_model_of(&h.name, std::env::consts::ARCH),
+        resources: h.resources.clone(),
         ..Default::default()
-    };
-    v.strings.insert("hname".into(), h.name.clone());
-    // As the host's LIM reports them (a host of the cluster runs mbatchd's architecture
-    // unless its MODEL says otherwise).
-    v.strings.insert("type".into(), c.host_type_of(&h.name));
-    v.strings.insert(
-        "model".into(),
-        c.host_model_of(&h.name, std::env::consts::ARCH),
-    );
-    crate::schedule::select::apply_resources(
-        &mut v,
-        &h.resources,
-        &basalt_config::select::resource_kinds(c),
-    );
-    v
+    }
+    .values(&h.name, kinds)
 }
 
 fn expand(tokens: &[String], groups: &[Group], all: &[String]) -> Vec<String> {
@@ -284,6 +273,7 @@ impl SchedConfig {
         let server: Vec<&basalt_config::cluster::ClusterHost> =
             c.cluster.hosts.iter().filter(|h| h.server).collect();
         let all_hosts: Vec<String> = server.iter().map(|h| h.name.clone()).collect();
+        let res_kinds = basalt_config::select::resource_kinds(c);
         let hosts = server
             .iter()
             .enumerate()
@@ -332,7 +322,8 @@ impl SchedConfig {
                     last_resume: 0,
                     thresholds_ok: Vec::new(),
                     rank,
-                    statics: static_values(c, h),
+                    statics: static_values(c, h, &res_kinds),
+                    lim_static: None,
                     reserved: BTreeMap::new(),
                 }
             })
@@ -434,7 +425,7 @@ impl SchedConfig {
             host_lost_grace_secs: grace,
             queues,
             hosts,
-            res_kinds: basalt_config::select::resource_kinds(c),
+            res_kinds,
             res_increasing: c
                 .shared
                 .resources

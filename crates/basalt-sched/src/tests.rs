@@ -64,6 +64,7 @@ pub(crate) fn host(name: &str, rank: usize) -> Host {
             ..Default::default()
         },
         reserved: BTreeMap::new(),
+        lim_static: None,
     }
 }
 

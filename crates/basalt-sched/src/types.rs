@@ -480,6 +480,9 @@ pub struct Host {
     /// ncpus and cpuf: its name, and its type, model and resources from the cluster
     /// file.
     pub statics: basalt_config::select::HostValues,
+    /// What the host's LIM last said of it that [`Host::statics`] was built from (a poll
+    /// that says the same again changes nothing).
+    pub lim_static: Option<crate::LimStatic>,
     /// What the jobs running here reserve (`rusage[]`), as of the last scheduling pass:
     /// resource -> amount (`mem`, `swp`, `tmp` in MB).
     pub reserved: BTreeMap<String, f64>,

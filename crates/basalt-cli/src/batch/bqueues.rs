@@ -281,32 +281,24 @@ pub fn hosts_long(hosts: &[BatchHostInfo]) -> String {
         out.push_str("\n CURRENT LOAD USED FOR SCHEDULING:\n");
         out.push_str(LOAD_HEADER);
         out.push('\n');
-        let mut cells: Vec<(String, bool)> = vec![("Total".to_owned(), false)];
-        for n in NAMES {
-            let v = h
-                .load
-                .iter()
-                .find(|l| l.name == n)
-                .map(|l| load_cell(n, l.value))
-                .unwrap_or_else(|| "-".to_owned());
-            cells.push((v, true));
-        }
-        let cells: Vec<(&str, bool)> = cells.iter().map(|(s, r)| (s.as_str(), *r)).collect();
-        out.push_str(&under(&format!(" Total{}", &LOAD_HEADER[6..]), &cells));
-        out.push('\n');
-        // What running jobs reserve here (rusage[]), as LSF shows it under the total.
-        let mut cells: Vec<(String, bool)> = vec![("Reserved".to_owned(), false)];
-        for n in NAMES {
-            let v = h
-                .reserved
-                .iter()
-                .find(|l| l.name == n)
-                .map_or(0.0, |l| l.value);
-            cells.push((load_cell(n, v), true));
-        }
-        let cells: Vec<(&str, bool)> = cells.iter().map(|(s, r)| (s.as_str(), *r)).collect();
-        out.push_str(&under(&format!(" Reserved{}", &LOAD_HEADER[9..]), &cells));
-        out.push('\n');
+        // One row per label, a cell per index under the header: the load, and what
+        // running jobs reserve here (rusage[]), as LSF shows it under the total.
+        let row = |label: &str, cell: &dyn Fn(&str) -> String| {
+            let mut cells: Vec<(String, bool)> = vec![(label.to_owned(), false)];
+            cells.extend(NAMES.iter().map(|n| (cell(n), true)));
+            let cells: Vec<(&str, bool)> = cells.iter().map(|(s, r)| (s.as_str(), *r)).collect();
+            let header = format!(" {label}{}", &LOAD_HEADER[label.len() + 1..]);
+            format!("{}\n", under(&header, &cells))
+        };
+        let value = |v: &[basalt_proto::common::LoadValue], n: &str| {
+            v.iter().find(|l| l.name == n).map(|l| l.value)
+        };
+        out.push_str(&row("Total", &|n| {
+            value(&h.load, n).map_or_else(|| "-".to_owned(), |v| load_cell(n, v))
+        }));
+        out.push_str(&row("Reserved", &|n| {
+            load_cell(n, value(&h.reserved, n).unwrap_or(0.0))
+        }));
         out.push_str("\n LOAD THRESHOLD USED FOR SCHEDULING:\n");
         out.push_str(&thresholds(&h.load_sched, &h.load_stop));
         out.push('\n');

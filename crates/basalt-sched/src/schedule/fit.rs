@@ -225,27 +225,34 @@ pub(crate) struct PassState {
 }
 
 impl PassState {
-    /// Add `share` of what `r` reserves to host `i`, `times` over (its slots there when
-    /// reservations are per slot).
+    /// Add `share` of what `r` reserves to the hosts (by index) of a job's slots: once
+    /// per slot when reservations are per slot, else once per host.
     pub(crate) fn reserve(
         &mut self,
-        nh: usize,
-        i: usize,
+        hosts: impl IntoIterator<Item = usize>,
         r: &super::select::Reserve,
         share: f64,
-        times: f64,
+        per_slot: bool,
     ) {
-        if share <= 0.0 || i >= nh {
+        let nh = self.used.len();
+        if share <= 0.0 {
             return;
         }
-        if self.reserved.is_empty() {
-            self.reserved = vec![BTreeMap::new(); nh];
-        }
-        for (name, amount, larger_better) in &r.amounts {
-            let e = self.reserved[i]
-                .entry(name.clone())
-                .or_insert((0.0, *larger_better));
-            e.0 += amount * share * times;
+        let mut seen: Vec<usize> = Vec::new();
+        for i in hosts {
+            if i >= nh || (!per_slot && seen.contains(&i)) {
+                continue;
+            }
+            seen.push(i);
+            if self.reserved.is_empty() {
+                self.reserved = vec![BTreeMap::new(); nh];
+            }
+            for (name, amount, larger_better) in &r.amounts {
+                let e = self.reserved[i]
+                    .entry(name.clone())
+                    .or_insert((0.0, *larger_better));
+                e.0 += amount * share;
+            }
         }
     }
 
@@ -297,7 +304,7 @@ pub(crate) struct ShapeKey {
     pub(crate) most: u32,
     pub(crate) span: Option<Option<u32>>,
     /// The job's resource requirement, when it or its queue's has a select part.
-    pub(crate) res_req: Option<String>,
+    pub(crate) res_req: Option<crate::Str>,
 }
 
 /// Every host evaluated for a shape, as of `generation`.

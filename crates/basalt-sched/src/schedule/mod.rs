@@ -8,7 +8,9 @@ mod resume;
 pub(crate) mod select;
 
 use crate::depend::Tri;
-use crate::{Effect, Event, JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Submission, secs, span_of};
+use crate::{
+    Effect, Event, JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Str, Submission, secs, span_of,
+};
 use allocate::allocate;
 use basalt_core::job::{JobState, pend, sub};
 use fit::{CandKey, JobFit, PassState, Shape, ShapeKey, StaticWhy};
@@ -96,7 +98,7 @@ impl Sched {
         };
         // What started jobs reserve (`rusage[]`), by (queue, resource requirement); the
         // queues with a RES_REQ (a job of theirs may reserve without its own `-R`).
-        let mut reserves: HashMap<(String, String), Option<select::Reserve>> = HashMap::new();
+        let mut reserves: HashMap<(Str, Str), Option<select::Reserve>> = HashMap::new();
         let rr_queues: Vec<String> = self
             .queues
             .iter()
@@ -130,25 +132,18 @@ impl Sched {
             }
             if !j.sub.res_req.is_empty() || rr_queues.iter().any(|q| **q == *j.queue) {
                 let r = reserves
-                    .entry((j.queue.to_string(), j.sub.res_req.to_string()))
+                    .entry((j.queue.clone(), j.sub.res_req.clone()))
                     .or_insert_with(|| {
                         self.queue(&j.queue)
                             .and_then(|q| self.reservation(q, &j.sub.res_req))
                     });
                 if let Some(r) = r {
                     let share = r.share(now - j.start_time.saturating_mul(1000));
-                    let mut seen: Vec<usize> = Vec::new();
-                    for h in &j.hosts {
-                        let Some(&i) = index.get(h.as_str()) else {
-                            continue;
-                        };
-                        if self.cfg.reserve_per_slot {
-                            st.reserve(nh, i, r, share, 1.0);
-                        } else if !seen.contains(&i) {
-                            seen.push(i);
-                            st.reserve(nh, i, r, share, 1.0);
-                        }
-                    }
+                    let slots = j
+                        .hosts
+                        .iter()
+                        .filter_map(|h| index.get(h.as_str()).copied());
+                    st.reserve(slots, r, share, self.cfg.reserve_per_slot);
                 }
             }
         }
@@ -215,7 +210,7 @@ impl Sched {
         let mut statics: Vec<Option<(bool, Vec<StaticWhy>)>> = vec![None; self.queues.len()];
         let mut shapes: HashMap<ShapeKey, Shape> = HashMap::new();
         // The select parts of (queue, the job's resource requirement), parsed once a pass.
-        let mut sel_cache: HashMap<(usize, String), Option<Arc<select::Selects>>> = HashMap::new();
+        let mut sel_cache: HashMap<(usize, Str), Option<Arc<select::Selects>>> = HashMap::new();
         // Bumped by every placement: a shape evaluated at another generation is stale.
         let mut generation: u64 = 0;
         // Pending reasons to set, applied in one walk at the end.
@@ -328,7 +323,7 @@ impl Sched {
                 None
             } else {
                 sel_cache
-                    .entry((qi, sub.res_req.to_string()))
+                    .entry((qi, sub.res_req.clone()))
                     .or_insert_with(|| self.selects(q, &sub.res_req).map(Arc::new))
                     .clone()
             };
@@ -340,7 +335,7 @@ impl Sched {
                 need,
                 most,
                 span,
-                res_req: sel.as_ref().map(|_| sub.res_req.to_string()),
+                res_req: sel.as_ref().map(|_| sub.res_req.clone()),
             };
             let job = JobFit {
                 queue: q,
@@ -392,13 +387,7 @@ impl Sched {
                         *array_started.entry(key.0).or_default() += 1;
                     }
                     if let Some(r) = sel.as_ref().and_then(|s| s.reserve.as_ref()) {
-                        let mut seen: Vec<usize> = Vec::new();
-                        for &i in &alloc {
-                            if self.cfg.reserve_per_slot || !seen.contains(&i) {
-                                seen.push(i);
-                                st.reserve(nh, i, r, 1.0, 1.0);
-                            }
-                        }
+                        st.reserve(alloc.iter().copied(), r, 1.0, self.cfg.reserve_per_slot);
                     }
                     let names = alloc.iter().map(|&i| self.hosts[i].name.clone()).collect();
                     self.start_job_at(now, key, names, &alloc);

@@ -72,8 +72,8 @@ pub(crate) const ORDER_KEYS: usize = 3;
 pub(crate) struct Selects {
     pub(crate) queue: Option<Part>,
     pub(crate) job: Option<Part>,
-    /// The job's `order[]`, else its queue's: each name with true when a smaller value
-    /// is better (an increasing index such as `r15s`, or a decreasing one reversed).
+    /// The job's `order[]`, else its queue's: each canonical name with true when a
+    /// smaller value is better (an increasing index such as `r15s`, or a decreasing one reversed).
     pub(crate) order: Vec<(String, bool)>,
     /// What the job reserves on its host (its `rusage[]` merged with its queue's).
     pub(crate) reserve: Option<Reserve>,
@@ -157,8 +157,7 @@ impl Selects {
     pub(crate) fn order_key(&self, values: &HostValues) -> [i64; ORDER_KEYS] {
         let mut key = [0i64; ORDER_KEYS];
         for (slot, (name, smaller_better)) in key.iter_mut().zip(&self.order) {
-            let canon = basalt_config::select::canonical(name);
-            *slot = match values.numbers.get(&canon) {
+            *slot = match values.numbers.get(name) {
                 Some(v) if v.is_finite() => {
                     let scaled = (v * 1000.0).round() as i64;
                     if *smaller_better { scaled } else { -scaled }
@@ -173,9 +172,7 @@ impl Selects {
 /// What a select expression sees of `h` now.
 pub(crate) fn values_of(h: &Host) -> HostValues {
     let mut v = h.statics.clone();
-    v.strings
-        .entry("hname".to_owned())
-        .or_insert_with(|| h.name.clone());
+    v.strings.insert("hname".to_owned(), h.name.clone());
     for (name, value) in &h.load {
         let x = Sched::load_value(h, name).unwrap_or(*value);
         v.numbers.insert(name.clone(), x);
@@ -199,6 +196,35 @@ pub struct LimStatic {
     pub resources: Vec<String>,
 }
 
+impl LimStatic {
+    /// What select expressions see of host `name` from this information (a server host:
+    /// the boolean `server`; `hname` is added by [`values_of`]); resources by `kinds`.
+    pub(crate) fn values(&self, name: &str, kinds: &BTreeMap<String, NameKind>) -> HostValues {
+        let mut v = HostValues {
+            name: name.to_owned(),
+            booleans: vec!["server".to_owned()],
+            ..Default::default()
+        };
+        if !self.host_type.is_empty() {
+            v.strings.insert("type".into(), self.host_type.clone());
+        }
+        if !self.model.is_empty() {
+            v.strings.insert("model".into(), self.model.clone());
+        }
+        for (n, mb) in [
+            ("maxmem", self.max_mem_mb),
+            ("maxswp", self.max_swp_mb),
+            ("maxtmp", self.max_tmp_mb),
+        ] {
+            if mb > 0 {
+                v.numbers.insert(n.into(), mb as f64);
+            }
+        }
+        apply_resources(&mut v, &self.resources, kinds);
+        v
+    }
+}
+
 impl Sched {
     /// LIM's static information of a host, for resource requirements: it replaces what
     /// the cluster file let the core assume (type, model) and adds what only the host
@@ -207,28 +233,11 @@ impl Sched {
         let Some(i) = self.host_idx(host) else {
             return;
         };
-        let mut v = HostValues {
-            name: self.hosts[i].name.clone(),
-            booleans: vec!["server".to_owned()],
-            ..Default::default()
-        };
-        v.strings.insert("hname".into(), self.hosts[i].name.clone());
-        if !info.host_type.is_empty() {
-            v.strings.insert("type".into(), info.host_type.clone());
+        if self.hosts[i].lim_static.as_ref() == Some(info) {
+            return;
         }
-        if !info.model.is_empty() {
-            v.strings.insert("model".into(), info.model.clone());
-        }
-        for (name, mb) in [
-            ("maxmem", info.max_mem_mb),
-            ("maxswp", info.max_swp_mb),
-            ("maxtmp", info.max_tmp_mb),
-        ] {
-            if mb > 0 {
-                v.numbers.insert(name.into(), mb as f64);
-            }
-        }
-        apply_resources(&mut v, &info.resources, &self.cfg.res_kinds);
+        self.hosts[i].lim_static = Some(info.clone());
+        let v = info.values(&self.hosts[i].name, &self.cfg.res_kinds);
         if self.hosts[i].statics != v {
             self.hosts[i].statics = v;
             if self.counts.any_pending() {
@@ -262,8 +271,9 @@ impl Sched {
             .unwrap_or_default()
             .into_iter()
             .map(|(name, reversed)| {
-                let smaller_better = self.smaller_is_better(&name) != reversed;
-                (name, smaller_better)
+                let canon = basalt_config::select::canonical(&name);
+                let smaller_better = self.smaller_is_better(&canon) != reversed;
+                (canon, smaller_better)
             })
             .collect::<Vec<_>>();
         let reserve = self.reservation(q, res_req);
