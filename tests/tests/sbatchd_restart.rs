@@ -455,8 +455,6 @@ fn job_removed_while_its_sbatchd_was_away_is_killed_when_it_returns() -> Result<
     let id = c.bsub(&work, &["-m", "hostB", "-o", "x.%J", "sleep 300"])?;
     wait_state(&c, id, "RUN", LONG)?;
     wait_event(&c, "JOB_START_ACCEPT", id)?;
-    let pids = job_pids(&c, id);
-    assert!(!pids.is_empty());
     // Once mbatchd has acknowledged the job's reports (started, executing, the
     // first usage sample; an idle `sleep` has no more) and sbatchd has recorded that
     // (acknowledgements are written once a second), a restarted sbatchd has nothing
@@ -474,6 +472,10 @@ fn job_removed_while_its_sbatchd_was_away_is_killed_when_it_returns() -> Result<
             )
         },
     )?;
+    // The job's processes, taken once its shell has had the time to start `sleep`
+    // (right at JOB_START_ACCEPT it may not have forked yet).
+    let pids = job_pids(&c, id);
+    assert!(!pids.is_empty());
 
     c.kill9_daemon("sbatchd", "hostB")?;
     wait_host(&c, "hostB", &["unreach"])?;
