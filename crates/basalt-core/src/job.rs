@@ -208,6 +208,8 @@ pub mod pend {
     pub const START_TIME: u32 = 2;
     pub const DEPEND: u32 = 3;
     pub const DEPEND_INVALID: u32 = 4;
+    /// PEND_JOB_PRE_EXEC: a pre-execution command failed; tried again later.
+    pub const PRE_EXEC: u32 = 6;
     pub const SWITCHED: u32 = 14;
     pub const REQUEUED: u32 = 23;
     pub const QUEUE_INACT: u32 = 301;

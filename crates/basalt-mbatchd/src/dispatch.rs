@@ -464,6 +464,9 @@ impl OwnerState {
             forced: j.no_stop,
             term_time: j.sub.term_time,
             mail_user: j.sub.mail_user.to_string(),
+            queue_pre_cmd: q.map(|q| q.pre_exec.clone()).unwrap_or_default(),
+            queue_post_cmd: q.map(|q| q.post_exec.clone()).unwrap_or_default(),
+            pre_post_exec_user: q.map(|q| q.pre_post_exec_user.clone()).unwrap_or_default(),
         })
     }
 }

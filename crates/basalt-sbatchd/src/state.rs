@@ -132,6 +132,11 @@ pub struct Event {
     pub out_path: String,
     pub message: String,
     pub term_reason: String,
+    /// `finished`: the job never ran, a pre-execution command failed (`exit_status` is
+    /// its wait status).
+    pub pre_exec_failed: bool,
+    /// `finished`: the wait status of the queue's POST_EXEC, run after the job.
+    pub post_exec: Option<i32>,
 }
 
 /// The longest wake-up line that carries events: one atomic write to a pipe

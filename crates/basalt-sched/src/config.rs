@@ -4,7 +4,7 @@
 use crate::SchedError;
 use crate::types::{Host, LimStatus, Queue};
 use basalt_config::Config;
-use basalt_config::batch::{Batch, Group, Mxj};
+use basalt_config::batch::{Batch, Group, Mxj, RequeueValues};
 use std::collections::BTreeMap;
 
 /// Default of `BASALT_HOST_LOST_GRACE` (seconds).
@@ -64,6 +64,18 @@ fn static_values(
         ..Default::default()
     }
     .values(&h.name, kinds)
+}
+
+/// A count set in the queue, else in lsb.params (None = neither: unlimited).
+fn setting(
+    queue: &BTreeMap<String, String>,
+    params: &BTreeMap<String, String>,
+    key: &str,
+) -> Option<u32> {
+    queue
+        .get(key)
+        .or_else(|| params.get(key))
+        .and_then(|v| v.trim().parse::<u32>().ok())
 }
 
 fn expand(tokens: &[String], groups: &[Group], all: &[String]) -> Vec<String> {
@@ -369,6 +381,23 @@ impl SchedConfig {
                     job_controls: q.job_controls.clone(),
                     pre_exec: q.pre_exec.clone().unwrap_or_default(),
                     post_exec: q.post_exec.clone().unwrap_or_default(),
+                    pre_post_exec_user: q
+                        .other
+                        .get("PRE_POST_EXEC_USER")
+                        .map(|u| u.trim().to_owned())
+                        .unwrap_or_default(),
+                    requeue: q
+                        .requeue_exit_values
+                        .as_deref()
+                        .and_then(|v| RequeueValues::parse(v).ok())
+                        .unwrap_or_default(),
+                    preexec_retry_limit: setting(&q.other, &p.other, "LOCAL_MAX_PREEXEC_RETRY"),
+                    preexec_retry_exit: q
+                        .other
+                        .get("LOCAL_MAX_PREEXEC_RETRY_ACTION")
+                        .or_else(|| p.other.get("LOCAL_MAX_PREEXEC_RETRY_ACTION"))
+                        .is_some_and(|a| a.eq_ignore_ascii_case("EXIT")),
+                    max_job_requeue: setting(&q.other, &p.other, "MAX_JOB_REQUEUE"),
                     settings: q.limits.clone(),
                     rlimits: crate::limits::parse(&q.limits, unit).0,
                     run_window: q

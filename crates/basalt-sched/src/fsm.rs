@@ -8,7 +8,7 @@ use crate::depend::Expr;
 use crate::{
     Event, GONE_KEEP_SECS, Gone, Job, JobKey, Millis, Sched, Str, Submission, array, depend, secs,
 };
-use basalt_core::job::{JobState, pend, sub2, susp};
+use basalt_core::job::{JobState, pend, status, sub2, susp};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -178,6 +178,7 @@ impl Sched {
                         forced: false,
                         no_stop: false,
                         pending_action: None,
+                        requeues: None,
                     };
                     self.counts.apply(&job, true);
                     if !hold && !self.replaying {
@@ -250,6 +251,12 @@ impl Sched {
                 let Some(new) = JobState::from_code(*st) else {
                     return;
                 };
+                let post = *st & (status::PDONE | status::PERR);
+                if post != 0 && j.state.is_finished() {
+                    // The post-execution status of a job that has ended.
+                    j.requeues.get_or_insert_with(Default::default).post_bits = post;
+                    return;
+                }
                 self.counts.apply(j, false);
                 j.reasons = *reasons;
                 j.subreasons = *subreasons;
@@ -271,6 +278,29 @@ impl Sched {
                     j.pend_reasons = Arc::default();
                 } else if new.is_pending() {
                     if j.state.is_started() {
+                        // A failed pre-execution command or a requeue by exit value:
+                        // counted (their limits), the host excluded (EXCLUDE(...)) and the
+                        // next try delayed by a scheduling interval (pre-execution).
+                        if *reasons == pend::PRE_EXEC {
+                            let r = j.requeues.get_or_insert_with(Default::default);
+                            r.pre_exec_failures += 1;
+                            r.not_before =
+                                *time * 1000 + i64::from(self.cfg.mbd_sleep_time_secs) * 1000;
+                            if self.next_retry == 0 || r.not_before < self.next_retry {
+                                self.next_retry = r.not_before;
+                            }
+                        } else if *reasons == pend::REQUEUED
+                            && *subreasons & crate::sbd::REQUEUE_BY_VALUE != 0
+                        {
+                            let r = j.requeues.get_or_insert_with(Default::default);
+                            r.by_exit_value += 1;
+                            if *subreasons & crate::sbd::REQUEUE_EXCLUDE != 0
+                                && let Some(h) = j.hosts.first()
+                                && !r.excluded.contains(h)
+                            {
+                                r.excluded.push(h.clone());
+                            }
+                        }
                         // Requeued (dispatch failed or rerun): back to pending.
                         j.hosts.clear();
                         j.pid = 0;
@@ -481,8 +511,13 @@ impl Sched {
 
 /// Does a JOB_STATUS from `from` to `to` with `reasons` requeue a job for a rerun (its
 /// host was lost)? Such a job goes to the top of its queue's pending jobs.
+/// A started job that goes back to PEND to run again — rerun after its host was lost,
+/// requeued by exit value, or its pre-execution command failed — goes to the head of its
+/// queue.
 pub(crate) fn is_rerun(from: JobState, to: JobState, reasons: u32) -> bool {
-    from.is_started() && to == JobState::Pend && reasons == pend::REQUEUED
+    from.is_started()
+        && to == JobState::Pend
+        && (reasons == pend::REQUEUED || reasons == pend::PRE_EXEC)
 }
 
 /// The elements a JOB_NEW with this job name creates, and the array's `%k` limit: an array

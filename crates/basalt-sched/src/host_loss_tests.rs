@@ -191,6 +191,7 @@ fn jobs_wait_as_unknown_during_the_grace_then_rerun_or_exit() {
         exit_status: 0,
         usage: Usage::default(),
         term_reason: String::new(),
+        post_exec: None,
     };
     assert_eq!(s.report(now, r((2, 0), fin.clone())), Ack::StopJob);
     assert_eq!(s.report(now, r((3, 0), fin)), Ack::Ok);
@@ -209,6 +210,7 @@ fn jobs_wait_as_unknown_during_the_grace_then_rerun_or_exit() {
             exit_status: 0,
             usage: Usage::default(),
             term_reason: String::new(),
+            post_exec: None,
         },
     };
     assert_eq!(s.report(now + 3_000, done), Ack::Ok);

@@ -199,9 +199,16 @@ pub enum ReportKind {
         exit_status: i32,
         usage: Usage,
         term_reason: String,
+        /// The wait status of the queue's POST_EXEC, which ran after the job (None: none).
+        post_exec: Option<i32>,
     },
     StartFailed {
         message: String,
+    },
+    /// A pre-execution command (the queue's PRE_EXEC, then `bsub -E`) failed with this wait
+    /// status: the job never ran.
+    PreExecFailed {
+        exit_status: i32,
     },
 }
 
@@ -299,6 +306,9 @@ pub struct Sched {
     /// Pending jobs submitted since the last pass (their reasons are set even by a pass
     /// that stops early).
     fresh: BTreeSet<JobKey>,
+    /// The earliest time a job whose pre-execution command failed may be tried again
+    /// (0 = none waits): a pass is due then ([`Requeues::not_before`]).
+    next_retry: Millis,
     /// A pass stopped early since the last full one.
     cut_short: bool,
     /// When the last full pass ran.
@@ -350,6 +360,7 @@ impl Sched {
             dirty: true,
             full_due: true,
             fresh: BTreeSet::new(),
+            next_retry: 0,
             cut_short: false,
             last_full_pass: now,
             replaying: false,
@@ -515,6 +526,8 @@ mod load_tests;
 mod logswitch_tests;
 #[cfg(test)]
 mod pass_tests;
+#[cfg(test)]
+mod requeue_tests;
 #[cfg(test)]
 mod select_tests;
 #[cfg(test)]

@@ -420,6 +420,7 @@ fn a_rich_state_survives_the_switch() {
                 exit_status: exit,
                 usage,
                 term_reason: String::new(),
+                post_exec: None,
             },
         );
     }
@@ -487,6 +488,7 @@ fn a_rich_state_survives_the_switch() {
             exit_status: 33280,
             usage: Usage::default(),
             term_reason: String::new(),
+            post_exec: None,
         },
     );
     s.queue_ctl(t, &admin(), 3, "high", "").expect("qact");
@@ -729,6 +731,7 @@ fn forgotten_elements_of_a_live_array_stay_gone() {
                 exit_status: exit,
                 usage: Usage::default(),
                 term_reason: String::new(),
+                post_exec: None,
             },
         )
     };
@@ -1061,6 +1064,7 @@ impl Case {
                             } else {
                                 String::new()
                             },
+                            post_exec: None,
                         },
                     };
                     let seq = self.report_seq;

@@ -195,6 +195,19 @@ impl Sched {
             self.dirty = true;
             self.full_due = true;
         }
+        // Jobs whose pre-execution command failed are tried again after a scheduling
+        // interval: a pass is due when the first one may go.
+        if self.next_retry != 0 && now >= self.next_retry {
+            self.next_retry = self
+                .jobs
+                .values()
+                .filter_map(|j| j.requeues.as_ref().map(|r| r.not_before))
+                .filter(|&t| t > now)
+                .min()
+                .unwrap_or(0);
+            self.dirty = true;
+            self.full_due = true;
+        }
         // bresume'd jobs wait for their host's load, which changes without an event:
         // look at them on every tick (cheap: no full scheduling pass).
         if self.counts.any_ssusp() && self.jobs.values().any(|j| self.waits_for_resume(j)) {
@@ -470,23 +483,66 @@ impl Sched {
                 exit_status,
                 usage,
                 term_reason,
+                post_exec,
             } => {
                 let as_done = self.jobs.get(&key).is_some_and(|j| j.kill_as_done);
                 let ordered = self.jobs.get(&key).and_then(|j| j.kill_ordered.clone());
                 let term = if term_reason.is_empty() {
                     ordered
+                        .clone()
                         .filter(|_| exit_status != 0)
                         .map(String::from)
                         .unwrap_or_default()
                 } else {
                     term_reason
                 };
+                if term.is_empty()
+                    && ordered.is_none()
+                    && let Some(exclude) = self.requeue_by_value(key, exit_status)
+                {
+                    // REQUEUE_EXIT_VALUES: back to PEND at the head of the queue.
+                    let sub = REQUEUE_BY_VALUE | if exclude { REQUEUE_EXCLUDE } else { 0 };
+                    let mut ev = state_change(t, key, status::PEND, pend::REQUEUED, sub);
+                    if let Event::JobStatus {
+                        exit_status: e,
+                        usage: u,
+                        ..
+                    } = &mut ev
+                    {
+                        *e = exit_status;
+                        *u = Some(usage);
+                    }
+                    self.emit(ev);
+                    return Ack::Ok;
+                }
                 let st = if exit_status == 0 || as_done {
                     status::DONE
                 } else {
                     status::EXIT
                 };
+                let cpu_time = usage.utime + usage.stime;
                 self.finish(t, key, st, 0, exit_status, Some(usage), term);
+                if let Some(p) = post_exec {
+                    // The queue's POST_EXEC ran after the job: a second JOB_STATUS with
+                    // JOB_STAT_PDONE or JOB_STAT_PERR, as LSF logs it.
+                    let post = if p == 0 { status::PDONE } else { status::PERR };
+                    let mut ev = state_change(t, key, st | post, 0, 0);
+                    if let Event::JobStatus {
+                        exit_status: e,
+                        cpu_time: c,
+                        end_time,
+                        ..
+                    } = &mut ev
+                    {
+                        *e = exit_status;
+                        *c = cpu_time;
+                        *end_time = t;
+                    }
+                    self.emit(ev);
+                }
+            }
+            ReportKind::PreExecFailed { exit_status } => {
+                self.pre_exec_failed(t, key, exit_status);
             }
             ReportKind::StartFailed { message } => {
                 let _ = message;
@@ -502,6 +558,67 @@ impl Sched {
             }
         }
         Ack::Ok
+    }
+
+    /// The job's pre-execution command failed (wait status `exit_status`): exit value 99
+    /// ends the job (EXIT); past the queue's LOCAL_MAX_PREEXEC_RETRY the job is suspended
+    /// (PSUSP) or, with LOCAL_MAX_PREEXEC_RETRY_ACTION = EXIT, ends; otherwise it goes back
+    /// to PEND (reason PEND_JOB_PRE_EXEC) at the head of its queue, to be tried again at
+    /// the next scheduling interval (MBD_SLEEP_TIME).
+    fn pre_exec_failed(&mut self, t: i64, key: JobKey, exit_status: i32) {
+        let Some(j) = self.jobs.get(&key) else {
+            return;
+        };
+        let code = exit_code(exit_status);
+        let failures = j.requeues.as_ref().map_or(0, |r| r.pre_exec_failures);
+        let q = self.queue(&j.queue);
+        let limit = q.and_then(|q| q.preexec_retry_limit);
+        let exit_at_limit = q.is_some_and(|q| q.preexec_retry_exit);
+        if code == Some(PRE_EXEC_EXIT_CODE) {
+            return self.finish(
+                t,
+                key,
+                status::EXIT,
+                exit_reason::PRE_EXEC,
+                exit_status,
+                None,
+                String::new(),
+            );
+        }
+        // LOCAL_MAX_PREEXEC_RETRY counts attempts: this failure is attempt failures + 1.
+        if limit.is_some_and(|l| failures + 1 >= l) {
+            if exit_at_limit {
+                return self.finish(
+                    t,
+                    key,
+                    status::EXIT,
+                    exit_reason::PRE_EXEC,
+                    exit_status,
+                    None,
+                    String::new(),
+                );
+            }
+            return self.emit(state_change(t, key, status::PSUSP, pend::PRE_EXEC, 0));
+        }
+        self.emit(state_change(t, key, status::PEND, pend::PRE_EXEC, 0));
+    }
+
+    /// Does the job's exit (wait status) requeue it by its queue's REQUEUE_EXIT_VALUES?
+    /// Some(exclude) when it does (exclude: its host is excluded for it); None when it ends
+    /// (no such value, killed by a signal, or MAX_JOB_REQUEUE requeues already).
+    fn requeue_by_value(&self, key: JobKey, exit_status: i32) -> Option<bool> {
+        let j = self.jobs.get(&key)?;
+        let q = self.queue(&j.queue)?;
+        if q.requeue.requeue.is_empty() && q.requeue.exclude.is_empty() {
+            return None;
+        }
+        let code = u8::try_from(exit_code(exit_status)?).ok()?;
+        let exclude = q.requeue.requeue_for(code)?;
+        let done = j.requeues.as_ref().map_or(0, |r| r.by_exit_value);
+        if q.max_job_requeue.is_some_and(|m| done >= m) {
+            return None;
+        }
+        Some(exclude)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -531,3 +648,18 @@ impl Sched {
         self.effects.push(Effect::Acct(key));
     }
 }
+
+/// The exit value of a wait status (None: killed by a signal).
+fn exit_code(wait_status: i32) -> Option<i32> {
+    (wait_status & 0x7f == 0).then_some((wait_status >> 8) & 0xff)
+}
+
+/// A pre-execution command exiting with this value ends its job instead of requeueing it
+/// (LSF).
+pub const PRE_EXEC_EXIT_CODE: i32 = 99;
+
+/// `subreasons` bits of Basalt's JOB_STATUS PEND events for a requeue by exit value
+/// (REQUEUE_EXIT_VALUES; LSF logs 0 there): requeued by its exit value, and its host is
+/// excluded for it (`EXCLUDE(...)`). Replay counts and excludes from them.
+pub const REQUEUE_BY_VALUE: u32 = 0x1;
+pub const REQUEUE_EXCLUDE: u32 = 0x2;

@@ -337,6 +337,25 @@ pub struct Job {
     pub no_stop: bool,
     /// An order for sbatchd given before it answered the dispatch (sent once it does).
     pub pending_action: Option<Box<SbdAction>>,
+    /// Requeues by pre-execution failure and exit value (None = none yet; boxed: rare).
+    pub requeues: Option<Box<Requeues>>,
+}
+
+/// What requeues left on a job: counted from the log (replay gives the same counts), and
+/// when the job may be dispatched again.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Requeues {
+    /// Times its pre-execution command failed (JOB_STATUS PEND, reason 6).
+    pub pre_exec_failures: u32,
+    /// Times it was requeued for its exit value (REQUEUE_EXIT_VALUES).
+    pub by_exit_value: u32,
+    /// Hosts it exited on with an EXCLUDE(...) value: never dispatched there again.
+    pub excluded: Vec<String>,
+    /// Not dispatched before this time (ms; 0 = at once): a failed pre-execution command
+    /// is tried again at the next scheduling interval (MBD_SLEEP_TIME), not in a loop.
+    pub not_before: crate::Millis,
+    /// The post-execution status bits of its end (PDONE or PERR; 0 = none ran).
+    pub post_bits: u32,
 }
 
 impl Job {
@@ -533,6 +552,19 @@ pub struct Queue {
     pub job_controls: BTreeMap<String, String>,
     pub pre_exec: String,
     pub post_exec: String,
+    /// PRE_POST_EXEC_USER: who the queue's PRE_EXEC and POST_EXEC run as ("" = the job's
+    /// user).
+    pub pre_post_exec_user: String,
+    /// REQUEUE_EXIT_VALUES, read.
+    pub requeue: basalt_config::batch::RequeueValues,
+    /// What a failing pre-execution command may cost: LOCAL_MAX_PREEXEC_RETRY (queue,
+    /// else lsb.params; None = unlimited) and what happens once it is reached
+    /// (LOCAL_MAX_PREEXEC_RETRY_ACTION = EXIT: the job exits; else it is suspended, PSUSP).
+    pub preexec_retry_limit: Option<u32>,
+    pub preexec_retry_exit: bool,
+    /// MAX_JOB_REQUEUE (queue, else lsb.params; None = unlimited): requeues by exit value a
+    /// job may have; the next such exit ends it.
+    pub max_job_requeue: Option<u32>,
     /// Other settings for bqueues -l (RUNLIMIT ...), upper-case keys.
     pub settings: BTreeMap<String, String>,
     /// The resource limits of `settings`, read (`CPULIMIT RUNLIMIT MEMLIMIT ...`).

@@ -114,10 +114,14 @@ pub fn report(r: &pb::JobReport) -> Option<basalt_sched::Report> {
             reasons: r.reasons,
             subreasons: r.subreasons,
         },
+        pb::ReportKind::Finished if r.pre_exec_failed => ReportKind::PreExecFailed {
+            exit_status: r.exit_status,
+        },
         pb::ReportKind::Finished => ReportKind::Finished {
             exit_status: r.exit_status,
             usage: usage(),
             term_reason: r.term_reason.clone(),
+            post_exec: r.has_post_exec.then_some(r.post_exec_status),
         },
         pb::ReportKind::StartFailed => ReportKind::StartFailed {
             message: r.message.clone(),

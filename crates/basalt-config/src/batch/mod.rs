@@ -40,7 +40,7 @@ impl Batch {
 mod applications;
 mod hosts;
 mod params;
-mod queues;
+pub mod queues;
 mod resources;
 mod users;
 

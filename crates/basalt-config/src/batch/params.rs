@@ -285,6 +285,26 @@ pub(super) fn parse_params(ctx: &mut Ctx<'_>, text: &str) -> (BatchParams, usize
                 "BASALT_EVENT_LOCK_HEARTBEAT" => {
                     set_u32(ctx, &e, k, 1, &mut p.event_lock_heartbeat_secs);
                 }
+                "LOCAL_MAX_PREEXEC_RETRY" | "MAX_PREEXEC_RETRY" | "MAX_JOB_REQUEUE" => {
+                    // Kept raw for basalt-sched, which reads them per queue too.
+                    if ctx.uint(e.line, k, &e.value).is_some() {
+                        p.other.insert(key.clone(), e.value.clone());
+                    }
+                }
+                "LOCAL_MAX_PREEXEC_RETRY_ACTION" => {
+                    let u = e.value.trim().to_ascii_uppercase();
+                    if matches!(u.as_str(), "SUSPEND" | "EXIT") {
+                        p.other.insert(key.clone(), u);
+                    } else {
+                        ctx.err(
+                            e.line,
+                            format!(
+                                "LOCAL_MAX_PREEXEC_RETRY_ACTION must be SUSPEND or EXIT, found `{}`",
+                                e.value
+                            ),
+                        );
+                    }
+                }
                 "BASALT_SBD_HELLO_INTERVAL" | "BASALT_HOST_LOST_GRACE" => {
                     // Kept raw for basalt-sched (SchedConfig), which falls back to its
                     // default on a value it cannot read: such a value is an error here,

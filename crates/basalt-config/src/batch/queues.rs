@@ -66,7 +66,65 @@ pub const QUEUE_KEYS: &[&str] = &[
     "HIST_HOURS",
     "COMMITTED_RUN_TIME_FACTOR",
     "FAIRSHARE_ADJUSTMENT_FACTOR",
+    "LOCAL_MAX_PREEXEC_RETRY",
+    "LOCAL_MAX_PREEXEC_RETRY_ACTION",
+    "MAX_PREEXEC_RETRY",
+    "MAX_JOB_REQUEUE",
 ];
+
+/// `REQUEUE_EXIT_VALUES = [exit_code ...] [EXCLUDE(exit_code ...)]` (lsb.queues, LSF 10.1):
+/// a job that exits with one of `requeue` goes back to PEND at the head of its queue; one
+/// of `exclude` too, and is never dispatched again to the host it exited on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequeueValues {
+    pub requeue: Vec<u8>,
+    pub exclude: Vec<u8>,
+}
+
+impl RequeueValues {
+    /// Parse the value; exit codes are 0–255.
+    pub fn parse(v: &str) -> Result<RequeueValues, String> {
+        let mut out = RequeueValues::default();
+        let mut rest = v.trim();
+        let code = |t: &str| -> Result<u8, String> {
+            t.parse::<u8>()
+                .map_err(|_| format!("`{t}` is not an exit value (0-255)"))
+        };
+        while !rest.is_empty() {
+            let upper = rest.to_ascii_uppercase();
+            if upper.starts_with("EXCLUDE") {
+                let after = rest["EXCLUDE".len()..].trim_start();
+                let Some(inner) = after.strip_prefix('(') else {
+                    return Err("EXCLUDE must be followed by (exit_code ...)".to_owned());
+                };
+                let Some(end) = inner.find(')') else {
+                    return Err("EXCLUDE( has no closing parenthesis".to_owned());
+                };
+                for t in inner[..end].split_whitespace() {
+                    out.exclude.push(code(t)?);
+                }
+                rest = inner[end + 1..].trim_start();
+                continue;
+            }
+            let end = rest.find(|c: char| c.is_whitespace()).unwrap_or(rest.len());
+            out.requeue.push(code(&rest[..end])?);
+            rest = rest[end..].trim_start();
+        }
+        Ok(out)
+    }
+
+    /// What a job that exited with `code` does: None (it ends), Some(false) (requeued),
+    /// Some(true) (requeued, its host excluded).
+    pub fn requeue_for(&self, code: u8) -> Option<bool> {
+        if self.exclude.contains(&code) {
+            Some(true)
+        } else if self.requeue.contains(&code) {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
 
 /// Queue keywords kept in [`Queue::limits`].
 pub const QUEUE_LIMIT_KEYS: &[&str] = &[
@@ -321,7 +379,28 @@ pub(super) fn parse_queue(ctx: &mut Ctx<'_>, section: &Section, shared: &Shared)
             "JOB_STARTER" => q.job_starter = Some(v.to_owned()),
             "PRE_EXEC" => q.pre_exec = Some(v.to_owned()),
             "POST_EXEC" => q.post_exec = Some(v.to_owned()),
-            "REQUEUE_EXIT_VALUES" => q.requeue_exit_values = Some(v.to_owned()),
+            "REQUEUE_EXIT_VALUES" => match RequeueValues::parse(v) {
+                Ok(_) => q.requeue_exit_values = Some(v.to_owned()),
+                Err(err) => ctx.err(line, format!("REQUEUE_EXIT_VALUES: {err}")),
+            },
+            "LOCAL_MAX_PREEXEC_RETRY" | "MAX_PREEXEC_RETRY" | "MAX_JOB_REQUEUE" => {
+                if ctx.uint(line, k, v).is_some() {
+                    q.other.insert(key.clone(), v.to_owned());
+                }
+            }
+            "LOCAL_MAX_PREEXEC_RETRY_ACTION" => {
+                let u = v.to_ascii_uppercase();
+                if matches!(u.as_str(), "SUSPEND" | "EXIT") {
+                    q.other.insert(key.clone(), u);
+                } else {
+                    ctx.err(
+                        line,
+                        format!(
+                            "LOCAL_MAX_PREEXEC_RETRY_ACTION: expected SUSPEND or EXIT, found `{v}`"
+                        ),
+                    );
+                }
+            }
             "FAIRSHARE" => q.fairshare = Some(v.to_owned()),
             "PREEMPTION" => q.preemption = Some(v.to_owned()),
             "INTERACTIVE" => {

@@ -472,5 +472,8 @@ pub fn to_report(host: &str, key: Key, ev: &Event) -> JobReport {
         message: ev.message.clone(),
         time: ev.time,
         term_reason: ev.term_reason.clone(),
+        pre_exec_failed: ev.pre_exec_failed,
+        has_post_exec: ev.post_exec.is_some(),
+        post_exec_status: ev.post_exec.unwrap_or(0),
     }
 }

@@ -115,6 +115,33 @@ impl Supervisor {
         }
     }
 
+    /// A job that did not run (its pre-execution command failed): remove its job file,
+    /// host file and spool file as its user, in a thread (bounded like a report).
+    pub(super) fn start_cleanup(&mut self) {
+        let (Some(ident), Some(info)) = (self.ident.clone(), self.info.clone()) else {
+            return;
+        };
+        let spawned = start_worker("sbd-report", WRITER_STACK, self.notify.clone(), move || {
+            take_fs_identity(&ident).map(|()| {
+                let jf = &info.job_file;
+                let mut remove = vec![jf.clone(), format!("{jf}.shell"), format!("{jf}.hostfile")];
+                if info.spool {
+                    remove.push(info.out_path.clone());
+                }
+                for p in remove {
+                    let _ = std::fs::remove_file(p);
+                }
+            })
+        });
+        match spawned {
+            Ok(rx) => self.writer = Some(rx),
+            Err(e) => tracing::error!(
+                "job {}: cannot start the thread removing the job's files: {e}",
+                self.spec.job_id
+            ),
+        }
+    }
+
     /// Write the report in a thread of the supervisor's that takes the user's file
     /// system identity (no process to fork, no address space to copy). The thread is
     /// the only thing that waits on the output's file system: a hung one holds up this

@@ -176,19 +176,76 @@ pub(super) fn switch_identity(ident: &Identity) -> Result<(), String> {
     Ok(())
 }
 
-/// Start the thread that sets the job up and starts its top process ([`launch_job`]);
-/// its outcome comes on the returned channel ([`super::start_worker`]).
+/// A pre- or post-execution command of the job: the queue's PRE_EXEC or POST_EXEC, or
+/// the job's `bsub -E`.
+#[derive(Debug, Clone)]
+pub(super) struct Hook {
+    pub(super) cmd: String,
+    /// The queue's: runs in `/tmp` with its standard streams on `/dev/null` and
+    /// `PATH=/bin:/usr/bin:/sbin:/usr/sbin`, as PRE_POST_EXEC_USER when set. A job's runs
+    /// like the job: its working directory, standard streams and environment.
+    pub(super) queue_level: bool,
+    /// PRE_POST_EXEC_USER's identity (None = the job's user).
+    pub(super) user: Option<Identity>,
+    /// Extra environment (`LSB_JOBEXIT_STAT` for a post-execution command).
+    pub(super) env: Vec<(String, String)>,
+}
+
+/// What a launcher starts: the job itself (`append`: a job-level pre-execution command
+/// wrote to its output files already) or one of its hooks.
+#[derive(Debug, Clone)]
+pub(super) enum Step {
+    Job { append: bool },
+    Hook(Hook),
+}
+
+/// Start the thread that sets the job up and starts its top process, or one of its
+/// pre- or post-execution commands ([`launch_job`]); its outcome comes on the returned
+/// channel ([`super::start_worker`]).
 pub(super) fn start_launcher(
     spec: &JobSpec,
     launch: &Launch,
     ident: &Identity,
+    step: Step,
     notify: Option<Arc<OwnedFd>>,
 ) -> Result<Receiver<Launched>, String> {
     let (spec, launch, ident) = (spec.clone(), launch.clone(), ident.clone());
     super::start_worker("sbd-launch", LAUNCHER_STACK, notify, move || {
-        launch_job(&spec, &launch, &ident)
+        launch_job(&spec, &launch, &ident, &step)
     })
     .map_err(|e| format!("cannot start the thread that starts the job: {e}"))
+}
+
+/// The identity a queue's pre- and post-execution commands run as (PRE_POST_EXEC_USER);
+/// root only when named.
+pub(super) fn hook_identity(name: &str, host: &str) -> Result<Identity, String> {
+    let user = match nix::unistd::User::from_name(name) {
+        Ok(Some(u)) => u,
+        Ok(None) => {
+            return Err(format!(
+                "PRE_POST_EXEC_USER <{name}> does not exist on host <{host}>"
+            ));
+        }
+        Err(e) => return Err(format!("cannot look up PRE_POST_EXEC_USER <{name}>: {e}")),
+    };
+    let groups = CString::new(user.name.clone())
+        .ok()
+        .and_then(|n| nix::unistd::getgrouplist(&n, user.gid).ok())
+        .unwrap_or_else(|| vec![user.gid]);
+    let group_name = nix::unistd::Group::from_gid(user.gid)
+        .ok()
+        .flatten()
+        .map(|g| g.name);
+    Ok(Identity {
+        switch: nix::unistd::geteuid().is_root(),
+        uid: user.uid,
+        gid: user.gid,
+        groups,
+        name: user.name,
+        home: user.dir.to_string_lossy().into_owned(),
+        shell: user.shell.to_string_lossy().into_owned(),
+        group_name,
+    })
 }
 
 /// The stack of a launcher thread.
@@ -197,14 +254,19 @@ const LAUNCHER_STACK: usize = 256 * 1024;
 /// In the launcher thread: take the user's file-system identity and a working
 /// directory and umask of this thread's own, set the job's files up as the user, and
 /// start the top process ([`spawn`]), which inherits them.
-pub(super) fn launch_job(spec: &JobSpec, launch: &Launch, ident: &Identity) -> Launched {
+pub(super) fn launch_job(
+    spec: &JobSpec,
+    launch: &Launch,
+    ident: &Identity,
+    step: &Step,
+) -> Launched {
     if let Err(e) = nix::sched::unshare(nix::sched::CloneFlags::CLONE_FS) {
         return Launched::Failed(format!("unshare(CLONE_FS): {e}"));
     }
     if let Err(e) = take_fs_identity(ident) {
         return Launched::Failed(e);
     }
-    let (mut prepared, info) = match prepare(spec, launch, ident) {
+    let (mut prepared, info) = match prepare(spec, launch, ident, step) {
         Ok(p) => p,
         Err(e) => return Launched::Failed(e),
     };
@@ -226,6 +288,9 @@ pub(super) fn launch_job(spec: &JobSpec, launch: &Launch, ident: &Identity) -> L
 /// The job's shell.
 const SH: &std::ffi::CStr = c"/bin/sh";
 
+/// The `PATH` of a queue's pre- and post-execution commands (LSF's).
+const QUEUE_HOOK_PATH: &str = "/bin:/usr/bin:/sbin:/usr/sbin";
+
 /// A plan and the files it names (open until the child has its copies).
 struct Prepared {
     plan: Plan,
@@ -240,7 +305,15 @@ fn prepare(
     spec: &JobSpec,
     launch: &Launch,
     ident: &Identity,
+    step: &Step,
 ) -> Result<(Prepared, ChildInfo), String> {
+    let hook = match step {
+        Step::Hook(h) => Some(h),
+        Step::Job { .. } => None,
+    };
+    let queue_hook = hook.is_some_and(|h| h.queue_level);
+    // A job-level pre-execution command wrote to the output files: the job appends.
+    let append = matches!(step, Step::Job { append: true });
     let umask = if spec.umask == 0 {
         0o022
     } else {
@@ -267,6 +340,11 @@ fn prepare(
         spec.job_id,
         spec.idx,
     );
+    let want = if queue_hook {
+        PathBuf::from("/tmp")
+    } else {
+        want
+    };
     let cwd = match std::env::set_current_dir(&want) {
         Ok(()) => want,
         Err(e) => {
@@ -281,7 +359,7 @@ fn prepare(
     };
 
     // stdin
-    let stdin = if spec.in_file.is_empty() {
+    let stdin = if spec.in_file.is_empty() || queue_hook {
         None
     } else {
         let p = paths::substitute(&spec.in_file, spec.job_id, spec.idx);
@@ -303,14 +381,20 @@ fn prepare(
     let spool_path = format!("{job_file_s}.out");
     let mut given_out = None;
     let mut given_err = None;
-    let (stdout, out_path, spool) = if spec.out_file.is_empty() {
-        let f = open_output(&spool_path, true)
+    let (stdout, out_path, spool) = if queue_hook {
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .map_err(|e| format!("/dev/null: {e}"))?;
+        (f, spool_path.clone(), spec.out_file.is_empty())
+    } else if spec.out_file.is_empty() {
+        let f = open_output(&spool_path, !append)
             .map_err(|e| format!("cannot open the spool file {spool_path}: {e}"))?;
         (f, spool_path.clone(), true)
     } else {
         let p = output_path(&spec.out_file, spec, "out");
         given_out = Some(p.clone());
-        match open_output(&p, spec.out_overwrite) {
+        match open_output(&p, spec.out_overwrite && !append) {
             Ok(f) => (f, p, false),
             Err(e) => {
                 notes.push(format!(
@@ -323,7 +407,7 @@ fn prepare(
         }
     };
     // stderr
-    let (stderr, err_path) = if spec.err_file.is_empty() {
+    let (stderr, err_path) = if spec.err_file.is_empty() || queue_hook {
         (
             stdout.try_clone().map_err(|e| format!("dup: {e}"))?,
             out_path.clone(),
@@ -331,7 +415,7 @@ fn prepare(
     } else {
         let p = output_path(&spec.err_file, spec, "err");
         given_err = Some(p.clone());
-        match open_output(&p, spec.err_overwrite) {
+        match open_output(&p, spec.err_overwrite && !append) {
             Ok(f) => (f, p),
             Err(e) => {
                 notes.push(format!(
@@ -369,7 +453,18 @@ fn prepare(
         serverdir: launch.serverdir.clone(),
         libdir: launch.libdir.clone(),
     };
-    let env: Vec<CString> = job_env(spec, &ctx)
+    let mut vars = job_env(spec, &ctx);
+    if let Some(h) = hook {
+        if h.queue_level {
+            vars.retain(|(k, _)| k != "PATH");
+            vars.push(("PATH".to_owned(), QUEUE_HOOK_PATH.to_owned()));
+        }
+        for (k, v) in &h.env {
+            vars.retain(|(name, _)| name != k);
+            vars.push((k.clone(), v.clone()));
+        }
+    }
+    let env: Vec<CString> = vars
         .into_iter()
         .filter_map(|(k, v)| CString::new(format!("{k}={v}")).ok())
         .collect();
@@ -389,19 +484,35 @@ fn prepare(
         err_path: absolute(err_path),
         spool,
     };
-    let file = CString::new(job_file_s).map_err(|_| "job file path contains NUL".to_owned())?;
+    let argv = match hook {
+        Some(h) => vec![
+            SH.to_owned(),
+            c"-c".to_owned(),
+            CString::new(h.cmd.as_str()).map_err(|_| "the command contains NUL".to_owned())?,
+        ],
+        None => vec![
+            SH.to_owned(),
+            CString::new(job_file_s).map_err(|_| "job file path contains NUL".to_owned())?,
+        ],
+    };
+    let runs_as = hook.and_then(|h| h.user.as_ref()).unwrap_or(ident);
     let plan = Plan {
-        argv: vec![SH.to_owned(), file],
+        argv,
         env,
         pid_var: Some("LS_JOBPID"),
         stdio,
-        notes: note_bytes,
+        // The notes (working directory, files) go to the job's own output only.
+        notes: if hook.is_some() {
+            Vec::new()
+        } else {
+            note_bytes
+        },
         rlimits: rlimits(spec, launch),
         nice: spec.nice,
-        become_user: ident.switch.then(|| Become {
-            groups: ident.groups.iter().map(|g| g.as_raw()).collect(),
-            gid: ident.gid.as_raw(),
-            uid: ident.uid.as_raw(),
+        become_user: runs_as.switch.then(|| Become {
+            groups: runs_as.groups.iter().map(|g| g.as_raw()).collect(),
+            gid: runs_as.gid.as_raw(),
+            uid: runs_as.uid.as_raw(),
         }),
     };
     Ok((Prepared { plan, files }, info))

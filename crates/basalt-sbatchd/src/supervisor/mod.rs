@@ -79,7 +79,7 @@ mod watch;
 pub use limits::{limit, limit_value};
 
 use self::control::Deadline;
-use self::launch::{ChildInfo, Identity, IdentityCache, Launched, start_launcher};
+use self::launch::{ChildInfo, Hook, Identity, IdentityCache, Launched, Step, start_launcher};
 use self::usage::Tracker;
 use crate::db;
 use crate::state::{Event, EventKind, Launch};
@@ -142,6 +142,8 @@ enum Phase {
     Failing { until: Instant, message: String },
     /// The job runs.
     Running,
+    /// A pre- or post-execution command runs (its process is `job` meanwhile).
+    Hook,
     /// The top process ended; what is left of the job was killed and is being reaped.
     Leftovers { until: Instant },
     /// The job report is being written (by a thread, or by a helper process when the
@@ -205,6 +207,25 @@ struct Supervisor {
     sample_every: Duration,
     /// How long each step of this job took (logged at its end).
     steps: Steps,
+    /// Its pre-execution commands (the queue's PRE_EXEC, then `bsub -E`) and
+    /// post-execution commands (the queue's POST_EXEC), and where it is with them.
+    pre: Vec<Hook>,
+    post: Vec<Hook>,
+    at: At,
+    /// The `started` event was emitted (at the first pre-execution command or the job).
+    started_sent: bool,
+    /// The job's `finished` event while its post-execution commands run.
+    held_end: Option<Box<Event>>,
+    /// The worst wait status of its post-execution commands.
+    post_status: Option<i32>,
+}
+
+/// Which of its processes a job is at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum At {
+    Pre(usize),
+    Job,
+    Post(usize),
 }
 
 /// The time each step of a job took, logged (debug) when the job ends: `open` (the
@@ -293,6 +314,12 @@ impl Supervisor {
             next_sample: Instant::now() + sample_every.min(Duration::from_millis(500)),
             sample_every,
             steps: Steps::new(born),
+            pre: Vec::new(),
+            post: Vec::new(),
+            at: At::Job,
+            started_sent: false,
+            held_end: None,
+            post_status: None,
         }
     }
 
@@ -361,13 +388,75 @@ impl Supervisor {
             }
         };
         let _ = listener.set_nonblocking(true);
-        let rx = match start_launcher(&self.spec, &self.launch, &ident, self.notify.clone()) {
-            Ok(rx) => rx,
-            Err(msg) => return self.start_failed(msg),
-        };
+        if let Err(msg) = self.plan_hooks() {
+            return self.start_failed(msg);
+        }
         self.ident = Some(ident);
         self.listener = Some(listener);
-        self.phase = Phase::Launching { rx };
+        self.at = if self.pre.is_empty() {
+            At::Job
+        } else {
+            At::Pre(0)
+        };
+        self.launch_step();
+    }
+
+    /// The job's pre- and post-execution commands, from its spec.
+    fn plan_hooks(&mut self) -> Result<(), String> {
+        let spec = &self.spec;
+        let user = match spec.pre_post_exec_user.trim() {
+            "" => None,
+            name => Some(launch::hook_identity(name, &self.launch.host)?),
+        };
+        let queue_hook = |cmd: &str| Hook {
+            cmd: cmd.to_owned(),
+            queue_level: true,
+            user: user.clone(),
+            env: Vec::new(),
+        };
+        if !spec.queue_pre_cmd.trim().is_empty() {
+            self.pre.push(queue_hook(&spec.queue_pre_cmd));
+        }
+        if !spec.pre_exec.trim().is_empty() {
+            self.pre.push(Hook {
+                cmd: spec.pre_exec.clone(),
+                queue_level: false,
+                user: None,
+                env: Vec::new(),
+            });
+        }
+        if !spec.queue_post_cmd.trim().is_empty() {
+            self.post.push(queue_hook(&spec.queue_post_cmd));
+        }
+        Ok(())
+    }
+
+    /// Start the launcher for where the job is ([`At`]): a hook or the job itself.
+    fn launch_step(&mut self) {
+        let step = match self.at {
+            At::Pre(i) => self.pre.get(i).cloned().map(Step::Hook),
+            At::Post(i) => self.post.get(i).cloned().map(|mut h| {
+                let status = self.held_end.as_ref().map_or(0, |e| e.exit_status);
+                h.env
+                    .push(("LSB_JOBEXIT_STAT".to_owned(), status.to_string()));
+                Step::Hook(h)
+            }),
+            At::Job => Some(Step::Job {
+                append: self.pre.iter().any(|h| !h.queue_level),
+            }),
+        };
+        let (Some(step), Some(ident)) = (step, self.ident.as_ref()) else {
+            return self.start_failed("no step to launch".to_owned());
+        };
+        match start_launcher(&self.spec, &self.launch, ident, step, self.notify.clone()) {
+            Ok(rx) => self.phase = Phase::Launching { rx },
+            Err(msg) if matches!(self.at, At::Post(_)) => {
+                tracing::warn!(job = self.key.0, "post-execution command: {msg}");
+                self.post_status = Some(127 << 8);
+                self.end_after_post();
+            }
+            Err(msg) => self.start_failed(msg),
+        }
     }
 
     /// Take the launcher's outcome if it came: the job runs, or its start failed.
@@ -384,6 +473,47 @@ impl Supervisor {
             }
         };
         self.steps.mark("launch");
+        if self.at != At::Job {
+            match outcome {
+                Launched::Running { pid, info } => {
+                    self.job = Some(pid);
+                    if matches!(self.at, At::Pre(_)) {
+                        self.info = Some(info);
+                        if !self.started_sent {
+                            // The job's processes exist from its first pre-execution
+                            // command (LSF's JOB_START_ACCEPT); JOB_EXECUTE follows
+                            // when the job itself runs.
+                            self.started_sent = true;
+                            let pid = pid.as_raw() as u32;
+                            self.emit(Event {
+                                kind: EventKind::Started,
+                                pid,
+                                pgid: pid,
+                                state: jstat::RUN,
+                                ..Default::default()
+                            });
+                        }
+                    }
+                    self.phase = Phase::Hook;
+                }
+                Launched::ChildFailed { pid, message } => {
+                    // Its status (127) comes when it is reaped.
+                    tracing::warn!(
+                        job = self.key.0,
+                        "pre- or post-execution command: {message}"
+                    );
+                    self.job = Some(pid);
+                    self.phase = Phase::Hook;
+                }
+                Launched::Failed(message) if matches!(self.at, At::Post(_)) => {
+                    tracing::warn!(job = self.key.0, "post-execution command: {message}");
+                    self.post_status = Some(127 << 8);
+                    self.end_after_post();
+                }
+                Launched::Failed(message) => self.start_failed(message),
+            }
+            return true;
+        }
         match outcome {
             Launched::Running { pid, info } => {
                 self.job = Some(pid);
@@ -412,7 +542,11 @@ impl Supervisor {
                 };
                 self.info = Some(info);
                 self.phase = Phase::Running;
-                self.emit_all(vec![started, executing]);
+                if std::mem::replace(&mut self.started_sent, true) {
+                    self.emit(executing);
+                } else {
+                    self.emit_all(vec![started, executing]);
+                }
             }
             Launched::ChildFailed { pid, message } => {
                 // The top process exited (127); its status comes when it is reaped.
@@ -487,6 +621,19 @@ impl Supervisor {
                     };
                     self.phase = Phase::Leftovers { until };
                 }
+                Phase::Hook => {
+                    let Some(status) = self.main_status else {
+                        return self.running_tick(now);
+                    };
+                    if let Some(g) = self.job {
+                        // What the command left behind goes with it.
+                        let _ = nix::sys::signal::killpg(g, Signal::SIGKILL);
+                    }
+                    self.hook_ended(status, now);
+                    if matches!(self.phase, Phase::Hook) {
+                        return None;
+                    }
+                }
                 Phase::Leftovers { until } => {
                     let until = *until;
                     if now < until && self.leftovers_remain() {
@@ -494,11 +641,22 @@ impl Supervisor {
                     }
                     self.steps.mark("leftovers");
                     let finished = self.finished_event();
-                    self.start_report(&finished);
-                    self.phase = Phase::Reporting {
-                        until: now + FINISH_HELPER_LIMIT,
-                        finished: Box::new(finished),
-                    };
+                    if self.post.is_empty() {
+                        self.start_report(&finished);
+                        self.phase = Phase::Reporting {
+                            until: now + FINISH_HELPER_LIMIT,
+                            finished: Box::new(finished),
+                        };
+                    } else {
+                        // The queue's POST_EXEC runs before the job's end is reported
+                        // (its slot stays taken meanwhile, as with LSF's
+                        // JOB_INCLUDE_POSTPROC = Y).
+                        self.held_end = Some(Box::new(finished));
+                        self.at = At::Post(0);
+                        self.job = None;
+                        self.main_status = None;
+                        self.launch_step();
+                    }
                 }
                 Phase::Reporting { until, .. } => {
                     let until = *until;
@@ -542,6 +700,93 @@ impl Supervisor {
                 }
             }
         }
+    }
+
+    /// A pre- or post-execution command ended with wait status `status`: the next step.
+    fn hook_ended(&mut self, status: i32, now: Instant) {
+        match self.at {
+            At::Pre(i) => {
+                let killed = self.kill_deadline.is_some() || self.term_reason.is_some();
+                if killed {
+                    // Killed while its pre-execution ran: the job ends as killed.
+                    self.close_ctl();
+                    self.phase = Phase::Leftovers { until: now };
+                    return;
+                }
+                if status != 0 {
+                    return self.pre_exec_failed(status, now);
+                }
+                self.job = None;
+                self.main_status = None;
+                self.at = if i + 1 < self.pre.len() {
+                    At::Pre(i + 1)
+                } else {
+                    At::Job
+                };
+                self.launch_step();
+            }
+            At::Post(i) => {
+                if status != 0 || self.post_status.is_none() {
+                    self.post_status = Some(status);
+                }
+                self.job = None;
+                self.main_status = None;
+                if i + 1 < self.post.len() {
+                    self.at = At::Post(i + 1);
+                    self.launch_step();
+                } else {
+                    self.end_after_post();
+                }
+            }
+            At::Job => {}
+        }
+    }
+
+    /// A pre-execution command failed: the job did not run. Its files go (as the user),
+    /// then the `finished` event says so (mbatchd requeues the job).
+    fn pre_exec_failed(&mut self, status: i32, now: Instant) {
+        tracing::info!(
+            job = self.key.0,
+            idx = self.key.1,
+            "pre-execution command failed, wait status {status}"
+        );
+        self.close_ctl();
+        let pid = self.job.map_or(0, |p| p.as_raw() as u32);
+        let finished = Event {
+            kind: EventKind::Finished,
+            time: now_secs(),
+            pid,
+            pgid: pid,
+            state: jstat::EXIT,
+            exit_status: status,
+            pre_exec_failed: true,
+            ..Default::default()
+        };
+        self.start_cleanup();
+        self.phase = Phase::Reporting {
+            until: now + FINISH_HELPER_LIMIT,
+            finished: Box::new(finished),
+        };
+    }
+
+    /// The post-execution commands are done: the job's report, then its end.
+    fn end_after_post(&mut self) {
+        let Some(mut finished) = self.held_end.take() else {
+            return;
+        };
+        finished.post_exec = self.post_status;
+        if let Some(p) = self.pid_of(&finished) {
+            self.job = Some(p);
+        }
+        self.start_report(&finished);
+        self.phase = Phase::Reporting {
+            until: Instant::now() + FINISH_HELPER_LIMIT,
+            finished,
+        };
+    }
+
+    fn pid_of(&self, e: &Event) -> Option<nix::unistd::Pid> {
+        (e.pid != 0).then(|| nix::unistd::Pid::from_raw(e.pid as i32))
     }
 
     /// Stop serving the `ctl` socket (the job's top process is gone or never ran).

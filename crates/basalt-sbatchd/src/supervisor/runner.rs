@@ -177,7 +177,7 @@ impl Runner {
         }
         for (i, j) in self.jobs.iter().enumerate() {
             if let Some(l) = &j.listener
-                && matches!(j.phase, super::Phase::Running)
+                && matches!(j.phase, super::Phase::Running | super::Phase::Hook)
             {
                 fds.push(PollFd::new(l.as_fd(), PollFlags::POLLIN));
                 sources.push(Source::Ctl(i));

@@ -107,6 +107,11 @@ impl Sched {
         if !job.sub.asked_hosts.is_empty() && !job.sub.asked_hosts.contains(&h.name) {
             return Err(pend::NOT_ASKED_HOST);
         }
+        if job.excluded.contains(&h.name) {
+            // Excluded for this job by its exit value there (REQUEUE_EXIT_VALUES): as if
+            // left out of its -m list.
+            return Err(pend::NOT_ASKED_HOST);
+        }
         if let Some(code) = s.status {
             return Err(code);
         }
@@ -290,6 +295,8 @@ pub(crate) struct JobFit<'a> {
     pub(crate) most: u32,
     /// The select parts of the queue's and the job's resource requirements.
     pub(crate) sel: Option<&'a super::select::Selects>,
+    /// Hosts excluded for it (REQUEUE_EXIT_VALUES' EXCLUDE(...)).
+    pub(crate) excluded: &'a [String],
 }
 
 /// Jobs whose host evaluation is the same.
@@ -305,6 +312,7 @@ pub(crate) struct ShapeKey {
     pub(crate) span: Option<Option<u32>>,
     /// The job's resource requirement, when it or its queue's has a select part.
     pub(crate) res_req: Option<crate::Str>,
+    pub(crate) excluded: Vec<String>,
 }
 
 /// Every host evaluated for a shape, as of `generation`.

@@ -271,6 +271,8 @@ impl Sched {
                 Some(pend::QUEUE_WINDOW)
             } else if sub.begin_time > t {
                 Some(pend::START_TIME)
+            } else if rec.requeues.as_ref().is_some_and(|r| r.not_before > now) {
+                Some(pend::PRE_EXEC)
             } else if let Some(d) = deps.get(&key).filter(|d| **d != Tri::Yes) {
                 Some(if *d == Tri::Never {
                     pend::DEPEND_INVALID
@@ -327,6 +329,7 @@ impl Sched {
                     .or_insert_with(|| self.selects(q, &sub.res_req).map(Arc::new))
                     .clone()
             };
+            let excluded: &[String] = rec.requeues.as_ref().map_or(&[], |r| &r.excluded);
             let shape_key = ShapeKey {
                 queue: qi,
                 user: track_user.then(|| sub.user.to_string()),
@@ -336,6 +339,7 @@ impl Sched {
                 most,
                 span,
                 res_req: sel.as_ref().map(|_| sub.res_req.clone()),
+                excluded: excluded.to_vec(),
             };
             let job = JobFit {
                 queue: q,
@@ -343,6 +347,7 @@ impl Sched {
                 exclusive,
                 most,
                 sel: sel.as_deref(),
+                excluded,
             };
             let shape = shapes.entry(shape_key.clone()).or_insert_with(|| Shape {
                 generation: u64::MAX,
@@ -409,6 +414,7 @@ impl Sched {
                         exclusive,
                         most,
                         sel: sel.as_deref(),
+                        excluded,
                     };
                     let Some(shape) = shapes.get_mut(&shape_key) else {
                         continue;
@@ -532,6 +538,7 @@ impl Sched {
             sub: j.sub.clone(),
             array_limit: j.array_limit,
             need: j.slots(),
+            requeues: j.requeues.clone(),
         }
     }
 
@@ -585,4 +592,6 @@ pub(crate) struct PendRec {
     pub(crate) sub: Arc<Submission>,
     pub(crate) array_limit: Option<u32>,
     pub(crate) need: u32,
+    /// Its requeues (a retry time, excluded hosts), when it had any.
+    pub(crate) requeues: Option<Box<crate::Requeues>>,
 }

@@ -293,6 +293,16 @@ pub fn long_job(j: &JobInfo, queue: Option<&QueueInfo>, fx: &Fx) -> String {
             out.push_str(&wrap(&l));
             out.push('\n');
         }
+        let post = match j.post_exec_status {
+            s if s & basalt_core::job::status::PDONE != 0 => "Post job process done successfully.",
+            s if s & basalt_core::job::status::PERR != 0 => "Post job process failed.",
+            _ => "",
+        };
+        if !post.is_empty() {
+            let l = format!("{}: {post}", event_time(j.end_time, fx));
+            out.push_str(&wrap(&l));
+            out.push('\n');
+        }
     }
 
     if j.max_mem_kb > 0 && (started || is_finished(j)) {

@@ -1,0 +1,222 @@
+//! Pre-execution failures and requeues by exit value (issue 20, item 7) on a manual
+//! clock: a failed pre-execution command puts the job back to PEND (reason 6) at the head
+//! of its queue, tried again after MBD_SLEEP_TIME; exit value 99 ends it; past
+//! LOCAL_MAX_PREEXEC_RETRY it is suspended (or exits); REQUEUE_EXIT_VALUES requeues (with
+//! EXCLUDE(...) never to the same host), up to MAX_JOB_REQUEUE; a POST_EXEC's status is
+//! logged as JOB_STAT_PDONE or JOB_STAT_PERR. Replaying the log gives the same counts.
+
+use super::tests::*;
+use super::*;
+use basalt_core::job::{exit_reason, pend, status};
+
+fn report(s: &mut Sched, now: Millis, key: JobKey, kind: ReportKind) -> Ack {
+    let (attempt, host) = {
+        let j = &s.jobs[&key];
+        (j.attempt, j.hosts[0].clone())
+    };
+    let seq = s.jobs[&key].last_seq + 1;
+    s.report(
+        now,
+        Report {
+            host,
+            key,
+            attempt,
+            seq,
+            time: 0,
+            kind,
+        },
+    )
+}
+
+fn pre_failed(s: &mut Sched, now: Millis, key: JobKey, code: i32) {
+    report(
+        s,
+        now,
+        key,
+        ReportKind::PreExecFailed {
+            exit_status: code << 8,
+        },
+    );
+}
+
+fn finished(s: &mut Sched, now: Millis, key: JobKey, code: i32, post: Option<i32>) {
+    report(
+        s,
+        now,
+        key,
+        ReportKind::Finished {
+            exit_status: code << 8,
+            usage: Usage::default(),
+            term_reason: String::new(),
+            post_exec: post,
+        },
+    );
+}
+
+/// A core whose queue `normal` is set by `f`, one job submitted and started.
+fn with_queue(f: impl Fn(&mut Queue)) -> (Sched, Vec<Event>) {
+    let mut c = cfg();
+    for q in &mut c.queues {
+        f(q);
+    }
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.submit(T0, &alice(), cmd("job")).expect("submit");
+    s.schedule(T0);
+    let log = logged(&s.take_effects());
+    (s, log)
+}
+
+#[test]
+fn a_failed_pre_exec_puts_the_job_back_to_pend_with_reason_6_and_retries_after_mbd_sleep_time() {
+    let (mut s, _) = with_queue(|_| {});
+    let key = (1, 0);
+    assert!(s.jobs[&key].state.is_started());
+    pre_failed(&mut s, T0 + 100, key, 1);
+    let ev = logged(&s.take_effects());
+    assert!(
+        ev.iter().any(|e| matches!(
+            e,
+            Event::JobStatus { status: st, reasons, .. } if *st == status::PEND && *reasons == pend::PRE_EXEC
+        )),
+        "{ev:?}"
+    );
+    let j = &s.jobs[&key];
+    assert_eq!(j.state, JobState::Pend);
+    assert!(j.hosts.is_empty());
+    // Not before MBD_SLEEP_TIME (10 s in cfg()): a pass shows reason 6.
+    s.schedule(T0 + 1000);
+    assert!(dispatches(&s.take_effects()).is_empty());
+    assert_eq!(pend_codes(&s, key), vec![pend::PRE_EXEC]);
+    // Once it is due a tick makes a pass due, and the job is dispatched again.
+    s.tick(T0 + 100 + 10_000);
+    assert!(s.needs_pass());
+    s.schedule(T0 + 100 + 10_000);
+    assert_eq!(dispatches(&s.take_effects()).len(), 1);
+    assert_eq!(s.jobs[&key].attempt, 2);
+}
+
+#[test]
+fn a_job_whose_pre_exec_fails_goes_to_the_head_of_its_queue() {
+    let mut s = up();
+    for i in 0..6 {
+        s.submit(T0, &alice(), cmd(&format!("j{i}")))
+            .expect("submit");
+    }
+    s.schedule(T0);
+    s.take_effects();
+    // Jobs 1..4 run on the 4 slots; 5 and 6 pend. Job 4's pre-exec fails.
+    pre_failed(&mut s, T0 + 100, (4, 0), 1);
+    s.take_effects();
+    let first = s
+        .jobs
+        .values()
+        .filter(|j| j.state == JobState::Pend)
+        .min_by_key(|j| j.order)
+        .map(|j| j.key());
+    assert_eq!(first, Some((4, 0)));
+}
+
+#[test]
+fn pre_exec_exit_99_ends_the_job() {
+    let (mut s, _) = with_queue(|_| {});
+    pre_failed(&mut s, T0 + 100, (1, 0), 99);
+    let j = &s.jobs[&(1, 0)];
+    assert_eq!(j.state, JobState::Exit);
+    assert_eq!(j.reasons & exit_reason::PRE_EXEC, exit_reason::PRE_EXEC);
+}
+
+#[test]
+fn local_max_preexec_retry_suspends_the_job_or_with_action_exit_ends_it() {
+    for (exit, want) in [(false, JobState::Psusp), (true, JobState::Exit)] {
+        let (mut s, _) = with_queue(|q| {
+            q.preexec_retry_limit = Some(2);
+            q.preexec_retry_exit = exit;
+        });
+        let key = (1, 0);
+        pre_failed(&mut s, T0 + 100, key, 1);
+        assert_eq!(s.jobs[&key].state, JobState::Pend);
+        s.tick(T0 + 12_000);
+        s.schedule(T0 + 12_000);
+        assert!(
+            s.jobs[&key].state.is_started(),
+            "{:?} {:?}",
+            s.jobs[&key].state,
+            pend_codes(&s, key)
+        );
+        pre_failed(&mut s, T0 + 12_100, key, 1);
+        assert_eq!(s.jobs[&key].state, want, "action exit {exit}");
+    }
+}
+
+#[test]
+fn requeue_exit_values_requeue_the_job_and_exclude_keeps_it_off_that_host() {
+    let (mut s, mut log) = with_queue(|q| {
+        q.requeue = basalt_config::batch::RequeueValues::parse("3 EXCLUDE(4)").expect("parse");
+        q.max_job_requeue = Some(2);
+    });
+    let key = (1, 0);
+    // Exit 3: requeued, to run anywhere.
+    finished(&mut s, T0 + 100, key, 3, None);
+    assert_eq!(s.jobs[&key].state, JobState::Pend);
+    assert_eq!(s.jobs[&key].reasons, pend::REQUEUED);
+    s.schedule(T0 + 200);
+    log.extend(logged(&s.take_effects()));
+    let first = s.jobs[&key].hosts[0].clone();
+    // Exit 4 (EXCLUDE): requeued, never again on that host.
+    finished(&mut s, T0 + 300, key, 4, None);
+    assert_eq!(s.jobs[&key].state, JobState::Pend);
+    s.schedule(T0 + 400);
+    log.extend(logged(&s.take_effects()));
+    let second = s.jobs[&key].hosts[0].clone();
+    assert_ne!(first, second);
+    // MAX_JOB_REQUEUE = 2 reached: exit 3 now ends the job.
+    finished(&mut s, T0 + 500, key, 3, None);
+    log.extend(logged(&s.take_effects()));
+    assert_eq!(s.jobs[&key].state, JobState::Exit);
+    // An exit value not listed ends a job at once (a fresh one).
+    let r = s.jobs[&key].requeues.clone().expect("counted");
+    assert_eq!((r.by_exit_value, r.excluded.clone()), (2, vec![first]));
+    // Replay counts the same.
+    let mut c = cfg();
+    c.queues[0].requeue =
+        basalt_config::batch::RequeueValues::parse("3 EXCLUDE(4)").expect("parse");
+    let mut replayed = Sched::new(c, T0 + 1);
+    for ev in &log {
+        replayed.on_event(ev);
+    }
+    let rr = replayed.jobs[&key].requeues.clone().expect("replayed");
+    assert_eq!((rr.by_exit_value, rr.excluded), (2, r.excluded));
+}
+
+#[test]
+fn an_exit_value_not_listed_or_a_kill_ends_the_job() {
+    let (mut s, _) = with_queue(|q| {
+        q.requeue = basalt_config::batch::RequeueValues::parse("3").expect("parse");
+    });
+    finished(&mut s, T0 + 100, (1, 0), 2, None);
+    assert_eq!(s.jobs[&(1, 0)].state, JobState::Exit);
+}
+
+#[test]
+fn post_exec_status_is_logged_as_pdone_or_perr_after_the_end() {
+    for (post, bit) in [(0, status::PDONE), (1 << 8, status::PERR)] {
+        let (mut s, _) = with_queue(|_| {});
+        finished(&mut s, T0 + 100, (1, 0), 0, Some(post));
+        let ev = logged(&s.take_effects());
+        let sts: Vec<u32> = ev
+            .iter()
+            .filter_map(|e| match e {
+                Event::JobStatus { status, .. } => Some(*status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(sts, vec![status::DONE, status::DONE | bit]);
+        let j = &s.jobs[&(1, 0)];
+        assert_eq!(j.state, JobState::Done);
+        assert_eq!(j.requeues.as_ref().map(|r| r.post_bits), Some(bit));
+    }
+}
