@@ -148,6 +148,12 @@ pub const LSB_PARAMS: &[NotApplied] = &[
     )
     .inert(&["10"]),
     N::new("Parameters", "MAX_PREEMPT_JOBS", PREEMPTION),
+    N::new(
+        "Parameters",
+        "MAX_PREEXEC_RETRY",
+        "it counts the pre-execution retries of MultiCluster jobs, which are not implemented",
+    )
+    .rest("LOCAL_MAX_PREEXEC_RETRY applies"),
     N::new("Parameters", "MAX_JOB_PREEMPT", PREEMPTION),
     N::new("Parameters", "PREEMPT_FOR", PREEMPTION),
     N::new("Parameters", "PREEMPTION_WAIT_TIME", PREEMPTION),
@@ -345,30 +351,16 @@ pub const LSB_QUEUES: &[NotApplied] = &[
     ),
     N::new(
         "Queue",
-        "PRE_EXEC",
-        "sbatchd does not run queue pre-execution commands",
-    ),
-    N::new(
-        "Queue",
-        "POST_EXEC",
-        "sbatchd does not run queue post-execution commands",
-    ),
-    N::new(
-        "Queue",
-        "PRE_POST_EXEC_USER",
-        "sbatchd does not run queue pre- or post-execution commands",
-    ),
-    N::new(
-        "Queue",
-        "REQUEUE_EXIT_VALUES",
-        "jobs are not requeued by exit value",
-    ),
-    N::new(
-        "Queue",
         "FAIRSHARE",
         "fairshare is not implemented: the queue dispatches first come, first served",
     ),
     N::new("Queue", "PREEMPTION", PREEMPTION),
+    N::new(
+        "Queue",
+        "MAX_PREEXEC_RETRY",
+        "it counts the pre-execution retries of MultiCluster jobs, which are not implemented",
+    )
+    .rest("LOCAL_MAX_PREEXEC_RETRY applies"),
     N::new(
         "Queue",
         "JOB_ACCEPT_INTERVAL",

@@ -25,6 +25,12 @@
 //!    rlimits/nice, switches to the user (`setgroups`, `setgid`, `setuid`, when the
 //!    supervisor is root), redirects its standard streams and execs
 //!    `/bin/sh <job file>`; the outcome comes back to the loop over a channel;
+//!    A job with pre-execution commands (the queue's PRE_EXEC, then `bsub -E`) first
+//!    runs each of them the same way (`/bin/sh -c <command>`; the queue's in `/tmp` with
+//!    its streams on `/dev/null`, as PRE_POST_EXEC_USER when set), its process standing
+//!    for the job meanwhile (killable through the control socket); one that fails ends
+//!    the job's story here with a `finished` event marked `pre_exec_failed` (mbatchd
+//!    requeues the job), after its files are removed;
 //! 3. serves commands on the job's control socket (kill sequence, stop, resume,
 //!    signal), samples the job's processes from `/proc`, enforces the run limit (and
 //!    the memory and CPU limits of the whole job), and reaps its processes (each
@@ -36,7 +42,8 @@
 //!    that takes the user's file-system identity, or, when the output is mailed, in a
 //!    child process running as the user), removes the job file, and records the final `finished` event (retried every second while
 //!    the database refuses it: the end of a job is never dropped); then it closes the
-//!    job's wake-up pipe.
+//!    job's wake-up pipe. The queue's POST_EXEC, when set, runs before the report (with
+//!    `LSB_JOBEXIT_STAT`), and its wait status goes with the `finished` event.
 //!
 //! Every event is committed to the database first (the final one then fsynced
 //! right after sbatchd is woken, so the disk and sbatchd's report proceed

@@ -1,0 +1,171 @@
+//! A job's execution hooks on a real cluster (issue 20, item 7): the queue's PRE_EXEC and
+//! `bsub -E` run before the job, and a failing one puts the job back to PEND with LSF's
+//! reason ("The job's pre-exec command exited with non-zero status") until it succeeds;
+//! exit value 99 ends the job; the queue's POST_EXEC runs after the job with
+//! LSB_JOBEXIT_STAT and `bjobs -l` shows its status; REQUEUE_EXIT_VALUES requeues a job
+//! that exits with a listed value, up to MAX_JOB_REQUEUE. The daemons run in the test
+//! process (`InProcessBatch`); one cluster serves every scenario.
+
+use anyhow::Result;
+use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, wait_for};
+use std::path::Path;
+use std::time::Duration;
+
+const LONG: Duration = Duration::from_secs(60);
+
+fn stat(c: &InProcessBatch, id: u64) -> String {
+    c.stdout_ok("bjobs", &["-o", "stat", "-noheader", &id.to_string()])
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn wait_stat(c: &InProcessBatch, id: u64, want: &str) -> Result<()> {
+    wait_for(&format!("job {id} to be {want}"), LONG, || {
+        let s = stat(c, id);
+        ((s == want).then_some(()), s)
+    })
+}
+
+fn wait_long(c: &InProcessBatch, id: u64, text: &str) -> Result<String> {
+    wait_for(&format!("bjobs -l {id} to say {text:?}"), LONG, || {
+        let out = c
+            .stdout_ok("bjobs", &["-l", &id.to_string()])
+            .unwrap_or_default()
+            .replace("\n                     ", "");
+        (out.contains(text).then(|| out.clone()), out)
+    })
+}
+
+fn cluster(dir_marker: &str) -> Result<(InProcessBatch, std::path::PathBuf)> {
+    let c = InProcessBatch::start(
+        "batch-hooks",
+        &ClusterSpec::new(1),
+        "MBD_SLEEP_TIME = 1\nLOCAL_MAX_PREEXEC_RETRY_ACTION = EXIT",
+    )?;
+    let work = c.dir.path().join("w");
+    std::fs::create_dir_all(&work)?;
+    let w = work.display();
+    let qfile = c
+        .dir
+        .path()
+        .join("conf/lsbatch/basalt/configdir/lsb.queues");
+    let mut text = std::fs::read_to_string(&qfile)?;
+    text.push_str(&format!(
+        "
+Begin Queue
+QUEUE_NAME   = gated
+PRIORITY     = 20
+PRE_EXEC     = test -e {w}/{dir_marker} && pwd > {w}/pre.cwd
+POST_EXEC    = echo \"$LSB_JOBEXIT_STAT\" > {w}/post.stat
+DESCRIPTION  = pre-exec waits for a file; post-exec records the job's status
+End Queue
+
+Begin Queue
+QUEUE_NAME   = requeue
+PRIORITY     = 20
+REQUEUE_EXIT_VALUES = 3
+MAX_JOB_REQUEUE = 2
+DESCRIPTION  = exit 3 requeues, twice at most
+End Queue
+
+Begin Queue
+QUEUE_NAME   = retry
+PRIORITY     = 20
+PRE_EXEC     = false
+LOCAL_MAX_PREEXEC_RETRY = 2
+DESCRIPTION  = a pre-exec that always fails, tried twice
+End Queue
+"
+    ));
+    std::fs::write(&qfile, text)?;
+    c.ok("badmin", &["reconfig"])?;
+    wait_for("bqueues to list the test queues", LONG, || {
+        let out = c.stdout_ok("bqueues", &[]).unwrap_or_default();
+        let ok = ["gated ", "requeue ", "retry "]
+            .iter()
+            .all(|q| out.lines().any(|l| l.starts_with(q)));
+        (ok.then_some(()), out)
+    })?;
+    Ok((c, work))
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_default()
+}
+
+#[test]
+fn pre_exec_post_exec_and_requeue_exit_values() -> Result<()> {
+    let (c, work) = cluster("go")?;
+    let out = work.join("out");
+
+    // "If a pre-execution command is specified, the job is held in the queue until the
+    // specified pre-execution command returns a successful exit status (zero)."
+    let gated = c.bsub(
+        &work,
+        &["-q", "gated", "-o", &out.display().to_string(), "echo ran"],
+    )?;
+    let pending = wait_long(
+        &c,
+        gated,
+        "The job's pre-exec command exited with non-zero status",
+    )?;
+    assert!(pending.contains("PEND"), "{pending}");
+    // "While the job is pending, other jobs can proceed ahead of the waiting job."
+    let other = c.bsub(&work, &["-o", "/dev/null", "true"])?;
+    wait_stat(&c, other, "DONE")?;
+    assert_eq!(stat(&c, gated), "PEND");
+    std::fs::write(work.join("go"), "")?;
+    wait_stat(&c, gated, "DONE")?;
+    assert!(read(&out).contains("ran"), "{}", read(&out));
+    // The queue's command ran in /tmp; the post-execution command after the job, with
+    // its exit status.
+    assert_eq!(read(&work.join("pre.cwd")).trim(), "/tmp");
+    let long = wait_long(&c, gated, "Post job process done successfully.")?;
+    assert!(long.contains("Done successfully."), "{long}");
+    assert_eq!(read(&work.join("post.stat")).trim(), "0");
+
+    // bsub -E: the job-level pre-execution command, after the queue's; exit 99 ends the
+    // job instead of requeueing it.
+    let ended = c.bsub(&work, &["-o", "/dev/null", "-E", "exit 99", "true"])?;
+    wait_stat(&c, ended, "EXIT")?;
+    let job_gate = work.join("go2");
+    let e = c.bsub(
+        &work,
+        &[
+            "-o",
+            "/dev/null",
+            "-E",
+            &format!("test -e {}", job_gate.display()),
+            "true",
+        ],
+    )?;
+    wait_long(
+        &c,
+        e,
+        "The job's pre-exec command exited with non-zero status",
+    )?;
+    std::fs::write(&job_gate, "")?;
+    wait_stat(&c, e, "DONE")?;
+
+    // LOCAL_MAX_PREEXEC_RETRY = 2 with LOCAL_MAX_PREEXEC_RETRY_ACTION = EXIT (lsb.params):
+    // the second failure ends the job.
+    let retry = c.bsub(&work, &["-q", "retry", "-o", "/dev/null", "true"])?;
+    wait_stat(&c, retry, "EXIT")?;
+
+    // REQUEUE_EXIT_VALUES = 3: exits 3 twice (requeued each time), then 0.
+    let count = work.join("runs");
+    let script = format!(
+        "echo x >> {f}; n=$(wc -l < {f}); [ $n -ge 3 ] && exit 0; exit 3",
+        f = count.display()
+    );
+    let rq = c.bsub(&work, &["-q", "requeue", "-o", "/dev/null", &script])?;
+    wait_stat(&c, rq, "DONE")?;
+    assert_eq!(read(&count).lines().count(), 3);
+    // MAX_JOB_REQUEUE = 2: a job that always exits 3 is requeued twice, then ends EXIT.
+    let count2 = work.join("runs2");
+    let always = format!("echo x >> {}; exit 3", count2.display());
+    let rq2 = c.bsub(&work, &["-q", "requeue", "-o", "/dev/null", &always])?;
+    wait_stat(&c, rq2, "EXIT")?;
+    assert_eq!(read(&count2).lines().count(), 3);
+    Ok(())
+}
