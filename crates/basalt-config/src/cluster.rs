@@ -153,7 +153,17 @@ pub(crate) fn parse(ctx: &mut Ctx<'_>, text: &str, name: &str, shared: &Shared) 
                     ) {
                         continue;
                     }
-                    if !t.rows.is_empty() {
+                    // The scheduler counts static Numeric shared resources; a row
+                    // naming another kind is read but not applied.
+                    let (n, l) = (t.col("RESOURCENAME"), t.col("LOCATION"));
+                    let unseen = t.rows.iter().any(|row| {
+                        row.get(n)
+                            .and_then(|n| shared.resource(n))
+                            .is_some_and(|d| {
+                                d.interval.is_some() || d.kind != crate::ResourceKind::Numeric
+                            })
+                    });
+                    if unseen {
                         not_applied::check_section(
                             ctx,
                             LSF_CLUSTER,
@@ -162,7 +172,6 @@ pub(crate) fn parse(ctx: &mut Ctx<'_>, text: &str, name: &str, shared: &Shared) 
                             section.line,
                         );
                     }
-                    let (n, l) = (t.col("RESOURCENAME"), t.col("LOCATION"));
                     for row in &t.rows {
                         match (row.get(n), row.get(l)) {
                             (Some(n), Some(l)) => {

@@ -23,6 +23,7 @@ pub mod error;
 mod lexer;
 pub mod lsf_conf;
 pub mod not_applied;
+pub mod resource_map;
 pub mod resreq;
 pub mod select;
 pub mod shared;

@@ -225,7 +225,7 @@ pub const LSB_PARAMS: &[NotApplied] = &[
     N::new(
         "Parameters",
         "SHARED_RESOURCE_UPDATE_FACTOR",
-        "shared resources are not implemented",
+        "dynamic shared resources are not seen by the scheduler",
     ),
     N::new(
         "Parameters",
@@ -515,7 +515,7 @@ pub const LSF_CLUSTER: &[NotApplied] = &[
     N::new(
         "ResourceMap",
         "ResourceMap",
-        "shared resources are not implemented",
+        "the scheduler counts static Numeric shared resources only: a dynamic one's value from an ELIM, and Boolean and String ones, are not seen by select or rusage",
     )
     .custom(),
     N::new(

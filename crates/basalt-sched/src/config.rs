@@ -47,6 +47,19 @@ pub struct SchedConfig {
     /// `RESOURCE_RESERVE_PER_SLOT` (lsb.params) or `RESOURCE_RESERVE_PER_TASK`
     /// (lsf.conf): a job reserves its `rusage[]` amounts once per slot, not once per job.
     pub reserve_per_slot: bool,
+    /// The numeric shared resources of the ResourceMap: each instance is one amount
+    /// shared by its hosts (a licence count), which jobs reserve with `rusage[]`.
+    pub shared: Vec<SharedRes>,
+}
+
+/// One instance of a numeric shared resource (ResourceMap of `lsf.cluster.<cluster>`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedRes {
+    pub name: String,
+    /// Its configured value (`2@[all]`); None for a dynamic one (its value comes from an
+    /// ELIM, which the scheduler does not see: select and rusage on it satisfy no host).
+    pub value: Option<f64>,
+    pub hosts: Vec<String>,
 }
 
 /// What select expressions see of a cluster-file host until its LIM reports: its type
@@ -470,6 +483,19 @@ impl SchedConfig {
                 "EB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
                 _ => 1.0 / 1024.0,
             },
+            shared: basalt_config::resource_map::shared_instances(c)
+                .into_iter()
+                .filter(|i| i.kind == basalt_config::ResourceKind::Numeric)
+                .map(|i| SharedRes {
+                    name: i.resource,
+                    value: if i.dynamic {
+                        None
+                    } else {
+                        i.value.and_then(|v| v.trim().parse::<f64>().ok())
+                    },
+                    hosts: i.hosts,
+                })
+                .collect(),
             reserve_per_slot: p.resource_reserve_per_slot
                 || c.lsf_conf
                     .get("RESOURCE_RESERVE_PER_TASK")

@@ -53,7 +53,7 @@ mod submit;
 pub mod types;
 pub mod views;
 
-pub use config::{DEFAULT_HOST_LOST_GRACE, SchedConfig, check_app_and_group};
+pub use config::{DEFAULT_HOST_LOST_GRACE, SchedConfig, SharedRes, check_app_and_group};
 pub use logswitch::CarryOver;
 pub use query::wildcard;
 pub use schedule::allocate::span_of;
@@ -306,6 +306,11 @@ pub struct Sched {
     /// Pending jobs submitted since the last pass (their reasons are set even by a pass
     /// that stops early).
     fresh: BTreeSet<JobKey>,
+    /// By host index, the shared resource instances ([`SchedConfig::shared`]) the host is
+    /// in.
+    host_shared: Vec<Vec<usize>>,
+    /// By shared resource instance, what running jobs reserve of it as of the last pass.
+    shared_reserved: Vec<f64>,
     /// The earliest time a job whose pre-execution command failed may be tried again
     /// (0 = none waits): a pass is due then ([`Requeues::not_before`]).
     next_retry: Millis,
@@ -336,12 +341,25 @@ impl Sched {
         for (i, h) in hosts.iter().enumerate() {
             host_index.entry(short_key(&h.name)).or_default().push(i);
         }
+        let host_shared = hosts
+            .iter()
+            .map(|h| {
+                cfg.shared
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r.hosts.iter().any(|x| basalt_core::same_host(x, &h.name)))
+                    .map(|(k, _)| k)
+                    .collect()
+            })
+            .collect();
         Sched {
             cfg,
             jobs: BTreeMap::new(),
             queues,
             hosts,
             host_index,
+            host_shared,
+            shared_reserved: Vec::new(),
             last_job_id: 0,
             next_order: 0,
             next_seq: 0,

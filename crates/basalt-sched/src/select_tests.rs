@@ -306,3 +306,65 @@ fn a_malformed_rusage_is_refused_at_submission() {
         );
     }
 }
+
+/// A licence count: the numeric shared resource `licence`, 2 of it shared by both hosts
+/// (lsf.cluster `Begin ResourceMap` / `licence (2@[all])`).
+fn licensed(per_slot: bool) -> Sched {
+    let mut c = cfg();
+    c.res_kinds.insert("licence".into(), NameKind::Numeric);
+    c.shared.push(crate::SharedRes {
+        name: "licence".into(),
+        value: Some(2.0),
+        hosts: vec!["hostA".into(), "hostB".into()],
+    });
+    c.reserve_per_slot = per_slot;
+    core_with(c, &[], &[])
+}
+
+#[test]
+fn a_licence_count_of_2_runs_2_of_5_jobs_and_the_next_when_one_ends() {
+    let mut s = licensed(false);
+    for _ in 0..5 {
+        s.submit(T0, &alice(), asking("rusage[licence=1]"))
+            .expect("submit");
+    }
+    // One pass: the 4 slots would take 4 jobs; the licences allow 2.
+    s.schedule(T0 + 10);
+    let d = dispatches(&s.take_effects());
+    assert_eq!(d.len(), 2, "{d:?}");
+    for id in 3..=5 {
+        assert_eq!(s.jobs[&(id, 0)].state, JobState::Pend);
+        assert!(
+            s.jobs[&(id, 0)].pend_reasons.contains_key(&pend::RES_REQ),
+            "{:?}",
+            s.jobs[&(id, 0)].pend_reasons
+        );
+    }
+    // A job ends: its licence goes to the next.
+    let first = d[0].0;
+    crate::tests::finish(&mut s, first, 0, 1);
+    s.schedule(T0 + 20);
+    let d = dispatches(&s.take_effects());
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].0, (3, 0));
+    // select[] sees what is left of the count.
+    let (_, host) = placed(&mut s, asking("select[licence>0]"));
+    assert_eq!(host, None);
+}
+
+#[test]
+fn a_shared_resource_is_reserved_once_per_job_or_once_per_slot() {
+    // Per job: a 2-slot job takes 1 of the 2 licences; another fits.
+    let mut s = licensed(false);
+    let two = Submission {
+        num_processors: 2,
+        max_processors: 2,
+        ..asking("rusage[licence=1]")
+    };
+    assert!(placed(&mut s, two.clone()).1.is_some());
+    assert!(placed(&mut s, asking("rusage[licence=1]")).1.is_some());
+    // Per slot (RESOURCE_RESERVE_PER_SLOT): the 2-slot job takes both.
+    let mut s = licensed(true);
+    assert!(placed(&mut s, two).1.is_some());
+    assert_eq!(placed(&mut s, asking("rusage[licence=1]")).1, None);
+}

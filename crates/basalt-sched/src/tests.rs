@@ -95,6 +95,7 @@ pub(crate) fn cfg() -> SchedConfig {
         res_increasing: Vec::new(),
         unit_mb: 1.0,
         reserve_per_slot: false,
+        shared: Vec::new(),
     }
 }
 

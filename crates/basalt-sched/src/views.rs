@@ -67,6 +67,8 @@ pub struct HostView {
 pub struct HostsView {
     pub hosts: Vec<HostView>,
     pub not_found: Vec<String>,
+    /// The numeric shared resource instances: (resource, hosts, reserved by running jobs).
+    pub shared: Vec<(String, Vec<String>, f64)>,
     /// As in [`QueuesView::config_problem`].
     pub config_problem: String,
 }
@@ -152,6 +154,19 @@ impl Sched {
                 counts: self.host_counts(&h.name),
             });
         }
+        out.shared = self
+            .cfg
+            .shared
+            .iter()
+            .enumerate()
+            .map(|(k, r)| {
+                (
+                    r.name.clone(),
+                    r.hosts.clone(),
+                    self.shared_reserved.get(k).copied().unwrap_or(0.0),
+                )
+            })
+            .collect();
         out
     }
 }

@@ -27,6 +27,8 @@ pub struct ClusterSpec {
     pub daemon_user: Option<(u32, u32)>,
     /// Lines appended to lsf.conf.
     pub lsf_conf_extra: String,
+    /// ResourceMap rows of lsf.cluster: (RESOURCENAME, LOCATION).
+    pub resource_map: Vec<(String, String)>,
 }
 
 impl ClusterSpec {
@@ -43,7 +45,24 @@ impl ClusterSpec {
             root_rex: true,
             daemon_user: None,
             lsf_conf_extra: String::new(),
+            resource_map: Vec::new(),
         }
+    }
+
+    /// Add a static Numeric shared resource (a licence count): lsf.shared defines it
+    /// without an INTERVAL, and a ResourceMap row places it (`location` such as
+    /// `(2@[all])`).
+    pub fn shared_resource(mut self, name: &str, location: &str) -> ClusterSpec {
+        self.extra_resources.push(ExtraResource {
+            name: name.to_owned(),
+            kind: "Numeric".to_owned(),
+            interval: None,
+            increasing: None,
+            description: format!("shared {name}"),
+        });
+        self.resource_map
+            .push((name.to_owned(), location.to_owned()));
+        self
     }
 
     /// Add a Numeric resource to lsf.shared (for ELIM indices).
@@ -114,6 +133,18 @@ pub fn write_config_at(spec: &ClusterSpec, addrs: &[IpAddr], top: &Path) -> Resu
             .append(true)
             .open(envdir.join("lsf.conf"))?
             .write_all(spec.lsf_conf_extra.as_bytes())?;
+    }
+    if !spec.resource_map.is_empty() {
+        use std::io::Write as _;
+        let mut text = String::from("\nBegin ResourceMap\nRESOURCENAME  LOCATION\n");
+        for (name, location) in &spec.resource_map {
+            text.push_str(&format!("{name}  {location}\n"));
+        }
+        text.push_str("End ResourceMap\n");
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(envdir.join("lsf.cluster.basalt"))?
+            .write_all(text.as_bytes())?;
     }
     for (file, script) in &spec.elims {
         use std::os::unix::fs::PermissionsExt;

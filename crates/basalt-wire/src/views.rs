@@ -199,6 +199,15 @@ pub fn hosts_reply(v: &HostsView) -> pb::HostsReply {
     let mut out = pb::HostsReply {
         not_found: v.not_found.clone(),
         config_problem: v.config_problem.clone(),
+        shared: v
+            .shared
+            .iter()
+            .map(|(resource, hosts, reserved)| pb::SharedReserved {
+                resource: resource.clone(),
+                hosts: hosts.clone(),
+                reserved: *reserved,
+            })
+            .collect(),
         ..Default::default()
     };
     for hv in &v.hosts {

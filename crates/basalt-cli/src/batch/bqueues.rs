@@ -429,8 +429,8 @@ pub fn bhosts_main(args: Vec<String>) -> ExitCode {
 }
 
 /// `bhosts -s [resource ...]`: the numeric shared resources of the ResourceMap, their
-/// totals (a dynamic one's value from the LIM) and what is reserved of them (nothing:
-/// Basalt does not reserve shared resources).
+/// totals (a dynamic one's value from the LIM) and what running jobs reserve of them
+/// (`rusage[]`, from mbatchd).
 fn bhosts_shared(config: &basalt_config::Config, names: &[String]) -> ExitCode {
     use crate::lim_res;
     let instances = lim_res::shared_instances(config);
@@ -465,13 +465,40 @@ fn bhosts_shared(config: &basalt_config::Config, names: &[String]) -> ExitCode {
     } else {
         None
     };
+    let cfg = config.clone();
+    let reserved = match crate::block_on(async move {
+        let mut client = super::connect_mbatchd(&cfg).await.map_err(|e| {
+            let _ = super::connect_failed(&e);
+        })?;
+        client
+            .hosts(HostsRequest { hosts: Vec::new() })
+            .await
+            .map(|r| r.into_inner().shared)
+            .map_err(|s| eprintln!("{}", super::status_text(&s)))
+    }) {
+        Ok(Ok(r)) => r,
+        Ok(Err(())) => return crate::fail(),
+        Err(code) => return code,
+    };
+    let reserved_of = |i: &lim_res::SharedInstance| {
+        let amount: f64 = reserved
+            .iter()
+            .filter(|r| r.resource == i.resource && r.hosts == i.hosts)
+            .map(|r| r.reserved)
+            .sum();
+        format!("{amount:.1}")
+    };
     print!(
         "{}",
-        lim_res::batch_shared_table(&shown, |i| match (&i.value, &load) {
-            (Some(v), _) if !i.dynamic => v.clone(),
-            (_, Some(reply)) if i.dynamic => crate::lim_cmds::dynamic_value(reply, i),
-            _ => "-".to_owned(),
-        })
+        lim_res::batch_shared_table(
+            &shown,
+            |i| match (&i.value, &load) {
+                (Some(v), _) if !i.dynamic => v.clone(),
+                (_, Some(reply)) if i.dynamic => crate::lim_cmds::dynamic_value(reply, i),
+                _ => "-".to_owned(),
+            },
+            reserved_of,
+        )
     );
     ExitCode::SUCCESS
 }

@@ -10,7 +10,7 @@
 //!   ResourceMap section of `lsf.cluster.<cluster>` ([`shared_instances`]) in LSF's
 //!   layouts ([`shared_table`], [`batch_shared_table`]).
 
-use basalt_config::{Config, ResourceKind};
+use basalt_config::ResourceKind;
 
 mod shared;
 

@@ -1,6 +1,6 @@
 //! Unit tests of select expressions and shared resources (its `config` is used by `lim_cmds`'s tests).
 use super::*;
-use basalt_config::{ClusterHost, ResourceDef};
+use basalt_config::{ClusterHost, Config, ResourceDef};
 use std::collections::BTreeMap;
 
 fn resource(name: &str, kind: ResourceKind, interval: Option<u32>) -> ResourceDef {
@@ -228,7 +228,11 @@ fn shared_resource_tables_have_lsf_layouts() {
     );
     let every = select_instances(&all, &[], |_| true).unwrap_or_default();
     assert_eq!(
-        batch_shared_table(&every, |i| i.value.clone().unwrap_or_else(|| "-".into())),
+        batch_shared_table(
+            &every,
+            |i| i.value.clone().unwrap_or_else(|| "-".into()),
+            |_| "0.0".into(),
+        ),
         format!(
             "RESOURCE{}TOTAL{}RESERVED{}LOCATION\n\
                  licA{}5{}0.0{}hostA hostB \n\

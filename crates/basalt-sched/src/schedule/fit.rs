@@ -133,6 +133,15 @@ impl Sched {
             if let Some(r) = st.reserved.get(i) {
                 super::select::apply_reserved(&mut values, r);
             }
+            // A shared resource's value on this host: its instance's, less what jobs
+            // reserve of it.
+            for &k in self.host_shared.get(i).map_or(&[][..], |v| v.as_slice()) {
+                let r = &self.cfg.shared[k];
+                if let Some(v) = r.value {
+                    let taken = st.shared_reserved.get(k).copied().unwrap_or(0.0);
+                    values.numbers.insert(r.name.clone(), v - taken);
+                }
+            }
             if let Some(code) = sel.refuses(&values) {
                 return Err(code);
             }
@@ -227,32 +236,49 @@ pub(crate) struct PassState {
     /// By host index, what jobs reserve there (`rusage[]`): resource -> (amount, a
     /// larger value is better). Empty when no job reserves anything.
     pub(crate) reserved: Vec<BTreeMap<String, (f64, bool)>>,
+    /// By shared resource instance ([`crate::SchedConfig::shared`]), what jobs reserve of
+    /// it.
+    pub(crate) shared_reserved: Vec<f64>,
 }
 
 impl PassState {
     /// Add `share` of what `r` reserves to the hosts (by index) of a job's slots: once
     /// per slot when reservations are per slot, else once per host.
+    ///
+    /// An amount of a shared resource (`shared_of(host, name)` gives the instance the
+    /// host is in) is taken from the instance instead: once per job, or once per slot.
     pub(crate) fn reserve(
         &mut self,
         hosts: impl IntoIterator<Item = usize>,
         r: &super::select::Reserve,
         share: f64,
         per_slot: bool,
+        shared_of: &dyn Fn(usize, &str) -> Option<usize>,
     ) {
         let nh = self.used.len();
         if share <= 0.0 {
             return;
         }
         let mut seen: Vec<usize> = Vec::new();
+        let mut seen_shared: Vec<usize> = Vec::new();
         for i in hosts {
             if i >= nh || (!per_slot && seen.contains(&i)) {
                 continue;
             }
             seen.push(i);
-            if self.reserved.is_empty() {
-                self.reserved = vec![BTreeMap::new(); nh];
-            }
             for (name, amount, larger_better) in &r.amounts {
+                if let Some(k) = shared_of(i, name) {
+                    if per_slot || !seen_shared.contains(&k) {
+                        seen_shared.push(k);
+                        if let Some(x) = self.shared_reserved.get_mut(k) {
+                            *x += amount * share;
+                        }
+                    }
+                    continue;
+                }
+                if self.reserved.is_empty() {
+                    self.reserved = vec![BTreeMap::new(); nh];
+                }
                 let e = self.reserved[i]
                     .entry(name.clone())
                     .or_insert((0.0, *larger_better));

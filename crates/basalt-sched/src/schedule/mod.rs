@@ -95,6 +95,22 @@ impl Sched {
             used_user: HashMap::new(),
             q_host: HashMap::new(),
             reserved: Vec::new(),
+            shared_reserved: vec![0.0; self.cfg.shared.len()],
+        };
+        // Which shared resource instance a host's amount of `name` comes from (a copy:
+        // the pass changes the core as it places jobs).
+        let host_shared: Vec<Vec<usize>> = if self.cfg.shared.is_empty() {
+            Vec::new()
+        } else {
+            self.host_shared.clone()
+        };
+        let shared_names: Vec<String> = self.cfg.shared.iter().map(|r| r.name.clone()).collect();
+        let shared_of = |i: usize, name: &str| -> Option<usize> {
+            host_shared
+                .get(i)?
+                .iter()
+                .copied()
+                .find(|&k| shared_names[k] == name)
         };
         // What started jobs reserve (`rusage[]`), by (queue, resource requirement); the
         // queues with a RES_REQ (a job of theirs may reserve without its own `-R`).
@@ -143,7 +159,7 @@ impl Sched {
                         .hosts
                         .iter()
                         .filter_map(|h| index.get(h.as_str()).copied());
-                    st.reserve(slots, r, share, self.cfg.reserve_per_slot);
+                    st.reserve(slots, r, share, self.cfg.reserve_per_slot, &shared_of);
                 }
             }
         }
@@ -392,7 +408,13 @@ impl Sched {
                         *array_started.entry(key.0).or_default() += 1;
                     }
                     if let Some(r) = sel.as_ref().and_then(|s| s.reserve.as_ref()) {
-                        st.reserve(alloc.iter().copied(), r, 1.0, self.cfg.reserve_per_slot);
+                        st.reserve(
+                            alloc.iter().copied(),
+                            r,
+                            1.0,
+                            self.cfg.reserve_per_slot,
+                            &shared_of,
+                        );
                     }
                     let names = alloc.iter().map(|&i| self.hosts[i].name.clone()).collect();
                     self.start_job_at(now, key, names, &alloc);
@@ -400,6 +422,18 @@ impl Sched {
                     generation += 1;
                     // Only the hosts just used changed: bring this shape up to date.
                     let mut touched = alloc;
+                    // A shared resource it reserves changed on every host sharing it.
+                    if let Some(r) = sel.as_ref().and_then(|s| s.reserve.as_ref()) {
+                        let mut more = Vec::new();
+                        for &i in &touched {
+                            for (name, _, _) in &r.amounts {
+                                if let Some(k) = shared_of(i, name) {
+                                    more.extend((0..nh).filter(|&j| host_shared[j].contains(&k)));
+                                }
+                            }
+                        }
+                        touched.extend(more);
+                    }
                     touched.sort_unstable();
                     touched.dedup();
                     for &i in &touched {
@@ -481,6 +515,8 @@ impl Sched {
                     .unwrap_or_default();
             }
         }
+        // What is reserved of each shared resource instance, for bhosts -s.
+        self.shared_reserved = st.shared_reserved;
         // Set the reasons: a few (a pass that stopped early) one by one, many in one
         // ordered walk (mostly in key order already).
         if assign.len().saturating_mul(16) < self.jobs.len() {

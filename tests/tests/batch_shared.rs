@@ -1,0 +1,108 @@
+//! Shared resources and an ELIM-provided index on a 3-host cluster (issue 20, items 1–3):
+//! a licence count of 2 (`licence (2@[all])` in the ResourceMap) runs 2 of 5 jobs that
+//! each reserve one (`rusage[licence=1]`), the others pending with LSF's reason until a
+//! licence is back; `bhosts -s` shows the count and what is reserved; a `select[]` on the
+//! ELIM's `scratch` index places a job that asks for what the hosts have and leaves one
+//! asking for more pending. The daemons run in the test process (`InProcessBatch`).
+
+use anyhow::Result;
+use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, wait_for};
+use std::time::Duration;
+
+const LONG: Duration = Duration::from_secs(60);
+
+const ELIM: &str = "#!/bin/sh\nwhile :; do echo \"1 scratch 100\"; sleep 0.2; done\n";
+
+fn stat(c: &InProcessBatch, id: u64) -> String {
+    c.stdout_ok("bjobs", &["-o", "stat", "-noheader", &id.to_string()])
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+fn wait_stat(c: &InProcessBatch, id: u64, want: &str) -> Result<()> {
+    wait_for(&format!("job {id} to be {want}"), LONG, || {
+        let s = stat(c, id);
+        ((s == want).then_some(()), s)
+    })
+}
+
+fn wait_reason(c: &InProcessBatch, id: u64, reason: &str) -> Result<String> {
+    wait_for(
+        &format!("job {id}'s pending reason {reason:?}"),
+        LONG,
+        || {
+            let out = c
+                .stdout_ok("bjobs", &["-p", &id.to_string()])
+                .unwrap_or_default();
+            (out.contains(reason).then(|| out.clone()), out)
+        },
+    )
+}
+
+#[test]
+fn a_licence_count_of_2_runs_2_of_5_jobs_and_select_uses_the_elim_index() -> Result<()> {
+    let spec = ClusterSpec::new(3)
+        .shared_resource("licence", "(2@[all])")
+        .numeric_resource("scratch", false)
+        .elim("elim.scratch", ELIM);
+    let c = InProcessBatch::start("batch-shared", &spec, "")?;
+    let work = c.dir.path().join("w");
+    std::fs::create_dir_all(&work)?;
+    let gate = work.join("gate");
+    let hold = format!("while [ ! -e {} ]; do sleep 0.1; done", gate.display());
+
+    let mut jobs = Vec::new();
+    for _ in 0..5 {
+        jobs.push(c.bsub(
+            &work,
+            &["-o", "/dev/null", "-R", "rusage[licence=1]", &hold],
+        )?);
+    }
+    wait_stat(&c, jobs[0], "RUN")?;
+    wait_stat(&c, jobs[1], "RUN")?;
+    for &id in &jobs[2..] {
+        let why = wait_reason(&c, id, "Job's resource requirements not satisfied")?;
+        assert!(why.contains("PEND"), "{why}");
+    }
+    // Three hosts, six slots: only the licences keep them pending.
+    let running = jobs.iter().filter(|&&id| stat(&c, id) == "RUN").count();
+    assert_eq!(running, 2);
+    // bhosts -s: the count, what the running jobs reserve of it, where it is.
+    let shared = wait_for("bhosts -s to show 2 licences reserved", LONG, || {
+        let out = c.stdout_ok("bhosts", &["-s"]).unwrap_or_default();
+        let row = out
+            .lines()
+            .find(|l| l.starts_with("licence"))
+            .map(|l| l.split_whitespace().map(str::to_owned).collect::<Vec<_>>());
+        (
+            row.filter(|r| {
+                r.get(1).map(String::as_str) == Some("2")
+                    && r.get(2).map(String::as_str) == Some("2.0")
+            })
+            .map(|_| out.clone()),
+            out,
+        )
+    })?;
+    assert!(shared.starts_with("RESOURCE"), "{shared}");
+    assert!(shared.contains("hostA hostB hostC"), "{shared}");
+
+    // select[] on the ELIM's index: what the hosts have runs, more pends.
+    let fits = c.bsub(
+        &work,
+        &["-o", "/dev/null", "-R", "select[scratch>50]", "true"],
+    )?;
+    let more = c.bsub(
+        &work,
+        &["-o", "/dev/null", "-R", "select[scratch>500]", "true"],
+    )?;
+    wait_stat(&c, fits, "DONE")?;
+    wait_reason(&c, more, "Job's resource requirements not satisfied")?;
+    c.ok("bkill", &[&more.to_string()])?;
+
+    // The licences come back as the jobs end: every job runs.
+    std::fs::write(&gate, "")?;
+    for &id in &jobs {
+        wait_stat(&c, id, "DONE")?;
+    }
+    Ok(())
+}
