@@ -49,6 +49,7 @@ const COMMANDS: &[&str] = &[
     "brun",
     "bpeek",
     "bparams",
+    "blimits",
     "badmin",
     "bhist",
     "bacct",

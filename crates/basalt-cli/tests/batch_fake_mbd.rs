@@ -204,6 +204,13 @@ impl Mbatchd for FakeMbd {
         }))
     }
 
+    async fn limits(
+        &self,
+        _r: Request<basalt_proto::mbatchd::LimitsRequest>,
+    ) -> Result<Response<basalt_proto::mbatchd::LimitsReply>, Status> {
+        Ok(Response::new(Default::default()))
+    }
+
     async fn params(&self, _r: Request<ParamsRequest>) -> Result<Response<ParamsReply>, Status> {
         Ok(Response::new(ParamsReply {
             params: vec![KeyValue {

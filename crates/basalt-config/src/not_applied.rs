@@ -444,11 +444,6 @@ pub const LSB_HOSTS: &[NotApplied] = &[
 pub const LSB_USERS: &[NotApplied] = &[
     N::new(
         "User",
-        "MAX_JOBS",
-        "per-user and per-group job slot limits are not enforced",
-    ),
-    N::new(
-        "User",
         "JL/P",
         "per-processor user job slot limits are not enforced",
     ),
@@ -477,12 +472,36 @@ pub const LSB_USERS: &[NotApplied] = &[
 ];
 
 /// lsb.resources.
-pub const LSB_RESOURCES: &[NotApplied] = &[N::new(
-    "Limit",
-    "Limit",
-    "the limits of lsb.resources are not enforced",
-)
-.custom()];
+const LIMIT_ONLY: &str = "a Limit's SLOTS and JOBS are enforced, not its other resources";
+
+pub const LSB_RESOURCES: &[NotApplied] = &[
+    N::new("Limit", "MEM", LIMIT_ONLY),
+    N::new("Limit", "SWP", LIMIT_ONLY),
+    N::new("Limit", "TMP", LIMIT_ONLY),
+    N::new("Limit", "RESOURCE", LIMIT_ONLY),
+    N::new("Limit", "SLOTS_PER_PROCESSOR", LIMIT_ONLY),
+    N::new("Limit", "JOBS_PER_SCHED_CYCLE", LIMIT_ONLY),
+    N::new(
+        "Limit",
+        "APPS",
+        "application profiles are not applied: the limit counts every application",
+    ),
+    N::new(
+        "Limit",
+        "PER_APP",
+        "application profiles are not applied: the limit counts every application",
+    ),
+    N::new(
+        "Limit",
+        "LIC_PROJECTS",
+        "License Scheduler projects are not implemented",
+    ),
+    N::new(
+        "Limit",
+        "PER_LIC_PROJECT",
+        "License Scheduler projects are not implemented",
+    ),
+];
 
 /// lsb.applications.
 pub const LSB_APPLICATIONS: &[NotApplied] = &[N::new(

@@ -299,17 +299,25 @@ fn lsb_users_columns_not_applied_warn_with_file_and_line() {
         "GROUP_ADMIN",
         "administrators",
     );
-    assert_warns(&loaded, d.path(), u, "MAX_JOBS", "MAX_JOBS", "slot limits");
+    // MAX_JOBS is applied (issue 20): no warning.
+    assert!(
+        !loaded
+            .warnings
+            .iter()
+            .any(|w| w.message.starts_with("MAX_JOBS is read")),
+        "{:#?}",
+        loaded.warnings
+    );
     assert_warns(&loaded, d.path(), u, "MAX_JOBS", "MAX_PEND_JOBS", "pending");
     common::assert_lists_every_not_applied(&loaded);
 }
 
 #[test]
-fn every_lsb_resources_limit_is_not_applied_and_warns_with_file_and_line() {
+fn lsb_resources_slots_and_jobs_apply_and_other_resources_warn_with_file_and_line() {
     let d = scratch("openlava");
     fs::write(
         d.path().join("lsb.resources"),
-        "Begin Limit\nNAME = night\nSLOTS = 4 20:00-8:00\nEnd Limit\n\n\
+        "Begin Limit\nNAME = night\nSLOTS = 4 20:00-8:00\nMEM = 100\nEnd Limit\n\n\
          Begin Limit\nNAME    PER_HOST  JOBS\nperhost (hostA)   2\nEnd Limit\n",
     )
     .unwrap_or_else(|e| panic!("{e}"));
@@ -319,17 +327,17 @@ fn every_lsb_resources_limit_is_not_applied_and_warns_with_file_and_line() {
         &loaded,
         d.path(),
         r,
-        "Begin Limit",
-        "Limit `night`",
-        "not enforced",
+        "MEM = 100",
+        "MEM",
+        "SLOTS and JOBS are enforced",
     );
-    assert_warns(
-        &loaded,
-        d.path(),
-        r,
-        "perhost",
-        "Limit `perhost`",
-        "not enforced",
+    assert!(
+        !loaded
+            .warnings
+            .iter()
+            .any(|w| w.message.starts_with("Limit `")),
+        "{:#?}",
+        loaded.warnings
     );
     common::assert_lists_every_not_applied(&loaded);
 }

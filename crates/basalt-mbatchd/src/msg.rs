@@ -121,6 +121,9 @@ pub(crate) enum Msg {
     Params {
         reply: Reply<ParamsView>,
     },
+    Limits {
+        reply: Reply<(Vec<basalt_sched::views::LimitRow>, usize)>,
+    },
     QueueCtl {
         caller: Caller,
         op: u32,

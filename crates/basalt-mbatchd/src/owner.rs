@@ -325,6 +325,7 @@ impl OwnerState {
             | Msg::Queues { .. }
             | Msg::Hosts { .. }
             | Msg::Params { .. }
+            | Msg::Limits { .. }
             | Msg::Lim(_)
             | Msg::Resign(_)
             | Msg::Shutdown => Some(msg),

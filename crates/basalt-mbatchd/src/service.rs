@@ -429,6 +429,15 @@ impl Mbatchd for MbatchdService {
         Ok(Response::new(basalt_wire::params_reply(&view)))
     }
 
+    async fn limits(
+        &self,
+        request: Request<pb::LimitsRequest>,
+    ) -> Result<Response<pb::LimitsReply>, Status> {
+        self.caller(&request).await?;
+        let (rows, configured) = self.owner.ask(|reply| Msg::Limits { reply }).await?;
+        Ok(Response::new(basalt_wire::limits_reply(&rows, configured)))
+    }
+
     async fn queue_ctl(
         &self,
         request: Request<pb::QueueCtlRequest>,

@@ -50,6 +50,8 @@ pub struct SchedConfig {
     /// The numeric shared resources of the ResourceMap: each instance is one amount
     /// shared by its hosts (a licence count), which jobs reserve with `rusage[]`.
     pub shared: Vec<SharedRes>,
+    /// lsb.resources' Limit sections and lsb.users' MAX_JOBS.
+    pub limits: Vec<crate::reslimits::ResLimit>,
 }
 
 /// One instance of a numeric shared resource (ResourceMap of `lsf.cluster.<cluster>`).
@@ -89,6 +91,12 @@ fn setting(
         .get(key)
         .or_else(|| params.get(key))
         .and_then(|v| v.trim().parse::<u32>().ok())
+}
+
+/// Host names, host groups (recursively), `all`/`others` and `~` exclusions, expanded to
+/// host names (empty: every host, nothing excluded).
+pub(crate) fn expand_hosts(tokens: &[String], groups: &[Group], all: &[String]) -> Vec<String> {
+    expand(tokens, groups, all)
 }
 
 fn expand(tokens: &[String], groups: &[Group], all: &[String]) -> Vec<String> {
@@ -483,6 +491,7 @@ impl SchedConfig {
                 "EB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
                 _ => 1.0 / 1024.0,
             },
+            limits: crate::reslimits::resolve(b, &all_hosts, egroups),
             shared: basalt_config::resource_map::shared_instances(c)
                 .into_iter()
                 .filter(|i| i.kind == basalt_config::ResourceKind::Numeric)

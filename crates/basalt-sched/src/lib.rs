@@ -46,6 +46,7 @@ mod fsm;
 pub mod limits;
 pub mod logswitch;
 mod query;
+pub mod reslimits;
 mod sbd;
 mod schedule;
 mod strs;
@@ -311,6 +312,8 @@ pub struct Sched {
     host_shared: Vec<Vec<usize>>,
     /// By shared resource instance, what running jobs reserve of it as of the last pass.
     shared_reserved: Vec<f64>,
+    /// What the resource allocation limits count, as of the last pass (blimits).
+    limit_usage: std::collections::HashMap<reslimits::CountKey, reslimits::Used>,
     /// The earliest time a job whose pre-execution command failed may be tried again
     /// (0 = none waits): a pass is due then ([`Requeues::not_before`]).
     next_retry: Millis,
@@ -360,6 +363,7 @@ impl Sched {
             host_index,
             host_shared,
             shared_reserved: Vec::new(),
+            limit_usage: Default::default(),
             last_job_id: 0,
             next_order: 0,
             next_seq: 0,
@@ -546,6 +550,8 @@ mod logswitch_tests;
 mod pass_tests;
 #[cfg(test)]
 mod requeue_tests;
+#[cfg(test)]
+mod reslimit_tests;
 #[cfg(test)]
 mod select_tests;
 #[cfg(test)]

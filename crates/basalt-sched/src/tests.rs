@@ -96,6 +96,7 @@ pub(crate) fn cfg() -> SchedConfig {
         unit_mb: 1.0,
         reserve_per_slot: false,
         shared: Vec::new(),
+        limits: Vec::new(),
     }
 }
 

@@ -170,3 +170,40 @@ impl Sched {
         out
     }
 }
+
+/// One row of `blimits`: a limit's count that is in use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LimitRow {
+    pub name: String,
+    /// USERS, QUEUES, HOSTS, PROJECTS as blimits shows them.
+    pub consumers: [String; 4],
+    /// (used, limit) of SLOTS and JOBS (None: the limit does not set it).
+    pub slots: Option<(u32, u32)>,
+    pub jobs: Option<(u32, u32)>,
+}
+
+impl Sched {
+    /// The resource allocation limits' counts in use as of the last pass, by limit then
+    /// consumers.
+    pub fn limits_view(&self) -> Vec<LimitRow> {
+        let mut rows: Vec<(usize, LimitRow)> = self
+            .limit_usage
+            .iter()
+            .filter(|(_, u)| u.slots > 0 || u.jobs > 0)
+            .filter_map(|((i, key), u)| {
+                let l = self.cfg.limits.get(*i)?;
+                Some((
+                    *i,
+                    LimitRow {
+                        name: l.name.clone(),
+                        consumers: l.columns(key),
+                        slots: l.slots.map(|s| (u.slots, s)),
+                        jobs: l.jobs.map(|j| (u.jobs, j)),
+                    },
+                ))
+            })
+            .collect();
+        rows.sort_by(|a, b| (a.0, &a.1.consumers).cmp(&(b.0, &b.1.consumers)));
+        rows.into_iter().map(|(_, r)| r).collect()
+    }
+}

@@ -324,3 +324,29 @@ pub fn params_reply(v: &ParamsView) -> pb::ParamsReply {
         config_problem: v.config_problem.clone(),
     }
 }
+
+/// The blimits reply: each count in use, and how many limits are configured.
+pub fn limits_reply(rows: &[basalt_sched::views::LimitRow], configured: usize) -> pb::LimitsReply {
+    pb::LimitsReply {
+        limits: rows
+            .iter()
+            .map(|r| {
+                let [users, queues, hosts, projects] = r.consumers.clone();
+                pb::LimitUsage {
+                    name: r.name.clone(),
+                    users,
+                    queues,
+                    hosts,
+                    projects,
+                    has_slots: r.slots.is_some(),
+                    slots_used: r.slots.map_or(0, |s| s.0),
+                    slots_limit: r.slots.map_or(0, |s| s.1),
+                    has_jobs: r.jobs.is_some(),
+                    jobs_used: r.jobs.map_or(0, |j| j.0),
+                    jobs_limit: r.jobs.map_or(0, |j| j.1),
+                }
+            })
+            .collect(),
+        configured: u32::try_from(configured).unwrap_or(u32::MAX),
+    }
+}

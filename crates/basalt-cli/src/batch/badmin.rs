@@ -455,11 +455,11 @@ mod tests {
                     .collect(),
                 Err(e) => panic!("{set}: {e}"),
             };
+            // The examples' lsb.users JL/P column (MAX_JOBS applies; issue 20).
             assert!(
                 not_applied
                     .iter()
-                    .any(|w| w
-                        .contains("lsb.resources:2: Limit `limit2` is read but not applied yet")),
+                    .any(|w| w.contains("lsb.users:9: JL/P is read but not applied yet")),
                 "{not_applied:#?}"
             );
             let (text, fatal) = check_report(&loaded, false);
@@ -480,7 +480,7 @@ mod tests {
                 });
             }
             let (text, _) = check_report(&loaded, false);
-            assert!(!text.contains("FOO") && text.contains("limit2"), "{text}");
+            assert!(!text.contains("FOO") && text.contains("JL/P"), "{text}");
             assert!(text.ends_with("(badmin ckconfig -v lists the other warnings)\n"));
         }
     }

@@ -15,6 +15,7 @@
 
 pub mod badmin;
 pub mod bjobs;
+pub mod blimits;
 pub mod bpeek;
 pub mod bqueues;
 pub mod bsub;

@@ -92,6 +92,8 @@ pub(super) fn limit_from(ctx: &mut Ctx<'_>, entries: &[Entry], line: usize) -> O
                 if !OTHER_LIMIT_KEYS.contains(&k) {
                     ctx.warn(e.line, format!("unknown keyword {} in Limit", e.key));
                 }
+                // SLOTS and JOBS are enforced; the other resources are read only.
+                not_applied::check_entry(ctx, not_applied::LSB_RESOURCES, "Limit", k, v, e.line);
                 l.other.insert(key.clone(), v.to_owned());
             }
         }
@@ -143,13 +145,6 @@ pub(super) fn parse_resources(ctx: &mut Ctx<'_>, text: &str, out: &mut Vec<Limit
                     ),
                 );
             } else {
-                not_applied::check_section(
-                    ctx,
-                    not_applied::LSB_RESOURCES,
-                    "Limit",
-                    &format!("Limit `{}`", l.name),
-                    l.line,
-                );
                 out.push(l);
             }
         }

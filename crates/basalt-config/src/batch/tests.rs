@@ -235,16 +235,14 @@ fn limits_vertical_and_horizontal() {
     });
     let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
     assert_eq!(lines, vec![14, 15, 18], "{:#?}", d.errors);
-    // WIDGETS is unknown; every Limit is read but not applied.
+    // Only MEM (of limit `day`) is read but not applied: SLOTS and JOBS are; WIDGETS is
+    // unknown.
     let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
-    assert_eq!(
-        w,
-        vec![(1, true), (9, true), (10, true), (16, false), (12, true)]
-    );
+    assert_eq!(w, vec![(5, true), (16, false)]);
     assert!(
-        d.warnings[1]
+        d.warnings[0]
             .message
-            .starts_with("Limit `L1` is read but not applied yet")
+            .starts_with("MEM is read but not applied yet")
     );
     assert_eq!(limits.len(), 4);
     assert_eq!(limits[0].users, vec!["alice", "bob"]);

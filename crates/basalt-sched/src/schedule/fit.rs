@@ -179,6 +179,20 @@ impl Sched {
         if free == 0 {
             return Err(pend::HOST_JOB_LIMIT);
         }
+        if !self.cfg.limits.is_empty() {
+            match st.limits.host_room(
+                &self.cfg.limits,
+                &st.limits_open,
+                &job.sub.user,
+                &job.queue.name,
+                &job.sub.project,
+                &h.name,
+            ) {
+                Err(code) => return Err(code),
+                Ok(Some(room)) => free = free.min(room),
+                Ok(None) => {}
+            }
+        }
         if job.exclusive {
             free = free.min(job.most);
         }
@@ -239,6 +253,10 @@ pub(crate) struct PassState {
     /// By shared resource instance ([`crate::SchedConfig::shared`]), what jobs reserve of
     /// it.
     pub(crate) shared_reserved: Vec<f64>,
+    /// What started and placed jobs use of the resource allocation limits, and whether
+    /// each limit's SLOTS window is open (empty without limits).
+    pub(crate) limits: crate::reslimits::Usage,
+    pub(crate) limits_open: Vec<bool>,
 }
 
 impl PassState {
@@ -339,6 +357,8 @@ pub(crate) struct ShapeKey {
     /// The job's resource requirement, when it or its queue's has a select part.
     pub(crate) res_req: Option<crate::Str>,
     pub(crate) excluded: Vec<String>,
+    /// The job's project, when resource allocation limits may count by project.
+    pub(crate) project: Option<crate::Str>,
 }
 
 /// Every host evaluated for a shape, as of `generation`.

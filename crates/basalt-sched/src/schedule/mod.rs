@@ -96,7 +96,15 @@ impl Sched {
             q_host: HashMap::new(),
             reserved: Vec::new(),
             shared_reserved: vec![0.0; self.cfg.shared.len()],
+            limits: Default::default(),
+            limits_open: self
+                .cfg
+                .limits
+                .iter()
+                .map(|l| self.window_open(l.slots_window.as_ref()))
+                .collect(),
         };
+        let with_limits = !self.cfg.limits.is_empty();
         // Which shared resource instance a host's amount of `name` comes from (a copy:
         // the pass changes the core as it places jobs).
         let host_shared: Vec<Vec<usize>> = if self.cfg.shared.is_empty() {
@@ -145,6 +153,16 @@ impl Sched {
                 .or_default() += j.slots();
             if j.array_limit.is_some() {
                 *array_started.entry(j.id).or_default() += 1;
+            }
+            if with_limits {
+                let hosts: Vec<&str> = j.hosts.iter().map(String::as_str).collect();
+                st.limits.add(
+                    &self.cfg.limits,
+                    &j.sub.user,
+                    &j.queue,
+                    &j.sub.project,
+                    &hosts,
+                );
             }
             if !j.sub.res_req.is_empty() || rr_queues.iter().any(|q| **q == *j.queue) {
                 let r = reserves
@@ -314,6 +332,15 @@ impl Sched {
                     > l
             }) {
                 Some(pend::QUEUE_USER_LIMIT)
+            } else if with_limits {
+                st.limits.job_reason(
+                    &self.cfg.limits,
+                    &st.limits_open,
+                    &sub.user,
+                    &q.name,
+                    &sub.project,
+                    need,
+                )
             } else {
                 None
             };
@@ -348,7 +375,7 @@ impl Sched {
             let excluded: &[String] = rec.requeues.as_ref().map_or(&[], |r| &r.excluded);
             let shape_key = ShapeKey {
                 queue: qi,
-                user: track_user.then(|| sub.user.to_string()),
+                user: (track_user || with_limits).then(|| sub.user.to_string()),
                 asked: sub.asked_hosts.clone(),
                 exclusive,
                 need,
@@ -356,6 +383,7 @@ impl Sched {
                 span,
                 res_req: sel.as_ref().map(|_| sub.res_req.clone()),
                 excluded: excluded.to_vec(),
+                project: with_limits.then(|| sub.project.clone()),
             };
             let job = JobFit {
                 queue: q,
@@ -416,6 +444,12 @@ impl Sched {
                             &shared_of,
                         );
                     }
+                    if with_limits {
+                        let hosts: Vec<&str> =
+                            alloc.iter().map(|&i| self.hosts[i].name.as_str()).collect();
+                        st.limits
+                            .add(&self.cfg.limits, &sub.user, &qname, &sub.project, &hosts);
+                    }
                     let names = alloc.iter().map(|&i| self.hosts[i].name.clone()).collect();
                     self.start_job_at(now, key, names, &alloc);
                     placed = true;
@@ -433,6 +467,15 @@ impl Sched {
                             }
                         }
                         touched.extend(more);
+                    }
+                    // A limit shared by a list of hosts changed on each of them.
+                    if self
+                        .cfg
+                        .limits
+                        .iter()
+                        .any(|l| matches!(l.hosts, crate::reslimits::Scope::Together(_)))
+                    {
+                        touched = (0..nh).collect();
                     }
                     touched.sort_unstable();
                     touched.dedup();
@@ -515,8 +558,10 @@ impl Sched {
                     .unwrap_or_default();
             }
         }
-        // What is reserved of each shared resource instance, for bhosts -s.
+        // What is reserved of each shared resource instance, for bhosts -s; what the
+        // limits count, for blimits.
         self.shared_reserved = st.shared_reserved;
+        self.limit_usage = st.limits.counts;
         // Set the reasons: a few (a pass that stopped early) one by one, many in one
         // ordered walk (mostly in key order already).
         if assign.len().saturating_mul(16) < self.jobs.len() {

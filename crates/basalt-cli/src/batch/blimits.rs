@@ -1,0 +1,147 @@
+//! `blimits`: the current usage of the resource allocation limits (the Limit sections of
+//! lsb.resources and lsb.users' MAX_JOBS), as mbatchd counted it at its last scheduling
+//! pass: one row per limit and consumer in use, `used/limit` for SLOTS and JOBS (`-` where
+//! the limit sets none; MEM, TMP and SWP are not enforced: `-`).
+
+use super::opts::{Item, Spec};
+use basalt_proto::mbatchd::{LimitsReply, LimitsRequest};
+use std::process::ExitCode;
+
+const USAGE: &str = "Usage: blimits [-h] [-V]\n";
+
+/// The table LSF's blimits prints.
+pub fn table(reply: &LimitsReply) -> String {
+    if reply.configured == 0 {
+        return "No resource limits defined.\n".to_owned();
+    }
+    if reply.limits.is_empty() {
+        return "No resource usage found.\n".to_owned();
+    }
+    let mut out = String::from("\nINTERNAL RESOURCE LIMITS:\n\n");
+    out.push_str(&row(
+        "NAME", "USERS", "QUEUES", "HOSTS", "PROJECTS", "SLOTS", "MEM", "TMP", "SWP", "JOBS",
+    ));
+    for l in &reply.limits {
+        let used = |has: bool, u: u32, m: u32| {
+            if has {
+                format!("{u}/{m}")
+            } else {
+                "-".to_owned()
+            }
+        };
+        out.push_str(&row(
+            &l.name,
+            &l.users,
+            &l.queues,
+            &l.hosts,
+            &l.projects,
+            &used(l.has_slots, l.slots_used, l.slots_limit),
+            "-",
+            "-",
+            "-",
+            &used(l.has_jobs, l.jobs_used, l.jobs_limit),
+        ));
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn row(
+    name: &str,
+    users: &str,
+    queues: &str,
+    hosts: &str,
+    projects: &str,
+    slots: &str,
+    mem: &str,
+    tmp: &str,
+    swp: &str,
+    jobs: &str,
+) -> String {
+    format!(
+        "    {name:<15} {users:<15} {queues:<15} {hosts:<15} {projects:<15} {slots:>7} {mem:>7} {tmp:>7} {swp:>7} {jobs:>7}\n"
+    )
+}
+
+pub fn main(args: Vec<String>) -> ExitCode {
+    let spec = Spec {
+        flags: &["h", "V"],
+        valued: &[],
+    };
+    let items = match super::parse_args("blimits", &args, &spec, USAGE) {
+        Ok(i) => i,
+        Err(code) => return code,
+    };
+    if items.iter().any(|i| matches!(i, Item::Arg(_))) {
+        eprint!("{USAGE}");
+        return crate::fail();
+    }
+    let config = match super::load_config("blimits") {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    super::run(async move {
+        let mut client = match super::connect_mbatchd(&config).await {
+            Ok(c) => c,
+            Err(e) => return super::connect_failed(&e),
+        };
+        match client.limits(LimitsRequest {}).await {
+            Ok(r) => {
+                print!("{}", table(&r.into_inner()));
+                ExitCode::SUCCESS
+            }
+            Err(s) => {
+                eprintln!("{}", super::status_text(&s));
+                crate::fail()
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use basalt_proto::mbatchd::LimitUsage;
+
+    #[test]
+    fn a_table_row_per_count_in_use_with_used_of_limit() {
+        let reply = LimitsReply {
+            configured: 1,
+            limits: vec![LimitUsage {
+                name: "perUser".into(),
+                users: "alice".into(),
+                queues: "-".into(),
+                hosts: "-".into(),
+                projects: "-".into(),
+                has_slots: true,
+                slots_used: 1,
+                slots_limit: 2,
+                ..Default::default()
+            }],
+        };
+        let t = table(&reply);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines[1], "INTERNAL RESOURCE LIMITS:");
+        assert!(lines[3].trim_start().starts_with("NAME"), "{t}");
+        let cols: Vec<&str> = lines[4].split_whitespace().collect();
+        assert_eq!(
+            cols,
+            vec!["perUser", "alice", "-", "-", "-", "1/2", "-", "-", "-", "-"]
+        );
+    }
+
+    #[test]
+    fn nothing_configured_or_nothing_in_use_says_so() {
+        assert_eq!(
+            table(&LimitsReply::default()),
+            "No resource limits defined.\n"
+        );
+        assert_eq!(
+            table(&LimitsReply {
+                configured: 2,
+                limits: vec![]
+            }),
+            "No resource usage found.\n"
+        );
+    }
+}

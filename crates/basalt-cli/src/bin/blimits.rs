@@ -1,0 +1,8 @@
+//! `blimits` — show the usage of resource allocation limits (logic in `basalt_cli::batch`).
+
+use basalt_cli::batch::{self, blimits};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    blimits::main(batch::argv())
+}

@@ -1,0 +1,173 @@
+//! Resource allocation limits in the pass (issue 20, item 4): lsb.resources' Limit
+//! sections (`USERS`/`PER_USER`, `QUEUES`, `HOSTS`/`PER_HOST`, `PROJECTS`; `SLOTS`,
+//! `JOBS`) and lsb.users' MAX_JOBS hold back the jobs that would go over them, with
+//! their pending reasons, and blimits' view shows what each count uses.
+
+use super::*;
+use crate::reslimits::{Members, RES_LIMIT_REASON, ResLimit, Scope};
+use crate::tests::{T0, alice, bob, cfg, cmd, dispatches};
+use basalt_core::job::pend;
+
+fn names(n: &[&str]) -> Members {
+    Members {
+        names: n.iter().map(|s| (*s).to_owned()).collect(),
+        ..Default::default()
+    }
+}
+
+fn everyone() -> Members {
+    Members {
+        all: true,
+        ..Default::default()
+    }
+}
+
+fn limit(name: &str) -> ResLimit {
+    ResLimit {
+        name: name.into(),
+        users: Scope::Any,
+        queues: Scope::Any,
+        hosts: Scope::Any,
+        projects: Scope::Any,
+        slots: None,
+        slots_window: None,
+        jobs: None,
+        reason: RES_LIMIT_REASON,
+    }
+}
+
+fn core(limits: Vec<ResLimit>) -> Sched {
+    let mut c = cfg();
+    c.limits = limits;
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    s
+}
+
+/// Submit `n` jobs as `who`; their keys.
+fn submit(s: &mut Sched, who: &Caller, n: usize) -> Vec<JobKey> {
+    (0..n)
+        .map(|_| (s.submit(T0, who, cmd("true")).expect("submit").0, 0))
+        .collect()
+}
+
+fn pass(s: &mut Sched) -> Vec<(JobKey, String)> {
+    s.schedule(T0 + 10);
+    dispatches(&s.take_effects())
+}
+
+fn reasons(s: &Sched, k: JobKey) -> Vec<u32> {
+    s.jobs[&k].pend_reasons.keys().copied().collect()
+}
+
+#[test]
+fn per_user_slots_limit_each_user_separately_with_the_resource_limit_reason() {
+    let mut s = core(vec![ResLimit {
+        users: Scope::Each(everyone()),
+        slots: Some(1),
+        ..limit("perUser")
+    }]);
+    let a = submit(&mut s, &alice(), 2);
+    let b = submit(&mut s, &bob(), 1);
+    let d = pass(&mut s);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert!(d.iter().any(|(k, _)| *k == a[0]) && d.iter().any(|(k, _)| *k == b[0]));
+    assert_eq!(reasons(&s, a[1]), vec![RES_LIMIT_REASON]);
+    assert_eq!(
+        basalt_core::job::pend_reason_text(RES_LIMIT_REASON),
+        "Not allowed due to resource limit."
+    );
+    let view = s.limits_view();
+    assert_eq!(view.len(), 2, "{view:?}");
+    assert_eq!(view[0].consumers[0], "alice");
+    assert_eq!(view[0].slots, Some((1, 1)));
+}
+
+#[test]
+fn users_listed_together_share_one_count() {
+    let mut s = core(vec![ResLimit {
+        users: Scope::Together(names(&["alice", "bob"])),
+        slots: Some(2),
+        ..limit("pair")
+    }]);
+    let a = submit(&mut s, &alice(), 2);
+    let b = submit(&mut s, &bob(), 1);
+    let d = pass(&mut s);
+    assert_eq!(d.len(), 2);
+    assert!(d.iter().all(|(k, _)| a.contains(k)));
+    assert_eq!(reasons(&s, b[0]), vec![RES_LIMIT_REASON]);
+    assert_eq!(s.limits_view()[0].consumers[0], "alice bob");
+}
+
+#[test]
+fn per_host_slots_leave_each_host_its_own_count() {
+    let mut s = core(vec![ResLimit {
+        hosts: Scope::Each(everyone()),
+        slots: Some(1),
+        ..limit("perHost")
+    }]);
+    let jobs = submit(&mut s, &alice(), 3);
+    let d = pass(&mut s);
+    assert_eq!(d.len(), 2);
+    assert_ne!(d[0].1, d[1].1);
+    assert_eq!(s.jobs[&jobs[2]].state, JobState::Pend);
+    assert!(reasons(&s, jobs[2]).contains(&RES_LIMIT_REASON));
+}
+
+#[test]
+fn a_jobs_limit_on_a_queue_counts_started_jobs_and_zero_forbids() {
+    let mut s = core(vec![
+        ResLimit {
+            queues: Scope::Together(names(&["normal"])),
+            jobs: Some(1),
+            ..limit("oneJob")
+        },
+        ResLimit {
+            queues: Scope::Together(names(&["high"])),
+            slots: Some(0),
+            ..limit("closed")
+        },
+    ]);
+    let jobs = submit(&mut s, &alice(), 2);
+    let high = s
+        .submit(
+            T0,
+            &alice(),
+            Submission {
+                queue: "high".into(),
+                ..cmd("true")
+            },
+        )
+        .expect("submit")
+        .0;
+    let d = pass(&mut s);
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].0, jobs[0]);
+    assert_eq!(reasons(&s, jobs[1]), vec![RES_LIMIT_REASON]);
+    assert_eq!(reasons(&s, (high, 0)), vec![RES_LIMIT_REASON]);
+    // The first job ends: the second starts.
+    crate::tests::finish(&mut s, jobs[0], 0, 1);
+    let d = pass(&mut s);
+    assert_eq!(d.len(), 1);
+    assert_eq!(d[0].0, jobs[1]);
+}
+
+#[test]
+fn lsb_users_max_jobs_is_a_users_slot_limit_with_its_reason() {
+    let mut s = core(vec![ResLimit {
+        users: Scope::Each(names(&["alice"])),
+        slots: Some(1),
+        reason: pend::USER_LIMIT,
+        ..limit("alice")
+    }]);
+    let a = submit(&mut s, &alice(), 2);
+    let b = submit(&mut s, &bob(), 2);
+    let d = pass(&mut s);
+    assert_eq!(d.len(), 3);
+    assert_eq!(reasons(&s, a[1]), vec![pend::USER_LIMIT]);
+    assert!(d.iter().any(|(k, _)| *k == b[1]));
+}

@@ -1,0 +1,399 @@
+//! Resource allocation limits (issue 20, item 4): the Limit sections of lsb.resources and
+//! the MAX_JOBS column of lsb.users, resolved once into [`ResLimit`]s and counted by the
+//! scheduling pass ([`Usage`]).
+//!
+//! A limit applies to a job whose user, queue, project and execution host are each among
+//! its consumers (a kind of consumer it does not name covers everyone). Consumers named
+//! with `USERS`, `QUEUES`, `HOSTS`, `PROJECTS` share one count; with `PER_USER`,
+//! `PER_QUEUE`, `PER_HOST`, `PER_PROJECT` each of them has a count of its own. `SLOTS`
+//! counts the job slots of started jobs (only while its time window, if any, is open),
+//! `JOBS` the started jobs; a job that would go over either pends with "Not allowed due
+//! to resource limit." (lsb.users' MAX_JOBS: "The user has reached his/her job slot
+//! limit"). A limit of 0 forbids.
+
+use crate::config::{UserList, expand_users};
+use basalt_config::TimeWindow;
+use basalt_config::batch::{Batch, BatchUser, Limit};
+use basalt_core::job::pend;
+use std::collections::{BTreeMap, HashMap};
+
+/// Who a consumer list covers: everyone (but `except`), or the names.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Members {
+    pub all: bool,
+    pub names: Vec<String>,
+    pub except: Vec<String>,
+}
+
+impl Members {
+    fn has(&self, x: &str, host: bool) -> bool {
+        let same = |a: &String| {
+            if host {
+                basalt_core::same_host(a, x)
+            } else {
+                a == x
+            }
+        };
+        if self.all {
+            !self.except.iter().any(same)
+        } else {
+            self.names.iter().any(same)
+        }
+    }
+
+    /// The text blimits shows for it.
+    pub fn text(&self) -> String {
+        if self.all {
+            let mut t = "all".to_owned();
+            for x in &self.except {
+                t.push_str(" ~");
+                t.push_str(x);
+            }
+            t
+        } else {
+            self.names.join(" ")
+        }
+    }
+}
+
+impl From<UserList> for Members {
+    fn from(u: UserList) -> Members {
+        Members {
+            all: u.all,
+            names: u.names,
+            except: u.except,
+        }
+    }
+}
+
+/// How a limit treats one kind of consumer.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Scope {
+    /// Not named: every one, all together.
+    #[default]
+    Any,
+    /// `USERS = ...`: the members share one count.
+    Together(Members),
+    /// `PER_USER = ...`: each member has a count of its own.
+    Each(Members),
+}
+
+impl Scope {
+    /// Does the scope cover `x`? Then the part of the count's key it gives (Some(x) for
+    /// a per-member scope).
+    fn key(&self, x: &str, host: bool) -> Option<Option<String>> {
+        match self {
+            Scope::Any => Some(None),
+            Scope::Together(m) => m.has(x, host).then_some(None),
+            Scope::Each(m) => m.has(x, host).then(|| Some(x.to_owned())),
+        }
+    }
+
+    /// The text blimits shows for the scope of a count with key part `part`.
+    fn text(&self, part: &Option<String>) -> String {
+        match (self, part) {
+            (_, Some(x)) => x.clone(),
+            (Scope::Any, None) => "-".to_owned(),
+            (Scope::Together(m) | Scope::Each(m), None) => m.text(),
+        }
+    }
+}
+
+/// One limit, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResLimit {
+    /// The Limit's NAME (lsb.users rows: the row's USER_NAME).
+    pub name: String,
+    pub users: Scope,
+    pub queues: Scope,
+    pub hosts: Scope,
+    pub projects: Scope,
+    pub slots: Option<u32>,
+    /// SLOTS applies only while this window is open (None: always).
+    pub slots_window: Option<TimeWindow>,
+    pub jobs: Option<u32>,
+    /// The pending reason of a job it holds back.
+    pub reason: u32,
+}
+
+/// The key of one count: the limit and, for each per-member scope, the member.
+pub type CountKey = (usize, [Option<String>; 4]);
+
+/// Slots and jobs counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Used {
+    pub slots: u32,
+    pub jobs: u32,
+}
+
+impl ResLimit {
+    /// The count a job of `user` in `queue` with `project`, on `host`, goes in; None when
+    /// the limit does not apply to it.
+    pub fn count_key(
+        &self,
+        i: usize,
+        user: &str,
+        queue: &str,
+        host: &str,
+        project: &str,
+    ) -> Option<CountKey> {
+        Some((
+            i,
+            [
+                self.users.key(user, false)?,
+                self.queues.key(queue, false)?,
+                self.hosts.key(host, true)?,
+                self.projects.key(project, false)?,
+            ],
+        ))
+    }
+
+    /// Does it count per host or per host list (its counts differ between hosts)?
+    pub fn host_scoped(&self) -> bool {
+        !matches!(self.hosts, Scope::Any)
+    }
+
+    /// The blimits columns of a count: users, queues, hosts, projects.
+    pub fn columns(&self, key: &[Option<String>; 4]) -> [String; 4] {
+        [
+            self.users.text(&key[0]),
+            self.queues.text(&key[1]),
+            self.hosts.text(&key[2]),
+            self.projects.text(&key[3]),
+        ]
+    }
+}
+
+/// The counts of a scheduling pass: what started (and just placed) jobs use.
+#[derive(Debug, Default, Clone)]
+pub struct Usage {
+    pub counts: HashMap<CountKey, Used>,
+}
+
+impl Usage {
+    /// Count a job's slots on `hosts` (one entry per slot) against every limit.
+    pub fn add(
+        &mut self,
+        limits: &[ResLimit],
+        user: &str,
+        queue: &str,
+        project: &str,
+        hosts: &[&str],
+    ) {
+        for (i, l) in limits.iter().enumerate() {
+            let mut seen: Vec<CountKey> = Vec::new();
+            for h in hosts {
+                let Some(k) = l.count_key(i, user, queue, h, project) else {
+                    continue;
+                };
+                let u = self.counts.entry(k.clone()).or_default();
+                u.slots += 1;
+                if !seen.contains(&k) {
+                    u.jobs += 1;
+                    seen.push(k);
+                }
+            }
+        }
+    }
+
+    /// Of the limits that are not host-scoped, the pending reason of one that a job of
+    /// `need` slots would go over (`slots_open[i]`: limit i's SLOTS window is open).
+    #[allow(clippy::too_many_arguments)]
+    pub fn job_reason(
+        &self,
+        limits: &[ResLimit],
+        slots_open: &[bool],
+        user: &str,
+        queue: &str,
+        project: &str,
+        need: u32,
+    ) -> Option<u32> {
+        for (i, l) in limits.iter().enumerate() {
+            if l.host_scoped() {
+                continue;
+            }
+            let Some(k) = l.count_key(i, user, queue, "", project) else {
+                continue;
+            };
+            let u = self.counts.get(&k).copied().unwrap_or_default();
+            let over_slots = l
+                .slots
+                .is_some_and(|s| slots_open.get(i).copied().unwrap_or(true) && u.slots + need > s);
+            let over_jobs = l.jobs.is_some_and(|j| u.jobs + 1 > j);
+            if over_slots || over_jobs {
+                return Some(l.reason);
+            }
+        }
+        None
+    }
+
+    /// How many slots the host-scoped limits leave a job on `host` (None: no such limit
+    /// applies), or the pending reason when none.
+    pub fn host_room(
+        &self,
+        limits: &[ResLimit],
+        slots_open: &[bool],
+        user: &str,
+        queue: &str,
+        project: &str,
+        host: &str,
+    ) -> Result<Option<u32>, u32> {
+        let mut room: Option<u32> = None;
+        for (i, l) in limits.iter().enumerate() {
+            if !l.host_scoped() {
+                continue;
+            }
+            let Some(k) = l.count_key(i, user, queue, host, project) else {
+                continue;
+            };
+            let u = self.counts.get(&k).copied().unwrap_or_default();
+            if l.jobs.is_some_and(|j| u.jobs + 1 > j) {
+                return Err(l.reason);
+            }
+            if let Some(s) = l
+                .slots
+                .filter(|_| slots_open.get(i).copied().unwrap_or(true))
+            {
+                let left = s.saturating_sub(u.slots);
+                if left == 0 {
+                    return Err(l.reason);
+                }
+                room = Some(room.map_or(left, |r| r.min(left)));
+            }
+        }
+        Ok(room)
+    }
+}
+
+/// The pending reason of lsb.resources limits ("Not allowed due to resource limit.").
+pub const RES_LIMIT_REASON: u32 = 317;
+
+/// Resolve lsb.resources' Limit sections and lsb.users' MAX_JOBS.
+pub fn resolve(
+    b: &Batch,
+    all_hosts: &[String],
+    egroups: &BTreeMap<String, Vec<String>>,
+) -> Vec<ResLimit> {
+    let mut out: Vec<ResLimit> = b
+        .limits
+        .iter()
+        .enumerate()
+        .map(|(i, l)| from_limit(b, l, i, all_hosts, egroups))
+        .collect();
+    out.extend(from_users(b, egroups));
+    out
+}
+
+fn from_limit(
+    b: &Batch,
+    l: &Limit,
+    i: usize,
+    all_hosts: &[String],
+    egroups: &BTreeMap<String, Vec<String>>,
+) -> ResLimit {
+    let users = |t: &[String]| Members::from(expand_users(t, &b.user_groups, egroups));
+    let plain = |t: &[String]| {
+        let mut m = Members::default();
+        for x in t {
+            if x == "all" {
+                m.all = true;
+            } else if let Some(e) = x.strip_prefix('~') {
+                m.except.push(e.to_owned());
+            } else {
+                m.names.push(x.clone());
+            }
+        }
+        if !m.all && m.names.is_empty() {
+            m.all = true;
+        }
+        m
+    };
+    let hosts = |t: &[String]| {
+        let everything = t.iter().any(|x| x == "all" || x == "others");
+        let excluded = t.iter().any(|x| x.starts_with('~'));
+        if everything && !excluded {
+            Members {
+                all: true,
+                ..Default::default()
+            }
+        } else {
+            Members {
+                names: crate::config::expand_hosts(t, &b.host_groups, all_hosts),
+                ..Default::default()
+            }
+        }
+    };
+    let scope = |together: &[String], each: &[String], f: &dyn Fn(&[String]) -> Members| {
+        if !each.is_empty() {
+            Scope::Each(f(each))
+        } else if !together.is_empty() {
+            Scope::Together(f(together))
+        } else {
+            Scope::Any
+        }
+    };
+    ResLimit {
+        name: if l.name.is_empty() {
+            format!("limit{}", i + 1)
+        } else {
+            l.name.clone()
+        },
+        users: scope(&l.users, &l.per_user, &users),
+        queues: scope(&l.queues, &l.per_queue, &plain),
+        hosts: scope(&l.hosts, &l.per_host, &hosts),
+        projects: scope(&l.projects, &l.per_project, &plain),
+        slots: l.slots,
+        slots_window: l.slots_window.clone(),
+        jobs: l.jobs,
+        reason: RES_LIMIT_REASON,
+    }
+}
+
+/// lsb.users' MAX_JOBS: a user's own total; a group's (`grp`) shared by its members;
+/// `grp@` each member's; `default` each user not named in a row of their own.
+fn from_users(b: &Batch, egroups: &BTreeMap<String, Vec<String>>) -> Vec<ResLimit> {
+    let named: Vec<String> = b
+        .users
+        .iter()
+        .filter(|u| u.name != "default" && !is_group(b, &u.name))
+        .map(|u| u.name.trim_end_matches('@').to_owned())
+        .collect();
+    b.users
+        .iter()
+        .filter_map(|u: &BatchUser| {
+            let max = u.max_jobs?;
+            let members = |name: &str| {
+                Members::from(expand_users(&[name.to_owned()], &b.user_groups, egroups))
+            };
+            let users = if u.name == "default" {
+                Scope::Each(Members {
+                    all: true,
+                    except: named.clone(),
+                    ..Default::default()
+                })
+            } else if let Some(g) = u.name.strip_suffix('@') {
+                Scope::Each(members(g))
+            } else if is_group(b, &u.name) {
+                Scope::Together(members(&u.name))
+            } else {
+                Scope::Each(members(&u.name))
+            };
+            Some(ResLimit {
+                name: u.name.clone(),
+                users,
+                queues: Scope::Any,
+                hosts: Scope::Any,
+                projects: Scope::Any,
+                slots: Some(max),
+                slots_window: None,
+                jobs: None,
+                reason: pend::USER_LIMIT,
+            })
+        })
+        .collect()
+}
+
+fn is_group(b: &Batch, name: &str) -> bool {
+    let n = name.trim_end_matches('@');
+    b.user_groups.iter().any(|g| g.name == n)
+}
