@@ -3,7 +3,8 @@
 //! reason ("The job's pre-exec command exited with non-zero status") until it succeeds;
 //! exit value 99 ends the job; the queue's POST_EXEC runs after the job with
 //! LSB_JOBEXIT_STAT and `bjobs -l` shows its status; REQUEUE_EXIT_VALUES requeues a job
-//! that exits with a listed value, up to MAX_JOB_REQUEUE. The daemons run in the test
+//! that exits with a listed value, up to MAX_JOB_REQUEUE; the queue's JOB_STARTER runs
+//! the user's command in place of `%USRCMD`. The daemons run in the test
 //! process (`InProcessBatch`); one cluster serves every scenario.
 
 use anyhow::Result;
@@ -69,6 +70,13 @@ DESCRIPTION  = exit 3 requeues, twice at most
 End Queue
 
 Begin Queue
+QUEUE_NAME   = starter
+PRIORITY     = 20
+JOB_STARTER  = echo started by the queue; %USRCMD
+DESCRIPTION  = a job starter around the user's command
+End Queue
+
+Begin Queue
 QUEUE_NAME   = retry
 PRIORITY     = 20
 PRE_EXEC     = false
@@ -81,7 +89,7 @@ End Queue
     c.ok("badmin", &["reconfig"])?;
     wait_for("bqueues to list the test queues", LONG, || {
         let out = c.stdout_ok("bqueues", &[]).unwrap_or_default();
-        let ok = ["gated ", "requeue ", "retry "]
+        let ok = ["gated ", "requeue ", "retry ", "starter "]
             .iter()
             .all(|q| out.lines().any(|l| l.starts_with(q)));
         (ok.then_some(()), out)
@@ -146,6 +154,25 @@ fn pre_exec_post_exec_and_requeue_exit_values() -> Result<()> {
     )?;
     std::fs::write(&job_gate, "")?;
     wait_stat(&c, e, "DONE")?;
+
+    // JOB_STARTER: "%USRCMD" stands for the user's command.
+    let started_out = work.join("started.out");
+    let s = c.bsub(
+        &work,
+        &[
+            "-q",
+            "starter",
+            "-o",
+            &started_out.display().to_string(),
+            "echo 'the job'",
+        ],
+    )?;
+    wait_stat(&c, s, "DONE")?;
+    let text = read(&started_out);
+    assert!(
+        text.starts_with("started by the queue\nthe job\n"),
+        "{text}"
+    );
 
     // LOCAL_MAX_PREEXEC_RETRY = 2 with LOCAL_MAX_PREEXEC_RETRY_ACTION = EXIT (lsb.params):
     // the second failure ends the job.

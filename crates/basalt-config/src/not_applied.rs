@@ -346,11 +346,6 @@ pub const LSB_QUEUES: &[NotApplied] = &[
     .rest("only a bsub -p above it is refused"),
     N::new(
         "Queue",
-        "JOB_STARTER",
-        "sbatchd starts jobs without a job starter",
-    ),
-    N::new(
-        "Queue",
         "FAIRSHARE",
         "fairshare is not implemented: the queue dispatches first come, first served",
     ),

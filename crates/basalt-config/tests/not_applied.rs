@@ -129,7 +129,6 @@ fn lsb_queues_keywords_not_applied_warn_with_file_and_line() {
     for (k, reason) in [
         ("PREEMPTION", "preemption is not implemented"),
         ("FAIRSHARE", "fairshare is not implemented"),
-        ("JOB_STARTER", "job starter"),
         ("RES_REQ", "span is not evaluated"),
         ("PROCLIMIT", "bsub -n"),
         ("PJOB_LIMIT", "per-processor"),
@@ -138,7 +137,12 @@ fn lsb_queues_keywords_not_applied_warn_with_file_and_line() {
         assert_warns(&loaded, d.path(), q, &format!("{k} ="), k, reason);
     }
     // Applied since issue 20: no warning.
-    for k in ["PRE_EXEC", "POST_EXEC", "REQUEUE_EXIT_VALUES"] {
+    for k in [
+        "PRE_EXEC",
+        "POST_EXEC",
+        "REQUEUE_EXIT_VALUES",
+        "JOB_STARTER",
+    ] {
         assert!(
             !loaded.warnings.iter().any(|w| w
                 .message

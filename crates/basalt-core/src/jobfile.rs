@@ -86,6 +86,46 @@ pub fn render(env: &[String], command: &str, is_script: bool) -> String {
     out
 }
 
+/// The end of a rendered job file running a command line.
+const COMMAND_END: &str =
+    "'\neval \"$LSB_JOB_COMMAND\"\nExitStat=$?\n# LSBATCH: End user input\nexit $ExitStat\n";
+/// The end of a rendered job file running a script.
+const SCRIPT_END: &str = "# LSBATCH: User input\n\"$LSB_SCRIPT_FILE\"\nExitStat=$?\n# LSBATCH: End user input\nexit $ExitStat\n";
+const COMMAND_START: &str = "# LSBATCH: User input\nLSB_JOB_COMMAND='";
+
+/// A queue's `JOB_STARTER` applied to a rendered job file (done by sbatchd when the job
+/// starts): the user's command becomes the starter with `%USRCMD` replaced by it (or the
+/// starter followed by it when the starter has no `%USRCMD`), run by the wrapper shell as
+/// the command was. A script's invocation (`"$LSB_SCRIPT_FILE"`) stands for the command.
+/// None when the file is not one [`render`] wrote (it then runs as it is).
+pub fn with_starter(job_file: &str, starter: &str) -> Option<String> {
+    let starter = starter.trim();
+    let wrap = |cmd: &str| {
+        if starter.contains("%USRCMD") {
+            starter.replace("%USRCMD", cmd)
+        } else {
+            format!("{starter} {cmd}")
+        }
+    };
+    if let Some(head) = job_file.strip_suffix(SCRIPT_END) {
+        return Some(format!(
+            "{head}# LSBATCH: User input\n{}\nExitStat=$?\n# LSBATCH: End user input\nexit $ExitStat\n",
+            wrap("\"$LSB_SCRIPT_FILE\"")
+        ));
+    }
+    let body = job_file.strip_suffix(COMMAND_END)?;
+    let at = body.rfind(COMMAND_START)?;
+    let quoted = &body[at + COMMAND_START.len()..];
+    let command = quoted.replace("'\\''", "'");
+    Some(format!(
+        "{}{}{}{}",
+        &body[..at],
+        "# LSBATCH: User input\nLSB_JOB_COMMAND=",
+        sh_quote(&wrap(&command)),
+        &COMMAND_END[1..]
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,6 +156,11 @@ mod tests {
     /// The test does the I/O the core leaves to sbatchd.
     #[allow(clippy::disallowed_methods)]
     fn run(command: &str) -> (i32, String) {
+        run_file(&render(&["A=1".into()], command, false))
+    }
+
+    #[allow(clippy::disallowed_methods)]
+    fn run_file(text: &str) -> (i32, String) {
         let dir = std::env::temp_dir().join(format!(
             "basalt-jobfile-{}-{}",
             std::process::id(),
@@ -125,7 +170,7 @@ mod tests {
         ));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let file = dir.join("job");
-        std::fs::write(&file, render(&["A=1".into()], command, false)).expect("write");
+        std::fs::write(&file, text).expect("write");
         let out = std::process::Command::new("/bin/sh")
             .arg(&file)
             .env("LSB_JOBFILENAME", &file)
@@ -179,5 +224,28 @@ mod tests {
         let f = render(&[], "\n#!/bin/bash\nLSBATCH_SCRIPT_END\necho x\n", true);
         assert!(f.contains("<<'LSBATCH_SCRIPT_END_'\n#!/bin/bash\n"));
         assert!(f.contains("\nLSBATCH_SCRIPT_END_\nchmod u+x"));
+    }
+
+    /// The queue's JOB_STARTER: "%USRCMD" stands for the user's command; without it the
+    /// command follows the starter. Whatever the command holds, it reaches the starter as
+    /// its text.
+    #[test]
+    fn a_job_starter_runs_the_users_command_in_its_place() {
+        let payload = "it's \"quoted\"\nline2\n'\neval \"$LSB_JOB_COMMAND\"\n";
+        let cmd = format!("printf '%s' {}", sh_quote(payload));
+        let file = render(&["A=1".into()], &cmd, false);
+        let started = with_starter(&file, "echo before; %USRCMD; echo; echo after").expect("ours");
+        let (code, out) = run_file(&started);
+        assert_eq!(code, 0);
+        assert_eq!(out, format!("before\n{payload}\nafter\n"));
+        // Without %USRCMD: the command follows the starter (`env echo x`).
+        let started = with_starter(&render(&[], "echo x", false), "env").expect("ours");
+        assert_eq!(run_file(&started), (0, "x\n".to_owned()));
+        // A script: its invocation is the command.
+        let script = render(&[], "#!/bin/sh\necho in-script\n", true);
+        let started = with_starter(&script, "echo pre; %USRCMD").expect("ours");
+        assert!(started.contains("echo pre; \"$LSB_SCRIPT_FILE\"\n"));
+        // Not a file render wrote: left alone.
+        assert_eq!(with_starter("#!/bin/sh\ntrue\n", "x"), None);
     }
 }

@@ -467,6 +467,7 @@ impl OwnerState {
             queue_pre_cmd: q.map(|q| q.pre_exec.clone()).unwrap_or_default(),
             queue_post_cmd: q.map(|q| q.post_exec.clone()).unwrap_or_default(),
             pre_post_exec_user: q.map(|q| q.pre_post_exec_user.clone()).unwrap_or_default(),
+            job_starter: q.map(|q| q.job_starter.clone()).unwrap_or_default(),
         })
     }
 }

@@ -402,6 +402,7 @@ impl SchedConfig {
                     job_controls: q.job_controls.clone(),
                     pre_exec: q.pre_exec.clone().unwrap_or_default(),
                     post_exec: q.post_exec.clone().unwrap_or_default(),
+                    job_starter: q.job_starter.clone().unwrap_or_default(),
                     pre_post_exec_user: q
                         .other
                         .get("PRE_POST_EXEC_USER")

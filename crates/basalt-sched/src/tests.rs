@@ -28,6 +28,7 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         job_controls: BTreeMap::new(),
         pre_exec: String::new(),
         post_exec: String::new(),
+        job_starter: String::new(),
         pre_post_exec_user: String::new(),
         requeue: Default::default(),
         preexec_retry_limit: None,

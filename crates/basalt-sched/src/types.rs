@@ -552,6 +552,8 @@ pub struct Queue {
     pub job_controls: BTreeMap<String, String>,
     pub pre_exec: String,
     pub post_exec: String,
+    /// JOB_STARTER ("" = none).
+    pub job_starter: String,
     /// PRE_POST_EXEC_USER: who the queue's PRE_EXEC and POST_EXEC run as ("" = the job's
     /// user).
     pub pre_post_exec_user: String,

@@ -321,7 +321,15 @@ fn prepare(
     };
     nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(umask as _));
 
-    let job_file = place_job_file(&ident.home, ident.uid, &spec.job_file_name, &spec.job_file)?;
+    // The queue's JOB_STARTER wraps the user's command (a file it cannot read runs as it is).
+    let started = (!spec.job_starter.trim().is_empty())
+        .then(|| std::str::from_utf8(&spec.job_file).ok())
+        .flatten()
+        .and_then(|text| basalt_core::jobfile::with_starter(text, &spec.job_starter));
+    let bytes = started
+        .as_ref()
+        .map_or(&spec.job_file[..], |t| t.as_bytes());
+    let job_file = place_job_file(&ident.home, ident.uid, &spec.job_file_name, bytes)?;
     let job_file_s = job_file.to_string_lossy().into_owned();
     let host_file = PathBuf::from(format!("{job_file_s}.hostfile"));
     let hosts = if spec.exec_hosts.is_empty() {
