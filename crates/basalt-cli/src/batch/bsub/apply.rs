@@ -95,6 +95,10 @@ pub fn apply(
             o.ignored.push(name.to_owned());
         }
         "app" => o.app = Some(v.to_owned()),
+        "a" => {
+            parse_esub_apps(v)?;
+            o.esub_apps = Some(v.trim().to_owned());
+        }
         "rn" => o.rerunnable = false,
         n if IGNORED.contains(&n) => o.ignored.push(name.to_owned()),
         n if NOT_SUPPORTED.contains(&n) => {

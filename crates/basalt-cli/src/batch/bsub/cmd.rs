@@ -107,7 +107,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         }
     };
 
-    let cmd = if words.len() == 1
+    let mut cmd = if words.len() == 1
         && let Some(text) = read_text_file(&words[0])
     {
         JobCommand {
@@ -151,7 +151,9 @@ pub fn main(args: Vec<String>) -> ExitCode {
         return crate::fail();
     }
 
-    let merged = if cmd.is_script {
+    // bsub read the job from stdin when no command was given: the esubs get /dev/null.
+    let stdin_free = !words.is_empty();
+    let mut merged = if cmd.is_script {
         match script_opts(&cmd.text, &cx) {
             Ok((script, warnings)) => {
                 for w in warnings {
@@ -168,6 +170,18 @@ pub fn main(args: Vec<String>) -> ExitCode {
         cmdline
     };
 
+    let env_changes = match run_esubs(&config, &mut merged, &mut cmd, stdin_free) {
+        Ok(Some(env)) => env,
+        Ok(None) => {
+            eprintln!("{}", rejected_line(ABORTED));
+            return crate::fail();
+        }
+        Err(e) => {
+            eprintln!("{}", rejected_line(&e));
+            return crate::fail();
+        }
+    };
+
     let who = Submitter {
         cwd: submission_cwd(),
         home: home_dir(nix::unistd::getuid().as_raw()),
@@ -182,7 +196,8 @@ pub fn main(args: Vec<String>) -> ExitCode {
             })
             .collect(),
     };
-    let job = build(&merged, &cmd, &who);
+    let mut job = build(&merged, &cmd, &who);
+    apply_env(&mut job.env, &env_changes);
     if let Err(e) = check_bounds(&job) {
         eprintln!("{}", rejected_line(&e));
         return crate::fail();
@@ -234,6 +249,37 @@ pub fn main(args: Vec<String>) -> ExitCode {
             }
         }
     })
+}
+
+/// Run the submission's esubs, if any (`LSF_SERVERDIR/esub`, `LSB_ESUB_METHOD`, `-a`),
+/// and apply what they wrote to `LSB_SUB_MODIFY_FILE` to the options and the command.
+/// `Ok(None)`: an esub refused the job; `Ok(Some(vars))`: the `LSB_SUB_MODIFY_ENVFILE`
+/// assignments for the job's environment.
+pub(super) fn run_esubs(
+    config: &basalt_config::Config,
+    o: &mut BsubOpts,
+    cmd: &mut JobCommand,
+    keep_stdin: bool,
+) -> Result<Option<Vec<Assignment>>, String> {
+    let method = esub_method(config);
+    let esubs = plan(
+        &config.serverdir(),
+        method.as_deref(),
+        o.esub_apps.as_deref(),
+    )?;
+    if esubs.is_empty() {
+        return Ok(Some(Vec::new()));
+    }
+    let parm = parm_file(o, cmd, with_command_line(config));
+    match run(&esubs, &parm, o.esub_apps.as_deref(), keep_stdin)? {
+        Verdict::Aborted => Ok(None),
+        Verdict::Accepted { modify, env } => {
+            for w in apply_modify(o, cmd, &modify)? {
+                eprintln!("bsub: {w}");
+            }
+            Ok(Some(env))
+        }
+    }
 }
 
 /// Did the call fail without an answer from mbatchd (so a resend with the same token is

@@ -1,6 +1,6 @@
 //! `bsub`: option parsing (command line and `#BSUB` directives), value parsing
-//! (`-n -W -M -c -b ...`), `-R` merging, `-env`, and the submission built from them
-//! (cli-contract.md §2, §3).
+//! (`-n -W -M -c -b ...`), `-R` merging, `-env`, the esubs, and the submission built
+//! from them (cli-contract.md §2, §3).
 //!
 //! Forms: `bsub [opts] cmd args...` (words joined with spaces, run by a shell, not
 //! parsed), `bsub [opts] script-file` (one argument naming a readable text file: its
@@ -24,13 +24,29 @@
 //!   job does — interactive jobs (`-I -Ip -Is -IS -ISp -ISs -IX -tty -XF`), waiting for the
 //!   job (`-K`), file transfer and data staging (`-f -is -data -datagrp -datachk -stage`),
 //!   checkpointing and migration (`-k -mig`), post-execution and rerun commands (`-Ep
-//!   -rnc`), warning actions and signals (`-wa -wt -s`), requeue exit values (`-Q`), esub
-//!   applications (`-a`), pending time limits (`-ptl -eptl`), orphan termination (`-ti`),
-//!   host files and output directories (`-hostfile -outdir`), other clusters
-//!   (`-clusters`), and jobs described elsewhere (`-pack -jsdl -jsdl_strict -json -yaml`).
+//!   -rnc`), warning actions and signals (`-wa -wt -s`), requeue exit values (`-Q`),
+//!   pending time limits (`-ptl -eptl`), orphan termination (`-ti`), host files and
+//!   output directories (`-hostfile -outdir`), other clusters (`-clusters`), and jobs
+//!   described elsewhere (`-pack -jsdl -jsdl_strict -json -yaml`).
 //!
 //! Unknown options keep LSF's `bsub: illegal option -- x` and the usage. `-app` is sent to
 //! mbatchd, which refuses a profile lsb.applications does not define.
+//!
+//! esub (LSF's external submission executables; `esub.rs` runs them, `esubfile.rs`
+//! writes and reads their files): once the options are merged and before anything is
+//! sent, bsub runs `LSF_SERVERDIR/esub` if it is there and executable (when neither `-a`
+//! nor `LSB_ESUB_METHOD` names one, that one `stat` is all a submission pays), then
+//! `esub.<name>` for each name of `LSB_ESUB_METHOD` and of `-a "name[(arg,...)] ..."`
+//! (which must exist), in that order as LSF's mesub does. They share one parameter file
+//! (`LSB_SUB_PARM_FILE`: `LSB_SUB_QUEUE="normal"`, ... for the options given) and the
+//! files they may write (`LSB_SUB_MODIFY_FILE`: options to change, `SUB_RESET` removes
+//! one; `LSB_SUB_MODIFY_ENVFILE`: the job's environment variables), in a private
+//! temporary directory removed afterwards. An esub's stderr goes to the user, its stdout
+//! is read and dropped (eexec is not implemented), its stdin is bsub's unless bsub read
+//! the job from it. Exit value `LSB_SUB_ABORT_VALUE` (97) refuses the job (`Request
+//! aborted by esub. Job not submitted.`, exit 255) and runs no later esub; any other
+//! lets the submission go on. Then the modify files are applied; a malformed one, or one
+//! setting an option Basalt refuses, refuses the job.
 
 use super::opts::{self, Item, Spec};
 use super::resreq;
@@ -41,6 +57,8 @@ use std::process::ExitCode;
 
 mod apply;
 mod cmd;
+mod esub;
+mod esubfile;
 mod job;
 mod options;
 mod script;
@@ -49,6 +67,8 @@ mod values;
 
 pub use apply::*;
 pub use cmd::*;
+pub use esub::*;
+pub use esubfile::*;
 pub use job::*;
 pub use options::*;
 pub use script::*;

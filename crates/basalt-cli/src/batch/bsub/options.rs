@@ -28,6 +28,8 @@ pub struct BsubOpts {
     pub mail_user: Option<String>,
     /// -app: an application profile.
     pub app: Option<String>,
+    /// -a: the application-specific esubs to run (`"name[(arg,...)] ..."`, as given).
+    pub esub_apps: Option<String>,
     pub nnodes: Option<u32>,
     /// Every -env value, in order.
     pub env: Vec<String>,
@@ -76,6 +78,7 @@ impl BsubOpts {
             login_shell: self.login_shell.or(script.login_shell),
             mail_user: self.mail_user.or(script.mail_user),
             app: self.app.or(script.app),
+            esub_apps: self.esub_apps.or(script.esub_apps),
             nnodes: self.nnodes.or(script.nnodes),
             env,
             exclusive: self.exclusive || script.exclusive,

@@ -14,7 +14,8 @@ pub const USAGE: &str = "Usage: bsub [-h] [-V] [-H] [-x] [-r] [-N] [-B]
             [-b [[[YY:]MM:]DD:]hh:mm] [-t [[[YY:]MM:]DD:]hh:mm] [-E pre_exec_command]
             [-L login_shell] [-u mail_user] [-P project_name] [-G user_group]
             [-cwd dir] [-env \"none\" | \"all[, ~var][, var=value]\" | \"var[=value][, ...]\"] ...
-            [-U reservation] [-gpu spec] [-alloc_flags flags] [-app profile]
+            [-a \"esub_application[(arg,...)] ...\"] [-app profile]
+            [-U reservation] [-gpu spec] [-alloc_flags flags]
             [-sp priority] [-We [hour:]minute] [-T thread_limit] [-Jd description]
             [command [argument ...] | script_file]
 ";
@@ -44,7 +45,6 @@ pub const NOT_SUPPORTED: &[&str] = &[
     "wt",
     "Q",
     "s",
-    "a",
     "is",
     "json",
     "yaml",

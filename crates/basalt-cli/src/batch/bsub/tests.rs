@@ -604,3 +604,465 @@ fn success_lines() {
         "Job <104> is submitted to queue <normal>."
     );
 }
+
+fn plain(text: &str) -> JobCommand {
+    JobCommand {
+        text: text.into(),
+        is_script: false,
+        script_name: None,
+    }
+}
+
+fn assignment(line: usize, name: &str, value: &str) -> Assignment {
+    Assignment {
+        line,
+        name: name.into(),
+        value: value.into(),
+    }
+}
+
+/// The parameter file names each option given the way LSF does, strings double-quoted
+/// (safe to source: `\ " $` and backquote escaped), numbers bare, switches `Y`; options
+/// not given do not appear, nor the command unless `LSB_SUB_COMMANDNAME` asks for it.
+#[test]
+fn parameter_file_lists_the_options_given_as_lsf_writes_them() {
+    let (o, rest) = cmdline(
+        &[
+            "-q",
+            "normal",
+            "-x",
+            "-P",
+            "myproject",
+            "-R",
+            "r1m rusage[mem=100]",
+            "-n",
+            "90",
+            "-J",
+            "say \"hi\" $HOME `id` \\",
+            "-m",
+            "hostA hostB+1",
+            "-W",
+            "10",
+            "-M",
+            "2048",
+            "-H",
+            "-r",
+            "-cwd",
+            "/w",
+            "-app",
+            "fluent",
+            "-a",
+            "license fluent(x,y)",
+            "-E",
+            "pre",
+            "-o",
+            "out.%J",
+            "myjob",
+        ],
+        "KB",
+    );
+    let cmd = plain(&rest.join(" "));
+    let text = parm_file(&o, &cmd, false);
+    let lines: Vec<&str> = text.lines().collect();
+    for want in [
+        r#"LSB_SUB_QUEUE="normal""#,
+        "LSB_SUB_EXCLUSIVE=Y",
+        r#"LSB_SUB_RES_REQ="r1m rusage[mem=100]""#,
+        r#"LSB_SUB_PROJECT_NAME="myproject""#,
+        "LSB_SUB_NUM_PROCESSORS=90",
+        "LSB_SUB_MAX_NUM_PROCESSORS=90",
+        r#"LSB_SUB_JOB_NAME="say \"hi\" \$HOME \`id\` \\""#,
+        r#"LSB_SUB_HOSTS="hostA hostB""#,
+        "LSB_SUB_RLIMIT_RUN=600",
+        "LSB_SUB_RLIMIT_RSS=2048",
+        "LSB_SUB_HOLD=Y",
+        "LSB_SUB_RERUNNABLE=Y",
+        r#"LSB_SUB3_CWD="/w""#,
+        r#"LSB_SUB3_APP="fluent""#,
+        r#"LSB_SUB_ADDITIONAL="license fluent(x,y)""#,
+        r#"LSB_SUB_PRE_EXEC="pre""#,
+        r#"LSB_SUB_OUT_FILE="out.%J""#,
+    ] {
+        assert!(lines.contains(&want), "{want} not in\n{text}");
+    }
+    assert_eq!(lines.len(), 17, "{text}");
+    assert!(!text.contains("COMMAND"), "{text}");
+    // Nothing given, nothing written.
+    assert_eq!(parm_file(&BsubOpts::default(), &cmd, false), "");
+    // LSB_SUB_COMMANDNAME=Y: the command's name and line.
+    let with = parm_file(&BsubOpts::default(), &plain("sleep \"10\""), true);
+    assert_eq!(
+        with,
+        "LSB_SUB_COMMANDNAME=\"sleep\"\nLSB_SUB_COMMAND_LINE=\"sleep \\\"10\\\"\"\n"
+    );
+    let script = JobCommand {
+        text: "#!/bin/sh\n#BSUB -q x\n\nmyprog -v\n".into(),
+        is_script: true,
+        script_name: None,
+    };
+    assert_eq!(command_name(&script), "myprog");
+    let file = JobCommand {
+        script_name: Some("run.sh".into()),
+        ..script
+    };
+    assert_eq!(
+        (command_name(&file), command_line(&file)),
+        ("run.sh".into(), "run.sh".into())
+    );
+}
+
+/// What bsub writes, the reader reads back unchanged (a sourcing shell would too).
+#[test]
+fn parameter_file_reads_back_as_written() {
+    let (o, _) = cmdline(
+        &[
+            "-J",
+            "a \"b\" $c `d` \\e",
+            "-q",
+            "normal",
+            "-n",
+            "2,4",
+            "-x",
+            "true",
+        ],
+        "KB",
+    );
+    let text = parm_file(&o, &plain("true"), true);
+    let back = parse_assignments(&text, "LSB_SUB_PARM_FILE").unwrap_or_default();
+    let get = |n: &str| back.iter().find(|a| a.name == n).map(|a| a.value.clone());
+    assert_eq!(
+        get("LSB_SUB_JOB_NAME").as_deref(),
+        Some("a \"b\" $c `d` \\e")
+    );
+    assert_eq!(get("LSB_SUB_QUEUE").as_deref(), Some("normal"));
+    assert_eq!(get("LSB_SUB_MAX_NUM_PROCESSORS").as_deref(), Some("4"));
+    assert_eq!(get("LSB_SUB_EXCLUSIVE").as_deref(), Some("Y"));
+    assert_eq!(get("LSB_SUB_COMMAND_LINE").as_deref(), Some("true"));
+}
+
+/// An esub's file: quoted or bare values, values over several lines, comments and blank
+/// lines; anything else is an error naming the line.
+#[test]
+fn modify_file_syntax() {
+    let text = "# from esub\n\nLSB_SUB_QUEUE=\"short\"\r\nLSB_SUB_PROJECT_NAME=bare value  \n\
+                LSB_SUB_RES_REQ='select[a]  rusage[mem=1]'\nLSB_SUB_JOB_NAME=\"two\nlines \\\"q\\\"\"\n\
+                LSB_SUB_HOLD=SUB_RESET\nLSB_SUB_MAIL_USER=\"\"\n   LSB_SUB_USER_GROUP = \"g\" \n";
+    let got = parse_assignments(text, "LSB_SUB_MODIFY_FILE");
+    let want = vec![
+        assignment(3, "LSB_SUB_QUEUE", "short"),
+        assignment(4, "LSB_SUB_PROJECT_NAME", "bare value"),
+        assignment(5, "LSB_SUB_RES_REQ", "select[a]  rusage[mem=1]"),
+        assignment(6, "LSB_SUB_JOB_NAME", "two\nlines \"q\""),
+        assignment(8, "LSB_SUB_HOLD", "SUB_RESET"),
+        assignment(9, "LSB_SUB_MAIL_USER", ""),
+    ];
+    // `NAME = value`: a blank before `=` is not a name.
+    assert!(
+        matches!(&got, Err(e) if e.contains("line 10") && e.contains("LSB_SUB_USER_GROUP")),
+        "{got:?}"
+    );
+    let text = text.replace(
+        "   LSB_SUB_USER_GROUP = \"g\" \n",
+        "LSB_SUB_USER_GROUP=\"g\" \n",
+    );
+    let mut want = want;
+    want.push(assignment(10, "LSB_SUB_USER_GROUP", "g"));
+    assert_eq!(parse_assignments(&text, "LSB_SUB_MODIFY_FILE"), Ok(want));
+    assert!(want_err("garbage line", "line 1: not NAME=VALUE"));
+    assert!(want_err("A=1\n1X=2", "line 2: not a variable name"));
+    assert!(want_err(
+        "A=\"open\nstill open",
+        "line 1: the quote is not closed"
+    ));
+    assert!(want_err("A=\"x\"y", "line 1: text after the closing quote"));
+    assert!(want_err("A='x", "the quote is not closed"));
+}
+
+fn want_err(text: &str, part: &str) -> bool {
+    match parse_assignments(text, "LSB_SUB_MODIFY_FILE") {
+        Err(e) => e.starts_with("LSB_SUB_MODIFY_FILE: ") && e.contains(part),
+        Ok(a) => panic!("{text:?} parsed: {a:?}"),
+    }
+}
+
+/// Each entry of LSB_SUB_MODIFY_FILE overrides its option; SUB_RESET removes it.
+#[test]
+fn modify_file_overrides_and_resets_options() {
+    let (mut o, rest) = cmdline(
+        &[
+            "-q", "normal", "-R", "a", "-R", "b", "-P", "p", "-x", "-oo", "out", "-n", "2,4", "-W",
+            "10", "-m", "h1", "echo", "hi",
+        ],
+        "KB",
+    );
+    let mut cmd = plain(&rest.join(" "));
+    let text = "LSB_SUB_QUEUE=\"short\"\nLSB_SUB_RES_REQ=\"select[x]\"\nLSB_SUB_PROJECT_NAME=SUB_RESET\n\
+                LSB_SUB_EXCLUSIVE=SUB_RESET\nLSB_SUB_HOLD=Y\nLSB_SUB_OUT_FILE=\"o2\"\n\
+                LSB_SUB_NUM_PROCESSORS=8\nLSB_SUB_RLIMIT_RUN=SUB_RESET\nLSB_SUB_RLIMIT_CPU=60\n\
+                LSB_SUB_HOSTS=\"h2 h3+1\"\nLSB_SUB_COMMAND_LINE=\"echo bye\"\nLSB_SUB_ADDITIONAL=\"x\"\n\
+                LSB_SUB_JOB_DESCRIPTION=\"d\"\nLSB_SUB_MAIL_USER=\"\"\n";
+    let mods = parse_assignments(text, "LSB_SUB_MODIFY_FILE").unwrap_or_default();
+    let warnings = apply_modify(&mut o, &mut cmd, &mods);
+    assert_eq!(
+        warnings,
+        Ok(vec![
+            "LSB_SUB_MODIFY_FILE: line 13: LSB_SUB_JOB_DESCRIPTION is not applied by Basalt; ignored"
+                .to_string(),
+            "LSB_SUB_MODIFY_FILE: line 14: LSB_SUB_MAIL_USER is empty; ignored".to_string(),
+        ])
+    );
+    assert_eq!(o.queue.as_deref(), Some("short"));
+    assert_eq!(o.res_req, words(&["select[x]"]));
+    assert_eq!(o.project, None);
+    assert!(!o.exclusive && o.hold);
+    // The new output file keeps -oo's overwrite.
+    assert_eq!(o.out, Some(("o2".into(), true)));
+    // A new minimum above the old maximum raises it.
+    assert_eq!(o.procs, Some((8, 8)));
+    assert_eq!(
+        (o.limits[rlimit::RUN], o.limits[rlimit::CPU]),
+        (None, Some(60))
+    );
+    assert_eq!(o.hosts, Some(words(&["h2", "h3"])));
+    assert_eq!(cmd, plain("echo bye"));
+    // The modified options make the submission.
+    let j = build(&o, &cmd, &Submitter::default());
+    assert_eq!(
+        (j.queue.as_str(), j.res_req.as_str()),
+        ("short", "select[x]")
+    );
+    assert_eq!(j.options & sub::EXCLUSIVE, 0);
+    assert_ne!(j.options2 & sub2::HOLD, 0);
+    assert_eq!(j.command, "echo bye");
+
+    // A script file replaced by a command runs that command.
+    let mut file = JobCommand {
+        text: "#!/bin/sh\ntrue\n".into(),
+        is_script: true,
+        script_name: Some("run.sh".into()),
+    };
+    let same = [assignment(1, "LSB_SUB_COMMAND_LINE", "run.sh")];
+    assert_eq!(apply_modify(&mut o, &mut file, &same), Ok(vec![]));
+    assert!(file.is_script && file.script_name.is_some());
+    let other = [assignment(1, "LSB_SUB_COMMAND_LINE", "other.sh -v")];
+    assert_eq!(apply_modify(&mut o, &mut file, &other), Ok(vec![]));
+    assert_eq!(file, plain("other.sh -v"));
+}
+
+/// A value of the wrong kind, or an option Basalt refuses on the command line, stops the
+/// submission with the line named.
+#[test]
+fn modify_file_bad_values_and_refused_options_are_errors() {
+    let bad = |name: &str, value: &str| {
+        let mut o = BsubOpts::default();
+        let mut cmd = plain("true");
+        apply_modify(&mut o, &mut cmd, &[assignment(3, name, value)])
+    };
+    for (name, value) in [
+        ("LSB_SUB_NUM_PROCESSORS", "two"),
+        ("LSB_SUB_NUM_PROCESSORS", "0"),
+        ("LSB_SUB_RLIMIT_RUN", "-5"),
+        ("LSB_SUB_RLIMIT_RSS", "1.5"),
+        ("LSB_SUB_BEGIN_TIME", "soon"),
+        ("LSB_SUB_EXCLUSIVE", "yes"),
+        ("LSB_SUB_HOSTS", " + "),
+        ("LSB_SUB_COMMAND_LINE", "SUB_RESET"),
+    ] {
+        let r = bad(name, value);
+        assert!(
+            matches!(&r, Err(e) if e.starts_with(&format!("LSB_SUB_MODIFY_FILE: line 3: {name}: bad value <{value}>"))),
+            "{name}={value}: {r:?}"
+        );
+    }
+    assert_eq!(bad("LSB_SUB_RLIMIT_CORE", "0"), Ok(vec![]));
+    assert_eq!(
+        bad("LSB_SUB_INTERACTIVE", "Y"),
+        Err("LSB_SUB_MODIFY_FILE: line 3: LSB_SUB_INTERACTIVE: this LSF option is not supported by Basalt yet".into())
+    );
+    assert!(bad("LSB_SUB_OTHER_FILES_0", "a > b").is_err());
+    assert_eq!(bad("LSB_SUB_CHKPNT_DIR", "SUB_RESET"), Ok(vec![]));
+    let mut o = BsubOpts::default();
+    let both = [
+        assignment(1, "LSB_SUB_NUM_PROCESSORS", "4"),
+        assignment(2, "LSB_SUB_MAX_NUM_PROCESSORS", "2"),
+    ];
+    assert!(apply_modify(&mut o, &mut plain("true"), &both).is_err());
+    let max_only = [assignment(1, "LSB_SUB_MAX_NUM_PROCESSORS", "6")];
+    assert_eq!(
+        apply_modify(&mut o, &mut plain("true"), &max_only),
+        Ok(vec![])
+    );
+    assert_eq!(o.procs, Some((1, 6)));
+}
+
+/// LSB_SUB_MODIFY_ENVFILE sets or adds variables of the job's environment; SUB_RESET
+/// removes one.
+#[test]
+fn modify_envfile_sets_and_removes_job_variables() {
+    let mut env = words(&["PATH=/bin", "A=1", "B=2"]);
+    let vars = parse_assignments(
+        "A=\"one two\"\nC=3\nB=SUB_RESET\nNOPE=SUB_RESET\n",
+        "LSB_SUB_MODIFY_ENVFILE",
+    )
+    .unwrap_or_default();
+    apply_env(&mut env, &vars);
+    assert_eq!(env, words(&["PATH=/bin", "A=one two", "C=3"]));
+}
+
+/// `-a "name[(args)] ..."`: names of letters, digits, `_` and `-`, arguments split at
+/// commas; a value that is not that is refused as a bad argument.
+#[test]
+fn esub_application_names() {
+    assert_eq!(
+        parse_esub_apps(" license  fluent(a, b,c) eas() "),
+        Ok(vec![
+            ("license".to_string(), vec![]),
+            ("fluent".to_string(), words(&["a", "b", "c"])),
+            ("eas".to_string(), vec![]),
+        ])
+    );
+    for bad in ["", "  ", "../x", "a/b", "f(a", "f(a)b", "x.y"] {
+        assert_eq!(
+            parse_esub_apps(bad),
+            Err(format!("{bad}: Bad argument for option -a")),
+            "{bad:?}"
+        );
+    }
+    // -a is no longer refused; the script's is used unless the command line gives one.
+    let (o, rest) = cmdline(&["-a", "fluent", "true"], "KB");
+    assert_eq!(
+        (o.esub_apps.as_deref(), rest),
+        (Some("fluent"), words(&["true"]))
+    );
+    let (script, _) = script_opts("#BSUB -a license\n", &cx("KB")).unwrap_or_default();
+    assert_eq!(
+        o.clone().over(script.clone()).esub_apps.as_deref(),
+        Some("fluent")
+    );
+    let (none, _) = cmdline(&["true"], "KB");
+    assert_eq!(none.over(script).esub_apps.as_deref(), Some("license"));
+}
+
+fn write_exec(dir: &std::path::Path, name: &str, body: &str, mode: u32) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).map_err(|e| e.to_string())?;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).map_err(|e| e.to_string())
+}
+
+/// LSF's order: `esub`, then LSB_ESUB_METHOD's, then -a's; a named one that is missing
+/// is an error, a plain `esub` that is missing (or not executable) is simply not run.
+#[test]
+fn esubs_run_in_lsf_order_and_named_ones_must_exist() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let d = dir.path();
+    assert_eq!(plan(d, None, None), Ok(vec![]));
+    write_exec(d, "esub", "exit 0", 0o644)?;
+    assert_eq!(plan(d, None, None), Ok(vec![]));
+    write_exec(d, "esub", "exit 0", 0o755)?;
+    write_exec(d, "esub.dce", "exit 0", 0o755)?;
+    write_exec(d, "esub.fluent", "exit 0", 0o755)?;
+    write_exec(d, "esub.license", "exit 0", 0o755)?;
+    let got = plan(d, Some("dce"), Some("fluent(4) license dce"))?;
+    let names: Vec<(String, Vec<String>)> = got
+        .iter()
+        .map(|e| {
+            let n = e.path.file_name().map(|n| n.to_string_lossy().into_owned());
+            (n.unwrap_or_default(), e.args.clone())
+        })
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            ("esub".to_string(), vec![]),
+            ("esub.dce".to_string(), vec![]),
+            ("esub.fluent".to_string(), words(&["4"])),
+            ("esub.license".to_string(), vec![]),
+        ]
+    );
+    let missing = plan(d, None, Some("fluent nosuch"));
+    assert_eq!(
+        missing,
+        Err(format!(
+            "Application <nosuch>: esub.nosuch does not exist in LSF_SERVERDIR ({}) or is not \
+             executable",
+            d.display()
+        ))
+    );
+    assert!(
+        matches!(plan(d, Some("gone"), None), Err(e) if e.starts_with("LSB_ESUB_METHOD application <gone>"))
+    );
+    Ok(())
+}
+
+/// The esubs run with LSF's variables; their stdout is not bsub's; the exit value 97
+/// refuses the job, any other lets it through; they share the files they write back;
+/// the files are gone afterwards.
+#[test]
+fn esubs_refuse_with_the_abort_value_and_write_back_changes() -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let d = dir.path();
+    let log = d.join("log");
+    let log = log.display();
+    write_exec(
+        d,
+        "esub",
+        &format!(
+            ". \"$LSB_SUB_PARM_FILE\"\n\
+             echo \"esub $LSB_SUB_QUEUE $LSB_SUB_ABORT_VALUE $LSF_INVOKE_CMD $LSB_SUB_ADDITIONAL $LSB_SUB_PARM_FILE\" >> {log}\n\
+             echo 'LSB_SUB_QUEUE=\"short\"' > \"$LSB_SUB_MODIFY_FILE\"\n\
+             echo 'for eexec'\n\
+             exit 3"
+        ),
+        0o755,
+    )?;
+    write_exec(
+        d,
+        "esub.two",
+        &format!(
+            "echo \"two $# $1 $2\" >> {log}\n\
+             echo 'LSB_SUB_PROJECT_NAME=\"p\"' >> \"$LSB_SUB_MODIFY_FILE\"\n\
+             echo 'VAR=\"v\"' > \"$LSB_SUB_MODIFY_ENVFILE\""
+        ),
+        0o755,
+    )?;
+    write_exec(
+        d,
+        "esub.no",
+        "echo refused >&2; exit $LSB_SUB_ABORT_VALUE",
+        0o755,
+    )?;
+    let parm = "LSB_SUB_QUEUE=\"normal\"\n";
+    let esubs = plan(d, None, Some("two(x,y)"))?;
+    let got = run(&esubs, parm, Some("two(x,y)"), false)?;
+    assert_eq!(
+        got,
+        Verdict::Accepted {
+            modify: vec![
+                assignment(1, "LSB_SUB_QUEUE", "short"),
+                assignment(2, "LSB_SUB_PROJECT_NAME", "p"),
+            ],
+            env: vec![assignment(1, "VAR", "v")],
+        }
+    );
+    let text = std::fs::read_to_string(d.join("log")).map_err(|e| e.to_string())?;
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].starts_with("esub normal 97 bsub two(x,y) /"),
+        "{text}"
+    );
+    assert_eq!(lines[1], "two 2 x y");
+    // The temporary files are removed.
+    let parm_path = lines[0].rsplit(' ').next().unwrap_or_default();
+    assert!(
+        !std::path::Path::new(parm_path).exists(),
+        "{parm_path} left behind"
+    );
+    // The abort value stops the chain: esub.two does not run.
+    let esubs = plan(d, None, Some("no two"))?;
+    assert_eq!(run(&esubs, parm, None, false), Ok(Verdict::Aborted));
+    let text = std::fs::read_to_string(d.join("log")).map_err(|e| e.to_string())?;
+    assert_eq!(text.lines().count(), 3, "{text}");
+    Ok(())
+}
