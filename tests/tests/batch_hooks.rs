@@ -194,5 +194,30 @@ fn pre_exec_post_exec_and_requeue_exit_values() -> Result<()> {
     let rq2 = c.bsub(&work, &["-q", "requeue", "-o", "/dev/null", &always])?;
     wait_stat(&c, rq2, "EXIT")?;
     assert_eq!(read(&count2).lines().count(), 3);
+
+    // bsub -Q: the job's own requeue exit values (the default queue has none).
+    let count3 = work.join("runs3");
+    let script = format!(
+        "echo x >> {f}; n=$(wc -l < {f}); [ $n -ge 2 ] && exit 0; exit 5",
+        f = count3.display()
+    );
+    let q = c.bsub(&work, &["-Q", "5", "-o", "/dev/null", &script])?;
+    wait_stat(&c, q, "DONE")?;
+    assert_eq!(read(&count3).lines().count(), 2);
+    // bsub -Ep: the job's post-execution command, with the job's exit status.
+    let ep_stat = work.join("ep.stat");
+    let ep = c.bsub(
+        &work,
+        &[
+            "-o",
+            "/dev/null",
+            "-Ep",
+            &format!("echo $LSB_JOBEXIT_STAT > {}", ep_stat.display()),
+            "exit 2",
+        ],
+    )?;
+    wait_stat(&c, ep, "EXIT")?;
+    wait_long(&c, ep, "Post job process done successfully.")?;
+    assert_eq!(read(&ep_stat).trim(), "512");
     Ok(())
 }

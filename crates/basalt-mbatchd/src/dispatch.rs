@@ -468,6 +468,7 @@ impl OwnerState {
             queue_post_cmd: q.map(|q| q.post_exec.clone()).unwrap_or_default(),
             pre_post_exec_user: q.map(|q| q.pre_post_exec_user.clone()).unwrap_or_default(),
             job_starter: q.map(|q| q.job_starter.clone()).unwrap_or_default(),
+            post_exec: j.sub.post_exec().to_owned(),
         })
     }
 }

@@ -83,11 +83,18 @@ pub fn to_record(ev: &Event) -> el::Record {
                 priority: -1,
                 specified_cwd: s.spec_cwd.to_string(),
                 is_script: s.options2 & sub2::JOB_CMD_SPOOL != 0,
-                // Basalt fields after the mark: the submission token.
-                basalt_extra: if s.submit_token.is_empty() {
-                    Vec::new()
-                } else {
-                    vec![el::Field::str(s.submit_token.clone())]
+                // Basalt fields after the mark: the submission token, then (when given)
+                // -Ep and -Q.
+                basalt_extra: {
+                    let mut extra = Vec::new();
+                    if !s.submit_token.is_empty() || s.extras.is_some() {
+                        extra.push(el::Field::str(s.submit_token.clone()));
+                    }
+                    if let Some(x) = &s.extras {
+                        extra.push(el::Field::str(x.post_exec.clone()));
+                        extra.push(el::Field::str(x.requeue_exit_values.clone()));
+                    }
+                    extra
                 },
                 foreign_tail: None,
             }))
@@ -346,6 +353,19 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
                     .map(|f| f.text().to_owned())
                     .unwrap_or_default()
                     .into(),
+                extras: {
+                    let text = |i: usize| {
+                        n.basalt_extra
+                            .get(i)
+                            .map(|f| f.text().to_owned())
+                            .unwrap_or_default()
+                    };
+                    let x = basalt_sched::SubExtras {
+                        post_exec: text(1),
+                        requeue_exit_values: text(2),
+                    };
+                    (x != basalt_sched::SubExtras::default()).then(|| Box::new(x))
+                },
             };
             Event::JobNew {
                 time: n.header.time,

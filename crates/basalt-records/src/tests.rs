@@ -111,3 +111,44 @@ fn an_array_is_one_job_new_and_elements_carry_their_index() {
     };
     assert_eq!(through_the_log(&signal), signal);
 }
+
+/// bsub -Ep and -Q are logged after the submission token (Basalt's JOB_NEW fields) and
+/// replayed; a job without them writes no extra fields.
+#[test]
+fn post_exec_and_requeue_values_survive_the_log() {
+    let sub = |extras: Option<Box<basalt_sched::SubExtras>>, token: &str| Submission {
+        user: "alice".into(),
+        queue: "normal".into(),
+        command: "true".into(),
+        rlimits: [-1; 11].into(),
+        num_processors: 1,
+        max_processors: 1,
+        submit_token: token.into(),
+        extras,
+        ..Default::default()
+    };
+    for (extras, token) in [
+        (
+            Some(Box::new(basalt_sched::SubExtras {
+                post_exec: "rm -rf /tmp/scratch.$LSB_JOBID".into(),
+                requeue_exit_values: "3 EXCLUDE(4)".into(),
+            })),
+            "",
+        ),
+        (None, "tok"),
+        (None, ""),
+    ] {
+        let ev = Event::JobNew {
+            time: 1_800_000_000,
+            job_id: 7,
+            sub: Box::new(sub(extras, token)),
+        };
+        match (through_the_log(&ev), &ev) {
+            (Event::JobNew { sub: back, .. }, Event::JobNew { sub: sent, .. }) => {
+                assert_eq!(back.extras, sent.extras);
+                assert_eq!(back.submit_token, sent.submit_token);
+            }
+            (other, _) => panic!("{other:?}"),
+        }
+    }
+}

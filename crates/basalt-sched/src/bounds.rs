@@ -65,6 +65,21 @@ pub fn check_submission(s: &Submission) -> Result<(), SchedError> {
         text(what, v, MAX_NAME)?;
     }
     text("the pre-execution command (-E)", &s.pre_exec, MAX_PRE_EXEC)?;
+    text(
+        "the post-execution command (-Ep)",
+        s.post_exec(),
+        MAX_PRE_EXEC,
+    )?;
+    text(
+        "the requeue exit values (-Q)",
+        s.requeue_exit_values(),
+        MAX_NAME,
+    )?;
+    if let Err(e) = basalt_config::batch::RequeueValues::parse(s.requeue_exit_values()) {
+        return Err(SchedError::BadArgument(format!(
+            "Bad argument: requeue exit values (-Q): {e}"
+        )));
+    }
     if s.asked_hosts.len() > MAX_ASKED_HOSTS
         || s.asked_hosts
             .iter()

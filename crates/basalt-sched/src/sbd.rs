@@ -609,11 +609,20 @@ impl Sched {
     fn requeue_by_value(&self, key: JobKey, exit_status: i32) -> Option<bool> {
         let j = self.jobs.get(&key)?;
         let q = self.queue(&j.queue)?;
-        if q.requeue.requeue.is_empty() && q.requeue.exclude.is_empty() {
+        // bsub -Q overrides the queue's REQUEUE_EXIT_VALUES.
+        let own;
+        let values = match j.sub.requeue_exit_values() {
+            "" => &q.requeue,
+            v => {
+                own = basalt_config::batch::RequeueValues::parse(v).ok()?;
+                &own
+            }
+        };
+        if values.requeue.is_empty() && values.exclude.is_empty() {
             return None;
         }
         let code = u8::try_from(exit_code(exit_status)?).ok()?;
-        let exclude = q.requeue.requeue_for(code)?;
+        let exclude = values.requeue_for(code)?;
         let done = j.requeues.as_ref().map_or(0, |r| r.by_exit_value);
         if q.max_job_requeue.is_some_and(|m| done >= m) {
             return None;

@@ -70,6 +70,33 @@ pub struct Submission {
     /// repeated submission with the same token with the job it already created, so a
     /// client may retry after losing the answer (logged at the end of JOB_NEW).
     pub submit_token: Str,
+    /// What few jobs ask for (boxed: one pointer in every other job).
+    pub extras: Option<Box<SubExtras>>,
+}
+
+/// The rarer parts of a submission, logged after the submission token at the end of
+/// JOB_NEW (Basalt's fields).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SubExtras {
+    /// `bsub -Ep`: the job's post-execution command ("" = none).
+    pub post_exec: String,
+    /// `bsub -Q`: the job's requeue exit values (overrides its queue's
+    /// REQUEUE_EXIT_VALUES; "" = none).
+    pub requeue_exit_values: String,
+}
+
+impl Submission {
+    /// `bsub -Ep` ("" = none).
+    pub fn post_exec(&self) -> &str {
+        self.extras.as_ref().map_or("", |e| e.post_exec.as_str())
+    }
+
+    /// `bsub -Q` ("" = none).
+    pub fn requeue_exit_values(&self) -> &str {
+        self.extras
+            .as_ref()
+            .map_or("", |e| e.requeue_exit_values.as_str())
+    }
 }
 
 /// Index of the RUN limit in [`Submission::rlimits`].

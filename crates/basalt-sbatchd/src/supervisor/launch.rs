@@ -185,6 +185,9 @@ pub(super) struct Hook {
     /// `PATH=/bin:/usr/bin:/sbin:/usr/sbin`, as PRE_POST_EXEC_USER when set. A job's runs
     /// like the job: its working directory, standard streams and environment.
     pub(super) queue_level: bool,
+    /// Standard streams on `/dev/null` (a queue's commands, a job's post-execution
+    /// command); else the job's.
+    pub(super) quiet: bool,
     /// PRE_POST_EXEC_USER's identity (None = the job's user).
     pub(super) user: Option<Identity>,
     /// Extra environment (`LSB_JOBEXIT_STAT` for a post-execution command).
@@ -312,6 +315,7 @@ fn prepare(
         Step::Job { .. } => None,
     };
     let queue_hook = hook.is_some_and(|h| h.queue_level);
+    let quiet = hook.is_some_and(|h| h.quiet);
     // A job-level pre-execution command wrote to the output files: the job appends.
     let append = matches!(step, Step::Job { append: true });
     let umask = if spec.umask == 0 {
@@ -367,7 +371,7 @@ fn prepare(
     };
 
     // stdin
-    let stdin = if spec.in_file.is_empty() || queue_hook {
+    let stdin = if spec.in_file.is_empty() || quiet {
         None
     } else {
         let p = paths::substitute(&spec.in_file, spec.job_id, spec.idx);
@@ -389,7 +393,7 @@ fn prepare(
     let spool_path = format!("{job_file_s}.out");
     let mut given_out = None;
     let mut given_err = None;
-    let (stdout, out_path, spool) = if queue_hook {
+    let (stdout, out_path, spool) = if quiet {
         let f = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/null")
@@ -415,7 +419,7 @@ fn prepare(
         }
     };
     // stderr
-    let (stderr, err_path) = if spec.err_file.is_empty() || queue_hook {
+    let (stderr, err_path) = if spec.err_file.is_empty() || quiet {
         (
             stdout.try_clone().map_err(|e| format!("dup: {e}"))?,
             out_path.clone(),

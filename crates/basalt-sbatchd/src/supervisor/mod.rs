@@ -418,6 +418,7 @@ impl Supervisor {
         let queue_hook = |cmd: &str| Hook {
             cmd: cmd.to_owned(),
             queue_level: true,
+            quiet: true,
             user: user.clone(),
             env: Vec::new(),
         };
@@ -428,6 +429,17 @@ impl Supervisor {
             self.pre.push(Hook {
                 cmd: spec.pre_exec.clone(),
                 queue_level: false,
+                quiet: false,
+                user: None,
+                env: Vec::new(),
+            });
+        }
+        // The job's own post-execution command (bsub -Ep) first, then the queue's.
+        if !spec.post_exec.trim().is_empty() {
+            self.post.push(Hook {
+                cmd: spec.post_exec.clone(),
+                queue_level: false,
+                quiet: true,
                 user: None,
                 env: Vec::new(),
             });
@@ -449,7 +461,7 @@ impl Supervisor {
                 Step::Hook(h)
             }),
             At::Job => Some(Step::Job {
-                append: self.pre.iter().any(|h| !h.queue_level),
+                append: self.pre.iter().any(|h| !h.quiet),
             }),
         };
         let (Some(step), Some(ident)) = (step, self.ident.as_ref()) else {

@@ -83,6 +83,11 @@ pub fn apply(
             }
         }
         "E" => o.pre_exec = Some(v.to_owned()),
+        "Ep" => o.post_exec = Some(v.to_owned()),
+        "Q" => {
+            basalt_config::batch::RequeueValues::parse(v).map_err(|_| bad(name, v))?;
+            o.requeue_values = Some(v.to_owned());
+        }
         "L" => o.login_shell = Some(v.to_owned()),
         "u" => o.mail_user = Some(v.to_owned()),
         "env" => o.env.push(v.to_owned()),

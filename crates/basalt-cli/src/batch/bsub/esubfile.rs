@@ -49,7 +49,6 @@ pub const MODIFY_NOT_SUPPORTED: &[&str] = &[
     "LSB_SUB_RESTART",
     "LSB_SUB_RESTART_FORCE",
     "LSB_SUB2_IN_FILE_SPOOL",
-    "LSB_SUB3_POST_EXEC",
 ];
 
 /// `v` double-quoted, with `\ " $` and `` ` `` escaped.
@@ -112,6 +111,7 @@ pub fn parm_file(o: &BsubOpts, cmd: &JobCommand, with_command: bool) -> String {
     let res_req = resreq::merge(&o.res_req);
     text("LSB_SUB_RES_REQ", &(!res_req.is_empty()).then_some(res_req));
     text("LSB_SUB_PRE_EXEC", &o.pre_exec);
+    text("LSB_SUB3_POST_EXEC", &o.post_exec);
     text("LSB_SUB_LOGIN_SHELL", &o.login_shell);
     text("LSB_SUB_MAIL_USER", &o.mail_user);
     text("LSB_SUB_PROJECT_NAME", &o.project);
@@ -328,6 +328,7 @@ pub fn apply_modify(
             "LSB_SUB_DEPEND_COND" => o.depend = text(),
             "LSB_SUB_RES_REQ" => o.res_req = text().into_iter().collect(),
             "LSB_SUB_PRE_EXEC" => o.pre_exec = text(),
+            "LSB_SUB3_POST_EXEC" => o.post_exec = text(),
             "LSB_SUB_LOGIN_SHELL" => o.login_shell = text(),
             "LSB_SUB_MAIL_USER" => o.mail_user = text(),
             "LSB_SUB_PROJECT_NAME" => o.project = text(),

@@ -113,6 +113,8 @@ pub fn build(o: &BsubOpts, cmd: &JobCommand, who: &Submitter) -> JobSubmission {
         login_shell: o.login_shell.clone().unwrap_or_default(),
         depend_cond: o.depend.clone().unwrap_or_default(),
         pre_exec: o.pre_exec.clone().unwrap_or_default(),
+        post_exec: o.post_exec.clone().unwrap_or_default(),
+        requeue_exit_values: o.requeue_values.clone().unwrap_or_default(),
         mail_user: o.mail_user.clone().unwrap_or_default(),
         app: o.app.clone().unwrap_or_default(),
         umask: who.umask,

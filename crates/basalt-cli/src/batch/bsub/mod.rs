@@ -23,9 +23,8 @@
 //!   Job not submitted.`, exit 255): options whose absence would silently change what the
 //!   job does — interactive jobs (`-I -Ip -Is -IS -ISp -ISs -IX -tty -XF`), waiting for the
 //!   job (`-K`), file transfer and data staging (`-f -is -data -datagrp -datachk -stage`),
-//!   checkpointing and migration (`-k -mig`), post-execution and rerun commands (`-Ep
-//!   -rnc`), warning actions and signals (`-wa -wt -s`), requeue exit values (`-Q`),
-//!   pending time limits (`-ptl -eptl`), orphan termination (`-ti`), host files and
+//!   checkpointing and migration (`-k -mig`), rerun commands (`-rnc`), warning actions
+//!   and signals (`-wa -wt -s`), pending time limits (`-ptl -eptl`), orphan termination (`-ti`), host files and
 //!   output directories (`-hostfile -outdir`), other clusters (`-clusters`), and jobs
 //!   described elsewhere (`-pack -jsdl -jsdl_strict -json -yaml`).
 //!

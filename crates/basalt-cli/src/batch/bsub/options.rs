@@ -24,6 +24,10 @@ pub struct BsubOpts {
     pub begin: Option<i64>,
     pub term: Option<i64>,
     pub pre_exec: Option<String>,
+    /// -Ep: the job's post-execution command.
+    pub post_exec: Option<String>,
+    /// -Q: requeue exit values.
+    pub requeue_values: Option<String>,
     pub login_shell: Option<String>,
     pub mail_user: Option<String>,
     /// -app: an application profile.
@@ -75,6 +79,8 @@ impl BsubOpts {
             begin: self.begin.or(script.begin),
             term: self.term.or(script.term),
             pre_exec: self.pre_exec.or(script.pre_exec),
+            post_exec: self.post_exec.or(script.post_exec),
+            requeue_values: self.requeue_values.or(script.requeue_values),
             login_shell: self.login_shell.or(script.login_shell),
             mail_user: self.mail_user.or(script.mail_user),
             app: self.app.or(script.app),

@@ -253,20 +253,12 @@ fn ep_is_read_whole_and_the_queue_and_command_follow_it() {
             Item::Arg("hi".into()),
         ])
     );
-    // What follows -Ep is applied as usual; -Ep itself is refused by name.
+    // -Ep is the job's post-execution command; what follows is applied as usual.
     let mut o = BsubOpts::default();
-    let rest = apply_items(
-        items.clone().unwrap_or_default().split_off(1),
-        &mut o,
-        &cx("KB"),
-    );
+    let rest = apply_items(items.unwrap_or_default(), &mut o, &cx("KB"));
     assert_eq!(rest, Ok(vec!["echo".to_string(), "hi".to_string()]));
     assert_eq!(o.queue.as_deref(), Some("normal"));
-    let mut o = BsubOpts::default();
-    assert_eq!(
-        apply_items(items.unwrap_or_default(), &mut o, &cx("KB")),
-        Err("-Ep: this LSF option is not supported by Basalt yet".to_string())
-    );
+    assert_eq!(o.post_exec.as_deref(), Some("/bin/true"));
     // The same option with a one-letter prefix in a bundle is still unbundled.
     let (o, rest) = cmdline(&["-Epre", "echo", "hi"], "KB");
     assert_eq!(o.pre_exec.as_deref(), Some("pre"));
@@ -394,7 +386,7 @@ fn lsf_10_1_multi_letter_bsub_options_are_all_known_names() {
         );
     }
     // One-letter options LSF has, including those Basalt refuses or ignores.
-    for name in ["I", "K", "f", "k", "g", "a", "Q", "s"] {
+    for name in ["I", "K", "f", "k", "g", "a", "s"] {
         assert!(
             SPEC.flags.contains(&name) || SPEC.valued.contains(&name),
             "-{name}"
@@ -1065,4 +1057,15 @@ fn esubs_refuse_with_the_abort_value_and_write_back_changes() -> Result<(), Stri
     let text = std::fs::read_to_string(d.join("log")).map_err(|e| e.to_string())?;
     assert_eq!(text.lines().count(), 3, "{text}");
     Ok(())
+}
+
+/// `-Q "[code ...] [EXCLUDE(code ...)]"`: the job's requeue exit values; anything else is
+/// refused before anything is sent.
+#[test]
+fn q_takes_requeue_exit_values_and_refuses_what_is_not_one() {
+    let (o, _) = cmdline(&["-Q", "3 99 EXCLUDE(4)", "true"], "KB");
+    assert_eq!(o.requeue_values.as_deref(), Some("3 99 EXCLUDE(4)"));
+    let items = opts::parse(&words(&["-Q", "three", "true"]), &SPEC, true).unwrap_or_default();
+    let mut o = BsubOpts::default();
+    assert!(apply_items(items, &mut o, &cx("KB")).is_err());
 }
