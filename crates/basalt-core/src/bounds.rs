@@ -18,6 +18,8 @@ pub const MAX_NAME: usize = 511;
 pub const MAX_RES_REQ: usize = 16 * 1024;
 /// A pre-execution command (`-E`), in bytes.
 pub const MAX_PRE_EXEC: usize = 64 * 1024;
+/// What the esubs of a submission print for its eexec, in bytes.
+pub const MAX_ESUB_OUTPUT: usize = 64 * 1024;
 /// The job's command or script, in bytes. It travels in the job file, never in an
 /// argument vector, so the kernel's `ARG_MAX` does not apply.
 pub const MAX_COMMAND: usize = 4 * 1024 * 1024;

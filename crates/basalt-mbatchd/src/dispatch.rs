@@ -469,6 +469,7 @@ impl OwnerState {
             pre_post_exec_user: q.map(|q| q.pre_post_exec_user.clone()).unwrap_or_default(),
             job_starter: q.map(|q| q.job_starter.clone()).unwrap_or_default(),
             post_exec: j.sub.post_exec().to_owned(),
+            eexec_input: j.sub.esub_output().to_owned(),
         })
     }
 }

@@ -93,6 +93,7 @@ pub fn to_record(ev: &Event) -> el::Record {
                     if let Some(x) = &s.extras {
                         extra.push(el::Field::str(x.post_exec.clone()));
                         extra.push(el::Field::str(x.requeue_exit_values.clone()));
+                        extra.push(el::Field::str(encode_lines(&x.esub_output)));
                     }
                     extra
                 },
@@ -363,6 +364,7 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
                     let x = basalt_sched::SubExtras {
                         post_exec: text(1),
                         requeue_exit_values: text(2),
+                        esub_output: decode_lines(&text(3)),
                     };
                     (x != basalt_sched::SubExtras::default()).then(|| Box::new(x))
                 },
@@ -536,6 +538,17 @@ pub fn finish_record(j: &Job) -> r::JobFinish {
         basalt_extra: Vec::new(),
         foreign_tail: None,
     }
+}
+
+/// A multi-line text in one lsb.events field (which cannot hold a newline): `%` and the
+/// line breaks percent-encoded (`%25`, `%0A`, `%0D`).
+fn encode_lines(s: &str) -> String {
+    s.replace('%', "%25").replace('\n', "%0A").replace('\r', "%0D")
+}
+
+/// The inverse of [`encode_lines`].
+fn decode_lines(s: &str) -> String {
+    s.replace("%0A", "\n").replace("%0D", "\r").replace("%25", "%")
 }
 
 #[cfg(test)]

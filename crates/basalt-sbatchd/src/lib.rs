@@ -120,6 +120,7 @@ pub mod pool;
 pub mod service;
 mod spawn;
 pub mod state;
+pub mod sudoers;
 pub mod supervisor;
 mod sys;
 

@@ -75,6 +75,11 @@ pub fn check_submission(s: &Submission) -> Result<(), SchedError> {
         s.requeue_exit_values(),
         MAX_NAME,
     )?;
+    text(
+        "the esub output for eexec",
+        s.esub_output(),
+        basalt_core::bounds::MAX_ESUB_OUTPUT,
+    )?;
     if let Err(e) = basalt_config::batch::RequeueValues::parse(s.requeue_exit_values()) {
         return Err(SchedError::BadArgument(format!(
             "Bad argument: requeue exit values (-Q): {e}"

@@ -83,6 +83,8 @@ pub struct SubExtras {
     /// `bsub -Q`: the job's requeue exit values (overrides its queue's
     /// REQUEUE_EXIT_VALUES; "" = none).
     pub requeue_exit_values: String,
+    /// What the submission's esubs printed, for the job's eexec ("" = nothing).
+    pub esub_output: String,
 }
 
 impl Submission {
@@ -96,6 +98,11 @@ impl Submission {
         self.extras
             .as_ref()
             .map_or("", |e| e.requeue_exit_values.as_str())
+    }
+
+    /// What the esubs printed for eexec ("" = nothing).
+    pub fn esub_output(&self) -> &str {
+        self.extras.as_ref().map_or("", |e| e.esub_output.as_str())
     }
 }
 

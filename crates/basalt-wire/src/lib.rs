@@ -61,10 +61,14 @@ pub fn submission(s: &pb::JobSubmission) -> Submission {
         user_group: s.user_group.as_str().into(),
         // Carried by the SubmitRequest, set by the service.
         submit_token: Default::default(),
-        extras: (!s.post_exec.is_empty() || !s.requeue_exit_values.is_empty()).then(|| {
+        extras: (!s.post_exec.is_empty()
+            || !s.requeue_exit_values.is_empty()
+            || !s.esub_output.is_empty())
+        .then(|| {
             Box::new(basalt_sched::SubExtras {
                 post_exec: s.post_exec.clone(),
                 requeue_exit_values: s.requeue_exit_values.clone(),
+                esub_output: s.esub_output.clone(),
             })
         }),
     }

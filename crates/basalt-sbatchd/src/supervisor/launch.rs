@@ -192,6 +192,30 @@ pub(super) struct Hook {
     pub(super) user: Option<Identity>,
     /// Extra environment (`LSB_JOBEXIT_STAT` for a post-execution command).
     pub(super) env: Vec<(String, String)>,
+    /// Its exit status counts: a pre-execution command's failure requeues the job, a
+    /// post-execution command's is the job's post-execution status. An eexec's does not.
+    pub(super) checked: bool,
+    /// Its standard input (eexec: what the submission's esubs printed); None: the job's
+    /// or `/dev/null`.
+    pub(super) input: Option<String>,
+    /// Something ran before it that wrote to the job's output files: open them to append.
+    pub(super) append: bool,
+}
+
+impl Hook {
+    /// A command run like the job (`bsub -E`, `-Ep`) or like a queue's (`quiet`).
+    pub(super) fn new(cmd: &str, queue_level: bool, quiet: bool) -> Hook {
+        Hook {
+            cmd: cmd.to_owned(),
+            queue_level,
+            quiet,
+            user: None,
+            env: Vec::new(),
+            checked: true,
+            input: None,
+            append: false,
+        }
+    }
 }
 
 /// What a launcher starts: the job itself (`append`: a job-level pre-execution command
@@ -199,7 +223,7 @@ pub(super) struct Hook {
 #[derive(Debug, Clone)]
 pub(super) enum Step {
     Job { append: bool },
-    Hook(Hook),
+    Hook(Box<Hook>),
 }
 
 /// Start the thread that sets the job up and starts its top process, or one of its
@@ -317,7 +341,7 @@ fn prepare(
     let queue_hook = hook.is_some_and(|h| h.queue_level);
     let quiet = hook.is_some_and(|h| h.quiet);
     // A job-level pre-execution command wrote to the output files: the job appends.
-    let append = matches!(step, Step::Job { append: true });
+    let append = matches!(step, Step::Job { append: true }) || hook.is_some_and(|h| h.append);
     let umask = if spec.umask == 0 {
         0o022
     } else {
@@ -370,8 +394,20 @@ fn prepare(
         }
     };
 
-    // stdin
-    let stdin = if spec.in_file.is_empty() || quiet {
+    // stdin: an eexec's input (written next to the job file and opened; the name goes
+    // at once), else the job's input file.
+    let eexec_in = match hook.and_then(|h| h.input.as_ref()) {
+        Some(input) => {
+            let p = format!("{job_file_s}.eexec");
+            let f = std::fs::write(&p, input.as_bytes()).and_then(|()| std::fs::File::open(&p));
+            let _ = std::fs::remove_file(&p);
+            Some(f.map_err(|e| format!("cannot write {p}: {e}"))?)
+        }
+        None => None,
+    };
+    let stdin = if eexec_in.is_some() {
+        eexec_in
+    } else if spec.in_file.is_empty() || quiet {
         None
     } else {
         let p = paths::substitute(&spec.in_file, spec.job_id, spec.idx);

@@ -416,33 +416,53 @@ impl Supervisor {
             name => Some(launch::hook_identity(name, &self.launch.host)?),
         };
         let queue_hook = |cmd: &str| Hook {
-            cmd: cmd.to_owned(),
-            queue_level: true,
-            quiet: true,
             user: user.clone(),
-            env: Vec::new(),
+            ..Hook::new(cmd, true, true)
+        };
+        // LSF_SERVERDIR/eexec, run as the job starts (LS_EXEC_T=START, after the
+        // pre-execution commands) and ends (END, before the post-execution commands), as
+        // the user or lsf.sudoers' LSF_EEXEC_USER, its standard input what the esubs
+        // printed; the job waits for it, whatever its exit status.
+        let eexec = self
+            .launch
+            .serverdir
+            .as_deref()
+            .map(|d| std::path::Path::new(d).join("eexec"))
+            .filter(|p| crate::paths::is_executable(p));
+        let eexec_hook = |path: &std::path::Path, when: &str| -> Result<Hook, String> {
+            let user = match crate::sudoers::setting("LSF_EEXEC_USER") {
+                Some(name) => Some(launch::hook_identity(&name, &self.launch.host)?),
+                None => None,
+            };
+            Ok(Hook {
+                user,
+                env: vec![("LS_EXEC_T".to_owned(), when.to_owned())],
+                checked: false,
+                input: Some(spec.eexec_input.clone()),
+                // The shell that invokes eexec stays its parent (LS_JOBPID is its pid).
+                ..Hook::new(
+                    &format!(
+                        "{}; exit $?",
+                        basalt_core::jobfile::sh_quote(&path.to_string_lossy())
+                    ),
+                    false,
+                    false,
+                )
+            })
         };
         if !spec.queue_pre_cmd.trim().is_empty() {
             self.pre.push(queue_hook(&spec.queue_pre_cmd));
         }
         if !spec.pre_exec.trim().is_empty() {
-            self.pre.push(Hook {
-                cmd: spec.pre_exec.clone(),
-                queue_level: false,
-                quiet: false,
-                user: None,
-                env: Vec::new(),
-            });
+            self.pre.push(Hook::new(&spec.pre_exec, false, false));
+        }
+        if let Some(p) = &eexec {
+            self.pre.push(eexec_hook(p, "START")?);
+            self.post.push(eexec_hook(p, "END")?);
         }
         // The job's own post-execution command (bsub -Ep) first, then the queue's.
         if !spec.post_exec.trim().is_empty() {
-            self.post.push(Hook {
-                cmd: spec.post_exec.clone(),
-                queue_level: false,
-                quiet: true,
-                user: None,
-                env: Vec::new(),
-            });
+            self.post.push(Hook::new(&spec.post_exec, false, true));
         }
         if !spec.queue_post_cmd.trim().is_empty() {
             self.post.push(queue_hook(&spec.queue_post_cmd));
@@ -453,12 +473,16 @@ impl Supervisor {
     /// Start the launcher for where the job is ([`At`]): a hook or the job itself.
     fn launch_step(&mut self) {
         let step = match self.at {
-            At::Pre(i) => self.pre.get(i).cloned().map(Step::Hook),
+            At::Pre(i) => self.pre.get(i).cloned().map(|mut h| {
+                h.append = self.pre[..i].iter().any(|p| !p.quiet);
+                Step::Hook(Box::new(h))
+            }),
             At::Post(i) => self.post.get(i).cloned().map(|mut h| {
+                h.append = true;
                 let status = self.held_end.as_ref().map_or(0, |e| e.exit_status);
                 h.env
                     .push(("LSB_JOBEXIT_STAT".to_owned(), status.to_string()));
-                Step::Hook(h)
+                Step::Hook(Box::new(h))
             }),
             At::Job => Some(Step::Job {
                 append: self.pre.iter().any(|h| !h.quiet),
@@ -732,7 +756,7 @@ impl Supervisor {
                     self.phase = Phase::Leftovers { until: now };
                     return;
                 }
-                if status != 0 {
+                if status != 0 && self.pre.get(i).is_none_or(|h| h.checked) {
                     return self.pre_exec_failed(status, now);
                 }
                 self.job = None;
@@ -745,7 +769,8 @@ impl Supervisor {
                 self.launch_step();
             }
             At::Post(i) => {
-                if status != 0 || self.post_status.is_none() {
+                let checked = self.post.get(i).is_some_and(|h| h.checked);
+                if checked && (status != 0 || self.post_status.is_none()) {
                     self.post_status = Some(status);
                 }
                 self.job = None;

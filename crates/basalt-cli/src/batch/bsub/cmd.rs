@@ -170,8 +170,8 @@ pub fn main(args: Vec<String>) -> ExitCode {
         cmdline
     };
 
-    let env_changes = match run_esubs(&config, &mut merged, &mut cmd, stdin_free) {
-        Ok(Some(env)) => env,
+    let (env_changes, esub_output) = match run_esubs(&config, &mut merged, &mut cmd, stdin_free) {
+        Ok(Some(found)) => found,
         Ok(None) => {
             eprintln!("{}", rejected_line(ABORTED));
             return crate::fail();
@@ -198,6 +198,19 @@ pub fn main(args: Vec<String>) -> ExitCode {
     };
     let mut job = build(&merged, &cmd, &who);
     apply_env(&mut job.env, &env_changes);
+    // esub | eexec: what the esubs printed goes to the job's eexec (as text, at most
+    // basalt_core::bounds::MAX_ESUB_OUTPUT bytes).
+    if esub_output.len() > basalt_core::bounds::MAX_ESUB_OUTPUT {
+        eprintln!(
+            "{}",
+            rejected_line(&format!(
+                "The esub output for eexec is longer than {} bytes",
+                basalt_core::bounds::MAX_ESUB_OUTPUT
+            ))
+        );
+        return crate::fail();
+    }
+    job.esub_output = String::from_utf8_lossy(&esub_output).into_owned();
     if let Err(e) = check_bounds(&job) {
         eprintln!("{}", rejected_line(&e));
         return crate::fail();
@@ -253,14 +266,19 @@ pub fn main(args: Vec<String>) -> ExitCode {
 
 /// Run the submission's esubs, if any (`LSF_SERVERDIR/esub`, `LSB_ESUB_METHOD`, `-a`),
 /// and apply what they wrote to `LSB_SUB_MODIFY_FILE` to the options and the command.
-/// `Ok(None)`: an esub refused the job; `Ok(Some(vars))`: the `LSB_SUB_MODIFY_ENVFILE`
-/// assignments for the job's environment.
+/// What the esubs left for the job: `LSB_SUB_MODIFY_ENVFILE` assignments and their
+/// standard output.
+pub(super) type EsubOutcome = (Vec<Assignment>, Vec<u8>);
+
+/// `Ok(None)`: an esub refused the job; `Ok(Some((vars, out)))`: the
+/// `LSB_SUB_MODIFY_ENVFILE` assignments for the job's environment and what the esubs
+/// wrote to their standard output (for the job's eexec).
 pub(super) fn run_esubs(
     config: &basalt_config::Config,
     o: &mut BsubOpts,
     cmd: &mut JobCommand,
     keep_stdin: bool,
-) -> Result<Option<Vec<Assignment>>, String> {
+) -> Result<Option<EsubOutcome>, String> {
     let method = esub_method(config);
     let esubs = plan(
         &config.serverdir(),
@@ -268,16 +286,20 @@ pub(super) fn run_esubs(
         o.esub_apps.as_deref(),
     )?;
     if esubs.is_empty() {
-        return Ok(Some(Vec::new()));
+        return Ok(Some((Vec::new(), Vec::new())));
     }
     let parm = parm_file(o, cmd, with_command_line(config));
     match run(&esubs, &parm, o.esub_apps.as_deref(), keep_stdin)? {
         Verdict::Aborted => Ok(None),
-        Verdict::Accepted { modify, env } => {
+        Verdict::Accepted {
+            modify,
+            env,
+            stdout,
+        } => {
             for w in apply_modify(o, cmd, &modify)? {
                 eprintln!("bsub: {w}");
             }
-            Ok(Some(env))
+            Ok(Some((env, stdout)))
         }
     }
 }

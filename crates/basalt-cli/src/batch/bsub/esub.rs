@@ -134,6 +134,8 @@ pub enum Verdict {
     Accepted {
         modify: Vec<Assignment>,
         env: Vec<Assignment>,
+        /// What the esubs wrote to their standard output, for the job's eexec.
+        stdout: Vec<u8>,
     },
 }
 
@@ -141,8 +143,8 @@ pub enum Verdict {
 /// environment plus `LSB_SUB_PARM_FILE`, `LSB_SUB_ABORT_VALUE`, `LSB_SUB_MODIFY_FILE`,
 /// `LSB_SUB_MODIFY_ENVFILE`, `LSF_INVOKE_CMD=bsub` and `LSB_SUB_ADDITIONAL` (`-a`),
 /// bsub's stdin when `keep_stdin` (else `/dev/null`: bsub read the job from it), its
-/// stderr going to the user, its stdout read and dropped (LSF hands it to eexec, which
-/// Basalt does not run). An exit value other than `LSB_SUB_ABORT_VALUE` does not stop
+/// stderr going to the user, its stdout collected for the job's `eexec` (esub | eexec).
+/// An exit value other than `LSB_SUB_ABORT_VALUE` does not stop
 /// the submission; an esub that cannot be started or is killed by a signal does. The
 /// files live in a private temporary directory, removed when this returns.
 pub fn run(
@@ -161,6 +163,7 @@ pub fn run(
     let env_path = dir.path().join("envmodify");
     std::fs::write(&parm_path, parm)
         .map_err(|e| format!("Cannot write {}: {e}", parm_path.display()))?;
+    let mut stdout = Vec::new();
     for e in esubs {
         let mut c = Command::new(&e.path);
         c.args(&e.args)
@@ -184,6 +187,7 @@ pub fn run(
         let out = c
             .output()
             .map_err(|err| format!("Cannot run {}: {err}", e.path.display()))?;
+        stdout.extend_from_slice(&out.stdout);
         match (out.status.code(), out.status.signal()) {
             (Some(ABORT_VALUE), _) => return Ok(Verdict::Aborted),
             (Some(_), _) => {}
@@ -206,6 +210,7 @@ pub fn run(
     Ok(Verdict::Accepted {
         modify: read(&modify_path, "LSB_SUB_MODIFY_FILE")?,
         env: read(&env_path, "LSB_SUB_MODIFY_ENVFILE")?,
+        stdout,
     })
 }
 

@@ -115,6 +115,8 @@ pub fn build(o: &BsubOpts, cmd: &JobCommand, who: &Submitter) -> JobSubmission {
         pre_exec: o.pre_exec.clone().unwrap_or_default(),
         post_exec: o.post_exec.clone().unwrap_or_default(),
         requeue_exit_values: o.requeue_values.clone().unwrap_or_default(),
+        // Set after the esubs ran (esub | eexec).
+        esub_output: String::new(),
         mail_user: o.mail_user.clone().unwrap_or_default(),
         app: o.app.clone().unwrap_or_default(),
         umask: who.umask,

@@ -41,7 +41,7 @@
 //! files they may write (`LSB_SUB_MODIFY_FILE`: options to change, `SUB_RESET` removes
 //! one; `LSB_SUB_MODIFY_ENVFILE`: the job's environment variables), in a private
 //! temporary directory removed afterwards. An esub's stderr goes to the user, its stdout
-//! is read and dropped (eexec is not implemented), its stdin is bsub's unless bsub read
+//! is sent with the job as its eexec's standard input, its stdin is bsub's unless bsub read
 //! the job from it. Exit value `LSB_SUB_ABORT_VALUE` (97) refuses the job (`Request
 //! aborted by esub. Job not submitted.`, exit 255) and runs no later esub; any other
 //! lets the submission go on. Then the modify files are applied; a malformed one, or one

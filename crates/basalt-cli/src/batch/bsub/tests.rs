@@ -1035,6 +1035,7 @@ fn esubs_refuse_with_the_abort_value_and_write_back_changes() -> Result<(), Stri
                 assignment(2, "LSB_SUB_PROJECT_NAME", "p"),
             ],
             env: vec![assignment(1, "VAR", "v")],
+            stdout: b"for eexec\n".to_vec(),
         }
     );
     let text = std::fs::read_to_string(d.join("log")).map_err(|e| e.to_string())?;
