@@ -543,12 +543,16 @@ pub fn finish_record(j: &Job) -> r::JobFinish {
 /// A multi-line text in one lsb.events field (which cannot hold a newline): `%` and the
 /// line breaks percent-encoded (`%25`, `%0A`, `%0D`).
 fn encode_lines(s: &str) -> String {
-    s.replace('%', "%25").replace('\n', "%0A").replace('\r', "%0D")
+    s.replace('%', "%25")
+        .replace('\n', "%0A")
+        .replace('\r', "%0D")
 }
 
 /// The inverse of [`encode_lines`].
 fn decode_lines(s: &str) -> String {
-    s.replace("%0A", "\n").replace("%0D", "\r").replace("%25", "%")
+    s.replace("%0A", "\n")
+        .replace("%0D", "\r")
+        .replace("%25", "%")
 }
 
 #[cfg(test)]

@@ -618,7 +618,7 @@ impl Sched {
                 &own
             }
         };
-        if values.requeue.is_empty() && values.exclude.is_empty() {
+        if values.is_empty() {
             return None;
         }
         let code = u8::try_from(exit_code(exit_status)?).ok()?;

@@ -72,13 +72,17 @@ pub const QUEUE_KEYS: &[&str] = &[
     "MAX_JOB_REQUEUE",
 ];
 
-/// `REQUEUE_EXIT_VALUES = [exit_code ...] [EXCLUDE(exit_code ...)]` (lsb.queues, LSF 10.1):
-/// a job that exits with one of `requeue` goes back to PEND at the head of its queue; one
-/// of `exclude` too, and is never dispatched again to the host it exited on.
+/// `REQUEUE_EXIT_VALUES = [exit_code ...] [EXCLUDE(exit_code ...)]` (lsb.queues, and
+/// `bsub -Q`, LSF 10.1): a job that exits with one of `requeue` goes back to PEND at the
+/// head of its queue; one of `exclude` too, and is never dispatched again to the host it
+/// exited on. `all` stands for every non-zero exit value (a job that succeeded is done),
+/// `~n` leaves one out of `all`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RequeueValues {
     pub requeue: Vec<u8>,
     pub exclude: Vec<u8>,
+    pub all: bool,
+    pub except: Vec<u8>,
 }
 
 impl RequeueValues {
@@ -107,10 +111,25 @@ impl RequeueValues {
                 continue;
             }
             let end = rest.find(|c: char| c.is_whitespace()).unwrap_or(rest.len());
-            out.requeue.push(code(&rest[..end])?);
+            let word = &rest[..end];
+            if word.eq_ignore_ascii_case("all") {
+                out.all = true;
+            } else if let Some(n) = word.strip_prefix('~') {
+                out.except.push(code(n)?);
+            } else {
+                out.requeue.push(code(word)?);
+            }
             rest = rest[end..].trim_start();
         }
+        if !out.except.is_empty() && !out.all {
+            return Err("~exit_code is only meaningful after all".to_owned());
+        }
         Ok(out)
+    }
+
+    /// Nothing requeues.
+    pub fn is_empty(&self) -> bool {
+        self.requeue.is_empty() && self.exclude.is_empty() && !self.all
     }
 
     /// What a job that exited with `code` does: None (it ends), Some(false) (requeued),
@@ -118,7 +137,9 @@ impl RequeueValues {
     pub fn requeue_for(&self, code: u8) -> Option<bool> {
         if self.exclude.contains(&code) {
             Some(true)
-        } else if self.requeue.contains(&code) {
+        } else if self.requeue.contains(&code)
+            || (self.all && code != 0 && !self.except.contains(&code))
+        {
             Some(false)
         } else {
             None

@@ -388,3 +388,19 @@ fn basalt_params_errors_name_the_file() {
          BASALT_HOST_LOST_GRACE: expected a non-negative integer, found `soon`"
     );
 }
+
+#[test]
+fn requeue_exit_values_take_codes_all_with_exceptions_and_exclude() {
+    use crate::batch::RequeueValues;
+    let v = RequeueValues::parse("all ~1 ~2 EXCLUDE(9)").expect("parse");
+    assert_eq!(v.requeue_for(9), Some(true));
+    assert_eq!(v.requeue_for(1), None);
+    assert_eq!(v.requeue_for(2), None);
+    assert_eq!(v.requeue_for(3), Some(false));
+    assert_eq!(v.requeue_for(0), None);
+    let v = RequeueValues::parse("99 100").expect("parse");
+    assert_eq!((v.requeue_for(99), v.requeue_for(1)), (Some(false), None));
+    for bad in ["x", "256", "EXCLUDE 3", "EXCLUDE(3", "~1"] {
+        assert!(RequeueValues::parse(bad).is_err(), "{bad}");
+    }
+}
