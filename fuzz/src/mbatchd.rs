@@ -407,7 +407,7 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                 admin,
                 pb::SignalRequest {
                     ids: src.ids(),
-                    kind: i32::from(src.u8() % 6),
+                    kind: i32::from(src.u8() % 7),
                     signal: src.text(SIGNALS),
                     remove: src.bool(),
                     as_done: src.bool(),
@@ -419,6 +419,10 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                     } else {
                         String::new()
                     },
+                    hold: src.bool(),
+                    requeue_done: src.bool(),
+                    requeue_exit: src.bool(),
+                    requeue_running: src.bool(),
                 },
             ),
             10 => Op::Switch(

@@ -4,7 +4,8 @@
 //! exit value 99 ends the job; the queue's POST_EXEC runs after the job with
 //! LSB_JOBEXIT_STAT and `bjobs -l` shows its status; REQUEUE_EXIT_VALUES requeues a job
 //! that exits with a listed value, up to MAX_JOB_REQUEUE; the queue's JOB_STARTER runs
-//! the user's command in place of `%USRCMD`. The daemons run in the test
+//! the user's command in place of `%USRCMD`; `brequeue` kills a running job and runs it
+//! again, and with `-d` a finished one. The daemons run in the test
 //! process (`InProcessBatch`); one cluster serves every scenario.
 
 use anyhow::Result;
@@ -219,5 +220,30 @@ fn pre_exec_post_exec_and_requeue_exit_values() -> Result<()> {
     wait_stat(&c, ep, "EXIT")?;
     wait_long(&c, ep, "Post job process done successfully.")?;
     assert_eq!(read(&ep_stat).trim(), "512");
+
+    // brequeue: the running job is killed and runs again; brequeue -d a finished one.
+    let count4 = work.join("runs4");
+    let script = format!(
+        "echo x >> {f}; n=$(wc -l < {f}); [ $n -ge 2 ] && exit 0; sleep 60",
+        f = count4.display()
+    );
+    let rq = c.bsub(&work, &["-o", "/dev/null", &script])?;
+    wait_stat(&c, rq, "RUN")?;
+    wait_for("the job's first run", LONG, || {
+        let n = read(&count4).lines().count();
+        ((n == 1).then_some(()), n.to_string())
+    })?;
+    let out = c.ok("brequeue", &[&rq.to_string()])?;
+    assert_eq!(out, format!("Job <{rq}> is being requeued\n"));
+    wait_stat(&c, rq, "DONE")?;
+    assert_eq!(read(&count4).lines().count(), 2);
+    let refused = c.run("brequeue", &["-e", &rq.to_string()])?;
+    assert_eq!(refused.status.code(), Some(255));
+    c.ok("brequeue", &["-d", &rq.to_string()])?;
+    wait_for("the job's third run", LONG, || {
+        let n = read(&count4).lines().count();
+        ((n == 3).then_some(()), n.to_string())
+    })?;
+    wait_stat(&c, rq, "DONE")?;
     Ok(())
 }

@@ -39,6 +39,7 @@ const COMMANDS: &[&str] = &[
     "bsub",
     "bjobs",
     "bkill",
+    "brequeue",
     "bstop",
     "bresume",
     "bqueues",

@@ -346,6 +346,9 @@ impl OwnerState {
             JobSignal::Stop => s.stop(now, caller, key).map(|()| String::new()),
             JobSignal::Resume => s.resume(now, caller, key).map(|()| String::new()),
             JobSignal::Signal(sig) => s.send_signal(now, caller, key, sig).map(|()| String::new()),
+            JobSignal::Requeue { states, hold } => s
+                .requeue(now, caller, key, *states, *hold)
+                .map(|()| String::new()),
         })
     }
 }

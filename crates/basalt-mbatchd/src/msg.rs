@@ -48,6 +48,11 @@ pub(crate) enum JobSignal {
     Resume,
     /// `bkill -s SIG`: the signal's name without SIG, or its number.
     Signal(String),
+    /// `brequeue`.
+    Requeue {
+        states: basalt_sched::RequeueStates,
+        hold: bool,
+    },
 }
 
 /// What the owner tells an sbatchd that says hello.

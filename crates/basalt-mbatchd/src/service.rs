@@ -189,6 +189,14 @@ fn job_signal(req: &pb::SignalRequest) -> Result<JobSignal, Status> {
         Ok(pb::SignalKind::Stop) => JobSignal::Stop,
         Ok(pb::SignalKind::Resume) => JobSignal::Resume,
         Ok(pb::SignalKind::Signal) => JobSignal::Signal(req.signal.clone()),
+        Ok(pb::SignalKind::Requeue) => JobSignal::Requeue {
+            states: basalt_sched::RequeueStates {
+                done: req.requeue_done,
+                exit: req.requeue_exit,
+                running: req.requeue_running,
+            },
+            hold: req.hold,
+        },
         Ok(pb::SignalKind::Unspecified) => {
             return Err(Status::invalid_argument(
                 "signal request without a kind (kill, stop, resume or signal)",

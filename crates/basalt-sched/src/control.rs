@@ -2,10 +2,10 @@
 //! q*/h*) and who may do it.
 
 use crate::{
-    Caller, Event, HostStatus, Job, JobKey, Millis, SbdAction, Sched, SchedError, limits, secs,
-    state_change,
+    Caller, Event, HostStatus, Job, JobKey, Millis, RequeueStates, SbdAction, Sched, SchedError,
+    limits, secs, state_change,
 };
-use basalt_core::job::{self as jobv, JobState, exit_reason, status, susp};
+use basalt_core::job::{self as jobv, JobState, exit_reason, pend, status, susp};
 
 impl Sched {
     pub(crate) fn is_admin(&self, c: &Caller) -> bool {
@@ -94,6 +94,76 @@ impl Sched {
         if state.is_started()
             && let Some(host) = host
         {
+            self.order_sbd(
+                key,
+                attempt,
+                host,
+                SbdAction::Kill {
+                    term_reason: term.into(),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// brequeue: a running (or suspended) job is killed and goes back to PEND — PSUSP with
+    /// `hold` — at the head of its queue once sbatchd has killed it; a finished one
+    /// (DONE with `-d`, EXIT with `-e`) goes back at once. Logged as JOB_SIGNAL
+    /// `REQUEUE_PEND` / `REQUEUE_PSUSP`, then the JOB_STATUS of the requeue (reason
+    /// PEND_JOB_REQUEUED).
+    pub fn requeue(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        key: JobKey,
+        states: RequeueStates,
+        hold: bool,
+    ) -> Result<(), SchedError> {
+        let j = self.jobs.get(&key).ok_or(SchedError::NoJob)?;
+        if !self.may_control(caller, j) {
+            return Err(SchedError::Permission);
+        }
+        let (state, attempt, host) = (j.state, j.attempt, j.hosts.first().cloned());
+        let owner = caller.user == j.sub.user;
+        let wanted = match state {
+            JobState::Done => states.done,
+            JobState::Exit => states.exit,
+            s if s.is_started() => states.running,
+            _ => false,
+        };
+        if !wanted {
+            return Err(if state.is_pending() {
+                SchedError::NotStarted
+            } else if state.is_finished() {
+                SchedError::Finished
+            } else {
+                SchedError::Started
+            });
+        }
+        let t = secs(now);
+        let to = if hold { status::PSUSP } else { status::PEND };
+        self.emit(Event::JobSignal {
+            time: t,
+            key,
+            uid: caller.uid,
+            user: caller.user.clone(),
+            signal: if hold {
+                "REQUEUE_PSUSP"
+            } else {
+                "REQUEUE_PEND"
+            }
+            .into(),
+        });
+        if state.is_finished() {
+            self.emit(state_change(t, key, to, pend::REQUEUED, 0));
+            return Ok(());
+        }
+        if let Some(host) = host {
+            let term = if owner {
+                "TERM_REQUEUE_OWNER"
+            } else {
+                "TERM_REQUEUE_ADMIN"
+            };
             self.order_sbd(
                 key,
                 attempt,

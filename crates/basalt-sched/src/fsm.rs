@@ -277,6 +277,23 @@ impl Sched {
                     };
                     j.pend_reasons = Arc::default();
                 } else if new.is_pending() {
+                    if let Some(r) = j.requeues.as_mut() {
+                        r.requeue_to = 0;
+                    }
+                    if j.state.is_finished() {
+                        // brequeue of a finished job: it runs again from the start.
+                        j.hosts.clear();
+                        j.pid = 0;
+                        j.pgid = 0;
+                        j.start_time = 0;
+                        j.end_time = 0;
+                        j.exit_status = 0;
+                        j.cpu_time = 0.0;
+                        j.usage = None;
+                        j.term_reason = Str::EMPTY;
+                        j.kill_ordered = None;
+                        j.kill_as_done = false;
+                    }
                     if j.state.is_started() {
                         // A failed pre-execution command or a requeue by exit value:
                         // counted (their limits), the host excluded (EXCLUDE(...)) and the
@@ -339,6 +356,14 @@ impl Sched {
                             j.kill_ordered.get_or_insert_with(|| term.into());
                         }
                         "RESUME" => j.resume_sent = false,
+                        "REQUEUE_PEND" | "REQUEUE_PSUSP" if j.state.is_started() => {
+                            j.requeues.get_or_insert_with(Default::default).requeue_to =
+                                if signal == "REQUEUE_PSUSP" {
+                                    status::PSUSP
+                                } else {
+                                    status::PEND
+                                };
+                        }
                         _ => {}
                     }
                 }
@@ -515,7 +540,7 @@ impl Sched {
 /// requeued by exit value, or its pre-execution command failed — goes to the head of its
 /// queue.
 pub(crate) fn is_rerun(from: JobState, to: JobState, reasons: u32) -> bool {
-    from.is_started()
+    (from.is_started() || (from.is_finished() && reasons == pend::REQUEUED))
         && to == JobState::Pend
         && (reasons == pend::REQUEUED || reasons == pend::PRE_EXEC)
 }

@@ -120,6 +120,8 @@ pub enum SchedError {
     Started,
     #[error("Job is not pending")]
     NotPending,
+    #[error("Job has not started yet")]
+    NotStarted,
     #[error("No job slot available on the specified host(s)")]
     NoSlots,
     #[error("Bad dependency condition syntax")]

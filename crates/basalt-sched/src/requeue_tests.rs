@@ -220,3 +220,85 @@ fn post_exec_status_is_logged_as_pdone_or_perr_after_the_end() {
         assert_eq!(j.requeues.as_ref().map(|r| r.post_bits), Some(bit));
     }
 }
+
+fn all_states() -> RequeueStates {
+    RequeueStates {
+        done: true,
+        exit: true,
+        running: true,
+    }
+}
+
+#[test]
+fn brequeue_kills_a_running_job_and_puts_it_back_to_pend_at_the_head_of_its_queue() {
+    let (mut s, mut log) = with_queue(|_| {});
+    let key = (1, 0);
+    s.requeue(T0 + 50, &alice(), key, all_states(), false)
+        .expect("requeue");
+    let eff = s.take_effects();
+    // The kill goes to sbatchd (once it has answered the dispatch).
+    assert!(
+        eff.iter()
+            .any(|e| matches!(e, Effect::Signal { key: k, .. } if *k == key))
+            || matches!(
+                s.jobs[&key].pending_action.as_deref(),
+                Some(SbdAction::Kill { .. })
+            ),
+        "{eff:?}"
+    );
+    log.extend(logged(&eff));
+    // sbatchd reports the kill: the job is pending again, not ended.
+    finished(&mut s, T0 + 100, key, 130, None);
+    log.extend(logged(&s.take_effects()));
+    let j = &s.jobs[&key];
+    assert_eq!((j.state, j.reasons), (JobState::Pend, pend::REQUEUED));
+    s.schedule(T0 + 200);
+    assert_eq!(dispatches(&s.take_effects()).len(), 1);
+    assert_eq!(s.jobs[&key].attempt, 2);
+    // Replay gives the same.
+    let mut r = Sched::new(cfg(), T0 + 1);
+    for ev in &log {
+        r.on_event(ev);
+    }
+    assert_eq!(r.jobs[&key].state, JobState::Pend);
+}
+
+#[test]
+fn brequeue_h_holds_the_job_and_d_e_requeue_finished_jobs() {
+    let (mut s, _) = with_queue(|_| {});
+    let key = (1, 0);
+    s.requeue(T0 + 50, &alice(), key, all_states(), true)
+        .expect("requeue");
+    s.take_effects();
+    finished(&mut s, T0 + 100, key, 130, None);
+    assert_eq!(s.jobs[&key].state, JobState::Psusp);
+
+    let (mut s, _) = with_queue(|_| {});
+    finished(&mut s, T0 + 100, key, 0, None);
+    assert_eq!(s.jobs[&key].state, JobState::Done);
+    let only_exit = RequeueStates {
+        exit: true,
+        ..Default::default()
+    };
+    assert_eq!(
+        s.requeue(T0 + 150, &alice(), key, only_exit, false),
+        Err(SchedError::Finished)
+    );
+    let only_done = RequeueStates {
+        done: true,
+        ..Default::default()
+    };
+    s.requeue(T0 + 150, &alice(), key, only_done, false)
+        .expect("requeue done");
+    let j = &s.jobs[&key];
+    assert_eq!((j.state, j.exit_status, j.end_time), (JobState::Pend, 0, 0));
+    // Another user may not; a pending job has not started.
+    assert_eq!(
+        s.requeue(T0 + 160, &bob(), key, all_states(), false),
+        Err(SchedError::Permission)
+    );
+    assert_eq!(
+        s.requeue(T0 + 160, &alice(), key, all_states(), false),
+        Err(SchedError::NotStarted)
+    );
+}

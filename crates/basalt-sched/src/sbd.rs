@@ -485,6 +485,26 @@ impl Sched {
                 term_reason,
                 post_exec,
             } => {
+                // brequeue: back to PEND (or PSUSP) rather than ending.
+                let requeue_to = self
+                    .jobs
+                    .get(&key)
+                    .and_then(|j| j.requeues.as_ref())
+                    .map_or(0, |r| r.requeue_to);
+                if requeue_to != 0 {
+                    let mut ev = state_change(t, key, requeue_to, pend::REQUEUED, 0);
+                    if let Event::JobStatus {
+                        exit_status: e,
+                        usage: u,
+                        ..
+                    } = &mut ev
+                    {
+                        *e = exit_status;
+                        *u = Some(usage);
+                    }
+                    self.emit(ev);
+                    return Ack::Ok;
+                }
                 let as_done = self.jobs.get(&key).is_some_and(|j| j.kill_as_done);
                 let ordered = self.jobs.get(&key).and_then(|j| j.kill_ordered.clone());
                 let term = if term_reason.is_empty() {

@@ -390,6 +390,17 @@ pub struct Requeues {
     pub not_before: crate::Millis,
     /// The post-execution status bits of its end (PDONE or PERR; 0 = none ran).
     pub post_bits: u32,
+    /// brequeue of a running job: the state it goes to once sbatchd has killed it (PEND,
+    /// or PSUSP with -H); 0 = none asked.
+    pub requeue_to: u32,
+}
+
+/// Which jobs `brequeue` acts on (its `-d -e -r -a` options).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RequeueStates {
+    pub done: bool,
+    pub exit: bool,
+    pub running: bool,
 }
 
 impl Job {

@@ -19,6 +19,7 @@ pub enum Action {
     Signal,
     Stop,
     Resume,
+    Requeue,
 }
 
 impl Action {
@@ -29,6 +30,7 @@ impl Action {
             Action::Signal => "signaled",
             Action::Stop => "stopped",
             Action::Resume => "resumed",
+            Action::Requeue => "requeued",
         }
     }
 
@@ -38,6 +40,7 @@ impl Action {
             Action::Signal => SignalKind::Signal,
             Action::Stop => SignalKind::Stop,
             Action::Resume => SignalKind::Resume,
+            Action::Requeue => SignalKind::Requeue,
         }
     }
 }
@@ -165,6 +168,13 @@ pub fn signal_main(cmd: &str, args: Vec<String>) -> ExitCode {
             },
             format!("Usage: bkill [-h] [-V] [-r | -d | -s signal] {SIGNAL_USAGE_TAIL}"),
         ),
+        "brequeue" => (
+            Spec {
+                flags: &["h", "V", "d", "e", "r", "a", "H"],
+                valued: &["u", "J"],
+            },
+            "Usage: brequeue [-h] [-V] [-J job_name | -J \"job_name[index_list]\"] [-u user_name | -u all]\n                [-d] [-e] [-r] [-a] [-H] [job_ID | \"job_ID[index_list]\" ...]\n".to_owned(),
+        ),
         _ => (
             Spec {
                 flags: &["h", "V"],
@@ -180,8 +190,11 @@ pub fn signal_main(cmd: &str, args: Vec<String>) -> ExitCode {
     let mut action = match cmd {
         "bstop" => Action::Stop,
         "bresume" => Action::Resume,
+        "brequeue" => Action::Requeue,
         _ => Action::Kill,
     };
+    let requeue = action == Action::Requeue;
+    let (mut done, mut exit, mut running, mut hold) = (false, false, false, false);
     let mut f = Filters::default();
     let mut signal = String::new();
     let (mut remove, mut as_done) = (false, false);
@@ -194,6 +207,11 @@ pub fn signal_main(cmd: &str, args: Vec<String>) -> ExitCode {
                     continue;
                 }
                 match n.as_str() {
+                    "d" if requeue => done = true,
+                    "e" => exit = true,
+                    "r" if requeue => running = true,
+                    "a" => (done, exit, running) = (true, true, true),
+                    "H" => hold = true,
                     "r" => remove = true,
                     "d" => as_done = true,
                     "s" => {
@@ -257,6 +275,11 @@ pub fn signal_main(cmd: &str, args: Vec<String>) -> ExitCode {
             queue: f.queue.unwrap_or_default(),
             host: f.host.unwrap_or_default(),
             job_name: f.job_name.unwrap_or_default(),
+            hold,
+            requeue_done: done,
+            requeue_exit: exit,
+            // Without -d -e -r -a: the running (and suspended) jobs.
+            requeue_running: running || (requeue && !done && !exit),
         };
         match client.signal(req).await {
             Ok(r) => {

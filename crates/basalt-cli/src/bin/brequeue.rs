@@ -1,0 +1,8 @@
+//! `brequeue` — kill jobs and put them back in their queues (logic in `basalt_cli::batch`).
+
+use basalt_cli::batch::{self, jobctl};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    jobctl::signal_main("brequeue", batch::argv())
+}
