@@ -50,6 +50,8 @@ const COMMANDS: &[&str] = &[
     "bpeek",
     "bparams",
     "blimits",
+    "bmgroup",
+    "bugroup",
     "badmin",
     "bhist",
     "bacct",
