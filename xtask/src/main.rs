@@ -51,6 +51,8 @@ const COMMANDS: &[&str] = &[
     "bpeek",
     "bparams",
     "blimits",
+    "bmgroup",
+    "bugroup",
     "badmin",
     "bhist",
     "bacct",

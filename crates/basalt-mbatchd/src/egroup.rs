@@ -8,21 +8,13 @@
 //! administrators. A group that cannot be resolved denies; it never allows.
 
 use basalt_config::Config;
+use basalt_runtime::egroup::Kind;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 use tracing::{error, info};
 
-/// How long one egroup call may take.
-pub const TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Longest output read from one call (a group of a million users fits).
-const MAX_OUTPUT: usize = 64 * 1024 * 1024;
-
-/// `LSF_SERVERDIR/egroup`.
-pub fn program(config: &Config) -> PathBuf {
-    config.serverdir().join("egroup")
-}
+pub use basalt_runtime::egroup::{TIMEOUT, program};
 
 /// The members of every `(!)` user group, by group name; a group egroup could not
 /// resolve is absent.
@@ -59,56 +51,15 @@ pub async fn resolve(config: &Config) -> BTreeMap<String, Vec<String>> {
     out
 }
 
-/// One `egroup -u <group>` call: its members, or why there are none.
+/// One `egroup -u <group>` call ([`basalt_runtime::egroup::call`]): its members, or why
+/// there are none.
 pub async fn call(
     prog: &Path,
     config: &Config,
     group: &str,
     timeout: Duration,
 ) -> Result<Vec<String>, String> {
-    use tokio::io::AsyncReadExt;
-    let mut child = tokio::process::Command::new(prog)
-        .arg("-u")
-        .arg(group)
-        .env("LSF_ENVDIR", &config.envdir)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot run {}: {e}", prog.display()))?;
-    let mut stdout = child
-        .stdout
-        .take()
-        .ok_or_else(|| "no standard output".to_owned())?;
-    let work = async {
-        let mut buf = Vec::new();
-        (&mut stdout)
-            .take(MAX_OUTPUT as u64 + 1)
-            .read_to_end(&mut buf)
-            .await
-            .map_err(|e| format!("reading its output: {e}"))?;
-        let status = child
-            .wait()
-            .await
-            .map_err(|e| format!("waiting for it: {e}"))?;
-        Ok::<_, String>((buf, status))
-    };
-    let (buf, status) = match tokio::time::timeout(timeout, work).await {
-        Ok(r) => r?,
-        Err(_) => return Err(format!("no answer within {} s", timeout.as_secs())),
-    };
-    if !status.success() {
-        return Err(format!("{} exited with {status}", prog.display()));
-    }
-    if buf.len() > MAX_OUTPUT {
-        return Err(format!("its output is longer than {MAX_OUTPUT} bytes"));
-    }
-    let text = String::from_utf8(buf).map_err(|_| "its output is not text".to_owned())?;
-    let mut members: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
-    members.sort();
-    members.dedup();
-    Ok(members)
+    basalt_runtime::egroup::call(prog, &config.envdir, Kind::User, group, timeout).await
 }
 
 #[cfg(test)]

@@ -14,9 +14,11 @@
 //! * what time it is ([`time`]: one [`time::Clock`], system or manual, and the one
 //!   `localtime_r`/`mktime` wrapper);
 //! * how a daemon starts ([`daemon`]: the common flags and start-up of the daemon
-//!   `main`s).
+//!   `main`s);
+//! * how `LSF_SERVERDIR/egroup` is asked for the members of a `(!)` group ([`egroup`]).
 
 pub mod daemon;
+pub mod egroup;
 pub mod time;
 
 pub use basalt_auth::{Authenticator, Identity, Need, Verifier};

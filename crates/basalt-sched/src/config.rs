@@ -524,6 +524,7 @@ mod tests {
             name: name.into(),
             members: members.iter().map(|m| m.to_string()).collect(),
             shares: None,
+            admins: vec![],
             line: 0,
         }
     }

@@ -471,6 +471,7 @@ fn an_unresolved_egroup_denies_and_never_allows() {
         name: name.into(),
         members: members.iter().map(|m| m.to_string()).collect(),
         shares: None,
+        admins: vec![],
         line: 1,
     };
     let groups = vec![

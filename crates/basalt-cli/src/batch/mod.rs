@@ -1,5 +1,5 @@
 //! The batch commands: `bsub bjobs bkill bstop bresume bswitch btop bbot brun bpeek
-//! bqueues bhosts bparams badmin`.
+//! bqueues bhosts bparams blimits bmgroup bugroup badmin`.
 //!
 //! Each command module has a pure part (argument parsing, reply -> text) that is
 //! unit-tested byte for byte against cli-output.md / cli-contract.md, and a `main`
@@ -16,9 +16,12 @@
 pub mod badmin;
 pub mod bjobs;
 pub mod blimits;
+pub mod bmgroup;
 pub mod bpeek;
 pub mod bqueues;
 pub mod bsub;
+pub mod bugroup;
+pub mod groups;
 pub mod jobctl;
 pub mod opts;
 pub mod params;

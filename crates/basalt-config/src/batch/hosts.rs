@@ -44,6 +44,9 @@ pub struct Group {
     pub members: Vec<String>,
     /// USER_SHARES, raw (without the outer parentheses).
     pub shares: Option<String>,
+    /// GROUP_ADMIN tokens (users, user groups, `name[usershares]`/`name[full]`): shown by
+    /// bugroup -l and bmgroup -l; the rights they name are not applied.
+    pub admins: Vec<String>,
     pub line: usize,
 }
 
@@ -156,10 +159,11 @@ pub(super) fn groups(
     if !check_columns(ctx, section, table, known, &["GROUP_NAME", "GROUP_MEMBER"]) {
         return;
     }
-    let (n, m, s) = (
+    let (n, m, s, a) = (
         table.col("GROUP_NAME"),
         table.col("GROUP_MEMBER"),
         table.col("USER_SHARES"),
+        table.col("GROUP_ADMIN"),
     );
     for row in &table.rows {
         let Some(name) = row.get(n) else {
@@ -177,6 +181,7 @@ pub(super) fn groups(
             name: name.to_owned(),
             members: row.get(m).map(list).unwrap_or_default(),
             shares: row.get(s).map(str::to_owned),
+            admins: row.get(a).map(list).unwrap_or_default(),
             line: row.line,
         });
     }

@@ -285,6 +285,37 @@ fn users_and_applications() {
     assert_eq!(w, vec![(3, true), (4, false)]);
 }
 
+/// GROUP_ADMIN is kept for bugroup -l / bmgroup -l, and still warned about as read but
+/// not applied (there are no group administrator rights).
+#[test]
+fn group_admins_are_stored_and_still_not_applied() {
+    let text = "Begin UserGroup\nGROUP_NAME GROUP_MEMBER GROUP_ADMIN USER_SHARES\n\
+                g1 (alice bob) (carol dave[full]) ([alice,2] [bob,1])\ng2 (all) - -\n\
+                End UserGroup\n";
+    let (b, d) = with_ctx(|ctx| {
+        let mut b = Batch::default();
+        parse_users(ctx, text, &mut b);
+        b
+    });
+    assert!(d.errors.is_empty(), "{d:?}");
+    assert_eq!(b.user_groups[0].admins, vec!["carol", "dave[full]"]);
+    assert!(b.user_groups[1].admins.is_empty());
+    assert!(
+        d.warnings
+            .iter()
+            .any(|w| w.not_applied && w.message.starts_with("GROUP_ADMIN")),
+        "{d:?}"
+    );
+    let text =
+        "Begin HostGroup\nGROUP_NAME GROUP_MEMBER GROUP_ADMIN\nhg (h1) (carol)\nEnd HostGroup\n";
+    let (b, _) = with_ctx(|ctx| {
+        let mut b = Batch::default();
+        parse_hosts(ctx, text, &shared(), &mut b);
+        b
+    });
+    assert_eq!(b.host_groups[0].admins, vec!["carol"]);
+}
+
 /// The errors of an lsb.params made of `body`, as `(line, message)`.
 fn params_errors(body: &str) -> (BatchParams, Vec<(usize, String)>) {
     let text = format!("Begin Parameters\n{body}\nEnd Parameters\n");

@@ -1,0 +1,8 @@
+//! `bmgroup` — show host groups (logic in `basalt_cli::batch`).
+
+use basalt_cli::batch::{self, bmgroup};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    bmgroup::main(batch::argv())
+}

@@ -1,0 +1,8 @@
+//! `bugroup` — show user groups (logic in `basalt_cli::batch`).
+
+use basalt_cli::batch::{self, bugroup};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    bugroup::main(batch::argv())
+}
