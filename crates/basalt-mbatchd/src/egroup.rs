@@ -1,7 +1,8 @@
-//! Dynamic user groups (LSF's `egroup`): a user group whose GROUP_MEMBER in lsb.users is
-//! `(!)` gets its members from `LSF_SERVERDIR/egroup -u <group>`, which writes them to
-//! its standard output separated by blanks. mbatchd asks when it starts (so also after
-//! `badmin reconfig`, which restarts it).
+//! Dynamic groups (LSF's `egroup`): a user group whose GROUP_MEMBER in lsb.users is
+//! `(!)` gets its members from `LSF_SERVERDIR/egroup -u <group>`, a host group of
+//! lsb.hosts with `(!)` from `egroup -m <group>`; egroup writes them to its standard
+//! output separated by blanks. mbatchd asks when it starts (so also after `badmin
+//! reconfig`, which restarts it). A host group egroup cannot resolve has no hosts.
 //!
 //! A group whose egroup is missing, fails, says nothing usable or does not answer within
 //! [`TIMEOUT`] has no members: a queue open only to it is open to nobody but the
@@ -45,6 +46,37 @@ pub async fn resolve(config: &Config) -> BTreeMap<String, Vec<String>> {
                 group,
                 "egroup could not resolve user group {group}: {e}; it has no members, so \
                  queues open only to it refuse every user but the administrators"
+            ),
+        }
+    }
+    out
+}
+
+/// The hosts of every `(!)` host group, by group name; a group egroup could not resolve
+/// is absent (it has no hosts).
+pub async fn resolve_hosts(config: &Config) -> BTreeMap<String, Vec<String>> {
+    let dynamic: Vec<&str> = config
+        .batch
+        .host_groups
+        .iter()
+        .filter(|g| g.members.iter().any(|m| m == "!"))
+        .map(|g| g.name.as_str())
+        .collect();
+    let mut out = BTreeMap::new();
+    if dynamic.is_empty() {
+        return out;
+    }
+    let prog = program(config);
+    for group in dynamic {
+        match basalt_runtime::egroup::call(&prog, &config.envdir, Kind::Host, group, TIMEOUT).await
+        {
+            Ok(hosts) => {
+                info!(group, hosts = hosts.len(), "egroup resolved the host group");
+                out.insert(group.to_owned(), hosts);
+            }
+            Err(e) => error!(
+                group,
+                "egroup could not resolve host group {group}: {e}; it has no hosts"
             ),
         }
     }

@@ -195,9 +195,10 @@ async fn serve(
         );
     }
     let egroups = egroup::resolve(&config).await;
+    let host_egroups = egroup::resolve_hosts(&config).await;
     let now = now_ms();
     let mut sched = Sched::new(
-        SchedConfig::from_config_with_egroups(&config, &egroups),
+        SchedConfig::from_config_dynamic(&config, &egroups, &host_egroups),
         now,
     );
     let opts = journal::Options::from_config(&config);
@@ -270,6 +271,7 @@ async fn serve(
         term_epoch: epoch,
         switch_retry: None,
         egroups,
+        host_egroups,
         config_problem: run_opts.config_problem.clone().unwrap_or_default(),
         peers: dispatch::Peers::default(),
     };

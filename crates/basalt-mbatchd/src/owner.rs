@@ -116,6 +116,8 @@ pub(crate) struct OwnerState {
     pub(crate) switch_retry: Option<std::time::Instant>,
     /// The members egroup gave the `(!)` user groups at start.
     pub(crate) egroups: std::collections::BTreeMap<String, Vec<String>>,
+    /// The hosts egroup gave the `(!)` host groups.
+    pub(crate) host_egroups: std::collections::BTreeMap<String, Vec<String>>,
     /// See [`RunOptions::config_problem`] ("" = none).
     pub(crate) config_problem: String,
     /// The sbatchd clients dispatches reuse while their connection is proven alive.
@@ -374,7 +376,7 @@ impl OwnerState {
             }
         };
         let mut sched = Sched::new(
-            SchedConfig::from_config_with_egroups(&self.config, &self.egroups),
+            SchedConfig::from_config_dynamic(&self.config, &self.egroups, &self.host_egroups),
             now,
         );
         sched.replay(&replayed.events);

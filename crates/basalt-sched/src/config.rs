@@ -94,31 +94,53 @@ fn setting(
 }
 
 /// Host names, host groups (recursively), `all`/`others` and `~` exclusions, expanded to
-/// host names (empty: every host, nothing excluded).
-pub(crate) fn expand_hosts(tokens: &[String], groups: &[Group], all: &[String]) -> Vec<String> {
-    expand(tokens, groups, all)
+/// host names (empty: every host, nothing excluded; [`NO_HOST`] alone: no host).
+pub(crate) fn expand_hosts(
+    tokens: &[String],
+    groups: &[Group],
+    all: &[String],
+    dynamic: &BTreeMap<String, Vec<String>>,
+) -> Vec<String> {
+    expand(tokens, groups, all, dynamic)
 }
 
-fn expand(tokens: &[String], groups: &[Group], all: &[String]) -> Vec<String> {
+/// A host group's `!` member stands for the hosts its egroup gave (`dynamic`), and for no
+/// host when it gave none.
+fn expand(
+    tokens: &[String],
+    groups: &[Group],
+    all: &[String],
+    dynamic: &BTreeMap<String, Vec<String>>,
+) -> Vec<String> {
     let mut include: Vec<String> = Vec::new();
     let mut exclude: Vec<String> = Vec::new();
     let mut everything = false;
-    fn members(name: &str, groups: &[Group], depth: u32, out: &mut Vec<String>, all: &[String]) {
+    fn members(
+        name: &str,
+        groups: &[Group],
+        depth: u32,
+        out: &mut Vec<String>,
+        all: &[String],
+        dynamic: &BTreeMap<String, Vec<String>>,
+    ) {
         if depth > 8 {
             return;
         }
         if let Some(g) = groups.iter().find(|g| g.name == name) {
             for m in &g.members {
-                if m == "all" || m == "!" {
+                if m == "all" {
                     out.extend(all.iter().cloned());
+                } else if m == "!" {
+                    out.extend(dynamic.get(&g.name).into_iter().flatten().cloned());
                 } else if !m.starts_with('~') {
-                    members(m, groups, depth + 1, out, all);
+                    members(m, groups, depth + 1, out, all, dynamic);
                 }
             }
         } else {
             out.push(name.to_string());
         }
     }
+    let mut named = false;
     for t in tokens {
         let t = t.split('+').next().unwrap_or(t).trim();
         if t.is_empty() || t == "none" {
@@ -127,20 +149,30 @@ fn expand(tokens: &[String], groups: &[Group], all: &[String]) -> Vec<String> {
         if t == "all" || t == "others" {
             everything = true;
         } else if let Some(x) = t.strip_prefix('~') {
-            members(x, groups, 0, &mut exclude, all);
+            members(x, groups, 0, &mut exclude, all, dynamic);
         } else {
-            members(t, groups, 0, &mut include, all);
+            named = true;
+            members(t, groups, 0, &mut include, all, dynamic);
         }
     }
     if everything {
         include = all.to_vec();
     }
-    if exclude.is_empty() && (everything || include.is_empty()) {
-        return if everything { Vec::new() } else { include };
+    if (everything && exclude.is_empty()) || (!everything && !named) {
+        return Vec::new();
     }
     include.retain(|h| !exclude.iter().any(|x| basalt_core::same_host(x, h)));
+    if include.is_empty() {
+        // Names that come to no host (an unresolved egroup, everything excluded): no
+        // host at all, not every host.
+        return vec![NO_HOST.to_owned()];
+    }
     include
 }
+
+/// What a host list that names no host expands to (an empty list means every host);
+/// never a host's name.
+pub const NO_HOST: &str = "(none)";
 
 /// Who may use a queue: everyone, or the users listed.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -301,6 +333,17 @@ impl SchedConfig {
         c: &Config,
         egroups: &BTreeMap<String, Vec<String>>,
     ) -> SchedConfig {
+        Self::from_config_dynamic(c, egroups, &BTreeMap::new())
+    }
+
+    /// Resolve a loaded configuration; `egroups` are the members the `egroup` program gave
+    /// for the user groups whose GROUP_MEMBER is `(!)` (`egroup -u`), `host_egroups` those
+    /// of such host groups (`egroup -m`).
+    pub fn from_config_dynamic(
+        c: &Config,
+        egroups: &BTreeMap<String, Vec<String>>,
+        host_egroups: &BTreeMap<String, Vec<String>>,
+    ) -> SchedConfig {
         let b: &Batch = &c.batch;
         let p = &b.params;
         let server: Vec<&basalt_config::cluster::ClusterHost> =
@@ -389,7 +432,7 @@ impl SchedConfig {
                     ujob_limit: q.ujob_limit,
                     hjob_limit: q.hjob_limit,
                     pjob_limit: q.pjob_limit,
-                    hosts: expand(&q.hosts, &b.host_groups, &all_hosts),
+                    hosts: expand(&q.hosts, &b.host_groups, &all_hosts, host_egroups),
                     users_all: users.all,
                     users: users.names,
                     users_except: users.except,
@@ -492,7 +535,7 @@ impl SchedConfig {
                 "EB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
                 _ => 1.0 / 1024.0,
             },
-            limits: crate::reslimits::resolve(b, &all_hosts, egroups),
+            limits: crate::reslimits::resolve(b, &all_hosts, egroups, host_egroups),
             shared: basalt_config::resource_map::shared_instances(c)
                 .into_iter()
                 .filter(|i| i.kind == basalt_config::ResourceKind::Numeric)
@@ -598,5 +641,50 @@ mod tests {
         assert_eq!(check("alice", "ext"), Err(SchedError::UserNotInGroup));
         let eg = BTreeMap::from([("ext".to_string(), vec!["alice".to_string()])]);
         assert_eq!(check_app_and_group(&b, &eg, "alice", "", "ext"), Ok(()));
+    }
+
+    /// A host group whose GROUP_MEMBER is `(!)` has the hosts its egroup gave (`egroup
+    /// -m`), and no host when it gave none; queue HOSTS and limits expand it so.
+    #[test]
+    fn a_dynamic_host_group_has_the_hosts_egroup_gave_and_none_without() {
+        let groups = vec![group("dyn", &["!"]), group("mixed", &["dyn", "hostC"])];
+        let all: Vec<String> = ["hostA", "hostB", "hostC"].map(String::from).to_vec();
+        let gave = BTreeMap::from([("dyn".to_owned(), vec!["hostB".to_owned()])]);
+        let none = BTreeMap::new();
+        let t = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            expand_hosts(&t(&["dyn"]), &groups, &all, &gave),
+            t(&["hostB"])
+        );
+        assert_eq!(
+            expand_hosts(&t(&["mixed"]), &groups, &all, &gave),
+            t(&["hostB", "hostC"])
+        );
+        assert_eq!(
+            expand_hosts(&t(&["dyn"]), &groups, &all, &none),
+            t(&[NO_HOST])
+        );
+        // Nothing named: every host; everything excluded: none.
+        assert_eq!(
+            expand_hosts(&t(&[]), &groups, &all, &none),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            expand_hosts(&t(&["all"]), &groups, &all, &none),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            expand_hosts(
+                &t(&["all", "~hostA", "~hostB", "~hostC"]),
+                &groups,
+                &all,
+                &none
+            ),
+            t(&[NO_HOST])
+        );
+        assert_eq!(
+            expand_hosts(&t(&["mixed"]), &groups, &all, &none),
+            t(&["hostC"])
+        );
     }
 }

@@ -273,12 +273,13 @@ pub fn resolve(
     b: &Batch,
     all_hosts: &[String],
     egroups: &BTreeMap<String, Vec<String>>,
+    host_egroups: &BTreeMap<String, Vec<String>>,
 ) -> Vec<ResLimit> {
     let mut out: Vec<ResLimit> = b
         .limits
         .iter()
         .enumerate()
-        .map(|(i, l)| from_limit(b, l, i, all_hosts, egroups))
+        .map(|(i, l)| from_limit(b, l, i, all_hosts, egroups, host_egroups))
         .collect();
     out.extend(from_users(b, egroups));
     out
@@ -290,6 +291,7 @@ fn from_limit(
     i: usize,
     all_hosts: &[String],
     egroups: &BTreeMap<String, Vec<String>>,
+    host_egroups: &BTreeMap<String, Vec<String>>,
 ) -> ResLimit {
     let users = |t: &[String]| Members::from(expand_users(t, &b.user_groups, egroups));
     let plain = |t: &[String]| {
@@ -318,7 +320,7 @@ fn from_limit(
             }
         } else {
             Members {
-                names: crate::config::expand_hosts(t, &b.host_groups, all_hosts),
+                names: crate::config::expand_hosts(t, &b.host_groups, all_hosts, host_egroups),
                 ..Default::default()
             }
         }
