@@ -24,6 +24,13 @@
 //! others end EXIT ([`TERM_HOST_LOST`]) — and [`Sched::sbd_hello`] orders a returning
 //! sbatchd to kill the copies it still has.
 //!
+//! Policy (issue 20): resource requirements and reservations (`schedule/select.rs`,
+//! shared resources such as licence counts counted per ResourceMap instance), resource
+//! allocation limits ([`mod@reslimits`]), and requeues: a failed pre-execution command
+//! (PEND reason 6, tried again after MBD_SLEEP_TIME, [`Requeues`]), REQUEUE_EXIT_VALUES /
+//! `bsub -Q` (with `EXCLUDE(...)` hosts and MAX_JOB_REQUEUE), `brequeue` — all derived from
+//! the log, so a replay counts the same.
+//!
 //! Memory: a job's strings are [`Str`]s (16 bytes, "" unallocated); those many jobs repeat
 //! (user, queue, host, directories, project...) and their limits are kept once through
 //! the core's pool (`strs.rs`); jobs are boxed in their map, and what only a started job
