@@ -1,7 +1,7 @@
 //! Resource allocation limits on a real cluster (issue 20, item 4): an lsb.resources
 //! Limit with `PER_USER = all` and `SLOTS = 1` runs one job of a user at a time, the
 //! next pending with "Not allowed due to resource limit." until the first ends, and
-//! `blimits` shows the count in use. The daemons run in the test process
+//! `blimits` shows the count in use; `busers` the user's slots by state. The daemons run in the test process
 //! (`InProcessBatch`).
 
 use anyhow::Result;
@@ -87,6 +87,18 @@ fn a_per_user_slot_limit_runs_one_job_of_the_user_and_blimits_shows_it() -> Resu
             "-"
         ],
         "{limits}"
+    );
+    // busers: the user's slots by state.
+    let users = c.ok("busers", &[])?;
+    let row: Vec<&str> = users
+        .lines()
+        .nth(1)
+        .map(|l| l.split_whitespace().collect())
+        .unwrap_or_default();
+    assert_eq!(
+        row,
+        vec![user.as_str(), "-", "-", "2", "1", "1", "0", "0", "0"],
+        "{users}"
     );
     std::fs::write(&gate, "")?;
     wait_stat(&c, first, "DONE")?;

@@ -51,6 +51,7 @@ const COMMANDS: &[&str] = &[
     "bpeek",
     "bparams",
     "blimits",
+    "busers",
     "bmgroup",
     "bugroup",
     "badmin",

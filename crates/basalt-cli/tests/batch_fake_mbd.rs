@@ -204,6 +204,13 @@ impl Mbatchd for FakeMbd {
         }))
     }
 
+    async fn users(
+        &self,
+        _r: Request<basalt_proto::mbatchd::UsersRequest>,
+    ) -> Result<Response<basalt_proto::mbatchd::UsersReply>, Status> {
+        Ok(Response::new(Default::default()))
+    }
+
     async fn limits(
         &self,
         _r: Request<basalt_proto::mbatchd::LimitsRequest>,

@@ -156,6 +156,10 @@ impl OwnerState {
                 out.config_problem = self.config_problem.clone();
                 deferred.push(defer(reply, out));
             }
+            Msg::Users { names, all, reply } => {
+                let out = self.sched.users_view(&names, all);
+                deferred.push(defer(reply, out));
+            }
             Msg::Limits { reply } => {
                 let out = (self.sched.limits_view(), self.sched.config().limits.len());
                 deferred.push(defer(reply, out));

@@ -129,6 +129,11 @@ pub(crate) enum Msg {
     Limits {
         reply: Reply<(Vec<basalt_sched::views::LimitRow>, usize)>,
     },
+    Users {
+        names: Vec<String>,
+        all: bool,
+        reply: Reply<Vec<basalt_sched::views::UserRow>>,
+    },
     QueueCtl {
         caller: Caller,
         op: u32,

@@ -328,6 +328,7 @@ impl OwnerState {
             | Msg::Hosts { .. }
             | Msg::Params { .. }
             | Msg::Limits { .. }
+            | Msg::Users { .. }
             | Msg::Lim(_)
             | Msg::Resign(_)
             | Msg::Shutdown => Some(msg),

@@ -437,6 +437,45 @@ impl Mbatchd for MbatchdService {
         Ok(Response::new(basalt_wire::params_reply(&view)))
     }
 
+    async fn users(
+        &self,
+        request: Request<pb::UsersRequest>,
+    ) -> Result<Response<pb::UsersReply>, Status> {
+        let caller = self.caller(&request).await?;
+        let req = request.into_inner();
+        bounded_list(
+            "user names",
+            req.users.iter(),
+            bounds::MAX_ASKED_HOSTS,
+            bounds::MAX_NAME,
+        )?;
+        let all = req.users.iter().any(|u| u == "all");
+        let mut names: Vec<String> = req.users.into_iter().filter(|u| u != "all").collect();
+        if names.is_empty() && !all {
+            names.push(caller.user.clone());
+        }
+        let rows = self
+            .owner
+            .ask(|reply| Msg::Users { names, all, reply })
+            .await?;
+        Ok(Response::new(pb::UsersReply {
+            users: rows
+                .into_iter()
+                .map(|r| pb::UserInfo {
+                    name: r.name,
+                    jl_p: r.jl_p.unwrap_or(-1.0),
+                    max: r.max.map_or(-1, |m| i32::try_from(m).unwrap_or(i32::MAX)),
+                    njobs: r.njobs,
+                    pend: r.pend,
+                    run: r.run,
+                    ssusp: r.ssusp,
+                    ususp: r.ususp,
+                    rsv: r.rsv,
+                })
+                .collect(),
+        }))
+    }
+
     async fn limits(
         &self,
         request: Request<pb::LimitsRequest>,

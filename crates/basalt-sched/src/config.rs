@@ -52,6 +52,9 @@ pub struct SchedConfig {
     pub shared: Vec<SharedRes>,
     /// lsb.resources' Limit sections and lsb.users' MAX_JOBS.
     pub limits: Vec<crate::reslimits::ResLimit>,
+    /// The users lsb.users has a row of their own for (and `default`), with their JL/P,
+    /// for busers.
+    pub user_rows: BTreeMap<String, Option<f64>>,
 }
 
 /// One instance of a numeric shared resource (ResourceMap of `lsf.cluster.<cluster>`).
@@ -536,6 +539,14 @@ impl SchedConfig {
                 _ => 1.0 / 1024.0,
             },
             limits: crate::reslimits::resolve(b, &all_hosts, egroups, host_egroups),
+            user_rows: b
+                .users
+                .iter()
+                .filter(|u| {
+                    !u.name.ends_with('@') && !b.user_groups.iter().any(|g| g.name == u.name)
+                })
+                .map(|u| (u.name.clone(), u.jl_p))
+                .collect(),
             shared: basalt_config::resource_map::shared_instances(c)
                 .into_iter()
                 .filter(|i| i.kind == basalt_config::ResourceKind::Numeric)

@@ -171,3 +171,34 @@ fn lsb_users_max_jobs_is_a_users_slot_limit_with_its_reason() {
     assert_eq!(reasons(&s, a[1]), vec![pend::USER_LIMIT]);
     assert!(d.iter().any(|(k, _)| *k == b[1]));
 }
+
+#[test]
+fn busers_counts_a_users_slots_by_state_with_the_max_jobs_that_covers_them() {
+    let mut s = core(vec![ResLimit {
+        users: Scope::Each(names(&["alice"])),
+        slots: Some(1),
+        reason: pend::USER_LIMIT,
+        ..limit("alice")
+    }]);
+    submit(&mut s, &alice(), 2);
+    pass(&mut s);
+    let rows = s.users_view(&["alice".to_owned(), "bob".to_owned()], false);
+    let alice_row = &rows[0];
+    assert_eq!(alice_row.name, "alice");
+    assert_eq!(
+        (
+            alice_row.max,
+            alice_row.njobs,
+            alice_row.pend,
+            alice_row.run
+        ),
+        (Some(1), 2, 1, 1)
+    );
+    assert_eq!(
+        (rows[1].name.as_str(), rows[1].max, rows[1].njobs),
+        ("bob", None, 0)
+    );
+    // `all`: the users with unfinished jobs.
+    let all = s.users_view(&[], true);
+    assert_eq!(all.len(), 1);
+}

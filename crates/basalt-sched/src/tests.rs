@@ -98,6 +98,7 @@ pub(crate) fn cfg() -> SchedConfig {
         reserve_per_slot: false,
         shared: Vec::new(),
         limits: Vec::new(),
+        user_rows: BTreeMap::new(),
     }
 }
 

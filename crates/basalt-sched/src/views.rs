@@ -8,6 +8,7 @@ use crate::{Host, HostStatus, Job, JobQuery, Queue, Sched};
 use basalt_config::LsfConf;
 use basalt_config::batch::BatchParams;
 use basalt_core::job::JobState;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// One job as bjobs sees it.
@@ -205,5 +206,93 @@ impl Sched {
             .collect();
         rows.sort_by(|a, b| (a.0, &a.1.consumers).cmp(&(b.0, &b.1.consumers)));
         rows.into_iter().map(|(_, r)| r).collect()
+    }
+}
+
+/// One row of `busers`: a user's job slots by state and limits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserRow {
+    pub name: String,
+    /// lsb.users JL/P (shown; not enforced).
+    pub jl_p: Option<f64>,
+    /// lsb.users MAX_JOBS (the tightest row that covers the user).
+    pub max: Option<u32>,
+    pub njobs: u32,
+    pub pend: u32,
+    pub run: u32,
+    pub ssusp: u32,
+    pub ususp: u32,
+    pub rsv: u32,
+}
+
+impl Sched {
+    /// busers: the rows of `names` (users), or with `all` of every user who has an
+    /// unfinished job or a row of their own in lsb.users; by name.
+    pub fn users_view(&self, names: &[String], all: bool) -> Vec<UserRow> {
+        let mut wanted: Vec<String> = names.to_vec();
+        if all {
+            wanted.extend(
+                self.jobs
+                    .values()
+                    .filter(|j| !j.state.is_finished())
+                    .map(|j| j.sub.user.to_string()),
+            );
+            wanted.extend(
+                self.cfg
+                    .user_rows
+                    .keys()
+                    .filter(|k| k.as_str() != "default")
+                    .cloned(),
+            );
+        }
+        wanted.sort();
+        wanted.dedup();
+        let mut rows: BTreeMap<String, UserRow> = wanted
+            .into_iter()
+            .map(|name| {
+                let max = self
+                    .cfg
+                    .limits
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, l)| l.reason == basalt_core::job::pend::USER_LIMIT)
+                    .filter(|(i, l)| l.count_key(*i, &name, "", "", "").is_some())
+                    .filter_map(|(_, l)| l.slots)
+                    .min();
+                let row = UserRow {
+                    jl_p: self
+                        .cfg
+                        .user_rows
+                        .get(&name)
+                        .or_else(|| self.cfg.user_rows.get("default"))
+                        .copied()
+                        .flatten(),
+                    max,
+                    njobs: 0,
+                    pend: 0,
+                    run: 0,
+                    ssusp: 0,
+                    ususp: 0,
+                    rsv: 0,
+                    name: name.clone(),
+                };
+                (name, row)
+            })
+            .collect();
+        for j in self.jobs.values() {
+            let Some(r) = rows.get_mut(j.sub.user.as_str()) else {
+                continue;
+            };
+            let n = j.slots();
+            match j.state {
+                JobState::Pend | JobState::Psusp => r.pend += n,
+                JobState::Run => r.run += n,
+                JobState::Ssusp => r.ssusp += n,
+                JobState::Ususp => r.ususp += n,
+                _ => continue,
+            }
+            r.njobs += n;
+        }
+        rows.into_values().collect()
     }
 }

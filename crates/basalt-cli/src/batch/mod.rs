@@ -21,6 +21,7 @@ pub mod bpeek;
 pub mod bqueues;
 pub mod bsub;
 pub mod bugroup;
+pub mod busers;
 pub mod groups;
 pub mod jobctl;
 pub mod opts;
