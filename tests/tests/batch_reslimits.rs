@@ -105,3 +105,36 @@ fn a_per_user_slot_limit_runs_one_job_of_the_user_and_blimits_shows_it() -> Resu
     wait_stat(&c, second, "DONE")?;
     Ok(())
 }
+
+/// lsb.params MAX_PEND_JOBS: a submission past the cluster's pending threshold is
+/// refused; bsub says so and tries again every SUB_TRY_INTERVAL seconds, LSB_NTRIES
+/// times in all, then gives up.
+#[test]
+fn max_pend_jobs_makes_bsub_retry_then_give_up_after_lsb_ntries() -> Result<()> {
+    let c = InProcessBatch::start(
+        "batch-pendlimit",
+        &ClusterSpec::new(1),
+        "MAX_PEND_JOBS = 1\nSUB_TRY_INTERVAL = 1",
+    )?;
+    let work = c.dir.path().join("w");
+    std::fs::create_dir_all(&work)?;
+    // A held job stays pending (PSUSP).
+    let held = c.bsub(&work, &["-H", "-o", "/dev/null", "true"])?;
+    let out = c
+        .command("bsub")
+        .current_dir(&work)
+        .env("LSB_NTRIES", "2")
+        .args(["-o", "/dev/null", "true"])
+        .output()?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(255), "{err}");
+    assert_eq!(
+        err,
+        "Pending job threshold reached. Retrying in 1 seconds...\n\
+         Pending job threshold reached. Job not submitted.\n"
+    );
+    // Once the held job is gone, the next submission is accepted.
+    c.ok("bkill", &[&held.to_string()])?;
+    c.bsub(&work, &["-o", "/dev/null", "true"])?;
+    Ok(())
+}

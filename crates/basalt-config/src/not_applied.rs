@@ -214,11 +214,6 @@ pub const LSB_PARAMS: &[NotApplied] = &[
     ),
     N::new(
         "Parameters",
-        "MAX_PEND_JOBS",
-        "the number of pending jobs is not limited",
-    ),
-    N::new(
-        "Parameters",
         "JOB_SPOOL_DIR",
         "job files are spooled in LSB_SHAREDIR/<cluster>/logdir/info",
     ),
@@ -275,12 +270,6 @@ pub const LSB_PARAMS: &[NotApplied] = &[
         "Parameters",
         "MAX_SBD_CONNS",
         "mbatchd keeps one connection per sbatchd",
-    )
-    .by_design(),
-    N::new(
-        "Parameters",
-        "SUB_TRY_INTERVAL",
-        "mbatchd never asks bsub to retry later (MAX_PEND_JOBS is not implemented)",
     )
     .by_design(),
 ];
@@ -441,11 +430,6 @@ pub const LSB_USERS: &[NotApplied] = &[
         "User",
         "JL/P",
         "per-processor user job slot limits are not enforced",
-    ),
-    N::new(
-        "User",
-        "MAX_PEND_JOBS",
-        "pending job limits are not enforced",
     ),
     N::new(
         "User",

@@ -56,11 +56,22 @@ impl MbatchdService {
     }
 }
 
+/// The gRPC metadata of a refusal that bsub tries again after (seconds).
+pub const RETRY_SECS: &str = "basalt-retry-secs";
+
 fn refused(e: SchedError) -> Status {
     match e {
         SchedError::Permission => Status::permission_denied(e.to_string()),
         SchedError::NoJob => Status::not_found(e.to_string()),
         SchedError::BadArgument(m) => Status::invalid_argument(m),
+        // MAX_PEND_JOBS: bsub tries again later.
+        SchedError::PendLimit { retry_secs } | SchedError::UserPendLimit { retry_secs } => {
+            let mut s = Status::resource_exhausted(e.to_string());
+            if let Ok(v) = retry_secs.to_string().parse() {
+                s.metadata_mut().insert(RETRY_SECS, v);
+            }
+            s
+        }
         e => Status::failed_precondition(e.to_string()),
     }
 }

@@ -55,6 +55,16 @@ pub struct SchedConfig {
     /// The users lsb.users has a row of their own for (and `default`), with their JL/P,
     /// for busers.
     pub user_rows: BTreeMap<String, Option<f64>>,
+    /// lsb.params MAX_PEND_JOBS: pending jobs (PEND, PSUSP; an array's elements each) the
+    /// cluster takes (None: unlimited); a submission past it is refused and bsub tries
+    /// again every SUB_TRY_INTERVAL seconds.
+    pub max_pend_jobs: Option<u32>,
+    /// lsb.users MAX_PEND_JOBS: (the users it covers, their pending jobs), a user's own,
+    /// a group's shared by its members, `group@` each member's, `default` each user
+    /// without a row.
+    pub user_pend_limits: Vec<(crate::reslimits::Scope, u32)>,
+    /// lsb.params SUB_TRY_INTERVAL (seconds, 60).
+    pub sub_try_interval: u32,
 }
 
 /// One instance of a numeric shared resource (ResourceMap of `lsf.cluster.<cluster>`).
@@ -539,6 +549,16 @@ impl SchedConfig {
                 _ => 1.0 / 1024.0,
             },
             limits: crate::reslimits::resolve(b, &all_hosts, egroups, host_egroups),
+            max_pend_jobs: p
+                .other
+                .get("MAX_PEND_JOBS")
+                .and_then(|v| v.trim().parse::<u32>().ok()),
+            user_pend_limits: crate::reslimits::pend_limits(b, egroups),
+            sub_try_interval: p
+                .other
+                .get("SUB_TRY_INTERVAL")
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                .unwrap_or(60),
             user_rows: b
                 .users
                 .iter()

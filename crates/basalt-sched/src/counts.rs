@@ -105,6 +105,10 @@ impl<T: Ord + Copy> RankSet<T> {
                 .map_or(0, |b| b.partition_point(|e| e < x))
     }
 
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
     #[cfg(test)]
     pub(crate) fn is_empty(&self) -> bool {
         self.len == 0

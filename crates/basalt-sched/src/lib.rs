@@ -129,6 +129,13 @@ pub enum SchedError {
     NotPending,
     #[error("Job has not started yet")]
     NotStarted,
+    /// lsb.params MAX_PEND_JOBS: the cluster's pending jobs are at the limit; try again
+    /// in `retry_secs` (SUB_TRY_INTERVAL).
+    #[error("Pending job threshold reached")]
+    PendLimit { retry_secs: u32 },
+    /// lsb.users MAX_PEND_JOBS: the user's (or group's) pending jobs are at the limit.
+    #[error("User's pending job threshold reached")]
+    UserPendLimit { retry_secs: u32 },
     #[error("No job slot available on the specified host(s)")]
     NoSlots,
     #[error("Bad dependency condition syntax")]

@@ -202,3 +202,36 @@ fn busers_counts_a_users_slots_by_state_with_the_max_jobs_that_covers_them() {
     let all = s.users_view(&[], true);
     assert_eq!(all.len(), 1);
 }
+
+/// MAX_PEND_JOBS: lsb.params' for the cluster, lsb.users' for a user; an array's elements
+/// count one each; a refused submission creates nothing.
+#[test]
+fn max_pend_jobs_refuses_submissions_past_the_pending_threshold() {
+    let mut c = cfg();
+    c.max_pend_jobs = Some(3);
+    c.user_pend_limits = vec![(Scope::Each(names(&["alice"])), 1)];
+    // No host is up: every job stays pending.
+    let mut s = Sched::new(c, T0);
+    s.start(T0, "hostA");
+    s.take_effects();
+    assert!(s.submit(T0, &alice(), cmd("a")).is_ok());
+    assert_eq!(
+        s.submit(T0, &alice(), cmd("a2")).map(|r| r.0),
+        Err(SchedError::UserPendLimit { retry_secs: 60 })
+    );
+    assert!(s.submit(T0, &bob(), cmd("b")).is_ok());
+    let array = Submission {
+        job_name: "arr[1-2]".into(),
+        ..cmd("x")
+    };
+    assert_eq!(
+        s.submit(T0, &bob(), array).map(|r| r.0),
+        Err(SchedError::PendLimit { retry_secs: 60 })
+    );
+    assert!(s.submit(T0, &bob(), cmd("b2")).is_ok());
+    assert_eq!(
+        s.submit(T0, &bob(), cmd("b3")).map(|r| r.0),
+        Err(SchedError::PendLimit { retry_secs: 60 })
+    );
+    assert_eq!(s.jobs.len(), 3);
+}

@@ -395,6 +395,60 @@ fn from_users(b: &Batch, egroups: &BTreeMap<String, Vec<String>>) -> Vec<ResLimi
         .collect()
 }
 
+/// lsb.users' MAX_PEND_JOBS column: (the users a row covers, their pending jobs), as
+/// MAX_JOBS rows cover them.
+pub fn pend_limits(b: &Batch, egroups: &BTreeMap<String, Vec<String>>) -> Vec<(Scope, u32)> {
+    let named: Vec<String> = b
+        .users
+        .iter()
+        .filter(|u| u.name != "default" && !is_group(b, &u.name))
+        .map(|u| u.name.trim_end_matches('@').to_owned())
+        .collect();
+    b.users
+        .iter()
+        .filter_map(|u| {
+            let max = u.other.get("MAX_PEND_JOBS")?.trim().parse::<u32>().ok()?;
+            let members = |name: &str| {
+                Members::from(expand_users(&[name.to_owned()], &b.user_groups, egroups))
+            };
+            let scope = if u.name == "default" {
+                Scope::Each(Members {
+                    all: true,
+                    except: named.clone(),
+                    ..Default::default()
+                })
+            } else if let Some(g) = u.name.strip_suffix('@') {
+                Scope::Each(members(g))
+            } else if is_group(b, &u.name) {
+                Scope::Together(members(&u.name))
+            } else {
+                Scope::Each(members(&u.name))
+            };
+            Some((scope, max))
+        })
+        .collect()
+}
+
+impl Scope {
+    /// Does the scope cover `user`, and does it count them alone (Each) or with the
+    /// other members (Together)? None: it does not cover them.
+    pub fn covers(&self, user: &str) -> Option<bool> {
+        match self {
+            Scope::Any => Some(false),
+            Scope::Together(m) => m.has(user, false).then_some(false),
+            Scope::Each(m) => m.has(user, false).then_some(true),
+        }
+    }
+
+    /// Does the scope cover `user` (counting them with everyone it covers)?
+    pub fn has_member(&self, user: &str) -> bool {
+        match self {
+            Scope::Any => true,
+            Scope::Together(m) | Scope::Each(m) => m.has(user, false),
+        }
+    }
+}
+
 fn is_group(b: &Batch, name: &str) -> bool {
     let n = name.trim_end_matches('@');
     b.user_groups.iter().any(|g| g.name == n)

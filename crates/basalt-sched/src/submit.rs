@@ -69,6 +69,7 @@ impl Sched {
         if depend::parse(&s.depend_cond).is_err() {
             return Err(SchedError::BadDependency);
         }
+        self.check_pend_limits(&caller.user, &s)?;
         s.user = Str::from(&caller.user);
         s.uid = caller.uid;
         if s.project.is_empty() {
@@ -99,5 +100,52 @@ impl Sched {
             id = id % max + 1;
         }
         None
+    }
+
+    /// MAX_PEND_JOBS of lsb.params (the cluster's pending jobs) and of lsb.users (a
+    /// user's, a group's): may `user` add the jobs of `s` (an array: its elements)? The
+    /// cluster total is O(queues); a user's count walks the pending jobs, and only when
+    /// lsb.users sets a MAX_PEND_JOBS.
+    fn check_pend_limits(&self, user: &str, s: &Submission) -> Result<(), SchedError> {
+        if self.cfg.max_pend_jobs.is_none() && self.cfg.user_pend_limits.is_empty() {
+            return Ok(());
+        }
+        let adding = match array::parse(&s.job_name) {
+            Some(Ok(spec)) => u32::try_from(spec.count()).unwrap_or(u32::MAX),
+            _ => 1,
+        };
+        if let Some(max) = self.cfg.max_pend_jobs {
+            let pending: usize = self.counts.pending.values().map(|p| p.len()).sum();
+            if pending.saturating_add(adding as usize) > max as usize {
+                return Err(SchedError::PendLimit {
+                    retry_secs: self.cfg.sub_try_interval,
+                });
+            }
+        }
+        for (scope, max) in &self.cfg.user_pend_limits {
+            let Some(alone) = scope.covers(user) else {
+                continue;
+            };
+            let pending = self
+                .counts
+                .pending
+                .values()
+                .flat_map(|p| p.iter())
+                .filter_map(|(_, k)| self.jobs.get(k))
+                .filter(|j| {
+                    if alone {
+                        j.sub.user == user
+                    } else {
+                        scope.has_member(&j.sub.user)
+                    }
+                })
+                .count();
+            if pending.saturating_add(adding as usize) > *max as usize {
+                return Err(SchedError::UserPendLimit {
+                    retry_secs: self.cfg.sub_try_interval,
+                });
+            }
+        }
+        Ok(())
     }
 }

@@ -99,6 +99,9 @@ pub(crate) fn cfg() -> SchedConfig {
         shared: Vec::new(),
         limits: Vec::new(),
         user_rows: BTreeMap::new(),
+        max_pend_jobs: None,
+        user_pend_limits: Vec::new(),
+        sub_try_interval: 60,
     }
 }
 

@@ -285,7 +285,11 @@ pub(super) fn parse_params(ctx: &mut Ctx<'_>, text: &str) -> (BatchParams, usize
                 "BASALT_EVENT_LOCK_HEARTBEAT" => {
                     set_u32(ctx, &e, k, 1, &mut p.event_lock_heartbeat_secs);
                 }
-                "LOCAL_MAX_PREEXEC_RETRY" | "MAX_PREEXEC_RETRY" | "MAX_JOB_REQUEUE" => {
+                "LOCAL_MAX_PREEXEC_RETRY"
+                | "MAX_PREEXEC_RETRY"
+                | "MAX_JOB_REQUEUE"
+                | "MAX_PEND_JOBS"
+                | "SUB_TRY_INTERVAL" => {
                     // Kept raw for basalt-sched, which reads them per queue too.
                     if ctx.uint(e.line, k, &e.value).is_some() {
                         p.other.insert(key.clone(), e.value.clone());

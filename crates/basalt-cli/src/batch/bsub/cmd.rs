@@ -230,7 +230,15 @@ pub fn main(args: Vec<String>) -> ExitCode {
         // with the job the first one created.
         let deadline = std::time::Instant::now() + super::super::cmd_timeout();
         let mut warned = false;
+        // A pending job threshold (MAX_PEND_JOBS) is tried again every SUB_TRY_INTERVAL
+        // seconds, at most LSB_NTRIES times in all (unset: until it is accepted).
+        let tries: Option<u64> = std::env::var("LSB_NTRIES")
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|n| *n > 0);
+        let mut tried = 0u64;
         loop {
+            tried += 1;
             match client.submit(req.clone()).await {
                 Ok(r) => {
                     let r = r.into_inner();
@@ -254,6 +262,20 @@ pub fn main(args: Vec<String>) -> ExitCode {
                         s.message()
                     );
                     return crate::fail();
+                }
+                Err(s)
+                    if s.code() == tonic::Code::ResourceExhausted
+                        && tries.is_none_or(|n| tried < n) =>
+                {
+                    // mbatchd says how long (SUB_TRY_INTERVAL of lsb.params).
+                    let retry_secs = s
+                        .metadata()
+                        .get("basalt-retry-secs")
+                        .and_then(|v| v.to_str().ok())
+                        .and_then(|v| v.parse::<u64>().ok())
+                        .unwrap_or(60);
+                    eprintln!("{}. Retrying in {retry_secs} seconds...", s.message());
+                    tokio::time::sleep(std::time::Duration::from_secs(retry_secs)).await;
                 }
                 Err(s) => {
                     eprintln!("{}", rejected_line(&super::super::status_text(&s)));
