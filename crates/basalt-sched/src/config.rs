@@ -65,6 +65,9 @@ pub struct SchedConfig {
     pub user_pend_limits: Vec<(crate::reslimits::Scope, u32)>,
     /// lsb.params SUB_TRY_INTERVAL (seconds, 60).
     pub sub_try_interval: u32,
+    /// lsb.hosts' host groups, expanded to host names ([`NO_HOST`] alone: none), for
+    /// `bsub -m group`.
+    pub host_groups: BTreeMap<String, Vec<String>>,
 }
 
 /// One instance of a numeric shared resource (ResourceMap of `lsf.cluster.<cluster>`).
@@ -549,6 +552,21 @@ impl SchedConfig {
                 _ => 1.0 / 1024.0,
             },
             limits: crate::reslimits::resolve(b, &all_hosts, egroups, host_egroups),
+            host_groups: b
+                .host_groups
+                .iter()
+                .map(|g| {
+                    let members =
+                        expand(&[g.name.clone()], &b.host_groups, &all_hosts, host_egroups);
+                    // An empty expansion is every host (`all`).
+                    let members = if members.is_empty() {
+                        all_hosts.clone()
+                    } else {
+                        members
+                    };
+                    (g.name.clone(), members)
+                })
+                .collect(),
             max_pend_jobs: p
                 .other
                 .get("MAX_PEND_JOBS")

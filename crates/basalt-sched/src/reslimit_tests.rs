@@ -235,3 +235,29 @@ fn max_pend_jobs_refuses_submissions_past_the_pending_threshold() {
     );
     assert_eq!(s.jobs.len(), 3);
 }
+
+/// `bsub -m` takes lsb.hosts' host groups (their hosts) and `host+N` preferences; a
+/// host name's own trailing digits are part of it.
+#[test]
+fn bsub_m_takes_host_groups_and_preferences() {
+    let mut c = cfg();
+    c.host_groups
+        .insert("both".into(), vec!["hostA".into(), "hostB".into()]);
+    let mut s = Sched::new(c, T0);
+    s.start(T0, "hostA");
+    s.take_effects();
+    let asking = |hosts: &[&str]| Submission {
+        asked_hosts: hosts.iter().map(|h| (*h).to_owned()).collect(),
+        ..cmd("true")
+    };
+    let (id, _, _) = s.submit(T0, &alice(), asking(&["both"])).expect("group");
+    assert_eq!(s.jobs[&(id, 0)].sub.asked_hosts, vec!["hostA", "hostB"]);
+    let (id, _, _) = s
+        .submit(T0, &alice(), asking(&["hostB+2", "hostA"]))
+        .expect("preference");
+    assert_eq!(s.jobs[&(id, 0)].sub.asked_hosts, vec!["hostB", "hostA"]);
+    assert_eq!(
+        s.submit(T0, &alice(), asking(&["hostA1"])).map(|r| r.0),
+        Err(SchedError::BadHost)
+    );
+}

@@ -39,13 +39,35 @@ impl Sched {
         }
         let mut asked = Vec::new();
         for h in &s.asked_hosts {
-            let name = h.trim_end_matches(|c: char| c == '+' || c.is_ascii_digit());
-            let name = if name.is_empty() { h.as_str() } else { name };
+            // `host+N` (a preference level): the name before the `+`. A name's own
+            // trailing digits (node01) are part of it.
+            let name = match h.rsplit_once('+') {
+                Some((n, pref)) if !n.is_empty() && pref.chars().all(|c| c.is_ascii_digit()) => n,
+                _ => h.as_str(),
+            };
             if name == "others" || name == "all" {
                 continue;
             }
+            // A host group of lsb.hosts stands for its hosts.
+            if let Some(members) = self.cfg.host_groups.get(name) {
+                for m in members {
+                    if let Some(n) = self.host_name(m)
+                        && !asked.contains(&n)
+                    {
+                        asked.push(n);
+                    }
+                }
+                if asked.is_empty() {
+                    return Err(SchedError::BadHost);
+                }
+                continue;
+            }
             match self.host_name(name) {
-                Some(n) => asked.push(n),
+                Some(n) => {
+                    if !asked.contains(&n) {
+                        asked.push(n);
+                    }
+                }
                 None => return Err(SchedError::BadHost),
             }
         }

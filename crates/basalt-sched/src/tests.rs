@@ -102,6 +102,7 @@ pub(crate) fn cfg() -> SchedConfig {
         max_pend_jobs: None,
         user_pend_limits: Vec::new(),
         sub_try_interval: 60,
+        host_groups: BTreeMap::new(),
     }
 }
 
