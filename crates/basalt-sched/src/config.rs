@@ -556,8 +556,12 @@ impl SchedConfig {
                 .host_groups
                 .iter()
                 .map(|g| {
-                    let members =
-                        expand(&[g.name.clone()], &b.host_groups, &all_hosts, host_egroups);
+                    let members = expand(
+                        std::slice::from_ref(&g.name),
+                        &b.host_groups,
+                        &all_hosts,
+                        host_egroups,
+                    );
                     // An empty expansion is every host (`all`).
                     let members = if members.is_empty() {
                         all_hosts.clone()
