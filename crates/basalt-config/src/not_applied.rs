@@ -298,16 +298,6 @@ pub const LSB_QUEUES: &[NotApplied] = &[
     ),
     N::new(
         "Queue",
-        "HOSTS",
-        "hosts are chosen without preference",
-    )
-    .part(
-        "+",
-        "HOSTS preference (host+N)",
-        "the host list applies",
-    ),
-    N::new(
-        "Queue",
         "EXCLUSIVE",
         "compute units are not implemented",
     )

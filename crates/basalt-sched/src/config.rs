@@ -186,6 +186,34 @@ fn expand(
     include
 }
 
+/// The preference level of each host a queue's HOSTS names with `+N` (a group's level
+/// goes to each of its hosts); unnamed hosts are absent.
+fn host_prefs(
+    tokens: &[String],
+    groups: &[Group],
+    all: &[String],
+    dynamic: &BTreeMap<String, Vec<String>>,
+) -> BTreeMap<String, i64> {
+    let mut out = BTreeMap::new();
+    for t in tokens {
+        let Some((name, pref)) = t.trim().rsplit_once('+') else {
+            continue;
+        };
+        let Ok(pref) = pref.parse::<i64>() else {
+            continue;
+        };
+        if name == "others" || name == "all" {
+            continue;
+        }
+        for h in expand(&[name.to_owned()], groups, all, dynamic) {
+            if h != NO_HOST {
+                out.entry(h).or_insert(pref);
+            }
+        }
+    }
+    out
+}
+
 /// What a host list that names no host expands to (an empty list means every host);
 /// never a host's name.
 pub const NO_HOST: &str = "(none)";
@@ -462,6 +490,13 @@ impl SchedConfig {
                     pre_exec: q.pre_exec.clone().unwrap_or_default(),
                     post_exec: q.post_exec.clone().unwrap_or_default(),
                     job_starter: q.job_starter.clone().unwrap_or_default(),
+                    host_pref: host_prefs(&q.hosts, &b.host_groups, &all_hosts, host_egroups),
+                    others_pref: q
+                        .hosts
+                        .iter()
+                        .find_map(|t| t.strip_prefix("others+"))
+                        .and_then(|p| p.parse::<i64>().ok())
+                        .unwrap_or(0),
                     pre_post_exec_user: q
                         .other
                         .get("PRE_POST_EXEC_USER")

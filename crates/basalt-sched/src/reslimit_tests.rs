@@ -261,3 +261,23 @@ fn bsub_m_takes_host_groups_and_preferences() {
         Err(SchedError::BadHost)
     );
 }
+
+/// Queue HOSTS `host+N`: the preferred host is used first, whatever the load or order.
+#[test]
+fn queue_host_preference_puts_the_preferred_host_first() {
+    let mut c = cfg();
+    c.queues[0].host_pref = BTreeMap::from([("hostB".to_owned(), 2)]);
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    submit(&mut s, &alice(), 3);
+    let d = pass(&mut s);
+    let on_b = d.iter().filter(|(_, h)| h == "hostB").count();
+    // hostB's 2 slots are taken first; the third job goes to hostA.
+    assert_eq!(on_b, 2, "{d:?}");
+    assert_eq!(d.len(), 3);
+    assert!(d.iter().take(2).all(|(_, h)| h == "hostB"), "{d:?}");
+}

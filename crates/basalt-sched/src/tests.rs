@@ -29,6 +29,8 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         pre_exec: String::new(),
         post_exec: String::new(),
         job_starter: String::new(),
+        host_pref: BTreeMap::new(),
+        others_pref: 0,
         pre_post_exec_user: String::new(),
         requeue: Default::default(),
         preexec_retry_limit: None,

@@ -599,6 +599,10 @@ pub struct Queue {
     pub post_exec: String,
     /// JOB_STARTER ("" = none).
     pub job_starter: String,
+    /// HOSTS preference levels (`hostA+2`, a group's for its hosts); hosts not named get
+    /// `others_pref` (`others+N`, else 0). Higher first.
+    pub host_pref: BTreeMap<String, i64>,
+    pub others_pref: i64,
     /// PRE_POST_EXEC_USER: who the queue's PRE_EXEC and POST_EXEC run as ("" = the job's
     /// user).
     pub pre_post_exec_user: String,

@@ -197,18 +197,34 @@ impl Sched {
             free = free.min(job.most);
         }
         let r15s = (h.load.get("r15s").copied().unwrap_or(0.0) * 100.0) as i64;
-        Ok((free, r15s, h.rank, i, order))
+        let pref = job
+            .queue
+            .host_pref
+            .get(&h.name)
+            .copied()
+            .unwrap_or(job.queue.others_pref);
+        Ok((free, r15s, h.rank, i, order, -pref))
     }
 }
 
 /// A candidate host of a scheduling pass: (free slots, r15s × 100, rank, host index,
 /// its place in the job's `order[]`, all zeros without one).
-pub(crate) type Cand = (u32, i64, usize, usize, [i64; super::select::ORDER_KEYS]);
+/// The last item: the host's preference level in the queue's HOSTS (`hostA+2`), negated.
+pub(crate) type Cand = (
+    u32,
+    i64,
+    usize,
+    usize,
+    [i64; super::select::ORDER_KEYS],
+    i64,
+);
 
-/// The job's `order[]` first when it has one; then most free slots first (spread), then
-/// least loaded, then file order.
+/// The queue's host preference first (HOSTS `host+N`: higher first); then the job's
+/// `order[]` when it has one; then most free slots first (spread), then least loaded,
+/// then file order.
 pub(crate) fn cand_order(a: &Cand, b: &Cand) -> std::cmp::Ordering {
-    a.4.cmp(&b.4)
+    a.5.cmp(&b.5)
+        .then(a.4.cmp(&b.4))
         .then(b.0.cmp(&a.0))
         .then(a.1.cmp(&b.1))
         .then(a.2.cmp(&b.2))
