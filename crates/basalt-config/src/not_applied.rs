@@ -441,13 +441,15 @@ pub const LSB_USERS: &[NotApplied] = &[
 ];
 
 /// lsb.resources.
-const LIMIT_ONLY: &str = "a Limit's SLOTS and JOBS are enforced, not its other resources";
+const LIMIT_ONLY: &str =
+    "a Limit's SLOTS, JOBS, MEM, SWP, TMP and RESOURCE are enforced, not its other resources";
+const LIMIT_PERCENT: &str =
+    "a Limit's memory, swap and /tmp are counted in MB, not as a share of the hosts'";
 
 pub const LSB_RESOURCES: &[NotApplied] = &[
-    N::new("Limit", "MEM", LIMIT_ONLY),
-    N::new("Limit", "SWP", LIMIT_ONLY),
-    N::new("Limit", "TMP", LIMIT_ONLY),
-    N::new("Limit", "RESOURCE", LIMIT_ONLY),
+    N::new("Limit", "MEM", LIMIT_PERCENT).part("%", "MEM = n%", "it has no effect"),
+    N::new("Limit", "SWP", LIMIT_PERCENT).part("%", "SWP = n%", "it has no effect"),
+    N::new("Limit", "TMP", LIMIT_PERCENT).part("%", "TMP = n%", "it has no effect"),
     N::new("Limit", "SLOTS_PER_PROCESSOR", LIMIT_ONLY),
     N::new("Limit", "JOBS_PER_SCHED_CYCLE", LIMIT_ONLY),
     N::new(

@@ -331,7 +331,7 @@ fn lsb_resources_slots_and_jobs_apply_and_other_resources_warn_with_file_and_lin
     let d = scratch("openlava");
     fs::write(
         d.path().join("lsb.resources"),
-        "Begin Limit\nNAME = night\nSLOTS = 4 20:00-8:00\nMEM = 100\nEnd Limit\n\n\
+        "Begin Limit\nNAME = night\nSLOTS = 4 20:00-8:00\nMEM = 10%\nTMP = 100\nEnd Limit\n\n\
          Begin Limit\nNAME    PER_HOST  JOBS\nperhost (hostA)   2\nEnd Limit\n",
     )
     .unwrap_or_else(|e| panic!("{e}"));
@@ -341,9 +341,9 @@ fn lsb_resources_slots_and_jobs_apply_and_other_resources_warn_with_file_and_lin
         &loaded,
         d.path(),
         r,
-        "MEM = 100",
-        "MEM",
-        "SLOTS and JOBS are enforced",
+        "MEM = 10%",
+        "MEM = n%",
+        "counted in MB",
     );
     assert!(
         !loaded

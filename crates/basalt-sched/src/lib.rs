@@ -330,6 +330,8 @@ pub struct Sched {
     shared_reserved: Vec<f64>,
     /// What the resource allocation limits count, as of the last pass (blimits).
     limit_usage: std::collections::HashMap<reslimits::CountKey, reslimits::Used>,
+    /// What the jobs of each count reserve, as of the last pass.
+    limit_amounts: std::collections::HashMap<reslimits::CountKey, BTreeMap<String, f64>>,
     /// The earliest time a job whose pre-execution command failed may be tried again
     /// (0 = none waits): a pass is due then ([`Requeues::not_before`]).
     next_retry: Millis,
@@ -380,6 +382,7 @@ impl Sched {
             host_shared,
             shared_reserved: Vec::new(),
             limit_usage: Default::default(),
+            limit_amounts: Default::default(),
             last_job_id: 0,
             next_order: 0,
             next_seq: 0,

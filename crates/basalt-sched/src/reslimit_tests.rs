@@ -32,6 +32,7 @@ fn limit(name: &str) -> ResLimit {
         slots: None,
         slots_window: None,
         jobs: None,
+        amounts: Vec::new(),
         reason: RES_LIMIT_REASON,
     }
 }
@@ -280,4 +281,75 @@ fn queue_host_preference_puts_the_preferred_host_first() {
     assert_eq!(on_b, 2, "{d:?}");
     assert_eq!(d.len(), 3);
     assert!(d.iter().take(2).all(|(_, h)| h == "hostB"), "{d:?}");
+}
+
+/// MEM (and SWP, TMP, RESOURCE[...]) limits count what the started jobs reserve
+/// (`rusage[]`): a job whose reservation would go over pends.
+#[test]
+fn a_mem_limit_counts_what_the_users_running_jobs_reserve() {
+    let mut c = cfg();
+    c.limits = vec![ResLimit {
+        users: Scope::Each(everyone()),
+        amounts: vec![("mem".into(), 100.0)],
+        ..limit("memPerUser")
+    }];
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(
+            h,
+            2,
+            1.0,
+            true,
+            BTreeMap::from([("mem".to_owned(), 10_000.0)]),
+        );
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    let wants = |who: &Caller, s: &mut Sched| {
+        let sub = Submission {
+            res_req: "rusage[mem=60]".into(),
+            ..cmd("true")
+        };
+        (s.submit(T0, who, sub).expect("submit").0, 0)
+    };
+    let a1 = wants(&alice(), &mut s);
+    let a2 = wants(&alice(), &mut s);
+    let b1 = wants(&bob(), &mut s);
+    let d = pass(&mut s);
+    let started: Vec<JobKey> = d.iter().map(|(k, _)| *k).collect();
+    assert!(started.contains(&a1) && started.contains(&b1), "{d:?}");
+    assert!(!started.contains(&a2));
+    assert_eq!(reasons(&s, a2), vec![RES_LIMIT_REASON]);
+}
+
+#[test]
+fn limit_amounts_are_read_from_mem_swp_tmp_and_resource() {
+    let l = basalt_config::batch::Limit {
+        name: "l".into(),
+        users: vec![],
+        per_user: vec![],
+        queues: vec![],
+        per_queue: vec![],
+        hosts: vec![],
+        per_host: vec![],
+        projects: vec![],
+        per_project: vec![],
+        slots: None,
+        slots_window: None,
+        jobs: None,
+        other: BTreeMap::from([
+            ("MEM".to_owned(), "512".to_owned()),
+            ("TMP".to_owned(), "10%".to_owned()),
+            ("RESOURCE".to_owned(), "[licA, 2] [licB,1]".to_owned()),
+        ]),
+        line: 1,
+    };
+    assert_eq!(
+        crate::reslimits::limit_amounts(&l),
+        vec![
+            ("mem".to_owned(), 512.0),
+            ("licA".to_owned(), 2.0),
+            ("licB".to_owned(), 1.0)
+        ]
+    );
 }

@@ -112,6 +112,9 @@ pub struct ResLimit {
     /// SLOTS applies only while this window is open (None: always).
     pub slots_window: Option<TimeWindow>,
     pub jobs: Option<u32>,
+    /// MEM, SWP, TMP (MB) and RESOURCE[name, n]: what the started jobs it covers may
+    /// reserve in all (`rusage[]`), by canonical resource name.
+    pub amounts: Vec<(String, f64)>,
     /// The pending reason of a job it holds back.
     pub reason: u32,
 }
@@ -168,10 +171,29 @@ impl ResLimit {
 #[derive(Debug, Default, Clone)]
 pub struct Usage {
     pub counts: HashMap<CountKey, Used>,
+    /// What the jobs of each count reserve (`rusage[]`), for MEM, SWP, TMP and RESOURCE.
+    pub amounts: HashMap<CountKey, BTreeMap<String, f64>>,
+}
+
+/// Do `have` plus `adding` go over any of `limit`'s amounts?
+fn over_amounts(
+    limit: &[(String, f64)],
+    have: Option<&BTreeMap<String, f64>>,
+    adding: &[(String, f64)],
+) -> bool {
+    limit.iter().any(|(name, max)| {
+        let add: f64 = adding
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v)
+            .sum();
+        add > 0.0 && have.and_then(|h| h.get(name)).copied().unwrap_or(0.0) + add > *max + 1e-9
+    })
 }
 
 impl Usage {
     /// Count a job's slots on `hosts` (one entry per slot) against every limit.
+    /// `amounts`: what the job reserves in all (`rusage[]`), counted once per count.
     pub fn add(
         &mut self,
         limits: &[ResLimit],
@@ -179,6 +201,7 @@ impl Usage {
         queue: &str,
         project: &str,
         hosts: &[&str],
+        amounts: &[(String, f64)],
     ) {
         for (i, l) in limits.iter().enumerate() {
             let mut seen: Vec<CountKey> = Vec::new();
@@ -190,6 +213,12 @@ impl Usage {
                 u.slots += 1;
                 if !seen.contains(&k) {
                     u.jobs += 1;
+                    if !l.amounts.is_empty() && !amounts.is_empty() {
+                        let m = self.amounts.entry(k.clone()).or_default();
+                        for (n, v) in amounts {
+                            *m.entry(n.clone()).or_insert(0.0) += v;
+                        }
+                    }
                     seen.push(k);
                 }
             }
@@ -207,6 +236,7 @@ impl Usage {
         queue: &str,
         project: &str,
         need: u32,
+        amounts: &[(String, f64)],
     ) -> Option<u32> {
         for (i, l) in limits.iter().enumerate() {
             if l.host_scoped() {
@@ -220,7 +250,7 @@ impl Usage {
                 .slots
                 .is_some_and(|s| slots_open.get(i).copied().unwrap_or(true) && u.slots + need > s);
             let over_jobs = l.jobs.is_some_and(|j| u.jobs + 1 > j);
-            if over_slots || over_jobs {
+            if over_slots || over_jobs || over_amounts(&l.amounts, self.amounts.get(&k), amounts) {
                 return Some(l.reason);
             }
         }
@@ -229,6 +259,7 @@ impl Usage {
 
     /// How many slots the host-scoped limits leave a job on `host` (None: no such limit
     /// applies), or the pending reason when none.
+    #[allow(clippy::too_many_arguments)]
     pub fn host_room(
         &self,
         limits: &[ResLimit],
@@ -237,6 +268,7 @@ impl Usage {
         queue: &str,
         project: &str,
         host: &str,
+        amounts: &[(String, f64)],
     ) -> Result<Option<u32>, u32> {
         let mut room: Option<u32> = None;
         for (i, l) in limits.iter().enumerate() {
@@ -247,7 +279,9 @@ impl Usage {
                 continue;
             };
             let u = self.counts.get(&k).copied().unwrap_or_default();
-            if l.jobs.is_some_and(|j| u.jobs + 1 > j) {
+            if l.jobs.is_some_and(|j| u.jobs + 1 > j)
+                || over_amounts(&l.amounts, self.amounts.get(&k), amounts)
+            {
                 return Err(l.reason);
             }
             if let Some(s) = l
@@ -347,8 +381,42 @@ fn from_limit(
         slots: l.slots,
         slots_window: l.slots_window.clone(),
         jobs: l.jobs,
+        amounts: limit_amounts(l),
         reason: RES_LIMIT_REASON,
     }
+}
+
+/// A Limit's MEM, SWP, TMP (MB; a percentage is not applied) and RESOURCE (`[name, n]`
+/// pairs).
+pub fn limit_amounts(l: &Limit) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for (key, name) in [("MEM", "mem"), ("SWP", "swp"), ("TMP", "tmp")] {
+        if let Some(v) = l.other.get(key).map(|v| v.trim())
+            && !v.contains('%')
+            && let Ok(n) = v
+                .trim_matches(|c| c == '(' || c == ')')
+                .trim()
+                .parse::<f64>()
+        {
+            out.push((name.to_owned(), n));
+        }
+    }
+    if let Some(v) = l.other.get("RESOURCE") {
+        let mut rest = v.as_str();
+        while let Some(open) = rest.find('[') {
+            let Some(close) = rest[open..].find(']') else {
+                break;
+            };
+            let inner = &rest[open + 1..open + close];
+            rest = &rest[open + close + 1..];
+            if let Some((n, amount)) = inner.split_once(',')
+                && let Ok(a) = amount.trim().parse::<f64>()
+            {
+                out.push((n.trim().to_owned(), a));
+            }
+        }
+    }
+    out
 }
 
 /// lsb.users' MAX_JOBS: a user's own total; a group's (`grp`) shared by its members;
@@ -389,6 +457,7 @@ fn from_users(b: &Batch, egroups: &BTreeMap<String, Vec<String>>) -> Vec<ResLimi
                 slots: Some(max),
                 slots_window: None,
                 jobs: None,
+                amounts: Vec::new(),
                 reason: pend::USER_LIMIT,
             })
         })

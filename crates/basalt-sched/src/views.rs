@@ -181,6 +181,8 @@ pub struct LimitRow {
     /// (used, limit) of SLOTS and JOBS (None: the limit does not set it).
     pub slots: Option<(u32, u32)>,
     pub jobs: Option<(u32, u32)>,
+    /// (name, reserved, limit) of its MEM, SWP, TMP and RESOURCE limits.
+    pub amounts: Vec<(String, f64, f64)>,
 }
 
 impl Sched {
@@ -200,6 +202,19 @@ impl Sched {
                         consumers: l.columns(key),
                         slots: l.slots.map(|s| (u.slots, s)),
                         jobs: l.jobs.map(|j| (u.jobs, j)),
+                        amounts: l
+                            .amounts
+                            .iter()
+                            .map(|(n, max)| {
+                                let used = self
+                                    .limit_amounts
+                                    .get(&(*i, key.clone()))
+                                    .and_then(|m| m.get(n))
+                                    .copied()
+                                    .unwrap_or(0.0);
+                                (n.clone(), used, *max)
+                            })
+                            .collect(),
                     },
                 ))
             })

@@ -344,6 +344,15 @@ pub fn limits_reply(rows: &[basalt_sched::views::LimitRow], configured: usize) -
                     has_jobs: r.jobs.is_some(),
                     jobs_used: r.jobs.map_or(0, |j| j.0),
                     jobs_limit: r.jobs.map_or(0, |j| j.1),
+                    amounts: r
+                        .amounts
+                        .iter()
+                        .map(|(name, used, limit)| pb::LimitAmount {
+                            name: name.clone(),
+                            used: *used,
+                            limit: *limit,
+                        })
+                        .collect(),
                 }
             })
             .collect(),

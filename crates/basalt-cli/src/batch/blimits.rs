@@ -1,7 +1,7 @@
 //! `blimits`: the current usage of the resource allocation limits (the Limit sections of
 //! lsb.resources and lsb.users' MAX_JOBS), as mbatchd counted it at its last scheduling
-//! pass: one row per limit and consumer in use, `used/limit` for SLOTS and JOBS (`-` where
-//! the limit sets none; MEM, TMP and SWP are not enforced: `-`).
+//! pass: one row per limit and consumer in use, `used/limit` for SLOTS, MEM, TMP, SWP
+//! (MB reserved by `rusage[]`) and JOBS (`-` where the limit sets none).
 
 use super::opts::{Item, Spec};
 use basalt_proto::mbatchd::{LimitsReply, LimitsRequest};
@@ -29,6 +29,14 @@ pub fn table(reply: &LimitsReply) -> String {
                 "-".to_owned()
             }
         };
+        let amount = |name: &str| {
+            l.amounts
+                .iter()
+                .find(|a| a.name == name)
+                .map_or("-".to_owned(), |a| {
+                    format!("{}/{}", number(a.used), number(a.limit))
+                })
+        };
         out.push_str(&row(
             &l.name,
             &l.users,
@@ -36,13 +44,22 @@ pub fn table(reply: &LimitsReply) -> String {
             &l.hosts,
             &l.projects,
             &used(l.has_slots, l.slots_used, l.slots_limit),
-            "-",
-            "-",
-            "-",
+            &amount("mem"),
+            &amount("tmp"),
+            &amount("swp"),
             &used(l.has_jobs, l.jobs_used, l.jobs_limit),
         ));
     }
     out
+}
+
+/// An amount as blimits shows it: whole numbers without a fraction.
+fn number(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
 }
 
 #[allow(clippy::too_many_arguments)]

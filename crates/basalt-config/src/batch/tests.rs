@@ -235,15 +235,9 @@ fn limits_vertical_and_horizontal() {
     });
     let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
     assert_eq!(lines, vec![14, 15, 18], "{:#?}", d.errors);
-    // Only MEM (of limit `day`) is read but not applied: SLOTS and JOBS are; WIDGETS is
-    // unknown.
+    // SLOTS, JOBS and MEM (in MB) are applied; WIDGETS is unknown.
     let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
-    assert_eq!(w, vec![(5, true), (16, false)]);
-    assert!(
-        d.warnings[0]
-            .message
-            .starts_with("MEM is read but not applied yet")
-    );
+    assert_eq!(w, vec![(16, false)]);
     assert_eq!(limits.len(), 4);
     assert_eq!(limits[0].users, vec!["alice", "bob"]);
     assert_eq!(limits[0].slots, Some(10));

@@ -180,6 +180,11 @@ impl Sched {
             return Err(pend::HOST_JOB_LIMIT);
         }
         if !self.cfg.limits.is_empty() {
+            let wants: Vec<(String, f64)> = job
+                .sel
+                .and_then(|s| s.reserve.as_ref())
+                .map(|r| r.amounts.iter().map(|(n, a, _)| (n.clone(), *a)).collect())
+                .unwrap_or_default();
             match st.limits.host_room(
                 &self.cfg.limits,
                 &st.limits_open,
@@ -187,6 +192,7 @@ impl Sched {
                 &job.queue.name,
                 &job.sub.project,
                 &h.name,
+                &wants,
             ) {
                 Err(code) => return Err(code),
                 Ok(Some(room)) => free = free.min(room),

@@ -105,6 +105,8 @@ impl Sched {
                 .collect(),
         };
         let with_limits = !self.cfg.limits.is_empty();
+        // Some limit counts reserved amounts (MEM, SWP, TMP, RESOURCE).
+        let limit_amounts = self.cfg.limits.iter().any(|l| !l.amounts.is_empty());
         // Which shared resource instance a host's amount of `name` comes from (a copy:
         // the pass changes the core as it places jobs).
         let host_shared: Vec<Vec<usize>> = if self.cfg.shared.is_empty() {
@@ -154,16 +156,7 @@ impl Sched {
             if j.array_limit.is_some() {
                 *array_started.entry(j.id).or_default() += 1;
             }
-            if with_limits {
-                let hosts: Vec<&str> = j.hosts.iter().map(String::as_str).collect();
-                st.limits.add(
-                    &self.cfg.limits,
-                    &j.sub.user,
-                    &j.queue,
-                    &j.sub.project,
-                    &hosts,
-                );
-            }
+            let mut job_amounts: Vec<(String, f64)> = Vec::new();
             if !j.sub.res_req.is_empty() || rr_queues.iter().any(|q| **q == *j.queue) {
                 let r = reserves
                     .entry((j.queue.clone(), j.sub.res_req.clone()))
@@ -173,12 +166,26 @@ impl Sched {
                     });
                 if let Some(r) = r {
                     let share = r.share(now - j.start_time.saturating_mul(1000));
+                    if limit_amounts {
+                        job_amounts = reserved_total(r, share, &j.hosts, self.cfg.reserve_per_slot);
+                    }
                     let slots = j
                         .hosts
                         .iter()
                         .filter_map(|h| index.get(h.as_str()).copied());
                     st.reserve(slots, r, share, self.cfg.reserve_per_slot, &shared_of);
                 }
+            }
+            if with_limits {
+                let hosts: Vec<&str> = j.hosts.iter().map(String::as_str).collect();
+                st.limits.add(
+                    &self.cfg.limits,
+                    &j.sub.user,
+                    &j.queue,
+                    &j.sub.project,
+                    &hosts,
+                    &job_amounts,
+                );
             }
         }
         drop(index);
@@ -333,6 +340,18 @@ impl Sched {
             }) {
                 Some(pend::QUEUE_USER_LIMIT)
             } else if with_limits {
+                let wants = if limit_amounts {
+                    pending_amounts(
+                        reserves
+                            .entry((Str::from(q.name.as_str()), sub.res_req.clone()))
+                            .or_insert_with(|| self.reservation(q, &sub.res_req))
+                            .as_ref(),
+                        need,
+                        self.cfg.reserve_per_slot,
+                    )
+                } else {
+                    Vec::new()
+                };
                 st.limits.job_reason(
                     &self.cfg.limits,
                     &st.limits_open,
@@ -340,6 +359,7 @@ impl Sched {
                     &q.name,
                     &sub.project,
                     need,
+                    &wants,
                 )
             } else {
                 None
@@ -447,8 +467,22 @@ impl Sched {
                     if with_limits {
                         let hosts: Vec<&str> =
                             alloc.iter().map(|&i| self.hosts[i].name.as_str()).collect();
-                        st.limits
-                            .add(&self.cfg.limits, &sub.user, &qname, &sub.project, &hosts);
+                        let amounts = match sel.as_ref().and_then(|s| s.reserve.as_ref()) {
+                            Some(r) if limit_amounts => {
+                                let names: Vec<String> =
+                                    hosts.iter().map(|h| (*h).to_owned()).collect();
+                                reserved_total(r, 1.0, &names, self.cfg.reserve_per_slot)
+                            }
+                            _ => Vec::new(),
+                        };
+                        st.limits.add(
+                            &self.cfg.limits,
+                            &sub.user,
+                            &qname,
+                            &sub.project,
+                            &hosts,
+                            &amounts,
+                        );
                     }
                     let names = alloc.iter().map(|&i| self.hosts[i].name.clone()).collect();
                     self.start_job_at(now, key, names, &alloc);
@@ -562,6 +596,7 @@ impl Sched {
         // limits count, for blimits.
         self.shared_reserved = st.shared_reserved;
         self.limit_usage = st.limits.counts;
+        self.limit_amounts = st.limits.amounts;
         // Set the reasons: a few (a pass that stopped early) one by one, many in one
         // ordered walk (mostly in key order already).
         if assign.len().saturating_mul(16) < self.jobs.len() {
@@ -675,4 +710,42 @@ pub(crate) struct PendRec {
     pub(crate) need: u32,
     /// Its requeues (a retry time, excluded hosts), when it had any.
     pub(crate) requeues: Option<Box<crate::Requeues>>,
+}
+
+/// What a started job's reservation `r` holds in all (`share` of it, by its duration and
+/// decay): per slot (`per_slot`), else per host.
+fn reserved_total(
+    r: &select::Reserve,
+    share: f64,
+    hosts: &[String],
+    per_slot: bool,
+) -> Vec<(String, f64)> {
+    let times = if per_slot {
+        hosts.len().max(1)
+    } else {
+        let mut distinct: Vec<&String> = hosts.iter().collect();
+        distinct.sort();
+        distinct.dedup();
+        distinct.len().max(1)
+    } as f64;
+    r.amounts
+        .iter()
+        .map(|(n, a, _)| (n.clone(), a * share * times))
+        .collect()
+}
+
+/// What a pending job of `need` slots would reserve (once, or once per slot).
+fn pending_amounts(r: Option<&select::Reserve>, need: u32, per_slot: bool) -> Vec<(String, f64)> {
+    let Some(r) = r else {
+        return Vec::new();
+    };
+    let times = if per_slot {
+        f64::from(need.max(1))
+    } else {
+        1.0
+    };
+    r.amounts
+        .iter()
+        .map(|(n, a, _)| (n.clone(), a * times))
+        .collect()
 }
