@@ -87,6 +87,13 @@ End Queue
 "
     ));
     std::fs::write(&qfile, text)?;
+    std::fs::write(
+        qfile.with_file_name("lsb.applications"),
+        format!(
+            "Begin Application\nNAME = tagged\nPRE_EXEC = touch {w}/app.pre\n\
+             JOB_STARTER = echo app starter; %USRCMD\nEnd Application\n"
+        ),
+    )?;
     c.ok("badmin", &["reconfig"])?;
     wait_for("bqueues to list the test queues", LONG, || {
         let out = c.stdout_ok("bqueues", &[]).unwrap_or_default();
@@ -174,6 +181,23 @@ fn pre_exec_post_exec_and_requeue_exit_values() -> Result<()> {
         text.starts_with("started by the queue\nthe job\n"),
         "{text}"
     );
+
+    // An application profile's PRE_EXEC and JOB_STARTER apply to its jobs (bsub -app).
+    let app_out = work.join("app.out");
+    let a = c.bsub(
+        &work,
+        &[
+            "-app",
+            "tagged",
+            "-o",
+            &app_out.display().to_string(),
+            "echo job",
+        ],
+    )?;
+    wait_stat(&c, a, "DONE")?;
+    assert!(work.join("app.pre").exists());
+    let text = read(&app_out);
+    assert!(text.starts_with("app starter\njob\n"), "{text}");
 
     // LOCAL_MAX_PREEXEC_RETRY = 2 with LOCAL_MAX_PREEXEC_RETRY_ACTION = EXIT (lsb.params):
     // the second failure ends the job.

@@ -478,8 +478,29 @@ pub const LSB_RESOURCES: &[NotApplied] = &[
 pub const LSB_APPLICATIONS: &[NotApplied] = &[N::new(
     "Application",
     "*",
-    "application profiles serve only to check the names given to bsub -app, their settings are not applied",
+    "of an application profile only RES_REQ, PRE_EXEC, POST_EXEC, JOB_STARTER, REQUEUE_EXIT_VALUES and the resource limits apply",
 )];
+
+/// The keywords of an application profile that apply to its jobs (the `*` entry of
+/// [`LSB_APPLICATIONS`] leaves them out).
+pub const APPLIED_APPLICATION_KEYS: &[&str] = &[
+    "NAME",
+    "DESCRIPTION",
+    "RES_REQ",
+    "PRE_EXEC",
+    "POST_EXEC",
+    "JOB_STARTER",
+    "REQUEUE_EXIT_VALUES",
+    "CPULIMIT",
+    "RUNLIMIT",
+    "MEMLIMIT",
+    "SWAPLIMIT",
+    "PROCESSLIMIT",
+    "FILELIMIT",
+    "DATALIMIT",
+    "STACKLIMIT",
+    "CORELIMIT",
+];
 
 /// lsf.conf (no sections).
 pub const LSF_CONF: &[NotApplied] = &[
@@ -564,8 +585,9 @@ pub fn lookup<'t>(
         e.section.eq_ignore_ascii_case(section)
             && (e.keyword.eq_ignore_ascii_case(keyword)
                 || (e.keyword == "*"
-                    && !keyword.eq_ignore_ascii_case("NAME")
-                    && !keyword.eq_ignore_ascii_case("DESCRIPTION")))
+                    && !APPLIED_APPLICATION_KEYS
+                        .iter()
+                        .any(|k| k.eq_ignore_ascii_case(keyword))))
     })
 }
 
@@ -690,8 +712,14 @@ mod tests {
             .unwrap_or_else(|| panic!("TERMINATE_WHEN is in the table"));
         assert!(tw.matches_value("LOAD preempt"));
         assert!(!tw.matches_value("LOAD WINDOW"));
+        // An application profile's RUNLIMIT applies; its NICE does not.
         assert!(
             lookup(LSB_APPLICATIONS, "Application", "RUNLIMIT")
+                .next()
+                .is_none()
+        );
+        assert!(
+            lookup(LSB_APPLICATIONS, "Application", "NICE")
                 .next()
                 .is_some()
         );

@@ -357,26 +357,29 @@ fn lsb_resources_slots_and_jobs_apply_and_other_resources_warn_with_file_and_lin
 }
 
 #[test]
-fn every_setting_of_an_application_profile_warns_but_its_name_does_not() {
+fn an_application_profiles_unapplied_settings_warn_but_its_applied_ones_and_name_do_not() {
     let d = scratch("openlava");
     fs::write(
         d.path().join("lsb.applications"),
         "Begin Application\nNAME = short\nDESCRIPTION = Short jobs\nRUNLIMIT = 10\n\
-         PRE_EXEC = /bin/true\nJOB_STARTER = nice\nEnd Application\n",
+         PRE_EXEC = /bin/true\nJOB_STARTER = nice\nNICE = 5\nSUCCESS_EXIT_VALUES = 3\n\
+         End Application\n",
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let loaded = load_ok(d.path());
     let a = "lsb.applications";
-    for k in ["RUNLIMIT", "PRE_EXEC", "JOB_STARTER"] {
-        assert_warns(&loaded, d.path(), a, k, k, "application profiles");
+    for k in ["NICE", "SUCCESS_EXIT_VALUES"] {
+        assert_warns(&loaded, d.path(), a, k, k, "application profile");
     }
-    for k in ["NAME", "DESCRIPTION"] {
+    // Applied (issue 20): RUNLIMIT, PRE_EXEC, JOB_STARTER; and the name.
+    for k in ["NAME", "DESCRIPTION", "RUNLIMIT", "PRE_EXEC", "JOB_STARTER"] {
         let line = line_of(d.path(), a, k);
         assert!(
             !loaded
                 .warnings
                 .iter()
-                .any(|w| w.line == line && w.file == d.path().join(a))
+                .any(|w| w.line == line && w.file == d.path().join(a)),
+            "{k}"
         );
     }
     assert_eq!(loaded.config.batch.applications[0].name, "short");

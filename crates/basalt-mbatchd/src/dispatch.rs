@@ -416,6 +416,7 @@ impl OwnerState {
     fn job_spec(&self, key: JobKey, attempt: u32) -> Option<sbpb::JobSpec> {
         let j = self.sched.jobs().get(&key)?;
         let q = self.sched.queues().iter().find(|q| q.name == j.queue);
+        let app = self.sched.app_of(&j.sub);
         Some(sbpb::JobSpec {
             job_id: j.id,
             idx: j.idx,
@@ -456,7 +457,11 @@ impl OwnerState {
             job_controls: q
                 .map(|q| q.job_controls.clone().into_iter().collect())
                 .unwrap_or_default(),
-            pre_exec: j.sub.pre_exec.to_string(),
+            // The job's own -E / -Ep, else its application profile's PRE_EXEC / POST_EXEC.
+            pre_exec: match (j.sub.pre_exec.as_str(), app) {
+                ("", Some(a)) => a.pre_exec.clone(),
+                (own, _) => own.to_owned(),
+            },
             num_processors: j.hosts.len().max(1) as u32,
             max_processors: j.sub.max_processors,
             is_array: j.is_element(),
@@ -467,8 +472,16 @@ impl OwnerState {
             queue_pre_cmd: q.map(|q| q.pre_exec.clone()).unwrap_or_default(),
             queue_post_cmd: q.map(|q| q.post_exec.clone()).unwrap_or_default(),
             pre_post_exec_user: q.map(|q| q.pre_post_exec_user.clone()).unwrap_or_default(),
-            job_starter: q.map(|q| q.job_starter.clone()).unwrap_or_default(),
-            post_exec: j.sub.post_exec().to_owned(),
+            // The application profile's JOB_STARTER, else the queue's.
+            job_starter: app
+                .map(|a| a.job_starter.clone())
+                .filter(|s| !s.is_empty())
+                .or_else(|| q.map(|q| q.job_starter.clone()))
+                .unwrap_or_default(),
+            post_exec: match (j.sub.post_exec(), app) {
+                ("", Some(a)) => a.post_exec.clone(),
+                (own, _) => own.to_owned(),
+            },
             eexec_input: j.sub.esub_output().to_owned(),
         })
     }

@@ -94,6 +94,7 @@ pub fn to_record(ev: &Event) -> el::Record {
                         extra.push(el::Field::str(x.post_exec.clone()));
                         extra.push(el::Field::str(x.requeue_exit_values.clone()));
                         extra.push(el::Field::str(encode_lines(&x.esub_output)));
+                        extra.push(el::Field::str(x.app.clone()));
                     }
                     extra
                 },
@@ -365,6 +366,7 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
                         post_exec: text(1),
                         requeue_exit_values: text(2),
                         esub_output: decode_lines(&text(3)),
+                        app: text(4),
                     };
                     (x != basalt_sched::SubExtras::default()).then(|| Box::new(x))
                 },

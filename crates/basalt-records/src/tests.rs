@@ -133,6 +133,7 @@ fn post_exec_and_requeue_values_survive_the_log() {
                 post_exec: "rm -rf /tmp/scratch.$LSB_JOBID".into(),
                 requeue_exit_values: "3 EXCLUDE(4)".into(),
                 esub_output: "token \"quoted\"\nline 2".into(),
+                app: "fluent".into(),
             })),
             "",
         ),

@@ -65,9 +65,32 @@ pub struct SchedConfig {
     pub user_pend_limits: Vec<(crate::reslimits::Scope, u32)>,
     /// lsb.params SUB_TRY_INTERVAL (seconds, 60).
     pub sub_try_interval: u32,
+    /// lsb.applications' profiles, by name.
+    pub apps: BTreeMap<String, AppProfile>,
     /// lsb.hosts' host groups, expanded to host names ([`NO_HOST`] alone: none), for
     /// `bsub -m group`.
     pub host_groups: BTreeMap<String, Vec<String>>,
+}
+
+/// An application profile of lsb.applications, as it applies to its jobs: its settings
+/// come between the job's own (which win) and its queue's.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct AppProfile {
+    pub name: String,
+    pub description: String,
+    /// RES_REQ: the requirement of a job of the profile without its own `-R`.
+    pub res_req: String,
+    /// PRE_EXEC / POST_EXEC: a job's own `-E` / `-Ep` replaces them.
+    pub pre_exec: String,
+    pub post_exec: String,
+    /// JOB_STARTER: replaces the queue's.
+    pub job_starter: String,
+    /// REQUEUE_EXIT_VALUES: a job's `-Q` replaces it; it replaces the queue's.
+    pub requeue: Option<RequeueValues>,
+    /// CPULIMIT, RUNLIMIT, MEMLIMIT...: between the job's own and the queue's.
+    pub rlimits: crate::limits::QueueLimits,
+    /// Every setting as written, for bapp -l.
+    pub settings: BTreeMap<String, String>,
 }
 
 /// One instance of a numeric shared resource (ResourceMap of `lsf.cluster.<cluster>`).
@@ -587,6 +610,33 @@ impl SchedConfig {
                 _ => 1.0 / 1024.0,
             },
             limits: crate::reslimits::resolve(b, &all_hosts, egroups, host_egroups),
+            apps: b
+                .applications
+                .iter()
+                .map(|a| {
+                    let get = |k: &str| {
+                        a.other
+                            .get(k)
+                            .map(|v| v.trim().to_owned())
+                            .unwrap_or_default()
+                    };
+                    let profile = AppProfile {
+                        name: a.name.clone(),
+                        description: a.description.clone(),
+                        res_req: get("RES_REQ"),
+                        pre_exec: get("PRE_EXEC"),
+                        post_exec: get("POST_EXEC"),
+                        job_starter: get("JOB_STARTER"),
+                        requeue: a
+                            .other
+                            .get("REQUEUE_EXIT_VALUES")
+                            .and_then(|v| RequeueValues::parse(v).ok()),
+                        rlimits: crate::limits::parse(&a.other, unit).0,
+                        settings: a.other.clone(),
+                    };
+                    (a.name.clone(), profile)
+                })
+                .collect(),
             host_groups: b
                 .host_groups
                 .iter()

@@ -61,7 +61,9 @@ mod submit;
 pub mod types;
 pub mod views;
 
-pub use config::{DEFAULT_HOST_LOST_GRACE, SchedConfig, SharedRes, check_app_and_group};
+pub use config::{
+    AppProfile, DEFAULT_HOST_LOST_GRACE, SchedConfig, SharedRes, check_app_and_group,
+};
 pub use logswitch::CarryOver;
 pub use query::wildcard;
 pub use schedule::allocate::span_of;

@@ -115,10 +115,34 @@ impl Sched {
     /// The limits a job runs with: its own (`bsub -W -c -M ...`), else its queue's default,
     /// else its queue's maximum (lsb.queues `RUNLIMIT = [default] max` and the like).
     pub fn effective_rlimits(&self, j: &Job) -> [i64; 11] {
-        match self.queue(&j.queue) {
-            Some(q) => limits::effective(&j.sub.rlimits, &q.rlimits),
+        // The job's own, else its application profile's, else its queue's.
+        let own = match self.app_of(&j.sub) {
+            Some(a) => limits::effective(&j.sub.rlimits, &a.rlimits),
             None => *j.sub.rlimits,
+        };
+        match self.queue(&j.queue) {
+            Some(q) => limits::effective(&own, &q.rlimits),
+            None => own,
         }
+    }
+
+    /// The application profile of a submission (`bsub -app`), if lsb.applications has it.
+    pub fn app_of(&self, sub: &crate::Submission) -> Option<&crate::AppProfile> {
+        match sub.app() {
+            "" => None,
+            name => self.cfg.apps.get(name),
+        }
+    }
+
+    /// The resource requirement a job is placed with: its `-R`, else its application
+    /// profile's RES_REQ (the queue's RES_REQ is merged in by the pass).
+    pub fn job_res_req(&self, sub: &crate::Submission) -> crate::Str {
+        if !sub.res_req.is_empty() {
+            return sub.res_req.clone();
+        }
+        self.app_of(sub)
+            .filter(|a| !a.res_req.is_empty())
+            .map_or(crate::Str::EMPTY, |a| crate::Str::from(a.res_req.as_str()))
     }
 
     /// Position (1-based) of a pending job in its queue.

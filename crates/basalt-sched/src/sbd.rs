@@ -629,10 +629,13 @@ impl Sched {
     fn requeue_by_value(&self, key: JobKey, exit_status: i32) -> Option<bool> {
         let j = self.jobs.get(&key)?;
         let q = self.queue(&j.queue)?;
-        // bsub -Q overrides the queue's REQUEUE_EXIT_VALUES.
+        // bsub -Q overrides the application profile's, which overrides the queue's.
         let own;
         let values = match j.sub.requeue_exit_values() {
-            "" => &q.requeue,
+            "" => self
+                .app_of(&j.sub)
+                .and_then(|a| a.requeue.as_ref())
+                .unwrap_or(&q.requeue),
             v => {
                 own = basalt_config::batch::RequeueValues::parse(v).ok()?;
                 &own

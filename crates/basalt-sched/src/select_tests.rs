@@ -368,3 +368,41 @@ fn a_shared_resource_is_reserved_once_per_job_or_once_per_slot() {
     assert!(placed(&mut s, two).1.is_some());
     assert_eq!(placed(&mut s, asking("rusage[licence=1]")).1, None);
 }
+
+/// An application profile (`bsub -app`) applies its RES_REQ to a job without its own
+/// `-R`, its limits between the job's and the queue's, and its REQUEUE_EXIT_VALUES.
+#[test]
+fn an_application_profiles_res_req_limits_and_requeue_values_apply_to_its_jobs() {
+    let mut c = typed();
+    let mut settings = BTreeMap::new();
+    settings.insert("RUNLIMIT".to_owned(), "10".to_owned());
+    c.apps.insert(
+        "sun".into(),
+        crate::AppProfile {
+            name: "sun".into(),
+            res_req: "select[type==SUN]".into(),
+            requeue: basalt_config::batch::RequeueValues::parse("7").ok(),
+            rlimits: crate::limits::parse(&settings, "MB").0,
+            settings,
+            ..Default::default()
+        },
+    );
+    let mut s = core_with(c, &[], &[]);
+    let with_app = |res_req: &str| Submission {
+        extras: Some(Box::new(crate::SubExtras {
+            app: "sun".into(),
+            ..Default::default()
+        })),
+        ..asking(res_req)
+    };
+    let (key, host) = placed(&mut s, with_app(""));
+    assert_eq!(host.as_deref(), Some("hostB"));
+    // RUNLIMIT 10 minutes from the profile.
+    assert_eq!(s.effective_rlimits(&s.jobs[&key])[crate::RLIMIT_RUN], 600);
+    // Its own -R wins.
+    let (_, host) = placed(&mut s, with_app("select[type==LINUX]"));
+    assert_eq!(host.as_deref(), Some("hostA"));
+    // Exit 7 requeues (the profile's REQUEUE_EXIT_VALUES).
+    crate::tests::finish(&mut s, key, 7 << 8, 1);
+    assert_eq!(s.jobs[&key].state, JobState::Pend);
+}

@@ -85,6 +85,8 @@ pub struct SubExtras {
     pub requeue_exit_values: String,
     /// What the submission's esubs printed, for the job's eexec ("" = nothing).
     pub esub_output: String,
+    /// `bsub -app`: its application profile of lsb.applications ("" = none).
+    pub app: String,
 }
 
 impl Submission {
@@ -103,6 +105,11 @@ impl Submission {
     /// What the esubs printed for eexec ("" = nothing).
     pub fn esub_output(&self) -> &str {
         self.extras.as_ref().map_or("", |e| e.esub_output.as_str())
+    }
+
+    /// `bsub -app` ("" = none).
+    pub fn app(&self) -> &str {
+        self.extras.as_ref().map_or("", |e| e.app.as_str())
     }
 }
 

@@ -63,12 +63,14 @@ pub fn submission(s: &pb::JobSubmission) -> Submission {
         submit_token: Default::default(),
         extras: (!s.post_exec.is_empty()
             || !s.requeue_exit_values.is_empty()
-            || !s.esub_output.is_empty())
+            || !s.esub_output.is_empty()
+            || !s.app.is_empty())
         .then(|| {
             Box::new(basalt_sched::SubExtras {
                 post_exec: s.post_exec.clone(),
                 requeue_exit_values: s.requeue_exit_values.clone(),
                 esub_output: s.esub_output.clone(),
+                app: s.app.clone(),
             })
         }),
     }

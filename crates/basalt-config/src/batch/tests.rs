@@ -264,7 +264,7 @@ fn users_and_applications() {
     assert_eq!(b.users[0].jl_p, Some(0.5));
     assert_eq!(b.users[0].other["MAX_PEND_JOBS"], "100");
 
-    let text = "Begin Application\nNAME = a\nRUNLIMIT = 5\nFOO = 1\nEnd Application\n\
+    let text = "Begin Application\nNAME = a\nNICE = 5\nFOO = 1\nEnd Application\n\
                 Begin Application\nDESCRIPTION = x\nEnd Application\n";
     let (apps, d) = with_ctx(|ctx| {
         let mut out = Vec::new();
@@ -272,9 +272,9 @@ fn users_and_applications() {
         out
     });
     assert_eq!(apps.len(), 1);
-    assert_eq!(apps[0].other["RUNLIMIT"], "5");
+    assert_eq!(apps[0].other["NICE"], "5");
     assert_eq!(d.errors.len(), 1);
-    // RUNLIMIT is read but not applied; FOO is unknown.
+    // NICE is read but not applied; FOO is unknown.
     let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
     assert_eq!(w, vec![(3, true), (4, false)]);
 }

@@ -157,12 +157,13 @@ impl Sched {
                 *array_started.entry(j.id).or_default() += 1;
             }
             let mut job_amounts: Vec<(String, f64)> = Vec::new();
-            if !j.sub.res_req.is_empty() || rr_queues.iter().any(|q| **q == *j.queue) {
+            let j_rr = self.job_res_req(&j.sub);
+            if !j_rr.is_empty() || rr_queues.iter().any(|q| **q == *j.queue) {
                 let r = reserves
-                    .entry((j.queue.clone(), j.sub.res_req.clone()))
+                    .entry((j.queue.clone(), j_rr.clone()))
                     .or_insert_with(|| {
                         self.queue(&j.queue)
-                            .and_then(|q| self.reservation(q, &j.sub.res_req))
+                            .and_then(|q| self.reservation(q, &j_rr))
                     });
                 if let Some(r) = r {
                     let share = r.share(now - j.start_time.saturating_mul(1000));
@@ -297,6 +298,8 @@ impl Sched {
                 visited.insert(key);
             }
             let sub = &rec.sub;
+            // Its -R, else its application profile's RES_REQ.
+            let rr = self.job_res_req(sub);
             if statics[qi].is_none() {
                 let q = &self.queues[qi];
                 let per_host = self.hosts.iter().map(|h| self.static_why(q, h)).collect();
@@ -343,8 +346,8 @@ impl Sched {
                 let wants = if limit_amounts {
                     pending_amounts(
                         reserves
-                            .entry((Str::from(q.name.as_str()), sub.res_req.clone()))
-                            .or_insert_with(|| self.reservation(q, &sub.res_req))
+                            .entry((Str::from(q.name.as_str()), rr.clone()))
+                            .or_insert_with(|| self.reservation(q, &rr))
                             .as_ref(),
                         need,
                         self.cfg.reserve_per_slot,
@@ -369,7 +372,7 @@ impl Sched {
                 continue;
             }
             let exclusive = sub.options & sub::EXCLUSIVE != 0 || q.exclusive;
-            let span = span_of(&sub.res_req);
+            let span = span_of(&rr);
             // `-n min,max`: as many slots as are free up to max, within the queue's
             // QJOB_LIMIT and UJOB_LIMIT (the checks above leave room for at least min).
             let mut most = sub.max_processors.max(need);
@@ -384,12 +387,12 @@ impl Sched {
                 most = most.min(l.saturating_sub(u));
             }
             let most = most.max(need);
-            let sel = if sub.res_req.is_empty() && q.res_req.is_empty() {
+            let sel = if rr.is_empty() && q.res_req.is_empty() {
                 None
             } else {
                 sel_cache
-                    .entry((qi, sub.res_req.clone()))
-                    .or_insert_with(|| self.selects(q, &sub.res_req).map(Arc::new))
+                    .entry((qi, rr.clone()))
+                    .or_insert_with(|| self.selects(q, &rr).map(Arc::new))
                     .clone()
             };
             let excluded: &[String] = rec.requeues.as_ref().map_or(&[], |r| &r.excluded);
@@ -401,7 +404,7 @@ impl Sched {
                 need,
                 most,
                 span,
-                res_req: sel.as_ref().map(|_| sub.res_req.clone()),
+                res_req: sel.as_ref().map(|_| rr.clone()),
                 excluded: excluded.to_vec(),
                 project: with_limits.then(|| sub.project.clone()),
             };
