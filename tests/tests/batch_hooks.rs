@@ -198,6 +198,19 @@ fn pre_exec_post_exec_and_requeue_exit_values() -> Result<()> {
     assert!(work.join("app.pre").exists());
     let text = read(&app_out);
     assert!(text.starts_with("app starter\njob\n"), "{text}");
+    // bapp lists the profile (its job has ended: no slots); -l shows its parameters.
+    let apps = c.ok("bapp", &[])?;
+    let row: Vec<&str> = apps
+        .lines()
+        .find(|l| l.starts_with("tagged"))
+        .map(|l| l.split_whitespace().collect())
+        .unwrap_or_default();
+    assert_eq!(row, vec!["tagged", "0", "0", "0", "0"], "{apps}");
+    assert!(
+        c.ok("bapp", &["-l", "tagged"])?
+            .contains("JOB_STARTER: echo app starter")
+    );
+    assert_eq!(c.run("bapp", &["nosuch"])?.status.code(), Some(255));
 
     // LOCAL_MAX_PREEXEC_RETRY = 2 with LOCAL_MAX_PREEXEC_RETRY_ACTION = EXIT (lsb.params):
     // the second failure ends the job.

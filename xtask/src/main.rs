@@ -52,6 +52,7 @@ const COMMANDS: &[&str] = &[
     "bparams",
     "blimits",
     "busers",
+    "bapp",
     "bmgroup",
     "bugroup",
     "badmin",

@@ -204,6 +204,13 @@ impl Mbatchd for FakeMbd {
         }))
     }
 
+    async fn apps(
+        &self,
+        _r: Request<basalt_proto::mbatchd::AppsRequest>,
+    ) -> Result<Response<basalt_proto::mbatchd::AppsReply>, Status> {
+        Ok(Response::new(Default::default()))
+    }
+
     async fn users(
         &self,
         _r: Request<basalt_proto::mbatchd::UsersRequest>,

@@ -156,6 +156,10 @@ impl OwnerState {
                 out.config_problem = self.config_problem.clone();
                 deferred.push(defer(reply, out));
             }
+            Msg::Apps { names, reply } => {
+                let out = self.sched.apps_view(&names);
+                deferred.push(defer(reply, out));
+            }
             Msg::Users { names, all, reply } => {
                 let out = self.sched.users_view(&names, all);
                 deferred.push(defer(reply, out));

@@ -129,6 +129,10 @@ pub(crate) enum Msg {
     Limits {
         reply: Reply<(Vec<basalt_sched::views::LimitRow>, usize)>,
     },
+    Apps {
+        names: Vec<String>,
+        reply: Reply<(Vec<basalt_sched::views::AppRow>, Vec<String>)>,
+    },
     Users {
         names: Vec<String>,
         all: bool,

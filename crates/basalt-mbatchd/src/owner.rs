@@ -329,6 +329,7 @@ impl OwnerState {
             | Msg::Params { .. }
             | Msg::Limits { .. }
             | Msg::Users { .. }
+            | Msg::Apps { .. }
             | Msg::Lim(_)
             | Msg::Resign(_)
             | Msg::Shutdown => Some(msg),

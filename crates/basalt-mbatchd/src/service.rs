@@ -448,6 +448,47 @@ impl Mbatchd for MbatchdService {
         Ok(Response::new(basalt_wire::params_reply(&view)))
     }
 
+    async fn apps(
+        &self,
+        request: Request<pb::AppsRequest>,
+    ) -> Result<Response<pb::AppsReply>, Status> {
+        self.caller(&request).await?;
+        let req = request.into_inner();
+        bounded_list(
+            "application names",
+            req.names.iter(),
+            bounds::MAX_ASKED_HOSTS,
+            bounds::MAX_NAME,
+        )?;
+        let names = req.names;
+        let (rows, not_found) = self.owner.ask(|reply| Msg::Apps { names, reply }).await?;
+        Ok(Response::new(pb::AppsReply {
+            apps: rows
+                .into_iter()
+                .map(|r| pb::AppInfo {
+                    name: r.profile.name.clone(),
+                    description: r.profile.description.clone(),
+                    njobs: r.njobs,
+                    pend: r.pend,
+                    run: r.run,
+                    ssusp: r.ssusp,
+                    ususp: r.ususp,
+                    rsv: 0,
+                    settings: r
+                        .profile
+                        .settings
+                        .iter()
+                        .map(|(k, v)| pb::KeyValue {
+                            key: k.clone(),
+                            value: v.clone(),
+                        })
+                        .collect(),
+                })
+                .collect(),
+            not_found,
+        }))
+    }
+
     async fn users(
         &self,
         request: Request<pb::UsersRequest>,

@@ -311,3 +311,62 @@ impl Sched {
         rows.into_values().collect()
     }
 }
+
+/// One row of `bapp`: an application profile and its jobs' slots by state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppRow {
+    pub profile: crate::AppProfile,
+    pub njobs: u32,
+    pub pend: u32,
+    pub run: u32,
+    pub ssusp: u32,
+    pub ususp: u32,
+}
+
+impl Sched {
+    /// bapp: the profiles named (every one when `names` is empty) with their unfinished
+    /// jobs' slots by state; and the names lsb.applications does not define.
+    pub fn apps_view(&self, names: &[String]) -> (Vec<AppRow>, Vec<String>) {
+        let not_found: Vec<String> = names
+            .iter()
+            .filter(|n| !self.cfg.apps.contains_key(n.as_str()))
+            .cloned()
+            .collect();
+        let mut rows: BTreeMap<String, AppRow> = self
+            .cfg
+            .apps
+            .values()
+            .filter(|a| names.is_empty() || names.contains(&a.name))
+            .map(|a| {
+                (
+                    a.name.clone(),
+                    AppRow {
+                        profile: a.clone(),
+                        njobs: 0,
+                        pend: 0,
+                        run: 0,
+                        ssusp: 0,
+                        ususp: 0,
+                    },
+                )
+            })
+            .collect();
+        if !rows.is_empty() {
+            for j in self.jobs.values() {
+                let Some(r) = rows.get_mut(j.sub.app()) else {
+                    continue;
+                };
+                let n = j.slots();
+                match j.state {
+                    JobState::Pend | JobState::Psusp => r.pend += n,
+                    JobState::Run => r.run += n,
+                    JobState::Ssusp => r.ssusp += n,
+                    JobState::Ususp => r.ususp += n,
+                    _ => continue,
+                }
+                r.njobs += n;
+            }
+        }
+        (rows.into_values().collect(), not_found)
+    }
+}

@@ -14,6 +14,7 @@
 //! * `BASALT_SBD_ADDR=ip:port` — `bpeek` talks to this sbatchd instead of the job's host.
 
 pub mod badmin;
+pub mod bapp;
 pub mod bjobs;
 pub mod blimits;
 pub mod bmgroup;
