@@ -362,13 +362,13 @@ fn an_application_profiles_unapplied_settings_warn_but_its_applied_ones_and_name
     fs::write(
         d.path().join("lsb.applications"),
         "Begin Application\nNAME = short\nDESCRIPTION = Short jobs\nRUNLIMIT = 10\n\
-         PRE_EXEC = /bin/true\nJOB_STARTER = nice\nNICE = 5\nSUCCESS_EXIT_VALUES = 3\n\
+         PRE_EXEC = /bin/true\nJOB_STARTER = nice\nNICE = 5\nBIND_JOB = BALANCE\n\
          End Application\n",
     )
     .unwrap_or_else(|e| panic!("{e}"));
     let loaded = load_ok(d.path());
     let a = "lsb.applications";
-    for k in ["NICE", "SUCCESS_EXIT_VALUES"] {
+    for k in ["NICE", "BIND_JOB"] {
         assert_warns(&loaded, d.path(), a, k, k, "application profile");
     }
     // Applied (issue 20): RUNLIMIT, PRE_EXEC, JOB_STARTER; and the name.

@@ -85,6 +85,8 @@ pub struct AppProfile {
     pub post_exec: String,
     /// JOB_STARTER: replaces the queue's.
     pub job_starter: String,
+    /// SUCCESS_EXIT_VALUES: replaces the queue's.
+    pub success_exit_values: Option<Vec<u8>>,
     /// REQUEUE_EXIT_VALUES: a job's `-Q` replaces it; it replaces the queue's.
     pub requeue: Option<RequeueValues>,
     /// CPULIMIT, RUNLIMIT, MEMLIMIT...: between the job's own and the queue's.
@@ -525,6 +527,11 @@ impl SchedConfig {
                         .get("PRE_POST_EXEC_USER")
                         .map(|u| u.trim().to_owned())
                         .unwrap_or_default(),
+                    success_exit_values: q
+                        .other
+                        .get("SUCCESS_EXIT_VALUES")
+                        .and_then(|v| basalt_config::batch::parse_exit_values(v).ok())
+                        .unwrap_or_default(),
                     requeue: q
                         .requeue_exit_values
                         .as_deref()
@@ -627,6 +634,10 @@ impl SchedConfig {
                         pre_exec: get("PRE_EXEC"),
                         post_exec: get("POST_EXEC"),
                         job_starter: get("JOB_STARTER"),
+                        success_exit_values: a
+                            .other
+                            .get("SUCCESS_EXIT_VALUES")
+                            .and_then(|v| basalt_config::batch::parse_exit_values(v).ok()),
                         requeue: a
                             .other
                             .get("REQUEUE_EXIT_VALUES")

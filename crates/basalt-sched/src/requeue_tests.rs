@@ -302,3 +302,14 @@ fn brequeue_h_holds_the_job_and_d_e_requeue_finished_jobs() {
         Err(SchedError::NotStarted)
     );
 }
+
+#[test]
+fn success_exit_values_end_the_job_done() {
+    let (mut s, _) = with_queue(|q| q.success_exit_values = vec![3]);
+    finished(&mut s, T0 + 100, (1, 0), 3, None);
+    let j = &s.jobs[&(1, 0)];
+    assert_eq!((j.state, j.exit_status), (JobState::Done, 3 << 8));
+    let (mut s, _) = with_queue(|q| q.success_exit_values = vec![3]);
+    finished(&mut s, T0 + 100, (1, 0), 4, None);
+    assert_eq!(s.jobs[&(1, 0)].state, JobState::Exit);
+}

@@ -535,7 +535,7 @@ impl Sched {
                     self.emit(ev);
                     return Ack::Ok;
                 }
-                let st = if exit_status == 0 || as_done {
+                let st = if exit_status == 0 || as_done || self.success_value(key, exit_status) {
                     status::DONE
                 } else {
                     status::EXIT
@@ -621,6 +621,26 @@ impl Sched {
             return self.emit(state_change(t, key, status::PSUSP, pend::PRE_EXEC, 0));
         }
         self.emit(state_change(t, key, status::PEND, pend::PRE_EXEC, 0));
+    }
+
+    /// Is the job's exit value one of its SUCCESS_EXIT_VALUES (its application profile's,
+    /// else its queue's)? Then it ends DONE.
+    fn success_value(&self, key: JobKey, exit_status: i32) -> bool {
+        let Some(code) = exit_code(exit_status).and_then(|c| u8::try_from(c).ok()) else {
+            return false;
+        };
+        let Some(j) = self.jobs.get(&key) else {
+            return false;
+        };
+        match self
+            .app_of(&j.sub)
+            .and_then(|a| a.success_exit_values.as_ref())
+        {
+            Some(v) => v.contains(&code),
+            None => self
+                .queue(&j.queue)
+                .is_some_and(|q| q.success_exit_values.contains(&code)),
+        }
     }
 
     /// Does the job's exit (wait status) requeue it by its queue's REQUEUE_EXIT_VALUES?

@@ -32,6 +32,7 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         host_pref: BTreeMap::new(),
         others_pref: 0,
         pre_post_exec_user: String::new(),
+        success_exit_values: Vec::new(),
         requeue: Default::default(),
         preexec_retry_limit: None,
         preexec_retry_exit: false,

@@ -613,6 +613,8 @@ pub struct Queue {
     /// PRE_POST_EXEC_USER: who the queue's PRE_EXEC and POST_EXEC run as ("" = the job's
     /// user).
     pub pre_post_exec_user: String,
+    /// SUCCESS_EXIT_VALUES: exit values besides 0 that end a job DONE.
+    pub success_exit_values: Vec<u8>,
     /// REQUEUE_EXIT_VALUES, read.
     pub requeue: basalt_config::batch::RequeueValues,
     /// What a failing pre-execution command may cost: LOCAL_MAX_PREEXEC_RETRY (queue,

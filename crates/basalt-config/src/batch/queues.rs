@@ -70,7 +70,19 @@ pub const QUEUE_KEYS: &[&str] = &[
     "LOCAL_MAX_PREEXEC_RETRY_ACTION",
     "MAX_PREEXEC_RETRY",
     "MAX_JOB_REQUEUE",
+    "SUCCESS_EXIT_VALUES",
 ];
+
+/// `SUCCESS_EXIT_VALUES = code ...` (lsb.queues, lsb.applications): exit values that mean
+/// the job succeeded (DONE) besides 0.
+pub fn parse_exit_values(v: &str) -> Result<Vec<u8>, String> {
+    v.split_whitespace()
+        .map(|t| {
+            t.parse::<u8>()
+                .map_err(|_| format!("`{t}` is not an exit value (0-255)"))
+        })
+        .collect()
+}
 
 /// `REQUEUE_EXIT_VALUES = [exit_code ...] [EXCLUDE(exit_code ...)]` (lsb.queues, and
 /// `bsub -Q`, LSF 10.1): a job that exits with one of `requeue` goes back to PEND at the
@@ -403,6 +415,12 @@ pub(super) fn parse_queue(ctx: &mut Ctx<'_>, section: &Section, shared: &Shared)
             "REQUEUE_EXIT_VALUES" => match RequeueValues::parse(v) {
                 Ok(_) => q.requeue_exit_values = Some(v.to_owned()),
                 Err(err) => ctx.err(line, format!("REQUEUE_EXIT_VALUES: {err}")),
+            },
+            "SUCCESS_EXIT_VALUES" => match parse_exit_values(v) {
+                Ok(_) => {
+                    q.other.insert(key.clone(), v.to_owned());
+                }
+                Err(err) => ctx.err(line, format!("SUCCESS_EXIT_VALUES: {err}")),
             },
             "LOCAL_MAX_PREEXEC_RETRY" | "MAX_PREEXEC_RETRY" | "MAX_JOB_REQUEUE" => {
                 if ctx.uint(line, k, v).is_some() {
