@@ -211,6 +211,7 @@ fn pre_exec_post_exec_and_requeue_exit_values() -> Result<()> {
             .contains("JOB_STARTER: echo app starter")
     );
     assert_eq!(c.run("bapp", &["nosuch"])?.status.code(), Some(255));
+    wait_long(&c, a, "Application <tagged>")?;
 
     // LOCAL_MAX_PREEXEC_RETRY = 2 with LOCAL_MAX_PREEXEC_RETRY_ACTION = EXIT (lsb.params):
     // the second failure ends the job.

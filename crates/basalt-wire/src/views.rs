@@ -128,6 +128,7 @@ pub fn job_info(v: &JobView, reason_hosts: bool) -> pb::JobInfo {
         term_time: j.sub.term_time,
         pid: j.pid,
         post_exec_status: j.requeues.as_ref().map_or(0, |r| r.post_bits),
+        app: j.sub.app().to_owned(),
     }
 }
 

@@ -91,6 +91,9 @@ pub fn long_job(j: &JobInfo, queue: Option<&QueueInfo>, fx: &Fx) -> String {
         let _ = write!(l, " Job Name <{}>,", j.job_name);
     }
     let _ = write!(l, " User <{}>, Project <{}>,", j.user, j.project);
+    if !j.app.is_empty() {
+        let _ = write!(l, " Application <{}>,", j.app);
+    }
     if !j.user_group.is_empty() {
         let _ = write!(l, " User Group <{}>,", j.user_group);
     }
