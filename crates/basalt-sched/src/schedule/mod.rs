@@ -80,7 +80,7 @@ impl Sched {
             name_rank[qi] = r;
         }
         let nh = self.hosts.len();
-        let index: HashMap<&str, usize> = self
+        let index: FastMap<&str, usize> = self
             .hosts
             .iter()
             .enumerate()
@@ -124,7 +124,7 @@ impl Sched {
         };
         // What started jobs reserve (`rusage[]`), by (queue, resource requirement); the
         // queues with a RES_REQ (a job of theirs may reserve without its own `-R`).
-        let mut reserves: HashMap<(Str, Str), Option<select::Reserve>> = HashMap::new();
+        let mut reserves: FastMap<(Str, Str), Option<select::Reserve>> = fast_map();
         let rr_queues: Vec<String> = self
             .queues
             .iter()
@@ -250,9 +250,9 @@ impl Sched {
         let t = secs(now);
         // Per queue: the (queue, host) checks, and whether its windows are open.
         let mut statics: Vec<Option<(bool, Vec<StaticWhy>)>> = vec![None; self.queues.len()];
-        let mut shapes: HashMap<ShapeKey, Shape> = HashMap::new();
+        let mut shapes: FastMap<ShapeKey, Shape> = fast_map();
         // The select parts of (queue, the job's resource requirement), parsed once a pass.
-        let mut sel_cache: HashMap<(usize, Str), Option<Arc<select::Selects>>> = HashMap::new();
+        let mut sel_cache: FastMap<(usize, Str), Option<Arc<select::Selects>>> = fast_map();
         // Bumped by every placement: a shape evaluated at another generation is stale.
         let mut generation: u64 = 0;
         // Pending reasons to set, applied in one walk at the end.
@@ -751,4 +751,12 @@ fn pending_amounts(r: Option<&select::Reserve>, need: u32, per_slot: bool) -> Ve
         .iter()
         .map(|(n, a, _)| (n.clone(), a * times))
         .collect()
+}
+
+/// The pass's own hash maps: foldhash with a fixed seed (fast on short keys, and the same
+/// layout on every run; a pass never depends on their order).
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+
+fn fast_map<K, V>() -> FastMap<K, V> {
+    HashMap::with_hasher(foldhash::fast::FixedState::default())
 }
