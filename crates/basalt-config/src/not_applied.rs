@@ -278,11 +278,6 @@ pub const LSB_PARAMS: &[NotApplied] = &[
 pub const LSB_QUEUES: &[NotApplied] = &[
     N::new(
         "Queue",
-        "PJOB_LIMIT",
-        "the per-processor job slot limit is not enforced; bqueues only shows it as JL/P",
-    ),
-    N::new(
-        "Queue",
         "PROCLIMIT",
         "bsub -n is not checked against it and jobs get no default slot count from it",
     ),
@@ -419,8 +414,9 @@ pub const LSB_USERS: &[NotApplied] = &[
     N::new(
         "User",
         "JL/P",
-        "per-processor user job slot limits are not enforced",
-    ),
+        "a user group's own JL/P row (the group's total per processor) is not enforced",
+    )
+    .rest("users' rows, group@ and default rows apply"),
     N::new(
         "User",
         "MAX_PEND_SLOTS",

@@ -133,7 +133,6 @@ fn lsb_queues_keywords_not_applied_warn_with_file_and_line() {
         ("FAIRSHARE", "fairshare is not implemented"),
         ("RES_REQ", "span is not evaluated"),
         ("PROCLIMIT", "bsub -n"),
-        ("PJOB_LIMIT", "per-processor"),
         ("INTERACTIVE", "interactive"),
     ] {
         assert_warns(&loaded, d.path(), q, &format!("{k} ="), k, reason);

@@ -216,8 +216,12 @@ pub mod pend {
     pub const QUEUE_WINDOW: u32 = 302;
     pub const QUEUE_JOB_LIMIT: u32 = 303;
     pub const QUEUE_USER_LIMIT: u32 = 304;
+    /// PEND_QUE_PJOB_LIMIT: the queue's PJOB_LIMIT.
+    pub const QUEUE_PROC_LIMIT: u32 = 314;
     pub const SPAN: u32 = 312;
     pub const USER_LIMIT: u32 = 601;
+    /// PEND_USER_PJOB_LIMIT: lsb.users JL/P.
+    pub const USER_PROC_LIMIT: u32 = 603;
     pub const USER_STOP: u32 = 607;
     pub const RES_REQ: u32 = 1001;
     pub const HOST_CLOSED: u32 = 1301;
@@ -256,8 +260,10 @@ pub fn pend_reason_text(code: u32) -> String {
         303 => "The queue has reached its job slot limit",
         304 => "User has reached the per-user job slot limit of the queue",
         312 => "Not enough hosts to meet the job's spanning requirement",
+        314 => "The queue has reached its per-processor job slot limit",
         317 => "Not allowed due to resource limit.",
         601 => "The user has reached his/her job slot limit",
+        603 => "The user has reached his/her per-processor job slot limit",
         607 => "The job was suspended by the user while pending",
         1001 => "Job's resource requirements not satisfied",
         1301 => "Closed by LSF administrator",

@@ -677,14 +677,26 @@ impl SchedConfig {
                 .get("SUB_TRY_INTERVAL")
                 .and_then(|v| v.trim().parse::<u32>().ok())
                 .unwrap_or(60),
-            user_rows: b
-                .users
-                .iter()
-                .filter(|u| {
-                    !u.name.ends_with('@') && !b.user_groups.iter().any(|g| g.name == u.name)
-                })
-                .map(|u| (u.name.clone(), u.jl_p))
-                .collect(),
+            user_rows: {
+                // Users' own rows (and `default`); then each member of a `group@` row
+                // that has no row of its own.
+                let mut rows: BTreeMap<String, Option<f64>> = b
+                    .users
+                    .iter()
+                    .filter(|u| {
+                        !u.name.ends_with('@') && !b.user_groups.iter().any(|g| g.name == u.name)
+                    })
+                    .map(|u| (u.name.clone(), u.jl_p))
+                    .collect();
+                for u in b.users.iter().filter(|u| u.jl_p.is_some()) {
+                    if let Some(g) = u.name.strip_suffix('@') {
+                        for m in expand_users(&[g.to_owned()], &b.user_groups, egroups).names {
+                            rows.entry(m).or_insert(u.jl_p);
+                        }
+                    }
+                }
+                rows
+            },
             shared: basalt_config::resource_map::shared_instances(c)
                 .into_iter()
                 .filter(|i| i.kind == basalt_config::ResourceKind::Numeric)

@@ -353,3 +353,41 @@ fn limit_amounts_are_read_from_mem_swp_tmp_and_resource() {
         ]
     );
 }
+
+/// Per-processor slot limits: the queue's PJOB_LIMIT and lsb.users' JL/P, times the
+/// host's processors (2 here).
+#[test]
+fn per_processor_limits_cap_a_queue_and_a_user_on_each_host() {
+    let mut c = cfg();
+    c.queues[0].pjob_limit = Some(0.5);
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    let jobs = submit(&mut s, &alice(), 3);
+    let d = pass(&mut s);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert_ne!(d[0].1, d[1].1);
+    assert!(reasons(&s, jobs[2]).contains(&pend::QUEUE_PROC_LIMIT));
+
+    let mut c = cfg();
+    c.user_rows.insert("alice".into(), Some(0.5));
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    let a = submit(&mut s, &alice(), 3);
+    let b = submit(&mut s, &bob(), 1);
+    let d = pass(&mut s);
+    assert_eq!(d.len(), 3, "{d:?}");
+    assert!(d.iter().any(|(k, _)| *k == b[0]));
+    assert!(reasons(&s, a[2]).contains(&pend::USER_PROC_LIMIT));
+    assert_eq!(
+        basalt_core::job::pend_reason_text(pend::USER_PROC_LIMIT),
+        "The user has reached his/her per-processor job slot limit"
+    );
+}

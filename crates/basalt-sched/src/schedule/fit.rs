@@ -165,6 +165,39 @@ impl Sched {
                 return Err(pend::HOST_USER_LIMIT);
             }
         }
+        // lsb.users JL/P: the user's slots on a host, per processor of the host.
+        let jl_p = self
+            .cfg
+            .user_rows
+            .get(job.sub.user.as_str())
+            .or_else(|| self.cfg.user_rows.get("default"))
+            .copied()
+            .flatten();
+        if let Some(per_cpu) = jl_p {
+            let cap = per_processor(per_cpu, h.ncpus);
+            let uu = st
+                .used_user
+                .get(&(i, job.sub.user.to_string()))
+                .copied()
+                .unwrap_or(0);
+            free = free.min(cap.saturating_sub(uu));
+            if free == 0 {
+                return Err(pend::USER_PROC_LIMIT);
+            }
+        }
+        // The queue's PJOB_LIMIT: its slots on a host, per processor of the host.
+        if let Some(per_cpu) = job.queue.pjob_limit {
+            let cap = per_processor(per_cpu, h.ncpus);
+            let qh = st
+                .q_host
+                .get(&(job.queue.name.clone(), i))
+                .copied()
+                .unwrap_or(0);
+            free = free.min(cap.saturating_sub(qh));
+            if free == 0 {
+                return Err(pend::QUEUE_PROC_LIMIT);
+            }
+        }
         if let Some(hl) = job.queue.hjob_limit {
             let qh = st
                 .q_host
@@ -394,4 +427,15 @@ pub(crate) struct Shape {
     pub(crate) why: Vec<Option<u32>>,
     /// The pending reasons of a job of this shape that does not fit, once built.
     pub(crate) reasons: Option<Arc<BTreeMap<u32, Vec<String>>>>,
+}
+
+/// A per-processor slot limit (JL/P, PJOB_LIMIT) on a host of `ncpus` processors: the
+/// whole slots it allows (a host whose processors are not known yet counts as one).
+fn per_processor(per_cpu: f64, ncpus: u32) -> u32 {
+    let slots = per_cpu * f64::from(ncpus.max(1));
+    if slots.is_finite() && slots > 0.0 {
+        slots.floor().min(f64::from(u32::MAX)) as u32
+    } else {
+        0
+    }
 }

@@ -86,8 +86,14 @@ impl Sched {
             .enumerate()
             .map(|(i, h)| (h.name.as_str(), i))
             .collect();
-        let track_user = self.hosts.iter().any(|h| h.jl_u.is_some());
-        let track_qhost = self.queues.iter().any(|q| q.hjob_limit.is_some());
+        // Per (host, user) slots: for lsb.hosts JL/U and lsb.users JL/P; per (queue, host):
+        // for HJOB_LIMIT and PJOB_LIMIT.
+        let track_user = self.hosts.iter().any(|h| h.jl_u.is_some())
+            || self.cfg.user_rows.values().any(Option::is_some);
+        let track_qhost = self
+            .queues
+            .iter()
+            .any(|q| q.hjob_limit.is_some() || q.pjob_limit.is_some());
         // Slots in use, by host index, kept up to date as jobs are placed in this pass.
         let mut st = PassState {
             used: vec![0; nh],
