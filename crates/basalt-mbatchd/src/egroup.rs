@@ -20,44 +20,22 @@ pub use basalt_runtime::egroup::{TIMEOUT, program};
 /// The members of every `(!)` user group, by group name; a group egroup could not
 /// resolve is absent.
 pub async fn resolve(config: &Config) -> BTreeMap<String, Vec<String>> {
-    let dynamic: Vec<&str> = config
-        .batch
-        .user_groups
-        .iter()
-        .filter(|g| g.members.iter().any(|m| m == "!"))
-        .map(|g| g.name.as_str())
-        .collect();
-    let mut out = BTreeMap::new();
-    if dynamic.is_empty() {
-        return out;
-    }
-    let prog = program(config);
-    for group in dynamic {
-        match call(&prog, config, group, TIMEOUT).await {
-            Ok(members) => {
-                info!(
-                    group,
-                    members = members.len(),
-                    "egroup resolved the user group"
-                );
-                out.insert(group.to_owned(), members);
-            }
-            Err(e) => error!(
-                group,
-                "egroup could not resolve user group {group}: {e}; it has no members, so \
-                 queues open only to it refuse every user but the administrators"
-            ),
-        }
-    }
-    out
+    resolve_groups(config, &config.batch.user_groups, Kind::User).await
 }
 
 /// The hosts of every `(!)` host group, by group name; a group egroup could not resolve
 /// is absent (it has no hosts).
 pub async fn resolve_hosts(config: &Config) -> BTreeMap<String, Vec<String>> {
-    let dynamic: Vec<&str> = config
-        .batch
-        .host_groups
+    resolve_groups(config, &config.batch.host_groups, Kind::Host).await
+}
+
+/// `egroup -u|-m <group>` for each of `groups` whose GROUP_MEMBER is `(!)`.
+async fn resolve_groups(
+    config: &Config,
+    groups: &[basalt_config::batch::Group],
+    kind: Kind,
+) -> BTreeMap<String, Vec<String>> {
+    let dynamic: Vec<&str> = groups
         .iter()
         .filter(|g| g.members.iter().any(|m| m == "!"))
         .map(|g| g.name.as_str())
@@ -68,16 +46,27 @@ pub async fn resolve_hosts(config: &Config) -> BTreeMap<String, Vec<String>> {
     }
     let prog = program(config);
     for group in dynamic {
-        match basalt_runtime::egroup::call(&prog, &config.envdir, Kind::Host, group, TIMEOUT).await
-        {
-            Ok(hosts) => {
-                info!(group, hosts = hosts.len(), "egroup resolved the host group");
-                out.insert(group.to_owned(), hosts);
+        match basalt_runtime::egroup::call(&prog, &config.envdir, kind, group, TIMEOUT).await {
+            Ok(members) => {
+                info!(
+                    group,
+                    members = members.len(),
+                    ?kind,
+                    "egroup resolved the group"
+                );
+                out.insert(group.to_owned(), members);
             }
-            Err(e) => error!(
-                group,
-                "egroup could not resolve host group {group}: {e}; it has no hosts"
-            ),
+            Err(e) => match kind {
+                Kind::User => error!(
+                    group,
+                    "egroup could not resolve user group {group}: {e}; it has no members, so \
+                     queues open only to it refuse every user but the administrators"
+                ),
+                Kind::Host => error!(
+                    group,
+                    "egroup could not resolve host group {group}: {e}; it has no hosts"
+                ),
+            },
         }
     }
     out

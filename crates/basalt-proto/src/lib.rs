@@ -63,6 +63,10 @@ pub const PROTOCOL_MIN: common::ProtocolVersion = common::ProtocolVersion { majo
 /// handler runs.
 pub const PROTOCOL_METADATA: &str = "basalt-protocol";
 
+/// The gRPC metadata of a refusal the client may try again after, in seconds (mbatchd's
+/// pending job threshold, MAX_PEND_JOBS: SUB_TRY_INTERVAL).
+pub const RETRY_SECS_METADATA: &str = "basalt-retry-secs";
+
 /// [`PROTOCOL`] as the value of [`PROTOCOL_METADATA`].
 pub fn protocol_text() -> String {
     format!("{}.{}", PROTOCOL.major, PROTOCOL.minor)

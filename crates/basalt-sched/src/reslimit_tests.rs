@@ -189,14 +189,14 @@ fn busers_counts_a_users_slots_by_state_with_the_max_jobs_that_covers_them() {
     assert_eq!(
         (
             alice_row.max,
-            alice_row.njobs,
-            alice_row.pend,
-            alice_row.run
+            alice_row.slots.njobs,
+            alice_row.slots.pend,
+            alice_row.slots.run
         ),
         (Some(1), 2, 1, 1)
     );
     assert_eq!(
-        (rows[1].name.as_str(), rows[1].max, rows[1].njobs),
+        (rows[1].name.as_str(), rows[1].max, rows[1].slots.njobs),
         ("bob", None, 0)
     );
     // `all`: the users with unfinished jobs.

@@ -422,44 +422,19 @@ pub fn limit_amounts(l: &Limit) -> Vec<(String, f64)> {
 /// lsb.users' MAX_JOBS: a user's own total; a group's (`grp`) shared by its members;
 /// `grp@` each member's; `default` each user not named in a row of their own.
 fn from_users(b: &Batch, egroups: &BTreeMap<String, Vec<String>>) -> Vec<ResLimit> {
-    let named: Vec<String> = b
-        .users
-        .iter()
-        .filter(|u| u.name != "default" && !is_group(b, &u.name))
-        .map(|u| u.name.trim_end_matches('@').to_owned())
-        .collect();
-    b.users
-        .iter()
-        .filter_map(|u: &BatchUser| {
-            let max = u.max_jobs?;
-            let members = |name: &str| {
-                Members::from(expand_users(&[name.to_owned()], &b.user_groups, egroups))
-            };
-            let users = if u.name == "default" {
-                Scope::Each(Members {
-                    all: true,
-                    except: named.clone(),
-                    ..Default::default()
-                })
-            } else if let Some(g) = u.name.strip_suffix('@') {
-                Scope::Each(members(g))
-            } else if is_group(b, &u.name) {
-                Scope::Together(members(&u.name))
-            } else {
-                Scope::Each(members(&u.name))
-            };
-            Some(ResLimit {
-                name: u.name.clone(),
-                users,
-                queues: Scope::Any,
-                hosts: Scope::Any,
-                projects: Scope::Any,
-                slots: Some(max),
-                slots_window: None,
-                jobs: None,
-                amounts: Vec::new(),
-                reason: pend::USER_LIMIT,
-            })
+    user_rows(b, egroups, |u| u.max_jobs)
+        .into_iter()
+        .map(|(u, users, max)| ResLimit {
+            name: u.name.clone(),
+            users,
+            queues: Scope::Any,
+            hosts: Scope::Any,
+            projects: Scope::Any,
+            slots: Some(max),
+            slots_window: None,
+            jobs: None,
+            amounts: Vec::new(),
+            reason: pend::USER_LIMIT,
         })
         .collect()
 }
@@ -467,19 +442,34 @@ fn from_users(b: &Batch, egroups: &BTreeMap<String, Vec<String>>) -> Vec<ResLimi
 /// lsb.users' MAX_PEND_JOBS column: (the users a row covers, their pending jobs), as
 /// MAX_JOBS rows cover them.
 pub fn pend_limits(b: &Batch, egroups: &BTreeMap<String, Vec<String>>) -> Vec<(Scope, u32)> {
+    user_rows(b, egroups, |u| {
+        u.other.get("MAX_PEND_JOBS")?.trim().parse::<u32>().ok()
+    })
+    .into_iter()
+    .map(|(_, scope, max)| (scope, max))
+    .collect()
+}
+
+/// The lsb.users rows that set a value (`value`), each with the users it covers: a
+/// user's own row, a group's (its members together), `group@` (each member) and
+/// `default` (each user without a row of their own).
+fn user_rows<'b>(
+    b: &'b Batch,
+    egroups: &BTreeMap<String, Vec<String>>,
+    value: impl Fn(&BatchUser) -> Option<u32>,
+) -> Vec<(&'b BatchUser, Scope, u32)> {
     let named: Vec<String> = b
         .users
         .iter()
         .filter(|u| u.name != "default" && !is_group(b, &u.name))
         .map(|u| u.name.trim_end_matches('@').to_owned())
         .collect();
+    let members =
+        |name: &str| Members::from(expand_users(&[name.to_owned()], &b.user_groups, egroups));
     b.users
         .iter()
         .filter_map(|u| {
-            let max = u.other.get("MAX_PEND_JOBS")?.trim().parse::<u32>().ok()?;
-            let members = |name: &str| {
-                Members::from(expand_users(&[name.to_owned()], &b.user_groups, egroups))
-            };
+            let v = value(u)?;
             let scope = if u.name == "default" {
                 Scope::Each(Members {
                     all: true,
@@ -493,7 +483,7 @@ pub fn pend_limits(b: &Batch, egroups: &BTreeMap<String, Vec<String>>) -> Vec<(S
             } else {
                 Scope::Each(members(&u.name))
             };
-            Some((scope, max))
+            Some((u, scope, v))
         })
         .collect()
 }

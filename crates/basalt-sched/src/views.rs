@@ -224,20 +224,41 @@ impl Sched {
     }
 }
 
-/// One row of `busers`: a user's job slots by state and limits.
-#[derive(Debug, Clone, PartialEq)]
-pub struct UserRow {
-    pub name: String,
-    /// lsb.users JL/P (shown; not enforced).
-    pub jl_p: Option<f64>,
-    /// lsb.users MAX_JOBS (the tightest row that covers the user).
-    pub max: Option<u32>,
+/// Job slots of unfinished jobs by state (busers, bapp): NJOBS is their sum, PEND
+/// counts PSUSP too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StateSlots {
     pub njobs: u32,
     pub pend: u32,
     pub run: u32,
     pub ssusp: u32,
     pub ususp: u32,
-    pub rsv: u32,
+}
+
+impl StateSlots {
+    /// Count `j`'s slots (nothing for a finished job).
+    fn add(&mut self, j: &Job) {
+        let n = j.slots();
+        match j.state {
+            JobState::Pend | JobState::Psusp => self.pend += n,
+            JobState::Run => self.run += n,
+            JobState::Ssusp => self.ssusp += n,
+            JobState::Ususp => self.ususp += n,
+            _ => return,
+        }
+        self.njobs += n;
+    }
+}
+
+/// One row of `busers`: a user's job slots by state and limits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserRow {
+    pub name: String,
+    /// lsb.users JL/P (users', group@ and default rows).
+    pub jl_p: Option<f64>,
+    /// lsb.users MAX_JOBS (the tightest row that covers the user).
+    pub max: Option<u32>,
+    pub slots: StateSlots,
 }
 
 impl Sched {
@@ -283,30 +304,16 @@ impl Sched {
                         .copied()
                         .flatten(),
                     max,
-                    njobs: 0,
-                    pend: 0,
-                    run: 0,
-                    ssusp: 0,
-                    ususp: 0,
-                    rsv: 0,
+                    slots: StateSlots::default(),
                     name: name.clone(),
                 };
                 (name, row)
             })
             .collect();
         for j in self.jobs.values() {
-            let Some(r) = rows.get_mut(j.sub.user.as_str()) else {
-                continue;
-            };
-            let n = j.slots();
-            match j.state {
-                JobState::Pend | JobState::Psusp => r.pend += n,
-                JobState::Run => r.run += n,
-                JobState::Ssusp => r.ssusp += n,
-                JobState::Ususp => r.ususp += n,
-                _ => continue,
+            if let Some(r) = rows.get_mut(j.sub.user.as_str()) {
+                r.slots.add(j);
             }
-            r.njobs += n;
         }
         rows.into_values().collect()
     }
@@ -316,11 +323,7 @@ impl Sched {
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppRow {
     pub profile: crate::AppProfile,
-    pub njobs: u32,
-    pub pend: u32,
-    pub run: u32,
-    pub ssusp: u32,
-    pub ususp: u32,
+    pub slots: StateSlots,
 }
 
 impl Sched {
@@ -338,33 +341,18 @@ impl Sched {
             .values()
             .filter(|a| names.is_empty() || names.contains(&a.name))
             .map(|a| {
-                (
-                    a.name.clone(),
-                    AppRow {
-                        profile: a.clone(),
-                        njobs: 0,
-                        pend: 0,
-                        run: 0,
-                        ssusp: 0,
-                        ususp: 0,
-                    },
-                )
+                let row = AppRow {
+                    profile: a.clone(),
+                    slots: StateSlots::default(),
+                };
+                (a.name.clone(), row)
             })
             .collect();
         if !rows.is_empty() {
             for j in self.jobs.values() {
-                let Some(r) = rows.get_mut(j.sub.app()) else {
-                    continue;
-                };
-                let n = j.slots();
-                match j.state {
-                    JobState::Pend | JobState::Psusp => r.pend += n,
-                    JobState::Run => r.run += n,
-                    JobState::Ssusp => r.ssusp += n,
-                    JobState::Ususp => r.ususp += n,
-                    _ => continue,
+                if let Some(r) = rows.get_mut(j.sub.app()) {
+                    r.slots.add(j);
                 }
-                r.njobs += n;
             }
         }
         (rows.into_values().collect(), not_found)

@@ -9,7 +9,10 @@ use basalt_proto::mbatchd as pb;
 use basalt_sched::{Caller, JobKey, JobQuery, Submission};
 
 mod views;
-pub use views::{hosts_reply, job_info, jobs_reply, limits_reply, params_reply, queues_reply};
+pub use views::{
+    apps_reply, hosts_reply, job_info, jobs_reply, limits_reply, params_reply, queues_reply,
+    users_reply,
+};
 
 pub fn key_of(r: &pb::JobRef) -> (u64, Option<u32>) {
     (r.job_id, r.has_idx.then_some(r.idx))

@@ -360,3 +360,52 @@ pub fn limits_reply(rows: &[basalt_sched::views::LimitRow], configured: usize) -
         configured: u32::try_from(configured).unwrap_or(u32::MAX),
     }
 }
+
+/// The busers reply (JL/P and MAX -1 when not set).
+pub fn users_reply(rows: &[basalt_sched::views::UserRow]) -> pb::UsersReply {
+    pb::UsersReply {
+        users: rows
+            .iter()
+            .map(|r| pb::UserInfo {
+                name: r.name.clone(),
+                jl_p: r.jl_p.unwrap_or(-1.0),
+                max: r.max.map_or(-1, |m| i32::try_from(m).unwrap_or(i32::MAX)),
+                njobs: r.slots.njobs,
+                pend: r.slots.pend,
+                run: r.slots.run,
+                ssusp: r.slots.ssusp,
+                ususp: r.slots.ususp,
+                rsv: 0,
+            })
+            .collect(),
+    }
+}
+
+/// The bapp reply: each profile with its jobs' slots and settings; the unknown names.
+pub fn apps_reply(rows: &[basalt_sched::views::AppRow], not_found: Vec<String>) -> pb::AppsReply {
+    pb::AppsReply {
+        apps: rows
+            .iter()
+            .map(|r| pb::AppInfo {
+                name: r.profile.name.clone(),
+                description: r.profile.description.clone(),
+                njobs: r.slots.njobs,
+                pend: r.slots.pend,
+                run: r.slots.run,
+                ssusp: r.slots.ssusp,
+                ususp: r.slots.ususp,
+                rsv: 0,
+                settings: r
+                    .profile
+                    .settings
+                    .iter()
+                    .map(|(k, v)| pb::KeyValue {
+                        key: k.clone(),
+                        value: v.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        not_found,
+    }
+}

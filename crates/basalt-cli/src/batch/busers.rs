@@ -1,6 +1,6 @@
 //! `busers [user ... | all]`: each user's job slots by state (NJOBS = PEND + RUN + SSUSP +
 //! USUSP; PEND counts PSUSP too) and limits (MAX: lsb.users MAX_JOBS; JL/P: lsb.users
-//! JL/P, shown, not enforced), in LSF's layout:
+//! JL/P, the per-processor slot limit on each host), in LSF's layout:
 //! `USER/GROUP          JL/P    MAX  NJOBS   PEND    RUN  SSUSP  USUSP    RSV `.
 
 use super::opts::{Item, Spec};

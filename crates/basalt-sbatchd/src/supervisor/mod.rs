@@ -73,6 +73,7 @@ mod control;
 pub mod env;
 mod files;
 mod finish;
+mod hooks;
 mod launch;
 mod limits;
 pub mod pool;
@@ -86,7 +87,7 @@ mod watch;
 pub use limits::{limit, limit_value};
 
 use self::control::Deadline;
-use self::launch::{ChildInfo, Hook, Identity, IdentityCache, Launched, Step, start_launcher};
+use self::launch::{ChildInfo, Hook, Identity, IdentityCache, Launched};
 use self::usage::Tracker;
 use crate::db;
 use crate::state::{Event, EventKind, Launch};
@@ -408,100 +409,6 @@ impl Supervisor {
         self.launch_step();
     }
 
-    /// The job's pre- and post-execution commands, from its spec.
-    fn plan_hooks(&mut self) -> Result<(), String> {
-        let spec = &self.spec;
-        let user = match spec.pre_post_exec_user.trim() {
-            "" => None,
-            name => Some(launch::hook_identity(name, &self.launch.host)?),
-        };
-        let queue_hook = |cmd: &str| Hook {
-            user: user.clone(),
-            ..Hook::new(cmd, true, true)
-        };
-        // LSF_SERVERDIR/eexec, run as the job starts (LS_EXEC_T=START, after the
-        // pre-execution commands) and ends (END, before the post-execution commands), as
-        // the user or lsf.sudoers' LSF_EEXEC_USER, its standard input what the esubs
-        // printed; the job waits for it, whatever its exit status.
-        let eexec = self
-            .launch
-            .serverdir
-            .as_deref()
-            .map(|d| std::path::Path::new(d).join("eexec"))
-            .filter(|p| crate::paths::is_executable(p));
-        let eexec_hook = |path: &std::path::Path, when: &str| -> Result<Hook, String> {
-            let user = match crate::sudoers::setting("LSF_EEXEC_USER") {
-                Some(name) => Some(launch::hook_identity(&name, &self.launch.host)?),
-                None => None,
-            };
-            Ok(Hook {
-                user,
-                env: vec![("LS_EXEC_T".to_owned(), when.to_owned())],
-                checked: false,
-                input: Some(spec.eexec_input.clone()),
-                // The shell that invokes eexec stays its parent (LS_JOBPID is its pid).
-                ..Hook::new(
-                    &format!(
-                        "{}; exit $?",
-                        basalt_core::jobfile::sh_quote(&path.to_string_lossy())
-                    ),
-                    false,
-                    false,
-                )
-            })
-        };
-        if !spec.queue_pre_cmd.trim().is_empty() {
-            self.pre.push(queue_hook(&spec.queue_pre_cmd));
-        }
-        if !spec.pre_exec.trim().is_empty() {
-            self.pre.push(Hook::new(&spec.pre_exec, false, false));
-        }
-        if let Some(p) = &eexec {
-            self.pre.push(eexec_hook(p, "START")?);
-            self.post.push(eexec_hook(p, "END")?);
-        }
-        // The job's own post-execution command (bsub -Ep) first, then the queue's.
-        if !spec.post_exec.trim().is_empty() {
-            self.post.push(Hook::new(&spec.post_exec, false, true));
-        }
-        if !spec.queue_post_cmd.trim().is_empty() {
-            self.post.push(queue_hook(&spec.queue_post_cmd));
-        }
-        Ok(())
-    }
-
-    /// Start the launcher for where the job is ([`At`]): a hook or the job itself.
-    fn launch_step(&mut self) {
-        let step = match self.at {
-            At::Pre(i) => self.pre.get(i).cloned().map(|mut h| {
-                h.append = self.pre[..i].iter().any(|p| !p.quiet);
-                Step::Hook(Box::new(h))
-            }),
-            At::Post(i) => self.post.get(i).cloned().map(|mut h| {
-                h.append = true;
-                let status = self.held_end.as_ref().map_or(0, |e| e.exit_status);
-                h.env
-                    .push(("LSB_JOBEXIT_STAT".to_owned(), status.to_string()));
-                Step::Hook(Box::new(h))
-            }),
-            At::Job => Some(Step::Job {
-                append: self.pre.iter().any(|h| !h.quiet),
-            }),
-        };
-        let (Some(step), Some(ident)) = (step, self.ident.as_ref()) else {
-            return self.start_failed("no step to launch".to_owned());
-        };
-        match start_launcher(&self.spec, &self.launch, ident, step, self.notify.clone()) {
-            Ok(rx) => self.phase = Phase::Launching { rx },
-            Err(msg) if matches!(self.at, At::Post(_)) => {
-                tracing::warn!(job = self.key.0, "post-execution command: {msg}");
-                self.post_status = Some(127 << 8);
-                self.end_after_post();
-            }
-            Err(msg) => self.start_failed(msg),
-        }
-    }
-
     /// Take the launcher's outcome if it came: the job runs, or its start failed.
     /// Returns false while the launcher is still at work.
     fn poll_launch(&mut self) -> bool {
@@ -743,94 +650,6 @@ impl Supervisor {
                 }
             }
         }
-    }
-
-    /// A pre- or post-execution command ended with wait status `status`: the next step.
-    fn hook_ended(&mut self, status: i32, now: Instant) {
-        match self.at {
-            At::Pre(i) => {
-                let killed = self.kill_deadline.is_some() || self.term_reason.is_some();
-                if killed {
-                    // Killed while its pre-execution ran: the job ends as killed.
-                    self.close_ctl();
-                    self.phase = Phase::Leftovers { until: now };
-                    return;
-                }
-                if status != 0 && self.pre.get(i).is_none_or(|h| h.checked) {
-                    return self.pre_exec_failed(status, now);
-                }
-                self.job = None;
-                self.main_status = None;
-                self.at = if i + 1 < self.pre.len() {
-                    At::Pre(i + 1)
-                } else {
-                    At::Job
-                };
-                self.launch_step();
-            }
-            At::Post(i) => {
-                let checked = self.post.get(i).is_some_and(|h| h.checked);
-                if checked && (status != 0 || self.post_status.is_none()) {
-                    self.post_status = Some(status);
-                }
-                self.job = None;
-                self.main_status = None;
-                if i + 1 < self.post.len() {
-                    self.at = At::Post(i + 1);
-                    self.launch_step();
-                } else {
-                    self.end_after_post();
-                }
-            }
-            At::Job => {}
-        }
-    }
-
-    /// A pre-execution command failed: the job did not run. Its files go (as the user),
-    /// then the `finished` event says so (mbatchd requeues the job).
-    fn pre_exec_failed(&mut self, status: i32, now: Instant) {
-        tracing::info!(
-            job = self.key.0,
-            idx = self.key.1,
-            "pre-execution command failed, wait status {status}"
-        );
-        self.close_ctl();
-        let pid = self.job.map_or(0, |p| p.as_raw() as u32);
-        let finished = Event {
-            kind: EventKind::Finished,
-            time: now_secs(),
-            pid,
-            pgid: pid,
-            state: jstat::EXIT,
-            exit_status: status,
-            pre_exec_failed: true,
-            ..Default::default()
-        };
-        self.start_cleanup();
-        self.phase = Phase::Reporting {
-            until: now + FINISH_HELPER_LIMIT,
-            finished: Box::new(finished),
-        };
-    }
-
-    /// The post-execution commands are done: the job's report, then its end.
-    fn end_after_post(&mut self) {
-        let Some(mut finished) = self.held_end.take() else {
-            return;
-        };
-        finished.post_exec = self.post_status;
-        if let Some(p) = self.pid_of(&finished) {
-            self.job = Some(p);
-        }
-        self.start_report(&finished);
-        self.phase = Phase::Reporting {
-            until: Instant::now() + FINISH_HELPER_LIMIT,
-            finished,
-        };
-    }
-
-    fn pid_of(&self, e: &Event) -> Option<nix::unistd::Pid> {
-        (e.pid != 0).then(|| nix::unistd::Pid::from_raw(e.pid as i32))
     }
 
     /// Stop serving the `ctl` socket (the job's top process is gone or never ran).

@@ -270,7 +270,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
                     // mbatchd says how long (SUB_TRY_INTERVAL of lsb.params).
                     let retry_secs = s
                         .metadata()
-                        .get("basalt-retry-secs")
+                        .get(basalt_proto::RETRY_SECS_METADATA)
                         .and_then(|v| v.to_str().ok())
                         .and_then(|v| v.parse::<u64>().ok())
                         .unwrap_or(60);
