@@ -67,6 +67,10 @@ pub struct SchedConfig {
     pub sub_try_interval: u32,
     /// lsb.applications' profiles, by name.
     pub apps: BTreeMap<String, AppProfile>,
+    /// lsf.conf `LSB_MOD_ALL_JOBS=Y`: bmod may change a started job's output and error
+    /// files, rerunnable flag and CPU, memory and run limits (else only its resource
+    /// requirement).
+    pub mod_all_jobs: bool,
     /// lsb.hosts' host groups, expanded to host names ([`NO_HOST`] alone: none), for
     /// `bsub -m group`.
     pub host_groups: BTreeMap<String, Vec<String>>,
@@ -710,6 +714,9 @@ impl SchedConfig {
                     hosts: i.hosts,
                 })
                 .collect(),
+            mod_all_jobs: c.lsf_conf.get("LSB_MOD_ALL_JOBS").is_some_and(|v| {
+                matches!(v.trim().to_ascii_uppercase().as_str(), "Y" | "YES")
+            }),
             reserve_per_slot: p.resource_reserve_per_slot
                 || c.lsf_conf
                     .get("RESOURCE_RESERVE_PER_TASK")

@@ -49,7 +49,7 @@ impl Sched {
     /// hosts, directories, files, project...) taken from the pool, so each is kept once.
     /// Its own strings are copied, not shared with the event: a replay frees the events
     /// it read once applied, and what a job kept of them would pin their pages.
-    fn interned(&mut self, sub: &Submission) -> Submission {
+    pub(crate) fn interned(&mut self, sub: &Submission) -> Submission {
         let mut s = sub.clone();
         s.rlimits = self.strs.limits(&s.rlimits);
         for own in [
@@ -381,6 +381,7 @@ impl Sched {
                     self.counts.apply(j, true);
                 }
             }
+            Event::JobModify { key, change, .. } => self.apply_modify(*key, change),
             Event::JobMove {
                 key,
                 position,

@@ -52,6 +52,7 @@ mod deps;
 mod fsm;
 pub mod limits;
 pub mod logswitch;
+pub mod modify;
 mod query;
 pub mod reslimits;
 mod sbd;
@@ -65,6 +66,7 @@ pub use config::{
     AppProfile, DEFAULT_HOST_LOST_GRACE, SchedConfig, SharedRes, check_app_and_group,
 };
 pub use logswitch::CarryOver;
+pub use modify::{Change, Modify};
 pub use query::wildcard;
 pub use schedule::allocate::span_of;
 pub use schedule::select::LimStatic;
@@ -150,6 +152,9 @@ pub enum SchedError {
     BadTime,
     #[error("Start time is later than termination time")]
     StartAfterTerm,
+    /// bmod of a started job with a change only a pending job takes (LSBE_JOB_MODIFY).
+    #[error("Job parameters cannot be changed now; non-repetitive job is running")]
+    ModifyRunning,
     #[error("Too many processors requested")]
     TooManyProcessors,
     #[error("Cannot exceed queue's hard limit(s)")]
@@ -567,6 +572,8 @@ mod host_loss_tests;
 mod load_tests;
 #[cfg(test)]
 mod logswitch_tests;
+#[cfg(test)]
+mod modify_tests;
 #[cfg(test)]
 mod pass_tests;
 #[cfg(test)]

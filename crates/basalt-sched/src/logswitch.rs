@@ -166,6 +166,20 @@ impl Sched {
                     fresh.stamp((id, idx));
                 }
             }
+            // Elements bmod changed on their own (the group's submission is the first
+            // element's).
+            for (key, j) in self.jobs.range((id, 0)..=(id, u32::MAX)) {
+                if *j.sub != *sub {
+                    out.push(Event::JobModify {
+                        time: sub.submit_time,
+                        key: *key,
+                        uid: j.sub.uid,
+                        user: j.sub.user.to_string(),
+                        umask: j.sub.umask,
+                        change: Box::new(crate::Modify::between(sub, &j.sub)),
+                    });
+                }
+            }
         }
         for j in &switched[next_switch.min(switched.len())..] {
             switch(j, &mut out, &mut fresh);

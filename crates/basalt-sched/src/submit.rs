@@ -13,14 +13,55 @@ impl Sched {
         caller: &Caller,
         mut s: Submission,
     ) -> Result<(u64, String, bool), SchedError> {
-        bounds::check_submission(&s)?;
-        // A select part that names no known resource or does not parse (issue 20).
-        if !self.select_ok(&s.res_req) {
-            return Err(SchedError::BadResReq);
-        }
         let default = s.queue.is_empty();
         if default {
             s.queue = Str::from(&self.cfg.default_queue);
+        }
+        let admin = self.is_admin(caller);
+        self.check_placement(&caller.user, admin, &mut s)?;
+        if let Some(spec) = array::parse(&s.job_name) {
+            let spec = spec.map_err(|e| match e {
+                array::ArrayError::BadIndex => SchedError::BadArrayIndex,
+                array::ArrayError::TooLarge => SchedError::ArrayTooLarge,
+            })?;
+            if spec.count() > u64::from(self.cfg.max_job_array_size) {
+                return Err(SchedError::ArrayTooLarge);
+            }
+        }
+        self.check_pend_limits(&caller.user, &s)?;
+        s.user = Str::from(&caller.user);
+        s.uid = caller.uid;
+        if s.project.is_empty() {
+            s.project = Str::from(&self.cfg.default_project);
+        }
+        let time = secs(now);
+        s.submit_time = time;
+        let id = self.next_job_id().ok_or(SchedError::NoJobId)?;
+        s.job_file = format!("{time}.{id}").into();
+        let queue = s.queue.to_string();
+        self.emit(Event::JobNew {
+            time,
+            job_id: id,
+            sub: Box::new(s),
+        });
+        Ok((id, queue, default))
+    }
+
+    /// What a submission (or a job's submission changed by bmod) must satisfy to be
+    /// accepted for `user` (`admin`: a cluster administrator): its bounds, its resource
+    /// requirement, its queue (existing, open, taking the user, its limits over the job's),
+    /// its hosts (host groups expanded, `+N` stripped, names resolved; rewritten in `s`),
+    /// its processors (min filled in) and its dependency condition. `s.queue` is set.
+    pub(crate) fn check_placement(
+        &self,
+        user: &str,
+        admin: bool,
+        s: &mut Submission,
+    ) -> Result<(), SchedError> {
+        bounds::check_submission(s)?;
+        // A select part that names no known resource or does not parse (issue 20).
+        if !self.select_ok(&s.res_req) {
+            return Err(SchedError::BadResReq);
         }
         let Some(q) = self.queue(&s.queue) else {
             return Err(SchedError::NoQueue);
@@ -31,9 +72,9 @@ impl Sched {
         if limits::exceeds(&s.rlimits, &q.rlimits) {
             return Err(SchedError::OverLimit);
         }
-        if ((!q.users_all && !q.users.iter().any(|u| u == &caller.user))
-            || q.users_except.iter().any(|u| u == &caller.user))
-            && !self.is_admin(caller)
+        if ((!q.users_all && !q.users.iter().any(|u| u == user))
+            || q.users_except.iter().any(|u| u == user))
+            && !admin
         {
             return Err(SchedError::UserNotInQueue);
         }
@@ -79,35 +120,10 @@ impl Sched {
         }
         s.num_processors = s.num_processors.max(1);
         s.max_processors = s.max_processors.max(s.num_processors);
-        if let Some(spec) = array::parse(&s.job_name) {
-            let spec = spec.map_err(|e| match e {
-                array::ArrayError::BadIndex => SchedError::BadArrayIndex,
-                array::ArrayError::TooLarge => SchedError::ArrayTooLarge,
-            })?;
-            if spec.count() > u64::from(self.cfg.max_job_array_size) {
-                return Err(SchedError::ArrayTooLarge);
-            }
-        }
         if depend::parse(&s.depend_cond).is_err() {
             return Err(SchedError::BadDependency);
         }
-        self.check_pend_limits(&caller.user, &s)?;
-        s.user = Str::from(&caller.user);
-        s.uid = caller.uid;
-        if s.project.is_empty() {
-            s.project = Str::from(&self.cfg.default_project);
-        }
-        let time = secs(now);
-        s.submit_time = time;
-        let id = self.next_job_id().ok_or(SchedError::NoJobId)?;
-        s.job_file = format!("{time}.{id}").into();
-        let queue = s.queue.to_string();
-        self.emit(Event::JobNew {
-            time,
-            job_id: id,
-            sub: Box::new(s),
-        });
-        Ok((id, queue, default))
+        Ok(())
     }
 
     /// The id the next submission gets: after the highest id seen, wrapping at

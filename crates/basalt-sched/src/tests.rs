@@ -106,6 +106,7 @@ pub(crate) fn cfg() -> SchedConfig {
         user_pend_limits: Vec::new(),
         sub_try_interval: 60,
         host_groups: BTreeMap::new(),
+        mod_all_jobs: false,
         apps: BTreeMap::new(),
     }
 }

@@ -192,6 +192,17 @@ pub enum Event {
         user: String,
         queue: String,
     },
+    /// bmod (JOB_MODIFY2): `key` is a job, an element, or an array's id with index 0
+    /// (the array's elements the change is for, see [`crate::Sched::modify`]).
+    JobModify {
+        time: i64,
+        key: JobKey,
+        uid: u32,
+        user: String,
+        /// The job's umask (JOB_MODIFY2 carries one).
+        umask: u32,
+        change: Box<crate::Modify>,
+    },
     /// btop (base 1) / bbot (base 2) to `position`.
     JobMove {
         time: i64,
@@ -267,6 +278,7 @@ impl Event {
             | Event::JobStatus { time, .. }
             | Event::JobSignal { time, .. }
             | Event::JobSwitch { time, .. }
+            | Event::JobModify { time, .. }
             | Event::JobMove { time, .. }
             | Event::JobForce { time, .. }
             | Event::JobClean { time, .. }

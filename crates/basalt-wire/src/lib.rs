@@ -8,7 +8,9 @@
 use basalt_proto::mbatchd as pb;
 use basalt_sched::{Caller, JobKey, JobQuery, Submission};
 
+mod modify;
 mod views;
+pub use modify::{limit_of, modify};
 pub use views::{
     apps_reply, hosts_reply, job_info, jobs_reply, limits_reply, params_reply, queues_reply,
     users_reply,

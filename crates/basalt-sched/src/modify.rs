@@ -1,0 +1,531 @@
+//! bmod: changing what a job was submitted with (LSF's `lsb_modify`, logged as
+//! `JOB_MODIFY2`).
+//!
+//! A request ([`Modify`]) names, for each option, whether it is kept, set to a new value
+//! or reset to its default (`-Xn`). The change is applied to the job's submission
+//! ([`Modify::apply_to`]) and the result is held to everything a submission is held to
+//! (queue, hosts, limits, resource requirement, dependency, ...): a change that would not
+//! be accepted at `bsub` is refused with the same message, and nothing is logged.
+//!
+//! Pending jobs take every change. Started jobs take, as LSF does, a new resource
+//! requirement (its `rusage[]` is what the job reserves from then on) and, when
+//! `LSB_MOD_ALL_JOBS=Y` in lsf.conf, a new output or error file, rerunnable flag and
+//! the CPU, memory and run limits — which apply to the job's next run (sbatchd enforces
+//! the limits of the run it started). Anything else is refused with LSF's
+//! `Job parameters cannot be changed now; non-repetitive job is running`.
+//!
+//! bmod of a whole array changes its pending elements (and, for a change a started job
+//! takes, its started ones); `bmod "id[i]"` changes one element.
+
+use crate::{
+    Caller, Event, JobKey, Millis, RLIMIT_RUN, Sched, SchedError, Str, SubExtras, Submission,
+    secs,
+};
+use basalt_core::job::{sub, sub2};
+use basalt_core::rlimit;
+use std::sync::Arc;
+
+/// What a bmod request does to one option.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Change<T> {
+    #[default]
+    Keep,
+    Set(T),
+    /// `-Xn`: back to the default (none, unlimited, off).
+    Reset,
+}
+
+impl<T> Change<T> {
+    pub fn is_keep(&self) -> bool {
+        matches!(self, Change::Keep)
+    }
+}
+
+/// A bmod request: every option `bsub` takes, each kept, set or reset.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Modify {
+    pub job_name: Change<String>,
+    pub queue: Change<String>,
+    pub hosts: Change<Vec<String>>,
+    pub res_req: Change<String>,
+    /// In `basalt_core::rlimit` order.
+    pub rlimits: [Change<i64>; rlimit::COUNT],
+    pub depend_cond: Change<String>,
+    pub in_file: Change<String>,
+    /// (path, overwrite: `-oo`).
+    pub out_file: Change<(String, bool)>,
+    pub err_file: Change<(String, bool)>,
+    pub pre_exec: Change<String>,
+    pub post_exec: Change<String>,
+    pub mail_user: Change<String>,
+    pub project: Change<String>,
+    pub login_shell: Change<String>,
+    /// `-n min[,max]`.
+    pub procs: Change<(u32, u32)>,
+    pub begin_time: Change<i64>,
+    pub term_time: Change<i64>,
+    pub exclusive: Change<()>,
+    pub rerunnable: Change<()>,
+    pub notify_begin: Change<()>,
+    pub notify_end: Change<()>,
+    pub requeue_exit_values: Change<String>,
+    pub app: Change<String>,
+    /// `-cwd`.
+    pub spec_cwd: Change<String>,
+    pub user_group: Change<String>,
+}
+
+/// Set or clear `bit` in `bits` as `c` says.
+fn flag<T>(bits: &mut u32, bit: u32, c: &Change<T>) {
+    match c {
+        Change::Keep => {}
+        Change::Set(_) => *bits |= bit,
+        Change::Reset => *bits &= !bit,
+    }
+}
+
+/// A string option: its new value and option bit.
+fn text(field: &mut Str, bits: &mut u32, bit: u32, c: &Change<String>) {
+    match c {
+        Change::Keep => {}
+        Change::Set(v) => {
+            *field = Str::from(v.as_str());
+            *bits |= bit;
+        }
+        Change::Reset => {
+            *field = Str::EMPTY;
+            *bits &= !bit;
+        }
+    }
+}
+
+/// A field of the rarer part of a submission.
+fn extra(field: &mut String, c: &Change<String>) {
+    match c {
+        Change::Keep => {}
+        Change::Set(v) => v.clone_into(field),
+        Change::Reset => field.clear(),
+    }
+}
+
+impl Modify {
+    /// Nothing is changed.
+    pub fn is_empty(&self) -> bool {
+        *self == Modify::default()
+    }
+
+    /// Only what a started job may take (with `LSB_MOD_ALL_JOBS=Y` when `all_jobs`).
+    pub fn started_ok(&self, all_jobs: bool) -> bool {
+        let mut rest = self.clone();
+        rest.res_req = Change::Keep;
+        if all_jobs {
+            rest.out_file = Change::Keep;
+            rest.err_file = Change::Keep;
+            rest.rerunnable = Change::Keep;
+            for i in [rlimit::CPU, rlimit::RSS, RLIMIT_RUN] {
+                rest.rlimits[i] = Change::Keep;
+            }
+        }
+        rest.is_empty()
+    }
+
+    /// The submission `s` with the change made (option bits included). `-J` of an array
+    /// keeps the array's index list.
+    pub fn apply_to(&self, s: &Submission) -> Submission {
+        let mut n = s.clone();
+        match &self.job_name {
+            Change::Keep => {}
+            Change::Set(v) => {
+                let spec = s.job_name.find('[').map_or("", |i| &s.job_name[i..]);
+                n.job_name = Str::from(format!("{v}{spec}"));
+                n.options |= sub::JOB_NAME;
+            }
+            Change::Reset => {
+                let spec = s.job_name.find('[').map_or("", |i| &s.job_name[i..]);
+                n.job_name = Str::from(spec);
+                n.options &= !sub::JOB_NAME;
+            }
+        }
+        text(&mut n.queue, &mut n.options, sub::QUEUE, &self.queue);
+        match &self.hosts {
+            Change::Keep => {}
+            Change::Set(h) => {
+                n.asked_hosts = h.clone();
+                n.options |= sub::HOST;
+            }
+            Change::Reset => {
+                n.asked_hosts.clear();
+                n.options &= !sub::HOST;
+            }
+        }
+        text(&mut n.res_req, &mut n.options, sub::RES_REQ, &self.res_req);
+        if self.rlimits.iter().any(|c| !c.is_keep()) {
+            let mut l = *s.rlimits;
+            for (i, c) in self.rlimits.iter().enumerate() {
+                match c {
+                    Change::Keep => {}
+                    Change::Set(v) => l[i] = *v,
+                    Change::Reset => l[i] = -1,
+                }
+            }
+            n.rlimits = Arc::new(l);
+        }
+        text(
+            &mut n.depend_cond,
+            &mut n.options,
+            sub::DEPEND_COND,
+            &self.depend_cond,
+        );
+        text(&mut n.in_file, &mut n.options, sub::IN_FILE, &self.in_file);
+        for (c, field, bit, over) in [
+            (
+                &self.out_file,
+                &mut n.out_file,
+                sub::OUT_FILE,
+                sub2::OUT_OVERWRITE,
+            ),
+            (
+                &self.err_file,
+                &mut n.err_file,
+                sub::ERR_FILE,
+                sub2::ERR_OVERWRITE,
+            ),
+        ] {
+            match c {
+                Change::Keep => {}
+                Change::Set((path, overwrite)) => {
+                    *field = Str::from(path.as_str());
+                    n.options |= bit;
+                    if *overwrite {
+                        n.options2 |= over;
+                    } else {
+                        n.options2 &= !over;
+                    }
+                }
+                Change::Reset => {
+                    *field = Str::EMPTY;
+                    n.options &= !bit;
+                    n.options2 &= !over;
+                }
+            }
+        }
+        text(&mut n.pre_exec, &mut n.options, sub::PRE_EXEC, &self.pre_exec);
+        text(
+            &mut n.mail_user,
+            &mut n.options,
+            sub::MAIL_USER,
+            &self.mail_user,
+        );
+        // Reset: the cluster's default project (set by the caller of apply_to).
+        text(&mut n.project, &mut n.options, 0, &self.project);
+        text(
+            &mut n.login_shell,
+            &mut n.options,
+            sub::LOGIN_SHELL,
+            &self.login_shell,
+        );
+        text(
+            &mut n.user_group,
+            &mut n.options,
+            sub::USER_GROUP,
+            &self.user_group,
+        );
+        text(&mut n.spec_cwd, &mut 0, 0, &self.spec_cwd);
+        match self.procs {
+            Change::Keep => {}
+            Change::Set((min, max)) => {
+                n.num_processors = min;
+                n.max_processors = max;
+            }
+            Change::Reset => {
+                n.num_processors = 1;
+                n.max_processors = 1;
+            }
+        }
+        for (c, field) in [
+            (&self.begin_time, &mut n.begin_time),
+            (&self.term_time, &mut n.term_time),
+        ] {
+            match c {
+                Change::Keep => {}
+                Change::Set(t) => *field = *t,
+                Change::Reset => *field = 0,
+            }
+        }
+        flag(&mut n.options, sub::EXCLUSIVE, &self.exclusive);
+        flag(&mut n.options, sub::RERUNNABLE, &self.rerunnable);
+        flag(&mut n.options, sub::NOTIFY_BEGIN, &self.notify_begin);
+        flag(&mut n.options, sub::NOTIFY_END, &self.notify_end);
+        if [
+            &self.post_exec,
+            &self.requeue_exit_values,
+            &self.app,
+        ]
+        .iter()
+        .any(|c| !c.is_keep())
+        {
+            let mut e = n.extras.take().map(|b| *b).unwrap_or_default();
+            extra(&mut e.post_exec, &self.post_exec);
+            extra(&mut e.requeue_exit_values, &self.requeue_exit_values);
+            extra(&mut e.app, &self.app);
+            n.extras = (e != SubExtras::default()).then(|| Box::new(e));
+        }
+        n
+    }
+}
+
+/// `Set(to)` when `to` differs from `from` (`Reset` when `to` is the default).
+fn diff_text(from: &str, to: &str) -> Change<String> {
+    if from == to {
+        Change::Keep
+    } else if to.is_empty() {
+        Change::Reset
+    } else {
+        Change::Set(to.to_owned())
+    }
+}
+
+/// The change of an option bit.
+fn diff_flag(from: u32, to: u32, bit: u32) -> Change<()> {
+    match (from & bit != 0, to & bit != 0) {
+        (false, true) => Change::Set(()),
+        (true, false) => Change::Reset,
+        _ => Change::Keep,
+    }
+}
+
+impl Modify {
+    /// The change that turns submission `from` into `to` (both of the same job; the
+    /// queue, which bmod leaves in the submission, is not compared): how a log switch
+    /// carries an element changed on its own.
+    pub fn between(from: &Submission, to: &Submission) -> Modify {
+        let name = |s: &Submission| s.job_name.split('[').next().unwrap_or("").to_owned();
+        let file = |f: &Str, opts2: u32, bit: u32| (f.to_string(), opts2 & bit != 0);
+        let files = |a: (String, bool), b: (String, bool)| {
+            if a == b {
+                Change::Keep
+            } else if b.0.is_empty() {
+                Change::Reset
+            } else {
+                Change::Set(b)
+            }
+        };
+        let mut rlimits: [Change<i64>; rlimit::COUNT] = Default::default();
+        for (i, c) in rlimits.iter_mut().enumerate() {
+            let (a, b) = (from.rlimits[i], to.rlimits[i]);
+            if a != b {
+                *c = if b < 0 { Change::Reset } else { Change::Set(b) };
+            }
+        }
+        let time = |a: i64, b: i64| {
+            if a == b {
+                Change::Keep
+            } else if b == 0 {
+                Change::Reset
+            } else {
+                Change::Set(b)
+            }
+        };
+        let hosts = if from.asked_hosts == to.asked_hosts {
+            Change::Keep
+        } else if to.asked_hosts.is_empty() {
+            Change::Reset
+        } else {
+            Change::Set(to.asked_hosts.clone())
+        };
+        Modify {
+            job_name: diff_text(&name(from), &name(to)),
+            queue: Change::Keep,
+            hosts,
+            res_req: diff_text(&from.res_req, &to.res_req),
+            rlimits,
+            depend_cond: diff_text(&from.depend_cond, &to.depend_cond),
+            in_file: diff_text(&from.in_file, &to.in_file),
+            out_file: files(
+                file(&from.out_file, from.options2, sub2::OUT_OVERWRITE),
+                file(&to.out_file, to.options2, sub2::OUT_OVERWRITE),
+            ),
+            err_file: files(
+                file(&from.err_file, from.options2, sub2::ERR_OVERWRITE),
+                file(&to.err_file, to.options2, sub2::ERR_OVERWRITE),
+            ),
+            pre_exec: diff_text(&from.pre_exec, &to.pre_exec),
+            post_exec: diff_text(from.post_exec(), to.post_exec()),
+            mail_user: diff_text(&from.mail_user, &to.mail_user),
+            project: diff_text(&from.project, &to.project),
+            login_shell: diff_text(&from.login_shell, &to.login_shell),
+            procs: if (from.num_processors, from.max_processors)
+                == (to.num_processors, to.max_processors)
+            {
+                Change::Keep
+            } else {
+                Change::Set((to.num_processors, to.max_processors))
+            },
+            begin_time: time(from.begin_time, to.begin_time),
+            term_time: time(from.term_time, to.term_time),
+            exclusive: diff_flag(from.options, to.options, sub::EXCLUSIVE),
+            rerunnable: diff_flag(from.options, to.options, sub::RERUNNABLE),
+            notify_begin: diff_flag(from.options, to.options, sub::NOTIFY_BEGIN),
+            notify_end: diff_flag(from.options, to.options, sub::NOTIFY_END),
+            requeue_exit_values: diff_text(from.requeue_exit_values(), to.requeue_exit_values()),
+            app: diff_text(from.app(), to.app()),
+            spec_cwd: diff_text(&from.spec_cwd, &to.spec_cwd),
+            user_group: diff_text(&from.user_group, &to.user_group),
+        }
+    }
+}
+
+impl Sched {
+    /// bmod of one job or array element (`key`), or of a whole array (`key.1 == 0` for
+    /// an array's id). On success the JOB_MODIFY2 is among the effects.
+    pub fn modify(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        key: JobKey,
+        mut m: Modify,
+    ) -> Result<(), SchedError> {
+        if m.is_empty() {
+            return Err(SchedError::BadArgument("No parameter is changed".into()));
+        }
+        // The jobs the change is for: the job, the element, or an array's unfinished
+        // elements (its pending ones unless a started job takes the change).
+        let targets = self.modify_targets(key, &m);
+        let Some(&first) = targets.first() else {
+            // An array with no element the change is for: finished, or started and the
+            // change is not one a started job takes.
+            let (mut any, mut started) = (false, false);
+            for (_, j) in self.jobs.range((key.0, 0)..=(key.0, u32::MAX)) {
+                if !self.may_control(caller, j) {
+                    return Err(SchedError::Permission);
+                }
+                any = true;
+                started |= j.state.is_started();
+            }
+            return Err(if !any {
+                SchedError::NoJob
+            } else if started {
+                SchedError::ModifyRunning
+            } else {
+                SchedError::Finished
+            });
+        };
+        let j = self.control_target(caller, first)?;
+        if j.state.is_started() && !m.started_ok(self.cfg.mod_all_jobs) {
+            return Err(SchedError::ModifyRunning);
+        }
+        if m.queue == Change::Reset {
+            m.queue = Change::Set(self.cfg.default_queue.clone());
+        }
+        if let Change::Set(name) = &m.job_name
+            && (name.contains('[') || name.contains(']'))
+        {
+            return Err(SchedError::BadJobName);
+        }
+        let mut new = m.apply_to(&j.sub);
+        if m.project == Change::Reset {
+            new.project = Str::from(&self.cfg.default_project);
+        }
+        let owner = j.sub.user.to_string();
+        let admin = self.is_admin(caller) || self.is_admin(&Caller {
+            uid: j.sub.uid,
+            user: owner.clone(),
+            host: String::new(),
+        });
+        self.check_placement(&owner, admin, &mut new)?;
+        if new.begin_time != 0 && new.term_time != 0 && new.begin_time > new.term_time {
+            return Err(SchedError::StartAfterTerm);
+        }
+        // The hosts as the scheduler knows them (groups expanded, names resolved).
+        if !m.hosts.is_keep() {
+            m.hosts = if new.asked_hosts.is_empty() {
+                Change::Reset
+            } else {
+                Change::Set(new.asked_hosts.clone())
+            };
+        }
+        if !m.procs.is_keep() {
+            m.procs = Change::Set((new.num_processors, new.max_processors));
+        }
+        if m.project == Change::Reset {
+            m.project = Change::Set(new.project.to_string());
+        }
+        let umask = j.sub.umask;
+        self.emit(Event::JobModify {
+            time: secs(now),
+            key,
+            uid: caller.uid,
+            user: caller.user.clone(),
+            umask,
+            change: Box::new(m),
+        });
+        Ok(())
+    }
+
+    /// The jobs a change of `key` applies to (see [`Sched::modify`]).
+    pub(crate) fn modify_targets(&self, key: JobKey, m: &Modify) -> Vec<JobKey> {
+        if self.jobs.contains_key(&key) {
+            return vec![key];
+        }
+        if key.1 != 0 {
+            return Vec::new();
+        }
+        let started_too = m.started_ok(true);
+        self.jobs
+            .range((key.0, 1)..=(key.0, u32::MAX))
+            .filter(|(_, j)| {
+                !j.state.is_finished() && (j.state.is_pending() || started_too)
+            })
+            .map(|(k, _)| *k)
+            .collect()
+    }
+}
+
+impl Sched {
+    /// Apply a logged JOB_MODIFY2 (live and in replay).
+    pub(crate) fn apply_modify(&mut self, key: JobKey, m: &Modify) {
+        // Elements sharing one submission keep sharing the changed one.
+        let mut changed: Vec<(*const Submission, Arc<Submission>)> = Vec::new();
+        for k in self.modify_targets(key, m) {
+            let Some(old) = self.jobs.get(&k).map(|j| j.sub.clone()) else {
+                continue;
+            };
+            let new = match changed.iter().find(|(p, _)| *p == Arc::as_ptr(&old)) {
+                Some((_, n)) => n.clone(),
+                None => {
+                    // -q moves the job as bswitch does: the submission keeps the queue it
+                    // was submitted to.
+                    let mut n = m.apply_to(&old);
+                    n.queue = old.queue.clone();
+                    n.options = (n.options & !sub::QUEUE) | (old.options & sub::QUEUE);
+                    let n = Arc::new(self.interned(&n));
+                    changed.push((Arc::as_ptr(&old), n.clone()));
+                    n
+                }
+            };
+            let queue = match &m.queue {
+                Change::Set(q) if self.jobs.get(&k).is_some_and(|j| j.queue != q.as_str()) => {
+                    self.next_order += 1;
+                    Some((self.strs.intern_text(q), self.next_order))
+                }
+                _ => None,
+            };
+            let Some(j) = self.jobs.get_mut(&k) else {
+                continue;
+            };
+            self.counts.apply(j, false);
+            if !m.depend_cond.is_keep() {
+                j.dep = match crate::depend::parse(&new.depend_cond) {
+                    Ok(e) => e.map(Arc::new),
+                    Err(_) => Some(Arc::new(crate::depend::Expr::Invalid)),
+                };
+            }
+            if let Some((q, order)) = queue {
+                j.queue = q;
+                j.order = order;
+            }
+            j.sub = new;
+            self.counts.apply(j, true);
+        }
+    }
+}
