@@ -45,6 +45,7 @@ const COMMANDS: &[&str] = &[
     "bqueues",
     "bhosts",
     "bswitch",
+    "bmod",
     "btop",
     "bbot",
     "brun",

@@ -21,6 +21,7 @@ struct Seen {
     signals: Vec<SignalRequest>,
     jobs: Vec<JobsRequest>,
     host_ctl: Vec<HostCtlRequest>,
+    modifies: Vec<ModifyRequest>,
 }
 
 #[derive(Clone, Default)]
@@ -128,6 +129,25 @@ impl Mbatchd for FakeMbd {
             })
             .collect();
         Ok(Response::new(JobCtlReply { results }))
+    }
+
+    async fn modify(&self, r: Request<ModifyRequest>) -> Result<Response<JobCtlReply>, Status> {
+        let req = r.into_inner();
+        lock(&self.seen).modifies.push(req.clone());
+        let id = req.job.unwrap_or_default();
+        let (ok, message) = if id.job_id == 999 {
+            (false, "Job has already finished".to_string())
+        } else {
+            (true, String::new())
+        };
+        Ok(Response::new(JobCtlReply {
+            results: vec![JobResult {
+                id: Some(id),
+                ok,
+                message,
+                detail: String::new(),
+            }],
+        }))
     }
 
     async fn switch(&self, r: Request<SwitchRequest>) -> Result<Response<JobCtlReply>, Status> {
@@ -565,7 +585,27 @@ fn job_control_lines() {
     assert_eq!(text(&out.stdout), "Job <6> is being forced to run.\n");
     let out = env.run(BKILL, &["-s", "NOSUCH", "101"]);
     assert_eq!(out.status.code(), Some(255));
+    let bmod = env!("CARGO_BIN_EXE_bmod");
+    let out = env.run(bmod, &["-q", "short", "-Wn", "103"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout), "Parameters of job <103> are being changed\n");
+    let out = env.run(bmod, &["-J", "x", "999"]);
+    assert_eq!(out.status.code(), Some(255));
+    assert_eq!(
+        text(&out.stderr),
+        "Job has already finished. Job not modified.\n"
+    );
+    let out = env.run(bmod, &["-W", "1O", "103"]);
+    assert_eq!(out.status.code(), Some(255));
+    assert_eq!(
+        text(&out.stderr),
+        "1O: Bad argument for option -W. Job not modified.\n"
+    );
     let seen = lock(&seen);
+    let m = &seen.modifies[0];
+    assert_eq!((m.set.clone(), m.reset.clone()), (vec!["q".to_string()], vec!["W".to_string()]));
+    assert_eq!(m.values.as_ref().map(|v| v.queue.as_str()), Some("short"));
+    assert_eq!(seen.modifies.len(), 2);
     let sig = seen
         .signals
         .iter()
@@ -670,6 +710,7 @@ fn every_command_prints_its_version() {
         env!("CARGO_BIN_EXE_bqueues"),
         env!("CARGO_BIN_EXE_bhosts"),
         env!("CARGO_BIN_EXE_bswitch"),
+        env!("CARGO_BIN_EXE_bmod"),
         env!("CARGO_BIN_EXE_btop"),
         env!("CARGO_BIN_EXE_bbot"),
         env!("CARGO_BIN_EXE_brun"),

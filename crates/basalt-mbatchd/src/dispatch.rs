@@ -352,6 +352,7 @@ impl OwnerState {
                     host,
                     action,
                 } => {
+                    let mut rlimits = Vec::new();
                     let (action_pb, signal, stop_state, reasons, term) = match action {
                         SbdAction::Kill { term_reason } => {
                             (sbpb::SignalAction::Kill, String::new(), 0, 0, term_reason)
@@ -373,6 +374,10 @@ impl OwnerState {
                         SbdAction::Signal(s) => {
                             (sbpb::SignalAction::Signal, s, 0, 0, String::new())
                         }
+                        SbdAction::Limits(l) => {
+                            rlimits = l.to_vec();
+                            (sbpb::SignalAction::Limits, String::new(), 0, 0, String::new())
+                        }
                     };
                     let req = sbpb::SignalJobRequest {
                         protocol: Some(basalt_proto::PROTOCOL),
@@ -386,6 +391,7 @@ impl OwnerState {
                         stop_state,
                         reasons,
                         term_reason: term,
+                        rlimits,
                     };
                     let config = self.config.clone();
                     let auth = self.auth.clone();

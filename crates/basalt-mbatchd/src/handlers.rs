@@ -120,6 +120,40 @@ impl OwnerState {
                 });
                 deferred.push(defer(reply, results));
             }
+            Msg::Modify {
+                caller,
+                id,
+                change,
+                reply,
+            } => {
+                let key = (id.0, id.1.unwrap_or(0));
+                // -app and -G against lsb.applications and lsb.users, as for bsub.
+                let app = match &change.app {
+                    basalt_sched::Change::Set(a) => a.as_str(),
+                    _ => "",
+                };
+                let group = match &change.user_group {
+                    basalt_sched::Change::Set(g) => g.as_str(),
+                    _ => "",
+                };
+                let owner = self
+                    .sched
+                    .jobs()
+                    .range((key.0, 0)..=(key.0, u32::MAX))
+                    .next()
+                    .map(|(_, j)| j.sub.user.to_string())
+                    .unwrap_or_default();
+                let r = basalt_sched::check_app_and_group(
+                    &self.config.batch,
+                    &self.egroups,
+                    &owner,
+                    app,
+                    group,
+                )
+                .and_then(|()| self.sched.modify(now, &caller, key, *change))
+                .map(|()| String::new());
+                deferred.push(defer(reply, (key, r)));
+            }
             Msg::Move {
                 caller,
                 ids,

@@ -97,6 +97,13 @@ pub(crate) enum Msg {
         queue: String,
         reply: Reply<Vec<JobOutcome>>,
     },
+    /// bmod of a job, an element, or (no index) an array's elements.
+    Modify {
+        caller: Caller,
+        id: (u64, Option<u32>),
+        change: Box<basalt_sched::Modify>,
+        reply: Reply<JobOutcome>,
+    },
     Move {
         caller: Caller,
         ids: JobIds,

@@ -83,6 +83,8 @@ fn refused(e: SchedError) -> Status {
 /// The longest `-app` name accepted (LSF's MAX_LSB_NAME_LEN is 60; names in
 /// lsb.applications are shorter still, so a longer one is refused either way).
 const MAX_APP_NAME: usize = 4096;
+/// At most this many options in one bmod request (bsub has fewer than 100).
+const MAX_MODIFY_OPTIONS: usize = 128;
 
 /// A request's strings and lists held to `basalt_core::bounds` before the owner sees them.
 fn bounded(what: &str, v: &str, max: usize) -> Result<(), Status> {
@@ -361,6 +363,41 @@ impl Mbatchd for MbatchdService {
             })
             .await?;
         Ok(Response::new(job_ctl_reply(out)))
+    }
+
+    async fn modify(
+        &self,
+        request: Request<pb::ModifyRequest>,
+    ) -> Result<Response<pb::JobCtlReply>, Status> {
+        let caller = self.caller(&request).await?;
+        let req = request.into_inner();
+        check_protocol(req.protocol.as_ref())?;
+        let Some(job) = req.job.as_ref() else {
+            return Err(Status::invalid_argument("No job specified"));
+        };
+        if req.set.len() + req.reset.len() > MAX_MODIFY_OPTIONS
+            || req.set.iter().chain(&req.reset).any(|n| n.len() > 16)
+        {
+            return Err(Status::invalid_argument("Too many options"));
+        }
+        let id = basalt_wire::key_of(job);
+        let change = basalt_wire::modify(&req)
+            .map_err(|o| Status::invalid_argument(format!("{o}: not an option of bmod")))?;
+        if let Some(v) = &req.values {
+            basalt_sched::bounds::check_submission(&basalt_wire::submission(v))
+                .map_err(refused)?;
+            bounded("the application profile name", &v.app, MAX_APP_NAME)?;
+        }
+        let (key, r) = self
+            .owner
+            .ask(|reply| Msg::Modify {
+                caller,
+                id,
+                change: Box::new(change),
+                reply,
+            })
+            .await?;
+        Ok(Response::new(job_ctl_reply(vec![(key, r)])))
     }
 
     async fn r#move(

@@ -8,6 +8,8 @@ use basalt_eventlog as el;
 use basalt_eventlog as r;
 use basalt_sched::{Event, Job, Submission, Usage};
 
+mod modify;
+
 /// `JOB_FORCE` options (LSF's lsbatch.h): plain `brun`, and `brun -f`.
 const RUNJOB_OPT_NORMAL: u32 = 0x01;
 const RUNJOB_OPT_NOSTOP: u32 = 0x02;
@@ -207,6 +209,16 @@ pub fn to_record(ev: &Event) -> el::Record {
             idx: key.1,
             user_name: user.clone(),
         }),
+        Event::JobModify {
+            time,
+            key,
+            uid,
+            user,
+            umask,
+            change,
+        } => el::Record::JobModify2(Box::new(modify::to_record(
+            *time, *key, *uid, user, *umask, change,
+        ))),
         Event::JobMove {
             time,
             key,
@@ -434,6 +446,7 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
             user: s.user_name.clone(),
             queue: s.queue.clone(),
         },
+        el::Record::JobModify2(m) => return modify::from_record(m),
         el::Record::JobMove(m) => Event::JobMove {
             time: m.header.time,
             key: (m.job_id, m.idx),

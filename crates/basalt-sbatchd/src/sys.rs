@@ -51,3 +51,24 @@ pub(crate) fn set_disposition(sig: Signal, disposition: Disposition) -> nix::Res
     // else), so no signal-safety requirement applies.
     unsafe { nix::sys::signal::signal(sig, handler) }.map(|_| ())
 }
+
+/// `prlimit(2)` of another process's CPU-time limit: set its soft limit to `soft`
+/// seconds (None: as high as its hard limit allows), its hard limit unchanged. How bmod
+/// moves a running job's CPU limit (the SIGXCPU of its top process).
+#[allow(unsafe_code)]
+pub(crate) fn set_cpu_soft_limit(pid: nix::unistd::Pid, soft: Option<u64>) -> nix::Result<()> {
+    let mut cur = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: a null new limit only reads; `cur` is a valid, writable rlimit.
+    let r = unsafe { libc::prlimit(pid.as_raw(), libc::RLIMIT_CPU, std::ptr::null(), &mut cur) };
+    nix::errno::Errno::result(r)?;
+    let new = libc::rlimit {
+        rlim_cur: soft.map_or(cur.rlim_max, |s| s.min(cur.rlim_max)),
+        rlim_max: cur.rlim_max,
+    };
+    // SAFETY: `new` is a valid rlimit; the old value is not asked for.
+    let r = unsafe { libc::prlimit(pid.as_raw(), libc::RLIMIT_CPU, &new, std::ptr::null_mut()) };
+    nix::errno::Errno::result(r).map(|_| ())
+}

@@ -415,6 +415,7 @@ impl Harness {
                 stop_state: 16,
                 reasons: 2,
                 term_reason: term_reason.into(),
+                rlimits: Vec::new(),
             })
             .await
             .expect("signal_job")
@@ -788,6 +789,46 @@ async fn exit_codes_scripts_and_errors() {
         err.lines().any(|l| l.starts_with("TERM_RUNLIMIT:")),
         "the TERM line is in the -e file too: {err}"
     );
+
+    // bmod of a running job (LIMITS): its new run limit ends it; its CPU limit moves.
+    h.start_job(EPOCH, h.spec(206, "sleep 30", false, "/dev/null"))
+        .await
+        .expect("start");
+    let pid = h.wait_report(206, ReportKind::Started).await.pid;
+    let mut limits = vec![-1i64; 11];
+    limits[0] = 100;
+    limits[9] = 2;
+    let found = h
+        .peer()
+        .signal_job(spb::SignalJobRequest {
+            protocol: Some(basalt_proto::PROTOCOL),
+            epoch: EPOCH,
+            job_id: 206,
+            attempt: 1,
+            action: SignalAction::Limits as i32,
+            rlimits: limits,
+            ..Default::default()
+        })
+        .await
+        .expect("limits order")
+        .into_inner()
+        .found;
+    assert!(found);
+    let cpu = wait_for_async("the job's CPU limit to move", DEADLINE, || async move {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap_or_default();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("Max cpu time"))
+            .unwrap_or_default()
+            .to_owned();
+        let ok = line.split_whitespace().nth(3) == Some("100");
+        (ok.then(|| line.clone()), line)
+    })
+    .await
+    .expect("CPU limit");
+    assert!(cpu.contains("100"), "{cpu}");
+    let fin = h.wait_report(206, ReportKind::Finished).await;
+    assert_eq!(fin.term_reason, "TERM_RUNLIMIT");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

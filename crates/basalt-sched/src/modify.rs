@@ -9,10 +9,11 @@
 //!
 //! Pending jobs take every change. Started jobs take, as LSF does, a new resource
 //! requirement (its `rusage[]` is what the job reserves from then on) and, when
-//! `LSB_MOD_ALL_JOBS=Y` in lsf.conf, a new output or error file, rerunnable flag and
-//! the CPU, memory and run limits — which apply to the job's next run (sbatchd enforces
-//! the limits of the run it started). Anything else is refused with LSF's
-//! `Job parameters cannot be changed now; non-repetitive job is running`.
+//! `LSB_MOD_ALL_JOBS=Y` in lsf.conf, a new output or error file and rerunnable flag
+//! (for its next run) and new CPU, memory and run limits, which its sbatchd is told at
+//! once ([`crate::SbdAction::Limits`]) and enforces from then on. Anything else is
+//! refused with LSF's `Job parameters cannot be changed now; non-repetitive job is
+//! running`.
 //!
 //! bmod of a whole array changes its pending elements (and, for a change a started job
 //! takes, its started ones); `bmod "id[i]"` changes one element.
@@ -451,6 +452,7 @@ impl Sched {
             m.project = Change::Set(new.project.to_string());
         }
         let umask = j.sub.umask;
+        let limits_changed = m.rlimits.iter().any(|c| !c.is_keep());
         self.emit(Event::JobModify {
             time: secs(now),
             key,
@@ -459,6 +461,19 @@ impl Sched {
             umask,
             change: Box::new(m),
         });
+        // A running job's sbatchd enforces its new limits from now on.
+        if limits_changed {
+            for k in targets {
+                let Some(j) = self.jobs.get(&k).filter(|j| j.state.is_started()) else {
+                    continue;
+                };
+                let Some(host) = j.hosts.first().cloned() else {
+                    continue;
+                };
+                let (attempt, limits) = (j.attempt, self.effective_rlimits(j));
+                self.order_sbd(k, attempt, host, crate::SbdAction::Limits(limits));
+            }
+        }
         Ok(())
     }
 

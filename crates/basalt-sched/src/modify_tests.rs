@@ -207,8 +207,24 @@ fn a_started_job_takes_a_new_resource_requirement_and_with_lsb_mod_all_jobs_its_
         "Job parameters cannot be changed now; non-repetitive job is running"
     );
     s.cfg.mod_all_jobs = true;
+    s.take_effects();
     s.modify(T0, &alice(), (1, 0), run).expect("-W with LSB_MOD_ALL_JOBS");
     assert_eq!(s.jobs[&(1, 0)].sub.rlimits[RLIMIT_RUN], 60);
+    // Its sbatchd is told the limits in force from now on.
+    let told: Vec<_> = s
+        .take_effects()
+        .into_iter()
+        .filter_map(|e| match e {
+            Effect::Signal {
+                key,
+                host,
+                action: SbdAction::Limits(l),
+                ..
+            } => Some((key, host, l[RLIMIT_RUN])),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(told, vec![((1, 0), "hostA".to_string(), 60)]);
 }
 
 #[test]

@@ -305,6 +305,9 @@ pub enum SbdAction {
     },
     Resume,
     Signal(String),
+    /// bmod of a running job's CPU, memory or run limit: the job's limits in force from
+    /// now on (its own, its application profile's and its queue's, as at dispatch).
+    Limits([i64; 11]),
 }
 
 /// What the runtime must do after an input. `Log` and `Acct` effects must be durable

@@ -1,4 +1,4 @@
-//! The batch commands: `bsub bjobs bkill bstop bresume bswitch btop bbot brun bpeek
+//! The batch commands: `bsub bmod bjobs bkill bstop bresume bswitch btop bbot brun bpeek
 //! bqueues bhosts bparams blimits bmgroup bugroup badmin`.
 //!
 //! Each command module has a pure part (argument parsing, reply -> text) that is
@@ -17,6 +17,7 @@ pub mod badmin;
 pub mod bapp;
 pub mod bjobs;
 pub mod blimits;
+pub mod bmod;
 pub mod bmgroup;
 pub mod bpeek;
 pub mod bqueues;

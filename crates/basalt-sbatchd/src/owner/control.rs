@@ -63,6 +63,16 @@ impl Owner {
             }
             SignalAction::Stop => format!("STOP {} {} 0", req.stop_state, req.reasons),
             SignalAction::Resume => "RESUME".to_owned(),
+            SignalAction::Limits => {
+                if req.rlimits.len() != 11 {
+                    let _ = reply.send(Err(Status::invalid_argument(
+                        "limits order without the job's 11 limits",
+                    )));
+                    return;
+                }
+                let values: Vec<String> = req.rlimits.iter().map(i64::to_string).collect();
+                format!("LIMITS {}", values.join(" "))
+            }
             SignalAction::Signal => match basalt_core::job::signal_number(&req.signal) {
                 Some(n) => format!("SIG {n}"),
                 None => {

@@ -216,6 +216,20 @@ impl Supervisor {
                 self.resume();
                 "OK\n".to_owned()
             }
+            "LIMITS" => {
+                let values: Vec<i64> = line
+                    .split_whitespace()
+                    .skip(1)
+                    .filter_map(|v| v.parse().ok())
+                    .collect();
+                match <[i64; 11]>::try_from(values) {
+                    Ok(l) => {
+                        self.set_limits(l);
+                        "OK\n".to_owned()
+                    }
+                    Err(_) => "ERR LIMITS takes 11 numbers\n".to_owned(),
+                }
+            }
             "REASON" => {
                 // Still suspended, for another reason (sbatchd's load policy).
                 let state = num(jstat::SSUSP);

@@ -78,3 +78,20 @@ fn resource_name(r: nix::sys::resource::Resource) -> &'static str {
         _ => "a resource limit",
     }
 }
+
+impl super::Supervisor {
+    /// bmod of the running job: its limits from now on. The run, CPU and memory limits
+    /// are watched against the spec; the CPU limit of the job's top process (its SIGXCPU)
+    /// moves too.
+    pub(super) fn set_limits(&mut self, l: [i64; limit::COUNT]) {
+        let old_cpu = limit_value(&self.spec, limit::CPU);
+        self.spec.rlimits = l.to_vec();
+        let new_cpu = limit_value(&self.spec, limit::CPU);
+        if old_cpu != new_cpu
+            && let Some(pid) = self.job
+            && let Err(e) = crate::sys::set_cpu_soft_limit(pid, new_cpu)
+        {
+            tracing::warn!("job process {pid}: cannot move its CPU limit: {e}");
+        }
+    }
+}

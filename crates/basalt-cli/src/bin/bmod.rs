@@ -1,0 +1,8 @@
+//! `bmod` — change what a job was submitted with (logic in `basalt_cli::batch::bmod`).
+
+use basalt_cli::batch;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    batch::bmod::main(batch::argv())
+}
