@@ -48,6 +48,11 @@
 //!   and the script text are in the spooled job file. The mark is what tells Basalt's
 //!   `"10.1"` records from IBM LSF ones, whose fields after `loginShell` differ and are
 //!   kept verbatim in [`JobNew::foreign_tail`].
+//! * `JOB_MODIFY2` (`bmod`): OpenLava's layout (fields present as their option bits
+//!   say), then `"BASALT" basaltOptions "postExecCmd" "requeueExitValues" "app"
+//!   "specifiedCwd" "userGroup"` ([`modify`] bits for Basalt's `-Ep`, `-Q`, `-app`,
+//!   `-cwd`, `-G` and their `n` forms), then [`JobModify2::basalt_extra`]. A dotted
+//!   `JOB_MODIFY2` without the mark (IBM LSF's) stays a [`Record::Unknown`].
 //! * `JOB_FINISH`: the OpenLava layout, then `"BASALT"` and [`JobFinish::basalt_extra`].
 //! * `JOB_START`: `… idx "userGroup" "effectiveResReq"`; `JOB_STATUS`: `… idx maxMem
 //!   avgMem` when [`JobStatus::mem`] is set, and when the job has a term reason `… idx
@@ -106,9 +111,10 @@ pub use jobspool::{JobSpool, SEGMENT_MAX, SPOOL_DIR};
 pub use lock::{EventLock, LOCK_FILE, LockInfo};
 pub use record::{
     BASALT_EVENT_VERSION, BASALT_MARK, Dialect, Header, HostCtrl, JobClean, JobExecute, JobFinish,
-    JobForce, JobMove, JobNew, JobRequeue, JobSigact, JobSignal, JobStart, JobStartAccept,
-    JobStatus, JobSwitch, LoadIndex, LogSwitch, MbdDie, MbdStart, MemUsage, QueueCtrl, Record,
-    Rusage, VOLCLAVA_SUB_POST_EXEC, XFile, host_op, mbd_exit, parse_line, queue_op, rlimit,
+    JobForce, JobModify2, JobMove, JobNew, JobRequeue, JobSigact, JobSignal, JobStart,
+    JobStartAccept, JobStatus, JobSwitch, LoadIndex, LogSwitch, MbdDie, MbdStart, MemUsage,
+    QueueCtrl, Record, Rusage, VOLCLAVA_SUB_POST_EXEC, XFile, host_op, mbd_exit, modify,
+    parse_line, queue_op, rlimit,
 };
 pub use recover::{DroppedLine, RecoverReport, recover_events};
 pub use spool::{

@@ -137,6 +137,100 @@ fn job_finish(h: Header) -> JobFinish {
     }
 }
 
+/// A `bmod` that changes something in every optional field of the layout (and, in
+/// Basalt's dialect, Basalt's own fields).
+fn job_modify2(h: Header) -> JobModify2 {
+    use basalt_core::job::{sub, sub2};
+    let d = h.dialect();
+    let mut rlimits = [-1; rlimit::COUNT];
+    rlimits[rlimit::RUN] = 7200;
+    rlimits[rlimit::CPU] = modify::DELETE_NUMBER;
+    let mut m = JobModify2 {
+        header: h,
+        job_id_str: "4242[2]".into(),
+        options: sub::JOB_NAME
+            | sub::QUEUE
+            | sub::HOST
+            | sub::RES_REQ
+            | sub::HOST_SPEC
+            | sub::DEPEND_COND
+            | sub::IN_FILE
+            | sub::OUT_FILE
+            | sub::ERR_FILE
+            | sub::CHKPNT_PERIOD
+            | sub::CHKPNT_DIR
+            | sub::OTHER_FILES
+            | sub::PRE_EXEC
+            | sub::MAIL_USER
+            | sub::PROJECT_NAME
+            | sub::LOGIN_SHELL
+            | sub::MODIFY,
+        options2: sub2::MODIFY_CMD
+            | sub2::IN_FILE_SPOOL
+            | sub2::JOB_CMD_SPOOL
+            | sub2::JOB_PRIORITY
+            | sub2::MODIFY_PEND_JOB,
+        del_options: sub::EXCLUSIVE,
+        user_id: 1000,
+        user_name: "alice".into(),
+        submit_time: 1_795_339_586,
+        umask: 18,
+        num_processors: 2,
+        begin_time: 1_795_340_000,
+        term_time: modify::DELETE_NUMBER,
+        sig_value: 0,
+        restart_pid: 0,
+        job_name: "renamed".into(),
+        queue: "short".into(),
+        asked_hosts: vec!["hostA".into(), "hostB".into()],
+        res_req: "rusage[mem=200]".into(),
+        rlimits,
+        host_spec: "hostA".into(),
+        depend_cond: "ended(\"a b\")".into(),
+        sub_home_dir: "/home/alice".into(),
+        in_file: "/tmp/in".into(),
+        out_file: "/tmp/out.%J".into(),
+        err_file: "/tmp/err.%J".into(),
+        command: NASTY.into(),
+        chkpnt_period: 600,
+        chkpnt_dir: "/ckpt".into(),
+        xf: vec![XFile {
+            sub_fn: "a".into(),
+            exec_fn: "b".into(),
+            options: 3,
+        }],
+        job_file: "1795339535.4242".into(),
+        from_host: "submit1".into(),
+        cwd: "/home/alice/run dir".into(),
+        pre_exec_cmd: "true".into(),
+        mail_user: "bob".into(),
+        project_name: "proj2".into(),
+        nios_port: 0,
+        max_num_processors: 4,
+        login_shell: "/bin/sh".into(),
+        sched_host_type: "linux".into(),
+        del_options2: sub2::HOLD,
+        in_file_spool: "/spool/in".into(),
+        command_spool: "/spool/cmd".into(),
+        user_priority: 50,
+        ..JobModify2::default()
+    };
+    match d {
+        Dialect::Lsf => {
+            m.basalt_options = modify::POST_EXEC | modify::APP_DEL | modify::USER_GROUP;
+            m.post_exec_cmd = "echo post".into();
+            m.user_group = "grp2".into();
+            m.basalt_extra = vec![Field::int(9), Field::str("later")];
+        }
+        Dialect::Volclava => {
+            m.options |= VOLCLAVA_SUB_POST_EXEC;
+            m.post_exec_cmd = "echo post".into();
+        }
+        Dialect::OpenLava => {}
+    }
+    m
+}
+
 /// One record of every type, with non-default values.
 fn every_record(version: &str) -> Vec<Record> {
     let h = |t| header(version, t);
@@ -185,6 +279,7 @@ fn every_record(version: &str) -> Vec<Record> {
     vec![
         Record::JobNew(Box::new(jn)),
         Record::JobModify(Box::new(modify)),
+        Record::from(job_modify2(h(24))),
         Record::JobStart(start.clone()),
         Record::PreExecStart(JobStart {
             header: h(4),
@@ -368,7 +463,7 @@ fn every_record(version: &str) -> Vec<Record> {
         }
         .into(),
         Record::Unknown {
-            kind: "JOB_MODIFY2".into(),
+            kind: "JOB_MSG".into(),
             header: h(23),
             fields: vec![
                 Field::str("4242"),
@@ -401,7 +496,7 @@ fn every_type_round_trips_in_every_dialect() {
         let mut kinds: Vec<&str> = recs.iter().map(Record::kind).collect();
         kinds.sort_unstable();
         kinds.dedup();
-        assert_eq!(kinds.len(), 22, "all 21 types and an unknown one");
+        assert_eq!(kinds.len(), 23, "all 22 types and an unknown one");
         for r in &recs {
             let line = r.to_line();
             let back = parse_line(&line)

@@ -225,12 +225,38 @@ fn openlava_lines_parse_with_key_fields() {
         (2, "vm", "")
     );
 
-    let Record::Unknown { kind, fields, .. } = &recs[15] else {
+    let Record::JobModify2(m) = &recs[15] else {
         panic!()
     };
-    assert_eq!(kind, "JOB_MODIFY2");
-    assert_eq!(fields[0], Field::Str("103".into()));
-    assert_eq!(fields.len(), 33);
+    assert_eq!(m.job_key(), Some((103, 0)));
+    assert_eq!(Some(103), recs[15].job_id());
+    assert_eq!(Some(0), recs[15].idx());
+    assert_eq!(
+        (m.options, m.options2, m.del_options, m.user_id),
+        (0x80_0001, 0x1000, 0, 0)
+    );
+    assert_eq!(
+        (m.user_name.as_str(), m.submit_time, m.umask),
+        ("root", 1_795_339_586, 18)
+    );
+    assert_eq!(m.num_processors, basalt_eventlog::modify::DEFAULT_NUMPRO);
+    assert_eq!((m.begin_time, m.term_time), (0, 0));
+    assert_eq!(m.job_name, "newname");
+    assert!(m.queue.is_empty() && m.asked_hosts.is_empty());
+    assert_eq!(m.rlimits, [-1; basalt_eventlog::rlimit::COUNT]);
+    assert_eq!(
+        (m.sub_home_dir.as_str(), m.job_file.as_str()),
+        ("/root", "")
+    );
+    assert_eq!((m.from_host.as_str(), m.cwd.as_str()), ("vm", ""));
+    assert_eq!(
+        (m.nios_port, m.max_num_processors),
+        (956_046_368, 2_147_483_646)
+    );
+    assert_eq!((m.sched_host_type.as_str(), m.del_options2), ("", 0));
+    assert_eq!(m.user_priority, -1);
+    assert_eq!(m.basalt_options, 0);
+    assert!(m.post_exec_cmd.is_empty() && m.basalt_extra.is_empty());
 
     let Record::MbdDie(d) = &recs[16] else {
         panic!()

@@ -3,13 +3,14 @@
 //!
 //! Each record leaves the job in a state: `JOB_NEW` and `JOB_REQUEUE` in PEND,
 //! `JOB_START` in its `jStatus` (RUN), `JOB_STATUS` in its `jStatus`; the other records
-//! (signals, switches, moves, the pid and execution reports) leave it unchanged. The time
-//! between two records counts for the state in force (RUN|WAIT and PROV count as PEND,
-//! unknown codes as UNKWN). A finished job (DONE, or EXIT other than a zombie) stops
-//! the clock at its last record; time it then spends finished counts as PEND only if it
-//! later runs or pends again (requeue, rerun). An unfinished job is accounted up to now.
+//! (signals, switches, moves, `bmod`'s `JOB_MODIFY2`, the pid and execution reports)
+//! leave it unchanged. The time between two records counts for the state in force
+//! (RUN|WAIT and PROV count as PEND, unknown codes as UNKWN). A finished job (DONE, or
+//! EXIT other than a zombie) stops the clock at its last record; time it then spends
+//! finished counts as PEND only if it later runs or pends again (requeue, rerun). An
+//! unfinished job is accounted up to now.
 
-use basalt_core::job::{exit_reason, status};
+use basalt_core::job::{exit_reason, status, sub};
 use basalt_eventlog::{JobNew, Record};
 use std::collections::HashMap;
 
@@ -98,6 +99,7 @@ pub fn is_history_record(rec: &Record) -> bool {
         rec,
         Record::JobNew(_)
             | Record::JobModify(_)
+            | Record::JobModify2(_)
             | Record::JobStart(_)
             | Record::PreExecStart(_)
             | Record::JobStartAccept(_)
@@ -150,6 +152,23 @@ impl JobHistory {
             Record::JobModify(n) => {
                 self.queue = n.queue.clone();
                 self.sub = n.clone();
+            }
+            Record::JobModify2(m) => {
+                // What the -q, -J and -P selections and the job header go by (the
+                // submission line keeps the values of JOB_NEW).
+                if m.options & sub::QUEUE != 0 && !m.queue.is_empty() {
+                    self.queue = m.queue.clone();
+                }
+                if m.options & sub::JOB_NAME != 0 {
+                    self.sub.job_name = m.job_name.clone();
+                    self.sub.options |= sub::JOB_NAME;
+                } else if m.del_options & sub::JOB_NAME != 0 {
+                    self.sub.job_name.clear();
+                    self.sub.options &= !sub::JOB_NAME;
+                }
+                if m.options & sub::PROJECT_NAME != 0 {
+                    self.sub.project_name = m.project_name.clone();
+                }
             }
             Record::JobSwitch(s) => self.queue = s.queue.clone(),
             Record::JobStart(s) => self.exec_hosts = s.exec_hosts.clone(),

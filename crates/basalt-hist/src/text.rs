@@ -271,9 +271,21 @@ pub fn dispatch_text(hosts: &[String], pid: i64, short_hosts: bool) -> String {
     }
 }
 
-/// One wrapped event line `<time>: <text>` with its newline.
+/// One wrapped event line `<time>: <text>` with its newline. A text of several lines
+/// (`JOB_MODIFY2`'s `Parameters of Job are changed:` and its indented list) has its
+/// first line wrapped and the others written as they are.
 pub fn event_line(t: i64, text: &str, fx: &Fx) -> String {
-    let mut out = wrap(&format!("{}: {text}", fx.event_time(t)));
+    let (first, more) = match text.split_once('\n') {
+        Some((first, more)) => (first, Some(more)),
+        None => (text, None),
+    };
+    let mut out = wrap(&format!("{}: {first}", fx.event_time(t)));
     out.push('\n');
+    if let Some(more) = more {
+        for l in more.lines() {
+            out.push_str(l);
+            out.push('\n');
+        }
+    }
     out
 }

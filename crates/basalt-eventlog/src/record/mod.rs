@@ -2,7 +2,8 @@
 //! type, in the spec's field order, with its parser and writer. This module owns the
 //! common header, the dialects, the [`Record`] enum and [`parse_line`]. Each record
 //! type's fields are one table (the `field_table!` macro of `table`) in its group's
-//! module: `job_new` (`JOB_NEW`, `JOB_MODIFY`), `jobs` (the other job events), `control`
+//! module: `job_new` (`JOB_NEW`, `JOB_MODIFY`), `job_modify` (`JOB_MODIFY2`, and the
+//! [`modify`] constants), `jobs` (the other job events), `control`
 //! (queue, host and mbatchd events), `job_finish` (`lsb.acct`), `usage` (the
 //! resource-usage block).
 
@@ -11,6 +12,7 @@ mod table;
 
 mod control;
 mod job_finish;
+mod job_modify;
 mod job_new;
 mod jobs;
 mod usage;
@@ -19,6 +21,7 @@ pub use control::{
     HostCtrl, LoadIndex, LogSwitch, MbdDie, MbdStart, QueueCtrl, host_op, mbd_exit, queue_op,
 };
 pub use job_finish::JobFinish;
+pub use job_modify::{JobModify2, modify};
 pub use job_new::{JobNew, XFile};
 pub use jobs::{
     JobClean, JobExecute, JobForce, JobMove, JobRequeue, JobSigact, JobSignal, JobStart,
@@ -125,6 +128,8 @@ pub enum Record {
     JobNew(Box<JobNew>),
     /// `JOB_MODIFY`: the whole job rewritten (same layout as `JOB_NEW`).
     JobModify(Box<JobNew>),
+    /// `JOB_MODIFY2`: the changes `bmod` made.
+    JobModify2(Box<JobModify2>),
     JobStart(JobStart),
     /// `PRE_EXEC_START` (same layout as `JOB_START`).
     PreExecStart(JobStart),
@@ -146,9 +151,10 @@ pub enum Record {
     LogSwitch(LogSwitch),
     /// `JOB_FINISH` (lsb.acct).
     JobFinish(Box<JobFinish>),
-    /// A type this crate does not model (`JOB_MODIFY2`, `CHKPNT`, `MIG`, `UNFULFILL`,
-    /// `JOB_MSG`, `SBD_JOB_STATUS`, IBM LSF types, ...): kept with its fields so it can be
-    /// written back unchanged.
+    /// A type this crate does not model (`CHKPNT`, `MIG`, `UNFULFILL`, `JOB_MSG`,
+    /// `SBD_JOB_STATUS`, IBM LSF types, ...), or an IBM LSF `JOB_MODIFY2` (a dotted
+    /// version without the Basalt mark, see [`JobModify2`]): kept with its fields so it
+    /// can be written back unchanged.
     Unknown {
         kind: String,
         header: Header,
@@ -174,6 +180,7 @@ macro_rules! from_struct {
 }
 
 from_struct!(box JobNew, JobNew);
+from_struct!(box JobModify2, JobModify2);
 from_struct!(JobStart, JobStart);
 from_struct!(JobStartAccept, JobStartAccept);
 from_struct!(JobExecute, JobExecute);
@@ -199,6 +206,7 @@ impl Record {
         match self {
             Record::JobNew(_) => "JOB_NEW",
             Record::JobModify(_) => "JOB_MODIFY",
+            Record::JobModify2(_) => "JOB_MODIFY2",
             Record::JobStart(_) => "JOB_START",
             Record::PreExecStart(_) => "PRE_EXEC_START",
             Record::JobStartAccept(_) => "JOB_START_ACCEPT",
@@ -226,6 +234,7 @@ impl Record {
     pub fn header(&self) -> &Header {
         match self {
             Record::JobNew(r) | Record::JobModify(r) => &r.header,
+            Record::JobModify2(r) => &r.header,
             Record::JobStart(r) | Record::PreExecStart(r) => &r.header,
             Record::JobStartAccept(r) => &r.header,
             Record::JobExecute(r) => &r.header,
@@ -253,10 +262,12 @@ impl Record {
         self.header().time
     }
 
-    /// The job the record is about, for job records (for `Unknown` records: none).
+    /// The job the record is about, for job records (for `Unknown` records: none; for
+    /// `JOB_MODIFY2`, the job of [`JobModify2::job_key`]).
     pub fn job_id(&self) -> Option<u64> {
         Some(match self {
             Record::JobNew(r) | Record::JobModify(r) => r.job_id,
+            Record::JobModify2(r) => return r.job_key().map(|(id, _)| id),
             Record::JobStart(r) | Record::PreExecStart(r) => r.job_id,
             Record::JobStartAccept(r) => r.job_id,
             Record::JobExecute(r) => r.job_id,
@@ -273,10 +284,12 @@ impl Record {
         })
     }
 
-    /// The array index of a job record (0 for an ordinary job).
+    /// The array index of a job record (0 for an ordinary job; for a `JOB_MODIFY2` of
+    /// several elements, 0: the whole job).
     pub fn idx(&self) -> Option<u32> {
         Some(match self {
             Record::JobNew(r) | Record::JobModify(r) => r.idx,
+            Record::JobModify2(r) => return r.job_key().map(|(_, idx)| idx),
             Record::JobStart(r) | Record::PreExecStart(r) => r.idx,
             Record::JobStartAccept(r) => r.idx,
             Record::JobExecute(r) => r.idx,
@@ -305,6 +318,7 @@ impl Record {
         let kind = self.kind();
         match self {
             Record::JobNew(r) | Record::JobModify(r) => r.write(kind, out),
+            Record::JobModify2(r) => r.write(kind, out),
             Record::JobStart(r) | Record::PreExecStart(r) => r.write(kind, out),
             Record::JobStartAccept(r) => r.write(kind, out),
             Record::JobExecute(r) => r.write(kind, out),
@@ -339,7 +353,8 @@ fn valid_version(v: &str) -> bool {
 ///
 /// Returns `Ok(None)` for blank lines and `#` lines (the header, comments). A known type
 /// is parsed by its layout for the record's [`Dialect`]; surplus trailing fields are
-/// ignored; a type this crate does not model becomes [`Record::Unknown`].
+/// ignored; a type this crate does not model becomes [`Record::Unknown`], and so does a
+/// dotted-version `JOB_MODIFY2` that is not Basalt's (IBM LSF's layout).
 pub fn parse_line(line: &str) -> Result<Option<Record>, ParseError> {
     let t = line.trim_start_matches([' ', '\t']);
     if t.starts_with('#') {
@@ -363,6 +378,22 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, ParseError> {
     let rec = match kind.as_str() {
         "JOB_NEW" => Record::JobNew(Box::new(JobNew::parse(c, h)?)),
         "JOB_MODIFY" => Record::JobModify(Box::new(JobNew::parse(c, h)?)),
+        "JOB_MODIFY2" => {
+            let save = *c;
+            let lsf = h.dialect() == Dialect::Lsf;
+            match JobModify2::parse(c, h.clone()) {
+                Ok(r) => Record::JobModify2(Box::new(r)),
+                Err(_) if lsf => {
+                    *c = save;
+                    Record::Unknown {
+                        kind,
+                        header: h,
+                        fields: c.rest()?,
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
         "JOB_START" => Record::JobStart(JobStart::parse(c, h)?),
         "PRE_EXEC_START" => Record::PreExecStart(JobStart::parse(c, h)?),
         "JOB_START_ACCEPT" => Record::JobStartAccept(JobStartAccept::parse(c, h)?),

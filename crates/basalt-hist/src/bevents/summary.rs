@@ -214,6 +214,9 @@ pub(super) fn names_in(plan: &ReplayPlan) -> (BTreeSet<String>, BTreeSet<String>
                     Record::JobNew(n) | Record::JobModify(n) => {
                         queues.insert(n.queue.clone());
                     }
+                    Record::JobModify2(m) if m.options & basalt_core::job::sub::QUEUE != 0 => {
+                        queues.insert(m.queue.clone());
+                    }
                     Record::JobSwitch(s) => {
                         queues.insert(s.queue.clone());
                     }

@@ -80,7 +80,8 @@ pub(super) fn status_text(s: &basalt_eventlog::JobStatus, started: bool) -> Stri
 }
 
 /// The event text of one history record (without the time), or `None` for records that
-/// are not shown (the submission, which has its own line).
+/// are not shown (the submission, which has its own line). `JOB_MODIFY2` needs the time
+/// format: see [`event_text`].
 pub fn record_text(
     rec: &Record,
     j: &JobHistory,
@@ -156,6 +157,16 @@ pub fn record_text(
     })
 }
 
+/// The event text of one history record (without the time), or `None` for records that
+/// are not shown: [`record_text`], and `bmod`'s `JOB_MODIFY2` ([`modify2_text`], several
+/// lines).
+pub fn event_text(rec: &Record, j: &JobHistory, started: bool, fx: &Fx) -> Option<String> {
+    match rec {
+        Record::JobModify2(m) => Some(modify2_text(m, fx)),
+        _ => record_text(rec, j, started, fx.short_hosts),
+    }
+}
+
 /// One job of `bhist -l` (`details = false`: `bhist -b`): a block starting with a blank
 /// line, ending with the time summary.
 pub fn long_job(j: &JobHistory, details: bool, fx: &Fx) -> String {
@@ -177,7 +188,7 @@ pub fn long_job(j: &JobHistory, details: bool, fx: &Fx) -> String {
         if matches!(rec, Record::JobStart(_) | Record::PreExecStart(_)) {
             started = true;
         }
-        if let Some(text) = record_text(rec, j, started, fx.short_hosts) {
+        if let Some(text) = event_text(rec, j, started, fx) {
             out.push_str(&event_line(rec.time(), &text, fx));
         }
     }

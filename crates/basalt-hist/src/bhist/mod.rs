@@ -4,7 +4,8 @@
 //!   (`%-7.7s %-7.7s %-9.9s %-8.0f…%-10.0f`, the job name cut to 8 with `*`; `-w`
 //!   whole);
 //! * `-l` (and `-b`, without the submission details): per job a header, one line per
-//!   history record, and `Summary of time in seconds spent in various states by  <time>`;
+//!   history record (`bmod`'s changes: `Parameters of Job are changed:` and one indented
+//!   line per change), and `Summary of time in seconds spent in various states by  <time>`;
 //!   jobs separated by 78 dashes.
 //!
 //! Jobs: the caller's unfinished ones by default; `-a` all, `-d` finished, `-e` exited,
@@ -40,11 +41,13 @@ pub const TABLE_HEADER: &str =
 
 mod cmd;
 mod long;
+mod modify;
 mod select;
 mod table;
 
 pub use cmd::*;
 pub use long::*;
+pub use modify::*;
 pub use select::*;
 pub use table::*;
 

@@ -390,3 +390,220 @@ fn arguments() {
     assert_eq!(a.num_files.as_deref(), Some("0"));
     assert_eq!(a.ids, vec!["101".to_string()]);
 }
+
+/// event-log.md §5's `bmod -J newname`, for job 101.
+const MODIFY2: &str = "\"JOB_MODIFY2\" \"40\" 1795339586 \"101\" 8388609 4096 0 0 \"root\" 1795339586 18 2147483646 0 0 0 0 \"newname\" -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 \"/root\" \"\" \"vm\" \"\" 956046368 2147483646 \"\" 0";
+
+fn modify2(f: impl FnOnce(&mut basalt_eventlog::JobModify2)) -> basalt_eventlog::JobModify2 {
+    let mut m = basalt_eventlog::JobModify2 {
+        header: basalt_eventlog::Header::new(T0 + 100),
+        job_id_str: "101".into(),
+        user_name: "root".into(),
+        ..Default::default()
+    };
+    f(&mut m);
+    m
+}
+
+#[test]
+fn job_modify2_in_the_long_format() {
+    let mut recs = sample();
+    recs.push(rec(MODIFY2));
+    let jobs = history::build(recs);
+    let j = &jobs[0];
+    assert_eq!(j.job_id, 101);
+    // The job goes by its new name (header, -J).
+    assert_eq!(j.sub.job_name, "newname");
+    let text = long_job(j, true, &fx(T0 + 60));
+    assert!(
+        text.starts_with("\nJob <101>, Job Name <newname>, User <root>, Project <default>,"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "Sun Nov 22 09:26:02: Running;\n\
+             Sun Nov 22 09:26:26: Parameters of Job are changed:\n    \
+             Job name changes to : newname;\n\
+             \nSummary of time"
+        ),
+        "{text}"
+    );
+    // The modification does not change the job's state or times.
+    assert_eq!(j.state().0, 4);
+}
+
+#[test]
+fn job_modify2_changes_one_line_each() {
+    use basalt_core::job::{sub, sub2};
+    use basalt_eventlog::{modify, rlimit};
+    let f = fx(T0);
+    let m = modify2(|m| {
+        m.options = sub::QUEUE
+            | sub::JOB_NAME
+            | sub::HOST
+            | sub::RES_REQ
+            | sub::DEPEND_COND
+            | sub::OUT_FILE
+            | sub::PRE_EXEC
+            | sub::MAIL_USER
+            | sub::PROJECT_NAME
+            | sub::MODIFY;
+        m.options2 = sub2::MODIFY_CMD | sub2::JOB_PRIORITY;
+        m.queue = "short".into();
+        m.job_name = "newname".into();
+        m.asked_hosts = vec!["h1".into(), "h2".into()];
+        m.res_req = "rusage[mem=100]".into();
+        m.depend_cond = "done(100)".into();
+        m.out_file = "/tmp/o.%J".into();
+        m.command = "sleep 10".into();
+        m.pre_exec_cmd = "true".into();
+        m.mail_user = "bob".into();
+        m.project_name = "p2".into();
+        m.begin_time = T0 + 3600;
+        m.term_time = T0 + 7200;
+        m.num_processors = 2;
+        m.max_num_processors = 4;
+        m.rlimits[rlimit::RUN] = 5400;
+        m.rlimits[rlimit::CPU] = 600;
+        m.rlimits[rlimit::RSS] = 102_400;
+        m.user_priority = 50;
+        m.basalt_options = modify::POST_EXEC | modify::REQUEUE | modify::APP | modify::CWD;
+        m.post_exec_cmd = "echo done".into();
+        m.requeue_exit_values = "99".into();
+        m.app = "fluent".into();
+        m.specified_cwd = "/scratch/%J".into();
+    });
+    assert_eq!(
+        modify2_text(&m, &f),
+        "Parameters of Job are changed:
+    Job queue changes to : short;
+    Job name changes to : newname;
+    Hosts change to : h1 h2;
+    Resource requirement changes to : rusage[mem=100];
+    Dependency condition changes to : done(100);
+    Output file changes to : /tmp/o.%J;
+    Command changes to : sleep 10;
+    Pre-execution command changes to : true;
+    Post-execution command changes to : echo done;
+    Mail user changes to : bob;
+    Project changes to : p2;
+    Job new begin time is : Sun Nov 22 10:25:35 2026;
+    Job new end time is : Sun Nov 22 11:25:35 2026;
+    Number of processors changes to : 2,4;
+    CPULIMIT changes to : 10.0 min;
+    MEMLIMIT changes to : 102400 KB;
+    RUNLIMIT changes to : 90.0 min;
+    Job priority changes to : 50;
+    Requeue exit values change to : 99;
+    Application profile changes to : fluent;
+    Current working directory changes to : /scratch/%J;"
+    );
+    // -n n (min = max): one number.
+    let m = modify2(|m| {
+        m.num_processors = 3;
+        m.max_num_processors = 3;
+    });
+    assert_eq!(
+        modify2_changes(&m, &f),
+        vec!["Number of processors changes to : 3"]
+    );
+    // Nothing changed: the heading alone.
+    assert_eq!(
+        modify2_text(&modify2(|_| {}), &f),
+        "Parameters of Job are changed:"
+    );
+    // 0 processors (an unset field) is "unchanged" too.
+    let m = modify2(|m| {
+        m.num_processors = 0;
+        m.max_num_processors = 0;
+    });
+    assert!(modify2_changes(&m, &f).is_empty());
+}
+
+#[test]
+fn job_modify2_resets_to_defaults() {
+    use basalt_core::job::{sub, sub2};
+    use basalt_eventlog::{modify, rlimit};
+    let f = fx(T0);
+    let m = modify2(|m| {
+        m.del_options = sub::QUEUE
+            | sub::JOB_NAME
+            | sub::HOST
+            | sub::RES_REQ
+            | sub::DEPEND_COND
+            | sub::IN_FILE
+            | sub::OUT_FILE
+            | sub::ERR_FILE
+            | sub::EXCLUSIVE;
+        m.del_options2 = sub2::JOB_PRIORITY;
+        m.begin_time = modify::DELETE_NUMBER;
+        m.num_processors = modify::DEL_NUMPRO;
+        m.max_num_processors = modify::DEL_NUMPRO;
+        m.rlimits[rlimit::RUN] = modify::DELETE_NUMBER;
+        m.basalt_options = modify::POST_EXEC_DEL
+            | modify::REQUEUE_DEL
+            | modify::APP_DEL
+            | modify::CWD_DEL
+            | modify::USER_GROUP_DEL;
+    });
+    assert_eq!(
+        modify2_changes(&m, &f),
+        vec![
+            "Job queue changes back to default",
+            "Job name is canceled",
+            "Host changes to default",
+            "Resource requirement changes to default",
+            "Dependency condition is canceled",
+            "Input file is disabled",
+            "Output file is disabled",
+            "Error file is disabled",
+            "Post-execution command is disabled",
+            "Job begin time is removed",
+            "Number of processors changes to default",
+            "RUNLIMIT changes to default",
+            "Job changes to nonexclusive",
+            "Job priority changes to default",
+            "Requeue exit values are canceled",
+            "Application profile changes to default",
+            "Current working directory changes to default",
+            "User group changes to default",
+        ]
+    );
+    // -G set, and volclava's own -Ep.
+    let m = modify2(|m| {
+        m.basalt_options = modify::USER_GROUP;
+        m.user_group = "grp".into();
+    });
+    assert_eq!(modify2_changes(&m, &f), vec!["User group changes to : grp"]);
+    let m = modify2(|m| {
+        m.header.version = "22".into();
+        m.options = basalt_eventlog::VOLCLAVA_SUB_POST_EXEC;
+        m.post_exec_cmd = "post".into();
+    });
+    assert_eq!(
+        modify2_changes(&m, &f),
+        vec!["Post-execution command changes to : post"]
+    );
+}
+
+#[test]
+fn job_modify2_reaches_array_elements_and_moves_the_queue() {
+    let new = "\"JOB_NEW\" \"40\" 1795339535 9 0 33554434 1 1795339535 0 0 -65535 0 0 \"root\" -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 -1 \"\" 100.00 18 \"normal\" \"\" \"vm\" \"/\" \"\" \"\" \"\" \"\" \"/root\" \"1795339535.9\" 0 \"\" \"\" \"arr[1-2]\" \"sleep 30\" 0 \"\" \"default\" 1 \"linux\" \"\" 1040 0 \"\" \"\" \"\" -1 \"\" -1 \"\" -1";
+    let start2 = "\"JOB_START\" \"40\" 1795339540 9 4 0 0 100.0 1 \"vm\" \"\" \"\" 2097160 2 \"\"";
+    let element = basalt_eventlog::Record::from(modify2(|m| {
+        m.job_id_str = "9[1]".into();
+        m.options = basalt_core::job::sub::QUEUE;
+        m.queue = "short".into();
+    }));
+    let jobs = history::build(vec![rec(new), rec(start2), element]);
+    let keys: Vec<(u64, u32, &str)> = jobs
+        .iter()
+        .map(|j| (j.job_id, j.idx, j.queue.as_str()))
+        .collect();
+    assert_eq!(keys, vec![(9, 1, "short"), (9, 2, "normal")]);
+    let text = long_job(&jobs[0], true, &fx(T0 + 200));
+    assert!(
+        text.contains(": Parameters of Job are changed:\n    Job queue changes to : short;\n"),
+        "{text}"
+    );
+}
