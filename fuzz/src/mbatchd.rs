@@ -33,6 +33,7 @@ pub enum Op {
     Jobs(bool, pb::JobsRequest),
     Signal(bool, pb::SignalRequest),
     Switch(bool, pb::SwitchRequest),
+    Modify(bool, Box<pb::ModifyRequest>),
     Move(bool, pb::MoveRequest),
     Force(bool, pb::ForceRequest),
     Queues(bool, pb::QueuesRequest),
@@ -50,6 +51,7 @@ impl Op {
             | Op::Jobs(a, _)
             | Op::Signal(a, _)
             | Op::Switch(a, _)
+            | Op::Modify(a, _)
             | Op::Move(a, _)
             | Op::Force(a, _)
             | Op::Queues(a, _)
@@ -425,13 +427,34 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                     requeue_running: src.bool(),
                 },
             ),
-            10 => Op::Switch(
+            10 if src.bool() => Op::Switch(
                 admin,
                 pb::SwitchRequest {
                     ids: src.ids(),
                     queue: src.text(QUEUES),
                 },
             ),
+            10 => {
+                // bmod: the options named (bmod's and some that are not), the values
+                // of a random submission.
+                let names = |src: &mut Src| -> Vec<String> {
+                    (0..src.u8() % 6)
+                        .map(|_| src.pick(MODIFY_OPTIONS).to_owned())
+                        .collect()
+                };
+                let set = names(&mut src);
+                let reset = names(&mut src);
+                Op::Modify(
+                    admin,
+                    Box::new(pb::ModifyRequest {
+                        protocol: Some(basalt_proto::PROTOCOL),
+                        job: src.ids().pop(),
+                        values: submit(&mut src).job,
+                        set,
+                        reset,
+                    }),
+                )
+            }
             11 => Op::Move(
                 admin,
                 pb::MoveRequest {
@@ -488,6 +511,13 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
     }
     out
 }
+
+/// bmod's option names, and a few that are not.
+const MODIFY_OPTIONS: &[&str] = &[
+    "J", "q", "m", "R", "w", "i", "o", "oo", "e", "eo", "E", "Ep", "u", "P", "L", "G", "n", "b",
+    "t", "x", "r", "N", "B", "Q", "app", "cwd", "c", "W", "M", "v", "F", "D", "S", "C", "p", "Z",
+    "", "qq", "\u{0}",
+];
 
 /// A small deterministic generator (xorshift64*) for inputs without a fuzzer.
 pub fn bytes(seed: u64, len: usize) -> Vec<u8> {
@@ -636,6 +666,7 @@ impl Target {
                     Op::Jobs(_, r) => c.jobs(r).await.map(drop),
                     Op::Signal(_, r) => c.signal(r).await.map(drop),
                     Op::Switch(_, r) => c.switch(r).await.map(drop),
+                    Op::Modify(_, r) => c.modify(*r).await.map(drop),
                     Op::Move(_, r) => c.r#move(r).await.map(drop),
                     Op::Force(_, r) => c.force(r).await.map(drop),
                     Op::Queues(_, r) => c.queues(r).await.map(drop),

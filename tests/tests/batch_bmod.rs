@@ -6,7 +6,7 @@
 //! (`InProcessBatch`).
 
 use anyhow::Result;
-use basalt_testkit::{ClusterSpec, InProcessBatch, wait_for};
+use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, wait_for};
 use std::time::Duration;
 
 const LONG: Duration = Duration::from_secs(60);
@@ -110,5 +110,37 @@ fn bmod_changes_a_pending_job_durably_and_refuses_what_lsf_refuses() -> Result<(
     let (code, _, err) = bmod(&c, &["-J", "late", &sid])?;
     assert_eq!(code, Some(255));
     assert_eq!(err, "Job has already finished. Job not modified.\n");
+    Ok(())
+}
+
+/// With `LSB_MOD_ALL_JOBS=Y`, bmod of a running job's memory limit reaches its sbatchd at
+/// once: the job, over the new limit, ends EXIT with TERM_MEMLIMIT.
+#[test]
+fn a_running_jobs_new_memory_limit_is_enforced_at_once() -> Result<()> {
+    let mut spec = ClusterSpec::new(1);
+    spec.lsf_conf_extra.push_str("LSB_MOD_ALL_JOBS=Y\n");
+    let c = InProcessBatch::start("batch-bmod-run", &spec, "")?;
+    let work = c.dir.path().join("w");
+    std::fs::create_dir_all(&work)?;
+    // ~300 MB held for a minute (LSF_UNIT_FOR_LIMITS=MB in the default lsf.conf).
+    let id = c.bsub(
+        &work,
+        &[
+            "-o",
+            "/dev/null",
+            "python3 -c 'import time; a = bytearray(300 * 1024 * 1024); time.sleep(60)' \
+             || (x=x; while :; do x=$x$x; done)",
+        ],
+    )?;
+    let sid = id.to_string();
+    wait_field(&c, id, "stat", "RUN")?;
+    let (code, out, err) = bmod(&c, &["-M", "64", &sid])?;
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, format!("Parameters of job <{id}> are being changed\n"));
+    let reason = wait_for("the job to end over its new limit", LONG, || {
+        let r = field(&c, id, "stat exit_reason delimiter='|'");
+        (r.starts_with("EXIT|").then(|| r.clone()), r)
+    })?;
+    assert!(reason.contains("TERM_MEMLIMIT"), "{reason}");
     Ok(())
 }

@@ -588,7 +588,10 @@ fn job_control_lines() {
     let bmod = env!("CARGO_BIN_EXE_bmod");
     let out = env.run(bmod, &["-q", "short", "-Wn", "103"]);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(text(&out.stdout), "Parameters of job <103> are being changed\n");
+    assert_eq!(
+        text(&out.stdout),
+        "Parameters of job <103> are being changed\n"
+    );
     let out = env.run(bmod, &["-J", "x", "999"]);
     assert_eq!(out.status.code(), Some(255));
     assert_eq!(
@@ -603,7 +606,10 @@ fn job_control_lines() {
     );
     let seen = lock(&seen);
     let m = &seen.modifies[0];
-    assert_eq!((m.set.clone(), m.reset.clone()), (vec!["q".to_string()], vec!["W".to_string()]));
+    assert_eq!(
+        (m.set.clone(), m.reset.clone()),
+        (vec!["q".to_string()], vec!["W".to_string()])
+    );
     assert_eq!(m.values.as_ref().map(|v| v.queue.as_str()), Some("short"));
     assert_eq!(seen.modifies.len(), 2);
     let sig = seen

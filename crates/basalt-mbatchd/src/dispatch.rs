@@ -376,7 +376,13 @@ impl OwnerState {
                         }
                         SbdAction::Limits(l) => {
                             rlimits = l.to_vec();
-                            (sbpb::SignalAction::Limits, String::new(), 0, 0, String::new())
+                            (
+                                sbpb::SignalAction::Limits,
+                                String::new(),
+                                0,
+                                0,
+                                String::new(),
+                            )
                         }
                     };
                     let req = sbpb::SignalJobRequest {

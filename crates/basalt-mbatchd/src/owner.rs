@@ -340,6 +340,7 @@ impl OwnerState {
             Msg::Submit { .. }
             | Msg::Signal { .. }
             | Msg::Switch { .. }
+            | Msg::Modify { .. }
             | Msg::Move { .. }
             | Msg::Force { .. }
             | Msg::QueueCtl { .. }

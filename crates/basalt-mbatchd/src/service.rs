@@ -384,8 +384,7 @@ impl Mbatchd for MbatchdService {
         let change = basalt_wire::modify(&req)
             .map_err(|o| Status::invalid_argument(format!("{o}: not an option of bmod")))?;
         if let Some(v) = &req.values {
-            basalt_sched::bounds::check_submission(&basalt_wire::submission(v))
-                .map_err(refused)?;
+            basalt_sched::bounds::check_submission(&basalt_wire::submission(v)).map_err(refused)?;
             bounded("the application profile name", &v.app, MAX_APP_NAME)?;
         }
         let (key, r) = self

@@ -101,8 +101,18 @@ pub(crate) fn to_record(
     text(&m.depend_cond, sub::DEPEND_COND, o, d, &mut rec.depend_cond);
     text(&m.in_file, sub::IN_FILE, o, d, &mut rec.in_file);
     for (c, bit, over, out) in [
-        (&m.out_file, sub::OUT_FILE, sub2::OUT_OVERWRITE, &mut rec.out_file),
-        (&m.err_file, sub::ERR_FILE, sub2::ERR_OVERWRITE, &mut rec.err_file),
+        (
+            &m.out_file,
+            sub::OUT_FILE,
+            sub2::OUT_OVERWRITE,
+            &mut rec.out_file,
+        ),
+        (
+            &m.err_file,
+            sub::ERR_FILE,
+            sub2::ERR_OVERWRITE,
+            &mut rec.err_file,
+        ),
     ] {
         match c {
             Change::Keep => {}
@@ -139,7 +149,13 @@ pub(crate) fn to_record(
         }
     }
     let b = &mut rec.basalt_options;
-    basalt(&m.post_exec, mb::POST_EXEC, mb::POST_EXEC_DEL, b, &mut rec.post_exec_cmd);
+    basalt(
+        &m.post_exec,
+        mb::POST_EXEC,
+        mb::POST_EXEC_DEL,
+        b,
+        &mut rec.post_exec_cmd,
+    );
     basalt(
         &m.requeue_exit_values,
         mb::REQUEUE,
@@ -149,7 +165,13 @@ pub(crate) fn to_record(
     );
     basalt(&m.app, mb::APP, mb::APP_DEL, b, &mut rec.app);
     basalt(&m.spec_cwd, mb::CWD, mb::CWD_DEL, b, &mut rec.specified_cwd);
-    basalt(&m.user_group, mb::USER_GROUP, mb::USER_GROUP_DEL, b, &mut rec.user_group);
+    basalt(
+        &m.user_group,
+        mb::USER_GROUP,
+        mb::USER_GROUP_DEL,
+        b,
+        &mut rec.user_group,
+    );
     rec
 }
 

@@ -714,9 +714,10 @@ impl SchedConfig {
                     hosts: i.hosts,
                 })
                 .collect(),
-            mod_all_jobs: c.lsf_conf.get("LSB_MOD_ALL_JOBS").is_some_and(|v| {
-                matches!(v.trim().to_ascii_uppercase().as_str(), "Y" | "YES")
-            }),
+            mod_all_jobs: c
+                .lsf_conf
+                .get("LSB_MOD_ALL_JOBS")
+                .is_some_and(|v| matches!(v.trim().to_ascii_uppercase().as_str(), "Y" | "YES")),
             reserve_per_slot: p.resource_reserve_per_slot
                 || c.lsf_conf
                     .get("RESOURCE_RESERVE_PER_TASK")

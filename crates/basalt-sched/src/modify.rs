@@ -19,8 +19,7 @@
 //! takes, its started ones); `bmod "id[i]"` changes one element.
 
 use crate::{
-    Caller, Event, JobKey, Millis, RLIMIT_RUN, Sched, SchedError, Str, SubExtras, Submission,
-    secs,
+    Caller, Event, JobKey, Millis, RLIMIT_RUN, Sched, SchedError, Str, SubExtras, Submission, secs,
 };
 use basalt_core::job::{sub, sub2};
 use basalt_core::rlimit;
@@ -210,7 +209,12 @@ impl Modify {
                 }
             }
         }
-        text(&mut n.pre_exec, &mut n.options, sub::PRE_EXEC, &self.pre_exec);
+        text(
+            &mut n.pre_exec,
+            &mut n.options,
+            sub::PRE_EXEC,
+            &self.pre_exec,
+        );
         text(
             &mut n.mail_user,
             &mut n.options,
@@ -257,13 +261,9 @@ impl Modify {
         flag(&mut n.options, sub::RERUNNABLE, &self.rerunnable);
         flag(&mut n.options, sub::NOTIFY_BEGIN, &self.notify_begin);
         flag(&mut n.options, sub::NOTIFY_END, &self.notify_end);
-        if [
-            &self.post_exec,
-            &self.requeue_exit_values,
-            &self.app,
-        ]
-        .iter()
-        .any(|c| !c.is_keep())
+        if [&self.post_exec, &self.requeue_exit_values, &self.app]
+            .iter()
+            .any(|c| !c.is_keep())
         {
             let mut e = n.extras.take().map(|b| *b).unwrap_or_default();
             extra(&mut e.post_exec, &self.post_exec);
@@ -428,11 +428,12 @@ impl Sched {
             new.project = Str::from(&self.cfg.default_project);
         }
         let owner = j.sub.user.to_string();
-        let admin = self.is_admin(caller) || self.is_admin(&Caller {
-            uid: j.sub.uid,
-            user: owner.clone(),
-            host: String::new(),
-        });
+        let admin = self.is_admin(caller)
+            || self.is_admin(&Caller {
+                uid: j.sub.uid,
+                user: owner.clone(),
+                host: String::new(),
+            });
         self.check_placement(&owner, admin, &mut new)?;
         if new.begin_time != 0 && new.term_time != 0 && new.begin_time > new.term_time {
             return Err(SchedError::StartAfterTerm);
@@ -488,9 +489,7 @@ impl Sched {
         let started_too = m.started_ok(true);
         self.jobs
             .range((key.0, 1)..=(key.0, u32::MAX))
-            .filter(|(_, j)| {
-                !j.state.is_finished() && (j.state.is_pending() || started_too)
-            })
+            .filter(|(_, j)| !j.state.is_finished() && (j.state.is_pending() || started_too))
             .map(|(k, _)| *k)
             .collect()
     }

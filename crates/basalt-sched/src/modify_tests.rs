@@ -139,7 +139,11 @@ fn a_change_bsub_would_refuse_is_refused_and_nothing_is_logged() {
         ),
     ];
     for (m, want) in cases {
-        assert_eq!(s.modify(T0, &alice(), (1, 0), m.clone()), Err(want), "{m:?}");
+        assert_eq!(
+            s.modify(T0, &alice(), (1, 0), m.clone()),
+            Err(want),
+            "{m:?}"
+        );
     }
     assert_eq!(
         s.modify(T0, &alice(), (1, 0), Modify::default()),
@@ -169,10 +173,7 @@ fn only_the_owner_or_an_administrator_may_modify_and_not_a_finished_job() {
     s.schedule(T0);
     s.take_effects();
     finish(&mut s, (1, 0), 0, 1);
-    assert_eq!(
-        s.modify(T0, &alice(), (1, 0), m),
-        Err(SchedError::Finished)
-    );
+    assert_eq!(s.modify(T0, &alice(), (1, 0), m), Err(SchedError::Finished));
 }
 
 #[test]
@@ -186,7 +187,8 @@ fn a_started_job_takes_a_new_resource_requirement_and_with_lsb_mod_all_jobs_its_
         res_req: set("rusage[mem=10]".into()),
         ..Default::default()
     };
-    s.modify(T0, &alice(), (1, 0), rusage).expect("-R on a running job");
+    s.modify(T0, &alice(), (1, 0), rusage)
+        .expect("-R on a running job");
     assert_eq!(s.jobs[&(1, 0)].sub.res_req, "rusage[mem=10]");
     let mut run = Modify::default();
     run.rlimits[RLIMIT_RUN] = set(60);
@@ -207,8 +209,22 @@ fn a_started_job_takes_a_new_resource_requirement_and_with_lsb_mod_all_jobs_its_
         "Job parameters cannot be changed now; non-repetitive job is running"
     );
     s.cfg.mod_all_jobs = true;
+    // sbatchd has answered the dispatch (else the order waits for its answer).
+    let attempt = s.jobs[&(1, 0)].attempt;
+    s.report(
+        T0 + 100,
+        Report {
+            host: "hostA".into(),
+            key: (1, 0),
+            attempt,
+            seq: 1,
+            time: 0,
+            kind: ReportKind::Started { pid: 42, pgid: 42 },
+        },
+    );
     s.take_effects();
-    s.modify(T0, &alice(), (1, 0), run).expect("-W with LSB_MOD_ALL_JOBS");
+    s.modify(T0, &alice(), (1, 0), run)
+        .expect("-W with LSB_MOD_ALL_JOBS");
     assert_eq!(s.jobs[&(1, 0)].sub.rlimits[RLIMIT_RUN], 60);
     // Its sbatchd is told the limits in force from now on.
     let told: Vec<_> = s

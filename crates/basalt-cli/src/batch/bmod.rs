@@ -74,25 +74,87 @@ const RESETS: &[(&str, &str)] = &[
 
 /// Resets of options bsub accepts and ignores: accepted and ignored.
 const IGNORED_RESETS: &[&str] = &[
-    "spn", "Tn", "Wen", "Jdn", "gn", "Lpn", "slan", "Un", "gpun", "extschedn", "extn",
+    "spn",
+    "Tn",
+    "Wen",
+    "Jdn",
+    "gn",
+    "Lpn",
+    "slan",
+    "Un",
+    "gpun",
+    "extschedn",
+    "extn",
 ];
 
 /// bmod's own options Basalt does not carry out: refused.
-const NOT_SUPPORTED: &[&str] = &["Z", "Zs", "Zsn", "a", "f", "fn", "k", "kn", "s", "sn", "is", "isn"];
+const NOT_SUPPORTED: &[&str] = &[
+    "Z", "Zs", "Zsn", "a", "f", "fn", "k", "kn", "s", "sn", "is", "isn",
+];
 
 /// bmod's options.
 pub const SPEC: Spec = Spec {
     flags: &[
-        "h", "V", "x", "r", "N", "B", "Jn", "qn", "mn", "Rn", "wn", "in", "on", "en", "En", "Epn",
-        "un", "Pn", "Ln", "Gn", "nn", "bn", "tn", "xn", "rn", "Nn", "Bn", "Qn", "appn", "cwdn",
-        "cn", "Wn", "Mn", "vn", "Fn", "Dn", "Sn", "Cn", "pn", "spn", "Tn", "Wen", "Jdn", "gn",
-        "Lpn", "slan", "Un", "gpun", "extschedn", "extn", "Zsn", "fn", "kn", "sn", "isn",
+        "h",
+        "V",
+        "x",
+        "r",
+        "N",
+        "B",
+        "Jn",
+        "qn",
+        "mn",
+        "Rn",
+        "wn",
+        "in",
+        "on",
+        "en",
+        "En",
+        "Epn",
+        "un",
+        "Pn",
+        "Ln",
+        "Gn",
+        "nn",
+        "bn",
+        "tn",
+        "xn",
+        "rn",
+        "Nn",
+        "Bn",
+        "Qn",
+        "appn",
+        "cwdn",
+        "cn",
+        "Wn",
+        "Mn",
+        "vn",
+        "Fn",
+        "Dn",
+        "Sn",
+        "Cn",
+        "pn",
+        "spn",
+        "Tn",
+        "Wen",
+        "Jdn",
+        "gn",
+        "Lpn",
+        "slan",
+        "Un",
+        "gpun",
+        "extschedn",
+        "extn",
+        "Zsn",
+        "fn",
+        "kn",
+        "sn",
+        "isn",
     ],
     valued: &[
         "J", "q", "m", "R", "w", "i", "o", "oo", "e", "eo", "E", "Ep", "u", "P", "L", "G", "n",
-        "b", "t", "Q", "app", "cwd", "c", "W", "M", "v", "F", "D", "S", "C", "p", "sp", "T",
-        "We", "Jd", "g", "Lp", "sla", "U", "gpu", "ext", "extsched", "Z", "Zs", "a", "f", "k",
-        "s", "is",
+        "b", "t", "Q", "app", "cwd", "c", "W", "M", "v", "F", "D", "S", "C", "p", "sp", "T", "We",
+        "Jd", "g", "Lp", "sla", "U", "gpu", "ext", "extsched", "Z", "Zs", "a", "f", "k", "s", "is",
     ],
 };
 
@@ -312,8 +374,18 @@ mod tests {
 
     #[test]
     fn options_are_set_or_reset_by_name() {
-        let a = args(&["-q", "short", "-Jn", "-W", "10", "-R", "rusage[mem=5]", "-xn", "103"])
-            .expect("parse");
+        let a = args(&[
+            "-q",
+            "short",
+            "-Jn",
+            "-W",
+            "10",
+            "-R",
+            "rusage[mem=5]",
+            "-xn",
+            "103",
+        ])
+        .expect("parse");
         assert_eq!(a.set, vec!["q", "W", "R"]);
         assert_eq!(a.reset, vec!["J", "x"]);
         assert_eq!(a.job, "103");
@@ -331,7 +403,10 @@ mod tests {
         let a = args(&["-u", "bob", "7[3]"]).expect("parse");
         let j = request(&a, &who()).expect("request").job.expect("job");
         assert_eq!((j.job_id, j.idx, j.has_idx), (7, 3, true));
-        assert_eq!(changed_line("7[3]"), "Parameters of job <7[3]> are being changed");
+        assert_eq!(
+            changed_line("7[3]"),
+            "Parameters of job <7[3]> are being changed"
+        );
         let a = args(&["-u", "bob", "7[1-3]"]).expect("parse");
         assert_eq!(
             request(&a, &who()).map(|_| ()),
