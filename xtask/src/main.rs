@@ -52,6 +52,7 @@ const COMMANDS: &[&str] = &[
     "bpeek",
     "bparams",
     "blimits",
+    "bresources",
     "busers",
     "bapp",
     "bmgroup",

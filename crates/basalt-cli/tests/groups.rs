@@ -212,3 +212,41 @@ fn a_failing_egroup_shows_no_dynamic_members_and_warns() {
     let out = run(BMGROUP, &envdir, &["small"]);
     ok(&out, "GROUP_NAME    HOSTS\nsmall        hostA\n");
 }
+
+/// `bresources` reads lsb.resources: its Limit sections and ReservationUsage rows.
+#[test]
+fn bresources_shows_the_reservation_usage_and_limits_of_lsb_resources() {
+    const BRESOURCES: &str = env!("CARGO_BIN_EXE_bresources");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let envdir = write_default(dir.path());
+    let out = run(BRESOURCES, &envdir, &["-s"]);
+    assert_eq!(out.status.code(), Some(255));
+    assert_eq!(
+        text(&out.stderr),
+        "No reservation usage configuration defined.\n"
+    );
+    append(
+        &batch_dir(&envdir).join("lsb.resources"),
+        "Begin ReservationUsage\nRESOURCE METHOD RESERVE\nmem PER_TASK N\nEnd ReservationUsage\n\
+         Begin Limit\nNAME = perUser\nPER_USER = all\nSLOTS = 2\nEnd Limit\n",
+    );
+    ok(
+        &run(BRESOURCES, &envdir, &["-s"]),
+        "Begin ReservationUsage\nRESOURCE             METHOD       RESERVE\n\
+         mem                  PER_TASK     N\nEnd ReservationUsage\n",
+    );
+    ok(
+        &run(BRESOURCES, &envdir, &[]),
+        "Begin Limit\nNAME         = perUser\nPER_USER     = all\nSLOTS        = 2\nEnd Limit\n\n\
+         Begin ReservationUsage\nRESOURCE             METHOD       RESERVE\n\
+         mem                  PER_TASK     N\nEnd ReservationUsage\n",
+    );
+    let out = run(BRESOURCES, &envdir, &["-s", "tmp"]);
+    assert_eq!(out.status.code(), Some(255));
+    assert_eq!(
+        text(&out.stderr),
+        "tmp: Resource not found in ReservationUsage\n"
+    );
+    let out = run(BRESOURCES, &envdir, &["-g", "pool"]);
+    assert_eq!(out.status.code(), Some(255));
+}

@@ -47,6 +47,9 @@ pub struct SchedConfig {
     /// `RESOURCE_RESERVE_PER_SLOT` (lsb.params) or `RESOURCE_RESERVE_PER_TASK`
     /// (lsf.conf): a job reserves its `rusage[]` amounts once per slot, not once per job.
     pub reserve_per_slot: bool,
+    /// lsb.resources ReservationUsage: how each resource listed there is reserved (its
+    /// METHOD), over `reserve_per_slot`.
+    pub reserve_methods: BTreeMap<String, basalt_config::batch::ReserveMethod>,
     /// The numeric shared resources of the ResourceMap: each instance is one amount
     /// shared by its hosts (a licence count), which jobs reserve with `rusage[]`.
     pub shared: Vec<SharedRes>,
@@ -718,6 +721,11 @@ impl SchedConfig {
                 .lsf_conf
                 .get("LSB_MOD_ALL_JOBS")
                 .is_some_and(|v| matches!(v.trim().to_ascii_uppercase().as_str(), "Y" | "YES")),
+            reserve_methods: b
+                .reservation_usage
+                .iter()
+                .map(|u| (u.resource.clone(), u.method))
+                .collect(),
             reserve_per_slot: p.resource_reserve_per_slot
                 || c.lsf_conf
                     .get("RESOURCE_RESERVE_PER_TASK")

@@ -369,6 +369,45 @@ fn a_shared_resource_is_reserved_once_per_job_or_once_per_slot() {
     assert_eq!(placed(&mut s, asking("rusage[licence=1]")).1, None);
 }
 
+/// lsb.resources ReservationUsage: each resource is reserved by its own METHOD, over
+/// RESOURCE_RESERVE_PER_SLOT.
+#[test]
+fn reservation_usage_methods_decide_per_resource() {
+    use basalt_config::batch::ReserveMethod;
+    let two = |rr: &str| Submission {
+        num_processors: 2,
+        max_processors: 2,
+        ..asking(&format!("{rr} span[hosts=1]"))
+    };
+    // PER_TASK for mem alone: 2 x 400 of hostA's 1000 MB, while the default (per host)
+    // still applies to the licence.
+    let mut c = typed();
+    c.res_kinds.insert("licence".into(), NameKind::Numeric);
+    c.shared.push(crate::SharedRes {
+        name: "licence".into(),
+        value: Some(2.0),
+        hosts: vec!["hostA".into(), "hostB".into()],
+    });
+    c.reserve_methods
+        .insert("mem".into(), ReserveMethod::PerTask);
+    let mut s = core_with(c.clone(), &[("mem", 1000.0)], &[("mem", 100.0)]);
+    let (_, host) = placed(&mut s, two("rusage[mem=400,licence=1]"));
+    assert_eq!(host.as_deref(), Some("hostA"));
+    assert_eq!(
+        placed(&mut s, asking("rusage[mem=300] select[hname==hostA]")).1,
+        None
+    );
+    assert!(placed(&mut s, asking("rusage[licence=1]")).1.is_some());
+    // PER_JOB over RESOURCE_RESERVE_PER_SLOT=Y: a 2-slot job takes one licence.
+    c.reserve_per_slot = true;
+    c.reserve_methods
+        .insert("licence".into(), ReserveMethod::PerJob);
+    let mut s = core_with(c, &[("mem", 10_000.0)], &[("mem", 100.0)]);
+    assert!(placed(&mut s, two("rusage[licence=1]")).1.is_some());
+    assert!(placed(&mut s, asking("rusage[licence=1]")).1.is_some());
+    assert_eq!(placed(&mut s, asking("rusage[licence=1]")).1, None);
+}
+
 /// An application profile (`bsub -app`) applies its RES_REQ to a job without its own
 /// `-R`, its limits between the job's and the queue's, and its REQUEUE_EXIT_VALUES.
 #[test]

@@ -99,6 +99,7 @@ pub(crate) fn cfg() -> SchedConfig {
         res_increasing: Vec::new(),
         unit_mb: 1.0,
         reserve_per_slot: false,
+        reserve_methods: BTreeMap::new(),
         shared: Vec::new(),
         limits: Vec::new(),
         user_rows: BTreeMap::new(),

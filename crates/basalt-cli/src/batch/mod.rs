@@ -1,5 +1,5 @@
 //! The batch commands: `bsub bmod bjobs bkill bstop bresume bswitch btop bbot brun bpeek
-//! bqueues bhosts bparams blimits bmgroup bugroup badmin`.
+//! bqueues bhosts bparams blimits bresources bmgroup bugroup badmin`.
 //!
 //! Each command module has a pure part (argument parsing, reply -> text) that is
 //! unit-tested byte for byte against cli-output.md / cli-contract.md, and a `main`
@@ -21,6 +21,7 @@ pub mod bmgroup;
 pub mod bmod;
 pub mod bpeek;
 pub mod bqueues;
+pub mod bresources;
 pub mod bsub;
 pub mod bugroup;
 pub mod busers;

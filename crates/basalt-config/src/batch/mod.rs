@@ -26,6 +26,8 @@ pub struct Batch {
     pub user_groups: Vec<Group>,
     /// Limit sections of lsb.resources.
     pub limits: Vec<Limit>,
+    /// The ReservationUsage section of lsb.resources.
+    pub reservation_usage: Vec<ReservationUsage>,
     /// Application sections of lsb.applications.
     pub applications: Vec<Application>,
 }
@@ -110,7 +112,13 @@ pub(crate) fn load(diag: &mut Diag, dir: &Path, shared: &Shared, cluster: &Clust
 
     let resources_path = dir.join("lsb.resources");
     if let Some(text) = crate::read_file(diag, &resources_path, false) {
-        parse_resources(&mut diag.file(&resources_path), &text, &mut batch.limits);
+        parse_resources(
+            &mut diag.file(&resources_path),
+            &text,
+            shared,
+            &mut batch.limits,
+            &mut batch.reservation_usage,
+        );
     }
 
     let apps_path = dir.join("lsb.applications");

@@ -1,4 +1,4 @@
-//! lsb.resources: the Limit sections.
+//! lsb.resources: the Limit sections and the ReservationUsage section.
 
 use std::collections::BTreeMap;
 
@@ -8,6 +8,144 @@ use crate::not_applied;
 use crate::timewindow::TimeWindow;
 
 use super::{list, window};
+use crate::shared::{ResourceKind, Shared};
+
+/// How a job reserves a resource it asks for with `rusage[]` (ReservationUsage METHOD).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReserveMethod {
+    /// Once for the whole job.
+    PerJob,
+    /// Once on each host the job runs on (LSF's default).
+    PerHost,
+    /// Once per task (job slot).
+    PerTask,
+}
+
+impl ReserveMethod {
+    /// `PER_JOB`, `PER_HOST`, `PER_TASK` (case-insensitive).
+    pub fn parse(s: &str) -> Option<ReserveMethod> {
+        match s.trim().to_ascii_uppercase().as_str() {
+            "PER_JOB" => Some(ReserveMethod::PerJob),
+            "PER_HOST" => Some(ReserveMethod::PerHost),
+            "PER_TASK" => Some(ReserveMethod::PerTask),
+            _ => None,
+        }
+    }
+
+    /// As written in lsb.resources.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReserveMethod::PerJob => "PER_JOB",
+            ReserveMethod::PerHost => "PER_HOST",
+            ReserveMethod::PerTask => "PER_TASK",
+        }
+    }
+}
+
+/// A row of the ReservationUsage section: how jobs reserve one resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReservationUsage {
+    pub resource: String,
+    pub method: ReserveMethod,
+    /// RESERVE: pending jobs reserve the resource while they wait (read, not applied).
+    pub reserve: bool,
+    pub line: usize,
+}
+
+/// The built-in load indices a job may reserve.
+const RESERVABLE_BUILTINS: &[&str] = &["mem", "swp", "tmp"];
+
+fn reservation_usage(
+    ctx: &mut Ctx<'_>,
+    section: &lexer::Section,
+    shared: &Shared,
+    out: &mut Vec<ReservationUsage>,
+) {
+    let Some(table) = lexer::horizontal(ctx, section) else {
+        return;
+    };
+    for c in &table.columns {
+        if !["RESOURCE", "METHOD", "RESERVE"]
+            .iter()
+            .any(|k| k.eq_ignore_ascii_case(c))
+        {
+            ctx.warn(
+                table.line,
+                format!("unknown column `{c}` in section ReservationUsage ignored"),
+            );
+        }
+    }
+    let (Some(rc), Some(mc)) = (table.col("RESOURCE"), table.col("METHOD")) else {
+        ctx.err(
+            table.line,
+            "section ReservationUsage: required columns RESOURCE and METHOD are missing",
+        );
+        return;
+    };
+    let vc = table.col("RESERVE");
+    for row in &table.rows {
+        let field = |i: usize| row.fields.get(i).cloned().flatten().unwrap_or_default();
+        let resource = field(rc);
+        let known = RESERVABLE_BUILTINS.contains(&resource.as_str())
+            || shared
+                .resource(&resource)
+                .is_some_and(|r| r.kind == ResourceKind::Numeric);
+        if !known {
+            ctx.err(
+                row.line,
+                format!(
+                    "ReservationUsage: `{resource}` is not a numeric resource of lsf.shared (nor mem, swp, tmp)"
+                ),
+            );
+            continue;
+        }
+        let Some(method) = ReserveMethod::parse(&field(mc)) else {
+            ctx.err(
+                row.line,
+                format!(
+                    "ReservationUsage: METHOD `{}` of `{resource}` is not PER_JOB, PER_HOST or PER_TASK",
+                    field(mc)
+                ),
+            );
+            continue;
+        };
+        let reserve = match vc.map(field).as_deref().map(str::trim) {
+            None | Some("") | Some("N") | Some("n") => false,
+            Some("Y") | Some("y") => true,
+            Some(other) => {
+                ctx.err(
+                    row.line,
+                    format!("ReservationUsage: RESERVE `{other}` of `{resource}` is not Y or N"),
+                );
+                continue;
+            }
+        };
+        if reserve {
+            ctx.not_applied(
+                row.line,
+                format!(
+                    "ReservationUsage: RESERVE=Y of `{resource}`: pending jobs do not reserve resources while they wait (it comes with processor reservation); treated as N"
+                ),
+            );
+        }
+        if let Some(first) = out.iter().find(|u| u.resource == resource) {
+            ctx.err(
+                row.line,
+                format!(
+                    "ReservationUsage: `{resource}` again (first at line {})",
+                    first.line
+                ),
+            );
+            continue;
+        }
+        out.push(ReservationUsage {
+            resource,
+            method,
+            reserve,
+            line: row.line,
+        });
+    }
+}
 
 /// Limit keywords besides those typed in [`Limit`]; kept raw in [`Limit::other`].
 pub const OTHER_LIMIT_KEYS: &[&str] = &[
@@ -105,8 +243,18 @@ pub(super) fn limit_from(ctx: &mut Ctx<'_>, entries: &[Entry], line: usize) -> O
     Some(l)
 }
 
-pub(super) fn parse_resources(ctx: &mut Ctx<'_>, text: &str, out: &mut Vec<Limit>) {
+pub(super) fn parse_resources(
+    ctx: &mut Ctx<'_>,
+    text: &str,
+    shared: &Shared,
+    out: &mut Vec<Limit>,
+    usage: &mut Vec<ReservationUsage>,
+) {
     for section in lexer::parse_sections(ctx, text) {
+        if section.is("ReservationUsage") {
+            reservation_usage(ctx, &section, shared, usage);
+            continue;
+        }
         if !section.is("Limit") {
             ctx.warn(
                 section.line,

@@ -225,7 +225,7 @@ fn limits_vertical_and_horizontal() {
                 Begin Limit\nUSERS = x\nEnd Limit\n";
     let (limits, d) = with_ctx(|ctx| {
         let mut out = Vec::new();
-        parse_resources(ctx, text, &mut out);
+        parse_resources(ctx, text, &Shared::default(), &mut out, &mut Vec::new());
         out
     });
     let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
@@ -423,4 +423,49 @@ fn requeue_exit_values_take_codes_all_with_exceptions_and_exclude() {
     for bad in ["x", "256", "EXCLUDE 3", "EXCLUDE(3", "~1"] {
         assert!(RequeueValues::parse(bad).is_err(), "{bad}");
     }
+}
+
+#[test]
+fn reservation_usage_methods_and_errors() {
+    let mut shared = Shared::default();
+    shared.resources.push(crate::shared::ResourceDef {
+        name: "licA".into(),
+        kind: crate::shared::ResourceKind::Numeric,
+        interval: None,
+        increasing: None,
+        description: String::new(),
+    });
+    shared.resources.push(crate::shared::ResourceDef {
+        name: "fast".into(),
+        kind: crate::shared::ResourceKind::Boolean,
+        interval: None,
+        increasing: None,
+        description: String::new(),
+    });
+    let text = "Begin ReservationUsage\nRESOURCE METHOD RESERVE\nlicA PER_JOB N\nmem PER_TASK\n\
+                fast PER_JOB N\nnosuch PER_HOST N\ntmp PER_NODE N\nswp PER_HOST Y\nlicA PER_TASK N\n\
+                End ReservationUsage\n";
+    let (usage, d) = with_ctx(|ctx| {
+        let mut usage = Vec::new();
+        parse_resources(ctx, text, &shared, &mut Vec::new(), &mut usage);
+        usage
+    });
+    let got: Vec<(&str, ReserveMethod, bool)> = usage
+        .iter()
+        .map(|u| (u.resource.as_str(), u.method, u.reserve))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("licA", ReserveMethod::PerJob, false),
+            ("mem", ReserveMethod::PerTask, false),
+            ("swp", ReserveMethod::PerHost, true),
+        ]
+    );
+    // A Boolean, an unknown resource, a bad METHOD, a resource given twice.
+    let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, vec![5, 6, 7, 9], "{:#?}", d.errors);
+    // RESERVE=Y is read and not applied.
+    let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
+    assert_eq!(w, vec![(8, true)]);
 }

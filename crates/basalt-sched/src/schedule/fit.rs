@@ -325,28 +325,49 @@ impl PassState {
         hosts: impl IntoIterator<Item = usize>,
         r: &super::select::Reserve,
         share: f64,
-        per_slot: bool,
+        methods: super::Methods<'_>,
         shared_of: &dyn Fn(usize, &str) -> Option<usize>,
     ) {
+        use basalt_config::batch::ReserveMethod as M;
         let nh = self.used.len();
         if share <= 0.0 {
             return;
         }
         let mut seen: Vec<usize> = Vec::new();
         let mut seen_shared: Vec<usize> = Vec::new();
+        let mut first_slot = true;
         for i in hosts {
-            if i >= nh || (!per_slot && seen.contains(&i)) {
+            if i >= nh {
                 continue;
             }
-            seen.push(i);
+            let first_on_host = !seen.contains(&i);
+            if first_on_host {
+                seen.push(i);
+            }
             for (name, amount, larger_better) in &r.amounts {
+                let method = methods.of(name);
                 if let Some(k) = shared_of(i, name) {
-                    if per_slot || !seen_shared.contains(&k) {
+                    // A shared instance: once per task, once per instance (per host), or
+                    // once for the job.
+                    let take = match method {
+                        M::PerTask => true,
+                        M::PerHost => !seen_shared.contains(&k),
+                        M::PerJob => first_slot,
+                    };
+                    if take {
                         seen_shared.push(k);
                         if let Some(x) = self.shared_reserved.get_mut(k) {
                             *x += amount * share;
                         }
                     }
+                    continue;
+                }
+                let take = match method {
+                    M::PerTask => true,
+                    M::PerHost => first_on_host,
+                    M::PerJob => first_slot,
+                };
+                if !take {
                     continue;
                 }
                 if self.reserved.is_empty() {
@@ -357,6 +378,7 @@ impl PassState {
                     .or_insert((0.0, *larger_better));
                 e.0 += amount * share;
             }
+            first_slot = false;
         }
     }
 

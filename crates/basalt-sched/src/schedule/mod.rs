@@ -174,13 +174,13 @@ impl Sched {
                 if let Some(r) = r {
                     let share = r.share(now - j.start_time.saturating_mul(1000));
                     if limit_amounts {
-                        job_amounts = reserved_total(r, share, &j.hosts, self.cfg.reserve_per_slot);
+                        job_amounts = reserved_total(r, share, &j.hosts, self.cfg.methods());
                     }
                     let slots = j
                         .hosts
                         .iter()
                         .filter_map(|h| index.get(h.as_str()).copied());
-                    st.reserve(slots, r, share, self.cfg.reserve_per_slot, &shared_of);
+                    st.reserve(slots, r, share, self.cfg.methods(), &shared_of);
                 }
             }
             if with_limits {
@@ -356,7 +356,7 @@ impl Sched {
                             .or_insert_with(|| self.reservation(q, &rr))
                             .as_ref(),
                         need,
-                        self.cfg.reserve_per_slot,
+                        self.cfg.methods(),
                     )
                 } else {
                     Vec::new()
@@ -469,7 +469,7 @@ impl Sched {
                             alloc.iter().copied(),
                             r,
                             1.0,
-                            self.cfg.reserve_per_slot,
+                            self.cfg.methods(),
                             &shared_of,
                         );
                     }
@@ -480,7 +480,7 @@ impl Sched {
                             Some(r) if limit_amounts => {
                                 let names: Vec<String> =
                                     hosts.iter().map(|h| (*h).to_owned()).collect();
-                                reserved_total(r, 1.0, &names, self.cfg.reserve_per_slot)
+                                reserved_total(r, 1.0, &names, self.cfg.methods())
                             }
                             _ => Vec::new(),
                         };
@@ -722,41 +722,79 @@ pub(crate) struct PendRec {
 }
 
 /// What a started job's reservation `r` holds in all (`share` of it, by its duration and
-/// decay): per slot (`per_slot`), else per host.
+/// decay), each resource by its [`Methods`]: per task, per host or once.
 fn reserved_total(
     r: &select::Reserve,
     share: f64,
     hosts: &[String],
-    per_slot: bool,
+    methods: Methods<'_>,
 ) -> Vec<(String, f64)> {
-    let times = if per_slot {
-        hosts.len().max(1)
-    } else {
-        let mut distinct: Vec<&String> = hosts.iter().collect();
-        distinct.sort();
-        distinct.dedup();
-        distinct.len().max(1)
-    } as f64;
+    use basalt_config::batch::ReserveMethod as M;
+    let tasks = hosts.len().max(1) as f64;
+    let mut distinct: Vec<&String> = hosts.iter().collect();
+    distinct.sort();
+    distinct.dedup();
+    let per_host = distinct.len().max(1) as f64;
     r.amounts
         .iter()
-        .map(|(n, a, _)| (n.clone(), a * share * times))
+        .map(|(n, a, _)| {
+            let times = match methods.of(n) {
+                M::PerTask => tasks,
+                M::PerHost => per_host,
+                M::PerJob => 1.0,
+            };
+            (n.clone(), a * share * times)
+        })
         .collect()
 }
 
 /// What a pending job of `need` slots would reserve (once, or once per slot).
-fn pending_amounts(r: Option<&select::Reserve>, need: u32, per_slot: bool) -> Vec<(String, f64)> {
+fn pending_amounts(
+    r: Option<&select::Reserve>,
+    need: u32,
+    methods: Methods<'_>,
+) -> Vec<(String, f64)> {
     let Some(r) = r else {
         return Vec::new();
     };
-    let times = if per_slot {
-        f64::from(need.max(1))
-    } else {
-        1.0
-    };
     r.amounts
         .iter()
-        .map(|(n, a, _)| (n.clone(), a * times))
+        .map(|(n, a, _)| {
+            let times = match methods.of(n) {
+                basalt_config::batch::ReserveMethod::PerTask => f64::from(need.max(1)),
+                _ => 1.0,
+            };
+            (n.clone(), a * times)
+        })
         .collect()
+}
+
+/// How each resource a job asks for in `rusage[]` is reserved: its ReservationUsage
+/// METHOD (lsb.resources), else per task with `RESOURCE_RESERVE_PER_SLOT`, else per
+/// host (LSF's default).
+#[derive(Clone, Copy)]
+pub(crate) struct Methods<'a> {
+    per_slot: bool,
+    by_resource: &'a BTreeMap<String, basalt_config::batch::ReserveMethod>,
+}
+
+impl Methods<'_> {
+    pub(crate) fn of(&self, name: &str) -> basalt_config::batch::ReserveMethod {
+        match self.by_resource.get(name) {
+            Some(m) => *m,
+            None if self.per_slot => basalt_config::batch::ReserveMethod::PerTask,
+            None => basalt_config::batch::ReserveMethod::PerHost,
+        }
+    }
+}
+
+impl crate::SchedConfig {
+    pub(crate) fn methods(&self) -> Methods<'_> {
+        Methods {
+            per_slot: self.reserve_per_slot,
+            by_resource: &self.reserve_methods,
+        }
+    }
 }
 
 /// The pass's own hash maps: foldhash with a fixed seed (fast on short keys, and the same

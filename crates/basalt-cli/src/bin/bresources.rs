@@ -1,0 +1,9 @@
+//! `bresources` — the resource configuration of lsb.resources (logic in
+//! `basalt_cli::batch::bresources`).
+
+use basalt_cli::batch;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    batch::bresources::main(batch::argv())
+}
