@@ -427,7 +427,12 @@ pub const LSB_USERS: &[NotApplied] = &[
     N::new(
         "UserGroup",
         "GROUP_ADMIN",
-        "user group administrators are not implemented",
+        "user share administration comes with fairshare",
+    )
+    .part(
+        "[USERSHARES]",
+        "GROUP_ADMIN name[usershares]",
+        "group administrators without [usershares] control their members' jobs",
     ),
     N::new(
         "UserGroup",

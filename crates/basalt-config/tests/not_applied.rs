@@ -287,7 +287,7 @@ fn lsb_users_columns_not_applied_warn_with_file_and_line() {
          develop     (alice bob)         ()",
         "GROUP_NAME  GROUP_MEMBER        GROUP_ADMIN\n\
          G1          (david john zebra)  ()\n\
-         develop     (alice bob)         (alice)",
+         develop     (alice bob)         (alice[usershares])",
     );
     edit(
         d.path(),
@@ -302,8 +302,8 @@ fn lsb_users_columns_not_applied_warn_with_file_and_line() {
         d.path(),
         u,
         "GROUP_ADMIN",
-        "GROUP_ADMIN",
-        "administrators",
+        "GROUP_ADMIN name[usershares]",
+        "fairshare",
     );
     // MAX_JOBS is applied (issue 20): no warning.
     assert!(

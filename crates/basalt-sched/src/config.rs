@@ -70,6 +70,10 @@ pub struct SchedConfig {
     pub sub_try_interval: u32,
     /// lsb.applications' profiles, by name.
     pub apps: BTreeMap<String, AppProfile>,
+    /// lsb.users GROUP_ADMIN: each user group administrator (a user; an administrator
+    /// named as a user group is each of its users) and the members of the groups they
+    /// administer, whose jobs they control. `[usershares]` administrators are not here.
+    pub group_admins: BTreeMap<String, Vec<UserList>>,
     /// lsf.conf `LSB_MOD_ALL_JOBS=Y`: bmod may change a started job's output and error
     /// files, rerunnable flag and CPU, memory and run limits (else only its resource
     /// requirement).
@@ -323,6 +327,44 @@ pub fn expand_users(
         include.except.dedup();
     }
     include
+}
+
+/// lsb.users GROUP_ADMIN resolved: administrator -> the members of each group they
+/// administer (see [`SchedConfig::group_admins`]).
+pub fn group_admins(
+    groups: &[Group],
+    egroups: &BTreeMap<String, Vec<String>>,
+) -> BTreeMap<String, Vec<UserList>> {
+    let mut out: BTreeMap<String, Vec<UserList>> = BTreeMap::new();
+    for g in groups {
+        let members = expand_users(std::slice::from_ref(&g.name), groups, egroups);
+        for token in &g.admins {
+            let (name, rights) = match token.split_once('[') {
+                Some((n, r)) => (n.trim(), r.trim_end_matches(']').trim()),
+                None => (token.trim(), ""),
+            };
+            if rights.eq_ignore_ascii_case("usershares") || name.is_empty() {
+                continue;
+            }
+            let admins = expand_users(&[name.to_owned()], groups, egroups);
+            // `all` as an administrator would make everyone one: not taken.
+            for a in admins.names {
+                out.entry(a).or_default().push(members.clone());
+            }
+        }
+    }
+    out
+}
+
+impl UserList {
+    /// Does the list take `user`?
+    pub fn covers(&self, user: &str) -> bool {
+        if self.all {
+            !self.except.iter().any(|u| u == user)
+        } else {
+            self.names.iter().any(|u| u == user)
+        }
+    }
 }
 
 /// Is `user` a member of user group `group` of lsb.users: named in GROUP_MEMBER, a
@@ -717,6 +759,7 @@ impl SchedConfig {
                     hosts: i.hosts,
                 })
                 .collect(),
+            group_admins: group_admins(&b.user_groups, egroups),
             mod_all_jobs: c
                 .lsf_conf
                 .get("LSB_MOD_ALL_JOBS")

@@ -12,14 +12,20 @@ impl Sched {
         c.uid == 0 || self.cfg.admins.iter().any(|a| a == &c.user)
     }
 
-    /// The job's owner, a cluster administrator, or an administrator of the job's queue
-    /// (lsb.queues ADMINISTRATORS) may control a job.
+    /// The job's owner, a cluster administrator, an administrator of the job's queue
+    /// (lsb.queues ADMINISTRATORS), or an administrator of a user group the owner is in
+    /// (lsb.users GROUP_ADMIN) may control a job.
     pub(crate) fn may_control(&self, c: &Caller, j: &Job) -> bool {
         self.is_admin(c)
             || c.user == j.sub.user
             || self
                 .queue(&j.sub.queue)
                 .is_some_and(|q| q.administrators.iter().any(|a| a == &c.user))
+            || self
+                .cfg
+                .group_admins
+                .get(&c.user)
+                .is_some_and(|groups| groups.iter().any(|g| g.covers(&j.sub.user)))
     }
 
     pub(crate) fn control_target(&self, caller: &Caller, key: JobKey) -> Result<&Job, SchedError> {

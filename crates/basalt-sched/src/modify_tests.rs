@@ -337,3 +337,43 @@ fn between_rebuilds_a_submission_from_another() {
     assert_eq!(Modify::between(&b, &a).apply_to(&b), a);
     assert!(Modify::between(&a, &a).is_empty());
 }
+
+/// lsb.users GROUP_ADMIN: a user group's administrators control its members' jobs (bmod,
+/// bkill, ...), an administrator named as a group is each of its users, and
+/// `[usershares]` administrators get no job rights.
+#[test]
+fn a_user_group_administrator_controls_the_members_jobs() {
+    use basalt_config::batch::Group;
+    let g = |name: &str, members: &[&str], admins: &[&str]| Group {
+        name: name.into(),
+        members: members.iter().map(|m| m.to_string()).collect(),
+        shares: None,
+        admins: admins.iter().map(|m| m.to_string()).collect(),
+        line: 1,
+    };
+    let groups = vec![
+        g("leads", &["bob"], &[]),
+        g("team", &["alice", "dave"], &["leads", "erin[usershares]"]),
+    ];
+    let mut c = crate::tests::cfg();
+    c.group_admins = crate::config::group_admins(&groups, &BTreeMap::new());
+    let mut s = Sched::new(c, T0);
+    s.submit(T0, &alice(), cmd("x")).expect("submit");
+    let rename = Modify {
+        job_name: set("by-lead".into()),
+        ..Default::default()
+    };
+    s.modify(T0, &bob(), (1, 0), rename.clone())
+        .expect("bob administers team through leads");
+    assert_eq!(s.jobs[&(1, 0)].sub.job_name, "by-lead");
+    let erin = Caller {
+        uid: 1005,
+        user: "erin".into(),
+        host: "hostA".into(),
+    };
+    assert_eq!(
+        s.modify(T0, &erin, (1, 0), rename),
+        Err(SchedError::Permission)
+    );
+    assert!(s.kill(T0, &bob(), (1, 0), false, false).is_ok());
+}

@@ -108,6 +108,7 @@ pub(crate) fn cfg() -> SchedConfig {
         sub_try_interval: 60,
         host_groups: BTreeMap::new(),
         mod_all_jobs: false,
+        group_admins: BTreeMap::new(),
         apps: BTreeMap::new(),
     }
 }

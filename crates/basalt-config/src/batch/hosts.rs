@@ -45,7 +45,8 @@ pub struct Group {
     /// USER_SHARES, raw (without the outer parentheses).
     pub shares: Option<String>,
     /// GROUP_ADMIN tokens (users, user groups, `name[usershares]`/`name[full]`): shown by
-    /// bugroup -l and bmgroup -l; the rights they name are not applied.
+    /// bugroup -l and bmgroup -l. A user group's administrators (all but `[usershares]`
+    /// ones) control its members' jobs; a host group's are not applied.
     pub admins: Vec<String>,
     pub line: usize,
 }

@@ -274,12 +274,26 @@ fn users_and_applications() {
     assert_eq!(w, vec![(3, true), (4, false)]);
 }
 
-/// GROUP_ADMIN is kept for bugroup -l / bmgroup -l, and still warned about as read but
-/// not applied (there are no group administrator rights).
+/// GROUP_ADMIN is kept for bugroup -l / bmgroup -l; a user group's administrators are
+/// applied (they control the members' jobs), only `[usershares]` rights are not.
 #[test]
-fn group_admins_are_stored_and_still_not_applied() {
+fn group_admins_are_stored_and_usershares_rights_not_applied() {
     let text = "Begin UserGroup\nGROUP_NAME GROUP_MEMBER GROUP_ADMIN USER_SHARES\n\
                 g1 (alice bob) (carol dave[full]) ([alice,2] [bob,1])\ng2 (all) - -\n\
+                End UserGroup\n";
+    let (_, d) = with_ctx(|ctx| {
+        let mut b = Batch::default();
+        parse_users(ctx, text, &mut b);
+        b
+    });
+    assert!(
+        !d.warnings
+            .iter()
+            .any(|w| w.not_applied && w.message.starts_with("GROUP_ADMIN")),
+        "{d:?}"
+    );
+    let text = "Begin UserGroup\nGROUP_NAME GROUP_MEMBER GROUP_ADMIN USER_SHARES\n\
+                g1 (alice bob) (carol erin[usershares]) ([alice,2] [bob,1])\ng2 (all) - -\n\
                 End UserGroup\n";
     let (b, d) = with_ctx(|ctx| {
         let mut b = Batch::default();
@@ -287,7 +301,7 @@ fn group_admins_are_stored_and_still_not_applied() {
         b
     });
     assert!(d.errors.is_empty(), "{d:?}");
-    assert_eq!(b.user_groups[0].admins, vec!["carol", "dave[full]"]);
+    assert_eq!(b.user_groups[0].admins, vec!["carol", "erin[usershares]"]);
     assert!(b.user_groups[1].admins.is_empty());
     assert!(
         d.warnings
