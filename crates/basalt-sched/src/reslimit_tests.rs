@@ -256,7 +256,8 @@ fn bsub_m_takes_host_groups_and_preferences() {
     let (id, _, _) = s
         .submit(T0, &alice(), asking(&["hostB+2", "hostA"]))
         .expect("preference");
-    assert_eq!(s.jobs[&(id, 0)].sub.asked_hosts, vec!["hostB", "hostA"]);
+    // The preference level is kept (the pass orders the hosts by it).
+    assert_eq!(s.jobs[&(id, 0)].sub.asked_hosts, vec!["hostB+2", "hostA"]);
     assert_eq!(
         s.submit(T0, &alice(), asking(&["hostA1"])).map(|r| r.0),
         Err(SchedError::BadHost)

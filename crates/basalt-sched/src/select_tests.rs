@@ -445,3 +445,38 @@ fn an_application_profiles_res_req_limits_and_requeue_values_apply_to_its_jobs()
     crate::tests::finish(&mut s, key, 7 << 8, 1);
     assert_eq!(s.jobs[&key].state, JobState::Pend);
 }
+
+/// `bsub -m "host+N ..."`: the job's preference levels order its hosts (over the queue's
+/// HOSTS levels); `others` lets it use the hosts it does not name.
+#[test]
+fn bsub_m_preference_levels_and_others() {
+    let mut s = core_with(typed(), &[], &[]);
+    let on = |hosts: &[&str]| Submission {
+        asked_hosts: hosts.iter().map(|h| h.to_string()).collect(),
+        ..asking("")
+    };
+    // hostA is first in file order; the level sends the job to hostB.
+    assert_eq!(
+        placed(&mut s, on(&["hostA", "hostB+2"])).1.as_deref(),
+        Some("hostB")
+    );
+    assert_eq!(
+        placed(&mut s, on(&["hostA+", "hostB"])).1.as_deref(),
+        Some("hostA")
+    );
+    // A host that is not named, without `others`, is not a candidate.
+    assert_eq!(
+        s.submit(T0, &alice(), on(&["nohost"])).err(),
+        Some(SchedError::BadHost)
+    );
+    // `others+1` over a plain name: an unnamed host is preferred.
+    assert_eq!(
+        placed(&mut s, on(&["hostA", "others+1"])).1.as_deref(),
+        Some("hostB")
+    );
+    // As logged: names resolved, levels kept, `all` read as `others`.
+    let (id, _, _) = s
+        .submit(T0, &alice(), on(&["hostB+3", "all"]))
+        .expect("submit");
+    assert_eq!(s.jobs[&(id, 0)].sub.asked_hosts, vec!["hostB+3", "others"]);
+}

@@ -78,37 +78,42 @@ impl Sched {
         {
             return Err(SchedError::UserNotInQueue);
         }
-        let mut asked = Vec::new();
+        // Each entry resolved to a host name (a host group to its hosts), its `+N`
+        // preference level kept; `others` (or `all`) for every host not named.
+        let mut asked: Vec<String> = Vec::new();
+        let mut push = |name: String, level: Option<i64>| {
+            if !asked
+                .iter()
+                .any(|e| crate::schedule::asked::split(e).0 == name)
+            {
+                asked.push(match level {
+                    Some(l) => format!("{name}+{l}"),
+                    None => name,
+                });
+            }
+        };
         for h in &s.asked_hosts {
-            // `host+N` (a preference level): the name before the `+`. A name's own
-            // trailing digits (node01) are part of it.
-            let name = match h.rsplit_once('+') {
-                Some((n, pref)) if !n.is_empty() && pref.chars().all(|c| c.is_ascii_digit()) => n,
-                _ => h.as_str(),
-            };
+            let (name, level) = crate::schedule::asked::split(h);
             if name == "others" || name == "all" {
+                push("others".to_owned(), level);
                 continue;
             }
             // A host group of lsb.hosts stands for its hosts.
             if let Some(members) = self.cfg.host_groups.get(name) {
+                let mut any = false;
                 for m in members {
-                    if let Some(n) = self.host_name(m)
-                        && !asked.contains(&n)
-                    {
-                        asked.push(n);
+                    if let Some(n) = self.host_name(m) {
+                        any = true;
+                        push(n, level);
                     }
                 }
-                if asked.is_empty() {
+                if !any {
                     return Err(SchedError::BadHost);
                 }
                 continue;
             }
             match self.host_name(name) {
-                Some(n) => {
-                    if !asked.contains(&n) {
-                        asked.push(n);
-                    }
-                }
+                Some(n) => push(n, level),
                 None => return Err(SchedError::BadHost),
             }
         }

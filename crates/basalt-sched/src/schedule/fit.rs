@@ -104,7 +104,7 @@ impl Sched {
         if s.not_queue_host {
             return Err(pend::NOT_QUEUE_HOST);
         }
-        if !job.sub.asked_hosts.is_empty() && !job.sub.asked_hosts.contains(&h.name) {
+        if job.asked.as_ref().is_some_and(|a| !a.allows(&h.name)) {
             return Err(pend::NOT_ASKED_HOST);
         }
         if job.excluded.contains(&h.name) {
@@ -236,19 +236,23 @@ impl Sched {
             free = free.min(job.most);
         }
         let r15s = (h.load.get("r15s").copied().unwrap_or(0.0) * 100.0) as i64;
-        let pref = job
-            .queue
-            .host_pref
-            .get(&h.name)
-            .copied()
-            .unwrap_or(job.queue.others_pref);
+        let pref = match job.asked.as_ref().and_then(|a| a.level(&h.name)) {
+            Some(level) => level,
+            None => job
+                .queue
+                .host_pref
+                .get(&h.name)
+                .copied()
+                .unwrap_or(job.queue.others_pref),
+        };
         Ok((free, r15s, h.rank, i, order, -pref))
     }
 }
 
 /// A candidate host of a scheduling pass: (free slots, r15s × 100, rank, host index,
 /// its place in the job's `order[]`, all zeros without one).
-/// The last item: the host's preference level in the queue's HOSTS (`hostA+2`), negated.
+/// The last item: the host's preference level (the job's `-m`, else the queue's HOSTS:
+/// `hostA+2`), negated.
 pub(crate) type Cand = (
     u32,
     i64,
@@ -258,7 +262,8 @@ pub(crate) type Cand = (
     i64,
 );
 
-/// The queue's host preference first (HOSTS `host+N`: higher first); then the job's
+/// The host preference first (the job's `-m host+N`, else its queue's HOSTS `host+N`:
+/// higher first); then the job's
 /// `order[]` when it has one; then most free slots first (spread), then least loaded,
 /// then file order.
 pub(crate) fn cand_order(a: &Cand, b: &Cand) -> std::cmp::Ordering {
@@ -418,6 +423,8 @@ pub(crate) struct JobFit<'a> {
     pub(crate) sel: Option<&'a super::select::Selects>,
     /// Hosts excluded for it (REQUEUE_EXIT_VALUES' EXCLUDE(...)).
     pub(crate) excluded: &'a [String],
+    /// Its `-m` list (None: any host).
+    pub(crate) asked: Option<super::asked::Asked>,
 }
 
 /// Jobs whose host evaluation is the same.

@@ -3,6 +3,7 @@
 //! jobs are resumed first ([`resume`]).
 
 pub(crate) mod allocate;
+pub mod asked;
 pub(crate) mod fit;
 mod resume;
 pub(crate) mod select;
@@ -421,6 +422,7 @@ impl Sched {
                 most,
                 sel: sel.as_deref(),
                 excluded,
+                asked: asked::Asked::of(&sub.asked_hosts),
             };
             let shape = shapes.entry(shape_key.clone()).or_insert_with(|| Shape {
                 generation: u64::MAX,
@@ -535,6 +537,7 @@ impl Sched {
                         most,
                         sel: sel.as_deref(),
                         excluded,
+                        asked: asked::Asked::of(&sub.asked_hosts),
                     };
                     let Some(shape) = shapes.get_mut(&shape_key) else {
                         continue;

@@ -55,12 +55,14 @@ pub fn apply(
         "G" => o.user_group = Some(v.to_owned()),
         "R" => o.res_req.push(v.to_owned()),
         "m" => {
-            let hosts: Vec<String> = v
-                .split_whitespace()
-                .map(|h| h.split('+').next().unwrap_or(h).to_owned())
-                .filter(|h| !h.is_empty())
-                .collect();
-            if hosts.is_empty() {
+            // `host+N` keeps its preference level (mbatchd reads it); `+` alone or a
+            // level that is not a number is refused.
+            let hosts: Vec<String> = v.split_whitespace().map(str::to_owned).collect();
+            let well_formed = |h: &String| match h.rsplit_once('+') {
+                None => true,
+                Some((n, level)) => !n.is_empty() && level.bytes().all(|b| b.is_ascii_digit()),
+            };
+            if hosts.is_empty() || !hosts.iter().all(well_formed) {
                 return Err(bad(name, v));
             }
             o.hosts = Some(hosts);

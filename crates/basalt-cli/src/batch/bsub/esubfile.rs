@@ -336,13 +336,16 @@ pub fn apply_modify(
             "LSB_SUB3_CWD" => o.cwd = text(),
             "LSB_SUB3_APP" => o.app = text(),
             "LSB_SUB_HOSTS" => {
-                o.hosts = text().map(|h| {
-                    h.split_whitespace()
-                        .map(|h| h.split('+').next().unwrap_or(h).to_owned())
-                        .filter(|h| !h.is_empty())
-                        .collect()
-                });
-                if o.hosts.as_ref().is_some_and(Vec::is_empty) {
+                // `host+N` keeps its preference level, as on the command line.
+                o.hosts = text().map(|h| h.split_whitespace().map(str::to_owned).collect());
+                let well_formed = |h: &String| match h.rsplit_once('+') {
+                    None => true,
+                    Some((n, level)) => !n.is_empty() && level.bytes().all(|b| b.is_ascii_digit()),
+                };
+                if o.hosts
+                    .as_ref()
+                    .is_some_and(|h| h.is_empty() || !h.iter().all(well_formed))
+                {
                     return Err(bad_value(a, "host names, or SUB_RESET"));
                 }
             }

@@ -133,7 +133,8 @@ fn command_line_options() {
     assert_eq!(o.limits[rlimit::RUN], Some(3600));
     assert_eq!(o.limits[rlimit::RSS], Some(4 * 1024 * 1024));
     assert_eq!(o.res_req, words(&["span[hosts=1]", "rusage[mem=100]"]));
-    assert_eq!(o.hosts, Some(words(&["hostA", "hostB"])));
+    // The preference level goes to mbatchd with the name.
+    assert_eq!(o.hosts, Some(words(&["hostA", "hostB+2"])));
     assert_eq!(o.depend.as_deref(), Some("done(5)"));
     assert!(o.exclusive && o.hold);
     assert_eq!(o.ignored, words(&["gpu"]));
@@ -664,7 +665,7 @@ fn parameter_file_lists_the_options_given_as_lsf_writes_them() {
         "LSB_SUB_NUM_PROCESSORS=90",
         "LSB_SUB_MAX_NUM_PROCESSORS=90",
         r#"LSB_SUB_JOB_NAME="say \"hi\" \$HOME \`id\` \\""#,
-        r#"LSB_SUB_HOSTS="hostA hostB""#,
+        r#"LSB_SUB_HOSTS="hostA hostB+1""#,
         "LSB_SUB_RLIMIT_RUN=600",
         "LSB_SUB_RLIMIT_RSS=2048",
         "LSB_SUB_HOLD=Y",
@@ -815,7 +816,7 @@ fn modify_file_overrides_and_resets_options() {
         (o.limits[rlimit::RUN], o.limits[rlimit::CPU]),
         (None, Some(60))
     );
-    assert_eq!(o.hosts, Some(words(&["h2", "h3"])));
+    assert_eq!(o.hosts, Some(words(&["h2", "h3+1"])));
     assert_eq!(cmd, plain("echo bye"));
     // The modified options make the submission.
     let j = build(&o, &cmd, &Submitter::default());
