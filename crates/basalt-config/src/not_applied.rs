@@ -332,11 +332,6 @@ pub const LSB_QUEUES: &[NotApplied] = &[
     .rest("LOCAL_MAX_PREEXEC_RETRY applies"),
     N::new(
         "Queue",
-        "JOB_ACCEPT_INTERVAL",
-        "only the JOB_ACCEPT_INTERVAL of lsb.params applies",
-    ),
-    N::new(
-        "Queue",
         "SLOT_RESERVE",
         "slot reservation is not implemented",
     ),

@@ -123,7 +123,7 @@ fn lsb_queues_keywords_not_applied_warn_with_file_and_line() {
          PROCLIMIT = 4\nPROCESSLIMIT = 8\nTERMINATE_WHEN = LOAD PREEMPT\n\
          HOSTS = hostA+2 hostB\nEXCLUSIVE = CU[enclosure]\nINTERACTIVE = ONLY\n\
          NEW_JOB_SCHED_DELAY = 0\nREQUEUE_EXIT_VALUES = 99\nPJOB_LIMIT = 2\n\
-         MEMLIMIT = 100 200\nUJOB_LIMIT = 3\n\
+         MEMLIMIT = 100 200\nUJOB_LIMIT = 3\nJOB_ACCEPT_INTERVAL = 2\n\
          DESCRIPTION  = For normal low priority jobs",
     );
     let loaded = load_ok(d.path());
@@ -143,6 +143,7 @@ fn lsb_queues_keywords_not_applied_warn_with_file_and_line() {
         "POST_EXEC",
         "REQUEUE_EXIT_VALUES",
         "JOB_STARTER",
+        "JOB_ACCEPT_INTERVAL",
     ] {
         assert!(
             !loaded.warnings.iter().any(|w| w

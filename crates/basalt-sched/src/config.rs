@@ -593,6 +593,10 @@ impl SchedConfig {
                         .or_else(|| p.other.get("LOCAL_MAX_PREEXEC_RETRY_ACTION"))
                         .is_some_and(|a| a.eq_ignore_ascii_case("EXIT")),
                     max_job_requeue: setting(&q.other, &p.other, "MAX_JOB_REQUEUE"),
+                    job_accept_interval: q
+                        .other
+                        .get("JOB_ACCEPT_INTERVAL")
+                        .and_then(|v| v.trim().parse::<u32>().ok()),
                     settings: q.limits.clone(),
                     rlimits: crate::limits::parse(&q.limits, unit).0,
                     run_window: q

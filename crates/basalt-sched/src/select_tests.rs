@@ -480,3 +480,29 @@ fn bsub_m_preference_levels_and_others() {
         .expect("submit");
     assert_eq!(s.jobs[&(id, 0)].sub.asked_hosts, vec!["hostB+3", "others"]);
 }
+
+/// JOB_ACCEPT_INTERVAL: a host that took a job takes no other for the interval (in
+/// MBD_SLEEP_TIMEs); a queue's own value applies to its jobs over lsb.params'.
+#[test]
+fn a_queues_job_accept_interval_overrides_lsb_params() {
+    let mut c = cfg();
+    c.job_accept_interval = 0;
+    c.mbd_sleep_time_secs = 10;
+    // hostB is closed: everything goes to hostA (2 slots).
+    c.queues[1].job_accept_interval = Some(1);
+    let mut s = core_with(c, &[], &[]);
+    s.host_ctl(T0, &crate::tests::admin(), 2, "hostB", "")
+        .expect("close");
+    s.take_effects();
+    let high = |c: &str| Submission {
+        queue: "high".into(),
+        ..cmd(c)
+    };
+    // Queue "high" (interval 1 x 10 s): one job on hostA, the next waits.
+    assert!(placed(&mut s, high("a")).1.is_some());
+    let (key, host) = placed(&mut s, high("b"));
+    assert_eq!(host, None);
+    assert!(s.jobs[&key].pend_reasons.contains_key(&pend::JUST_STARTED));
+    // Queue "normal" (lsb.params: 0) is not held back: it takes hostA's second slot.
+    assert_eq!(placed(&mut s, cmd("c")).1.as_deref(), Some("hostA"));
+}

@@ -37,6 +37,7 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         preexec_retry_limit: None,
         preexec_retry_exit: false,
         max_job_requeue: None,
+        job_accept_interval: None,
         settings: BTreeMap::new(),
         rlimits: [None; 11],
         run_window: String::new(),

@@ -640,6 +640,9 @@ pub struct Queue {
     /// MAX_JOB_REQUEUE (queue, else lsb.params; None = unlimited): requeues by exit value a
     /// job may have; the next such exit ends it.
     pub max_job_requeue: Option<u32>,
+    /// JOB_ACCEPT_INTERVAL of the queue (in MBD_SLEEP_TIMEs), over lsb.params' for its
+    /// jobs.
+    pub job_accept_interval: Option<u32>,
     /// Other settings for bqueues -l (RUNLIMIT ...), upper-case keys.
     pub settings: BTreeMap<String, String>,
     /// The resource limits of `settings`, read (`CPULIMIT RUNLIMIT MEMLIMIT ...`).

@@ -121,6 +121,10 @@ impl Sched {
         if job.exclusive && u > 0 {
             return Err(pend::NOT_ENOUGH_SLOTS);
         }
+        // The queue's JOB_ACCEPT_INTERVAL over lsb.params'.
+        let accept_ms = job.queue.job_accept_interval.map_or(accept_ms, |n| {
+            i64::from(n) * i64::from(self.cfg.mbd_sleep_time_secs) * 1000
+        });
         if accept_ms > 0 && h.last_dispatch > 0 && now - h.last_dispatch < accept_ms {
             return Err(pend::JUST_STARTED);
         }
