@@ -412,11 +412,6 @@ pub const LSB_USERS: &[NotApplied] = &[
         "a user group's own JL/P row (the group's total per processor) is not enforced",
     )
     .rest("users' rows, group@ and default rows apply"),
-    N::new(
-        "User",
-        "MAX_PEND_SLOTS",
-        "pending job limits are not enforced",
-    ),
     N::new("User", "PRIORITY", "user priority is not implemented"),
     N::new("UserGroup", "USER_SHARES", FAIRSHARE),
     N::new(

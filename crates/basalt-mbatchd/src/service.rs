@@ -68,7 +68,10 @@ fn refused(e: SchedError) -> Status {
         SchedError::NoJob => Status::not_found(e.to_string()),
         SchedError::BadArgument(m) => Status::invalid_argument(m),
         // MAX_PEND_JOBS: bsub tries again later.
-        SchedError::PendLimit { retry_secs } | SchedError::UserPendLimit { retry_secs } => {
+        SchedError::PendLimit { retry_secs }
+        | SchedError::UserPendLimit { retry_secs }
+        | SchedError::PendSlotLimit { retry_secs }
+        | SchedError::UserPendSlotLimit { retry_secs } => {
             let mut s = Status::resource_exhausted(e.to_string());
             if let Ok(v) = retry_secs.to_string().parse() {
                 s.metadata_mut()

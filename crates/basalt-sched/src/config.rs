@@ -66,6 +66,11 @@ pub struct SchedConfig {
     /// a group's shared by its members, `group@` each member's, `default` each user
     /// without a row.
     pub user_pend_limits: Vec<(crate::reslimits::Scope, u32)>,
+    /// lsb.params MAX_PEND_SLOTS: pending job slots (each pending job's `-n` minimum)
+    /// the cluster takes (None: unlimited); past it, as MAX_PEND_JOBS.
+    pub max_pend_slots: Option<u32>,
+    /// lsb.users MAX_PEND_SLOTS, as `user_pend_limits`.
+    pub user_pend_slot_limits: Vec<(crate::reslimits::Scope, u32)>,
     /// lsb.params SUB_TRY_INTERVAL (seconds, 60).
     pub sub_try_interval: u32,
     /// lsb.applications' profiles, by name.
@@ -725,6 +730,11 @@ impl SchedConfig {
                 .get("MAX_PEND_JOBS")
                 .and_then(|v| v.trim().parse::<u32>().ok()),
             user_pend_limits: crate::reslimits::pend_limits(b, egroups),
+            max_pend_slots: p
+                .other
+                .get("MAX_PEND_SLOTS")
+                .and_then(|v| v.trim().parse::<u32>().ok()),
+            user_pend_slot_limits: crate::reslimits::pend_slot_limits(b, egroups),
             sub_try_interval: p
                 .other
                 .get("SUB_TRY_INTERVAL")

@@ -140,6 +140,13 @@ pub enum SchedError {
     /// lsb.users MAX_PEND_JOBS: the user's (or group's) pending jobs are at the limit.
     #[error("User's pending job threshold reached")]
     UserPendLimit { retry_secs: u32 },
+    /// lsb.params MAX_PEND_SLOTS: the cluster's pending job slots are at the limit.
+    #[error("Pending job slot threshold reached")]
+    PendSlotLimit { retry_secs: u32 },
+    /// lsb.users MAX_PEND_SLOTS: the user's (or group's) pending job slots are at the
+    /// limit.
+    #[error("User's pending job slot threshold reached")]
+    UserPendSlotLimit { retry_secs: u32 },
     #[error("No job slot available on the specified host(s)")]
     NoSlots,
     #[error("Bad dependency condition syntax")]

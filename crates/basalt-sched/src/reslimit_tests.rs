@@ -237,6 +237,40 @@ fn max_pend_jobs_refuses_submissions_past_the_pending_threshold() {
     assert_eq!(s.jobs.len(), 3);
 }
 
+/// MAX_PEND_SLOTS: lsb.params' for the cluster, lsb.users' for a user; a job counts its
+/// `-n` minimum, an array each element's.
+#[test]
+fn max_pend_slots_counts_the_pending_jobs_slots() {
+    let mut c = cfg();
+    c.max_pend_slots = Some(6);
+    c.user_pend_slot_limits = vec![(Scope::Each(names(&["alice"])), 3)];
+    let mut s = Sched::new(c, T0);
+    s.start(T0, "hostA");
+    s.take_effects();
+    let procs = |n: u32| Submission {
+        num_processors: n,
+        max_processors: n,
+        ..cmd("p")
+    };
+    assert!(s.submit(T0, &alice(), procs(2)).is_ok());
+    assert_eq!(
+        s.submit(T0, &alice(), procs(2)).map(|r| r.0),
+        Err(SchedError::UserPendSlotLimit { retry_secs: 60 })
+    );
+    assert!(s.submit(T0, &alice(), procs(1)).is_ok());
+    let array = Submission {
+        job_name: "arr[1-2]".into(),
+        ..procs(2)
+    };
+    // 3 pending slots + 2 x 2 > 6.
+    assert_eq!(
+        s.submit(T0, &bob(), array).map(|r| r.0),
+        Err(SchedError::PendSlotLimit { retry_secs: 60 })
+    );
+    assert!(s.submit(T0, &bob(), procs(3)).is_ok());
+    assert_eq!(s.jobs.len(), 3);
+}
+
 /// `bsub -m` takes lsb.hosts' host groups (their hosts) and `host+N` preferences; a
 /// host name's own trailing digits are part of it.
 #[test]

@@ -450,6 +450,16 @@ pub fn pend_limits(b: &Batch, egroups: &BTreeMap<String, Vec<String>>) -> Vec<(S
     .collect()
 }
 
+/// lsb.users MAX_PEND_SLOTS rows, each with the users it covers (as [`pend_limits`]).
+pub fn pend_slot_limits(b: &Batch, egroups: &BTreeMap<String, Vec<String>>) -> Vec<(Scope, u32)> {
+    user_rows(b, egroups, |u| {
+        u.other.get("MAX_PEND_SLOTS")?.trim().parse::<u32>().ok()
+    })
+    .into_iter()
+    .map(|(_, scope, max)| (scope, max))
+    .collect()
+}
+
 /// The lsb.users rows that set a value (`value`), each with the users it covers: a
 /// user's own row, a group's (its members together), `group@` (each member) and
 /// `default` (each user without a row of their own).

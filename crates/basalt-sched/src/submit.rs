@@ -145,48 +145,73 @@ impl Sched {
         None
     }
 
-    /// MAX_PEND_JOBS of lsb.params (the cluster's pending jobs) and of lsb.users (a
-    /// user's, a group's): may `user` add the jobs of `s` (an array: its elements)? The
-    /// cluster total is O(queues); a user's count walks the pending jobs, and only when
-    /// lsb.users sets a MAX_PEND_JOBS.
+    /// MAX_PEND_JOBS and MAX_PEND_SLOTS of lsb.params (the cluster's pending jobs and
+    /// job slots) and of lsb.users (a user's, a group's): may `user` add the jobs of `s`
+    /// (an array: its elements, each taking its `-n` minimum of slots)? The cluster's job
+    /// total is O(queues); the other counts walk the pending jobs, and only when such a
+    /// limit is set.
     fn check_pend_limits(&self, user: &str, s: &Submission) -> Result<(), SchedError> {
-        if self.cfg.max_pend_jobs.is_none() && self.cfg.user_pend_limits.is_empty() {
+        let c = &self.cfg;
+        if c.max_pend_jobs.is_none()
+            && c.user_pend_limits.is_empty()
+            && c.max_pend_slots.is_none()
+            && c.user_pend_slot_limits.is_empty()
+        {
             return Ok(());
         }
+        let retry_secs = c.sub_try_interval;
         let adding = match array::parse(&s.job_name) {
-            Some(Ok(spec)) => u32::try_from(spec.count()).unwrap_or(u32::MAX),
+            Some(Ok(spec)) => spec.count(),
             _ => 1,
         };
-        if let Some(max) = self.cfg.max_pend_jobs {
-            let pending: usize = self.counts.pending.values().map(|p| p.len()).sum();
-            if pending.saturating_add(adding as usize) > max as usize {
-                return Err(SchedError::PendLimit {
-                    retry_secs: self.cfg.sub_try_interval,
-                });
-            }
-        }
-        for (scope, max) in &self.cfg.user_pend_limits {
-            let Some(alone) = scope.covers(user) else {
-                continue;
-            };
-            let pending = self
-                .counts
+        let adding_slots = adding.saturating_mul(u64::from(s.num_processors.max(1)));
+        let pending = || {
+            self.counts
                 .pending
                 .values()
                 .flat_map(|p| p.iter())
-                .filter_map(|(_, k)| self.jobs.get(k))
-                .filter(|j| {
-                    if alone {
-                        j.sub.user == user
-                    } else {
-                        scope.has_member(&j.sub.user)
-                    }
-                })
-                .count();
-            if pending.saturating_add(adding as usize) > *max as usize {
-                return Err(SchedError::UserPendLimit {
-                    retry_secs: self.cfg.sub_try_interval,
-                });
+                .filter_map(|(_, k)| self.jobs.get(k).map(|j| &**j))
+        };
+        let slots = |j: &crate::Job| u64::from(j.sub.num_processors.max(1));
+        if let Some(max) = c.max_pend_jobs {
+            let n: usize = self.counts.pending.values().map(|p| p.len()).sum();
+            if (n as u64).saturating_add(adding) > u64::from(max) {
+                return Err(SchedError::PendLimit { retry_secs });
+            }
+        }
+        if let Some(max) = c.max_pend_slots {
+            let n: u64 = pending().map(slots).sum();
+            if n.saturating_add(adding_slots) > u64::from(max) {
+                return Err(SchedError::PendSlotLimit { retry_secs });
+            }
+        }
+        // A user's own row counts their jobs; a group's row its members' together.
+        let theirs = |scope: &crate::reslimits::Scope, alone: bool, j: &crate::Job| {
+            if alone {
+                j.sub.user == user
+            } else {
+                scope.has_member(&j.sub.user)
+            }
+        };
+        for (scope, max) in &c.user_pend_limits {
+            let Some(alone) = scope.covers(user) else {
+                continue;
+            };
+            let n = pending().filter(|j| theirs(scope, alone, j)).count() as u64;
+            if n.saturating_add(adding) > u64::from(*max) {
+                return Err(SchedError::UserPendLimit { retry_secs });
+            }
+        }
+        for (scope, max) in &c.user_pend_slot_limits {
+            let Some(alone) = scope.covers(user) else {
+                continue;
+            };
+            let n: u64 = pending()
+                .filter(|j| theirs(scope, alone, j))
+                .map(slots)
+                .sum();
+            if n.saturating_add(adding_slots) > u64::from(*max) {
+                return Err(SchedError::UserPendSlotLimit { retry_secs });
             }
         }
         Ok(())

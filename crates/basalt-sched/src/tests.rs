@@ -106,6 +106,8 @@ pub(crate) fn cfg() -> SchedConfig {
         user_rows: BTreeMap::new(),
         max_pend_jobs: None,
         user_pend_limits: Vec::new(),
+        max_pend_slots: None,
+        user_pend_slot_limits: Vec::new(),
         sub_try_interval: 60,
         host_groups: BTreeMap::new(),
         mod_all_jobs: false,

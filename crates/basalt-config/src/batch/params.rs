@@ -60,6 +60,7 @@ pub const OTHER_KNOWN_BATCH_PARAMS: &[&str] = &[
     "MAX_CONCURRENT_JOB_QUERY",
     "MAX_INFO_DIRS",
     "MAX_PEND_JOBS",
+    "MAX_PEND_SLOTS",
     "MAX_SBD_CONNS",
     "MAX_SCHED_STAY",
     "MAX_USER_PRIORITY",
@@ -289,6 +290,7 @@ pub(super) fn parse_params(ctx: &mut Ctx<'_>, text: &str) -> (BatchParams, usize
                 | "MAX_PREEXEC_RETRY"
                 | "MAX_JOB_REQUEUE"
                 | "MAX_PEND_JOBS"
+                | "MAX_PEND_SLOTS"
                 | "SUB_TRY_INTERVAL" => {
                     // Kept raw for basalt-sched, which reads them per queue too.
                     if ctx.uint(e.line, k, &e.value).is_some() {
