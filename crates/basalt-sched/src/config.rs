@@ -75,6 +75,9 @@ pub struct SchedConfig {
     pub sub_try_interval: u32,
     /// lsb.applications' profiles, by name.
     pub apps: BTreeMap<String, AppProfile>,
+    /// lsb.users' user groups: each group's members (expanded, egroups resolved) and its
+    /// own row's JL/P, for busers of a group.
+    pub user_groups: BTreeMap<String, (UserList, Option<f64>)>,
     /// lsb.users GROUP_ADMIN: each user group administrator (a user; an administrator
     /// named as a user group is each of its users) and the members of the groups they
     /// administer, whose jobs they control. `[usershares]` administrators are not here.
@@ -774,6 +777,20 @@ impl SchedConfig {
                 })
                 .collect(),
             group_admins: group_admins(&b.user_groups, egroups),
+            user_groups: b
+                .user_groups
+                .iter()
+                .map(|g| {
+                    let members =
+                        expand_users(std::slice::from_ref(&g.name), &b.user_groups, egroups);
+                    let jl_p = b
+                        .users
+                        .iter()
+                        .find(|u| u.name == g.name)
+                        .and_then(|u| u.jl_p);
+                    (g.name.clone(), (members, jl_p))
+                })
+                .collect(),
             mod_all_jobs: c
                 .lsf_conf
                 .get("LSB_MOD_ALL_JOBS")

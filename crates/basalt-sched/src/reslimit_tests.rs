@@ -204,6 +204,51 @@ fn busers_counts_a_users_slots_by_state_with_the_max_jobs_that_covers_them() {
     assert_eq!(all.len(), 1);
 }
 
+/// busers of a user group: its members' jobs summed, its own MAX_JOBS row and JL/P.
+#[test]
+fn busers_of_a_group_sums_its_members() {
+    let mut c = cfg();
+    c.limits = vec![ResLimit {
+        users: Scope::Together(names(&["alice", "bob"])),
+        slots: Some(3),
+        reason: pend::USER_LIMIT,
+        ..limit("team")
+    }];
+    c.user_groups.insert(
+        "team".into(),
+        (
+            crate::config::UserList {
+                names: vec!["alice".into(), "bob".into()],
+                ..Default::default()
+            },
+            Some(2.0),
+        ),
+    );
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    submit(&mut s, &alice(), 2);
+    submit(&mut s, &bob(), 2);
+    pass(&mut s);
+    let rows = s.users_view(&["team".to_owned(), "alice".to_owned()], false);
+    let team = rows.iter().find(|r| r.name == "team").expect("team row");
+    assert_eq!(
+        (
+            team.max,
+            team.jl_p,
+            team.slots.njobs,
+            team.slots.run,
+            team.slots.pend
+        ),
+        (Some(3), Some(2.0), 4, 3, 1)
+    );
+    let alice_row = rows.iter().find(|r| r.name == "alice").expect("alice row");
+    assert_eq!(alice_row.slots.njobs, 2);
+}
+
 /// MAX_PEND_JOBS: lsb.params' for the cluster, lsb.users' for a user; an array's elements
 /// count one each; a refused submission creates nothing.
 #[test]

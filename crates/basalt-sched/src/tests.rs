@@ -112,6 +112,7 @@ pub(crate) fn cfg() -> SchedConfig {
         host_groups: BTreeMap::new(),
         mod_all_jobs: false,
         group_admins: BTreeMap::new(),
+        user_groups: BTreeMap::new(),
         apps: BTreeMap::new(),
     }
 }

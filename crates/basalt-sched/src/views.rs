@@ -286,23 +286,32 @@ impl Sched {
         let mut rows: BTreeMap<String, UserRow> = wanted
             .into_iter()
             .map(|name| {
+                let group = self.cfg.user_groups.get(&name);
+                // A user: the MAX_JOBS rows that cover them; a group: its own row's.
                 let max = self
                     .cfg
                     .limits
                     .iter()
                     .enumerate()
                     .filter(|(_, l)| l.reason == basalt_core::job::pend::USER_LIMIT)
-                    .filter(|(i, l)| l.count_key(*i, &name, "", "", "").is_some())
+                    .filter(|(i, l)| match group {
+                        Some(_) => l.name == name,
+                        None => l.count_key(*i, &name, "", "", "").is_some(),
+                    })
                     .filter_map(|(_, l)| l.slots)
                     .min();
-                let row = UserRow {
-                    jl_p: self
+                let jl_p = match group {
+                    Some((_, jl_p)) => *jl_p,
+                    None => self
                         .cfg
                         .user_rows
                         .get(&name)
                         .or_else(|| self.cfg.user_rows.get("default"))
                         .copied()
                         .flatten(),
+                };
+                let row = UserRow {
+                    jl_p,
                     max,
                     slots: StateSlots::default(),
                     name: name.clone(),
@@ -310,7 +319,29 @@ impl Sched {
                 (name, row)
             })
             .collect();
+        // A group's row sums its members' jobs.
+        let groups: Vec<(&String, &crate::config::UserList)> = rows
+            .keys()
+            .filter_map(|n| self.cfg.user_groups.get_key_value(n))
+            .map(|(n, (members, _))| (n, members))
+            .collect();
+        let mut in_groups: Vec<(String, &crate::Job)> = Vec::new();
         for j in self.jobs.values() {
+            for (g, members) in &groups {
+                if members.covers(&j.sub.user) {
+                    in_groups.push(((*g).clone(), j));
+                }
+            }
+        }
+        for (g, j) in in_groups {
+            if let Some(r) = rows.get_mut(&g) {
+                r.slots.add(j);
+            }
+        }
+        for j in self.jobs.values() {
+            if self.cfg.user_groups.contains_key(j.sub.user.as_str()) {
+                continue;
+            }
             if let Some(r) = rows.get_mut(j.sub.user.as_str()) {
                 r.slots.add(j);
             }
