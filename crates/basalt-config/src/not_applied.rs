@@ -406,12 +406,6 @@ pub const LSB_HOSTS: &[NotApplied] = &[
 
 /// lsb.users.
 pub const LSB_USERS: &[NotApplied] = &[
-    N::new(
-        "User",
-        "JL/P",
-        "a user group's own JL/P row (the group's total per processor) is not enforced",
-    )
-    .rest("users' rows, group@ and default rows apply"),
     N::new("User", "PRIORITY", "user priority is not implemented"),
     N::new("UserGroup", "USER_SHARES", FAIRSHARE),
     N::new(

@@ -222,6 +222,8 @@ pub mod pend {
     pub const USER_LIMIT: u32 = 601;
     /// PEND_USER_PJOB_LIMIT: lsb.users JL/P.
     pub const USER_PROC_LIMIT: u32 = 603;
+    /// PEND_UGRP_PJOB_LIMIT: a user group's own JL/P row in lsb.users.
+    pub const GROUP_PROC_LIMIT: u32 = 604;
     pub const USER_STOP: u32 = 607;
     pub const RES_REQ: u32 = 1001;
     pub const HOST_CLOSED: u32 = 1301;
@@ -264,6 +266,7 @@ pub fn pend_reason_text(code: u32) -> String {
         317 => "Not allowed due to resource limit.",
         601 => "The user has reached his/her job slot limit",
         603 => "The user has reached his/her per-processor job slot limit",
+        604 => "One of the user's groups has reached its per-processor job slot limit",
         607 => "The job was suspended by the user while pending",
         1001 => "Job's resource requirements not satisfied",
         1301 => "Closed by LSF administrator",

@@ -75,6 +75,9 @@ pub struct SchedConfig {
     pub sub_try_interval: u32,
     /// lsb.applications' profiles, by name.
     pub apps: BTreeMap<String, AppProfile>,
+    /// lsb.users JL/P of user groups' own rows: the group's members together, on each
+    /// host, per processor of the host.
+    pub group_jl_p: Vec<(UserList, f64)>,
     /// lsb.users' user groups: each group's members (expanded, egroups resolved) and its
     /// own row's JL/P, for busers of a group.
     pub user_groups: BTreeMap<String, (UserList, Option<f64>)>,
@@ -777,6 +780,16 @@ impl SchedConfig {
                 })
                 .collect(),
             group_admins: group_admins(&b.user_groups, egroups),
+            group_jl_p: b
+                .user_groups
+                .iter()
+                .filter_map(|g| {
+                    let per_cpu = b.users.iter().find(|u| u.name == g.name)?.jl_p?;
+                    let members =
+                        expand_users(std::slice::from_ref(&g.name), &b.user_groups, egroups);
+                    Some((members, per_cpu))
+                })
+                .collect(),
             user_groups: b
                 .user_groups
                 .iter()

@@ -471,3 +471,46 @@ fn per_processor_limits_cap_a_queue_and_a_user_on_each_host() {
         "The user has reached his/her per-processor job slot limit"
     );
 }
+
+/// lsb.users JL/P of a user group's own row: the members together, on each host, per
+/// processor; past it a member's job pends with reason 604.
+#[test]
+fn a_groups_own_jl_p_row_caps_its_members_together_on_each_host() {
+    let mut c = cfg();
+    c.group_jl_p = vec![(
+        crate::config::UserList {
+            names: vec!["alice".into(), "bob".into()],
+            ..Default::default()
+        },
+        0.5,
+    )];
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    // 0.5 x 2 CPUs: one slot of the group per host.
+    let a = submit(&mut s, &alice(), 2);
+    let b = submit(&mut s, &bob(), 1);
+    let carol = Caller {
+        uid: 1010,
+        user: "carol".into(),
+        host: "hostA".into(),
+    };
+    let c = submit(&mut s, &carol, 1);
+    let d = pass(&mut s);
+    let started: Vec<JobKey> = d.iter().map(|(k, _)| *k).collect();
+    assert_eq!(started.len(), 3, "{d:?}");
+    assert!(started.contains(&c[0]), "carol is not in the group");
+    assert!(
+        reasons(&s, b[0]).contains(&pend::GROUP_PROC_LIMIT),
+        "{:?}",
+        reasons(&s, b[0])
+    );
+    assert!(started.contains(&a[0]) && started.contains(&a[1]));
+    assert_eq!(
+        basalt_core::job::pend_reason_text(pend::GROUP_PROC_LIMIT),
+        "One of the user's groups has reached its per-processor job slot limit"
+    );
+}

@@ -113,6 +113,7 @@ pub(crate) fn cfg() -> SchedConfig {
         mod_all_jobs: false,
         group_admins: BTreeMap::new(),
         user_groups: BTreeMap::new(),
+        group_jl_p: Vec::new(),
         apps: BTreeMap::new(),
     }
 }

@@ -189,6 +189,23 @@ impl Sched {
                 return Err(pend::USER_PROC_LIMIT);
             }
         }
+        // lsb.users JL/P of a group's own row: its members' slots on a host together.
+        for (members, per_cpu) in &self.cfg.group_jl_p {
+            if !members.covers(&job.sub.user) {
+                continue;
+            }
+            let cap = per_processor(*per_cpu, h.ncpus);
+            let used: u32 = st
+                .used_user
+                .iter()
+                .filter(|((hi, u), _)| *hi == i && members.covers(u))
+                .map(|(_, n)| *n)
+                .sum();
+            free = free.min(cap.saturating_sub(used));
+            if free == 0 {
+                return Err(pend::GROUP_PROC_LIMIT);
+            }
+        }
         // The queue's PJOB_LIMIT: its slots on a host, per processor of the host.
         if let Some(per_cpu) = job.queue.pjob_limit {
             let cap = per_processor(per_cpu, h.ncpus);

@@ -87,10 +87,11 @@ impl Sched {
             .enumerate()
             .map(|(i, h)| (h.name.as_str(), i))
             .collect();
-        // Per (host, user) slots: for lsb.hosts JL/U and lsb.users JL/P; per (queue, host):
-        // for HJOB_LIMIT and PJOB_LIMIT.
+        // Per (host, user) slots: for lsb.hosts JL/U and lsb.users JL/P (users' and
+        // groups' rows); per (queue, host): for HJOB_LIMIT and PJOB_LIMIT.
         let track_user = self.hosts.iter().any(|h| h.jl_u.is_some())
-            || self.cfg.user_rows.values().any(Option::is_some);
+            || self.cfg.user_rows.values().any(Option::is_some)
+            || !self.cfg.group_jl_p.is_empty();
         let track_qhost = self
             .queues
             .iter()
