@@ -281,11 +281,6 @@ pub const LSB_QUEUES: &[NotApplied] = &[
         "PROCLIMIT",
         "bsub -n is not checked against it and jobs get no default slot count from it",
     ),
-    N::new(
-        "Queue",
-        "RES_REQ",
-        "its select, order and rusage apply; its span is not evaluated",
-    ),
     N::new("Queue", "TERMINATE_WHEN", PREEMPTION).part(
         "PREEMPT",
         "TERMINATE_WHEN = PREEMPT",

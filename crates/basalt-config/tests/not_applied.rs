@@ -131,7 +131,6 @@ fn lsb_queues_keywords_not_applied_warn_with_file_and_line() {
     for (k, reason) in [
         ("PREEMPTION", "preemption is not implemented"),
         ("FAIRSHARE", "fairshare is not implemented"),
-        ("RES_REQ", "span is not evaluated"),
         ("PROCLIMIT", "bsub -n"),
         ("INTERACTIVE", "interactive"),
     ] {
@@ -144,6 +143,7 @@ fn lsb_queues_keywords_not_applied_warn_with_file_and_line() {
         "REQUEUE_EXIT_VALUES",
         "JOB_STARTER",
         "JOB_ACCEPT_INTERVAL",
+        "RES_REQ",
     ] {
         assert!(
             !loaded.warnings.iter().any(|w| w

@@ -506,3 +506,39 @@ fn a_queues_job_accept_interval_overrides_lsb_params() {
     // Queue "normal" (lsb.params: 0) is not held back: it takes hostA's second slot.
     assert_eq!(placed(&mut s, cmd("c")).1.as_deref(), Some("hostA"));
 }
+
+/// same[type] in the pass: a job on 2 hosts, one slot each, only goes where two hosts of
+/// one type are free; the queue's RES_REQ span applies to a job without its own.
+#[test]
+fn same_type_keeps_a_job_on_hosts_of_one_type_and_the_queues_span_applies() {
+    let mut c = typed();
+    c.hosts.push(crate::tests::host("hostC", 2));
+    c.hosts[2].statics.strings = c.hosts[0].statics.strings.clone();
+    c.queues[1].res_req = "span[ptile=1]".into();
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB", "hostC"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    let two = |rr: &str| Submission {
+        num_processors: 2,
+        max_processors: 2,
+        queue: "high".into(),
+        ..asking(rr)
+    };
+    let (id, _, _) = s.submit(T0, &alice(), two("same[type]")).expect("submit");
+    s.schedule(T0 + 10);
+    s.take_effects();
+    // hostA and hostC share a type; one slot each (the queue's ptile=1).
+    let mut on = s.jobs[&(id, 0)].hosts.clone();
+    on.sort();
+    assert_eq!(on, vec!["hostA", "hostC"]);
+    // Without same[]: the first two hosts in order, of different types.
+    let (id, _, _) = s.submit(T0, &alice(), two("")).expect("submit");
+    s.schedule(T0 + 20);
+    let mut on = s.jobs[&(id, 0)].hosts.clone();
+    on.sort();
+    assert_eq!(on.len(), 2);
+    assert!(on.contains(&"hostB".to_string()), "{on:?}");
+}

@@ -78,3 +78,75 @@ where
         }
     }
 }
+
+/// same[] of a resource requirement: the resources whose value every host of the job
+/// shares (`same[type:model]`).
+pub fn same_of(res_req: &str) -> Vec<String> {
+    let (_, other) = basalt_config::resreq::sections(res_req);
+    other
+        .iter()
+        .filter(|(k, _)| k == "same")
+        .flat_map(|(_, body)| {
+            body.split([':', ',', ' '])
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// [`allocate`] within one group of hosts that share the values `key` gives each host
+/// (same[]): the groups are tried in the order of their best candidate.
+pub(crate) fn allocate_same<'a, I>(
+    cands: I,
+    min: u32,
+    max: u32,
+    span: Option<Option<u32>>,
+    key: &dyn Fn(usize) -> Vec<String>,
+) -> Option<Vec<usize>>
+where
+    I: Iterator<Item = &'a Cand>,
+{
+    let mut groups: Vec<(Vec<String>, Vec<&Cand>)> = Vec::new();
+    for c in cands {
+        let k = key(c.3);
+        match groups.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, v)) => v.push(c),
+            None => groups.push((k, vec![c])),
+        }
+    }
+    groups
+        .iter()
+        .find_map(|(_, g)| allocate(g.iter().copied(), min, max, span))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(free: u32, i: usize) -> Cand {
+        (free, 0, i, i, [0; super::super::select::ORDER_KEYS], 0)
+    }
+
+    #[test]
+    fn same_keeps_the_hosts_of_one_group() {
+        assert_eq!(
+            same_of("select[a] same[type:model] span[ptile=1]"),
+            vec!["type", "model"]
+        );
+        assert!(same_of("select[a]").is_empty());
+        // Hosts 0 and 2 are of type A, 1 of type B; the job wants 3 slots, 1 per host.
+        let cands = [cand(1, 0), cand(1, 1), cand(1, 2)];
+        let key = |i: usize| vec![if i == 1 { "B" } else { "A" }.to_owned()];
+        assert_eq!(allocate_same(cands.iter(), 3, 3, Some(Some(1)), &key), None);
+        assert_eq!(
+            allocate_same(cands.iter(), 2, 3, Some(Some(1)), &key),
+            Some(vec![0, 2])
+        );
+        assert_eq!(
+            allocate(cands.iter(), 3, 3, Some(Some(1))),
+            Some(vec![0, 1, 2])
+        );
+    }
+}

@@ -380,7 +380,8 @@ impl Sched {
                 continue;
             }
             let exclusive = sub.options & sub::EXCLUSIVE != 0 || q.exclusive;
-            let span = span_of(&rr);
+            // span[]: the job's, else its queue's RES_REQ's.
+            let span = span_of(&rr).or_else(|| span_of(&q.res_req));
             // `-n min,max`: as many slots as are free up to max, within the queue's
             // QJOB_LIMIT and UJOB_LIMIT (the checks above leave room for at least min).
             let mut most = sub.max_processors.max(need);
@@ -450,7 +451,33 @@ impl Sched {
                     }
                 }
             }
-            match allocate(shape.cands.iter().map(|c| &c.0), need, most, span) {
+            // same[]: the job's and its queue's resources all its hosts share.
+            let same: Vec<String> = allocate::same_of(&rr)
+                .into_iter()
+                .chain(allocate::same_of(&q.res_req))
+                .collect();
+            let chosen = if same.is_empty() {
+                allocate(shape.cands.iter().map(|c| &c.0), need, most, span)
+            } else {
+                let key = |i: usize| -> Vec<String> {
+                    let v = select::values_of(&self.hosts[i]);
+                    same.iter()
+                        .map(|name| {
+                            v.strings
+                                .get(name)
+                                .cloned()
+                                .or_else(|| {
+                                    v.numbers
+                                        .get(&basalt_config::select::canonical(name))
+                                        .map(f64::to_string)
+                                })
+                                .unwrap_or_else(|| v.booleans.contains(name).to_string())
+                        })
+                        .collect()
+                };
+                allocate::allocate_same(shape.cands.iter().map(|c| &c.0), need, most, span, &key)
+            };
+            match chosen {
                 Some(alloc) => {
                     let qname = q.name.clone();
                     for &i in &alloc {
