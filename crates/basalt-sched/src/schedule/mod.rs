@@ -3,6 +3,7 @@
 //! jobs are resumed first ([`resume`]).
 
 pub(crate) mod allocate;
+pub(crate) mod alts;
 pub(crate) mod fit;
 mod resume;
 pub(crate) mod select;
@@ -25,22 +26,25 @@ impl Sched {
 
     pub(crate) fn start_job(&mut self, now: Millis, key: JobKey, alloc: Vec<String>) {
         let idx: Vec<usize> = alloc.iter().filter_map(|h| self.host_idx(h)).collect();
-        self.start_job_at(now, key, alloc, &idx);
+        self.start_job_at(now, key, alloc, &idx, String::new());
     }
 
-    /// [`Sched::start_job`] with the hosts' indices known.
+    /// [`Sched::start_job`] with the hosts' indices known and the `rusage[]` alternative
+    /// it reserves ([`alts::effective_text`]).
     pub(crate) fn start_job_at(
         &mut self,
         now: Millis,
         key: JobKey,
         alloc: Vec<String>,
         idx: &[usize],
+        effective_res_req: String,
     ) {
         let first = alloc[0].clone();
         self.emit(Event::JobStart {
             time: secs(now),
             key,
             hosts: alloc,
+            effective_res_req,
         });
         for &i in idx {
             if let Some(host) = self.hosts.get_mut(i) {
@@ -130,7 +134,7 @@ impl Sched {
         };
         // What started jobs reserve (`rusage[]`), by (queue, resource requirement); the
         // queues with a RES_REQ (a job of theirs may reserve without its own `-R`).
-        let mut reserves: FastMap<(Str, Str), Option<select::Reserve>> = fast_map();
+        let mut reserves: FastMap<(Str, Str), Vec<select::Reserve>> = fast_map();
         let rr_queues: Vec<String> = self
             .queues
             .iter()
@@ -165,13 +169,15 @@ impl Sched {
             let mut job_amounts: Vec<(String, f64)> = Vec::new();
             let j_rr = self.job_res_req(&j.sub);
             if !j_rr.is_empty() || rr_queues.iter().any(|q| **q == *j.queue) {
-                let r = reserves
+                let alts = reserves
                     .entry((j.queue.clone(), j_rr.clone()))
                     .or_insert_with(|| {
                         self.queue(&j.queue)
-                            .and_then(|q| self.reservation(q, &j_rr))
+                            .map(|q| self.reservations(q, &j_rr))
+                            .unwrap_or_default()
                     });
-                if let Some(r) = r {
+                // The alternative it was dispatched with (logged in its JOB_START).
+                if let Some(r) = alts.get(j.rusage_alt as usize).or(alts.first()) {
                     let share = r.share(now - j.start_time.saturating_mul(1000));
                     if limit_amounts {
                         job_amounts = reserved_total(r, share, &j.hosts, self.cfg.methods());
@@ -315,6 +321,9 @@ impl Sched {
                 continue;
             };
             let q = &self.queues[qi];
+            // The alternatives of its rusage[] the limits that are not per host let it
+            // have, and their reason for the others.
+            let mut within = (u64::MAX, 0);
             let early = if !q.active {
                 Some(pend::QUEUE_INACT)
             } else if !windows_open {
@@ -349,27 +358,26 @@ impl Sched {
             }) {
                 Some(pend::QUEUE_USER_LIMIT)
             } else if with_limits {
-                let wants = if limit_amounts {
-                    pending_amounts(
-                        reserves
-                            .entry((Str::from(q.name.as_str()), rr.clone()))
-                            .or_insert_with(|| self.reservation(q, &rr))
-                            .as_ref(),
-                        need,
-                        self.cfg.methods(),
-                    )
+                // Within the limits with one of its alternatives at least.
+                let alts: &[select::Reserve] = if limit_amounts {
+                    reserves
+                        .entry((Str::from(q.name.as_str()), rr.clone()))
+                        .or_insert_with(|| self.reservations(q, &rr))
                 } else {
-                    Vec::new()
+                    &[]
                 };
-                st.limits.job_reason(
-                    &self.cfg.limits,
-                    &st.limits_open,
-                    &sub.user,
-                    &q.name,
-                    &sub.project,
-                    need,
-                    &wants,
-                )
+                within = alts::within(alts, |r| {
+                    st.limits.job_reason(
+                        &self.cfg.limits,
+                        &st.limits_open,
+                        &sub.user,
+                        &q.name,
+                        &sub.project,
+                        need,
+                        &pending_amounts(r, need, self.cfg.methods()),
+                    )
+                });
+                (within.0 == 0).then_some(within.1)
             } else {
                 None
             };
@@ -413,6 +421,7 @@ impl Sched {
                 res_req: sel.as_ref().map(|_| rr.clone()),
                 excluded: excluded.to_vec(),
                 project: with_limits.then(|| sub.project.clone()),
+                within,
             };
             let job = JobFit {
                 queue: q,
@@ -421,6 +430,7 @@ impl Sched {
                 most,
                 sel: sel.as_deref(),
                 excluded,
+                within,
             };
             let shape = shapes.entry(shape_key.clone()).or_insert_with(|| Shape {
                 generation: u64::MAX,
@@ -447,8 +457,19 @@ impl Sched {
                     }
                 }
             }
-            match allocate(shape.cands.iter().map(|c| &c.0), need, most, span) {
-                Some(alloc) => {
+            let alts: &[select::Reserve] = sel.as_ref().map_or(&[], |s| &s.reserve);
+            let placement = match allocate(shape.cands.iter().map(|c| &c.0), need, most, span) {
+                // One alternative for all its hosts.
+                Some(alloc) if alts.len() > 1 => {
+                    let n = (need, most, span);
+                    alts::choose_alt(&shape.cands, &shape.cur, alloc, alts.len(), n)
+                }
+                Some(alloc) => Some((alloc, 0)),
+                None => None,
+            };
+            match placement {
+                Some((alloc, alt)) => {
+                    let chosen = alts.get(alt);
                     let qname = q.name.clone();
                     for &i in &alloc {
                         st.take(i, &qname, &sub.user, track_user, track_qhost);
@@ -464,7 +485,7 @@ impl Sched {
                     if rec.array_limit.is_some() {
                         *array_started.entry(key.0).or_default() += 1;
                     }
-                    if let Some(r) = sel.as_ref().and_then(|s| s.reserve.as_ref()) {
+                    if let Some(r) = chosen {
                         st.reserve(
                             alloc.iter().copied(),
                             r,
@@ -476,7 +497,7 @@ impl Sched {
                     if with_limits {
                         let hosts: Vec<&str> =
                             alloc.iter().map(|&i| self.hosts[i].name.as_str()).collect();
-                        let amounts = match sel.as_ref().and_then(|s| s.reserve.as_ref()) {
+                        let amounts = match chosen {
                             Some(r) if limit_amounts => {
                                 let names: Vec<String> =
                                     hosts.iter().map(|h| (*h).to_owned()).collect();
@@ -494,13 +515,14 @@ impl Sched {
                         );
                     }
                     let names = alloc.iter().map(|&i| self.hosts[i].name.clone()).collect();
-                    self.start_job_at(now, key, names, &alloc);
+                    let effective = alts::effective_text(alts, alt);
+                    self.start_job_at(now, key, names, &alloc, effective);
                     placed = true;
                     generation += 1;
                     // Only the hosts just used changed: bring this shape up to date.
                     let mut touched = alloc;
                     // A shared resource it reserves changed on every host sharing it.
-                    if let Some(r) = sel.as_ref().and_then(|s| s.reserve.as_ref()) {
+                    if let Some(r) = chosen {
                         let mut more = Vec::new();
                         for &i in &touched {
                             for (name, _, _) in &r.amounts {
@@ -535,6 +557,7 @@ impl Sched {
                         most,
                         sel: sel.as_deref(),
                         excluded,
+                        within,
                     };
                     let Some(shape) = shapes.get_mut(&shape_key) else {
                         continue;
