@@ -8,7 +8,7 @@
 //! restarted mbatchd keeps reserving it.
 
 use super::allocate::allocate;
-use super::fit::{Cand, CandKey};
+use super::fit::{Cand, CandKey, Shape};
 use super::select::Reserve;
 use crate::{Job, Queue, Sched};
 use basalt_config::resreq::{Rusage, rusage_alternatives, rusage_of};
@@ -173,11 +173,25 @@ impl Reserve {
     }
 }
 
+/// Hosts for a job of `(need, most, span)` among `shape`'s candidates, and the
+/// alternative of its `n_alts` it reserves (0 for a job without alternatives).
+pub(crate) fn place(
+    shape: &Shape,
+    n_alts: usize,
+    n: (u32, u32, Option<Option<u32>>),
+) -> Option<(Vec<usize>, usize)> {
+    let alloc = allocate(shape.cands.iter().map(|c| &c.0), n.0, n.1, n.2)?;
+    if n_alts < 2 {
+        return Some((alloc, 0));
+    }
+    choose_alt(&shape.cands, &shape.cur, alloc, n_alts, n)
+}
+
 /// The alternative a job placed on `alloc` (host indices, one per slot) reserves: the
 /// first that fits on every host of it (`cur[i]`'s bit set). When none does, the job is
 /// placed again among the hosts each alternative fits, in order; None when no
 /// alternative has hosts enough.
-pub(crate) fn choose_alt(
+fn choose_alt(
     cands: &BTreeSet<CandKey>,
     cur: &[Option<Cand>],
     alloc: Vec<usize>,

@@ -12,7 +12,6 @@ use crate::depend::Tri;
 use crate::{
     Effect, Event, JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Str, Submission, secs, span_of,
 };
-use allocate::allocate;
 use basalt_core::job::{JobState, pend, sub};
 use fit::{CandKey, JobFit, PassState, Shape, ShapeKey, StaticWhy};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -458,16 +457,7 @@ impl Sched {
                 }
             }
             let alts: &[select::Reserve] = sel.as_ref().map_or(&[], |s| &s.reserve);
-            let placement = match allocate(shape.cands.iter().map(|c| &c.0), need, most, span) {
-                // One alternative for all its hosts.
-                Some(alloc) if alts.len() > 1 => {
-                    let n = (need, most, span);
-                    alts::choose_alt(&shape.cands, &shape.cur, alloc, alts.len(), n)
-                }
-                Some(alloc) => Some((alloc, 0)),
-                None => None,
-            };
-            match placement {
+            match alts::place(shape, alts.len(), (need, most, span)) {
                 Some((alloc, alt)) => {
                     let chosen = alts.get(alt);
                     let qname = q.name.clone();
