@@ -144,7 +144,11 @@ pub fn merge(reqs: &[String]) -> String {
     if let Some(o) = other.iter().find(|(k, _)| k == "order") {
         out.push(format!("order[{}]", o.1));
     }
-    if !rusage.is_empty() {
+    if rusage.iter().any(|b| b.contains("||")) {
+        // `||` alternatives are not merged item by item: each section is kept, and
+        // [`rusage_alternatives`] reads the others into each alternative.
+        out.extend(rusage.iter().map(|b| format!("rusage[{b}]")));
+    } else if !rusage.is_empty() {
         out.push(format!("rusage[{}]", merge_rusage(&rusage)));
     }
     for (k, v) in other.iter().filter(|(k, _)| k != "order") {
@@ -239,81 +243,108 @@ pub struct Rusage {
     pub decay: bool,
 }
 
-/// The `rusage[]` of a requirement (its sections merged; of `||` alternatives the first
-/// is taken). `unit_mb` is the size of `LSF_UNIT_FOR_LIMITS` in MB, the unit of a bare
-/// `mem`, `swp` or `tmp` value (`8192MB`, `4G` carry their own). None without `rusage[]`;
-/// an error for an item that is not `name=number`.
+/// The `rusage[]` of a requirement (its sections merged; of `||` alternatives the first,
+/// see [`rusage_alternatives`]). `unit_mb` is the size of `LSF_UNIT_FOR_LIMITS` in MB,
+/// the unit of a bare `mem`, `swp` or `tmp` value (`8192MB`, `4G` carry their own). None
+/// without `rusage[]`; an error for an item that is not `name=number`.
 pub fn rusage_of(s: &str, unit_mb: f64) -> Result<Option<Rusage>, String> {
+    Ok(rusage_alternatives(s, unit_mb)?.and_then(|v| v.into_iter().next()))
+}
+
+/// The alternatives of a requirement's `rusage[]`, in order (LSF 10.1's
+/// `rusage[mem=20000 || mem=10000:swp=10000]`; one without `||`). Each alternative has
+/// its own `duration=` and `decay=`. Several `rusage[]` sections are merged per resource
+/// (a later value wins); a section without `||` is merged into every alternative of the
+/// others; two sections with `||` are an error, as is an empty or malformed alternative.
+/// None without `rusage[]`.
+pub fn rusage_alternatives(s: &str, unit_mb: f64) -> Result<Option<Vec<Rusage>>, String> {
     let (_, other) = sections(s);
-    let bodies: Vec<&str> = other
-        .iter()
-        .filter(|(k, _)| k == "rusage")
-        .map(|(_, b)| b.as_str())
-        .collect();
-    if bodies.is_empty() {
-        return Ok(None);
+    let mut alts: Option<Vec<Rusage>> = None;
+    for (_, body) in other.iter().filter(|(k, _)| k == "rusage") {
+        let pieces: Vec<&str> = body.split("||").collect();
+        if pieces.len() > 1 && pieces.iter().any(|p| p.trim().is_empty()) {
+            return Err(format!("empty rusage[] alternative in {body:?}"));
+        }
+        // Each piece's items are read onto what the earlier sections gave (later wins).
+        alts = Some(match alts {
+            None => pieces
+                .iter()
+                .map(|p| parse_alternative(Rusage::default(), p, unit_mb))
+                .collect::<Result<_, _>>()?,
+            Some(prev) if pieces.len() == 1 => prev
+                .into_iter()
+                .map(|a| parse_alternative(a, body, unit_mb))
+                .collect::<Result<_, _>>()?,
+            Some(prev) if prev.len() == 1 => pieces
+                .iter()
+                .map(|p| parse_alternative(prev[0].clone(), p, unit_mb))
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err("more than one rusage[] with || alternatives".to_owned()),
+        });
     }
-    let mut r = Rusage::default();
-    for body in bodies {
-        let first = body.split("||").next().unwrap_or("");
-        for item in first.split([':', ',']).map(str::trim) {
-            let item = item.trim_matches(|c| c == '(' || c == ')').trim();
-            if item.is_empty() {
-                continue;
-            }
-            let Some((name, value)) = item.split_once('=') else {
-                return Err(format!("bad rusage[] item {item:?}"));
-            };
-            let (name, value) = (name.trim(), value.trim());
-            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-                return Err(format!("bad rusage[] item {item:?}"));
-            }
-            match name {
-                "duration" => {
-                    let (num, per) = match value.strip_suffix(['h', 'H']) {
-                        Some(n) => (n, 60.0),
-                        None => (value.strip_suffix(['m', 'M']).unwrap_or(value), 1.0),
-                    };
-                    let v: f64 = num
-                        .trim()
-                        .parse()
-                        .map_err(|_| format!("bad rusage[] duration {value:?}"))?;
-                    if !(v.is_finite() && v >= 0.0) {
-                        return Err(format!("bad rusage[] duration {value:?}"));
-                    }
-                    r.duration_min = Some(v * per);
+    Ok(alts)
+}
+
+/// One alternative of an `rusage[]` body (`name=value` items separated by `:` or `,`)
+/// read onto `r`: a later item wins.
+fn parse_alternative(mut r: Rusage, body: &str, unit_mb: f64) -> Result<Rusage, String> {
+    for item in body.split([':', ',']).map(str::trim) {
+        let item = item.trim_matches(|c| c == '(' || c == ')').trim();
+        if item.is_empty() {
+            continue;
+        }
+        let Some((name, value)) = item.split_once('=') else {
+            return Err(format!("bad rusage[] item {item:?}"));
+        };
+        let (name, value) = (name.trim(), value.trim());
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(format!("bad rusage[] item {item:?}"));
+        }
+        match name {
+            "duration" => {
+                let (num, per) = match value.strip_suffix(['h', 'H']) {
+                    Some(n) => (n, 60.0),
+                    None => (value.strip_suffix(['m', 'M']).unwrap_or(value), 1.0),
+                };
+                let v: f64 = num
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("bad rusage[] duration {value:?}"))?;
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(format!("bad rusage[] duration {value:?}"));
                 }
-                "decay" => {
-                    r.decay = match value {
-                        "1" => true,
-                        "0" => false,
-                        _ => return Err(format!("bad rusage[] decay {value:?}")),
-                    }
+                r.duration_min = Some(v * per);
+            }
+            "decay" => {
+                r.decay = match value {
+                    "1" => true,
+                    "0" => false,
+                    _ => return Err(format!("bad rusage[] decay {value:?}")),
                 }
-                _ => {
-                    let sized = matches!(name, "mem" | "swp" | "swap" | "tmp");
-                    let bare = value.parse::<f64>().ok();
-                    let v = match (bare, sized) {
-                        (Some(v), true) => v * unit_mb,
-                        (Some(v), false) => v,
-                        (None, true) => crate::select::number_in_mb(value)
-                            .and_then(|t| t.parse::<f64>().ok())
-                            .ok_or_else(|| format!("bad rusage[] value {item:?}"))?,
-                        (None, false) => return Err(format!("bad rusage[] value {item:?}")),
-                    };
-                    if !(v.is_finite() && v >= 0.0) {
-                        return Err(format!("bad rusage[] value {item:?}"));
-                    }
-                    let name = if name == "swap" { "swp" } else { name };
-                    match r.amounts.iter_mut().find(|(n, _)| n == name) {
-                        Some(slot) => slot.1 = v,
-                        None => r.amounts.push((name.to_owned(), v)),
-                    }
+            }
+            _ => {
+                let sized = matches!(name, "mem" | "swp" | "swap" | "tmp");
+                let bare = value.parse::<f64>().ok();
+                let v = match (bare, sized) {
+                    (Some(v), true) => v * unit_mb,
+                    (Some(v), false) => v,
+                    (None, true) => crate::select::number_in_mb(value)
+                        .and_then(|t| t.parse::<f64>().ok())
+                        .ok_or_else(|| format!("bad rusage[] value {item:?}"))?,
+                    (None, false) => return Err(format!("bad rusage[] value {item:?}")),
+                };
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(format!("bad rusage[] value {item:?}"));
+                }
+                let name = if name == "swap" { "swp" } else { name };
+                match r.amounts.iter_mut().find(|(n, _)| n == name) {
+                    Some(slot) => slot.1 = v,
+                    None => r.amounts.push((name.to_owned(), v)),
                 }
             }
         }
     }
-    Ok(Some(r))
+    Ok(r)
 }
 
 #[cfg(test)]
@@ -348,6 +379,97 @@ mod rusage_tests {
             "rusage[decay=2]",
             "rusage[mem=-1]",
         ] {
+            assert!(rusage_of(bad, 1.0).is_err(), "{bad}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod alternative_tests {
+    use super::*;
+
+    fn amounts(r: &Rusage) -> Vec<(&str, f64)> {
+        r.amounts.iter().map(|(n, v)| (n.as_str(), *v)).collect()
+    }
+
+    #[test]
+    fn every_alternative_is_read_in_order() {
+        let alts = rusage_alternatives("rusage[mem=20000 || mem=10000:swp=10000]", 1.0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(alts.len(), 2);
+        assert_eq!(amounts(&alts[0]), vec![("mem", 20000.0)]);
+        assert_eq!(amounts(&alts[1]), vec![("mem", 10000.0), ("swp", 10000.0)]);
+        // Whitespace around || or none; a plain rusage[] is one alternative.
+        let tight = rusage_alternatives("rusage[mem=20000||mem=10000:swp=10000]", 1.0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(tight, alts);
+        let one = rusage_alternatives("select[mem>1] rusage[mem=5]", 1.0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(one.len(), 1);
+        assert_eq!(rusage_alternatives("select[mem>1]", 1.0).unwrap(), None);
+        // rusage_of keeps giving the first.
+        assert_eq!(
+            rusage_of("rusage[mem=20000 || mem=10000]", 1.0).unwrap(),
+            Some(alts[0].clone())
+        );
+    }
+
+    #[test]
+    fn each_alternative_has_its_own_duration_and_decay() {
+        let alts = rusage_alternatives(
+            "rusage[mem=4G:duration=10:decay=1 || mem=1000:duration=2h || licA=1]",
+            1.0,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(alts.len(), 3);
+        assert_eq!(amounts(&alts[0]), vec![("mem", 4096.0)]);
+        assert_eq!((alts[0].duration_min, alts[0].decay), (Some(10.0), true));
+        assert_eq!((alts[1].duration_min, alts[1].decay), (Some(120.0), false));
+        assert_eq!((alts[2].duration_min, alts[2].decay), (None, false));
+        assert_eq!(amounts(&alts[2]), vec![("licA", 1.0)]);
+        // LSF_UNIT_FOR_LIMITS applies to every alternative.
+        let kb = rusage_alternatives("rusage[mem=2048 || swp=1024]", 1.0 / 1024.0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(amounts(&kb[0]), vec![("mem", 2.0)]);
+        assert_eq!(amounts(&kb[1]), vec![("swp", 1.0)]);
+    }
+
+    #[test]
+    fn a_plain_section_goes_into_every_alternative() {
+        // Two -R strings: the sections are kept apart by merge() and read together here.
+        let merged = merge(&["rusage[mem=200 || mem=100]".into(), "rusage[tmp=5]".into()]);
+        assert_eq!(merged, "rusage[mem=200 || mem=100] rusage[tmp=5]");
+        let alts = rusage_alternatives(&merged, 1.0).unwrap().unwrap();
+        assert_eq!(amounts(&alts[0]), vec![("mem", 200.0), ("tmp", 5.0)]);
+        assert_eq!(amounts(&alts[1]), vec![("mem", 100.0), ("tmp", 5.0)]);
+        let alts = rusage_alternatives("rusage[tmp=5:mem=1] rusage[mem=200 || swp=3]", 1.0)
+            .unwrap()
+            .unwrap();
+        assert_eq!(amounts(&alts[0]), vec![("tmp", 5.0), ("mem", 200.0)]);
+        assert_eq!(
+            amounts(&alts[1]),
+            vec![("tmp", 5.0), ("mem", 1.0), ("swp", 3.0)]
+        );
+    }
+
+    #[test]
+    fn a_malformed_alternative_is_an_error() {
+        for bad in [
+            "rusage[mem=100 || mem]",
+            "rusage[mem=x || mem=1]",
+            "rusage[mem=1 || ]",
+            "rusage[|| mem=1]",
+            "rusage[mem=1 |||| mem=2]",
+            "rusage[mem=1 || duration=x]",
+            "rusage[mem=1 || decay=3]",
+            "rusage[mem=1 || mem=2] rusage[swp=1 || swp=2]",
+        ] {
+            assert!(rusage_alternatives(bad, 1.0).is_err(), "{bad}");
             assert!(rusage_of(bad, 1.0).is_err(), "{bad}");
         }
     }

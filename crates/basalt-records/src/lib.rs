@@ -103,7 +103,12 @@ pub fn to_record(ev: &Event) -> el::Record {
                 foreign_tail: None,
             }))
         }
-        Event::JobStart { time, key, hosts } => el::Record::JobStart(r::JobStart {
+        Event::JobStart {
+            time,
+            key,
+            hosts,
+            effective_res_req,
+        } => el::Record::JobStart(r::JobStart {
             header: h(*time),
             job_id: key.0,
             j_status: JobState::Run.code(),
@@ -116,7 +121,8 @@ pub fn to_record(ev: &Event) -> el::Record {
             j_flags: 0,
             idx: key.1,
             user_group: String::new(),
-            effective_res_req: String::new(),
+            // The rusage[] alternative it reserves (empty without alternatives).
+            effective_res_req: effective_res_req.clone(),
         }),
         Event::JobStartAccept {
             time,
@@ -393,6 +399,7 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
             time: s.header.time,
             key: (s.job_id, s.idx),
             hosts: s.exec_hosts.clone(),
+            effective_res_req: s.effective_res_req.clone(),
         },
         el::Record::JobStartAccept(a) => Event::JobStartAccept {
             time: a.header.time,

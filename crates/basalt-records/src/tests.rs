@@ -100,6 +100,7 @@ fn an_array_is_one_job_new_and_elements_carry_their_index() {
         time: 1_800_000_001,
         key: (42, 7),
         hosts: vec!["hostA".into()],
+        effective_res_req: String::new(),
     };
     assert_eq!(through_the_log(&start), start);
     let signal = Event::JobSignal {
@@ -153,4 +154,34 @@ fn post_exec_and_requeue_values_survive_the_log() {
             (other, _) => panic!("{other:?}"),
         }
     }
+}
+
+/// The `rusage[]` alternative a job was dispatched with is JOB_START's `effectiveResReq`
+/// (LSF's field, after "userGroup"); a job without alternatives writes it empty, and a
+/// record without it (an older OpenLava-layout JOB_START) replays as empty.
+#[test]
+fn the_rusage_alternative_survives_the_log() {
+    let start = Event::JobStart {
+        time: 1_800_000_001,
+        key: (42, 0),
+        hosts: vec!["hostA".into(), "hostA".into()],
+        effective_res_req: "rusage[mem=10000MB:swp=10000MB:duration=10]".into(),
+    };
+    let line = to_record(&start).to_line();
+    assert!(
+        line.ends_with(r#""" "rusage[mem=10000MB:swp=10000MB:duration=10]""#),
+        "{line}"
+    );
+    assert_eq!(through_the_log(&start), start);
+    let plain = Event::JobStart {
+        time: 1_800_000_001,
+        key: (42, 0),
+        hosts: vec!["hostA".into()],
+        effective_res_req: String::new(),
+    };
+    assert_eq!(through_the_log(&plain), plain);
+    // An OpenLava JOB_START: no effectiveResReq.
+    let old = r#""JOB_START" "2.0" 1800000001 42 4 0 0 1.0 1 "hostA" "" "" 0 0"#;
+    let rec = el::parse_line(old).unwrap().unwrap();
+    assert_eq!(from_record(&rec), Some(plain));
 }

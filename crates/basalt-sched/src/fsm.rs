@@ -169,6 +169,7 @@ impl Sched {
                         cpu_time: 0.0,
                         term_reason: Str::EMPTY,
                         attempt: 0,
+                        rusage_alt: 0,
                         kill_as_done: false,
                         kill_ordered: None,
                         usage: None,
@@ -189,11 +190,25 @@ impl Sched {
                     }
                 }
             }
-            Event::JobStart { time, key, hosts } => {
+            Event::JobStart {
+                time,
+                key,
+                hosts,
+                effective_res_req,
+            } => {
+                // The alternative of its rusage[] it reserves (only a job with several
+                // logs one).
+                let alt = match self.jobs.get(key) {
+                    Some(j) if !effective_res_req.is_empty() => {
+                        self.rusage_alt_of(j, effective_res_req)
+                    }
+                    _ => 0,
+                };
                 if let Some(j) = self.jobs.get_mut(key) {
                     self.counts.apply(j, false);
                     j.state = JobState::Run;
                     j.hosts = hosts.clone();
+                    j.rusage_alt = alt;
                     j.start_time = *time;
                     j.attempt += 1;
                     j.pid = 0;

@@ -588,6 +588,8 @@ mod requeue_tests;
 #[cfg(test)]
 mod reslimit_tests;
 #[cfg(test)]
+mod rusage_alt_tests;
+#[cfg(test)]
 mod select_tests;
 #[cfg(test)]
 mod slots_tests;

@@ -466,6 +466,7 @@ impl Sched {
                 time: t,
                 key,
                 hosts: Vec::new(),
+                effective_res_req: String::new(),
             });
             if executed && last {
                 out.push(execute(t, 0));
@@ -492,6 +493,7 @@ impl Sched {
                 time: t,
                 key,
                 hosts: j.hosts.clone(),
+                effective_res_req: self.effective_rusage(j),
             });
             cur = (JobState::Run, 0, 0);
             if j.pid != 0 || j.pgid != 0 {

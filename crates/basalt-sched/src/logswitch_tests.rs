@@ -799,6 +799,7 @@ fn states_from_foreign_logs_survive_the_switch() {
         time: t + 1,
         key,
         hosts: vec!["hostA".into()],
+        effective_res_req: String::new(),
     };
     let foreign = vec![
         // A job that exited with no term reason, and a kill logged after it.
@@ -841,6 +842,7 @@ fn states_from_foreign_logs_survive_the_switch() {
             time: t + 1,
             key: (5, 0),
             hosts: vec![],
+            effective_res_req: String::new(),
         },
         Event::JobStartAccept {
             time: t + 2,

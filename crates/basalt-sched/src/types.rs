@@ -145,6 +145,10 @@ pub enum Event {
         time: i64,
         key: JobKey,
         hosts: Vec<String>,
+        /// The `rusage[]` alternative it reserves, as the record's `effectiveResReq`
+        /// (`rusage[mem=10000MB]`); empty for a job without `||` alternatives (and in a
+        /// log written before they were kept): the first.
+        effective_res_req: String,
     },
     JobStartAccept {
         time: i64,
@@ -372,6 +376,9 @@ pub struct Job {
     pub term_reason: Str,
     /// Number of dispatches so far (the current attempt).
     pub attempt: u32,
+    /// The `rusage[]` alternative (`||`) its current attempt reserves: an index, 0 for
+    /// the first (or a job without alternatives); from its JOB_START.
+    pub rusage_alt: u32,
     /// bkill -d was asked: record DONE once it ended.
     pub kill_as_done: bool,
     /// A kill was ordered (term reason to report).

@@ -126,7 +126,7 @@ mod tests {
     use super::*;
 
     fn cand(free: u32, i: usize) -> Cand {
-        (free, 0, i, i, [0; super::super::select::ORDER_KEYS], 0)
+        (free, 0, i, i, [0; super::super::select::ORDER_KEYS], 0, 0)
     }
 
     #[test]

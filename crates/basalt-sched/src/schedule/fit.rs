@@ -132,6 +132,9 @@ impl Sched {
             return Err(code);
         }
         let mut order = [0i64; super::select::ORDER_KEYS];
+        // The job's `rusage[]` alternatives this host has enough for (bit 0 alone when
+        // it reserves nothing).
+        let mut fits = 1u64;
         if let Some(sel) = job.sel {
             let mut values = super::select::values_of(h);
             if let Some(r) = st.reserved.get(i) {
@@ -149,8 +152,9 @@ impl Sched {
             if let Some(code) = sel.refuses(&values) {
                 return Err(code);
             }
-            if let Some(code) = sel.cannot_reserve(&values) {
-                return Err(code);
+            fits = sel.reserve_fits(&values)? & job.within.0;
+            if fits == 0 {
+                return Err(job.within.1);
             }
             order = sel.order_key(&values);
         }
@@ -234,23 +238,42 @@ impl Sched {
             return Err(pend::HOST_JOB_LIMIT);
         }
         if !self.cfg.limits.is_empty() {
-            let wants: Vec<(String, f64)> = job
-                .sel
-                .and_then(|s| s.reserve.as_ref())
-                .map(|r| r.amounts.iter().map(|(n, a, _)| (n.clone(), *a)).collect())
-                .unwrap_or_default();
-            match st.limits.host_room(
-                &self.cfg.limits,
-                &st.limits_open,
-                &job.sub.user,
-                &job.queue.name,
-                &job.sub.project,
-                &h.name,
-                &wants,
-            ) {
-                Err(code) => return Err(code),
-                Ok(Some(room)) => free = free.min(room),
-                Ok(None) => {}
+            // Each alternative that fits must also be within the limits; the first left
+            // decides the room.
+            let alts = job.sel.map_or(&[][..], |s| s.reserve.as_slice());
+            let (mut within, mut room, mut why) = (0u64, None, None);
+            for a in 0..alts.len().clamp(1, super::alts::MAX_ALTS) {
+                if fits >> a & 1 == 0 {
+                    continue;
+                }
+                let wants: Vec<(String, f64)> = alts
+                    .get(a)
+                    .map(|r| r.amounts.iter().map(|(n, x, _)| (n.clone(), *x)).collect())
+                    .unwrap_or_default();
+                match st.limits.host_room(
+                    &self.cfg.limits,
+                    &st.limits_open,
+                    &job.sub.user,
+                    &job.queue.name,
+                    &job.sub.project,
+                    &h.name,
+                    &wants,
+                ) {
+                    Err(code) => {
+                        why.get_or_insert(code);
+                    }
+                    Ok(r) => {
+                        within |= 1 << a;
+                        room.get_or_insert(r);
+                    }
+                }
+            }
+            if let Some(code) = why.filter(|_| within == 0) {
+                return Err(code);
+            }
+            fits = within;
+            if let Some(Some(r)) = room {
+                free = free.min(r);
             }
         }
         if job.exclusive {
@@ -266,14 +289,15 @@ impl Sched {
                 .copied()
                 .unwrap_or(job.queue.others_pref),
         };
-        Ok((free, r15s, h.rank, i, order, -pref))
+        Ok((free, r15s, h.rank, i, order, -pref, fits))
     }
 }
 
 /// A candidate host of a scheduling pass: (free slots, r15s × 100, rank, host index,
 /// its place in the job's `order[]`, all zeros without one).
-/// The last item: the host's preference level (the job's `-m`, else the queue's HOSTS:
-/// `hostA+2`), negated.
+/// Then: the host's preference level (the job's `-m`, else the queue's HOSTS:
+/// `hostA+2`), negated; the job's `rusage[]` alternatives the host fits (bit per
+/// alternative, [`super::alts`]).
 pub(crate) type Cand = (
     u32,
     i64,
@@ -281,6 +305,7 @@ pub(crate) type Cand = (
     usize,
     [i64; super::select::ORDER_KEYS],
     i64,
+    u64,
 );
 
 /// The host preference first (the job's `-m host+N`, else its queue's HOSTS `host+N`:
@@ -446,6 +471,9 @@ pub(crate) struct JobFit<'a> {
     pub(crate) excluded: &'a [String],
     /// Its `-m` list (None: any host).
     pub(crate) asked: Option<super::asked::Asked>,
+    /// The `rusage[]` alternatives the limits that are not per host let it have (a bit
+    /// each), and their reason for the others.
+    pub(crate) within: (u64, u32),
 }
 
 /// Jobs whose host evaluation is the same.
@@ -464,6 +492,8 @@ pub(crate) struct ShapeKey {
     pub(crate) excluded: Vec<String>,
     /// The job's project, when resource allocation limits may count by project.
     pub(crate) project: Option<crate::Str>,
+    /// [`JobFit::within`]: what the limits let its `rusage[]` alternatives have.
+    pub(crate) within: (u64, u32),
 }
 
 /// Every host evaluated for a shape, as of `generation`.

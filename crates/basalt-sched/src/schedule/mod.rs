@@ -3,6 +3,7 @@
 //! jobs are resumed first ([`resume`]).
 
 pub(crate) mod allocate;
+pub(crate) mod alts;
 pub mod asked;
 pub(crate) mod fit;
 mod resume;
@@ -12,7 +13,6 @@ use crate::depend::Tri;
 use crate::{
     Effect, Event, JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Str, Submission, secs, span_of,
 };
-use allocate::allocate;
 use basalt_core::job::{JobState, pend, sub};
 use fit::{CandKey, JobFit, PassState, Shape, ShapeKey, StaticWhy};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -26,22 +26,25 @@ impl Sched {
 
     pub(crate) fn start_job(&mut self, now: Millis, key: JobKey, alloc: Vec<String>) {
         let idx: Vec<usize> = alloc.iter().filter_map(|h| self.host_idx(h)).collect();
-        self.start_job_at(now, key, alloc, &idx);
+        self.start_job_at(now, key, alloc, &idx, String::new());
     }
 
-    /// [`Sched::start_job`] with the hosts' indices known.
+    /// [`Sched::start_job`] with the hosts' indices known and the `rusage[]` alternative
+    /// it reserves ([`alts::effective_text`]).
     pub(crate) fn start_job_at(
         &mut self,
         now: Millis,
         key: JobKey,
         alloc: Vec<String>,
         idx: &[usize],
+        effective_res_req: String,
     ) {
         let first = alloc[0].clone();
         self.emit(Event::JobStart {
             time: secs(now),
             key,
             hosts: alloc,
+            effective_res_req,
         });
         for &i in idx {
             if let Some(host) = self.hosts.get_mut(i) {
@@ -132,7 +135,7 @@ impl Sched {
         };
         // What started jobs reserve (`rusage[]`), by (queue, resource requirement); the
         // queues with a RES_REQ (a job of theirs may reserve without its own `-R`).
-        let mut reserves: FastMap<(Str, Str), Option<select::Reserve>> = fast_map();
+        let mut reserves: FastMap<(Str, Str), Vec<select::Reserve>> = fast_map();
         let rr_queues: Vec<String> = self
             .queues
             .iter()
@@ -167,13 +170,15 @@ impl Sched {
             let mut job_amounts: Vec<(String, f64)> = Vec::new();
             let j_rr = self.job_res_req(&j.sub);
             if !j_rr.is_empty() || rr_queues.iter().any(|q| **q == *j.queue) {
-                let r = reserves
+                let alts = reserves
                     .entry((j.queue.clone(), j_rr.clone()))
                     .or_insert_with(|| {
                         self.queue(&j.queue)
-                            .and_then(|q| self.reservation(q, &j_rr))
+                            .map(|q| self.reservations(q, &j_rr))
+                            .unwrap_or_default()
                     });
-                if let Some(r) = r {
+                // The alternative it was dispatched with (logged in its JOB_START).
+                if let Some(r) = alts.get(j.rusage_alt as usize).or(alts.first()) {
                     let share = r.share(now - j.start_time.saturating_mul(1000));
                     if limit_amounts {
                         job_amounts = reserved_total(r, share, &j.hosts, self.cfg.methods());
@@ -317,6 +322,9 @@ impl Sched {
                 continue;
             };
             let q = &self.queues[qi];
+            // The alternatives of its rusage[] the limits that are not per host let it
+            // have, and their reason for the others.
+            let mut within = (u64::MAX, 0);
             let early = if !q.active {
                 Some(pend::QUEUE_INACT)
             } else if !windows_open {
@@ -351,27 +359,26 @@ impl Sched {
             }) {
                 Some(pend::QUEUE_USER_LIMIT)
             } else if with_limits {
-                let wants = if limit_amounts {
-                    pending_amounts(
-                        reserves
-                            .entry((Str::from(q.name.as_str()), rr.clone()))
-                            .or_insert_with(|| self.reservation(q, &rr))
-                            .as_ref(),
-                        need,
-                        self.cfg.methods(),
-                    )
+                // Within the limits with one of its alternatives at least.
+                let alts: &[select::Reserve] = if limit_amounts {
+                    reserves
+                        .entry((Str::from(q.name.as_str()), rr.clone()))
+                        .or_insert_with(|| self.reservations(q, &rr))
                 } else {
-                    Vec::new()
+                    &[]
                 };
-                st.limits.job_reason(
-                    &self.cfg.limits,
-                    &st.limits_open,
-                    &sub.user,
-                    &q.name,
-                    &sub.project,
-                    need,
-                    &wants,
-                )
+                within = alts::within(alts, |r| {
+                    st.limits.job_reason(
+                        &self.cfg.limits,
+                        &st.limits_open,
+                        &sub.user,
+                        &q.name,
+                        &sub.project,
+                        need,
+                        &pending_amounts(r, need, self.cfg.methods()),
+                    )
+                });
+                (within.0 == 0).then_some(within.1)
             } else {
                 None
             };
@@ -416,6 +423,7 @@ impl Sched {
                 res_req: sel.as_ref().map(|_| rr.clone()),
                 excluded: excluded.to_vec(),
                 project: with_limits.then(|| sub.project.clone()),
+                within,
             };
             let job = JobFit {
                 queue: q,
@@ -425,6 +433,7 @@ impl Sched {
                 sel: sel.as_deref(),
                 excluded,
                 asked: asked::Asked::of(&sub.asked_hosts),
+                within,
             };
             let shape = shapes.entry(shape_key.clone()).or_insert_with(|| Shape {
                 generation: u64::MAX,
@@ -456,29 +465,28 @@ impl Sched {
                 .into_iter()
                 .chain(allocate::same_of(&q.res_req))
                 .collect();
-            let chosen = if same.is_empty() {
-                allocate(shape.cands.iter().map(|c| &c.0), need, most, span)
-            } else {
-                let key = |i: usize| -> Vec<String> {
-                    let v = select::values_of(&self.hosts[i]);
-                    same.iter()
-                        .map(|name| {
-                            v.strings
-                                .get(name)
-                                .cloned()
-                                .or_else(|| {
-                                    v.numbers
-                                        .get(&basalt_config::select::canonical(name))
-                                        .map(f64::to_string)
-                                })
-                                .unwrap_or_else(|| v.booleans.contains(name).to_string())
-                        })
-                        .collect()
-                };
-                allocate::allocate_same(shape.cands.iter().map(|c| &c.0), need, most, span, &key)
+            let same_values = |i: usize| -> Vec<String> {
+                let v = select::values_of(&self.hosts[i]);
+                same.iter()
+                    .map(|name| {
+                        v.strings
+                            .get(name)
+                            .cloned()
+                            .or_else(|| {
+                                v.numbers
+                                    .get(&basalt_config::select::canonical(name))
+                                    .map(f64::to_string)
+                            })
+                            .unwrap_or_else(|| v.booleans.contains(name).to_string())
+                    })
+                    .collect()
             };
-            match chosen {
-                Some(alloc) => {
+            let same_key: Option<&dyn Fn(usize) -> Vec<String>> =
+                (!same.is_empty()).then_some(&same_values);
+            let alts: &[select::Reserve] = sel.as_ref().map_or(&[], |s| &s.reserve);
+            match alts::place(shape, alts.len(), (need, most, span), same_key) {
+                Some((alloc, alt)) => {
+                    let chosen = alts.get(alt);
                     let qname = q.name.clone();
                     for &i in &alloc {
                         st.take(i, &qname, &sub.user, track_user, track_qhost);
@@ -494,7 +502,7 @@ impl Sched {
                     if rec.array_limit.is_some() {
                         *array_started.entry(key.0).or_default() += 1;
                     }
-                    if let Some(r) = sel.as_ref().and_then(|s| s.reserve.as_ref()) {
+                    if let Some(r) = chosen {
                         st.reserve(
                             alloc.iter().copied(),
                             r,
@@ -506,7 +514,7 @@ impl Sched {
                     if with_limits {
                         let hosts: Vec<&str> =
                             alloc.iter().map(|&i| self.hosts[i].name.as_str()).collect();
-                        let amounts = match sel.as_ref().and_then(|s| s.reserve.as_ref()) {
+                        let amounts = match chosen {
                             Some(r) if limit_amounts => {
                                 let names: Vec<String> =
                                     hosts.iter().map(|h| (*h).to_owned()).collect();
@@ -524,13 +532,14 @@ impl Sched {
                         );
                     }
                     let names = alloc.iter().map(|&i| self.hosts[i].name.clone()).collect();
-                    self.start_job_at(now, key, names, &alloc);
+                    let effective = alts::effective_text(alts, alt);
+                    self.start_job_at(now, key, names, &alloc, effective);
                     placed = true;
                     generation += 1;
                     // Only the hosts just used changed: bring this shape up to date.
                     let mut touched = alloc;
                     // A shared resource it reserves changed on every host sharing it.
-                    if let Some(r) = sel.as_ref().and_then(|s| s.reserve.as_ref()) {
+                    if let Some(r) = chosen {
                         let mut more = Vec::new();
                         for &i in &touched {
                             for (name, _, _) in &r.amounts {
@@ -566,6 +575,7 @@ impl Sched {
                         sel: sel.as_deref(),
                         excluded,
                         asked: asked::Asked::of(&sub.asked_hosts),
+                        within,
                     };
                     let Some(shape) = shapes.get_mut(&shape_key) else {
                         continue;

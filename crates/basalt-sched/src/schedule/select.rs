@@ -75,8 +75,9 @@ pub(crate) struct Selects {
     /// The job's `order[]`, else its queue's: each canonical name with true when a
     /// smaller value is better (an increasing index such as `r15s`, or a decreasing one reversed).
     pub(crate) order: Vec<(String, bool)>,
-    /// What the job reserves on its host (its `rusage[]` merged with its queue's).
-    pub(crate) reserve: Option<Reserve>,
+    /// What the job reserves on its host (its `rusage[]` merged with its queue's): the
+    /// `||` alternatives in order, one without them, none when it reserves nothing.
+    pub(crate) reserve: Vec<Reserve>,
 }
 
 /// A job's reservation: per resource, the amount; for how long; decaying or not.
@@ -89,6 +90,29 @@ pub(crate) struct Reserve {
 }
 
 impl Reserve {
+    /// The pending reason a host of these values (what others reserved taken off) gives
+    /// a job reserving this when it has not enough: for a built-in load index, "Job
+    /// requirements for reserving resource (<index>) not satisfied", else the job's
+    /// resource requirements.
+    pub(crate) fn lacks(&self, values: &HostValues) -> Option<u32> {
+        for (name, amount, larger_better) in &self.amounts {
+            if *amount <= 0.0 || !*larger_better {
+                continue;
+            }
+            let enough = values.numbers.get(name).is_some_and(|v| *v >= *amount);
+            if !enough {
+                let index = basalt_core::BUILTIN_INDICES
+                    .iter()
+                    .position(|i| i.name() == name.as_str());
+                return Some(match index {
+                    Some(i) => pend::RESERVE_BASE + i as u32,
+                    None => pend::RES_REQ,
+                });
+            }
+        }
+        None
+    }
+
     /// The share of the amounts reserved `run_ms` after the job started: 1 without a
     /// duration, 0 once it has passed, decreasing linearly with `decay=1`.
     pub(crate) fn share(&self, run_ms: i64) -> f64 {
@@ -128,28 +152,26 @@ impl Selects {
         None
     }
 
-    /// The pending reason a host of these values (what others reserved taken off)
-    /// gives the job when it has not what the job reserves: for a built-in load index,
-    /// "Job requirements for reserving resource (<index>) not satisfied", else the job's
-    /// resource requirements.
-    pub(crate) fn cannot_reserve(&self, values: &HostValues) -> Option<u32> {
-        let r = self.reserve.as_ref()?;
-        for (name, amount, larger_better) in &r.amounts {
-            if *amount <= 0.0 || !*larger_better {
-                continue;
-            }
-            let enough = values.numbers.get(name).is_some_and(|v| *v >= *amount);
-            if !enough {
-                let index = basalt_core::BUILTIN_INDICES
-                    .iter()
-                    .position(|i| i.name() == name.as_str());
-                return Some(match index {
-                    Some(i) => pend::RESERVE_BASE + i as u32,
-                    None => pend::RES_REQ,
-                });
+    /// Which of the job's reservation alternatives a host of these values (what others
+    /// reserved taken off) has enough for: bit `a` for alternative `a` (the first 64;
+    /// bit 0 when the job reserves nothing). When none: the first alternative's reason
+    /// ([`Reserve::lacks`]).
+    pub(crate) fn reserve_fits(&self, values: &HostValues) -> Result<u64, u32> {
+        let mut fits = 0u64;
+        let mut why = None;
+        for (a, r) in self.reserve.iter().take(super::alts::MAX_ALTS).enumerate() {
+            match r.lacks(values) {
+                None => fits |= 1 << a,
+                Some(code) => {
+                    why.get_or_insert(code);
+                }
             }
         }
-        None
+        match why {
+            None if self.reserve.is_empty() => Ok(1),
+            Some(code) if fits == 0 => Err(code),
+            _ => Ok(fits),
+        }
     }
 
     /// Where a host of these values comes in the job's `order[]`: smaller first; a host
@@ -276,8 +298,8 @@ impl Sched {
                 (canon, smaller_better)
             })
             .collect::<Vec<_>>();
-        let reserve = self.reservation(q, res_req);
-        (queue.is_some() || job.is_some() || !order.is_empty() || reserve.is_some()).then_some(
+        let reserve = self.reservations(q, res_req);
+        (queue.is_some() || job.is_some() || !order.is_empty() || !reserve.is_empty()).then_some(
             Selects {
                 queue,
                 job,
@@ -287,54 +309,11 @@ impl Sched {
         )
     }
 
-    /// What a job of queue `q` asking `res_req` reserves: its `rusage[]` merged with its
-    /// queue's (the job's amount wins per resource, the queue's other resources are
-    /// kept, the queue's duration and decay apply when the job gives none). None when
-    /// neither reserves anything (or neither parses).
-    pub(crate) fn reservation(&self, q: &Queue, res_req: &str) -> Option<Reserve> {
-        use basalt_config::resreq::rusage_of;
-        let unit = self.cfg.unit_mb;
-        let job = rusage_of(res_req, unit).ok().flatten();
-        let queue = rusage_of(&q.res_req, unit).ok().flatten();
-        if job.is_none() && queue.is_none() {
-            return None;
-        }
-        let job = job.unwrap_or_default();
-        let queue = queue.unwrap_or_default();
-        let mut amounts: Vec<(String, f64)> = job.amounts.clone();
-        for (n, v) in &queue.amounts {
-            if !amounts.iter().any(|(m, _)| m == n) {
-                amounts.push((n.clone(), *v));
-            }
-        }
-        let job_timed = job.duration_min.is_some();
-        let duration_min = job.duration_min.or(queue.duration_min);
-        let decay = if job_timed {
-            job.decay
-        } else {
-            queue.decay || job.decay
-        };
-        let amounts: Vec<(String, f64, bool)> = amounts
-            .into_iter()
-            .filter(|(_, v)| *v > 0.0)
-            .map(|(n, v)| {
-                let canon = basalt_config::select::canonical(&n);
-                let larger_better = !self.smaller_is_better(&canon);
-                (canon, v, larger_better)
-            })
-            .collect();
-        (!amounts.is_empty()).then(|| Reserve {
-            amounts,
-            duration_ms: duration_min.map(|m| (m * 60_000.0) as i64),
-            decay,
-        })
-    }
-
     /// Is a smaller value of `name` the better host? Yes for the load indices that grow
     /// with the load (`r15s`, `ut`, `pg`, ...) and numeric resources lsf.shared marks
     /// INCREASING; no for free memory, swap, /tmp, idle time, the static sizes (`maxmem`,
     /// `ncpus`, `cpuf`, ...) and other resources.
-    fn smaller_is_better(&self, name: &str) -> bool {
+    pub(crate) fn smaller_is_better(&self, name: &str) -> bool {
         let canon = basalt_config::select::canonical(name);
         match basalt_core::LoadIndex::from_name(&canon) {
             Some(i) => i.increasing(),
@@ -348,6 +327,6 @@ impl Sched {
     pub(crate) fn select_ok(&self, res_req: &str) -> bool {
         !matches!(self.select_part(res_req), Some(Part::Bad))
             && basalt_config::resreq::order_keys(res_req).is_ok()
-            && basalt_config::resreq::rusage_of(res_req, self.cfg.unit_mb).is_ok()
+            && basalt_config::resreq::rusage_alternatives(res_req, self.cfg.unit_mb).is_ok()
     }
 }
