@@ -96,6 +96,26 @@ pub fn same_of(res_req: &str) -> Vec<String> {
         .collect()
 }
 
+/// A host's values of the same[] resources `names`: a string, a number, or whether the
+/// host has a boolean resource.
+pub(crate) fn values_for_same(h: &crate::Host, names: &[String]) -> Vec<String> {
+    let v = super::select::values_of(h);
+    names
+        .iter()
+        .map(|name| {
+            v.strings
+                .get(name)
+                .cloned()
+                .or_else(|| {
+                    v.numbers
+                        .get(&basalt_config::select::canonical(name))
+                        .map(f64::to_string)
+                })
+                .unwrap_or_else(|| v.booleans.contains(name).to_string())
+        })
+        .collect()
+}
+
 /// [`allocate`] within one group of hosts that share the values `key` gives each host
 /// (same[]): the groups are tried in the order of their best candidate.
 pub(crate) fn allocate_same<'a, I>(

@@ -6,6 +6,7 @@ pub(crate) mod allocate;
 pub(crate) mod alts;
 pub mod asked;
 pub(crate) mod fit;
+mod reserve;
 mod resume;
 pub(crate) mod select;
 
@@ -15,6 +16,8 @@ use crate::{
 };
 use basalt_core::job::{JobState, pend, sub};
 use fit::{CandKey, JobFit, PassState, Shape, ShapeKey, StaticWhy};
+pub(crate) use reserve::Methods;
+use reserve::{pending_amounts, reserved_total};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -465,22 +468,7 @@ impl Sched {
                 .into_iter()
                 .chain(allocate::same_of(&q.res_req))
                 .collect();
-            let same_values = |i: usize| -> Vec<String> {
-                let v = select::values_of(&self.hosts[i]);
-                same.iter()
-                    .map(|name| {
-                        v.strings
-                            .get(name)
-                            .cloned()
-                            .or_else(|| {
-                                v.numbers
-                                    .get(&basalt_config::select::canonical(name))
-                                    .map(f64::to_string)
-                            })
-                            .unwrap_or_else(|| v.booleans.contains(name).to_string())
-                    })
-                    .collect()
-            };
+            let same_values = |i: usize| allocate::values_for_same(&self.hosts[i], &same);
             let same_key: Option<&dyn Fn(usize) -> Vec<String>> =
                 (!same.is_empty()).then_some(&same_values);
             let alts: &[select::Reserve] = sel.as_ref().map_or(&[], |s| &s.reserve);
@@ -760,82 +748,6 @@ pub(crate) struct PendRec {
     pub(crate) need: u32,
     /// Its requeues (a retry time, excluded hosts), when it had any.
     pub(crate) requeues: Option<Box<crate::Requeues>>,
-}
-
-/// What a started job's reservation `r` holds in all (`share` of it, by its duration and
-/// decay), each resource by its [`Methods`]: per task, per host or once.
-fn reserved_total(
-    r: &select::Reserve,
-    share: f64,
-    hosts: &[String],
-    methods: Methods<'_>,
-) -> Vec<(String, f64)> {
-    use basalt_config::batch::ReserveMethod as M;
-    let tasks = hosts.len().max(1) as f64;
-    let mut distinct: Vec<&String> = hosts.iter().collect();
-    distinct.sort();
-    distinct.dedup();
-    let per_host = distinct.len().max(1) as f64;
-    r.amounts
-        .iter()
-        .map(|(n, a, _)| {
-            let times = match methods.of(n) {
-                M::PerTask => tasks,
-                M::PerHost => per_host,
-                M::PerJob => 1.0,
-            };
-            (n.clone(), a * share * times)
-        })
-        .collect()
-}
-
-/// What a pending job of `need` slots would reserve (once, or once per slot).
-fn pending_amounts(
-    r: Option<&select::Reserve>,
-    need: u32,
-    methods: Methods<'_>,
-) -> Vec<(String, f64)> {
-    let Some(r) = r else {
-        return Vec::new();
-    };
-    r.amounts
-        .iter()
-        .map(|(n, a, _)| {
-            let times = match methods.of(n) {
-                basalt_config::batch::ReserveMethod::PerTask => f64::from(need.max(1)),
-                _ => 1.0,
-            };
-            (n.clone(), a * times)
-        })
-        .collect()
-}
-
-/// How each resource a job asks for in `rusage[]` is reserved: its ReservationUsage
-/// METHOD (lsb.resources), else per task with `RESOURCE_RESERVE_PER_SLOT`, else per
-/// host (LSF's default).
-#[derive(Clone, Copy)]
-pub(crate) struct Methods<'a> {
-    per_slot: bool,
-    by_resource: &'a BTreeMap<String, basalt_config::batch::ReserveMethod>,
-}
-
-impl Methods<'_> {
-    pub(crate) fn of(&self, name: &str) -> basalt_config::batch::ReserveMethod {
-        match self.by_resource.get(name) {
-            Some(m) => *m,
-            None if self.per_slot => basalt_config::batch::ReserveMethod::PerTask,
-            None => basalt_config::batch::ReserveMethod::PerHost,
-        }
-    }
-}
-
-impl crate::SchedConfig {
-    pub(crate) fn methods(&self) -> Methods<'_> {
-        Methods {
-            per_slot: self.reserve_per_slot,
-            by_resource: &self.reserve_methods,
-        }
-    }
 }
 
 /// The pass's own hash maps: foldhash with a fixed seed (fast on short keys, and the same

@@ -1,0 +1,82 @@
+//! How much of each resource a job's `rusage[]` holds: per task, per host or once per
+//! job ([`Methods`]: lsb.resources ReservationUsage, RESOURCE_RESERVE_PER_SLOT), for
+//! started jobs ([`reserved_total`]) and pending ones ([`pending_amounts`]).
+
+use super::select;
+use std::collections::BTreeMap;
+
+/// What a started job's reservation `r` holds in all (`share` of it, by its duration and
+/// decay), each resource by its [`Methods`]: per task, per host or once.
+pub(super) fn reserved_total(
+    r: &select::Reserve,
+    share: f64,
+    hosts: &[String],
+    methods: Methods<'_>,
+) -> Vec<(String, f64)> {
+    use basalt_config::batch::ReserveMethod as M;
+    let tasks = hosts.len().max(1) as f64;
+    let mut distinct: Vec<&String> = hosts.iter().collect();
+    distinct.sort();
+    distinct.dedup();
+    let per_host = distinct.len().max(1) as f64;
+    r.amounts
+        .iter()
+        .map(|(n, a, _)| {
+            let times = match methods.of(n) {
+                M::PerTask => tasks,
+                M::PerHost => per_host,
+                M::PerJob => 1.0,
+            };
+            (n.clone(), a * share * times)
+        })
+        .collect()
+}
+
+/// What a pending job of `need` slots would reserve (once, or once per slot).
+pub(super) fn pending_amounts(
+    r: Option<&select::Reserve>,
+    need: u32,
+    methods: Methods<'_>,
+) -> Vec<(String, f64)> {
+    let Some(r) = r else {
+        return Vec::new();
+    };
+    r.amounts
+        .iter()
+        .map(|(n, a, _)| {
+            let times = match methods.of(n) {
+                basalt_config::batch::ReserveMethod::PerTask => f64::from(need.max(1)),
+                _ => 1.0,
+            };
+            (n.clone(), a * times)
+        })
+        .collect()
+}
+
+/// How each resource a job asks for in `rusage[]` is reserved: its ReservationUsage
+/// METHOD (lsb.resources), else per task with `RESOURCE_RESERVE_PER_SLOT`, else per
+/// host (LSF's default).
+#[derive(Clone, Copy)]
+pub(crate) struct Methods<'a> {
+    per_slot: bool,
+    by_resource: &'a BTreeMap<String, basalt_config::batch::ReserveMethod>,
+}
+
+impl Methods<'_> {
+    pub(crate) fn of(&self, name: &str) -> basalt_config::batch::ReserveMethod {
+        match self.by_resource.get(name) {
+            Some(m) => *m,
+            None if self.per_slot => basalt_config::batch::ReserveMethod::PerTask,
+            None => basalt_config::batch::ReserveMethod::PerHost,
+        }
+    }
+}
+
+impl crate::SchedConfig {
+    pub(crate) fn methods(&self) -> Methods<'_> {
+        Methods {
+            per_slot: self.reserve_per_slot,
+            by_resource: &self.reserve_methods,
+        }
+    }
+}
