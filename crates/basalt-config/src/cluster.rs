@@ -153,15 +153,14 @@ pub(crate) fn parse(ctx: &mut Ctx<'_>, text: &str, name: &str, shared: &Shared) 
                     ) {
                         continue;
                     }
-                    // The scheduler counts static Numeric shared resources; a row
-                    // naming another kind is read but not applied.
+                    // The scheduler counts Numeric shared resources (static, or
+                    // dynamic from an ELIM); a row naming another kind is read but
+                    // not applied.
                     let (n, l) = (t.col("RESOURCENAME"), t.col("LOCATION"));
                     let unseen = t.rows.iter().any(|row| {
                         row.get(n)
                             .and_then(|n| shared.resource(n))
-                            .is_some_and(|d| {
-                                d.interval.is_some() || d.kind != crate::ResourceKind::Numeric
-                            })
+                            .is_some_and(|d| d.kind != crate::ResourceKind::Numeric)
                     });
                     if unseen {
                         not_applied::check_section(
@@ -477,22 +476,16 @@ mod tests {
              Begin ResourceMap\nRESOURCENAME LOCATION\ngpu (2@[all])\nEnd ResourceMap\n",
         );
         assert!(d.errors.is_empty(), "{:?}", d.errors);
-        // Only what LIM does not apply warns: the RUNWINDOW column, the ResourceMap.
+        // Only what LIM does not apply warns: the RUNWINDOW column (the ResourceMap of a
+        // dynamic Numeric resource applies).
         let w: Vec<(usize, bool, &str)> = d
             .warnings
             .iter()
             .map(|w| (w.line, w.not_applied, w.message.as_str()))
             .collect();
-        assert_eq!(w.len(), 2, "{w:#?}");
+        assert_eq!(w.len(), 1, "{w:#?}");
         assert!(
             w[0].0 == 5 && w[0].1 && w[0].2.starts_with("RUNWINDOW is read but not applied yet")
-        );
-        assert!(
-            w[1].0 == 15
-                && w[1].1
-                && w[1]
-                    .2
-                    .starts_with("ResourceMap is read but not applied yet")
         );
         assert_eq!(c.admins, vec!["root", "lsfadmin"]);
         assert_eq!(c.hosts.len(), 3);

@@ -220,7 +220,7 @@ pub const LSB_PARAMS: &[NotApplied] = &[
     N::new(
         "Parameters",
         "SHARED_RESOURCE_UPDATE_FACTOR",
-        "dynamic shared resources are not seen by the scheduler",
+        "a dynamic shared resource's value is taken from LIM at every scheduling pass",
     ),
     N::new(
         "Parameters",
@@ -507,7 +507,7 @@ pub const LSF_CLUSTER: &[NotApplied] = &[
     N::new(
         "ResourceMap",
         "ResourceMap",
-        "the scheduler counts static Numeric shared resources only: a dynamic one's value from an ELIM, and Boolean and String ones, are not seen by select or rusage",
+        "the scheduler counts Numeric shared resources only (static, or dynamic from an ELIM): Boolean and String ones are not seen by select or rusage",
     )
     .custom(),
     N::new(

@@ -121,8 +121,8 @@ pub struct AppProfile {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SharedRes {
     pub name: String,
-    /// Its configured value (`2@[all]`); None for a dynamic one (its value comes from an
-    /// ELIM, which the scheduler does not see: select and rusage on it satisfy no host).
+    /// Its configured value (`2@[all]`); None for a dynamic one: its value is what the
+    /// ELIM of one of its hosts reports through LIM (see `Sched::shared_values`).
     pub value: Option<f64>,
     pub hosts: Vec<String>,
 }

@@ -542,3 +542,25 @@ fn same_type_keeps_a_job_on_hosts_of_one_type_and_the_queues_span_applies() {
     assert_eq!(on.len(), 2);
     assert!(on.contains(&"hostB".to_string()), "{on:?}");
 }
+
+/// A dynamic shared resource (an ELIM reports it on a host of its instance): its value is
+/// what that host's LIM reports, less what running jobs reserve, on every host of the
+/// instance; unreported, it satisfies nothing.
+#[test]
+fn a_dynamic_shared_resource_takes_its_value_from_the_elim() {
+    let mut c = cfg();
+    c.res_kinds.insert("licence".into(), NameKind::Numeric);
+    c.shared.push(crate::SharedRes {
+        name: "licence".into(),
+        value: None,
+        hosts: vec!["hostA".into(), "hostB".into()],
+    });
+    // Nobody reports it yet: a job asking for one waits.
+    let mut s = core_with(c.clone(), &[], &[]);
+    assert_eq!(placed(&mut s, asking("rusage[licence=1]")).1, None);
+    // hostB's ELIM reports 1 free licence: one job (on either host), not two.
+    let mut s = core_with(c, &[], &[("licence", 1.0)]);
+    assert!(placed(&mut s, asking("rusage[licence=1]")).1.is_some());
+    assert_eq!(placed(&mut s, asking("rusage[licence=1]")).1, None);
+    assert_eq!(placed(&mut s, asking("select[licence>0]")).1, None);
+}

@@ -144,9 +144,15 @@ impl Sched {
             // reserve of it.
             for &k in self.host_shared.get(i).map_or(&[][..], |v| v.as_slice()) {
                 let r = &self.cfg.shared[k];
-                if let Some(v) = r.value {
-                    let taken = st.shared_reserved.get(k).copied().unwrap_or(0.0);
-                    values.numbers.insert(r.name.clone(), v - taken);
+                match st.shared_value.get(k).copied().flatten() {
+                    Some(v) => {
+                        let taken = st.shared_reserved.get(k).copied().unwrap_or(0.0);
+                        values.numbers.insert(r.name.clone(), v - taken);
+                    }
+                    // Unknown: no host of the instance sees any of it.
+                    None => {
+                        values.numbers.remove(&r.name);
+                    }
                 }
             }
             if let Some(code) = sel.refuses(&values) {
@@ -359,6 +365,10 @@ pub(crate) struct PassState {
     /// By shared resource instance ([`crate::SchedConfig::shared`]), what jobs reserve of
     /// it.
     pub(crate) shared_reserved: Vec<f64>,
+    /// By shared resource instance: its value in this pass — configured (`2@[all]`), or
+    /// for a dynamic one what an ELIM on one of its hosts reports (its first host whose
+    /// LIM answers with that index); None: unknown, so it satisfies nothing.
+    pub(crate) shared_value: Vec<Option<f64>>,
     /// What started and placed jobs use of the resource allocation limits, and whether
     /// each limit's SLOTS window is open (empty without limits).
     pub(crate) limits: crate::reslimits::Usage,

@@ -110,6 +110,7 @@ impl Sched {
             q_host: HashMap::new(),
             reserved: Vec::new(),
             shared_reserved: vec![0.0; self.cfg.shared.len()],
+            shared_value: self.shared_values(),
             limits: Default::default(),
             limits_open: self
                 .cfg

@@ -5,6 +5,30 @@
 use super::select;
 use std::collections::BTreeMap;
 
+impl crate::Sched {
+    /// Each shared resource instance's value now: configured, or for a dynamic one the
+    /// value the ELIM of one of its hosts reports (the first of its hosts, in the
+    /// ResourceMap's order, whose LIM answers and reports the index), as `lsload -s`
+    /// shows it. None when no host reports it.
+    pub(crate) fn shared_values(&self) -> Vec<Option<f64>> {
+        self.cfg
+            .shared
+            .iter()
+            .map(|r| {
+                r.value.or_else(|| {
+                    r.hosts.iter().find_map(|name| {
+                        let h = &self.hosts[self.host_idx(name)?];
+                        if h.lim != crate::LimStatus::Ok {
+                            return None;
+                        }
+                        h.load.get(&r.name).copied()
+                    })
+                })
+            })
+            .collect()
+    }
+}
+
 /// What a started job's reservation `r` holds in all (`share` of it, by its duration and
 /// decay), each resource by its [`Methods`]: per task, per host or once.
 pub(super) fn reserved_total(
