@@ -3,7 +3,8 @@
 //! each reserve one (`rusage[licence=1]`), the others pending with LSF's reason until a
 //! licence is back; `bhosts -s` shows the count and what is reserved; a `select[]` on the
 //! ELIM's `scratch` index places a job that asks for what the hosts have and leaves one
-//! asking for more pending. The daemons run in the test process (`InProcessBatch`).
+//! asking for more pending; a dynamic shared resource the ELIM reports (`dlic`, 1) runs
+//! one job reserving it and keeps the next pending. The daemons run in the test process (`InProcessBatch`).
 
 use anyhow::Result;
 use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, wait_for};
@@ -11,7 +12,7 @@ use std::time::Duration;
 
 const LONG: Duration = Duration::from_secs(60);
 
-const ELIM: &str = "#!/bin/sh\nwhile :; do echo \"1 scratch 100\"; sleep 0.2; done\n";
+const ELIM: &str = "#!/bin/sh\nwhile :; do echo \"2 scratch 100 dlic 1\"; sleep 0.2; done\n";
 
 fn stat(c: &InProcessBatch, id: u64) -> String {
     c.stdout_ok("bjobs", &["-o", "stat", "-noheader", &id.to_string()])
@@ -41,10 +42,14 @@ fn wait_reason(c: &InProcessBatch, id: u64, reason: &str) -> Result<String> {
 
 #[test]
 fn a_licence_count_of_2_runs_2_of_5_jobs_and_select_uses_the_elim_index() -> Result<()> {
-    let spec = ClusterSpec::new(3)
+    let mut spec = ClusterSpec::new(3)
         .shared_resource("licence", "(2@[all])")
         .numeric_resource("scratch", false)
+        .numeric_resource("dlic", false)
         .elim("elim.scratch", ELIM);
+    // A dynamic shared resource: its value is what the ELIM reports (1).
+    spec.resource_map
+        .push(("dlic".to_owned(), "([all])".to_owned()));
     let c = InProcessBatch::start("batch-shared", &spec, "")?;
     let work = c.dir.path().join("w");
     std::fs::create_dir_all(&work)?;
@@ -98,6 +103,13 @@ fn a_licence_count_of_2_runs_2_of_5_jobs_and_select_uses_the_elim_index() -> Res
     wait_stat(&c, fits, "DONE")?;
     wait_reason(&c, more, "Job's resource requirements not satisfied")?;
     c.ok("bkill", &[&more.to_string()])?;
+
+    // The dynamic licence the ELIM reports (1): one job takes it, the next waits.
+    let d1 = c.bsub(&work, &["-o", "/dev/null", "-R", "rusage[dlic=1]", &hold])?;
+    wait_stat(&c, d1, "RUN")?;
+    let d2 = c.bsub(&work, &["-o", "/dev/null", "-R", "rusage[dlic=1]", &hold])?;
+    wait_reason(&c, d2, "Job's resource requirements not satisfied")?;
+    jobs.extend([d1, d2]);
 
     // The licences come back as the jobs end: every job runs.
     std::fs::write(&gate, "")?;
