@@ -430,7 +430,12 @@ pub const LSB_RESOURCES: &[NotApplied] = &[
     N::new("Limit", "MEM", LIMIT_PERCENT).part("%", "MEM = n%", "it has no effect"),
     N::new("Limit", "SWP", LIMIT_PERCENT).part("%", "SWP = n%", "it has no effect"),
     N::new("Limit", "TMP", LIMIT_PERCENT).part("%", "TMP = n%", "it has no effect"),
-    N::new("Limit", "SLOTS_PER_PROCESSOR", LIMIT_ONLY),
+    N::new(
+        "Limit",
+        "SLOTS_PER_PROCESSOR",
+        "it is counted per host: it applies with PER_HOST only",
+    )
+    .custom(),
     N::new("Limit", "JOBS_PER_SCHED_CYCLE", LIMIT_ONLY),
     N::new(
         "Limit",

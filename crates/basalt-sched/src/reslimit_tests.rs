@@ -30,6 +30,7 @@ fn limit(name: &str) -> ResLimit {
         hosts: Scope::Any,
         projects: Scope::Any,
         slots: None,
+        slots_per_cpu: None,
         slots_window: None,
         jobs: None,
         amounts: Vec::new(),
@@ -432,6 +433,39 @@ fn limit_amounts_are_read_from_mem_swp_tmp_and_resource() {
             ("licB".to_owned(), 1.0)
         ]
     );
+}
+
+/// lsb.resources SLOTS_PER_PROCESSOR with PER_HOST: on each host, the slots per
+/// processor of the host (here 0.5 x 2 CPUs: one job per host).
+#[test]
+fn slots_per_processor_caps_each_host_by_its_processors() {
+    let l = basalt_config::batch::Limit {
+        name: "perCpu".into(),
+        users: vec![],
+        per_user: vec![],
+        queues: vec![],
+        per_queue: vec![],
+        hosts: vec![],
+        per_host: vec!["all".into()],
+        projects: vec![],
+        per_project: vec![],
+        slots: None,
+        slots_window: None,
+        jobs: None,
+        other: BTreeMap::from([("SLOTS_PER_PROCESSOR".to_owned(), "0.5".to_owned())]),
+        line: 1,
+    };
+    let mut b = basalt_config::batch::Batch::default();
+    b.limits.push(l);
+    let hosts = vec!["hostA".to_owned(), "hostB".to_owned()];
+    let limits = crate::reslimits::resolve(&b, &hosts, &BTreeMap::new(), &BTreeMap::new());
+    assert_eq!(limits[0].slots_per_cpu, Some(0.5));
+    let mut s = core(limits);
+    let jobs = submit(&mut s, &alice(), 3);
+    let d = pass(&mut s);
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert_ne!(d[0].1, d[1].1);
+    assert!(reasons(&s, jobs[2]).contains(&RES_LIMIT_REASON));
 }
 
 /// Per-processor slot limits: the queue's PJOB_LIMIT and lsb.users' JL/P, times the

@@ -109,6 +109,9 @@ pub struct ResLimit {
     pub hosts: Scope,
     pub projects: Scope,
     pub slots: Option<u32>,
+    /// SLOTS_PER_PROCESSOR of a PER_HOST limit: on each host, at most this many slots per
+    /// processor of the host.
+    pub slots_per_cpu: Option<f64>,
     /// SLOTS applies only while this window is open (None: always).
     pub slots_window: Option<TimeWindow>,
     pub jobs: Option<u32>,
@@ -268,6 +271,7 @@ impl Usage {
         queue: &str,
         project: &str,
         host: &str,
+        ncpus: u32,
         amounts: &[(String, f64)],
     ) -> Result<Option<u32>, u32> {
         let mut room: Option<u32> = None;
@@ -284,10 +288,13 @@ impl Usage {
             {
                 return Err(l.reason);
             }
-            if let Some(s) = l
-                .slots
-                .filter(|_| slots_open.get(i).copied().unwrap_or(true))
-            {
+            // SLOTS, or SLOTS_PER_PROCESSOR times the host's processors (the smaller).
+            let per_cpu = l.slots_per_cpu.map(|p| per_processor(p, ncpus));
+            let cap = match (l.slots, per_cpu) {
+                (Some(s), Some(p)) => Some(s.min(p)),
+                (s, p) => s.or(p),
+            };
+            if let Some(s) = cap.filter(|_| slots_open.get(i).copied().unwrap_or(true)) {
                 let left = s.saturating_sub(u.slots);
                 if left == 0 {
                     return Err(l.reason);
@@ -296,6 +303,17 @@ impl Usage {
             }
         }
         Ok(room)
+    }
+}
+
+/// `per_cpu` slots for each of `ncpus` processors (at least one processor counted),
+/// rounded down.
+pub(crate) fn per_processor(per_cpu: f64, ncpus: u32) -> u32 {
+    let slots = per_cpu * f64::from(ncpus.max(1));
+    if slots.is_finite() && slots > 0.0 {
+        slots.floor().min(f64::from(u32::MAX)) as u32
+    } else {
+        0
     }
 }
 
@@ -379,6 +397,14 @@ fn from_limit(
         hosts: scope(&l.hosts, &l.per_host, &hosts),
         projects: scope(&l.projects, &l.per_project, &plain),
         slots: l.slots,
+        slots_per_cpu: if l.per_host.is_empty() {
+            None
+        } else {
+            l.other
+                .get("SLOTS_PER_PROCESSOR")
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|n| n.is_finite() && *n > 0.0)
+        },
         slots_window: l.slots_window.clone(),
         jobs: l.jobs,
         amounts: limit_amounts(l),
@@ -431,6 +457,7 @@ fn from_users(b: &Batch, egroups: &BTreeMap<String, Vec<String>>) -> Vec<ResLimi
             hosts: Scope::Any,
             projects: Scope::Any,
             slots: Some(max),
+            slots_per_cpu: None,
             slots_window: None,
             jobs: None,
             amounts: Vec::new(),

@@ -282,6 +282,7 @@ fn an_alternative_over_a_mem_limit_gives_way_to_the_next() {
         hosts: Scope::Any,
         projects: Scope::Any,
         slots: None,
+        slots_per_cpu: None,
         slots_window: None,
         jobs: None,
         amounts: vec![("mem".into(), 12_000.0)],

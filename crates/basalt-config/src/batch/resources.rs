@@ -240,6 +240,29 @@ pub(super) fn limit_from(ctx: &mut Ctx<'_>, entries: &[Entry], line: usize) -> O
         ctx.err(line, "Limit without NAME");
         return None;
     }
+    if let Some(v) = l.other.get("SLOTS_PER_PROCESSOR") {
+        let at = entries
+            .iter()
+            .find(|e| e.key.eq_ignore_ascii_case("SLOTS_PER_PROCESSOR"))
+            .map_or(line, |e| e.line);
+        if v.trim()
+            .parse::<f64>()
+            .ok()
+            .is_none_or(|n| !n.is_finite() || n <= 0.0)
+        {
+            ctx.err(
+                at,
+                format!("SLOTS_PER_PROCESSOR: expected a positive number, found `{v}`"),
+            );
+        } else if l.per_host.is_empty() {
+            // Counted per host: without PER_HOST there is no host to count it on.
+            if let Some(e) =
+                not_applied::custom(not_applied::LSB_RESOURCES, "Limit", "SLOTS_PER_PROCESSOR")
+            {
+                ctx.not_applied(at, e.message(e.label(), None));
+            }
+        }
+    }
     Some(l)
 }
 

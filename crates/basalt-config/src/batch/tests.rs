@@ -483,3 +483,22 @@ fn reservation_usage_methods_and_errors() {
     let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
     assert_eq!(w, vec![(8, true)]);
 }
+
+/// SLOTS_PER_PROCESSOR applies with PER_HOST; without it it is read but not applied; a
+/// value that is not a positive number is an error.
+#[test]
+fn slots_per_processor_needs_per_host() {
+    let text = "Begin Limit\nNAME = a\nPER_HOST = all\nSLOTS_PER_PROCESSOR = 1.5\nEnd Limit\n\
+                Begin Limit\nNAME = b\nUSERS = all\nSLOTS_PER_PROCESSOR = 2\nEnd Limit\n\
+                Begin Limit\nNAME = c\nPER_HOST = all\nSLOTS_PER_PROCESSOR = many\nEnd Limit\n";
+    let (limits, d) = with_ctx(|ctx| {
+        let mut out = Vec::new();
+        parse_resources(ctx, text, &Shared::default(), &mut out, &mut Vec::new());
+        out
+    });
+    assert_eq!(limits.len(), 3);
+    let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
+    assert_eq!(w, vec![(9, true)], "{:#?}", d.warnings);
+    let e: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
+    assert_eq!(e, vec![14], "{:#?}", d.errors);
+}

@@ -1,6 +1,7 @@
 //! Whether a host can take a job: load thresholds, the per-(queue, host) checks of a
 //! pass, and the per-host evaluation with what the pass has placed so far.
 
+use crate::reslimits::per_processor;
 use crate::{Host, LimStatus, Millis, Queue, Sched, Submission};
 use basalt_core::job::pend;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -263,6 +264,7 @@ impl Sched {
                     &job.queue.name,
                     &job.sub.project,
                     &h.name,
+                    h.ncpus,
                     &wants,
                 ) {
                     Err(code) => {
@@ -517,15 +519,4 @@ pub(crate) struct Shape {
     pub(crate) why: Vec<Option<u32>>,
     /// The pending reasons of a job of this shape that does not fit, once built.
     pub(crate) reasons: Option<Arc<BTreeMap<u32, Vec<String>>>>,
-}
-
-/// A per-processor slot limit (JL/P, PJOB_LIMIT) on a host of `ncpus` processors: the
-/// whole slots it allows (a host whose processors are not known yet counts as one).
-fn per_processor(per_cpu: f64, ncpus: u32) -> u32 {
-    let slots = per_cpu * f64::from(ncpus.max(1));
-    if slots.is_finite() && slots > 0.0 {
-        slots.floor().min(f64::from(u32::MAX)) as u32
-    } else {
-        0
-    }
 }
