@@ -424,12 +424,18 @@ pub const LSB_USERS: &[NotApplied] = &[
 const LIMIT_ONLY: &str =
     "a Limit's SLOTS, JOBS, MEM, SWP, TMP and RESOURCE are enforced, not its other resources";
 const LIMIT_PERCENT: &str =
-    "a Limit's memory, swap and /tmp are counted in MB, not as a share of the hosts'";
+    "a share of the hosts' memory, swap or /tmp is counted per host: it applies with PER_HOST only";
 
 pub const LSB_RESOURCES: &[NotApplied] = &[
-    N::new("Limit", "MEM", LIMIT_PERCENT).part("%", "MEM = n%", "it has no effect"),
-    N::new("Limit", "SWP", LIMIT_PERCENT).part("%", "SWP = n%", "it has no effect"),
-    N::new("Limit", "TMP", LIMIT_PERCENT).part("%", "TMP = n%", "it has no effect"),
+    N::new("Limit", "MEM", LIMIT_PERCENT)
+        .part("%", "MEM = n%", "it has no effect")
+        .custom(),
+    N::new("Limit", "SWP", LIMIT_PERCENT)
+        .part("%", "SWP = n%", "it has no effect")
+        .custom(),
+    N::new("Limit", "TMP", LIMIT_PERCENT)
+        .part("%", "TMP = n%", "it has no effect")
+        .custom(),
     N::new(
         "Limit",
         "SLOTS_PER_PROCESSOR",

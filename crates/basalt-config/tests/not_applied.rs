@@ -337,7 +337,7 @@ fn lsb_resources_slots_and_jobs_apply_and_other_resources_warn_with_file_and_lin
         r,
         "MEM = 10%",
         "MEM = n%",
-        "counted in MB",
+        "PER_HOST only",
     );
     assert!(
         !loaded

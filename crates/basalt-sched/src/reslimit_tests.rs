@@ -35,6 +35,7 @@ fn limit(name: &str) -> ResLimit {
         jobs: None,
         amounts: Vec::new(),
         reason: RES_LIMIT_REASON,
+        amount_pcts: Vec::new(),
     }
 }
 
@@ -164,6 +165,7 @@ fn lsb_users_max_jobs_is_a_users_slot_limit_with_its_reason() {
         users: Scope::Each(names(&["alice"])),
         slots: Some(1),
         reason: pend::USER_LIMIT,
+        amount_pcts: Vec::new(),
         ..limit("alice")
     }]);
     let a = submit(&mut s, &alice(), 2);
@@ -180,6 +182,7 @@ fn busers_counts_a_users_slots_by_state_with_the_max_jobs_that_covers_them() {
         users: Scope::Each(names(&["alice"])),
         slots: Some(1),
         reason: pend::USER_LIMIT,
+        amount_pcts: Vec::new(),
         ..limit("alice")
     }]);
     submit(&mut s, &alice(), 2);
@@ -213,6 +216,7 @@ fn busers_of_a_group_sums_its_members() {
         users: Scope::Together(names(&["alice", "bob"])),
         slots: Some(3),
         reason: pend::USER_LIMIT,
+        amount_pcts: Vec::new(),
         ..limit("team")
     }];
     c.user_groups.insert(
@@ -466,6 +470,67 @@ fn slots_per_processor_caps_each_host_by_its_processors() {
     assert_eq!(d.len(), 2, "{d:?}");
     assert_ne!(d[0].1, d[1].1);
     assert!(reasons(&s, jobs[2]).contains(&RES_LIMIT_REASON));
+}
+
+/// A PER_HOST limit's `MEM = 50%`: on each host, half its maxmem for what the jobs
+/// reserve there.
+#[test]
+fn a_percentage_mem_limit_is_a_share_of_each_hosts_memory() {
+    let l = basalt_config::batch::Limit {
+        name: "halfMem".into(),
+        users: vec![],
+        per_user: vec![],
+        queues: vec![],
+        per_queue: vec![],
+        hosts: vec![],
+        per_host: vec!["all".into()],
+        projects: vec![],
+        per_project: vec![],
+        slots: None,
+        slots_window: None,
+        jobs: None,
+        other: BTreeMap::from([("MEM".to_owned(), "50%".to_owned())]),
+        line: 1,
+    };
+    let mut b = basalt_config::batch::Batch::default();
+    b.limits.push(l);
+    let hosts = vec!["hostA".to_owned(), "hostB".to_owned()];
+    let limits = crate::reslimits::resolve(&b, &hosts, &BTreeMap::new(), &BTreeMap::new());
+    assert_eq!(limits[0].amount_pcts, vec![("mem".to_owned(), 50.0)]);
+    let mut c = cfg();
+    c.limits = limits;
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(
+            h,
+            4,
+            1.0,
+            true,
+            BTreeMap::from([("mem".to_owned(), 100_000.0)]),
+        );
+        s.lim_static(
+            h,
+            &crate::LimStatic {
+                max_mem_mb: 1000,
+                ..Default::default()
+            },
+        );
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    let mem = |n: &str| Submission {
+        res_req: format!("rusage[mem={n}]").into(),
+        ..cmd("m")
+    };
+    let mut keys = Vec::new();
+    for _ in 0..3 {
+        keys.push(s.submit(T0, &alice(), mem("300")).expect("submit").0);
+    }
+    let d = pass(&mut s);
+    // 300 fits under 500 on each host; a second 300 on the same host does not.
+    assert_eq!(d.len(), 2, "{d:?}");
+    assert_ne!(d[0].1, d[1].1);
+    assert!(reasons(&s, (keys[2], 0)).contains(&RES_LIMIT_REASON));
 }
 
 /// Per-processor slot limits: the queue's PJOB_LIMIT and lsb.users' JL/P, times the

@@ -120,6 +120,9 @@ pub struct ResLimit {
     pub amounts: Vec<(String, f64)>,
     /// The pending reason of a job it holds back.
     pub reason: u32,
+    /// MEM, SWP, TMP given as a percentage, of a PER_HOST limit: on each host, that share
+    /// of the host's maxmem, maxswp, maxtmp (MB), by canonical resource name.
+    pub amount_pcts: Vec<(String, f64)>,
 }
 
 /// The key of one count: the limit and, for each per-member scope, the member.
@@ -216,7 +219,7 @@ impl Usage {
                 u.slots += 1;
                 if !seen.contains(&k) {
                     u.jobs += 1;
-                    if !l.amounts.is_empty() && !amounts.is_empty() {
+                    if (!l.amounts.is_empty() || !l.amount_pcts.is_empty()) && !amounts.is_empty() {
                         let m = self.amounts.entry(k.clone()).or_default();
                         for (n, v) in amounts {
                             *m.entry(n.clone()).or_insert(0.0) += v;
@@ -272,6 +275,7 @@ impl Usage {
         project: &str,
         host: &str,
         ncpus: u32,
+        host_max: &dyn Fn(&str) -> Option<f64>,
         amounts: &[(String, f64)],
     ) -> Result<Option<u32>, u32> {
         let mut room: Option<u32> = None;
@@ -283,8 +287,15 @@ impl Usage {
                 continue;
             };
             let u = self.counts.get(&k).copied().unwrap_or_default();
+            // A percentage of the host's size (unknown size: nothing allowed).
+            let pcts: Vec<(String, f64)> = l
+                .amount_pcts
+                .iter()
+                .map(|(n, p)| (n.clone(), host_max(n).unwrap_or(0.0) * p / 100.0))
+                .collect();
             if l.jobs.is_some_and(|j| u.jobs + 1 > j)
                 || over_amounts(&l.amounts, self.amounts.get(&k), amounts)
+                || over_amounts(&pcts, self.amounts.get(&k), amounts)
             {
                 return Err(l.reason);
             }
@@ -409,11 +420,35 @@ fn from_limit(
         jobs: l.jobs,
         amounts: limit_amounts(l),
         reason: RES_LIMIT_REASON,
+        amount_pcts: if l.per_host.is_empty() {
+            Vec::new()
+        } else {
+            limit_percents(l)
+        },
     }
 }
 
-/// A Limit's MEM, SWP, TMP (MB; a percentage is not applied) and RESOURCE (`[name, n]`
-/// pairs).
+/// A Limit's MEM, SWP, TMP given as a percentage (`MEM = 10%`).
+pub fn limit_percents(l: &Limit) -> Vec<(String, f64)> {
+    [("MEM", "mem"), ("SWP", "swp"), ("TMP", "tmp")]
+        .into_iter()
+        .filter_map(|(key, name)| {
+            let v = l.other.get(key)?.trim();
+            let pct = v
+                .trim_matches(|c| c == '(' || c == ')')
+                .trim()
+                .strip_suffix('%')?
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|p| p.is_finite() && *p >= 0.0)?;
+            Some((name.to_owned(), pct))
+        })
+        .collect()
+}
+
+/// A Limit's MEM, SWP, TMP (MB; a percentage: [`limit_percents`]) and RESOURCE
+/// (`[name, n]` pairs).
 pub fn limit_amounts(l: &Limit) -> Vec<(String, f64)> {
     let mut out = Vec::new();
     for (key, name) in [("MEM", "mem"), ("SWP", "swp"), ("TMP", "tmp")] {
@@ -462,6 +497,7 @@ fn from_users(b: &Batch, egroups: &BTreeMap<String, Vec<String>>) -> Vec<ResLimi
             jobs: None,
             amounts: Vec::new(),
             reason: pend::USER_LIMIT,
+            amount_pcts: Vec::new(),
         })
         .collect()
 }

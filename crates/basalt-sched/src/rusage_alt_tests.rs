@@ -287,6 +287,7 @@ fn an_alternative_over_a_mem_limit_gives_way_to_the_next() {
         jobs: None,
         amounts: vec![("mem".into(), 12_000.0)],
         reason: RES_LIMIT_REASON,
+        amount_pcts: Vec::new(),
     }];
     let (mut s, mut log) = core_mem(c, 30_000.0, 30_000.0);
     let (key, host) = placed(&mut s, &mut log, asking(ALTS));

@@ -240,6 +240,20 @@ pub(super) fn limit_from(ctx: &mut Ctx<'_>, entries: &[Entry], line: usize) -> O
         ctx.err(line, "Limit without NAME");
         return None;
     }
+    // MEM/SWP/TMP as a share of each host's size: counted per host.
+    for key in ["MEM", "SWP", "TMP"] {
+        if l.per_host.is_empty()
+            && l.other.get(key).is_some_and(|v| v.contains('%'))
+            && let Some(e) =
+                not_applied::lookup(not_applied::LSB_RESOURCES, "Limit", key).find(|e| e.custom)
+        {
+            let at = entries
+                .iter()
+                .find(|e| e.key.eq_ignore_ascii_case(key))
+                .map_or(line, |e| e.line);
+            ctx.not_applied(at, e.message(e.label(), None));
+        }
+    }
     if let Some(v) = l.other.get("SLOTS_PER_PROCESSOR") {
         let at = entries
             .iter()

@@ -233,6 +233,27 @@ fn sectioned(
                 let n = limit_name.unwrap_or_default();
                 out.insert((path.to_path_buf(), s.line, format!("Limit `{n}`")));
             }
+            // What a Limit applies only with PER_HOST (SLOTS_PER_PROCESSOR, MEM = n%).
+            let per_host = s.body.iter().any(|(_, l)| {
+                l.split_once('=')
+                    .is_some_and(|(k, _)| k.trim().eq_ignore_ascii_case("PER_HOST"))
+            });
+            if name == "Limit" && !per_host {
+                for (no, l) in &s.body {
+                    let Some((k, v)) = l.split_once('=') else {
+                        continue;
+                    };
+                    let (k, v) = (k.trim(), v.trim());
+                    for e in table.iter().filter(|e| {
+                        e.custom
+                            && e.section == "Limit"
+                            && e.keyword.eq_ignore_ascii_case(k)
+                            && e.matches_value(v)
+                    }) {
+                        out.insert((path.to_path_buf(), *no, label(e, k)));
+                    }
+                }
+            }
             continue;
         }
         let Some(((header_no, header), rows)) = s.body.split_first() else {

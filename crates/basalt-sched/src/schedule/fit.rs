@@ -265,6 +265,16 @@ impl Sched {
                     &job.sub.project,
                     &h.name,
                     h.ncpus,
+                    &|name| {
+                        let s = h.lim_static.as_ref()?;
+                        let mb = match name {
+                            "mem" => s.max_mem_mb,
+                            "swp" => s.max_swp_mb,
+                            "tmp" => s.max_tmp_mb,
+                            _ => return None,
+                        };
+                        (mb > 0).then_some(mb as f64)
+                    },
                     &wants,
                 ) {
                     Err(code) => {

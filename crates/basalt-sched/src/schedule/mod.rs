@@ -120,8 +120,13 @@ impl Sched {
                 .collect(),
         };
         let with_limits = !self.cfg.limits.is_empty();
-        // Some limit counts reserved amounts (MEM, SWP, TMP, RESOURCE).
-        let limit_amounts = self.cfg.limits.iter().any(|l| !l.amounts.is_empty());
+        // Some limit counts reserved amounts (MEM, SWP, TMP, RESOURCE; in MB or a share of
+        // each host's size).
+        let limit_amounts = self
+            .cfg
+            .limits
+            .iter()
+            .any(|l| !l.amounts.is_empty() || !l.amount_pcts.is_empty());
         // Which shared resource instance a host's amount of `name` comes from (a copy:
         // the pass changes the core as it places jobs).
         let host_shared: Vec<Vec<usize>> = if self.cfg.shared.is_empty() {
