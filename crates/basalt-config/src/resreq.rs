@@ -145,9 +145,23 @@ pub fn merge(reqs: &[String]) -> String {
         out.push(format!("order[{}]", o.1));
     }
     if rusage.iter().any(|b| b.contains("||")) {
-        // `||` alternatives are not merged item by item: each section is kept, and
-        // [`rusage_alternatives`] reads the others into each alternative.
-        out.extend(rusage.iter().map(|b| format!("rusage[{b}]")));
+        // `||` alternatives are not merged item by item: the last section with `||` is
+        // kept whole (a later -R's alternatives replace an earlier one's), the sections
+        // without are merged into one, each where its kind first appeared;
+        // [`rusage_alternatives`] reads the plain one into each alternative.
+        let (alts, plain): (Vec<&String>, Vec<&String>) =
+            rusage.iter().partition(|b| b.contains("||"));
+        let first_alt = rusage.iter().position(|b| b.contains("||")).unwrap_or(0);
+        let first_plain = rusage.iter().position(|b| !b.contains("||"));
+        let alt = alts.last().map(|b| format!("rusage[{b}]"));
+        let plain = (!plain.is_empty()).then(|| {
+            let bodies: Vec<String> = plain.into_iter().cloned().collect();
+            format!("rusage[{}]", merge_rusage(&bodies))
+        });
+        match first_plain {
+            Some(p) if p < first_alt => out.extend(plain.into_iter().chain(alt)),
+            _ => out.extend(alt.into_iter().chain(plain)),
+        }
     } else if !rusage.is_empty() {
         out.push(format!("rusage[{}]", merge_rusage(&rusage)));
     }
@@ -163,6 +177,25 @@ mod tests {
 
     fn m(v: &[&str]) -> String {
         merge(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    /// `||` sections: the last one is kept whole, plain ones merged; merging a merged
+    /// requirement with itself changes nothing (found by the resreq fuzz target).
+    #[test]
+    fn alternatives_merge_idempotently() {
+        let once = m(&["select[a]", "rusage[tmp=1||0]"]);
+        assert_eq!(once, "select[a] rusage[tmp=1||0]");
+        assert_eq!(m(&[once.as_str(), once.as_str()]), once);
+        assert_eq!(
+            m(&[
+                "rusage[mem=1 || mem=2]",
+                "rusage[swp=3]",
+                "rusage[mem=4 || mem=5]"
+            ]),
+            "rusage[mem=4 || mem=5] rusage[swp=3]"
+        );
+        let mixed = "rusage[swp=3] rusage[mem=4 || mem=5]";
+        assert_eq!(m(&[mixed, mixed]), mixed);
     }
 
     #[test]
