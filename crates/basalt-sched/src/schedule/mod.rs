@@ -469,12 +469,10 @@ impl Sched {
                     }
                 }
             }
-            // same[]: the job's and its queue's resources all its hosts share.
-            let same: Vec<String> = allocate::same_of(&rr)
-                .into_iter()
-                .chain(allocate::same_of(&q.res_req))
-                .collect();
-            let same_values = |i: usize| allocate::values_for_same(&self.hosts[i], &same);
+            // same[]: the job's and its queue's resources all its hosts share (read once
+            // per requirement, with its select parts).
+            let same: &[String] = sel.as_ref().map_or(&[], |s| &s.same);
+            let same_values = |i: usize| allocate::values_for_same(&self.hosts[i], same);
             let same_key: Option<&dyn Fn(usize) -> Vec<String>> =
                 (!same.is_empty()).then_some(&same_values);
             let alts: &[select::Reserve] = sel.as_ref().map_or(&[], |s| &s.reserve);

@@ -78,6 +78,8 @@ pub(crate) struct Selects {
     /// What the job reserves on its host (its `rusage[]` merged with its queue's): the
     /// `||` alternatives in order, one without them, none when it reserves nothing.
     pub(crate) reserve: Vec<Reserve>,
+    /// `same[]`: the job's and its queue's resources all its hosts share.
+    pub(crate) same: Vec<String>,
 }
 
 /// A job's reservation: per resource, the amount; for how long; decaying or not.
@@ -299,14 +301,22 @@ impl Sched {
             })
             .collect::<Vec<_>>();
         let reserve = self.reservations(q, res_req);
-        (queue.is_some() || job.is_some() || !order.is_empty() || !reserve.is_empty()).then_some(
-            Selects {
-                queue,
-                job,
-                order,
-                reserve,
-            },
-        )
+        let same: Vec<String> = super::allocate::same_of(res_req)
+            .into_iter()
+            .chain(super::allocate::same_of(&q.res_req))
+            .collect();
+        (queue.is_some()
+            || job.is_some()
+            || !order.is_empty()
+            || !reserve.is_empty()
+            || !same.is_empty())
+        .then_some(Selects {
+            queue,
+            job,
+            order,
+            reserve,
+            same,
+        })
     }
 
     /// Is a smaller value of `name` the better host? Yes for the load indices that grow
