@@ -11,9 +11,7 @@ mod resume;
 pub(crate) mod select;
 
 use crate::depend::Tri;
-use crate::{
-    Effect, Event, JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Str, Submission, secs, span_of,
-};
+use crate::{Effect, Event, JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Str, Submission, secs};
 use basalt_core::job::{JobState, pend, sub};
 use fit::{CandKey, JobFit, PassState, Shape, ShapeKey, StaticWhy};
 pub(crate) use reserve::Methods;
@@ -396,8 +394,6 @@ impl Sched {
                 continue;
             }
             let exclusive = sub.options & sub::EXCLUSIVE != 0 || q.exclusive;
-            // span[]: the job's, else its queue's RES_REQ's.
-            let span = span_of(&rr).or_else(|| span_of(&q.res_req));
             // `-n min,max`: as many slots as are free up to max, within the queue's
             // QJOB_LIMIT and UJOB_LIMIT (the checks above leave room for at least min).
             let mut most = sub.max_processors.max(need);
@@ -420,6 +416,8 @@ impl Sched {
                     .or_insert_with(|| self.selects(q, &rr).map(Arc::new))
                     .clone()
             };
+            // span[]: the job's, else its queue's RES_REQ's (read once per requirement).
+            let span = sel.as_ref().and_then(|s| s.span);
             let excluded: &[String] = rec.requeues.as_ref().map_or(&[], |r| &r.excluded);
             let shape_key = ShapeKey {
                 queue: qi,

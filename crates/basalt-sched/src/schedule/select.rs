@@ -80,6 +80,8 @@ pub(crate) struct Selects {
     pub(crate) reserve: Vec<Reserve>,
     /// `same[]`: the job's and its queue's resources all its hosts share.
     pub(crate) same: Vec<String>,
+    /// `span[]`: the job's, else its queue's ([`crate::span_of`]).
+    pub(crate) span: Option<Option<u32>>,
 }
 
 /// A job's reservation: per resource, the amount; for how long; decaying or not.
@@ -305,17 +307,20 @@ impl Sched {
             .into_iter()
             .chain(super::allocate::same_of(&q.res_req))
             .collect();
+        let span = crate::span_of(res_req).or_else(|| crate::span_of(&q.res_req));
         (queue.is_some()
             || job.is_some()
             || !order.is_empty()
             || !reserve.is_empty()
-            || !same.is_empty())
+            || !same.is_empty()
+            || span.is_some())
         .then_some(Selects {
             queue,
             job,
             order,
             reserve,
             same,
+            span,
         })
     }
 
