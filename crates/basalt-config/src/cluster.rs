@@ -153,14 +153,16 @@ pub(crate) fn parse(ctx: &mut Ctx<'_>, text: &str, name: &str, shared: &Shared) 
                     ) {
                         continue;
                     }
-                    // The scheduler counts Numeric shared resources (static, or
-                    // dynamic from an ELIM); a row naming another kind is read but
-                    // not applied.
+                    // The scheduler sees Numeric shared resources (static, or dynamic
+                    // from an ELIM) and static Boolean and String ones; a row naming a
+                    // dynamic Boolean or String one is read but not applied.
                     let (n, l) = (t.col("RESOURCENAME"), t.col("LOCATION"));
                     let unseen = t.rows.iter().any(|row| {
                         row.get(n)
                             .and_then(|n| shared.resource(n))
-                            .is_some_and(|d| d.kind != crate::ResourceKind::Numeric)
+                            .is_some_and(|d| {
+                                d.kind != crate::ResourceKind::Numeric && d.interval.is_some()
+                            })
                     });
                     if unseen {
                         not_applied::check_section(

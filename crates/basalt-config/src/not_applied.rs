@@ -518,7 +518,7 @@ pub const LSF_CLUSTER: &[NotApplied] = &[
     N::new(
         "ResourceMap",
         "ResourceMap",
-        "the scheduler counts Numeric shared resources only (static, or dynamic from an ELIM): Boolean and String ones are not seen by select or rusage",
+        "the scheduler sees Numeric shared resources (static, or dynamic from an ELIM) and static Boolean and String ones: a dynamic Boolean or String one is not seen by select",
     )
     .custom(),
     N::new(

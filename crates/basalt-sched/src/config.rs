@@ -53,6 +53,10 @@ pub struct SchedConfig {
     /// The numeric shared resources of the ResourceMap: each instance is one amount
     /// shared by its hosts (a licence count), which jobs reserve with `rusage[]`.
     pub shared: Vec<SharedRes>,
+    /// The static Boolean and String shared resources of the ResourceMap, by host: each
+    /// (name, None for a Boolean the host has, Some(value) for a String) that select
+    /// expressions see on the hosts of the instance.
+    pub shared_flags: BTreeMap<String, Vec<(String, Option<String>)>>,
     /// lsb.resources' Limit sections and lsb.users' MAX_JOBS.
     pub limits: Vec<crate::reslimits::ResLimit>,
     /// The users lsb.users has a row of their own for (and `default`), with their JL/P,
@@ -813,6 +817,29 @@ impl SchedConfig {
                 .iter()
                 .map(|u| (u.resource.clone(), u.method))
                 .collect(),
+            shared_flags: {
+                let mut by_host: BTreeMap<String, Vec<(String, Option<String>)>> = BTreeMap::new();
+                for i in basalt_config::resource_map::shared_instances(c) {
+                    let value = match i.kind {
+                        basalt_config::ResourceKind::Boolean => None,
+                        basalt_config::ResourceKind::String => match &i.value {
+                            Some(v) => Some(v.clone()),
+                            None => continue,
+                        },
+                        _ => continue,
+                    };
+                    if i.dynamic {
+                        continue;
+                    }
+                    for h in &i.hosts {
+                        by_host
+                            .entry(h.clone())
+                            .or_default()
+                            .push((i.resource.clone(), value.clone()));
+                    }
+                }
+                by_host
+            },
             reserve_per_slot: p.resource_reserve_per_slot
                 || c.lsf_conf
                     .get("RESOURCE_RESERVE_PER_TASK")

@@ -564,3 +564,26 @@ fn a_dynamic_shared_resource_takes_its_value_from_the_elim() {
     assert_eq!(placed(&mut s, asking("rusage[licence=1]")).1, None);
     assert_eq!(placed(&mut s, asking("select[licence>0]")).1, None);
 }
+
+/// Static Boolean and String shared resources (ResourceMap): select sees them on the
+/// hosts of their instance.
+#[test]
+fn boolean_and_string_shared_resources_are_seen_by_select() {
+    let mut c = cfg();
+    c.res_kinds.insert("fastnet".into(), NameKind::Boolean);
+    c.res_kinds.insert("os".into(), NameKind::String);
+    c.shared_flags
+        .insert("hostB".into(), vec![("fastnet".into(), None)]);
+    c.shared_flags
+        .insert("hostA".into(), vec![("os".into(), Some("rhel8".into()))]);
+    let mut s = core_with(c, &[], &[]);
+    assert_eq!(
+        placed(&mut s, asking("select[fastnet]")).1.as_deref(),
+        Some("hostB")
+    );
+    assert_eq!(
+        placed(&mut s, asking("select[os=='rhel8']")).1.as_deref(),
+        Some("hostA")
+    );
+    assert_eq!(placed(&mut s, asking("select[os=='sles']")).1, None);
+}

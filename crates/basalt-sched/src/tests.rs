@@ -101,6 +101,7 @@ pub(crate) fn cfg() -> SchedConfig {
         unit_mb: 1.0,
         reserve_per_slot: false,
         reserve_methods: BTreeMap::new(),
+        shared_flags: BTreeMap::new(),
         shared: Vec::new(),
         limits: Vec::new(),
         user_rows: BTreeMap::new(),

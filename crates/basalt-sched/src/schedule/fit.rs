@@ -138,6 +138,15 @@ impl Sched {
         let mut fits = 1u64;
         if let Some(sel) = job.sel {
             let mut values = super::select::values_of(h);
+            // The Boolean and String shared resources of the instances the host is in.
+            for (name, value) in self.cfg.shared_flags.get(&h.name).into_iter().flatten() {
+                match value {
+                    None => values.booleans.push(name.clone()),
+                    Some(v) => {
+                        values.strings.insert(name.clone(), v.clone());
+                    }
+                }
+            }
             if let Some(r) = st.reserved.get(i) {
                 super::select::apply_reserved(&mut values, r);
             }
