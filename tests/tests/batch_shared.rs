@@ -4,7 +4,8 @@
 //! licence is back; `bhosts -s` shows the count and what is reserved; a `select[]` on the
 //! ELIM's `scratch` index places a job that asks for what the hosts have and leaves one
 //! asking for more pending; a dynamic shared resource the ELIM reports (`dlic`, 1) runs
-//! one job reserving it and keeps the next pending. The daemons run in the test process (`InProcessBatch`).
+//! one job reserving it and keeps the next pending; a static Boolean shared resource on
+//! hostB (`fastnet`) sends a `select[fastnet]` job there. The daemons run in the test process (`InProcessBatch`).
 
 use anyhow::Result;
 use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, wait_for};
@@ -50,6 +51,17 @@ fn a_licence_count_of_2_runs_2_of_5_jobs_and_select_uses_the_elim_index() -> Res
     // A dynamic shared resource: its value is what the ELIM reports (1).
     spec.resource_map
         .push(("dlic".to_owned(), "([all])".to_owned()));
+    // A static Boolean shared resource on hostB only.
+    spec.extra_resources
+        .push(basalt_config::embedded::ExtraResource {
+            name: "fastnet".into(),
+            kind: "Boolean".into(),
+            interval: None,
+            increasing: None,
+            description: "fast network".into(),
+        });
+    spec.resource_map
+        .push(("fastnet".to_owned(), "([hostB])".to_owned()));
     let c = InProcessBatch::start("batch-shared", &spec, "")?;
     let work = c.dir.path().join("w");
     std::fs::create_dir_all(&work)?;
@@ -103,6 +115,17 @@ fn a_licence_count_of_2_runs_2_of_5_jobs_and_select_uses_the_elim_index() -> Res
     wait_stat(&c, fits, "DONE")?;
     wait_reason(&c, more, "Job's resource requirements not satisfied")?;
     c.ok("bkill", &[&more.to_string()])?;
+
+    // select[] on the Boolean shared resource: only hostB has it.
+    let fast = c.bsub(&work, &["-o", "/dev/null", "-R", "select[fastnet]", "true"])?;
+    wait_stat(&c, fast, "DONE")?;
+    let on = c
+        .stdout_ok(
+            "bjobs",
+            &["-o", "exec_host", "-noheader", &fast.to_string()],
+        )
+        .unwrap_or_default();
+    assert!(on.contains("hostB"), "{on}");
 
     // The dynamic licence the ELIM reports (1): one job takes it, the next waits.
     let d1 = c.bsub(&work, &["-o", "/dev/null", "-R", "rusage[dlic=1]", &hold])?;
