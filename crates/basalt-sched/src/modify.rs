@@ -434,7 +434,13 @@ impl Sched {
                 user: owner.clone(),
                 host: String::new(),
             });
-        self.check_placement(&owner, admin, &mut new)?;
+        // Checked in the queue the job will be in: the one -q names (which must take
+        // it), else the one it is in now (bswitch may have moved it).
+        let entering = !m.queue.is_keep();
+        if !entering {
+            new.queue = j.queue.clone();
+        }
+        self.check_placement(&owner, admin, entering, &mut new)?;
         if new.begin_time != 0 && new.term_time != 0 && new.begin_time > new.term_time {
             return Err(SchedError::StartAfterTerm);
         }

@@ -377,3 +377,40 @@ fn a_user_group_administrator_controls_the_members_jobs() {
     );
     assert!(s.kill(T0, &bob(), (1, 0), false, false).is_ok());
 }
+
+/// A change that does not name a queue is checked in the queue the job is in now (not
+/// the one it was submitted to), and a closed queue does not stop it; `-q` must name a
+/// queue that takes the job.
+#[test]
+fn a_change_is_checked_in_the_jobs_current_queue() {
+    let mut s = closed();
+    s.submit(T0, &alice(), cmd("x")).expect("submit");
+    s.switch(T0, &alice(), (1, 0), "high").expect("bswitch");
+    s.queue_ctl(T0, &admin(), 2, "normal", "")
+        .expect("close normal");
+    s.queue_ctl(T0, &admin(), 2, "high", "")
+        .expect("close high");
+    s.modify(
+        T0,
+        &alice(),
+        (1, 0),
+        Modify {
+            job_name: set("renamed".into()),
+            ..Default::default()
+        },
+    )
+    .expect("a closed queue does not stop a change that stays in it");
+    assert_eq!(
+        s.modify(
+            T0,
+            &alice(),
+            (1, 0),
+            Modify {
+                queue: set("normal".into()),
+                ..Default::default()
+            }
+        ),
+        Err(SchedError::QueueClosed)
+    );
+    assert_eq!(s.jobs[&(1, 0)].queue, "high");
+}

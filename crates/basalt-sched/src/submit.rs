@@ -18,7 +18,7 @@ impl Sched {
             s.queue = Str::from(&self.cfg.default_queue);
         }
         let admin = self.is_admin(caller);
-        self.check_placement(&caller.user, admin, &mut s)?;
+        self.check_placement(&caller.user, admin, true, &mut s)?;
         if let Some(spec) = array::parse(&s.job_name) {
             let spec = spec.map_err(|e| match e {
                 array::ArrayError::BadIndex => SchedError::BadArrayIndex,
@@ -52,10 +52,13 @@ impl Sched {
     /// requirement, its queue (existing, open, taking the user, its limits over the job's),
     /// its hosts (host groups expanded, `+N` stripped, names resolved; rewritten in `s`),
     /// its processors (min filled in) and its dependency condition. `s.queue` is set.
+    /// `entering`: the job comes into `s.queue` (a submission, bmod -q), which must then
+    /// be open and take the user; a job staying in its queue is not asked that again.
     pub(crate) fn check_placement(
         &self,
         user: &str,
         admin: bool,
+        entering: bool,
         s: &mut Submission,
     ) -> Result<(), SchedError> {
         bounds::check_submission(s)?;
@@ -66,14 +69,15 @@ impl Sched {
         let Some(q) = self.queue(&s.queue) else {
             return Err(SchedError::NoQueue);
         };
-        if !q.open {
+        if entering && !q.open {
             return Err(SchedError::QueueClosed);
         }
         if limits::exceeds(&s.rlimits, &q.rlimits) {
             return Err(SchedError::OverLimit);
         }
-        if ((!q.users_all && !q.users.iter().any(|u| u == user))
-            || q.users_except.iter().any(|u| u == user))
+        if entering
+            && ((!q.users_all && !q.users.iter().any(|u| u == user))
+                || q.users_except.iter().any(|u| u == user))
             && !admin
         {
             return Err(SchedError::UserNotInQueue);
