@@ -430,13 +430,9 @@ fn from_limit(
 
 /// A Limit's MEM, SWP, TMP given as a percentage (`MEM = 10%`).
 pub fn limit_percents(l: &Limit) -> Vec<(String, f64)> {
-    [("MEM", "mem"), ("SWP", "swp"), ("TMP", "tmp")]
-        .into_iter()
-        .filter_map(|(key, name)| {
-            let v = l.other.get(key)?.trim();
+    limit_sizes(l)
+        .filter_map(|(name, v)| {
             let pct = v
-                .trim_matches(|c| c == '(' || c == ')')
-                .trim()
                 .strip_suffix('%')?
                 .trim()
                 .parse::<f64>()
@@ -447,21 +443,24 @@ pub fn limit_percents(l: &Limit) -> Vec<(String, f64)> {
         .collect()
 }
 
+/// A Limit's MEM, SWP and TMP as written (outer parentheses and blanks removed), each
+/// with its canonical resource name.
+fn limit_sizes(l: &Limit) -> impl Iterator<Item = (&'static str, &str)> {
+    [("MEM", "mem"), ("SWP", "swp"), ("TMP", "tmp")]
+        .into_iter()
+        .filter_map(|(key, name)| {
+            let v = l.other.get(key)?.trim();
+            Some((name, v.trim_matches(|c| c == '(' || c == ')').trim()))
+        })
+}
+
 /// A Limit's MEM, SWP, TMP (MB; a percentage: [`limit_percents`]) and RESOURCE
 /// (`[name, n]` pairs).
 pub fn limit_amounts(l: &Limit) -> Vec<(String, f64)> {
-    let mut out = Vec::new();
-    for (key, name) in [("MEM", "mem"), ("SWP", "swp"), ("TMP", "tmp")] {
-        if let Some(v) = l.other.get(key).map(|v| v.trim())
-            && !v.contains('%')
-            && let Ok(n) = v
-                .trim_matches(|c| c == '(' || c == ')')
-                .trim()
-                .parse::<f64>()
-        {
-            out.push((name.to_owned(), n));
-        }
-    }
+    let mut out: Vec<(String, f64)> = limit_sizes(l)
+        .filter(|(_, v)| !v.contains('%'))
+        .filter_map(|(name, v)| Some((name.to_owned(), v.parse::<f64>().ok()?)))
+        .collect();
     if let Some(v) = l.other.get("RESOURCE") {
         let mut rest = v.as_str();
         while let Some(open) = rest.find('[') {

@@ -325,25 +325,20 @@ impl Sched {
             .filter_map(|n| self.cfg.user_groups.get_key_value(n))
             .map(|(n, (members, _))| (n, members))
             .collect();
-        let mut in_groups: Vec<(String, &crate::Job)> = Vec::new();
         for j in self.jobs.values() {
+            let user = j.sub.user.as_str();
+            // A user's own row (a name that is a group's is the group's row).
+            if !self.cfg.user_groups.contains_key(user)
+                && let Some(r) = rows.get_mut(user)
+            {
+                r.slots.add(j);
+            }
             for (g, members) in &groups {
-                if members.covers(&j.sub.user) {
-                    in_groups.push(((*g).clone(), j));
+                if members.covers(user)
+                    && let Some(r) = rows.get_mut(g.as_str())
+                {
+                    r.slots.add(j);
                 }
-            }
-        }
-        for (g, j) in in_groups {
-            if let Some(r) = rows.get_mut(&g) {
-                r.slots.add(j);
-            }
-        }
-        for j in self.jobs.values() {
-            if self.cfg.user_groups.contains_key(j.sub.user.as_str()) {
-                continue;
-            }
-            if let Some(r) = rows.get_mut(j.sub.user.as_str()) {
-                r.slots.add(j);
             }
         }
         rows.into_values().collect()

@@ -284,11 +284,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let unit = config
-        .lsf_conf
-        .get("LSF_UNIT_FOR_LIMITS")
-        .unwrap_or("KB")
-        .to_owned();
+    let unit = bsub::limits_unit(&config);
     let cx = ValueCtx {
         unit: &unit,
         resolve_time: bsub::resolve_local_time,
@@ -437,6 +433,22 @@ mod tests {
             refused_line("Job has already finished"),
             "Job has already finished. Job not modified."
         );
+    }
+
+    /// The option table knows every reset, ignored and refused name (they are listed
+    /// twice: SPEC must be a constant).
+    #[test]
+    fn spec_lists_every_reset_ignored_and_refused_name() {
+        for n in RESETS
+            .iter()
+            .map(|(n, _)| *n)
+            .chain(IGNORED_RESETS.iter().copied())
+        {
+            assert!(SPEC.flags.contains(&n), "{n}");
+        }
+        for n in NOT_SUPPORTED {
+            assert!(SPEC.flags.contains(n) || SPEC.valued.contains(n), "{n}");
+        }
     }
 
     #[test]

@@ -240,6 +240,13 @@ pub(super) fn limit_from(ctx: &mut Ctx<'_>, entries: &[Entry], line: usize) -> O
         ctx.err(line, "Limit without NAME");
         return None;
     }
+    // The line of a keyword of this Limit (its section's when not found).
+    let line_of = |key: &str| {
+        entries
+            .iter()
+            .find(|e| e.key.eq_ignore_ascii_case(key))
+            .map_or(line, |e| e.line)
+    };
     // MEM/SWP/TMP as a share of each host's size: counted per host.
     for key in ["MEM", "SWP", "TMP"] {
         if l.per_host.is_empty()
@@ -247,18 +254,11 @@ pub(super) fn limit_from(ctx: &mut Ctx<'_>, entries: &[Entry], line: usize) -> O
             && let Some(e) =
                 not_applied::lookup(not_applied::LSB_RESOURCES, "Limit", key).find(|e| e.custom)
         {
-            let at = entries
-                .iter()
-                .find(|e| e.key.eq_ignore_ascii_case(key))
-                .map_or(line, |e| e.line);
-            ctx.not_applied(at, e.message(e.label(), None));
+            ctx.not_applied(line_of(key), e.message(e.label(), None));
         }
     }
     if let Some(v) = l.other.get("SLOTS_PER_PROCESSOR") {
-        let at = entries
-            .iter()
-            .find(|e| e.key.eq_ignore_ascii_case("SLOTS_PER_PROCESSOR"))
-            .map_or(line, |e| e.line);
+        let at = line_of("SLOTS_PER_PROCESSOR");
         if v.trim()
             .parse::<f64>()
             .ok()

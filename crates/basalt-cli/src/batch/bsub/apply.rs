@@ -58,11 +58,7 @@ pub fn apply(
             // `host+N` keeps its preference level (mbatchd reads it); `+` alone or a
             // level that is not a number is refused.
             let hosts: Vec<String> = v.split_whitespace().map(str::to_owned).collect();
-            let well_formed = |h: &String| match h.rsplit_once('+') {
-                None => true,
-                Some((n, level)) => !n.is_empty() && level.bytes().all(|b| b.is_ascii_digit()),
-            };
-            if hosts.is_empty() || !hosts.iter().all(well_formed) {
+            if hosts.is_empty() || !hosts.iter().all(|h| asked_host_ok(h)) {
                 return Err(bad(name, v));
             }
             o.hosts = Some(hosts);

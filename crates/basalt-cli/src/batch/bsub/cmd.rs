@@ -84,11 +84,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let unit = config
-        .lsf_conf
-        .get("LSF_UNIT_FOR_LIMITS")
-        .unwrap_or("KB")
-        .to_owned();
+    let unit = limits_unit(&config);
     let cx = ValueCtx {
         unit: &unit,
         resolve_time: resolve_local_time,

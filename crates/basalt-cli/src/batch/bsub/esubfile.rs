@@ -338,13 +338,9 @@ pub fn apply_modify(
             "LSB_SUB_HOSTS" => {
                 // `host+N` keeps its preference level, as on the command line.
                 o.hosts = text().map(|h| h.split_whitespace().map(str::to_owned).collect());
-                let well_formed = |h: &String| match h.rsplit_once('+') {
-                    None => true,
-                    Some((n, level)) => !n.is_empty() && level.bytes().all(|b| b.is_ascii_digit()),
-                };
                 if o.hosts
                     .as_ref()
-                    .is_some_and(|h| h.is_empty() || !h.iter().all(well_formed))
+                    .is_some_and(|h| h.is_empty() || !h.iter().all(|h| asked_host_ok(h)))
                 {
                     return Err(bad_value(a, "host names, or SUB_RESET"));
                 }

@@ -9,6 +9,25 @@ pub struct ValueCtx<'a> {
     pub resolve_time: fn(&[u32]) -> Option<i64>,
 }
 
+/// A `-m` entry: a host or group name, with an optional `+N` preference level (`host+`
+/// alone is level 1); a `+` with no name before it, or a level that is not a number, is
+/// not one.
+pub fn asked_host_ok(h: &str) -> bool {
+    match h.rsplit_once('+') {
+        None => true,
+        Some((n, level)) => !n.is_empty() && level.bytes().all(|b| b.is_ascii_digit()),
+    }
+}
+
+/// `LSF_UNIT_FOR_LIMITS` of lsf.conf (KB when unset): the unit of a bare `-M`, `-v`, ...
+pub fn limits_unit(config: &basalt_config::Config) -> String {
+    config
+        .lsf_conf
+        .get("LSF_UNIT_FOR_LIMITS")
+        .unwrap_or("KB")
+        .to_owned()
+}
+
 pub(super) fn bad(opt: &str, value: &str) -> String {
     format!("{value}: Bad argument for option -{opt}")
 }
