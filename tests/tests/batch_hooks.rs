@@ -78,6 +78,13 @@ DESCRIPTION  = a job starter around the user's command
 End Queue
 
 Begin Queue
+QUEUE_NAME   = slowpost
+PRIORITY     = 20
+POST_EXEC    = while [ ! -e {w}/release ]; do sleep 0.1; done
+DESCRIPTION  = a post-exec that waits for a file
+End Queue
+
+Begin Queue
 QUEUE_NAME   = retry
 PRIORITY     = 20
 PRE_EXEC     = false
@@ -91,13 +98,14 @@ End Queue
         qfile.with_file_name("lsb.applications"),
         format!(
             "Begin Application\nNAME = tagged\nPRE_EXEC = touch {w}/app.pre\n\
-             JOB_STARTER = echo app starter; %USRCMD\nEnd Application\n"
+             JOB_STARTER = echo app starter; %USRCMD\nEnd Application\n\
+             Begin Application\nNAME = inclusive\nJOB_INCLUDE_POSTPROC = Y\nEnd Application\n"
         ),
     )?;
     c.ok("badmin", &["reconfig"])?;
     wait_for("bqueues to list the test queues", LONG, || {
         let out = c.stdout_ok("bqueues", &[]).unwrap_or_default();
-        let ok = ["gated ", "requeue ", "retry ", "starter "]
+        let ok = ["gated ", "requeue ", "retry ", "slowpost ", "starter "]
             .iter()
             .all(|q| out.lines().any(|l| l.starts_with(q)));
         (ok.then_some(()), out)
@@ -283,5 +291,39 @@ fn pre_exec_post_exec_and_requeue_exit_values() -> Result<()> {
         ((n == 3).then_some(()), n.to_string())
     })?;
     wait_stat(&c, rq, "DONE")?;
+    Ok(())
+}
+
+/// JOB_INCLUDE_POSTPROC=N (LSF's default): "a new job can start on the execution host
+/// before post-execution processing finishes" — the job is DONE as it ends, its
+/// post-execution status comes later. An application profile's JOB_INCLUDE_POSTPROC=Y
+/// keeps the job (and its slot) until its post-execution processing has finished.
+#[test]
+fn post_execution_processing_is_outside_the_job_unless_job_include_postproc() -> Result<()> {
+    let (c, work) = cluster("never")?;
+    let outside = c.bsub(&work, &["-q", "slowpost", "-o", "/dev/null", "true"])?;
+    wait_stat(&c, outside, "DONE")?;
+    let inside = c.bsub(
+        &work,
+        &[
+            "-q",
+            "slowpost",
+            "-app",
+            "inclusive",
+            "-o",
+            "/dev/null",
+            "true",
+        ],
+    )?;
+    wait_stat(&c, inside, "RUN")?;
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(stat(&c, inside), "RUN", "held while its post-exec runs");
+    let long = c.ok("bjobs", &["-l", &outside.to_string()])?;
+    assert!(!long.contains("Post job process"), "{long}");
+    std::fs::write(work.join("release"), "")?;
+    wait_stat(&c, inside, "DONE")?;
+    for id in [outside, inside] {
+        wait_long(&c, id, "Post job process done successfully.")?;
+    }
     Ok(())
 }

@@ -469,7 +469,7 @@ pub const LSB_RESOURCES: &[NotApplied] = &[
 pub const LSB_APPLICATIONS: &[NotApplied] = &[N::new(
     "Application",
     "*",
-    "of an application profile only RES_REQ, PRE_EXEC, POST_EXEC, JOB_STARTER, REQUEUE_EXIT_VALUES, SUCCESS_EXIT_VALUES and the resource limits apply",
+    "of an application profile only RES_REQ, PRE_EXEC, POST_EXEC, JOB_INCLUDE_POSTPROC, JOB_POSTPROC_TIMEOUT, JOB_STARTER, REQUEUE_EXIT_VALUES, SUCCESS_EXIT_VALUES and the resource limits apply",
 )];
 
 /// The keywords of an application profile that apply to its jobs (the `*` entry of
@@ -480,6 +480,8 @@ pub const APPLIED_APPLICATION_KEYS: &[&str] = &[
     "RES_REQ",
     "PRE_EXEC",
     "POST_EXEC",
+    "JOB_INCLUDE_POSTPROC",
+    "JOB_POSTPROC_TIMEOUT",
     "JOB_STARTER",
     "REQUEUE_EXIT_VALUES",
     "SUCCESS_EXIT_VALUES",

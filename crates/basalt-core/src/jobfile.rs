@@ -7,8 +7,10 @@
 
 /// Variables of the submission environment the job file does not restore: the job's own
 /// `LSB_*`/`LS_*` variables are set by sbatchd, the rest belong to the submitting shell.
+/// `LSB_JOB_INCLUDE_POSTPROC` is the user's choice for the job, read by sbatchd from the
+/// file ([`exported`]).
 fn skipped(name: &str) -> bool {
-    (name.starts_with("LSB_") && name != "LSB_DEFAULTQUEUE")
+    (name.starts_with("LSB_") && name != "LSB_DEFAULTQUEUE" && name != "LSB_JOB_INCLUDE_POSTPROC")
         || matches!(
             name,
             "LS_JOBPID" | "LS_EXEC_T" | "LS_SUBCWD" | "PWD" | "OLDPWD" | "SHLVL" | "_"
@@ -86,6 +88,21 @@ pub fn render(env: &[String], command: &str, is_script: bool) -> String {
     out
 }
 
+/// The value a job file [`render`] wrote exports for `name` (None: it exports none, or
+/// the file is not one `render` wrote).
+pub fn exported(job_file: &str, name: &str) -> Option<String> {
+    let prefix = format!("{name}='");
+    let suffix = format!("'; export {name}");
+    // The exports come before the wrapper's first own line.
+    let head = job_file.split("\n$LSB_TRAPSIGS\n").next()?;
+    head.lines()
+        .find_map(|l| {
+            l.strip_prefix(prefix.as_str())?
+                .strip_suffix(suffix.as_str())
+        })
+        .map(|quoted| quoted.replace("'\\''", "'"))
+}
+
 /// The end of a rendered job file running a command line.
 const COMMAND_END: &str =
     "'\neval \"$LSB_JOB_COMMAND\"\nExitStat=$?\n# LSBATCH: End user input\nexit $ExitStat\n";
@@ -129,6 +146,31 @@ pub fn with_starter(job_file: &str, starter: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_users_lsb_job_include_postproc_is_exported_and_read_back() {
+        let f = render(
+            &[
+                "LSB_JOB_INCLUDE_POSTPROC=Y".into(),
+                "LSB_JOBID=5".into(),
+                "Q=it's".into(),
+            ],
+            "echo LSB_JOB_INCLUDE_POSTPROC='N'; export LSB_JOB_INCLUDE_POSTPROC",
+            false,
+        );
+        assert_eq!(
+            exported(&f, "LSB_JOB_INCLUDE_POSTPROC").as_deref(),
+            Some("Y")
+        );
+        assert_eq!(exported(&f, "Q").as_deref(), Some("it's"));
+        assert_eq!(
+            exported(&f, "LSB_JOBID"),
+            None,
+            "set by sbatchd, not the file"
+        );
+        let none = render(&[], "echo LSB_JOB_INCLUDE_POSTPROC", false);
+        assert_eq!(exported(&none, "LSB_JOB_INCLUDE_POSTPROC"), None);
+    }
 
     #[test]
     fn command_file() {

@@ -495,6 +495,15 @@ impl OwnerState {
                 (own, _) => own.to_owned(),
             },
             eexec_input: j.sub.esub_output().to_owned(),
+            // The application profile's JOB_INCLUDE_POSTPROC / JOB_POSTPROC_TIMEOUT, else
+            // lsb.params' (the job's LSB_JOB_INCLUDE_POSTPROC wins; sbatchd reads it).
+            include_postproc: app
+                .and_then(|a| a.include_postproc)
+                .unwrap_or(self.sched.config().include_postproc),
+            postproc_timeout_secs: app
+                .and_then(|a| a.postproc_timeout_mins)
+                .or(self.sched.config().postproc_timeout_mins)
+                .map_or(0, |m| m.saturating_mul(60)),
         })
     }
 }

@@ -94,12 +94,21 @@ pub enum EventKind {
     State,
     Finished,
     StartFailed,
+    /// The job ended and its end goes to mbatchd now (a FINISHED report); its
+    /// post-execution commands run after it (JOB_INCLUDE_POSTPROC=N).
+    Ended,
+    /// The post-execution commands of an `ended` job are done (`post_exec` is their
+    /// wait status): the job's story ends.
+    PostExec,
 }
 
 impl EventKind {
     /// The job's story ends with this event.
     pub fn is_final(self) -> bool {
-        matches!(self, EventKind::Finished | EventKind::StartFailed)
+        matches!(
+            self,
+            EventKind::Finished | EventKind::StartFailed | EventKind::PostExec
+        )
     }
 }
 
@@ -135,7 +144,8 @@ pub struct Event {
     /// `finished`: the job never ran, a pre-execution command failed (`exit_status` is
     /// its wait status).
     pub pre_exec_failed: bool,
-    /// `finished`: the wait status of the queue's POST_EXEC, run after the job.
+    /// `finished` (JOB_INCLUDE_POSTPROC=Y) or `post_exec`: the worst wait status of the
+    /// post-execution commands, run after the job.
     pub post_exec: Option<i32>,
 }
 

@@ -1733,3 +1733,88 @@ async fn start_orders_on_one_stream_are_answered_by_tag_and_refusals_in_band() {
     assert_eq!((again.tag, again.code), (10, 0), "{again:?}");
     assert_eq!(again.pid, got[&7].pid, "{again:?}");
 }
+
+/// JOB_INCLUDE_POSTPROC=N (LSF's default): the job's end is reported as it ends (DONE,
+/// no post-execution status), its post-execution commands run after it, and their status
+/// comes in a POST_EXEC report. The job's own LSB_JOB_INCLUDE_POSTPROC=Y, and mbatchd's
+/// `include_postproc` (lsb.params / the application profile), hold the end until they
+/// have run (one FINISHED report with their status). JOB_POSTPROC_TIMEOUT kills
+/// post-execution commands that run too long; their status is then a failure (SIGKILL).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn post_execution_runs_after_the_reported_end_unless_included_and_times_out() {
+    let h = Harness::start("sbd-postproc").await;
+    let (go, wait_go) = h.until_go();
+    let post_out = h.work.join("post.301");
+
+    // N: FINISHED while the post-execution command still waits, then POST_EXEC.
+    let mut spec = h.spec(301, "exit 2", false, "");
+    spec.queue_post_cmd = format!("{wait_go}; echo $LSB_JOBEXIT_STAT > {}", post_out.display());
+    h.start_job(EPOCH, spec).await.expect("start");
+    let fin = h.wait_report(301, ReportKind::Finished).await;
+    assert_eq!((fin.state, fin.exit_status), (32, 2 << 8), "EXIT: {fin:?}");
+    assert!(!fin.has_post_exec, "{fin:?}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        h.reports(301)
+            .iter()
+            .all(|r| r.kind != ReportKind::PostExec as i32),
+        "the post-execution command still runs"
+    );
+    assert!(!post_out.exists());
+    std::fs::write(&go, "").expect("go");
+    let post = h.wait_report(301, ReportKind::PostExec).await;
+    assert!(post.has_post_exec && post.post_exec_status == 0, "{post:?}");
+    assert_eq!((post.state, post.exit_status), (32, 2 << 8), "{post:?}");
+    assert!(post.seq > fin.seq);
+    assert_eq!(read(&post_out).trim(), "512");
+
+    // The job's own LSB_JOB_INCLUDE_POSTPROC=Y: one FINISHED report with their status.
+    let mut spec = h.spec(302, "true", false, "");
+    let env = vec![
+        "PATH=/usr/local/bin:/usr/bin:/bin".to_string(),
+        "LSB_JOB_INCLUDE_POSTPROC=Y".to_string(),
+    ];
+    spec.job_file = basalt_core::jobfile::render(&env, "true", false).into_bytes();
+    spec.post_exec = "exit 3".into();
+    h.start_job(EPOCH, spec).await.expect("start");
+    let fin = h.wait_report(302, ReportKind::Finished).await;
+    assert!(
+        fin.has_post_exec && fin.post_exec_status == 3 << 8,
+        "{fin:?}"
+    );
+    assert_eq!(fin.state, 64, "DONE: {fin:?}");
+
+    // mbatchd's include_postproc (lsb.params or the application profile's Y).
+    let mut spec = h.spec(303, "true", false, "");
+    spec.include_postproc = true;
+    spec.queue_post_cmd = "true".into();
+    h.start_job(EPOCH, spec).await.expect("start");
+    let fin = h.wait_report(303, ReportKind::Finished).await;
+    assert!(fin.has_post_exec && fin.post_exec_status == 0, "{fin:?}");
+
+    // JOB_POSTPROC_TIMEOUT (1 s here; minutes in lsb.params): killed, a failure.
+    let mut spec = h.spec(304, "true", false, "");
+    spec.queue_post_cmd = "sleep 60".into();
+    spec.postproc_timeout_secs = 1;
+    let started = std::time::Instant::now();
+    h.start_job(EPOCH, spec).await.expect("start");
+    h.wait_report(304, ReportKind::Finished).await;
+    let post = h.wait_report(304, ReportKind::PostExec).await;
+    assert!(
+        post.has_post_exec && post.post_exec_status == 9,
+        "SIGKILL: {post:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    for id in [301, 302, 303, 304] {
+        let kinds: Vec<i32> = h.reports(id).iter().map(|r| r.kind).collect();
+        let fins = kinds
+            .iter()
+            .filter(|k| **k == ReportKind::Finished as i32)
+            .count();
+        assert_eq!(fins, 1, "job {id}: one FINISHED report: {kinds:?}");
+    }
+}

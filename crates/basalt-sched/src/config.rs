@@ -93,6 +93,14 @@ pub struct SchedConfig {
     /// files, rerunnable flag and CPU, memory and run limits (else only its resource
     /// requirement).
     pub mod_all_jobs: bool,
+    /// lsb.params JOB_INCLUDE_POSTPROC=Y: a job's end is reported once its
+    /// post-execution commands have run (its slot stays taken meanwhile); N (LSF's
+    /// default): the job is DONE or EXIT as it ends, its post-execution status comes
+    /// later.
+    pub include_postproc: bool,
+    /// lsb.params JOB_POSTPROC_TIMEOUT, minutes: post-execution commands running
+    /// longer are killed and the post-execution status is an error.
+    pub postproc_timeout_mins: Option<u32>,
     /// lsb.hosts' host groups, expanded to host names ([`NO_HOST`] alone: none), for
     /// `bsub -m group`.
     pub host_groups: BTreeMap<String, Vec<String>>,
@@ -111,6 +119,9 @@ pub struct AppProfile {
     pub post_exec: String,
     /// JOB_STARTER: replaces the queue's.
     pub job_starter: String,
+    /// JOB_INCLUDE_POSTPROC and JOB_POSTPROC_TIMEOUT (minutes): replace lsb.params'.
+    pub include_postproc: Option<bool>,
+    pub postproc_timeout_mins: Option<u32>,
     /// SUCCESS_EXIT_VALUES: replaces the queue's.
     pub success_exit_values: Option<Vec<u8>>,
     /// REQUEUE_EXIT_VALUES: a job's `-Q` replaces it; it replaces the queue's.
@@ -702,6 +713,14 @@ impl SchedConfig {
                         pre_exec: get("PRE_EXEC"),
                         post_exec: get("POST_EXEC"),
                         job_starter: get("JOB_STARTER"),
+                        include_postproc: a
+                            .other
+                            .get("JOB_INCLUDE_POSTPROC")
+                            .map(|v| v.trim().eq_ignore_ascii_case("Y")),
+                        postproc_timeout_mins: a
+                            .other
+                            .get("JOB_POSTPROC_TIMEOUT")
+                            .and_then(|v| v.trim().parse::<u32>().ok()),
                         success_exit_values: a
                             .other
                             .get("SUCCESS_EXIT_VALUES")
@@ -808,6 +827,14 @@ impl SchedConfig {
                     (g.name.clone(), (members, jl_p))
                 })
                 .collect(),
+            include_postproc: p
+                .other
+                .get("JOB_INCLUDE_POSTPROC")
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("Y")),
+            postproc_timeout_mins: p
+                .other
+                .get("JOB_POSTPROC_TIMEOUT")
+                .and_then(|v| v.trim().parse::<u32>().ok()),
             mod_all_jobs: c
                 .lsf_conf
                 .get("LSB_MOD_ALL_JOBS")

@@ -236,6 +236,11 @@ pub enum ReportKind {
     StartFailed {
         message: String,
     },
+    /// The post-execution commands of a job whose end was reported before them
+    /// (JOB_INCLUDE_POSTPROC=N) ended with this wait status.
+    PostExec {
+        status: i32,
+    },
     /// A pre-execution command (the queue's PRE_EXEC, then `bsub -E`) failed with this wait
     /// status: the job never ran.
     PreExecFailed {

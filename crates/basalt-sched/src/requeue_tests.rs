@@ -12,7 +12,7 @@ use basalt_core::job::{exit_reason, pend, status};
 fn report(s: &mut Sched, now: Millis, key: JobKey, kind: ReportKind) -> Ack {
     let (attempt, host) = {
         let j = &s.jobs[&key];
-        (j.attempt, j.hosts[0].clone())
+        (j.attempt, j.hosts.first().cloned().unwrap_or_default())
     };
     let seq = s.jobs[&key].last_seq + 1;
     s.report(
@@ -219,6 +219,64 @@ fn post_exec_status_is_logged_as_pdone_or_perr_after_the_end() {
         assert_eq!(j.state, JobState::Done);
         assert_eq!(j.requeues.as_ref().map(|r| r.post_bits), Some(bit));
     }
+}
+
+/// JOB_INCLUDE_POSTPROC=N: the end comes first (DONE or EXIT, no post-execution bit),
+/// the post-execution status later in its own report, logged once; a job requeued
+/// meanwhile logs none.
+#[test]
+fn with_job_include_postproc_n_the_post_exec_status_follows_the_end_in_its_own_report() {
+    for (code, end, post, bit) in [
+        (0, status::DONE, 0, status::PDONE),
+        (2, status::EXIT, 1 << 8, status::PERR),
+    ] {
+        let (mut s, _) = with_queue(|_| {});
+        let key = (1, 0);
+        finished(&mut s, T0 + 100, key, code, None);
+        let sts = |ev: &[Event]| -> Vec<u32> {
+            ev.iter()
+                .filter_map(|e| match e {
+                    Event::JobStatus { status, .. } => Some(*status),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(sts(&logged(&s.take_effects())), vec![end]);
+        assert_eq!(s.jobs[&key].requeues.as_ref().map_or(0, |r| r.post_bits), 0);
+        let ack = report(&mut s, T0 + 200, key, ReportKind::PostExec { status: post });
+        assert_eq!(ack, Ack::Ok);
+        let ev = logged(&s.take_effects());
+        assert_eq!(sts(&ev), vec![end | bit]);
+        match &ev[..] {
+            [
+                Event::JobStatus {
+                    exit_status,
+                    end_time,
+                    ..
+                },
+            ] => {
+                assert_eq!(*exit_status, code << 8, "the job's own exit status");
+                assert_eq!(*end_time, secs(T0 + 100), "the job's end time");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            s.jobs[&key].requeues.as_ref().map(|r| r.post_bits),
+            Some(bit)
+        );
+        // A repeat changes nothing.
+        report(&mut s, T0 + 300, key, ReportKind::PostExec { status: post });
+        assert!(logged(&s.take_effects()).is_empty());
+    }
+    // Requeued by its exit value: no post-execution status for it.
+    let (mut s, _) = with_queue(|q| {
+        q.requeue = basalt_config::batch::RequeueValues::parse("3").expect("parse");
+    });
+    finished(&mut s, T0 + 100, (1, 0), 3, None);
+    assert!(s.jobs[&(1, 0)].state.is_pending());
+    s.take_effects();
+    report(&mut s, T0 + 200, (1, 0), ReportKind::PostExec { status: 0 });
+    assert!(logged(&s.take_effects()).is_empty());
 }
 
 fn all_states() -> RequeueStates {

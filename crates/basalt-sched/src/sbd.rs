@@ -419,6 +419,18 @@ impl Sched {
         if r.attempt != j.attempt {
             return Ack::StopJob;
         }
+        if let ReportKind::PostExec { status: p } = r.kind {
+            // JOB_INCLUDE_POSTPROC=N: the post-execution commands of a job that has
+            // ended are done (logged once; a repeat or a requeued job changes nothing).
+            let (st, exit_status, cpu_time, end) =
+                (j.state.code(), j.exit_status, j.cpu_time, j.end_time);
+            let logged = j.requeues.as_ref().is_some_and(|q| q.post_bits != 0);
+            if j.state.is_finished() && !logged {
+                let t = if r.time > 0 { r.time } else { secs(now) };
+                self.post_exec_done(t, r.key, st, exit_status, cpu_time, end, p);
+            }
+            return Ack::Ok;
+        }
         if j.state.is_finished() || j.state.is_pending() {
             // Removed (bkill -r) or requeued meanwhile: the copy must go.
             return if matches!(
@@ -543,24 +555,10 @@ impl Sched {
                 let cpu_time = usage.utime + usage.stime;
                 self.finish(t, key, st, 0, exit_status, Some(usage), term);
                 if let Some(p) = post_exec {
-                    // The queue's POST_EXEC ran after the job: a second JOB_STATUS with
-                    // JOB_STAT_PDONE or JOB_STAT_PERR, as LSF logs it.
-                    let post = if p == 0 { status::PDONE } else { status::PERR };
-                    let mut ev = state_change(t, key, st | post, 0, 0);
-                    if let Event::JobStatus {
-                        exit_status: e,
-                        cpu_time: c,
-                        end_time,
-                        ..
-                    } = &mut ev
-                    {
-                        *e = exit_status;
-                        *c = cpu_time;
-                        *end_time = t;
-                    }
-                    self.emit(ev);
+                    self.post_exec_done(t, key, st, exit_status, cpu_time, t, p);
                 }
             }
+            ReportKind::PostExec { .. } => {}
             ReportKind::PreExecFailed { exit_status } => {
                 self.pre_exec_failed(t, key, exit_status);
             }
@@ -578,6 +576,36 @@ impl Sched {
             }
         }
         Ack::Ok
+    }
+
+    /// The post-execution commands of a job that ended `st` (DONE or EXIT) ran with wait
+    /// status `p`: a second JOB_STATUS with JOB_STAT_PDONE or JOB_STAT_PERR, as LSF
+    /// logs it.
+    #[allow(clippy::too_many_arguments)]
+    fn post_exec_done(
+        &mut self,
+        t: i64,
+        key: JobKey,
+        st: u32,
+        exit_status: i32,
+        cpu_time: f64,
+        end: i64,
+        p: i32,
+    ) {
+        let post = if p == 0 { status::PDONE } else { status::PERR };
+        let mut ev = state_change(t, key, st | post, 0, 0);
+        if let Event::JobStatus {
+            exit_status: e,
+            cpu_time: c,
+            end_time,
+            ..
+        } = &mut ev
+        {
+            *e = exit_status;
+            *c = cpu_time;
+            *end_time = end;
+        }
+        self.emit(ev);
     }
 
     /// The job's pre-execution command failed (wait status `exit_status`): exit value 99

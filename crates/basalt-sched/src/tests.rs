@@ -112,6 +112,8 @@ pub(crate) fn cfg() -> SchedConfig {
         sub_try_interval: 60,
         host_groups: BTreeMap::new(),
         mod_all_jobs: false,
+        include_postproc: false,
+        postproc_timeout_mins: None,
         group_admins: BTreeMap::new(),
         user_groups: BTreeMap::new(),
         group_jl_p: Vec::new(),

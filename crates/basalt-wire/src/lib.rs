@@ -143,6 +143,9 @@ pub fn report(r: &pb::JobReport) -> Option<basalt_sched::Report> {
         pb::ReportKind::StartFailed => ReportKind::StartFailed {
             message: r.message.clone(),
         },
+        pb::ReportKind::PostExec => ReportKind::PostExec {
+            status: r.post_exec_status,
+        },
     };
     Some(basalt_sched::Report {
         host: r.host.clone(),

@@ -100,7 +100,12 @@ pub(super) fn parse_applications(ctx: &mut Ctx<'_>, text: &str, out: &mut Vec<Ap
                             format!("unknown keyword {} in lsb.applications", e.key),
                         );
                     }
-                    if !e.value.is_empty() {
+                    if matches!(k, "JOB_INCLUDE_POSTPROC" | "JOB_POSTPROC_TIMEOUT") {
+                        if super::postproc_setting(ctx, e.line, k, &e.value) {
+                            app.other
+                                .insert(key.clone(), e.value.trim().to_ascii_uppercase());
+                        }
+                    } else if !e.value.is_empty() {
                         app.other.insert(key.clone(), e.value.clone());
                     }
                 }

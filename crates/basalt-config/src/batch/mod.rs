@@ -72,6 +72,33 @@ pub(super) fn window(ctx: &mut Ctx<'_>, line: usize, key: &str, v: &str) -> Opti
 // ---------------------------------------------------------------- loading
 
 /// Read every lsb.* file in `dir`. lsb.params and lsb.queues are required.
+/// JOB_INCLUDE_POSTPROC (lsb.params, lsb.applications): `Y` or `N`. JOB_POSTPROC_TIMEOUT:
+/// minutes, more than 0. A value that is neither is an error naming the line; true when
+/// the entry is one of the two and its value is good.
+pub(super) fn postproc_setting(ctx: &mut Ctx<'_>, line: usize, key: &str, value: &str) -> bool {
+    match key {
+        "JOB_INCLUDE_POSTPROC" => {
+            let ok = matches!(value.trim().to_ascii_uppercase().as_str(), "Y" | "N");
+            if !ok {
+                ctx.err(
+                    line,
+                    format!("JOB_INCLUDE_POSTPROC must be Y or N, found `{value}`"),
+                );
+            }
+            ok
+        }
+        "JOB_POSTPROC_TIMEOUT" => match ctx.uint(line, key, value) {
+            Some(0) => {
+                ctx.err(line, "JOB_POSTPROC_TIMEOUT must be more than 0 minutes");
+                false
+            }
+            Some(_) => true,
+            None => false,
+        },
+        _ => false,
+    }
+}
+
 pub(crate) fn load(diag: &mut Diag, dir: &Path, shared: &Shared, cluster: &ClusterFile) -> Batch {
     let mut batch = Batch::default();
 

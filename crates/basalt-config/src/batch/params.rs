@@ -297,6 +297,13 @@ pub(super) fn parse_params(ctx: &mut Ctx<'_>, text: &str) -> (BatchParams, usize
                         p.other.insert(key.clone(), e.value.clone());
                     }
                 }
+                "JOB_INCLUDE_POSTPROC" | "JOB_POSTPROC_TIMEOUT" => {
+                    // Kept raw for basalt-sched; an application profile's own wins.
+                    if super::postproc_setting(ctx, e.line, k, &e.value) {
+                        p.other
+                            .insert(key.clone(), e.value.trim().to_ascii_uppercase());
+                    }
+                }
                 "LOCAL_MAX_PREEXEC_RETRY_ACTION" => {
                     let u = e.value.trim().to_ascii_uppercase();
                     if matches!(u.as_str(), "SUSPEND" | "EXIT") {

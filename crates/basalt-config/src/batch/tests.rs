@@ -502,3 +502,40 @@ fn slots_per_processor_needs_per_host() {
     let e: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
     assert_eq!(e, vec![14], "{:#?}", d.errors);
 }
+
+/// JOB_INCLUDE_POSTPROC takes Y or N and JOB_POSTPROC_TIMEOUT a number of minutes more
+/// than 0, in lsb.params and in an application profile (where they apply, no warning).
+#[test]
+fn job_include_postproc_and_postproc_timeout_values() {
+    let (p, errs) = params_errors("JOB_INCLUDE_POSTPROC = y\nJOB_POSTPROC_TIMEOUT = 5");
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(p.other["JOB_INCLUDE_POSTPROC"], "Y");
+    assert_eq!(p.other["JOB_POSTPROC_TIMEOUT"], "5");
+    let (p, errs) = params_errors("JOB_INCLUDE_POSTPROC = maybe\nJOB_POSTPROC_TIMEOUT = 0");
+    assert_eq!(
+        errs,
+        vec![
+            (
+                2,
+                "JOB_INCLUDE_POSTPROC must be Y or N, found `maybe`".to_owned()
+            ),
+            (
+                3,
+                "JOB_POSTPROC_TIMEOUT must be more than 0 minutes".to_owned()
+            ),
+        ]
+    );
+    assert!(!p.other.contains_key("JOB_INCLUDE_POSTPROC"));
+    let text = "Begin Application\nNAME = a\nJOB_INCLUDE_POSTPROC = N\nJOB_POSTPROC_TIMEOUT = x\n\
+                End Application\n";
+    let (apps, d) = with_ctx(|ctx| {
+        let mut out = Vec::new();
+        parse_applications(ctx, text, &mut out);
+        out
+    });
+    assert!(d.warnings.is_empty(), "{d:?}");
+    let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, vec![4]);
+    assert_eq!(apps[0].other["JOB_INCLUDE_POSTPROC"], "N");
+    assert!(!apps[0].other.contains_key("JOB_POSTPROC_TIMEOUT"));
+}

@@ -43,7 +43,12 @@ impl JobDb {
         gap: u64,
         sync_final: bool,
     ) -> Result<u64, DbError> {
-        self.durability(sync_final && events.iter().any(|e| e.kind.is_final()))?;
+        self.durability(
+            sync_final
+                && events
+                    .iter()
+                    .any(|e| e.kind.is_final() || e.kind == EventKind::Ended),
+        )?;
         let path = self.path.clone();
         let err = |source| DbError::Sqlite {
             path: path.clone(),
@@ -70,7 +75,7 @@ impl JobDb {
         let ended: bool = tx
             .prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM events WHERE job_id = ?1 AND idx = ?2
-                 AND attempt = ?3 AND kind IN ('finished', 'start_failed'))",
+                 AND attempt = ?3 AND kind IN ('finished', 'start_failed', 'post_exec'))",
             )
             .and_then(|mut st| st.query_row(params![k.0, k.1, k.2], |r| r.get(0)))
             .map_err(err)?;
@@ -99,7 +104,9 @@ impl JobDb {
                     }
                 }
                 EventKind::Rusage => {}
-                EventKind::State | EventKind::Finished => state = ev.state,
+                EventKind::State | EventKind::Finished | EventKind::Ended | EventKind::PostExec => {
+                    state = ev.state
+                }
                 EventKind::StartFailed => state = basalt_core::job::status::EXIT,
             }
             let body = serde_json::to_string(&*ev).map_err(|e| DbError::Corrupt {

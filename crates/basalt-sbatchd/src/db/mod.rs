@@ -244,6 +244,8 @@ fn kind_name(k: EventKind) -> &'static str {
         EventKind::State => "state",
         EventKind::Finished => "finished",
         EventKind::StartFailed => "start_failed",
+        EventKind::Ended => "ended",
+        EventKind::PostExec => "post_exec",
     }
 }
 

@@ -199,6 +199,24 @@ impl Owner {
                         }
                     );
                 }
+                EventKind::Ended => {
+                    job.state = ev.state;
+                    job.post_after_end = true;
+                    info!(
+                        "job {} idx {} attempt {}: ended, wait status {}; post-execution commands run",
+                        key.0, key.1, key.2, ev.exit_status
+                    );
+                }
+                EventKind::PostExec => {
+                    job.final_seen = true;
+                    info!(
+                        "job {} idx {} attempt {}: post-execution commands done, wait status {}",
+                        key.0,
+                        key.1,
+                        key.2,
+                        ev.post_exec.unwrap_or(0)
+                    );
+                }
                 EventKind::StartFailed => {
                     job.final_seen = true;
                     job.state = jstat::EXIT;
@@ -235,7 +253,7 @@ impl Owner {
             .collect();
         let host = self.shared.host.clone();
         for (key, job) in self.jobs.iter_mut() {
-            let askable = !job.final_seen && job.acked_seq > 0 && job.reports.is_some();
+            let askable = job.running() && job.acked_seq > 0 && job.reports.is_some();
             if !askable || listed.contains(key) {
                 job.unlisted = 0;
                 continue;
@@ -273,7 +291,21 @@ impl Owner {
             // The supervisor is gone without a final word: kill what may be left of
             // the job (when its processes are of this boot) and record it as killed.
             job.ending = true;
-            let ev = if job.pid != 0 {
+            let ev = if job.post_after_end {
+                // Its end is reported; its post-execution commands ended with it.
+                warn!(
+                    "job {} idx {} attempt {}: its supervisor died during its post-execution commands",
+                    key.0, key.1, key.2
+                );
+                Event {
+                    kind: EventKind::PostExec,
+                    time: self.shared.clock.now_secs(),
+                    state: job.state,
+                    post_exec: Some(nix::sys::signal::Signal::SIGKILL as i32),
+                    message: "the job's supervisor died".to_owned(),
+                    ..Default::default()
+                }
+            } else if job.pid != 0 {
                 if job.this_boot && job.pgid > 1 {
                     let _ = nix::sys::signal::killpg(
                         nix::unistd::Pid::from_raw(job.pgid as i32),
@@ -324,7 +356,7 @@ impl Owner {
         match ack {
             AckKind::Unspecified => {}
             AckKind::Ok => {
-                if matches!(kind, ReportKind::Finished | ReportKind::StartFailed) {
+                if is_final_report(job, kind) {
                     job.final_acked = true;
                 }
             }
@@ -343,7 +375,7 @@ impl Owner {
                 }
             }
             AckKind::StopJob => {
-                if matches!(kind, ReportKind::Finished | ReportKind::StartFailed) {
+                if is_final_report(job, kind) {
                     job.final_acked = true;
                 }
                 if job.running() {
@@ -403,6 +435,16 @@ impl Owner {
             }
             debug!("job {} idx {} attempt {}: forgotten", key.0, key.1, key.2);
         }
+    }
+}
+
+/// Is a report of this kind the job's last one? A FINISHED report is, unless the job's
+/// post-execution commands run after it (their POST_EXEC report is).
+fn is_final_report(job: &super::Job, kind: ReportKind) -> bool {
+    match kind {
+        ReportKind::Finished => !job.post_after_end,
+        ReportKind::StartFailed | ReportKind::PostExec => true,
+        _ => false,
     }
 }
 

@@ -143,6 +143,9 @@ struct Job {
     /// The newest usage sample, for a probe report.
     last_usage: Option<Event>,
     final_seen: bool,
+    /// Its end was reported before its post-execution commands ran (an `ended`
+    /// event, JOB_INCLUDE_POSTPROC=N): it no longer runs; their status comes last.
+    post_after_end: bool,
     final_acked: bool,
     watcher_done: bool,
     start_error: Option<String>,
@@ -153,7 +156,7 @@ struct Job {
 
 impl Job {
     fn running(&self) -> bool {
-        !self.final_seen
+        !self.final_seen && !self.post_after_end
     }
 }
 
@@ -406,6 +409,7 @@ impl Owner {
             unlisted: 0,
             last_usage: None,
             final_seen: false,
+            post_after_end: false,
             final_acked: false,
             watcher_done: false,
             start_error: None,
@@ -441,8 +445,9 @@ pub fn to_report(host: &str, key: Key, ev: &Event) -> JobReport {
         EventKind::Executing => ReportKind::Executing,
         EventKind::Rusage => ReportKind::Rusage,
         EventKind::State => ReportKind::State,
-        EventKind::Finished => ReportKind::Finished,
+        EventKind::Finished | EventKind::Ended => ReportKind::Finished,
         EventKind::StartFailed => ReportKind::StartFailed,
+        EventKind::PostExec => ReportKind::PostExec,
     };
     JobReport {
         protocol: Some(basalt_proto::PROTOCOL),

@@ -3,13 +3,16 @@
 //! job; eexec END, `bsub -Ep`, the queue's POST_EXEC after it), starting each in turn
 //! with the launcher ([`Supervisor::launch_step`]), and what each one's end means: the
 //! next step, a failed pre-execution command (the job is requeued by mbatchd), or the
-//! job's report once the post-execution commands are done.
+//! job's report once the post-execution commands are done. With JOB_INCLUDE_POSTPROC=N
+//! (LSF's default) the job's end is recorded first (`ended`) and the post-execution
+//! commands run after it ([`Supervisor::post_after_report`]), their status last
+//! (`post_exec`); JOB_POSTPROC_TIMEOUT bounds them ([`Supervisor::hook_tick`]).
 
 use super::launch::{self, Hook, Step, start_launcher};
 use super::{At, FINISH_HELPER_LIMIT, Phase, Supervisor, now_secs};
 use crate::state::{Event, EventKind};
 use basalt_core::job::status as jstat;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 impl Supervisor {
     /// The job's pre- and post-execution commands, from its spec.
@@ -71,7 +74,67 @@ impl Supervisor {
         if !spec.queue_post_cmd.trim().is_empty() {
             self.post.push(queue_hook(&spec.queue_post_cmd));
         }
+        // JOB_INCLUDE_POSTPROC: the job's own LSB_JOB_INCLUDE_POSTPROC (exported by its
+        // job file), else what mbatchd sent (the application profile's, else
+        // lsb.params').
+        let include = std::str::from_utf8(&spec.job_file)
+            .ok()
+            .and_then(|t| basalt_core::jobfile::exported(t, "LSB_JOB_INCLUDE_POSTPROC"))
+            .and_then(|v| match v.trim().to_ascii_uppercase().as_str() {
+                "Y" => Some(true),
+                "N" => Some(false),
+                _ => None,
+            })
+            .unwrap_or(spec.include_postproc);
+        self.post_after_end = !include && self.post.iter().any(|h| h.checked);
         Ok(())
+    }
+
+    /// A job whose end was just recorded (JOB_INCLUDE_POSTPROC=N): the `ended` event
+    /// (mbatchd logs DONE or EXIT and frees its slot), then its post-execution commands.
+    pub(super) fn post_after_report(&mut self, finished: Box<Event>) {
+        let mut ended = (*finished).clone();
+        ended.kind = EventKind::Ended;
+        self.emit(ended);
+        self.held_end = Some(finished);
+        self.at = At::Post(0);
+        self.job = None;
+        self.main_status = None;
+        self.launch_step();
+    }
+
+    /// While a pre- or post-execution command runs: the job's watch (limits, usage)
+    /// and JOB_POSTPROC_TIMEOUT, which kills the post-execution commands (their status
+    /// is then a failure, SIGKILL). After a reported end only the timeout is watched.
+    pub(super) fn hook_tick(&mut self, now: Instant) -> Option<Instant> {
+        let in_post = matches!(self.at, At::Post(_));
+        if in_post
+            && !self.post_timed_out
+            && let Some(d) = self.post_deadline
+            && now >= d
+        {
+            tracing::warn!(
+                job = self.key.0,
+                idx = self.key.1,
+                "post-execution commands still running at JOB_POSTPROC_TIMEOUT; killed"
+            );
+            self.post_timed_out = true;
+            self.post_status = Some(nix::sys::signal::Signal::SIGKILL as i32);
+            if let Some(g) = self.job {
+                let _ = nix::sys::signal::killpg(g, nix::sys::signal::Signal::SIGKILL);
+            }
+        }
+        let deadline = self
+            .post_deadline
+            .filter(|_| in_post && !self.post_timed_out);
+        if in_post && self.post_after_end {
+            return deadline;
+        }
+        let next = self.running_tick(now);
+        match (next, deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Start the launcher for where the job is ([`At`]): a hook or the job itself.
@@ -82,6 +145,10 @@ impl Supervisor {
                 Step::Hook(Box::new(h))
             }),
             At::Post(i) => self.post.get(i).cloned().map(|mut h| {
+                if self.post_deadline.is_none() && self.spec.postproc_timeout_secs > 0 {
+                    let limit = u64::from(self.spec.postproc_timeout_secs);
+                    self.post_deadline = Some(Instant::now() + Duration::from_secs(limit));
+                }
                 h.append = true;
                 let status = self.held_end.as_ref().map_or(0, |e| e.exit_status);
                 h.env
@@ -131,12 +198,12 @@ impl Supervisor {
             }
             At::Post(i) => {
                 let checked = self.post.get(i).is_some_and(|h| h.checked);
-                if checked && (status != 0 || self.post_status.is_none()) {
+                if checked && !self.post_timed_out && (status != 0 || self.post_status.is_none()) {
                     self.post_status = Some(status);
                 }
                 self.job = None;
                 self.main_status = None;
-                if i + 1 < self.post.len() {
+                if i + 1 < self.post.len() && !self.post_timed_out {
                     self.at = At::Post(i + 1);
                     self.launch_step();
                 } else {
@@ -179,6 +246,18 @@ impl Supervisor {
         let Some(mut finished) = self.held_end.take() else {
             return;
         };
+        if self.post_after_end {
+            // The end is on record already: only the post-execution status is new.
+            self.emit(Event {
+                kind: EventKind::PostExec,
+                state: finished.state,
+                exit_status: finished.exit_status,
+                post_exec: Some(self.post_status.unwrap_or(0)),
+                ..Default::default()
+            });
+            self.phase = Phase::Ending;
+            return;
+        }
         finished.post_exec = self.post_status;
         if let Some(p) = self.pid_of(&finished) {
             self.job = Some(p);

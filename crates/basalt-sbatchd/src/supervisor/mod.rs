@@ -226,6 +226,13 @@ struct Supervisor {
     held_end: Option<Box<Event>>,
     /// The worst wait status of its post-execution commands.
     post_status: Option<i32>,
+    /// JOB_INCLUDE_POSTPROC=N with post-execution commands: the job's end is reported
+    /// (an `ended` event) before they run, their status after them (`post_exec`).
+    post_after_end: bool,
+    /// JOB_POSTPROC_TIMEOUT: when the post-execution commands are killed, and whether
+    /// they were.
+    post_deadline: Option<Instant>,
+    post_timed_out: bool,
 }
 
 /// Which of its processes a job is at.
@@ -328,6 +335,9 @@ impl Supervisor {
             started_sent: false,
             held_end: None,
             post_status: None,
+            post_after_end: false,
+            post_deadline: None,
+            post_timed_out: false,
         }
     }
 
@@ -573,7 +583,7 @@ impl Supervisor {
                 }
                 Phase::Hook => {
                     let Some(status) = self.main_status else {
-                        return self.running_tick(now);
+                        return self.hook_tick(now);
                     };
                     if let Some(g) = self.job {
                         // What the command left behind goes with it.
@@ -591,7 +601,9 @@ impl Supervisor {
                     }
                     self.steps.mark("leftovers");
                     let finished = self.finished_event();
-                    if self.post.is_empty() {
+                    if self.post.is_empty() || self.post_after_end {
+                        // (With JOB_INCLUDE_POSTPROC=N the post-execution commands
+                        // run once the end is on record: see `Phase::Reporting`.)
                         self.start_report(&finished);
                         self.phase = Phase::Reporting {
                             until: now + FINISH_HELPER_LIMIT,
@@ -644,6 +656,10 @@ impl Supervisor {
                     if let Phase::Reporting { finished, .. } =
                         std::mem::replace(&mut self.phase, Phase::Ending)
                     {
+                        if self.post_after_end && self.held_end.is_none() {
+                            self.post_after_report(finished);
+                            continue;
+                        }
                         self.emit(*finished);
                     }
                     return None;
