@@ -213,6 +213,25 @@ impl Select {
         self.toks.is_empty()
     }
 
+    /// Does the expression name `type` or another string or Boolean resource? Then a
+    /// job's default `type==local` does not apply (LSF: "the default is type==local
+    /// unless a string or Boolean resource is specified, in which case it is
+    /// type==any").
+    pub fn names_string_or_boolean(&self) -> bool {
+        self.toks.iter().any(|t| {
+            matches!(t, Tok::Word(w)
+                if matches!(self.kind(w), Some(NameKind::String | NameKind::Boolean)))
+        })
+    }
+
+    /// Does the expression compare with `local` (`type==local`, `model==local`), which
+    /// needs the submission host's values?
+    pub fn uses_local(&self) -> bool {
+        self.toks
+            .iter()
+            .any(|t| matches!(t, Tok::Word(w) if w == "local"))
+    }
+
     pub(crate) fn kind(&self, name: &str) -> Option<NameKind> {
         if STATIC_STRING.contains(&name) {
             return Some(NameKind::String);

@@ -587,3 +587,84 @@ fn boolean_and_string_shared_resources_are_seen_by_select() {
     );
     assert_eq!(placed(&mut s, asking("select[os=='sles']")).1, None);
 }
+
+fn from(host: &str, res_req: &str) -> Submission {
+    Submission {
+        from_host: host.into(),
+        ..asking(res_req)
+    }
+}
+
+/// "If no type is specified, the default depends on the command. For bsub ... the
+/// default is type==local": with hosts of two types a job runs only on hosts of its
+/// submission host's type, and pends with the job's resource reason for the others.
+#[test]
+fn without_a_type_a_job_runs_on_hosts_of_its_submission_hosts_type() {
+    let mut s = core_with(typed(), &[], &[]);
+    assert_eq!(
+        placed(&mut s, from("hostA", "")).1.as_deref(),
+        Some("hostA")
+    );
+    let mut on_b = Vec::new();
+    for _ in 0..2 {
+        on_b.push(placed(&mut s, from("hostB", "select[ncpus>=1]")).1);
+    }
+    assert_eq!(on_b, vec![Some("hostB".to_owned()); 2]);
+    // hostB is full; hostA has a free slot but is of another type.
+    let (key, host) = placed(&mut s, from("hostB", ""));
+    assert_eq!(host, None);
+    let r = &s.jobs[&key].pend_reasons;
+    assert_eq!(
+        r.get(&pend::RES_REQ),
+        Some(&vec!["hostA".to_owned()]),
+        "{r:?}"
+    );
+    // A submission host the cluster does not know (a client): any type.
+    assert_eq!(
+        placed(&mut s, from("client9", "")).1.as_deref(),
+        Some("hostA")
+    );
+}
+
+/// "... unless a string or Boolean resource is specified, in which case it is
+/// type==any"; `type==any` says so; `type==local` asks the submission host's type.
+#[test]
+fn type_any_a_string_or_boolean_resource_lift_the_default_and_type_local_asks_it() {
+    let mut s = core_with(typed(), &[], &[]);
+    // Jobs from hostB naming a string or Boolean resource may run on hostA (LINUX).
+    assert_eq!(
+        placed(&mut s, from("hostB", "select[hname==hostA]"))
+            .1
+            .as_deref(),
+        Some("hostA")
+    );
+    assert_eq!(
+        placed(&mut s, from("hostB", "select[!spice]")).1.as_deref(),
+        Some("hostA")
+    );
+    let mut s = core_with(typed(), &[], &[]);
+    for _ in 0..2 {
+        assert_eq!(
+            placed(&mut s, from("hostB", "type==local")).1.as_deref(),
+            Some("hostB")
+        );
+    }
+    let (key, host) = placed(&mut s, from("hostB", "select[type==local]"));
+    assert_eq!(host, None, "hostB is full and hostA is LINUX");
+    assert!(s.jobs[&key].pend_reasons.contains_key(&pend::RES_REQ));
+    assert_eq!(
+        placed(&mut s, from("hostB", "type==any")).1.as_deref(),
+        Some("hostA")
+    );
+    // The queue's RES_REQ naming a type lifts it too.
+    let mut c = typed();
+    c.queues[0].res_req = "select[type==LINUX || type==SUN]".into();
+    let mut s = core_with(c, &[], &[]);
+    for _ in 0..2 {
+        placed(&mut s, from("hostB", ""));
+    }
+    assert_eq!(
+        placed(&mut s, from("hostB", "")).1.as_deref(),
+        Some("hostA")
+    );
+}

@@ -132,6 +132,12 @@ impl Sched {
         if let Some(code) = s.load {
             return Err(code);
         }
+        // LSF's default `type==local`: a host of another known type is not for it.
+        if let Some(t) = job.default_type
+            && h.statics.strings.get("type").is_some_and(|ht| ht != t)
+        {
+            return Err(pend::RES_REQ);
+        }
         let mut order = [0i64; super::select::ORDER_KEYS];
         // The job's `rusage[]` alternatives this host has enough for (bit 0 alone when
         // it reserves nothing).
@@ -165,7 +171,7 @@ impl Sched {
                     }
                 }
             }
-            if let Some(code) = sel.refuses(&values) {
+            if let Some(code) = sel.refuses(&values, job.local) {
                 return Err(code);
             }
             fits = sel.reserve_fits(&values)? & job.within.0;
@@ -505,6 +511,10 @@ pub(crate) struct JobFit<'a> {
     /// The `rusage[]` alternatives the limits that are not per host let it have (a bit
     /// each), and their reason for the others.
     pub(crate) within: (u64, u32),
+    /// The submission host's values, for `type==local` and `model==local`.
+    pub(crate) local: Option<&'a basalt_config::select::HostValues>,
+    /// Its type, when the job's default `type==local` applies.
+    pub(crate) default_type: Option<&'a str>,
 }
 
 /// Jobs whose host evaluation is the same.
@@ -525,6 +535,8 @@ pub(crate) struct ShapeKey {
     pub(crate) project: Option<crate::Str>,
     /// [`JobFit::within`]: what the limits let its `rusage[]` alternatives have.
     pub(crate) within: (u64, u32),
+    /// The submission host, when its type or model decides ([`JobFit::local`]).
+    pub(crate) local_host: Option<usize>,
 }
 
 /// Every host evaluated for a shape, as of `generation`.

@@ -273,6 +273,15 @@ impl Sched {
         let mut shapes: FastMap<ShapeKey, Shape> = fast_map();
         // The select parts of (queue, the job's resource requirement), parsed once a pass.
         let mut sel_cache: FastMap<(usize, Str), Option<Arc<select::Selects>>> = fast_map();
+        // Hosts of more than one type: a job's default `type==local` (the submission
+        // host's type) can leave some out.
+        let mixed_types = {
+            let mut types = self
+                .hosts
+                .iter()
+                .filter_map(|h| h.statics.strings.get("type"));
+            types.next().is_some_and(|first| types.any(|t| t != first))
+        };
         // Bumped by every placement: a shape evaluated at another generation is stale.
         let mut generation: u64 = 0;
         // Pending reasons to set, applied in one walk at the end.
@@ -416,6 +425,21 @@ impl Sched {
                     .or_insert_with(|| self.selects(q, &rr).map(Arc::new))
                     .clone()
             };
+            // The submission host, when a select part compares with `local` or the
+            // job's default `type==local` can matter (hosts of several types, and no
+            // type or other string or Boolean resource named).
+            let default_local = mixed_types && !sel.as_ref().is_some_and(|s| s.names_type);
+            let local_host = if default_local || sel.as_ref().is_some_and(|s| s.uses_local) {
+                self.host_idx(&sub.from_host)
+            } else {
+                None
+            };
+            let local = local_host.map(|i| self.hosts[i].statics.clone());
+            let default_type = local
+                .as_ref()
+                .filter(|_| default_local)
+                .and_then(|v| v.strings.get("type"))
+                .cloned();
             // span[]: the job's, else its queue's RES_REQ's (read once per requirement).
             let span = sel.as_ref().and_then(|s| s.span);
             let excluded: &[String] = rec.requeues.as_ref().map_or(&[], |r| &r.excluded);
@@ -431,6 +455,7 @@ impl Sched {
                 excluded: excluded.to_vec(),
                 project: with_limits.then(|| sub.project.clone()),
                 within,
+                local_host,
             };
             let job = JobFit {
                 queue: q,
@@ -441,6 +466,8 @@ impl Sched {
                 excluded,
                 asked: asked::Asked::of(&sub.asked_hosts),
                 within,
+                local: local.as_ref(),
+                default_type: default_type.as_deref(),
             };
             let shape = shapes.entry(shape_key.clone()).or_insert_with(|| Shape {
                 generation: u64::MAX,
@@ -566,6 +593,8 @@ impl Sched {
                         excluded,
                         asked: asked::Asked::of(&sub.asked_hosts),
                         within,
+                        local: local.as_ref(),
+                        default_type: default_type.as_deref(),
                     };
                     let Some(shape) = shapes.get_mut(&shape_key) else {
                         continue;

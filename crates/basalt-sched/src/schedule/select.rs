@@ -55,10 +55,19 @@ pub(crate) enum Part {
 }
 
 impl Part {
-    fn holds(&self, h: &HostValues) -> bool {
+    /// Does a host of values `h` satisfy it? `local` is the submission host's values
+    /// (for `type==local`).
+    fn holds(&self, h: &HostValues, local: Option<&HostValues>) -> bool {
         match self {
-            Part::Sel(s) => s.matches(h, None),
+            Part::Sel(s) => s.matches(h, local),
             Part::Bad => false,
+        }
+    }
+
+    fn sel(&self) -> Option<&Select> {
+        match self {
+            Part::Sel(s) => Some(s),
+            Part::Bad => None,
         }
     }
 }
@@ -82,6 +91,11 @@ pub(crate) struct Selects {
     pub(crate) same: Vec<String>,
     /// `span[]`: the job's, else its queue's ([`crate::span_of`]).
     pub(crate) span: Option<Option<u32>>,
+    /// A select part compares with `local` (the submission host's type or model).
+    pub(crate) uses_local: bool,
+    /// A select part names `type` or another string or Boolean resource: no default
+    /// `type==local` ([`Select::names_string_or_boolean`]).
+    pub(crate) names_type: bool,
 }
 
 /// A job's reservation: per resource, the amount; for how long; decaying or not.
@@ -146,11 +160,11 @@ pub(crate) fn apply_reserved(values: &mut HostValues, reserved: &BTreeMap<String
 impl Selects {
     /// The pending reason a host of these values gives the job, if either part refuses
     /// it.
-    pub(crate) fn refuses(&self, values: &HostValues) -> Option<u32> {
-        if self.queue.as_ref().is_some_and(|p| !p.holds(values)) {
+    pub(crate) fn refuses(&self, values: &HostValues, local: Option<&HostValues>) -> Option<u32> {
+        if self.queue.as_ref().is_some_and(|p| !p.holds(values, local)) {
             return Some(pend::QUEUE_RES_REQ);
         }
-        if self.job.as_ref().is_some_and(|p| !p.holds(values)) {
+        if self.job.as_ref().is_some_and(|p| !p.holds(values, local)) {
             return Some(pend::RES_REQ);
         }
         None
@@ -308,6 +322,9 @@ impl Sched {
             .chain(super::allocate::same_of(&q.res_req))
             .collect();
         let span = crate::span_of(res_req).or_else(|| crate::span_of(&q.res_req));
+        let parts = || queue.iter().chain(job.iter()).filter_map(Part::sel);
+        let uses_local = parts().any(Select::uses_local);
+        let names_type = parts().any(Select::names_string_or_boolean);
         (queue.is_some()
             || job.is_some()
             || !order.is_empty()
@@ -321,6 +338,8 @@ impl Sched {
             reserve,
             same,
             span,
+            uses_local,
+            names_type,
         })
     }
 
