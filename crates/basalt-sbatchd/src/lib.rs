@@ -282,7 +282,12 @@ fn launch_template(config: &Config, host: &str, opts: &Options) -> state::Launch
         libdir: dir("LSF_LIBDIR"),
         terminate_interval: config.batch.params.job_terminate_interval_secs,
         sample_ms,
-        enforce_memlimit: yes(config.lsf_conf.get("LSB_JOB_MEMLIMIT")),
+        // LSB_JOB_MEMLIMIT=Y: the per-job limit LSF enforces, not the per-process one
+        // of the OS; LSB_MEMLIMIT_ENFORCE=Y: both.
+        enforce_memlimit: yes(config.lsf_conf.get("LSB_JOB_MEMLIMIT"))
+            || yes(config.lsf_conf.get("LSB_MEMLIMIT_ENFORCE")),
+        os_memlimit_too: !yes(config.lsf_conf.get("LSB_JOB_MEMLIMIT"))
+            && yes(config.lsf_conf.get("LSB_MEMLIMIT_ENFORCE")),
         mail_prog: mail::program(
             config
                 .lsf_conf

@@ -69,8 +69,13 @@ pub struct Launch {
     pub terminate_interval: u32,
     /// Milliseconds between resource-usage samples.
     pub sample_ms: u64,
-    /// Kill the job when its memory passes the RSS limit (`LSB_JOB_MEMLIMIT=Y`).
+    /// Kill the job when its memory passes the RSS limit (`LSB_JOB_MEMLIMIT=Y` or
+    /// `LSB_MEMLIMIT_ENFORCE=Y`).
     pub enforce_memlimit: bool,
+    /// Set the per-process RLIMIT_RSS as well when `enforce_memlimit`
+    /// (`LSB_MEMLIMIT_ENFORCE=Y` without `LSB_JOB_MEMLIMIT=Y`). Absent in older files.
+    #[serde(default)]
+    pub os_memlimit_too: bool,
     /// Never run a job as root (`LSF_ROOT_REX` not set). Absent in older files.
     #[serde(default)]
     pub refuse_root: bool,

@@ -41,7 +41,7 @@ pub(super) fn rlimits(spec: &JobSpec, launch: &Launch) -> Vec<Rlimit> {
             set.push((r, v, true));
         }
     }
-    if !launch.enforce_memlimit
+    if (!launch.enforce_memlimit || launch.os_memlimit_too)
         && let Some(v) = kb(limit::RSS)
     {
         set.push((Resource::RLIMIT_RSS, v, true));

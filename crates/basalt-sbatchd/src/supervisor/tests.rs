@@ -23,6 +23,35 @@ fn job_controls_are_signals_or_commands() {
     );
 }
 
+/// `-M`: the per-process RLIMIT_RSS by default (the OS enforces it); with
+/// LSB_JOB_MEMLIMIT=Y only the per-job limit sbatchd enforces (no RLIMIT_RSS); with
+/// LSB_MEMLIMIT_ENFORCE=Y both.
+#[test]
+fn the_memory_limit_is_per_process_per_job_or_both() {
+    let spec = JobSpec {
+        rlimits: vec![-1, -1, -1, -1, -1, 2048, -1, -1, -1, -1, -1],
+        ..Default::default()
+    };
+    let rss = |launch: &crate::state::Launch| {
+        super::limits::rlimits(&spec, launch)
+            .iter()
+            .any(|r| r.name == "RLIMIT_RSS")
+    };
+    let os_only = crate::state::Launch::default();
+    assert!(rss(&os_only));
+    let job_memlimit = crate::state::Launch {
+        enforce_memlimit: true,
+        ..Default::default()
+    };
+    assert!(!rss(&job_memlimit));
+    let both = crate::state::Launch {
+        enforce_memlimit: true,
+        os_memlimit_too: true,
+        ..Default::default()
+    };
+    assert!(rss(&both));
+}
+
 #[test]
 fn limits() {
     let spec = JobSpec {
