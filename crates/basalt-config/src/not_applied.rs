@@ -445,16 +445,6 @@ pub const LSB_RESOURCES: &[NotApplied] = &[
     N::new("Limit", "JOBS_PER_SCHED_CYCLE", LIMIT_ONLY),
     N::new(
         "Limit",
-        "APPS",
-        "application profiles are not applied: the limit counts every application",
-    ),
-    N::new(
-        "Limit",
-        "PER_APP",
-        "application profiles are not applied: the limit counts every application",
-    ),
-    N::new(
-        "Limit",
         "LIC_PROJECTS",
         "License Scheduler projects are not implemented",
     ),

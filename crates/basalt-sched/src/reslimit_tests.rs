@@ -22,13 +22,15 @@ fn everyone() -> Members {
     }
 }
 
-fn limit(name: &str) -> ResLimit {
+/// A limit named `name` that covers everyone and limits nothing yet.
+pub(crate) fn limit(name: &str) -> ResLimit {
     ResLimit {
         name: name.into(),
         users: Scope::Any,
         queues: Scope::Any,
         hosts: Scope::Any,
         projects: Scope::Any,
+        apps: Scope::Any,
         slots: None,
         slots_per_cpu: None,
         slots_window: None,
@@ -612,4 +614,54 @@ fn a_groups_own_jl_p_row_caps_its_members_together_on_each_host() {
         basalt_core::job::pend_reason_text(pend::GROUP_PROC_LIMIT),
         "One of the user's groups has reached its per-processor job slot limit"
     );
+}
+
+/// Submit one job as alice with application profile `app` ("" = none); its key.
+fn submit_app(s: &mut Sched, app: &str) -> JobKey {
+    let sub = Submission {
+        extras: (!app.is_empty()).then(|| {
+            Box::new(crate::SubExtras {
+                app: app.into(),
+                ..Default::default()
+            })
+        }),
+        ..cmd("true")
+    };
+    (s.submit(T0, &alice(), sub).expect("submit").0, 0)
+}
+
+/// `PER_APP`: each application profile named has a count of its own; `APPS`: the
+/// profiles named share one; a job of another profile, or of none, is outside the
+/// limit.
+#[test]
+fn per_app_and_apps_limits_count_jobs_by_application_profile() {
+    let mut s = core(vec![ResLimit {
+        apps: Scope::Each(names(&["fluent", "star"])),
+        jobs: Some(1),
+        ..limit("perApp")
+    }]);
+    let f1 = submit_app(&mut s, "fluent");
+    let f2 = submit_app(&mut s, "fluent");
+    let st = submit_app(&mut s, "star");
+    let other = submit_app(&mut s, "blast");
+    let none = submit_app(&mut s, "");
+    let started: Vec<JobKey> = pass(&mut s).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(started, vec![f1, st, other, none]);
+    assert_eq!(reasons(&s, f2), vec![RES_LIMIT_REASON]);
+    let rows = s.limits_view();
+    let apps: Vec<&str> = rows.iter().map(|r| r.consumers[4].as_str()).collect();
+    assert_eq!(apps, vec!["fluent", "star"]);
+
+    let mut s = core(vec![ResLimit {
+        apps: Scope::Together(names(&["fluent", "star"])),
+        jobs: Some(1),
+        ..limit("apps")
+    }]);
+    let f1 = submit_app(&mut s, "fluent");
+    let st = submit_app(&mut s, "star");
+    let none = submit_app(&mut s, "");
+    let started: Vec<JobKey> = pass(&mut s).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(started, vec![f1, none]);
+    assert_eq!(reasons(&s, st), vec![RES_LIMIT_REASON]);
+    assert_eq!(s.limits_view()[0].consumers[4], "fluent star");
 }

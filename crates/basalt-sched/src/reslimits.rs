@@ -2,10 +2,11 @@
 //! the MAX_JOBS column of lsb.users, resolved once into [`ResLimit`]s and counted by the
 //! scheduling pass ([`Usage`]).
 //!
-//! A limit applies to a job whose user, queue, project and execution host are each among
-//! its consumers (a kind of consumer it does not name covers everyone). Consumers named
-//! with `USERS`, `QUEUES`, `HOSTS`, `PROJECTS` share one count; with `PER_USER`,
-//! `PER_QUEUE`, `PER_HOST`, `PER_PROJECT` each of them has a count of its own. `SLOTS`
+//! A limit applies to a job whose user, queue, project, application profile and
+//! execution host are each among its consumers (a kind of consumer it does not name
+//! covers everyone). Consumers named with `USERS`, `QUEUES`, `HOSTS`, `PROJECTS`, `APPS`
+//! share one count; with `PER_USER`, `PER_QUEUE`, `PER_HOST`, `PER_PROJECT`, `PER_APP`
+//! each of them has a count of its own. `SLOTS`
 //! counts the job slots of started jobs (only while its time window, if any, is open),
 //! `JOBS` the started jobs; a job that would go over either pends with "Not allowed due
 //! to resource limit." (lsb.users' MAX_JOBS: "The user has reached his/her job slot
@@ -108,6 +109,9 @@ pub struct ResLimit {
     pub queues: Scope,
     pub hosts: Scope,
     pub projects: Scope,
+    /// `APPS` / `PER_APP`: application profiles (`bsub -app`; a job without one is in
+    /// none).
+    pub apps: Scope,
     pub slots: Option<u32>,
     /// SLOTS_PER_PROCESSOR of a PER_HOST limit: on each host, at most this many slots per
     /// processor of the host.
@@ -125,8 +129,19 @@ pub struct ResLimit {
     pub amount_pcts: Vec<(String, f64)>,
 }
 
-/// The key of one count: the limit and, for each per-member scope, the member.
-pub type CountKey = (usize, [Option<String>; 4]);
+/// The key of one count: the limit and, for each per-member scope, the member (users,
+/// queues, hosts, projects, application profiles).
+pub type CountKey = (usize, [Option<String>; 5]);
+
+/// Who a job is to the limits, but for its host: its user, queue, project and
+/// application profile ("" for none).
+#[derive(Debug, Clone, Copy)]
+pub struct Consumer<'a> {
+    pub user: &'a str,
+    pub queue: &'a str,
+    pub project: &'a str,
+    pub app: &'a str,
+}
 
 /// Slots and jobs counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -136,25 +151,28 @@ pub struct Used {
 }
 
 impl ResLimit {
-    /// The count a job of `user` in `queue` with `project`, on `host`, goes in; None when
-    /// the limit does not apply to it.
-    pub fn count_key(
-        &self,
-        i: usize,
-        user: &str,
-        queue: &str,
-        host: &str,
-        project: &str,
-    ) -> Option<CountKey> {
+    /// The count a job of consumer `c` on `host` goes in; None when the limit does not
+    /// apply to it.
+    pub fn count_key(&self, i: usize, c: &Consumer<'_>, host: &str) -> Option<CountKey> {
         Some((
             i,
             [
-                self.users.key(user, false)?,
-                self.queues.key(queue, false)?,
+                self.users.key(c.user, false)?,
+                self.queues.key(c.queue, false)?,
                 self.hosts.key(host, true)?,
-                self.projects.key(project, false)?,
+                self.projects.key(c.project, false)?,
+                self.app_key(c.app)?,
             ],
         ))
+    }
+
+    /// The application profile's part of a count key: a job of no profile is outside a
+    /// limit that names profiles.
+    fn app_key(&self, app: &str) -> Option<Option<String>> {
+        if app.is_empty() && !matches!(self.apps, Scope::Any) {
+            return None;
+        }
+        self.apps.key(app, false)
     }
 
     /// Does it count per host or per host list (its counts differ between hosts)?
@@ -162,13 +180,14 @@ impl ResLimit {
         !matches!(self.hosts, Scope::Any)
     }
 
-    /// The blimits columns of a count: users, queues, hosts, projects.
-    pub fn columns(&self, key: &[Option<String>; 4]) -> [String; 4] {
+    /// The blimits columns of a count: users, queues, hosts, projects, applications.
+    pub fn columns(&self, key: &[Option<String>; 5]) -> [String; 5] {
         [
             self.users.text(&key[0]),
             self.queues.text(&key[1]),
             self.hosts.text(&key[2]),
             self.projects.text(&key[3]),
+            self.apps.text(&key[4]),
         ]
     }
 }
@@ -203,16 +222,14 @@ impl Usage {
     pub fn add(
         &mut self,
         limits: &[ResLimit],
-        user: &str,
-        queue: &str,
-        project: &str,
+        c: &Consumer<'_>,
         hosts: &[&str],
         amounts: &[(String, f64)],
     ) {
         for (i, l) in limits.iter().enumerate() {
             let mut seen: Vec<CountKey> = Vec::new();
             for h in hosts {
-                let Some(k) = l.count_key(i, user, queue, h, project) else {
+                let Some(k) = l.count_key(i, c, h) else {
                     continue;
                 };
                 let u = self.counts.entry(k.clone()).or_default();
@@ -233,14 +250,11 @@ impl Usage {
 
     /// Of the limits that are not host-scoped, the pending reason of one that a job of
     /// `need` slots would go over (`slots_open[i]`: limit i's SLOTS window is open).
-    #[allow(clippy::too_many_arguments)]
     pub fn job_reason(
         &self,
         limits: &[ResLimit],
         slots_open: &[bool],
-        user: &str,
-        queue: &str,
-        project: &str,
+        c: &Consumer<'_>,
         need: u32,
         amounts: &[(String, f64)],
     ) -> Option<u32> {
@@ -248,7 +262,7 @@ impl Usage {
             if l.host_scoped() {
                 continue;
             }
-            let Some(k) = l.count_key(i, user, queue, "", project) else {
+            let Some(k) = l.count_key(i, c, "") else {
                 continue;
             };
             let u = self.counts.get(&k).copied().unwrap_or_default();
@@ -270,9 +284,7 @@ impl Usage {
         &self,
         limits: &[ResLimit],
         slots_open: &[bool],
-        user: &str,
-        queue: &str,
-        project: &str,
+        c: &Consumer<'_>,
         host: &str,
         ncpus: u32,
         host_max: &dyn Fn(&str) -> Option<f64>,
@@ -283,7 +295,7 @@ impl Usage {
             if !l.host_scoped() {
                 continue;
             }
-            let Some(k) = l.count_key(i, user, queue, host, project) else {
+            let Some(k) = l.count_key(i, c, host) else {
                 continue;
             };
             let u = self.counts.get(&k).copied().unwrap_or_default();
@@ -330,6 +342,14 @@ pub(crate) fn per_processor(per_cpu: f64, ncpus: u32) -> u32 {
 
 /// The pending reason of lsb.resources limits ("Not allowed due to resource limit.").
 pub const RES_LIMIT_REASON: u32 = 317;
+
+/// A consumer list as written (`a b (c d)`): its names.
+fn list(v: &str) -> Vec<String> {
+    v.split(|c: char| c.is_whitespace() || c == '(' || c == ')')
+        .filter(|x| !x.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
 
 /// Resolve lsb.resources' Limit sections and lsb.users' MAX_JOBS.
 pub fn resolve(
@@ -407,6 +427,11 @@ fn from_limit(
         queues: scope(&l.queues, &l.per_queue, &plain),
         hosts: scope(&l.hosts, &l.per_host, &hosts),
         projects: scope(&l.projects, &l.per_project, &plain),
+        apps: scope(
+            &l.other.get("APPS").map(|v| list(v)).unwrap_or_default(),
+            &l.other.get("PER_APP").map(|v| list(v)).unwrap_or_default(),
+            &plain,
+        ),
         slots: l.slots,
         slots_per_cpu: if l.per_host.is_empty() {
             None
@@ -490,6 +515,7 @@ fn from_users(b: &Batch, egroups: &BTreeMap<String, Vec<String>>) -> Vec<ResLimi
             queues: Scope::Any,
             hosts: Scope::Any,
             projects: Scope::Any,
+            apps: Scope::Any,
             slots: Some(max),
             slots_per_cpu: None,
             slots_window: None,

@@ -3,7 +3,7 @@
 //! replay and a log switch; a job no alternative fits pends with the rusage reason.
 
 use super::*;
-use crate::reslimits::{RES_LIMIT_REASON, ResLimit, Scope};
+use crate::reslimits::{RES_LIMIT_REASON, ResLimit};
 use crate::tests::{T0, alice, cfg, cmd, dispatches, logged};
 use basalt_core::job::pend;
 
@@ -276,18 +276,8 @@ fn a_job_whose_hosts_share_no_alternative_pends() {
 fn an_alternative_over_a_mem_limit_gives_way_to_the_next() {
     let mut c = cfg();
     c.limits = vec![ResLimit {
-        name: "mem".into(),
-        users: Scope::Any,
-        queues: Scope::Any,
-        hosts: Scope::Any,
-        projects: Scope::Any,
-        slots: None,
-        slots_per_cpu: None,
-        slots_window: None,
-        jobs: None,
         amounts: vec![("mem".into(), 12_000.0)],
-        reason: RES_LIMIT_REASON,
-        amount_pcts: Vec::new(),
+        ..crate::reslimit_tests::limit("mem")
     }];
     let (mut s, mut log) = core_mem(c, 30_000.0, 30_000.0);
     let (key, host) = placed(&mut s, &mut log, asking(ALTS));

@@ -176,8 +176,8 @@ impl Sched {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LimitRow {
     pub name: String,
-    /// USERS, QUEUES, HOSTS, PROJECTS as blimits shows them.
-    pub consumers: [String; 4],
+    /// USERS, QUEUES, HOSTS, PROJECTS, APPS as blimits shows them.
+    pub consumers: [String; 5],
     /// (used, limit) of SLOTS and JOBS (None: the limit does not set it).
     pub slots: Option<(u32, u32)>,
     pub jobs: Option<(u32, u32)>,
@@ -296,7 +296,15 @@ impl Sched {
                     .filter(|(_, l)| l.reason == basalt_core::job::pend::USER_LIMIT)
                     .filter(|(i, l)| match group {
                         Some(_) => l.name == name,
-                        None => l.count_key(*i, &name, "", "", "").is_some(),
+                        None => {
+                            let c = crate::reslimits::Consumer {
+                                user: &name,
+                                queue: "",
+                                project: "",
+                                app: "",
+                            };
+                            l.count_key(*i, &c, "").is_some()
+                        }
                     })
                     .filter_map(|(_, l)| l.slots)
                     .min();

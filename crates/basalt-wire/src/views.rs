@@ -332,13 +332,14 @@ pub fn limits_reply(rows: &[basalt_sched::views::LimitRow], configured: usize) -
         limits: rows
             .iter()
             .map(|r| {
-                let [users, queues, hosts, projects] = r.consumers.clone();
+                let [users, queues, hosts, projects, apps] = r.consumers.clone();
                 pb::LimitUsage {
                     name: r.name.clone(),
                     users,
                     queues,
                     hosts,
                     projects,
+                    apps,
                     has_slots: r.slots.is_some(),
                     slots_used: r.slots.map_or(0, |s| s.0),
                     slots_limit: r.slots.map_or(0, |s| s.1),

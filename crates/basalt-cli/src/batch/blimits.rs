@@ -17,9 +17,30 @@ pub fn table(reply: &LimitsReply) -> String {
     if reply.limits.is_empty() {
         return "No resource usage found.\n".to_owned();
     }
+    // The APPS column when a limit in use names application profiles.
+    let apps = reply
+        .limits
+        .iter()
+        .any(|l| !l.apps.is_empty() && l.apps != "-");
+    let consumers = |projects: &str, app: &str| {
+        if apps {
+            format!("{projects:<15} {app:<15}")
+        } else {
+            format!("{projects:<15}")
+        }
+    };
     let mut out = String::from("\nINTERNAL RESOURCE LIMITS:\n\n");
     out.push_str(&row(
-        "NAME", "USERS", "QUEUES", "HOSTS", "PROJECTS", "SLOTS", "MEM", "TMP", "SWP", "JOBS",
+        "NAME",
+        "USERS",
+        "QUEUES",
+        "HOSTS",
+        &consumers("PROJECTS", "APPS"),
+        "SLOTS",
+        "MEM",
+        "TMP",
+        "SWP",
+        "JOBS",
     ));
     for l in &reply.limits {
         let used = |has: bool, u: u32, m: u32| {
@@ -42,7 +63,7 @@ pub fn table(reply: &LimitsReply) -> String {
             &l.users,
             &l.queues,
             &l.hosts,
-            &l.projects,
+            &consumers(&l.projects, if l.apps.is_empty() { "-" } else { &l.apps }),
             &used(l.has_slots, l.slots_used, l.slots_limit),
             &amount("mem"),
             &amount("tmp"),
@@ -76,7 +97,7 @@ fn row(
     jobs: &str,
 ) -> String {
     format!(
-        "    {name:<15} {users:<15} {queues:<15} {hosts:<15} {projects:<15} {slots:>7} {mem:>7} {tmp:>7} {swp:>7} {jobs:>7}\n"
+        "    {name:<15} {users:<15} {queues:<15} {hosts:<15} {projects} {slots:>7} {mem:>7} {tmp:>7} {swp:>7} {jobs:>7}\n"
     )
 }
 
@@ -145,6 +166,46 @@ mod tests {
             cols,
             vec!["perUser", "alice", "-", "-", "-", "1/2", "-", "-", "-", "-"]
         );
+    }
+
+    /// A limit naming application profiles (APPS / PER_APP) adds the APPS column
+    /// after PROJECTS; rows of other limits show `-` there.
+    #[test]
+    fn an_apps_column_when_a_limit_names_application_profiles() {
+        let row = |name: &str, apps: &str| LimitUsage {
+            name: name.into(),
+            users: "-".into(),
+            queues: "-".into(),
+            hosts: "-".into(),
+            projects: "-".into(),
+            apps: apps.into(),
+            has_jobs: true,
+            jobs_used: 1,
+            jobs_limit: 1,
+            ..Default::default()
+        };
+        let t = table(&LimitsReply {
+            configured: 2,
+            limits: vec![row("perApp", "fluent"), row("all", "")],
+        });
+        let lines: Vec<&str> = t.lines().collect();
+        let head: Vec<&str> = lines[3].split_whitespace().collect();
+        assert_eq!(
+            head,
+            vec![
+                "NAME", "USERS", "QUEUES", "HOSTS", "PROJECTS", "APPS", "SLOTS", "MEM", "TMP",
+                "SWP", "JOBS"
+            ]
+        );
+        let cols: Vec<&str> = lines[4].split_whitespace().collect();
+        assert_eq!(
+            cols,
+            vec![
+                "perApp", "-", "-", "-", "-", "fluent", "-", "-", "-", "-", "1/1"
+            ]
+        );
+        assert_eq!(lines[5].split_whitespace().nth(5), Some("-"));
+        assert_eq!(lines[3].find("APPS"), lines[4].find("fluent"), "{t}");
     }
 
     #[test]

@@ -275,9 +275,12 @@ impl Sched {
                 match st.limits.host_room(
                     &self.cfg.limits,
                     &st.limits_open,
-                    &job.sub.user,
-                    &job.queue.name,
-                    &job.sub.project,
+                    &crate::reslimits::Consumer {
+                        user: &job.sub.user,
+                        queue: &job.queue.name,
+                        project: &job.sub.project,
+                        app: job.sub.app(),
+                    },
                     &h.name,
                     h.ncpus,
                     &|name| {
@@ -533,6 +536,8 @@ pub(crate) struct ShapeKey {
     pub(crate) excluded: Vec<String>,
     /// The job's project, when resource allocation limits may count by project.
     pub(crate) project: Option<crate::Str>,
+    /// Its application profile, likewise.
+    pub(crate) app: Option<String>,
     /// [`JobFit::within`]: what the limits let its `rusage[]` alternatives have.
     pub(crate) within: (u64, u32),
     /// The submission host, when its type or model decides ([`JobFit::local`]).

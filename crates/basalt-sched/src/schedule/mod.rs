@@ -11,6 +11,7 @@ mod resume;
 pub(crate) mod select;
 
 use crate::depend::Tri;
+use crate::reslimits::Consumer;
 use crate::{Effect, Event, JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Str, Submission, secs};
 use basalt_core::job::{JobState, pend, sub};
 use fit::{CandKey, JobFit, PassState, Shape, ShapeKey, StaticWhy};
@@ -199,14 +200,13 @@ impl Sched {
             }
             if with_limits {
                 let hosts: Vec<&str> = j.hosts.iter().map(String::as_str).collect();
-                st.limits.add(
-                    &self.cfg.limits,
-                    &j.sub.user,
-                    &j.queue,
-                    &j.sub.project,
-                    &hosts,
-                    &job_amounts,
-                );
+                let c = Consumer {
+                    user: &j.sub.user,
+                    queue: &j.queue,
+                    project: &j.sub.project,
+                    app: j.sub.app(),
+                };
+                st.limits.add(&self.cfg.limits, &c, &hosts, &job_amounts);
             }
         }
         drop(index);
@@ -387,9 +387,12 @@ impl Sched {
                     st.limits.job_reason(
                         &self.cfg.limits,
                         &st.limits_open,
-                        &sub.user,
-                        &q.name,
-                        &sub.project,
+                        &Consumer {
+                            user: &sub.user,
+                            queue: &q.name,
+                            project: &sub.project,
+                            app: sub.app(),
+                        },
                         need,
                         &pending_amounts(r, need, self.cfg.methods()),
                     )
@@ -454,6 +457,7 @@ impl Sched {
                 res_req: sel.as_ref().map(|_| rr.clone()),
                 excluded: excluded.to_vec(),
                 project: with_limits.then(|| sub.project.clone()),
+                app: with_limits.then(|| sub.app().to_owned()),
                 within,
                 local_host,
             };
@@ -539,14 +543,13 @@ impl Sched {
                             }
                             _ => Vec::new(),
                         };
-                        st.limits.add(
-                            &self.cfg.limits,
-                            &sub.user,
-                            &qname,
-                            &sub.project,
-                            &hosts,
-                            &amounts,
-                        );
+                        let c = Consumer {
+                            user: &sub.user,
+                            queue: &qname,
+                            project: &sub.project,
+                            app: sub.app(),
+                        };
+                        st.limits.add(&self.cfg.limits, &c, &hosts, &amounts);
                     }
                     let names = alloc.iter().map(|&i| self.hosts[i].name.clone()).collect();
                     let effective = alts::effective_text(alts, alt);
