@@ -1,5 +1,5 @@
 //! bmod on a real cluster (issue 20, item 9): a pending job takes new options (name,
-//! queue, run limit, resource requirement), bjobs and bhist -l show them, the change is
+//! queue, run limit, resource requirement, a new command with -Z, which it runs), bjobs and bhist -l show them, the change is
 //! in lsb.events as JOB_MODIFY2 and survives an mbatchd restart (replay); a refused change
 //! leaves the job as it was; a running job refuses a pending-only change with LSF's
 //! message; a finished job cannot be modified. The daemons run in the test process
@@ -72,6 +72,12 @@ fn bmod_changes_a_pending_job_durably_and_refuses_what_lsf_refuses() -> Result<(
     assert_eq!(code, Some(255));
     assert!(err.ends_with("Job not modified.\n"), "{err}");
     assert_eq!(field(&c, id, "queue"), "priority");
+    // -Z: a new command line, which the job runs when it starts (after the restart).
+    let z_out = work.join("z.out");
+    let new_cmd = format!("echo replaced > {}; sleep 600", z_out.display());
+    let (code, _, err) = bmod(&c, &["-Z", &new_cmd, &sid])?;
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(field(&c, id, "cmd"), new_cmd);
 
     // lsb.events has the change; bhist -l shows it.
     let events = std::fs::read_to_string(c.dir.path().join("work/basalt/logdir/lsb.events"))?;
@@ -95,6 +101,11 @@ fn bmod_changes_a_pending_job_durably_and_refuses_what_lsf_refuses() -> Result<(
     // Running: a new queue is refused, a new resource requirement is taken.
     c.ok("badmin", &["hopen", "hostA"])?;
     wait_field(&c, id, "stat", "RUN")?;
+    wait_for("the job to run the command bmod -Z gave", LONG, || {
+        let out = std::fs::read_to_string(&z_out).unwrap_or_default();
+        ((out == "replaced\n").then_some(()), out)
+    })?;
+    assert!(c.ok("bhist", &["-l", &sid])?.contains("Command changes to"));
     let (code, _, err) = bmod(&c, &["-q", "normal", &sid])?;
     assert_eq!(code, Some(255));
     assert_eq!(

@@ -61,7 +61,16 @@ pub fn render(env: &[String], command: &str, is_script: bool) -> String {
         }
         out.push_str(&format!("{k}={}; export {k}\n", sh_quote(v)));
     }
-    out.push_str("$LSB_TRAPSIGS\n");
+    out.push_str(TRAPSIGS);
+    push_user_input(&mut out, command, is_script);
+    out
+}
+
+/// The wrapper's line after the exports; the user's input follows it.
+const TRAPSIGS: &str = "$LSB_TRAPSIGS\n";
+
+/// The user's command or script, and the wrapper's end.
+fn push_user_input(out: &mut String, command: &str, is_script: bool) {
     if is_script {
         let text = script_text(command);
         let mut tag = String::from("LSBATCH_SCRIPT_END");
@@ -85,7 +94,16 @@ pub fn render(env: &[String], command: &str, is_script: bool) -> String {
         out.push_str("\neval \"$LSB_JOB_COMMAND\"\n");
     }
     out.push_str("ExitStat=$?\n# LSBATCH: End user input\nexit $ExitStat\n");
-    out
+}
+
+/// A job file [`render`] wrote, running command line `command` instead of what it was
+/// rendered with (`bmod -Z`): the same environment, the new command. None when the file
+/// is not one `render` wrote.
+pub fn with_command(job_file: &str, command: &str) -> Option<String> {
+    let at = job_file.find(&format!("\n{TRAPSIGS}"))? + 1 + TRAPSIGS.len();
+    let mut out = job_file[..at].to_owned();
+    push_user_input(&mut out, command, false);
+    Some(out)
 }
 
 /// The value a job file [`render`] wrote exports for `name` (None: it exports none, or
@@ -94,7 +112,7 @@ pub fn exported(job_file: &str, name: &str) -> Option<String> {
     let prefix = format!("{name}='");
     let suffix = format!("'; export {name}");
     // The exports come before the wrapper's first own line.
-    let head = job_file.split("\n$LSB_TRAPSIGS\n").next()?;
+    let head = job_file.split(&format!("\n{TRAPSIGS}")).next()?;
     head.lines()
         .find_map(|l| {
             l.strip_prefix(prefix.as_str())?
@@ -146,6 +164,19 @@ pub fn with_starter(job_file: &str, starter: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// bmod -Z: the file runs the new command line with the same environment, whether it
+    /// ran a command or a script; a file render did not write is left alone (None).
+    #[test]
+    fn with_command_puts_a_new_command_line_in_place_of_the_old_input() {
+        let env = ["Q=it's".to_owned()];
+        for (old, is_script) in [("echo old", false), ("#!/bin/sh\necho old\n", true)] {
+            let f = render(&env, old, is_script);
+            let g = with_command(&f, "echo 'new one'").expect("rendered");
+            assert_eq!(g, render(&env, "echo 'new one'", false));
+        }
+        assert_eq!(with_command("#!/bin/sh\necho mine\n", "x"), None);
+    }
 
     #[test]
     fn the_users_lsb_job_include_postproc_is_exported_and_read_back() {

@@ -307,9 +307,30 @@ impl OwnerState {
                     // Read here, like the owner's other work on the spool (which wrote it):
                     // a small record, and no hand-over to a blocking thread on the way to
                     // the host.
+                    // bmod -Z: the spooled file keeps the submitted command; the new one
+                    // goes in its place on the way out.
+                    let new_command =
+                        self.sched.jobs().get(&key).is_some_and(|j| {
+                            j.sub.options2 & basalt_core::job::sub2::MODIFY_CMD != 0
+                        });
                     let job_file = self
                         .journal
                         .job_file(&spec.job_file_name)
+                        .and_then(|bytes| {
+                            if !new_command {
+                                return Ok(bytes);
+                            }
+                            std::str::from_utf8(&bytes)
+                                .ok()
+                                .and_then(|t| basalt_core::jobfile::with_command(t, &spec.command))
+                                .map(String::into_bytes)
+                                .ok_or_else(|| {
+                                    format!(
+                                        "job file {}: no place for the command bmod -Z gave",
+                                        spec.job_file_name
+                                    )
+                                })
+                        })
                         .map_err(DispatchError::Refused);
                     // A copy in info/ for LSF tools, once the order is on its way.
                     let info_copy = self.journal.in_spool(&spec.job_file_name).then(|| {

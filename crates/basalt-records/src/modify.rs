@@ -130,6 +130,10 @@ pub(crate) fn to_record(
     text(&m.mail_user, sub::MAIL_USER, o, d, &mut rec.mail_user);
     text(&m.project, sub::PROJECT_NAME, o, d, &mut rec.project_name);
     text(&m.login_shell, sub::LOGIN_SHELL, o, d, &mut rec.login_shell);
+    if let Change::Set(c) = &m.command {
+        rec.options2 |= sub2::MODIFY_CMD;
+        c.clone_into(&mut rec.command);
+    }
     onoff(&m.exclusive, sub::EXCLUSIVE, o, d);
     onoff(&m.rerunnable, sub::RERUNNABLE, o, d);
     onoff(&m.notify_begin, sub::NOTIFY_BEGIN, o, d);
@@ -285,6 +289,11 @@ pub(crate) fn from_record(rec: &r::JobModify2) -> Option<Event> {
             mb::USER_GROUP_DEL,
             &rec.user_group,
         ),
+        command: if rec.options2 & sub2::MODIFY_CMD != 0 {
+            Change::Set(rec.command.clone())
+        } else {
+            Change::Keep
+        },
         ..Default::default()
     };
     for (i, v) in rec.rlimits.iter().enumerate() {
@@ -332,6 +341,7 @@ mod tests {
             app: Change::Set("fluent".into()),
             spec_cwd: Change::Reset,
             user_group: Change::Set("g1".into()),
+            command: Change::Set("sleep 5; echo 'new'".into()),
             ..Default::default()
         };
         m.rlimits[basalt_core::rlimit::RUN] = Change::Set(600);

@@ -73,6 +73,8 @@ pub struct Modify {
     /// `-cwd`.
     pub spec_cwd: Change<String>,
     pub user_group: Change<String>,
+    /// `-Z`: the job's new command line (a pending job's; never reset).
+    pub command: Change<String>,
 }
 
 /// Set or clear `bit` in `bits` as `c` says.
@@ -236,6 +238,12 @@ impl Modify {
             &self.user_group,
         );
         text(&mut n.spec_cwd, &mut 0, 0, &self.spec_cwd);
+        if let Change::Set(c) = &self.command {
+            // The job file keeps the command it was submitted with; dispatch puts this
+            // one in its place (SUB2_MODIFY_CMD).
+            n.command = Str::from(c.as_str());
+            n.options2 |= sub2::MODIFY_CMD;
+        }
         match self.procs {
             Change::Keep => {}
             Change::Set((min, max)) => {
@@ -372,6 +380,11 @@ impl Modify {
             app: diff_text(from.app(), to.app()),
             spec_cwd: diff_text(&from.spec_cwd, &to.spec_cwd),
             user_group: diff_text(&from.user_group, &to.user_group),
+            command: if from.command == to.command {
+                Change::Keep
+            } else {
+                Change::Set(to.command.to_string())
+            },
         }
     }
 }
@@ -422,6 +435,13 @@ impl Sched {
             && (name.contains('[') || name.contains(']'))
         {
             return Err(SchedError::BadJobName);
+        }
+        match &m.command {
+            Change::Set(c) if c.trim().is_empty() => {
+                return Err(SchedError::BadArgument("Bad argument".into()));
+            }
+            Change::Reset => m.command = Change::Keep,
+            _ => {}
         }
         let mut new = m.apply_to(&j.sub);
         if m.project == Change::Reset {

@@ -63,6 +63,49 @@ fn a_pending_job_takes_every_change_and_replay_gives_the_same_job() {
     assert_eq!((&a.sub, &a.queue), (&b.sub, &b.queue));
 }
 
+/// bmod -Z: a pending job gets a new command line (marked SUB2_MODIFY_CMD, for dispatch
+/// to put in its job file), kept on replay; a started job refuses it; an empty one is a
+/// bad argument.
+#[test]
+fn bmod_z_gives_a_pending_job_a_new_command_and_a_started_one_refuses_it() {
+    let mut s = closed();
+    let mut all = logged(&s.take_effects());
+    s.submit(T0, &alice(), cmd("sleep 1")).expect("submit");
+    all.extend(logged(&s.take_effects()));
+    let m = Modify {
+        command: set("echo replaced".into()),
+        ..Default::default()
+    };
+    s.modify(T0 + 1000, &alice(), (1, 0), m).expect("bmod -Z");
+    all.extend(logged(&s.take_effects()));
+    let j = &s.jobs[&(1, 0)];
+    assert_eq!(j.sub.command, "echo replaced");
+    assert_ne!(j.sub.options2 & basalt_core::job::sub2::MODIFY_CMD, 0);
+    let r = replayed(&s, &all);
+    assert_eq!(r.jobs[&(1, 0)].sub, s.jobs[&(1, 0)].sub);
+    let blank = Modify {
+        command: set("  ".into()),
+        ..Default::default()
+    };
+    assert!(matches!(
+        s.modify(T0, &alice(), (1, 0), blank),
+        Err(SchedError::BadArgument(_))
+    ));
+
+    let mut s = up();
+    s.submit(T0, &alice(), cmd("sleep 1")).expect("submit");
+    s.schedule(T0 + 10);
+    assert!(s.jobs[&(1, 0)].state.is_started());
+    let m = Modify {
+        command: set("echo late".into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        s.modify(T0 + 20, &alice(), (1, 0), m),
+        Err(SchedError::ModifyRunning)
+    );
+}
+
 #[test]
 fn resetting_options_gives_back_their_defaults() {
     let mut s = closed();

@@ -76,6 +76,8 @@ pub fn modify(r: &pb::ModifyRequest) -> Result<Modify, String> {
             "Q" => m.requeue_exit_values = text(&v.requeue_exit_values),
             "app" => m.app = text(&v.app),
             "cwd" => m.spec_cwd = text(&v.spec_cwd),
+            // -Z: a new command line (there is no -Zn).
+            "Z" if set => m.command = Change::Set(v.command.clone()),
             "n" => {
                 m.procs = if set {
                     Change::Set((v.num_processors.max(1), v.max_processors))

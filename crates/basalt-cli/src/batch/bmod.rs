@@ -4,8 +4,9 @@
 //! same parser, [`super::bsub::apply`]); `-Xn` resets option `-X` to its default (`-Jn
 //! -qn -mn -Rn -wn -in -on -en -En -Epn -un -Pn -Ln -Gn -nn -bn -tn -xn -rn -Nn -Bn -Qn
 //! -appn -cwdn` and the limits `-cn -Wn -Mn -vn -Fn -Dn -Sn -Cn -pn`). Options bsub
-//! accepts and ignores are accepted and ignored here too (with their `n` forms); options
-//! bsub refuses, and bmod's `-Z` (a new command) and `-a` (esubs), are refused.
+//! accepts and ignores are accepted and ignored here too (with their `n` forms); `-Z
+//! "command"` gives a pending job a new command line; options bsub refuses, and bmod's
+//! `-Zs` (a spooled command) and `-a` (esubs), are refused.
 //!
 //! mbatchd checks the changed job as it checks a submission and answers for the job:
 //! `Parameters of job <103> are being changed` on success; otherwise LSF's reason and
@@ -32,7 +33,7 @@ pub const USAGE: &str = "Usage: bmod [-h] [-V] [-x | -xn] [-r | -rn] [-N | -Nn] 
             [-Ep post_exec_command | -Epn] [-L login_shell | -Ln] [-u mail_user | -un]
             [-P project_name | -Pn] [-G user_group | -Gn] [-cwd dir | -cwdn]
             [-app profile | -appn] [-Q requeue_exit_values | -Qn]
-            job_ID | \"job_ID[index]\"
+            [-Z \"new_command\"] job_ID | \"job_ID[index]\"
 ";
 
 /// `-Xn` and the option it resets (the name mbatchd knows).
@@ -89,7 +90,7 @@ const IGNORED_RESETS: &[&str] = &[
 
 /// bmod's own options Basalt does not carry out: refused.
 const NOT_SUPPORTED: &[&str] = &[
-    "Z", "Zs", "Zsn", "a", "f", "fn", "k", "kn", "s", "sn", "is", "isn",
+    "Zs", "Zsn", "a", "f", "fn", "k", "kn", "s", "sn", "is", "isn",
 ];
 
 /// bmod's options.
@@ -169,6 +170,8 @@ pub struct BmodArgs {
     pub reset: Vec<String>,
     /// The job as given (`103`, `103[4]`).
     pub job: String,
+    /// `-Z`: the new command line.
+    pub command: Option<String>,
 }
 
 /// Read a parsed command line. Errors are printed after `bmod: ` with the usage when
@@ -194,6 +197,14 @@ pub fn parse(items: Vec<Item>, cx: &ValueCtx) -> Result<BmodArgs, String> {
         }
         if let Some((_, base)) = RESETS.iter().find(|(n, _)| *n == name) {
             push_once(&mut a.reset, base);
+            continue;
+        }
+        if name == "Z" {
+            match value.filter(|v| !v.trim().is_empty()) {
+                Some(v) => a.command = Some(v),
+                None => return Err("Bad argument for option -Z".into()),
+            }
+            push_once(&mut a.set, "Z");
             continue;
         }
         let before = a.opts.ignored.len();
@@ -242,7 +253,7 @@ pub fn request(a: &BmodArgs, who: &Submitter) -> Result<ModifyRequest, String> {
         .filter(|r| r.len() == 1)
         .ok_or_else(|| format!("{}: Illegal job ID", a.job))?;
     let cmd = JobCommand {
-        text: String::new(),
+        text: a.command.clone().unwrap_or_default(),
         is_script: false,
         script_name: None,
     };
@@ -417,9 +428,18 @@ mod tests {
             Err("abc: Bad argument for option -W".into())
         );
         assert_eq!(
-            args(&["-Z", "new command", "1"]).map(|_| ()),
-            Err("-Z: this LSF option is not supported by Basalt yet".into())
+            args(&["-Zs", "new command", "1"]).map(|_| ()),
+            Err("-Zs: this LSF option is not supported by Basalt yet".into())
         );
+        // -Z: the new command line goes as the request's command.
+        let a = args(&["-Z", "sleep 5; echo 'a b'", "1"]).expect("parse");
+        let req = request(&a, &who()).expect("request");
+        assert_eq!(req.set, vec!["Z".to_owned()]);
+        assert_eq!(
+            req.values.map(|v| v.command).as_deref(),
+            Some("sleep 5; echo 'a b'")
+        );
+        assert!(args(&["-Z", " ", "1"]).is_err());
         assert_eq!(
             args(&["-J", "a", "-Jn", "1"]).map(|_| ()),
             Err("-J and -Jn cannot be used together".into())
