@@ -387,11 +387,6 @@ pub const LSB_HOSTS: &[NotApplied] = &[
         "host groups are not condensed in bhosts or bjobs output",
     ),
     N::new(
-        "HostGroup",
-        "GROUP_ADMIN",
-        "host group administrators are not implemented: only cluster administrators control hosts",
-    ),
-    N::new(
         "HostPartition",
         "HostPartition",
         "host-partition fairshare is not implemented",

@@ -89,6 +89,10 @@ pub struct SchedConfig {
     /// named as a user group is each of its users) and the members of the groups they
     /// administer, whose jobs they control. `[usershares]` administrators are not here.
     pub group_admins: BTreeMap<String, Vec<UserList>>,
+    /// lsb.hosts HostGroup GROUP_ADMIN: each host group administrator (a user; a user
+    /// group named is each of its users) and the hosts of the groups they administer,
+    /// which they may open and close (`badmin hopen`/`hclose`).
+    pub host_group_admins: BTreeMap<String, Vec<String>>,
     /// lsf.conf `LSB_MOD_ALL_JOBS=Y`: bmod may change a started job's output and error
     /// files, rerunnable flag and CPU, memory and run limits (else only its resource
     /// requirement).
@@ -378,6 +382,46 @@ pub fn group_admins(
                 out.entry(a).or_default().push(members.clone());
             }
         }
+    }
+    out
+}
+
+/// lsb.hosts HostGroup GROUP_ADMIN resolved: administrator (a user group named: each of
+/// its users) -> the hosts of the groups they administer (see
+/// [`SchedConfig::host_group_admins`]).
+pub fn host_group_admins(
+    host_groups: &[Group],
+    user_groups: &[Group],
+    all_hosts: &[String],
+    host_egroups: &BTreeMap<String, Vec<String>>,
+    egroups: &BTreeMap<String, Vec<String>>,
+) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for g in host_groups.iter().filter(|g| !g.admins.is_empty()) {
+        let mut hosts = expand(
+            std::slice::from_ref(&g.name),
+            host_groups,
+            all_hosts,
+            host_egroups,
+        );
+        // An empty expansion is every host (`all`).
+        if hosts.is_empty() {
+            hosts = all_hosts.to_vec();
+        }
+        for token in &g.admins {
+            let name = token.split('[').next().unwrap_or("").trim();
+            if name.is_empty() {
+                continue;
+            }
+            // `all` as an administrator would make everyone one: not taken.
+            for u in expand_users(&[name.to_owned()], user_groups, egroups).names {
+                out.entry(u).or_default().extend(hosts.iter().cloned());
+            }
+        }
+    }
+    for hosts in out.values_mut() {
+        hosts.sort();
+        hosts.dedup();
     }
     out
 }
@@ -754,6 +798,13 @@ impl SchedConfig {
                     (g.name.clone(), members)
                 })
                 .collect(),
+            host_group_admins: host_group_admins(
+                &b.host_groups,
+                &b.user_groups,
+                &all_hosts,
+                host_egroups,
+                egroups,
+            ),
             max_pend_jobs: p
                 .other
                 .get("MAX_PEND_JOBS")

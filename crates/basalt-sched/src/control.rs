@@ -428,10 +428,16 @@ impl Sched {
         host: &str,
         message: &str,
     ) -> Result<(), SchedError> {
-        if !self.is_admin(caller) {
+        let name = self.host_name(host).ok_or(SchedError::BadHost)?;
+        // A host group's administrators open and close its hosts (lsb.hosts GROUP_ADMIN).
+        let group_admin = self
+            .cfg
+            .host_group_admins
+            .get(&caller.user)
+            .is_some_and(|hosts| hosts.iter().any(|h| basalt_core::same_host(h, &name)));
+        if !self.is_admin(caller) && !group_admin {
             return Err(SchedError::Permission);
         }
-        let name = self.host_name(host).ok_or(SchedError::BadHost)?;
         if !(1..=2).contains(&op) {
             return Err(SchedError::BadArgument("bad host operation".into()));
         }

@@ -113,6 +113,7 @@ pub(crate) fn cfg() -> SchedConfig {
         host_groups: BTreeMap::new(),
         mod_all_jobs: false,
         include_postproc: false,
+        host_group_admins: BTreeMap::new(),
         postproc_timeout_mins: None,
         group_admins: BTreeMap::new(),
         user_groups: BTreeMap::new(),
@@ -1342,6 +1343,49 @@ fn queue_administrators_control_the_jobs_of_their_queue_only() {
     );
     s.kill(T0, &bob(), (1, 0), false, false)
         .expect("queue admin kills");
+}
+
+/// lsb.hosts HostGroup GROUP_ADMIN: "Host group administrators have the ability to open
+/// or close the member hosts for the group they are administering" — a user named, or
+/// each user of a user group named; other hosts stay the cluster administrators'.
+#[test]
+fn host_group_administrators_open_and_close_the_hosts_of_their_group_only() {
+    use basalt_config::batch::Group;
+    let group = |name: &str, members: &[&str], admins: &[&str]| Group {
+        name: name.into(),
+        members: members.iter().map(|m| (*m).to_owned()).collect(),
+        shares: None,
+        admins: admins.iter().map(|a| (*a).to_owned()).collect(),
+        line: 1,
+    };
+    let hosts = vec!["hostA".to_owned(), "hostB".to_owned()];
+    let none = BTreeMap::new();
+    let mut c = cfg();
+    c.host_group_admins = crate::config::host_group_admins(
+        &[group("left", &["hostA"], &["alice", "ops"])],
+        &[group("ops", &["bob"], &[])],
+        &hosts,
+        &none,
+        &none,
+    );
+    assert_eq!(c.host_group_admins["alice"], vec!["hostA".to_owned()]);
+    assert_eq!(c.host_group_admins["bob"], vec!["hostA".to_owned()]);
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    s.host_ctl(T0, &alice(), 2, "hostA", "")
+        .expect("group admin closes");
+    s.host_ctl(T0, &bob(), 1, "hostA", "")
+        .expect("via the user group");
+    assert_eq!(
+        s.host_ctl(T0, &alice(), 2, "hostB", ""),
+        Err(SchedError::Permission)
+    );
+    s.host_ctl(T0, &admin(), 2, "hostB", "")
+        .expect("cluster admin");
 }
 
 #[test]

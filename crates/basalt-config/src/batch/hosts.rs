@@ -46,7 +46,7 @@ pub struct Group {
     pub shares: Option<String>,
     /// GROUP_ADMIN tokens (users, user groups, `name[usershares]`/`name[full]`): shown by
     /// bugroup -l and bmgroup -l. A user group's administrators (all but `[usershares]`
-    /// ones) control its members' jobs; a host group's are not applied.
+    /// ones) control its members' jobs; a host group's open and close its hosts.
     pub admins: Vec<String>,
     pub line: usize,
 }

@@ -520,6 +520,28 @@ pub(crate) struct JobFit<'a> {
     pub(crate) default_type: Option<&'a str>,
 }
 
+impl Sched {
+    /// The submission host's values (`local_host`, see [`JobFit::local`]).
+    pub(crate) fn local_values(
+        &self,
+        local_host: Option<usize>,
+    ) -> Option<&basalt_config::select::HostValues> {
+        local_host.map(|i| &self.hosts[i].statics)
+    }
+
+    /// Its type when the job's default `type==local` applies ([`JobFit::default_type`]).
+    pub(crate) fn local_type(
+        &self,
+        local_host: Option<usize>,
+        default_local: bool,
+    ) -> Option<&str> {
+        self.local_values(local_host)
+            .filter(|_| default_local)
+            .and_then(|v| v.strings.get("type"))
+            .map(String::as_str)
+    }
+}
+
 /// Jobs whose host evaluation is the same.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct ShapeKey {

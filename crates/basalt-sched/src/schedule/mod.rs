@@ -119,6 +119,12 @@ impl Sched {
                 .collect(),
         };
         let with_limits = !self.cfg.limits.is_empty();
+        // A limit counts by application profile: jobs of different profiles differ.
+        let app_limits = self
+            .cfg
+            .limits
+            .iter()
+            .any(|l| !matches!(l.apps, crate::reslimits::Scope::Any));
         // Some limit counts reserved amounts (MEM, SWP, TMP, RESOURCE; in MB or a share of
         // each host's size).
         let limit_amounts = self
@@ -437,12 +443,6 @@ impl Sched {
             } else {
                 None
             };
-            let local = local_host.map(|i| self.hosts[i].statics.clone());
-            let default_type = local
-                .as_ref()
-                .filter(|_| default_local)
-                .and_then(|v| v.strings.get("type"))
-                .cloned();
             // span[]: the job's, else its queue's RES_REQ's (read once per requirement).
             let span = sel.as_ref().and_then(|s| s.span);
             let excluded: &[String] = rec.requeues.as_ref().map_or(&[], |r| &r.excluded);
@@ -457,7 +457,7 @@ impl Sched {
                 res_req: sel.as_ref().map(|_| rr.clone()),
                 excluded: excluded.to_vec(),
                 project: with_limits.then(|| sub.project.clone()),
-                app: with_limits.then(|| sub.app().to_owned()),
+                app: app_limits.then(|| sub.app().to_owned()),
                 within,
                 local_host,
             };
@@ -470,8 +470,8 @@ impl Sched {
                 excluded,
                 asked: asked::Asked::of(&sub.asked_hosts),
                 within,
-                local: local.as_ref(),
-                default_type: default_type.as_deref(),
+                local: self.local_values(local_host),
+                default_type: self.local_type(local_host, default_local),
             };
             let shape = shapes.entry(shape_key.clone()).or_insert_with(|| Shape {
                 generation: u64::MAX,
@@ -596,8 +596,8 @@ impl Sched {
                         excluded,
                         asked: asked::Asked::of(&sub.asked_hosts),
                         within,
-                        local: local.as_ref(),
-                        default_type: default_type.as_deref(),
+                        local: self.local_values(local_host),
+                        default_type: self.local_type(local_host, default_local),
                     };
                     let Some(shape) = shapes.get_mut(&shape_key) else {
                         continue;
