@@ -386,6 +386,19 @@ pub fn group_admins(
     out
 }
 
+/// JOB_INCLUDE_POSTPROC (Y: true) and JOB_POSTPROC_TIMEOUT (minutes) among lsb.params'
+/// or an application profile's settings (None: not set).
+fn postproc(settings: &BTreeMap<String, String>) -> (Option<bool>, Option<u32>) {
+    (
+        settings
+            .get("JOB_INCLUDE_POSTPROC")
+            .map(|v| v.trim().eq_ignore_ascii_case("Y")),
+        settings
+            .get("JOB_POSTPROC_TIMEOUT")
+            .and_then(|v| v.trim().parse::<u32>().ok()),
+    )
+}
+
 /// lsb.hosts HostGroup GROUP_ADMIN resolved: administrator (a user group named: each of
 /// its users) -> the hosts of the groups they administer (see
 /// [`SchedConfig::host_group_admins`]).
@@ -757,14 +770,8 @@ impl SchedConfig {
                         pre_exec: get("PRE_EXEC"),
                         post_exec: get("POST_EXEC"),
                         job_starter: get("JOB_STARTER"),
-                        include_postproc: a
-                            .other
-                            .get("JOB_INCLUDE_POSTPROC")
-                            .map(|v| v.trim().eq_ignore_ascii_case("Y")),
-                        postproc_timeout_mins: a
-                            .other
-                            .get("JOB_POSTPROC_TIMEOUT")
-                            .and_then(|v| v.trim().parse::<u32>().ok()),
+                        include_postproc: postproc(&a.other).0,
+                        postproc_timeout_mins: postproc(&a.other).1,
                         success_exit_values: a
                             .other
                             .get("SUCCESS_EXIT_VALUES")
@@ -878,14 +885,8 @@ impl SchedConfig {
                     (g.name.clone(), (members, jl_p))
                 })
                 .collect(),
-            include_postproc: p
-                .other
-                .get("JOB_INCLUDE_POSTPROC")
-                .is_some_and(|v| v.trim().eq_ignore_ascii_case("Y")),
-            postproc_timeout_mins: p
-                .other
-                .get("JOB_POSTPROC_TIMEOUT")
-                .and_then(|v| v.trim().parse::<u32>().ok()),
+            include_postproc: postproc(&p.other).0.unwrap_or(false),
+            postproc_timeout_mins: postproc(&p.other).1,
             mod_all_jobs: c
                 .lsf_conf
                 .get("LSB_MOD_ALL_JOBS")
@@ -930,6 +931,30 @@ impl SchedConfig {
 mod tests {
     use super::*;
     use basalt_config::batch::Application;
+
+    /// JOB_INCLUDE_POSTPROC: Y includes, N or unset does not (lsb.params' default N);
+    /// JOB_POSTPROC_TIMEOUT in minutes.
+    #[test]
+    fn job_include_postproc_and_its_timeout_are_read_from_settings() {
+        let settings = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        assert_eq!(
+            postproc(&settings(&[
+                ("JOB_INCLUDE_POSTPROC", "Y"),
+                ("JOB_POSTPROC_TIMEOUT", "5")
+            ])),
+            (Some(true), Some(5))
+        );
+        assert_eq!(
+            postproc(&settings(&[("JOB_INCLUDE_POSTPROC", "N")])),
+            (Some(false), None)
+        );
+        assert_eq!(postproc(&settings(&[])), (None, None));
+    }
 
     fn group(name: &str, members: &[&str]) -> Group {
         Group {
