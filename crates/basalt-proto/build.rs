@@ -15,6 +15,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "basalt/common/v1/common.proto",
         "basalt/lim/v1/lim.proto",
         "basalt/mbatchd/v1/mbatchd.proto",
+        "basalt/res/v1/res.proto",
         "basalt/sbatchd/v1/sbatchd.proto",
     ];
     for f in &files {

@@ -28,6 +28,11 @@ pub mod basalt {
             tonic::include_proto!("basalt.mbatchd.v1");
         }
     }
+    pub mod res {
+        pub mod v1 {
+            tonic::include_proto!("basalt.res.v1");
+        }
+    }
     pub mod sbatchd {
         pub mod v1 {
             tonic::include_proto!("basalt.sbatchd.v1");
@@ -38,6 +43,7 @@ pub mod basalt {
 pub use basalt::common::v1 as common;
 pub use basalt::lim::v1 as lim;
 pub use basalt::mbatchd::v1 as mbatchd;
+pub use basalt::res::v1 as res;
 pub use basalt::sbatchd::v1 as sbatchd;
 
 mod convert;

@@ -405,6 +405,32 @@ pub fn mbd_addr(config: &Config, host: &str) -> Result<SocketAddr, RuntimeError>
     ))
 }
 
+/// The RES socket address of `host` (`LSF_RES_PORT`).
+pub fn res_addr(config: &Config, host: &str) -> Result<SocketAddr, RuntimeError> {
+    Ok(SocketAddr::new(
+        host_addr(config, host)?,
+        config.lsf_conf.res_port(),
+    ))
+}
+
+/// A client for the RES on `host`.
+pub fn res_channel(
+    config: &Config,
+    host: &str,
+    timeout: Duration,
+    auth: &Authenticator,
+) -> Result<basalt_proto::res::res_client::ResClient<AuthChannel>, RuntimeError> {
+    Ok(
+        basalt_proto::res::res_client::ResClient::new(auth_channel(
+            res_addr(config, host)?,
+            host,
+            timeout,
+            auth,
+        )?)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES),
+    )
+}
+
 /// The sbatchd socket address of `host` (`LSB_SBD_PORT`).
 pub fn sbd_addr(config: &Config, host: &str) -> Result<SocketAddr, RuntimeError> {
     Ok(SocketAddr::new(

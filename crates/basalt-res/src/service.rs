@@ -1,0 +1,202 @@
+//! The `Res` gRPC service: a task per `Run` stream, its standard streams relayed both
+//! ways, signals forwarded to its process group, its wait status last.
+
+use crate::task::{TaskError, UserTask};
+use basalt_auth::{Need, Verifier};
+use basalt_proto::res::res_server::Res;
+use basalt_proto::res::{Started, TaskInput, TaskOutput, task_input, task_output};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+use tracing::{info, warn};
+
+/// How long the task's output may still come after it exited (a background process
+/// holding its standard output open is not waited for longer).
+const OUTPUT_GRACE: Duration = Duration::from_secs(2);
+/// The largest output chunk sent at once.
+const CHUNK: usize = 32 * 1024;
+
+/// The RES of one host.
+pub struct ResService {
+    host: String,
+    verifier: Arc<Verifier>,
+    root_rex: bool,
+}
+
+impl std::fmt::Debug for ResService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResService")
+            .field("host", &self.host)
+            .finish()
+    }
+}
+
+impl ResService {
+    pub fn new(host: String, verifier: Arc<Verifier>, root_rex: bool) -> ResService {
+        ResService {
+            host,
+            verifier,
+            root_rex,
+        }
+    }
+}
+
+fn refused(e: TaskError) -> Status {
+    match e {
+        TaskError::Permission => Status::permission_denied(e.to_string()),
+        TaskError::NotFound(_) => Status::not_found(e.to_string()),
+        TaskError::Empty => Status::invalid_argument(e.to_string()),
+        TaskError::NoUser(..) | TaskError::Start(..) => Status::failed_precondition(e.to_string()),
+    }
+}
+
+#[tonic::async_trait]
+impl Res for ResService {
+    type RunStream = ReceiverStream<Result<TaskOutput, Status>>;
+
+    async fn run(
+        &self,
+        request: Request<Streaming<TaskInput>>,
+    ) -> Result<Response<Self::RunStream>, Status> {
+        let who = self.verifier.verify(&request, Need::User).await?;
+        let mut input = request.into_inner();
+        let start = match input.message().await?.and_then(|m| m.what) {
+            Some(task_input::What::Start(s)) => s,
+            _ => return Err(Status::invalid_argument("the first message must start a task")),
+        };
+        if start.pty {
+            return Err(Status::unimplemented(
+                "tasks under a pseudo-terminal are not supported by this RES yet",
+            ));
+        }
+        let task = UserTask::prepare(&who.user, &start, &self.host, self.root_rex)
+            .map_err(refused)?;
+        let mut child = task.spawn().map_err(refused)?;
+        let pid = child.id().unwrap_or(0);
+        info!(
+            user = %who.user,
+            from = %who.host,
+            pid,
+            "task {:?}",
+            task.argv
+        );
+        let (tx, rx) = mpsc::channel(64);
+        let started = TaskOutput {
+            what: Some(task_output::What::Started(Started {
+                pid,
+                host: self.host.clone(),
+            })),
+        };
+        let _ = tx.send(Ok(started)).await;
+        if !task.notes.is_empty() {
+            let note = task_output::What::Stderr(task.notes.clone().into_bytes());
+            let _ = tx.send(Ok(TaskOutput { what: Some(note) })).await;
+        }
+        let out = child
+            .stdout
+            .take()
+            .map(|r| tokio::spawn(relay(r, tx.clone(), task_output::What::Stdout)));
+        let err = child
+            .stderr
+            .take()
+            .map(|r| tokio::spawn(relay(r, tx.clone(), task_output::What::Stderr)));
+        let stdin = child.stdin.take();
+        let group = Pid::from_raw(i32::try_from(pid).unwrap_or(0));
+        tokio::spawn(async move {
+            let feeding = tokio::spawn(feed(input, stdin, group));
+            let status = tokio::select! {
+                s = child.wait() => s,
+                // The client went away: its task goes too.
+                () = tx.closed() => {
+                    warn!(pid, "client gone; killing the task");
+                    kill_group(group, Signal::SIGKILL);
+                    child.wait().await
+                }
+            };
+            feeding.abort();
+            let raw = match status {
+                Ok(s) => std::os::unix::process::ExitStatusExt::into_raw(s),
+                Err(e) => {
+                    warn!(pid, "waiting for the task: {e}");
+                    Signal::SIGKILL as i32
+                }
+            };
+            for relay in [out, err].into_iter().flatten() {
+                if tokio::time::timeout(OUTPUT_GRACE, relay).await.is_err() {
+                    warn!(pid, "the task's output is still open; not waiting for it");
+                }
+            }
+            let _ = tx
+                .send(Ok(TaskOutput {
+                    what: Some(task_output::What::Exited(raw)),
+                }))
+                .await;
+        });
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
+}
+
+fn kill_group(group: Pid, sig: Signal) {
+    if group.as_raw() > 1 {
+        let _ = killpg(group, sig);
+    }
+}
+
+/// Send what `r` gives as `wrap` messages until its end.
+async fn relay(
+    mut r: impl AsyncRead + Unpin,
+    tx: mpsc::Sender<Result<TaskOutput, Status>>,
+    wrap: fn(Vec<u8>) -> task_output::What,
+) {
+    let mut buf = vec![0u8; CHUNK];
+    loop {
+        match r.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                let msg = TaskOutput {
+                    what: Some(wrap(buf[..n].to_vec())),
+                };
+                if tx.send(Ok(msg)).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The client's messages after the start: standard input, its end, signals.
+async fn feed(
+    mut input: Streaming<TaskInput>,
+    mut stdin: Option<tokio::process::ChildStdin>,
+    group: Pid,
+) {
+    loop {
+        let what = match input.message().await {
+            Ok(Some(m)) => m.what,
+            // The client sends nothing more (its stdin may still be open: leave it).
+            Ok(None) => return,
+            // A broken stream: the relay's end notices the client is gone.
+            Err(_) => return,
+        };
+        match what {
+            Some(task_input::What::Stdin(bytes)) => {
+                if let Some(w) = stdin.as_mut()
+                    && w.write_all(&bytes).await.is_err()
+                {
+                    stdin = None;
+                }
+            }
+            Some(task_input::What::StdinEof(_)) => stdin = None,
+            Some(task_input::What::Signal(s)) => match Signal::try_from(s.number) {
+                Ok(sig) => kill_group(group, sig),
+                Err(_) => warn!("signal {} unknown here; not sent", s.number),
+            },
+            Some(task_input::What::Window(_)) | Some(task_input::What::Start(_)) | None => {}
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! The one `unsafe` call of RES: what a task's child process does between `fork` and
+//! `exec` (its session, identity, umask and working directory).
+
+#![allow(unsafe_code)]
+
+use crate::task::Become;
+use nix::unistd::{Gid, Uid};
+use std::ffi::CString;
+
+/// Make `cmd`'s child leave RES's session (its pid becomes its session and process
+/// group), take the user's groups, gid and uid (when `become_user`), its umask, and
+/// change to `cwd` as the user.
+pub(crate) fn in_own_session_as(
+    cmd: &mut tokio::process::Command,
+    become_user: Option<Become>,
+    umask: u32,
+    cwd: CString,
+) {
+    let ids = become_user.map(|b| {
+        (
+            b.groups.into_iter().map(Gid::from_raw).collect::<Vec<_>>(),
+            Gid::from_raw(b.gid),
+            Uid::from_raw(b.uid),
+        )
+    });
+    let mask = nix::sys::stat::Mode::from_bits_truncate(umask as libc::mode_t);
+    // SAFETY: the closure runs in the child between fork and exec, where only
+    // async-signal-safe work is allowed: it makes plain system calls (setsid, setgroups,
+    // setgid, setuid, umask, chdir) on data built before the fork, allocates nothing and
+    // takes no lock. The child has one thread, so glibc's set*id need not signal others.
+    unsafe {
+        cmd.pre_exec(move || {
+            nix::unistd::setsid()?;
+            if let Some((groups, gid, uid)) = &ids {
+                nix::unistd::setgroups(groups)?;
+                nix::unistd::setgid(*gid)?;
+                nix::unistd::setuid(*uid)?;
+            }
+            nix::sys::stat::umask(mask);
+            nix::unistd::chdir(cwd.as_c_str())?;
+            Ok(())
+        });
+    }
+}

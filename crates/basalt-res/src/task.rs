@@ -1,0 +1,223 @@
+//! One task as RES starts it: who it runs as, with what, where ([`UserTask::prepare`]),
+//! and its start in a session of its own ([`UserTask::spawn`]).
+
+use basalt_proto::res::TaskStart;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// The PATH a task gets when its environment has none.
+const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// Why a task is not run (the text is what the user sees).
+#[derive(Debug, Error)]
+pub enum TaskError {
+    /// Root's task without `LSF_ROOT_REX`, or another user's on a personal cluster.
+    #[error("User permission denied")]
+    Permission,
+    #[error("User <{0}> is not known on host <{1}>")]
+    NoUser(String, String),
+    #[error("No command is given")]
+    Empty,
+    /// The program does not exist (or is not executable) on the host.
+    #[error("{0}: Command not found")]
+    NotFound(String),
+    #[error("Cannot start {0}: {1}")]
+    Start(String, std::io::Error),
+}
+
+/// The identity a task takes (when RES runs as root).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Become {
+    pub uid: u32,
+    pub gid: u32,
+    pub groups: Vec<u32>,
+}
+
+/// A task ready to start.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserTask {
+    /// What runs: the command, or `/bin/sh -c` around `LSF_JOB_STARTER` and it.
+    pub argv: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+    pub umask: u32,
+    pub become_user: Option<Become>,
+    /// Said on the task's standard error before it runs (a working directory that
+    /// does not exist here).
+    pub notes: String,
+}
+
+/// Quote `v` for `/bin/sh` with single quotes.
+fn sh_quote(v: &str) -> String {
+    format!("'{}'", v.replace('\'', "'\\''"))
+}
+
+impl UserTask {
+    /// The task `start` asks for, for `user` (as the credential proved it) on `host`.
+    /// `root_rex`: lsf.conf `LSF_ROOT_REX` is set (root's tasks may run).
+    pub fn prepare(
+        user: &str,
+        start: &TaskStart,
+        host: &str,
+        root_rex: bool,
+    ) -> Result<UserTask, TaskError> {
+        if start.argv.first().is_none_or(|a| a.is_empty()) {
+            return Err(TaskError::Empty);
+        }
+        let account = nix::unistd::User::from_name(user)
+            .ok()
+            .flatten()
+            .ok_or_else(|| TaskError::NoUser(user.to_owned(), host.to_owned()))?;
+        if account.uid.is_root() && !root_rex {
+            return Err(TaskError::Permission);
+        }
+        let me = nix::unistd::geteuid();
+        let become_user = if me.is_root() {
+            let groups = std::ffi::CString::new(user)
+                .ok()
+                .and_then(|name| nix::unistd::getgrouplist(&name, account.gid).ok())
+                .unwrap_or_else(|| vec![account.gid]);
+            Some(Become {
+                uid: account.uid.as_raw(),
+                gid: account.gid.as_raw(),
+                groups: groups.iter().map(|g| g.as_raw()).collect(),
+            })
+        } else if me == account.uid {
+            None
+        } else {
+            return Err(TaskError::Permission);
+        };
+        let mut env: Vec<(String, String)> = start
+            .env
+            .iter()
+            .filter_map(|kv| kv.split_once('='))
+            .filter(|(k, _)| !k.is_empty())
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        if !env.iter().any(|(k, _)| k == "PATH") {
+            env.push(("PATH".to_owned(), DEFAULT_PATH.to_owned()));
+        }
+        let mut notes = String::new();
+        let cwd = if !start.cwd.is_empty() && Path::new(&start.cwd).is_dir() {
+            PathBuf::from(&start.cwd)
+        } else {
+            let fallback = if account.dir.is_dir() {
+                account.dir.clone()
+            } else {
+                PathBuf::from("/tmp")
+            };
+            if !start.cwd.is_empty() {
+                notes = format!(
+                    "{}: No such directory on host <{host}>; running in {}\n",
+                    start.cwd,
+                    fallback.display()
+                );
+            }
+            fallback
+        };
+        // A command-level job starter (LSF_JOB_STARTER): it runs, with the command as
+        // one argument.
+        let starter = env
+            .iter()
+            .find(|(k, _)| k == "LSF_JOB_STARTER")
+            .map(|(_, v)| v.trim().to_owned())
+            .filter(|v| !v.is_empty());
+        let argv = match starter {
+            Some(s) => vec![
+                "/bin/sh".to_owned(),
+                "-c".to_owned(),
+                format!("{s} {}", sh_quote(&start.argv.join(" "))),
+            ],
+            None => start.argv.clone(),
+        };
+        Ok(UserTask {
+            argv,
+            env,
+            cwd,
+            umask: start.umask & 0o777,
+            become_user,
+            notes,
+        })
+    }
+
+    /// Start the task in a session of its own (its pid is its process group), its
+    /// standard streams piped.
+    pub fn spawn(&self) -> Result<tokio::process::Child, TaskError> {
+        let program = self.argv[0].clone();
+        let mut cmd = tokio::process::Command::new(&program);
+        cmd.args(&self.argv[1..])
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let cwd = std::ffi::CString::new(self.cwd.as_os_str().as_encoded_bytes())
+            .map_err(|e| TaskError::Start(program.clone(), std::io::Error::other(e)))?;
+        crate::sys::in_own_session_as(&mut cmd, self.become_user.clone(), self.umask, cwd);
+        cmd.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => TaskError::NotFound(program.clone()),
+            _ => TaskError::Start(program.clone(), e),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn me() -> String {
+        nix::unistd::User::from_uid(nix::unistd::geteuid())
+            .ok()
+            .flatten()
+            .map(|u| u.name)
+            .unwrap_or_default()
+    }
+
+    fn start(argv: &[&str], cwd: &str, env: &[&str]) -> TaskStart {
+        TaskStart {
+            argv: argv.iter().map(|a| (*a).to_owned()).collect(),
+            env: env.iter().map(|e| (*e).to_owned()).collect(),
+            cwd: cwd.to_owned(),
+            umask: 0o022,
+            ..Default::default()
+        }
+    }
+
+    /// The working directory if it exists here, else the user's home (or /tmp) with a
+    /// note; a PATH when the environment has none; LSF_JOB_STARTER around the command.
+    #[test]
+    fn a_task_gets_its_directory_path_and_job_starter() {
+        let user = me();
+        let t = UserTask::prepare(&user, &start(&["true"], "/", &[]), "hostA", true)
+            .expect("prepared");
+        assert_eq!(t.cwd, PathBuf::from("/"));
+        assert!(t.notes.is_empty());
+        assert!(t.env.iter().any(|(k, v)| k == "PATH" && v == DEFAULT_PATH));
+        let t = UserTask::prepare(
+            &user,
+            &start(&["echo", "a b"], "/no/such/dir", &["LSF_JOB_STARTER=/bin/sh -c"]),
+            "hostA",
+            true,
+        )
+        .expect("prepared");
+        assert!(t.notes.starts_with("/no/such/dir: No such directory on host <hostA>"));
+        assert_eq!(t.argv, vec!["/bin/sh", "-c", "/bin/sh -c 'echo a b'"]);
+    }
+
+    #[test]
+    fn root_needs_lsf_root_rex_and_an_unknown_user_or_empty_command_is_refused() {
+        let s = start(&["true"], "/", &[]);
+        assert!(matches!(
+            UserTask::prepare("root", &s, "hostA", false),
+            Err(TaskError::Permission)
+        ));
+        assert!(matches!(
+            UserTask::prepare("no-such-user-here", &s, "hostA", true),
+            Err(TaskError::NoUser(..))
+        ));
+        assert!(matches!(
+            UserTask::prepare(&me(), &start(&[], "/", &[]), "hostA", true),
+            Err(TaskError::Empty)
+        ));
+    }
+}
