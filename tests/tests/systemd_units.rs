@@ -1,9 +1,8 @@
 //! The units in config/systemd pass `systemd-analyze verify` without a single
 //! warning (the tool exits 0 on unknown keys, so its output is checked too).
 //!
-//! ExecStart paths are rewritten to the binaries of this build when they exist;
-//! for daemons this build does not have yet, to /bin/true, so the rest of the
-//! unit is still verified. Without systemd-analyze the test fails under CI
+//! ExecStart paths are rewritten to the binaries of this build, which must exist (the
+//! lim, res and sbatchd daemons). Without systemd-analyze the test fails under CI
 //! (`CI` set; .ci/run installs systemd) and is skipped with a notice elsewhere.
 
 use std::path::{Path, PathBuf};
@@ -45,11 +44,13 @@ fn systemd_units_verify_cleanly() {
                         let exe = words.next().unwrap_or("");
                         let name = Path::new(exe).file_name().unwrap_or_default();
                         let built = bin.join(name);
-                        let target = if built.exists() {
-                            built
-                        } else {
-                            PathBuf::from("/bin/true")
-                        };
+                        // Every unit starts a daemon this build has.
+                        assert!(
+                            built.exists(),
+                            "{}: {key}{exe} names no binary of this build",
+                            path.display()
+                        );
+                        let target = built;
                         let rest: Vec<&str> = words.collect();
                         return format!("{key}{} {}", target.display(), rest.join(" "));
                     }

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 mod bench;
 
 /// The daemons `up` starts on every host, in start order.
-const DAEMONS: &[&str] = &["lim", "sbatchd"];
+const DAEMONS: &[&str] = &["lim", "res", "sbatchd"];
 /// Daemons started by other daemons (mbatchd by the master host's sbatchd): linked, not started.
 const SUPERVISED: &[&str] = &["mbatchd"];
 /// The commands linked into `<dir>/bin`.
@@ -36,6 +36,7 @@ const COMMANDS: &[&str] = &[
     "lshosts",
     "lsclusters",
     "lsinfo",
+    "lsrun",
     "bsub",
     "bjobs",
     "bkill",

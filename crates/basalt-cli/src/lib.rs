@@ -1,6 +1,6 @@
 //! LSF's user and administrator commands: the LIM-level `ls*` commands and the
-//! batch commands (`bsub`, `bjobs`, `bkill`, ... in [`batch`]), and `lsadmin`
-//! ([`lsadmin`]).
+//! batch commands (`bsub`, `bjobs`, `bkill`, ... in [`batch`]), `lsadmin`
+//! ([`lsadmin`]), and the commands that run tasks through RES ([`res_cmds`]: `lsrun`).
 //!
 //! Each command is a small binary (`src/bin/<name>.rs`) that parses LSF's flags,
 //! asks the daemons, and prints exactly what LSF prints
@@ -17,6 +17,7 @@ pub mod lim_cmds;
 pub mod lim_res;
 pub mod lsadmin;
 pub mod numfmt;
+pub mod res_cmds;
 
 use std::process::ExitCode;
 use std::time::Duration;

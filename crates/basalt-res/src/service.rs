@@ -67,15 +67,19 @@ impl Res for ResService {
         let mut input = request.into_inner();
         let start = match input.message().await?.and_then(|m| m.what) {
             Some(task_input::What::Start(s)) => s,
-            _ => return Err(Status::invalid_argument("the first message must start a task")),
+            _ => {
+                return Err(Status::invalid_argument(
+                    "the first message must start a task",
+                ));
+            }
         };
         if start.pty {
             return Err(Status::unimplemented(
                 "tasks under a pseudo-terminal are not supported by this RES yet",
             ));
         }
-        let task = UserTask::prepare(&who.user, &start, &self.host, self.root_rex)
-            .map_err(refused)?;
+        let task =
+            UserTask::prepare(&who.user, &start, &self.host, self.root_rex).map_err(refused)?;
         let mut child = task.spawn().map_err(refused)?;
         let pid = child.id().unwrap_or(0);
         info!(

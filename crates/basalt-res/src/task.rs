@@ -188,19 +188,26 @@ mod tests {
     #[test]
     fn a_task_gets_its_directory_path_and_job_starter() {
         let user = me();
-        let t = UserTask::prepare(&user, &start(&["true"], "/", &[]), "hostA", true)
-            .expect("prepared");
+        let t =
+            UserTask::prepare(&user, &start(&["true"], "/", &[]), "hostA", true).expect("prepared");
         assert_eq!(t.cwd, PathBuf::from("/"));
         assert!(t.notes.is_empty());
         assert!(t.env.iter().any(|(k, v)| k == "PATH" && v == DEFAULT_PATH));
         let t = UserTask::prepare(
             &user,
-            &start(&["echo", "a b"], "/no/such/dir", &["LSF_JOB_STARTER=/bin/sh -c"]),
+            &start(
+                &["echo", "a b"],
+                "/no/such/dir",
+                &["LSF_JOB_STARTER=/bin/sh -c"],
+            ),
             "hostA",
             true,
         )
         .expect("prepared");
-        assert!(t.notes.starts_with("/no/such/dir: No such directory on host <hostA>"));
+        assert!(
+            t.notes
+                .starts_with("/no/such/dir: No such directory on host <hostA>")
+        );
         assert_eq!(t.argv, vec!["/bin/sh", "-c", "/bin/sh -c 'echo a b'"]);
     }
 

@@ -420,15 +420,13 @@ pub fn res_channel(
     timeout: Duration,
     auth: &Authenticator,
 ) -> Result<basalt_proto::res::res_client::ResClient<AuthChannel>, RuntimeError> {
-    Ok(
-        basalt_proto::res::res_client::ResClient::new(auth_channel(
-            res_addr(config, host)?,
-            host,
-            timeout,
-            auth,
-        )?)
-        .max_decoding_message_size(MAX_MESSAGE_BYTES),
-    )
+    Ok(basalt_proto::res::res_client::ResClient::new(auth_channel(
+        res_addr(config, host)?,
+        host,
+        timeout,
+        auth,
+    )?)
+    .max_decoding_message_size(MAX_MESSAGE_BYTES))
 }
 
 /// The sbatchd socket address of `host` (`LSB_SBD_PORT`).

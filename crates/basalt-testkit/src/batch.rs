@@ -68,6 +68,7 @@ impl InProcessCluster {
         };
         for h in c.hosts.clone() {
             c.start_host(&h).await?;
+            c.start_res(&h).await?;
         }
         let master = host_name(0);
         c.wait_master(&master, Duration::from_secs(30)).await?;
@@ -196,7 +197,7 @@ impl InProcessCluster {
 
     /// Stop every daemon politely: sbatchds, then mbatchd, then the LIMs.
     pub async fn shutdown(&mut self) {
-        for daemon in ["sbatchd", "mbatchd", "lim"] {
+        for daemon in ["sbatchd", "mbatchd", "res", "lim"] {
             let keys: Vec<_> = self
                 .running
                 .keys()

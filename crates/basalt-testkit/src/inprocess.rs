@@ -1,6 +1,6 @@
 //! [`InProcessCluster`]: each host's daemons as tasks of the test's own tokio
-//! runtime, bound to the host's loopback address. The LIMs are here; sbatchd and
-//! mbatchd (feature `batch`) are in `batch.rs`.
+//! runtime, bound to the host's loopback address. The LIMs and RESs are here; sbatchd
+//! and mbatchd (feature `batch`) are in `batch.rs`.
 
 use crate::config::{ClusterSpec, host_name, write_config};
 use crate::dirs::TestDir;
@@ -51,8 +51,29 @@ impl InProcessCluster {
         };
         for h in c.hosts.clone() {
             c.start_host(&h).await?;
+            c.start_res(&h).await?;
         }
         Ok(c)
+    }
+
+    /// Start the RES of `host` on its address.
+    pub async fn start_res(&mut self, host: &str) -> Result<()> {
+        let addr = basalt_runtime::res_addr(&self.config, host)?;
+        let listener = bind_retry(addr).await?;
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let config = self.config.clone();
+        let me = host.to_owned();
+        let task = tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = rx.await;
+            };
+            if let Err(e) = basalt_res::run(config, &me, listener, shutdown).await {
+                eprintln!("in-process RES {me}: {e}");
+            }
+        });
+        self.running
+            .insert(("res".to_owned(), host.to_owned()), (tx, task));
+        Ok(())
     }
 
     /// Start the LIM of `host` on its address.

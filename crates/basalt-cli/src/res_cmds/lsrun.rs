@@ -1,0 +1,134 @@
+//! `lsrun [-h] [-V] [-v] [-m "host_name ..."] [-R res_req] command [argument ...]`:
+//! run a task on the best host (the least loaded of the `-m` hosts, or of those that
+//! satisfy `-R`, by default of the local host's type), through that host's RES; its
+//! output comes here, this command's standard input and signals go to it, and this
+//! command exits with its exit code (128 + the signal that killed it). `-v` says where
+//! it runs (`<<Execute command on remote host hostB>>`). `-P` (a pseudo-terminal) and
+//! `-S` are refused as not supported yet.
+
+use crate::batch::opts::{self, Item, Spec};
+use std::process::ExitCode;
+
+pub const USAGE: &str =
+    "Usage: lsrun [-h] [-V] [-v] [-m \"host_name ...\"] [-R res_req] command [argument ...]\n";
+
+const SPEC: Spec = Spec {
+    flags: &["h", "V", "v", "P", "S"],
+    valued: &["m", "R"],
+};
+
+/// An lsrun command line.
+#[derive(Debug, Default, PartialEq)]
+pub struct LsrunArgs {
+    pub verbose: bool,
+    pub hosts: Vec<String>,
+    pub res_req: Option<String>,
+    pub argv: Vec<String>,
+}
+
+/// Read the command line (without the program name). Err: the line to print before the
+/// usage.
+pub fn parse(args: &[String]) -> Result<Option<LsrunArgs>, String> {
+    let items = opts::parse(args, &SPEC, true).map_err(|e| e.to_string())?;
+    let mut a = LsrunArgs::default();
+    for it in items {
+        match it {
+            Item::Arg(x) => a.argv.push(x),
+            Item::Opt(n, v) => match n.as_str() {
+                "h" | "V" => return Ok(None),
+                "v" => a.verbose = true,
+                "m" => a
+                    .hosts
+                    .extend(v.unwrap_or_default().split_whitespace().map(str::to_owned)),
+                "R" => a.res_req = v,
+                other => {
+                    return Err(format!(
+                        "-{other}: this LSF option is not supported by Basalt yet"
+                    ));
+                }
+            },
+        }
+    }
+    if a.argv.is_empty() {
+        return Err("a command is required".to_owned());
+    }
+    Ok(Some(a))
+}
+
+/// `lsrun`.
+pub fn main(args: Vec<String>) -> ExitCode {
+    let a = match parse(&args) {
+        Ok(Some(a)) => a,
+        Ok(None) => {
+            if args.iter().any(|x| x == "-V") {
+                return crate::print_version();
+            }
+            eprint!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("lsrun: {e}");
+            eprint!("{USAGE}");
+            return crate::fail();
+        }
+    };
+    let config = match crate::load_config("lsrun") {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let local = crate::batch::local_host(&config);
+    let result = crate::block_on(async {
+        let auth = crate::auth(&config);
+        let mut m = basalt_runtime::find_master(&config, crate::RPC_TIMEOUT, &auth)
+            .await
+            .map_err(|e| format!("ls_placereq(): {e}"))?;
+        let reply = m
+            .client
+            .hosts(basalt_proto::lim::HostsRequest { hosts: vec![] })
+            .await
+            .map_err(|s| format!("ls_placereq(): {}", s.message()))?
+            .into_inner();
+        let hosts = super::place(&config, reply, &a.hosts, a.res_req.as_deref(), &local)
+            .map_err(|e| format!("ls_placereq(): {e}"))?;
+        let host = hosts[0].clone();
+        if a.verbose {
+            eprintln!(
+                "<<Execute {} on remote host {host}>>",
+                a.argv.first().map_or("", String::as_str)
+            );
+        }
+        super::run_task(&config, &host, &a.argv, &super::TaskSetup::here(true))
+            .await
+            .map_err(|e| format!("{host}: {e}"))
+    });
+    match result {
+        Ok(Ok(raw)) => ExitCode::from(super::exit_code(raw)),
+        Ok(Err(e)) => {
+            eprintln!("lsrun: {e}");
+            crate::fail()
+        }
+        Err(code) => code,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Result<Option<LsrunArgs>, String> {
+        parse(&a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn options_end_at_the_command() {
+        let a = args(&["-v", "-m", "hostA hostB", "ls", "-l", "-m"])
+            .expect("parse")
+            .expect("not help");
+        assert!(a.verbose);
+        assert_eq!(a.hosts, vec!["hostA", "hostB"]);
+        assert_eq!(a.argv, vec!["ls", "-l", "-m"]);
+        assert!(args(&["-v"]).is_err());
+        assert!(args(&["-P", "sh"]).is_err_and(|e| e.contains("not supported")));
+        assert_eq!(args(&["-h"]), Ok(None));
+    }
+}

@@ -1,0 +1,247 @@
+//! The commands that run tasks through RES: host placement from the master LIM's load
+//! ([`place`]) and one remote task with its standard streams and signals relayed
+//! ([`run_task`]); `lsrun` ([`lsrun`]).
+
+pub mod lsrun;
+
+use basalt_config::Config;
+use basalt_proto::lim::{HostStatus, HostsReply};
+use basalt_proto::res::{Signal as TaskSignal, TaskInput, TaskStart, task_input, task_output};
+use std::io::Write as _;
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+
+/// The hosts a task may be placed on, best first: those of `asked` (every host when
+/// empty) whose LIM status is ok and that satisfy `res_req`'s select part, with LSF's
+/// default `type==local` when it names no type or other string or Boolean resource,
+/// the least loaded (r15s, then r1m) first. Err: LSF's reason.
+pub fn place(
+    config: &Config,
+    mut reply: HostsReply,
+    asked: &[String],
+    res_req: Option<&str>,
+    local: &str,
+) -> Result<Vec<String>, String> {
+    let mut wanted = Vec::new();
+    for h in asked {
+        match basalt_runtime::canonical_host(config, h) {
+            Some(c) => wanted.push(c),
+            None => return Err(format!("Unknown host <{h}>")),
+        }
+    }
+    reply.hosts.retain(|h| {
+        let name = h.info.as_ref().map_or("", |i| i.name.as_str());
+        h.status == HostStatus::Ok as i32
+            && (wanted.is_empty() || wanted.iter().any(|w| basalt_core::same_host(w, name)))
+    });
+    let externals = crate::lim_cmds::external_indices(&reply);
+    let text = res_req.unwrap_or("");
+    let select = crate::lim_res::Select::parse(text, config, &externals)
+        .map_err(|_| "Bad resource requirement syntax".to_owned())?;
+    crate::lim_cmds::retain_selected(config, &mut reply, &select, local);
+    // The default type==local, when the local host is one of the cluster's (a client
+    // the LIMs do not know has no type to compare with).
+    let local_known = reply.hosts.iter().any(|h| {
+        h.info
+            .as_ref()
+            .is_some_and(|i| basalt_core::same_host(&i.name, local))
+    }) || basalt_runtime::canonical_host(config, local).is_some();
+    if !select.names_string_or_boolean() && local_known {
+        let local_type = crate::lim_res::Select::parse("type==local", config, &externals)
+            .map_err(|_| "Bad resource requirement syntax".to_owned())?;
+        crate::lim_cmds::retain_selected(config, &mut reply, &local_type, local);
+    }
+    let load = |h: &basalt_proto::lim::HostRecord, name: &str| {
+        h.load
+            .iter()
+            .find(|l| l.name == name)
+            .map_or(f64::MAX, |l| l.value)
+    };
+    reply.hosts.sort_by(|a, b| {
+        (load(a, "r15s"), load(a, "r1m"))
+            .partial_cmp(&(load(b, "r15s"), load(b, "r1m")))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let hosts: Vec<String> = reply
+        .hosts
+        .iter()
+        .filter_map(|h| h.info.as_ref().map(|i| i.name.clone()))
+        .collect();
+    if hosts.is_empty() {
+        return Err("Not enough host(s) currently eligible".to_owned());
+    }
+    Ok(hosts)
+}
+
+/// What a remote task is given besides its command.
+#[derive(Debug, Clone)]
+pub struct TaskSetup {
+    pub env: Vec<String>,
+    pub cwd: String,
+    pub umask: u32,
+    /// Relay this command's standard input (else the task's is empty).
+    pub stdin: bool,
+}
+
+impl TaskSetup {
+    /// This process's environment, working directory and umask.
+    pub fn here(stdin: bool) -> TaskSetup {
+        let umask = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
+        nix::sys::stat::umask(umask);
+        TaskSetup {
+            env: std::env::vars_os()
+                .filter_map(|(k, v)| Some(format!("{}={}", k.to_str()?, v.to_str()?)))
+                .collect(),
+            cwd: std::env::current_dir()
+                .map(|d| d.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            umask: umask.bits(),
+            stdin,
+        }
+    }
+}
+
+/// The signals a command relays to its remote task.
+const RELAYED: [i32; 6] = [
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+];
+
+/// Run `argv` on `host` through its RES: its output goes to this process's standard
+/// output and error as it comes, this process's standard input and the signals it gets
+/// go to the task. Ok: the task's raw wait status. Err: why it did not run (the RES's
+/// or the connection's message).
+pub async fn run_task(
+    config: &Config,
+    host: &str,
+    argv: &[String],
+    setup: &TaskSetup,
+) -> Result<i32, String> {
+    let auth = crate::auth(config);
+    let mut client = basalt_runtime::res_channel(config, host, crate::RPC_TIMEOUT, &auth)
+        .map_err(|e| e.to_string())?;
+    let (tx, rx) = mpsc::channel::<TaskInput>(16);
+    let start = TaskInput {
+        what: Some(task_input::What::Start(TaskStart {
+            protocol: Some(basalt_proto::PROTOCOL),
+            argv: argv.to_vec(),
+            env: setup.env.clone(),
+            cwd: setup.cwd.clone(),
+            umask: setup.umask,
+            pty: false,
+            rows: 0,
+            cols: 0,
+        })),
+    };
+    tx.send(start).await.map_err(|e| e.to_string())?;
+    let mut output = client
+        .run(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .map_err(|s| s.message().to_owned())?
+        .into_inner();
+    // Standard input, then its end.
+    let feeder = {
+        let tx = tx.clone();
+        let relay = setup.stdin;
+        tokio::spawn(async move {
+            if relay {
+                let mut stdin = tokio::io::stdin();
+                let mut buf = vec![0u8; 32 * 1024];
+                loop {
+                    match stdin.read(&mut buf).await {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => {
+                            let m = TaskInput {
+                                what: Some(task_input::What::Stdin(buf[..n].to_vec())),
+                            };
+                            if tx.send(m).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+            let _ = tx
+                .send(TaskInput {
+                    what: Some(task_input::What::StdinEof(true)),
+                })
+                .await;
+        })
+    };
+    // Signals this command gets go to the task.
+    let mut signals = Vec::new();
+    for sig in RELAYED {
+        let kind = tokio::signal::unix::SignalKind::from_raw(sig);
+        if let Ok(mut s) = tokio::signal::unix::signal(kind) {
+            let tx = tx.clone();
+            signals.push(tokio::spawn(async move {
+                while s.recv().await.is_some() {
+                    let m = TaskInput {
+                        what: Some(task_input::What::Signal(TaskSignal { number: sig })),
+                    };
+                    if tx.send(m).await.is_err() {
+                        return;
+                    }
+                }
+            }));
+        }
+    }
+    drop(tx);
+    let mut status = Err("the connection to RES broke before the task ended".to_owned());
+    loop {
+        match output.message().await {
+            Ok(Some(m)) => match m.what {
+                Some(task_output::What::Stdout(b)) => {
+                    let mut out = std::io::stdout().lock();
+                    let _ = out.write_all(&b);
+                    let _ = out.flush();
+                }
+                Some(task_output::What::Stderr(b)) => {
+                    let _ = std::io::stderr().lock().write_all(&b);
+                }
+                Some(task_output::What::Exited(raw)) => {
+                    status = Ok(raw);
+                    break;
+                }
+                Some(task_output::What::Started(_)) | None => {}
+            },
+            Ok(None) => break,
+            Err(s) => {
+                status = Err(s.message().to_owned());
+                break;
+            }
+        }
+    }
+    feeder.abort();
+    for s in signals {
+        s.abort();
+    }
+    status
+}
+
+/// The exit code of a command that ran a task of raw wait status `raw`: its exit
+/// code, or 128 + the signal that ended it.
+pub fn exit_code(raw: i32) -> u8 {
+    if libc::WIFSIGNALED(raw) {
+        (128 + libc::WTERMSIG(raw)).clamp(0, 255) as u8
+    } else {
+        u8::try_from(libc::WEXITSTATUS(raw)).unwrap_or(255)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_of_wait_statuses() {
+        assert_eq!(exit_code(0), 0);
+        assert_eq!(exit_code(3 << 8), 3);
+        assert_eq!(exit_code(libc::SIGKILL), 128 + 9);
+        assert_eq!(exit_code(libc::SIGTERM | 0x80), 128 + 15, "core dumped");
+    }
+}

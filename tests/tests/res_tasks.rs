@@ -1,0 +1,170 @@
+//! RES on a 3-host loopback cluster (issue 21): `lsrun` runs a task on the host it is
+//! asked for (or the best one) through that host's RES, with the task's output, exit
+//! code and death by signal coming back, standard input piped in, signals forwarded,
+//! LSF's messages for an unknown host and a command that does not exist, the task gone
+//! when the client is killed, and a task of a second user running with that user's
+//! uid. The daemons run in the test process (`InProcessBatch`); `lsrun` is the real
+//! binary.
+
+use anyhow::{Result, bail};
+use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, is_root, skip, wait_for, work_dir};
+use std::io::Write as _;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+const LONG: Duration = Duration::from_secs(30);
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn lsrun(c: &InProcessBatch, cwd: &std::path::Path, args: &[&str]) -> Result<Output> {
+    Ok(c.command("lsrun")
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .output()?)
+}
+
+/// A user of this machine for the test (created when the tests run as root).
+fn test_user(name: &str) -> Option<(u32, u32)> {
+    let find = || {
+        nix::unistd::User::from_name(name)
+            .ok()
+            .flatten()
+            .map(|u| (u.uid.as_raw(), u.gid.as_raw()))
+    };
+    if let Some(u) = find() {
+        return Some(u);
+    }
+    let _ = std::process::Command::new("useradd")
+        .args(["-M", "-s", "/bin/sh", name])
+        .output();
+    find()
+}
+
+#[test]
+fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Result<()> {
+    let c = InProcessBatch::start("res-lsrun", &ClusterSpec::new(3), "")?;
+    let work = work_dir(c.dir.path())?;
+
+    // Output, the host it ran on (-v), the working directory.
+    let o = lsrun(
+        &c,
+        &work,
+        &["-v", "-m", "hostB", "sh", "-c", "pwd; echo to-err >&2"],
+    )?;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), format!("{}\n", work.display()));
+    let err = text(&o.stderr);
+    assert!(err.contains("<<Execute sh on remote host hostB>>"), "{err}");
+    assert!(err.contains("to-err\n"), "{err}");
+
+    // The exit code, and death by a signal (128 + it).
+    let o = lsrun(&c, &work, &["-m", "hostC", "sh", "-c", "exit 3"])?;
+    assert_eq!(o.status.code(), Some(3));
+    let o = lsrun(&c, &work, &["-m", "hostC", "sh", "-c", "kill -TERM $$"])?;
+    assert_eq!(o.status.code(), Some(128 + 15));
+
+    // Standard input piped in.
+    let mut child = c
+        .command("lsrun")
+        .args(["-m", "hostB", "tr", "a-z", "A-Z"])
+        .current_dir(&work)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(b"piped in\n")?;
+    }
+    let o = child.wait_with_output()?;
+    assert_eq!(text(&o.stdout), "PIPED IN\n");
+
+    // Without -m: the best host of the local host's type.
+    let o = lsrun(&c, &work, &["true"])?;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+
+    // LSF's messages, exit 255.
+    let o = lsrun(&c, &work, &["-m", "nosuch", "true"])?;
+    assert_eq!(o.status.code(), Some(255));
+    assert!(
+        text(&o.stderr).contains("Unknown host <nosuch>"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = lsrun(&c, &work, &["-m", "hostB", "no-such-command-here"])?;
+    assert_eq!(o.status.code(), Some(255));
+    assert!(
+        text(&o.stderr).contains("no-such-command-here: Command not found"),
+        "{}",
+        text(&o.stderr)
+    );
+
+    // A signal to lsrun goes to the task.
+    let ready = work.join("ready");
+    let script = format!(
+        "trap 'echo got USR1; exit 7' USR1; touch {}; while :; do sleep 0.1; done",
+        ready.display()
+    );
+    let child = c
+        .command("lsrun")
+        .args(["-m", "hostC", "sh", "-c", &script])
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    wait_for("the task to be ready", LONG, || {
+        (ready.exists().then_some(()), String::new())
+    })?;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGUSR1,
+    )?;
+    let o = child.wait_with_output()?;
+    assert_eq!(o.status.code(), Some(7));
+    assert_eq!(text(&o.stdout), "got USR1\n");
+
+    // The client killed: its task goes too.
+    let pid_file = work.join("task.pid");
+    let script = format!("echo $$ > {}; exec sleep 600", pid_file.display());
+    let mut child = c
+        .command("lsrun")
+        .args(["-m", "hostB", "sh", "-c", &script])
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .spawn()?;
+    let pid = wait_for("the task's pid", LONG, || {
+        let p = std::fs::read_to_string(&pid_file).unwrap_or_default();
+        (p.trim().parse::<i32>().ok(), p)
+    })?;
+    child.kill()?;
+    let _ = child.wait();
+    wait_for("the task to be killed with its client", LONG, || {
+        let alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
+            && !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .unwrap_or_default()
+                .contains(") Z ");
+        ((!alive).then_some(()), format!("pid {pid} alive"))
+    })?;
+
+    // A second user's task runs with that user's uid.
+    if !is_root() {
+        skip("lsrun as a second user", "creating a test user needs root");
+        return Ok(());
+    }
+    let Some((uid, gid)) = test_user("basalt-rx") else {
+        bail!("cannot create the test user basalt-rx");
+    };
+    use std::os::unix::process::CommandExt;
+    let o = c
+        .command("lsrun")
+        .args(["-m", "hostB", "id", "-u"])
+        .current_dir("/tmp")
+        .stdin(Stdio::null())
+        .uid(uid)
+        .gid(gid)
+        .output()?;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout).trim(), uid.to_string());
+    Ok(())
+}
