@@ -1,5 +1,6 @@
 //! RES on a 3-host loopback cluster (issue 21): `lsrun` runs a task on the host it is
-//! asked for (or the best one) through that host's RES, with the task's output, exit
+//! asked for (or the best one) through that host's RES, `lsgrun` on each host (in turn
+//! or with `-p` at once), with the task's output, exit
 //! code and death by signal coming back, standard input piped in, signals forwarded,
 //! LSF's messages for an unknown host and a command that does not exist, the task gone
 //! when the client is killed, and a task of a second user running with that user's
@@ -146,6 +147,43 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
                 .contains(") Z ");
         ((!alive).then_some(()), format!("pid {pid} alive"))
     })?;
+
+    // lsgrun: every host in turn; -p all at once; a failing host's exit code.
+    let o = c
+        .command("lsgrun")
+        .args(["-v", "-m", "hostA hostB hostC", "sh", "-c", "echo ran"])
+        .current_dir(&work)
+        .output()?;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "ran\nran\nran\n");
+    let err = text(&o.stderr);
+    for h in ["hostA", "hostB", "hostC"] {
+        assert!(
+            err.contains(&format!("<<Execute sh on remote host {h}>>")),
+            "{err}"
+        );
+    }
+    let marks = work.join("marks");
+    std::fs::create_dir_all(&marks)?;
+    let o = c
+        .command("lsgrun")
+        .args(["-p", "sh", "-c", &format!("touch {}/$$", marks.display())])
+        .current_dir(&work)
+        .output()?;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read_dir(&marks)?.count(),
+        3,
+        "a task on each of the 3 hosts"
+    );
+    let hosts_file = work.join("hosts");
+    std::fs::write(&hosts_file, "hostB # the second\nhostC\n")?;
+    let o = c
+        .command("lsgrun")
+        .args(["-f", &hosts_file.to_string_lossy(), "sh", "-c", "exit 5"])
+        .current_dir(&work)
+        .output()?;
+    assert_eq!(o.status.code(), Some(5));
 
     // A second user's task runs with that user's uid.
     if !is_root() {

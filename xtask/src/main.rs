@@ -37,6 +37,7 @@ const COMMANDS: &[&str] = &[
     "lsclusters",
     "lsinfo",
     "lsrun",
+    "lsgrun",
     "bsub",
     "bjobs",
     "bkill",

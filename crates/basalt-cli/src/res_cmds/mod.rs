@@ -1,7 +1,8 @@
 //! The commands that run tasks through RES: host placement from the master LIM's load
 //! ([`place`]) and one remote task with its standard streams and signals relayed
-//! ([`run_task`]); `lsrun` ([`lsrun`]).
+//! ([`run_task`]); `lsrun` ([`lsrun`]) and `lsgrun` ([`lsgrun`]).
 
+pub mod lsgrun;
 pub mod lsrun;
 
 use basalt_config::Config;

@@ -1,0 +1,5 @@
+//! `lsgrun` — run a task on each of a set of hosts through their RES.
+
+fn main() -> std::process::ExitCode {
+    basalt_cli::res_cmds::lsgrun::main(std::env::args().skip(1).collect())
+}
