@@ -1,6 +1,6 @@
 //! RES on a 3-host loopback cluster (issue 21): `lsrun` runs a task on the host it is
 //! asked for (or the best one) through that host's RES, `lsgrun` on each host (in turn
-//! or with `-p` at once), with the task's output, exit
+//! or with `-p` at once), `lsrcp` copies files both ways with their permissions, with the task's output, exit
 //! code and death by signal coming back, standard input piped in, signals forwarded,
 //! LSF's messages for an unknown host and a command that does not exist, the task gone
 //! when the client is killed, and a task of a second user running with that user's
@@ -184,6 +184,71 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
         .current_dir(&work)
         .output()?;
     assert_eq!(o.status.code(), Some(5));
+
+    // lsrcp both ways (and remote to remote), permissions kept, -a appends, errors.
+    use std::os::unix::fs::PermissionsExt;
+    let src = work.join("src.sh");
+    std::fs::write(&src, "#!/bin/sh\necho copied\n")?;
+    std::fs::set_permissions(&src, std::fs::Permissions::from_mode(0o750))?;
+    let remote = work.join("remote.sh");
+    let back = work.join("back.sh");
+    let via = work.join("via.sh");
+    for (from, to) in [
+        (
+            src.display().to_string(),
+            format!("hostB:{}", remote.display()),
+        ),
+        (
+            format!("hostB:{}", remote.display()),
+            format!("hostC:{}", via.display()),
+        ),
+        (
+            format!("hostC:{}", via.display()),
+            back.display().to_string(),
+        ),
+    ] {
+        let o = c
+            .command("lsrcp")
+            .args([&from, &to])
+            .current_dir(&work)
+            .output()?;
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{from} -> {to}: {}",
+            text(&o.stderr)
+        );
+    }
+    for f in [&remote, &via, &back] {
+        assert_eq!(std::fs::read_to_string(f)?, "#!/bin/sh\necho copied\n");
+        assert_eq!(
+            std::fs::metadata(f)?.permissions().mode() & 0o777,
+            0o750,
+            "{f:?}"
+        );
+    }
+    let o = c
+        .command("lsrcp")
+        .args([
+            "-a",
+            &src.display().to_string(),
+            &format!("hostB:{}", back.display()),
+        ])
+        .current_dir(&work)
+        .output()?;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(std::fs::read_to_string(&back)?.matches("copied").count(), 2);
+    let o = c
+        .command("lsrcp")
+        .args([&format!("hostB:{}/nothing-here", work.display()), "x"])
+        .current_dir(&work)
+        .output()?;
+    assert_eq!(o.status.code(), Some(255));
+    assert!(
+        text(&o.stderr).contains("nothing-here: No such file or directory"),
+        "{}",
+        text(&o.stderr)
+    );
 
     // A second user's task runs with that user's uid.
     if !is_root() {

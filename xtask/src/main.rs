@@ -38,6 +38,7 @@ const COMMANDS: &[&str] = &[
     "lsinfo",
     "lsrun",
     "lsgrun",
+    "lsrcp",
     "bsub",
     "bjobs",
     "bkill",

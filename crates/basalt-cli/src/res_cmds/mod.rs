@@ -1,8 +1,9 @@
 //! The commands that run tasks through RES: host placement from the master LIM's load
 //! ([`place`]) and one remote task with its standard streams and signals relayed
-//! ([`run_task`]); `lsrun` ([`lsrun`]) and `lsgrun` ([`lsgrun`]).
+//! ([`run_task`]); `lsrun` ([`lsrun`]), `lsgrun` ([`lsgrun`]) and `lsrcp` ([`lsrcp`]).
 
 pub mod lsgrun;
+pub mod lsrcp;
 pub mod lsrun;
 
 use basalt_config::Config;
@@ -102,6 +103,28 @@ impl TaskSetup {
     }
 }
 
+/// Where a task's standard input comes from.
+#[derive(Debug)]
+pub enum TaskInputFrom {
+    /// This process's standard input.
+    Stdin,
+    /// A file of this host, read to its end.
+    File(std::fs::File),
+    /// Nothing (end of input at once).
+    Nothing,
+}
+
+/// Where a task's standard output goes (its standard error comes to this process's).
+#[derive(Debug)]
+pub enum TaskOutputTo {
+    /// This process's standard output, as it comes.
+    Stdout,
+    /// A file of this host, as it comes.
+    File(std::fs::File),
+    /// Kept and returned.
+    Kept,
+}
+
 /// The signals a command relays to its remote task.
 const RELAYED: [i32; 6] = [
     libc::SIGINT,
@@ -113,15 +136,37 @@ const RELAYED: [i32; 6] = [
 ];
 
 /// Run `argv` on `host` through its RES: its output goes to this process's standard
-/// output and error as it comes, this process's standard input and the signals it gets
-/// go to the task. Ok: the task's raw wait status. Err: why it did not run (the RES's
-/// or the connection's message).
+/// output and error as it comes, this process's standard input (when `setup.stdin`) and
+/// the signals it gets go to the task. Ok: the task's raw wait status. Err: why it did
+/// not run (the RES's or the connection's message).
 pub async fn run_task(
     config: &Config,
     host: &str,
     argv: &[String],
     setup: &TaskSetup,
 ) -> Result<i32, String> {
+    let input = if setup.stdin {
+        TaskInputFrom::Stdin
+    } else {
+        TaskInputFrom::Nothing
+    };
+    run_task_with(config, host, argv, setup, input, TaskOutputTo::Stdout)
+        .await
+        .map(|(raw, _, _)| raw)
+}
+
+/// [`run_task`] with the task's standard input taken `from` and its standard output
+/// sent `to`; Ok: its raw wait status, its standard output when [`TaskOutputTo::Kept`],
+/// and its standard error unless the output is [`TaskOutputTo::Stdout`] (then it came
+/// to this process's).
+pub async fn run_task_with(
+    config: &Config,
+    host: &str,
+    argv: &[String],
+    setup: &TaskSetup,
+    from: TaskInputFrom,
+    to: TaskOutputTo,
+) -> Result<(i32, Vec<u8>, Vec<u8>), String> {
     let auth = crate::auth(config);
     let mut client = basalt_runtime::res_channel(config, host, crate::RPC_TIMEOUT, &auth)
         .map_err(|e| e.to_string())?;
@@ -147,13 +192,16 @@ pub async fn run_task(
     // Standard input, then its end.
     let feeder = {
         let tx = tx.clone();
-        let relay = setup.stdin;
         tokio::spawn(async move {
-            if relay {
-                let mut stdin = tokio::io::stdin();
+            let reader: Option<Box<dyn tokio::io::AsyncRead + Unpin + Send>> = match from {
+                TaskInputFrom::Stdin => Some(Box::new(tokio::io::stdin())),
+                TaskInputFrom::File(f) => Some(Box::new(tokio::fs::File::from_std(f))),
+                TaskInputFrom::Nothing => None,
+            };
+            if let Some(mut r) = reader {
                 let mut buf = vec![0u8; 32 * 1024];
                 loop {
-                    match stdin.read(&mut buf).await {
+                    match r.read(&mut buf).await {
                         Ok(0) | Err(_) => break,
                         Ok(n) => {
                             let m = TaskInput {
@@ -192,17 +240,38 @@ pub async fn run_task(
         }
     }
     drop(tx);
+    let keep = matches!(to, TaskOutputTo::Kept);
+    // Standard error is kept unless the output comes to this process.
+    let keep_err = !matches!(to, TaskOutputTo::Stdout);
+    let mut file = match to {
+        TaskOutputTo::File(f) => Some(f),
+        _ => None,
+    };
+    let (mut kept_out, mut kept_err) = (Vec::new(), Vec::new());
     let mut status = Err("the connection to RES broke before the task ended".to_owned());
     loop {
         match output.message().await {
             Ok(Some(m)) => match m.what {
                 Some(task_output::What::Stdout(b)) => {
-                    let mut out = std::io::stdout().lock();
-                    let _ = out.write_all(&b);
-                    let _ = out.flush();
+                    if keep {
+                        kept_out.extend_from_slice(&b);
+                    } else if let Some(f) = file.as_mut() {
+                        if let Err(e) = f.write_all(&b) {
+                            status = Err(e.to_string());
+                            break;
+                        }
+                    } else {
+                        let mut out = std::io::stdout().lock();
+                        let _ = out.write_all(&b);
+                        let _ = out.flush();
+                    }
                 }
                 Some(task_output::What::Stderr(b)) => {
-                    let _ = std::io::stderr().lock().write_all(&b);
+                    if keep_err {
+                        kept_err.extend_from_slice(&b);
+                    } else {
+                        let _ = std::io::stderr().lock().write_all(&b);
+                    }
                 }
                 Some(task_output::What::Exited(raw)) => {
                     status = Ok(raw);
@@ -221,7 +290,7 @@ pub async fn run_task(
     for s in signals {
         s.abort();
     }
-    status
+    status.map(|raw| (raw, kept_out, kept_err))
 }
 
 /// The exit code of a command that ran a task of raw wait status `raw`: its exit
