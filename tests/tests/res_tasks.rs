@@ -85,6 +85,24 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
     let o = lsrun(&c, &work, &["true"])?;
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 
+    // lsplace: where lsrun would go; -n 0 every eligible host.
+    let o = c.command("lsplace").args(["-n", "0"]).output()?;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let mut placed: Vec<String> = text(&o.stdout)
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    placed.sort();
+    assert_eq!(placed, vec!["hostA", "hostB", "hostC"]);
+    let o = c.command("lsplace").args(["hostC"]).output()?;
+    assert_eq!(text(&o.stdout), "hostC\n");
+    let o = c
+        .command("lsplace")
+        .args(["-R", "select[mem>100000000]"])
+        .output()?;
+    assert_eq!(o.status.code(), Some(255));
+    assert!(text(&o.stderr).contains("Not enough host(s) currently eligible"));
+
     // LSF's messages, exit 255.
     let o = lsrun(&c, &work, &["-m", "nosuch", "true"])?;
     assert_eq!(o.status.code(), Some(255));

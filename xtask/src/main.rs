@@ -39,6 +39,7 @@ const COMMANDS: &[&str] = &[
     "lsrun",
     "lsgrun",
     "lsrcp",
+    "lsplace",
     "bsub",
     "bjobs",
     "bkill",

@@ -1,8 +1,10 @@
 //! The commands that run tasks through RES: host placement from the master LIM's load
 //! ([`place`]) and one remote task with its standard streams and signals relayed
-//! ([`run_task`]); `lsrun` ([`lsrun`]), `lsgrun` ([`lsgrun`]) and `lsrcp` ([`lsrcp`]).
+//! ([`run_task`]); `lsrun` ([`lsrun`]), `lsgrun` ([`lsgrun`]), `lsrcp` ([`lsrcp`]) and
+//! `lsplace` ([`lsplace`]).
 
 pub mod lsgrun;
+pub mod lsplace;
 pub mod lsrcp;
 pub mod lsrun;
 

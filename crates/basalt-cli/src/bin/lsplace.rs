@@ -1,0 +1,5 @@
+//! `lsplace` — the hosts a task would be placed on.
+
+fn main() -> std::process::ExitCode {
+    basalt_cli::res_cmds::lsplace::main(std::env::args().skip(1).collect())
+}
