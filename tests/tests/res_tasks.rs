@@ -1,5 +1,6 @@
 //! RES on a 3-host loopback cluster (issue 21): `lsrun` runs a task on the host it is
-//! asked for (or the best one) through that host's RES, `lsgrun` on each host (in turn
+//! asked for (or the best one) through that host's RES (`-P`: under a pseudo-terminal,
+//! driven here from a pty of the test's), `lsgrun` on each host (in turn
 //! or with `-p` at once), `lsrcp` copies files both ways with their permissions, with the task's output, exit
 //! code and death by signal coming back, standard input piped in, signals forwarded,
 //! LSF's messages for an unknown host and a command that does not exist, the task gone
@@ -84,6 +85,58 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
     // Without -m: the best host of the local host's type.
     let o = lsrun(&c, &work, &["true"])?;
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+
+    // -P: under a pseudo-terminal there, of this terminal's size (a pty of the test's).
+    let ws = nix::pty::Winsize {
+        ws_row: 30,
+        ws_col: 100,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    let pty = nix::pty::openpty(&ws, None)?;
+    for fd in [&pty.master, &pty.slave] {
+        nix::fcntl::fcntl(
+            fd,
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+        )?;
+    }
+    let slave = std::fs::File::from(pty.slave);
+    let mut child = c
+        .command("lsrun")
+        .args([
+            "-P",
+            "-m",
+            "hostB",
+            "sh",
+            "-c",
+            "test -t 0 && test -t 1 && echo is-a-tty; stty size",
+        ])
+        .current_dir(&work)
+        .stdin(slave.try_clone()?)
+        .stdout(slave.try_clone()?)
+        .stderr(slave)
+        .spawn()?;
+    let status = child.wait()?;
+    let mut seen = Vec::new();
+    let mut master = std::fs::File::from(pty.master);
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = std::io::Read::read(&mut master, &mut buf) {
+        if n == 0 {
+            break;
+        }
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let seen = text(&seen);
+    assert_eq!(status.code(), Some(0), "{seen}");
+    assert!(seen.contains("is-a-tty"), "{seen:?}");
+    assert!(seen.contains("30 100"), "{seen:?}");
+    // Without -P the task's streams are no terminal.
+    let o = lsrun(
+        &c,
+        &work,
+        &["-m", "hostB", "sh", "-c", "test -t 1 || echo not-a-tty"],
+    )?;
+    assert_eq!(text(&o.stdout), "not-a-tty\n");
 
     // lsplace: where lsrun would go; -n 0 every eligible host.
     let o = c.command("lsplace").args(["-n", "0"]).output()?;

@@ -65,6 +65,25 @@ pub fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, ExitCode> {
     }
 }
 
+/// [`block_on`] for a command that relays its standard input: a read of it still
+/// waiting when `f` is done (a terminal nobody types on) is left behind, not waited for.
+pub fn block_on_leaving_reads<F: std::future::Future>(f: F) -> Result<F::Output, ExitCode> {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => {
+            let out = rt.block_on(f);
+            rt.shutdown_background();
+            Ok(out)
+        }
+        Err(e) => {
+            eprintln!("cannot start the runtime: {e}");
+            Err(fail())
+        }
+    }
+}
+
 /// The credentials of the user running this command (made once per process; see
 /// [`basalt_runtime::user_auth`]).
 pub fn auth(config: &basalt_config::Config) -> basalt_runtime::Authenticator {

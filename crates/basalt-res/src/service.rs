@@ -73,14 +73,16 @@ impl Res for ResService {
                 ));
             }
         };
-        if start.pty {
-            return Err(Status::unimplemented(
-                "tasks under a pseudo-terminal are not supported by this RES yet",
-            ));
-        }
         let task =
             UserTask::prepare(&who.user, &start, &self.host, self.root_rex).map_err(refused)?;
-        let mut child = task.spawn().map_err(refused)?;
+        let pty = start.pty.then(|| {
+            let size = |v: u32, default: u16| match u16::try_from(v) {
+                Ok(0) | Err(_) => default,
+                Ok(n) => n,
+            };
+            (size(start.rows, 24), size(start.cols, 80))
+        });
+        let (mut child, master) = task.spawn(pty).map_err(refused)?;
         let pid = child.id().unwrap_or(0);
         info!(
             user = %who.user,
@@ -101,18 +103,43 @@ impl Res for ResService {
             let note = task_output::What::Stderr(task.notes.clone().into_bytes());
             let _ = tx.send(Ok(TaskOutput { what: Some(note) })).await;
         }
-        let out = child
-            .stdout
-            .take()
-            .map(|r| tokio::spawn(relay(r, tx.clone(), task_output::What::Stdout)));
-        let err = child
-            .stderr
-            .take()
-            .map(|r| tokio::spawn(relay(r, tx.clone(), task_output::What::Stderr)));
-        let stdin = child.stdin.take();
         let group = Pid::from_raw(i32::try_from(pid).unwrap_or(0));
+        // Under a pseudo-terminal its master carries both ways (output as standard
+        // output); else three pipes.
+        let (out, err, sink) = match master {
+            Some(m) => {
+                let reader = m
+                    .try_clone()
+                    .map_err(|e| Status::internal(format!("the task's terminal: {e}")))?;
+                let out = tokio::spawn(relay(
+                    tokio::fs::File::from_std(reader),
+                    tx.clone(),
+                    task_output::What::Stdout,
+                ));
+                (
+                    Some(out),
+                    None,
+                    Sink::Terminal(tokio::fs::File::from_std(m)),
+                )
+            }
+            None => {
+                let out = child
+                    .stdout
+                    .take()
+                    .map(|r| tokio::spawn(relay(r, tx.clone(), task_output::What::Stdout)));
+                let err = child
+                    .stderr
+                    .take()
+                    .map(|r| tokio::spawn(relay(r, tx.clone(), task_output::What::Stderr)));
+                (
+                    out,
+                    err,
+                    child.stdin.take().map_or(Sink::Closed, Sink::Pipe),
+                )
+            }
+        };
         tokio::spawn(async move {
-            let feeding = tokio::spawn(feed(input, stdin, group));
+            let feeding = tokio::spawn(feed(input, sink, group));
             let status = tokio::select! {
                 s = child.wait() => s,
                 // The client went away: its task goes too.
@@ -173,12 +200,39 @@ async fn relay(
     }
 }
 
-/// The client's messages after the start: standard input, its end, signals.
-async fn feed(
-    mut input: Streaming<TaskInput>,
-    mut stdin: Option<tokio::process::ChildStdin>,
-    group: Pid,
-) {
+/// Where the client's standard input goes.
+enum Sink {
+    Pipe(tokio::process::ChildStdin),
+    /// The master of the task's pseudo-terminal (its end of input: ^D).
+    Terminal(tokio::fs::File),
+    Closed,
+}
+
+impl Sink {
+    async fn write(&mut self, bytes: &[u8]) {
+        let ok = match self {
+            Sink::Pipe(w) => w.write_all(bytes).await.is_ok(),
+            Sink::Terminal(t) => t.write_all(bytes).await.is_ok() && t.flush().await.is_ok(),
+            Sink::Closed => true,
+        };
+        if !ok {
+            *self = Sink::Closed;
+        }
+    }
+
+    async fn end(&mut self) {
+        if let Sink::Terminal(_) = self {
+            // The terminal's end-of-file character.
+            self.write(&[0x04]).await;
+        } else {
+            *self = Sink::Closed;
+        }
+    }
+}
+
+/// The client's messages after the start: standard input, its end, signals, window
+/// sizes.
+async fn feed(mut input: Streaming<TaskInput>, mut sink: Sink, group: Pid) {
     loop {
         let what = match input.message().await {
             Ok(Some(m)) => m.what,
@@ -188,19 +242,23 @@ async fn feed(
             Err(_) => return,
         };
         match what {
-            Some(task_input::What::Stdin(bytes)) => {
-                if let Some(w) = stdin.as_mut()
-                    && w.write_all(&bytes).await.is_err()
-                {
-                    stdin = None;
-                }
-            }
-            Some(task_input::What::StdinEof(_)) => stdin = None,
+            Some(task_input::What::Stdin(bytes)) => sink.write(&bytes).await,
+            Some(task_input::What::StdinEof(_)) => sink.end().await,
             Some(task_input::What::Signal(s)) => match Signal::try_from(s.number) {
                 Ok(sig) => kill_group(group, sig),
                 Err(_) => warn!("signal {} unknown here; not sent", s.number),
             },
-            Some(task_input::What::Window(_)) | Some(task_input::What::Start(_)) | None => {}
+            Some(task_input::What::Window(w)) => {
+                if let Sink::Terminal(t) = &sink {
+                    use std::os::fd::AsFd;
+                    let rows = u16::try_from(w.rows).unwrap_or(u16::MAX);
+                    let cols = u16::try_from(w.cols).unwrap_or(u16::MAX);
+                    if let Err(e) = crate::sys::set_window(t.as_fd(), rows, cols) {
+                        warn!("window size: {e}");
+                    }
+                }
+            }
+            Some(task_input::What::Start(_)) | None => {}
         }
     }
 }

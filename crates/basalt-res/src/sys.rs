@@ -1,5 +1,6 @@
-//! The one `unsafe` call of RES: what a task's child process does between `fork` and
-//! `exec` (its session, identity, umask and working directory).
+//! RES's `unsafe` calls: what a task's child process does between `fork` and `exec`
+//! (its session and controlling terminal, identity, umask and working directory), and
+//! a terminal's window size.
 
 #![allow(unsafe_code)]
 
@@ -8,13 +9,15 @@ use nix::unistd::{Gid, Uid};
 use std::ffi::CString;
 
 /// Make `cmd`'s child leave RES's session (its pid becomes its session and process
-/// group), take the user's groups, gid and uid (when `become_user`), its umask, and
+/// group; with `tty`, the terminal on its standard input becomes its controlling
+/// terminal), take the user's groups, gid and uid (when `become_user`), its umask, and
 /// change to `cwd` as the user.
 pub(crate) fn in_own_session_as(
     cmd: &mut tokio::process::Command,
     become_user: Option<Become>,
     umask: u32,
     cwd: CString,
+    tty: bool,
 ) {
     let ids = become_user.map(|b| {
         (
@@ -25,12 +28,15 @@ pub(crate) fn in_own_session_as(
     });
     let mask = nix::sys::stat::Mode::from_bits_truncate(umask as libc::mode_t);
     // SAFETY: the closure runs in the child between fork and exec, where only
-    // async-signal-safe work is allowed: it makes plain system calls (setsid, setgroups,
-    // setgid, setuid, umask, chdir) on data built before the fork, allocates nothing and
+    // async-signal-safe work is allowed: it makes plain system calls (setsid, the
+    // TIOCSCTTY ioctl on its own standard input, setgroups, setgid, setuid, umask, chdir) on data built before the fork, allocates nothing and
     // takes no lock. The child has one thread, so glibc's set*id need not signal others.
     unsafe {
         cmd.pre_exec(move || {
             nix::unistd::setsid()?;
+            if tty && libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
             if let Some((groups, gid, uid)) = &ids {
                 nix::unistd::setgroups(groups)?;
                 nix::unistd::setgid(*gid)?;
@@ -41,4 +47,26 @@ pub(crate) fn in_own_session_as(
             Ok(())
         });
     }
+}
+
+/// Set the window size of the terminal whose master is `master`.
+pub(crate) fn set_window(
+    master: std::os::fd::BorrowedFd<'_>,
+    rows: u16,
+    cols: u16,
+) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let ws = libc::winsize {
+        ws_row: rows,
+        ws_col: cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCSWINSZ reads a winsize from the pointer, which points to one that lives
+    // across the call; the descriptor is borrowed, so open.
+    let r = unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCSWINSZ, &ws) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }

@@ -141,23 +141,63 @@ impl UserTask {
     }
 
     /// Start the task in a session of its own (its pid is its process group), its
-    /// standard streams piped.
-    pub fn spawn(&self) -> Result<tokio::process::Child, TaskError> {
+    /// standard streams piped; with `pty` (rows, columns) on a new pseudo-terminal,
+    /// whose master is returned (the task's standard streams are its slave).
+    pub fn spawn(
+        &self,
+        pty: Option<(u16, u16)>,
+    ) -> Result<(tokio::process::Child, Option<std::fs::File>), TaskError> {
         let program = self.argv[0].clone();
+        let failed = |e: std::io::Error| TaskError::Start(program.clone(), e);
         let mut cmd = tokio::process::Command::new(&program);
         cmd.args(&self.argv[1..])
             .env_clear()
-            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let master = match pty {
+            Some((rows, cols)) => {
+                let ws = nix::pty::Winsize {
+                    ws_row: rows,
+                    ws_col: cols,
+                    ws_xpixel: 0,
+                    ws_ypixel: 0,
+                };
+                let p = nix::pty::openpty(&ws, None).map_err(|e| failed(e.into()))?;
+                // Not inherited by other children of this process (the task gets the
+                // slave as its standard streams, dup'ed).
+                for fd in [&p.master, &p.slave] {
+                    nix::fcntl::fcntl(
+                        fd,
+                        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+                    )
+                    .map_err(|e| failed(e.into()))?;
+                }
+                let slave = std::fs::File::from(p.slave);
+                cmd.stdin(slave.try_clone().map_err(failed)?)
+                    .stdout(slave.try_clone().map_err(failed)?)
+                    .stderr(slave);
+                Some(std::fs::File::from(p.master))
+            }
+            None => {
+                cmd.stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped());
+                None
+            }
+        };
         let cwd = std::ffi::CString::new(self.cwd.as_os_str().as_encoded_bytes())
-            .map_err(|e| TaskError::Start(program.clone(), std::io::Error::other(e)))?;
-        crate::sys::in_own_session_as(&mut cmd, self.become_user.clone(), self.umask, cwd);
-        cmd.spawn().map_err(|e| match e.kind() {
+            .map_err(|e| failed(std::io::Error::other(e)))?;
+        crate::sys::in_own_session_as(
+            &mut cmd,
+            self.become_user.clone(),
+            self.umask,
+            cwd,
+            pty.is_some(),
+        );
+        let child = cmd.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => TaskError::NotFound(program.clone()),
             _ => TaskError::Start(program.clone(), e),
-        })
+        })?;
+        Ok((child, master))
     }
 }
 

@@ -110,7 +110,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let result = crate::block_on(run(&config, &a));
+    let result = crate::block_on_leaving_reads(run(&config, &a));
     match result {
         Ok(code) => ExitCode::from(code),
         Err(code) => code,

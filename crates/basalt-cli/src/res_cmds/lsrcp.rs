@@ -250,7 +250,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         Err(code) => return code,
     };
     let (from, to) = (Place::of(&config, src), Place::of(&config, dst));
-    match crate::block_on(copy(&config, &from, &to, append)) {
+    match crate::block_on_leaving_reads(copy(&config, &from, &to, append)) {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(e)) => {
             eprintln!("lsrcp: {e}");

@@ -1,16 +1,17 @@
-//! `lsrun [-h] [-V] [-v] [-m "host_name ..."] [-R res_req] command [argument ...]`:
+//! `lsrun [-h] [-V] [-P] [-v] [-m "host_name ..."] [-R res_req] command [argument ...]`:
 //! run a task on the best host (the least loaded of the `-m` hosts, or of those that
 //! satisfy `-R`, by default of the local host's type), through that host's RES; its
 //! output comes here, this command's standard input and signals go to it, and this
 //! command exits with its exit code (128 + the signal that killed it). `-v` says where
-//! it runs (`<<Execute command on remote host hostB>>`). `-P` (a pseudo-terminal) and
-//! `-S` are refused as not supported yet.
+//! it runs (`<<Execute command on remote host hostB>>`). `-P` runs it under a
+//! pseudo-terminal there (this terminal in raw mode meanwhile, its window size and
+//! changes passed on); `-S` is refused as not supported yet.
 
 use crate::batch::opts::{self, Item, Spec};
 use std::process::ExitCode;
 
 pub const USAGE: &str =
-    "Usage: lsrun [-h] [-V] [-v] [-m \"host_name ...\"] [-R res_req] command [argument ...]\n";
+    "Usage: lsrun [-h] [-V] [-P] [-v] [-m \"host_name ...\"] [-R res_req] command [argument ...]\n";
 
 const SPEC: Spec = Spec {
     flags: &["h", "V", "v", "P", "S"],
@@ -21,6 +22,8 @@ const SPEC: Spec = Spec {
 #[derive(Debug, Default, PartialEq)]
 pub struct LsrunArgs {
     pub verbose: bool,
+    /// `-P`: under a pseudo-terminal.
+    pub pty: bool,
     pub hosts: Vec<String>,
     pub res_req: Option<String>,
     pub argv: Vec<String>,
@@ -37,6 +40,7 @@ pub fn parse(args: &[String]) -> Result<Option<LsrunArgs>, String> {
             Item::Opt(n, v) => match n.as_str() {
                 "h" | "V" => return Ok(None),
                 "v" => a.verbose = true,
+                "P" => a.pty = true,
                 "m" => a
                     .hosts
                     .extend(v.unwrap_or_default().split_whitespace().map(str::to_owned)),
@@ -77,7 +81,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         Err(code) => return code,
     };
     let local = crate::batch::local_host(&config);
-    let result = crate::block_on(async {
+    let result = crate::block_on_leaving_reads(async {
         let auth = crate::auth(&config);
         let mut m = basalt_runtime::find_master(&config, crate::RPC_TIMEOUT, &auth)
             .await
@@ -97,7 +101,16 @@ pub fn main(args: Vec<String>) -> ExitCode {
                 a.argv.first().map_or("", String::as_str)
             );
         }
-        super::run_task(&config, &host, &a.argv, &super::TaskSetup::here(true))
+        let mut setup = super::TaskSetup::here(true);
+        let _raw = if a.pty {
+            use std::os::fd::AsFd;
+            setup.pty =
+                Some(super::term::window_size(std::io::stdout().as_fd()).unwrap_or((24, 80)));
+            super::term::RawMode::enter()
+        } else {
+            None
+        };
+        super::run_task(&config, &host, &a.argv, &setup)
             .await
             .map_err(|e| format!("{host}: {e}"))
     });
@@ -128,7 +141,8 @@ mod tests {
         assert_eq!(a.hosts, vec!["hostA", "hostB"]);
         assert_eq!(a.argv, vec!["ls", "-l", "-m"]);
         assert!(args(&["-v"]).is_err());
-        assert!(args(&["-P", "sh"]).is_err_and(|e| e.contains("not supported")));
+        assert!(args(&["-S", "sh"]).is_err_and(|e| e.contains("not supported")));
+        assert!(args(&["-P", "sh"]).is_ok_and(|a| a.is_some_and(|a| a.pty)));
         assert_eq!(args(&["-h"]), Ok(None));
     }
 }

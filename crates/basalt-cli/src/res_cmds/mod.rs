@@ -7,6 +7,7 @@ pub mod lsgrun;
 pub mod lsplace;
 pub mod lsrcp;
 pub mod lsrun;
+pub mod term;
 
 use basalt_config::Config;
 use basalt_proto::lim::{HostStatus, HostsReply};
@@ -85,6 +86,8 @@ pub struct TaskSetup {
     pub umask: u32,
     /// Relay this command's standard input (else the task's is empty).
     pub stdin: bool,
+    /// Run the task under a pseudo-terminal of this window size (rows, columns).
+    pub pty: Option<(u32, u32)>,
 }
 
 impl TaskSetup {
@@ -101,6 +104,7 @@ impl TaskSetup {
                 .unwrap_or_default(),
             umask: umask.bits(),
             stdin,
+            pty: None,
         }
     }
 }
@@ -180,9 +184,9 @@ pub async fn run_task_with(
             env: setup.env.clone(),
             cwd: setup.cwd.clone(),
             umask: setup.umask,
-            pty: false,
-            rows: 0,
-            cols: 0,
+            pty: setup.pty.is_some(),
+            rows: setup.pty.map_or(0, |p| p.0),
+            cols: setup.pty.map_or(0, |p| p.1),
         })),
     };
     tx.send(start).await.map_err(|e| e.to_string())?;
@@ -240,6 +244,30 @@ pub async fn run_task_with(
                 }
             }));
         }
+    }
+    // Under a pseudo-terminal: this terminal's size changes go to it.
+    if setup.pty.is_some()
+        && let Ok(mut s) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change())
+    {
+        let tx = tx.clone();
+        signals.push(tokio::spawn(async move {
+            while s.recv().await.is_some() {
+                use std::os::fd::AsFd;
+                let Some((rows, cols)) = term::window_size(std::io::stdout().as_fd()) else {
+                    continue;
+                };
+                let m = TaskInput {
+                    what: Some(task_input::What::Window(basalt_proto::res::WindowSize {
+                        rows,
+                        cols,
+                    })),
+                };
+                if tx.send(m).await.is_err() {
+                    return;
+                }
+            }
+        }));
     }
     drop(tx);
     let keep = matches!(to, TaskOutputTo::Kept);
