@@ -328,3 +328,54 @@ fn users_control_only_their_own_jobs() -> Result<()> {
     assert!(out.contains("TERM_OWNER"), "{out}");
     Ok(())
 }
+
+/// `bsub -K`: "Submits a job and waits for the job to complete ... bsub exits with the
+/// same exit code as the job"; `<<Waiting for dispatch ...>>`, `<<Starting on host>>`
+/// with LSB_SUBK_SHOW_EXEC_HOST=Y, `<<Job is finished>>`.
+#[test]
+fn bsub_k_waits_for_the_job_and_exits_with_its_exit_code() -> Result<()> {
+    let c = cluster("batch-subk")?;
+    let work = work_dir(c.dir.path())?;
+    let conf = c.envdir.join("lsf.conf");
+    let mut text = std::fs::read_to_string(&conf)?;
+    text.push_str("\nLSB_SUBK_SHOW_EXEC_HOST=Y\n");
+    std::fs::write(&conf, text)?;
+    let o = c
+        .command("bsub")
+        .args(["-K", "-o", "/dev/null", "sleep 1; exit 3"])
+        .current_dir(&work)
+        .output()?;
+    let out = output_text(&o);
+    assert_eq!(o.status.code(), Some(3), "{out}");
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    let lines: Vec<String> = stdout
+        .lines()
+        .map(|l| {
+            if l.starts_with("<<Starting on host") {
+                "<<Starting>>".to_owned()
+            } else {
+                l.to_owned()
+            }
+        })
+        .collect();
+    assert!(
+        lines[0].starts_with("Job <") && lines[0].contains("is submitted"),
+        "{out}"
+    );
+    assert_eq!(
+        &lines[1..],
+        [
+            "<<Waiting for dispatch ...>>",
+            "<<Starting>>",
+            "<<Job is finished>>"
+        ],
+        "{out}"
+    );
+    let o = c
+        .command("bsub")
+        .args(["-K", "-o", "/dev/null", "true"])
+        .current_dir(&work)
+        .output()?;
+    assert_eq!(o.status.code(), Some(0), "{}", output_text(&o));
+    Ok(())
+}

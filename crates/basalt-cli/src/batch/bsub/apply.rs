@@ -14,6 +14,7 @@ pub fn apply(
     let size = |allow_zero: bool| parse_size(v, cx.unit, allow_zero).ok_or_else(|| bad(name, v));
     match name {
         "H" => o.hold = true,
+        "K" => o.wait = true,
         "x" => o.exclusive = true,
         "r" => o.rerunnable = true,
         "N" => o.notify_end = true,

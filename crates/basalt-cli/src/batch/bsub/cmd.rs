@@ -211,6 +211,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         eprintln!("{}", rejected_line(&e));
         return crate::fail();
     }
+    let wait = merged.wait;
     super::super::run(async move {
         let mut client = match super::super::connect_mbatchd(&config).await {
             Ok(c) => c,
@@ -239,6 +240,9 @@ pub fn main(args: Vec<String>) -> ExitCode {
                 Ok(r) => {
                     let r = r.into_inner();
                     println!("{}", submitted_line(r.job_id, &r.queue, r.default_queue));
+                    if wait {
+                        return wait_for_job(&config, client, r.job_id).await;
+                    }
                     return ExitCode::SUCCESS;
                 }
                 Err(s) if answer_lost(&s) && std::time::Instant::now() < deadline => {

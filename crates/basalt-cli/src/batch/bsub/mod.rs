@@ -21,12 +21,16 @@
 //! * `-rn` makes the job not rerunnable;
 //! * refused ([`NOT_SUPPORTED`], `-<name>: this LSF option is not supported by Basalt yet.
 //!   Job not submitted.`, exit 255): options whose absence would silently change what the
-//!   job does — interactive jobs (`-I -Ip -Is -IS -ISp -ISs -IX -tty -XF`), waiting for the
-//!   job (`-K`), file transfer and data staging (`-f -is -data -datagrp -datachk -stage`),
+//!   job does — interactive jobs (`-I -Ip -Is -IS -ISp -ISs -IX -tty -XF`), file transfer and data staging (`-f -is -data -datagrp -datachk -stage`),
 //!   checkpointing and migration (`-k -mig`), rerun commands (`-rnc`), warning actions
 //!   and signals (`-wa -wt -s`), pending time limits (`-ptl -eptl`), orphan termination (`-ti`), host files and
 //!   output directories (`-hostfile -outdir`), other clusters (`-clusters`), and jobs
 //!   described elsewhere (`-pack -jsdl -jsdl_strict -json -yaml`).
+//!
+//! `-K` waits for the job once it is submitted (`wait.rs`): `<<Waiting for dispatch
+//! ...>>`, `<<Starting on host>>` with lsf.conf `LSB_SUBK_SHOW_EXEC_HOST=Y`, `<<Job is
+//! finished>>`, and bsub exits with the job's exit code (126 when it ended without
+//! starting; a requeued job is waited for again).
 //!
 //! Unknown options keep LSF's `bsub: illegal option -- x` and the usage. `-app` is sent to
 //! mbatchd, which refuses a profile lsb.applications does not define.
@@ -63,6 +67,7 @@ mod options;
 mod script;
 mod spec;
 mod values;
+mod wait;
 
 pub use apply::*;
 pub use cmd::*;
@@ -73,6 +78,7 @@ pub use options::*;
 pub use script::*;
 pub use spec::*;
 pub use values::*;
+pub use wait::*;
 
 #[cfg(test)]
 mod tests;

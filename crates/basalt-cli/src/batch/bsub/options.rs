@@ -42,6 +42,8 @@ pub struct BsubOpts {
     pub rerunnable: bool,
     pub notify_begin: bool,
     pub notify_end: bool,
+    /// -K: wait for the job to end; bsub exits with its exit code.
+    pub wait: bool,
     /// Options accepted and ignored.
     pub ignored: Vec<String>,
 }
@@ -92,6 +94,7 @@ impl BsubOpts {
             rerunnable: self.rerunnable || script.rerunnable,
             notify_begin: self.notify_begin || script.notify_begin,
             notify_end: self.notify_end || script.notify_end,
+            wait: self.wait || script.wait,
             ignored,
         }
     }

@@ -30,7 +30,6 @@ pub const NOT_SUPPORTED: &[&str] = &[
     "ISp",
     "ISs",
     "IX",
-    "K",
     "tty",
     "XF",
     "f",
