@@ -1,7 +1,8 @@
 //! RES on a 3-host loopback cluster (issue 21): `lsrun` runs a task on the host it is
 //! asked for (or the best one) through that host's RES (`-P`: under a pseudo-terminal,
 //! driven here from a pty of the test's), `lsgrun` on each host (in turn
-//! or with `-p` at once), `lsrcp` copies files both ways with their permissions, with the task's output, exit
+//! or with `-p` at once), `lsrcp` copies files both ways with their permissions (and
+//! `bsub -f` with it), with the task's output, exit
 //! code and death by signal coming back, standard input piped in, signals forwarded,
 //! LSF's messages for an unknown host and a command that does not exist, the task gone
 //! when the client is killed, and a task of a second user running with that user's
@@ -320,6 +321,42 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
         "{}",
         text(&o.stderr)
     );
+
+    // bsub -f: the submission host's file to the job's directory before it runs, its
+    // result back after it (lsrcp through the submission host's RES).
+    let job_dir = work.join("job-dir");
+    std::fs::create_dir_all(&job_dir)?;
+    std::fs::write(work.join("in.txt"), "to upper\n")?;
+    let o = c
+        .command("bsub")
+        .env("BASALT_HOST", "hostA")
+        .current_dir(&work)
+        .args([
+            "-K",
+            "-cwd",
+            &job_dir.to_string_lossy(),
+            "-o",
+            &work.join("f-job.out").to_string_lossy(),
+            "-f",
+            "in.txt > in.txt",
+            "-f",
+            "out.txt < out.txt",
+            "tr a-z A-Z < in.txt > out.txt",
+        ])
+        .output()?;
+    let job_out = std::fs::read_to_string(work.join("f-job.out")).unwrap_or_default();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}{}{job_out}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(job_dir.join("in.txt"))?,
+        "to upper\n"
+    );
+    assert_eq!(std::fs::read_to_string(work.join("out.txt"))?, "TO UPPER\n");
 
     // A second user's task runs with that user's uid.
     if !is_root() {

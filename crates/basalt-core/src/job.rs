@@ -166,6 +166,30 @@ pub mod sub2 {
     pub const ERR_OVERWRITE: u32 = 0x2000_0000;
 }
 
+/// `bsub -f` transfer operations (a `JOB_NEW` xf entry's options, LSF's `XF_OP_*`).
+pub mod xf {
+    /// `>`: the submission host's file to the execution host before the job.
+    pub const SUB2EXEC: u32 = 0x1;
+    /// `<`: the execution host's file back to the submission host after the job.
+    pub const EXEC2SUB: u32 = 0x2;
+    /// `>>`: appended to the execution host's file before the job.
+    pub const SUB2EXEC_APPEND: u32 = 0x4;
+    /// `<<`: appended to the submission host's file after the job.
+    pub const EXEC2SUB_APPEND: u32 = 0x8;
+
+    /// The operation bits of a `bsub -f` operator (`>`, `<`, `<<`, `>>`, `><`, `<>`).
+    pub fn of_operator(op: &str) -> Option<u32> {
+        Some(match op {
+            ">" => SUB2EXEC,
+            "<" => EXEC2SUB,
+            ">>" => SUB2EXEC_APPEND,
+            "<<" => EXEC2SUB_APPEND,
+            "><" | "<>" => SUB2EXEC | EXEC2SUB,
+            _ => return None,
+        })
+    }
+}
+
 /// Suspend-reason bits.
 pub mod susp {
     pub const USER_RESUME: u32 = 0x1;

@@ -106,6 +106,60 @@ pub fn with_command(job_file: &str, command: &str) -> Option<String> {
     Some(out)
 }
 
+/// The end every job file [`render`] or [`with_starter`] writes: after the user's input,
+/// its exit status kept, the wrapper's exit.
+const INPUT_END: &str = "ExitStat=$?\n# LSBATCH: End user input\nexit $ExitStat\n";
+
+/// A job file with `bsub -f` transfers (LSF's `XF_OP_*` bits, [`crate::job::xf`]): each
+/// `(local, remote, ops)` copying the submission host's `local` (`from_host:local`) to
+/// `remote` before the user's input, and `remote` back after it, with `lsrcp` (from
+/// `$LSF_BINDIR` when it has one, else `PATH`), appending (`lsrcp -a`) for the append
+/// operations. A copy that fails says so on the job's standard error; the job goes on.
+/// None when the file is not one [`render`] wrote.
+pub fn with_transfers(
+    job_file: &str,
+    from_host: &str,
+    files: &[(String, String, u32)],
+) -> Option<String> {
+    use crate::job::xf;
+    if files.is_empty() {
+        return Some(job_file.to_owned());
+    }
+    let at = job_file.find(&format!("\n{TRAPSIGS}"))? + 1 + TRAPSIGS.len();
+    let body = job_file.strip_suffix(INPUT_END)?;
+    if body.len() < at {
+        return None;
+    }
+    let copy = |append: bool, from: &str, to: &str| {
+        format!(
+            "\"$LSB_LSRCP\" {}{} {} || echo \"bsub -f: cannot copy {} to {}\" >&2\n",
+            if append { "-a " } else { "" },
+            sh_quote(from),
+            sh_quote(to),
+            from.replace(['"', '$', '`', '\\'], "_"),
+            to.replace(['"', '$', '`', '\\'], "_"),
+        )
+    };
+    let mut before = String::from(
+        "LSB_LSRCP=\"${LSF_BINDIR:+$LSF_BINDIR/}lsrcp\"; [ -x \"$LSB_LSRCP\" ] || LSB_LSRCP=lsrcp\n",
+    );
+    let mut after = String::new();
+    for (local, remote, ops) in files {
+        let there = format!("{from_host}:{local}");
+        if ops & (xf::SUB2EXEC | xf::SUB2EXEC_APPEND) != 0 {
+            before.push_str(&copy(ops & xf::SUB2EXEC == 0, &there, remote));
+        }
+        if ops & (xf::EXEC2SUB | xf::EXEC2SUB_APPEND) != 0 {
+            after.push_str(&copy(ops & xf::EXEC2SUB == 0, remote, &there));
+        }
+    }
+    Some(format!(
+        "{}{before}{}ExitStat=$?\n{after}# LSBATCH: End user input\nexit $ExitStat\n",
+        &job_file[..at],
+        &body[at..],
+    ))
+}
+
 /// The value a job file [`render`] wrote exports for `name` (None: it exports none, or
 /// the file is not one `render` wrote).
 pub fn exported(job_file: &str, name: &str) -> Option<String> {
@@ -164,6 +218,37 @@ pub fn with_starter(job_file: &str, starter: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// bsub -f: `>` copies in before the user's input, `<` back after it (the job's exit
+    /// status kept), `<<` appends; the copies run with the shell as the job does.
+    #[test]
+    fn transfers_wrap_the_users_input() {
+        use crate::job::xf;
+        let f = render(&[], "exit 3", false);
+        let files = vec![
+            ("/sub/in".to_owned(), "in".to_owned(), xf::SUB2EXEC),
+            ("/sub/out".to_owned(), "out".to_owned(), xf::EXEC2SUB_APPEND),
+        ];
+        let g = with_transfers(&f, "hostA", &files).expect("rendered");
+        let copy_in = g.find("'hostA:/sub/in' 'in'").expect("copy in");
+        let user = g.find("eval \"$LSB_JOB_COMMAND\"").expect("user input");
+        let copy_out = g.find("-a 'out' 'hostA:/sub/out'").expect("copy out");
+        assert!(copy_in < user && user < copy_out, "{g}");
+        assert!(
+            g.ends_with("# LSBATCH: End user input\nexit $ExitStat\n"),
+            "{g}"
+        );
+        let exit_stat = g.find("ExitStat=$?").expect("status");
+        assert!(
+            exit_stat < copy_out,
+            "the job's status is taken before the copy back"
+        );
+        assert_eq!(
+            with_transfers(&f, "hostA", &[]).as_deref(),
+            Some(f.as_str())
+        );
+        assert_eq!(with_transfers("#!/bin/sh\nls\n", "hostA", &files), None);
+    }
 
     /// bmod -Z: the file runs the new command line with the same environment, whether it
     /// ran a command or a script; a file render did not write is left alone (None).

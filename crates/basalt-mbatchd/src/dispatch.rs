@@ -521,6 +521,16 @@ impl OwnerState {
             include_postproc: app
                 .and_then(|a| a.include_postproc)
                 .unwrap_or(self.sched.config().include_postproc),
+            files: j
+                .sub
+                .files()
+                .iter()
+                .map(|f| basalt_proto::mbatchd::FileTransfer {
+                    local: f.local.clone(),
+                    remote: f.remote.clone(),
+                    ops: f.ops,
+                })
+                .collect(),
             postproc_timeout_secs: app
                 .and_then(|a| a.postproc_timeout_mins)
                 .or(self.sched.config().postproc_timeout_mins)

@@ -65,7 +65,15 @@ pub fn to_record(ev: &Event) -> el::Record {
                 post_exec_cmd: String::new(),
                 job_name: s.job_name.to_string(),
                 command: s.command.to_string(),
-                xf: Vec::new(),
+                xf: s
+                    .files()
+                    .iter()
+                    .map(|f| r::XFile {
+                        sub_fn: f.local.clone(),
+                        exec_fn: f.remote.clone(),
+                        options: f.ops,
+                    })
+                    .collect(),
                 mail_user: s.mail_user.to_string(),
                 project_name: s.project.to_string(),
                 nios_port: 0,
@@ -385,6 +393,15 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
                         requeue_exit_values: text(2),
                         esub_output: decode_lines(&text(3)),
                         app: text(4),
+                        files: n
+                            .xf
+                            .iter()
+                            .map(|x| basalt_sched::FileTransfer {
+                                local: x.sub_fn.clone(),
+                                remote: x.exec_fn.clone(),
+                                ops: x.options,
+                            })
+                            .collect(),
                     };
                     (x != basalt_sched::SubExtras::default()).then(|| Box::new(x))
                 },

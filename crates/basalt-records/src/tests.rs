@@ -135,8 +135,25 @@ fn post_exec_and_requeue_values_survive_the_log() {
                 requeue_exit_values: "3 EXCLUDE(4)".into(),
                 esub_output: "token \"quoted\"\nline 2".into(),
                 app: "fluent".into(),
+                files: vec![basalt_sched::FileTransfer {
+                    local: "/home/alice/in data".into(),
+                    remote: "in".into(),
+                    ops: basalt_core::job::xf::SUB2EXEC | basalt_core::job::xf::EXEC2SUB,
+                }],
             })),
             "",
+        ),
+        (
+            // bsub -f alone: LSF's own xf field carries it.
+            Some(Box::new(basalt_sched::SubExtras {
+                files: vec![basalt_sched::FileTransfer {
+                    local: "/a".into(),
+                    remote: "/b".into(),
+                    ops: basalt_core::job::xf::EXEC2SUB_APPEND,
+                }],
+                ..Default::default()
+            })),
+            "tok",
         ),
         (None, "tok"),
         (None, ""),

@@ -87,6 +87,18 @@ pub struct SubExtras {
     pub esub_output: String,
     /// `bsub -app`: its application profile of lsb.applications ("" = none).
     pub app: String,
+    /// `bsub -f`: files copied between the submission and execution hosts.
+    pub files: Vec<FileTransfer>,
+}
+
+/// One `bsub -f "local op remote"`: the submission host's file (absolute), the
+/// execution host's (relative to the job's working directory, or absolute), and the
+/// operations (`basalt_core::job::xf`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FileTransfer {
+    pub local: String,
+    pub remote: String,
+    pub ops: u32,
 }
 
 impl Submission {
@@ -110,6 +122,11 @@ impl Submission {
     /// `bsub -app` ("" = none).
     pub fn app(&self) -> &str {
         self.extras.as_ref().map_or("", |e| e.app.as_str())
+    }
+
+    /// `bsub -f` (none: empty).
+    pub fn files(&self) -> &[FileTransfer] {
+        self.extras.as_ref().map_or(&[], |e| e.files.as_slice())
     }
 }
 

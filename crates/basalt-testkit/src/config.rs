@@ -127,6 +127,7 @@ pub fn write_config_at(spec: &ClusterSpec, addrs: &[IpAddr], top: &Path) -> Resu
     dc.sample_interval_secs = spec.sample_interval_secs;
     dc.extra_resources = spec.extra_resources.clone();
     let envdir = dc.write(top)?;
+    link_commands(&top.join("bin"));
     if !spec.lsf_conf_extra.is_empty() {
         use std::io::Write as _;
         std::fs::OpenOptions::new()
@@ -171,4 +172,26 @@ fn chown_tree(path: &Path, uid: u32, gid: u32) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// LSF_BINDIR of a test cluster: links to the build's programs (jobs call the commands
+/// from there, as `bsub -f` calls lsrcp). Nothing when the binaries are not built.
+fn link_commands(bin: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(built) = crate::process::bin_dir() else {
+        return;
+    };
+    let _ = std::fs::create_dir_all(bin);
+    let Ok(entries) = std::fs::read_dir(&built) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        let runnable = e
+            .metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
+        if runnable && path.extension().is_none() {
+            let _ = std::os::unix::fs::symlink(&path, bin.join(e.file_name()));
+        }
+    }
 }

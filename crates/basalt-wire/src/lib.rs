@@ -69,13 +69,23 @@ pub fn submission(s: &pb::JobSubmission) -> Submission {
         extras: (!s.post_exec.is_empty()
             || !s.requeue_exit_values.is_empty()
             || !s.esub_output.is_empty()
-            || !s.app.is_empty())
+            || !s.app.is_empty()
+            || !s.files.is_empty())
         .then(|| {
             Box::new(basalt_sched::SubExtras {
                 post_exec: s.post_exec.clone(),
                 requeue_exit_values: s.requeue_exit_values.clone(),
                 esub_output: s.esub_output.clone(),
                 app: s.app.clone(),
+                files: s
+                    .files
+                    .iter()
+                    .map(|f| basalt_sched::FileTransfer {
+                        local: f.local.clone(),
+                        remote: f.remote.clone(),
+                        ops: f.ops,
+                    })
+                    .collect(),
             })
         }),
     }

@@ -354,8 +354,24 @@ fn prepare(
         .then(|| std::str::from_utf8(&spec.job_file).ok())
         .flatten()
         .and_then(|text| basalt_core::jobfile::with_starter(text, &spec.job_starter));
-    let bytes = started
+    // bsub -f: lsrcp from and to the submission host around the user's command.
+    let transferred = (!spec.files.is_empty())
+        .then(|| {
+            let text = match &started {
+                Some(t) => t.as_str(),
+                None => std::str::from_utf8(&spec.job_file).ok()?,
+            };
+            let files: Vec<(String, String, u32)> = spec
+                .files
+                .iter()
+                .map(|f| (f.local.clone(), f.remote.clone(), f.ops))
+                .collect();
+            basalt_core::jobfile::with_transfers(text, &spec.from_host, &files)
+        })
+        .flatten();
+    let bytes = transferred
         .as_ref()
+        .or(started.as_ref())
         .map_or(&spec.job_file[..], |t| t.as_bytes());
     let job_file = place_job_file(&ident.home, ident.uid, &spec.job_file_name, bytes)?;
     let job_file_s = job_file.to_string_lossy().into_owned();

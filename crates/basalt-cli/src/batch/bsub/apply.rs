@@ -15,6 +15,7 @@ pub fn apply(
     match name {
         "H" => o.hold = true,
         "K" => o.wait = true,
+        "f" => o.files.push(parse_transfer(v).ok_or_else(|| bad(name, v))?),
         "x" => o.exclusive = true,
         "r" => o.rerunnable = true,
         "N" => o.notify_end = true,
@@ -134,4 +135,17 @@ pub fn apply_items(
         }
     }
     Ok(words)
+}
+
+/// One `-f "local_file op [remote_file]"`: the operator (`>`, `<`, `<<`, `>>`, `><`,
+/// `<>`) between blanks; the remote file defaults to the local one.
+pub fn parse_transfer(v: &str) -> Option<(String, String, u32)> {
+    let words: Vec<&str> = v.split_whitespace().collect();
+    let (local, op, remote) = match words.as_slice() {
+        [l, op] => (*l, *op, *l),
+        [l, op, r] => (*l, *op, *r),
+        _ => return None,
+    };
+    let ops = basalt_core::job::xf::of_operator(op)?;
+    Some((local.to_owned(), remote.to_owned(), ops))
 }

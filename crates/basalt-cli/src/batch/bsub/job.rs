@@ -122,8 +122,26 @@ pub fn build(o: &BsubOpts, cmd: &JobCommand, who: &Submitter) -> JobSubmission {
         umask: who.umask,
         home_dir: who.home.clone(),
         from_host: who.from_host.clone(),
-        options,
+        options: if o.files.is_empty() {
+            options
+        } else {
+            options | sub::OTHER_FILES
+        },
         options2,
+        // The submission host's files absolute (from the submission directory).
+        files: o
+            .files
+            .iter()
+            .map(|(local, remote, ops)| basalt_proto::mbatchd::FileTransfer {
+                local: if local.starts_with('/') {
+                    local.clone()
+                } else {
+                    format!("{}/{local}", who.cwd.trim_end_matches('/'))
+                },
+                remote: remote.clone(),
+                ops: *ops,
+            })
+            .collect(),
     }
 }
 

@@ -21,11 +21,15 @@
 //! * `-rn` makes the job not rerunnable;
 //! * refused ([`NOT_SUPPORTED`], `-<name>: this LSF option is not supported by Basalt yet.
 //!   Job not submitted.`, exit 255): options whose absence would silently change what the
-//!   job does — interactive jobs (`-I -Ip -Is -IS -ISp -ISs -IX -tty -XF`), file transfer and data staging (`-f -is -data -datagrp -datachk -stage`),
+//!   job does — interactive jobs (`-I -Ip -Is -IS -ISp -ISs -IX -tty -XF`), data staging
+//!   (`-is -data -datagrp -datachk -stage`),
 //!   checkpointing and migration (`-k -mig`), rerun commands (`-rnc`), warning actions
 //!   and signals (`-wa -wt -s`), pending time limits (`-ptl -eptl`), orphan termination (`-ti`), host files and
 //!   output directories (`-hostfile -outdir`), other clusters (`-clusters`), and jobs
 //!   described elsewhere (`-pack -jsdl -jsdl_strict -json -yaml`).
+//!
+//! `-f "local op [remote]"` (repeatable) is sent with the job (LSF's `xf` of JOB_NEW);
+//! the job's wrapper copies the files with `lsrcp` on the execution host.
 //!
 //! `-K` waits for the job once it is submitted (`wait.rs`): `<<Waiting for dispatch
 //! ...>>`, `<<Starting on host>>` with lsf.conf `LSB_SUBK_SHOW_EXEC_HOST=Y`, `<<Job is

@@ -32,7 +32,6 @@ pub const NOT_SUPPORTED: &[&str] = &[
     "IX",
     "tty",
     "XF",
-    "f",
     "k",
     "mig",
     "pack",
