@@ -2,7 +2,7 @@
 //! asked for (or the best one) through that host's RES (`-P`: under a pseudo-terminal,
 //! driven here from a pty of the test's), `lsgrun` on each host (in turn
 //! or with `-p` at once), `lsrcp` copies files both ways with their permissions (and
-//! `bsub -f` with it), with the task's output, exit
+//! `bsub -f` with it), `blaunch` starts a job's tasks on its hosts and they end with it, with the task's output, exit
 //! code and death by signal coming back, standard input piped in, signals forwarded,
 //! LSF's messages for an unknown host and a command that does not exist, the task gone
 //! when the client is killed, and a task of a second user running with that user's
@@ -357,6 +357,87 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
         "to upper\n"
     );
     assert_eq!(std::fs::read_to_string(work.join("out.txt"))?, "TO UPPER\n");
+
+    // blaunch inside a job on three hosts: a task per slot; then tasks killed with the
+    // job by bkill. (Jobs find it in LSF_BINDIR, on the submitter's PATH.)
+    let path = format!(
+        "{}:{}",
+        c.dir.path().join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = work.join("blaunch.out");
+    let o = c
+        .command("bsub")
+        .env("PATH", &path)
+        .current_dir(&work)
+        .args([
+            "-K",
+            "-n",
+            "3",
+            "-R",
+            "span[ptile=1]",
+            "-o",
+            &out.to_string_lossy(),
+            "blaunch sh -c 'echo task' && blaunch -z \"$(echo $LSB_HOSTS | cut -d' ' -f2)\" echo one",
+        ])
+        .output()?;
+    let job_out = std::fs::read_to_string(&out).unwrap_or_default();
+    assert_eq!(o.status.code(), Some(0), "{}{job_out}", text(&o.stderr));
+    let lines = |want: &str| job_out.lines().filter(|l| *l == want).count();
+    assert_eq!(lines("task"), 3, "{job_out}");
+    assert_eq!(lines("one"), 1, "{job_out}");
+    let pids = work.join("blaunch.pids");
+    let o = c
+        .command("bsub")
+        .env("PATH", &path)
+        .current_dir(&work)
+        .args([
+            "-n",
+            "2",
+            "-R",
+            "span[ptile=1]",
+            "-o",
+            "/dev/null",
+            &format!(
+                "blaunch sh -c 'echo $$ >> {}; exec sleep 600'",
+                pids.display()
+            ),
+        ])
+        .output()?;
+    let id = text(&o.stdout)
+        .split(['<', '>'])
+        .nth(1)
+        .and_then(|n| n.parse::<u64>().ok())
+        .ok_or_else(|| anyhow::anyhow!("bsub: {}", text(&o.stderr)))?;
+    let task_pids: Vec<i32> = wait_for("both tasks to run", LONG, || {
+        let p: Vec<i32> = std::fs::read_to_string(&pids)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        ((p.len() == 2).then(|| p.clone()), format!("{p:?}"))
+    })?;
+    c.ok("bkill", &[&id.to_string()])?;
+    wait_for("the job's remote tasks to end with it", LONG, || {
+        let alive: Vec<i32> = task_pids
+            .iter()
+            .copied()
+            .filter(|p| {
+                nix::sys::signal::kill(nix::unistd::Pid::from_raw(*p), None).is_ok()
+                    && !std::fs::read_to_string(format!("/proc/{p}/stat"))
+                        .unwrap_or_default()
+                        .contains(") Z ")
+            })
+            .collect();
+        (alive.is_empty().then_some(()), format!("{alive:?} alive"))
+    })?;
+    // Outside a job blaunch refuses.
+    let o = c
+        .command("blaunch")
+        .args(["true"])
+        .env_remove("LSB_JOBID")
+        .output()?;
+    assert_eq!(o.status.code(), Some(255));
 
     // A second user's task runs with that user's uid.
     if !is_root() {

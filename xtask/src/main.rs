@@ -40,6 +40,7 @@ const COMMANDS: &[&str] = &[
     "lsgrun",
     "lsrcp",
     "lsplace",
+    "blaunch",
     "bsub",
     "bjobs",
     "bkill",

@@ -203,7 +203,7 @@ async fn run(config: &basalt_config::Config, a: &LsgrunArgs) -> u8 {
         for h in hosts {
             set.push(one(h));
         }
-        futures_join_all(set).await
+        join_all(set).await
     } else {
         let mut out = Vec::new();
         for h in hosts {
@@ -215,7 +215,7 @@ async fn run(config: &basalt_config::Config, a: &LsgrunArgs) -> u8 {
 }
 
 /// Await every future, concurrently; their outputs in order.
-async fn futures_join_all<F: std::future::Future<Output = u8>>(futs: Vec<F>) -> Vec<u8> {
+pub(crate) async fn join_all<F: std::future::Future<Output = u8>>(futs: Vec<F>) -> Vec<u8> {
     let mut pinned: Vec<std::pin::Pin<Box<F>>> = futs.into_iter().map(Box::pin).collect();
     let mut done: Vec<Option<u8>> = vec![None; pinned.len()];
     std::future::poll_fn(|cx| {

@@ -1,8 +1,9 @@
 //! The commands that run tasks through RES: host placement from the master LIM's load
 //! ([`place`]) and one remote task with its standard streams and signals relayed
-//! ([`run_task`]); `lsrun` ([`lsrun`]), `lsgrun` ([`lsgrun`]), `lsrcp` ([`lsrcp`]) and
-//! `lsplace` ([`lsplace`]).
+//! ([`run_task`]); `lsrun` ([`lsrun`]), `lsgrun` ([`lsgrun`]), `lsrcp` ([`lsrcp`]),
+//! `lsplace` ([`lsplace`]) and, inside batch jobs, `blaunch` ([`blaunch`]).
 
+pub mod blaunch;
 pub mod lsgrun;
 pub mod lsplace;
 pub mod lsrcp;
