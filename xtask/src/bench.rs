@@ -191,7 +191,7 @@ pub const MEASURES: &[Measure] = &[
     },
     Measure {
         name: "idle",
-        what: "RSS and CPU of the idle daemons of a host (lim + sbatchd), and of mbatchd",
+        what: "RSS and CPU of the idle daemons of a host (lim + res + sbatchd), and of mbatchd",
         runs: 3,
         quick_runs: 1,
         run: idle::run,

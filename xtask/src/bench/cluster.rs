@@ -86,7 +86,7 @@ impl Cluster {
         n: usize,
         prepare: impl FnOnce(&Prepared) -> Result<()>,
     ) -> Result<Cluster> {
-        for b in ["lim", "sbatchd", "mbatchd", "bsub", "bhosts", "lsid"] {
+        for b in ["lim", "res", "sbatchd", "mbatchd", "bsub", "bhosts", "lsid"] {
             if !ctx.bin.join(b).exists() {
                 bail!("{} is not built", ctx.bin.join(b).display());
             }
@@ -133,6 +133,7 @@ impl Cluster {
         };
         for h in c.hosts.clone() {
             c.spawn("lim", &h)?;
+            c.spawn("res", &h)?;
         }
         let master = format!("My master name is {}", c.host);
         wait_until("LIM to elect a master", Duration::from_secs(30), || {

@@ -1,8 +1,7 @@
 //! `idle` — what the daemons of an idle one-host cluster cost: resident memory and CPU of
-//! lim and sbatchd (the daemons every host runs; Basalt has no separate RES: remote
-//! execution goes through sbatchd) and of the master's mbatchd, over a 10 s window
-//! (`--quick`: 5 s) after a 3 s settling time. Goals: lim + sbatchd under 20 MB RSS
-//! together and under 0.5 % CPU.
+//! lim, res and sbatchd (the daemons every host runs) and of the master's mbatchd, over a
+//! 10 s window (`--quick`: 5 s) after a 3 s settling time. Goals: lim + res + sbatchd
+//! under 20 MB RSS together and under 0.5 % CPU.
 
 use super::*;
 
@@ -19,33 +18,39 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
         let sbd = cluster
             .daemon_pid("sbatchd", &host)
             .ok_or_else(|| anyhow!("sbatchd is not running"))?;
+        let res = cluster
+            .daemon_pid("res", &host)
+            .ok_or_else(|| anyhow!("res is not running"))?;
         let mbd = *cluster
             .pids_of("mbatchd")
             .first()
             .ok_or_else(|| anyhow!("mbatchd is not running"))?;
         let cpu = |p: i32| cpu_secs(p).ok_or_else(|| anyhow!("no /proc/{p}/stat"));
-        let before = [cpu(lim)?, cpu(sbd)?, cpu(mbd)?];
+        let before = [cpu(lim)?, cpu(sbd)?, cpu(mbd)?, cpu(res)?];
         let t = Instant::now();
         std::thread::sleep(window);
         let secs = t.elapsed().as_secs_f64();
-        let after = [cpu(lim)?, cpu(sbd)?, cpu(mbd)?];
+        let after = [cpu(lim)?, cpu(sbd)?, cpu(mbd)?, cpu(res)?];
         let pct = |i: usize| (after[i] - before[i]) / secs * 100.0;
         let rss = |p: i32| {
             rss_kib(p)
                 .map(|k| k as f64 / 1024.0)
                 .ok_or_else(|| anyhow!("no /proc/{p}/status"))
         };
-        let (lim_mb, sbd_mb, mbd_mb) = (rss(lim)?, rss(sbd)?, rss(mbd)?);
+        let (lim_mb, sbd_mb, mbd_mb, res_mb) = (rss(lim)?, rss(sbd)?, rss(mbd)?, rss(res)?);
         out.push(Run {
             metrics: vec![
-                Metric::new("lim + sbatchd RSS", "MB", lim_mb + sbd_mb).goal(Goal::AtMost(20.0)),
-                Metric::new("lim + sbatchd CPU", "%", pct(0) + pct(1)).goal(Goal::AtMost(0.5)),
+                Metric::new("lim + res + sbatchd RSS", "MB", lim_mb + res_mb + sbd_mb)
+                    .goal(Goal::AtMost(20.0)),
+                Metric::new("lim + res + sbatchd CPU", "%", pct(0) + pct(1) + pct(3))
+                    .goal(Goal::AtMost(0.5)),
                 Metric::new(
-                    "lim + sbatchd + mbatchd RSS",
+                    "lim + res + sbatchd + mbatchd RSS",
                     "MB",
-                    lim_mb + sbd_mb + mbd_mb,
+                    lim_mb + res_mb + sbd_mb + mbd_mb,
                 ),
                 Metric::new("lim RSS", "MB", lim_mb),
+                Metric::new("res RSS", "MB", res_mb),
                 Metric::new("sbatchd RSS", "MB", sbd_mb),
                 Metric::new("mbatchd RSS (master only)", "MB", mbd_mb),
                 Metric::new("mbatchd CPU (master only)", "%", pct(2)),

@@ -193,7 +193,7 @@ pub const PAIRS: &[(&str, &str, &str, bool)] = &[
     ("bsub", "bsub calls in a row", "sbatch calls in a row", true),
     (
         "idle",
-        "lim + sbatchd + mbatchd RSS",
+        "lim + res + sbatchd + mbatchd RSS",
         "slurmctld + slurmd + munged RSS, idle",
         false,
     ),
