@@ -92,6 +92,15 @@ pub fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
+/// The async runtime of a daemon that only relays (res): one thread, I/O and time
+/// enabled (blocking work, such as a terminal's reads, still goes to tokio's blocking
+/// pool).
+pub fn light_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
+
 /// A daemon stops on an error: log it and print `<daemon>: <error>` on stderr. Give
 /// an anyhow error as `format_args!("{e:#}")` to print its whole chain.
 pub fn report_failure(daemon: &str, e: impl Display) {

@@ -55,7 +55,8 @@ fn main() -> std::process::ExitCode {
 fn run(config: Arc<basalt_config::Config>, host: Option<&str>) -> anyhow::Result<()> {
     let me = basalt_runtime::local_host(&config, host)?;
     let addr = basalt_runtime::res_addr(&config, &me)?;
-    let rt = daemon::runtime().context("starting the async runtime")?;
+    // Relaying streams needs no second worker thread (an idle res stays small).
+    let rt = daemon::light_runtime().context("starting the async runtime")?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
