@@ -98,20 +98,9 @@ pub fn main(args: Vec<String>) -> ExitCode {
         std::env::var("LSB_MCPU_HOSTS").ok().as_deref(),
         std::env::var("LSB_HOSTS").ok().as_deref(),
     );
-    let mut a = match parse(&args, &slots) {
-        Ok(Some(a)) => a,
-        Ok(None) => {
-            if args.iter().any(|x| x == "-V") {
-                return crate::print_version();
-            }
-            eprint!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("blaunch: {e}");
-            eprint!("{USAGE}");
-            return crate::fail();
-        }
+    let mut a = match super::parsed("blaunch", &args, USAGE, parse(&args, &slots)) {
+        Ok(a) => a,
+        Err(code) => return code,
     };
     if let Some(f) = &a.host_file {
         match std::fs::read_to_string(f) {

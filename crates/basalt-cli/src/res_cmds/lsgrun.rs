@@ -78,20 +78,9 @@ pub fn host_file_names(text: &str) -> Vec<String> {
 
 /// `lsgrun`.
 pub fn main(args: Vec<String>) -> ExitCode {
-    let mut a = match parse(&args) {
-        Ok(Some(a)) => a,
-        Ok(None) => {
-            if args.iter().any(|x| x == "-V") {
-                return crate::print_version();
-            }
-            eprint!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("lsgrun: {e}");
-            eprint!("{USAGE}");
-            return crate::fail();
-        }
+    let mut a = match super::parsed("lsgrun", &args, USAGE, parse(&args)) {
+        Ok(a) => a,
+        Err(code) => return code,
     };
     if let Some(f) = &a.host_file {
         match std::fs::read_to_string(f) {
@@ -120,16 +109,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
 /// Every host's task; the exit code.
 async fn run(config: &basalt_config::Config, a: &LsgrunArgs) -> u8 {
     let hosts: Vec<String> = if a.hosts.is_empty() {
-        let auth = crate::auth(config);
-        let reply = match basalt_runtime::find_master(config, crate::RPC_TIMEOUT, &auth).await {
-            Ok(mut m) => m
-                .client
-                .hosts(basalt_proto::lim::HostsRequest { hosts: vec![] })
-                .await
-                .map(|r| r.into_inner())
-                .map_err(|s| s.message().to_owned()),
-            Err(e) => Err(e.to_string()),
-        };
+        let reply = super::master_hosts(config).await;
         let reply = match reply {
             Ok(r) => r,
             Err(e) => {

@@ -58,20 +58,9 @@ pub fn chosen(eligible: &[String], count: usize) -> Result<String, String> {
 
 /// `lsplace`.
 pub fn main(args: Vec<String>) -> ExitCode {
-    let a = match parse(&args) {
-        Ok(Some(a)) => a,
-        Ok(None) => {
-            if args.iter().any(|x| x == "-V") {
-                return crate::print_version();
-            }
-            eprint!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("lsplace: {e}");
-            eprint!("{USAGE}");
-            return crate::fail();
-        }
+    let a = match super::parsed("lsplace", &args, USAGE, parse(&args)) {
+        Ok(a) => a,
+        Err(code) => return code,
     };
     let config = match crate::load_config("lsplace") {
         Ok(c) => c,
@@ -79,16 +68,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
     };
     let local = crate::batch::local_host(&config);
     let result = crate::block_on(async {
-        let auth = crate::auth(&config);
-        let mut m = basalt_runtime::find_master(&config, crate::RPC_TIMEOUT, &auth)
-            .await
-            .map_err(|e| e.to_string())?;
-        let reply = m
-            .client
-            .hosts(basalt_proto::lim::HostsRequest { hosts: vec![] })
-            .await
-            .map_err(|s| s.message().to_owned())?
-            .into_inner();
+        let reply = super::master_hosts(&config).await?;
         let eligible = super::place(&config, reply, &a.hosts, a.res_req.as_deref(), &local)?;
         chosen(&eligible, a.count)
     });

@@ -61,20 +61,9 @@ pub fn parse(args: &[String]) -> Result<Option<LsrunArgs>, String> {
 
 /// `lsrun`.
 pub fn main(args: Vec<String>) -> ExitCode {
-    let a = match parse(&args) {
-        Ok(Some(a)) => a,
-        Ok(None) => {
-            if args.iter().any(|x| x == "-V") {
-                return crate::print_version();
-            }
-            eprint!("{USAGE}");
-            return ExitCode::SUCCESS;
-        }
-        Err(e) => {
-            eprintln!("lsrun: {e}");
-            eprint!("{USAGE}");
-            return crate::fail();
-        }
+    let a = match super::parsed("lsrun", &args, USAGE, parse(&args)) {
+        Ok(a) => a,
+        Err(code) => return code,
     };
     let config = match crate::load_config("lsrun") {
         Ok(c) => c,
@@ -82,16 +71,9 @@ pub fn main(args: Vec<String>) -> ExitCode {
     };
     let local = crate::batch::local_host(&config);
     let result = crate::block_on_leaving_reads(async {
-        let auth = crate::auth(&config);
-        let mut m = basalt_runtime::find_master(&config, crate::RPC_TIMEOUT, &auth)
+        let reply = super::master_hosts(&config)
             .await
             .map_err(|e| format!("ls_placereq(): {e}"))?;
-        let reply = m
-            .client
-            .hosts(basalt_proto::lim::HostsRequest { hosts: vec![] })
-            .await
-            .map_err(|s| format!("ls_placereq(): {}", s.message()))?
-            .into_inner();
         let hosts = super::place(&config, reply, &a.hosts, a.res_req.as_deref(), &local)
             .map_err(|e| format!("ls_placereq(): {e}"))?;
         let host = hosts[0].clone();

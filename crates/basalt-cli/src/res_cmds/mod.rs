@@ -14,6 +14,7 @@ use basalt_config::Config;
 use basalt_proto::lim::{HostStatus, HostsReply};
 use basalt_proto::res::{Signal as TaskSignal, TaskInput, TaskStart, task_input, task_output};
 use std::io::Write as _;
+use std::process::ExitCode;
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
@@ -77,6 +78,43 @@ pub fn place(
         return Err("Not enough host(s) currently eligible".to_owned());
     }
     Ok(hosts)
+}
+
+/// A RES command's parsed line (`Ok(None)`: `-h` or `-V`, answered here), or its exit:
+/// the usage after `-h`, the version after `-V`, `cmd: error` and the usage after a bad
+/// line.
+pub fn parsed<T>(
+    cmd: &str,
+    args: &[String],
+    usage: &str,
+    line: Result<Option<T>, String>,
+) -> Result<T, ExitCode> {
+    match line {
+        Ok(Some(a)) => Ok(a),
+        Ok(None) if args.iter().any(|x| x == "-V") => Err(crate::print_version()),
+        Ok(None) => {
+            eprint!("{usage}");
+            Err(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            eprintln!("{cmd}: {e}");
+            eprint!("{usage}");
+            Err(crate::fail())
+        }
+    }
+}
+
+/// The master LIM's table of every host (load, status, static information).
+pub async fn master_hosts(config: &Config) -> Result<HostsReply, String> {
+    let auth = crate::auth(config);
+    let mut m = basalt_runtime::find_master(config, crate::RPC_TIMEOUT, &auth)
+        .await
+        .map_err(|e| e.to_string())?;
+    m.client
+        .hosts(basalt_proto::lim::HostsRequest { hosts: vec![] })
+        .await
+        .map(|r| r.into_inner())
+        .map_err(|s| s.message().to_owned())
 }
 
 /// What a remote task is given besides its command.
