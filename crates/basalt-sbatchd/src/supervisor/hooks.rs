@@ -77,16 +77,19 @@ impl Supervisor {
         // JOB_INCLUDE_POSTPROC: the job's own LSB_JOB_INCLUDE_POSTPROC (exported by its
         // job file), else what mbatchd sent (the application profile's, else
         // lsb.params').
-        let include = std::str::from_utf8(&spec.job_file)
-            .ok()
-            .and_then(|t| basalt_core::jobfile::exported(t, "LSB_JOB_INCLUDE_POSTPROC"))
-            .and_then(|v| match v.trim().to_ascii_uppercase().as_str() {
-                "Y" => Some(true),
-                "N" => Some(false),
-                _ => None,
-            })
-            .unwrap_or(spec.include_postproc);
-        self.post_after_end = !include && self.post.iter().any(|h| h.checked);
+        // (The job file is read only for a job with post-execution commands.)
+        let include = || {
+            std::str::from_utf8(&spec.job_file)
+                .ok()
+                .and_then(|t| basalt_core::jobfile::exported(t, "LSB_JOB_INCLUDE_POSTPROC"))
+                .and_then(|v| match v.trim().to_ascii_uppercase().as_str() {
+                    "Y" => Some(true),
+                    "N" => Some(false),
+                    _ => None,
+                })
+                .unwrap_or(spec.include_postproc)
+        };
+        self.post_after_end = self.post.iter().any(|h| h.checked) && !include();
         Ok(())
     }
 
