@@ -62,8 +62,8 @@ fn private_dir(dir: &Path, uid: Uid, strict: bool) -> std::io::Result<()> {
 }
 
 /// Copy the job file to `~/.lsbatch/<name>` (or `/tmp/.lsbatch.<uid>/<name>` when
-/// the home is not usable), mode 0700, never overwriting another job's file: a
-/// taken name gets a `.1`, `.2`, ... suffix.
+/// the home is not usable), mode 0700, never overwriting another job's file or kept
+/// spool file: a taken name gets a `.1`, `.2`, ... suffix.
 pub(super) fn place_job_file(
     home: &str,
     uid: Uid,
@@ -92,6 +92,11 @@ pub(super) fn place_job_file(
             } else {
                 dir.join(format!("{name}.{n}"))
             };
+            // A name whose spool file is still there (a finished job's output kept
+            // for want of a mail program) is taken too: the spool is `<name>.out`.
+            if Path::new(&format!("{}.out", path.display())).exists() {
+                continue;
+            }
             match std::fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)

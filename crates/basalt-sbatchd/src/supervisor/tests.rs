@@ -96,6 +96,11 @@ fn job_file_names_never_collide() {
     assert_eq!(std::fs::read(&b).expect("read"), b"b");
     let md = std::fs::metadata(d.path().join(".lsbatch")).expect("md");
     assert_eq!(md.mode() & 0o777, 0o700);
+    // A finished job's kept spool file keeps its name taken after its job file went.
+    std::fs::remove_file(&a).expect("rm");
+    std::fs::write(d.path().join(".lsbatch/100.5.out"), b"kept").expect("spool");
+    let c = place_job_file(&home, me, "100.5", b"c").expect("third");
+    assert_eq!(c, d.path().join(".lsbatch/100.5.2"));
 }
 
 /// The report writer acts on files as the job's user, in its own thread only: as root,
