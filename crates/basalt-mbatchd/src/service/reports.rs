@@ -92,7 +92,8 @@ type AnswerRx = tokio::sync::oneshot::Receiver<(Option<Ack>, u64)>;
 /// comes (so batches that arrive together share a commit) and answered in the order
 /// they came. A refused batch is answered with no acknowledgement (the sbatchd sends it
 /// again); the stream ends when the sbatchd closes it, it breaks, or the owner cannot
-/// answer (mbatchd stopping, the event log unwritable: the error ends the stream).
+/// take or answer a batch (mbatchd stopping, the event log unwritable: the error ends
+/// the stream).
 pub(super) async fn serve_report_stream(
     owner: Owner,
     host: String,
@@ -111,13 +112,21 @@ pub(super) async fn serve_report_stream(
                 }
             }
             batch = inbound.message(), if open => match batch {
-                Ok(Some(batch)) => {
-                    let answers = send_reports(&owner, &host, &batch.reports).unwrap_or_else(|e| {
+                Ok(Some(batch)) => match send_reports(&owner, &host, &batch.reports) {
+                    Ok(answers) => waiting.push_back(StreamBatch::new(answers)),
+                    // This mbatchd is stopping (a restart, `badmin reconfig`): the stream
+                    // ends, so the sbatchd sends its reports to the next one instead of
+                    // again and again on a connection that outlives this one.
+                    Err(e) if e.code() == tonic::Code::Unavailable => {
+                        tracing::info!(%host, "report stream ended: {}", e.message());
+                        let _ = out.send(Err(e)).await;
+                        return;
+                    }
+                    Err(e) => {
                         tracing::warn!(%host, "report stream: batch refused: {}", e.message());
-                        Vec::new()
-                    });
-                    waiting.push_back(StreamBatch::new(answers));
-                }
+                        waiting.push_back(StreamBatch::new(Vec::new()));
+                    }
+                },
                 Ok(None) => open = false,
                 Err(e) => {
                     tracing::debug!(%host, "report stream ended: {e}");
