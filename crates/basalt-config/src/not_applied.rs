@@ -341,12 +341,6 @@ pub const LSB_QUEUES: &[NotApplied] = &[
         "OWNERSHIP",
         "ownership scheduling is not implemented",
     ),
-    N::new(
-        "Queue",
-        "INTERACTIVE",
-        "interactive jobs are not implemented (bsub refuses them): batch jobs are accepted",
-    )
-    .inert(&["YES", "NO"]),
     N::new("Queue", "CHKPNT", CHECKPOINT),
     N::new("Queue", "MIG", "job migration is not implemented"),
     N::new(

@@ -143,6 +143,32 @@ pub mod sub {
     pub const PTY_SHELL: u32 = 0x10000000;
 }
 
+/// An interactive batch job's mode from its `options` bits, as sbatchd's job spec
+/// carries it: 0 a batch job, 1 `bsub -I`, 2 `-Ip`, 3 `-Is`.
+pub fn interactive_mode(options: u32) -> u32 {
+    if options & sub::INTERACTIVE == 0 {
+        0
+    } else if options & sub::PTY_SHELL != 0 {
+        3
+    } else if options & sub::PTY != 0 {
+        2
+    } else {
+        1
+    }
+}
+
+/// How `bjobs -l` and `bhist -l` name an interactive job's mode (after its queue):
+/// `Interactive mode`, `Interactive pseudo-terminal mode` (`-Ip`) or `Interactive
+/// pseudo-terminal shell mode` (`-Is`); None for a batch job.
+pub fn interactive_label(options: u32) -> Option<&'static str> {
+    match interactive_mode(options) {
+        0 => None,
+        1 => Some("Interactive mode"),
+        2 => Some("Interactive pseudo-terminal mode"),
+        _ => Some("Interactive pseudo-terminal shell mode"),
+    }
+}
+
 /// Submit option bits (`options2`).
 pub mod sub2 {
     pub const HOLD: u32 = 0x1;

@@ -52,7 +52,8 @@ pub struct Header<'a> {
     pub mail_user: Option<&'a str>,
     /// `Status <S>, Queue <q>` (bacct; bhist leaves them out).
     pub status_queue: Option<(&'a str, &'a str)>,
-    pub interactive: bool,
+    /// An interactive job's mode (`Interactive mode`, ...).
+    pub interactive: Option<&'static str>,
     pub command: String,
     pub spooled: bool,
 }
@@ -70,7 +71,7 @@ impl<'a> Header<'a> {
             mail_user: (n.options & sub::MAIL_USER != 0 && !n.mail_user.is_empty())
                 .then_some(n.mail_user.as_str()),
             status_queue: None,
-            interactive: n.options & sub::INTERACTIVE != 0,
+            interactive: basalt_core::job::interactive_label(n.options),
             command: display_command(&n.command),
             spooled: n.options2 & sub2::JOB_CMD_SPOOL != 0,
         }
@@ -88,7 +89,7 @@ impl<'a> Header<'a> {
             mail_user: (f.options & sub::MAIL_USER != 0 && !f.mail_user.is_empty())
                 .then_some(f.mail_user.as_str()),
             status_queue: Some((status, &f.queue)),
-            interactive: f.options & sub::INTERACTIVE != 0,
+            interactive: basalt_core::job::interactive_label(f.options),
             command: display_command(&f.command),
             spooled: false,
         }
@@ -110,8 +111,8 @@ impl<'a> Header<'a> {
         if let Some((s, q)) = self.status_queue {
             let _ = write!(l, " Status <{s}>, Queue <{q}>,");
         }
-        if self.interactive {
-            l.push_str(" Interactive mode,");
+        if let Some(mode) = self.interactive {
+            let _ = write!(l, " {mode},");
         }
         let spooled = if self.spooled { "(Spooled)" } else { "" };
         let _ = write!(l, " Command{spooled} <{}>", self.command);

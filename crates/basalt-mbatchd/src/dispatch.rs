@@ -535,6 +535,7 @@ impl OwnerState {
                 .and_then(|a| a.postproc_timeout_mins)
                 .or(self.sched.config().postproc_timeout_mins)
                 .map_or(0, |m| m.saturating_mul(60)),
+            interactive: basalt_core::job::interactive_mode(j.sub.options),
         })
     }
 }

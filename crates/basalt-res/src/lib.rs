@@ -15,6 +15,7 @@
 //! process group is killed. Root's tasks run only when lsf.conf sets `LSF_ROOT_REX`; a
 //! RES that does not run as root (a personal cluster) runs only its owner's tasks.
 
+mod attach;
 mod service;
 mod sys;
 mod task;
@@ -53,6 +54,7 @@ pub async fn run(
             me.clone(),
             Arc::new(verifier),
             basalt_auth::root_rex(&config),
+            basalt_runtime::sbd_state_root(&config, &me).join(basalt_runtime::SBD_CTL_DIR),
         );
         info!(
             "RES serving on {}",

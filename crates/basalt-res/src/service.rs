@@ -26,6 +26,8 @@ pub struct ResService {
     host: String,
     verifier: Arc<Verifier>,
     root_rex: bool,
+    /// sbatchd's directory of the jobs' control sockets on this host (Attach).
+    ctl_dir: std::path::PathBuf,
 }
 
 impl std::fmt::Debug for ResService {
@@ -37,16 +39,22 @@ impl std::fmt::Debug for ResService {
 }
 
 impl ResService {
-    pub fn new(host: String, verifier: Arc<Verifier>, root_rex: bool) -> ResService {
+    pub fn new(
+        host: String,
+        verifier: Arc<Verifier>,
+        root_rex: bool,
+        ctl_dir: std::path::PathBuf,
+    ) -> ResService {
         ResService {
             host,
             verifier,
             root_rex,
+            ctl_dir,
         }
     }
 }
 
-fn refused(e: TaskError) -> Status {
+pub(crate) fn refused(e: TaskError) -> Status {
     match e {
         TaskError::Permission => Status::permission_denied(e.to_string()),
         TaskError::NotFound(_) => Status::not_found(e.to_string()),
@@ -58,6 +66,33 @@ fn refused(e: TaskError) -> Status {
 #[tonic::async_trait]
 impl Res for ResService {
     type RunStream = ReceiverStream<Result<TaskOutput, Status>>;
+    type AttachStream = ReceiverStream<Result<TaskOutput, Status>>;
+
+    async fn attach(
+        &self,
+        request: Request<Streaming<TaskInput>>,
+    ) -> Result<Response<Self::AttachStream>, Status> {
+        let who = self.verifier.verify(&request, Need::User).await?;
+        let mut input = request.into_inner();
+        let a = match input.message().await?.and_then(|m| m.what) {
+            Some(task_input::What::Attach(a)) => a,
+            _ => {
+                return Err(Status::invalid_argument(
+                    "the first message must name the job to attach to",
+                ));
+            }
+        };
+        let (tx, rx) = mpsc::channel(64);
+        crate::attach::serve(
+            self.host.clone(),
+            self.ctl_dir.clone(),
+            who.user.clone(),
+            a,
+            input,
+            tx,
+        );
+        Ok(Response::new(ReceiverStream::new(rx)))
+    }
 
     async fn run(
         &self,
@@ -134,7 +169,10 @@ impl Res for ResService {
                 (
                     out,
                     err,
-                    child.stdin.take().map_or(Sink::Closed, Sink::Pipe),
+                    child
+                        .stdin
+                        .take()
+                        .map_or(Sink::Closed, |w| Sink::Pipe(Box::new(w))),
                 )
             }
         };
@@ -172,14 +210,14 @@ impl Res for ResService {
     }
 }
 
-fn kill_group(group: Pid, sig: Signal) {
+pub(crate) fn kill_group(group: Pid, sig: Signal) {
     if group.as_raw() > 1 {
         let _ = killpg(group, sig);
     }
 }
 
 /// Send what `r` gives as `wrap` messages until its end.
-async fn relay(
+pub(crate) async fn relay(
     mut r: impl AsyncRead + Unpin,
     tx: mpsc::Sender<Result<TaskOutput, Status>>,
     wrap: fn(Vec<u8>) -> task_output::What,
@@ -201,8 +239,8 @@ async fn relay(
 }
 
 /// Where the client's standard input goes.
-enum Sink {
-    Pipe(tokio::process::ChildStdin),
+pub(crate) enum Sink {
+    Pipe(Box<dyn tokio::io::AsyncWrite + Unpin + Send>),
     /// The master of the task's pseudo-terminal (its end of input: ^D).
     Terminal(tokio::fs::File),
     Closed,
@@ -232,7 +270,7 @@ impl Sink {
 
 /// The client's messages after the start: standard input, its end, signals, window
 /// sizes.
-async fn feed(mut input: Streaming<TaskInput>, mut sink: Sink, group: Pid) {
+pub(crate) async fn feed(mut input: Streaming<TaskInput>, mut sink: Sink, group: Pid) {
     loop {
         let what = match input.message().await {
             Ok(Some(m)) => m.what,
@@ -258,7 +296,7 @@ async fn feed(mut input: Streaming<TaskInput>, mut sink: Sink, group: Pid) {
                     }
                 }
             }
-            Some(task_input::What::Start(_)) | None => {}
+            Some(task_input::What::Start(_) | task_input::What::Attach(_)) | None => {}
         }
     }
 }

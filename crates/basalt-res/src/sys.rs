@@ -70,3 +70,34 @@ pub(crate) fn set_window(
     }
     Ok(())
 }
+
+/// One message from the unix socket `fd` with up to `max_fds` descriptors passed
+/// along (`SCM_RIGHTS`, received close-on-exec): its bytes and the descriptors.
+pub(crate) fn recv_with_fds(
+    fd: std::os::fd::RawFd,
+    max_fds: usize,
+) -> std::io::Result<(Vec<u8>, Vec<std::os::fd::OwnedFd>)> {
+    use nix::sys::socket::{ControlMessageOwned, MsgFlags, recvmsg};
+    use std::os::fd::FromRawFd;
+    let mut buf = vec![0u8; 256];
+    let mut space = nix::cmsg_space!([std::os::fd::RawFd; 8]);
+    let mut iov = [std::io::IoSliceMut::new(&mut buf)];
+    let msg = recvmsg::<()>(fd, &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC)
+        .map_err(std::io::Error::from)?;
+    let mut fds = Vec::new();
+    for c in msg.cmsgs().map_err(std::io::Error::from)? {
+        if let ControlMessageOwned::ScmRights(raw) = c {
+            for r in raw {
+                // SAFETY: the kernel just installed `r` in this process for this
+                // message; nothing else owns it.
+                let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(r) };
+                if fds.len() < max_fds {
+                    fds.push(owned);
+                }
+            }
+        }
+    }
+    let n = msg.bytes;
+    buf.truncate(n);
+    Ok((buf, fds))
+}

@@ -405,6 +405,34 @@ pub fn mbd_addr(config: &Config, host: &str) -> Result<SocketAddr, RuntimeError>
     ))
 }
 
+/// sbatchd's state root for `host` when none is given: `BASALT_SBD_STATEDIR/<host>` from
+/// lsf.conf, else `/tmp/.<cluster>.sbd/<host>.<hash>` where the hash (FNV-1a of
+/// `LSF_ENVDIR`) keeps two clusters with the same names on one machine (tests) apart
+/// while a restarted sbatchd of the same cluster finds its jobs again. RES finds the
+/// jobs' control sockets under it ([`SBD_CTL_DIR`]).
+pub fn sbd_state_root(config: &Config, host: &str) -> std::path::PathBuf {
+    match config
+        .lsf_conf
+        .get("BASALT_SBD_STATEDIR")
+        .filter(|v| !v.trim().is_empty())
+    {
+        Some(d) => config.resolve_path(d.trim()).join(host),
+        None => {
+            let mut h: u32 = 0x811c_9dc5;
+            for b in config.envdir.as_os_str().as_encoded_bytes() {
+                h ^= u32::from(*b);
+                h = h.wrapping_mul(0x0100_0193);
+            }
+            std::path::PathBuf::from(format!("/tmp/.{}.sbd", config.cluster_name))
+                .join(format!("{host}.{h:08x}"))
+        }
+    }
+}
+
+/// The directory of the jobs' control sockets under sbatchd's state root; a job's is
+/// named `<jobId>.<idx>.<attempt>`.
+pub const SBD_CTL_DIR: &str = "ctl";
+
 /// The RES socket address of `host` (`LSF_RES_PORT`).
 pub fn res_addr(config: &Config, host: &str) -> Result<SocketAddr, RuntimeError> {
     Ok(SocketAddr::new(

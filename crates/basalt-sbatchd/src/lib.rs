@@ -222,27 +222,9 @@ pub(crate) async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|s| *s).await;
 }
 
-/// The state root for `host` when none is given: `BASALT_SBD_STATEDIR/<host>` from
-/// lsf.conf, else `/tmp/.<cluster>.sbd/<host>.<hash>` where the hash (FNV-1a of
-/// `LSF_ENVDIR`) keeps two clusters with the same names on one machine (tests) apart
-/// while a restarted sbatchd of the same cluster finds its jobs again.
+/// The state root for `host` when none is given ([`basalt_runtime::sbd_state_root`]).
 pub fn default_state_root(config: &Config, host: &str) -> PathBuf {
-    match config
-        .lsf_conf
-        .get("BASALT_SBD_STATEDIR")
-        .filter(|v| !v.trim().is_empty())
-    {
-        Some(d) => config.resolve_path(d.trim()).join(host),
-        None => {
-            let mut h: u32 = 0x811c_9dc5;
-            for b in config.envdir.as_os_str().as_encoded_bytes() {
-                h ^= u32::from(*b);
-                h = h.wrapping_mul(0x0100_0193);
-            }
-            PathBuf::from(format!("/tmp/.{}.sbd", config.cluster_name))
-                .join(format!("{host}.{h:08x}"))
-        }
-    }
+    basalt_runtime::sbd_state_root(config, host)
 }
 
 fn yes(v: Option<&str>) -> bool {

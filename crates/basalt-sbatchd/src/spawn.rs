@@ -49,6 +49,9 @@ pub(crate) struct Plan {
     /// Standard input, output and error of the child (dup2'ed to 0, 1, 2; left open
     /// in the caller, which closes them after [`spawn`]).
     pub stdio: [RawFd; 3],
+    /// Which of the child's standard streams (0, 1 or 2) is a pseudo-terminal that
+    /// becomes its controlling terminal (an interactive job's, `bsub -Ip`); None: none.
+    pub ctty: Option<RawFd>,
     /// Bytes written to the child's standard error before the `exec` (set-up notes).
     pub notes: Vec<u8>,
     pub rlimits: Vec<Rlimit>,
@@ -67,6 +70,7 @@ pub(crate) enum Step {
     Setuid,
     Dup2,
     Exec,
+    Ctty,
 }
 
 /// Why [`spawn`] did not start the program.
@@ -94,6 +98,8 @@ struct Shared {
     /// byte where its value starts.
     pid_digits: *mut u8,
     stdio: [RawFd; 3],
+    /// -1: no controlling terminal.
+    ctty: RawFd,
     notes: *const u8,
     notes_len: usize,
     rlimits: *const Rlimit,
@@ -212,6 +218,7 @@ pub(crate) fn spawn(plan: &mut Plan) -> Result<Pid, SpawnError> {
         envp: envp.as_ptr(),
         pid_digits,
         stdio: plan.stdio,
+        ctty: plan.ctty.unwrap_or(-1),
         notes: plan.notes.as_ptr(),
         notes_len: plan.notes.len(),
         rlimits: plan.rlimits.as_ptr(),
@@ -291,6 +298,7 @@ fn step_of(n: i32) -> Option<Step> {
         Step::Setuid,
         Step::Dup2,
         Step::Exec,
+        Step::Ctty,
     ]
     .into_iter()
     .find(|s| *s as i32 == n)
@@ -359,6 +367,10 @@ extern "C" fn child(arg: *mut c_void) -> libc::c_int {
             } else if libc::dup2(*fd, target) < 0 {
                 fail(s, Step::Dup2);
             }
+        }
+        // The new session's controlling terminal (the session leader takes it).
+        if s.ctty >= 0 && libc::ioctl(s.ctty, libc::TIOCSCTTY, 0) != 0 {
+            fail(s, Step::Ctty);
         }
         if s.notes_len > 0 {
             write_all(2, std::slice::from_raw_parts(s.notes, s.notes_len));
@@ -444,6 +456,7 @@ impl Step {
             Step::Setgid => format!("setgid({})", b.map_or(0, |b| b.gid)),
             Step::Setuid => format!("setuid({})", b.map_or(0, |b| b.uid)),
             Step::Dup2 => "dup2".to_owned(),
+            Step::Ctty => "ioctl(TIOCSCTTY)".to_owned(),
             Step::Exec => format!("cannot execute {}", plan_program.to_string_lossy()),
         }
     }
@@ -468,6 +481,7 @@ mod tests {
             env: vec![CString::new("A=1").expect("c")],
             pid_var: Some("MYPID"),
             stdio: [out, out, out],
+            ctty: None,
             notes: Vec::new(),
             rlimits: Vec::new(),
             nice: 0,

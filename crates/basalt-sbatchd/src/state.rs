@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 /// The directory of the jobs' control sockets under the state root; also the
 /// socket's name in a job directory of an older sbatchd.
-pub const CTL_SOCKET: &str = "ctl";
+pub const CTL_SOCKET: &str = basalt_runtime::SBD_CTL_DIR;
 
 /// The job's control socket.
 pub fn ctl_socket(root: &Path, key: crate::db::Key) -> PathBuf {

@@ -641,6 +641,7 @@ impl SchedConfig {
                     res_req: q.res_req.clone().unwrap_or_default(),
                     exclusive: q.exclusive,
                     rerunnable: q.rerunnable,
+                    interactive: q.interactive.clone().unwrap_or_default(),
                     load_sched,
                     load_stop,
                     job_controls: q.job_controls.clone(),

@@ -113,6 +113,12 @@ pub struct Gone {
 pub enum SchedError {
     #[error("Queue does not exist")]
     NoQueue,
+    /// An interactive job (bsub -I) to a queue with INTERACTIVE = NO.
+    #[error("Queue does not accept interactive jobs")]
+    NoInteractive,
+    /// A batch job to a queue with INTERACTIVE = ONLY.
+    #[error("Queue only accepts interactive jobs")]
+    OnlyInteractive,
     #[error("Queue has been closed")]
     QueueClosed,
     #[error("User cannot use the queue")]

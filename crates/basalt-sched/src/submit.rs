@@ -75,6 +75,13 @@ impl Sched {
         if limits::exceeds(&s.rlimits, &q.rlimits) {
             return Err(SchedError::OverLimit);
         }
+        // INTERACTIVE = NO / ONLY (lsb.queues).
+        let interactive = s.options & basalt_core::job::sub::INTERACTIVE != 0;
+        match (q.interactive.as_str(), interactive) {
+            ("NO", true) => return Err(SchedError::NoInteractive),
+            ("ONLY", false) => return Err(SchedError::OnlyInteractive),
+            _ => {}
+        }
         if entering
             && ((!q.users_all && !q.users.iter().any(|u| u == user))
                 || q.users_except.iter().any(|u| u == user))

@@ -23,6 +23,7 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         res_req: String::new(),
         exclusive: false,
         rerunnable: false,
+        interactive: String::new(),
         load_sched: BTreeMap::new(),
         load_stop: BTreeMap::new(),
         job_controls: BTreeMap::new(),
@@ -227,6 +228,42 @@ fn submit_logs_job_new_and_dispatches_at_once() {
     assert!(matches!(&eff[0], Effect::Log(Event::JobStart { .. })));
     assert_eq!(s.jobs[&(1, 0)].state, JobState::Run);
     assert_eq!(s.jobs[&(1, 0)].attempt, 1);
+}
+
+/// Seed 001 "Interactive Batch Job Support": "You can configure a queue to be
+/// interactive only, batch only, or both interactive and batch" (INTERACTIVE = ONLY, NO,
+/// YES).
+#[test]
+fn a_queue_is_interactive_only_batch_only_or_both() {
+    let mut c = cfg();
+    c.queues[0].interactive = "NO".into();
+    c.queues[1].interactive = "ONLY".into();
+    let mut s = Sched::new(c, T0);
+    let interactive = |q: &str| {
+        let mut sub = cmd("x");
+        sub.queue = q.into();
+        sub.options |= basalt_core::job::sub::INTERACTIVE;
+        sub
+    };
+    let batch = |q: &str| {
+        let mut sub = cmd("x");
+        sub.queue = q.into();
+        sub
+    };
+    assert_eq!(
+        s.submit(T0, &alice(), interactive("normal")),
+        Err(SchedError::NoInteractive)
+    );
+    assert!(s.submit(T0, &alice(), batch("normal")).is_ok());
+    assert_eq!(
+        s.submit(T0, &alice(), batch("high")),
+        Err(SchedError::OnlyInteractive)
+    );
+    assert!(s.submit(T0, &alice(), interactive("high")).is_ok());
+    // YES (or unset): both.
+    let mut s = up();
+    assert!(s.submit(T0, &alice(), interactive("normal")).is_ok());
+    assert!(s.submit(T0, &alice(), batch("normal")).is_ok());
 }
 
 #[test]

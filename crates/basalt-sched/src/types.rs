@@ -637,6 +637,8 @@ pub struct Queue {
     pub res_req: String,
     pub exclusive: bool,
     pub rerunnable: bool,
+    /// INTERACTIVE: `YES` (or unset: both kinds of job), `NO` or `ONLY`.
+    pub interactive: String,
     /// loadSched / loadStop per index.
     pub load_sched: BTreeMap<String, f64>,
     pub load_stop: BTreeMap<String, f64>,

@@ -12,7 +12,9 @@ pub mod term;
 
 use basalt_config::Config;
 use basalt_proto::lim::{HostStatus, HostsReply};
-use basalt_proto::res::{Signal as TaskSignal, TaskInput, TaskStart, task_input, task_output};
+use basalt_proto::res::{
+    AttachJob, Signal as TaskSignal, TaskInput, TaskStart, task_input, task_output,
+};
 use std::io::Write as _;
 use std::process::ExitCode;
 use tokio::io::AsyncReadExt;
@@ -212,28 +214,77 @@ pub async fn run_task_with(
     from: TaskInputFrom,
     to: TaskOutputTo,
 ) -> Result<(i32, Vec<u8>, Vec<u8>), String> {
+    let start = task_input::What::Start(TaskStart {
+        protocol: Some(basalt_proto::PROTOCOL),
+        argv: argv.to_vec(),
+        env: setup.env.clone(),
+        cwd: setup.cwd.clone(),
+        umask: setup.umask,
+        pty: setup.pty.is_some(),
+        rows: setup.pty.map_or(0, |p| p.0),
+        cols: setup.pty.map_or(0, |p| p.1),
+    });
+    let (status, out, err) = session(config, host, start, setup.pty.is_some(), from, to).await?;
+    let raw = status.ok_or("the connection to RES broke before the task ended")?;
+    Ok((raw, out, err))
+}
+
+/// Attach to interactive batch job `job_id[idx]` running on `host` (`bsub -I`, `-Ip`,
+/// `-Is`) through its RES: the job's output comes to this process's standard output and
+/// error until it ends, this process's standard input and signals go to the job; `pty`:
+/// the job's pseudo-terminal has this window size. Err: why it could not attach.
+pub async fn attach_job(
+    config: &Config,
+    host: &str,
+    job_id: u64,
+    idx: u32,
+    pty: Option<(u32, u32)>,
+) -> Result<(), String> {
+    let attach = task_input::What::Attach(AttachJob {
+        protocol: Some(basalt_proto::PROTOCOL),
+        job_id,
+        idx,
+        rows: pty.map_or(0, |p| p.0),
+        cols: pty.map_or(0, |p| p.1),
+    });
+    session(
+        config,
+        host,
+        attach,
+        pty.is_some(),
+        TaskInputFrom::Stdin,
+        TaskOutputTo::Stdout,
+    )
+    .await
+    .map(|_| ())
+}
+
+/// One RES stream that `first` opens (a task's start: `Run`; a job to attach to:
+/// `Attach`), relayed: Ok(the task's raw wait status when one came, its kept output
+/// and error).
+async fn session(
+    config: &Config,
+    host: &str,
+    first: task_input::What,
+    pty: bool,
+    from: TaskInputFrom,
+    to: TaskOutputTo,
+) -> Result<(Option<i32>, Vec<u8>, Vec<u8>), String> {
     let auth = crate::auth(config);
     let mut client = basalt_runtime::res_channel(config, host, crate::RPC_TIMEOUT, &auth)
         .map_err(|e| e.to_string())?;
     let (tx, rx) = mpsc::channel::<TaskInput>(16);
-    let start = TaskInput {
-        what: Some(task_input::What::Start(TaskStart {
-            protocol: Some(basalt_proto::PROTOCOL),
-            argv: argv.to_vec(),
-            env: setup.env.clone(),
-            cwd: setup.cwd.clone(),
-            umask: setup.umask,
-            pty: setup.pty.is_some(),
-            rows: setup.pty.map_or(0, |p| p.0),
-            cols: setup.pty.map_or(0, |p| p.1),
-        })),
-    };
-    tx.send(start).await.map_err(|e| e.to_string())?;
-    let mut output = client
-        .run(tokio_stream::wrappers::ReceiverStream::new(rx))
+    let attach = matches!(first, task_input::What::Attach(_));
+    tx.send(TaskInput { what: Some(first) })
         .await
-        .map_err(|s| s.message().to_owned())?
-        .into_inner();
+        .map_err(|e| e.to_string())?;
+    let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
+    let answer = if attach {
+        client.attach(stream).await
+    } else {
+        client.run(stream).await
+    };
+    let mut output = answer.map_err(|s| s.message().to_owned())?.into_inner();
     // Standard input, then its end.
     let feeder = {
         let tx = tx.clone();
@@ -285,7 +336,7 @@ pub async fn run_task_with(
         }
     }
     // Under a pseudo-terminal: this terminal's size changes go to it.
-    if setup.pty.is_some()
+    if pty
         && let Ok(mut s) =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change())
     {
@@ -317,7 +368,7 @@ pub async fn run_task_with(
         _ => None,
     };
     let (mut kept_out, mut kept_err) = (Vec::new(), Vec::new());
-    let mut status = Err("the connection to RES broke before the task ended".to_owned());
+    let mut status = Ok(None);
     loop {
         match output.message().await {
             Ok(Some(m)) => match m.what {
@@ -343,7 +394,7 @@ pub async fn run_task_with(
                     }
                 }
                 Some(task_output::What::Exited(raw)) => {
-                    status = Ok(raw);
+                    status = Ok(Some(raw));
                     break;
                 }
                 Some(task_output::What::Started(_)) | None => {}

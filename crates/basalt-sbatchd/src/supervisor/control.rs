@@ -280,6 +280,9 @@ impl Supervisor {
         if reader.read_line(&mut line).is_err() || line.is_empty() {
             return;
         }
+        if let Some(user) = line.trim().strip_prefix("ATTACH ") {
+            return self.attach(&stream, user.trim());
+        }
         let reply = self.command(line.trim());
         let _ = (&stream).write_all(reply.as_bytes());
     }

@@ -81,6 +81,9 @@ pub fn job_env(spec: &JobSpec, ctx: &EnvContext) -> Vec<(String, String)> {
     set("LSB_HOSTS", spec.exec_hosts.join(" "));
     set("LSB_MCPU_HOSTS", paths::mcpu_hosts(&spec.exec_hosts));
     set("LSB_DJOB_NUMPROC", numproc.to_string());
+    if spec.interactive != 0 {
+        set("LSB_INTERACTIVE", "Y".to_owned());
+    }
     set("LSB_DJOB_HOSTFILE", ctx.host_file.clone());
     set("LSB_MAX_NUM_PROCESSORS", maxproc.to_string());
     set("LSB_SUBCWD", spec.sub_cwd.clone());

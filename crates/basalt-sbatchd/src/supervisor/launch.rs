@@ -159,7 +159,12 @@ pub(super) struct ChildInfo {
 #[derive(Debug)]
 pub(super) enum Launched {
     /// The job's top process exec'ed `/bin/sh <job file>`.
-    Running { pid: Pid, info: ChildInfo },
+    /// `io`: an interactive job's ends of its streams ([`super::interactive`]).
+    Running {
+        pid: Pid,
+        info: ChildInfo,
+        io: Option<super::interactive::JobIo>,
+    },
     /// The top process failed before its `exec` and exited (status 127).
     ChildFailed { pid: Pid, message: String },
     /// No top process: the set-up failed before it.
@@ -300,7 +305,11 @@ pub(super) fn launch_job(
     let outcome = spawn::spawn(&mut prepared.plan);
     drop(prepared.files);
     match outcome {
-        Ok(pid) => Launched::Running { pid, info },
+        Ok(pid) => Launched::Running {
+            pid,
+            info,
+            io: prepared.io,
+        },
         Err(SpawnError::NoChild(e)) => Launched::Failed(format!("clone: {e}")),
         Err(SpawnError::Child { pid, step, errno }) => Launched::ChildFailed {
             pid,
@@ -322,6 +331,8 @@ const QUEUE_HOOK_PATH: &str = "/bin:/usr/bin:/sbin:/usr/sbin";
 struct Prepared {
     plan: Plan,
     files: Vec<std::fs::File>,
+    /// An interactive job's ends of its streams.
+    io: Option<super::interactive::JobIo>,
 }
 
 /// The set-up of the job's top process, done by the launcher thread as the user
@@ -339,7 +350,17 @@ fn prepare(
         Step::Job { .. } => None,
     };
     let queue_hook = hook.is_some_and(|h| h.queue_level);
-    let quiet = hook.is_some_and(|h| h.quiet);
+    // An interactive job's own pre- and post-execution commands have no terminal: their
+    // streams are /dev/null unless it has an output file.
+    let quiet =
+        hook.is_some_and(|h| h.quiet || (spec.interactive != 0 && spec.out_file.is_empty()));
+    // An interactive job's streams no file takes: pipes or a pseudo-terminal.
+    let mut term = match hook {
+        None if spec.interactive != 0 => {
+            Some(super::interactive::Terminal::open(spec.interactive)?)
+        }
+        _ => None,
+    };
     // A job-level pre-execution command wrote to the output files: the job appends.
     let append = matches!(step, Step::Job { append: true }) || hook.is_some_and(|h| h.append);
     let umask = if spec.umask == 0 {
@@ -423,6 +444,8 @@ fn prepare(
     };
     let stdin = if eexec_in.is_some() {
         eexec_in
+    } else if let Some(t) = term.as_mut().filter(|_| spec.in_file.is_empty()) {
+        t.take(0)
     } else if spec.in_file.is_empty() || quiet {
         None
     } else {
@@ -451,6 +474,12 @@ fn prepare(
             .open("/dev/null")
             .map_err(|e| format!("/dev/null: {e}"))?;
         (f, spool_path.clone(), spec.out_file.is_empty())
+    } else if let Some(f) = term
+        .as_mut()
+        .filter(|_| spec.out_file.is_empty())
+        .and_then(|t| t.take(1))
+    {
+        (f, String::new(), false)
     } else if spec.out_file.is_empty() {
         let f = open_output(&spool_path, !append)
             .map_err(|e| format!("cannot open the spool file {spool_path}: {e}"))?;
@@ -471,7 +500,13 @@ fn prepare(
         }
     };
     // stderr
-    let (stderr, err_path) = if spec.err_file.is_empty() || quiet {
+    let term_err = term
+        .as_mut()
+        .filter(|_| spec.err_file.is_empty())
+        .and_then(|t| t.take(2));
+    let (stderr, err_path) = if let Some(f) = term_err {
+        (f, String::new())
+    } else if spec.err_file.is_empty() || quiet {
         (
             stdout.try_clone().map_err(|e| format!("dup: {e}"))?,
             out_path.clone(),
@@ -535,7 +570,7 @@ fn prepare(
     // The supervisor (report, bpeek) does not run in the job's directory: give it
     // absolute paths. The job itself sees the paths as given (LSB_OUTPUTFILE).
     let absolute = |p: String| {
-        if Path::new(&p).is_absolute() {
+        if p.is_empty() || Path::new(&p).is_absolute() {
             p
         } else {
             cwd.join(&p).to_string_lossy().into_owned()
@@ -565,6 +600,7 @@ fn prepare(
         env,
         pid_var: Some("LS_JOBPID"),
         stdio,
+        ctty: term.as_ref().and_then(|t| t.ctty()),
         // The notes (working directory, files) go to the job's own output only.
         notes: if hook.is_some() {
             Vec::new()
@@ -579,5 +615,6 @@ fn prepare(
             uid: runs_as.uid.as_raw(),
         }),
     };
-    Ok((Prepared { plan, files }, info))
+    let io = term.and_then(|t| t.finish());
+    Ok((Prepared { plan, files, io }, info))
 }

@@ -74,6 +74,7 @@ pub mod env;
 mod files;
 mod finish;
 mod hooks;
+mod interactive;
 mod launch;
 mod limits;
 pub mod pool;
@@ -233,6 +234,11 @@ struct Supervisor {
     /// they were.
     post_deadline: Option<Instant>,
     post_timed_out: bool,
+    /// An interactive job's ends of its streams until its user attaches
+    /// ([`interactive`]), the time by which that must happen, and whether it did.
+    io: Option<interactive::JobIo>,
+    io_by: Option<Instant>,
+    io_handed: bool,
 }
 
 /// Which of its processes a job is at.
@@ -338,6 +344,9 @@ impl Supervisor {
             post_after_end: false,
             post_deadline: None,
             post_timed_out: false,
+            io: None,
+            io_by: None,
+            io_handed: false,
         }
     }
 
@@ -435,7 +444,7 @@ impl Supervisor {
         self.steps.mark("launch");
         if self.at != At::Job {
             match outcome {
-                Launched::Running { pid, info } => {
+                Launched::Running { pid, info, .. } => {
                     self.job = Some(pid);
                     if matches!(self.at, At::Pre(_)) {
                         self.info = Some(info);
@@ -475,8 +484,12 @@ impl Supervisor {
             return true;
         }
         match outcome {
-            Launched::Running { pid, info } => {
+            Launched::Running { pid, info, io } => {
                 self.job = Some(pid);
+                if io.is_some() {
+                    self.io = io;
+                    self.io_by = Some(Instant::now() + interactive::ATTACH_WAIT);
+                }
                 let pid = pid.as_raw() as u32;
                 self.start_time = now_secs();
                 self.running_since = Some(Instant::now());
@@ -570,6 +583,14 @@ impl Supervisor {
                 Phase::Running => {
                     if self.main_status.is_none() {
                         return self.running_tick(now);
+                    }
+                    // An interactive job that ended before its user attached: its
+                    // output waits in its pipes for the attach (or the deadline).
+                    if self.io.is_some() {
+                        match self.check_attach(now) {
+                            Some(by) => return Some(by),
+                            None => self.io = None,
+                        }
                     }
                     self.close_ctl();
                     self.steps.mark("run");

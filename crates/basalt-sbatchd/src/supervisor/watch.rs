@@ -57,6 +57,7 @@ impl Supervisor {
     pub(super) fn running_tick(&mut self, now: Instant) -> Option<Instant> {
         let run_limit = limit_value(&self.spec, limit::RUN).map(Duration::from_secs);
         let deadline_next = self.check_deadline(now_secs(), now);
+        let attach_next = self.check_attach(now);
         if let Some(d) = self.kill_deadline
             && now >= d
         {
@@ -80,6 +81,9 @@ impl Supervisor {
             wake_at = wake_at.min(d);
         }
         if let Some(d) = deadline_next {
+            wake_at = wake_at.min(d);
+        }
+        if let Some(d) = attach_next {
             wake_at = wake_at.min(d);
         }
         if let Some(lim) = run_limit

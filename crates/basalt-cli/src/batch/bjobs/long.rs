@@ -98,6 +98,9 @@ pub fn long_job(j: &JobInfo, queue: Option<&QueueInfo>, fx: &Fx) -> String {
         let _ = write!(l, " User Group <{}>,", j.user_group);
     }
     let _ = write!(l, " Status <{}>, Queue <{}>,", state_name(j), j.queue);
+    if let Some(mode) = basalt_core::job::interactive_label(j.options) {
+        let _ = write!(l, " {mode},");
+    }
     let spooled = if j.options2 & sub2::JOB_CMD_SPOOL != 0 {
         "(Spooled)"
     } else {

@@ -15,6 +15,9 @@ pub fn apply(
     match name {
         "H" => o.hold = true,
         "K" => o.wait = true,
+        "I" => o.interactive = 1,
+        "Ip" => o.interactive = 2,
+        "Is" => o.interactive = 3,
         "f" => o.files.push(parse_transfer(v).ok_or_else(|| bad(name, v))?),
         "x" => o.exclusive = true,
         "r" => o.rerunnable = true,

@@ -212,7 +212,21 @@ pub fn main(args: Vec<String>) -> ExitCode {
         return crate::fail();
     }
     let wait = merged.wait;
-    super::super::run(async move {
+    let interactive = merged.interactive;
+    if interactive != 0 {
+        let refusal = if wait {
+            Some("The -K option cannot be used with an interactive job (-I, -Ip, -Is)")
+        } else if merged.job_name.as_deref().is_some_and(|n| n.contains('[')) {
+            Some("An interactive job (-I, -Ip, -Is) cannot be a job array")
+        } else {
+            None
+        };
+        if let Some(r) = refusal {
+            eprintln!("{}", rejected_line(r));
+            return crate::fail();
+        }
+    }
+    let submitting = async move {
         let mut client = match super::super::connect_mbatchd(&config).await {
             Ok(c) => c,
             Err(e) => return super::super::connect_failed(&e),
@@ -240,6 +254,9 @@ pub fn main(args: Vec<String>) -> ExitCode {
                 Ok(r) => {
                     let r = r.into_inner();
                     println!("{}", submitted_line(r.job_id, &r.queue, r.default_queue));
+                    if interactive != 0 {
+                        return run_interactive(&config, client, r.job_id, interactive).await;
+                    }
                     if wait {
                         return wait_for_job(&config, client, r.job_id).await;
                     }
@@ -283,7 +300,14 @@ pub fn main(args: Vec<String>) -> ExitCode {
                 }
             }
         }
-    })
+    };
+    // An interactive job's standard input is read until the job ends: the runtime
+    // does not wait for a read still blocked then.
+    if interactive != 0 {
+        crate::block_on_leaving_reads(submitting).unwrap_or_else(|code| code)
+    } else {
+        super::super::run(submitting)
+    }
 }
 
 /// Run the submission's esubs, if any (`LSF_SERVERDIR/esub`, `LSB_ESUB_METHOD`, `-a`),

@@ -32,14 +32,12 @@ pub const RLIMIT_NAMES: [(usize, &str); 9] = [
     (rlimit::PROCESS, "LSB_SUB_RLIMIT_PROCESS"),
 ];
 
-/// LSF's names for what Basalt refuses on the command line (interactive jobs,
-/// checkpointing, file transfer, warning actions and signals, post-execution commands,
-/// restarts): an esub that sets one is refused too, rather than the job running
-/// without it. `SUB_RESET` of one of them is accepted (it is not set anyway).
+/// LSF's names for what an esub cannot change here: whether the job is interactive
+/// (bsub attaches to it or not: decided on the command line), and what Basalt refuses on
+/// the command line (checkpointing, file transfer, warning actions and signals,
+/// restarts): an esub that sets one is refused, rather than the job running without
+/// it. `SUB_RESET` of one of them is accepted.
 pub const MODIFY_NOT_SUPPORTED: &[&str] = &[
-    "LSB_SUB_INTERACTIVE",
-    "LSB_SUB_PTY",
-    "LSB_SUB_PTY_SHELL",
     "LSB_SUB_CHKPNT_DIR",
     "LSB_SUB_CHKPNT_PERIOD",
     "LSB_SUB_OTHER_FILES",
@@ -126,6 +124,9 @@ pub fn parm_file(o: &BsubOpts, cmd: &JobCommand, with_command: bool) -> String {
         }
     };
     flag("LSB_SUB_EXCLUSIVE", o.exclusive);
+    flag("LSB_SUB_INTERACTIVE", o.interactive != 0);
+    flag("LSB_SUB_PTY", o.interactive >= 2);
+    flag("LSB_SUB_PTY_SHELL", o.interactive == 3);
     flag("LSB_SUB_NOTIFY_END", o.notify_end);
     flag("LSB_SUB_NOTIFY_BEGIN", o.notify_begin);
     flag("LSB_SUB_RERUNNABLE", o.rerunnable);
@@ -346,6 +347,21 @@ pub fn apply_modify(
                 }
             }
             "LSB_SUB_EXCLUSIVE" => o.exclusive = switch()?,
+            // Whether bsub attaches to the job is decided on its command line.
+            "LSB_SUB_INTERACTIVE" | "LSB_SUB_PTY" | "LSB_SUB_PTY_SHELL" => {
+                let now = match a.name.as_str() {
+                    "LSB_SUB_INTERACTIVE" => o.interactive != 0,
+                    "LSB_SUB_PTY" => o.interactive >= 2,
+                    _ => o.interactive == 3,
+                };
+                if switch()? != now {
+                    return Err(format!(
+                        "LSB_SUB_MODIFY_FILE: line {}: {}: an esub cannot change whether \
+                         a job is interactive",
+                        a.line, a.name
+                    ));
+                }
+            }
             "LSB_SUB_NOTIFY_END" => o.notify_end = switch()?,
             "LSB_SUB_NOTIFY_BEGIN" => o.notify_begin = switch()?,
             "LSB_SUB_RERUNNABLE" => o.rerunnable = switch()?,

@@ -50,6 +50,9 @@ pub fn build(o: &BsubOpts, cmd: &JobCommand, who: &Submitter) -> JobSubmission {
     flag(o.mail_user.is_some(), sub::MAIL_USER, &mut options);
     flag(o.notify_begin, sub::NOTIFY_BEGIN, &mut options);
     flag(o.notify_end, sub::NOTIFY_END, &mut options);
+    flag(o.interactive != 0, sub::INTERACTIVE, &mut options);
+    flag(o.interactive == 2, sub::PTY, &mut options);
+    flag(o.interactive == 3, sub::PTY | sub::PTY_SHELL, &mut options);
     flag(o.hold, sub2::HOLD, &mut options2);
     flag(cmd.is_script, sub2::JOB_CMD_SPOOL, &mut options2);
     flag(

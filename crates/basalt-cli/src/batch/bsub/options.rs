@@ -44,6 +44,8 @@ pub struct BsubOpts {
     pub notify_end: bool,
     /// -K: wait for the job to end; bsub exits with its exit code.
     pub wait: bool,
+    /// An interactive job: 1 `-I`, 2 `-Ip`, 3 `-Is` (0: a batch job).
+    pub interactive: u32,
     /// Every -f: (local file as given, remote file, LSF's XF_OP_* bits).
     pub files: Vec<(String, String, u32)>,
     /// Options accepted and ignored.
@@ -97,6 +99,11 @@ impl BsubOpts {
             notify_begin: self.notify_begin || script.notify_begin,
             notify_end: self.notify_end || script.notify_end,
             wait: self.wait || script.wait,
+            interactive: if self.interactive != 0 {
+                self.interactive
+            } else {
+                script.interactive
+            },
             files: {
                 let mut f = script.files;
                 f.extend(self.files);

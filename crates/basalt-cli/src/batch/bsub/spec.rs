@@ -23,9 +23,6 @@ pub const USAGE: &str = "Usage: bsub [-h] [-V] [-H] [-x] [-r] [-N] [-B]
 /// LSF bsub options Basalt recognises but does not carry out yet: refused, so that a job
 /// never runs without what was asked of it.
 pub const NOT_SUPPORTED: &[&str] = &[
-    "I",
-    "Ip",
-    "Is",
     "IS",
     "ISp",
     "ISs",

@@ -870,7 +870,13 @@ fn modify_file_bad_values_and_refused_options_are_errors() {
     assert_eq!(bad("LSB_SUB_RLIMIT_CORE", "0"), Ok(vec![]));
     assert_eq!(
         bad("LSB_SUB_INTERACTIVE", "Y"),
-        Err("LSB_SUB_MODIFY_FILE: line 3: LSB_SUB_INTERACTIVE: this LSF option is not supported by Basalt yet".into())
+        Err("LSB_SUB_MODIFY_FILE: line 3: LSB_SUB_INTERACTIVE: an esub cannot change whether a job is interactive".into())
+    );
+    // Saying what bsub said (or resetting what was not set) changes nothing.
+    assert_eq!(bad("LSB_SUB_INTERACTIVE", "SUB_RESET"), Ok(vec![]));
+    assert_eq!(
+        bad("LSB_SUB_CHKPNT_DIR", "/x"),
+        Err("LSB_SUB_MODIFY_FILE: line 3: LSB_SUB_CHKPNT_DIR: this LSF option is not supported by Basalt yet".into())
     );
     assert!(bad("LSB_SUB_OTHER_FILES_0", "a > b").is_err());
     assert_eq!(bad("LSB_SUB_CHKPNT_DIR", "SUB_RESET"), Ok(vec![]));

@@ -1,0 +1,251 @@
+//! Interactive batch jobs on a 3-host loopback cluster (issue 21, seed 001 "Interactive
+//! Batch Job Support"): `bsub -I` schedules the job like any other, then connects its
+//! standard streams to bsub through the execution host's RES (stdin piped in, stdout
+//! and stderr apart, the exit code returned); `bsub -Ip` runs it under a pseudo-terminal
+//! of the terminal's size (a pty of the test's); `bkill` ends the job and bsub with it;
+//! bsub killed takes its job with it; queues accept interactive jobs, batch jobs or
+//! both (INTERACTIVE). The daemons run in the test process (`InProcessBatch`); bsub,
+//! bkill and bjobs are the real binaries.
+
+use anyhow::{Result, anyhow};
+use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, wait_for, work_dir};
+use std::io::{BufRead, Read, Write};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+const LONG: Duration = Duration::from_secs(30);
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The job id of bsub's `Job <N> is submitted ...` line.
+fn job_id(line: &str) -> Result<u64> {
+    line.split(['<', '>'])
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| anyhow!("no job id in {line:?}"))
+}
+
+/// A running bsub's first line (its `Job <N> is submitted` line) and the job id.
+fn submitted(child: &mut Child) -> Result<(u64, std::io::BufReader<std::process::ChildStdout>)> {
+    let out = child.stdout.take().ok_or_else(|| anyhow!("no stdout"))?;
+    let mut reader = std::io::BufReader::new(out);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    Ok((job_id(&line)?, reader))
+}
+
+/// Wait until `bjobs` shows job `id` in `state`.
+fn wait_state(c: &InProcessBatch, id: u64, state: &str) -> Result<()> {
+    wait_for(&format!("job {id} to be {state}"), LONG, || {
+        let out = c
+            .stdout_ok("bjobs", &["-a", &id.to_string()])
+            .unwrap_or_default();
+        let st = out
+            .lines()
+            .nth(1)
+            .and_then(|l| l.split_whitespace().nth(2))
+            .unwrap_or("")
+            .to_owned();
+        ((st == state).then_some(()), out)
+    })
+}
+
+/// Wait for `child` to exit (bounded).
+fn wait_exit(child: &mut Child) -> Result<std::process::ExitStatus> {
+    wait_for("bsub to exit", LONG, || match child.try_wait() {
+        Ok(Some(s)) => (Some(s), String::new()),
+        other => (None, format!("{other:?}")),
+    })
+}
+
+#[test]
+fn bsub_i_connects_an_interactive_job_to_the_terminal_and_returns_its_exit_code() -> Result<()> {
+    let c = InProcessBatch::start("interactive", &ClusterSpec::new(3), "")?;
+    let work = work_dir(c.dir.path())?;
+
+    // -I: stdin piped in, the job's output on stdout, the exit code returned; bsub's
+    // own lines on stderr.
+    let mut child = c
+        .command("bsub")
+        .args(["-I", "-m", "hostB", "tr", "a-z", "A-Z"])
+        .current_dir(&work)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(b"hello\ninteractive\n")?;
+    }
+    let o = child.wait_with_output()?;
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(o.status.code(), Some(0), "{out}{err}");
+    let mut lines = out.lines();
+    let id = job_id(lines.next().unwrap_or(""))?;
+    assert_eq!(lines.collect::<Vec<_>>(), ["HELLO", "INTERACTIVE"], "{out}");
+    assert!(err.contains("<<Waiting for dispatch ...>>\n"), "{err}");
+    assert!(err.contains("<<Starting on hostB>>\n"), "{err}");
+    // bjobs -l says what kind of job it was; it is on record like any job.
+    let long = c
+        .stdout_ok("bjobs", &["-l", &id.to_string()])
+        .unwrap_or_default();
+    assert!(
+        long.replace("\n                     ", "")
+            .contains("Interactive mode,"),
+        "{long}"
+    );
+
+    // The exit code, standard error apart, and the job's environment.
+    let o = c
+        .command("bsub")
+        .args([
+            "-I",
+            "-m",
+            "hostC",
+            "sh -c 'echo out; echo \"err $LSB_INTERACTIVE\" >&2; test -t 1 || echo no-tty; exit 7'",
+        ])
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .output()?;
+    let (out, err) = (text(&o.stdout), text(&o.stderr));
+    assert_eq!(o.status.code(), Some(7), "{out}{err}");
+    assert!(out.ends_with("\nout\nno-tty\n"), "{out}");
+    assert!(err.contains("err Y\n"), "{err}");
+    assert!(err.contains("<<Starting on hostC>>"), "{err}");
+
+    // -Ip: under a pseudo-terminal of this terminal's size (set when bsub attaches,
+    // before what is typed reaches it).
+    let ws = nix::pty::Winsize {
+        ws_row: 33,
+        ws_col: 101,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    let pty = nix::pty::openpty(&ws, None)?;
+    for fd in [&pty.master, &pty.slave] {
+        nix::fcntl::fcntl(
+            fd,
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+        )?;
+    }
+    let slave = std::fs::File::from(pty.slave);
+    let mut child = c
+        .command("bsub")
+        .args([
+            "-Ip",
+            "-m",
+            "hostB",
+            "sh -c 'test -t 0 && test -t 1 && echo is-a-tty; read x; stty size; echo got-$x'",
+        ])
+        .current_dir(&work)
+        .stdin(slave.try_clone()?)
+        .stdout(slave.try_clone()?)
+        .stderr(slave)
+        .spawn()?;
+    let mut master = std::fs::File::from(pty.master);
+    master.write_all(b"typed\r")?;
+    let status = wait_exit(&mut child)?;
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = master.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let seen = text(&seen);
+    assert_eq!(status.code(), Some(0), "{seen}");
+    assert!(seen.contains("is-a-tty"), "{seen:?}");
+    assert!(seen.contains("33 101"), "{seen:?}");
+    assert!(seen.contains("got-typed"), "{seen:?}");
+
+    // bkill ends the job, and bsub with it (the job's exit code: killed by SIGINT).
+    let mut child = c
+        .command("bsub")
+        .args(["-I", "-m", "hostC", "sleep 600"])
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let (id, _out) = submitted(&mut child)?;
+    wait_state(&c, id, "RUN")?;
+    c.ok("bkill", &[&id.to_string()])?;
+    let status = wait_exit(&mut child)?;
+    assert!(status.code().is_some_and(|c| c > 128), "{status:?}");
+    wait_state(&c, id, "EXIT")?;
+
+    // bsub going away takes its job with it.
+    let mut child = c
+        .command("bsub")
+        .args(["-I", "-m", "hostB", "echo attached; exec sleep 600"])
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let (id, mut out) = submitted(&mut child)?;
+    // Its output came: bsub is attached (the job's streams are RES's) before it goes.
+    let mut line = String::new();
+    out.read_line(&mut line)?;
+    assert_eq!(line, "attached\n");
+    child.kill()?;
+    let _ = child.wait();
+    wait_state(&c, id, "EXIT")?;
+
+    // INTERACTIVE = NO / ONLY in lsb.queues.
+    let qfile = c
+        .dir
+        .path()
+        .join("conf/lsbatch/basalt/configdir/lsb.queues");
+    let mut q = std::fs::read_to_string(&qfile)?;
+    q.push_str(
+        "\nBegin Queue\nQUEUE_NAME = batchonly\nPRIORITY = 20\nINTERACTIVE = NO\nEnd Queue\n\
+         \nBegin Queue\nQUEUE_NAME = ionly\nPRIORITY = 20\nINTERACTIVE = ONLY\nEnd Queue\n",
+    );
+    std::fs::write(&qfile, q)?;
+    c.ok("badmin", &["reconfig"])?;
+    wait_for("the new queues", LONG, || {
+        let out = c.stdout_ok("bqueues", &[]).unwrap_or_default();
+        (out.contains("ionly").then_some(()), out)
+    })?;
+    let o = c
+        .command("bsub")
+        .args(["-I", "-q", "batchonly", "true"])
+        .stdin(Stdio::null())
+        .output()?;
+    assert_eq!(o.status.code(), Some(255));
+    assert!(
+        text(&o.stderr).contains("Queue does not accept interactive jobs. Job not submitted."),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = c
+        .command("bsub")
+        .args(["-q", "ionly", "true"])
+        .stdin(Stdio::null())
+        .output()?;
+    assert_eq!(o.status.code(), Some(255));
+    assert!(
+        text(&o.stderr).contains("Queue only accepts interactive jobs. Job not submitted."),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = c
+        .command("bsub")
+        .args(["-I", "-q", "ionly", "echo", "only-here"])
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .output()?;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).ends_with("only-here\n"));
+    // -I with -K is refused.
+    let o = c
+        .command("bsub")
+        .args(["-I", "-K", "true"])
+        .stdin(Stdio::null())
+        .output()?;
+    assert_eq!(o.status.code(), Some(255));
+    Ok(())
+}
