@@ -386,6 +386,42 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
     let lines = |want: &str| job_out.lines().filter(|l| *l == want).count();
     assert_eq!(lines("task"), 3, "{job_out}");
     assert_eq!(lines("one"), 1, "{job_out}");
+
+    // The tasks' usage is the job's: CPU burnt by a task on another host shows in the
+    // job's CPU time (bjobs -l; the job report; lsb.acct through bacct).
+    let o = c
+        .command("bsub")
+        .env("PATH", &path)
+        .current_dir(&work)
+        .args([
+            "-K",
+            "-n",
+            "2",
+            "-R",
+            "span[ptile=1]",
+            "-o",
+            "/dev/null",
+            "blaunch -z \"$(echo $LSB_HOSTS | cut -d' ' -f2)\" sh -c \
+             'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'",
+        ])
+        .output()?;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let id = text(&o.stdout)
+        .split(['<', '>'])
+        .nth(1)
+        .and_then(|n| n.parse::<u64>().ok())
+        .ok_or_else(|| anyhow::anyhow!("bsub: {}", text(&o.stdout)))?;
+    let long = c
+        .stdout_ok("bjobs", &["-l", &id.to_string()])
+        .unwrap_or_default()
+        .replace("\n                     ", "");
+    let cpu: f64 = long
+        .split("The CPU time used is ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| anyhow::anyhow!("no CPU time in {long}"))?;
+    assert!(cpu >= 0.1, "the remote task's CPU time is counted: {long}");
     let pids = work.join("blaunch.pids");
     let o = c
         .command("bsub")

@@ -157,6 +157,40 @@ pub fn interactive_mode(options: u32) -> u32 {
     }
 }
 
+/// The usage of a job's tasks run through RES (`blaunch`), as `blaunch` appends it to
+/// the job's `LSB_ACCT_FILE` (`/tmp/.<submit time>.<job id>.acct` on the first execution
+/// host) and the job's supervisor adds it to the job's: one line per task, `<host> <user
+/// CPU s> <system CPU s> <max resident KB>`.
+pub mod task_usage {
+    /// One task's line.
+    pub fn line(host: &str, utime: f64, stime: f64, max_rss_kb: u64) -> String {
+        format!("{host} {utime:.3} {stime:.3} {max_rss_kb}\n")
+    }
+
+    /// The sum over the file's lines (bad lines skipped): user and system CPU seconds,
+    /// and the tasks' largest resident sets added up (they may have run at once), KB.
+    pub fn sum(text: &str) -> (f64, f64, u64) {
+        let mut total = (0.0, 0.0, 0u64);
+        for l in text.lines() {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let [_, u, s, kb] = f.as_slice() else {
+                continue;
+            };
+            let (Ok(u), Ok(s), Ok(kb)) = (u.parse::<f64>(), s.parse::<f64>(), kb.parse::<u64>())
+            else {
+                continue;
+            };
+            if !(u.is_finite() && s.is_finite() && u >= 0.0 && s >= 0.0) {
+                continue;
+            }
+            total.0 += u;
+            total.1 += s;
+            total.2 = total.2.saturating_add(kb);
+        }
+        total
+    }
+}
+
 /// How `bjobs -l` and `bhist -l` name an interactive job's mode (after its queue):
 /// `Interactive mode`, `Interactive pseudo-terminal mode` (`-Ip`) or `Interactive
 /// pseudo-terminal shell mode` (`-Is`); None for a batch job.
@@ -505,6 +539,17 @@ pub fn signal_name(n: i32) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn task_usage_lines_add_up_and_bad_lines_are_skipped() {
+        let text = format!(
+            "{}{}garbage\nhostX 1 -2 3\nhostY nan 1 1\n",
+            task_usage::line("hostB", 1.5, 0.25, 1000),
+            task_usage::line("hostC", 0.5, 0.75, 2000)
+        );
+        assert_eq!(task_usage::sum(&text), (2.0, 1.0, 3000));
+        assert_eq!(task_usage::sum(""), (0.0, 0.0, 0));
+    }
+
     use super::*;
 
     #[test]

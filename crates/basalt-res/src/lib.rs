@@ -1,15 +1,17 @@
 //! The Remote Execution Server (RES) daemon, one per host.
 //!
-//! Owns: the tasks it runs for the cluster's users (`lsrun`, `lsgrun`, and later
-//! interactive batch jobs and `blaunch`), each in its own session, as the user the
-//! request's credential proves (uid, gid, supplementary groups), with the submitter's
-//! environment, working directory and umask.
+//! Owns: the tasks it runs for the cluster's users (`lsrun`, `lsgrun`, `lsrcp`,
+//! `blaunch`), each in its own session, as the user the request's credential proves
+//! (uid, gid, supplementary groups), with the submitter's environment, working directory
+//! and umask; and the relay of interactive batch jobs' streams (`bsub -I`, `-Ip`, `-Is`),
+//! which the job's sbatchd supervisor on this host hands over ([`attach`]).
 //!
 //! Inputs: the loaded configuration, the host it plays, a bound TCP listener
 //! (`LSF_RES_PORT` on the host's address) and a shutdown future; per task a
 //! `basalt.res.v1.Res/Run` stream: the start, then standard input, signals and window
-//! sizes. Outputs: per task the pid, standard output and error as they come, and the
-//! task's raw wait status last; tracing logs.
+//! sizes; per `Attach` stream the job to attach to, then the same. Outputs: per task the
+//! pid, standard output and error as they come, and the task's raw wait status last (an
+//! attached job's stream ends with its output); tracing logs.
 //!
 //! A client that goes away (the stream breaks) takes its task with it: the task's
 //! process group is killed. Root's tasks run only when lsf.conf sets `LSF_ROOT_REX`; a
@@ -21,7 +23,7 @@ mod sys;
 mod task;
 
 pub use service::ResService;
-pub use task::{TaskError, UserTask};
+pub use task::{Spawned, TaskError, TaskUsage, UserTask, wait_task};
 
 use basalt_config::Config;
 use std::sync::Arc;

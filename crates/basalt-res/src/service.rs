@@ -117,8 +117,9 @@ impl Res for ResService {
             };
             (size(start.rows, 24), size(start.cols, 80))
         });
-        let (mut child, master) = task.spawn(pty).map_err(refused)?;
-        let pid = child.id().unwrap_or(0);
+        let mut child = task.spawn(pty).map_err(refused)?;
+        let master = child.master.take();
+        let pid = child.pid;
         info!(
             user = %who.user,
             from = %who.host,
@@ -178,21 +179,22 @@ impl Res for ResService {
         };
         tokio::spawn(async move {
             let feeding = tokio::spawn(feed(input, sink, group));
+            let mut waiting = Box::pin(crate::task::wait_task(pid));
             let status = tokio::select! {
-                s = child.wait() => s,
+                s = &mut waiting => s,
                 // The client went away: its task goes too.
                 () = tx.closed() => {
                     warn!(pid, "client gone; killing the task");
                     kill_group(group, Signal::SIGKILL);
-                    child.wait().await
+                    waiting.await
                 }
             };
             feeding.abort();
-            let raw = match status {
-                Ok(s) => std::os::unix::process::ExitStatusExt::into_raw(s),
+            let (raw, usage) = match status {
+                Ok(s) => s,
                 Err(e) => {
                     warn!(pid, "waiting for the task: {e}");
-                    Signal::SIGKILL as i32
+                    (Signal::SIGKILL as i32, crate::task::TaskUsage::default())
                 }
             };
             for relay in [out, err].into_iter().flatten() {
@@ -200,11 +202,17 @@ impl Res for ResService {
                     warn!(pid, "the task's output is still open; not waiting for it");
                 }
             }
-            let _ = tx
-                .send(Ok(TaskOutput {
-                    what: Some(task_output::What::Exited(raw)),
-                }))
-                .await;
+            let usage = basalt_proto::res::TaskUsage {
+                utime: usage.utime,
+                stime: usage.stime,
+                max_rss_kb: usage.max_rss_kb,
+            };
+            for what in [
+                task_output::What::Usage(usage),
+                task_output::What::Exited(raw),
+            ] {
+                let _ = tx.send(Ok(TaskOutput { what: Some(what) })).await;
+            }
         });
         Ok(Response::new(ReceiverStream::new(rx)))
     }

@@ -13,7 +13,7 @@ use std::ffi::CString;
 /// terminal), take the user's groups, gid and uid (when `become_user`), its umask, and
 /// change to `cwd` as the user.
 pub(crate) fn in_own_session_as(
-    cmd: &mut tokio::process::Command,
+    cmd: &mut std::process::Command,
     become_user: Option<Become>,
     umask: u32,
     cwd: CString,
@@ -31,6 +31,7 @@ pub(crate) fn in_own_session_as(
     // async-signal-safe work is allowed: it makes plain system calls (setsid, the
     // TIOCSCTTY ioctl on its own standard input, setgroups, setgid, setuid, umask, chdir) on data built before the fork, allocates nothing and
     // takes no lock. The child has one thread, so glibc's set*id need not signal others.
+    use std::os::unix::process::CommandExt;
     unsafe {
         cmd.pre_exec(move || {
             nix::unistd::setsid()?;
@@ -100,4 +101,33 @@ pub(crate) fn recv_with_fds(
     let n = msg.bytes;
     buf.truncate(n);
     Ok((buf, fds))
+}
+
+/// Reap child `pid`: its raw wait status and resource usage (`wait4`, retried on EINTR).
+pub(crate) fn wait4(pid: u32) -> std::io::Result<(i32, crate::task::TaskUsage)> {
+    let pid = i32::try_from(pid).map_err(std::io::Error::other)?;
+    let mut status = 0;
+    // SAFETY: zeroed rusage is a valid value of the plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: wait4 writes one int and one rusage through pointers to locals that
+        // live across the call.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if r == pid {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Ok((
+        status,
+        crate::task::TaskUsage {
+            utime: secs(ru.ru_utime),
+            stime: secs(ru.ru_stime),
+            max_rss_kb: u64::try_from(ru.ru_maxrss).unwrap_or(0),
+        },
+    ))
 }

@@ -142,14 +142,12 @@ impl UserTask {
 
     /// Start the task in a session of its own (its pid is its process group), its
     /// standard streams piped; with `pty` (rows, columns) on a new pseudo-terminal,
-    /// whose master is returned (the task's standard streams are its slave).
-    pub fn spawn(
-        &self,
-        pty: Option<(u16, u16)>,
-    ) -> Result<(tokio::process::Child, Option<std::fs::File>), TaskError> {
+    /// whose master is returned (the task's standard streams are its slave). The task
+    /// is reaped with [`wait_task`], which gives its resource usage too.
+    pub fn spawn(&self, pty: Option<(u16, u16)>) -> Result<Spawned, TaskError> {
         let program = self.argv[0].clone();
         let failed = |e: std::io::Error| TaskError::Start(program.clone(), e);
-        let mut cmd = tokio::process::Command::new(&program);
+        let mut cmd = std::process::Command::new(&program);
         cmd.args(&self.argv[1..])
             .env_clear()
             .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
@@ -193,12 +191,56 @@ impl UserTask {
             cwd,
             pty.is_some(),
         );
-        let child = cmd.spawn().map_err(|e| match e.kind() {
+        let mut child = cmd.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => TaskError::NotFound(program.clone()),
             _ => TaskError::Start(program.clone(), e),
         })?;
-        Ok((child, master))
+        // (Inside the runtime: the pipes are registered with its reactor.)
+        Ok(Spawned {
+            pid: child.id(),
+            stdin: child
+                .stdin
+                .take()
+                .and_then(|p| tokio::process::ChildStdin::from_std(p).ok()),
+            stdout: child
+                .stdout
+                .take()
+                .and_then(|p| tokio::process::ChildStdout::from_std(p).ok()),
+            stderr: child
+                .stderr
+                .take()
+                .and_then(|p| tokio::process::ChildStderr::from_std(p).ok()),
+            master,
+        })
     }
+}
+
+/// A started task: its pid (= its process group and session), its piped standard
+/// streams, or its pseudo-terminal's master.
+#[derive(Debug)]
+pub struct Spawned {
+    pub pid: u32,
+    pub stdin: Option<tokio::process::ChildStdin>,
+    pub stdout: Option<tokio::process::ChildStdout>,
+    pub stderr: Option<tokio::process::ChildStderr>,
+    pub master: Option<std::fs::File>,
+}
+
+/// What a task used: user and system CPU seconds, and its largest resident set (its
+/// own or a waited-for descendant's) in KB.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TaskUsage {
+    pub utime: f64,
+    pub stime: f64,
+    pub max_rss_kb: u64,
+}
+
+/// Reap task `pid` (a blocking `wait4` on a thread of the runtime's pool): its raw wait
+/// status and resource usage.
+pub async fn wait_task(pid: u32) -> std::io::Result<(i32, TaskUsage)> {
+    tokio::task::spawn_blocking(move || crate::sys::wait4(pid))
+        .await
+        .map_err(std::io::Error::other)?
 }
 
 #[cfg(test)]

@@ -139,8 +139,13 @@ pub fn main(args: Vec<String>) -> ExitCode {
             let config = &config;
             let argv = &a.argv;
             async move {
-                match super::run_task(config, &host, argv, &setup).await {
-                    Ok(raw) => super::exit_code(raw),
+                match super::run_task_counted(config, &host, argv, &setup).await {
+                    Ok((raw, usage)) => {
+                        if let Some(u) = usage {
+                            count(&host, &u);
+                        }
+                        super::exit_code(raw)
+                    }
                     Err(e) => {
                         eprintln!("blaunch: {host}: {e}");
                         255
@@ -154,6 +159,27 @@ pub fn main(args: Vec<String>) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(code) => code,
+    }
+}
+
+/// Add a task's usage to the job's (`LSB_ACCT_FILE`, which the job's supervisor adds up
+/// at each sample and at the job's end); a file that cannot be written to is only noted.
+fn count(host: &str, u: &basalt_proto::res::TaskUsage) {
+    use std::io::Write as _;
+    let Some(path) = std::env::var_os("LSB_ACCT_FILE") else {
+        return;
+    };
+    let line = basalt_core::job::task_usage::line(host, u.utime, u.stime, u.max_rss_kb);
+    let written = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        eprintln!(
+            "blaunch: {host}: the task's usage is not counted in the job's: {}: {e}",
+            std::path::Path::new(&path).display()
+        );
     }
 }
 

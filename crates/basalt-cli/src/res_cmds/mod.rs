@@ -224,9 +224,49 @@ pub async fn run_task_with(
         rows: setup.pty.map_or(0, |p| p.0),
         cols: setup.pty.map_or(0, |p| p.1),
     });
-    let (status, out, err) = session(config, host, start, setup.pty.is_some(), from, to).await?;
-    let raw = status.ok_or("the connection to RES broke before the task ended")?;
-    Ok((raw, out, err))
+    let end = session(config, host, start, setup.pty.is_some(), from, to).await?;
+    let raw = end
+        .status
+        .ok_or("the connection to RES broke before the task ended")?;
+    Ok((raw, end.out, end.err))
+}
+
+/// [`run_task`], with what the task used (when its RES said).
+pub async fn run_task_counted(
+    config: &Config,
+    host: &str,
+    argv: &[String],
+    setup: &TaskSetup,
+) -> Result<(i32, Option<basalt_proto::res::TaskUsage>), String> {
+    let start = task_input::What::Start(TaskStart {
+        protocol: Some(basalt_proto::PROTOCOL),
+        argv: argv.to_vec(),
+        env: setup.env.clone(),
+        cwd: setup.cwd.clone(),
+        umask: setup.umask,
+        pty: false,
+        rows: 0,
+        cols: 0,
+    });
+    let from = if setup.stdin {
+        TaskInputFrom::Stdin
+    } else {
+        TaskInputFrom::Nothing
+    };
+    let end = session(config, host, start, false, from, TaskOutputTo::Stdout).await?;
+    let raw = end
+        .status
+        .ok_or("the connection to RES broke before the task ended")?;
+    Ok((raw, end.usage))
+}
+
+/// How a RES stream ended: the task's raw wait status when one came, its kept output
+/// and error, what it used.
+struct Ended {
+    status: Option<i32>,
+    out: Vec<u8>,
+    err: Vec<u8>,
+    usage: Option<basalt_proto::res::TaskUsage>,
 }
 
 /// Attach to interactive batch job `job_id[idx]` running on `host` (`bsub -I`, `-Ip`,
@@ -260,8 +300,7 @@ pub async fn attach_job(
 }
 
 /// One RES stream that `first` opens (a task's start: `Run`; a job to attach to:
-/// `Attach`), relayed: Ok(the task's raw wait status when one came, its kept output
-/// and error).
+/// `Attach`), relayed until it ends.
 async fn session(
     config: &Config,
     host: &str,
@@ -269,7 +308,7 @@ async fn session(
     pty: bool,
     from: TaskInputFrom,
     to: TaskOutputTo,
-) -> Result<(Option<i32>, Vec<u8>, Vec<u8>), String> {
+) -> Result<Ended, String> {
     let auth = crate::auth(config);
     let mut client = basalt_runtime::res_channel(config, host, crate::RPC_TIMEOUT, &auth)
         .map_err(|e| e.to_string())?;
@@ -369,6 +408,7 @@ async fn session(
     };
     let (mut kept_out, mut kept_err) = (Vec::new(), Vec::new());
     let mut status = Ok(None);
+    let mut usage = None;
     loop {
         match output.message().await {
             Ok(Some(m)) => match m.what {
@@ -397,6 +437,7 @@ async fn session(
                     status = Ok(Some(raw));
                     break;
                 }
+                Some(task_output::What::Usage(u)) => usage = Some(u),
                 Some(task_output::What::Started(_)) | None => {}
             },
             Ok(None) => break,
@@ -410,7 +451,12 @@ async fn session(
     for s in signals {
         s.abort();
     }
-    status.map(|raw| (raw, kept_out, kept_err))
+    status.map(|status| Ended {
+        status,
+        out: kept_out,
+        err: kept_err,
+        usage,
+    })
 }
 
 /// The exit code of a command that ran a task of raw wait status `raw`: its exit

@@ -39,6 +39,12 @@ pub const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/us
 /// `LSB_TRAPSIGS`: the job file runs it so the wrapper shell survives the kill sequence.
 pub const TRAPSIGS: &str = "trap # 15 10 12 2 1";
 
+/// The job's `LSB_ACCT_FILE`: `/tmp/.<submit time>.<job id>.acct` on this host, where
+/// `blaunch` records the usage of the job's tasks ([`basalt_core::job::task_usage`]).
+pub(super) fn acct_file(spec: &JobSpec) -> String {
+    format!("/tmp/.{}.acct", spec.job_file_name)
+}
+
 /// Build the job's starting environment, in a stable order.
 pub fn job_env(spec: &JobSpec, ctx: &EnvContext) -> Vec<(String, String)> {
     let mut env: Vec<(String, String)> = Vec::new();
@@ -110,10 +116,7 @@ pub fn job_env(spec: &JobSpec, ctx: &EnvContext) -> Vec<(String, String)> {
     }
     set("LSB_TRAPSIGS", TRAPSIGS.to_owned());
     set("LSB_EXIT_PRE_ABORT", "99".to_owned());
-    set(
-        "LSB_ACCT_FILE",
-        format!("/tmp/.{}.acct", spec.job_file_name),
-    );
+    set("LSB_ACCT_FILE", acct_file(spec));
     set("LS_JOBPID", ctx.pid.to_string());
     set("LS_EXEC_T", "START".to_owned());
     set("LSF_ENVDIR", ctx.envdir.clone());

@@ -14,13 +14,29 @@ use std::io::Write;
 use std::path::Path;
 
 impl Supervisor {
+    /// The usage of the job's tasks through RES ([`super::usage::remote_tasks`]).
+    pub(super) fn remote_tasks(&self) -> (f64, f64, u64) {
+        let uid = self
+            .ident
+            .as_ref()
+            .map_or(self.spec.uid, |i| i.uid.as_raw());
+        super::usage::remote_tasks(&super::env::acct_file(&self.spec), uid)
+    }
+
     /// The job's `finished` event, from its top process's status and its usage.
     pub(super) fn finished_event(&mut self) -> Event {
         let status = self.main_status.unwrap_or(0);
         let end_time = now_secs();
-        let utime = self.reaped.utime;
-        let stime = self.reaped.stime;
-        let max_mem_kb = self.tracker.max_mem_kb.max(self.reaped.max_rss_kb);
+        // Its tasks through RES (blaunch) count too; their record goes with the job.
+        let (tasks_u, tasks_s, tasks_kb) = self.remote_tasks();
+        let _ = std::fs::remove_file(super::env::acct_file(&self.spec));
+        let utime = self.reaped.utime + tasks_u;
+        let stime = self.reaped.stime + tasks_s;
+        let max_mem_kb = self
+            .tracker
+            .max_mem_kb
+            .max(self.reaped.max_rss_kb)
+            .saturating_add(tasks_kb);
         let avg_mem_kb = match self.tracker.avg_mem_kb() {
             0 => max_mem_kb,
             a => a,

@@ -94,6 +94,31 @@ impl Tracker {
     }
 }
 
+/// The usage of the job's tasks run through RES, as `blaunch` recorded it in the job's
+/// `LSB_ACCT_FILE` (`path`): user and system CPU seconds and the tasks' largest resident
+/// sets added up, KB. Only a regular file of the job's user (`uid`) counts (opened
+/// without following a link: it is in `/tmp`), at most 1 MB of it.
+pub(super) fn remote_tasks(path: &str, uid: u32) -> (f64, f64, u64) {
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let Ok(f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    else {
+        return (0.0, 0.0, 0);
+    };
+    match f.metadata() {
+        Ok(m) if m.is_file() && m.uid() == uid => {}
+        _ => return (0.0, 0.0, 0),
+    }
+    let mut text = String::new();
+    if f.take(1 << 20).read_to_string(&mut text).is_err() {
+        return (0.0, 0.0, 0);
+    }
+    basalt_core::job::task_usage::sum(&text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,8 +14,9 @@ impl Supervisor {
     pub(super) fn sample(&mut self) {
         let Some(sid) = self.job else { return };
         let mut s = usage::sample_session(sid.as_raw());
-        s.utime += self.reaped.utime;
-        s.stime += self.reaped.stime;
+        let (tasks_u, tasks_s, _) = self.remote_tasks();
+        s.utime += self.reaped.utime + tasks_u;
+        s.stime += self.reaped.stime + tasks_s;
         self.tracker.add(s);
         let pid = sid.as_raw() as u32;
         if self.tracker.worth_reporting() && self.main_status.is_none() {

@@ -21,7 +21,7 @@
 //! * `-rn` makes the job not rerunnable;
 //! * refused ([`NOT_SUPPORTED`], `-<name>: this LSF option is not supported by Basalt yet.
 //!   Job not submitted.`, exit 255): options whose absence would silently change what the
-//!   job does — interactive jobs (`-I -Ip -Is -IS -ISp -ISs -IX -tty -XF`), data staging
+//!   job does — X11 and the other interactive forms (`-IS -ISp -ISs -IX -tty -XF`), data staging
 //!   (`-is -data -datagrp -datachk -stage`),
 //!   checkpointing and migration (`-k -mig`), rerun commands (`-rnc`), warning actions
 //!   and signals (`-wa -wt -s`), pending time limits (`-ptl -eptl`), orphan termination (`-ti`), host files and
@@ -30,6 +30,10 @@
 //!
 //! `-f "local op [remote]"` (repeatable) is sent with the job (LSF's `xf` of JOB_NEW);
 //! the job's wrapper copies the files with `lsrcp` on the execution host.
+//!
+//! `-I`, `-Ip`, `-Is` (`interactive.rs`): the job is scheduled like any other, then
+//! bsub attaches to its standard streams (or pseudo-terminal) through the execution
+//! host's RES and exits with its exit code.
 //!
 //! `-K` waits for the job once it is submitted (`wait.rs`): `<<Waiting for dispatch
 //! ...>>`, `<<Starting on host>>` with lsf.conf `LSB_SUBK_SHOW_EXEC_HOST=Y`, `<<Job is
