@@ -475,6 +475,66 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
         .output()?;
     assert_eq!(o.status.code(), Some(255));
 
+    // esub | eexec (seed 001): "lsrun invokes esub, and the RES runs eexec before
+    // starting the task", what esub printed on eexec's standard input, LS_EXEC_T=START,
+    // LS_JOBPID the process that becomes the task; not for lsrcp's copies.
+    let serverdir = c.dir.path().join("serverdir");
+    let eexec_log = work.join("eexec.log");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let write = |name: &str, body: String| -> Result<()> {
+            let p = serverdir.join(name);
+            std::fs::write(&p, body)?;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))?;
+            Ok(())
+        };
+        write(
+            "esub",
+            "#!/bin/sh\n[ \"$LSF_INVOKE_CMD\" = lsrun ] || exit 0\n\
+             grep -q 'abort-me' \"$LSB_SUB_PARM_FILE\" && exit $LSB_SUB_ABORT_VALUE\n\
+             echo token-from-esub\n"
+                .to_owned(),
+        )?;
+        write(
+            "eexec",
+            format!(
+                "#!/bin/sh\necho \"$(cat) $LS_EXEC_T $LS_JOBPID\" >> {}\n",
+                eexec_log.display()
+            ),
+        )?;
+    }
+    let o = lsrun(&c, &work, &["-m", "hostB", "sh", "-c", "echo $$"])?;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let task_pid = text(&o.stdout).trim().to_owned();
+    assert_eq!(
+        std::fs::read_to_string(&eexec_log)?,
+        format!("token-from-esub START {task_pid}\n")
+    );
+    let o = lsrun(&c, &work, &["-m", "hostB", "echo", "abort-me"])?;
+    assert_eq!(o.status.code(), Some(255));
+    assert!(
+        text(&o.stderr).contains("Request aborted by esub"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(o.stdout.is_empty());
+    std::fs::write(work.join("copy.src"), "x")?;
+    c.ok(
+        "lsrcp",
+        &[
+            &work.join("copy.src").to_string_lossy(),
+            &format!("hostC:{}", work.join("copy.dst").display()),
+        ],
+    )?;
+    assert_eq!(std::fs::read_to_string(work.join("copy.dst"))?, "x");
+    assert_eq!(
+        std::fs::read_to_string(&eexec_log)?.lines().count(),
+        1,
+        "no eexec for a refused task or a copy"
+    );
+    std::fs::remove_file(serverdir.join("esub"))?;
+    std::fs::remove_file(serverdir.join("eexec"))?;
+
     // A second user's task runs with that user's uid.
     if !is_root() {
         skip("lsrun as a second user", "creating a test user needs root");

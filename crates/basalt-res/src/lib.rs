@@ -57,6 +57,7 @@ pub async fn run(
             Arc::new(verifier),
             basalt_auth::root_rex(&config),
             basalt_runtime::sbd_state_root(&config, &me).join(basalt_runtime::SBD_CTL_DIR),
+            config.serverdir(),
         );
         info!(
             "RES serving on {}",

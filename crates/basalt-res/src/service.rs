@@ -28,6 +28,14 @@ pub struct ResService {
     root_rex: bool,
     /// sbatchd's directory of the jobs' control sockets on this host (Attach).
     ctl_dir: std::path::PathBuf,
+    /// `LSF_SERVERDIR` (eexec).
+    serverdir: std::path::PathBuf,
+}
+
+/// Is `p` a file someone may execute? One `stat`.
+fn is_executable(p: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 impl std::fmt::Debug for ResService {
@@ -44,12 +52,14 @@ impl ResService {
         verifier: Arc<Verifier>,
         root_rex: bool,
         ctl_dir: std::path::PathBuf,
+        serverdir: std::path::PathBuf,
     ) -> ResService {
         ResService {
             host,
             verifier,
             root_rex,
             ctl_dir,
+            serverdir,
         }
     }
 }
@@ -60,6 +70,7 @@ pub(crate) fn refused(e: TaskError) -> Status {
         TaskError::NotFound(_) => Status::not_found(e.to_string()),
         TaskError::Empty => Status::invalid_argument(e.to_string()),
         TaskError::NoUser(..) | TaskError::Start(..) => Status::failed_precondition(e.to_string()),
+        TaskError::EexecInput => Status::invalid_argument(e.to_string()),
     }
 }
 
@@ -108,8 +119,10 @@ impl Res for ResService {
                 ));
             }
         };
-        let task =
-            UserTask::prepare(&who.user, &start, &self.host, self.root_rex).map_err(refused)?;
+        let eexec = self.serverdir.join("eexec");
+        let eexec = is_executable(&eexec).then_some(eexec.as_path());
+        let task = UserTask::prepare(&who.user, &start, &self.host, self.root_rex, eexec)
+            .map_err(refused)?;
         let pty = start.pty.then(|| {
             let size = |v: u32, default: u16| match u16::try_from(v) {
                 Ok(0) | Err(_) => default,

@@ -18,6 +18,7 @@ pub(crate) fn in_own_session_as(
     umask: u32,
     cwd: CString,
     tty: bool,
+    fd3: Option<std::os::fd::RawFd>,
 ) {
     let ids = become_user.map(|b| {
         (
@@ -35,6 +36,11 @@ pub(crate) fn in_own_session_as(
     unsafe {
         cmd.pre_exec(move || {
             nix::unistd::setsid()?;
+            if let Some(fd) = fd3
+                && libc::dup2(fd, 3) < 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
             if tty && libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
                 return Err(std::io::Error::last_os_error());
             }

@@ -23,6 +23,8 @@ pub enum TaskError {
     NotFound(String),
     #[error("Cannot start {0}: {1}")]
     Start(String, std::io::Error),
+    #[error("The esub output for eexec is longer than {MAX_EEXEC_INPUT} bytes")]
+    EexecInput,
 }
 
 /// The identity a task takes (when RES runs as root).
@@ -45,7 +47,13 @@ pub struct UserTask {
     /// Said on the task's standard error before it runs (a working directory that
     /// does not exist here).
     pub notes: String,
+    /// eexec's standard input (what the command's esub printed), when eexec runs first.
+    pub eexec_input: Option<Vec<u8>>,
 }
+
+/// The largest eexec input RES takes (it goes through a pipe written before the task
+/// starts): bsub's bound on esub output.
+pub const MAX_EEXEC_INPUT: usize = 60 * 1024;
 
 /// Quote `v` for `/bin/sh` with single quotes.
 fn sh_quote(v: &str) -> String {
@@ -54,12 +62,18 @@ fn sh_quote(v: &str) -> String {
 
 impl UserTask {
     /// The task `start` asks for, for `user` (as the credential proved it) on `host`.
-    /// `root_rex`: lsf.conf `LSF_ROOT_REX` is set (root's tasks may run).
+    /// `root_rex`: lsf.conf `LSF_ROOT_REX` is set (root's tasks may run). `eexec`:
+    /// `LSF_SERVERDIR/eexec` when it is there: it runs first (seed 001: "the RES runs
+    /// eexec before starting the task", each time, only at its start), as the user with
+    /// the task's environment, `LS_EXEC_T=START` and `LS_JOBPID` (the process that then
+    /// becomes the task), what the esub printed on its standard input; the task waits for
+    /// it. Not for a file operation (lsrcp).
     pub fn prepare(
         user: &str,
         start: &TaskStart,
         host: &str,
         root_rex: bool,
+        eexec: Option<&Path>,
     ) -> Result<UserTask, TaskError> {
         if start.argv.first().is_none_or(|a| a.is_empty()) {
             return Err(TaskError::Empty);
@@ -130,6 +144,26 @@ impl UserTask {
             ],
             None => start.argv.clone(),
         };
+        let (argv, eexec_input) = match eexec.filter(|_| !start.file_op) {
+            Some(path) => {
+                if start.eexec_input.len() > MAX_EEXEC_INPUT {
+                    return Err(TaskError::EexecInput);
+                }
+                env.retain(|(k, _)| k != "LS_EXEC_T");
+                env.push(("LS_EXEC_T".to_owned(), "START".to_owned()));
+                let mut wrapped = vec![
+                    "/bin/sh".to_owned(),
+                    "-c".to_owned(),
+                    // eexec reads its input on fd 3 (RES's pipe); then the task replaces
+                    // the shell, whose pid eexec had as LS_JOBPID.
+                    "LS_JOBPID=$$ \"$0\" <&3 3<&-; exec 3<&-; exec \"$@\"".to_owned(),
+                    path.to_string_lossy().into_owned(),
+                ];
+                wrapped.extend(argv);
+                (wrapped, Some(start.eexec_input.clone()))
+            }
+            None => (argv, None),
+        };
         Ok(UserTask {
             argv,
             env,
@@ -137,6 +171,7 @@ impl UserTask {
             umask: start.umask & 0o777,
             become_user,
             notes,
+            eexec_input,
         })
     }
 
@@ -184,12 +219,27 @@ impl UserTask {
         };
         let cwd = std::ffi::CString::new(self.cwd.as_os_str().as_encoded_bytes())
             .map_err(|e| failed(std::io::Error::other(e)))?;
+        // eexec's input: a pipe filled (it fits, MAX_EEXEC_INPUT) and closed before the
+        // task starts, its read end the child's fd 3.
+        let eexec_in = match &self.eexec_input {
+            Some(bytes) => {
+                use std::io::Write;
+                let (r, w) = nix::unistd::pipe2(
+                    nix::fcntl::OFlag::O_CLOEXEC | nix::fcntl::OFlag::O_NONBLOCK,
+                )
+                .map_err(|e| failed(e.into()))?;
+                std::fs::File::from(w).write_all(bytes).map_err(failed)?;
+                Some(r)
+            }
+            None => None,
+        };
         crate::sys::in_own_session_as(
             &mut cmd,
             self.become_user.clone(),
             self.umask,
             cwd,
             pty.is_some(),
+            eexec_in.as_ref().map(std::os::fd::AsRawFd::as_raw_fd),
         );
         let mut child = cmd.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => TaskError::NotFound(program.clone()),
@@ -270,8 +320,8 @@ mod tests {
     #[test]
     fn a_task_gets_its_directory_path_and_job_starter() {
         let user = me();
-        let t =
-            UserTask::prepare(&user, &start(&["true"], "/", &[]), "hostA", true).expect("prepared");
+        let t = UserTask::prepare(&user, &start(&["true"], "/", &[]), "hostA", true, None)
+            .expect("prepared");
         assert_eq!(t.cwd, PathBuf::from("/"));
         assert!(t.notes.is_empty());
         assert!(t.env.iter().any(|(k, v)| k == "PATH" && v == DEFAULT_PATH));
@@ -284,6 +334,7 @@ mod tests {
             ),
             "hostA",
             true,
+            None,
         )
         .expect("prepared");
         assert!(
@@ -293,19 +344,44 @@ mod tests {
         assert_eq!(t.argv, vec!["/bin/sh", "-c", "/bin/sh -c 'echo a b'"]);
     }
 
+    /// Seed 001: "the RES runs eexec before starting the task" (with what the esub
+    /// printed on its standard input, LS_EXEC_T=START); not for lsrcp's file operations.
+    #[test]
+    fn eexec_runs_before_the_task_with_the_esub_output() {
+        let eexec = Path::new("/srv/eexec");
+        let mut s = start(&["echo", "hi"], "/", &[]);
+        s.eexec_input = b"from esub".to_vec();
+        let t = UserTask::prepare(&me(), &s, "hostA", true, Some(eexec)).expect("prepared");
+        assert_eq!(t.argv[0], "/bin/sh");
+        assert_eq!(t.argv[3..], ["/srv/eexec", "echo", "hi"]);
+        assert!(t.argv[2].contains("<&3"), "{:?}", t.argv);
+        assert_eq!(t.eexec_input.as_deref(), Some(&b"from esub"[..]));
+        assert!(t.env.iter().any(|(k, v)| k == "LS_EXEC_T" && v == "START"));
+        s.file_op = true;
+        let t = UserTask::prepare(&me(), &s, "hostA", true, Some(eexec)).expect("prepared");
+        assert_eq!(t.argv, ["echo", "hi"]);
+        assert!(t.eexec_input.is_none());
+        s.file_op = false;
+        s.eexec_input = vec![b'x'; MAX_EEXEC_INPUT + 1];
+        assert!(matches!(
+            UserTask::prepare(&me(), &s, "hostA", true, Some(eexec)),
+            Err(TaskError::EexecInput)
+        ));
+    }
+
     #[test]
     fn root_needs_lsf_root_rex_and_an_unknown_user_or_empty_command_is_refused() {
         let s = start(&["true"], "/", &[]);
         assert!(matches!(
-            UserTask::prepare("root", &s, "hostA", false),
+            UserTask::prepare("root", &s, "hostA", false, None),
             Err(TaskError::Permission)
         ));
         assert!(matches!(
-            UserTask::prepare("no-such-user-here", &s, "hostA", true),
+            UserTask::prepare("no-such-user-here", &s, "hostA", true, None),
             Err(TaskError::NoUser(..))
         ));
         assert!(matches!(
-            UserTask::prepare(&me(), &start(&[], "/", &[]), "hostA", true),
+            UserTask::prepare(&me(), &start(&[], "/", &[]), "hostA", true, None),
             Err(TaskError::Empty)
         ));
     }

@@ -159,7 +159,12 @@ async fn run(config: &basalt_config::Config, a: &LsgrunArgs) -> u8 {
         eprintln!("lsgrun: Not enough host(s) currently eligible");
         return 255;
     }
-    let setup = super::TaskSetup::here(false);
+    let mut setup = super::TaskSetup::here(false);
+    // LSF_SERVERDIR/esub, once; its output goes to each host's eexec.
+    setup.eexec_input = match super::esub(config, "lsgrun", &a.argv) {
+        Ok(out) => out,
+        Err(_) => return 255,
+    };
     let one = |host: String| {
         let setup = setup.clone();
         async move {

@@ -153,7 +153,10 @@ fn open_local(
 /// Copy `from` to `to`.
 pub async fn copy(config: &Config, from: &Place, to: &Place, append: bool) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
-    let setup = TaskSetup::here(false);
+    let setup = TaskSetup {
+        file_op: true,
+        ..TaskSetup::here(false)
+    };
     let source_name = match from {
         Place::Local(p) => base_name(&p.to_string_lossy()),
         Place::Remote { path, .. } => base_name(path),

@@ -70,6 +70,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         Err(code) => return code,
     };
     let local = crate::batch::local_host(&config);
+    let mut refused = None;
     let result = crate::block_on_leaving_reads(async {
         let reply = super::master_hosts(&config)
             .await
@@ -84,6 +85,14 @@ pub fn main(args: Vec<String>) -> ExitCode {
             );
         }
         let mut setup = super::TaskSetup::here(true);
+        // As it connects: LSF_SERVERDIR/esub, whose output goes to the host's eexec.
+        setup.eexec_input = match super::esub(&config, "lsrun", &a.argv) {
+            Ok(out) => out,
+            Err(code) => {
+                refused = Some(code);
+                return Ok(0);
+            }
+        };
         let _raw = if a.pty {
             use std::os::fd::AsFd;
             setup.pty =
@@ -96,6 +105,9 @@ pub fn main(args: Vec<String>) -> ExitCode {
             .await
             .map_err(|e| format!("{host}: {e}"))
     });
+    if let Some(code) = refused {
+        return code;
+    }
     match result {
         Ok(Ok(raw)) => ExitCode::from(super::exit_code(raw)),
         Ok(Err(e)) => {

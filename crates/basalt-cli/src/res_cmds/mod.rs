@@ -129,6 +129,10 @@ pub struct TaskSetup {
     pub stdin: bool,
     /// Run the task under a pseudo-terminal of this window size (rows, columns).
     pub pty: Option<(u32, u32)>,
+    /// What the command's esub printed: the standard input of the host's eexec.
+    pub eexec_input: Vec<u8>,
+    /// A file operation (lsrcp): the host runs no eexec for it.
+    pub file_op: bool,
 }
 
 impl TaskSetup {
@@ -146,6 +150,50 @@ impl TaskSetup {
             umask: umask.bits(),
             stdin,
             pty: None,
+            eexec_input: Vec::new(),
+            file_op: false,
+        }
+    }
+}
+
+/// Run `LSF_SERVERDIR/esub` (and the `LSB_ESUB_METHOD` ones) for `invoke` (`lsrun`,
+/// `lsgrun`) and `argv`, as bsub does for a job: seed 001, "lsrun invokes esub" (at
+/// ls_connect time; what it prints goes to each task's eexec). Its parameter file has
+/// `LSB_SUB_COMMAND_LINE`; what it writes to the modify files does not apply (a task is
+/// not a job). Ok: its standard output (empty without an esub). Err: the exit after
+/// its refusal (`Request aborted by esub`, 255) or a failure.
+pub fn esub(config: &Config, invoke: &str, argv: &[String]) -> Result<Vec<u8>, ExitCode> {
+    use crate::batch::bsub::{ABORTED, Verdict, esub_method, plan, quote, run_for};
+    let method = esub_method(config);
+    let esubs = match plan(&config.serverdir(), method.as_deref(), None) {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("{invoke}: {e}");
+            return Err(crate::fail());
+        }
+    };
+    if esubs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let parm = format!("LSB_SUB_COMMAND_LINE={}\n", quote(&argv.join(" ")));
+    match run_for(&esubs, &parm, None, false, invoke) {
+        Ok(Verdict::Aborted) => {
+            eprintln!("{invoke}: {ABORTED}");
+            Err(crate::fail())
+        }
+        Ok(Verdict::Accepted { stdout, .. }) => {
+            if stdout.len() > basalt_core::bounds::MAX_ESUB_OUTPUT {
+                eprintln!(
+                    "{invoke}: the esub output for eexec is longer than {} bytes",
+                    basalt_core::bounds::MAX_ESUB_OUTPUT
+                );
+                return Err(crate::fail());
+            }
+            Ok(stdout)
+        }
+        Err(e) => {
+            eprintln!("{invoke}: {e}");
+            Err(crate::fail())
         }
     }
 }
@@ -223,6 +271,8 @@ pub async fn run_task_with(
         pty: setup.pty.is_some(),
         rows: setup.pty.map_or(0, |p| p.0),
         cols: setup.pty.map_or(0, |p| p.1),
+        eexec_input: setup.eexec_input.clone(),
+        file_op: setup.file_op,
     });
     let end = session(config, host, start, setup.pty.is_some(), from, to).await?;
     let raw = end
@@ -247,6 +297,8 @@ pub async fn run_task_counted(
         pty: false,
         rows: 0,
         cols: 0,
+        eexec_input: setup.eexec_input.clone(),
+        file_op: setup.file_op,
     });
     let from = if setup.stdin {
         TaskInputFrom::Stdin

@@ -153,6 +153,18 @@ pub fn run(
     additional: Option<&str>,
     keep_stdin: bool,
 ) -> Result<Verdict, String> {
+    run_for(esubs, parm, additional, keep_stdin, "bsub")
+}
+
+/// [`run`] for command `invoke` (`LSF_INVOKE_CMD`: `bsub`, or `lsrun`/`lsgrun`, which
+/// run esub too: seed 001, "lsrun invokes esub").
+pub fn run_for(
+    esubs: &[Esub],
+    parm: &str,
+    additional: Option<&str>,
+    keep_stdin: bool,
+    invoke: &str,
+) -> Result<Verdict, String> {
     use std::os::unix::process::ExitStatusExt;
     let dir = tempfile::Builder::new()
         .prefix("bsub.esub.")
@@ -171,7 +183,7 @@ pub fn run(
             .env("LSB_SUB_ABORT_VALUE", ABORT_VALUE.to_string())
             .env("LSB_SUB_MODIFY_FILE", &modify_path)
             .env("LSB_SUB_MODIFY_ENVFILE", &env_path)
-            .env("LSF_INVOKE_CMD", "bsub")
+            .env("LSF_INVOKE_CMD", invoke)
             .stdin(if keep_stdin {
                 Stdio::inherit()
             } else {
