@@ -9,7 +9,7 @@
 
 use anyhow::{Result, anyhow};
 use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, wait_for, work_dir};
-use std::io::{BufRead, Read, Write};
+use std::io::{BufRead, Write};
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
@@ -21,10 +21,7 @@ fn text(b: &[u8]) -> String {
 
 /// The job id of bsub's `Job <N> is submitted ...` line.
 fn job_id(line: &str) -> Result<u64> {
-    line.split(['<', '>'])
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .ok_or_else(|| anyhow!("no job id in {line:?}"))
+    basalt_testkit::jobs::job_id(line).ok_or_else(|| anyhow!("no job id in {line:?}"))
 }
 
 /// A running bsub's first line (its `Job <N> is submitted` line) and the job id.
@@ -116,20 +113,7 @@ fn bsub_i_connects_an_interactive_job_to_the_terminal_and_returns_its_exit_code(
 
     // -Ip: under a pseudo-terminal of this terminal's size (set when bsub attaches,
     // before what is typed reaches it).
-    let ws = nix::pty::Winsize {
-        ws_row: 33,
-        ws_col: 101,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    let pty = nix::pty::openpty(&ws, None)?;
-    for fd in [&pty.master, &pty.slave] {
-        nix::fcntl::fcntl(
-            fd,
-            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
-        )?;
-    }
-    let slave = std::fs::File::from(pty.slave);
+    let (mut master, slave) = basalt_testkit::jobs::test_pty(33, 101)?;
     let mut child = c
         .command("bsub")
         .args([
@@ -143,18 +127,9 @@ fn bsub_i_connects_an_interactive_job_to_the_terminal_and_returns_its_exit_code(
         .stdout(slave.try_clone()?)
         .stderr(slave)
         .spawn()?;
-    let mut master = std::fs::File::from(pty.master);
     master.write_all(b"typed\r")?;
     let status = wait_exit(&mut child)?;
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    while let Ok(n) = master.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        seen.extend_from_slice(&buf[..n]);
-    }
-    let seen = text(&seen);
+    let seen = basalt_testkit::jobs::read_pty(master);
     assert_eq!(status.code(), Some(0), "{seen}");
     assert!(seen.contains("is-a-tty"), "{seen:?}");
     assert!(seen.contains("33 101"), "{seen:?}");

@@ -88,20 +88,7 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
 
     // -P: under a pseudo-terminal there, of this terminal's size (a pty of the test's).
-    let ws = nix::pty::Winsize {
-        ws_row: 30,
-        ws_col: 100,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    let pty = nix::pty::openpty(&ws, None)?;
-    for fd in [&pty.master, &pty.slave] {
-        nix::fcntl::fcntl(
-            fd,
-            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
-        )?;
-    }
-    let slave = std::fs::File::from(pty.slave);
+    let (master, slave) = basalt_testkit::jobs::test_pty(30, 100)?;
     let mut child = c
         .command("lsrun")
         .args([
@@ -118,16 +105,7 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
         .stderr(slave)
         .spawn()?;
     let status = child.wait()?;
-    let mut seen = Vec::new();
-    let mut master = std::fs::File::from(pty.master);
-    let mut buf = [0u8; 4096];
-    while let Ok(n) = std::io::Read::read(&mut master, &mut buf) {
-        if n == 0 {
-            break;
-        }
-        seen.extend_from_slice(&buf[..n]);
-    }
-    let seen = text(&seen);
+    let seen = basalt_testkit::jobs::read_pty(master);
     assert_eq!(status.code(), Some(0), "{seen}");
     assert!(seen.contains("is-a-tty"), "{seen:?}");
     assert!(seen.contains("30 100"), "{seen:?}");
@@ -406,10 +384,7 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
         ])
         .output()?;
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
-    let id = text(&o.stdout)
-        .split(['<', '>'])
-        .nth(1)
-        .and_then(|n| n.parse::<u64>().ok())
+    let id = basalt_testkit::jobs::job_id(&text(&o.stdout))
         .ok_or_else(|| anyhow::anyhow!("bsub: {}", text(&o.stdout)))?;
     let long = c
         .stdout_ok("bjobs", &["-l", &id.to_string()])
@@ -440,10 +415,7 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
             ),
         ])
         .output()?;
-    let id = text(&o.stdout)
-        .split(['<', '>'])
-        .nth(1)
-        .and_then(|n| n.parse::<u64>().ok())
+    let id = basalt_testkit::jobs::job_id(&text(&o.stdout))
         .ok_or_else(|| anyhow::anyhow!("bsub: {}", text(&o.stderr)))?;
     let task_pids: Vec<i32> = wait_for("both tasks to run", LONG, || {
         let p: Vec<i32> = std::fs::read_to_string(&pids)

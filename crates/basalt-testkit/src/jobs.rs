@@ -138,3 +138,40 @@ pub fn skip(test: &str, why: &str) {
     use std::io::Write as _;
     let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {why}");
 }
+
+/// A pseudo-terminal of `rows` x `cols` for a command under test (its standard streams
+/// the slave, the test driving the master): (master, slave), both close-on-exec.
+pub fn test_pty(rows: u16, cols: u16) -> Result<(std::fs::File, std::fs::File)> {
+    let ws = nix::pty::Winsize {
+        ws_row: rows,
+        ws_col: cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    let pty = nix::pty::openpty(&ws, None)?;
+    for fd in [&pty.master, &pty.slave] {
+        nix::fcntl::fcntl(
+            fd,
+            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+        )?;
+    }
+    Ok((
+        std::fs::File::from(pty.master),
+        std::fs::File::from(pty.slave),
+    ))
+}
+
+/// Everything the master of a test's pseudo-terminal gives until its slave is closed
+/// everywhere.
+pub fn read_pty(mut master: std::fs::File) -> String {
+    use std::io::Read;
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = master.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        seen.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&seen).into_owned()
+}

@@ -262,19 +262,15 @@ pub async fn run_task_with(
     from: TaskInputFrom,
     to: TaskOutputTo,
 ) -> Result<(i32, Vec<u8>, Vec<u8>), String> {
-    let start = task_input::What::Start(TaskStart {
-        protocol: Some(basalt_proto::PROTOCOL),
-        argv: argv.to_vec(),
-        env: setup.env.clone(),
-        cwd: setup.cwd.clone(),
-        umask: setup.umask,
-        pty: setup.pty.is_some(),
-        rows: setup.pty.map_or(0, |p| p.0),
-        cols: setup.pty.map_or(0, |p| p.1),
-        eexec_input: setup.eexec_input.clone(),
-        file_op: setup.file_op,
-    });
-    let end = session(config, host, start, setup.pty.is_some(), from, to).await?;
+    let end = session(
+        config,
+        host,
+        task_start(argv, setup),
+        setup.pty.is_some(),
+        from,
+        to,
+    )
+    .await?;
     let raw = end
         .status
         .ok_or("the connection to RES broke before the task ended")?;
@@ -288,18 +284,11 @@ pub async fn run_task_counted(
     argv: &[String],
     setup: &TaskSetup,
 ) -> Result<(i32, Option<basalt_proto::res::TaskUsage>), String> {
-    let start = task_input::What::Start(TaskStart {
-        protocol: Some(basalt_proto::PROTOCOL),
-        argv: argv.to_vec(),
-        env: setup.env.clone(),
-        cwd: setup.cwd.clone(),
-        umask: setup.umask,
-        pty: false,
-        rows: 0,
-        cols: 0,
-        eexec_input: setup.eexec_input.clone(),
-        file_op: setup.file_op,
-    });
+    let setup = TaskSetup {
+        pty: None,
+        ..setup.clone()
+    };
+    let start = task_start(argv, &setup);
     let from = if setup.stdin {
         TaskInputFrom::Stdin
     } else {
@@ -310,6 +299,22 @@ pub async fn run_task_counted(
         .status
         .ok_or("the connection to RES broke before the task ended")?;
     Ok((raw, end.usage))
+}
+
+/// The first message of a task's `Run` stream.
+fn task_start(argv: &[String], setup: &TaskSetup) -> task_input::What {
+    task_input::What::Start(TaskStart {
+        protocol: Some(basalt_proto::PROTOCOL),
+        argv: argv.to_vec(),
+        env: setup.env.clone(),
+        cwd: setup.cwd.clone(),
+        umask: setup.umask,
+        pty: setup.pty.is_some(),
+        rows: setup.pty.map_or(0, |p| p.0),
+        cols: setup.pty.map_or(0, |p| p.1),
+        eexec_input: setup.eexec_input.clone(),
+        file_op: setup.file_op,
+    })
 }
 
 /// How a RES stream ended: the task's raw wait status when one came, its kept output

@@ -10,42 +10,15 @@
 //! and Ctrl-C is a character for the job's terminal). `bkill` ends the job and bsub
 //! with it; bsub going away kills the job.
 
-use super::wait::wait_view;
+use super::wait::{job_state, wait_view};
 use basalt_proto::mbatchd::mbatchd_client::MbatchdClient;
-use basalt_proto::mbatchd::{JobInfo, JobRef, JobsRequest, SignalKind, SignalRequest};
+use basalt_proto::mbatchd::{JobRef, SignalKind, SignalRequest};
 use basalt_runtime::AuthChannel;
 use std::process::ExitCode;
 use std::time::Duration;
 
 /// How often the job's state is asked for.
 const POLL: Duration = Duration::from_millis(100);
-
-/// The job's elements as mbatchd has them (None: the answer was lost; ask again).
-async fn job_state(
-    config: &basalt_config::Config,
-    client: &mut MbatchdClient<AuthChannel>,
-    job_id: u64,
-) -> Result<Option<Vec<JobInfo>>, String> {
-    let req = JobsRequest {
-        ids: vec![JobRef {
-            job_id,
-            idx: 0,
-            has_idx: false,
-        }],
-        user: "all".into(),
-        ..Default::default()
-    };
-    match client.jobs(req).await {
-        Ok(r) => Ok(Some(r.into_inner().jobs)),
-        Err(s) if super::answer_lost(&s) => {
-            if let Ok(c) = super::super::connect_mbatchd(config).await {
-                *client = c;
-            }
-            Ok(None)
-        }
-        Err(s) => Err(super::super::status_text(&s)),
-    }
-}
 
 /// Kill the job (as `bkill` does).
 async fn kill(client: &mut MbatchdClient<AuthChannel>, job_id: u64) {

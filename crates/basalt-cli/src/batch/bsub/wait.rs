@@ -58,6 +58,34 @@ pub fn wait_view(jobs: &[JobInfo]) -> WaitView {
     v
 }
 
+/// The job's elements as mbatchd has them (None: the answer was lost, mbatchd restarting
+/// or moving; `client` is connected again: ask again).
+pub(super) async fn job_state(
+    config: &basalt_config::Config,
+    client: &mut basalt_proto::mbatchd::mbatchd_client::MbatchdClient<basalt_runtime::AuthChannel>,
+    job_id: u64,
+) -> Result<Option<Vec<JobInfo>>, String> {
+    let req = JobsRequest {
+        ids: vec![JobRef {
+            job_id,
+            idx: 0,
+            has_idx: false,
+        }],
+        user: "all".into(),
+        ..Default::default()
+    };
+    match client.jobs(req).await {
+        Ok(r) => Ok(Some(r.into_inner().jobs)),
+        Err(s) if super::answer_lost(&s) => {
+            if let Ok(c) = super::super::connect_mbatchd(config).await {
+                *client = c;
+            }
+            Ok(None)
+        }
+        Err(s) => Err(super::super::status_text(&s)),
+    }
+}
+
 /// Wait for job `job_id` (all its elements for an array) as `bsub -K` does.
 pub async fn wait_for_job(
     config: &basalt_config::Config,
@@ -74,26 +102,11 @@ pub async fn wait_for_job(
     loop {
         tokio::time::sleep(wait).await;
         wait = POLL;
-        let req = JobsRequest {
-            ids: vec![JobRef {
-                job_id,
-                idx: 0,
-                has_idx: false,
-            }],
-            user: "all".into(),
-            ..Default::default()
-        };
-        let jobs = match client.jobs(req).await {
-            Ok(r) => r.into_inner().jobs,
-            Err(s) if super::answer_lost(&s) => {
-                // mbatchd restarting or moving: ask again.
-                if let Ok(c) = super::super::connect_mbatchd(config).await {
-                    client = c;
-                }
-                continue;
-            }
-            Err(s) => {
-                eprintln!("{}", super::super::status_text(&s));
+        let jobs = match job_state(config, &mut client, job_id).await {
+            Ok(Some(j)) => j,
+            Ok(None) => continue,
+            Err(e) => {
+                eprintln!("{e}");
                 return crate::fail();
             }
         };
