@@ -199,3 +199,43 @@ fn a_cached_user_still_meets_the_root_refusal_of_each_job() {
         third.expect("not root: nothing to refuse");
     }
 }
+
+/// An interactive job's streams: pipes (`-I`) or one pseudo-terminal (`-Ip`, `-Is`, its
+/// controlling terminal); the supervisor keeps the other end of each stream the job got
+/// (a stream a file took has none).
+#[test]
+fn interactive_streams_are_pipes_or_a_terminal_and_files_take_theirs() {
+    use super::interactive::{PTY, STDERR, STDIN, STDOUT, Terminal};
+    use std::io::{Read, Write};
+    let bits = |io: &super::interactive::JobIo| io.ends.iter().map(|(b, _)| *b).collect::<Vec<_>>();
+    // -I, with -e: stdin and stdout are pipes; stderr is the file's.
+    let mut t = Terminal::open(1).expect("pipes");
+    let child_in = t.take(0).expect("stdin");
+    let mut child_out = t.take(1).expect("stdout");
+    assert_eq!(t.ctty(), None);
+    let io = t.finish().expect("ends");
+    assert_eq!(bits(&io), vec![STDIN, STDOUT]);
+    // What the job writes comes out of the kept end.
+    child_out.write_all(b"out").expect("write");
+    drop(child_out);
+    drop(child_in);
+    let mut got = String::new();
+    std::fs::File::from(io.ends.into_iter().nth(1).expect("stdout end").1)
+        .read_to_string(&mut got)
+        .expect("read");
+    assert_eq!(got, "out");
+    // -Ip with -i: the terminal takes stdout and stderr, and is the controlling one.
+    let mut t = Terminal::open(2).expect("pty");
+    assert!(t.take(1).is_some() && t.take(2).is_some());
+    assert_eq!(t.ctty(), Some(1));
+    assert_eq!(bits(&t.finish().expect("ends")), vec![PTY]);
+    // -I alone: three pipes; every stream to a file: nothing to attach to.
+    let mut t = Terminal::open(1).expect("pipes");
+    assert!((0..3).all(|i| t.take(i).is_some()));
+    assert_eq!(
+        bits(&t.finish().expect("ends")),
+        vec![STDIN, STDOUT, STDERR]
+    );
+    let t = Terminal::open(1).expect("pipes");
+    assert!(t.finish().is_none());
+}
