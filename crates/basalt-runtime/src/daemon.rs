@@ -101,6 +101,46 @@ pub fn light_runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
+/// The main of a daemon that reads the base configuration (`lsf.conf`,
+/// `lsf.shared`, `lsf.cluster.<cluster>`: lim, res): `-V`, the configuration (errors:
+/// not starting), `-C` (warnings and the cluster key checked), logging, then `run` with
+/// the configuration and the `-m` host; its error is reported as [`report_failure`] does.
+/// `E` is the daemon's error (shown with its whole chain, `{:#}`).
+pub fn base_daemon_main<E: Display>(
+    daemon: &str,
+    flags: &DaemonFlags,
+    run: impl FnOnce(std::sync::Arc<Config>, Option<&str>) -> Result<(), E>,
+) -> ExitCode {
+    if let Some(code) = flags.version_exit() {
+        return code;
+    }
+    let loaded = match basalt_config::load_lim(&flags.envdir()) {
+        Ok(l) => l,
+        Err(errors) => {
+            eprintln!("{daemon}: configuration errors, not starting:\n{errors}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if flags.check {
+        print_check_warnings(&loaded.warnings);
+        // The daemons do not start without a usable cluster key: say so now.
+        if let Err(e) = crate::cluster_keys(&loaded.config) {
+            eprintln!("{daemon}: {e}");
+            return ExitCode::FAILURE;
+        }
+        return check_passed();
+    }
+    let config = std::sync::Arc::new(loaded.config);
+    start_logging(&config, &loaded.warnings);
+    match run(config, flags.host.as_deref()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            report_failure(daemon, format_args!("{e:#}"));
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// A daemon stops on an error: log it and print `<daemon>: <error>` on stderr. Give
 /// an anyhow error as `format_args!("{e:#}")` to print its whole chain.
 pub fn report_failure(daemon: &str, e: impl Display) {

@@ -21,36 +21,7 @@ fn main() -> std::process::ExitCode {
     let args: Args = daemon::parse(
         "The host this LIM plays (a name from lsf.cluster.<cluster>); default: this machine's name",
     );
-    let flags = &args.daemon;
-    if let Some(code) = flags.version_exit() {
-        return code;
-    }
-    let envdir = flags.envdir();
-    let loaded = match basalt_config::load_lim(&envdir) {
-        Ok(l) => l,
-        Err(errors) => {
-            eprintln!("lim: configuration errors, not starting:\n{errors}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
-    if flags.check {
-        daemon::print_check_warnings(&loaded.warnings);
-        // The daemons do not start without a usable cluster key: say so now.
-        if let Err(e) = basalt_runtime::cluster_keys(&loaded.config) {
-            eprintln!("lim: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
-        return daemon::check_passed();
-    }
-    let config = Arc::new(loaded.config);
-    daemon::start_logging(&config, &loaded.warnings);
-    match run(config, flags.host.as_deref()) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            daemon::report_failure("lim", format_args!("{e:#}"));
-            std::process::ExitCode::FAILURE
-        }
-    }
+    daemon::base_daemon_main("lim", &args.daemon, run)
 }
 
 fn run(config: Arc<basalt_config::Config>, host: Option<&str>) -> anyhow::Result<()> {
