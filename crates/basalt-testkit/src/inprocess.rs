@@ -59,40 +59,71 @@ impl InProcessCluster {
     /// Start the RES of `host` on its address.
     pub async fn start_res(&mut self, host: &str) -> Result<()> {
         let addr = basalt_runtime::res_addr(&self.config, host)?;
-        let listener = bind_retry(addr).await?;
-        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-        let config = self.config.clone();
-        let me = host.to_owned();
-        let task = tokio::spawn(async move {
-            let shutdown = async move {
-                let _ = rx.await;
-            };
-            if let Err(e) = basalt_res::run(config, &me, listener, shutdown).await {
-                eprintln!("in-process RES {me}: {e}");
-            }
-        });
-        self.running
-            .insert(("res".to_owned(), host.to_owned()), (tx, task));
-        Ok(())
+        self.spawn_daemon(
+            "res",
+            host,
+            addr,
+            |config, me, listener, shutdown| async move {
+                basalt_res::run(config, &me, listener, shutdown)
+                    .await
+                    .map_err(|e| e.to_string())
+            },
+        )
+        .await
     }
 
     /// Start the LIM of `host` on its address.
     pub async fn start_host(&mut self, host: &str) -> Result<()> {
         let addr = basalt_runtime::lim_addr(&self.config, host)?;
+        self.spawn_daemon(
+            "lim",
+            host,
+            addr,
+            |config, me, listener, shutdown| async move {
+                basalt_lim::run(config, &me, listener, shutdown)
+                    .await
+                    .map_err(|e| e.to_string())
+            },
+        )
+        .await
+    }
+
+    /// Bind `addr` (retrying while a previous test's socket lingers) and run daemon
+    /// `kind` of `host` there as a task, until its entry in `running` is stopped.
+    async fn spawn_daemon<F, Fut>(
+        &mut self,
+        kind: &str,
+        host: &str,
+        addr: std::net::SocketAddr,
+        serve: F,
+    ) -> Result<()>
+    where
+        F: FnOnce(
+                std::sync::Arc<basalt_config::Config>,
+                String,
+                tokio::net::TcpListener,
+                std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+            ) -> Fut
+            + Send
+            + 'static,
+        Fut: std::future::Future<Output = std::result::Result<(), String>> + Send + 'static,
+    {
         let listener = bind_retry(addr).await?;
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
         let config = self.config.clone();
         let me = host.to_owned();
+        let what = kind.to_uppercase();
         let task = tokio::spawn(async move {
-            let shutdown = async move {
-                let _ = rx.await;
-            };
-            if let Err(e) = basalt_lim::run(config, &me, listener, shutdown).await {
-                eprintln!("in-process LIM {me}: {e}");
+            let shutdown: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> =
+                Box::pin(async move {
+                    let _ = rx.await;
+                });
+            if let Err(e) = serve(config, me.clone(), listener, shutdown).await {
+                eprintln!("in-process {what} {me}: {e}");
             }
         });
         self.running
-            .insert(("lim".to_owned(), host.to_owned()), (tx, task));
+            .insert((kind.to_owned(), host.to_owned()), (tx, task));
         Ok(())
     }
 
