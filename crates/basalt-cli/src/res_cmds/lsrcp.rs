@@ -219,35 +219,38 @@ pub async fn copy(config: &Config, from: &Place, to: &Place, append: bool) -> Re
     }
 }
 
-/// `lsrcp`.
-pub fn main(args: Vec<String>) -> ExitCode {
-    let items = match opts::parse(&args, &SPEC, false) {
-        Ok(i) => i,
-        Err(e) => {
-            eprintln!("lsrcp: {e}");
-            eprint!("{USAGE}");
-            return crate::fail();
-        }
-    };
+/// What `lsrcp` was asked: `-a`, the source and the target.
+#[derive(Debug, PartialEq, Eq)]
+struct Args {
+    append: bool,
+    src: String,
+    dst: String,
+}
+
+/// `Ok(None)`: `-h` or `-V`.
+fn parse(args: &[String]) -> Result<Option<Args>, String> {
     let mut append = false;
     let mut names = Vec::new();
-    for it in items {
+    for it in opts::parse(args, &SPEC, false).map_err(|e| e.to_string())? {
         match it {
             Item::Arg(a) => names.push(a),
-            Item::Opt(n, _) => match n.as_str() {
-                "h" => {
-                    eprint!("{USAGE}");
-                    return ExitCode::SUCCESS;
-                }
-                "V" => return crate::print_version(),
-                _ => append = true,
-            },
+            Item::Opt(n, _) if n == "h" || n == "V" => return Ok(None),
+            Item::Opt(_, _) => append = true,
         }
     }
-    let [src, dst] = names.as_slice() else {
-        eprint!("{USAGE}");
-        return crate::fail();
+    match <[String; 2]>::try_from(names) {
+        Ok([src, dst]) => Ok(Some(Args { append, src, dst })),
+        Err(_) => Err("a source and a target file are required".to_owned()),
+    }
+}
+
+/// `lsrcp`.
+pub fn main(args: Vec<String>) -> ExitCode {
+    let a = match super::parsed("lsrcp", &args, USAGE, parse(&args)) {
+        Ok(a) => a,
+        Err(code) => return code,
     };
+    let (src, dst, append) = (&a.src, &a.dst, a.append);
     let config = match crate::load_config("lsrcp") {
         Ok(c) => c,
         Err(code) => return code,
@@ -274,5 +277,21 @@ mod tests {
             "No such file or directory"
         );
         assert_eq!(base_name("/a/b/c.txt"), "c.txt");
+    }
+
+    #[test]
+    fn a_source_and_a_target_and_maybe_append() {
+        let s = |v: &[&str]| v.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
+        assert_eq!(
+            parse(&s(&["-a", "x", "hostB:y"])),
+            Ok(Some(Args {
+                append: true,
+                src: "x".into(),
+                dst: "hostB:y".into()
+            }))
+        );
+        assert_eq!(parse(&s(&["-h"])), Ok(None));
+        assert!(parse(&s(&["x"])).is_err());
+        assert!(parse(&s(&["-z", "x", "y"])).is_err());
     }
 }
