@@ -177,7 +177,8 @@ fn bsub_i_connects_an_interactive_job_to_the_terminal_and_returns_its_exit_code(
     let mut q = std::fs::read_to_string(&qfile)?;
     q.push_str(
         "\nBegin Queue\nQUEUE_NAME = batchonly\nPRIORITY = 20\nINTERACTIVE = NO\nEnd Queue\n\
-         \nBegin Queue\nQUEUE_NAME = ionly\nPRIORITY = 20\nINTERACTIVE = ONLY\nEnd Queue\n",
+         \nBegin Queue\nQUEUE_NAME = ionly\nPRIORITY = 20\nINTERACTIVE = ONLY\nEnd Queue\n\
+         \nBegin Queue\nQUEUE_NAME = again\nPRIORITY = 20\nREQUEUE_EXIT_VALUES = 3\nEnd Queue\n",
     );
     std::fs::write(&qfile, q)?;
     c.ok("badmin", &["reconfig"])?;
@@ -215,6 +216,22 @@ fn bsub_i_connects_an_interactive_job_to_the_terminal_and_returns_its_exit_code(
         .output()?;
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert!(text(&o.stdout).ends_with("only-here\n"));
+    // A job requeued by its exit value runs again, and bsub attaches to that run too.
+    let o = c
+        .command("bsub")
+        .args([
+            "-I",
+            "-q",
+            "again",
+            "if [ -e marker ]; then echo second; exit 0; fi; touch marker; echo first; exit 3",
+        ])
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .output()?;
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{out}{}", text(&o.stderr));
+    assert!(out.ends_with("\nfirst\nsecond\n"), "{out}");
+
     // -I with -K is refused.
     let o = c
         .command("bsub")

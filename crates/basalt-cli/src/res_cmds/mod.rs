@@ -320,6 +320,8 @@ fn task_start(argv: &[String], setup: &TaskSetup) -> task_input::What {
 /// How a RES stream ended: the task's raw wait status when one came, its kept output
 /// and error, what it used.
 struct Ended {
+    /// The pid the RES said the task (or attached job) has.
+    started_pid: Option<u32>,
     status: Option<i32>,
     out: Vec<u8>,
     err: Vec<u8>,
@@ -329,14 +331,15 @@ struct Ended {
 /// Attach to interactive batch job `job_id[idx]` running on `host` (`bsub -I`, `-Ip`,
 /// `-Is`) through its RES: the job's output comes to this process's standard output and
 /// error until it ends, this process's standard input and signals go to the job; `pty`:
-/// the job's pseudo-terminal has this window size. Err: why it could not attach.
+/// the job's pseudo-terminal has this window size. Ok: the pid of the job's run it was
+/// attached to. Err: why it could not attach.
 pub async fn attach_job(
     config: &Config,
     host: &str,
     job_id: u64,
     idx: u32,
     pty: Option<(u32, u32)>,
-) -> Result<(), String> {
+) -> Result<u32, String> {
     let attach = task_input::What::Attach(AttachJob {
         protocol: Some(basalt_proto::PROTOCOL),
         job_id,
@@ -353,7 +356,7 @@ pub async fn attach_job(
         TaskOutputTo::Stdout,
     )
     .await
-    .map(|_| ())
+    .map(|end| end.started_pid.unwrap_or(0))
 }
 
 /// One RES stream that `first` opens (a task's start: `Run`; a job to attach to:
@@ -466,6 +469,7 @@ async fn session(
     let (mut kept_out, mut kept_err) = (Vec::new(), Vec::new());
     let mut status = Ok(None);
     let mut usage = None;
+    let mut started_pid = None;
     loop {
         match output.message().await {
             Ok(Some(m)) => match m.what {
@@ -495,7 +499,8 @@ async fn session(
                     break;
                 }
                 Some(task_output::What::Usage(u)) => usage = Some(u),
-                Some(task_output::What::Started(_)) | None => {}
+                Some(task_output::What::Started(s)) => started_pid = Some(s.pid),
+                None => {}
             },
             Ok(None) => break,
             Err(s) => {
@@ -509,6 +514,7 @@ async fn session(
         s.abort();
     }
     status.map(|status| Ended {
+        started_pid,
         status,
         out: kept_out,
         err: kept_err,

@@ -35,7 +35,8 @@ async fn kill(client: &mut MbatchdClient<AuthChannel>, job_id: u64) {
 }
 
 /// Wait for interactive job `job_id` to start, attach to it and relay its streams; its
-/// exit code once it ended. `mode`: 1 `-I`, 2 `-Ip`, 3 `-Is`.
+/// exit code once it ended. `mode`: 1 `-I`, 2 `-Ip`, 3 `-Is`. A job requeued to run
+/// again (REQUEUE_EXIT_VALUES, brequeue) is waited for and attached to again.
 pub async fn run_interactive(
     config: &basalt_config::Config,
     mut client: MbatchdClient<AuthChannel>,
@@ -43,90 +44,95 @@ pub async fn run_interactive(
     mode: u32,
 ) -> ExitCode {
     eprintln!("<<Waiting for dispatch ...>>");
-    let mut interrupt =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
-    let host = loop {
-        let jobs = match job_state(config, &mut client, job_id).await {
-            Ok(Some(j)) => j,
-            Ok(None) => {
-                tokio::time::sleep(POLL).await;
-                continue;
-            }
-            Err(e) => {
-                eprintln!("{e}");
-                return crate::fail();
-            }
-        };
-        if jobs.is_empty() {
-            eprintln!("Job <{job_id}> is not found");
-            return crate::fail();
-        }
-        let v = wait_view(&jobs);
-        if let Some(code) = v.done {
-            // Ended without starting (killed while pending), or before we saw it run.
-            return ExitCode::from(code);
-        }
-        if let Some(h) = v.started_on {
-            break h;
-        }
-        let got_interrupt = async {
-            match interrupt.as_mut() {
-                Some(s) => {
-                    s.recv().await;
-                }
-                None => std::future::pending::<()>().await,
-            }
-        };
-        tokio::select! {
-            () = tokio::time::sleep(POLL) => {}
-            () = got_interrupt => {
-                kill(&mut client, job_id).await;
-                eprintln!("<<Terminated while pending>>");
-                return ExitCode::from(130);
-            }
-        }
-    };
-    // From here SIGINT is relayed to the job (the task relay installs its handler;
-    // ours goes so that it is not counted twice).
-    drop(interrupt);
-    eprintln!("<<Starting on {host}>>");
-    let pty = (mode >= 2).then(|| {
-        use std::os::fd::AsFd;
-        crate::res_cmds::term::window_size(std::io::stdout().as_fd()).unwrap_or((24, 80))
-    });
-    let attached = {
-        let _raw = pty.and_then(|_| crate::res_cmds::term::RawMode::enter());
-        crate::res_cmds::attach_job(config, &host, job_id, 0, pty).await
-    };
-    if let Err(e) = attached {
-        // A job that ended meanwhile has its exit code; else it cannot be reached.
-        if let Ok(Some(jobs)) = job_state(config, &mut client, job_id).await
-            && let Some(code) = wait_view(&jobs).done
-        {
-            return ExitCode::from(code);
-        }
-        eprintln!("Cannot connect to the job on host <{host}>: {e}; killing it");
-        kill(&mut client, job_id).await;
-        return crate::fail();
-    }
-    // The job's output ended: its exit code once mbatchd has its end.
+    // The pid of the run attached to last (a requeued job's next run has another; 0
+    // until sbatchd said it).
+    let mut attached_run: Option<u32> = None;
     loop {
-        match job_state(config, &mut client, job_id).await {
-            Ok(Some(jobs)) => {
-                if let Some(code) = wait_view(&jobs).done {
-                    return ExitCode::from(code);
+        // While bsub is not attached, Ctrl-C kills the job (attached, the relay sends
+        // it to the job).
+        let mut interrupt =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
+        let host = loop {
+            let jobs = match job_state(config, &mut client, job_id).await {
+                Ok(Some(j)) => j,
+                Ok(None) => {
+                    tokio::time::sleep(POLL).await;
+                    continue;
                 }
-                if jobs.is_empty() {
-                    eprintln!("Job <{job_id}> is not found");
+                Err(e) => {
+                    eprintln!("{e}");
                     return crate::fail();
                 }
+            };
+            let Some(first) = jobs.first() else {
+                eprintln!("Job <{job_id}> is not found");
+                return crate::fail();
+            };
+            let v = wait_view(&jobs);
+            if let Some(code) = v.done {
+                // Ended: killed while pending, or its run's output is all here.
+                return ExitCode::from(code);
             }
-            Ok(None) => {}
+            if let Some(h) = v.started_on
+                && attached_run.is_none_or(|pid| first.pid != 0 && first.pid != pid)
+            {
+                break h;
+            }
+            let got_interrupt = async {
+                match interrupt.as_mut() {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = tokio::time::sleep(POLL) => {}
+                () = got_interrupt => {
+                    kill(&mut client, job_id).await;
+                    if attached_run.is_none() {
+                        eprintln!("<<Terminated while pending>>");
+                    }
+                    return ExitCode::from(130);
+                }
+            }
+        };
+        // From here SIGINT is relayed to the job (the task relay installs its handler;
+        // ours goes so that it is not counted twice).
+        drop(interrupt);
+        eprintln!("<<Starting on {host}>>");
+        let pty = (mode >= 2).then(|| {
+            use std::os::fd::AsFd;
+            crate::res_cmds::term::window_size(std::io::stdout().as_fd()).unwrap_or((24, 80))
+        });
+        let attached = {
+            let _raw = pty.and_then(|_| crate::res_cmds::term::RawMode::enter());
+            crate::res_cmds::attach_job(config, &host, job_id, 0, pty).await
+        };
+        match attached {
+            Ok(pid) => attached_run = Some(pid),
             Err(e) => {
-                eprintln!("{e}");
+                // A job that ended meanwhile has its exit code; else it cannot be reached.
+                let jobs = job_state(config, &mut client, job_id).await;
+                if let Ok(Some(jobs)) = &jobs {
+                    if let Some(code) = wait_view(jobs).done {
+                        return ExitCode::from(code);
+                    }
+                    // A run already attached to (mbatchd told its pid late): wait for
+                    // its end.
+                    if attached_run.is_some()
+                        && let Some(pid) = jobs.first().map(|j| j.pid)
+                    {
+                        attached_run = Some(pid);
+                        continue;
+                    }
+                }
+                eprintln!("Cannot connect to the job on host <{host}>: {e}; killing it");
+                kill(&mut client, job_id).await;
                 return crate::fail();
             }
         }
-        tokio::time::sleep(POLL).await;
+        // The run's output ended: its exit code once mbatchd has its end (or, requeued,
+        // its next run).
     }
 }
