@@ -134,6 +134,15 @@ fn bsub_i_connects_an_interactive_job_to_the_terminal_and_returns_its_exit_code(
     assert!(seen.contains("is-a-tty"), "{seen:?}");
     assert!(seen.contains("33 101"), "{seen:?}");
     assert!(seen.contains("got-typed"), "{seen:?}");
+    let id = job_id(&seen)?;
+    let long = c
+        .stdout_ok("bjobs", &["-l", &id.to_string()])
+        .unwrap_or_default();
+    assert!(
+        long.replace("\n                     ", "")
+            .contains("Interactive pseudo-terminal mode,"),
+        "{long}"
+    );
 
     // bkill ends the job, and bsub with it (the job's exit code: killed by SIGINT).
     let mut child = c

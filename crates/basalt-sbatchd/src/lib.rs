@@ -490,7 +490,7 @@ pub async fn run_with(
             )
         });
 
-        let service = service::SbdService::new(owner_tx.clone(), verifier);
+        let service = service::SbdService::new(owner_tx.clone(), verifier, stop_rx.clone());
         let router = tonic::transport::Server::builder()
             .add_service(
                 basalt_proto::sbatchd::sbatchd_server::SbatchdServer::new(service.clone())

@@ -18,11 +18,18 @@ use tonic::{Request, Response, Status, Streaming};
 pub struct SbdService {
     tx: mpsc::Sender<Msg>,
     auth: Verifier,
+    /// sbatchd is stopping: long-lived streams end (else the server's graceful stop
+    /// would wait for mbatchd to close them).
+    stop: tokio::sync::watch::Receiver<bool>,
 }
 
 impl SbdService {
-    pub fn new(tx: mpsc::Sender<Msg>, auth: Verifier) -> SbdService {
-        SbdService { tx, auth }
+    pub fn new(
+        tx: mpsc::Sender<Msg>,
+        auth: Verifier,
+        stop: tokio::sync::watch::Receiver<bool>,
+    ) -> SbdService {
+        SbdService { tx, auth, stop }
     }
 
     async fn ask<T>(&self, make: impl FnOnce(oneshot::Sender<T>) -> Msg) -> Result<T, Status> {
@@ -104,10 +111,19 @@ impl SbatchdPeer for SbdService {
         let mut inbound = request.into_inner();
         let (tx, rx) = mpsc::unbounded_channel();
         let me = self.clone();
+        let mut stop = self.stop.clone();
         tokio::spawn(async move {
             // Each order answered as soon as its job has started (or was refused): a
-            // slow start holds up no other.
-            while let Ok(Some(r)) = inbound.message().await {
+            // slow start holds up no other. sbatchd stopping ends the stream (mbatchd
+            // sends the next orders to the next sbatchd).
+            loop {
+                let r = tokio::select! {
+                    m = inbound.message() => match m {
+                        Ok(Some(r)) => r,
+                        _ => break,
+                    },
+                    _ = stop.wait_for(|s| *s) => break,
+                };
                 let (me, tx) = (me.clone(), tx.clone());
                 tokio::spawn(async move {
                     let tag = r.tag;

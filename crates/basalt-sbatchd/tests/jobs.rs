@@ -1732,6 +1732,22 @@ async fn start_orders_on_one_stream_are_answered_by_tag_and_refusals_in_band() {
         .expect("an answer");
     assert_eq!((again.tag, again.code), (10, 0), "{again:?}");
     assert_eq!(again.pid, got[&7].pid, "{again:?}");
+
+    // sbatchd stopping ends the stream (mbatchd's side still open): it does not wait for
+    // mbatchd to close it.
+    let mut h = h;
+    let stopping = std::time::Instant::now();
+    h.stop_sbd().await;
+    assert!(
+        stopping.elapsed() < Duration::from_secs(3),
+        "sbatchd took {:?} to stop with a start stream open",
+        stopping.elapsed()
+    );
+    let end = tokio::time::timeout(DEADLINE, answers.message())
+        .await
+        .expect("in time");
+    assert!(!matches!(end, Ok(Some(_))), "{end:?}");
+    drop(tx);
 }
 
 /// JOB_INCLUDE_POSTPROC=N (LSF's default): the job's end is reported as it ends (DONE,
