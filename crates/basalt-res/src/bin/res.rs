@@ -1,5 +1,6 @@
 //! `res` — the Remote Execution Server. Runs in the foreground (systemd `Type=simple`,
-//! `KillMode=process` so running tasks survive a restart of the daemon).
+//! `KillMode=process`: the tasks it runs, each in its own session, are not killed with
+//! it; their connections end with it).
 
 use anyhow::Context;
 use basalt_runtime::daemon::{self, DaemonFlags};
