@@ -178,6 +178,24 @@ fn bsub_i_connects_an_interactive_job_to_the_terminal_and_returns_its_exit_code(
     let _ = child.wait();
     wait_state(&c, id, "EXIT")?;
 
+    // A job whose bsub went away before it started: bkill ends it at once (its end is
+    // not held for an attach that will not come).
+    let mut child = c
+        .command("bsub")
+        .args(["-I", "-H", "-m", "hostC", "sleep 600"])
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let (id, _out) = submitted(&mut child)?;
+    child.kill()?;
+    let _ = child.wait();
+    c.ok("bresume", &[&id.to_string()])?;
+    wait_state(&c, id, "RUN")?;
+    c.ok("bkill", &[&id.to_string()])?;
+    wait_state(&c, id, "EXIT")?;
+
     // INTERACTIVE = NO / ONLY in lsb.queues.
     let qfile = c
         .dir

@@ -585,7 +585,13 @@ impl Supervisor {
                         return self.running_tick(now);
                     }
                     // An interactive job that ended before its user attached: its
-                    // output waits in its pipes for the attach (or the deadline).
+                    // output waits in its pipes for the attach (or the deadline) —
+                    // unless it was killed (bkill, a limit): its end is recorded now.
+                    if self.io.is_some()
+                        && (self.kill_deadline.is_some() || self.term_reason.is_some())
+                    {
+                        self.io = None;
+                    }
                     if self.io.is_some() {
                         match self.check_attach(now) {
                             Some(by) => return Some(by),
