@@ -157,6 +157,13 @@ pub struct Loaded {
     pub sources: Vec<(PathBuf, String)>,
 }
 
+/// Is `p` a regular file someone may execute? (The programs of `LSF_SERVERDIR` a daemon
+/// or command runs when they are there: eexec, esub.) One `stat`.
+pub fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
 /// Load lsf.conf, lsf.shared, lsf.cluster.<cluster> and every lsb.* file.
 pub fn load(envdir: &Path) -> Result<Loaded, ConfigErrors> {
     load_impl(envdir, true, None)

@@ -32,12 +32,6 @@ pub struct ResService {
     serverdir: std::path::PathBuf,
 }
 
-/// Is `p` a file someone may execute? One `stat`.
-fn is_executable(p: &std::path::Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
 impl std::fmt::Debug for ResService {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResService")
@@ -120,7 +114,7 @@ impl Res for ResService {
             }
         };
         let eexec = self.serverdir.join("eexec");
-        let eexec = is_executable(&eexec).then_some(eexec.as_path());
+        let eexec = basalt_config::is_executable(&eexec).then_some(eexec.as_path());
         let task = UserTask::prepare(&who.user, &start, &self.host, self.root_rex, eexec)
             .map_err(refused)?;
         let pty = start.pty.then(|| {

@@ -109,12 +109,6 @@ pub fn parse_state_dir_name(name: &str) -> Option<(u64, u32, u32)> {
     parts.next().is_none().then_some((job, idx, attempt))
 }
 
-/// Is `p` a regular file someone may execute (an eexec, an esub)?
-pub fn is_executable(p: &std::path::Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -35,7 +35,7 @@ impl Supervisor {
             .serverdir
             .as_deref()
             .map(|d| std::path::Path::new(d).join("eexec"))
-            .filter(|p| crate::paths::is_executable(p));
+            .filter(|p| basalt_config::is_executable(p));
         let eexec_hook = |path: &std::path::Path, when: &str| -> Result<Hook, String> {
             let user = match crate::sudoers::setting("LSF_EEXEC_USER") {
                 Some(name) => Some(launch::hook_identity(&name, &self.launch.host)?),

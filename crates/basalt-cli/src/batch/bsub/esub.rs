@@ -71,12 +71,6 @@ pub fn parse_esub_apps(v: &str) -> Result<Vec<(String, Vec<String>)>, String> {
     Ok(out)
 }
 
-/// Is `p` a file someone may execute? One `stat`.
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-}
-
 /// The esubs a submission runs, in LSF's order: `serverdir/esub` if it is there, then
 /// `esub.<name>` for each name of `method` (`LSB_ESUB_METHOD`) and of `apps` (`-a`), each
 /// once. A named one that is missing (or not executable) is an error.
@@ -87,7 +81,7 @@ pub fn plan(
 ) -> Result<Vec<Esub>, String> {
     let mut out = Vec::new();
     let plain = serverdir.join("esub");
-    if is_executable(&plain) {
+    if basalt_config::is_executable(&plain) {
         out.push(Esub {
             path: plain,
             args: Vec::new(),
@@ -111,7 +105,7 @@ pub fn plan(
                 continue;
             }
             let path = serverdir.join(format!("esub.{name}"));
-            if !is_executable(&path) {
+            if !basalt_config::is_executable(&path) {
                 return Err(format!(
                     "{from} <{name}>: esub.{name} does not exist in LSF_SERVERDIR ({}) or is \
                      not executable",
