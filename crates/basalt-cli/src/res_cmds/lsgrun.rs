@@ -8,7 +8,8 @@
 //! 0 when every task exited 0, else with the first failing task's exit code (255 for a
 //! host that could not run it). `-P` and `-S` are refused as not supported yet.
 
-use crate::batch::opts::{self, Item, Spec};
+use super::TaskLine;
+use crate::batch::opts::Spec;
 use basalt_proto::lim::HostStatus;
 use std::process::ExitCode;
 
@@ -19,50 +20,17 @@ const SPEC: Spec = Spec {
     valued: &["m", "f", "R"],
 };
 
-/// An lsgrun command line.
-#[derive(Debug, Default, PartialEq)]
-pub struct LsgrunArgs {
-    pub verbose: bool,
-    pub parallel: bool,
-    pub hosts: Vec<String>,
-    pub host_file: Option<String>,
-    pub res_req: Option<String>,
-    pub argv: Vec<String>,
-}
-
 /// Read the command line (without the program name). Err: the line to print before the
 /// usage. Ok(None): `-h` or `-V`.
-pub fn parse(args: &[String]) -> Result<Option<LsgrunArgs>, String> {
-    let items = opts::parse(args, &SPEC, true).map_err(|e| e.to_string())?;
-    let mut a = LsgrunArgs::default();
-    for it in items {
-        match it {
-            Item::Arg(x) => a.argv.push(x),
-            Item::Opt(n, v) => match n.as_str() {
-                "h" | "V" => return Ok(None),
-                "v" => a.verbose = true,
-                "p" => a.parallel = true,
-                "m" => a
-                    .hosts
-                    .extend(v.unwrap_or_default().split_whitespace().map(str::to_owned)),
-                "f" => a.host_file = v,
-                "R" => a.res_req = v,
-                other => {
-                    return Err(format!(
-                        "-{other}: this LSF option is not supported by Basalt yet"
-                    ));
-                }
-            },
-        }
-    }
+pub fn parse(args: &[String]) -> Result<Option<TaskLine>, String> {
+    let Some(a) = super::task_line(args, &SPEC, &["P", "S"])? else {
+        return Ok(None);
+    };
     let ways = usize::from(!a.hosts.is_empty())
         + usize::from(a.host_file.is_some())
         + usize::from(a.res_req.is_some());
     if ways > 1 {
         return Err("-m, -f and -R cannot be used together".to_owned());
-    }
-    if a.argv.is_empty() {
-        return Err("a command is required".to_owned());
     }
     Ok(Some(a))
 }
@@ -107,7 +75,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
 }
 
 /// Every host's task; the exit code.
-async fn run(config: &basalt_config::Config, a: &LsgrunArgs) -> u8 {
+async fn run(config: &basalt_config::Config, a: &TaskLine) -> u8 {
     let hosts: Vec<String> = if a.hosts.is_empty() {
         let reply = super::master_hosts(config).await;
         let reply = match reply {
@@ -227,7 +195,7 @@ pub(crate) async fn join_all<F: std::future::Future<Output = u8>>(futs: Vec<F>) 
 mod tests {
     use super::*;
 
-    fn args(a: &[&str]) -> Result<Option<LsgrunArgs>, String> {
+    fn args(a: &[&str]) -> Result<Option<TaskLine>, String> {
         parse(&a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
     }
 

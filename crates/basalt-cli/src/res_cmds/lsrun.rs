@@ -7,7 +7,8 @@
 //! pseudo-terminal there (this terminal in raw mode meanwhile, its window size and
 //! changes passed on); `-S` is refused as not supported yet.
 
-use crate::batch::opts::{self, Item, Spec};
+use super::TaskLine;
+use crate::batch::opts::Spec;
 use std::process::ExitCode;
 
 pub const USAGE: &str =
@@ -18,45 +19,10 @@ const SPEC: Spec = Spec {
     valued: &["m", "R"],
 };
 
-/// An lsrun command line.
-#[derive(Debug, Default, PartialEq)]
-pub struct LsrunArgs {
-    pub verbose: bool,
-    /// `-P`: under a pseudo-terminal.
-    pub pty: bool,
-    pub hosts: Vec<String>,
-    pub res_req: Option<String>,
-    pub argv: Vec<String>,
-}
-
 /// Read the command line (without the program name). Err: the line to print before the
-/// usage.
-pub fn parse(args: &[String]) -> Result<Option<LsrunArgs>, String> {
-    let items = opts::parse(args, &SPEC, true).map_err(|e| e.to_string())?;
-    let mut a = LsrunArgs::default();
-    for it in items {
-        match it {
-            Item::Arg(x) => a.argv.push(x),
-            Item::Opt(n, v) => match n.as_str() {
-                "h" | "V" => return Ok(None),
-                "v" => a.verbose = true,
-                "P" => a.pty = true,
-                "m" => a
-                    .hosts
-                    .extend(v.unwrap_or_default().split_whitespace().map(str::to_owned)),
-                "R" => a.res_req = v,
-                other => {
-                    return Err(format!(
-                        "-{other}: this LSF option is not supported by Basalt yet"
-                    ));
-                }
-            },
-        }
-    }
-    if a.argv.is_empty() {
-        return Err("a command is required".to_owned());
-    }
-    Ok(Some(a))
+/// usage. Ok(None): `-h` or `-V`.
+pub fn parse(args: &[String]) -> Result<Option<TaskLine>, String> {
+    super::task_line(args, &SPEC, &["S"])
 }
 
 /// `lsrun`.
@@ -122,7 +88,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
 mod tests {
     use super::*;
 
-    fn args(a: &[&str]) -> Result<Option<LsrunArgs>, String> {
+    fn args(a: &[&str]) -> Result<Option<TaskLine>, String> {
         parse(&a.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())
     }
 

@@ -106,6 +106,67 @@ pub fn parsed<T>(
     }
 }
 
+/// The command line of `lsrun` and `lsgrun`: what both have, and lsrun's `-P`, lsgrun's
+/// `-p` and `-f`.
+#[derive(Debug, Default, PartialEq)]
+pub struct TaskLine {
+    /// `-v`: say where each task runs.
+    pub verbose: bool,
+    /// `-P` (lsrun): under a pseudo-terminal.
+    pub pty: bool,
+    /// `-p` (lsgrun): on every host at once.
+    pub parallel: bool,
+    /// `-m "host ..."` (repeatable).
+    pub hosts: Vec<String>,
+    /// `-f host_file` (lsgrun).
+    pub host_file: Option<String>,
+    pub res_req: Option<String>,
+    pub argv: Vec<String>,
+}
+
+/// Read a RES command's line by `spec` (without the program name); the options of
+/// `refused` are refused as not supported yet. Ok(None): `-h` or `-V`. Err: the line to
+/// print before the usage (a command is required).
+pub fn task_line(
+    args: &[String],
+    spec: &crate::batch::opts::Spec,
+    refused: &[&str],
+) -> Result<Option<TaskLine>, String> {
+    use crate::batch::opts::Item;
+    let items = crate::batch::opts::parse(args, spec, true).map_err(|e| e.to_string())?;
+    let mut a = TaskLine::default();
+    for it in items {
+        let (n, v) = match it {
+            Item::Arg(x) => {
+                a.argv.push(x);
+                continue;
+            }
+            Item::Opt(n, v) => (n, v),
+        };
+        if refused.contains(&n.as_str()) {
+            return Err(format!(
+                "-{n}: this LSF option is not supported by Basalt yet"
+            ));
+        }
+        match n.as_str() {
+            "h" | "V" => return Ok(None),
+            "v" => a.verbose = true,
+            "P" => a.pty = true,
+            "p" => a.parallel = true,
+            "m" => a
+                .hosts
+                .extend(v.unwrap_or_default().split_whitespace().map(str::to_owned)),
+            "f" => a.host_file = v,
+            "R" => a.res_req = v,
+            other => return Err(format!("illegal option -- {other}")),
+        }
+    }
+    if a.argv.is_empty() {
+        return Err("a command is required".to_owned());
+    }
+    Ok(Some(a))
+}
+
 /// The master LIM's table of every host (load, status, static information).
 pub async fn master_hosts(config: &Config) -> Result<HostsReply, String> {
     let auth = crate::auth(config);
