@@ -254,30 +254,6 @@ fn two_hundred_mixed_jobs_and_job_control() -> Result<()> {
     Ok(())
 }
 
-/// Users of the permission test (created when the tests run as root).
-fn test_user(name: &str) -> Option<(u32, u32)> {
-    let find = || {
-        std::fs::read_to_string("/etc/passwd").ok().and_then(|t| {
-            t.lines().find_map(|l| {
-                let f: Vec<&str> = l.split(':').collect();
-                (f.first() == Some(&name)).then(|| {
-                    (
-                        f.get(2).and_then(|v| v.parse().ok()).unwrap_or(0),
-                        f.get(3).and_then(|v| v.parse().ok()).unwrap_or(0),
-                    )
-                })
-            })
-        })
-    };
-    if let Some(u) = find() {
-        return Some(u);
-    }
-    let _ = std::process::Command::new("useradd")
-        .args(["-M", "-s", "/bin/sh", name])
-        .output();
-    find()
-}
-
 #[test]
 fn users_control_only_their_own_jobs() -> Result<()> {
     use std::os::unix::process::CommandExt;
@@ -288,7 +264,10 @@ fn users_control_only_their_own_jobs() -> Result<()> {
         );
         return Ok(());
     }
-    let (Some(a), Some(b)) = (test_user("basalt-ua"), test_user("basalt-ub")) else {
+    let (Some(a), Some(b)) = (
+        basalt_testkit::jobs::test_user("basalt-ua"),
+        basalt_testkit::jobs::test_user("basalt-ub"),
+    ) else {
         bail!("cannot create the test users basalt-ua / basalt-ub");
     };
     let c = cluster("batch-perm")?;

@@ -213,28 +213,16 @@ fn bsub_i_connects_an_interactive_job_to_the_terminal_and_returns_its_exit_code(
         let out = c.stdout_ok("bqueues", &[]).unwrap_or_default();
         (out.contains("ionly").then_some(()), out)
     })?;
-    let o = c
-        .command("bsub")
-        .args(["-I", "-q", "batchonly", "true"])
-        .stdin(Stdio::null())
-        .output()?;
-    assert_eq!(o.status.code(), Some(255));
-    assert!(
-        text(&o.stderr).contains("Queue does not accept interactive jobs. Job not submitted."),
-        "{}",
-        text(&o.stderr)
-    );
-    let o = c
-        .command("bsub")
-        .args(["-q", "ionly", "true"])
-        .stdin(Stdio::null())
-        .output()?;
-    assert_eq!(o.status.code(), Some(255));
-    assert!(
-        text(&o.stderr).contains("Queue only accepts interactive jobs. Job not submitted."),
-        "{}",
-        text(&o.stderr)
-    );
+    refused(
+        &c,
+        &["-I", "-q", "batchonly", "true"],
+        "Queue does not accept interactive jobs. Job not submitted.",
+    )?;
+    refused(
+        &c,
+        &["-q", "ionly", "true"],
+        "Queue only accepts interactive jobs. Job not submitted.",
+    )?;
     let o = c
         .command("bsub")
         .args(["-I", "-q", "ionly", "echo", "only-here"])
@@ -260,11 +248,15 @@ fn bsub_i_connects_an_interactive_job_to_the_terminal_and_returns_its_exit_code(
     assert!(out.ends_with("\nfirst\nsecond\n"), "{out}");
 
     // -I with -K is refused.
-    let o = c
-        .command("bsub")
-        .args(["-I", "-K", "true"])
-        .stdin(Stdio::null())
-        .output()?;
-    assert_eq!(o.status.code(), Some(255));
+    refused(&c, &["-I", "-K", "true"], "Job not submitted.")?;
+    Ok(())
+}
+
+/// `bsub args` is refused: exit 255, `message` on its standard error.
+fn refused(c: &InProcessBatch, args: &[&str], message: &str) -> Result<()> {
+    let o = c.command("bsub").args(args).stdin(Stdio::null()).output()?;
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(255), "{err}");
+    assert!(err.contains(message), "{err}");
     Ok(())
 }

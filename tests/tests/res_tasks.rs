@@ -29,23 +29,6 @@ fn lsrun(c: &InProcessBatch, cwd: &std::path::Path, args: &[&str]) -> Result<Out
         .output()?)
 }
 
-/// A user of this machine for the test (created when the tests run as root).
-fn test_user(name: &str) -> Option<(u32, u32)> {
-    let find = || {
-        nix::unistd::User::from_name(name)
-            .ok()
-            .flatten()
-            .map(|u| (u.uid.as_raw(), u.gid.as_raw()))
-    };
-    if let Some(u) = find() {
-        return Some(u);
-    }
-    let _ = std::process::Command::new("useradd")
-        .args(["-M", "-s", "/bin/sh", name])
-        .output();
-    find()
-}
-
 #[test]
 fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Result<()> {
     let c = InProcessBatch::start("res-lsrun", &ClusterSpec::new(3), "")?;
@@ -512,7 +495,7 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
         skip("lsrun as a second user", "creating a test user needs root");
         return Ok(());
     }
-    let Some((uid, gid)) = test_user("basalt-rx") else {
+    let Some((uid, gid)) = basalt_testkit::jobs::test_user("basalt-rx") else {
         bail!("cannot create the test user basalt-rx");
     };
     use std::os::unix::process::CommandExt;

@@ -8,7 +8,7 @@
 //! pre-execution commands run, or `ERR ...`. The supervisor checks the user: the job's,
 //! or root.
 
-use crate::service::{Sink, feed, kill_group, relay};
+use crate::service::{Sink, feed, kill_group, relay, relay_terminal};
 use basalt_proto::res::{AttachJob, Started, TaskInput, TaskOutput, task_output};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
@@ -157,26 +157,16 @@ pub(crate) fn serve(
         let mut sink = Sink::Closed;
         for (bit, fd) in ends {
             match bit {
-                PTY => {
-                    let file = std::fs::File::from(fd);
-                    if a.rows > 0 && a.cols > 0 {
-                        use std::os::fd::AsFd;
-                        let rows = u16::try_from(a.rows).unwrap_or(u16::MAX);
-                        let cols = u16::try_from(a.cols).unwrap_or(u16::MAX);
-                        if let Err(e) = crate::sys::set_window(file.as_fd(), rows, cols) {
-                            warn!("window size: {e}");
+                PTY => match relay_terminal(std::fs::File::from(fd), &tx) {
+                    Ok((out, terminal)) => {
+                        if a.rows > 0 && a.cols > 0 {
+                            terminal.set_window(a.rows, a.cols);
                         }
+                        relays.push(out);
+                        sink = terminal;
                     }
-                    match file.try_clone() {
-                        Ok(reader) => relays.push(tokio::spawn(relay(
-                            tokio::fs::File::from_std(reader),
-                            tx.clone(),
-                            task_output::What::Stdout,
-                        ))),
-                        Err(e) => warn!("the job's terminal: {e}"),
-                    }
-                    sink = Sink::Terminal(tokio::fs::File::from_std(file));
-                }
+                    Err(e) => warn!("the job's terminal: {e}"),
+                },
                 STDIN => match tokio::net::unix::pipe::Sender::from_owned_fd(fd) {
                     Ok(w) => sink = Sink::Pipe(Box::new(w)),
                     Err(e) => warn!("the job's standard input: {e}"),

@@ -151,19 +151,9 @@ impl Res for ResService {
         // output); else three pipes.
         let (out, err, sink) = match master {
             Some(m) => {
-                let reader = m
-                    .try_clone()
+                let (out, sink) = relay_terminal(m, &tx)
                     .map_err(|e| Status::internal(format!("the task's terminal: {e}")))?;
-                let out = tokio::spawn(relay(
-                    tokio::fs::File::from_std(reader),
-                    tx.clone(),
-                    task_output::What::Stdout,
-                ));
-                (
-                    Some(out),
-                    None,
-                    Sink::Terminal(tokio::fs::File::from_std(m)),
-                )
+                (Some(out), None, sink)
             }
             None => {
                 let out = child
@@ -253,6 +243,21 @@ pub(crate) async fn relay(
     }
 }
 
+/// A pseudo-terminal's master (a task's, an attached job's): what comes out of it is
+/// relayed as standard output; the returned sink takes standard input and window sizes.
+pub(crate) fn relay_terminal(
+    master: std::fs::File,
+    tx: &mpsc::Sender<Result<TaskOutput, Status>>,
+) -> std::io::Result<(tokio::task::JoinHandle<()>, Sink)> {
+    let reader = master.try_clone()?;
+    let out = tokio::spawn(relay(
+        tokio::fs::File::from_std(reader),
+        tx.clone(),
+        task_output::What::Stdout,
+    ));
+    Ok((out, Sink::Terminal(tokio::fs::File::from_std(master))))
+}
+
 /// Where the client's standard input goes.
 pub(crate) enum Sink {
     Pipe(Box<dyn tokio::io::AsyncWrite + Unpin + Send>),
@@ -270,6 +275,18 @@ impl Sink {
         };
         if !ok {
             *self = Sink::Closed;
+        }
+    }
+
+    /// The terminal's window size, when the sink is a terminal.
+    pub(crate) fn set_window(&self, rows: u32, cols: u32) {
+        if let Sink::Terminal(t) = self {
+            use std::os::fd::AsFd;
+            let rows = u16::try_from(rows).unwrap_or(u16::MAX);
+            let cols = u16::try_from(cols).unwrap_or(u16::MAX);
+            if let Err(e) = crate::sys::set_window(t.as_fd(), rows, cols) {
+                warn!("window size: {e}");
+            }
         }
     }
 
@@ -301,16 +318,7 @@ pub(crate) async fn feed(mut input: Streaming<TaskInput>, mut sink: Sink, group:
                 Ok(sig) => kill_group(group, sig),
                 Err(_) => warn!("signal {} unknown here; not sent", s.number),
             },
-            Some(task_input::What::Window(w)) => {
-                if let Sink::Terminal(t) = &sink {
-                    use std::os::fd::AsFd;
-                    let rows = u16::try_from(w.rows).unwrap_or(u16::MAX);
-                    let cols = u16::try_from(w.cols).unwrap_or(u16::MAX);
-                    if let Err(e) = crate::sys::set_window(t.as_fd(), rows, cols) {
-                        warn!("window size: {e}");
-                    }
-                }
-            }
+            Some(task_input::What::Window(w)) => sink.set_window(w.rows, w.cols),
             Some(task_input::What::Start(_) | task_input::What::Attach(_)) | None => {}
         }
     }

@@ -175,3 +175,21 @@ pub fn read_pty(mut master: std::fs::File) -> String {
     }
     String::from_utf8_lossy(&seen).into_owned()
 }
+
+/// A user of this machine for a test: (uid, gid), created with `useradd` when missing
+/// (root only; None when it cannot be).
+pub fn test_user(name: &str) -> Option<(u32, u32)> {
+    let find = || {
+        nix::unistd::User::from_name(name)
+            .ok()
+            .flatten()
+            .map(|u| (u.uid.as_raw(), u.gid.as_raw()))
+    };
+    if let Some(u) = find() {
+        return Some(u);
+    }
+    let _ = std::process::Command::new("useradd")
+        .args(["-M", "-s", "/bin/sh", name])
+        .output();
+    find()
+}

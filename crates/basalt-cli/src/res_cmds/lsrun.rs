@@ -60,9 +60,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
             }
         };
         let _raw = if a.pty {
-            use std::os::fd::AsFd;
-            setup.pty =
-                Some(super::term::window_size(std::io::stdout().as_fd()).unwrap_or((24, 80)));
+            setup.pty = Some(super::term::size_here());
             super::term::RawMode::enter()
         } else {
             None

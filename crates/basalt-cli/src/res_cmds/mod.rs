@@ -301,14 +301,25 @@ pub async fn run_task(
     argv: &[String],
     setup: &TaskSetup,
 ) -> Result<i32, String> {
-    let input = if setup.stdin {
+    run_task_counted(config, host, argv, setup)
+        .await
+        .map(|(raw, _)| raw)
+}
+
+/// [`run_task`], with what the task used (when its RES said).
+pub async fn run_task_counted(
+    config: &Config,
+    host: &str,
+    argv: &[String],
+    setup: &TaskSetup,
+) -> Result<(i32, Option<basalt_proto::res::TaskUsage>), String> {
+    let from = if setup.stdin {
         TaskInputFrom::Stdin
     } else {
         TaskInputFrom::Nothing
     };
-    run_task_with(config, host, argv, setup, input, TaskOutputTo::Stdout)
-        .await
-        .map(|(raw, _, _)| raw)
+    let end = run_started(config, host, argv, setup, from, TaskOutputTo::Stdout).await?;
+    Ok((end.raw()?, end.usage))
 }
 
 /// [`run_task`] with the task's standard input taken `from` and its standard output
@@ -323,43 +334,21 @@ pub async fn run_task_with(
     from: TaskInputFrom,
     to: TaskOutputTo,
 ) -> Result<(i32, Vec<u8>, Vec<u8>), String> {
-    let end = session(
-        config,
-        host,
-        task_start(argv, setup),
-        setup.pty.is_some(),
-        from,
-        to,
-    )
-    .await?;
-    let raw = end
-        .status
-        .ok_or("the connection to RES broke before the task ended")?;
-    Ok((raw, end.out, end.err))
+    let end = run_started(config, host, argv, setup, from, to).await?;
+    Ok((end.raw()?, end.out, end.err))
 }
 
-/// [`run_task`], with what the task used (when its RES said).
-pub async fn run_task_counted(
+/// One task's `Run` stream, relayed to its end.
+async fn run_started(
     config: &Config,
     host: &str,
     argv: &[String],
     setup: &TaskSetup,
-) -> Result<(i32, Option<basalt_proto::res::TaskUsage>), String> {
-    let setup = TaskSetup {
-        pty: None,
-        ..setup.clone()
-    };
-    let start = task_start(argv, &setup);
-    let from = if setup.stdin {
-        TaskInputFrom::Stdin
-    } else {
-        TaskInputFrom::Nothing
-    };
-    let end = session(config, host, start, false, from, TaskOutputTo::Stdout).await?;
-    let raw = end
-        .status
-        .ok_or("the connection to RES broke before the task ended")?;
-    Ok((raw, end.usage))
+    from: TaskInputFrom,
+    to: TaskOutputTo,
+) -> Result<Ended, String> {
+    let start = task_start(argv, setup);
+    session(config, host, start, setup.pty.is_some(), from, to).await
 }
 
 /// The first message of a task's `Run` stream.
@@ -387,6 +376,14 @@ struct Ended {
     out: Vec<u8>,
     err: Vec<u8>,
     usage: Option<basalt_proto::res::TaskUsage>,
+}
+
+impl Ended {
+    /// The task's raw wait status; Err when the stream ended without one.
+    fn raw(&self) -> Result<i32, String> {
+        self.status
+            .ok_or_else(|| "the connection to RES broke before the task ended".to_owned())
+    }
 }
 
 /// Attach to interactive batch job `job_id[idx]` running on `host` (`bsub -I`, `-Ip`,

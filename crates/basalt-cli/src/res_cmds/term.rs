@@ -20,6 +20,13 @@ pub fn window_size(fd: BorrowedFd<'_>) -> Option<(u32, u32)> {
     (r == 0 && ws.ws_row > 0).then_some((u32::from(ws.ws_row), u32::from(ws.ws_col)))
 }
 
+/// The size of the terminal a remote pseudo-terminal copies (this command's standard
+/// output's; 24 x 80 when that is no terminal).
+pub fn size_here() -> (u32, u32) {
+    use std::os::fd::AsFd;
+    window_size(std::io::stdout().as_fd()).unwrap_or((24, 80))
+}
+
 /// Standard input in raw mode (the remote terminal does the line editing and echo)
 /// until dropped.
 pub struct RawMode {

@@ -101,10 +101,7 @@ pub async fn run_interactive(
         // ours goes so that it is not counted twice).
         drop(interrupt);
         eprintln!("<<Starting on {host}>>");
-        let pty = (mode >= 2).then(|| {
-            use std::os::fd::AsFd;
-            crate::res_cmds::term::window_size(std::io::stdout().as_fd()).unwrap_or((24, 80))
-        });
+        let pty = (mode >= 2).then(crate::res_cmds::term::size_here);
         let attached = {
             let _raw = pty.and_then(|_| crate::res_cmds::term::RawMode::enter());
             crate::res_cmds::attach_job(config, &host, job_id, 0, pty).await
