@@ -93,7 +93,7 @@ fn push_user_input(out: &mut String, command: &str, is_script: bool) {
         out.push_str(&sh_quote(command));
         out.push_str("\neval \"$LSB_JOB_COMMAND\"\n");
     }
-    out.push_str("ExitStat=$?\n# LSBATCH: End user input\nexit $ExitStat\n");
+    out.push_str(INPUT_END);
 }
 
 /// A job file [`render`] wrote, running command line `command` instead of what it was
@@ -108,7 +108,12 @@ pub fn with_command(job_file: &str, command: &str) -> Option<String> {
 
 /// The end every job file [`render`] or [`with_starter`] writes: after the user's input,
 /// its exit status kept, the wrapper's exit.
-const INPUT_END: &str = "ExitStat=$?\n# LSBATCH: End user input\nexit $ExitStat\n";
+macro_rules! input_end {
+    () => {
+        "ExitStat=$?\n# LSBATCH: End user input\nexit $ExitStat\n"
+    };
+}
+const INPUT_END: &str = input_end!();
 
 /// A job file with `bsub -f` transfers (LSF's `XF_OP_*` bits, [`crate::job::xf`]): each
 /// `(local, remote, ops)` copying the submission host's `local` (`from_host:local`) to
@@ -176,10 +181,12 @@ pub fn exported(job_file: &str, name: &str) -> Option<String> {
 }
 
 /// The end of a rendered job file running a command line.
-const COMMAND_END: &str =
-    "'\neval \"$LSB_JOB_COMMAND\"\nExitStat=$?\n# LSBATCH: End user input\nexit $ExitStat\n";
+const COMMAND_END: &str = concat!("'\neval \"$LSB_JOB_COMMAND\"\n", input_end!());
 /// The end of a rendered job file running a script.
-const SCRIPT_END: &str = "# LSBATCH: User input\n\"$LSB_SCRIPT_FILE\"\nExitStat=$?\n# LSBATCH: End user input\nexit $ExitStat\n";
+const SCRIPT_END: &str = concat!(
+    "# LSBATCH: User input\n\"$LSB_SCRIPT_FILE\"\n",
+    input_end!()
+);
 const COMMAND_START: &str = "# LSBATCH: User input\nLSB_JOB_COMMAND='";
 
 /// A queue's `JOB_STARTER` applied to a rendered job file (done by sbatchd when the job
@@ -198,7 +205,7 @@ pub fn with_starter(job_file: &str, starter: &str) -> Option<String> {
     };
     if let Some(head) = job_file.strip_suffix(SCRIPT_END) {
         return Some(format!(
-            "{head}# LSBATCH: User input\n{}\nExitStat=$?\n# LSBATCH: End user input\nexit $ExitStat\n",
+            "{head}# LSBATCH: User input\n{}\n{INPUT_END}",
             wrap("\"$LSB_SCRIPT_FILE\"")
         ));
     }
