@@ -51,37 +51,30 @@ pub fn load_config(cmd: &str) -> Result<basalt_config::Config, ExitCode> {
     }
 }
 
-/// A current-thread runtime for a command's few RPCs.
-pub fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, ExitCode> {
-    match tokio::runtime::Builder::new_current_thread()
+/// A current-thread runtime for a command's few RPCs (Err: the command's failure exit,
+/// the reason said).
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => Ok(rt.block_on(f)),
-        Err(e) => {
+        .map_err(|e| {
             eprintln!("cannot start the runtime: {e}");
-            Err(fail())
-        }
-    }
+            fail()
+        })
+}
+
+/// Run `f` on a current-thread runtime (a command's few RPCs).
+pub fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, ExitCode> {
+    Ok(runtime()?.block_on(f))
 }
 
 /// [`block_on`] for a command that relays its standard input: a read of it still
 /// waiting when `f` is done (a terminal nobody types on) is left behind, not waited for.
 pub fn block_on_leaving_reads<F: std::future::Future>(f: F) -> Result<F::Output, ExitCode> {
-    match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => {
-            let out = rt.block_on(f);
-            rt.shutdown_background();
-            Ok(out)
-        }
-        Err(e) => {
-            eprintln!("cannot start the runtime: {e}");
-            Err(fail())
-        }
-    }
+    let rt = runtime()?;
+    let out = rt.block_on(f);
+    rt.shutdown_background();
+    Ok(out)
 }
 
 /// The credentials of the user running this command (made once per process; see
