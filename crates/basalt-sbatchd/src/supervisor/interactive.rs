@@ -35,6 +35,8 @@ pub(super) const ATTACH_WAIT: Duration = Duration::from_secs(120);
 pub(super) struct JobIo {
     /// (mask bit, descriptor), in the order of the bits.
     pub(super) ends: Vec<(u8, OwnedFd)>,
+    /// When the job's user must have attached ([`ATTACH_WAIT`] after its start).
+    by: Instant,
 }
 
 /// The job's streams being set up: the child's ends per stream (taken by the launcher
@@ -125,7 +127,10 @@ impl Terminal {
                 _ => taken.iter().any(|t| *t),
             })
             .collect();
-        (!ends.is_empty()).then_some(JobIo { ends })
+        (!ends.is_empty()).then(|| JobIo {
+            ends,
+            by: Instant::now() + ATTACH_WAIT,
+        })
     }
 }
 
@@ -176,8 +181,7 @@ impl Supervisor {
     /// A job nobody attached to within [`ATTACH_WAIT`]: its ends go and it is killed.
     /// Returns when to look again.
     pub(super) fn check_attach(&mut self, now: Instant) -> Option<Instant> {
-        self.io.as_ref()?;
-        let by = self.io_by?;
+        let by = self.io.as_ref()?.by;
         if now < by {
             return Some(by);
         }

@@ -235,9 +235,8 @@ struct Supervisor {
     post_deadline: Option<Instant>,
     post_timed_out: bool,
     /// An interactive job's ends of its streams until its user attaches
-    /// ([`interactive`]), the time by which that must happen, and whether it did.
+    /// ([`interactive`]), and whether that happened.
     io: Option<interactive::JobIo>,
-    io_by: Option<Instant>,
     io_handed: bool,
 }
 
@@ -345,7 +344,6 @@ impl Supervisor {
             post_deadline: None,
             post_timed_out: false,
             io: None,
-            io_by: None,
             io_handed: false,
         }
     }
@@ -486,10 +484,7 @@ impl Supervisor {
         match outcome {
             Launched::Running { pid, info, io } => {
                 self.job = Some(pid);
-                if io.is_some() {
-                    self.io = io;
-                    self.io_by = Some(Instant::now() + interactive::ATTACH_WAIT);
-                }
+                self.io = io;
                 let pid = pid.as_raw() as u32;
                 self.start_time = now_secs();
                 self.running_since = Some(Instant::now());
@@ -587,17 +582,11 @@ impl Supervisor {
                     // An interactive job that ended before its user attached: its
                     // output waits in its pipes for the attach (or the deadline) —
                     // unless it was killed (bkill, a limit): its end is recorded now.
-                    if self.io.is_some()
-                        && (self.kill_deadline.is_some() || self.term_reason.is_some())
-                    {
-                        self.io = None;
+                    let killed = self.kill_deadline.is_some() || self.term_reason.is_some();
+                    if !killed && let Some(by) = self.check_attach(now) {
+                        return Some(by);
                     }
-                    if self.io.is_some() {
-                        match self.check_attach(now) {
-                            Some(by) => return Some(by),
-                            None => self.io = None,
-                        }
-                    }
+                    self.io = None;
                     self.close_ctl();
                     self.steps.mark("run");
                     // Nothing left (the usual case): no second look.
