@@ -177,7 +177,6 @@ fn chown_tree(path: &Path, uid: u32, gid: u32) -> Result<()> {
 /// LSF_BINDIR of a test cluster: links to the build's programs (jobs call the commands
 /// from there, as `bsub -f` calls lsrcp). Nothing when the binaries are not built.
 fn link_commands(bin: &Path) {
-    use std::os::unix::fs::PermissionsExt;
     let Ok(built) = crate::process::bin_dir() else {
         return;
     };
@@ -187,10 +186,7 @@ fn link_commands(bin: &Path) {
     };
     for e in entries.flatten() {
         let path = e.path();
-        let runnable = e
-            .metadata()
-            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0);
-        if runnable && path.extension().is_none() {
+        if basalt_config::is_executable(&path) && path.extension().is_none() {
             let _ = std::os::unix::fs::symlink(&path, bin.join(e.file_name()));
         }
     }
