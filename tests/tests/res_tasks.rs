@@ -6,12 +6,12 @@
 //! code and death by signal coming back, standard input piped in, signals forwarded,
 //! LSF's messages for an unknown host and a command that does not exist, the task gone
 //! when the client is killed, and a task of a second user running with that user's
-//! uid. The daemons run in the test process (`InProcessBatch`); `lsrun` is the real
+//! uid, and a task going on through a restart of its RES. The daemons run in the test process (`InProcessBatch`); `lsrun` is the real
 //! binary.
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, is_root, skip, wait_for, work_dir};
-use std::io::Write as _;
+use std::io::{BufRead as _, Read as _, Write as _};
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
@@ -19,6 +19,30 @@ const LONG: Duration = Duration::from_secs(30);
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// The pids of the RES workers (`res --worker`) of `host` in the cluster of `envdir`
+/// running now.
+fn workers(envdir: &std::path::Path, host: &str) -> Vec<i32> {
+    let needle = format!("LSF_ENVDIR={}", envdir.display());
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter(|e| {
+            let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+            let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
+            let live = !std::fs::read_to_string(e.path().join("stat"))
+                .unwrap_or_default()
+                .contains(") Z ");
+            args.contains(&&b"--worker"[..])
+                && args.windows(2).any(|w| w == [&b"-H"[..], host.as_bytes()])
+                && environ.split(|b| *b == 0).any(|v| v == needle.as_bytes())
+                && live
+        })
+        .filter_map(|e| e.file_name().to_str().and_then(|p| p.parse().ok()))
+        .collect()
 }
 
 fn lsrun(c: &InProcessBatch, cwd: &std::path::Path, args: &[&str]) -> Result<Output> {
@@ -31,7 +55,7 @@ fn lsrun(c: &InProcessBatch, cwd: &std::path::Path, args: &[&str]) -> Result<Out
 
 #[test]
 fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Result<()> {
-    let c = InProcessBatch::start("res-lsrun", &ClusterSpec::new(3), "")?;
+    let mut c = InProcessBatch::start("res-lsrun", &ClusterSpec::new(3), "")?;
     let work = work_dir(c.dir.path())?;
 
     // Output, the host it ran on (-v), the working directory.
@@ -180,6 +204,78 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
                 .contains(") Z ");
         ((!alive).then_some(()), format!("pid {pid} alive"))
     })?;
+
+    // A RES restarted (`systemctl restart basalt-res`): the task it runs goes on, its
+    // streams both ways and its status coming back, served by the old RES's worker
+    // until it ends, while the new RES (and a worker of its own) serves new tasks.
+    let mut child = c
+        .command("lsrun")
+        .args([
+            "-m",
+            "hostB",
+            "sh",
+            "-c",
+            "echo ready; read x; echo got-$x; exit 7",
+        ])
+        .current_dir(&work)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let mut out = std::io::BufReader::new(child.stdout.take().context("stdout")?);
+    let mut line = String::new();
+    out.read_line(&mut line)?;
+    assert_eq!(line, "ready\n");
+    let old = workers(&c.envdir, "hostB");
+    assert_eq!(old.len(), 1, "{old:?}");
+    c.restart_res("hostB")?;
+    let o = lsrun(&c, &work, &["-m", "hostB", "echo", "new-res"])?;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "new-res\n");
+    let both = workers(&c.envdir, "hostB");
+    assert!(both.len() == 2 && both.contains(&old[0]), "{both:?}");
+    let mut stdin = child.stdin.take().context("stdin")?;
+    stdin.write_all(b"after-restart\n")?;
+    drop(stdin);
+    let status = basalt_testkit::wait_child(&mut child, LONG)?;
+    let mut rest = String::new();
+    out.read_to_string(&mut rest)?;
+    assert_eq!(status.and_then(|s| s.code()), Some(7), "{rest}");
+    assert_eq!(rest, "got-after-restart\n");
+    wait_for("the old RES's worker to end with its last task", LONG, || {
+        let now = workers(&c.envdir, "hostB");
+        ((!now.contains(&old[0]) && now.len() == 1).then_some(()), format!("{now:?}"))
+    })?;
+
+    // A worker stopped (SIGTERM) ends its tasks, whose status still reaches their
+    // client; the RES starts another at its next connection.
+    let mut child = c
+        .command("lsrun")
+        .args(["-m", "hostC", "sh", "-c", "echo ready; exec sleep 600"])
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let mut out = std::io::BufReader::new(child.stdout.take().context("stdout")?);
+    let mut line = String::new();
+    out.read_line(&mut line)?;
+    assert_eq!(line, "ready\n");
+    let worker = match workers(&c.envdir, "hostC")[..] {
+        [pid] => pid,
+        ref other => bail!("expected one RES worker on hostC, found {other:?}"),
+    };
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(worker),
+        nix::sys::signal::Signal::SIGTERM,
+    )?;
+    let status = basalt_testkit::wait_child(&mut child, LONG)?;
+    assert_eq!(status.and_then(|s| s.code()), Some(128 + 15));
+    wait_for("the stopped worker to end", LONG, || {
+        let now = workers(&c.envdir, "hostC");
+        ((!now.contains(&worker)).then_some(()), format!("{now:?}"))
+    })?;
+    let o = lsrun(&c, &work, &["-m", "hostC", "echo", "next-worker"])?;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert_eq!(text(&o.stdout), "next-worker\n");
 
     // lsgrun: every host in turn; -p all at once; a failing host's exit code.
     let o = c

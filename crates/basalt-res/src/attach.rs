@@ -105,6 +105,7 @@ pub(crate) fn ask(ctl_dir: &Path, job_id: u64, idx: u32, user: &str) -> Answer {
 /// output ends; a client that goes away kills the job (the kill sequence, through its
 /// supervisor).
 pub(crate) fn serve(
+    live: crate::service::Live,
     host: String,
     ctl_dir: PathBuf,
     user: String,
@@ -200,6 +201,7 @@ pub(crate) fn serve(
             }
         }
         feeding.abort();
+        drop(live);
     });
 }
 

@@ -6,8 +6,14 @@
 //! and umask; and the relay of interactive batch jobs' streams (`bsub -I`, `-Ip`, `-Is`),
 //! which the job's sbatchd supervisor on this host hands over ([`attach`]).
 //!
+//! Two processes ([`worker`]): `res` takes the connections and hands each to its
+//! worker, `res --worker`, which serves them. A RES that stops or restarts only stops
+//! taking connections: its worker goes on with the running tasks and their streams
+//! until they end, as LSF's RES does.
+//!
 //! Inputs: the loaded configuration, the host it plays, a bound TCP listener
-//! (`LSF_RES_PORT` on the host's address) and a shutdown future; per task a
+//! (`LSF_RES_PORT` on the host's address), how to start the worker and a shutdown
+//! future ([`run`]); the worker's end of its socket ([`run_worker`]); per task a
 //! `basalt.res.v1.Res/Run` stream: the start, then standard input, signals and window
 //! sizes; per `Attach` stream the job to attach to, then the same. Outputs: per task the
 //! pid, standard output and error as they come, and the task's raw wait status last (an
@@ -21,34 +27,88 @@ mod attach;
 mod service;
 mod sys;
 mod task;
+mod worker;
 
-pub use service::ResService;
+pub use service::{LiveTasks, ResService};
 pub use task::{Spawned, TaskError, TaskUsage, UserTask, wait_task};
+pub use worker::{WorkerCommand, serve_connection, serve_worker};
 
 use basalt_config::Config;
 use std::sync::Arc;
 use thiserror::Error;
-use tracing::{Instrument, info, info_span};
+use tracing::{Instrument, info, info_span, warn};
 
-/// Errors that stop a RES from starting.
+/// Errors that stop a RES or its worker.
 #[derive(Debug, Error)]
 pub enum ResError {
     #[error(transparent)]
     Runtime(#[from] basalt_runtime::RuntimeError),
-    #[error("serving: {0}")]
-    Serve(#[from] tonic::transport::Error),
+    #[error("the worker's socket: {0}")]
+    Io(#[from] std::io::Error),
 }
 
-/// Serve the `Res` service for host `me` on `listener` until `shutdown`.
+/// Take connections for host `me` on `listener` until `shutdown`, handing each to
+/// the worker (started with `worker` at the first one). The worker is not waited for.
 pub async fn run(
     config: Arc<Config>,
     me: &str,
     listener: tokio::net::TcpListener,
+    worker: WorkerCommand,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), ResError> {
     let me = basalt_runtime::canonical_host(&config, me)
         .ok_or_else(|| basalt_runtime::RuntimeError::UnknownHost(me.to_owned()))?;
     let span = info_span!("res", host = %me);
+    async move {
+        // The worker could not check a credential without the cluster key: say so now.
+        basalt_runtime::cluster_keys(&config)?;
+        info!(
+            "RES serving on {}",
+            listener
+                .local_addr()
+                .map_or_else(|_| "?".to_owned(), |a| a.to_string())
+        );
+        let mut handoff = worker::Handoff::new(worker);
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            let accepted = tokio::select! {
+                () = &mut shutdown => break,
+                a = listener.accept() => a,
+            };
+            match accepted {
+                Ok((conn, peer)) => {
+                    // Small request/response exchanges: never wait for Nagle's algorithm.
+                    let _ = conn.set_nodelay(true);
+                    match conn.into_std() {
+                        Ok(conn) => handoff.hand(&conn, peer),
+                        Err(e) => warn!(%peer, "taking the connection: {e}"),
+                    }
+                }
+                Err(e) => {
+                    // Out of descriptors, most likely: let connections end first.
+                    warn!("accepting a connection: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            }
+        }
+        info!("RES stopped; its worker goes on until its tasks end");
+        Ok(())
+    }
+    .instrument(span)
+    .await
+}
+
+/// The worker of the RES of host `me`: serve the connections that come on `channel`
+/// ([`serve_worker`]) until `stop` or the RES is gone and they have ended.
+pub async fn run_worker(
+    config: Arc<Config>,
+    me: &str,
+    channel: std::os::fd::OwnedFd,
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<(), ResError> {
+    let me = basalt_runtime::canonical_host(&config, me)
+        .ok_or_else(|| basalt_runtime::RuntimeError::UnknownHost(me.to_owned()))?;
+    let span = info_span!("res", host = %me, worker = std::process::id());
     async move {
         let keys = basalt_runtime::cluster_keys(&config)?;
         let verifier = basalt_runtime::verifier(&config, keys);
@@ -59,16 +119,7 @@ pub async fn run(
             basalt_runtime::sbd_state_root(&config, &me).join(basalt_runtime::SBD_CTL_DIR),
             config.serverdir(),
         );
-        info!(
-            "RES serving on {}",
-            listener
-                .local_addr()
-                .map_or_else(|_| "?".to_owned(), |a| a.to_string())
-        );
-        let router = tonic::transport::Server::builder()
-            .add_service(basalt_proto::res::res_server::ResServer::new(service));
-        basalt_runtime::serve(router, listener, shutdown).await?;
-        info!("RES stopped");
+        serve_worker(Arc::new(service), channel, stop).await?;
         Ok(())
     }
     .instrument(span)

@@ -7,6 +7,7 @@ use basalt_proto::res::res_server::Res;
 use basalt_proto::res::{Started, TaskInput, TaskOutput, task_input, task_output};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
@@ -30,6 +31,94 @@ pub struct ResService {
     ctl_dir: std::path::PathBuf,
     /// `LSF_SERVERDIR` (eexec).
     serverdir: std::path::PathBuf,
+    /// The tasks running now.
+    live: LiveTasks,
+}
+
+/// What a RES (its worker) serves now: its tasks' process groups (a task is in from its
+/// start until its status is sent or its client is gone) and its attached jobs' relays.
+#[derive(Debug, Clone)]
+pub struct LiveTasks(Arc<tokio::sync::watch::Sender<Running>>);
+
+#[derive(Debug, Default)]
+pub struct Running {
+    tasks: BTreeSet<i32>,
+    attached: usize,
+}
+
+impl Running {
+    fn is_empty(&self) -> bool {
+        self.tasks.is_empty() && self.attached == 0
+    }
+}
+
+impl Default for LiveTasks {
+    fn default() -> Self {
+        LiveTasks(Arc::new(tokio::sync::watch::Sender::new(Running::default())))
+    }
+}
+
+impl LiveTasks {
+    /// Count the task of process group `group` in until the returned guard is dropped.
+    pub(crate) fn add_task(&self, group: Pid) -> Live {
+        self.0.send_modify(|r| {
+            r.tasks.insert(group.as_raw());
+        });
+        Live {
+            set: self.clone(),
+            group: Some(group.as_raw()),
+        }
+    }
+
+    /// Count an attached job's relay in until the returned guard is dropped.
+    pub(crate) fn add_attached(&self) -> Live {
+        self.0.send_modify(|r| r.attached += 1);
+        Live {
+            set: self.clone(),
+            group: None,
+        }
+    }
+
+    /// How many tasks and attached jobs are served now.
+    pub fn len(&self) -> usize {
+        let r = self.0.borrow();
+        r.tasks.len() + r.attached
+    }
+
+    /// Whether nothing is served now.
+    pub fn is_empty(&self) -> bool {
+        self.0.borrow().is_empty()
+    }
+
+    /// Send `sig` to every task's process group (attached jobs are their sbatchd's).
+    pub fn signal_all(&self, sig: Signal) {
+        for g in self.0.borrow().tasks.iter() {
+            kill_group(Pid::from_raw(*g), sig);
+        }
+    }
+
+    /// Resolves when nothing is served.
+    pub async fn idle(&self) {
+        let mut rx = self.0.subscribe();
+        let _ = rx.wait_for(Running::is_empty).await;
+    }
+}
+
+/// A running task's or attached job's place in [`LiveTasks`].
+pub(crate) struct Live {
+    set: LiveTasks,
+    group: Option<i32>,
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.set.0.send_modify(|r| match self.group {
+            Some(g) => {
+                r.tasks.remove(&g);
+            }
+            None => r.attached = r.attached.saturating_sub(1),
+        });
+    }
 }
 
 impl std::fmt::Debug for ResService {
@@ -54,7 +143,13 @@ impl ResService {
             root_rex,
             ctl_dir,
             serverdir,
+            live: LiveTasks::default(),
         }
+    }
+
+    /// What this RES serves now.
+    pub fn live(&self) -> LiveTasks {
+        self.live.clone()
     }
 }
 
@@ -89,6 +184,7 @@ impl Res for ResService {
         };
         let (tx, rx) = mpsc::channel(64);
         crate::attach::serve(
+            self.live.add_attached(),
             self.host.clone(),
             self.ctl_dir.clone(),
             who.user.clone(),
@@ -147,12 +243,15 @@ impl Res for ResService {
             let _ = tx.send(Ok(TaskOutput { what: Some(note) })).await;
         }
         let group = Pid::from_raw(i32::try_from(pid).unwrap_or(0));
+        let live = self.live.add_task(group);
         // Under a pseudo-terminal its master carries both ways (output as standard
         // output); else three pipes.
         let (out, err, sink) = match master {
             Some(m) => {
-                let (out, sink) = relay_terminal(m, &tx)
-                    .map_err(|e| Status::internal(format!("the task's terminal: {e}")))?;
+                let (out, sink) = relay_terminal(m, &tx).map_err(|e| {
+                    kill_group(group, Signal::SIGKILL);
+                    Status::internal(format!("the task's terminal: {e}"))
+                })?;
                 (Some(out), None, sink)
             }
             None => {
@@ -210,6 +309,7 @@ impl Res for ResService {
             ] {
                 let _ = tx.send(Ok(TaskOutput { what: Some(what) })).await;
             }
+            drop(live);
         });
         Ok(Response::new(ReceiverStream::new(rx)))
     }

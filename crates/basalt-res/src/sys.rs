@@ -137,3 +137,24 @@ pub(crate) fn wait4(pid: u32) -> std::io::Result<(i32, crate::task::TaskUsage)> 
         },
     ))
 }
+
+/// Send `fd` with a one-byte message on `sock` (SCM_RIGHTS), without waiting: a full
+/// socket is an error (`WouldBlock`).
+pub(crate) fn send_fd(
+    sock: std::os::fd::BorrowedFd<'_>,
+    fd: std::os::fd::BorrowedFd<'_>,
+) -> std::io::Result<()> {
+    use nix::sys::socket::{ControlMessage, MsgFlags, sendmsg};
+    use std::os::fd::AsRawFd;
+    let fds = [fd.as_raw_fd()];
+    let iov = [std::io::IoSlice::new(b"c")];
+    sendmsg::<()>(
+        sock.as_raw_fd(),
+        &iov,
+        &[ControlMessage::ScmRights(&fds)],
+        MsgFlags::MSG_NOSIGNAL | MsgFlags::MSG_DONTWAIT,
+        None,
+    )
+    .map(drop)
+    .map_err(std::io::Error::from)
+}

@@ -334,6 +334,18 @@ impl InProcessBatch {
             c.start_sbatchd(host).await
         })
     }
+
+    /// Stop the RES of `host` politely and start it again, as `systemctl restart
+    /// basalt-res` would: the sessions the old one started go on.
+    pub fn restart_res(&mut self, host: &str) -> Result<()> {
+        let (Some(rt), Some(c)) = (&self.rt, &mut self.cluster) else {
+            unreachable!("the cluster and its runtime are taken only when dropped")
+        };
+        rt.block_on(async {
+            c.stop_daemon("res", host).await?;
+            c.start_res(host).await
+        })
+    }
 }
 
 impl std::ops::Deref for InProcessBatch {

@@ -4,6 +4,7 @@
 
 use crate::config::{ClusterSpec, host_name, write_config};
 use crate::dirs::TestDir;
+use crate::process::bin_dir;
 use crate::subnet::{Subnet, fresh_subnet};
 use crate::wait::wait_for_async;
 use anyhow::{Context, Result, anyhow};
@@ -56,15 +57,23 @@ impl InProcessCluster {
         Ok(c)
     }
 
-    /// Start the RES of `host` on its address.
+    /// Start the RES of `host` on its address; its worker is a process of the built
+    /// `res` binary ([`bin_dir`]), as the real daemon's.
     pub async fn start_res(&mut self, host: &str) -> Result<()> {
         let addr = basalt_runtime::res_addr(&self.config, host)?;
+        // Without built binaries only the tests that connect to a RES fail (its
+        // worker cannot start).
+        let exe = bin_dir().unwrap_or_default().join("res");
+        let mut worker = basalt_res::WorkerCommand::new(exe, host, &self.envdir);
+        let logs = self.dir.path().join("log");
+        std::fs::create_dir_all(&logs)?;
+        worker.log = Some(logs.join(format!("res.{host}.log")));
         self.spawn_daemon(
             "res",
             host,
             addr,
             |config, me, listener, shutdown| async move {
-                basalt_res::run(config, &me, listener, shutdown)
+                basalt_res::run(config, &me, listener, worker, shutdown)
                     .await
                     .map_err(|e| e.to_string())
             },

@@ -1,6 +1,8 @@
 //! `res` — the Remote Execution Server. Runs in the foreground (systemd `Type=simple`,
-//! `KillMode=process`: the tasks it runs, each in its own session, are not killed with
-//! it; their connections end with it).
+//! `KillMode=process`). It takes connections and hands each to its worker, `res
+//! --worker`, a process it starts (its socket to it as the worker's standard input):
+//! stopping or restarting `res` leaves the worker, the running tasks, their streams and
+//! their clients alone until the tasks end.
 
 use anyhow::Context;
 use basalt_runtime::daemon::{self, DaemonFlags};
@@ -16,25 +18,72 @@ use std::sync::Arc;
 struct Args {
     #[command(flatten)]
     daemon: DaemonFlags,
+    /// Serve the connections handed over on standard input (started by res itself).
+    #[arg(long = "worker", hide = true)]
+    worker: bool,
 }
 
 fn main() -> std::process::ExitCode {
     let args: Args = daemon::parse(
         "The host this RES plays (a name from lsf.cluster.<cluster>); default: this machine's name",
     );
-    daemon::base_daemon_main("res", &args.daemon, run)
+    if args.worker {
+        return daemon::base_daemon_main("res", &args.daemon, worker);
+    }
+    let envdir = args.daemon.envdir();
+    daemon::base_daemon_main("res", &args.daemon, |config, host| {
+        run(config, host, &envdir)
+    })
 }
 
-fn run(config: Arc<basalt_config::Config>, host: Option<&str>) -> anyhow::Result<()> {
+fn run(
+    config: Arc<basalt_config::Config>,
+    host: Option<&str>,
+    envdir: &std::path::Path,
+) -> anyhow::Result<()> {
     let me = basalt_runtime::local_host(&config, host)?;
     let addr = basalt_runtime::res_addr(&config, &me)?;
-    // Relaying streams needs no second worker thread (an idle res stays small).
+    let exe = std::env::current_exe().context("finding the res executable for its worker")?;
+    let worker = basalt_res::WorkerCommand::new(exe, &me, envdir);
+    // Taking connections needs no second worker thread (an idle res stays small).
     let rt = daemon::light_runtime().context("starting the async runtime")?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding the RES port {addr} for host {me}"))?;
-        basalt_res::run(config, &me, listener, basalt_runtime::shutdown_signal()).await?;
+        basalt_res::run(
+            config,
+            &me,
+            listener,
+            worker,
+            basalt_runtime::shutdown_signal(),
+        )
+        .await?;
         Ok(())
     })
+}
+
+/// `--worker`: serve the connections res hands over on the socket that is standard
+/// input.
+fn worker(config: Arc<basalt_config::Config>, host: Option<&str>) -> anyhow::Result<()> {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    use std::os::fd::AsFd;
+    let me = basalt_runtime::local_host(&config, host)?;
+    // Own the socket through a descriptor of its own (closed on exec: no task inherits
+    // it), non-blocking for the async runtime, and leave /dev/null as standard input.
+    let channel = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .context("taking the RES's socket from standard input")?;
+    fcntl(&channel, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).context("setting O_NONBLOCK")?;
+    let null = std::fs::File::open("/dev/null").context("opening /dev/null")?;
+    nix::unistd::dup2_stdin(&null).context("replacing standard input")?;
+    let rt = daemon::light_runtime().context("starting the async runtime")?;
+    rt.block_on(basalt_res::run_worker(
+        config,
+        &me,
+        channel,
+        basalt_runtime::shutdown_signal(),
+    ))?;
+    Ok(())
 }
