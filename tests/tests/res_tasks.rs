@@ -241,10 +241,17 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
     out.read_to_string(&mut rest)?;
     assert_eq!(status.and_then(|s| s.code()), Some(7), "{rest}");
     assert_eq!(rest, "got-after-restart\n");
-    wait_for("the old RES's worker to end with its last task", LONG, || {
-        let now = workers(&c.envdir, "hostB");
-        ((!now.contains(&old[0]) && now.len() == 1).then_some(()), format!("{now:?}"))
-    })?;
+    wait_for(
+        "the old RES's worker to end with its last task",
+        LONG,
+        || {
+            let now = workers(&c.envdir, "hostB");
+            (
+                (!now.contains(&old[0]) && now.len() == 1).then_some(()),
+                format!("{now:?}"),
+            )
+        },
+    )?;
 
     // A worker stopped (SIGTERM) ends its tasks, whose status still reaches their
     // client; the RES starts another at its next connection.

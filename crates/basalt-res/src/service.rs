@@ -54,7 +54,9 @@ impl Running {
 
 impl Default for LiveTasks {
     fn default() -> Self {
-        LiveTasks(Arc::new(tokio::sync::watch::Sender::new(Running::default())))
+        LiveTasks(Arc::new(
+            tokio::sync::watch::Sender::new(Running::default()),
+        ))
     }
 }
 

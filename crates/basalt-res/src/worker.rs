@@ -182,8 +182,7 @@ pub async fn serve_connection(
             },
         )
         .service(ResServer::from_arc(service));
-    let mut builder =
-        hyper::server::conn::http2::Builder::new(InSpan(tracing::Span::current()));
+    let mut builder = hyper::server::conn::http2::Builder::new(InSpan(tracing::Span::current()));
     builder
         .timer(TokioTimer::new())
         .keep_alive_interval(KEEPALIVE)
@@ -292,9 +291,7 @@ pub async fn serve_worker(
     }
     drop(channel);
     if !asked_to_stop {
-        let all_closed = async {
-            while conns.join_next().await.is_some() {}
-        };
+        let all_closed = async { while conns.join_next().await.is_some() {} };
         tokio::select! {
             () = all_closed => {}
             () = &mut stop => asked_to_stop = true,
