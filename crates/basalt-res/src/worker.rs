@@ -152,7 +152,8 @@ impl Handoff {
                     self.worker = Some(worker);
                     return;
                 }
-                Err(e) if attempt == 0 => warn!("the RES worker is gone ({e}); starting another"),
+                // Retired (idle) or dead: the next one takes it.
+                Err(e) if attempt == 0 => info!("the RES worker is gone ({e}); starting another"),
                 Err(e) => warn!(%peer, "handing the connection to the worker: {e}"),
             }
         }
