@@ -6,7 +6,8 @@
 //! code and death by signal coming back, standard input piped in, signals forwarded,
 //! LSF's messages for an unknown host and a command that does not exist, the task gone
 //! when the client is killed, and a task of a second user running with that user's
-//! uid, and a task going on through a restart of its RES. The daemons run in the test process (`InProcessBatch`); `lsrun` is the real
+//! uid, a task going on through a restart of its RES (served by the old RES's worker),
+//! a worker stopped or retiring when idle. The daemons run in the test process (`InProcessBatch`); `lsrun` is the real
 //! binary.
 
 use anyhow::{Context as _, Result, bail};
@@ -227,7 +228,7 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
     assert_eq!(line, "ready\n");
     let old = workers(&c.envdir, "hostB");
     assert_eq!(old.len(), 1, "{old:?}");
-    c.restart_res("hostB")?;
+    c.restart_res("hostB", None)?;
     let o = lsrun(&c, &work, &["-m", "hostB", "echo", "new-res"])?;
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), "new-res\n");
@@ -283,6 +284,25 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
     let o = lsrun(&c, &work, &["-m", "hostC", "echo", "next-worker"])?;
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     assert_eq!(text(&o.stdout), "next-worker\n");
+
+    // A worker with nothing to serve retires; the RES starts another at its next
+    // connection (the handover to the retired one fails, and is made again).
+    c.restart_res("hostC", Some(Duration::from_millis(300)))?;
+    let o = lsrun(&c, &work, &["-m", "hostC", "echo", "first"])?;
+    assert_eq!(text(&o.stdout), "first\n", "{}", text(&o.stderr));
+    let first = workers(&c.envdir, "hostC");
+    assert_eq!(first.len(), 1, "{first:?}");
+    wait_for("the idle worker to retire", LONG, || {
+        let now = workers(&c.envdir, "hostC");
+        (now.is_empty().then_some(()), format!("{now:?}"))
+    })?;
+    let o = lsrun(&c, &work, &["-m", "hostC", "echo", "second"])?;
+    assert_eq!(text(&o.stdout), "second\n", "{}", text(&o.stderr));
+    let second = workers(&c.envdir, "hostC");
+    assert!(
+        second.len() == 1 && second != first,
+        "{second:?} after {first:?}"
+    );
 
     // lsgrun: every host in turn; -p all at once; a failing host's exit code.
     let o = c

@@ -31,7 +31,7 @@ mod worker;
 
 pub use service::{LiveTasks, ResService};
 pub use task::{Spawned, TaskError, TaskUsage, UserTask, wait_task};
-pub use worker::{WorkerCommand, serve_connection, serve_worker};
+pub use worker::{IDLE_EXIT, WorkerCommand, serve_connection, serve_worker};
 
 use basalt_config::Config;
 use std::sync::Arc;
@@ -99,11 +99,13 @@ pub async fn run(
 }
 
 /// The worker of the RES of host `me`: serve the connections that come on `channel`
-/// ([`serve_worker`]) until `stop` or the RES is gone and they have ended.
+/// ([`serve_worker`]) until `stop`, or the RES is gone and they have ended, or it has
+/// had nothing to serve for `idle_exit`.
 pub async fn run_worker(
     config: Arc<Config>,
     me: &str,
     channel: std::os::fd::OwnedFd,
+    idle_exit: std::time::Duration,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<(), ResError> {
     let me = basalt_runtime::canonical_host(&config, me)
@@ -119,7 +121,7 @@ pub async fn run_worker(
             basalt_runtime::sbd_state_root(&config, &me).join(basalt_runtime::SBD_CTL_DIR),
             config.serverdir(),
         );
-        serve_worker(Arc::new(service), channel, stop).await?;
+        serve_worker(Arc::new(service), channel, idle_exit, stop).await?;
         Ok(())
     }
     .instrument(span)

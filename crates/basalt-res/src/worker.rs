@@ -29,8 +29,8 @@ const WIND_DOWN: Duration = Duration::from_secs(10);
 const STOP_GRACE: Duration = Duration::from_secs(10);
 /// How long a stopping worker still lets its clients read their tasks' last statuses.
 const LAST_WORDS: Duration = Duration::from_secs(2);
-/// How long a worker with nothing to serve stays.
-const IDLE_EXIT: Duration = Duration::from_secs(60);
+/// How long a worker with nothing to serve stays (unless its command says otherwise).
+pub const IDLE_EXIT: Duration = Duration::from_secs(60);
 /// HTTP/2 pings on an idle connection, and how long an answer may take: a client
 /// whose host died is noticed (and its tasks killed) within a minute.
 const KEEPALIVE: Duration = Duration::from_secs(30);
@@ -47,6 +47,9 @@ pub struct WorkerCommand {
     /// Where the worker's log (its standard error) goes, appended; `None`: the
     /// listening RES's standard error.
     pub log: Option<PathBuf>,
+    /// How long the worker stays with nothing to serve, when not [`IDLE_EXIT`]
+    /// (`--idle-exit-ms`; tests).
+    pub idle_exit: Option<Duration>,
 }
 
 impl WorkerCommand {
@@ -63,6 +66,7 @@ impl WorkerCommand {
             ],
             envdir: envdir.to_owned(),
             log: None,
+            idle_exit: None,
         }
     }
 
@@ -76,8 +80,11 @@ impl WorkerCommand {
             SockFlag::SOCK_CLOEXEC,
         )?;
         let mut cmd = tokio::process::Command::new(&self.exe);
-        cmd.args(&self.args)
-            .env("LSF_ENVDIR", &self.envdir)
+        cmd.args(&self.args);
+        if let Some(idle) = self.idle_exit {
+            cmd.arg(format!("--idle-exit-ms={}", idle.as_millis()));
+        }
+        cmd.env("LSF_ENVDIR", &self.envdir)
             .stdin(Stdio::from(theirs))
             .stdout(Stdio::null())
             .process_group(0);
@@ -217,12 +224,13 @@ where
 
 /// The worker: serve the connections that come on `channel` (from the listening RES)
 /// with `service`; when the channel closes, serve those it has until they close and
-/// their tasks have ended. A worker with nothing to serve for [`IDLE_EXIT`] exits (the
+/// their tasks have ended. A worker with nothing to serve for `idle_exit` exits (the
 /// RES starts another at its next connection). When `stop` resolves, the tasks get
 /// SIGTERM (SIGKILL after [`STOP_GRACE`]) and their statuses still go to their clients.
 pub async fn serve_worker(
     service: Arc<ResService>,
     channel: OwnedFd,
+    idle_exit: Duration,
     stop: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
     let live = service.live();
@@ -270,7 +278,7 @@ pub async fn serve_worker(
                 }
             },
             Some(_) = conns.join_next() => {}
-            () = tokio::time::sleep(IDLE_EXIT), if idle => {
+            () = tokio::time::sleep(idle_exit), if idle => {
                 // The RES's next handover fails (it starts another worker); what it
                 // handed over before that is still served here.
                 use std::os::fd::AsRawFd;

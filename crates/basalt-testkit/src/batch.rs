@@ -336,14 +336,15 @@ impl InProcessBatch {
     }
 
     /// Stop the RES of `host` politely and start it again, as `systemctl restart
-    /// basalt-res` would: the sessions the old one started go on.
-    pub fn restart_res(&mut self, host: &str) -> Result<()> {
+    /// basalt-res` would (the old one's worker goes on with what it serves); its new
+    /// worker stays `idle_exit` with nothing to serve (`None`: the default).
+    pub fn restart_res(&mut self, host: &str, idle_exit: Option<Duration>) -> Result<()> {
         let (Some(rt), Some(c)) = (&self.rt, &mut self.cluster) else {
             unreachable!("the cluster and its runtime are taken only when dropped")
         };
         rt.block_on(async {
             c.stop_daemon("res", host).await?;
-            c.start_res(host).await
+            c.start_res_with(host, idle_exit).await
         })
     }
 }

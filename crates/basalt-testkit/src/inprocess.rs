@@ -60,6 +60,12 @@ impl InProcessCluster {
     /// Start the RES of `host` on its address; its worker is a process of the built
     /// `res` binary ([`bin_dir`]), as the real daemon's.
     pub async fn start_res(&mut self, host: &str) -> Result<()> {
+        self.start_res_with(host, None).await
+    }
+
+    /// [`InProcessCluster::start_res`] with its worker staying `idle_exit` with
+    /// nothing to serve (default [`basalt_res::IDLE_EXIT`]).
+    pub async fn start_res_with(&mut self, host: &str, idle_exit: Option<Duration>) -> Result<()> {
         let addr = basalt_runtime::res_addr(&self.config, host)?;
         // Without built binaries only the tests that connect to a RES fail (its
         // worker cannot start).
@@ -68,6 +74,7 @@ impl InProcessCluster {
         let logs = self.dir.path().join("log");
         std::fs::create_dir_all(&logs)?;
         worker.log = Some(logs.join(format!("res.{host}.log")));
+        worker.idle_exit = idle_exit;
         self.spawn_daemon(
             "res",
             host,

@@ -21,6 +21,9 @@ struct Args {
     /// Serve the connections handed over on standard input (started by res itself).
     #[arg(long = "worker", hide = true)]
     worker: bool,
+    /// How long the worker stays with nothing to serve, in milliseconds.
+    #[arg(long = "idle-exit-ms", hide = true, requires = "worker")]
+    idle_exit_ms: Option<u64>,
 }
 
 fn main() -> std::process::ExitCode {
@@ -28,7 +31,12 @@ fn main() -> std::process::ExitCode {
         "The host this RES plays (a name from lsf.cluster.<cluster>); default: this machine's name",
     );
     if args.worker {
-        return daemon::base_daemon_main("res", &args.daemon, worker);
+        let idle = args
+            .idle_exit_ms
+            .map_or(basalt_res::IDLE_EXIT, std::time::Duration::from_millis);
+        return daemon::base_daemon_main("res", &args.daemon, |config, host| {
+            worker(config, host, idle)
+        });
     }
     let envdir = args.daemon.envdir();
     daemon::base_daemon_main("res", &args.daemon, |config, host| {
@@ -65,7 +73,11 @@ fn run(
 
 /// `--worker`: serve the connections res hands over on the socket that is standard
 /// input.
-fn worker(config: Arc<basalt_config::Config>, host: Option<&str>) -> anyhow::Result<()> {
+fn worker(
+    config: Arc<basalt_config::Config>,
+    host: Option<&str>,
+    idle_exit: std::time::Duration,
+) -> anyhow::Result<()> {
     use nix::fcntl::{FcntlArg, OFlag, fcntl};
     use std::os::fd::AsFd;
     let me = basalt_runtime::local_host(&config, host)?;
@@ -83,6 +95,7 @@ fn worker(config: Arc<basalt_config::Config>, host: Option<&str>) -> anyhow::Res
         config,
         &me,
         channel,
+        idle_exit,
         basalt_runtime::shutdown_signal(),
     ))?;
     Ok(())
