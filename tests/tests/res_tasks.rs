@@ -1,14 +1,15 @@
 //! RES on a 3-host loopback cluster (issue 21): `lsrun` runs a task on the host it is
 //! asked for (or the best one) through that host's RES (`-P`: under a pseudo-terminal,
-//! driven here from a pty of the test's), `lsgrun` on each host (in turn
-//! or with `-p` at once), `lsrcp` copies files both ways with their permissions (and
-//! `bsub -f` with it), `blaunch` starts a job's tasks on its hosts and they end with it, with the task's output, exit
-//! code and death by signal coming back, standard input piped in, signals forwarded,
-//! LSF's messages for an unknown host and a command that does not exist, the task gone
-//! when the client is killed, and a task of a second user running with that user's
-//! uid, a task going on through a restart of its RES (served by the old RES's worker),
-//! a worker stopped or retiring when idle. The daemons run in the test process (`InProcessBatch`); `lsrun` is the real
-//! binary.
+//! driven here from a pty of the test's), `lsgrun` on each host (in turn or with `-p`
+//! at once), `lsrcp` copies files both ways with their permissions (and `bsub -f` with
+//! it), `blaunch` starts a job's tasks on its hosts and they end with it, with the
+//! task's output, exit code and death by signal coming back, standard input piped in,
+//! signals forwarded, LSF's messages for an unknown host and a command that does not
+//! exist, the task gone when the client is killed, a task of a second user running
+//! with that user's uid, a task going on through a restart of its RES (served by the
+//! old RES's worker), and a worker stopped or retiring when idle. The daemons run in
+//! the test process (`InProcessBatch`) with the built `res` as their worker; `lsrun`
+//! is the real binary.
 
 use anyhow::{Context as _, Result, bail};
 use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, is_root, skip, wait_for, work_dir};
