@@ -47,6 +47,34 @@ fn workers(envdir: &std::path::Path, host: &str) -> Vec<i32> {
         .collect()
 }
 
+/// `lsrun -m host sh -c script` started, once the task has printed its first line,
+/// "ready": the client and the rest of its output.
+fn ready_task(
+    c: &InProcessBatch,
+    cwd: &std::path::Path,
+    host: &str,
+    script: &str,
+    stdin: Stdio,
+) -> Result<(
+    std::process::Child,
+    std::io::BufReader<std::process::ChildStdout>,
+)> {
+    let mut child = c
+        .command("lsrun")
+        .args(["-m", host, "sh", "-c", script])
+        .current_dir(cwd)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let mut out = std::io::BufReader::new(child.stdout.take().context("stdout")?);
+    let mut line = String::new();
+    out.read_line(&mut line)?;
+    if line != "ready\n" {
+        bail!("the task on {host} said {line:?} first");
+    }
+    Ok((child, out))
+}
+
 fn lsrun(c: &InProcessBatch, cwd: &std::path::Path, args: &[&str]) -> Result<Output> {
     Ok(c.command("lsrun")
         .args(args)
@@ -210,23 +238,13 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
     // A RES restarted (`systemctl restart basalt-res`): the task it runs goes on, its
     // streams both ways and its status coming back, served by the old RES's worker
     // until it ends, while the new RES (and a worker of its own) serves new tasks.
-    let mut child = c
-        .command("lsrun")
-        .args([
-            "-m",
-            "hostB",
-            "sh",
-            "-c",
-            "echo ready; read x; echo got-$x; exit 7",
-        ])
-        .current_dir(&work)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()?;
-    let mut out = std::io::BufReader::new(child.stdout.take().context("stdout")?);
-    let mut line = String::new();
-    out.read_line(&mut line)?;
-    assert_eq!(line, "ready\n");
+    let (mut child, mut out) = ready_task(
+        &c,
+        &work,
+        "hostB",
+        "echo ready; read x; echo got-$x; exit 7",
+        Stdio::piped(),
+    )?;
     let old = workers(&c.envdir, "hostB");
     assert_eq!(old.len(), 1, "{old:?}");
     c.restart_res("hostB", None)?;
@@ -257,17 +275,13 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
 
     // A worker stopped (SIGTERM) ends its tasks, whose status still reaches their
     // client; the RES starts another at its next connection.
-    let mut child = c
-        .command("lsrun")
-        .args(["-m", "hostC", "sh", "-c", "echo ready; exec sleep 600"])
-        .current_dir(&work)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()?;
-    let mut out = std::io::BufReader::new(child.stdout.take().context("stdout")?);
-    let mut line = String::new();
-    out.read_line(&mut line)?;
-    assert_eq!(line, "ready\n");
+    let (mut child, _out) = ready_task(
+        &c,
+        &work,
+        "hostC",
+        "echo ready; exec sleep 600",
+        Stdio::null(),
+    )?;
     let worker = match workers(&c.envdir, "hostC")[..] {
         [pid] => pid,
         ref other => bail!("expected one RES worker on hostC, found {other:?}"),

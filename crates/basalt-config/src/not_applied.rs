@@ -325,11 +325,6 @@ pub const LSB_QUEUES: &[NotApplied] = &[
         "it counts the pre-execution retries of MultiCluster jobs, which are not implemented",
     )
     .rest("LOCAL_MAX_PREEXEC_RETRY applies"),
-    N::new(
-        "Queue",
-        "SLOT_RESERVE",
-        "slot reservation is not implemented",
-    ),
     N::new("Queue", "BACKFILL", "backfill scheduling is not implemented").inert(&["N", "NO"]),
     N::new(
         "Queue",

@@ -422,3 +422,53 @@ fn continuation_line_errors_report_the_starting_line() {
     let e = expect_errors(d.path());
     assert_located(&e, d.path(), "lsb.queues", "NICE         = \\");
 }
+
+#[test]
+fn slot_reserve_is_read_and_a_bad_value_warns() {
+    let d = scratch("openlava");
+    edit(
+        d.path(),
+        "lsb.queues",
+        "NICE         = 20\nr1m",
+        "NICE         = 20\nSLOT_RESERVE = MAX_RESERVE_TIME[5]\nr1m",
+    );
+    let loaded = load_ok(d.path());
+    let q = loaded
+        .config
+        .batch
+        .queues
+        .iter()
+        .find(|q| q.name == "normal")
+        .expect("normal");
+    assert_eq!(q.slot_reserve, Some(5));
+    assert!(
+        !loaded
+            .warnings
+            .iter()
+            .any(|w| w.to_string().contains("SLOT_RESERVE"))
+    );
+
+    let d = scratch("openlava");
+    edit(
+        d.path(),
+        "lsb.queues",
+        "NICE         = 20\nr1m",
+        "NICE         = 20\nSLOT_RESERVE = 5\nr1m",
+    );
+    let loaded = load_ok(d.path());
+    assert!(
+        loaded
+            .config
+            .batch
+            .queues
+            .iter()
+            .all(|q| q.slot_reserve.is_none())
+    );
+    assert!(
+        loaded.warnings.iter().any(|w| w
+            .to_string()
+            .contains("SLOT_RESERVE = 5: expected MAX_RESERVE_TIME[n]")),
+        "{:?}",
+        loaded.warnings
+    );
+}

@@ -602,6 +602,7 @@ impl SchedConfig {
                     statics: static_values(c, h, &res_kinds),
                     lim_static: None,
                     reserved: BTreeMap::new(),
+                    rsv_slots: 0,
                 }
             })
             .collect();
@@ -640,6 +641,7 @@ impl SchedConfig {
                     administrators: q.administrators.clone(),
                     res_req: q.res_req.clone().unwrap_or_default(),
                     exclusive: q.exclusive,
+                    slot_reserve: q.slot_reserve,
                     rerunnable: q.rerunnable,
                     interactive: q.interactive.clone().unwrap_or_default(),
                     load_sched,

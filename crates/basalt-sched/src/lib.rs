@@ -360,6 +360,8 @@ pub struct Sched {
     /// The earliest time a job whose pre-execution command failed may be tried again
     /// (0 = none waits): a pass is due then ([`Requeues::not_before`]).
     next_retry: Millis,
+    /// Slots reserved by pending parallel jobs (SLOT_RESERVE), as of the last pass.
+    slot_resv: BTreeMap<JobKey, schedule::slot_resv::SlotResv>,
     /// A pass stopped early since the last full one.
     cut_short: bool,
     /// When the last full pass ran.
@@ -372,6 +374,27 @@ pub struct Sched {
 }
 
 impl Sched {
+    /// The slots reserved (SLOT_RESERVE) by the pending jobs `which` picks, as of the
+    /// last pass.
+    pub fn reserved_slots(&self, which: impl Fn(&Job) -> bool) -> u32 {
+        self.slot_resv
+            .iter()
+            .filter(|(k, _)| self.jobs.get(k).is_some_and(|j| which(j)))
+            .map(|(_, r)| r.slots.len() as u32)
+            .sum()
+    }
+
+    /// The hosts (one per slot) job `key` reserves and since when (ms), if it does.
+    pub fn slot_reservation(&self, key: JobKey) -> Option<(Vec<String>, Millis)> {
+        let r = self.slot_resv.get(&key)?;
+        let hosts = r
+            .slots
+            .iter()
+            .filter_map(|&i| self.hosts.get(i).map(|h| h.name.clone()))
+            .collect();
+        Some((hosts, r.since))
+    }
+
     pub fn new(cfg: SchedConfig, now: Millis) -> Sched {
         let queues = cfg.queues.clone();
         let hosts: Vec<Host> = cfg
@@ -427,6 +450,7 @@ impl Sched {
             full_due: true,
             fresh: BTreeSet::new(),
             next_retry: 0,
+            slot_resv: BTreeMap::new(),
             cut_short: false,
             last_full_pass: now,
             replaying: false,
@@ -602,6 +626,8 @@ mod reslimit_tests;
 mod rusage_alt_tests;
 #[cfg(test)]
 mod select_tests;
+#[cfg(test)]
+mod slot_resv_tests;
 #[cfg(test)]
 mod slots_tests;
 #[cfg(test)]

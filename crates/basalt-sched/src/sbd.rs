@@ -195,6 +195,11 @@ impl Sched {
             self.dirty = true;
             self.full_due = true;
         }
+        // A slot reservation whose time is up is given up by a pass.
+        if self.slot_resv.values().any(|r| now >= r.expires) {
+            self.dirty = true;
+            self.full_due = true;
+        }
         // Jobs whose pre-execution command failed are tried again after a scheduling
         // interval: a pass is due when the first one may go.
         if self.next_retry != 0 && now >= self.next_retry {

@@ -22,6 +22,7 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         administrators: vec![],
         res_req: String::new(),
         exclusive: false,
+        slot_reserve: None,
         rerunnable: false,
         interactive: String::new(),
         load_sched: BTreeMap::new(),
@@ -75,6 +76,7 @@ pub(crate) fn host(name: &str, rank: usize) -> Host {
             ..Default::default()
         },
         reserved: BTreeMap::new(),
+        rsv_slots: 0,
         lim_static: None,
     }
 }

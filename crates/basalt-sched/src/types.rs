@@ -596,6 +596,8 @@ pub struct Host {
     /// What the jobs running here reserve (`rusage[]`), as of the last scheduling pass:
     /// resource -> amount (`mem`, `swp`, `tmp` in MB).
     pub reserved: BTreeMap<String, f64>,
+    /// Slots pending parallel jobs reserve here (SLOT_RESERVE), as of the last pass.
+    pub rsv_slots: u32,
 }
 
 impl Host {
@@ -636,6 +638,9 @@ pub struct Queue {
     pub administrators: Vec<String>,
     pub res_req: String,
     pub exclusive: bool,
+    /// SLOT_RESERVE = MAX_RESERVE_TIME[n]: how many scheduling cycles (MBD_SLEEP_TIME
+    /// each) a parallel job that cannot start may hold the free slots it reserves.
+    pub slot_reserve: Option<u32>,
     pub rerunnable: bool,
     /// INTERACTIVE: `YES` (or unset: both kinds of job), `NO` or `ONLY`.
     pub interactive: String,

@@ -37,6 +37,8 @@ pub struct QueueView {
     pub windows_open: bool,
     /// (njobs, pend, run, ssusp, ususp) slots: [`Sched::queue_counts`].
     pub counts: (u32, u32, u32, u32, u32),
+    /// Slots its pending jobs reserve (SLOT_RESERVE).
+    pub rsv: u32,
     /// It is the default queue.
     pub is_default: bool,
 }
@@ -132,6 +134,7 @@ impl Sched {
                 queue: q.clone(),
                 windows_open: self.queue_windows_open(q),
                 counts: self.queue_counts(&q.name),
+                rsv: self.reserved_slots(|j| *j.queue == *q.name),
                 is_default: q.name == self.config().default_queue,
             });
         }

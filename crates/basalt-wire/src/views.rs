@@ -165,7 +165,7 @@ pub fn queues_reply(v: &QueuesView) -> pb::QueuesReply {
             run,
             ssusp,
             ususp,
-            rsv: 0,
+            rsv: qv.rsv,
             is_default: qv.is_default,
             // bqueues prints an empty list as "all"; a restricted queue nobody may use
             // (its user group could not be resolved) says so.
@@ -215,6 +215,8 @@ pub fn hosts_reply(v: &HostsView) -> pb::HostsReply {
         let h = &hv.host;
         let status = hv.status;
         let (njobs, run, ssusp, ususp) = hv.counts;
+        // LSF's NJOBS counts reserved slots too.
+        let njobs = njobs + h.rsv_slots;
         out.hosts.push(pb::BatchHostInfo {
             name: h.name.clone(),
             status: status.short().into(),
@@ -225,7 +227,7 @@ pub fn hosts_reply(v: &HostsView) -> pb::HostsReply {
             run,
             ssusp,
             ususp,
-            rsv: 0,
+            rsv: h.rsv_slots,
             message: h.message.clone(),
             cpu_factor: h.cpu_factor,
             load_sched: h.load_sched.clone().into_iter().collect(),

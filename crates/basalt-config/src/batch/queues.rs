@@ -232,6 +232,9 @@ pub struct Queue {
     pub stop_cond: Option<String>,
     pub resume_cond: Option<String>,
     pub exclusive: bool,
+    /// SLOT_RESERVE = MAX_RESERVE_TIME[n]: a parallel job that cannot start reserves the
+    /// free slots it could use, for at most n scheduling cycles (MBD_SLEEP_TIME each).
+    pub slot_reserve: Option<u32>,
     /// JOB_CONTROLS: SUSPEND/RESUME/TERMINATE -> signal name or command.
     pub job_controls: BTreeMap<String, String>,
     /// TERMINATE_WHEN actions, upper case (LOAD, WINDOW, PREEMPT).
@@ -275,6 +278,7 @@ impl Queue {
             stop_cond: None,
             resume_cond: None,
             exclusive: false,
+            slot_reserve: None,
             job_controls: BTreeMap::new(),
             terminate_when: Vec::new(),
             job_starter: None,
@@ -390,6 +394,15 @@ pub(super) fn parse_queue(ctx: &mut Ctx<'_>, section: &Section, shared: &Shared)
                     q.exclusive = b;
                 }
             }
+            "SLOT_RESERVE" => match parse_slot_reserve(v) {
+                Some(n) => q.slot_reserve = Some(n),
+                None => ctx.warn(
+                    line,
+                    format!(
+                        "SLOT_RESERVE = {v}: expected MAX_RESERVE_TIME[n], n a positive number of scheduling cycles; ignored"
+                    ),
+                ),
+            },
             "JOB_CONTROLS" => match parse_job_controls(v) {
                 Ok(m) => q.job_controls = m,
                 Err(err) => ctx.err(line, format!("JOB_CONTROLS: {err}")),
@@ -515,4 +528,36 @@ pub(super) fn parse_queues(ctx: &mut Ctx<'_>, text: &str, shared: &Shared) -> Ve
         queues.push(q);
     }
     queues
+}
+
+/// `MAX_RESERVE_TIME[n]` (n > 0; keyword case-insensitive, blanks allowed).
+pub fn parse_slot_reserve(v: &str) -> Option<u32> {
+    let v = v.trim();
+    let (key, rest) = v.split_once('[')?;
+    if !key.trim().eq_ignore_ascii_case("MAX_RESERVE_TIME") {
+        return None;
+    }
+    let n = rest.strip_suffix(']')?.trim().parse::<u32>().ok()?;
+    (n > 0).then_some(n)
+}
+
+#[cfg(test)]
+mod slot_reserve_tests {
+    use super::parse_slot_reserve;
+
+    #[test]
+    fn slot_reserve_takes_max_reserve_time_of_a_positive_count() {
+        assert_eq!(parse_slot_reserve("MAX_RESERVE_TIME[5]"), Some(5));
+        assert_eq!(parse_slot_reserve(" max_reserve_time[ 12 ] "), Some(12));
+        for bad in [
+            "",
+            "5",
+            "MAX_RESERVE_TIME[0]",
+            "MAX_RESERVE_TIME[x]",
+            "MAX_RESERVE_TIME[5",
+            "RESERVE[5]",
+        ] {
+            assert_eq!(parse_slot_reserve(bad), None, "{bad:?}");
+        }
+    }
 }

@@ -9,6 +9,7 @@ pub(crate) mod fit;
 mod reserve;
 mod resume;
 pub(crate) mod select;
+pub(crate) mod slot_resv;
 
 use crate::depend::Tri;
 use crate::reslimits::Consumer;
@@ -216,6 +217,27 @@ impl Sched {
             }
         }
         drop(index);
+        // Slot reservations (SLOT_RESERVE) of pending jobs: counted as used. A job no
+        // longer pending, or whose queue no longer reserves, has none; one whose time
+        // is up gives its slots up and reserves nothing in this pass.
+        let mut resv = std::mem::take(&mut self.slot_resv);
+        let mut expired: BTreeSet<JobKey> = BTreeSet::new();
+        resv.retain(|k, r| {
+            let keep = self.jobs.get(k).is_some_and(|j| {
+                j.state == JobState::Pend
+                    && self
+                        .queue(&j.queue)
+                        .is_some_and(|q| q.slot_reserve.is_some())
+            });
+            if keep && now >= r.expires {
+                expired.insert(*k);
+                return false;
+            }
+            keep
+        });
+        for r in resv.values() {
+            slot_resv::hold(&mut st, r);
+        }
         // Hosts with a free slot. When none is left, no pending job can start: a pass
         // that need not refresh every pending job's reasons stops there (the jobs
         // submitted since the last pass still get theirs).
@@ -331,6 +353,19 @@ impl Sched {
             let (key, qi, need) = (rec.rank.3, rec.qi, rec.need);
             if !full {
                 visited.insert(key);
+            }
+            // Its own reserved slots are free for it (and, if it does not reserve them
+            // again below, for the jobs after it).
+            let held = resv.remove(&key);
+            if let Some(r) = &held {
+                slot_resv::give_back(&mut st, r);
+                generation += 1;
+                for &i in &r.slots {
+                    if full_host[i] && !st.host_full(&self.hosts[i], i) {
+                        full_host[i] = false;
+                        free_hosts += 1;
+                    }
+                }
             }
             let sub = &rec.sub;
             // Its -R, else its application profile's RES_REQ.
@@ -619,6 +654,30 @@ impl Sched {
                     shape.reasons = None;
                 }
                 None => {
+                    // SLOT_RESERVE: a parallel job reserves the free slots it could use.
+                    if let Some(cycles) = q.slot_reserve.filter(|_| need > 1)
+                        && !expired.contains(&key)
+                    {
+                        let slots = slot_resv::choose(shape.cands.iter().map(|c| &c.0), need, span);
+                        if !slots.is_empty() {
+                            let since = held.as_ref().map_or(now, |r| r.since);
+                            let r = slot_resv::SlotResv {
+                                expires: since
+                                    + slot_resv::period(cycles, self.cfg.mbd_sleep_time_secs),
+                                since,
+                                slots,
+                            };
+                            slot_resv::hold(&mut st, &r);
+                            generation += 1;
+                            for &i in &r.slots {
+                                if !full_host[i] && st.host_full(&self.hosts[i], i) {
+                                    full_host[i] = true;
+                                    free_hosts -= 1;
+                                }
+                            }
+                            resv.insert(key, r);
+                        }
+                    }
                     let hosts = &self.hosts;
                     let reasons = shape
                         .reasons
@@ -650,6 +709,17 @@ impl Sched {
         // placed them. Only a dependency (`started()`, ...) evaluated before them may
         // change, so a pass follows when jobs started and some pending job has one.
         self.dirty = placed && any_dep;
+        // The reservations, for the next pass and for bhosts/bqueues/bjobs.
+        let mut rsv = vec![0u32; nh];
+        for r in resv.values() {
+            for &i in &r.slots {
+                rsv[i] += 1;
+            }
+        }
+        for (h, n) in self.hosts.iter_mut().zip(rsv) {
+            h.rsv_slots = n;
+        }
+        self.slot_resv = resv;
         if full {
             self.last_full_pass = now;
             self.cut_short = false;
