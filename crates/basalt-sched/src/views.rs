@@ -20,6 +20,8 @@ pub struct JobView {
     pub state: JobState,
     /// [`Sched::position`].
     pub position: u32,
+    /// The slots it reserves (SLOT_RESERVE): hosts, one per slot, and since when (ms).
+    pub reserved: Option<(Vec<String>, crate::Millis)>,
 }
 
 /// The answer to a job query: the jobs in listing order and the ids that matched nothing.
@@ -112,6 +114,7 @@ impl Sched {
             job: j.clone(),
             state: self.shown_state(j),
             position: self.position(j),
+            reserved: self.slot_reservation(j.key()),
         }
     }
 

@@ -129,6 +129,12 @@ pub fn job_info(v: &JobView, reason_hosts: bool) -> pb::JobInfo {
         pid: j.pid,
         post_exec_status: j.requeues.as_ref().map_or(0, |r| r.post_bits),
         app: j.sub.app().to_owned(),
+        reserved_hosts: v
+            .reserved
+            .as_ref()
+            .map(|(h, _)| h.clone())
+            .unwrap_or_default(),
+        reserve_time: v.reserved.as_ref().map_or(0, |(_, t)| t / 1000),
     }
 }
 

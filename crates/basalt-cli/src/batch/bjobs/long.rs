@@ -230,6 +230,23 @@ pub fn long_job(j: &JobInfo, queue: Option<&QueueInfo>, fx: &Fx) -> String {
         out.push('\n');
     }
 
+    // 3'. Pending with reserved slots (SLOT_RESERVE).
+    if is_pending(j) && !j.reserved_hosts.is_empty() && j.reserve_time > 0 {
+        let n = j.reserved_hosts.len();
+        let hosts = host_list_words(&j.reserved_hosts, fx.short_hosts);
+        let what = if n > 1 {
+            "job slots on host(s)"
+        } else {
+            "job slot on host"
+        };
+        let l = format!(
+            "{}: Reserved <{n}> {what} {hosts};",
+            event_time(j.reserve_time, fx)
+        );
+        out.push_str(&wrap(&l));
+        out.push('\n');
+    }
+
     // 4. Running or suspended: resource usage.
     let started = state.is_some_and(JobState::is_started);
     if started

@@ -509,3 +509,24 @@ fn sum_counts_job_slots_of_unfinished_jobs_by_state() {
              0          0          0          0          0          0          \n"
     );
 }
+
+/// A pending job holding slots (SLOT_RESERVE) says where and since when, as LSF's
+/// `bjobs -l` does.
+#[test]
+fn long_format_shows_a_pending_jobs_reserved_slots() {
+    let mut p = job(8, status::PEND, "big", &[]);
+    p.num_processors = 4;
+    p.reserved_hosts = vec!["hostA".into(), "hostA".into(), "hostB".into()];
+    p.reserve_time = T0 + 10;
+    let got = long(&[p], &[], &fx());
+    assert!(
+        got.contains("Sun Nov 22 09:25:45: Reserved <3> job slots on host(s) <2*hostA> <hostB>;\n"),
+        "{got}"
+    );
+    let mut one = job(9, status::PEND, "big", &[]);
+    one.reserved_hosts = vec!["hostB".into()];
+    one.reserve_time = T0 + 10;
+    assert!(long(&[one], &[], &fx()).contains(": Reserved <1> job slot on host <hostB>;\n"));
+    // None reserved: no such line.
+    assert!(!long(&[job(10, status::PEND, "x", &[])], &[], &fx()).contains("Reserved"));
+}
