@@ -325,7 +325,6 @@ pub const LSB_QUEUES: &[NotApplied] = &[
         "it counts the pre-execution retries of MultiCluster jobs, which are not implemented",
     )
     .rest("LOCAL_MAX_PREEXEC_RETRY applies"),
-    N::new("Queue", "BACKFILL", "backfill scheduling is not implemented").inert(&["N", "NO"]),
     N::new(
         "Queue",
         "POLICIES",
@@ -667,13 +666,13 @@ mod tests {
 
     #[test]
     fn inert_values_and_parts_decide_whether_a_value_is_not_applied() {
-        let backfill = lookup(LSB_QUEUES, "Queue", "BACKFILL")
+        let stream = lookup(LSB_PARAMS, "Parameters", "ENABLE_EVENT_STREAM")
             .next()
             .copied()
-            .unwrap_or_else(|| panic!("BACKFILL is in the table"));
-        assert!(backfill.matches_value("Y"));
-        assert!(!backfill.matches_value(" n "));
-        assert!(!backfill.matches_value(""));
+            .unwrap_or_else(|| panic!("ENABLE_EVENT_STREAM is in the table"));
+        assert!(stream.matches_value("Y"));
+        assert!(!stream.matches_value(" n "));
+        assert!(!stream.matches_value(""));
         let tw = lookup(LSB_QUEUES, "Queue", "TERMINATE_WHEN")
             .next()
             .copied()

@@ -322,6 +322,9 @@ pub mod pend {
     pub const LIM_UNREACH: u32 = 1316;
     pub const QUEUE_RES_REQ: u32 = 1318;
     pub const EXCLUSIVE: u32 = 1322;
+    /// PEND_HOST_LESS_DURATION: the slots there are reserved for a parallel job that
+    /// starts before this (backfill) job would end.
+    pub const LESS_DURATION: u32 = 1329;
     pub const SBD_UNREACH: u32 = 1601;
     pub const LOAD_BASE: u32 = 2001;
     /// 2601 + i: the host has not what the job reserves of built-in index i.
@@ -365,6 +368,7 @@ pub fn pend_reason_text(code: u32) -> String {
         1316 => "LIM is unreachable now",
         1318 => "Queue's resource requirements not satisfied",
         1322 => "Running an exclusive job",
+        1329 => "Not enough slots or resources for whole duration of the job",
         1601 => "Unable to reach slave batch server",
         _ => "",
     };

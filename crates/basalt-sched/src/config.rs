@@ -642,6 +642,7 @@ impl SchedConfig {
                     res_req: q.res_req.clone().unwrap_or_default(),
                     exclusive: q.exclusive,
                     slot_reserve: q.slot_reserve,
+                    backfill: q.backfill,
                     rerunnable: q.rerunnable,
                     interactive: q.interactive.clone().unwrap_or_default(),
                     load_sched,

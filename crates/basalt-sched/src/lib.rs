@@ -386,7 +386,7 @@ impl Sched {
 
     /// The hosts (one per slot) job `key` reserves and since when (ms), if it does.
     pub fn slot_reservation(&self, key: JobKey) -> Option<(Vec<String>, Millis)> {
-        let r = self.slot_resv.get(&key)?;
+        let r = self.slot_resv.get(&key).filter(|r| !r.slots.is_empty())?;
         let hosts = r
             .slots
             .iter()
@@ -606,6 +606,8 @@ fn state_change(time: i64, key: JobKey, status: u32, reasons: u32, subreasons: u
     }
 }
 
+#[cfg(test)]
+mod backfill_tests;
 #[cfg(test)]
 mod fsm_tests;
 #[cfg(test)]

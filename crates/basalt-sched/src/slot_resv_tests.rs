@@ -3,7 +3,7 @@
 //! slots, a manual clock; MBD_SLEEP_TIME is 10 s, so MAX_RESERVE_TIME[5] is 50 s.
 
 use super::*;
-use crate::tests::{T0, alice, bob, cfg, cmd, dispatches};
+use crate::tests::{T0, alice, bob, cfg, cmd, dispatches, hellos};
 
 /// A core whose queue "normal" reserves slots for 5 cycles ("high" does not).
 fn reserving() -> Sched {
@@ -57,26 +57,6 @@ fn end(s: &mut Sched, id: u64, now: Millis, seq: u64) {
             },
         },
     );
-}
-
-/// Both sbatchds say hello at `now`, each listing the jobs it runs (the clock can move
-/// on without the hosts going unreachable).
-fn hellos(s: &mut Sched, now: Millis) {
-    for h in ["hostA", "hostB"] {
-        let listed: Vec<HostJob> = s
-            .jobs
-            .values()
-            .filter(|j| j.state == JobState::Run && j.hosts.first().is_some_and(|f| f == h))
-            .map(|j| HostJob {
-                key: j.key(),
-                attempt: j.attempt,
-                state: basalt_core::job::status::RUN,
-                pid: 100,
-                pgid: 100,
-            })
-            .collect();
-        s.sbd_hello(now, h, &listed);
-    }
 }
 
 /// Slots reserved on each host (hostA, hostB).

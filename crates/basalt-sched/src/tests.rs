@@ -23,6 +23,7 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         res_req: String::new(),
         exclusive: false,
         slot_reserve: None,
+        backfill: false,
         rerunnable: false,
         interactive: String::new(),
         load_sched: BTreeMap::new(),
@@ -168,6 +169,27 @@ pub(crate) fn up() -> Sched {
     s.start(T0, "hostA");
     s.take_effects();
     s
+}
+
+/// Every host's sbatchd says hello at `now`, listing the jobs it runs (the clock can
+/// move on without the hosts going unreachable).
+pub(crate) fn hellos(s: &mut Sched, now: Millis) {
+    let names: Vec<String> = s.hosts.iter().map(|h| h.name.clone()).collect();
+    for h in names {
+        let listed: Vec<HostJob> = s
+            .jobs
+            .values()
+            .filter(|j| j.state == JobState::Run && j.hosts.first().is_some_and(|f| *f == h))
+            .map(|j| HostJob {
+                key: j.key(),
+                attempt: j.attempt,
+                state: basalt_core::job::status::RUN,
+                pid: 100,
+                pgid: 100,
+            })
+            .collect();
+        s.sbd_hello(now, &h, &listed);
+    }
 }
 
 pub(crate) fn dispatches(effects: &[Effect]) -> Vec<(JobKey, String)> {

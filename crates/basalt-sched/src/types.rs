@@ -641,6 +641,9 @@ pub struct Queue {
     /// SLOT_RESERVE = MAX_RESERVE_TIME[n]: how many scheduling cycles (MBD_SLEEP_TIME
     /// each) a parallel job that cannot start may hold the free slots it reserves.
     pub slot_reserve: Option<u32>,
+    /// BACKFILL = Y: its jobs with a run limit may use slots reserved for parallel jobs
+    /// when they end before those jobs can start.
+    pub backfill: bool,
     pub rerunnable: bool,
     /// INTERACTIVE: `YES` (or unset: both kinds of job), `NO` or `ONLY`.
     pub interactive: String,

@@ -235,6 +235,9 @@ pub struct Queue {
     /// SLOT_RESERVE = MAX_RESERVE_TIME[n]: a parallel job that cannot start reserves the
     /// free slots it could use, for at most n scheduling cycles (MBD_SLEEP_TIME each).
     pub slot_reserve: Option<u32>,
+    /// BACKFILL = Y: its jobs with a run limit may use slots reserved for parallel jobs
+    /// when they end before those jobs can start.
+    pub backfill: bool,
     /// JOB_CONTROLS: SUSPEND/RESUME/TERMINATE -> signal name or command.
     pub job_controls: BTreeMap<String, String>,
     /// TERMINATE_WHEN actions, upper case (LOAD, WINDOW, PREEMPT).
@@ -279,6 +282,7 @@ impl Queue {
             resume_cond: None,
             exclusive: false,
             slot_reserve: None,
+            backfill: false,
             job_controls: BTreeMap::new(),
             terminate_when: Vec::new(),
             job_starter: None,
@@ -392,6 +396,11 @@ pub(super) fn parse_queue(ctx: &mut Ctx<'_>, section: &Section, shared: &Shared)
                     q.exclusive = true;
                 } else if let Some(b) = ctx.yes_no(line, k, v) {
                     q.exclusive = b;
+                }
+            }
+            "BACKFILL" => {
+                if let Some(b) = ctx.yes_no(line, k, v) {
+                    q.backfill = b;
                 }
             }
             "SLOT_RESERVE" => match parse_slot_reserve(v) {

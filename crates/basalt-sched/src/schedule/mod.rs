@@ -220,23 +220,39 @@ impl Sched {
         // Slot reservations (SLOT_RESERVE) of pending jobs: counted as used. A job no
         // longer pending, or whose queue no longer reserves, has none; one whose time
         // is up gives its slots up and reserves nothing in this pass.
-        let mut resv = std::mem::take(&mut self.slot_resv);
-        let mut expired: BTreeSet<JobKey> = BTreeSet::new();
-        resv.retain(|k, r| {
-            let keep = self.jobs.get(k).is_some_and(|j| {
-                j.state == JobState::Pend
-                    && self
-                        .queue(&j.queue)
-                        .is_some_and(|q| q.slot_reserve.is_some())
-            });
-            if keep && now >= r.expires {
-                expired.insert(*k);
-                return false;
+        let kept = std::mem::take(&mut self.slot_resv);
+        let mut resv = slot_resv::PassResv::begin(
+            kept,
+            |k| {
+                self.jobs.get(k).is_some_and(|j| {
+                    j.state == JobState::Pend
+                        && self
+                            .queue(&j.queue)
+                            .is_some_and(|q| q.slot_reserve.is_some())
+                })
+            },
+            now,
+            &mut st,
+        );
+        // For backfill: when the running jobs' slots free up (their run limits).
+        let backfill_any = self.queues.iter().any(|q| q.backfill);
+        if backfill_any && self.queues.iter().any(|q| q.slot_reserve.is_some()) {
+            resv.slot_ends = vec![Vec::new(); nh];
+            for key in &self.counts.started {
+                let Some(j) = self.jobs.get(key) else {
+                    continue;
+                };
+                let run = self.effective_rlimits(j)[crate::RLIMIT_RUN];
+                if run <= 0 {
+                    continue;
+                }
+                let end = j.start_time.saturating_add(run).saturating_mul(1000);
+                for h in &j.hosts {
+                    if let Some(i) = self.host_idx(h) {
+                        resv.slot_ends[i].push(end);
+                    }
+                }
             }
-            keep
-        });
-        for r in resv.values() {
-            slot_resv::hold(&mut st, r);
         }
         // Hosts with a free slot. When none is left, no pending job can start: a pass
         // that need not refresh every pending job's reasons stops there (the jobs
@@ -324,7 +340,12 @@ impl Sched {
                     Some(rec) => rec,
                     None => break,
                 },
-                None if !full && free_hosts == 0 => {
+                // (Slots reserved for a job with a known start can still take a
+                // backfill job.)
+                None if !full
+                    && free_hosts == 0
+                    && !(backfill_any && resv.resv.values().any(|r| r.start_est.is_some())) =>
+                {
                     self.cut_short = true;
                     let mut recs = Vec::new();
                     for key in &fresh {
@@ -356,16 +377,10 @@ impl Sched {
             }
             // Its own reserved slots are free for it (and, if it does not reserve them
             // again below, for the jobs after it).
-            let held = resv.remove(&key);
+            let held = resv.take_own(key, &mut st);
             if let Some(r) = &held {
-                slot_resv::give_back(&mut st, r);
                 generation += 1;
-                for &i in &r.slots {
-                    if full_host[i] && !st.host_full(&self.hosts[i], i) {
-                        full_host[i] = false;
-                        free_hosts += 1;
-                    }
-                }
+                refresh_full(&self.hosts, &st, &mut full_host, &mut free_hosts, &r.slots);
             }
             let sub = &rec.sub;
             // Its -R, else its application profile's RES_REQ.
@@ -446,6 +461,32 @@ impl Sched {
                 assign.push((key, Arc::new(BTreeMap::from([(code, Vec::new())]))));
                 continue;
             }
+            // BACKFILL: a job with a run limit may use the reserved slots of jobs that
+            // cannot start before it ends.
+            let (backfill, too_short) = if q.backfill && held.is_none() && !resv.resv.is_empty() {
+                let run = self
+                    .jobs
+                    .get(&key)
+                    .map_or(-1, |j| self.effective_rlimits(j)[crate::RLIMIT_RUN]);
+                if run > 0 {
+                    let (bf, short) = resv.open_backfill(now, run.saturating_mul(1000), &mut st);
+                    if !bf.is_empty() {
+                        generation += 1;
+                        refresh_full(
+                            &self.hosts,
+                            &st,
+                            &mut full_host,
+                            &mut free_hosts,
+                            &bf.hosts(),
+                        );
+                    }
+                    (Some(bf), short)
+                } else {
+                    (None, Vec::new())
+                }
+            } else {
+                (None, Vec::new())
+            };
             let exclusive = sub.options & sub::EXCLUSIVE != 0 || q.exclusive;
             // `-n min,max`: as many slots as are free up to max, within the queue's
             // QJOB_LIMIT and UJOB_LIMIT (the checks above leave room for at least min).
@@ -550,6 +591,14 @@ impl Sched {
                             st.excl[i] = true;
                         }
                     }
+                    // Backfill: the reserved slots it did not take are held again.
+                    let mut bf_hosts = Vec::new();
+                    if let Some(bf) = backfill {
+                        bf_hosts = bf.hosts();
+                        let max = |i: usize| self.hosts[i].max_slots();
+                        resv.close_backfill(bf, Some(&alloc), max, &mut st);
+                        refresh_full(&self.hosts, &st, &mut full_host, &mut free_hosts, &bf_hosts);
+                    }
                     let taken = alloc.len() as u32;
                     *q_used.entry(qname.clone()).or_default() += taken;
                     *q_user
@@ -593,6 +642,7 @@ impl Sched {
                     generation += 1;
                     // Only the hosts just used changed: bring this shape up to date.
                     let mut touched = alloc;
+                    touched.extend(bf_hosts);
                     // A shared resource it reserves changed on every host sharing it.
                     if let Some(r) = chosen {
                         let mut more = Vec::new();
@@ -654,28 +704,47 @@ impl Sched {
                     shape.reasons = None;
                 }
                 None => {
+                    if let Some(bf) = backfill {
+                        let hosts = bf.hosts();
+                        let max = |i: usize| self.hosts[i].max_slots();
+                        resv.close_backfill(bf, None, max, &mut st);
+                        generation += 1;
+                        refresh_full(&self.hosts, &st, &mut full_host, &mut free_hosts, &hosts);
+                    }
                     // SLOT_RESERVE: a parallel job reserves the free slots it could use.
                     if let Some(cycles) = q.slot_reserve.filter(|_| need > 1)
-                        && !expired.contains(&key)
+                        && !resv.expired.contains(&key)
                     {
                         let slots = slot_resv::choose(shape.cands.iter().map(|c| &c.0), need, span);
                         if !slots.is_empty() {
+                            // The hosts it could use: free now, or full of running jobs.
+                            let mut usable: Vec<usize> = slots.clone();
+                            usable.extend(shape.cands.iter().map(|c| c.0.3));
+                            usable.extend(shape.why.iter().enumerate().filter_map(|(i, w)| {
+                                matches!(*w, Some(pend::HOST_JOB_LIMIT | pend::NOT_ENOUGH_SLOTS))
+                                    .then_some(i)
+                            }));
+                            usable.sort_unstable();
+                            usable.dedup();
                             let since = held.as_ref().map_or(now, |r| r.since);
-                            let r = slot_resv::SlotResv {
-                                expires: since
-                                    + slot_resv::period(cycles, self.cfg.mbd_sleep_time_secs),
-                                since,
+                            resv.reserve(
+                                key,
                                 slots,
-                            };
-                            slot_resv::hold(&mut st, &r);
+                                need,
+                                &usable,
+                                since,
+                                now,
+                                (cycles, self.cfg.mbd_sleep_time_secs),
+                                &mut st,
+                            );
                             generation += 1;
-                            for &i in &r.slots {
-                                if !full_host[i] && st.host_full(&self.hosts[i], i) {
-                                    full_host[i] = true;
-                                    free_hosts -= 1;
-                                }
-                            }
-                            resv.insert(key, r);
+                            refresh_full(
+                                &self.hosts,
+                                &st,
+                                &mut full_host,
+                                &mut free_hosts,
+                                &usable,
+                            );
                         }
                     }
                     let hosts = &self.hosts;
@@ -701,6 +770,17 @@ impl Sched {
                             Arc::new(r)
                         })
                         .clone();
+                    // A backfill job whose run limit is longer than the windows of the
+                    // reserved slots.
+                    let reasons = if too_short.is_empty() {
+                        reasons
+                    } else {
+                        let mut r = (*reasons).clone();
+                        r.entry(pend::LESS_DURATION)
+                            .or_default()
+                            .extend(too_short.iter().map(|&i| self.hosts[i].name.clone()));
+                        Arc::new(r)
+                    };
                     assign.push((key, reasons));
                 }
             }
@@ -710,16 +790,10 @@ impl Sched {
         // change, so a pass follows when jobs started and some pending job has one.
         self.dirty = placed && any_dep;
         // The reservations, for the next pass and for bhosts/bqueues/bjobs.
-        let mut rsv = vec![0u32; nh];
-        for r in resv.values() {
-            for &i in &r.slots {
-                rsv[i] += 1;
-            }
-        }
-        for (h, n) in self.hosts.iter_mut().zip(rsv) {
+        for (h, n) in self.hosts.iter_mut().zip(resv.per_host(nh)) {
             h.rsv_slots = n;
         }
-        self.slot_resv = resv;
+        self.slot_resv = resv.resv;
         if full {
             self.last_full_pass = now;
             self.cut_short = false;
@@ -857,6 +931,28 @@ pub(crate) struct PendRec {
 /// The pass's own hash maps: foldhash with a fixed seed (fast on short keys, and the same
 /// layout on every run; a pass never depends on their order).
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+
+/// Whether each of `touched` is full of slots now, kept in `full_host` with the count of
+/// hosts that are not in `free_hosts`.
+fn refresh_full(
+    hosts: &[crate::Host],
+    st: &PassState,
+    full_host: &mut [bool],
+    free_hosts: &mut usize,
+    touched: &[usize],
+) {
+    for &i in touched {
+        let full = st.host_full(&hosts[i], i);
+        if full != full_host[i] {
+            full_host[i] = full;
+            if full {
+                *free_hosts -= 1;
+            } else {
+                *free_hosts += 1;
+            }
+        }
+    }
+}
 
 fn fast_map<K, V>() -> FastMap<K, V> {
     HashMap::with_hasher(foldhash::fast::FixedState::default())

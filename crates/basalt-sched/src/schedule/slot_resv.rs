@@ -9,9 +9,18 @@
 //! Reservations are kept between passes ([`crate::Sched`]); a pass counts them as used
 //! slots, gives a job its own back when it visits it, and takes them again (with the
 //! slots freed since) when the job still cannot start.
+//!
+//! Backfill (lsb.queues `BACKFILL = Y`, seed 001 "Backfilling"): each reservation has
+//! the earliest time its job could start — when enough of the slots of the hosts it
+//! could use are free, counting the running jobs' ends from their run limits (a job
+//! without one never ends, as far as this estimate knows; with too few known ends there
+//! is no estimate). A job of a backfill queue whose run limit ends before that time may
+//! use the reservation's slots: it is gone by the time they are needed, so it cannot
+//! delay the reserving job. Without an estimate nothing backfills the reservation.
 
 use super::fit::{Cand, PassState};
-use crate::Millis;
+use crate::{JobKey, Millis};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The slots a pending job reserves.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +31,211 @@ pub struct SlotResv {
     pub since: Millis,
     /// When it must give its slots up.
     pub expires: Millis,
+    /// The earliest time its job could start (backfill windows end there); None: not
+    /// known.
+    pub start_est: Option<Millis>,
+}
+
+/// The reservations during a pass.
+#[derive(Debug, Default)]
+pub(crate) struct PassResv {
+    pub(crate) resv: BTreeMap<JobKey, SlotResv>,
+    /// Jobs whose reservation expired in this pass: they reserve nothing in it.
+    pub(crate) expired: BTreeSet<JobKey>,
+    /// By host: when its running jobs' slots are expected to free up (those with a run
+    /// limit). Kept only when some queue backfills.
+    pub(crate) slot_ends: Vec<Vec<Millis>>,
+}
+
+impl PassResv {
+    /// Start a pass with the reservations kept from the last one: those `keep` does not
+    /// keep go; those whose time is up at `now` go and are noted as expired; the rest
+    /// are counted as used slots.
+    pub(crate) fn begin(
+        mut resv: BTreeMap<JobKey, SlotResv>,
+        keep: impl Fn(&JobKey) -> bool,
+        now: Millis,
+        st: &mut PassState,
+    ) -> PassResv {
+        let mut expired = BTreeSet::new();
+        resv.retain(|k, r| {
+            if !keep(k) {
+                return false;
+            }
+            if now >= r.expires {
+                expired.insert(*k);
+                return false;
+            }
+            true
+        });
+        for r in resv.values() {
+            hold(st, r);
+        }
+        PassResv {
+            resv,
+            expired,
+            slot_ends: Vec::new(),
+        }
+    }
+
+    /// A job's own reservation, given back to the pass (its slots free again).
+    pub(crate) fn take_own(&mut self, key: JobKey, st: &mut PassState) -> Option<SlotResv> {
+        let r = self.resv.remove(&key)?;
+        give_back(st, &r);
+        Some(r)
+    }
+
+    /// Job `key` still cannot start: reserve `slots` for it (from `since`, the start of
+    /// its reservation; for `cycles` cycles of `sleep_secs`), with its estimated start
+    /// from the slots of `hosts` (the hosts it could use) freeing up.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn reserve(
+        &mut self,
+        key: JobKey,
+        slots: Vec<usize>,
+        need: u32,
+        hosts: &[usize],
+        since: Millis,
+        now: Millis,
+        (cycles, sleep_secs): (u32, u32),
+        st: &mut PassState,
+    ) {
+        let start_est = earliest_start(now, need, slots.len() as u32, hosts, &self.slot_ends);
+        let r = SlotResv {
+            slots,
+            since,
+            expires: since + period(cycles, sleep_secs),
+            start_est,
+        };
+        hold(st, &r);
+        self.resv.insert(key, r);
+    }
+
+    /// A job that runs at most `run_ms` is visited (of a backfill queue): the
+    /// reservations it may use (it ends before their job could start) are given back to
+    /// the pass for it; the hosts of those whose window is too short are returned too.
+    pub(crate) fn open_backfill(
+        &mut self,
+        now: Millis,
+        run_ms: Millis,
+        st: &mut PassState,
+    ) -> (Backfill, Vec<usize>) {
+        let mut bf = Backfill::default();
+        let mut short: Vec<usize> = Vec::new();
+        for (k, r) in &self.resv {
+            match r.start_est {
+                Some(t) if now + run_ms <= t => bf.keys.push(*k),
+                _ => short.extend(r.slots.iter().copied()),
+            }
+        }
+        for k in &bf.keys {
+            if let Some(r) = self.resv.get(k) {
+                for &i in &r.slots {
+                    if !bf.used_before.iter().any(|(h, _)| *h == i) {
+                        bf.used_before
+                            .push((i, st.used.get(i).copied().unwrap_or(0)));
+                    }
+                }
+                give_back(st, r);
+            }
+        }
+        short.sort_unstable();
+        short.dedup();
+        (bf, short)
+    }
+
+    /// The backfill job was placed on `alloc` (or not: None): the reserved slots it took
+    /// (beyond the slots that were free anyway) leave their reservations; the others
+    /// are counted as used again. `max_slots(i)`: host i's slot count.
+    pub(crate) fn close_backfill(
+        &mut self,
+        bf: Backfill,
+        alloc: Option<&[usize]>,
+        max_slots: impl Fn(usize) -> Option<u32>,
+        st: &mut PassState,
+    ) {
+        if let Some(alloc) = alloc {
+            for &(i, before) in &bf.used_before {
+                let placed = alloc.iter().filter(|&&h| h == i).count() as u32;
+                let free = max_slots(i).map_or(u32::MAX, |m| m.saturating_sub(before));
+                let mut taken = placed.saturating_sub(free);
+                for k in &bf.keys {
+                    if taken == 0 {
+                        break;
+                    }
+                    let Some(r) = self.resv.get_mut(k) else {
+                        continue;
+                    };
+                    while taken > 0
+                        && let Some(p) = r.slots.iter().position(|&h| h == i)
+                    {
+                        r.slots.remove(p);
+                        taken -= 1;
+                    }
+                }
+            }
+        }
+        // A reservation left without slots stays: its job keeps its reservation period.
+        for k in &bf.keys {
+            if let Some(r) = self.resv.get(k) {
+                hold(st, r);
+            }
+        }
+    }
+
+    /// Slots reserved on each of `nh` hosts.
+    pub(crate) fn per_host(&self, nh: usize) -> Vec<u32> {
+        let mut rsv = vec![0u32; nh];
+        for r in self.resv.values() {
+            for &i in &r.slots {
+                if let Some(n) = rsv.get_mut(i) {
+                    *n += 1;
+                }
+            }
+        }
+        rsv
+    }
+}
+
+/// The reservations a backfill job may use, given back for its visit.
+#[derive(Debug, Default)]
+pub(crate) struct Backfill {
+    keys: Vec<JobKey>,
+    /// The used slots of their hosts before they were given back.
+    used_before: Vec<(usize, u32)>,
+}
+
+impl Backfill {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The hosts of the reservations given back.
+    pub(crate) fn hosts(&self) -> Vec<usize> {
+        self.used_before.iter().map(|(h, _)| *h).collect()
+    }
+}
+
+/// The earliest time a job of `need` slots that holds `have` could start, from the
+/// expected ends of the running slots of `hosts`; None when too few ends are known.
+pub(crate) fn earliest_start(
+    now: Millis,
+    need: u32,
+    have: u32,
+    hosts: &[usize],
+    slot_ends: &[Vec<Millis>],
+) -> Option<Millis> {
+    if have >= need {
+        return Some(now);
+    }
+    let mut ends: Vec<Millis> = hosts
+        .iter()
+        .filter_map(|&i| slot_ends.get(i))
+        .flatten()
+        .copied()
+        .collect();
+    ends.sort_unstable();
+    ends.get((need - have - 1) as usize).map(|&t| t.max(now))
 }
 
 /// The slots a job of `need` slots (its minimum) reserves among its candidate hosts
