@@ -87,10 +87,12 @@ fn queue_keywords() {
                 SWAP = 10/5\nDISPATCH_WINDOW = 8-17\nDESCRIPTION =\nEnd Queue\n";
     let (qs, d) = with_ctx(|ctx| parse_queues(ctx, text, &shared()));
     assert!(d.errors.is_empty(), "{:?}", d.errors);
-    // Only PROCLIMIT and BACKFILL = Y are read but not applied (PJOB_LIMIT is, issue 20).
+    // Only PROCLIMIT is read but not applied (PJOB_LIMIT is, issue 20; BACKFILL, issue
+    // 22).
     let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
-    assert_eq!(w, vec![(12, true), (13, true)], "{:#?}", d.warnings);
+    assert_eq!(w, vec![(12, true)], "{:#?}", d.warnings);
     let q = &qs[0];
+    assert!(q.backfill);
     assert_eq!(q.priority, 40);
     assert_eq!(q.pjob_limit, Some(1.5));
     assert_eq!(q.ujob_limit, Some(2));
@@ -100,7 +102,7 @@ fn queue_keywords() {
     assert_eq!(q.interactive.as_deref(), Some("NO"));
     assert_eq!(q.limits["RUNLIMIT"], "10 60");
     assert_eq!(q.limits["PROCLIMIT"], "4");
-    assert_eq!(q.other["BACKFILL"], "Y");
+    assert!(!q.other.contains_key("BACKFILL"));
     assert_eq!(q.thresholds["gpu"].stop, Some(2.0));
     assert_eq!(q.thresholds["swp"].sched, Some(10.0));
     assert!(q.dispatch_window.is_some());
