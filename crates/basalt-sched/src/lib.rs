@@ -119,6 +119,9 @@ pub enum SchedError {
     /// A batch job to a queue with INTERACTIVE = ONLY.
     #[error("Queue only accepts interactive jobs")]
     OnlyInteractive,
+    /// An exclusive job (bsub -x) to a queue without EXCLUSIVE = Y.
+    #[error("Queue does not accept EXCLUSIVE jobs")]
+    NotExclusiveQueue,
     #[error("Queue has been closed")]
     QueueClosed,
     #[error("User cannot use the queue")]

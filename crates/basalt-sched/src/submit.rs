@@ -82,6 +82,12 @@ impl Sched {
             ("ONLY", false) => return Err(SchedError::OnlyInteractive),
             _ => {}
         }
+        // Seed 001: "A job only runs exclusively if it is submitted to an exclusive
+        // queue, and the job is submitted with the bsub -x option"; LSF refuses `-x` to
+        // another queue.
+        if s.options & basalt_core::job::sub::EXCLUSIVE != 0 && !q.exclusive {
+            return Err(SchedError::NotExclusiveQueue);
+        }
         if entering
             && ((!q.users_all && !q.users.iter().any(|u| u == user))
                 || q.users_except.iter().any(|u| u == user))

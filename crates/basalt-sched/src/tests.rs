@@ -21,7 +21,8 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         users_except: vec![],
         administrators: vec![],
         res_req: String::new(),
-        exclusive: false,
+        // Accepts bsub -x, like the embedded default configuration's queues.
+        exclusive: true,
         slot_reserve: None,
         backfill: false,
         rerunnable: false,
@@ -1567,4 +1568,66 @@ fn a_pass_is_due_only_when_something_could_start() {
     held.options2 |= sub2::HOLD;
     s.submit(T0 + 6000, &alice(), held).expect("submit");
     assert!(s.needs_pass(), "a dependency may name the new job");
+}
+
+/// Seed 001 "Exclusive Scheduling": "A job only runs exclusively if it is submitted to
+/// an exclusive queue, and the job is submitted with the bsub -x option. An exclusive job
+/// runs by itself on a host -- it is dispatched only to a host with no other batch jobs
+/// running, and LSF does not send any other jobs to the host until the exclusive job
+/// completes." A `-x` job to another queue is refused, as LSF does.
+#[test]
+fn a_job_only_runs_exclusively_in_an_exclusive_queue_with_bsub_x() {
+    let mut c = cfg();
+    c.queues[1].exclusive = false;
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    let on = |h: &str, mut sub: Submission| {
+        sub.asked_hosts = vec![h.into()];
+        sub
+    };
+    let exclusive = |mut sub: Submission| {
+        sub.options |= basalt_core::job::sub::EXCLUSIVE;
+        sub
+    };
+    // -x to a queue without EXCLUSIVE = Y: refused.
+    let mut high = exclusive(cmd("x"));
+    high.queue = "high".into();
+    assert_eq!(
+        s.submit(T0, &alice(), high).map(|_| ()),
+        Err(SchedError::NotExclusiveQueue)
+    );
+    assert_eq!(
+        SchedError::NotExclusiveQueue.to_string(),
+        "Queue does not accept EXCLUSIVE jobs"
+    );
+    // In the exclusive queue without -x: not exclusive, hostA is shared.
+    s.submit(T0, &alice(), on("hostA", cmd("plain")))
+        .expect("submit");
+    s.submit(T0, &alice(), on("hostA", cmd("plain too")))
+        .expect("submit");
+    s.schedule(T0);
+    assert_eq!(s.jobs[&(1, 0)].state, JobState::Run);
+    assert_eq!(s.jobs[&(2, 0)].state, JobState::Run);
+    // -x in the exclusive queue: not dispatched to hostA, which runs jobs...
+    s.submit(T0, &alice(), exclusive(on("hostA", cmd("alone"))))
+        .expect("submit");
+    s.schedule(T0);
+    assert_eq!(s.jobs[&(3, 0)].state, JobState::Pend);
+    // ... but to hostB, which runs none; then no other job goes to hostB until it ends.
+    s.submit(T0, &alice(), exclusive(on("hostB", cmd("alone"))))
+        .expect("submit");
+    s.schedule(T0);
+    assert_eq!(s.jobs[&(4, 0)].state, JobState::Run);
+    s.submit(T0, &alice(), on("hostB", cmd("after")))
+        .expect("submit");
+    s.schedule(T0);
+    assert_eq!(s.jobs[&(5, 0)].state, JobState::Pend);
+    s.take_effects();
+    finish(&mut s, (4, 0), 0, 1);
+    s.schedule(T0 + 6000);
+    assert_eq!(s.jobs[&(5, 0)].state, JobState::Run);
 }

@@ -487,7 +487,8 @@ impl Sched {
             } else {
                 (None, Vec::new())
             };
-            let exclusive = sub.options & sub::EXCLUSIVE != 0 || q.exclusive;
+            // Seed 001: exclusive only with -x in an exclusive queue.
+            let exclusive = sub.options & sub::EXCLUSIVE != 0 && q.exclusive;
             // `-n min,max`: as many slots as are free up to max, within the queue's
             // QJOB_LIMIT and UJOB_LIMIT (the checks above leave room for at least min).
             let mut most = sub.max_processors.max(need);
