@@ -28,7 +28,7 @@
 
 use super::cli_resreq::merge;
 use basalt_config::cond::Cond;
-use basalt_sched::span_of;
+use basalt_sched::{Span, span_of};
 
 /// A load: index name -> value (`None`: unset).
 type Load = Box<dyn Fn(&str) -> Option<f64>>;
@@ -152,8 +152,15 @@ pub fn check_cond(s: &str) {
 pub fn check_resreq(data: &[u8]) {
     let reqs = strings_of(data);
     for r in &reqs {
-        if let Some(Some(n)) = span_of(r) {
-            assert!(n > 0, "span_of({r:?}) gives ptile=0");
+        match span_of(r) {
+            Some(Span::Ptile(n)) => assert!(n > 0, "span_of({r:?}) gives ptile=0"),
+            Some(Span::ByType { types, .. }) => {
+                assert!(
+                    types.iter().all(|(_, n)| *n > 0),
+                    "span_of({r:?}) gives a 0 tile"
+                );
+            }
+            _ => {}
         }
         check_cond(r);
         if let Some(body) = select_body(r) {

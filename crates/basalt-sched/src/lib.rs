@@ -68,7 +68,7 @@ pub use config::{
 pub use logswitch::CarryOver;
 pub use modify::{Change, Modify};
 pub use query::wildcard;
-pub use schedule::allocate::span_of;
+pub use schedule::allocate::{Span, span_of};
 pub use schedule::select::LimStatic;
 pub use types::*;
 pub use views::{HostView, HostsView, JobView, JobsView, ParamsView, QueueView, QueuesView};

@@ -149,3 +149,121 @@ fn the_slots_a_min_max_job_got_count_on_its_hosts_and_queue() {
     s.take_effects();
     assert_eq!(s.jobs[&(2, 0)].state, JobState::Pend);
 }
+
+/// A core of hostA (type LINUX) and hostB (type SGI), 2 slots each.
+fn two_types() -> Sched {
+    let mut c = cfg();
+    for (h, t) in c.hosts.iter_mut().zip(["LINUX", "SGI"]) {
+        h.statics.strings.insert("type".into(), t.into());
+    }
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    s
+}
+
+fn spanned(n: u32, res_req: &str) -> Submission {
+    let mut s = min_max(n, n);
+    s.res_req = res_req.into();
+    s
+}
+
+/// `span[ptile='!']`: each host takes as many slots as it has.
+#[test]
+fn ptile_bang_takes_each_hosts_slot_count() {
+    let mut s = up();
+    s.submit(T0, &alice(), spanned(4, "span[ptile='!']"))
+        .expect("submit");
+    s.schedule(T0);
+    let eff = s.take_effects();
+    let hosts = start_hosts(&eff, (1, 0)).expect("JOB_START");
+    assert_eq!(sorted(hosts), ["hostA", "hostA", "hostB", "hostB"]);
+    // With one slot taken on hostA, hostA cannot take its tile of 2: 4 slots wait.
+    let mut s = up();
+    let mut one = cmd("one");
+    one.asked_hosts = vec!["hostA".into()];
+    s.submit(T0, &alice(), one).expect("submit");
+    s.schedule(T0);
+    s.submit(T0, &alice(), spanned(4, "span[ptile='!']"))
+        .expect("submit");
+    s.schedule(T0);
+    assert_eq!(s.jobs[&(2, 0)].state, JobState::Pend);
+    assert!(
+        s.jobs[&(2, 0)]
+            .pend_reasons
+            .contains_key(&basalt_core::job::pend::SPAN)
+    );
+}
+
+/// `span[ptile=LINUX:1,SGI:2]`: a tile per host type; `span[ptile=LINUX:1]` uses only
+/// the hosts of the types it names; `'!'` gives the others their slot count.
+#[test]
+fn ptile_per_host_type_lays_slots_by_type() {
+    let mut s = two_types();
+    s.submit(
+        T0,
+        &alice(),
+        spanned(3, "select[type==any] span[ptile=LINUX:1,SGI:2]"),
+    )
+    .expect("submit");
+    s.schedule(T0);
+    let eff = s.take_effects();
+    let hosts = start_hosts(&eff, (1, 0)).expect("JOB_START");
+    assert_eq!(sorted(hosts), ["hostA", "hostB", "hostB"]);
+
+    let mut s = two_types();
+    s.submit(
+        T0,
+        &alice(),
+        spanned(2, "select[type==any] span[ptile=LINUX:1]"),
+    )
+    .expect("submit");
+    s.schedule(T0);
+    assert_eq!(s.jobs[&(1, 0)].state, JobState::Pend);
+    s.submit(
+        T0,
+        &alice(),
+        spanned(1, "select[type==any] span[ptile=LINUX:1]"),
+    )
+    .expect("submit");
+    s.schedule(T0);
+    let eff = s.take_effects();
+    assert_eq!(start_hosts(&eff, (2, 0)), Some(vec!["hostA".to_string()]));
+
+    let mut s = two_types();
+    s.submit(
+        T0,
+        &alice(),
+        spanned(3, "select[type==any] span[ptile='!',LINUX:1]"),
+    )
+    .expect("submit");
+    s.schedule(T0);
+    let eff = s.take_effects();
+    let hosts = start_hosts(&eff, (1, 0)).expect("JOB_START");
+    assert_eq!(sorted(hosts), ["hostA", "hostB", "hostB"]);
+}
+
+/// `span[hosts=-1]` in the job: the queue's span[] does not apply.
+#[test]
+fn span_hosts_minus_1_lifts_the_queues_span() {
+    let mut c = cfg();
+    c.queues[0].res_req = "span[hosts=1]".into();
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    // 3 slots on one host do not fit: pending under the queue's span.
+    s.submit(T0, &alice(), spanned(3, "")).expect("submit");
+    s.schedule(T0);
+    assert_eq!(s.jobs[&(1, 0)].state, JobState::Pend);
+    s.submit(T0, &alice(), spanned(3, "span[hosts=-1]"))
+        .expect("submit");
+    s.schedule(T0);
+    assert_eq!(s.jobs[&(2, 0)].state, JobState::Run);
+    assert_eq!(s.jobs[&(2, 0)].hosts.len(), 3);
+}

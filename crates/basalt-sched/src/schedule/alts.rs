@@ -179,7 +179,7 @@ impl Reserve {
 pub(crate) fn place(
     shape: &Shape,
     n_alts: usize,
-    n: (u32, u32, Option<Option<u32>>),
+    n: (u32, u32, Option<super::allocate::Tile<'_>>),
     same: Option<&dyn Fn(usize) -> Vec<String>>,
 ) -> Option<(Vec<usize>, usize)> {
     let alloc = pick(shape.cands.iter().map(|c| &c.0), n, same)?;
@@ -192,7 +192,7 @@ pub(crate) fn place(
 /// [`allocate`], or with `same` [`super::allocate::allocate_same`].
 fn pick<'a>(
     cands: impl Iterator<Item = &'a Cand> + Clone,
-    (need, most, span): (u32, u32, Option<Option<u32>>),
+    (need, most, span): (u32, u32, Option<super::allocate::Tile<'_>>),
     same: Option<&dyn Fn(usize) -> Vec<String>>,
 ) -> Option<Vec<usize>> {
     match same {
@@ -210,7 +210,7 @@ fn choose_alt(
     cur: &[Option<Cand>],
     alloc: Vec<usize>,
     n_alts: usize,
-    n: (u32, u32, Option<Option<u32>>),
+    n: (u32, u32, Option<super::allocate::Tile<'_>>),
     same: Option<&dyn Fn(usize) -> Vec<String>>,
 ) -> Option<(Vec<usize>, usize)> {
     let all = alloc.iter().fold(u64::MAX, |m, &i| {

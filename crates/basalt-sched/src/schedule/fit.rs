@@ -552,7 +552,7 @@ pub(crate) struct ShapeKey {
     pub(crate) exclusive: bool,
     pub(crate) need: u32,
     pub(crate) most: u32,
-    pub(crate) span: Option<Option<u32>>,
+    pub(crate) span: Option<super::allocate::Span>,
     /// The job's resource requirement, when it or its queue's has a select part.
     pub(crate) res_req: Option<crate::Str>,
     pub(crate) excluded: Vec<String>,

@@ -521,7 +521,25 @@ impl Sched {
                 None
             };
             // span[]: the job's, else its queue's RES_REQ's (read once per requirement).
-            let span = sel.as_ref().and_then(|s| s.span);
+            let span = sel
+                .as_ref()
+                .and_then(|s| s.span.clone())
+                .filter(|s| *s != allocate::Span::Free);
+            // Each host's tile of the job's slots.
+            let tile_of = |i: usize| {
+                let h = &self.hosts[i];
+                span.as_ref().and_then(|s| {
+                    s.tile(
+                        h.statics.strings.get("type").map(String::as_str),
+                        h.max_slots(),
+                    )
+                })
+            };
+            let tile = match &span {
+                None => None,
+                Some(allocate::Span::OneHost) => Some(allocate::Tile::OneHost),
+                Some(_) => Some(allocate::Tile::Each(&tile_of)),
+            };
             let excluded: &[String] = rec.requeues.as_ref().map_or(&[], |r| &r.excluded);
             let shape_key = ShapeKey {
                 queue: qi,
@@ -530,7 +548,7 @@ impl Sched {
                 exclusive,
                 need,
                 most,
-                span,
+                span: span.clone(),
                 res_req: sel.as_ref().map(|_| rr.clone()),
                 excluded: excluded.to_vec(),
                 project: with_limits.then(|| sub.project.clone()),
@@ -582,7 +600,7 @@ impl Sched {
             let same_key: Option<&dyn Fn(usize) -> Vec<String>> =
                 (!same.is_empty()).then_some(&same_values);
             let alts: &[select::Reserve] = sel.as_ref().map_or(&[], |s| &s.reserve);
-            match alts::place(shape, alts.len(), (need, most, span), same_key) {
+            match alts::place(shape, alts.len(), (need, most, tile), same_key) {
                 Some((alloc, alt)) => {
                     let chosen = alts.get(alt);
                     let qname = q.name.clone();
@@ -716,7 +734,7 @@ impl Sched {
                     if let Some(cycles) = q.slot_reserve.filter(|_| need > 1)
                         && !resv.expired.contains(&key)
                     {
-                        let slots = slot_resv::choose(shape.cands.iter().map(|c| &c.0), need, span);
+                        let slots = slot_resv::choose(shape.cands.iter().map(|c| &c.0), need, tile);
                         if !slots.is_empty() {
                             // The hosts it could use: free now, or full of running jobs.
                             let mut usable: Vec<usize> = slots.clone();

@@ -90,7 +90,7 @@ pub(crate) struct Selects {
     /// `same[]`: the job's and its queue's resources all its hosts share.
     pub(crate) same: Vec<String>,
     /// `span[]`: the job's, else its queue's ([`crate::span_of`]).
-    pub(crate) span: Option<Option<u32>>,
+    pub(crate) span: Option<super::allocate::Span>,
     /// A select part compares with `local` (the submission host's type or model).
     pub(crate) uses_local: bool,
     /// A select part names `type` or another string or Boolean resource: no default

@@ -18,6 +18,7 @@
 //! use the reservation's slots: it is gone by the time they are needed, so it cannot
 //! delay the reserving job. Without an estimate nothing backfills the reservation.
 
+use super::allocate::Tile;
 use super::fit::{Cand, PassState};
 use crate::{JobKey, Millis};
 use std::collections::{BTreeMap, BTreeSet};
@@ -246,11 +247,11 @@ pub(crate) fn earliest_start(
 pub(crate) fn choose<'a>(
     cands: impl Iterator<Item = &'a Cand> + Clone,
     need: u32,
-    span: Option<Option<u32>>,
+    span: Option<Tile<'_>>,
 ) -> Vec<usize> {
     let mut out: Vec<usize> = Vec::new();
     match span {
-        Some(None) => {
+        Some(Tile::OneHost) => {
             let mut best: Option<&Cand> = None;
             for c in cands {
                 if c.0 > 0 && best.is_none_or(|b| c.0 > b.0) {
@@ -261,13 +262,16 @@ pub(crate) fn choose<'a>(
                 out.extend(std::iter::repeat_n(c.3, c.0.min(need) as usize));
             }
         }
-        Some(Some(ptile)) => {
+        Some(Tile::Each(tile)) => {
             for c in cands {
                 let left = need - out.len() as u32;
                 if left == 0 {
                     break;
                 }
-                out.extend(std::iter::repeat_n(c.3, c.0.min(ptile).min(left) as usize));
+                let Some(t) = tile(c.3) else {
+                    continue;
+                };
+                out.extend(std::iter::repeat_n(c.3, c.0.min(t).min(left) as usize));
             }
         }
         None => {
@@ -329,12 +333,16 @@ mod tests {
         assert_eq!(choose(cands.iter(), 2, None), vec![0, 1]);
         assert_eq!(choose(cands.iter(), 8, None), vec![0, 1, 1, 2, 2]);
         // span[hosts=1]: one host, the one with the most free slots.
-        assert_eq!(choose(cands.iter(), 4, Some(None)), vec![1, 1]);
+        assert_eq!(choose(cands.iter(), 4, Some(Tile::OneHost)), vec![1, 1]);
         // span[ptile=1]: one a host.
-        assert_eq!(choose(cands.iter(), 4, Some(Some(1))), vec![0, 1, 2]);
+        let one = |_: usize| Some(1);
+        assert_eq!(
+            choose(cands.iter(), 4, Some(Tile::Each(&one))),
+            vec![0, 1, 2]
+        );
         let none = [cand(0, 0), cand(0, 1)];
         assert!(choose(none.iter(), 2, None).is_empty());
-        assert!(choose(none.iter(), 2, Some(None)).is_empty());
+        assert!(choose(none.iter(), 2, Some(Tile::OneHost)).is_empty());
     }
 
     #[test]
