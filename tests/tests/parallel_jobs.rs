@@ -2,7 +2,7 @@
 //! a 4-slot job across two hosts sees LSF's variables (`LSB_HOSTS`, `LSB_MCPU_HOSTS`,
 //! `LSB_DJOB_NUMPROC`) and starts a `blaunch` task per slot on both hosts; a queue with
 //! `SLOT_RESERVE` and `BACKFILL`: a job needing every slot reserves the free one
-//! (`bhosts` RSV, `bjobs -l`), a short job backfills the reserved slot and is done
+//! (`bhosts` RSV, `bjobs -l`, `bslots` its window), a short job backfills the reserved slot and is done
 //! before the big job starts, which then gets every slot. The daemons run in the test
 //! process (`InProcessBatch`, the built `res` as RES worker); the commands are the real
 //! binaries.
@@ -133,6 +133,22 @@ fn parallel_jobs_reserve_slots_and_short_jobs_backfill_them() -> Result<()> {
         long.replace("\n                     ", "")
             .contains("Reserved <1> job slot on host <"),
         "{long}"
+    );
+    // bslots: that slot is there for a job of at most a minute (the fillers' limits end
+    // within two minutes of their start); not for a job of two.
+    let slots_out = c.ok("bslots", &[])?;
+    assert!(
+        slots_out.starts_with("SLOTS          RUNTIME\n1              1 minute\n"),
+        "{slots_out}"
+    );
+    let long = c.ok("bslots", &["-l"])?;
+    assert!(
+        long.contains("SLOTS: 1\nRUNTIME: 1 minute\nHOSTS: 1*"),
+        "{long}"
+    );
+    assert_eq!(
+        c.ok("bslots", &["-W", "2"])?,
+        "No backfill window exists at this time\n"
     );
     // A job of at most a minute ends before the fillers' run limits let the big job
     // start: it backfills the reserved slot, and is done while the big job waits.

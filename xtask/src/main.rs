@@ -58,6 +58,7 @@ const COMMANDS: &[&str] = &[
     "bparams",
     "blimits",
     "bresources",
+    "bslots",
     "busers",
     "bapp",
     "bmgroup",

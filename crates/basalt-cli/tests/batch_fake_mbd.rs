@@ -231,6 +231,13 @@ impl Mbatchd for FakeMbd {
         Ok(Response::new(Default::default()))
     }
 
+    async fn slots(
+        &self,
+        _r: Request<basalt_proto::mbatchd::SlotsRequest>,
+    ) -> Result<Response<basalt_proto::mbatchd::SlotsReply>, Status> {
+        Ok(Response::new(Default::default()))
+    }
+
     async fn users(
         &self,
         _r: Request<basalt_proto::mbatchd::UsersRequest>,

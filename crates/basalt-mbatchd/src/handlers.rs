@@ -194,6 +194,10 @@ impl OwnerState {
                 let out = self.sched.apps_view(&names);
                 deferred.push(defer(reply, out));
             }
+            Msg::Slots { reply } => {
+                let out = self.sched.slot_windows(now);
+                deferred.push(defer(reply, out));
+            }
             Msg::Users { names, all, reply } => {
                 let out = self.sched.users_view(&names, all);
                 deferred.push(defer(reply, out));

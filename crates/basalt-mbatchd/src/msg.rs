@@ -140,6 +140,10 @@ pub(crate) enum Msg {
         names: Vec<String>,
         reply: Reply<(Vec<basalt_sched::views::AppRow>, Vec<String>)>,
     },
+    /// bslots.
+    Slots {
+        reply: Reply<Vec<basalt_sched::views::SlotWindow>>,
+    },
     Users {
         names: Vec<String>,
         all: bool,

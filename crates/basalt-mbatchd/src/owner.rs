@@ -330,6 +330,7 @@ impl OwnerState {
             | Msg::Limits { .. }
             | Msg::Users { .. }
             | Msg::Apps { .. }
+            | Msg::Slots { .. }
             | Msg::Lim(_)
             | Msg::Resign(_)
             | Msg::Shutdown => Some(msg),

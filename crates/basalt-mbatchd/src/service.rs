@@ -491,6 +491,24 @@ impl Mbatchd for MbatchdService {
         Ok(Response::new(basalt_wire::params_reply(&view)))
     }
 
+    async fn slots(
+        &self,
+        request: Request<pb::SlotsRequest>,
+    ) -> Result<Response<pb::SlotsReply>, Status> {
+        self.caller(&request).await?;
+        let windows = self.owner.ask(|reply| Msg::Slots { reply }).await?;
+        Ok(Response::new(pb::SlotsReply {
+            windows: windows
+                .into_iter()
+                .map(|w| pb::SlotWindow {
+                    host: w.host,
+                    runtime: w.runtime.unwrap_or(-1),
+                    slots: w.slots,
+                })
+                .collect(),
+        }))
+    }
+
     async fn apps(
         &self,
         request: Request<pb::AppsRequest>,

@@ -263,3 +263,46 @@ fn simulate(reserve: bool) -> Millis {
         assert!(now < T0 + 100_000_000, "the simulation does not end");
     }
 }
+
+/// bslots' windows: free slots for any run time, reserved ones until their job's
+/// estimated start (issue 22: "`bslots` shows the backfill window").
+#[test]
+fn slot_windows_show_free_slots_and_the_reserved_slots_backfill_window() {
+    let mut s = core();
+    reserve_hostb(&mut s, Some(100));
+    let ws = s.slot_windows(T0 + 10_000);
+    assert_eq!(
+        ws,
+        vec![crate::views::SlotWindow {
+            host: "hostB".into(),
+            runtime: Some(90),
+            slots: 2
+        }]
+    );
+    // Without a backfill queue there is no window in reserved slots.
+    let mut c = cfg();
+    c.queues[0].slot_reserve = Some(100);
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    assert_eq!(
+        s.slot_windows(T0),
+        vec![
+            crate::views::SlotWindow {
+                host: "hostA".into(),
+                runtime: None,
+                slots: 2
+            },
+            crate::views::SlotWindow {
+                host: "hostB".into(),
+                runtime: None,
+                slots: 2
+            }
+        ]
+    );
+    reserve_hostb(&mut s, Some(100));
+    assert!(s.slot_windows(T0 + 10_000).is_empty());
+}

@@ -4,7 +4,7 @@
 //! value its answer needs from the core, already decided (shown state, position, window
 //! state, slot counts, host status); no formatting happens here.
 
-use crate::{Host, HostStatus, Job, JobQuery, Queue, Sched};
+use crate::{Host, HostStatus, Job, JobQuery, Millis, Queue, Sched};
 use basalt_config::LsfConf;
 use basalt_config::batch::BatchParams;
 use basalt_core::job::JobState;
@@ -21,7 +21,7 @@ pub struct JobView {
     /// [`Sched::position`].
     pub position: u32,
     /// The slots it reserves (SLOT_RESERVE): hosts, one per slot, and since when (ms).
-    pub reserved: Option<(Vec<String>, crate::Millis)>,
+    pub reserved: Option<(Vec<String>, Millis)>,
 }
 
 /// The answer to a job query: the jobs in listing order and the ids that matched nothing.
@@ -64,6 +64,16 @@ pub struct HostView {
     pub status: HostStatus,
     /// (njobs, run, ssusp, ususp) slots: [`Sched::host_counts`].
     pub counts: (u32, u32, u32, u32),
+}
+
+/// Slots a backfill job could use now on one host (bslots): free slots (`runtime` None:
+/// for any run time), or slots reserved for a parallel job that cannot start for
+/// `runtime` more seconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlotWindow {
+    pub host: String,
+    pub runtime: Option<i64>,
+    pub slots: u32,
 }
 
 /// The answer to bhosts: the hosts asked for, in configuration order, and the names that
@@ -140,6 +150,55 @@ impl Sched {
                 rsv: self.reserved_slots(|j| *j.queue == *q.name),
                 is_default: q.name == self.config().default_queue,
             });
+        }
+        out
+    }
+
+    /// The backfill windows at `now` (bslots), by host in configuration order, the
+    /// unlimited ones first on each host. Only usable hosts count; reserved slots only
+    /// when some queue backfills and their job's start is estimated.
+    pub fn slot_windows(&self, now: Millis) -> Vec<SlotWindow> {
+        let backfill = self.queues().iter().any(|q| q.backfill);
+        let mut out: Vec<SlotWindow> = Vec::new();
+        for (i, h) in self.hosts().iter().enumerate() {
+            if !matches!(
+                self.host_status(h),
+                HostStatus::Ok | HostStatus::Closed(crate::ClosedReason::Full)
+            ) {
+                continue;
+            }
+            let Some(max) = h.max_slots() else {
+                continue;
+            };
+            let used = self.host_counts(&h.name).0 + h.rsv_slots;
+            let free = max.saturating_sub(used);
+            if free > 0 {
+                out.push(SlotWindow {
+                    host: h.name.clone(),
+                    runtime: None,
+                    slots: free,
+                });
+            }
+            if !backfill {
+                continue;
+            }
+            let mut windows: BTreeMap<i64, u32> = BTreeMap::new();
+            for r in self.slot_resv.values() {
+                let Some(t) = r.start_est.filter(|t| *t > now) else {
+                    continue;
+                };
+                let n = r.slots.iter().filter(|&&s| s == i).count() as u32;
+                if n > 0 {
+                    *windows.entry((t - now) / 1000).or_default() += n;
+                }
+            }
+            for (secs, n) in windows.into_iter().rev() {
+                out.push(SlotWindow {
+                    host: h.name.clone(),
+                    runtime: Some(secs),
+                    slots: n,
+                });
+            }
         }
         out
     }

@@ -22,6 +22,7 @@ pub mod bmod;
 pub mod bpeek;
 pub mod bqueues;
 pub mod bresources;
+pub mod bslots;
 pub mod bsub;
 pub mod bugroup;
 pub mod busers;

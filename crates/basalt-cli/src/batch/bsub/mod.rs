@@ -75,7 +75,7 @@ mod job;
 mod options;
 mod script;
 mod spec;
-mod values;
+pub mod values;
 mod wait;
 
 pub use apply::*;

@@ -1,0 +1,8 @@
+//! `bslots` — the slots backfill jobs could use now (logic in `basalt_cli::batch`).
+
+use basalt_cli::batch::{self, bslots};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    bslots::main(batch::argv())
+}
