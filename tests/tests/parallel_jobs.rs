@@ -150,6 +150,17 @@ fn parallel_jobs_reserve_slots_and_short_jobs_backfill_them() -> Result<()> {
         c.ok("bslots", &["-W", "2"])?,
         "No backfill window exists at this time\n"
     );
+    // -R: only the hosts it selects.
+    assert_eq!(
+        c.ok("bslots", &["-R", "select[hname==nosuch]"])?,
+        "No backfill window exists at this time\n"
+    );
+    let o = c.run("bslots", &["-R", "select[(((]"])?;
+    assert_eq!(o.status.code(), Some(255));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("Bad resource requirement syntax"),
+        "{o:?}"
+    );
     // A job of at most a minute ends before the fillers' run limits let the big job
     // start: it backfills the reserved slot, and is done while the big job waits.
     let done = work.join("backfilled");

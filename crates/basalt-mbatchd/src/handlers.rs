@@ -194,8 +194,8 @@ impl OwnerState {
                 let out = self.sched.apps_view(&names);
                 deferred.push(defer(reply, out));
             }
-            Msg::Slots { reply } => {
-                let out = self.sched.slot_windows(now);
+            Msg::Slots { res_req, reply } => {
+                let out = self.sched.slot_windows(now, &res_req);
                 deferred.push(defer(reply, out));
             }
             Msg::Users { names, all, reply } => {

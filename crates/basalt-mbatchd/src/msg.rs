@@ -142,7 +142,8 @@ pub(crate) enum Msg {
     },
     /// bslots.
     Slots {
-        reply: Reply<Vec<basalt_sched::views::SlotWindow>>,
+        res_req: String,
+        reply: Reply<Result<Vec<basalt_sched::views::SlotWindow>, basalt_sched::SchedError>>,
     },
     Users {
         names: Vec<String>,

@@ -496,7 +496,15 @@ impl Mbatchd for MbatchdService {
         request: Request<pb::SlotsRequest>,
     ) -> Result<Response<pb::SlotsReply>, Status> {
         self.caller(&request).await?;
-        let windows = self.owner.ask(|reply| Msg::Slots { reply }).await?;
+        let res_req = request.into_inner().res_req;
+        if res_req.len() > bounds::MAX_RES_REQ {
+            return Err(Status::invalid_argument("resource requirement too long"));
+        }
+        let windows = self
+            .owner
+            .ask(|reply| Msg::Slots { res_req, reply })
+            .await?
+            .map_err(refused)?;
         Ok(Response::new(pb::SlotsReply {
             windows: windows
                 .into_iter()

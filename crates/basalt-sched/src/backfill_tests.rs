@@ -270,7 +270,7 @@ fn simulate(reserve: bool) -> Millis {
 fn slot_windows_show_free_slots_and_the_reserved_slots_backfill_window() {
     let mut s = core();
     reserve_hostb(&mut s, Some(100));
-    let ws = s.slot_windows(T0 + 10_000);
+    let ws = s.slot_windows(T0 + 10_000, "").expect("windows");
     assert_eq!(
         ws,
         vec![crate::views::SlotWindow {
@@ -289,7 +289,7 @@ fn slot_windows_show_free_slots_and_the_reserved_slots_backfill_window() {
     s.start(T0, "hostA");
     s.take_effects();
     assert_eq!(
-        s.slot_windows(T0),
+        s.slot_windows(T0, "").expect("windows"),
         vec![
             crate::views::SlotWindow {
                 host: "hostA".into(),
@@ -303,6 +303,14 @@ fn slot_windows_show_free_slots_and_the_reserved_slots_backfill_window() {
             }
         ]
     );
+    // -R: only the hosts its select part accepts; a bad one is refused.
+    let named = s.slot_windows(T0, "select[hname==hostB]").expect("windows");
+    assert_eq!(named.len(), 1);
+    assert_eq!(named[0].host, "hostB");
+    assert_eq!(
+        s.slot_windows(T0, "select[(((]"),
+        Err(crate::SchedError::BadResReq)
+    );
     reserve_hostb(&mut s, Some(100));
-    assert!(s.slot_windows(T0 + 10_000).is_empty());
+    assert!(s.slot_windows(T0 + 10_000, "").expect("windows").is_empty());
 }

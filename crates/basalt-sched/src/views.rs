@@ -157,10 +157,29 @@ impl Sched {
     /// The backfill windows at `now` (bslots), by host in configuration order, the
     /// unlimited ones first on each host. Only usable hosts count; reserved slots only
     /// when some queue backfills and their job's start is estimated.
-    pub fn slot_windows(&self, now: Millis) -> Vec<SlotWindow> {
+    ///
+    /// `res_req` (bslots -R): only the hosts its select part accepts; a select part that
+    /// does not parse is refused.
+    pub fn slot_windows(
+        &self,
+        now: Millis,
+        res_req: &str,
+    ) -> Result<Vec<SlotWindow>, crate::SchedError> {
+        let sel = match self.select_part(res_req) {
+            Some(crate::schedule::select::Part::Bad) => {
+                return Err(crate::SchedError::BadResReq);
+            }
+            other => other,
+        };
         let backfill = self.queues().iter().any(|q| q.backfill);
         let mut out: Vec<SlotWindow> = Vec::new();
         for (i, h) in self.hosts().iter().enumerate() {
+            if sel
+                .as_ref()
+                .is_some_and(|p| !p.holds(&crate::schedule::select::values_of(h), None))
+            {
+                continue;
+            }
             if !matches!(
                 self.host_status(h),
                 HostStatus::Ok | HostStatus::Closed(crate::ClosedReason::Full)
@@ -200,7 +219,7 @@ impl Sched {
                 });
             }
         }
-        out
+        Ok(out)
     }
 
     /// The hosts named (empty: all), in configuration order.

@@ -5,8 +5,8 @@
 //! that job's estimated start. Each line says how many slots are there for jobs of at
 //! most that run time — the longer windows' slots count for the shorter ones too.
 //! `-n` keeps the windows of at least that many slots, `-W` those at least that long;
-//! `-l` a block per window with its hosts (`SLOTS:`, `RUNTIME:`, `HOSTS: n*host ...`).
-//! `-R` (a select string for the hosts) is refused: not built.
+//! `-l` a block per window with its hosts (`SLOTS:`, `RUNTIME:`, `HOSTS: n*host ...`);
+//! `-R "select[...]"` only the hosts it selects.
 //!
 //! Inputs: argv, `LSF_ENVDIR`; mbatchd's `Slots` answer. Outputs: stdout (the windows,
 //! or `No backfill window exists at this time`), stderr (errors), LSF's exit codes.
@@ -16,7 +16,8 @@ use basalt_proto::mbatchd::{SlotWindow, SlotsRequest};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 
-const USAGE: &str = "Usage: bslots [-h] [-V] [-l] [-n slots] [-W [hour:]minutes]\n";
+const USAGE: &str =
+    "Usage: bslots [-h] [-V] [-l] [-n slots] [-R \"res_req\"] [-W [hour:]minutes]\n";
 
 /// One window: this many slots (on these hosts) for jobs of at most `runtime` seconds
 /// (None: any).
@@ -113,6 +114,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
     let mut long_format = false;
     let mut min_slots = 0u32;
     let mut min_runtime = 0i64;
+    let mut res_req = String::new();
     for it in items {
         match it {
             Item::Opt(n, _) if n == "l" => long_format = true,
@@ -132,10 +134,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
                     return crate::fail();
                 }
             },
-            Item::Opt(n, _) if n == "R" => {
-                eprintln!("bslots: -R is not supported by Basalt yet");
-                return crate::fail();
-            }
+            Item::Opt(n, Some(v)) if n == "R" => res_req = v,
             Item::Arg(a) => {
                 eprintln!("bslots: unexpected argument {a}");
                 eprint!("{USAGE}");
@@ -153,7 +152,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
             Ok(c) => c,
             Err(e) => return super::connect_failed(&e),
         };
-        let reply = match client.slots(SlotsRequest {}).await {
+        let reply = match client.slots(SlotsRequest { res_req }).await {
             Ok(r) => r.into_inner(),
             Err(s) => {
                 eprintln!("{}", super::status_text(&s));

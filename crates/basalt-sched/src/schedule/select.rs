@@ -57,7 +57,7 @@ pub(crate) enum Part {
 impl Part {
     /// Does a host of values `h` satisfy it? `local` is the submission host's values
     /// (for `type==local`).
-    fn holds(&self, h: &HostValues, local: Option<&HostValues>) -> bool {
+    pub(crate) fn holds(&self, h: &HostValues, local: Option<&HostValues>) -> bool {
         match self {
             Part::Sel(s) => s.matches(h, local),
             Part::Bad => false,
