@@ -387,6 +387,13 @@ impl Sched {
             .sum()
     }
 
+    /// The slots job `j` reserves (SLOT_RESERVE), as of the last pass.
+    pub fn reserved_of(&self, j: &Job) -> u32 {
+        self.slot_resv
+            .get(&j.key())
+            .map_or(0, |r| r.slots.len() as u32)
+    }
+
     /// The hosts (one per slot) job `key` reserves and since when (ms), if it does.
     pub fn slot_reservation(&self, key: JobKey) -> Option<(Vec<String>, Millis)> {
         let r = self.slot_resv.get(&key).filter(|r| !r.slots.is_empty())?;

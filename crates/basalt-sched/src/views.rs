@@ -317,12 +317,15 @@ pub struct StateSlots {
     pub run: u32,
     pub ssusp: u32,
     pub ususp: u32,
+    /// Slots its pending jobs reserve (SLOT_RESERVE), as of the last pass.
+    pub rsv: u32,
 }
 
 impl StateSlots {
-    /// Count `j`'s slots (nothing for a finished job).
-    fn add(&mut self, j: &Job) {
+    /// Count `j`'s slots (nothing for a finished job); `rsv` it reserves.
+    fn add(&mut self, j: &Job, rsv: u32) {
         let n = j.slots();
+        self.rsv += rsv;
         match j.state {
             JobState::Pend | JobState::Psusp => self.pend += n,
             JobState::Run => self.run += n,
@@ -418,18 +421,19 @@ impl Sched {
             .map(|(n, (members, _))| (n, members))
             .collect();
         for j in self.jobs.values() {
+            let rsv = self.reserved_of(j);
             let user = j.sub.user.as_str();
             // A user's own row (a name that is a group's is the group's row).
             if !self.cfg.user_groups.contains_key(user)
                 && let Some(r) = rows.get_mut(user)
             {
-                r.slots.add(j);
+                r.slots.add(j, rsv);
             }
             for (g, members) in &groups {
                 if members.covers(user)
                     && let Some(r) = rows.get_mut(g.as_str())
                 {
-                    r.slots.add(j);
+                    r.slots.add(j, rsv);
                 }
             }
         }
@@ -468,8 +472,9 @@ impl Sched {
             .collect();
         if !rows.is_empty() {
             for j in self.jobs.values() {
+                let rsv = self.reserved_of(j);
                 if let Some(r) = rows.get_mut(j.sub.app()) {
-                    r.slots.add(j);
+                    r.slots.add(j, rsv);
                 }
             }
         }

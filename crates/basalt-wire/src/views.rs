@@ -384,7 +384,7 @@ pub fn users_reply(rows: &[basalt_sched::views::UserRow]) -> pb::UsersReply {
                 run: r.slots.run,
                 ssusp: r.slots.ssusp,
                 ususp: r.slots.ususp,
-                rsv: 0,
+                rsv: r.slots.rsv,
             })
             .collect(),
     }
@@ -403,7 +403,7 @@ pub fn apps_reply(rows: &[basalt_sched::views::AppRow], not_found: Vec<String>) 
                 run: r.slots.run,
                 ssusp: r.slots.ssusp,
                 ususp: r.slots.ususp,
-                rsv: 0,
+                rsv: r.slots.rsv,
                 settings: r
                     .profile
                     .settings
