@@ -4,20 +4,14 @@
 //! queue "high" (higher priority) does neither.
 
 use super::*;
-use crate::tests::{T0, alice, bob, cfg, cmd, hellos};
+use crate::tests::{T0, alice, bob, cfg, cmd, finish_at, hellos, up_with};
 use basalt_core::job::pend;
 
 fn core() -> Sched {
     let mut c = cfg();
     c.queues[0].slot_reserve = Some(100);
     c.queues[0].backfill = true;
-    let mut s = Sched::new(c, T0);
-    for h in ["hostA", "hostB"] {
-        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
-    }
-    s.start(T0, "hostA");
-    s.take_effects();
-    s
+    up_with(c)
 }
 
 /// A one-slot job with a run limit (`bsub -W`, in seconds; None: no limit).
@@ -174,12 +168,7 @@ fn simulate(reserve: bool) -> Millis {
         .collect();
     c.queues[0].backfill = true;
     c.queues[1].slot_reserve = reserve.then_some(1000);
-    let mut s = Sched::new(c, T0);
-    for i in 0..4 {
-        s.lim_update(&format!("host{i}"), 2, 1.0, true, BTreeMap::new());
-    }
-    s.start(T0, "host0");
-    s.take_effects();
+    let mut s = up_with(c);
     // A fixed pseudo-random sequence (an LCG): the same run every time.
     let mut seed: u64 = 42;
     let mut next = move |n: u64| {
@@ -214,27 +203,8 @@ fn simulate(reserve: bool) -> Millis {
             .collect();
         for key in due {
             ends.remove(&key);
-            let (attempt, host) = {
-                let j = &s.jobs[&key];
-                (j.attempt, j.hosts[0].clone())
-            };
             seq += 1;
-            s.report(
-                now,
-                Report {
-                    host,
-                    key,
-                    attempt,
-                    seq,
-                    time: 0,
-                    kind: ReportKind::Finished {
-                        exit_status: 0,
-                        usage: Usage::default(),
-                        term_reason: String::new(),
-                        post_exec: None,
-                    },
-                },
-            );
+            finish_at(&mut s, key, 0, seq, now);
         }
         hellos(&mut s, now);
         s.tick(now);
@@ -282,12 +252,7 @@ fn slot_windows_show_free_slots_and_the_reserved_slots_backfill_window() {
     // Without a backfill queue there is no window in reserved slots.
     let mut c = cfg();
     c.queues[0].slot_reserve = Some(100);
-    let mut s = Sched::new(c, T0);
-    for h in ["hostA", "hostB"] {
-        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
-    }
-    s.start(T0, "hostA");
-    s.take_effects();
+    let mut s = up_with(c);
     assert_eq!(
         s.slot_windows(T0, "").expect("windows"),
         vec![

@@ -3,19 +3,13 @@
 //! slots, a manual clock; MBD_SLEEP_TIME is 10 s, so MAX_RESERVE_TIME[5] is 50 s.
 
 use super::*;
-use crate::tests::{T0, alice, bob, cfg, cmd, dispatches, hellos};
+use crate::tests::{T0, alice, bob, cfg, cmd, dispatches, finish_at, hellos, up_with};
 
 /// A core whose queue "normal" reserves slots for 5 cycles ("high" does not).
 fn reserving() -> Sched {
     let mut c = cfg();
     c.queues[0].slot_reserve = Some(5);
-    let mut s = Sched::new(c, T0);
-    for h in ["hostA", "hostB"] {
-        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
-    }
-    s.start(T0, "hostA");
-    s.take_effects();
-    s
+    up_with(c)
 }
 
 fn parallel(n: u32) -> Submission {
@@ -34,29 +28,9 @@ fn state(s: &Sched, id: u64) -> JobState {
     s.jobs[&(id, 0)].state
 }
 
-/// Job `id` finished at `now` (its host's report).
+/// Job `id` finished at `now` (its host's report number `seq`).
 fn end(s: &mut Sched, id: u64, now: Millis, seq: u64) {
-    let key = (id, 0);
-    let (attempt, host) = {
-        let j = &s.jobs[&key];
-        (j.attempt, j.hosts[0].clone())
-    };
-    s.report(
-        now,
-        Report {
-            host,
-            key,
-            attempt,
-            seq,
-            time: 0,
-            kind: ReportKind::Finished {
-                exit_status: 0,
-                usage: Usage::default(),
-                term_reason: String::new(),
-                post_exec: None,
-            },
-        },
-    );
+    finish_at(s, (id, 0), 0, seq, now);
 }
 
 /// Slots reserved on each host (hostA, hostB).

@@ -156,13 +156,7 @@ fn two_types() -> Sched {
     for (h, t) in c.hosts.iter_mut().zip(["LINUX", "SGI"]) {
         h.statics.strings.insert("type".into(), t.into());
     }
-    let mut s = Sched::new(c, T0);
-    for h in ["hostA", "hostB"] {
-        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
-    }
-    s.start(T0, "hostA");
-    s.take_effects();
-    s
+    crate::tests::up_with(c)
 }
 
 fn spanned(n: u32, res_req: &str) -> Submission {
@@ -251,12 +245,7 @@ fn ptile_per_host_type_lays_slots_by_type() {
 fn span_hosts_minus_1_lifts_the_queues_span() {
     let mut c = cfg();
     c.queues[0].res_req = "span[hosts=1]".into();
-    let mut s = Sched::new(c, T0);
-    for h in ["hostA", "hostB"] {
-        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
-    }
-    s.start(T0, "hostA");
-    s.take_effects();
+    let mut s = crate::tests::up_with(c);
     // 3 slots on one host do not fit: pending under the queue's span.
     s.submit(T0, &alice(), spanned(3, "")).expect("submit");
     s.schedule(T0);

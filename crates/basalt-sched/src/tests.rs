@@ -163,11 +163,18 @@ pub(crate) fn cmd(c: &str) -> Submission {
 
 /// A core with both hosts up, 2 CPUs each, started.
 pub(crate) fn up() -> Sched {
-    let mut s = Sched::new(cfg(), T0);
-    for h in ["hostA", "hostB"] {
+    up_with(cfg())
+}
+
+/// A core of configuration `c` with every host up, 2 CPUs each, started.
+pub(crate) fn up_with(c: SchedConfig) -> Sched {
+    let names: Vec<String> = c.hosts.iter().map(|h| h.name.clone()).collect();
+    let first = names.first().cloned().unwrap_or_default();
+    let mut s = Sched::new(c, T0);
+    for h in &names {
         s.lim_update(h, 2, 1.0, true, BTreeMap::new());
     }
-    s.start(T0, "hostA");
+    s.start(T0, &first);
     s.take_effects();
     s
 }
@@ -214,12 +221,17 @@ pub(crate) fn logged(effects: &[Effect]) -> Vec<Event> {
 }
 
 pub(crate) fn finish(s: &mut Sched, key: JobKey, exit: i32, seq: u64) -> Ack {
+    finish_at(s, key, exit, seq, T0 + 5000)
+}
+
+/// Job `key` finished with `exit` at `now` (its host's report number `seq`).
+pub(crate) fn finish_at(s: &mut Sched, key: JobKey, exit: i32, seq: u64, now: Millis) -> Ack {
     let (attempt, host) = {
         let j = &s.jobs[&key];
         (j.attempt, j.hosts[0].clone())
     };
     s.report(
-        T0 + 5000,
+        now,
         Report {
             host,
             key,
@@ -1579,12 +1591,7 @@ fn a_pass_is_due_only_when_something_could_start() {
 fn a_job_only_runs_exclusively_in_an_exclusive_queue_with_bsub_x() {
     let mut c = cfg();
     c.queues[1].exclusive = false;
-    let mut s = Sched::new(c, T0);
-    for h in ["hostA", "hostB"] {
-        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
-    }
-    s.start(T0, "hostA");
-    s.take_effects();
+    let mut s = up_with(c);
     let on = |h: &str, mut sub: Submission| {
         sub.asked_hosts = vec![h.into()];
         sub
