@@ -29,8 +29,6 @@ pub mod resreq;
 
 pub use eventlog::{check_files, check_line};
 
-/// bsub's `-R` merging, compiled from its source so that the `resreq` target does not
-/// need all of basalt-cli (the stable test names `basalt_cli::batch::resreq` instead).
-#[path = "../../crates/basalt-cli/src/batch/resreq.rs"]
-#[allow(dead_code)]
-mod cli_resreq;
+/// bsub's `-R` merging, which lives in basalt-config (the stable test names
+/// `basalt_cli::batch::resreq`, its re-export, instead).
+use basalt_config::resreq as cli_resreq;
