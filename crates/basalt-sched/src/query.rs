@@ -199,8 +199,10 @@ impl Sched {
         if !self.window_open(h.dispatch_window.as_ref()) {
             return HostStatus::Closed(ClosedReason::Wind);
         }
+        // Full: every slot used, or reserved for a pending parallel job (bhosts counts
+        // those in NJOBS too).
         if let Some(max) = h.max_slots()
-            && self.used_slots(&h.name) >= max
+            && self.used_slots(&h.name) + h.rsv_slots >= max
         {
             return HostStatus::Closed(ClosedReason::Full);
         }

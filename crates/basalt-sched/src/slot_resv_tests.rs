@@ -61,6 +61,11 @@ fn the_currently_available_slots_are_reserved_for_a_parallel_job_that_cannot_be_
     let (hosts, since) = s.slot_reservation((4, 0)).expect("a reservation");
     assert_eq!((hosts, since), (vec!["hostB".to_string()], T0));
     assert_eq!(s.reserved_slots(|j| *j.queue == *"normal"), 1);
+    // Its last slot reserved, hostB is full (bhosts: closed, NJOBS with RSV).
+    assert_eq!(
+        s.host_status(&s.hosts[1]),
+        HostStatus::Closed(ClosedReason::Full)
+    );
     // busers counts them too (RSV).
     assert_eq!(s.users_view(&["alice".into()], false)[0].slots.rsv, 1);
     // A one-slot job that cannot start reserves nothing.
