@@ -134,27 +134,42 @@ fn parallel_jobs_reserve_slots_and_short_jobs_backfill_them() -> Result<()> {
             .contains("Reserved <1> job slot on host <"),
         "{long}"
     );
-    // bslots: that slot is there for a job of at most a minute (the fillers' limits end
-    // within two minutes of their start); not for a job of two.
+    // bslots: that slot is there for a job of at most a minute and some seconds (the
+    // fillers' limits end within two minutes of their start); not for a job of two.
     let slots_out = c.ok("bslots", &[])?;
+    let lines: Vec<&str> = slots_out.lines().collect();
+    assert_eq!(
+        lines.first(),
+        Some(&"SLOTS          RUNTIME"),
+        "{slots_out}"
+    );
+    let window: Vec<&str> = lines
+        .get(1)
+        .map_or(vec![], |l| l.split_whitespace().collect());
     assert!(
-        slots_out.starts_with("SLOTS          RUNTIME\n1              1 minute\n"),
+        lines.len() == 2
+            && window.len() == 5
+            && window[0] == "1"
+            && window[1] == "1"
+            && window[2] == "minutes"
+            && window[4] == "seconds",
         "{slots_out}"
     );
     let long = c.ok("bslots", &["-l"])?;
-    assert!(
-        long.contains("SLOTS: 1\nRUNTIME: 1 minute\nHOSTS: 1*"),
-        "{long}"
-    );
-    assert_eq!(
-        c.ok("bslots", &["-W", "2"])?,
-        "No backfill window exists at this time\n"
-    );
-    // -R: only the hosts it selects.
-    assert_eq!(
-        c.ok("bslots", &["-R", "select[hname==nosuch]"])?,
-        "No backfill window exists at this time\n"
-    );
+    assert!(long.contains("SLOTS: 1\nRUNTIME: 1 minutes "), "{long}");
+    assert!(long.contains("HOSTS: 1*"), "{long}");
+    // Nothing for a job of two minutes, or on hosts -R does not select. (balsam runs
+    // `bslots -R"select[...]"`, quotes included, and looks for "No backfill window
+    // meets" when bslots fails.)
+    for args in [&["-W", "2"][..], &["-R\"select[hname==nosuch]\""][..]] {
+        let o = c.run("bslots", args)?;
+        assert_eq!(o.status.code(), Some(255), "{args:?} {o:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            "No backfill window meets the specified requirements\n"
+        );
+    }
+    // A bad -R is an error.
     let o = c.run("bslots", &["-R", "select[(((]"])?;
     assert_eq!(o.status.code(), Some(255));
     assert!(

@@ -6,10 +6,12 @@
 //! most that run time — the longer windows' slots count for the shorter ones too.
 //! `-n` keeps the windows of at least that many slots, `-W` those at least that long;
 //! `-l` a block per window with its hosts (`SLOTS:`, `RUNTIME:`, `HOSTS: n*host ...`);
-//! `-R "select[...]"` only the hosts it selects.
+//! `-R "select[...]"` only the hosts it selects. No window: `No backfill window exists at
+//! this time`, or with `-n`/`-W`/`-R` `No backfill window meets the specified
+//! requirements`, exit 255.
 //!
-//! Inputs: argv, `LSF_ENVDIR`; mbatchd's `Slots` answer. Outputs: stdout (the windows,
-//! or `No backfill window exists at this time`), stderr (errors), LSF's exit codes.
+//! Inputs: argv, `LSF_ENVDIR`; mbatchd's `Slots` answer. Outputs: stdout (the windows),
+//! stderr (no window, errors), LSF's exit codes.
 
 use super::opts::{Item, Spec};
 use basalt_proto::mbatchd::{SlotWindow, SlotsRequest};
@@ -29,17 +31,12 @@ pub struct Window {
 }
 
 /// The windows from mbatchd's per-host slots, longest first (UNLIMITED, then by run
-/// time descending), each counting the slots of the longer ones; run times are whole
-/// minutes (a window shorter than a minute takes no job: `bsub -W` counts minutes).
+/// time descending), each counting the slots of the longer ones.
 pub fn windows(per_host: &[SlotWindow]) -> Vec<Window> {
-    // Run time in whole minutes (UNLIMITED as the longest), longest first -> host -> slots.
+    // Run time in seconds (UNLIMITED as the longest), longest first -> host -> slots.
     let mut by_time: BTreeMap<std::cmp::Reverse<i64>, BTreeMap<String, u32>> = BTreeMap::new();
     for w in per_host {
-        let rt = if w.runtime < 0 {
-            i64::MAX
-        } else {
-            w.runtime / 60 * 60
-        };
+        let rt = if w.runtime < 0 { i64::MAX } else { w.runtime };
         if rt == 0 || w.slots == 0 {
             continue;
         }
@@ -64,17 +61,17 @@ pub fn windows(per_host: &[SlotWindow]) -> Vec<Window> {
     out
 }
 
-/// A run time as LSF writes it: `UNLIMITED`, `1 hour 30 minutes`, `45 minutes`.
+/// A run time as LSF's bslots writes it: `UNLIMITED`, `1 hours 30 minutes 0 seconds`,
+/// `45 minutes 10 seconds` (workflow tools such as balsam read these words).
 pub fn runtime_text(runtime: Option<i64>) -> String {
     let Some(secs) = runtime else {
         return "UNLIMITED".into();
     };
-    let (h, m) = (secs / 3600, secs % 3600 / 60);
-    let minutes = if m == 1 { "minute" } else { "minutes" };
-    match h {
-        0 => format!("{m} {minutes}"),
-        1 => format!("1 hour {m} {minutes}"),
-        _ => format!("{h} hours {m} {minutes}"),
+    let (h, m, s) = (secs / 3600, secs % 3600 / 60, secs % 60);
+    if h > 0 {
+        format!("{h} hours {m} minutes {s} seconds")
+    } else {
+        format!("{m} minutes {s} seconds")
     }
 }
 
@@ -115,6 +112,9 @@ pub fn main(args: Vec<String>) -> ExitCode {
     let mut min_slots = 0u32;
     let mut min_runtime = 0i64;
     let mut res_req = String::new();
+    let filtered = items
+        .iter()
+        .any(|it| matches!(it, Item::Opt(n, _) if n == "n" || n == "W" || n == "R"));
     for it in items {
         match it {
             Item::Opt(n, _) if n == "l" => long_format = true,
@@ -134,7 +134,16 @@ pub fn main(args: Vec<String>) -> ExitCode {
                     return crate::fail();
                 }
             },
-            Item::Opt(n, Some(v)) if n == "R" => res_req = v,
+            // A select string as some tools pass it, quotes and all (`-R"select[x]"`).
+            Item::Opt(n, Some(v)) if n == "R" => {
+                let v = v.trim();
+                res_req = v
+                    .strip_prefix('"')
+                    .and_then(|r| r.strip_suffix('"'))
+                    .or_else(|| v.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')))
+                    .unwrap_or(v)
+                    .to_owned();
+            }
             Item::Arg(a) => {
                 eprintln!("bslots: unexpected argument {a}");
                 eprint!("{USAGE}");
@@ -164,7 +173,14 @@ pub fn main(args: Vec<String>) -> ExitCode {
             .filter(|w| w.slots >= min_slots && w.runtime.is_none_or(|r| r >= min_runtime))
             .collect();
         if ws.is_empty() {
-            println!("No backfill window exists at this time");
+            // LSF's words; tools look for "No backfill window meets" when they asked
+            // for something (balsam runs `bslots -R`).
+            if filtered {
+                eprintln!("No backfill window meets the specified requirements");
+            } else {
+                eprintln!("No backfill window exists at this time");
+            }
+            return crate::fail();
         } else if long_format {
             print!("{}", long(&ws));
         } else {
@@ -187,28 +203,29 @@ mod tests {
     }
 
     #[test]
-    fn windows_count_the_longer_ones_slots_and_are_whole_minutes() {
+    fn windows_count_the_longer_ones_slots_in_lsfs_words() {
         let per_host = [
             w("hostA", -1, 1),
             w("hostB", 5400, 2),
             w("hostC", 2730, 1),
-            w("hostC", 30, 4),
+            w("hostC", 0, 4),
         ];
         let ws = windows(&per_host);
         assert_eq!(
             ws.iter().map(|w| (w.slots, w.runtime)).collect::<Vec<_>>(),
-            vec![(1, None), (3, Some(5400)), (4, Some(2700))]
+            vec![(1, None), (3, Some(5400)), (4, Some(2730))]
         );
         assert_eq!(
             table(&ws),
-            "SLOTS          RUNTIME\n1              UNLIMITED\n3              1 hour 30 minutes\n\
-             4              45 minutes\n"
+            "SLOTS          RUNTIME\n1              UNLIMITED\n\
+             3              1 hours 30 minutes 0 seconds\n\
+             4              45 minutes 30 seconds\n"
         );
         assert_eq!(
             long(&ws[1..2]),
-            "SLOTS: 3\nRUNTIME: 1 hour 30 minutes\nHOSTS: 1*hostA 2*hostB\n\n"
+            "SLOTS: 3\nRUNTIME: 1 hours 30 minutes 0 seconds\nHOSTS: 1*hostA 2*hostB\n\n"
         );
         assert!(windows(&[]).is_empty());
-        assert_eq!(runtime_text(Some(7260)), "2 hours 1 minute");
+        assert_eq!(runtime_text(Some(7261)), "2 hours 1 minutes 1 seconds");
     }
 }
