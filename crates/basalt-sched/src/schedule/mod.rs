@@ -1,6 +1,7 @@
-//! The scheduling pass: visit pending jobs by queue priority and FCFS order, evaluate
-//! hosts per job shape ([`fit`]), choose hosts ([`allocate`]), and dispatch; bresume'd
-//! jobs are resumed first ([`resume`]).
+//! The scheduling pass: visit pending jobs by queue priority and FCFS order ([`walk`]),
+//! evaluate hosts per job shape ([`fit`]), choose hosts ([`allocate`]), and dispatch; a
+//! parallel job that cannot start reserves slots, a backfill job may use them
+//! ([`slot_resv`]); bresume'd jobs are resumed first ([`resume`]).
 
 pub(crate) mod allocate;
 pub(crate) mod alts;
@@ -10,16 +11,19 @@ mod reserve;
 mod resume;
 pub(crate) mod select;
 pub(crate) mod slot_resv;
+mod walk;
 
 use crate::depend::Tri;
 use crate::reslimits::Consumer;
-use crate::{Effect, Event, JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Str, Submission, secs};
+use crate::{Effect, Event, JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Str, secs};
 use basalt_core::job::{JobState, pend, sub};
 use fit::{CandKey, JobFit, PassState, Shape, ShapeKey, StaticWhy};
 pub(crate) use reserve::Methods;
 use reserve::{pending_amounts, reserved_total};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
+use walk::{FullHosts, Walk};
+pub(crate) use walk::{PendReasons, PendRec};
 
 impl Sched {
     /// Whether a scheduling pass could do something (cleared by [`Sched::schedule`]).
@@ -217,48 +221,12 @@ impl Sched {
             }
         }
         drop(index);
-        // Slot reservations (SLOT_RESERVE) of pending jobs: counted as used. A job no
-        // longer pending, or whose queue no longer reserves, has none; one whose time
-        // is up gives its slots up and reserves nothing in this pass.
-        let kept = std::mem::take(&mut self.slot_resv);
-        let mut resv = slot_resv::PassResv::begin(
-            kept,
-            |k| {
-                self.jobs.get(k).is_some_and(|j| {
-                    j.state == JobState::Pend
-                        && self
-                            .queue(&j.queue)
-                            .is_some_and(|q| q.slot_reserve.is_some())
-                })
-            },
-            now,
-            &mut st,
-        );
-        // For backfill: when the running jobs' slots free up (their run limits).
-        let backfill_any = self.queues.iter().any(|q| q.backfill);
-        if backfill_any && self.queues.iter().any(|q| q.slot_reserve.is_some()) {
-            resv.slot_ends = vec![Vec::new(); nh];
-            for key in &self.counts.started {
-                let Some(j) = self.jobs.get(key) else {
-                    continue;
-                };
-                let run = self.effective_rlimits(j)[crate::RLIMIT_RUN];
-                if run <= 0 {
-                    continue;
-                }
-                let end = j.start_time.saturating_add(run).saturating_mul(1000);
-                for h in &j.hosts {
-                    if let Some(i) = self.host_idx(h) {
-                        resv.slot_ends[i].push(end);
-                    }
-                }
-            }
-        }
+        // Slot reservations (SLOT_RESERVE) of pending jobs, counted as used.
+        let mut resv = self.begin_reservations(now, &mut st);
         // Hosts with a free slot. When none is left, no pending job can start: a pass
         // that need not refresh every pending job's reasons stops there (the jobs
         // submitted since the last pass still get theirs).
-        let mut full_host: Vec<bool> = (0..nh).map(|i| st.host_full(&self.hosts[i], i)).collect();
-        let mut free_hosts = full_host.iter().filter(|f| !**f).count();
+        let mut fullness = FullHosts::new(&self.hosts, &st);
         // The pending jobs are visited in order (each queue's pending order is kept by
         // the counters: queues by priority then name, jobs by submission order), a few
         // at a time, so that a pass that stops early reads no more of them.
@@ -342,10 +310,7 @@ impl Sched {
                 },
                 // (Slots reserved for a job with a known start can still take a
                 // backfill job.)
-                None if !full
-                    && free_hosts == 0
-                    && !(backfill_any && resv.resv.values().any(|r| r.start_est.is_some())) =>
-                {
+                None if !full && fullness.free == 0 && !resv.may_take_backfill() => {
                     self.cut_short = true;
                     let mut recs = Vec::new();
                     for key in &fresh {
@@ -380,7 +345,7 @@ impl Sched {
             let held = resv.take_own(key, &mut st);
             if let Some(r) = &held {
                 generation += 1;
-                refresh_full(&self.hosts, &st, &mut full_host, &mut free_hosts, &r.slots);
+                fullness.refresh(&self.hosts, &st, &r.slots);
             }
             let sub = &rec.sub;
             // Its -R, else its application profile's RES_REQ.
@@ -463,30 +428,15 @@ impl Sched {
             }
             // BACKFILL: a job with a run limit may use the reserved slots of jobs that
             // cannot start before it ends.
-            let (backfill, too_short) = if q.backfill && held.is_none() && !resv.resv.is_empty() {
-                let run = self
-                    .jobs
-                    .get(&key)
-                    .map_or(-1, |j| self.effective_rlimits(j)[crate::RLIMIT_RUN]);
-                if run > 0 {
-                    let (bf, short) = resv.open_backfill(now, run.saturating_mul(1000), &mut st);
-                    if !bf.is_empty() {
-                        generation += 1;
-                        refresh_full(
-                            &self.hosts,
-                            &st,
-                            &mut full_host,
-                            &mut free_hosts,
-                            &bf.hosts(),
-                        );
-                    }
-                    (Some(bf), short)
-                } else {
-                    (None, Vec::new())
-                }
+            let (backfill, too_short) = if held.is_none() {
+                self.open_backfill(q, key, now, &mut resv, &mut st)
             } else {
                 (None, Vec::new())
             };
+            if let Some(bf) = backfill.as_ref().filter(|bf| !bf.is_empty()) {
+                generation += 1;
+                fullness.refresh(&self.hosts, &st, &bf.hosts());
+            }
             // Seed 001: exclusive only with -x in an exclusive queue.
             let exclusive = sub.options & sub::EXCLUSIVE != 0 && q.exclusive;
             // `-n min,max`: as many slots as are free up to max, within the queue's
@@ -610,13 +560,13 @@ impl Sched {
                             st.excl[i] = true;
                         }
                     }
-                    // Backfill: the reserved slots it did not take are held again.
+                    // Backfill: the reserved slots it did not take are held again (their
+                    // hosts are refreshed with the ones it used, below).
                     let mut bf_hosts = Vec::new();
                     if let Some(bf) = backfill {
                         bf_hosts = bf.hosts();
                         let max = |i: usize| self.hosts[i].max_slots();
                         resv.close_backfill(bf, Some(&alloc), max, &mut st);
-                        refresh_full(&self.hosts, &st, &mut full_host, &mut free_hosts, &bf_hosts);
                     }
                     let taken = alloc.len() as u32;
                     *q_used.entry(qname.clone()).or_default() += taken;
@@ -685,12 +635,7 @@ impl Sched {
                     }
                     touched.sort_unstable();
                     touched.dedup();
-                    for &i in &touched {
-                        if !full_host[i] && st.host_full(&self.hosts[i], i) {
-                            full_host[i] = true;
-                            free_hosts -= 1;
-                        }
-                    }
+                    fullness.refresh(&self.hosts, &st, &touched);
                     let job = JobFit {
                         queue: &self.queues[qi],
                         sub,
@@ -728,43 +673,14 @@ impl Sched {
                         let max = |i: usize| self.hosts[i].max_slots();
                         resv.close_backfill(bf, None, max, &mut st);
                         generation += 1;
-                        refresh_full(&self.hosts, &st, &mut full_host, &mut free_hosts, &hosts);
+                        fullness.refresh(&self.hosts, &st, &hosts);
                     }
                     // SLOT_RESERVE: a parallel job reserves the free slots it could use.
-                    if let Some(cycles) = q.slot_reserve.filter(|_| need > 1)
-                        && !resv.expired.contains(&key)
-                    {
-                        let slots = slot_resv::choose(shape.cands.iter().map(|c| &c.0), need, tile);
-                        if !slots.is_empty() {
-                            // The hosts it could use: free now, or full of running jobs.
-                            let mut usable: Vec<usize> = slots.clone();
-                            usable.extend(shape.cands.iter().map(|c| c.0.3));
-                            usable.extend(shape.why.iter().enumerate().filter_map(|(i, w)| {
-                                matches!(*w, Some(pend::HOST_JOB_LIMIT | pend::NOT_ENOUGH_SLOTS))
-                                    .then_some(i)
-                            }));
-                            usable.sort_unstable();
-                            usable.dedup();
-                            let since = held.as_ref().map_or(now, |r| r.since);
-                            resv.reserve(
-                                key,
-                                slots,
-                                need,
-                                &usable,
-                                since,
-                                now,
-                                (cycles, self.cfg.mbd_sleep_time_secs),
-                                &mut st,
-                            );
-                            generation += 1;
-                            refresh_full(
-                                &self.hosts,
-                                &st,
-                                &mut full_host,
-                                &mut free_hosts,
-                                &usable,
-                            );
-                        }
+                    let since = held.as_ref().map(|r| r.since);
+                    let job = (key, q, need, tile, since);
+                    if let Some(usable) = self.reserve_slots(job, shape, now, &mut resv, &mut st) {
+                        generation += 1;
+                        fullness.refresh(&self.hosts, &st, &usable);
                     }
                     let hosts = &self.hosts;
                     let reasons = shape
@@ -832,146 +748,13 @@ impl Sched {
         self.shared_reserved = st.shared_reserved;
         self.limit_usage = st.limits.counts;
         self.limit_amounts = st.limits.amounts;
-        // Set the reasons: a few (a pass that stopped early) one by one, many in one
-        // ordered walk (mostly in key order already).
-        if assign.len().saturating_mul(16) < self.jobs.len() {
-            for (k, r) in assign {
-                if let Some(j) = self.jobs.get_mut(&k) {
-                    j.pend_reasons = r;
-                }
-            }
-            return;
-        }
-        assign.sort_unstable_by_key(|a| a.0);
-        let mut next = assign.into_iter().peekable();
-        if let Some((first, _)) = next.peek() {
-            let first = *first;
-            for (k, j) in self.jobs.range_mut(first..) {
-                while next.peek().is_some_and(|(want, _)| want < k) {
-                    next.next();
-                }
-                match next.peek() {
-                    None => break,
-                    Some((want, _)) if want == k => {
-                        if let Some((_, r)) = next.next() {
-                            j.pend_reasons = r;
-                        }
-                    }
-                    Some(_) => {}
-                }
-            }
-        }
+        self.set_reasons(assign);
     }
-}
-
-/// Where a pass's walk over the pending jobs is: the queue (index into the pass's queue
-/// order), the last job visited in it, and the next few jobs read.
-struct Walk {
-    queue: usize,
-    after: Option<(i64, JobKey)>,
-    buf: std::collections::VecDeque<PendRec>,
-}
-
-/// How many pending jobs a pass reads at a time.
-const WALK_CHUNK: usize = 32;
-
-impl Sched {
-    /// A pending job as a pass visits it.
-    fn pend_rec(&self, j: &crate::Job, qi: usize, name_rank: &[usize]) -> PendRec {
-        PendRec {
-            rank: (
-                u32::MAX - self.queues[qi].priority,
-                name_rank[qi],
-                j.order,
-                j.key(),
-            ),
-            qi,
-            sub: j.sub.clone(),
-            array_limit: j.array_limit,
-            need: j.slots(),
-            requeues: j.requeues.clone(),
-        }
-    }
-
-    /// The next pending job in the pass's order (queues by priority then name, each
-    /// queue's jobs by submission order), read [`WALK_CHUNK`] at a time after the last
-    /// one visited (the pass's own starts leave the pending sets as it goes).
-    fn next_pending(
-        &self,
-        walk: &mut Walk,
-        queue_order: &[usize],
-        name_rank: &[usize],
-    ) -> Option<PendRec> {
-        loop {
-            if let Some(rec) = walk.buf.pop_front() {
-                walk.after = Some((rec.rank.2, rec.rank.3));
-                return Some(rec);
-            }
-            let &qi = queue_order.get(walk.queue)?;
-            if let Some(pending) = self.counts.pending.get(&self.queues[qi].name) {
-                for &(_, key) in pending.iter_after(walk.after.as_ref()) {
-                    let Some(j) = self.jobs.get(&key) else {
-                        continue;
-                    };
-                    if j.state != JobState::Pend {
-                        continue;
-                    }
-                    walk.buf.push_back(self.pend_rec(j, qi, name_rank));
-                    if walk.buf.len() >= WALK_CHUNK {
-                        break;
-                    }
-                }
-            }
-            if walk.buf.is_empty() {
-                // This queue is done: the next one, from its start.
-                walk.queue += 1;
-                walk.after = None;
-            }
-        }
-    }
-}
-
-/// Pending reasons by code, with the hosts each applies to; shared between jobs.
-pub(crate) type PendReasons = Arc<BTreeMap<u32, Vec<String>>>;
-
-/// A pending job as a pass visits it: its place in the order, and what the checks read.
-pub(crate) struct PendRec {
-    /// (u32::MAX − queue priority, queue name rank, submission order, key).
-    pub(crate) rank: (u32, usize, i64, JobKey),
-    /// Queue index.
-    pub(crate) qi: usize,
-    pub(crate) sub: Arc<Submission>,
-    pub(crate) array_limit: Option<u32>,
-    pub(crate) need: u32,
-    /// Its requeues (a retry time, excluded hosts), when it had any.
-    pub(crate) requeues: Option<Box<crate::Requeues>>,
 }
 
 /// The pass's own hash maps: foldhash with a fixed seed (fast on short keys, and the same
 /// layout on every run; a pass never depends on their order).
 type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
-
-/// Whether each of `touched` is full of slots now, kept in `full_host` with the count of
-/// hosts that are not in `free_hosts`.
-fn refresh_full(
-    hosts: &[crate::Host],
-    st: &PassState,
-    full_host: &mut [bool],
-    free_hosts: &mut usize,
-    touched: &[usize],
-) {
-    for &i in touched {
-        let full = st.host_full(&hosts[i], i);
-        if full != full_host[i] {
-            full_host[i] = full;
-            if full {
-                *free_hosts -= 1;
-            } else {
-                *free_hosts += 1;
-            }
-        }
-    }
-}
 
 fn fast_map<K, V>() -> FastMap<K, V> {
     HashMap::with_hasher(foldhash::fast::FixedState::default())

@@ -19,8 +19,9 @@
 //! delay the reserving job. Without an estimate nothing backfills the reservation.
 
 use super::allocate::Tile;
-use super::fit::{Cand, PassState};
-use crate::{JobKey, Millis};
+use super::fit::{Cand, PassState, Shape};
+use crate::{JobKey, Millis, Queue, Sched};
+use basalt_core::job::{JobState, pend};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The slots a pending job reserves.
@@ -46,6 +47,8 @@ pub(crate) struct PassResv {
     /// By host: when its running jobs' slots are expected to free up (those with a run
     /// limit). Kept only when some queue backfills.
     pub(crate) slot_ends: Vec<Vec<Millis>>,
+    /// Some queue backfills.
+    pub(crate) backfill: bool,
 }
 
 impl PassResv {
@@ -76,7 +79,14 @@ impl PassResv {
             resv,
             expired,
             slot_ends: Vec::new(),
+            backfill: false,
         }
+    }
+
+    /// Whether a backfill job could still start in reserved slots (a reservation whose
+    /// job's start is estimated): a pass with no free slot left must not stop early.
+    pub(crate) fn may_take_backfill(&self) -> bool {
+        self.backfill && self.resv.values().any(|r| r.start_est.is_some())
     }
 
     /// A job's own reservation, given back to the pass (its slots free again).
@@ -195,6 +205,110 @@ impl PassResv {
             }
         }
         rsv
+    }
+}
+
+impl Sched {
+    /// A pass's reservations: those kept from the last pass whose job is still pending
+    /// in a queue that reserves, counted as used in `st` (those whose time is up at
+    /// `now` go, noted as expired); with a backfill queue, the running jobs' expected
+    /// ends (their run limits).
+    pub(super) fn begin_reservations(&mut self, now: Millis, st: &mut PassState) -> PassResv {
+        let kept = std::mem::take(&mut self.slot_resv);
+        let keep = |k: &JobKey| {
+            self.jobs.get(k).is_some_and(|j| {
+                j.state == JobState::Pend
+                    && self
+                        .queue(&j.queue)
+                        .is_some_and(|q| q.slot_reserve.is_some())
+            })
+        };
+        let mut resv = PassResv::begin(kept, keep, now, st);
+        resv.backfill = self.queues.iter().any(|q| q.backfill);
+        if resv.backfill && self.queues.iter().any(|q| q.slot_reserve.is_some()) {
+            resv.slot_ends = vec![Vec::new(); self.hosts.len()];
+            for key in &self.counts.started {
+                let Some(j) = self.jobs.get(key) else {
+                    continue;
+                };
+                let run = self.effective_rlimits(j)[crate::RLIMIT_RUN];
+                if run <= 0 {
+                    continue;
+                }
+                let end = j.start_time.saturating_add(run).saturating_mul(1000);
+                for h in &j.hosts {
+                    if let Some(i) = self.host_idx(h) {
+                        resv.slot_ends[i].push(end);
+                    }
+                }
+            }
+        }
+        resv
+    }
+
+    /// Job `key` of queue `q` is visited: when the queue backfills and the job has a run
+    /// limit, the reservations it may use are given back for it ([`PassResv::open_backfill`]).
+    pub(super) fn open_backfill(
+        &self,
+        q: &Queue,
+        key: JobKey,
+        now: Millis,
+        resv: &mut PassResv,
+        st: &mut PassState,
+    ) -> (Option<Backfill>, Vec<usize>) {
+        if !q.backfill || resv.resv.is_empty() {
+            return (None, Vec::new());
+        }
+        let run = self
+            .jobs
+            .get(&key)
+            .map_or(-1, |j| self.effective_rlimits(j)[crate::RLIMIT_RUN]);
+        if run <= 0 {
+            return (None, Vec::new());
+        }
+        let (bf, short) = resv.open_backfill(now, run.saturating_mul(1000), st);
+        (Some(bf), short)
+    }
+
+    /// A job that cannot start (`(key, queue, its minimum slots, its tile, the start
+    /// of the reservation it held)`) reserves the free slots its `shape` offers, when its
+    /// queue reserves and it is a parallel job not expired in this pass; the hosts whose
+    /// slots changed, when it did.
+    pub(super) fn reserve_slots(
+        &self,
+        (key, q, need, tile, since): (JobKey, &Queue, u32, Option<Tile<'_>>, Option<Millis>),
+        shape: &Shape,
+        now: Millis,
+        resv: &mut PassResv,
+        st: &mut PassState,
+    ) -> Option<Vec<usize>> {
+        let cycles = q.slot_reserve.filter(|_| need > 1)?;
+        if resv.expired.contains(&key) {
+            return None;
+        }
+        let slots = choose(shape.cands.iter().map(|c| &c.0), need, tile);
+        if slots.is_empty() {
+            return None;
+        }
+        // The hosts it could use: free now, or full of running jobs.
+        let mut usable: Vec<usize> = slots.clone();
+        usable.extend(shape.cands.iter().map(|c| c.0.3));
+        usable.extend(shape.why.iter().enumerate().filter_map(|(i, w)| {
+            matches!(*w, Some(pend::HOST_JOB_LIMIT | pend::NOT_ENOUGH_SLOTS)).then_some(i)
+        }));
+        usable.sort_unstable();
+        usable.dedup();
+        resv.reserve(
+            key,
+            slots,
+            need,
+            &usable,
+            since.unwrap_or(now),
+            now,
+            (cycles, self.cfg.mbd_sleep_time_secs),
+            st,
+        );
+        Some(usable)
     }
 }
 

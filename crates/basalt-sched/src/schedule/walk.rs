@@ -1,0 +1,164 @@
+//! The pass's walk over the pending jobs: in queue priority and FCFS order, a few at a
+//! time ([`Walk`]); which hosts still have a free slot ([`FullHosts`], the walk stops
+//! early when none does); and the pending reasons it found, set at its end.
+
+use crate::{JobKey, Sched, Submission};
+use basalt_core::job::JobState;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Where a pass's walk over the pending jobs is: the queue (index into the pass's queue
+/// order), the last job visited in it, and the next few jobs read.
+pub(super) struct Walk {
+    pub(super) queue: usize,
+    pub(super) after: Option<(i64, JobKey)>,
+    pub(super) buf: std::collections::VecDeque<PendRec>,
+}
+
+/// How many pending jobs a pass reads at a time.
+const WALK_CHUNK: usize = 32;
+
+impl Sched {
+    /// A pending job as a pass visits it.
+    pub(super) fn pend_rec(&self, j: &crate::Job, qi: usize, name_rank: &[usize]) -> PendRec {
+        PendRec {
+            rank: (
+                u32::MAX - self.queues[qi].priority,
+                name_rank[qi],
+                j.order,
+                j.key(),
+            ),
+            qi,
+            sub: j.sub.clone(),
+            array_limit: j.array_limit,
+            need: j.slots(),
+            requeues: j.requeues.clone(),
+        }
+    }
+
+    /// The next pending job in the pass's order (queues by priority then name, each
+    /// queue's jobs by submission order), read [`WALK_CHUNK`] at a time after the last
+    /// one visited (the pass's own starts leave the pending sets as it goes).
+    pub(super) fn next_pending(
+        &self,
+        walk: &mut Walk,
+        queue_order: &[usize],
+        name_rank: &[usize],
+    ) -> Option<PendRec> {
+        loop {
+            if let Some(rec) = walk.buf.pop_front() {
+                walk.after = Some((rec.rank.2, rec.rank.3));
+                return Some(rec);
+            }
+            let &qi = queue_order.get(walk.queue)?;
+            if let Some(pending) = self.counts.pending.get(&self.queues[qi].name) {
+                for &(_, key) in pending.iter_after(walk.after.as_ref()) {
+                    let Some(j) = self.jobs.get(&key) else {
+                        continue;
+                    };
+                    if j.state != JobState::Pend {
+                        continue;
+                    }
+                    walk.buf.push_back(self.pend_rec(j, qi, name_rank));
+                    if walk.buf.len() >= WALK_CHUNK {
+                        break;
+                    }
+                }
+            }
+            if walk.buf.is_empty() {
+                // This queue is done: the next one, from its start.
+                walk.queue += 1;
+                walk.after = None;
+            }
+        }
+    }
+}
+
+/// Pending reasons by code, with the hosts each applies to; shared between jobs.
+pub(crate) type PendReasons = Arc<BTreeMap<u32, Vec<String>>>;
+
+/// A pending job as a pass visits it: its place in the order, and what the checks read.
+pub(crate) struct PendRec {
+    /// (u32::MAX − queue priority, queue name rank, submission order, key).
+    pub(crate) rank: (u32, usize, i64, JobKey),
+    /// Queue index.
+    pub(crate) qi: usize,
+    pub(crate) sub: Arc<Submission>,
+    pub(crate) array_limit: Option<u32>,
+    pub(crate) need: u32,
+    /// Its requeues (a retry time, excluded hosts), when it had any.
+    pub(crate) requeues: Option<Box<crate::Requeues>>,
+}
+
+/// Which hosts have no free slot in the pass (used or reserved), and how many have one.
+pub(super) struct FullHosts {
+    full: Vec<bool>,
+    /// Hosts with a free slot.
+    pub(super) free: usize,
+}
+
+impl FullHosts {
+    pub(super) fn new(hosts: &[crate::Host], st: &super::fit::PassState) -> FullHosts {
+        let full: Vec<bool> = (0..hosts.len())
+            .map(|i| st.host_full(&hosts[i], i))
+            .collect();
+        let free = full.iter().filter(|f| !**f).count();
+        FullHosts { full, free }
+    }
+
+    /// Whether each of `touched` is full now (a placement fills hosts, a reservation
+    /// given back frees them).
+    pub(super) fn refresh(
+        &mut self,
+        hosts: &[crate::Host],
+        st: &super::fit::PassState,
+        touched: &[usize],
+    ) {
+        for &i in touched {
+            let full = st.host_full(&hosts[i], i);
+            if full != self.full[i] {
+                self.full[i] = full;
+                if full {
+                    self.free -= 1;
+                } else {
+                    self.free += 1;
+                }
+            }
+        }
+    }
+}
+
+impl Sched {
+    /// Give the visited pending jobs the reasons the pass found for them.
+    pub(super) fn set_reasons(&mut self, mut assign: Vec<(JobKey, PendReasons)>) {
+        // Set the reasons: a few (a pass that stopped early) one by one, many in one
+        // ordered walk (mostly in key order already).
+        if assign.len().saturating_mul(16) < self.jobs.len() {
+            for (k, r) in assign {
+                if let Some(j) = self.jobs.get_mut(&k) {
+                    j.pend_reasons = r;
+                }
+            }
+            return;
+        }
+        assign.sort_unstable_by_key(|a| a.0);
+        let mut next = assign.into_iter().peekable();
+        if let Some((first, _)) = next.peek() {
+            let first = *first;
+            for (k, j) in self.jobs.range_mut(first..) {
+                while next.peek().is_some_and(|(want, _)| want < k) {
+                    next.next();
+                }
+                match next.peek() {
+                    None => break,
+                    Some((want, _)) if want == k => {
+                        if let Some((_, r)) = next.next() {
+                            j.pend_reasons = r;
+                        }
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+}
