@@ -638,7 +638,7 @@ pub struct Queue {
     pub administrators: Vec<String>,
     pub res_req: String,
     pub exclusive: bool,
-    /// SLOT_RESERVE = MAX_RESERVE_TIME[n]: how many scheduling cycles (MBD_SLEEP_TIME
+    /// `SLOT_RESERVE = MAX_RESERVE_TIME[n]`: how many scheduling cycles (MBD_SLEEP_TIME
     /// each) a parallel job that cannot start may hold the free slots it reserves.
     pub slot_reserve: Option<u32>,
     /// BACKFILL = Y: its jobs with a run limit may use slots reserved for parallel jobs

@@ -232,7 +232,7 @@ pub struct Queue {
     pub stop_cond: Option<String>,
     pub resume_cond: Option<String>,
     pub exclusive: bool,
-    /// SLOT_RESERVE = MAX_RESERVE_TIME[n]: a parallel job that cannot start reserves the
+    /// `SLOT_RESERVE = MAX_RESERVE_TIME[n]`: a parallel job that cannot start reserves the
     /// free slots it could use, for at most n scheduling cycles (MBD_SLEEP_TIME each).
     pub slot_reserve: Option<u32>,
     /// BACKFILL = Y: its jobs with a run limit may use slots reserved for parallel jobs
