@@ -47,12 +47,7 @@ fn cluster(dir_marker: &str) -> Result<(InProcessBatch, std::path::PathBuf)> {
     let work = c.dir.path().join("w");
     std::fs::create_dir_all(&work)?;
     let w = work.display();
-    let qfile = c
-        .dir
-        .path()
-        .join("conf/lsbatch/basalt/configdir/lsb.queues");
-    let mut text = std::fs::read_to_string(&qfile)?;
-    text.push_str(&format!(
+    c.append_queues(&format!(
         "
 Begin Queue
 QUEUE_NAME   = gated
@@ -92,10 +87,9 @@ LOCAL_MAX_PREEXEC_RETRY = 2
 DESCRIPTION  = a pre-exec that always fails, tried twice
 End Queue
 "
-    ));
-    std::fs::write(&qfile, text)?;
+    ))?;
     std::fs::write(
-        qfile.with_file_name("lsb.applications"),
+        c.queues_file().with_file_name("lsb.applications"),
         format!(
             "Begin Application\nNAME = tagged\nPRE_EXEC = touch {w}/app.pre\n\
              JOB_STARTER = echo app starter; %USRCMD\nEnd Application\n\

@@ -197,22 +197,11 @@ fn bsub_i_connects_an_interactive_job_to_the_terminal_and_returns_its_exit_code(
     wait_state(&c, id, "EXIT")?;
 
     // INTERACTIVE = NO / ONLY in lsb.queues.
-    let qfile = c
-        .dir
-        .path()
-        .join("conf/lsbatch/basalt/configdir/lsb.queues");
-    let mut q = std::fs::read_to_string(&qfile)?;
-    q.push_str(
+    c.add_queues(
         "\nBegin Queue\nQUEUE_NAME = batchonly\nPRIORITY = 20\nINTERACTIVE = NO\nEnd Queue\n\
          \nBegin Queue\nQUEUE_NAME = ionly\nPRIORITY = 20\nINTERACTIVE = ONLY\nEnd Queue\n\
          \nBegin Queue\nQUEUE_NAME = again\nPRIORITY = 20\nREQUEUE_EXIT_VALUES = 3\nEnd Queue\n",
-    );
-    std::fs::write(&qfile, q)?;
-    c.ok("badmin", &["reconfig"])?;
-    wait_for("the new queues", LONG, || {
-        let out = c.stdout_ok("bqueues", &[]).unwrap_or_default();
-        (out.contains("ionly").then_some(()), out)
-    })?;
+    )?;
     refused(
         &c,
         &["-I", "-q", "batchonly", "true"],

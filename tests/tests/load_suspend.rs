@@ -61,13 +61,7 @@ fn cluster(name: &str, extra_queues: impl Fn(&Path) -> String) -> Result<InProce
     let spec = ClusterSpec::new(1).elim("elim.load", ELIM);
     let mut c = InProcessBatch::start(name, &spec, "SBD_SLEEP_TIME = 1")?;
     std::fs::write(c.dir.path().join("serverdir/r1m.value"), "0\n")?;
-    let qfile = c
-        .dir
-        .path()
-        .join("conf/lsbatch/basalt/configdir/lsb.queues");
-    let mut text = std::fs::read_to_string(&qfile)?;
-    text.push_str(&queues(&extra_queues(c.dir.path())));
-    std::fs::write(&qfile, text)?;
+    c.append_queues(&queues(&extra_queues(c.dir.path())))?;
     c.ok("badmin", &["reconfig"])?;
     c.restart_sbatchd("hostA")?;
     wait_for("bqueues to list low and high", LONG, || {

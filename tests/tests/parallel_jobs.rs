@@ -35,11 +35,7 @@ fn max_and_rsv(c: &InProcessBatch) -> Result<Vec<(u32, u32)>> {
 fn parallel_jobs_reserve_slots_and_short_jobs_backfill_them() -> Result<()> {
     let c = InProcessBatch::start("parallel", &ClusterSpec::new(3), "")?;
     let work = work_dir(c.dir.path())?;
-    let path = format!(
-        "{}:{}",
-        c.dir.path().join("bin").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = c.path_with_commands();
 
     // A 4-slot job, two slots a host: its variables, and a blaunch task per slot.
     let out = work.join("par.out");
@@ -91,21 +87,10 @@ fn parallel_jobs_reserve_slots_and_short_jobs_backfill_them() -> Result<()> {
     );
 
     // A queue that reserves slots for parallel jobs and backfills them.
-    let qfile = c
-        .dir
-        .path()
-        .join("conf/lsbatch/basalt/configdir/lsb.queues");
-    let mut q = std::fs::read_to_string(&qfile)?;
-    q.push_str(
+    c.add_queues(
         "\nBegin Queue\nQUEUE_NAME = par\nPRIORITY = 50\n\
          SLOT_RESERVE = MAX_RESERVE_TIME[100]\nBACKFILL = Y\nEnd Queue\n",
-    );
-    std::fs::write(&qfile, q)?;
-    c.ok("badmin", &["reconfig"])?;
-    wait_for("the new queue", LONG, || {
-        let out = c.stdout_ok("bqueues", &[]).unwrap_or_default();
-        (out.contains("par").then_some(()), out)
-    })?;
+    )?;
     let slots: u32 = max_and_rsv(&c)?.iter().map(|(m, _)| m).sum();
 
     // Every slot but one taken by jobs that run 10 s within a 2-minute run limit.

@@ -459,11 +459,7 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
 
     // blaunch inside a job on three hosts: a task per slot; then tasks killed with the
     // job by bkill. (Jobs find it in LSF_BINDIR, on the submitter's PATH.)
-    let path = format!(
-        "{}:{}",
-        c.dir.path().join("bin").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = c.path_with_commands();
     let out = work.join("blaunch.out");
     let o = c
         .command("bsub")

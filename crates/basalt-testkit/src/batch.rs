@@ -335,6 +335,54 @@ impl InProcessBatch {
         })
     }
 
+    /// This cluster's lsb.queues.
+    pub fn queues_file(&self) -> PathBuf {
+        self.dir
+            .path()
+            .join("conf/lsbatch/basalt/configdir/lsb.queues")
+    }
+
+    /// Append `sections` (`Begin Queue` ... `End Queue`) to lsb.queues.
+    pub fn append_queues(&self, sections: &str) -> Result<()> {
+        let file = self.queues_file();
+        let mut text = std::fs::read_to_string(&file)?;
+        text.push_str(sections);
+        std::fs::write(&file, text)?;
+        Ok(())
+    }
+
+    /// [`InProcessBatch::append_queues`], then `badmin reconfig` and wait until bqueues
+    /// lists every queue the sections name.
+    pub fn add_queues(&self, sections: &str) -> Result<()> {
+        self.append_queues(sections)?;
+        self.ok("badmin", &["reconfig"])?;
+        let names: Vec<String> = sections
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("QUEUE_NAME"))
+            .filter_map(|l| l.trim().strip_prefix('='))
+            .map(|n| format!("{} ", n.trim()))
+            .collect();
+        wait_for(
+            "bqueues to list the new queues",
+            Duration::from_secs(60),
+            || {
+                let out = self.stdout_ok("bqueues", &[]).unwrap_or_default();
+                let ok = names.iter().all(|n| out.lines().any(|l| l.starts_with(n)));
+                (ok.then_some(()), out)
+            },
+        )
+    }
+
+    /// `PATH` with this cluster's command directory first (what a job finds `blaunch`
+    /// and the other commands in, as LSF_BINDIR on the submitter's PATH).
+    pub fn path_with_commands(&self) -> String {
+        format!(
+            "{}:{}",
+            self.dir.path().join("bin").display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    }
+
     /// Stop the RES of `host` politely and start it again, as `systemctl restart
     /// basalt-res` would (the old one's worker goes on with what it serves); its new
     /// worker stays `idle_exit` with nothing to serve (`None`: the default).
