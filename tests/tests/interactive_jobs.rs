@@ -24,13 +24,26 @@ fn job_id(line: &str) -> Result<u64> {
     basalt_testkit::jobs::job_id(line).ok_or_else(|| anyhow!("no job id in {line:?}"))
 }
 
-/// A running bsub's first line (its `Job <N> is submitted` line) and the job id.
-fn submitted(child: &mut Child) -> Result<(u64, std::io::BufReader<std::process::ChildStdout>)> {
+/// `bsub` started with `args` (no input, its error output dropped) once it has said
+/// `Job <N> is submitted`: the process, the job id and the rest of its output.
+fn submitted(
+    c: &InProcessBatch,
+    cwd: &std::path::Path,
+    args: &[&str],
+) -> Result<(Child, u64, std::io::BufReader<std::process::ChildStdout>)> {
+    let mut child = c
+        .command("bsub")
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
     let out = child.stdout.take().ok_or_else(|| anyhow!("no stdout"))?;
     let mut reader = std::io::BufReader::new(out);
     let mut line = String::new();
     reader.read_line(&mut line)?;
-    Ok((job_id(&line)?, reader))
+    Ok((child, job_id(&line)?, reader))
 }
 
 /// Wait until `bjobs` shows job `id` in `state`.
@@ -145,15 +158,7 @@ fn bsub_i_connects_an_interactive_job_to_the_terminal_and_returns_its_exit_code(
     );
 
     // bkill ends the job, and bsub with it (the job's exit code: killed by SIGINT).
-    let mut child = c
-        .command("bsub")
-        .args(["-I", "-m", "hostC", "sleep 600"])
-        .current_dir(&work)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let (id, _out) = submitted(&mut child)?;
+    let (mut child, id, _out) = submitted(&c, &work, &["-I", "-m", "hostC", "sleep 600"])?;
     wait_state(&c, id, "RUN")?;
     c.ok("bkill", &[&id.to_string()])?;
     let status = wait_exit(&mut child)?;
@@ -161,15 +166,11 @@ fn bsub_i_connects_an_interactive_job_to_the_terminal_and_returns_its_exit_code(
     wait_state(&c, id, "EXIT")?;
 
     // bsub going away takes its job with it.
-    let mut child = c
-        .command("bsub")
-        .args(["-I", "-m", "hostB", "echo attached; exec sleep 600"])
-        .current_dir(&work)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let (id, mut out) = submitted(&mut child)?;
+    let (mut child, id, mut out) = submitted(
+        &c,
+        &work,
+        &["-I", "-m", "hostB", "echo attached; exec sleep 600"],
+    )?;
     // Its output came: bsub is attached (the job's streams are RES's) before it goes.
     let mut line = String::new();
     out.read_line(&mut line)?;
@@ -180,15 +181,7 @@ fn bsub_i_connects_an_interactive_job_to_the_terminal_and_returns_its_exit_code(
 
     // A job whose bsub went away before it started: bkill ends it at once (its end is
     // not held for an attach that will not come).
-    let mut child = c
-        .command("bsub")
-        .args(["-I", "-H", "-m", "hostC", "sleep 600"])
-        .current_dir(&work)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()?;
-    let (id, _out) = submitted(&mut child)?;
+    let (mut child, id, _out) = submitted(&c, &work, &["-I", "-H", "-m", "hostC", "sleep 600"])?;
     child.kill()?;
     let _ = child.wait();
     c.ok("bresume", &[&id.to_string()])?;

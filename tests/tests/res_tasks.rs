@@ -75,6 +75,23 @@ fn ready_task(
     Ok((child, out))
 }
 
+/// `bsub <opts> -R span[ptile=1] -o <out> <script>`: a job of a slot a host, which finds
+/// blaunch on its PATH (the cluster's commands, as LSF_BINDIR on the submitter's PATH).
+fn spread_job(
+    c: &InProcessBatch,
+    cwd: &std::path::Path,
+    opts: &[&str],
+    out: &str,
+    script: &str,
+) -> Result<Output> {
+    Ok(c.command("bsub")
+        .env("PATH", c.path_with_commands())
+        .current_dir(cwd)
+        .args(opts)
+        .args(["-R", "span[ptile=1]", "-o", out, script])
+        .output()?)
+}
+
 fn lsrun(c: &InProcessBatch, cwd: &std::path::Path, args: &[&str]) -> Result<Output> {
     Ok(c.command("lsrun")
         .args(args)
@@ -459,23 +476,14 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
 
     // blaunch inside a job on three hosts: a task per slot; then tasks killed with the
     // job by bkill. (Jobs find it in LSF_BINDIR, on the submitter's PATH.)
-    let path = c.path_with_commands();
     let out = work.join("blaunch.out");
-    let o = c
-        .command("bsub")
-        .env("PATH", &path)
-        .current_dir(&work)
-        .args([
-            "-K",
-            "-n",
-            "3",
-            "-R",
-            "span[ptile=1]",
-            "-o",
-            &out.to_string_lossy(),
-            "blaunch sh -c 'echo task' && blaunch -z \"$(echo $LSB_HOSTS | cut -d' ' -f2)\" echo one",
-        ])
-        .output()?;
+    let o = spread_job(
+        &c,
+        &work,
+        &["-K", "-n", "3"],
+        &out.to_string_lossy(),
+        "blaunch sh -c 'echo task' && blaunch -z \"$(echo $LSB_HOSTS | cut -d' ' -f2)\" echo one",
+    )?;
     let job_out = std::fs::read_to_string(&out).unwrap_or_default();
     assert_eq!(o.status.code(), Some(0), "{}{job_out}", text(&o.stderr));
     let lines = |want: &str| job_out.lines().filter(|l| *l == want).count();
@@ -484,22 +492,14 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
 
     // The tasks' usage is the job's: CPU burnt by a task on another host shows in the
     // job's CPU time (bjobs -l; the job report; lsb.acct through bacct).
-    let o = c
-        .command("bsub")
-        .env("PATH", &path)
-        .current_dir(&work)
-        .args([
-            "-K",
-            "-n",
-            "2",
-            "-R",
-            "span[ptile=1]",
-            "-o",
-            "/dev/null",
-            "blaunch -z \"$(echo $LSB_HOSTS | cut -d' ' -f2)\" sh -c \
-             'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'",
-        ])
-        .output()?;
+    let o = spread_job(
+        &c,
+        &work,
+        &["-K", "-n", "2"],
+        "/dev/null",
+        "blaunch -z \"$(echo $LSB_HOSTS | cut -d' ' -f2)\" sh -c \
+         'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'",
+    )?;
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let id = basalt_testkit::jobs::job_id(&text(&o.stdout))
         .ok_or_else(|| anyhow::anyhow!("bsub: {}", text(&o.stdout)))?;
@@ -515,23 +515,16 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
         .ok_or_else(|| anyhow::anyhow!("no CPU time in {long}"))?;
     assert!(cpu >= 0.1, "the remote task's CPU time is counted: {long}");
     let pids = work.join("blaunch.pids");
-    let o = c
-        .command("bsub")
-        .env("PATH", &path)
-        .current_dir(&work)
-        .args([
-            "-n",
-            "2",
-            "-R",
-            "span[ptile=1]",
-            "-o",
-            "/dev/null",
-            &format!(
-                "blaunch sh -c 'echo $$ >> {}; exec sleep 600'",
-                pids.display()
-            ),
-        ])
-        .output()?;
+    let o = spread_job(
+        &c,
+        &work,
+        &["-n", "2"],
+        "/dev/null",
+        &format!(
+            "blaunch sh -c 'echo $$ >> {}; exec sleep 600'",
+            pids.display()
+        ),
+    )?;
     let id = basalt_testkit::jobs::job_id(&text(&o.stdout))
         .ok_or_else(|| anyhow::anyhow!("bsub: {}", text(&o.stderr)))?;
     let task_pids: Vec<i32> = wait_for("both tasks to run", LONG, || {
