@@ -5,7 +5,7 @@
 //! silent:
 //!
 //! ```text
-//! /etc/lsf/lsb.queues:42: PREEMPTION is read but not applied yet (preemption is not implemented); it has no effect
+//! /etc/lsf/lsb.params:12: HIST_HOURS is read but not applied yet (fairshare is not implemented); it has no effect
 //! ```
 //!
 //! The issue that implements a keyword removes its entry here (and from the "Read but not
@@ -122,7 +122,6 @@ impl NotApplied {
 
 type N = NotApplied;
 
-const PREEMPTION: &str = "preemption is not implemented";
 const FAIRSHARE: &str = "fairshare is not implemented";
 const NO_NORMALISATION: &str = "CPU and run limits are not normalised by host CPU factors";
 const CHECKPOINT: &str = "checkpointing is not implemented";
@@ -147,16 +146,12 @@ pub const LSB_PARAMS: &[NotApplied] = &[
         "sbatchd reports resource usage on its own schedule",
     )
     .inert(&["10"]),
-    N::new("Parameters", "MAX_PREEMPT_JOBS", PREEMPTION),
     N::new(
         "Parameters",
         "MAX_PREEXEC_RETRY",
         "it counts the pre-execution retries of MultiCluster jobs, which are not implemented",
     )
     .rest("LOCAL_MAX_PREEXEC_RETRY applies"),
-    N::new("Parameters", "MAX_JOB_PREEMPT", PREEMPTION),
-    N::new("Parameters", "PREEMPT_FOR", PREEMPTION),
-    N::new("Parameters", "PREEMPTION_WAIT_TIME", PREEMPTION),
     N::new("Parameters", "CPU_TIME_FACTOR", FAIRSHARE),
     N::new("Parameters", "RUN_TIME_FACTOR", FAIRSHARE),
     N::new("Parameters", "RUN_JOB_FACTOR", FAIRSHARE),
@@ -281,11 +276,6 @@ pub const LSB_QUEUES: &[NotApplied] = &[
         "PROCLIMIT",
         "bsub -n is not checked against it and jobs get no default slot count from it",
     ),
-    N::new("Queue", "TERMINATE_WHEN", PREEMPTION).part(
-        "PREEMPT",
-        "TERMINATE_WHEN = PREEMPT",
-        "LOAD and WINDOW apply",
-    ),
     N::new(
         "Queue",
         "EXCLUSIVE",
@@ -318,7 +308,6 @@ pub const LSB_QUEUES: &[NotApplied] = &[
         "FAIRSHARE",
         "fairshare is not implemented: the queue dispatches first come, first served",
     ),
-    N::new("Queue", "PREEMPTION", PREEMPTION),
     N::new(
         "Queue",
         "MAX_PREEXEC_RETRY",
@@ -442,7 +431,7 @@ pub const LSB_RESOURCES: &[NotApplied] = &[
 pub const LSB_APPLICATIONS: &[NotApplied] = &[N::new(
     "Application",
     "*",
-    "of an application profile only RES_REQ, PRE_EXEC, POST_EXEC, JOB_INCLUDE_POSTPROC, JOB_POSTPROC_TIMEOUT, JOB_STARTER, REQUEUE_EXIT_VALUES, SUCCESS_EXIT_VALUES and the resource limits apply",
+    "of an application profile only RES_REQ, PRE_EXEC, POST_EXEC, JOB_INCLUDE_POSTPROC, JOB_POSTPROC_TIMEOUT, JOB_STARTER, REQUEUE_EXIT_VALUES, SUCCESS_EXIT_VALUES, MAX_JOB_PREEMPT, NO_PREEMPT_RUN_TIME, NO_PREEMPT_FINISH_TIME and the resource limits apply",
 )];
 
 /// The keywords of an application profile that apply to its jobs (the `*` entry of
@@ -458,6 +447,9 @@ pub const APPLIED_APPLICATION_KEYS: &[&str] = &[
     "JOB_STARTER",
     "REQUEUE_EXIT_VALUES",
     "SUCCESS_EXIT_VALUES",
+    "MAX_JOB_PREEMPT",
+    "NO_PREEMPT_RUN_TIME",
+    "NO_PREEMPT_FINISH_TIME",
     "CPULIMIT",
     "RUNLIMIT",
     "MEMLIMIT",
@@ -644,13 +636,13 @@ mod tests {
 
     #[test]
     fn a_message_says_read_but_not_applied_with_the_reason() {
-        let e = lookup(LSB_QUEUES, "queue", "preemption")
+        let e = lookup(LSB_PARAMS, "parameters", "hist_hours")
             .next()
             .copied()
-            .unwrap_or_else(|| panic!("PREEMPTION is in the table"));
+            .unwrap_or_else(|| panic!("HIST_HOURS is in the table"));
         assert_eq!(
             e.message(e.label(), None),
-            "PREEMPTION is read but not applied yet (preemption is not implemented); it has no effect"
+            "HIST_HOURS is read but not applied yet (fairshare is not implemented); it has no effect"
         );
         let e = lookup(LSB_PARAMS, "Parameters", "MBD_REFRESH_TIME")
             .next()
@@ -673,12 +665,12 @@ mod tests {
         assert!(stream.matches_value("Y"));
         assert!(!stream.matches_value(" n "));
         assert!(!stream.matches_value(""));
-        let tw = lookup(LSB_QUEUES, "Queue", "TERMINATE_WHEN")
+        let excl = lookup(LSB_QUEUES, "Queue", "EXCLUSIVE")
             .next()
             .copied()
-            .unwrap_or_else(|| panic!("TERMINATE_WHEN is in the table"));
-        assert!(tw.matches_value("LOAD preempt"));
-        assert!(!tw.matches_value("LOAD WINDOW"));
+            .unwrap_or_else(|| panic!("EXCLUSIVE is in the table"));
+        assert!(excl.matches_value("CU[enclosure]"));
+        assert!(!excl.matches_value("Y"));
         // An application profile's RUNLIMIT applies; its NICE does not.
         assert!(
             lookup(LSB_APPLICATIONS, "Application", "RUNLIMIT")

@@ -100,6 +100,15 @@ pub(super) fn parse_applications(ctx: &mut Ctx<'_>, text: &str, out: &mut Vec<Ap
                             format!("unknown keyword {} in lsb.applications", e.key),
                         );
                     }
+                    if matches!(k, "NO_PREEMPT_RUN_TIME" | "NO_PREEMPT_FINISH_TIME")
+                        && let Err(err) = super::NoPreemptTime::parse(&e.value)
+                    {
+                        ctx.err(e.line, format!("{k}: {err}"));
+                        continue;
+                    }
+                    if k == "MAX_JOB_PREEMPT" && ctx.uint(e.line, k, &e.value).is_none() {
+                        continue;
+                    }
                     if matches!(k, "JOB_INCLUDE_POSTPROC" | "JOB_POSTPROC_TIMEOUT") {
                         if super::postproc_setting(ctx, e.line, k, &e.value) {
                             app.other

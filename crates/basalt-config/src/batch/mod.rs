@@ -42,6 +42,7 @@ impl Batch {
 mod applications;
 mod hosts;
 mod params;
+mod preempt;
 pub mod queues;
 mod resources;
 mod users;
@@ -49,6 +50,7 @@ mod users;
 pub use applications::*;
 pub use hosts::*;
 pub use params::*;
+pub use preempt::*;
 pub use queues::*;
 pub use resources::*;
 pub use users::*;
@@ -122,6 +124,7 @@ pub(crate) fn load(diag: &mut Diag, dir: &Path, shared: &Shared, cluster: &Clust
                 );
             }
         }
+        check_preemption(&mut diag.file(&queues_path), &batch.queues);
     }
 
     let hosts_path = dir.join("lsb.hosts");
@@ -153,6 +156,52 @@ pub(crate) fn load(diag: &mut Diag, dir: &Path, shared: &Shared, cluster: &Clust
         parse_applications(&mut diag.file(&apps_path), &text, &mut batch.applications);
     }
     batch
+}
+
+/// PREEMPTION names queues that exist, of lower priority (PREEMPTIVE[...]) or higher
+/// (PREEMPTABLE[...]): another is a warning, and the name has no effect.
+fn check_preemption(ctx: &mut Ctx<'_>, queues: &[Queue]) {
+    for q in queues {
+        let p = &q.preempt;
+        for (name, _) in p.preemptive.iter().flatten() {
+            match queues.iter().find(|o| o.name == *name) {
+                None => ctx.warn(
+                    q.line,
+                    format!(
+                        "queue {}: PREEMPTIVE[{name}]: no such queue; ignored",
+                        q.name
+                    ),
+                ),
+                Some(o) if o.priority >= q.priority => ctx.warn(
+                    q.line,
+                    format!(
+                        "queue {}: PREEMPTIVE[{name}]: queue {name} is not of lower priority ({} >= {}); ignored",
+                        q.name, o.priority, q.priority
+                    ),
+                ),
+                Some(_) => {}
+            }
+        }
+        for name in p.preemptable.iter().flatten() {
+            match queues.iter().find(|o| o.name == *name) {
+                None => ctx.warn(
+                    q.line,
+                    format!(
+                        "queue {}: PREEMPTABLE[{name}]: no such queue; ignored",
+                        q.name
+                    ),
+                ),
+                Some(o) if o.priority <= q.priority => ctx.warn(
+                    q.line,
+                    format!(
+                        "queue {}: PREEMPTABLE[{name}]: queue {name} is not of higher priority ({} <= {}); ignored",
+                        q.name, o.priority, q.priority
+                    ),
+                ),
+                Some(_) => {}
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -31,6 +31,9 @@ pub const BATCH_PARAMS: &[&str] = &[
     "FAIRSHARE_ADJUSTMENT_FACTOR",
     "PREEMPT_FOR",
     "MAX_JOB_PREEMPT",
+    "PREEMPTION_WAIT_TIME",
+    "NO_PREEMPT_RUN_TIME",
+    "NO_PREEMPT_FINISH_TIME",
     "ACCT_ARCHIVE_SIZE",
     "ACCT_ARCHIVE_AGE",
     "MAX_ACCT_ARCHIVE_FILE",
@@ -66,7 +69,6 @@ pub const OTHER_KNOWN_BATCH_PARAMS: &[&str] = &[
     "MAX_USER_PRIORITY",
     "MBD_REFRESH_TIME",
     "PARALLEL_SCHED_BY_SLOT",
-    "PREEMPTION_WAIT_TIME",
     "SHARED_RESOURCE_UPDATE_FACTOR",
     "SUB_TRY_INTERVAL",
     "SYSTEM_MAPPING_ACCOUNT",
@@ -119,8 +121,17 @@ pub struct BatchParams {
     pub fairshare_adjustment_factor: f64,
     /// PREEMPT_FOR, raw.
     pub preempt_for: Option<String>,
+    /// PREEMPT_FOR, parsed.
+    pub preempt_for_keys: super::PreemptFor,
     /// MAX_JOB_PREEMPT.
     pub max_job_preempt: Option<u32>,
+    /// PREEMPTION_WAIT_TIME (seconds; 300 when not set): a job whose victims are being
+    /// killed (TERMINATE_WHEN = PREEMPT) preempts no more for this long.
+    pub preemption_wait_time_secs: Option<u32>,
+    /// NO_PREEMPT_RUN_TIME.
+    pub no_preempt_run_time: Option<super::NoPreemptTime>,
+    /// NO_PREEMPT_FINISH_TIME.
+    pub no_preempt_finish_time: Option<super::NoPreemptTime>,
     /// ACCT_ARCHIVE_SIZE (KB).
     pub acct_archive_size: Option<u64>,
     /// ACCT_ARCHIVE_AGE (days).
@@ -166,7 +177,11 @@ impl Default for BatchParams {
             committed_run_time_factor: 0.0,
             fairshare_adjustment_factor: 0.0,
             preempt_for: None,
+            preempt_for_keys: super::PreemptFor::default(),
             max_job_preempt: None,
+            preemption_wait_time_secs: None,
+            no_preempt_run_time: None,
+            no_preempt_finish_time: None,
             acct_archive_size: None,
             acct_archive_age: None,
             max_acct_archive_file: None,
@@ -254,7 +269,24 @@ pub(super) fn parse_params(ctx: &mut Ctx<'_>, text: &str) -> (BatchParams, usize
                 "FAIRSHARE_ADJUSTMENT_FACTOR" => {
                     set_f64(ctx, &e, k, &mut p.fairshare_adjustment_factor);
                 }
-                "PREEMPT_FOR" => p.preempt_for = Some(e.value.clone()),
+                "PREEMPT_FOR" => match super::PreemptFor::parse(&e.value) {
+                    Ok(f) => {
+                        p.preempt_for = Some(e.value.clone());
+                        p.preempt_for_keys = f;
+                    }
+                    Err(err) => ctx.err(e.line, format!("PREEMPT_FOR: {err}")),
+                },
+                "PREEMPTION_WAIT_TIME" => {
+                    p.preemption_wait_time_secs = ctx.uint(e.line, k, &e.value);
+                }
+                "NO_PREEMPT_RUN_TIME" => match super::NoPreemptTime::parse(&e.value) {
+                    Ok(t) => p.no_preempt_run_time = Some(t),
+                    Err(err) => ctx.err(e.line, format!("NO_PREEMPT_RUN_TIME: {err}")),
+                },
+                "NO_PREEMPT_FINISH_TIME" => match super::NoPreemptTime::parse(&e.value) {
+                    Ok(t) => p.no_preempt_finish_time = Some(t),
+                    Err(err) => ctx.err(e.line, format!("NO_PREEMPT_FINISH_TIME: {err}")),
+                },
                 "MAX_JOB_PREEMPT" => p.max_job_preempt = ctx.uint(e.line, k, &e.value),
                 "ACCT_ARCHIVE_SIZE" => {
                     p.acct_archive_size =

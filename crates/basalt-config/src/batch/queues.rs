@@ -49,6 +49,9 @@ pub const QUEUE_KEYS: &[&str] = &[
     "DEFAULT_HOST_SPEC",
     "FAIRSHARE",
     "PREEMPTION",
+    "MAX_JOB_PREEMPT",
+    "NO_PREEMPT_RUN_TIME",
+    "NO_PREEMPT_FINISH_TIME",
     "NEW_JOB_SCHED_DELAY",
     "JOB_ACCEPT_INTERVAL",
     "SLOT_RESERVE",
@@ -249,7 +252,16 @@ pub struct Queue {
     /// CPULIMIT, RUNLIMIT, MEMLIMIT, … and PROCLIMIT, raw, keyed in upper case.
     pub limits: BTreeMap<String, String>,
     pub fairshare: Option<String>,
+    /// PREEMPTION, raw (for bqueues -l).
     pub preemption: Option<String>,
+    /// PREEMPTION, parsed (none when not set).
+    pub preempt: super::Preemption,
+    /// MAX_JOB_PREEMPT: how often one of its jobs may be preempted (over lsb.params').
+    pub max_job_preempt: Option<u32>,
+    /// NO_PREEMPT_RUN_TIME: its jobs that have run this long are not preempted.
+    pub no_preempt_run_time: Option<super::NoPreemptTime>,
+    /// NO_PREEMPT_FINISH_TIME: its jobs that end within this time are not preempted.
+    pub no_preempt_finish_time: Option<super::NoPreemptTime>,
     /// INTERACTIVE (`YES`, `NO` or `ONLY`, upper case).
     pub interactive: Option<String>,
     pub rerunnable: bool,
@@ -292,6 +304,10 @@ impl Queue {
             limits: BTreeMap::new(),
             fairshare: None,
             preemption: None,
+            preempt: super::Preemption::default(),
+            max_job_preempt: None,
+            no_preempt_run_time: None,
+            no_preempt_finish_time: None,
             interactive: None,
             rerunnable: false,
             other: BTreeMap::new(),
@@ -463,7 +479,22 @@ pub(super) fn parse_queue(ctx: &mut Ctx<'_>, section: &Section, shared: &Shared)
                 }
             }
             "FAIRSHARE" => q.fairshare = Some(v.to_owned()),
-            "PREEMPTION" => q.preemption = Some(v.to_owned()),
+            "PREEMPTION" => match super::Preemption::parse(v) {
+                Ok(p) => {
+                    q.preemption = Some(v.to_owned());
+                    q.preempt = p;
+                }
+                Err(e) => ctx.err(line, format!("PREEMPTION: {e}")),
+            },
+            "MAX_JOB_PREEMPT" => q.max_job_preempt = ctx.uint(line, k, v),
+            "NO_PREEMPT_RUN_TIME" => match super::NoPreemptTime::parse(v) {
+                Ok(t) => q.no_preempt_run_time = Some(t),
+                Err(e) => ctx.err(line, format!("NO_PREEMPT_RUN_TIME: {e}")),
+            },
+            "NO_PREEMPT_FINISH_TIME" => match super::NoPreemptTime::parse(v) {
+                Ok(t) => q.no_preempt_finish_time = Some(t),
+                Err(e) => ctx.err(line, format!("NO_PREEMPT_FINISH_TIME: {e}")),
+            },
             "INTERACTIVE" => {
                 let u = v.to_ascii_uppercase();
                 if matches!(u.as_str(), "YES" | "NO" | "ONLY") {

@@ -162,10 +162,10 @@ fn params_defaults_and_errors() {
     let (p, d) = with_ctx(|ctx| parse_params(ctx, text));
     let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
     assert_eq!(lines, vec![2, 3, 4]);
-    // HIST_HOURS, MAX_JOB_PREEMPT and JOB_SPOOL_DIR are read but not applied;
-    // MBD_SLEEP_TIME, CLEAN_PERIOD and RESOURCE_RESERVE_PER_SLOT are applied.
+    // HIST_HOURS and JOB_SPOOL_DIR are read but not applied; MBD_SLEEP_TIME,
+    // CLEAN_PERIOD, RESOURCE_RESERVE_PER_SLOT and MAX_JOB_PREEMPT (issue 23) are applied.
     let w: Vec<(usize, bool)> = d.warnings.iter().map(|w| (w.line, w.not_applied)).collect();
-    assert_eq!(w, vec![(4, true), (6, true), (7, true)], "{d:#?}");
+    assert_eq!(w, vec![(4, true), (7, true)], "{d:#?}");
     assert!(p.0.resource_reserve_per_slot);
     assert!(p.0.resource_reserve_per_slot);
     assert_eq!(p.0.max_job_preempt, Some(3));
@@ -540,4 +540,21 @@ fn job_include_postproc_and_postproc_timeout_values() {
     assert_eq!(lines, vec![4]);
     assert_eq!(apps[0].other["JOB_INCLUDE_POSTPROC"], "N");
     assert!(!apps[0].other.contains_key("JOB_POSTPROC_TIMEOUT"));
+}
+
+#[test]
+fn preemption_settings_are_parsed_and_checked() {
+    let text = "Begin Parameters\nPREEMPT_FOR = HOST_JLU MINI_JOB\nPREEMPTION_WAIT_TIME = 60\n\
+                NO_PREEMPT_RUN_TIME = 50%\nNO_PREEMPT_FINISH_TIME = 10\nEnd Parameters\n";
+    let (p, d) = with_ctx(|ctx| parse_params(ctx, text));
+    assert!(d.errors.is_empty() && d.warnings.is_empty(), "{d:#?}");
+    assert!(p.0.preempt_for_keys.host_jlu && p.0.preempt_for_keys.mini_job);
+    assert_eq!(p.0.preemption_wait_time_secs, Some(60));
+    assert_eq!(p.0.no_preempt_run_time, Some(NoPreemptTime::Percent(50.0)));
+    assert_eq!(p.0.no_preempt_finish_time, Some(NoPreemptTime::Minutes(10)));
+    let text =
+        "Begin Parameters\nPREEMPT_FOR = ALWAYS\nNO_PREEMPT_RUN_TIME = later\nEnd Parameters\n";
+    let (_, d) = with_ctx(|ctx| parse_params(ctx, text));
+    let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, vec![2, 3]);
 }
