@@ -258,6 +258,8 @@ pub mod susp {
     pub const QUEUE_WINDOW: u32 = 0x8;
     pub const HOST_LOCK: u32 = 0x20;
     pub const LOAD_REASON: u32 = 0x40;
+    /// SUSP_MBD_PREEMPT: suspended by mbatchd for a higher-priority job (seed 002).
+    pub const MBD_PREEMPT: u32 = 0x80;
     pub const QUE_STOP_COND: u32 = 0x200;
     pub const QUE_RESUME_COND: u32 = 0x400;
     pub const PG_IT: u32 = 0x800;
@@ -432,6 +434,9 @@ pub fn susp_reason_text(reasons: u32, subreasons: u32) -> String {
     }
     if reasons & ADMIN_STOP != 0 {
         return " The job was suspended by LSF admin or root;".into();
+    }
+    if reasons & MBD_PREEMPT != 0 {
+        return " The job was preempted by a higher priority job;".into();
     }
     if reasons & QUEUE_WINDOW != 0 {
         return " The run windows of the queue are closed;".into();

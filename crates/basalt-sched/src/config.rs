@@ -79,6 +79,8 @@ pub struct SchedConfig {
     pub sub_try_interval: u32,
     /// lsb.applications' profiles, by name.
     pub apps: BTreeMap<String, AppProfile>,
+    /// lsb.params' preemption settings (seed 002).
+    pub preempt: PreemptParams,
     /// lsb.users JL/P of user groups' own rows: the group's members together, on each
     /// host, per processor of the host.
     pub group_jl_p: Vec<(UserList, f64)>,
@@ -132,8 +134,27 @@ pub struct AppProfile {
     pub requeue: Option<RequeueValues>,
     /// CPULIMIT, RUNLIMIT, MEMLIMIT...: between the job's own and the queue's.
     pub rlimits: crate::limits::QueueLimits,
+    /// MAX_JOB_PREEMPT, NO_PREEMPT_RUN_TIME, NO_PREEMPT_FINISH_TIME: over the queue's.
+    pub max_job_preempt: Option<u32>,
+    pub no_preempt_run_time: Option<basalt_config::batch::NoPreemptTime>,
+    pub no_preempt_finish_time: Option<basalt_config::batch::NoPreemptTime>,
     /// Every setting as written, for bapp -l.
     pub settings: BTreeMap<String, String>,
+}
+
+/// lsb.params' preemption settings.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PreemptParams {
+    /// PREEMPT_FOR.
+    pub preempt_for: basalt_config::batch::PreemptFor,
+    /// MAX_JOB_PREEMPT (None: unlimited).
+    pub max_job_preempt: Option<u32>,
+    /// MAX_PREEMPT_JOBS: jobs preempted per scheduling pass at most (OpenLava: 12).
+    pub max_preempt_jobs: u32,
+    /// PREEMPTION_WAIT_TIME, seconds (300 when not set).
+    pub wait_time_secs: u32,
+    pub no_preempt_run_time: Option<basalt_config::batch::NoPreemptTime>,
+    pub no_preempt_finish_time: Option<basalt_config::batch::NoPreemptTime>,
 }
 
 /// One instance of a numeric shared resource (ResourceMap of `lsf.cluster.<cluster>`).
@@ -643,6 +664,12 @@ impl SchedConfig {
                     exclusive: q.exclusive,
                     slot_reserve: q.slot_reserve,
                     backfill: q.backfill,
+                    preempt: q.preempt.clone(),
+                    preemption: q.preemption.clone().unwrap_or_default(),
+                    terminate_on_preempt: q.terminate_when.iter().any(|a| a == "PREEMPT"),
+                    max_job_preempt: q.max_job_preempt,
+                    no_preempt_run_time: q.no_preempt_run_time,
+                    no_preempt_finish_time: q.no_preempt_finish_time,
                     rerunnable: q.rerunnable,
                     interactive: q.interactive.clone().unwrap_or_default(),
                     load_sched,
@@ -757,6 +784,14 @@ impl SchedConfig {
                 _ => 1.0 / 1024.0,
             },
             limits: crate::reslimits::resolve(b, &all_hosts, egroups, host_egroups),
+            preempt: PreemptParams {
+                preempt_for: p.preempt_for_keys,
+                max_job_preempt: p.max_job_preempt,
+                max_preempt_jobs: p.max_preempt_jobs,
+                wait_time_secs: p.preemption_wait_time_secs.unwrap_or(300),
+                no_preempt_run_time: p.no_preempt_run_time,
+                no_preempt_finish_time: p.no_preempt_finish_time,
+            },
             apps: b
                 .applications
                 .iter()
@@ -785,6 +820,18 @@ impl SchedConfig {
                             .get("REQUEUE_EXIT_VALUES")
                             .and_then(|v| RequeueValues::parse(v).ok()),
                         rlimits: crate::limits::parse(&a.other, unit).0,
+                        max_job_preempt: a
+                            .other
+                            .get("MAX_JOB_PREEMPT")
+                            .and_then(|v| v.trim().parse().ok()),
+                        no_preempt_run_time: a
+                            .other
+                            .get("NO_PREEMPT_RUN_TIME")
+                            .and_then(|v| basalt_config::batch::NoPreemptTime::parse(v).ok()),
+                        no_preempt_finish_time: a
+                            .other
+                            .get("NO_PREEMPT_FINISH_TIME")
+                            .and_then(|v| basalt_config::batch::NoPreemptTime::parse(v).ok()),
                         settings: a.other.clone(),
                     };
                     (a.name.clone(), profile)

@@ -180,6 +180,8 @@ impl Sched {
                         no_stop: false,
                         pending_action: None,
                         requeues: None,
+                        preempt_count: 0,
+                        preempted_by: None,
                     };
                     self.counts.apply(&job, true);
                     if !hold && !self.replaying {
@@ -273,6 +275,8 @@ impl Sched {
                     return;
                 }
                 self.counts.apply(j, false);
+                let was_preempted =
+                    j.state == JobState::Ssusp && j.reasons & susp::MBD_PREEMPT != 0;
                 j.reasons = *reasons;
                 j.subreasons = *subreasons;
                 if new.is_finished() {
@@ -346,6 +350,13 @@ impl Sched {
                 if new == JobState::Run {
                     j.resume_sent = false;
                 }
+                // Preempted (seed 002): counted once per suspension, for MAX_JOB_PREEMPT.
+                if new == JobState::Ssusp && *reasons & susp::MBD_PREEMPT != 0 && !was_preempted {
+                    j.preempt_count += 1;
+                }
+                if new != JobState::Ssusp || *reasons & susp::MBD_PREEMPT == 0 {
+                    j.preempted_by = None;
+                }
                 let rerun = is_rerun(j.state, new, *reasons);
                 j.state = new;
                 self.counts.apply(j, true);
@@ -369,6 +380,10 @@ impl Sched {
                                 "TERM_ADMIN"
                             };
                             j.kill_ordered.get_or_insert_with(|| term.into());
+                        }
+                        // Killed for a higher-priority job (TERMINATE_WHEN = PREEMPT).
+                        "KILL_PREEMPT" => {
+                            j.kill_ordered.get_or_insert_with(|| "TERM_PREEMPT".into());
                         }
                         "RESUME" => j.resume_sent = false,
                         "REQUEUE_PEND" | "REQUEUE_PSUSP" if j.state.is_started() => {

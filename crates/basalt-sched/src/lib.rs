@@ -63,7 +63,7 @@ pub mod types;
 pub mod views;
 
 pub use config::{
-    AppProfile, DEFAULT_HOST_LOST_GRACE, SchedConfig, SharedRes, check_app_and_group,
+    AppProfile, DEFAULT_HOST_LOST_GRACE, PreemptParams, SchedConfig, SharedRes, check_app_and_group,
 };
 pub use logswitch::CarryOver;
 pub use modify::{Change, Modify};
@@ -365,6 +365,9 @@ pub struct Sched {
     next_retry: Millis,
     /// Slots reserved by pending parallel jobs (SLOT_RESERVE), as of the last pass.
     slot_resv: BTreeMap<JobKey, schedule::slot_resv::SlotResv>,
+    /// Pending jobs whose victims are being killed for them (TERMINATE_WHEN =
+    /// PREEMPT): until when they preempt no more, and the victims.
+    preempt_wait: BTreeMap<JobKey, (Millis, Vec<JobKey>)>,
     /// A pass stopped early since the last full one.
     cut_short: bool,
     /// When the last full pass ran.
@@ -461,6 +464,7 @@ impl Sched {
             fresh: BTreeSet::new(),
             next_retry: 0,
             slot_resv: BTreeMap::new(),
+            preempt_wait: BTreeMap::new(),
             cut_short: false,
             last_full_pass: now,
             replaying: false,
@@ -630,6 +634,8 @@ mod logswitch_tests;
 mod modify_tests;
 #[cfg(test)]
 mod pass_tests;
+#[cfg(test)]
+mod preempt_tests;
 #[cfg(test)]
 mod requeue_tests;
 #[cfg(test)]

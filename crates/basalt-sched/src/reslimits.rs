@@ -226,7 +226,23 @@ impl Usage {
         hosts: &[&str],
         amounts: &[(String, f64)],
     ) {
+        self.add_where(limits, c, hosts, amounts, |_| true);
+    }
+
+    /// [`Usage::add`] for the limits `counts` keeps (a suspended job's slots, which
+    /// PREEMPT_FOR leaves out of some).
+    pub fn add_where(
+        &mut self,
+        limits: &[ResLimit],
+        c: &Consumer<'_>,
+        hosts: &[&str],
+        amounts: &[(String, f64)],
+        counts: impl Fn(&ResLimit) -> bool,
+    ) {
         for (i, l) in limits.iter().enumerate() {
+            if !counts(l) {
+                continue;
+            }
             let mut seen: Vec<CountKey> = Vec::new();
             for h in hosts {
                 let Some(k) = l.count_key(i, c, h) else {

@@ -492,7 +492,12 @@ impl Sched {
                 reasons,
                 subreasons,
             } => {
-                if JobState::from_code(state).is_some_and(|s| s.is_started()) {
+                // A state mbatchd logged when it ordered it (preemption and the resume
+                // of a preempted job) is not logged again when sbatchd confirms it.
+                let same = self.jobs.get(&key).is_some_and(|j| {
+                    j.state.code() == state && j.reasons == reasons && j.subreasons == subreasons
+                });
+                if !same && JobState::from_code(state).is_some_and(|s| s.is_started()) {
                     self.emit(state_change(t, key, state, reasons, subreasons));
                 }
             }

@@ -25,6 +25,12 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         exclusive: true,
         slot_reserve: None,
         backfill: false,
+        preempt: Default::default(),
+        preemption: String::new(),
+        terminate_on_preempt: false,
+        max_job_preempt: None,
+        no_preempt_run_time: None,
+        no_preempt_finish_time: None,
         rerunnable: false,
         interactive: String::new(),
         load_sched: BTreeMap::new(),
@@ -124,6 +130,11 @@ pub(crate) fn cfg() -> SchedConfig {
         user_groups: BTreeMap::new(),
         group_jl_p: Vec::new(),
         apps: BTreeMap::new(),
+        preempt: crate::PreemptParams {
+            max_preempt_jobs: 12,
+            wait_time_secs: 300,
+            ..Default::default()
+        },
     }
 }
 

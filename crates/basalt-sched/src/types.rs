@@ -419,6 +419,11 @@ pub struct Job {
     pub pending_action: Option<Box<SbdAction>>,
     /// Requeues by pre-execution failure and exit value (None = none yet; boxed: rare).
     pub requeues: Option<Box<Requeues>>,
+    /// Times it has been preempted (suspended with SUSP_MBD_PREEMPT): counted from the
+    /// log's JOB_STATUS records, so replay, failover and reconfig keep it.
+    pub preempt_count: u32,
+    /// The job that preempted it last (not in the log: unknown after a restart).
+    pub preempted_by: Option<JobKey>,
 }
 
 /// What requeues left on a job: counted from the log (replay gives the same counts), and
@@ -644,6 +649,16 @@ pub struct Queue {
     /// BACKFILL = Y: its jobs with a run limit may use slots reserved for parallel jobs
     /// when they end before those jobs can start.
     pub backfill: bool,
+    /// PREEMPTION (seed 002), parsed; `preemption` as written, for bqueues -l.
+    pub preempt: basalt_config::batch::Preemption,
+    pub preemption: String,
+    /// TERMINATE_WHEN = PREEMPT: its jobs are killed, not suspended, when preempted.
+    pub terminate_on_preempt: bool,
+    /// MAX_JOB_PREEMPT, NO_PREEMPT_RUN_TIME, NO_PREEMPT_FINISH_TIME of the queue (over
+    /// lsb.params'; an application profile's win).
+    pub max_job_preempt: Option<u32>,
+    pub no_preempt_run_time: Option<basalt_config::batch::NoPreemptTime>,
+    pub no_preempt_finish_time: Option<basalt_config::batch::NoPreemptTime>,
     pub rerunnable: bool,
     /// INTERACTIVE: `YES` (or unset: both kinds of job), `NO` or `ONLY`.
     pub interactive: String,

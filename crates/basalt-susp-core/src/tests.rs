@@ -782,3 +782,26 @@ fn a_locked_host_stops_every_job_and_resumes_none() {
     l.lock = HostLock::None;
     assert_eq!(p.decide(300 * S, NOON_MON, &l, &s), vec![resume(2)]);
 }
+
+/// Issue 23 item 6 (preemption and load-based suspension together): a job suspended by
+/// preemption (SUSP_MBD_PREEMPT with SUSP_MBD_LOCK) is not resumed by the load logic,
+/// however idle the host — mbatchd resumes it when the preempting job's slots free up.
+#[test]
+fn a_preempted_job_is_not_resumed_by_load_while_the_preemptor_holds_its_slots() {
+    let mut p = seed_policy();
+    let preempted = JobState::Ssusp {
+        reasons: susp::MBD_PREEMPT | susp::MBD_LOCK,
+        subreasons: 0,
+    };
+    let jobs = [
+        job(1, "low", 0, preempted),
+        job(2, "high", 50 * S, JobState::Run),
+    ];
+    for t in [100, 200, 300] {
+        let out = p.decide(t * S, NOON_MON, &load(&[("r1m", 0.0)]), &jobs);
+        assert!(
+            !out.iter().any(|a| matches!(a, Action::Resume { .. })),
+            "{out:?}"
+        );
+    }
+}

@@ -185,11 +185,7 @@ impl Sched {
             None => u32::MAX / 4,
         };
         if let Some(jlu) = h.jl_u {
-            let uu = st
-                .used_user
-                .get(&(i, job.sub.user.to_string()))
-                .copied()
-                .unwrap_or(0);
+            let uu = st.user_slots(i, &job.sub.user, st.susp.host_jlu);
             free = free.min(jlu.saturating_sub(uu));
             if free == 0 {
                 return Err(pend::HOST_USER_LIMIT);
@@ -205,11 +201,7 @@ impl Sched {
             .flatten();
         if let Some(per_cpu) = jl_p {
             let cap = per_processor(per_cpu, h.ncpus);
-            let uu = st
-                .used_user
-                .get(&(i, job.sub.user.to_string()))
-                .copied()
-                .unwrap_or(0);
+            let uu = st.user_slots(i, &job.sub.user, st.susp.user_jlp);
             free = free.min(cap.saturating_sub(uu));
             if free == 0 {
                 return Err(pend::USER_PROC_LIMIT);
@@ -221,12 +213,20 @@ impl Sched {
                 continue;
             }
             let cap = per_processor(*per_cpu, h.ncpus);
-            let used: u32 = st
+            let mut used: u32 = st
                 .used_user
                 .iter()
                 .filter(|((hi, u), _)| *hi == i && members.covers(u))
                 .map(|(_, n)| *n)
                 .sum();
+            if !st.susp.group_jlp {
+                used += st
+                    .susp_user
+                    .iter()
+                    .filter(|((hi, u), _)| *hi == i && members.covers(u))
+                    .map(|(_, n)| *n)
+                    .sum::<u32>();
+            }
             free = free.min(cap.saturating_sub(used));
             if free == 0 {
                 return Err(pend::GROUP_PROC_LIMIT);
@@ -387,6 +387,11 @@ pub(crate) struct PassState {
     pub(crate) excl: Vec<bool>,
     /// (host, user) -> slots; kept only when some host has a JL/U limit.
     pub(crate) used_user: HashMap<(usize, String), u32>,
+    /// (host, user) -> slots of suspended jobs, kept apart from `used_user` while
+    /// preemption is configured (PREEMPT_FOR decides which limits count them).
+    pub(crate) susp_user: HashMap<(usize, String), u32>,
+    /// PREEMPT_FOR: which per-user checks ignore suspended jobs.
+    pub(crate) susp: super::preempt::SuspCounts,
     /// (queue, host) -> slots; kept only when some queue has HJOB_LIMIT.
     pub(crate) q_host: HashMap<(String, usize), u32>,
     /// By host index, what jobs reserve there (`rusage[]`): resource -> (amount, a
@@ -479,6 +484,34 @@ impl PassState {
         host.max_slots().is_some_and(|m| self.used[i] >= m)
     }
 
+    /// A suspended job's slot on host `i` of `user`, counted apart.
+    pub(crate) fn suspend_user(&mut self, i: usize, user: &str) {
+        if let Some(n) = self.used_user.get_mut(&(i, user.to_owned())) {
+            *n = n.saturating_sub(1);
+        }
+        *self.susp_user.entry((i, user.to_owned())).or_default() += 1;
+    }
+
+    /// A resumed job's slot on host `i` of `user`, counted as running again.
+    pub(crate) fn unsuspend_user(&mut self, i: usize, user: &str) {
+        if let Some(n) = self.susp_user.get_mut(&(i, user.to_owned())) {
+            *n = n.saturating_sub(1);
+        }
+        *self.used_user.entry((i, user.to_owned())).or_default() += 1;
+    }
+
+    /// The slots of `user` on host `i` a per-user check counts: running ones, and
+    /// suspended ones unless `ignore_suspended` (PREEMPT_FOR).
+    pub(crate) fn user_slots(&self, i: usize, user: &str, ignore_suspended: bool) -> u32 {
+        let key = (i, user.to_owned());
+        let run = self.used_user.get(&key).copied().unwrap_or(0);
+        if ignore_suspended {
+            run
+        } else {
+            run + self.susp_user.get(&key).copied().unwrap_or(0)
+        }
+    }
+
     pub(crate) fn take(
         &mut self,
         i: usize,
@@ -567,6 +600,7 @@ pub(crate) struct ShapeKey {
 }
 
 /// Every host evaluated for a shape, as of `generation`.
+#[derive(Clone)]
 pub(crate) struct Shape {
     pub(crate) generation: u64,
     /// Hosts that can take the job, best first.

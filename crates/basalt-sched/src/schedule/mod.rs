@@ -7,6 +7,7 @@ pub(crate) mod allocate;
 pub(crate) mod alts;
 pub mod asked;
 pub(crate) mod fit;
+pub(crate) mod preempt;
 mod reserve;
 mod resume;
 pub(crate) mod select;
@@ -16,7 +17,7 @@ mod walk;
 use crate::depend::Tri;
 use crate::reslimits::Consumer;
 use crate::{Effect, Event, JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Str, secs};
-use basalt_core::job::{JobState, pend, sub};
+use basalt_core::job::{JobState, pend, sub, susp};
 use fit::{CandKey, JobFit, PassState, Shape, ShapeKey, StaticWhy};
 pub(crate) use reserve::Methods;
 use reserve::{pending_amounts, reserved_total};
@@ -60,6 +61,7 @@ impl Sched {
         }
         let attempt = self.jobs.get(&key).map_or(1, |j| j.attempt);
         self.in_flight.insert((key, attempt));
+        self.preempt_wait.remove(&key);
         self.effects.push(Effect::Dispatch {
             key,
             attempt,
@@ -111,6 +113,8 @@ impl Sched {
             used: vec![0; nh],
             excl: vec![false; nh],
             used_user: HashMap::new(),
+            susp_user: HashMap::new(),
+            susp: self.susp_counts(),
             q_host: HashMap::new(),
             reserved: Vec::new(),
             shared_reserved: vec![0.0; self.cfg.shared.len()],
@@ -170,12 +174,21 @@ impl Sched {
             let Some(j) = self.jobs.get(key) else {
                 continue;
             };
+            // Preemption (seed 002): a preempted job's host slots are the preempting
+            // job's; a suspended job's per-user slots are counted apart (PREEMPT_FOR).
+            let preempted = j.state == JobState::Ssusp && j.reasons & susp::MBD_PREEMPT != 0;
+            let suspended = st.susp.on && matches!(j.state, JobState::Ssusp | JobState::Ususp);
             for h in &j.hosts {
                 let Some(&i) = index.get(h.as_str()) else {
                     continue;
                 };
                 st.take(i, &j.queue, &j.sub.user, track_user, track_qhost);
-                if j.sub.options & sub::EXCLUSIVE != 0 {
+                if suspended && track_user {
+                    st.suspend_user(i, &j.sub.user);
+                }
+                if preempted {
+                    st.used[i] -= 1;
+                } else if j.sub.options & sub::EXCLUSIVE != 0 {
                     st.excl[i] = true;
                 }
             }
@@ -217,12 +230,20 @@ impl Sched {
                     project: &j.sub.project,
                     app: j.sub.app(),
                 };
-                st.limits.add(&self.cfg.limits, &c, &hosts, &job_amounts);
+                if suspended {
+                    let counts = |l: &crate::reslimits::ResLimit| self.limit_counts_suspended(l);
+                    st.limits
+                        .add_where(&self.cfg.limits, &c, &hosts, &job_amounts, counts);
+                } else {
+                    st.limits.add(&self.cfg.limits, &c, &hosts, &job_amounts);
+                }
             }
         }
         drop(index);
         // Slot reservations (SLOT_RESERVE) of pending jobs, counted as used.
         let mut resv = self.begin_reservations(now, &mut st);
+        // Preemption: who may preempt whom, the victims, the preempted jobs waiting.
+        let mut pp = self.begin_preemption(now);
         // Hosts with a free slot. When none is left, no pending job can start: a pass
         // that need not refresh every pending job's reasons stops there (the jobs
         // submitted since the last pass still get theirs).
@@ -310,7 +331,11 @@ impl Sched {
                 },
                 // (Slots reserved for a job with a known start can still take a
                 // backfill job.)
-                None if !full && fullness.free == 0 && !resv.may_take_backfill() => {
+                None if !full
+                    && fullness.free == 0
+                    && !resv.may_take_backfill()
+                    && !pp.as_ref().is_some_and(|p| p.may_preempt()) =>
+                {
                     self.cut_short = true;
                     let mut recs = Vec::new();
                     for key in &fresh {
@@ -339,6 +364,16 @@ impl Sched {
             let (key, qi, need) = (rec.rank.3, rec.qi, rec.need);
             if !full {
                 visited.insert(key);
+            }
+            // Preempted jobs of queues of this priority or higher resume first when
+            // their slots are free.
+            if let Some(p) = pp.as_mut().filter(|p| !p.waiting.is_empty()) {
+                let prio = self.queues[qi].priority;
+                let touched = self.resume_preempted(now, p, prio, &mut st, track_user);
+                if !touched.is_empty() {
+                    generation += 1;
+                    fullness.refresh(&self.hosts, &st, &touched);
+                }
             }
             // Its own reserved slots are free for it (and, if it does not reserve them
             // again below, for the jobs after it).
@@ -550,7 +585,37 @@ impl Sched {
             let same_key: Option<&dyn Fn(usize) -> Vec<String>> =
                 (!same.is_empty()).then_some(&same_values);
             let alts: &[select::Reserve] = sel.as_ref().map_or(&[], |s| &s.reserve);
-            match alts::place(shape, alts.len(), (need, most, tile), same_key) {
+            let mut placement = alts::place(shape, alts.len(), (need, most, tile), same_key);
+            // Preemption: lower-priority running jobs give it their slots.
+            let mut plan = None;
+            if placement.is_none()
+                && let Some(p) = pp.as_mut()
+            {
+                let counts = st.susp;
+                plan = self.try_preempt(
+                    now,
+                    accept_ms,
+                    (key, qi),
+                    p,
+                    &job,
+                    shape,
+                    &mut st,
+                    per_host,
+                    alts.len(),
+                    (need, most, tile),
+                    same_key,
+                    counts,
+                );
+            }
+            let mut victim_hosts = Vec::new();
+            if let Some(preempt::Plan::Start {
+                alloc, alt, hosts, ..
+            }) = &plan
+            {
+                placement = Some((alloc.clone(), *alt));
+                victim_hosts = hosts.clone();
+            }
+            match placement {
                 Some((alloc, alt)) => {
                     let chosen = alts.get(alt);
                     let qname = q.name.clone();
@@ -606,12 +671,17 @@ impl Sched {
                     }
                     let names = alloc.iter().map(|&i| self.hosts[i].name.clone()).collect();
                     let effective = alts::effective_text(alts, alt);
+                    // The victims' suspension is logged before its start.
+                    if let Some(p) = &plan {
+                        self.preempt_victims(now, key, p);
+                    }
                     self.start_job_at(now, key, names, &alloc, effective);
                     placed = true;
                     generation += 1;
                     // Only the hosts just used changed: bring this shape up to date.
                     let mut touched = alloc;
                     touched.extend(bf_hosts);
+                    touched.extend(victim_hosts);
                     // A shared resource it reserves changed on every host sharing it.
                     if let Some(r) = chosen {
                         let mut more = Vec::new();
@@ -719,6 +789,14 @@ impl Sched {
                     assign.push((key, reasons));
                 }
             }
+            // Victims to be killed for it (TERMINATE_WHEN = PREEMPT).
+            if let Some(p @ preempt::Plan::Kill(_)) = &plan {
+                self.preempt_victims(now, key, p);
+            }
+        }
+        // Preempted jobs of the lowest priorities, after every pending job.
+        if let Some(p) = pp.as_mut() {
+            self.resume_preempted(now, p, 0, &mut st, track_user);
         }
         // The pass's own JOB_STARTs need no second pass: it counted what they hold as it
         // placed them. Only a dependency (`started()`, ...) evaluated before them may
