@@ -43,6 +43,12 @@ pub struct QueueView {
     pub rsv: u32,
     /// It is the default queue.
     pub is_default: bool,
+    /// The queues whose jobs its jobs may preempt, and those whose jobs may preempt
+    /// its jobs (seed 002).
+    pub preempts: Vec<String>,
+    pub preempted_by: Vec<String>,
+    /// MAX_JOB_PREEMPT: the queue's, else lsb.params'.
+    pub max_job_preempt: Option<u32>,
 }
 
 /// The answer to bqueues: the queues asked for, highest priority first, and the names
@@ -149,6 +155,19 @@ impl Sched {
                 counts: self.queue_counts(&q.name),
                 rsv: self.reserved_slots(|j| *j.queue == *q.name),
                 is_default: q.name == self.config().default_queue,
+                preempts: self
+                    .queues()
+                    .iter()
+                    .filter(|o| crate::schedule::preempt::preempts(q, o).is_some())
+                    .map(|o| o.name.clone())
+                    .collect(),
+                preempted_by: self
+                    .queues()
+                    .iter()
+                    .filter(|o| crate::schedule::preempt::preempts(o, q).is_some())
+                    .map(|o| o.name.clone())
+                    .collect(),
+                max_job_preempt: q.max_job_preempt.or(self.config().preempt.max_job_preempt),
             });
         }
         out

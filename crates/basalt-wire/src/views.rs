@@ -135,6 +135,17 @@ pub fn job_info(v: &JobView, reason_hosts: bool) -> pb::JobInfo {
             .map(|(h, _)| h.clone())
             .unwrap_or_default(),
         reserve_time: v.reserved.as_ref().map_or(0, |(_, t)| t / 1000),
+        preempt_count: j.preempt_count,
+        preempted_by: j
+            .preempted_by
+            .map(|(id, idx)| {
+                if idx > 0 {
+                    format!("{id}[{idx}]")
+                } else {
+                    id.to_string()
+                }
+            })
+            .unwrap_or_default(),
     }
 }
 
@@ -196,6 +207,10 @@ pub fn queues_reply(v: &QueuesView) -> pb::QueuesReply {
             settings: q.settings.clone().into_iter().collect(),
             load_sched: q.load_sched.clone().into_iter().collect(),
             load_stop: q.load_stop.clone().into_iter().collect(),
+            preemption: q.preemption.clone(),
+            preempts: qv.preempts.clone(),
+            preempted_by: qv.preempted_by.clone(),
+            max_job_preempt: limit(qv.max_job_preempt),
         });
     }
     out

@@ -179,7 +179,41 @@ pub fn queues_long(queues: &[QueueInfo]) -> String {
         if !q.res_req.is_empty() {
             let _ = writeln!(out, "RES_REQ:  {}", q.res_req);
         }
+        out.push_str(&preemption_lines(q));
         out.push('\n');
+    }
+    out
+}
+
+/// bqueues -l: the queue's preemption (seed 002) — its PREEMPTION as written, the
+/// queues it preempts and those that preempt it (from PREEMPTION and the priorities),
+/// MAX_JOB_PREEMPT; nothing for a queue that takes no part in preemption.
+fn preemption_lines(q: &QueueInfo) -> String {
+    if q.preemption.is_empty() && q.preempts.is_empty() && q.preempted_by.is_empty() {
+        return String::new();
+    }
+    let mut out = String::new();
+    let mut policies = Vec::new();
+    if !q.preempts.is_empty() {
+        policies.push("PREEMPTIVE");
+    }
+    if !q.preempted_by.is_empty() {
+        policies.push("PREEMPTABLE");
+    }
+    if !policies.is_empty() {
+        let _ = writeln!(out, "\nSCHEDULING POLICIES:  {}", policies.join("  "));
+    }
+    if !q.preemption.is_empty() {
+        let _ = writeln!(out, "PREEMPTION = {}", q.preemption);
+    }
+    if !q.preempts.is_empty() {
+        let _ = writeln!(out, "PREEMPTS QUEUES:  {}", q.preempts.join(" "));
+    }
+    if !q.preempted_by.is_empty() {
+        let _ = writeln!(out, "PREEMPTED BY QUEUES:  {}", q.preempted_by.join(" "));
+    }
+    if q.max_job_preempt >= 0 {
+        let _ = writeln!(out, "MAX_JOB_PREEMPT:  {}", q.max_job_preempt);
     }
     out
 }
@@ -506,6 +540,33 @@ fn bhosts_shared(config: &basalt_config::Config, names: &[String]) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 23: bqueues -l shows the preemption relationships.
+    #[test]
+    fn long_shows_the_preemption_relationships() {
+        let mut high = normal();
+        high.name = "high".into();
+        high.preemption = "PREEMPTIVE[normal+1]".into();
+        high.preempts = vec!["normal".into()];
+        high.max_job_preempt = -1;
+        let mut low = normal();
+        low.preempted_by = vec!["high".into(), "normal".into()];
+        low.max_job_preempt = 3;
+        let got = queues_long(&[high, low]);
+        assert!(
+            got.contains(
+                "\nSCHEDULING POLICIES:  PREEMPTIVE\nPREEMPTION = PREEMPTIVE[normal+1]\nPREEMPTS QUEUES:  normal\n"
+            ),
+            "{got}"
+        );
+        assert!(
+            got.contains(
+                "\nSCHEDULING POLICIES:  PREEMPTABLE\nPREEMPTED BY QUEUES:  high normal\nMAX_JOB_PREEMPT:  3\n"
+            ),
+            "{got}"
+        );
+        assert!(!queues_long(&[normal()]).contains("PREEMPT"));
+    }
 
     fn normal() -> QueueInfo {
         QueueInfo {

@@ -134,6 +134,10 @@ pub fn record_text(
             l.push(';');
             l
         }
+        // Killed for a higher-priority job (TERMINATE_WHEN = PREEMPT).
+        Record::JobSignal(s) if s.signal_symbol == "KILL_PREEMPT" => {
+            "Signal <KILL> requested to preempt the job for a higher priority job;".to_owned()
+        }
         Record::JobSignal(s) => format!(
             "Signal <{}> requested by user or administrator <{}>;",
             s.signal_symbol, s.user_name

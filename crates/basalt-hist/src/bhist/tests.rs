@@ -170,6 +170,22 @@ fn event_texts_for_every_record_kind() {
         ),
         "Signal <KILL> requested by user or administrator <root>;"
     );
+    // Preemption (issue 23): killed (TERMINATE_WHEN = PREEMPT) or suspended for a
+    // higher-priority job.
+    assert_eq!(
+        text(
+            "\"JOB_SIGNAL\" \"40\" 1795339586 101 0 1 \"KILL_PREEMPT\" 0 \"root\"",
+            true
+        ),
+        "Signal <KILL> requested to preempt the job for a higher priority job;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_STATUS\" \"40\" 1795339586 101 8 65664 0 0.0000 0 0 0 0",
+            true
+        ),
+        "Suspended: The job was preempted by a higher priority job;"
+    );
     assert_eq!(
         text(
             "\"JOB_SIGNAL\" \"40\" 1795339586 101 0 0 \"DELETEJOB\" 0 \"bob\"",

@@ -346,6 +346,21 @@ pub fn long_job(j: &JobInfo, queue: Option<&QueueInfo>, fx: &Fx) -> String {
         out.push_str(&susp_reason_line(j));
     }
 
+    // 6'. Preemption (seed 002): how often, and by which job last.
+    if j.preempt_count > 0 {
+        out.push_str("\n PREEMPTION:\n");
+        let times = if j.preempt_count == 1 {
+            "time"
+        } else {
+            "times"
+        };
+        let _ = write!(out, " Preempted <{}> {times}", j.preempt_count);
+        if !j.preempted_by.is_empty() {
+            let _ = write!(out, "; last by job <{}>", j.preempted_by);
+        }
+        out.push_str(".\n");
+    }
+
     // 7. Thresholds.
     out.push_str("\n SCHEDULING PARAMETERS:\n");
     let empty = HashMap::new();

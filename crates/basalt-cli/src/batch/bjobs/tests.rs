@@ -530,3 +530,35 @@ fn long_format_shows_a_pending_jobs_reserved_slots() {
     // None reserved: no such line.
     assert!(!long(&[job(10, status::PEND, "x", &[])], &[], &fx()).contains("Reserved"));
 }
+
+/// Issue 23: bjobs -l says why a job was preempted (its suspending reason, the job that
+/// preempted it) and how often.
+#[test]
+fn long_format_shows_why_and_how_often_a_job_was_preempted() {
+    let mut p = job(9, status::SSUSP, "sim", &["vm"]);
+    p.reasons = susp::MBD_PREEMPT | susp::MBD_LOCK;
+    p.preempt_count = 2;
+    p.preempted_by = "12".into();
+    let got = long(&[p.clone()], &[], &fx());
+    assert!(
+        got.contains(" SUSPENDING REASONS:\n The job was preempted by a higher priority job;\n"),
+        "{got}"
+    );
+    assert!(
+        got.contains("\n PREEMPTION:\n Preempted <2> times; last by job <12>.\n"),
+        "{got}"
+    );
+    // Running again after one preemption, its preempting job not known (a restart).
+    p.state = status::RUN;
+    p.reasons = 0;
+    p.preempt_count = 1;
+    p.preempted_by.clear();
+    let got = long(&[p], &[], &fx());
+    assert!(
+        got.contains("\n PREEMPTION:\n Preempted <1> time.\n"),
+        "{got}"
+    );
+    assert!(!got.contains("SUSPENDING REASONS"), "{got}");
+    // Never preempted: no such section.
+    assert!(!long(&[job(10, status::RUN, "x", &["vm"])], &[], &fx()).contains("PREEMPTION"));
+}
