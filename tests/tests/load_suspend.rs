@@ -16,6 +16,7 @@
 //!   USUSP job makes it SSUSP; it runs again once the load allows.
 
 use anyhow::{Context, Result, anyhow};
+use basalt_testkit::procs::{self, group_states};
 use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, event_fields, wait_for, work_dir};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -184,65 +185,16 @@ fn submit(c: &InProcessBatch, work: &Path, queue: &str, name: &str) -> Result<u6
 }
 
 fn pgid_of(work: &Path, name: &str) -> Result<i32> {
-    let p = work.join(format!("{name}.pgid"));
-    wait_for(&format!("{} to be written", p.display()), LONG, || {
-        let v = std::fs::read_to_string(&p)
-            .ok()
-            .and_then(|s| s.trim().parse::<i32>().ok());
-        (v, String::new())
-    })
-}
-
-/// The states (`/proc/<pid>/stat` field 3) of every process in process group `pgid`.
-fn group_states(pgid: i32) -> Vec<(i32, char)> {
-    let mut out = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return out;
-    };
-    for e in dir.flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-            continue;
-        };
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let (Some(state), Some(pg)) = (f.first(), f.get(2).and_then(|v| v.parse::<i32>().ok()))
-        else {
-            continue;
-        };
-        if pg == pgid {
-            out.push((pid, state.chars().next().unwrap_or('?')));
-        }
-    }
-    out
+    procs::wait_pgid_file(&work.join(format!("{name}.pgid")), LONG)
 }
 
 fn wait_group(pgid: i32, stopped: bool) -> Result<()> {
-    let what = if stopped { "stopped (T)" } else { "running" };
-    wait_for(&format!("process group {pgid} to be {what}"), LONG, || {
-        let s = group_states(pgid);
-        let ok = !s.is_empty() && s.iter().all(|(_, st)| (*st == 'T') == stopped);
-        (ok.then_some(()), format!("{s:?}"))
-    })
+    procs::wait_group(pgid, stopped, LONG)
 }
 
 /// JOB_STATUS records of job `id` in lsb.events: (status, reasons, subreasons).
 fn job_statuses(c: &InProcessBatch, id: u64) -> Vec<(u32, u32, u32)> {
-    let text = std::fs::read_to_string(c.dir.path().join("work/basalt/logdir/lsb.events"))
-        .unwrap_or_default();
-    text.lines()
-        .map(event_fields)
-        .filter(|f| f.first().map(String::as_str) == Some("JOB_STATUS"))
-        .filter(|f| f.get(3).and_then(|v| v.parse::<u64>().ok()) == Some(id))
-        .filter_map(|f| {
-            let n = |i: usize| f.get(i).and_then(|v| v.parse::<u32>().ok());
-            Some((n(4)?, n(5)?, n(6)?))
-        })
-        .collect()
+    procs::job_statuses(&c.dir.path().join("work/basalt/logdir/lsb.events"), id)
 }
 
 /// `stat` stays `want` for `d` (used to check that something does not happen).

@@ -35,6 +35,7 @@ mod inprocess;
 pub mod jobs;
 pub mod netns;
 mod process;
+pub mod procs;
 mod subnet;
 mod text;
 mod wait;
