@@ -1,7 +1,8 @@
 //! Preemptive scheduling on a 2-host cluster of real processes (issue 23, seed 002):
 //! jobs of the low-priority `low` queue fill every slot; a job of a `PREEMPTIVE`
-//! queue starts within a second by suspending the most recently started of them (its
-//! processes are stopped, state `T`; bjobs -l and lsb.events say why); a 2-slot job
+//! queue starts within a second by suspending the most recently started of them (by
+//! the queue's `JOB_CONTROLS SUSPEND` action: its processes are stopped, state `T`;
+//! bjobs -l and lsb.events say why); a 2-slot job
 //! preempts two more; kill -9 of mbatchd replays lsb.events to the same state; when the
 //! preempting jobs end, the preempted ones resume (processes running again).
 
@@ -67,11 +68,16 @@ fn a_preemptive_job_suspends_low_priority_jobs_and_they_resume_when_slots_free()
         .path()
         .join("conf/lsbatch/basalt/configdir/lsb.queues");
     let mut text = std::fs::read_to_string(&queues).context("lsb.queues")?;
-    text.push_str(
-        "\nBegin Queue\nQUEUE_NAME = low\nPRIORITY = 10\nEnd Queue\n\
+    // The low queue's JOB_CONTROLS SUSPEND applies to preemption: it notes the reasons
+    // it was given, then stops the job.
+    text.push_str(&format!(
+        "\nBegin Queue\nQUEUE_NAME = low\nPRIORITY = 10\n\
+         JOB_CONTROLS = SUSPEND[echo $LSB_SUSP_REASONS > {}/susp.$LSB_JOBID; \
+         kill -STOP -$LSB_JOBPGIDS]\nEnd Queue\n\
          \nBegin Queue\nQUEUE_NAME = urgent\nPRIORITY = 70\nPREEMPTION = PREEMPTIVE\n\
          DESCRIPTION = preempts any lower-priority queue\nEnd Queue\n",
-    );
+        work.display()
+    ));
     std::fs::write(&queues, text)?;
     c.ok("badmin", &["reconfig"])?;
     wait_for("bqueues -l to show the urgent queue", LONG, || {
@@ -120,6 +126,11 @@ fn a_preemptive_job_suspends_low_priority_jobs_and_they_resume_when_slots_free()
         .context("the victim")?;
     wait_state(&c, victim, "SSUSP", LONG)?;
     wait_group(pgid[vi], true, LONG)?;
+    let noted = wait_pgid_file(&work.join(format!("susp.{victim}")), LONG)?;
+    assert_eq!(
+        noted as u32, PREEMPTED,
+        "LSB_SUSP_REASONS of the SUSPEND action"
+    );
     let long = c.ok("bjobs", &["-l", &victim.to_string()])?;
     assert!(
         long.contains(" The job was preempted by a higher priority job;"),

@@ -228,11 +228,16 @@ impl Sched {
     pub fn stop(&mut self, now: Millis, caller: &Caller, key: JobKey) -> Result<(), SchedError> {
         let j = self.control_target(caller, key)?;
         let t = secs(now);
-        let reasons = if caller.user == j.sub.user {
+        let mut reasons = if caller.user == j.sub.user {
             susp::USER_STOP
         } else {
             susp::ADMIN_STOP
         };
+        // A preempted job stopped by its user stays preempted: bresume gives it back
+        // to the preemption logic, which resumes it when its slots are free.
+        if j.state == JobState::Ssusp && j.reasons & susp::MBD_PREEMPT != 0 {
+            reasons |= susp::MBD_PREEMPT;
+        }
         match j.state {
             JobState::Pend => {
                 self.emit(state_change(t, key, status::PSUSP, reasons, 0));
@@ -270,6 +275,9 @@ impl Sched {
         let t = secs(now);
         let (st, reasons) = match j.state {
             JobState::Psusp => (status::PEND, 0),
+            JobState::Ususp if j.reasons & susp::MBD_PREEMPT != 0 => {
+                (status::SSUSP, susp::MBD_PREEMPT | susp::MBD_LOCK)
+            }
             JobState::Ususp => (status::SSUSP, susp::USER_RESUME),
             _ => return Ok(()),
         };

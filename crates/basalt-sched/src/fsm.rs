@@ -275,8 +275,9 @@ impl Sched {
                     return;
                 }
                 self.counts.apply(j, false);
-                let was_preempted =
-                    j.state == JobState::Ssusp && j.reasons & susp::MBD_PREEMPT != 0;
+                // (A preempted job bstopped and bresumed is still the same preemption.)
+                let was_preempted = matches!(j.state, JobState::Ssusp | JobState::Ususp)
+                    && j.reasons & susp::MBD_PREEMPT != 0;
                 j.reasons = *reasons;
                 j.subreasons = *subreasons;
                 if new.is_finished() {
@@ -354,7 +355,7 @@ impl Sched {
                 if new == JobState::Ssusp && *reasons & susp::MBD_PREEMPT != 0 && !was_preempted {
                     j.preempt_count += 1;
                 }
-                if new != JobState::Ssusp || *reasons & susp::MBD_PREEMPT == 0 {
+                if *reasons & susp::MBD_PREEMPT == 0 {
                     j.preempted_by = None;
                 }
                 let rerun = is_rerun(j.state, new, *reasons);

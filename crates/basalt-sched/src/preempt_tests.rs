@@ -879,3 +879,45 @@ fn preempt_for_group_max_ignores_suspended_jobs_in_a_group_total() {
     assert_eq!(setup(false), (JobState::Pend, JobState::Run));
     assert_eq!(setup(true), (JobState::Run, JobState::Ssusp));
 }
+
+/// A preempted job its user stops (bstop) and resumes (bresume) stays preempted: it
+/// waits for its slots again (counted once), it does not run beside its preemptor.
+#[test]
+fn a_preempted_job_stopped_and_resumed_by_its_user_waits_for_its_slots() {
+    let mut s = up_with(high_preemptive());
+    fill(&mut s, "normal");
+    run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", "high"));
+    assert_eq!(preempted(&s), vec![4]);
+    s.take_effects();
+    s.stop(T0 + 11_000, &alice(), (4, 0)).expect("bstop");
+    let fx = s.take_effects();
+    let reasons = susp::USER_STOP | susp::MBD_PREEMPT | susp::MBD_LOCK;
+    assert_eq!(stops(&fx), vec![(4, status::USUSP, reasons)]);
+    s.report(
+        T0 + 11_000,
+        Report {
+            host: host_of(&s, 4),
+            key: (4, 0),
+            attempt: 1,
+            seq: 9,
+            time: 0,
+            kind: ReportKind::State {
+                state: status::USUSP,
+                reasons,
+                subreasons: 0,
+            },
+        },
+    );
+    assert_eq!(state(&s, 4), JobState::Ususp);
+    s.resume(T0 + 12_000, &alice(), (4, 0)).expect("bresume");
+    s.schedule(T0 + 12_000);
+    let j = &s.jobs[&(4, 0)];
+    assert_eq!(
+        (j.state, j.reasons, j.preempt_count),
+        (JobState::Ssusp, PREEMPTED, 1)
+    );
+    assert!(resumes(&s.take_effects()).is_empty());
+    finish_at(&mut s, (5, 0), 0, 1, T0 + 20_000);
+    s.schedule(T0 + 20_000);
+    assert_eq!(state(&s, 4), JobState::Run);
+}

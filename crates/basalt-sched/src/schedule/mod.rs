@@ -176,7 +176,8 @@ impl Sched {
             };
             // Preemption (seed 002): a preempted job's host slots are the preempting
             // job's; a suspended job's per-user slots are counted apart (PREEMPT_FOR).
-            let preempted = j.state == JobState::Ssusp && j.reasons & susp::MBD_PREEMPT != 0;
+            let preempted = matches!(j.state, JobState::Ssusp | JobState::Ususp)
+                && j.reasons & susp::MBD_PREEMPT != 0;
             let suspended = st.susp.on && matches!(j.state, JobState::Ssusp | JobState::Ususp);
             for h in &j.hosts {
                 let Some(&i) = index.get(h.as_str()) else {
@@ -334,7 +335,9 @@ impl Sched {
                 None if !full
                     && fullness.free == 0
                     && !resv.may_take_backfill()
-                    && !pp.as_ref().is_some_and(|p| p.may_preempt()) =>
+                    && !pp.as_ref().is_some_and(|p| {
+                        p.may_preempt(queue_order.get(walk.queue..).unwrap_or(&[]))
+                    }) =>
                 {
                     self.cut_short = true;
                     let mut recs = Vec::new();

@@ -92,10 +92,13 @@ pub(crate) struct PassPreempt {
 }
 
 impl PassPreempt {
-    /// Could some pending job still preempt in this pass? (A pass with no free slot
-    /// must then not stop early.)
-    pub(crate) fn may_preempt(&self) -> bool {
-        self.budget > 0 && self.victims.iter().any(|v| !v.taken)
+    /// Could a pending job of the queues `rest` (indices; those the walk has not left
+    /// yet) still preempt in this pass? (A pass with no free slot must then not stop
+    /// early.)
+    pub(crate) fn may_preempt(&self, rest: &[usize]) -> bool {
+        self.budget > 0
+            && rest.iter().any(|&qi| !self.may[qi].is_empty())
+            && self.victims.iter().any(|v| !v.taken)
     }
 }
 
