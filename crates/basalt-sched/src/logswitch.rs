@@ -435,6 +435,21 @@ impl Sched {
             exec_cwd: j.exec_cwd.to_string(),
             pid,
         };
+        // Its preemptions (MAX_JOB_PREEMPT counts them from the log): each a suspension
+        // for preemption and a resume, in the last dispatch; a job preempted now gets its
+        // last one from its current state.
+        let preempted_now =
+            in_attempt && j.state == JobState::Ssusp && j.reasons & susp::MBD_PREEMPT != 0;
+        let preemptions = j.preempt_count - u32::from(preempted_now && j.preempt_count > 0);
+        let preempt_pairs = |out: &mut Vec<Event>, time: i64| {
+            for _ in 0..preemptions {
+                out.push(status(
+                    time,
+                    (JobState::Ssusp, susp::MBD_PREEMPT | susp::MBD_LOCK, 0),
+                ));
+                out.push(status(time, (JobState::Run, 0, 0)));
+            }
+        };
         // bkill -d whose kill order a later dispatch cleared: given before that dispatch.
         let early_kill_done = j.kill_as_done && j.kill_ordered.is_none();
         let admin = || self.switch_user(&s.user);
@@ -470,6 +485,9 @@ impl Sched {
             });
             if executed && last {
                 out.push(execute(t, 0));
+            }
+            if last {
+                preempt_pairs(out, t);
             }
             // A rerun's requeue would put the job at the top of its queue again, after
             // the positions were set: it is requeued plainly, its reason set below.
@@ -507,6 +525,7 @@ impl Sched {
             if executed {
                 out.push(execute(t, j.pid));
             }
+            preempt_pairs(out, t);
         }
         let kill = j.kill_ordered.as_ref().map(|term| {
             let (uid, user) = if term == "TERM_OWNER" {
@@ -514,7 +533,13 @@ impl Sched {
             } else {
                 admin()
             };
-            let sig = if j.kill_as_done { "KILL_DONE" } else { "KILL" };
+            let sig = if term == "TERM_PREEMPT" {
+                "KILL_PREEMPT"
+            } else if j.kill_as_done {
+                "KILL_DONE"
+            } else {
+                "KILL"
+            };
             (uid, user, sig)
         });
         if j.state.is_finished() {

@@ -50,6 +50,8 @@ struct JobView {
     no_stop: bool,
     /// Usage is logged only when a job finishes.
     final_usage: Option<Usage>,
+    /// Times preempted (counted from the log's JOB_STATUS records).
+    preempt_count: u32,
 }
 
 #[derive(Debug, PartialEq)]
@@ -128,6 +130,7 @@ fn view(s: &Sched) -> View {
             forced: j.forced,
             no_stop: j.no_stop,
             final_usage: j.state.is_finished().then(|| j.usage().clone()),
+            preempt_count: j.preempt_count,
         })
         .collect();
     View {

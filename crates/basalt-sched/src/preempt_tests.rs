@@ -921,3 +921,54 @@ fn a_preempted_job_stopped_and_resumed_by_its_user_waits_for_its_slots() {
     s.schedule(T0 + 20_000);
     assert_eq!(state(&s, 4), JobState::Run);
 }
+
+/// A log switch carries every job's preemptions: a replay of the new lsb.events counts
+/// them as the whole history does (MAX_JOB_PREEMPT keeps holding after the switch).
+#[test]
+fn preemption_counts_survive_a_log_switch() {
+    let mut s = up_with(high_preemptive());
+    let mut all = Vec::new();
+    let mut step = |s: &mut Sched, all: &mut Vec<Event>| all.extend(logged(&s.take_effects()));
+    fill(&mut s, "normal");
+    // `fill` dropped its effects: the history starts from the state it left, as a log
+    // switch would have written it.
+    let base = s.carry_over(T0 + 5000);
+    all.extend(base.events().cloned());
+    // Job 4 preempted by 5, resumed when 5 ends, preempted again by 6; job 2 preempted
+    // by 7, then stopped by its owner.
+    run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", "high"));
+    step(&mut s, &mut all);
+    finish_at(&mut s, (5, 0), 0, 1, T0 + 20_000);
+    s.schedule(T0 + 20_000);
+    step(&mut s, &mut all);
+    run(&mut s, T0 + 30_000, &bob(), in_queue("sleep 10", "high"));
+    run(&mut s, T0 + 31_000, &bob(), in_queue("sleep 10", "high"));
+    step(&mut s, &mut all);
+    let mut p = preempted(&s);
+    p.sort_unstable();
+    assert_eq!(p, vec![3, 4]);
+    s.stop(T0 + 32_000, &alice(), (3, 0)).expect("bstop");
+    s.report(
+        T0 + 32_000,
+        Report {
+            host: host_of(&s, 3),
+            key: (3, 0),
+            attempt: 1,
+            seq: 9,
+            time: 0,
+            kind: ReportKind::State {
+                state: status::USUSP,
+                reasons: susp::USER_STOP | susp::MBD_PREEMPT | susp::MBD_LOCK,
+                subreasons: 0,
+            },
+        },
+    );
+    step(&mut s, &mut all);
+    assert_eq!(s.jobs[&(4, 0)].preempt_count, 2);
+    assert_eq!(s.jobs[&(3, 0)].preempt_count, 1);
+    let co = crate::logswitch_tests::check_switch(&s, &all, T0 + 40_000, "preemption");
+    let r = crate::logswitch_tests::replay(s.config().clone(), T0 + 40_000, co.events());
+    assert_eq!(r.jobs[&(4, 0)].preempt_count, 2);
+    assert_eq!(r.jobs[&(3, 0)].preempt_count, 1);
+    assert_eq!(r.jobs[&(3, 0)].state, JobState::Ususp);
+}
