@@ -928,7 +928,7 @@ fn a_preempted_job_stopped_and_resumed_by_its_user_waits_for_its_slots() {
 fn preemption_counts_survive_a_log_switch() {
     let mut s = up_with(high_preemptive());
     let mut all = Vec::new();
-    let mut step = |s: &mut Sched, all: &mut Vec<Event>| all.extend(logged(&s.take_effects()));
+    let step = |s: &mut Sched, all: &mut Vec<Event>| all.extend(logged(&s.take_effects()));
     fill(&mut s, "normal");
     // `fill` dropped its effects: the history starts from the state it left, as a log
     // switch would have written it.
