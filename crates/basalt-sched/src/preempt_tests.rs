@@ -103,6 +103,26 @@ fn preempted(s: &Sched) -> Vec<u64> {
         .collect()
 }
 
+/// sbatchd reports job `id` in `state` with `reasons`.
+fn confirm(s: &mut Sched, now: Millis, id: u64, state: u32, reasons: u32) -> Ack {
+    let host = host_of(s, id);
+    s.report(
+        now,
+        Report {
+            host,
+            key: (id, 0),
+            attempt: 1,
+            seq: 9,
+            time: 0,
+            kind: ReportKind::State {
+                state,
+                reasons,
+                subreasons: 0,
+            },
+        },
+    )
+}
+
 fn host_of(s: &Sched, id: u64) -> String {
     s.jobs[&(id, 0)].hosts[0].clone()
 }
@@ -391,22 +411,7 @@ fn a_preempted_job_resumes_as_soon_as_slots_free_before_the_preempting_job_ends(
     assert!(logged(&fx).iter().any(|e| matches!(e,
         Event::JobStatus { key: (4, 0), status: st, reasons: 0, .. } if *st == status::RUN)));
     // sbatchd's confirmation logs nothing more.
-    let r = s.report(
-        now,
-        Report {
-            host: "hostB".into(),
-            key: (4, 0),
-            attempt: 1,
-            seq: 5,
-            time: 0,
-            kind: ReportKind::State {
-                state: status::RUN,
-                reasons: 0,
-                subreasons: 0,
-            },
-        },
-    );
-    assert_eq!(r, Ack::Ok);
+    assert_eq!(confirm(&mut s, now, 4, status::RUN, 0), Ack::Ok);
     assert!(logged(&s.take_effects()).is_empty());
 }
 
@@ -687,85 +692,57 @@ fn preempt_for_least_run_time_takes_the_shortest_run_first() {
     assert_eq!(setup(true), vec![4]);
 }
 
+/// One host of four slots running a 2-slot job (1) and two 1-slot jobs (2, 3, the
+/// newest), all of `normal`; with `PREEMPT_FOR` as `set` makes it, a high job of `n`
+/// slots arrives: the jobs it preempted.
+fn preempted_for_a_parallel_job(
+    set: impl FnOnce(&mut basalt_config::batch::PreemptFor),
+    n: u32,
+) -> Vec<u64> {
+    let mut c = config(|c| {
+        q(c, "high").preempt = preemptive(&[]);
+        set(&mut c.preempt.preempt_for);
+        c.hosts.truncate(1);
+    });
+    c.hosts[0].mxj = Some(4);
+    c.hosts[0].mxj_ncpus = false;
+    let mut s = up_with(c);
+    run(&mut s, T0, &alice(), slots(in_queue("mpirun", "normal"), 2));
+    for t in [1000, 2000] {
+        run(&mut s, T0 + t, &alice(), in_queue("sleep 1000", "normal"));
+    }
+    run(
+        &mut s,
+        T0 + 10_000,
+        &bob(),
+        slots(in_queue("mpirun", "high"), n),
+    );
+    let mut p = preempted(&s);
+    p.sort_unstable();
+    p
+}
+
 /// PREEMPT_FOR=MINI_JOB: only as many jobs as the preempting job needs; without it the
 /// jobs taken in order until it fits all go.
 #[test]
 fn preempt_for_mini_job_preempts_only_the_jobs_needed() {
-    let setup = |mini: bool| {
-        let mut c = config(|c| {
-            q(c, "high").preempt = preemptive(&[]);
-            c.preempt.preempt_for.mini_job = mini;
-            c.hosts.truncate(1);
-        });
-        c.hosts[0].mxj = Some(4);
-        c.hosts[0].mxj_ncpus = false;
-        let mut s = up_with(c);
-        run(&mut s, T0, &alice(), slots(in_queue("mpirun", "normal"), 2));
-        run(
-            &mut s,
-            T0 + 1000,
-            &alice(),
-            in_queue("sleep 1000", "normal"),
-        );
-        run(
-            &mut s,
-            T0 + 2000,
-            &alice(),
-            in_queue("sleep 1000", "normal"),
-        );
-        // 3 slots: newest first, 3 (1 free), 2 (2 free), 1 (4 free) are taken; 2 is
-        // not needed.
-        run(
-            &mut s,
-            T0 + 10_000,
-            &bob(),
-            slots(in_queue("mpirun", "high"), 3),
-        );
-        let mut p = preempted(&s);
-        p.sort_unstable();
-        p
-    };
-    assert_eq!(setup(false), vec![1, 2, 3]);
-    assert_eq!(setup(true), vec![1, 3]);
+    // 3 slots: newest first, 3 (1 free), 2 (2 free), 1 (4 free) are taken; 2 is not
+    // needed.
+    assert_eq!(preempted_for_a_parallel_job(|_| {}, 3), vec![1, 2, 3]);
+    assert_eq!(
+        preempted_for_a_parallel_job(|f| f.mini_job = true, 3),
+        vec![1, 3]
+    );
 }
 
 /// PREEMPT_FOR=OPTIMAL_MINI_JOB: as few jobs as possible — the largest first.
 #[test]
 fn preempt_for_optimal_mini_job_preempts_the_fewest_jobs() {
-    let setup = |optimal: bool| {
-        let mut c = config(|c| {
-            q(c, "high").preempt = preemptive(&[]);
-            c.preempt.preempt_for.optimal_mini_job = optimal;
-            c.hosts.truncate(1);
-        });
-        c.hosts[0].mxj = Some(4);
-        c.hosts[0].mxj_ncpus = false;
-        let mut s = up_with(c);
-        run(&mut s, T0, &alice(), slots(in_queue("mpirun", "normal"), 2));
-        run(
-            &mut s,
-            T0 + 1000,
-            &alice(),
-            in_queue("sleep 1000", "normal"),
-        );
-        run(
-            &mut s,
-            T0 + 2000,
-            &alice(),
-            in_queue("sleep 1000", "normal"),
-        );
-        run(
-            &mut s,
-            T0 + 10_000,
-            &bob(),
-            slots(in_queue("mpirun", "high"), 2),
-        );
-        let mut p = preempted(&s);
-        p.sort_unstable();
-        p
-    };
-    assert_eq!(setup(false), vec![2, 3]);
-    assert_eq!(setup(true), vec![1]);
+    assert_eq!(preempted_for_a_parallel_job(|_| {}, 2), vec![2, 3]);
+    assert_eq!(
+        preempted_for_a_parallel_job(|f| f.optimal_mini_job = true, 2),
+        vec![1]
+    );
 }
 
 /// "The PREEMPT_FOR parameter is used to change the calculation of job slot usage,
@@ -893,21 +870,7 @@ fn a_preempted_job_stopped_and_resumed_by_its_user_waits_for_its_slots() {
     let fx = s.take_effects();
     let reasons = susp::USER_STOP | susp::MBD_PREEMPT | susp::MBD_LOCK;
     assert_eq!(stops(&fx), vec![(4, status::USUSP, reasons)]);
-    s.report(
-        T0 + 11_000,
-        Report {
-            host: host_of(&s, 4),
-            key: (4, 0),
-            attempt: 1,
-            seq: 9,
-            time: 0,
-            kind: ReportKind::State {
-                state: status::USUSP,
-                reasons,
-                subreasons: 0,
-            },
-        },
-    );
+    confirm(&mut s, T0 + 11_000, 4, status::USUSP, reasons);
     assert_eq!(state(&s, 4), JobState::Ususp);
     s.resume(T0 + 12_000, &alice(), (4, 0)).expect("bresume");
     s.schedule(T0 + 12_000);
@@ -948,21 +911,8 @@ fn preemption_counts_survive_a_log_switch() {
     p.sort_unstable();
     assert_eq!(p, vec![3, 4]);
     s.stop(T0 + 32_000, &alice(), (3, 0)).expect("bstop");
-    s.report(
-        T0 + 32_000,
-        Report {
-            host: host_of(&s, 3),
-            key: (3, 0),
-            attempt: 1,
-            seq: 9,
-            time: 0,
-            kind: ReportKind::State {
-                state: status::USUSP,
-                reasons: susp::USER_STOP | susp::MBD_PREEMPT | susp::MBD_LOCK,
-                subreasons: 0,
-            },
-        },
-    );
+    let reasons = susp::USER_STOP | susp::MBD_PREEMPT | susp::MBD_LOCK;
+    confirm(&mut s, T0 + 32_000, 3, status::USUSP, reasons);
     step(&mut s, &mut all);
     assert_eq!(s.jobs[&(4, 0)].preempt_count, 2);
     assert_eq!(s.jobs[&(3, 0)].preempt_count, 1);

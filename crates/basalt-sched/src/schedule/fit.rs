@@ -90,6 +90,34 @@ impl Sched {
 
     /// Whether host `i` can take (part of) `job` now: (free slots, r15s × 100, rank,
     /// index), or the pending reason.
+    /// Bring `shape` up to date on `hosts` (their slots changed): each is evaluated
+    /// again for `job`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn refit(
+        &self,
+        now: Millis,
+        accept_ms: i64,
+        job: &JobFit,
+        st: &PassState,
+        statics: &[StaticWhy],
+        shape: &mut Shape,
+        hosts: &[usize],
+    ) {
+        for &i in hosts {
+            if let Some(old) = shape.cur[i].take() {
+                shape.cands.remove(&CandKey(old));
+            }
+            shape.why[i] = None;
+            match self.host_fit(now, accept_ms, job, st, statics, i) {
+                Ok(c) => {
+                    shape.cands.insert(CandKey(c));
+                    shape.cur[i] = Some(c);
+                }
+                Err(code) => shape.why[i] = Some(code),
+            }
+        }
+    }
+
     pub(crate) fn host_fit(
         &self,
         now: Millis,

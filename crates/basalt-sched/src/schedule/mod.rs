@@ -724,19 +724,7 @@ impl Sched {
                     let Some(shape) = shapes.get_mut(&shape_key) else {
                         continue;
                     };
-                    for i in touched {
-                        if let Some(old) = shape.cur[i].take() {
-                            shape.cands.remove(&CandKey(old));
-                        }
-                        shape.why[i] = None;
-                        match self.host_fit(now, accept_ms, &job, &st, per_host, i) {
-                            Ok(c) => {
-                                shape.cands.insert(CandKey(c));
-                                shape.cur[i] = Some(c);
-                            }
-                            Err(code) => shape.why[i] = Some(code),
-                        }
-                    }
+                    self.refit(now, accept_ms, &job, &st, per_host, shape, &touched);
                     shape.generation = generation;
                     shape.reasons = None;
                 }

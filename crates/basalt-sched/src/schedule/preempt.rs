@@ -26,7 +26,7 @@
 //!   the job that preempted it ends.
 
 use super::alts;
-use super::fit::{CandKey, JobFit, PassState, Shape, StaticWhy};
+use super::fit::{JobFit, PassState, Shape, StaticWhy};
 use crate::{JobKey, Millis, Queue, SbdAction, Sched, secs, state_change};
 use basalt_core::job::{JobState, pend, status, susp};
 use std::collections::VecDeque;
@@ -498,33 +498,6 @@ impl Sched {
                 }
                 let wait = i64::from(self.cfg.preempt.wait_time_secs) * 1000;
                 self.preempt_wait.insert(key, (now + wait, victims.clone()));
-            }
-        }
-    }
-
-    /// Bring `sc` up to date on `hosts` after their slots changed.
-    #[allow(clippy::too_many_arguments)]
-    fn refit(
-        &self,
-        now: Millis,
-        accept_ms: i64,
-        job: &JobFit,
-        st: &PassState,
-        statics: &[StaticWhy],
-        sc: &mut Shape,
-        hosts: &[usize],
-    ) {
-        for &i in hosts {
-            if let Some(old) = sc.cur[i].take() {
-                sc.cands.remove(&CandKey(old));
-            }
-            sc.why[i] = None;
-            match self.host_fit(now, accept_ms, job, st, statics, i) {
-                Ok(c) => {
-                    sc.cands.insert(CandKey(c));
-                    sc.cur[i] = Some(c);
-                }
-                Err(code) => sc.why[i] = Some(code),
             }
         }
     }
