@@ -19,6 +19,7 @@ const PARAMS: &str = "BASALT_SBD_HELLO_INTERVAL = 1\nJOB_TERMINATE_INTERVAL = 1"
 /// SUSP_MBD_PREEMPT | SUSP_MBD_LOCK.
 const PREEMPTED: u32 = 0x80 | 0x10000;
 const SSUSP: u32 = 0x8;
+const RUN: u32 = 0x4;
 
 fn events(c: &ProcessCluster) -> PathBuf {
     c.dir.path().join("work/basalt/logdir/lsb.events")
@@ -126,6 +127,9 @@ fn a_preemptive_job_suspends_low_priority_jobs_and_they_resume_when_slots_free()
         .context("the victim")?;
     wait_state(&c, victim, "SSUSP", LONG)?;
     wait_group(pgid[vi], true, LONG)?;
+    // Logged once, when mbatchd decided (sbatchd's confirmation adds no record).
+    let statuses = job_statuses(&events(&c), victim);
+    assert_eq!(statuses, vec![(SSUSP, PREEMPTED, 0)], "{statuses:?}");
     let noted = wait_pgid_file(&work.join(format!("susp.{victim}")), LONG)?;
     assert_eq!(
         noted as u32, PREEMPTED,
@@ -201,6 +205,9 @@ fn a_preemptive_job_suspends_low_priority_jobs_and_they_resume_when_slots_free()
     for id in &low {
         assert_eq!(m[id].stat, "RUN", "{:?}", m[id]);
     }
+    // The first victim's history: preempted once, resumed once — neither logged twice.
+    let statuses = job_statuses(&events(&c), victim);
+    assert_eq!(statuses, vec![(SSUSP, PREEMPTED, 0), (RUN, 0, 0)]);
     c.ok("bkill", &["0"])?;
     Ok(())
 }
