@@ -31,6 +31,12 @@
 //! `bsub -Q` (with `EXCLUDE(...)` hosts and MAX_JOB_REQUEUE), `brequeue` — all derived from
 //! the log, so a replay counts the same.
 //!
+//! Preemption (seed 002, `schedule/preempt.rs`): a job of a queue that may preempt
+//! another suspends lower-priority running jobs for their slots (JOB_STATUS SSUSP with
+//! SUSP_MBD_PREEMPT | SUSP_MBD_LOCK, logged before its JOB_START) — or kills them
+//! (`TERMINATE_WHEN = PREEMPT`) — and a preempted job resumes as soon as its slots are
+//! free; how often each job was preempted comes from those records (MAX_JOB_PREEMPT).
+//!
 //! Memory: a job's strings are [`Str`]s (16 bytes, "" unallocated); those many jobs repeat
 //! (user, queue, host, directories, project...) and their limits are kept once through
 //! the core's pool (`strs.rs`); jobs are boxed in their map, and what only a started job
