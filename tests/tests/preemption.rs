@@ -14,8 +14,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const LONG: Duration = Duration::from_secs(60);
-/// Hellos every second; kills in steps of a second.
-const PARAMS: &str = "BASALT_SBD_HELLO_INTERVAL = 1\nJOB_TERMINATE_INTERVAL = 1";
+/// Hellos every second; kills in steps of a second; the preemption parameters bparams
+/// shows (MINI_JOB does not change which jobs this test preempts).
+const PARAMS: &str = "BASALT_SBD_HELLO_INTERVAL = 1\nJOB_TERMINATE_INTERVAL = 1\n\
+                      PREEMPT_FOR = MINI_JOB\nMAX_JOB_PREEMPT = 5\nNO_PREEMPT_RUN_TIME = 90%";
 /// SUSP_MBD_PREEMPT | SUSP_MBD_LOCK.
 const PREEMPTED: u32 = 0x80 | 0x10000;
 const SSUSP: u32 = 0x8;
@@ -88,6 +90,21 @@ fn a_preemptive_job_suspends_low_priority_jobs_and_they_resume_when_slots_free()
         let ok = out.contains("PREEMPTION = PREEMPTIVE") && out.contains("PREEMPTS QUEUES:");
         (ok.then_some(()), out)
     })?;
+
+    let params = c.ok("bparams", &["-a"])?;
+    for kv in [
+        "PREEMPT_FOR = MINI_JOB",
+        "MAX_JOB_PREEMPT = 5",
+        "PREEMPTION_WAIT_TIME = 300",
+        "NO_PREEMPT_RUN_TIME = 90%",
+    ] {
+        assert!(params.contains(kv), "{kv}: {params}");
+    }
+    let low_q = c.ok("bqueues", &["-l", "low"])?;
+    assert!(
+        low_q.contains("PREEMPTED BY QUEUES:  urgent\nMAX_JOB_PREEMPT:  5\n"),
+        "{low_q}"
+    );
 
     // Low-priority jobs on every slot.
     let slots: usize = c

@@ -307,6 +307,24 @@ pub fn params_reply(v: &ParamsView) -> pb::ParamsReply {
         kv("RUN_JOB_FACTOR", p.run_job_factor.to_string()),
         kv("HIST_HOURS", p.hist_hours.to_string()),
         kv("MAX_JOB_PREEMPT", opt(p.max_job_preempt)),
+        kv(
+            "PREEMPT_FOR",
+            p.preempt_for.clone().unwrap_or_else(|| "-".into()),
+        ),
+        kv(
+            "PREEMPTION_WAIT_TIME",
+            p.preemption_wait_time_secs.unwrap_or(300).to_string(),
+        ),
+        kv(
+            "NO_PREEMPT_RUN_TIME",
+            p.no_preempt_run_time
+                .map_or_else(|| "-".into(), |t| t.to_string()),
+        ),
+        kv(
+            "NO_PREEMPT_FINISH_TIME",
+            p.no_preempt_finish_time
+                .map_or_else(|| "-".into(), |t| t.to_string()),
+        ),
         kv("MAX_ACCT_ARCHIVE_FILE", opt(p.max_acct_archive_file)),
     ];
     for (k, v) in &p.other {

@@ -182,6 +182,16 @@ impl NoPreemptTime {
     }
 }
 
+/// As written: minutes, or `n%`.
+impl std::fmt::Display for NoPreemptTime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoPreemptTime::Minutes(m) => write!(f, "{m}"),
+            NoPreemptTime::Percent(p) => write!(f, "{p}%"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,5 +239,7 @@ mod tests {
             Some(300_000)
         );
         assert_eq!(NoPreemptTime::Percent(50.0).millis(None), None);
+        assert_eq!(NoPreemptTime::Percent(12.5).to_string(), "12.5%");
+        assert_eq!(NoPreemptTime::Minutes(30).to_string(), "30");
     }
 }
