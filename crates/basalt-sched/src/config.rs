@@ -81,6 +81,9 @@ pub struct SchedConfig {
     pub apps: BTreeMap<String, AppProfile>,
     /// lsb.params' preemption settings (seed 002).
     pub preempt: PreemptParams,
+    /// lsb.users UserGroup USER_SHARES: each group's share tree (hierarchical
+    /// fairshare).
+    pub group_shares: BTreeMap<String, Vec<basalt_config::batch::ShareEntry>>,
     /// lsb.users JL/P of user groups' own rows: the group's members together, on each
     /// host, per processor of the host.
     pub group_jl_p: Vec<(UserList, f64)>,
@@ -140,6 +143,26 @@ pub struct AppProfile {
     pub no_preempt_finish_time: Option<basalt_config::batch::NoPreemptTime>,
     /// Every setting as written, for bapp -l.
     pub settings: BTreeMap<String, String>,
+}
+
+/// A queue's fairshare factors: its own (lsb.queues), else lsb.params'.
+fn fs_factors(
+    q: &BTreeMap<String, String>,
+    p: &basalt_config::batch::BatchParams,
+) -> crate::fairshare::FsFactors {
+    let get = |k: &str, d: f64| {
+        q.get(k)
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|v| *v >= 0.0)
+            .unwrap_or(d)
+    };
+    crate::fairshare::FsFactors {
+        cpu_time: get("CPU_TIME_FACTOR", p.cpu_time_factor),
+        run_time: get("RUN_TIME_FACTOR", p.run_time_factor),
+        run_job: get("RUN_JOB_FACTOR", p.run_job_factor),
+        committed_run_time: get("COMMITTED_RUN_TIME_FACTOR", p.committed_run_time_factor),
+        hist_hours: get("HIST_HOURS", p.hist_hours),
+    }
 }
 
 /// lsb.params' preemption settings.
@@ -664,6 +687,9 @@ impl SchedConfig {
                     exclusive: q.exclusive,
                     slot_reserve: q.slot_reserve,
                     backfill: q.backfill,
+                    fairshare: q.fairshare.clone().unwrap_or_default(),
+                    user_shares: q.user_shares.clone(),
+                    fs_factors: fs_factors(&q.other, p),
                     preempt: q.preempt.clone(),
                     preemption: q.preemption.clone().unwrap_or_default(),
                     terminate_on_preempt: q.terminate_when.iter().any(|a| a == "PREEMPT"),
@@ -784,6 +810,14 @@ impl SchedConfig {
                 _ => 1.0 / 1024.0,
             },
             limits: crate::reslimits::resolve(b, &all_hosts, egroups, host_egroups),
+            group_shares: b
+                .user_groups
+                .iter()
+                .filter_map(|g| {
+                    let list = basalt_config::batch::parse_share_list(g.shares.as_deref()?).ok()?;
+                    Some((g.name.clone(), list))
+                })
+                .collect(),
             preempt: PreemptParams {
                 preempt_for: p.preempt_for_keys,
                 max_job_preempt: p.max_job_preempt,

@@ -359,8 +359,23 @@ impl Sched {
                     j.preempted_by = None;
                 }
                 let rerun = is_rerun(j.state, new, *reasons);
+                // Fairshare: a started job's end adds its CPU and run time to its user's
+                // history in its queue.
+                let fs_end = (new.is_finished() && !j.state.is_finished() && j.start_time > 0)
+                    .then(|| {
+                        (
+                            j.queue.clone(),
+                            j.sub.user.clone(),
+                            j.end_time.saturating_mul(1000),
+                            j.cpu_time,
+                            (j.end_time - j.start_time).max(0) as f64,
+                        )
+                    });
                 j.state = new;
                 self.counts.apply(j, true);
+                if let Some((queue, user, at, cpu, run)) = fs_end {
+                    self.fs_account_finish(&queue, &user, at, cpu, run);
+                }
                 if rerun {
                     // A rerun goes before the jobs pending in its queue.
                     self.apply_move(*key, 1, 1);

@@ -55,6 +55,7 @@ mod control;
 mod counts;
 pub mod depend;
 mod deps;
+pub mod fairshare;
 mod fsm;
 pub mod limits;
 pub mod logswitch;
@@ -374,6 +375,9 @@ pub struct Sched {
     /// Pending jobs whose victims are being killed for them (TERMINATE_WHEN =
     /// PREEMPT): until when they preempt no more, and the victims.
     preempt_wait: BTreeMap<JobKey, (Millis, Vec<JobKey>)>,
+    /// Fairshare: each user's finished jobs' usage in each fairshare queue (queue, user),
+    /// decayed ([`fairshare::FsHist`]); rebuilt by replay from the jobs' ends.
+    fs_hist: BTreeMap<(Str, Str), fairshare::FsHist>,
     /// A pass stopped early since the last full one.
     cut_short: bool,
     /// When the last full pass ran.
@@ -471,6 +475,7 @@ impl Sched {
             next_retry: 0,
             slot_resv: BTreeMap::new(),
             preempt_wait: BTreeMap::new(),
+            fs_hist: BTreeMap::new(),
             cut_short: false,
             last_full_pass: now,
             replaying: false,
@@ -628,6 +633,8 @@ fn state_change(time: i64, key: JobKey, status: u32, reasons: u32, subreasons: u
 
 #[cfg(test)]
 mod backfill_tests;
+#[cfg(test)]
+mod fairshare_tests;
 #[cfg(test)]
 mod fsm_tests;
 #[cfg(test)]

@@ -25,6 +25,9 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         exclusive: true,
         slot_reserve: None,
         backfill: false,
+        fairshare: String::new(),
+        user_shares: Vec::new(),
+        fs_factors: Default::default(),
         preempt: Default::default(),
         preemption: String::new(),
         terminate_on_preempt: false,
@@ -130,6 +133,7 @@ pub(crate) fn cfg() -> SchedConfig {
         user_groups: BTreeMap::new(),
         group_jl_p: Vec::new(),
         apps: BTreeMap::new(),
+        group_shares: BTreeMap::new(),
         preempt: crate::PreemptParams {
             max_preempt_jobs: 12,
             wait_time_secs: 300,

@@ -649,6 +649,11 @@ pub struct Queue {
     /// BACKFILL = Y: its jobs with a run limit may use slots reserved for parallel jobs
     /// when they end before those jobs can start.
     pub backfill: bool,
+    /// FAIRSHARE as written ("" = none), its USER_SHARES (empty: first come, first
+    /// served) and the queue's fairshare factors.
+    pub fairshare: String,
+    pub user_shares: Vec<basalt_config::batch::ShareEntry>,
+    pub fs_factors: crate::fairshare::FsFactors,
     /// PREEMPTION (seed 002), parsed; `preemption` as written, for bqueues -l.
     pub preempt: basalt_config::batch::Preemption,
     pub preemption: String,

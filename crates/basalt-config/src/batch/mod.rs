@@ -40,6 +40,7 @@ impl Batch {
 }
 
 mod applications;
+mod fairshare;
 mod hosts;
 mod params;
 mod preempt;
@@ -48,6 +49,7 @@ mod resources;
 mod users;
 
 pub use applications::*;
+pub use fairshare::*;
 pub use hosts::*;
 pub use params::*;
 pub use preempt::*;

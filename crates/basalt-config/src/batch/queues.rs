@@ -251,7 +251,10 @@ pub struct Queue {
     pub requeue_exit_values: Option<String>,
     /// CPULIMIT, RUNLIMIT, MEMLIMIT, … and PROCLIMIT, raw, keyed in upper case.
     pub limits: BTreeMap<String, String>,
+    /// FAIRSHARE as written (for bqueues -l) and its USER_SHARES (empty: the queue is
+    /// first come, first served).
     pub fairshare: Option<String>,
+    pub user_shares: Vec<super::ShareEntry>,
     /// PREEMPTION, raw (for bqueues -l).
     pub preemption: Option<String>,
     /// PREEMPTION, parsed (none when not set).
@@ -303,6 +306,7 @@ impl Queue {
             requeue_exit_values: None,
             limits: BTreeMap::new(),
             fairshare: None,
+            user_shares: Vec::new(),
             preemption: None,
             preempt: super::Preemption::default(),
             max_job_preempt: None,
@@ -478,7 +482,13 @@ pub(super) fn parse_queue(ctx: &mut Ctx<'_>, section: &Section, shared: &Shared)
                     );
                 }
             }
-            "FAIRSHARE" => q.fairshare = Some(v.to_owned()),
+            "FAIRSHARE" => match super::parse_fairshare(v) {
+                Ok(list) => {
+                    q.fairshare = Some(v.to_owned());
+                    q.user_shares = list;
+                }
+                Err(e) => ctx.err(line, format!("FAIRSHARE: {e}")),
+            },
             "PREEMPTION" => match super::Preemption::parse(v) {
                 Ok(p) => {
                     q.preemption = Some(v.to_owned());

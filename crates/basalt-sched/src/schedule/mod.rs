@@ -258,6 +258,7 @@ impl Sched {
             queue: 0,
             after: None,
             buf: std::collections::VecDeque::new(),
+            fair: None,
         };
         let any_dep = self.counts.pending_with_dep > 0;
         let mut placed = false;
@@ -359,7 +360,7 @@ impl Sched {
                     rest = Some(recs.into_iter());
                     continue;
                 }
-                None => match self.next_pending(&mut walk, &queue_order, &name_rank) {
+                None => match self.next_pending(now, &mut walk, &queue_order, &name_rank) {
                     Some(rec) => rec,
                     None => break,
                 },
@@ -637,6 +638,10 @@ impl Sched {
                         resv.close_backfill(bf, Some(&alloc), max, &mut st);
                     }
                     let taken = alloc.len() as u32;
+                    // Fairshare: its account holds these slots for the next choice.
+                    if let (Some(account), Some(tree)) = (rec.account, walk.fair.as_mut()) {
+                        tree.placed(account, taken);
+                    }
                     *q_used.entry(qname.clone()).or_default() += taken;
                     *q_user
                         .entry((qname.clone(), sub.user.to_string()))

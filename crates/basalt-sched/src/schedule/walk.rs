@@ -13,6 +13,9 @@ pub(super) struct Walk {
     pub(super) queue: usize,
     pub(super) after: Option<(i64, JobKey)>,
     pub(super) buf: std::collections::VecDeque<PendRec>,
+    /// The fairshare queue being walked: its share tree with its pending jobs
+    /// ([`crate::fairshare`]).
+    pub(super) fair: Option<crate::fairshare::FsTree<PendRec>>,
 }
 
 /// How many pending jobs a pass reads at a time.
@@ -33,6 +36,7 @@ impl Sched {
             array_limit: j.array_limit,
             need: j.slots(),
             requeues: j.requeues.clone(),
+            account: None,
         }
     }
 
@@ -41,6 +45,7 @@ impl Sched {
     /// one visited (the pass's own starts leave the pending sets as it goes).
     pub(super) fn next_pending(
         &self,
+        now: crate::Millis,
         walk: &mut Walk,
         queue_order: &[usize],
         name_rank: &[usize],
@@ -50,7 +55,38 @@ impl Sched {
                 walk.after = Some((rec.rank.2, rec.rank.3));
                 return Some(rec);
             }
+            // A fairshare queue: its jobs in the order of its share tree.
+            if let Some(tree) = walk.fair.as_mut() {
+                if let Some((account, mut rec)) = tree.next() {
+                    rec.account = Some(account);
+                    return Some(rec);
+                }
+                walk.fair = None;
+                walk.queue += 1;
+                walk.after = None;
+                continue;
+            }
             let &qi = queue_order.get(walk.queue)?;
+            if !self.queues[qi].user_shares.is_empty() {
+                let mut tree = self.share_tree(qi, now);
+                if let Some(pending) = self.counts.pending.get(&self.queues[qi].name) {
+                    for &(_, key) in pending.iter_after(None) {
+                        let Some(j) = self.jobs.get(&key) else {
+                            continue;
+                        };
+                        if j.state != JobState::Pend {
+                            continue;
+                        }
+                        let n = match tree.users.get(&j.sub.user) {
+                            Some(&n) => n,
+                            None => continue,
+                        };
+                        tree.push_job(n, self.pend_rec(j, qi, name_rank));
+                    }
+                }
+                walk.fair = Some(tree);
+                continue;
+            }
             if let Some(pending) = self.counts.pending.get(&self.queues[qi].name) {
                 for &(_, key) in pending.iter_after(walk.after.as_ref()) {
                     let Some(j) = self.jobs.get(&key) else {
@@ -88,6 +124,8 @@ pub(crate) struct PendRec {
     pub(crate) need: u32,
     /// Its requeues (a retry time, excluded hosts), when it had any.
     pub(crate) requeues: Option<Box<crate::Requeues>>,
+    /// Its account in its queue's share tree (a fairshare queue's walk).
+    pub(crate) account: Option<usize>,
 }
 
 /// Which hosts have no free slot in the pass (used or reserved), and how many have one.

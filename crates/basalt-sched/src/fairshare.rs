@@ -1,0 +1,411 @@
+//! User-based fairshare in a queue (seed 001 "Fairshare in Queues", daemon-behaviour.md
+//! §5): lsb.queues `FAIRSHARE = USER_SHARES[...]` with the share trees of lsb.users
+//! (`USER_SHARES` of a UserGroup) decides which pending job of the queue a pass visits
+//! next, instead of first come, first served.
+//!
+//! * **Accounts.** `[user, n]` is the user's; `[group, n]` is the group's — its members
+//!   together, or, when the group has a `USER_SHARES` tree in lsb.users, that tree
+//!   below it (hierarchical fairshare); `[group@, n]` and `[default, n]` give each user
+//!   they cover (`default`: every user not otherwise named) an account of n shares;
+//!   `[all, n]` is every user together. A user the list gives no share to is served
+//!   last.
+//! * **Dynamic priority** of an account (a group's counts its members'):
+//!   `shares / (cpu_time × CPU_TIME_FACTOR + run_time × RUN_TIME_FACTOR + (1 + job_slots)
+//!   × RUN_JOB_FACTOR + committed × COMMITTED_RUN_TIME_FACTOR)`, with the CPU and run
+//!   time in hours — those of its running jobs plus its finished jobs' in the queue,
+//!   decayed so that an hour counts a tenth after `HIST_HOURS` — `job_slots` the slots
+//!   its jobs hold, `committed` the run limit its running jobs have left. Factors from
+//!   the queue, else lsb.params.
+//! * **Order.** From the top of the tree, the sibling of highest priority with pending
+//!   jobs is taken, down to an account, whose oldest pending job is visited next; a job
+//!   placed adds its slots to its accounts before the next choice. Within an account:
+//!   first come, first served.
+//!
+//! The finished jobs' usage ([`FsHist`]) is taken from the JOB_STATUS that ends each
+//! job, at its time: a replay of lsb.events gives the same values.
+
+use crate::config::UserList;
+use crate::{Millis, Sched, Str};
+use basalt_config::batch::ShareEntry;
+use std::collections::{BTreeMap, VecDeque};
+
+/// The fairshare factors of a queue (its own, else lsb.params').
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FsFactors {
+    pub cpu_time: f64,
+    pub run_time: f64,
+    pub run_job: f64,
+    pub committed_run_time: f64,
+    pub hist_hours: f64,
+}
+
+impl Default for FsFactors {
+    fn default() -> FsFactors {
+        FsFactors {
+            cpu_time: 0.7,
+            run_time: 0.7,
+            run_job: 3.0,
+            committed_run_time: 0.0,
+            hist_hours: 5.0,
+        }
+    }
+}
+
+impl FsFactors {
+    /// The decay of `dt_ms` of time: an hour's usage counts a tenth after HIST_HOURS.
+    pub fn decay(&self, dt_ms: Millis) -> f64 {
+        if dt_ms <= 0 || self.hist_hours <= 0.0 {
+            return 1.0;
+        }
+        let hours = dt_ms as f64 / 3_600_000.0;
+        0.1f64.powf(hours / self.hist_hours)
+    }
+}
+
+/// A user's finished jobs' usage in a queue, decayed as of `at`.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FsHist {
+    /// CPU seconds.
+    pub cpu_s: f64,
+    /// Run (wall-clock) seconds.
+    pub run_s: f64,
+    pub at: Millis,
+}
+
+impl FsHist {
+    /// This usage as of `now`.
+    pub fn at(&self, now: Millis, f: &FsFactors) -> FsHist {
+        let d = f.decay(now - self.at);
+        FsHist {
+            cpu_s: self.cpu_s * d,
+            run_s: self.run_s * d,
+            at: now,
+        }
+    }
+}
+
+/// What an account uses now.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FsUsage {
+    pub cpu_s: f64,
+    pub run_s: f64,
+    pub slots: u32,
+    pub committed_s: f64,
+}
+
+impl FsUsage {
+    fn add(&mut self, o: &FsUsage) {
+        self.cpu_s += o.cpu_s;
+        self.run_s += o.run_s;
+        self.slots += o.slots;
+        self.committed_s += o.committed_s;
+    }
+
+    /// The dynamic priority of an account of `shares` using this.
+    pub fn priority(&self, shares: u32, f: &FsFactors) -> f64 {
+        let d = self.cpu_s / 3600.0 * f.cpu_time
+            + self.run_s / 3600.0 * f.run_time
+            + (1.0 + f64::from(self.slots)) * f.run_job
+            + self.committed_s / 3600.0 * f.committed_run_time;
+        f64::from(shares) / d.max(1e-9)
+    }
+}
+
+/// One node of a queue's share tree in a pass.
+#[derive(Debug, Clone)]
+pub(crate) struct FsNode {
+    pub(crate) label: String,
+    pub(crate) shares: u32,
+    pub(crate) parent: Option<usize>,
+    pub(crate) children: Vec<usize>,
+    pub(crate) usage: FsUsage,
+    /// Pending jobs below it (itself included) not visited yet.
+    pub(crate) pending: u32,
+}
+
+/// A queue's share tree, with the accounts' pending jobs (`T`: what the pass visits).
+#[derive(Debug, Clone)]
+pub(crate) struct FsTree<T> {
+    pub(crate) nodes: Vec<FsNode>,
+    /// By account node: its pending jobs, oldest first.
+    pub(crate) jobs: BTreeMap<usize, VecDeque<T>>,
+    pub(crate) factors: FsFactors,
+    /// Each user's account node.
+    pub(crate) users: BTreeMap<Str, usize>,
+}
+
+impl<T> FsTree<T> {
+    pub(crate) fn new(factors: FsFactors) -> FsTree<T> {
+        FsTree {
+            nodes: vec![FsNode {
+                label: String::new(),
+                shares: 0,
+                parent: None,
+                children: Vec::new(),
+                usage: FsUsage::default(),
+                pending: 0,
+            }],
+            jobs: BTreeMap::new(),
+            factors,
+            users: BTreeMap::new(),
+        }
+    }
+
+    /// The account node of `path` ((label, shares) from the top), made when new.
+    pub(crate) fn node(&mut self, path: &[(String, u32)]) -> usize {
+        let mut at = 0;
+        for (label, shares) in path {
+            let found = self.nodes[at]
+                .children
+                .iter()
+                .copied()
+                .find(|&c| self.nodes[c].label == *label);
+            at = match found {
+                Some(c) => c,
+                None => {
+                    let id = self.nodes.len();
+                    self.nodes.push(FsNode {
+                        label: label.clone(),
+                        shares: *shares,
+                        parent: Some(at),
+                        children: Vec::new(),
+                        usage: FsUsage::default(),
+                        pending: 0,
+                    });
+                    self.nodes[at].children.push(id);
+                    id
+                }
+            };
+        }
+        at
+    }
+
+    /// Add `u` to account `n` and the groups above it.
+    pub(crate) fn add_usage(&mut self, n: usize, u: &FsUsage) {
+        let mut at = Some(n);
+        while let Some(i) = at {
+            self.nodes[i].usage.add(u);
+            at = self.nodes[i].parent;
+        }
+    }
+
+    /// Queue a pending job of account `n` (after those queued before it).
+    pub(crate) fn push_job(&mut self, n: usize, job: T) {
+        self.jobs.entry(n).or_default().push_back(job);
+        let mut at = Some(n);
+        while let Some(i) = at {
+            self.nodes[i].pending += 1;
+            at = self.nodes[i].parent;
+        }
+    }
+
+    /// The next job to visit: down from the top, the child of highest priority with
+    /// pending jobs, to the account whose oldest job it is; with its account.
+    pub(crate) fn next(&mut self) -> Option<(usize, T)> {
+        if self.nodes[0].pending == 0 {
+            return None;
+        }
+        let mut at = 0;
+        loop {
+            let own = self.jobs.get(&at).is_some_and(|q| !q.is_empty());
+            let f = self.factors;
+            let best = self.nodes[at]
+                .children
+                .iter()
+                .copied()
+                .filter(|&c| self.nodes[c].pending > 0)
+                .max_by(|&a, &b| {
+                    let (na, nb) = (&self.nodes[a], &self.nodes[b]);
+                    na.usage
+                        .priority(na.shares, &f)
+                        .total_cmp(&nb.usage.priority(nb.shares, &f))
+                        .then(na.shares.cmp(&nb.shares))
+                        .then(nb.label.cmp(&na.label))
+                });
+            match best {
+                Some(c) if !own => at = c,
+                _ => break,
+            }
+        }
+        let job = self.jobs.get_mut(&at)?.pop_front()?;
+        let mut up = Some(at);
+        while let Some(i) = up {
+            self.nodes[i].pending = self.nodes[i].pending.saturating_sub(1);
+            up = self.nodes[i].parent;
+        }
+        Some((at, job))
+    }
+
+    /// A job of account `n` was placed on `slots` slots.
+    pub(crate) fn placed(&mut self, n: usize, slots: u32) {
+        self.add_usage(
+            n,
+            &FsUsage {
+                slots,
+                ..Default::default()
+            },
+        );
+    }
+}
+
+impl Sched {
+    /// The account path of `user` in a share list: (label, shares) from the top; None
+    /// when the list gives the user no share.
+    pub(crate) fn share_path(
+        &self,
+        entries: &[ShareEntry],
+        user: &str,
+    ) -> Option<Vec<(String, u32)>> {
+        self.share_path_at(entries, user, 0)
+    }
+
+    fn share_path_at(
+        &self,
+        entries: &[ShareEntry],
+        user: &str,
+        depth: u32,
+    ) -> Option<Vec<(String, u32)>> {
+        if depth > 8 {
+            return None;
+        }
+        if let Some(e) = entries.iter().find(|e| e.name == user) {
+            return Some(vec![(user.to_owned(), e.shares)]);
+        }
+        let covers = |g: &str| {
+            self.cfg
+                .user_groups
+                .get(g)
+                .is_some_and(|(m, _): &(UserList, _)| m.covers(user))
+        };
+        for e in entries {
+            if e.name.ends_with('@') || !covers(&e.name) {
+                continue;
+            }
+            let mut path = vec![(e.name.clone(), e.shares)];
+            if let Some(sub) = self.cfg.group_shares.get(&e.name) {
+                path.extend(self.share_path_at(sub, user, depth + 1)?);
+            }
+            return Some(path);
+        }
+        if let Some(e) = entries
+            .iter()
+            .find(|e| e.name.strip_suffix('@').is_some_and(covers))
+        {
+            return Some(vec![(user.to_owned(), e.shares)]);
+        }
+        if let Some(e) = entries.iter().find(|e| e.name == "all") {
+            return Some(vec![("all".to_owned(), e.shares)]);
+        }
+        entries
+            .iter()
+            .find(|e| e.name == "default")
+            .map(|e| vec![(user.to_owned(), e.shares)])
+    }
+
+    /// The share tree of fairshare queue `qi` at `now`, with every user's usage in it
+    /// (finished jobs' decayed, running jobs'); users with no share under a node of 0
+    /// shares.
+    pub(crate) fn share_tree<T>(&self, qi: usize, now: Millis) -> FsTree<T> {
+        let q = &self.queues[qi];
+        let mut tree = FsTree::new(q.fs_factors);
+        let account = |tree: &mut FsTree<T>, user: &Str| -> usize {
+            if let Some(&n) = tree.users.get(user) {
+                return n;
+            }
+            let path = self
+                .share_path(&q.user_shares, user)
+                .unwrap_or_else(|| vec![(format!("{user} (no share)"), 0)]);
+            let n = tree.node(&path);
+            tree.users.insert(user.clone(), n);
+            n
+        };
+        for ((queue, user), h) in self
+            .fs_hist
+            .range((Str::from(q.name.as_str()), Str::EMPTY)..)
+        {
+            if **queue != *q.name {
+                break;
+            }
+            let n = account(&mut tree, user);
+            let h = h.at(now, &q.fs_factors);
+            tree.add_usage(
+                n,
+                &FsUsage {
+                    cpu_s: h.cpu_s,
+                    run_s: h.run_s,
+                    ..Default::default()
+                },
+            );
+        }
+        for key in &self.counts.started {
+            let Some(j) = self.jobs.get(key) else {
+                continue;
+            };
+            if *j.queue != *q.name {
+                continue;
+            }
+            let n = account(&mut tree, &j.sub.user);
+            let run_s = ((now - j.start_time.saturating_mul(1000)) as f64 / 1000.0).max(0.0);
+            let limit = self.effective_rlimits(j)[crate::RLIMIT_RUN];
+            tree.add_usage(
+                n,
+                &FsUsage {
+                    cpu_s: j.usage().utime + j.usage().stime,
+                    run_s,
+                    slots: j.slots(),
+                    committed_s: if limit > 0 {
+                        (limit as f64 - run_s).max(0.0)
+                    } else {
+                        0.0
+                    },
+                },
+            );
+        }
+        for user in self.fs_pending_users(qi) {
+            account(&mut tree, &user);
+        }
+        tree
+    }
+
+    /// The users with pending jobs in queue `qi`.
+    fn fs_pending_users(&self, qi: usize) -> Vec<Str> {
+        let mut users: Vec<Str> = Vec::new();
+        if let Some(p) = self.counts.pending.get(&self.queues[qi].name) {
+            for (_, key) in p.iter_after(None) {
+                if let Some(j) = self.jobs.get(key)
+                    && !users.contains(&j.sub.user)
+                {
+                    users.push(j.sub.user.clone());
+                }
+            }
+        }
+        users
+    }
+
+    /// A job of fairshare queue `queue` ended at `t_ms` after `run_s` seconds, having
+    /// used `cpu_s`: its user's history there.
+    pub(crate) fn fs_account_finish(
+        &mut self,
+        queue: &Str,
+        user: &Str,
+        t_ms: Millis,
+        cpu_s: f64,
+        run_s: f64,
+    ) {
+        let Some(q) = self.queues.iter().find(|q| *q.name == **queue) else {
+            return;
+        };
+        if q.user_shares.is_empty() {
+            return;
+        }
+        let f = q.fs_factors;
+        let h = self
+            .fs_hist
+            .entry((queue.clone(), user.clone()))
+            .or_default();
+        let mut now = h.at(t_ms.max(h.at), &f);
+        now.cpu_s += cpu_s.max(0.0);
+        now.run_s += run_s.max(0.0);
+        *h = now;
+    }
+}

@@ -1,0 +1,228 @@
+//! User-based fairshare in a queue (issue 24 item 1; seed 001 "Fairshare in Queues"):
+//! a manual clock, queue `normal` with FAIRSHARE; two hosts of 20 slots where shares are
+//! compared (the formula's `1 + job_slots` makes few slots a coarse measure).
+
+use super::tests::*;
+use super::*;
+use crate::config::UserList;
+use crate::fairshare::{FsFactors, FsHist};
+use basalt_config::batch::{ShareEntry, parse_share_list};
+
+fn who(user: &str) -> Caller {
+    Caller {
+        uid: 2000 + user.len() as u32,
+        user: user.into(),
+        host: "hostA".into(),
+    }
+}
+
+fn shares(list: &str) -> Vec<ShareEntry> {
+    parse_share_list(list).unwrap_or_else(|e| panic!("{list}: {e}"))
+}
+
+/// The test configuration with `normal`'s USER_SHARES `list` and these user groups
+/// (name, members, their own USER_SHARES).
+fn fair(list: &str, groups: &[(&str, &[&str], &str)]) -> Sched {
+    fair_on(list, groups, 2)
+}
+
+/// [`fair`] with `slots` slots a host.
+fn fair_on(list: &str, groups: &[(&str, &[&str], &str)], slots: u32) -> Sched {
+    let mut c = cfg();
+    for h in &mut c.hosts {
+        h.mxj = Some(slots);
+        h.mxj_ncpus = false;
+    }
+    c.queues[0].user_shares = shares(list);
+    c.queues[0].fairshare = format!("USER_SHARES[{list}]");
+    for (g, members, sub) in groups {
+        c.user_groups.insert(
+            (*g).into(),
+            (
+                UserList {
+                    all: false,
+                    names: members.iter().map(|m| (*m).to_owned()).collect(),
+                    except: vec![],
+                },
+                None,
+            ),
+        );
+        if !sub.is_empty() {
+            c.group_shares.insert((*g).into(), shares(sub));
+        }
+    }
+    up_with(c)
+}
+
+/// Submit `n` one-slot jobs for each user (all of the first user's first).
+fn submit_all(s: &mut Sched, users: &[&str], n: usize, now: Millis) {
+    for u in users {
+        for _ in 0..n {
+            s.submit(now, &who(u), cmd("sleep 10")).expect("submit");
+        }
+    }
+}
+
+/// Run `rounds` rounds of an hour: schedule, then every running job ends an hour
+/// later. The users of the jobs started, in order.
+fn rounds(s: &mut Sched, from: Millis, rounds: usize) -> Vec<String> {
+    const HOUR: Millis = 3_600_000;
+    let mut started = Vec::new();
+    let mut seq = 1;
+    for r in 0..rounds {
+        let now = from + r as i64 * HOUR;
+        s.schedule(now);
+        let fx = s.take_effects();
+        for (key, _) in dispatches(&fx) {
+            started.push(s.jobs[&key].sub.user.to_string());
+        }
+        let running: Vec<JobKey> = s
+            .jobs
+            .values()
+            .filter(|j| j.state == JobState::Run)
+            .map(|j| j.key())
+            .collect();
+        for k in running {
+            s.dispatch_accepted(now, k, 1, 100, 100);
+            finish_at(s, k, 0, seq, now + HOUR);
+            seq += 1;
+        }
+        s.take_effects();
+    }
+    started
+}
+
+fn count(v: &[String], u: &str) -> usize {
+    v.iter().filter(|x| *x == u).count()
+}
+
+/// "Fairshare scheduling divides the processing power of the LSF cluster among users
+/// and groups": shares 2:1 give 2:1 of the dispatches over time, although the first
+/// user's jobs were all submitted first.
+#[test]
+fn two_users_with_shares_2_to_1_get_2_to_1_of_the_dispatches() {
+    let mut s = fair_on("[alice, 2] [bob, 1]", &[], 20);
+    submit_all(&mut s, &["alice", "bob"], 400, T0);
+    let started = rounds(&mut s, T0, 10);
+    assert_eq!(started.len(), 400);
+    let (a, b) = (count(&started, "alice"), count(&started, "bob"));
+    let ratio = a as f64 / b as f64;
+    assert!((1.85..=2.15).contains(&ratio), "{a}:{b}");
+    // Each hour too, not only in total.
+    for hour in started.chunks(40) {
+        let a = count(hour, "alice");
+        assert!((25..=29).contains(&a), "{a} of 40");
+    }
+    // Without FAIRSHARE the queue is first come, first served.
+    let mut c = cfg();
+    for h in &mut c.hosts {
+        h.mxj = Some(20);
+        h.mxj_ncpus = false;
+    }
+    let mut s = up_with(c);
+    submit_all(&mut s, &["alice", "bob"], 400, T0);
+    let started = rounds(&mut s, T0, 10);
+    assert_eq!(count(&started, "bob"), 0);
+}
+
+/// A user's finished jobs count against them, less and less: after HIST_HOURS an hour
+/// counts a tenth.
+#[test]
+fn historical_usage_decays_with_hist_hours() {
+    let f = FsFactors::default();
+    assert!((f.decay(5 * 3_600_000) - 0.1).abs() < 1e-9);
+    assert!((f.decay(10 * 3_600_000) - 0.01).abs() < 1e-9);
+    let h = FsHist {
+        cpu_s: 36_000.0,
+        run_s: 7200.0,
+        at: T0,
+    };
+    let later = h.at(T0 + 5 * 3_600_000, &f);
+    assert!((later.cpu_s - 3600.0).abs() < 1e-6 && (later.run_s - 720.0).abs() < 1e-6);
+
+    // alice ran a 10-hour job just now: bob (same shares, submitted later) takes every
+    // slot.
+    let mut s = fair("[alice, 1] [bob, 1]", &[]);
+    s.fs_account_finish(&"normal".into(), &"alice".into(), T0, 36_000.0, 36_000.0);
+    submit_all(&mut s, &["alice", "bob"], 4, T0);
+    let started = rounds(&mut s, T0, 1);
+    assert_eq!(count(&started, "bob"), 4, "{started:?}");
+    // Fifty hours later it has decayed away: they share again, 2:2.
+    let mut s = fair("[alice, 1] [bob, 1]", &[]);
+    s.fs_account_finish(&"normal".into(), &"alice".into(), T0, 36_000.0, 36_000.0);
+    let later = T0 + 50 * 3_600_000;
+    submit_all(&mut s, &["alice", "bob"], 4, later);
+    let started = rounds(&mut s, later, 1);
+    assert_eq!((count(&started, "alice"), count(&started, "bob")), (2, 2));
+}
+
+/// "Hierarchical fairshare allows resources to be allocated to users in a hierarchical
+/// manner ... Groups of users can collectively be allocated a share, and that share can
+/// be further subdivided": two teams of one share each, team A split 3:1.
+#[test]
+fn a_hierarchical_share_tree_divides_a_groups_share_among_its_members() {
+    let mut s = fair_on(
+        "[teamA, 1] [teamB, 1]",
+        &[
+            ("teamA", &["ann", "al"], "[ann, 3] [al, 1]"),
+            ("teamB", &["bo"], ""),
+        ],
+        20,
+    );
+    submit_all(&mut s, &["ann", "al", "bo"], 400, T0);
+    let started = rounds(&mut s, T0, 10);
+    assert_eq!(started.len(), 400);
+    let (ann, al, bo) = (
+        count(&started, "ann"),
+        count(&started, "al"),
+        count(&started, "bo"),
+    );
+    assert!((190..=210).contains(&bo), "teams {ann}+{al} : {bo}");
+    let ratio = ann as f64 / al as f64;
+    assert!((2.6..=3.4).contains(&ratio), "{ann}:{al}");
+}
+
+/// `[group@, n]` gives each member an account of n shares, `[default, n]` every user
+/// not named; a user with no share is served after every account.
+#[test]
+fn group_at_default_and_users_without_a_share() {
+    let s = fair("[dev@, 2] [default, 1]", &[("dev", &["dan", "dee"], "")]);
+    let q = &s.queues[0].user_shares;
+    assert_eq!(s.share_path(q, "dan"), Some(vec![("dan".into(), 2)]));
+    assert_eq!(s.share_path(q, "dee"), Some(vec![("dee".into(), 2)]));
+    assert_eq!(s.share_path(q, "zed"), Some(vec![("zed".into(), 1)]));
+    let s = fair("[alice, 1]", &[]);
+    assert_eq!(s.share_path(&s.queues[0].user_shares, "bob"), None);
+    let mut s = fair("[alice, 1]", &[]);
+    submit_all(&mut s, &["bob", "alice"], 4, T0);
+    let started = rounds(&mut s, T0, 1);
+    assert_eq!(started, vec!["alice"; 4]);
+}
+
+/// The history is taken from the jobs' ends in lsb.events: a replay rebuilds it.
+#[test]
+fn the_fairshare_history_is_rebuilt_by_replay() {
+    let mut s = fair("[alice, 2] [bob, 1]", &[]);
+    let mut all = logged(&s.take_effects());
+    submit_all(&mut s, &["alice", "bob"], 6, T0);
+    all.extend(logged(&s.take_effects()));
+    for r in 0..3 {
+        let now = T0 + r * 10_000;
+        s.schedule(now);
+        let running: Vec<JobKey> = s
+            .jobs
+            .values()
+            .filter(|j| j.state == JobState::Run)
+            .map(|j| j.key())
+            .collect();
+        for (i, k) in running.into_iter().enumerate() {
+            s.dispatch_accepted(now, k, 1, 100, 100);
+            finish_at(&mut s, k, 0, 100 + r as u64 * 10 + i as u64, now + 10_000);
+        }
+        all.extend(logged(&s.take_effects()));
+    }
+    assert!(!s.fs_hist.is_empty());
+    let mut r = Sched::new(s.config().clone(), T0);
+    r.replay(all.iter());
+    assert_eq!(r.fs_hist, s.fs_hist);
+}
