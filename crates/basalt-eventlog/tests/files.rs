@@ -431,6 +431,7 @@ fn switch_archives_history_and_carries_live_jobs() {
         LogSwitch {
             header: Header::new(100),
             last_job_id: 3,
+            fairshare: vec![],
         }
         .into()
     };

@@ -158,6 +158,7 @@ fn records() -> Vec<Record> {
         LogSwitch {
             header: Header::new(t + 13),
             last_job_id: 103,
+            fairshare: vec![],
         }
         .into(),
     ]

@@ -460,6 +460,27 @@ fn every_record(version: &str) -> Vec<Record> {
         LogSwitch {
             header: h(22),
             last_job_id: 4242,
+            fairshare: vec![],
+        }
+        .into(),
+        // Basalt's carried fairshare history, appended after lastJobId.
+        LogSwitch {
+            header: h(22),
+            last_job_id: 4242,
+            fairshare: vec![
+                basalt_eventlog::FsUsage {
+                    queue: "normal".into(),
+                    user: "alice".into(),
+                    cpu_seconds: 3600.25,
+                    run_seconds: 7200.5,
+                },
+                basalt_eventlog::FsUsage {
+                    queue: "normal".into(),
+                    user: "bob".into(),
+                    cpu_seconds: 0.0,
+                    run_seconds: 12.0,
+                },
+            ],
         }
         .into(),
         Record::Unknown {

@@ -329,9 +329,22 @@ pub fn to_record(ev: &Event) -> el::Record {
             exit_code: i64::from(*exit_code),
             message: String::new(),
         }),
-        Event::LogSwitch { time, last_job_id } => el::Record::LogSwitch(r::LogSwitch {
+        Event::LogSwitch {
+            time,
+            last_job_id,
+            fairshare,
+        } => el::Record::LogSwitch(r::LogSwitch {
             header: h(*time),
             last_job_id: *last_job_id,
+            fairshare: fairshare
+                .iter()
+                .map(|(queue, user, cpu, run)| r::FsUsage {
+                    queue: queue.clone(),
+                    user: user.clone(),
+                    cpu_seconds: *cpu,
+                    run_seconds: *run,
+                })
+                .collect(),
         }),
     }
 }
@@ -523,6 +536,18 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
         el::Record::LogSwitch(l) => Event::LogSwitch {
             time: l.header.time,
             last_job_id: l.last_job_id,
+            fairshare: l
+                .fairshare
+                .iter()
+                .map(|f| {
+                    (
+                        f.queue.clone(),
+                        f.user.clone(),
+                        f.cpu_seconds,
+                        f.run_seconds,
+                    )
+                })
+                .collect(),
         },
         _ => return None,
     })

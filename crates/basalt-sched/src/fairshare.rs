@@ -382,6 +382,23 @@ impl Sched {
         users
     }
 
+    /// The fairshare history as of `now` (queue, user, CPU seconds, run seconds), for a
+    /// log switch to carry.
+    pub(crate) fn fs_history(&self, now: Millis) -> Vec<(String, String, f64, f64)> {
+        self.fs_hist
+            .iter()
+            .map(|((q, u), h)| {
+                let f = self
+                    .queues
+                    .iter()
+                    .find(|x| *x.name == **q)
+                    .map_or_else(FsFactors::default, |x| x.fs_factors);
+                let h = h.at(now.max(h.at), &f);
+                (q.to_string(), u.to_string(), h.cpu_s, h.run_s)
+            })
+            .collect()
+    }
+
     /// A job of fairshare queue `queue` ended at `t_ms` after `run_s` seconds, having
     /// used `cpu_s`: its user's history there.
     pub(crate) fn fs_account_finish(

@@ -226,3 +226,29 @@ fn the_fairshare_history_is_rebuilt_by_replay() {
     r.replay(all.iter());
     assert_eq!(r.fs_hist, s.fs_hist);
 }
+
+/// A log switch carries the history (LOG_SWITCH's appended fields): the new file's
+/// replay has the same usage, decayed to the switch, and the finished jobs carried with
+/// it are not counted twice.
+#[test]
+fn the_fairshare_history_survives_a_log_switch() {
+    let mut s = fair_on("[alice, 2] [bob, 1]", &[], 4);
+    submit_all(&mut s, &["alice", "bob"], 20, T0);
+    rounds(&mut s, T0, 3);
+    let now = T0 + 4 * 3_600_000;
+    let co = s.carry_over(now);
+    let Some(Event::LogSwitch { fairshare, .. }) = co.appended.last() else {
+        panic!("LOG_SWITCH last");
+    };
+    assert_eq!(fairshare.len(), 2);
+    let r = crate::logswitch_tests::replay(s.config().clone(), now, co.events());
+    let f = FsFactors::default();
+    for (k, h) in &s.fs_hist {
+        let (a, b) = (h.at(now, &f), r.fs_hist[k].at(now, &f));
+        assert!(
+            (a.cpu_s - b.cpu_s).abs() < 0.01 && (a.run_s - b.run_s).abs() < 0.01,
+            "{k:?}: {a:?} vs {b:?}"
+        );
+    }
+    assert_eq!(r.fs_hist.len(), s.fs_hist.len());
+}

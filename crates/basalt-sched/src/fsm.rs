@@ -506,9 +506,28 @@ impl Sched {
                 self.mbd_start = Some((*time, master.clone()));
             }
             Event::MbdDie { .. } => {}
-            Event::LogSwitch { last_job_id, .. } => {
+            Event::LogSwitch {
+                time,
+                last_job_id,
+                fairshare,
+            } => {
                 // The ids of jobs cleaned before the switch are never given out again.
                 self.last_job_id = self.last_job_id.max(*last_job_id);
+                // The fairshare history it carries replaces what the carried jobs' ends
+                // gave (it counts them already).
+                if !fairshare.is_empty() {
+                    self.fs_hist = fairshare
+                        .iter()
+                        .map(|(q, u, cpu, run)| {
+                            let h = crate::fairshare::FsHist {
+                                cpu_s: *cpu,
+                                run_s: *run,
+                                at: time.saturating_mul(1000),
+                            };
+                            ((Str::from(q.as_str()), Str::from(u.as_str())), h)
+                        })
+                        .collect();
+                }
                 self.num_remove_jobs = 0;
                 // A switch carries only the cleaned jobs a dependency still names; the
                 // rest are forgotten here, so the live core is what a replay of the new

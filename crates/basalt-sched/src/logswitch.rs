@@ -338,6 +338,7 @@ impl Sched {
         appended.push(Event::LogSwitch {
             time: now_s,
             last_job_id: self.last_job_id,
+            fairshare: self.fs_history(now_s * 1000),
         });
         CarryOver {
             carried: out,

@@ -285,6 +285,9 @@ pub enum Event {
     LogSwitch {
         time: i64,
         last_job_id: u64,
+        /// The fairshare history carried into the new file (queue, user, CPU seconds,
+        /// run seconds, decayed as of `time`); empty: none (the history is left as is).
+        fairshare: Vec<(String, String, f64, f64)>,
     },
 }
 

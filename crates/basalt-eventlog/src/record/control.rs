@@ -80,11 +80,23 @@ pub struct LoadIndex {
     pub names: Vec<String>,
 }
 
-/// `LOG_SWITCH`.
+/// `LOG_SWITCH`. Basalt appends, when it has any, the fairshare history it carries
+/// into the new file: `nFs`, then `"queue" "user" cpuSeconds runSeconds` each (readers
+/// of the LSF layout stop after `lastJobId`).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LogSwitch {
     pub header: Header,
     pub last_job_id: u64,
+    pub fairshare: Vec<FsUsage>,
+}
+
+/// One user's decayed fairshare usage in one queue, as of its record's time.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FsUsage {
+    pub queue: String,
+    pub user: String,
+    pub cpu_seconds: f64,
+    pub run_seconds: f64,
 }
 
 field_table!(QueueCtrl |r, d| {
@@ -122,6 +134,41 @@ field_table!(LoadIndex |r, d| {
     names: names("nIdx") = "name";
 });
 
-field_table!(LogSwitch |r, d| {
-    last_job_id: int = "lastJobId";
-});
+impl LogSwitch {
+    pub(super) fn parse(
+        c: &mut crate::field::Cursor<'_>,
+        header: Header,
+    ) -> Result<LogSwitch, crate::error::ParseError> {
+        let last_job_id = c.int("lastJobId")?;
+        let n: i64 = c.opt_int("nFs")?.unwrap_or(0);
+        let mut fairshare = Vec::new();
+        for _ in 0..n.max(0) {
+            fairshare.push(FsUsage {
+                queue: c.str("fs.queue")?,
+                user: c.str("fs.user")?,
+                cpu_seconds: c.float("fs.cpuSeconds")?,
+                run_seconds: c.float("fs.runSeconds")?,
+            });
+        }
+        Ok(LogSwitch {
+            header,
+            last_job_id,
+            fairshare,
+        })
+    }
+
+    pub(super) fn write(&self, kind: &str, out: &mut String) {
+        let mut w =
+            crate::field::LineWriter::start(out, kind, &self.header.version, self.header.time);
+        w.int(self.last_job_id);
+        if !self.fairshare.is_empty() {
+            w.int(self.fairshare.len());
+            for f in &self.fairshare {
+                w.str(&f.queue)
+                    .str(&f.user)
+                    .f4_4(f.cpu_seconds)
+                    .f4_4(f.run_seconds);
+            }
+        }
+    }
+}

@@ -18,7 +18,8 @@ mod jobs;
 mod usage;
 
 pub use control::{
-    HostCtrl, LoadIndex, LogSwitch, MbdDie, MbdStart, QueueCtrl, host_op, mbd_exit, queue_op,
+    FsUsage, HostCtrl, LoadIndex, LogSwitch, MbdDie, MbdStart, QueueCtrl, host_op, mbd_exit,
+    queue_op,
 };
 pub use job_finish::JobFinish;
 pub use job_modify::{JobModify2, modify};
