@@ -5,7 +5,7 @@
 //! silent:
 //!
 //! ```text
-//! /etc/lsf/lsb.params:12: HIST_HOURS is read but not applied yet (fairshare is not implemented); it has no effect
+//! /etc/lsf/lsb.queues:42: CHKPNT is read but not applied yet (checkpointing is not implemented); it has no effect
 //! ```
 //!
 //! The issue that implements a keyword removes its entry here (and from the "Read but not
@@ -122,7 +122,7 @@ impl NotApplied {
 
 type N = NotApplied;
 
-const FAIRSHARE: &str = "fairshare is not implemented";
+const FS_ADJUST: &str = "the fairshare adjustment plugin is not supported: its term is 0";
 const NO_NORMALISATION: &str = "CPU and run limits are not normalised by host CPU factors";
 const CHECKPOINT: &str = "checkpointing is not implemented";
 
@@ -152,16 +152,11 @@ pub const LSB_PARAMS: &[NotApplied] = &[
         "it counts the pre-execution retries of MultiCluster jobs, which are not implemented",
     )
     .rest("LOCAL_MAX_PREEXEC_RETRY applies"),
-    N::new("Parameters", "CPU_TIME_FACTOR", FAIRSHARE),
-    N::new("Parameters", "RUN_TIME_FACTOR", FAIRSHARE),
-    N::new("Parameters", "RUN_JOB_FACTOR", FAIRSHARE),
-    N::new("Parameters", "HIST_HOURS", FAIRSHARE),
-    N::new("Parameters", "COMMITTED_RUN_TIME_FACTOR", FAIRSHARE),
-    N::new("Parameters", "FAIRSHARE_ADJUSTMENT_FACTOR", FAIRSHARE),
+    N::new("Parameters", "FAIRSHARE_ADJUSTMENT_FACTOR", FS_ADJUST).inert(&["0"]),
     N::new(
         "Parameters",
         "DEFAULT_USER_GROUP",
-        "jobs are not charged to user groups (fairshare is not implemented)",
+        "a job without bsub -G is charged to the first group of the share list that has its user",
     ),
     N::new(
         "Parameters",
@@ -305,11 +300,6 @@ pub const LSB_QUEUES: &[NotApplied] = &[
     .rest("only a bsub -p above it is refused"),
     N::new(
         "Queue",
-        "FAIRSHARE",
-        "fairshare is not implemented: the queue dispatches first come, first served",
-    ),
-    N::new(
-        "Queue",
         "MAX_PREEXEC_RETRY",
         "it counts the pre-execution retries of MultiCluster jobs, which are not implemented",
     )
@@ -335,12 +325,7 @@ pub const LSB_QUEUES: &[NotApplied] = &[
     N::new("Queue", "NEW_JOB_SCHED_DELAY", "scheduling is event-driven")
         .inert(&["0"])
         .by_design(),
-    N::new("Queue", "CPU_TIME_FACTOR", FAIRSHARE),
-    N::new("Queue", "RUN_TIME_FACTOR", FAIRSHARE),
-    N::new("Queue", "RUN_JOB_FACTOR", FAIRSHARE),
-    N::new("Queue", "HIST_HOURS", FAIRSHARE),
-    N::new("Queue", "COMMITTED_RUN_TIME_FACTOR", FAIRSHARE),
-    N::new("Queue", "FAIRSHARE_ADJUSTMENT_FACTOR", FAIRSHARE),
+    N::new("Queue", "FAIRSHARE_ADJUSTMENT_FACTOR", FS_ADJUST).inert(&["0"]),
 ];
 
 /// lsb.hosts.
@@ -374,11 +359,10 @@ pub const LSB_HOSTS: &[NotApplied] = &[
 /// lsb.users.
 pub const LSB_USERS: &[NotApplied] = &[
     N::new("User", "PRIORITY", "user priority is not implemented"),
-    N::new("UserGroup", "USER_SHARES", FAIRSHARE),
     N::new(
         "UserGroup",
         "GROUP_ADMIN",
-        "user share administration comes with fairshare",
+        "changing user shares (bconf) is not implemented",
     )
     .part(
         "[USERSHARES]",
@@ -636,13 +620,13 @@ mod tests {
 
     #[test]
     fn a_message_says_read_but_not_applied_with_the_reason() {
-        let e = lookup(LSB_PARAMS, "parameters", "hist_hours")
+        let e = lookup(LSB_QUEUES, "queue", "chkpnt")
             .next()
             .copied()
-            .unwrap_or_else(|| panic!("HIST_HOURS is in the table"));
+            .unwrap_or_else(|| panic!("CHKPNT is in the table"));
         assert_eq!(
             e.message(e.label(), None),
-            "HIST_HOURS is read but not applied yet (fairshare is not implemented); it has no effect"
+            "CHKPNT is read but not applied yet (checkpointing is not implemented); it has no effect"
         );
         let e = lookup(LSB_PARAMS, "Parameters", "MBD_REFRESH_TIME")
             .next()

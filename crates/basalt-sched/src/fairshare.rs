@@ -130,8 +130,8 @@ pub(crate) struct FsTree<T> {
     /// By account node: its pending jobs, oldest first.
     pub(crate) jobs: BTreeMap<usize, VecDeque<T>>,
     pub(crate) factors: FsFactors,
-    /// Each user's account node.
-    pub(crate) users: BTreeMap<Str, usize>,
+    /// Each (user, `bsub -G` group) account node.
+    pub(crate) users: BTreeMap<(Str, Str), usize>,
 }
 
 impl<T> FsTree<T> {
@@ -256,13 +256,25 @@ impl Sched {
         entries: &[ShareEntry],
         user: &str,
     ) -> Option<Vec<(String, u32)>> {
-        self.share_path_at(entries, user, 0)
+        self.share_path_at(entries, user, "", 0)
+    }
+
+    /// [`Sched::share_path`] of a job submitted with `bsub -G group` ("" = none): that
+    /// group's share when the list has one for it and the group has the user.
+    pub(crate) fn share_path_of(
+        &self,
+        entries: &[ShareEntry],
+        user: &str,
+        group: &str,
+    ) -> Option<Vec<(String, u32)>> {
+        self.share_path_at(entries, user, group, 0)
     }
 
     fn share_path_at(
         &self,
         entries: &[ShareEntry],
         user: &str,
+        group: &str,
         depth: u32,
     ) -> Option<Vec<(String, u32)>> {
         if depth > 8 {
@@ -277,13 +289,19 @@ impl Sched {
                 .get(g)
                 .is_some_and(|(m, _): &(UserList, _)| m.covers(user))
         };
-        for e in entries {
-            if e.name.ends_with('@') || !covers(&e.name) {
-                continue;
-            }
+        // The group `bsub -G` names, else the first that has the user.
+        let chosen = entries
+            .iter()
+            .find(|e| !group.is_empty() && e.name == group && covers(&e.name))
+            .or_else(|| {
+                entries
+                    .iter()
+                    .find(|e| !e.name.ends_with('@') && covers(&e.name))
+            });
+        if let Some(e) = chosen {
             let mut path = vec![(e.name.clone(), e.shares)];
             if let Some(sub) = self.cfg.group_shares.get(&e.name) {
-                path.extend(self.share_path_at(sub, user, depth + 1)?);
+                path.extend(self.share_path_at(sub, user, group, depth + 1)?);
             }
             return Some(path);
         }
@@ -308,15 +326,18 @@ impl Sched {
     pub(crate) fn share_tree<T>(&self, qi: usize, now: Millis) -> FsTree<T> {
         let q = &self.queues[qi];
         let mut tree = FsTree::new(q.fs_factors);
-        let account = |tree: &mut FsTree<T>, user: &Str| -> usize {
-            if let Some(&n) = tree.users.get(user) {
+        // A job's account: by its user and its `bsub -G` group (the history of finished
+        // jobs is kept by user: it goes to the account without a group).
+        let account = |tree: &mut FsTree<T>, user: &Str, group: &Str| -> usize {
+            let key = (user.clone(), group.clone());
+            if let Some(&n) = tree.users.get(&key) {
                 return n;
             }
             let path = self
-                .share_path(&q.user_shares, user)
+                .share_path_of(&q.user_shares, user, group)
                 .unwrap_or_else(|| vec![(format!("{user} (no share)"), 0)]);
             let n = tree.node(&path);
-            tree.users.insert(user.clone(), n);
+            tree.users.insert(key, n);
             n
         };
         for ((queue, user), h) in self
@@ -326,7 +347,7 @@ impl Sched {
             if **queue != *q.name {
                 break;
             }
-            let n = account(&mut tree, user);
+            let n = account(&mut tree, user, &Str::EMPTY);
             let h = h.at(now, &q.fs_factors);
             tree.add_usage(
                 n,
@@ -344,7 +365,7 @@ impl Sched {
             if *j.queue != *q.name {
                 continue;
             }
-            let n = account(&mut tree, &j.sub.user);
+            let n = account(&mut tree, &j.sub.user, &j.sub.user_group);
             let run_s = ((now - j.start_time.saturating_mul(1000)) as f64 / 1000.0).max(0.0);
             let limit = self.effective_rlimits(j)[crate::RLIMIT_RUN];
             tree.add_usage(
@@ -361,25 +382,14 @@ impl Sched {
                 },
             );
         }
-        for user in self.fs_pending_users(qi) {
-            account(&mut tree, &user);
-        }
-        tree
-    }
-
-    /// The users with pending jobs in queue `qi`.
-    fn fs_pending_users(&self, qi: usize) -> Vec<Str> {
-        let mut users: Vec<Str> = Vec::new();
-        if let Some(p) = self.counts.pending.get(&self.queues[qi].name) {
+        if let Some(p) = self.counts.pending.get(&q.name) {
             for (_, key) in p.iter_after(None) {
-                if let Some(j) = self.jobs.get(key)
-                    && !users.contains(&j.sub.user)
-                {
-                    users.push(j.sub.user.clone());
+                if let Some(j) = self.jobs.get(key) {
+                    account(&mut tree, &j.sub.user, &j.sub.user_group);
                 }
             }
         }
-        users
+        tree
     }
 
     /// The fairshare history as of `now` (queue, user, CPU seconds, run seconds), for a

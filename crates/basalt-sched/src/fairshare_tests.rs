@@ -252,3 +252,40 @@ fn the_fairshare_history_survives_a_log_switch() {
     }
     assert_eq!(r.fs_hist.len(), s.fs_hist.len());
 }
+
+/// `bsub -G group`: the job is charged to that group's share (when the list has one and
+/// the group has the user); without it, to the first group that has the user.
+#[test]
+fn bsub_g_charges_the_job_to_the_group_it_names() {
+    let s = fair(
+        "[chem, 1] [phys, 1]",
+        &[("chem", &["cy"], ""), ("phys", &["cy"], "")],
+    );
+    let q = &s.queues[0].user_shares;
+    assert_eq!(s.share_path_of(q, "cy", ""), Some(vec![("chem".into(), 1)]));
+    assert_eq!(
+        s.share_path_of(q, "cy", "phys"),
+        Some(vec![("phys".into(), 1)])
+    );
+    // A group that does not have the user, or is not in the list: the default choice.
+    assert_eq!(
+        s.share_path_of(q, "cy", "bio"),
+        Some(vec![("chem".into(), 1)])
+    );
+    // Jobs of both accounts: they share the slots 1:1 although all of chem's came first.
+    let mut s = s;
+    for g in ["chem", "phys"] {
+        for _ in 0..4 {
+            let mut sub = cmd("sleep 10");
+            sub.user_group = g.into();
+            s.submit(T0, &who("cy"), sub).expect("submit");
+        }
+    }
+    s.schedule(T0);
+    let groups: Vec<String> = dispatches(&s.take_effects())
+        .iter()
+        .map(|(k, _)| s.jobs[k].sub.user_group.to_string())
+        .collect();
+    assert_eq!(count(&groups, "chem"), 2, "{groups:?}");
+    assert_eq!(count(&groups, "phys"), 2, "{groups:?}");
+}

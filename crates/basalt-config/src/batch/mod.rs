@@ -139,7 +139,16 @@ pub(crate) fn load(diag: &mut Diag, dir: &Path, shared: &Shared, cluster: &Clust
 
     let users_path = dir.join("lsb.users");
     if let Some(text) = crate::read_file(diag, &users_path, false) {
-        parse_users(&mut diag.file(&users_path), &text, &mut batch);
+        let mut ctx = diag.file(&users_path);
+        parse_users(&mut ctx, &text, &mut batch);
+        // A group's USER_SHARES (its share tree under a queue's FAIRSHARE).
+        for g in &batch.user_groups {
+            if let Some(v) = g.shares.as_deref().filter(|v| !v.trim().is_empty())
+                && let Err(e) = parse_share_list(v)
+            {
+                ctx.err(g.line, format!("USER_SHARES of group {}: {e}", g.name));
+            }
+        }
     }
 
     let resources_path = dir.join("lsb.resources");

@@ -77,7 +77,8 @@ impl Sched {
                         if j.state != JobState::Pend {
                             continue;
                         }
-                        let n = match tree.users.get(&j.sub.user) {
+                        let who = (j.sub.user.clone(), j.sub.user_group.clone());
+                        let n = match tree.users.get(&who) {
                             Some(&n) => n,
                             None => continue,
                         };
