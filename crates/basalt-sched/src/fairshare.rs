@@ -111,6 +111,26 @@ impl FsUsage {
     }
 }
 
+/// bqueues -l: the accounts under one node of a queue's share tree (`SHARE_INFO_FOR:
+/// normal/` for the top, `normal/group/` for a group's own tree).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareInfo {
+    pub path: String,
+    pub rows: Vec<ShareRow>,
+}
+
+/// One account in [`ShareInfo`]: its shares, dynamic priority, slots of its started
+/// jobs, CPU and run time (seconds; finished jobs' decayed).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShareRow {
+    pub name: String,
+    pub shares: u32,
+    pub priority: f64,
+    pub started: u32,
+    pub cpu_time: f64,
+    pub run_time: f64,
+}
+
 /// One node of a queue's share tree in a pass.
 #[derive(Debug, Clone)]
 pub(crate) struct FsNode {
@@ -251,6 +271,7 @@ impl<T> FsTree<T> {
 impl Sched {
     /// The account path of `user` in a share list: (label, shares) from the top; None
     /// when the list gives the user no share.
+    #[cfg(test)]
     pub(crate) fn share_path(
         &self,
         entries: &[ShareEntry],
@@ -390,6 +411,70 @@ impl Sched {
             }
         }
         tree
+    }
+
+    /// bqueues -l of fairshare queue `qi` at `now`: for the top of its share tree and
+    /// each group with a tree of its own, the accounts below it (those the lists name,
+    /// and every user with jobs or history under `default` or `group@`).
+    pub fn share_info(&self, qi: usize, now: Millis) -> Vec<ShareInfo> {
+        let q = &self.queues[qi];
+        let mut tree: FsTree<()> = self.share_tree(qi, now);
+        self.name_entries(&mut tree, &q.user_shares, &mut Vec::new(), 0);
+        let mut out = Vec::new();
+        let mut stack = vec![(0usize, format!("{}/", q.name))];
+        while let Some((n, path)) = stack.pop() {
+            let mut rows = Vec::new();
+            let mut groups = Vec::new();
+            for &c in &tree.nodes[n].children {
+                let node = &tree.nodes[c];
+                rows.push(ShareRow {
+                    name: node.label.clone(),
+                    shares: node.shares,
+                    priority: node.usage.priority(node.shares, &tree.factors),
+                    started: node.usage.slots,
+                    cpu_time: node.usage.cpu_s,
+                    run_time: node.usage.run_s,
+                });
+                if !node.children.is_empty() {
+                    groups.push((c, format!("{path}{}/", node.label)));
+                }
+            }
+            stack.extend(groups.into_iter().rev());
+            out.push(ShareInfo { path, rows });
+        }
+        out
+    }
+
+    /// [`Sched::share_info`] of the queue named `queue` (empty: not a fairshare queue).
+    pub fn share_info_of(&self, queue: &str, now: Millis) -> Vec<ShareInfo> {
+        match self.queues.iter().position(|q| q.name == queue) {
+            Some(qi) if !self.queues[qi].user_shares.is_empty() => self.share_info(qi, now),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Make the nodes of the users and groups `entries` name (a group's own tree too).
+    fn name_entries(
+        &self,
+        tree: &mut FsTree<()>,
+        entries: &[ShareEntry],
+        above: &mut Vec<(String, u32)>,
+        depth: u32,
+    ) {
+        if depth > 8 {
+            return;
+        }
+        for e in entries {
+            if e.name.ends_with('@') || e.name == "default" {
+                continue;
+            }
+            above.push((e.name.clone(), e.shares));
+            tree.node(above);
+            if let Some(sub) = self.cfg.group_shares.get(&e.name) {
+                self.name_entries(tree, sub, above, depth + 1);
+            }
+            above.pop();
+        }
     }
 
     /// The fairshare history as of `now` (queue, user, CPU seconds, run seconds), for a

@@ -289,3 +289,44 @@ fn bsub_g_charges_the_job_to_the_group_it_names() {
     assert_eq!(count(&groups, "chem"), 2, "{groups:?}");
     assert_eq!(count(&groups, "phys"), 2, "{groups:?}");
 }
+
+/// bqueues -l's SHARE_INFO_FOR: every account the list names (a group's own tree under
+/// it), with its slots and priority.
+#[test]
+fn share_info_lists_each_level_of_the_tree() {
+    let mut s = fair_on(
+        "[teamA, 1] [teamB, 1] [default, 1]",
+        &[
+            ("teamA", &["ann", "al"], "[ann, 3] [al, 1]"),
+            ("teamB", &["bo"], ""),
+        ],
+        4,
+    );
+    submit_all(&mut s, &["ann", "zed"], 1, T0);
+    s.schedule(T0);
+    let info = s.share_info_of("normal", T0);
+    let paths: Vec<&str> = info.iter().map(|i| i.path.as_str()).collect();
+    assert_eq!(paths, vec!["normal/", "normal/teamA/"]);
+    let names = |i: usize| -> Vec<(String, u32, u32)> {
+        info[i]
+            .rows
+            .iter()
+            .map(|r| (r.name.clone(), r.shares, r.started))
+            .collect()
+    };
+    assert_eq!(
+        names(0),
+        vec![
+            ("teamA".to_string(), 1, 1),
+            ("zed".to_string(), 1, 1),
+            ("teamB".to_string(), 1, 0)
+        ]
+    );
+    assert_eq!(
+        names(1),
+        vec![("ann".to_string(), 3, 1), ("al".to_string(), 1, 0)]
+    );
+    // 1 share over (1 + 1 slot) × RUN_JOB_FACTOR 3, plus a little run time.
+    assert!((info[0].rows[0].priority - 1.0 / 6.0).abs() < 1e-6);
+    assert!(s.share_info_of("high", T0).is_empty());
+}

@@ -49,6 +49,9 @@ pub struct QueueView {
     pub preempted_by: Vec<String>,
     /// MAX_JOB_PREEMPT: the queue's, else lsb.params'.
     pub max_job_preempt: Option<u32>,
+    /// A fairshare queue's accounts (set by the runtime with the time:
+    /// [`Sched::share_info_of`]).
+    pub share_info: Vec<crate::fairshare::ShareInfo>,
 }
 
 /// The answer to bqueues: the queues asked for, highest priority first, and the names
@@ -168,6 +171,7 @@ impl Sched {
                     .map(|o| o.name.clone())
                     .collect(),
                 max_job_preempt: q.max_job_preempt.or(self.config().preempt.max_job_preempt),
+                share_info: Vec::new(),
             });
         }
         out

@@ -211,6 +211,28 @@ pub fn queues_reply(v: &QueuesView) -> pb::QueuesReply {
             preempts: qv.preempts.clone(),
             preempted_by: qv.preempted_by.clone(),
             max_job_preempt: limit(qv.max_job_preempt),
+            fairshare: q.fairshare.clone(),
+            share_info: qv
+                .share_info
+                .iter()
+                .map(|i| pb::ShareInfo {
+                    path: i.path.clone(),
+                    rows: i
+                        .rows
+                        .iter()
+                        .map(|r| pb::ShareRow {
+                            name: r.name.clone(),
+                            shares: r.shares,
+                            priority: r.priority,
+                            started: r.started,
+                            reserved: 0,
+                            cpu_time: r.cpu_time,
+                            run_time: r.run_time,
+                            adjust: 0.0,
+                        })
+                        .collect(),
+                })
+                .collect(),
         });
     }
     out

@@ -180,6 +180,7 @@ pub fn queues_long(queues: &[QueueInfo]) -> String {
             let _ = writeln!(out, "RES_REQ:  {}", q.res_req);
         }
         out.push_str(&preemption_lines(q));
+        out.push_str(&fairshare_lines(q));
         out.push('\n');
     }
     out
@@ -189,11 +190,11 @@ pub fn queues_long(queues: &[QueueInfo]) -> String {
 /// queues it preempts and those that preempt it (from PREEMPTION and the priorities),
 /// MAX_JOB_PREEMPT; nothing for a queue that takes no part in preemption.
 fn preemption_lines(q: &QueueInfo) -> String {
-    if q.preemption.is_empty() && q.preempts.is_empty() && q.preempted_by.is_empty() {
-        return String::new();
-    }
     let mut out = String::new();
     let mut policies = Vec::new();
+    if !q.fairshare.is_empty() {
+        policies.push("FAIRSHARE");
+    }
     if !q.preempts.is_empty() {
         policies.push("PREEMPTIVE");
     }
@@ -212,8 +213,46 @@ fn preemption_lines(q: &QueueInfo) -> String {
     if !q.preempted_by.is_empty() {
         let _ = writeln!(out, "PREEMPTED BY QUEUES:  {}", q.preempted_by.join(" "));
     }
-    if q.max_job_preempt >= 0 {
+    if q.max_job_preempt >= 0 && !(q.preempts.is_empty() && q.preempted_by.is_empty()) {
         let _ = writeln!(out, "MAX_JOB_PREEMPT:  {}", q.max_job_preempt);
+    }
+    out
+}
+
+/// bqueues -l of a fairshare queue: its USER_SHARES, then LSF's SHARE_INFO_FOR tables
+/// (the accounts under the top of its share tree and under each group's own tree).
+fn fairshare_lines(q: &QueueInfo) -> String {
+    if q.fairshare.is_empty() {
+        return String::new();
+    }
+    let mut out = String::new();
+    let shares = q
+        .fairshare
+        .trim()
+        .split_once('[')
+        .and_then(|(_, rest)| rest.trim_end().strip_suffix(']'))
+        .map_or(q.fairshare.trim(), str::trim);
+    let _ = writeln!(out, "USER_SHARES:  {shares}");
+    for info in &q.share_info {
+        let _ = write!(
+            out,
+            "\nSHARE_INFO_FOR: {}\n USER/GROUP   SHARES  PRIORITY  STARTED  RESERVED  CPU_TIME  RUN_TIME   ADJUST\n",
+            info.path
+        );
+        for r in &info.rows {
+            let _ = writeln!(
+                out,
+                " {:<12} {:>6} {:>9.3} {:>8} {:>9} {:>9.1} {:>9.0} {:>8.3}",
+                r.name,
+                r.shares,
+                r.priority,
+                r.started,
+                r.reserved,
+                r.cpu_time,
+                r.run_time,
+                r.adjust
+            );
+        }
     }
     out
 }
@@ -540,6 +579,7 @@ fn bhosts_shared(config: &basalt_config::Config, names: &[String]) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use basalt_proto::mbatchd::{ShareInfo, ShareRow};
 
     /// Issue 23: bqueues -l shows the preemption relationships.
     #[test]
@@ -566,6 +606,47 @@ mod tests {
             "{got}"
         );
         assert!(!queues_long(&[normal()]).contains("PREEMPT"));
+    }
+
+    /// Issue 24: bqueues -l of a fairshare queue — its policy, its USER_SHARES and LSF's
+    /// SHARE_INFO_FOR table of each level of its share tree.
+    #[test]
+    fn long_shows_the_share_info_of_a_fairshare_queue() {
+        let mut q = normal();
+        q.fairshare = "USER_SHARES[[alice, 2] [team, 1]]".into();
+        let row = |name: &str, shares, priority, started, cpu, run| ShareRow {
+            name: name.into(),
+            shares,
+            priority,
+            started,
+            reserved: 0,
+            cpu_time: cpu,
+            run_time: run,
+            adjust: 0.0,
+        };
+        q.share_info = vec![
+            ShareInfo {
+                path: "normal/".into(),
+                rows: vec![
+                    row("alice", 2, 0.222, 2, 12.5, 7200.0),
+                    row("team", 1, 0.333, 0, 0.0, 0.0),
+                ],
+            },
+            ShareInfo {
+                path: "normal/team/".into(),
+                rows: vec![row("bo", 1, 0.333, 0, 0.0, 0.0)],
+            },
+        ];
+        let got = queues_long(&[q]);
+        let want = "\nSCHEDULING POLICIES:  FAIRSHARE\nUSER_SHARES:  [alice, 2] [team, 1]\n\
+            \nSHARE_INFO_FOR: normal/\n\
+            \x20USER/GROUP   SHARES  PRIORITY  STARTED  RESERVED  CPU_TIME  RUN_TIME   ADJUST\n\
+            \x20alice             2     0.222        2         0      12.5      7200    0.000\n\
+            \x20team              1     0.333        0         0       0.0         0    0.000\n\
+            \nSHARE_INFO_FOR: normal/team/\n\
+            \x20USER/GROUP   SHARES  PRIORITY  STARTED  RESERVED  CPU_TIME  RUN_TIME   ADJUST\n\
+            \x20bo                1     0.333        0         0       0.0         0    0.000\n";
+        assert!(got.contains(want), "{got}");
     }
 
     fn normal() -> QueueInfo {
