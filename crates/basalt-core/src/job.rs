@@ -305,6 +305,9 @@ pub mod pend {
     /// PEND_QUE_PJOB_LIMIT: the queue's PJOB_LIMIT.
     pub const QUEUE_PROC_LIMIT: u32 = 314;
     pub const SPAN: u32 = 312;
+    /// Basalt's: the queue uses its share of its slot pool (SLOT_POOL, SLOT_SHARE) while
+    /// the pool's other queues have work.
+    pub const SLOT_POOL: u32 = 332;
     pub const USER_LIMIT: u32 = 601;
     /// PEND_USER_PJOB_LIMIT: lsb.users JL/P.
     pub const USER_PROC_LIMIT: u32 = 603;
@@ -351,6 +354,7 @@ pub fn pend_reason_text(code: u32) -> String {
         303 => "The queue has reached its job slot limit",
         304 => "User has reached the per-user job slot limit of the queue",
         312 => "Not enough hosts to meet the job's spanning requirement",
+        332 => "The queue has reached its share of its slot pool",
         314 => "The queue has reached its per-processor job slot limit",
         317 => "Not allowed due to resource limit.",
         601 => "The user has reached his/her job slot limit",

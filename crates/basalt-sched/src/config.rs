@@ -690,6 +690,8 @@ impl SchedConfig {
                     fairshare: q.fairshare.clone().unwrap_or_default(),
                     user_shares: q.user_shares.clone(),
                     fs_factors: fs_factors(&q.other, p),
+                    slot_pool: q.slot_pool.clone().unwrap_or_default(),
+                    slot_share: q.slot_share.unwrap_or(0),
                     preempt: q.preempt.clone(),
                     preemption: q.preemption.clone().unwrap_or_default(),
                     terminate_on_preempt: q.terminate_when.iter().any(|a| a == "PREEMPT"),

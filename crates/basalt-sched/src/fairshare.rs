@@ -368,6 +368,10 @@ impl Sched {
             if **queue != *q.name {
                 break;
             }
+            // (User "" holds a slot pool's accumulated use, not an account.)
+            if user.is_empty() {
+                continue;
+            }
             let n = account(&mut tree, user, &Str::EMPTY);
             let h = h.at(now, &q.fs_factors);
             tree.add_usage(
@@ -496,28 +500,35 @@ impl Sched {
 
     /// A job of fairshare queue `queue` ended at `t_ms` after `run_s` seconds, having
     /// used `cpu_s`: its user's history there.
+    ///
+    /// A job of a slot pool's queue (SLOT_POOL) adds its slot-seconds to the queue's
+    /// accumulated use, kept under the user "" (no user has that name).
     pub(crate) fn fs_account_finish(
         &mut self,
         queue: &Str,
         user: &Str,
         t_ms: Millis,
-        cpu_s: f64,
-        run_s: f64,
+        (cpu_s, run_s, slots): (f64, f64, u32),
     ) {
         let Some(q) = self.queues.iter().find(|q| *q.name == **queue) else {
             return;
         };
-        if q.user_shares.is_empty() {
-            return;
-        }
         let f = q.fs_factors;
-        let h = self
-            .fs_hist
-            .entry((queue.clone(), user.clone()))
-            .or_default();
-        let mut now = h.at(t_ms.max(h.at), &f);
-        now.cpu_s += cpu_s.max(0.0);
-        now.run_s += run_s.max(0.0);
-        *h = now;
+        let mut add = |who: &Str, cpu: f64, run: f64| {
+            let h = self
+                .fs_hist
+                .entry((queue.clone(), who.clone()))
+                .or_default();
+            let mut now = h.at(t_ms.max(h.at), &f);
+            now.cpu_s += cpu.max(0.0);
+            now.run_s += run.max(0.0);
+            *h = now;
+        };
+        if !q.user_shares.is_empty() {
+            add(user, cpu_s, run_s);
+        }
+        if !q.slot_pool.is_empty() {
+            add(&Str::EMPTY, 0.0, run_s * f64::from(slots));
+        }
     }
 }

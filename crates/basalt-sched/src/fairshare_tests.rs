@@ -143,13 +143,23 @@ fn historical_usage_decays_with_hist_hours() {
     // alice ran a 10-hour job just now: bob (same shares, submitted later) takes every
     // slot.
     let mut s = fair("[alice, 1] [bob, 1]", &[]);
-    s.fs_account_finish(&"normal".into(), &"alice".into(), T0, 36_000.0, 36_000.0);
+    s.fs_account_finish(
+        &"normal".into(),
+        &"alice".into(),
+        T0,
+        (36_000.0, 36_000.0, 1),
+    );
     submit_all(&mut s, &["alice", "bob"], 4, T0);
     let started = rounds(&mut s, T0, 1);
     assert_eq!(count(&started, "bob"), 4, "{started:?}");
     // Fifty hours later it has decayed away: they share again, 2:2.
     let mut s = fair("[alice, 1] [bob, 1]", &[]);
-    s.fs_account_finish(&"normal".into(), &"alice".into(), T0, 36_000.0, 36_000.0);
+    s.fs_account_finish(
+        &"normal".into(),
+        &"alice".into(),
+        T0,
+        (36_000.0, 36_000.0, 1),
+    );
     let later = T0 + 50 * 3_600_000;
     submit_all(&mut s, &["alice", "bob"], 4, later);
     let started = rounds(&mut s, later, 1);

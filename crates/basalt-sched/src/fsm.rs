@@ -367,14 +367,17 @@ impl Sched {
                             j.queue.clone(),
                             j.sub.user.clone(),
                             j.end_time.saturating_mul(1000),
-                            j.cpu_time,
-                            (j.end_time - j.start_time).max(0) as f64,
+                            (
+                                j.cpu_time,
+                                (j.end_time - j.start_time).max(0) as f64,
+                                j.slots(),
+                            ),
                         )
                     });
                 j.state = new;
                 self.counts.apply(j, true);
-                if let Some((queue, user, at, cpu, run)) = fs_end {
-                    self.fs_account_finish(&queue, &user, at, cpu, run);
+                if let Some((queue, user, at, used)) = fs_end {
+                    self.fs_account_finish(&queue, &user, at, used);
                 }
                 if rerun {
                     // A rerun goes before the jobs pending in its queue.

@@ -648,6 +648,8 @@ mod modify_tests;
 #[cfg(test)]
 mod pass_tests;
 #[cfg(test)]
+mod pool_tests;
+#[cfg(test)]
 mod preempt_tests;
 #[cfg(test)]
 mod requeue_tests;

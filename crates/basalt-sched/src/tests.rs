@@ -28,6 +28,8 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         fairshare: String::new(),
         user_shares: Vec::new(),
         fs_factors: Default::default(),
+        slot_pool: String::new(),
+        slot_share: 0,
         preempt: Default::default(),
         preemption: String::new(),
         terminate_on_preempt: false,

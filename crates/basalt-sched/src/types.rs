@@ -657,6 +657,9 @@ pub struct Queue {
     pub fairshare: String,
     pub user_shares: Vec<basalt_config::batch::ShareEntry>,
     pub fs_factors: crate::fairshare::FsFactors,
+    /// SLOT_POOL ("" = none) and SLOT_SHARE (percent) (seed 003).
+    pub slot_pool: String,
+    pub slot_share: u32,
     /// PREEMPTION (seed 002), parsed; `preemption` as written, for bqueues -l.
     pub preempt: basalt_config::batch::Preemption,
     pub preemption: String,

@@ -127,6 +127,7 @@ pub(crate) fn load(diag: &mut Diag, dir: &Path, shared: &Shared, cluster: &Clust
             }
         }
         check_preemption(&mut diag.file(&queues_path), &batch.queues);
+        check_slot_pools(&mut diag.file(&queues_path), &batch.queues);
     }
 
     let hosts_path = dir.join("lsb.hosts");
@@ -167,6 +168,46 @@ pub(crate) fn load(diag: &mut Diag, dir: &Path, shared: &Shared, cluster: &Clust
         parse_applications(&mut diag.file(&apps_path), &text, &mut batch.applications);
     }
     batch
+}
+
+/// SLOT_POOL and SLOT_SHARE come together; a pool's shares add up to 100 at most, and
+/// its queues should use the same hosts (seed 003) — a warning when they do not.
+fn check_slot_pools(ctx: &mut Ctx<'_>, queues: &[Queue]) {
+    let mut pools: std::collections::BTreeMap<&str, Vec<&Queue>> = Default::default();
+    for q in queues {
+        match (&q.slot_pool, q.slot_share) {
+            (Some(p), Some(_)) => pools.entry(p.as_str()).or_default().push(q),
+            (Some(_), None) => ctx.err(
+                q.line,
+                format!("queue {}: SLOT_POOL without SLOT_SHARE", q.name),
+            ),
+            (None, Some(_)) => ctx.err(
+                q.line,
+                format!("queue {}: SLOT_SHARE without SLOT_POOL", q.name),
+            ),
+            (None, None) => {}
+        }
+    }
+    for (pool, qs) in pools {
+        let total: u32 = qs.iter().filter_map(|q| q.slot_share).sum();
+        if total > 100 {
+            ctx.err(
+                qs[0].line,
+                format!(
+                    "slot pool {pool}: its queues' SLOT_SHARE add up to {total} %, more than 100"
+                ),
+            );
+        }
+        if let Some(other) = qs.iter().find(|q| q.hosts != qs[0].hosts) {
+            ctx.warn(
+                other.line,
+                format!(
+                    "slot pool {pool}: queue {} uses other HOSTS than queue {}; a pool's queues should use the same hosts",
+                    other.name, qs[0].name
+                ),
+            );
+        }
+    }
 }
 
 /// PREEMPTION names queues that exist, of lower priority (PREEMPTIVE[...]) or higher

@@ -48,6 +48,8 @@ pub const QUEUE_KEYS: &[&str] = &[
     "CORELIMIT",
     "DEFAULT_HOST_SPEC",
     "FAIRSHARE",
+    "SLOT_POOL",
+    "SLOT_SHARE",
     "PREEMPTION",
     "MAX_JOB_PREEMPT",
     "NO_PREEMPT_RUN_TIME",
@@ -255,6 +257,10 @@ pub struct Queue {
     /// first come, first served).
     pub fairshare: Option<String>,
     pub user_shares: Vec<super::ShareEntry>,
+    /// SLOT_POOL and SLOT_SHARE (seed 003, queue-based fairshare): the pool of queues it
+    /// is in and its share of the pool's slots, in percent.
+    pub slot_pool: Option<String>,
+    pub slot_share: Option<u32>,
     /// PREEMPTION, raw (for bqueues -l).
     pub preemption: Option<String>,
     /// PREEMPTION, parsed (none when not set).
@@ -307,6 +313,8 @@ impl Queue {
             limits: BTreeMap::new(),
             fairshare: None,
             user_shares: Vec::new(),
+            slot_pool: None,
+            slot_share: None,
             preemption: None,
             preempt: super::Preemption::default(),
             max_job_preempt: None,
@@ -497,6 +505,18 @@ pub(super) fn parse_queue(ctx: &mut Ctx<'_>, section: &Section, shared: &Shared)
                 Err(e) => ctx.err(line, format!("PREEMPTION: {e}")),
             },
             "MAX_JOB_PREEMPT" => q.max_job_preempt = ctx.uint(line, k, v),
+            "SLOT_POOL" => {
+                if v.split_whitespace().count() == 1 {
+                    q.slot_pool = Some(v.trim().to_owned());
+                } else {
+                    ctx.err(line, format!("SLOT_POOL: one pool name, found `{v}`"));
+                }
+            }
+            "SLOT_SHARE" => match ctx.uint(line, k, v) {
+                Some(n) if (1..=100).contains(&n) => q.slot_share = Some(n),
+                Some(_) => ctx.err(line, format!("SLOT_SHARE: a percentage from 1 to 100, found `{v}`")),
+                None => {}
+            },
             "NO_PREEMPT_RUN_TIME" => match super::NoPreemptTime::parse(v) {
                 Ok(t) => q.no_preempt_run_time = Some(t),
                 Err(e) => ctx.err(line, format!("NO_PREEMPT_RUN_TIME: {e}")),

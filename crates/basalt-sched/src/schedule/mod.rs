@@ -7,6 +7,7 @@ pub(crate) mod allocate;
 pub(crate) mod alts;
 pub mod asked;
 pub(crate) mod fit;
+pub mod pool;
 pub(crate) mod preempt;
 mod reserve;
 mod resume;
@@ -254,6 +255,10 @@ impl Sched {
         // at a time, so that a pass that stops early reads no more of them.
         let mut queue_order: Vec<usize> = (0..self.queues.len()).collect();
         queue_order.sort_by_key(|&qi| (u32::MAX - self.queues[qi].priority, name_rank[qi]));
+        // Queue-based fairshare (SLOT_POOL): a pool's queues by their use per share, and
+        // the slots each may use in this pass.
+        let pool_targets = self.pool_targets();
+        self.pool_order(now, &mut queue_order);
         let mut walk = Walk {
             queue: 0,
             after: None,
@@ -425,6 +430,10 @@ impl Sched {
                 .is_some_and(|l| q_used.get(&q.name).copied().unwrap_or(0) + need > l)
             {
                 Some(pend::QUEUE_JOB_LIMIT)
+            } else if pool_targets[qi]
+                .is_some_and(|t| q_used.get(&q.name).copied().unwrap_or(0) + need > t)
+            {
+                Some(pend::SLOT_POOL)
             } else if q.ujob_limit.is_some_and(|l| {
                 q_user
                     .get(&(q.name.clone(), sub.user.to_string()))
