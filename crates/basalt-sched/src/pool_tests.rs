@@ -106,11 +106,9 @@ fn an_idle_queues_slots_are_redistributed_and_reclaimed_as_jobs_arrive() {
     // Nothing is taken back from running jobs...
     assert_eq!(running(&s, &ABC), vec![0, 6, 4]);
     // ...but every slot that frees up goes to qa until the shares hold again.
-    let mut seq = 1;
     for (i, q) in ["qb", "qb", "qb", "qc", "qc"].iter().enumerate() {
         let now = T0 + 2000 + i as i64 * 1000;
-        end_one(&mut s, q, now, seq);
-        seq += 1;
+        end_one(&mut s, q, now, 1 + i as u64);
         s.schedule(now);
     }
     assert_eq!(running(&s, &ABC), vec![5, 3, 2]);
