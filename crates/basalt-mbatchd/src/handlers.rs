@@ -184,6 +184,7 @@ impl OwnerState {
                 let mut out = self.sched.queues_view(&names);
                 for qv in &mut out.queues {
                     qv.share_info = self.sched.share_info_of(&qv.queue.name, now);
+                    qv.pool = self.sched.pool_info_of(&qv.queue.name, now);
                 }
                 out.config_problem = self.config_problem.clone();
                 deferred.push(defer(reply, out));

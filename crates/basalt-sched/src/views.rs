@@ -52,6 +52,8 @@ pub struct QueueView {
     /// A fairshare queue's accounts (set by the runtime with the time:
     /// [`Sched::share_info_of`]).
     pub share_info: Vec<crate::fairshare::ShareInfo>,
+    /// Its slot pool (SLOT_POOL; set by the runtime: [`Sched::pool_info_of`]).
+    pub pool: Option<crate::schedule::pool::PoolInfo>,
 }
 
 /// The answer to bqueues: the queues asked for, highest priority first, and the names
@@ -172,6 +174,7 @@ impl Sched {
                     .collect(),
                 max_job_preempt: q.max_job_preempt.or(self.config().preempt.max_job_preempt),
                 share_info: Vec::new(),
+                pool: None,
             });
         }
         out

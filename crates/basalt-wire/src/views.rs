@@ -212,6 +212,12 @@ pub fn queues_reply(v: &QueuesView) -> pb::QueuesReply {
             preempted_by: qv.preempted_by.clone(),
             max_job_preempt: limit(qv.max_job_preempt),
             fairshare: q.fairshare.clone(),
+            slot_pool: qv.pool.as_ref().map(|p| p.pool.clone()).unwrap_or_default(),
+            slot_share: qv.pool.as_ref().map_or(0, |p| p.share),
+            pool_slots: qv.pool.as_ref().map_or(0, |p| p.size),
+            pool_target: qv.pool.as_ref().map_or(0, |p| p.target),
+            pool_used: qv.pool.as_ref().map_or(0, |p| p.used),
+            pool_accumulated: qv.pool.as_ref().map_or(0.0, |p| p.accumulated),
             share_info: qv
                 .share_info
                 .iter()

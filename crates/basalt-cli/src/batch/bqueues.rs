@@ -181,6 +181,7 @@ pub fn queues_long(queues: &[QueueInfo]) -> String {
         }
         out.push_str(&preemption_lines(q));
         out.push_str(&fairshare_lines(q));
+        out.push_str(&pool_lines(q));
         out.push('\n');
     }
     out
@@ -217,6 +218,18 @@ fn preemption_lines(q: &QueueInfo) -> String {
         let _ = writeln!(out, "MAX_JOB_PREEMPT:  {}", q.max_job_preempt);
     }
     out
+}
+
+/// bqueues -l of a queue in a slot pool (queue-based fairshare): its pool and share, and
+/// how many of the pool's slots it may use now, uses, and has used.
+fn pool_lines(q: &QueueInfo) -> String {
+    if q.slot_pool.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nSLOT_POOL: {}\nSLOT_SHARE: {}%\nPOOL_SLOTS: {}  SLOTS_ALLOWED: {}  SLOTS_IN_USE: {}  ACCUMULATED: {:.1} slot-hours\n",
+        q.slot_pool, q.slot_share, q.pool_slots, q.pool_target, q.pool_used, q.pool_accumulated
+    )
 }
 
 /// bqueues -l of a fairshare queue: its USER_SHARES, then LSF's SHARE_INFO_FOR tables
@@ -606,6 +619,26 @@ mod tests {
             "{got}"
         );
         assert!(!queues_long(&[normal()]).contains("PREEMPT"));
+    }
+
+    /// Issue 24: bqueues -l of a queue in a slot pool.
+    #[test]
+    fn long_shows_a_pooled_queues_pool() {
+        let mut q = normal();
+        q.slot_pool = "p".into();
+        q.slot_share = 50;
+        q.pool_slots = 10;
+        q.pool_target = 5;
+        q.pool_used = 4;
+        q.pool_accumulated = 1.25;
+        let got = queues_long(&[q]);
+        assert!(
+            got.contains(
+                "\nSLOT_POOL: p\nSLOT_SHARE: 50%\nPOOL_SLOTS: 10  SLOTS_ALLOWED: 5  SLOTS_IN_USE: 4  ACCUMULATED: 1.2 slot-hours\n"
+            ),
+            "{got}"
+        );
+        assert!(!queues_long(&[normal()]).contains("SLOT_POOL"));
     }
 
     /// Issue 24: bqueues -l of a fairshare queue — its policy, its USER_SHARES and LSF's
