@@ -348,12 +348,6 @@ pub const LSB_HOSTS: &[NotApplied] = &[
         "CONDENSE",
         "host groups are not condensed in bhosts or bjobs output",
     ),
-    N::new(
-        "HostPartition",
-        "HostPartition",
-        "host-partition fairshare is not implemented",
-    )
-    .custom(),
 ];
 
 /// lsb.users.

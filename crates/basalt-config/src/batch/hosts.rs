@@ -188,19 +188,72 @@ pub(super) fn groups(
     }
 }
 
+/// A `HostPartition` section of lsb.hosts: host-partition fairshare (seed 001 "Fairshare
+/// in Host Partitions").
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostPartition {
+    pub name: String,
+    /// HOSTS tokens (`all`, hosts, host groups, `~x`).
+    pub hosts: Vec<String>,
+    pub user_shares: Vec<super::ShareEntry>,
+    pub line: usize,
+}
+
+fn host_partition(ctx: &mut Ctx<'_>, section: &Section) -> Option<HostPartition> {
+    let mut p = HostPartition {
+        name: String::new(),
+        hosts: Vec::new(),
+        user_shares: Vec::new(),
+        line: section.line,
+    };
+    for e in lexer::vertical(ctx, section) {
+        match e.upper().as_str() {
+            "HPART_NAME" => p.name = e.value.trim().to_owned(),
+            "HOSTS" => p.hosts = super::list(&e.value),
+            "USER_SHARES" => match super::parse_share_list(&e.value) {
+                Ok(l) => p.user_shares = l,
+                Err(err) => ctx.err(e.line, format!("USER_SHARES: {err}")),
+            },
+            _ => ctx.warn(
+                e.line,
+                format!("unknown keyword {} in a HostPartition section", e.key),
+            ),
+        }
+    }
+    if p.name.is_empty() {
+        ctx.err(section.line, "HostPartition section without HPART_NAME");
+        return None;
+    }
+    if p.hosts.is_empty() {
+        ctx.err(section.line, format!("host partition {}: no HOSTS", p.name));
+        return None;
+    }
+    if p.user_shares.is_empty() {
+        ctx.err(section.line, format!("host partition {}: no USER_SHARES", p.name));
+        return None;
+    }
+    Some(p)
+}
+
 pub(super) fn parse_hosts(ctx: &mut Ctx<'_>, text: &str, shared: &Shared, batch: &mut Batch) {
     for section in lexer::parse_sections(ctx, text) {
         let name = section.name.to_ascii_lowercase();
         match name.as_str() {
             "host" | "hostgroup" => {}
             "hostpartition" => {
-                not_applied::check_section(
-                    ctx,
-                    LSB_HOSTS,
-                    "HostPartition",
-                    "HostPartition",
-                    section.line,
-                );
+                if let Some(p) = host_partition(ctx, &section) {
+                    if let Some(first) = batch.host_partitions.iter().find(|x| x.name == p.name) {
+                        ctx.err(
+                            p.line,
+                            format!(
+                                "duplicate HPART_NAME `{}` (first at line {})",
+                                p.name, first.line
+                            ),
+                        );
+                    } else {
+                        batch.host_partitions.push(p);
+                    }
+                }
                 continue;
             }
             _ => {

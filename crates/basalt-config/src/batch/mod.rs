@@ -20,6 +20,8 @@ pub struct Batch {
     pub hosts: Vec<BatchHost>,
     /// HostGroup section of lsb.hosts.
     pub host_groups: Vec<Group>,
+    /// HostPartition sections of lsb.hosts.
+    pub host_partitions: Vec<HostPartition>,
     /// User section of lsb.users.
     pub users: Vec<BatchUser>,
     /// UserGroup section of lsb.users.

@@ -197,16 +197,12 @@ fn hosts_and_groups() {
         parse_hosts(ctx, text, &shared(), &mut b);
         b
     });
+    // A HostPartition needs its HPART_NAME (issue 24: host partitions apply).
     let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
-    assert_eq!(lines, vec![4, 11], "{:#?}", d.errors);
+    assert_eq!(lines, vec![4, 11, 13], "{:#?}", d.errors);
     let wl: Vec<(usize, bool)> = d.warnings.iter().map(|e| (e.line, e.not_applied)).collect();
-    // The unknown column, then CHKPNT and HostPartition, read but not applied.
-    assert_eq!(
-        wl,
-        vec![(2, false), (2, true), (13, true)],
-        "{:#?}",
-        d.warnings
-    );
+    // The unknown column, then CHKPNT, read but not applied.
+    assert_eq!(wl, vec![(2, false), (2, true)], "{:#?}", d.warnings);
     assert!(
         d.warnings[1]
             .message
@@ -558,4 +554,24 @@ fn preemption_settings_are_parsed_and_checked() {
     let (_, d) = with_ctx(|ctx| parse_params(ctx, text));
     let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
     assert_eq!(lines, vec![2, 3]);
+}
+
+#[test]
+fn host_partitions() {
+    let text = "Begin HostPartition\nHPART_NAME = part1\nHOSTS = hostA hostB\n\
+                USER_SHARES = [alice, 2] [default, 1]\nEnd HostPartition\n\
+                Begin HostPartition\nHPART_NAME = part1\nHOSTS = all\n\
+                USER_SHARES = [bob, 1]\nEnd HostPartition\n\
+                Begin HostPartition\nHPART_NAME = p2\nHOSTS = all\n\
+                USER_SHARES = [bob]\nEnd HostPartition\n";
+    let (b, d) = with_ctx(|ctx| {
+        let mut b = Batch::default();
+        parse_hosts(ctx, text, &shared(), &mut b);
+        b
+    });
+    let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, vec![6, 14, 11], "{:#?}", d.errors);
+    assert_eq!(b.host_partitions.len(), 1);
+    let p = &b.host_partitions[0];
+    assert_eq!((p.name.as_str(), p.hosts.len(), p.user_shares.len()), ("part1", 2, 2));
 }
