@@ -84,6 +84,10 @@ pub struct SchedConfig {
     /// lsb.users UserGroup USER_SHARES: each group's share tree (hierarchical
     /// fairshare).
     pub group_shares: BTreeMap<String, Vec<basalt_config::batch::ShareEntry>>,
+    /// lsb.hosts HostPartition sections (host-partition fairshare).
+    pub host_partitions: Vec<HostPart>,
+    /// lsb.params' fairshare factors (host partitions use them; a queue's own win).
+    pub fs_factors: crate::fairshare::FsFactors,
     /// lsb.users JL/P of user groups' own rows: the group's members together, on each
     /// host, per processor of the host.
     pub group_jl_p: Vec<(UserList, f64)>,
@@ -143,6 +147,22 @@ pub struct AppProfile {
     pub no_preempt_finish_time: Option<basalt_config::batch::NoPreemptTime>,
     /// Every setting as written, for bapp -l.
     pub settings: BTreeMap<String, String>,
+}
+
+/// A host partition of lsb.hosts: its hosts and the shares of its users.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostPart {
+    pub name: String,
+    /// Host names (empty: every host).
+    pub hosts: Vec<String>,
+    pub user_shares: Vec<basalt_config::batch::ShareEntry>,
+}
+
+impl HostPart {
+    /// Is `host` one of its hosts?
+    pub fn has(&self, host: &str) -> bool {
+        self.hosts.is_empty() || self.hosts.iter().any(|h| basalt_core::same_host(h, host))
+    }
 }
 
 /// A queue's fairshare factors: its own (lsb.queues), else lsb.params'.
@@ -812,6 +832,16 @@ impl SchedConfig {
                 _ => 1.0 / 1024.0,
             },
             limits: crate::reslimits::resolve(b, &all_hosts, egroups, host_egroups),
+            host_partitions: b
+                .host_partitions
+                .iter()
+                .map(|hp| HostPart {
+                    name: hp.name.clone(),
+                    hosts: expand(&hp.hosts, &b.host_groups, &all_hosts, host_egroups),
+                    user_shares: hp.user_shares.clone(),
+                })
+                .collect(),
+            fs_factors: fs_factors(&BTreeMap::new(), p),
             group_shares: b
                 .user_groups
                 .iter()

@@ -131,6 +131,18 @@ pub struct ShareRow {
     pub run_time: f64,
 }
 
+/// What a share tree is of: a fairshare queue, or a host partition (by index).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FsScope {
+    Queue(usize),
+    Partition(usize),
+}
+
+/// The history key of host partition `name` (no queue has a name with `/`).
+pub(crate) fn partition_key(name: &str) -> Str {
+    Str::from(format!("/{name}").as_str())
+}
+
 /// One node of a queue's share tree in a pass.
 #[derive(Debug, Clone)]
 pub(crate) struct FsNode {
@@ -341,12 +353,63 @@ impl Sched {
             .map(|e| vec![(user.to_owned(), e.shares)])
     }
 
-    /// The share tree of fairshare queue `qi` at `now`, with every user's usage in it
-    /// (finished jobs' decayed, running jobs'); users with no share under a node of 0
-    /// shares.
-    pub(crate) fn share_tree<T>(&self, qi: usize, now: Millis) -> FsTree<T> {
+    /// What a share tree is made of: its list, its factors, the key of its history and
+    /// which started jobs count in it.
+    fn scope_parts(&self, scope: FsScope) -> (&[ShareEntry], FsFactors, Str) {
+        match scope {
+            FsScope::Queue(qi) => {
+                let q = &self.queues[qi];
+                (&q.user_shares, q.fs_factors, Str::from(q.name.as_str()))
+            }
+            FsScope::Partition(pi) => {
+                let p = &self.cfg.host_partitions[pi];
+                (&p.user_shares, self.cfg.fs_factors, partition_key(&p.name))
+            }
+        }
+    }
+
+    /// Does started job `j` count in `scope`: a job of the queue; a job on a host of the
+    /// partition, of a queue without FAIRSHARE of its own.
+    fn in_scope(&self, scope: FsScope, j: &crate::Job) -> bool {
+        match scope {
+            FsScope::Queue(qi) => *j.queue == *self.queues[qi].name,
+            FsScope::Partition(pi) => {
+                self.queue(&j.queue)
+                    .is_some_and(|q| q.user_shares.is_empty())
+                    && j.hosts
+                        .first()
+                        .is_some_and(|h| self.cfg.host_partitions[pi].has(h))
+            }
+        }
+    }
+
+    /// The host partition whose fairshare orders queue `qi`'s jobs: one that has every
+    /// host the queue may use, when the queue has no FAIRSHARE of its own.
+    pub(crate) fn partition_of(&self, qi: usize) -> Option<usize> {
         let q = &self.queues[qi];
-        let mut tree = FsTree::new(q.fs_factors);
+        if !q.user_shares.is_empty() {
+            return None;
+        }
+        self.cfg.host_partitions.iter().position(|p| {
+            if q.hosts.is_empty() {
+                self.hosts.iter().all(|h| p.has(&h.name))
+            } else {
+                q.hosts.iter().all(|h| p.has(h))
+            }
+        })
+    }
+
+    /// The share tree of `scope` at `now`, with every user's usage in it (finished jobs'
+    /// decayed, running jobs'), and the accounts of queue `pending_of`'s pending jobs;
+    /// users with no share under a node of 0 shares.
+    pub(crate) fn share_tree<T>(
+        &self,
+        scope: FsScope,
+        pending_of: usize,
+        now: Millis,
+    ) -> FsTree<T> {
+        let (entries, factors, key) = self.scope_parts(scope);
+        let mut tree = FsTree::new(factors);
         // A job's account: by its user and its `bsub -G` group (the history of finished
         // jobs is kept by user: it goes to the account without a group).
         let account = |tree: &mut FsTree<T>, user: &Str, group: &Str| -> usize {
@@ -355,17 +418,14 @@ impl Sched {
                 return n;
             }
             let path = self
-                .share_path_of(&q.user_shares, user, group)
+                .share_path_of(entries, user, group)
                 .unwrap_or_else(|| vec![(format!("{user} (no share)"), 0)]);
             let n = tree.node(&path);
             tree.users.insert(key, n);
             n
         };
-        for ((queue, user), h) in self
-            .fs_hist
-            .range((Str::from(q.name.as_str()), Str::EMPTY)..)
-        {
-            if **queue != *q.name {
+        for ((queue, user), h) in self.fs_hist.range((key.clone(), Str::EMPTY)..) {
+            if **queue != *key {
                 break;
             }
             // (User "" holds a slot pool's accumulated use, not an account.)
@@ -373,7 +433,7 @@ impl Sched {
                 continue;
             }
             let n = account(&mut tree, user, &Str::EMPTY);
-            let h = h.at(now, &q.fs_factors);
+            let h = h.at(now, &factors);
             tree.add_usage(
                 n,
                 &FsUsage {
@@ -387,7 +447,7 @@ impl Sched {
             let Some(j) = self.jobs.get(key) else {
                 continue;
             };
-            if *j.queue != *q.name {
+            if !self.in_scope(scope, j) {
                 continue;
             }
             let n = account(&mut tree, &j.sub.user, &j.sub.user_group);
@@ -407,7 +467,11 @@ impl Sched {
                 },
             );
         }
-        if let Some(p) = self.counts.pending.get(&q.name) {
+        let pending = self
+            .queues
+            .get(pending_of)
+            .and_then(|q| self.counts.pending.get(&q.name));
+        if let Some(p) = pending {
             for (_, key) in p.iter_after(None) {
                 if let Some(j) = self.jobs.get(key) {
                     account(&mut tree, &j.sub.user, &j.sub.user_group);
@@ -422,10 +486,27 @@ impl Sched {
     /// and every user with jobs or history under `default` or `group@`).
     pub fn share_info(&self, qi: usize, now: Millis) -> Vec<ShareInfo> {
         let q = &self.queues[qi];
-        let mut tree: FsTree<()> = self.share_tree(qi, now);
-        self.name_entries(&mut tree, &q.user_shares, &mut Vec::new(), 0);
+        let tree: FsTree<()> = self.share_tree(FsScope::Queue(qi), qi, now);
+        self.share_info_rows(tree, &q.user_shares, &q.name)
+    }
+
+    /// bhpart: host partition `pi`'s accounts at `now`, as [`Sched::share_info`].
+    pub fn partition_share_info(&self, pi: usize, now: Millis) -> Vec<ShareInfo> {
+        let p = &self.cfg.host_partitions[pi];
+        // (No queue's pending jobs: the accounts with jobs, history or a name.)
+        let tree: FsTree<()> = self.share_tree(FsScope::Partition(pi), usize::MAX, now);
+        self.share_info_rows(tree, &p.user_shares, &p.name)
+    }
+
+    fn share_info_rows(
+        &self,
+        mut tree: FsTree<()>,
+        entries: &[ShareEntry],
+        top: &str,
+    ) -> Vec<ShareInfo> {
+        self.name_entries(&mut tree, entries, &mut Vec::new(), 0);
         let mut out = Vec::new();
-        let mut stack = vec![(0usize, format!("{}/", q.name))];
+        let mut stack = vec![(0usize, format!("{top}/"))];
         while let Some((n, path)) = stack.pop() {
             let mut rows = Vec::new();
             let mut groups = Vec::new();
@@ -503,32 +584,54 @@ impl Sched {
     ///
     /// A job of a slot pool's queue (SLOT_POOL) adds its slot-seconds to the queue's
     /// accumulated use, kept under the user "" (no user has that name).
+    ///
+    /// A job of a queue without FAIRSHARE that ran on a host of a host partition adds its
+    /// usage to its user's history in the partition.
     pub(crate) fn fs_account_finish(
         &mut self,
-        queue: &Str,
-        user: &Str,
+        (queue, user, host): (&Str, &Str, Option<&str>),
         t_ms: Millis,
         (cpu_s, run_s, slots): (f64, f64, u32),
     ) {
         let Some(q) = self.queues.iter().find(|q| *q.name == **queue) else {
             return;
         };
-        let f = q.fs_factors;
-        let mut add = |who: &Str, cpu: f64, run: f64| {
-            let h = self
-                .fs_hist
-                .entry((queue.clone(), who.clone()))
-                .or_default();
-            let mut now = h.at(t_ms.max(h.at), &f);
+        let (fair, pooled, f) = (
+            !q.user_shares.is_empty(),
+            !q.slot_pool.is_empty(),
+            q.fs_factors,
+        );
+        let partition = match host {
+            Some(h) if !fair => self
+                .cfg
+                .host_partitions
+                .iter()
+                .find(|p| p.has(h))
+                .map(|p| partition_key(&p.name)),
+            _ => None,
+        };
+        let params = self.cfg.fs_factors;
+        let mut add = |key: Str, who: &Str, f: &FsFactors, cpu: f64, run: f64| {
+            let h = self.fs_hist.entry((key, who.clone())).or_default();
+            let mut now = h.at(t_ms.max(h.at), f);
             now.cpu_s += cpu.max(0.0);
             now.run_s += run.max(0.0);
             *h = now;
         };
-        if !q.user_shares.is_empty() {
-            add(user, cpu_s, run_s);
+        if fair {
+            add(queue.clone(), user, &f, cpu_s, run_s);
         }
-        if !q.slot_pool.is_empty() {
-            add(&Str::EMPTY, 0.0, run_s * f64::from(slots));
+        if pooled {
+            add(
+                queue.clone(),
+                &Str::EMPTY,
+                &f,
+                0.0,
+                run_s * f64::from(slots),
+            );
+        }
+        if let Some(key) = partition {
+            add(key, user, &params, cpu_s, run_s);
         }
     }
 }

@@ -144,8 +144,7 @@ fn historical_usage_decays_with_hist_hours() {
     // slot.
     let mut s = fair("[alice, 1] [bob, 1]", &[]);
     s.fs_account_finish(
-        &"normal".into(),
-        &"alice".into(),
+        (&"normal".into(), &"alice".into(), None),
         T0,
         (36_000.0, 36_000.0, 1),
     );
@@ -155,8 +154,7 @@ fn historical_usage_decays_with_hist_hours() {
     // Fifty hours later it has decayed away: they share again, 2:2.
     let mut s = fair("[alice, 1] [bob, 1]", &[]);
     s.fs_account_finish(
-        &"normal".into(),
-        &"alice".into(),
+        (&"normal".into(), &"alice".into(), None),
         T0,
         (36_000.0, 36_000.0, 1),
     );
@@ -339,4 +337,45 @@ fn share_info_lists_each_level_of_the_tree() {
     // 1 share over (1 + 1 slot) × RUN_JOB_FACTOR 3, plus a little run time.
     assert!((info[0].rows[0].priority - 1.0 / 6.0).abs() < 1e-6);
     assert!(s.share_info_of("high", T0).is_empty());
+}
+
+/// "Host partition provides fairshare policy at the host level ... it applies to all
+/// queues that use hosts in the host partition": a plain queue on the partition's hosts
+/// dispatches by the partition's shares, with its users' usage counted across queues.
+#[test]
+fn a_host_partition_applies_its_shares_to_the_queues_on_its_hosts() {
+    let setup = |hosts: Vec<String>| {
+        let mut c = cfg();
+        for h in &mut c.hosts {
+            h.mxj = Some(20);
+            h.mxj_ncpus = false;
+        }
+        c.host_partitions.push(crate::HostPart {
+            name: "part1".into(),
+            hosts,
+            user_shares: shares("[alice, 2] [bob, 1]"),
+        });
+        up_with(c)
+    };
+    let mut s = setup(vec!["hostA".into(), "hostB".into()]);
+    assert_eq!(s.partition_of(0), Some(0));
+    submit_all(&mut s, &["alice", "bob"], 400, T0);
+    let started = rounds(&mut s, T0, 10);
+    let ratio = count(&started, "alice") as f64 / count(&started, "bob") as f64;
+    assert!((1.85..=2.15).contains(&ratio), "{ratio}");
+    // Its history is the partition's, not the queue's.
+    assert!(
+        s.fs_hist
+            .keys()
+            .any(|(k, u)| &**k == "/part1" && &**u == "bob")
+    );
+    let info = s.partition_share_info(0, T0 + 10 * 3_600_000);
+    assert_eq!(info[0].path, "part1/");
+    assert_eq!(info[0].rows.len(), 2);
+    // A partition without every host of the queue does not order it.
+    let mut s = setup(vec!["hostA".into()]);
+    assert_eq!(s.partition_of(0), None);
+    submit_all(&mut s, &["alice", "bob"], 40, T0);
+    let started = rounds(&mut s, T0, 1);
+    assert_eq!(count(&started, "bob"), 0);
 }

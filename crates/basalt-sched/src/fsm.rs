@@ -366,6 +366,7 @@ impl Sched {
                         (
                             j.queue.clone(),
                             j.sub.user.clone(),
+                            j.hosts.first().cloned(),
                             j.end_time.saturating_mul(1000),
                             (
                                 j.cpu_time,
@@ -376,8 +377,8 @@ impl Sched {
                     });
                 j.state = new;
                 self.counts.apply(j, true);
-                if let Some((queue, user, at, used)) = fs_end {
-                    self.fs_account_finish(&queue, &user, at, used);
+                if let Some((queue, user, host, at, used)) = fs_end {
+                    self.fs_account_finish((&queue, &user, host.as_deref()), at, used);
                 }
                 if rerun {
                     // A rerun goes before the jobs pending in its queue.

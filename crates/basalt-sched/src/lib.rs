@@ -70,7 +70,8 @@ pub mod types;
 pub mod views;
 
 pub use config::{
-    AppProfile, DEFAULT_HOST_LOST_GRACE, PreemptParams, SchedConfig, SharedRes, check_app_and_group,
+    AppProfile, DEFAULT_HOST_LOST_GRACE, HostPart, PreemptParams, SchedConfig, SharedRes,
+    check_app_and_group,
 };
 pub use logswitch::CarryOver;
 pub use modify::{Change, Modify};

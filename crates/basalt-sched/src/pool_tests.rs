@@ -158,7 +158,11 @@ fn accumulated_decayed_use_decides_which_queue_goes_first() {
         s.schedule(T0);
         // qb ran 10 slots for 10 hours, `history_age_h` hours ago.
         let then = T0 - history_age_h * 3_600_000;
-        s.fs_account_finish(&"qb".into(), &"alice".into(), then, (0.0, 36_000.0, 10));
+        s.fs_account_finish(
+            (&"qb".into(), &"alice".into(), None),
+            then,
+            (0.0, 36_000.0, 10),
+        );
         submit_to(&mut s, "qa", 2, T0);
         submit_to(&mut s, "qb", 2, T0);
         s.schedule(T0);

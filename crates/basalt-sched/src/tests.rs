@@ -136,6 +136,8 @@ pub(crate) fn cfg() -> SchedConfig {
         group_jl_p: Vec::new(),
         apps: BTreeMap::new(),
         group_shares: BTreeMap::new(),
+        host_partitions: Vec::new(),
+        fs_factors: Default::default(),
         preempt: crate::PreemptParams {
             max_preempt_jobs: 12,
             wait_time_secs: 300,

@@ -229,7 +229,10 @@ fn host_partition(ctx: &mut Ctx<'_>, section: &Section) -> Option<HostPartition>
         return None;
     }
     if p.user_shares.is_empty() {
-        ctx.err(section.line, format!("host partition {}: no USER_SHARES", p.name));
+        ctx.err(
+            section.line,
+            format!("host partition {}: no USER_SHARES", p.name),
+        );
         return None;
     }
     Some(p)

@@ -573,5 +573,8 @@ fn host_partitions() {
     assert_eq!(lines, vec![6, 14, 11], "{:#?}", d.errors);
     assert_eq!(b.host_partitions.len(), 1);
     let p = &b.host_partitions[0];
-    assert_eq!((p.name.as_str(), p.hosts.len(), p.user_shares.len()), ("part1", 2, 2));
+    assert_eq!(
+        (p.name.as_str(), p.hosts.len(), p.user_shares.len()),
+        ("part1", 2, 2)
+    );
 }

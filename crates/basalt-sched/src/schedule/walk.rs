@@ -67,8 +67,15 @@ impl Sched {
                 continue;
             }
             let &qi = queue_order.get(walk.queue)?;
-            if !self.queues[qi].user_shares.is_empty() {
-                let mut tree = self.share_tree(qi, now);
+            // A fairshare queue, or one whose hosts are all in a host partition.
+            let scope = if !self.queues[qi].user_shares.is_empty() {
+                Some(crate::fairshare::FsScope::Queue(qi))
+            } else {
+                self.partition_of(qi)
+                    .map(crate::fairshare::FsScope::Partition)
+            };
+            if let Some(scope) = scope {
+                let mut tree = self.share_tree(scope, qi, now);
                 if let Some(pending) = self.counts.pending.get(&self.queues[qi].name) {
                     for &(_, key) in pending.iter_after(None) {
                         let Some(j) = self.jobs.get(&key) else {
