@@ -1,8 +1,9 @@
 //! Queue-based fairshare on a 2-host cluster of real processes (issue 24, seed 003):
 //! three queues in one slot pool with shares 50/25/25 run their shares of the pool's
 //! slots while all have work (bqueues' RUN column); when one of them has no more jobs,
-//! its slots go to the others; bqueues -l shows each queue's pool. And a user-based
-//! fairshare queue (FAIRSHARE) shows its SHARE_INFO_FOR table.
+//! its slots go to the others; bqueues -l shows each queue's pool. A user-based
+//! fairshare queue (FAIRSHARE) shows its SHARE_INFO_FOR table, and bhpart a host
+//! partition's.
 
 use anyhow::{Context, Result};
 use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for, work_dir};
@@ -66,6 +67,15 @@ fn pooled_queues_run_their_shares_and_an_idle_queue_lends_its_slots() -> Result<
          FAIRSHARE = USER_SHARES[[default, 1]]\nEnd Queue\n",
     );
     std::fs::write(&queues, text)?;
+    // A host partition over both hosts (its shares order the plain queues' jobs).
+    let hosts_file = queues.with_file_name("lsb.hosts");
+    let mut hosts_text = std::fs::read_to_string(&hosts_file).unwrap_or_default();
+    hosts_text.push_str(&format!(
+        "\nBegin HostPartition\nHPART_NAME = part1\nHOSTS = {}\n\
+         USER_SHARES = [default, 1]\nEnd HostPartition\n",
+        c.hosts.join(" ")
+    ));
+    std::fs::write(&hosts_file, hosts_text)?;
     c.ok("badmin", &["reconfig"])?;
     wait_for("bqueues to list the pool", LONG, || {
         let out = c.stdout_ok("bqueues", &["-l", "pa"]).unwrap_or_default();
@@ -142,6 +152,19 @@ fn pooled_queues_run_their_shares_and_an_idle_queue_lends_its_slots() -> Result<
             .any(|l| l.trim_start().starts_with(&me) && l.contains("  1 ")),
         "{me}: {long}"
     );
+    // bhpart: the partition, its hosts and its accounts.
+    let part = c.ok("bhpart", &[])?;
+    assert!(
+        part.contains(&format!(
+            "HOST_PARTITION_NAME: part1\nHOSTS: {}\n\nSHARE_INFO_FOR: part1/\n",
+            c.hosts.join(" ")
+        )),
+        "{part}"
+    );
+    assert!(part.contains(&format!("\n {me:<12}      1 ")), "{part}");
+    let o = c.run("bhpart", &["nosuch"])?;
+    assert_eq!(o.status.code(), Some(255));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nosuch: Host partition does not exist"));
     c.ok("bkill", &["0"])?;
     Ok(())
 }

@@ -59,6 +59,7 @@ const COMMANDS: &[&str] = &[
     "blimits",
     "bresources",
     "bslots",
+    "bhpart",
     "busers",
     "bapp",
     "bmgroup",

@@ -231,6 +231,13 @@ impl Mbatchd for FakeMbd {
         Ok(Response::new(Default::default()))
     }
 
+    async fn host_partitions(
+        &self,
+        _r: Request<basalt_proto::mbatchd::HostPartitionsRequest>,
+    ) -> Result<Response<basalt_proto::mbatchd::HostPartitionsReply>, Status> {
+        Ok(Response::new(Default::default()))
+    }
+
     async fn slots(
         &self,
         _r: Request<basalt_proto::mbatchd::SlotsRequest>,

@@ -140,6 +140,11 @@ pub(crate) enum Msg {
         names: Vec<String>,
         reply: Reply<(Vec<basalt_sched::views::AppRow>, Vec<String>)>,
     },
+    /// bhpart.
+    HostPartitions {
+        names: Vec<String>,
+        reply: Reply<(Vec<basalt_sched::fairshare::PartitionView>, Vec<String>)>,
+    },
     /// bslots.
     Slots {
         res_req: String,

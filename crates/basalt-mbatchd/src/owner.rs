@@ -331,6 +331,7 @@ impl OwnerState {
             | Msg::Users { .. }
             | Msg::Apps { .. }
             | Msg::Slots { .. }
+            | Msg::HostPartitions { .. }
             | Msg::Lim(_)
             | Msg::Resign(_)
             | Msg::Shutdown => Some(msg),

@@ -517,6 +517,28 @@ impl Mbatchd for MbatchdService {
         }))
     }
 
+    async fn host_partitions(
+        &self,
+        request: Request<pb::HostPartitionsRequest>,
+    ) -> Result<Response<pb::HostPartitionsReply>, Status> {
+        self.caller(&request).await?;
+        let req = request.into_inner();
+        bounded_list(
+            "host partition names",
+            req.names.iter(),
+            bounds::MAX_ASKED_HOSTS,
+            bounds::MAX_NAME,
+        )?;
+        let names = req.names;
+        let (parts, not_found) = self
+            .owner
+            .ask(|reply| Msg::HostPartitions { names, reply })
+            .await?;
+        Ok(Response::new(basalt_wire::partitions_reply(
+            &parts, not_found,
+        )))
+    }
+
     async fn apps(
         &self,
         request: Request<pb::AppsRequest>,

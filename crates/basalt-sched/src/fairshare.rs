@@ -131,6 +131,15 @@ pub struct ShareRow {
     pub run_time: f64,
 }
 
+/// A host partition as bhpart shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionView {
+    pub name: String,
+    /// Host names (empty: every host).
+    pub hosts: Vec<String>,
+    pub share_info: Vec<ShareInfo>,
+}
+
 /// What a share tree is of: a fairshare queue, or a host partition (by index).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum FsScope {
@@ -488,6 +497,32 @@ impl Sched {
         let q = &self.queues[qi];
         let tree: FsTree<()> = self.share_tree(FsScope::Queue(qi), qi, now);
         self.share_info_rows(tree, &q.user_shares, &q.name)
+    }
+
+    /// bhpart: the host partitions named (empty: all) — (name, hosts, accounts) — and
+    /// the names that are none.
+    pub fn partitions_view(
+        &self,
+        names: &[String],
+        now: Millis,
+    ) -> (Vec<PartitionView>, Vec<String>) {
+        let parts = &self.cfg.host_partitions;
+        let not_found = names
+            .iter()
+            .filter(|n| !parts.iter().any(|p| p.name == **n))
+            .cloned()
+            .collect();
+        let out = parts
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| names.is_empty() || names.contains(&p.name))
+            .map(|(pi, p)| PartitionView {
+                name: p.name.clone(),
+                hosts: p.hosts.clone(),
+                share_info: self.partition_share_info(pi, now),
+            })
+            .collect();
+        (out, not_found)
     }
 
     /// bhpart: host partition `pi`'s accounts at `now`, as [`Sched::share_info`].

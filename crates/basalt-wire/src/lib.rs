@@ -12,8 +12,8 @@ mod modify;
 mod views;
 pub use modify::{limit_of, modify};
 pub use views::{
-    apps_reply, hosts_reply, job_info, jobs_reply, limits_reply, params_reply, queues_reply,
-    users_reply,
+    apps_reply, hosts_reply, job_info, jobs_reply, limits_reply, params_reply, partitions_reply,
+    queues_reply, users_reply,
 };
 
 pub fn key_of(r: &pb::JobRef) -> (u64, Option<u32>) {

@@ -218,27 +218,7 @@ pub fn queues_reply(v: &QueuesView) -> pb::QueuesReply {
             pool_target: qv.pool.as_ref().map_or(0, |p| p.target),
             pool_used: qv.pool.as_ref().map_or(0, |p| p.used),
             pool_accumulated: qv.pool.as_ref().map_or(0.0, |p| p.accumulated),
-            share_info: qv
-                .share_info
-                .iter()
-                .map(|i| pb::ShareInfo {
-                    path: i.path.clone(),
-                    rows: i
-                        .rows
-                        .iter()
-                        .map(|r| pb::ShareRow {
-                            name: r.name.clone(),
-                            shares: r.shares,
-                            priority: r.priority,
-                            started: r.started,
-                            reserved: 0,
-                            cpu_time: r.cpu_time,
-                            run_time: r.run_time,
-                            adjust: 0.0,
-                        })
-                        .collect(),
-                })
-                .collect(),
+            share_info: share_info(&qv.share_info),
         });
     }
     out
@@ -301,6 +281,47 @@ pub fn hosts_reply(v: &HostsView) -> pb::HostsReply {
         });
     }
     out
+}
+
+/// SHARE_INFO_FOR tables on the wire.
+fn share_info(v: &[basalt_sched::fairshare::ShareInfo]) -> Vec<pb::ShareInfo> {
+    v.iter()
+        .map(|i| pb::ShareInfo {
+            path: i.path.clone(),
+            rows: i
+                .rows
+                .iter()
+                .map(|r| pb::ShareRow {
+                    name: r.name.clone(),
+                    shares: r.shares,
+                    priority: r.priority,
+                    started: r.started,
+                    reserved: 0,
+                    cpu_time: r.cpu_time,
+                    run_time: r.run_time,
+                    adjust: 0.0,
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+/// The bhpart reply.
+pub fn partitions_reply(
+    parts: &[basalt_sched::fairshare::PartitionView],
+    not_found: Vec<String>,
+) -> pb::HostPartitionsReply {
+    pb::HostPartitionsReply {
+        partitions: parts
+            .iter()
+            .map(|p| pb::HostPartitionInfo {
+                name: p.name.clone(),
+                hosts: p.hosts.clone(),
+                share_info: share_info(&p.share_info),
+            })
+            .collect(),
+        not_found,
+    }
 }
 
 /// The bparams (and `badmin showconf mbd`) reply.

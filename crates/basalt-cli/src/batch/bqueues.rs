@@ -247,25 +247,23 @@ fn fairshare_lines(q: &QueueInfo) -> String {
         .map_or(q.fairshare.trim(), str::trim);
     let _ = writeln!(out, "USER_SHARES:  {shares}");
     for info in &q.share_info {
-        let _ = write!(
+        out.push_str(&share_table(info));
+    }
+    out
+}
+
+/// LSF's `SHARE_INFO_FOR` table of one node of a share tree (bqueues -l, bhpart).
+pub(crate) fn share_table(info: &basalt_proto::mbatchd::ShareInfo) -> String {
+    let mut out = format!(
+        "\nSHARE_INFO_FOR: {}\n USER/GROUP   SHARES  PRIORITY  STARTED  RESERVED  CPU_TIME  RUN_TIME   ADJUST\n",
+        info.path
+    );
+    for r in &info.rows {
+        let _ = writeln!(
             out,
-            "\nSHARE_INFO_FOR: {}\n USER/GROUP   SHARES  PRIORITY  STARTED  RESERVED  CPU_TIME  RUN_TIME   ADJUST\n",
-            info.path
+            " {:<12} {:>6} {:>9.3} {:>8} {:>9} {:>9.1} {:>9.0} {:>8.3}",
+            r.name, r.shares, r.priority, r.started, r.reserved, r.cpu_time, r.run_time, r.adjust
         );
-        for r in &info.rows {
-            let _ = writeln!(
-                out,
-                " {:<12} {:>6} {:>9.3} {:>8} {:>9} {:>9.1} {:>9.0} {:>8.3}",
-                r.name,
-                r.shares,
-                r.priority,
-                r.started,
-                r.reserved,
-                r.cpu_time,
-                r.run_time,
-                r.adjust
-            );
-        }
     }
     out
 }

@@ -15,6 +15,7 @@
 
 pub mod badmin;
 pub mod bapp;
+pub mod bhpart;
 pub mod bjobs;
 pub mod blimits;
 pub mod bmgroup;

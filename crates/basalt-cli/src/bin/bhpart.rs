@@ -1,0 +1,8 @@
+//! `bhpart` — host partitions and their fairshare (logic in `basalt_cli::batch`).
+
+use basalt_cli::batch::{self, bhpart};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    bhpart::main(batch::argv())
+}
