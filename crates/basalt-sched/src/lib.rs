@@ -37,6 +37,11 @@
 //! (`TERMINATE_WHEN = PREEMPT`) — and a preempted job resumes as soon as its slots are
 //! free; how often each job was preempted comes from those records (MAX_JOB_PREEMPT).
 //!
+//! Fairshare ([`mod@fairshare`], `schedule/pool.rs`): FAIRSHARE queues and host partitions
+//! order pending jobs by share tree and LSF's dynamic priority, with a history of
+//! finished jobs' usage derived from the log (and carried by log switches); slot pools
+//! (SLOT_POOL / SLOT_SHARE) give each queue of a pool its share of the pool's slots.
+//!
 //! Memory: a job's strings are [`Str`]s (16 bytes, "" unallocated); those many jobs repeat
 //! (user, queue, host, directories, project...) and their limits are kept once through
 //! the core's pool (`strs.rs`); jobs are boxed in their map, and what only a started job
