@@ -372,6 +372,12 @@ fn a_host_partition_applies_its_shares_to_the_queues_on_its_hosts() {
     let info = s.partition_share_info(0, T0 + 10 * 3_600_000);
     assert_eq!(info[0].path, "part1/");
     assert_eq!(info[0].rows.len(), 2);
+    // "Fairshare scheduling at the level of queues and host partitions are mutually
+    // exclusive": a queue with FAIRSHARE of its own keeps it.
+    let mut c = s.config().clone();
+    c.queues[0].user_shares = shares("[bob, 1]");
+    let s2 = up_with(c);
+    assert_eq!(s2.partition_of(0), None);
     // A partition without every host of the queue does not order it.
     let mut s = setup(vec!["hostA".into()]);
     assert_eq!(s.partition_of(0), None);
