@@ -597,6 +597,15 @@ impl Sched {
         }
     }
 
+    /// Is any history kept: a FAIRSHARE queue, a slot pool or a host partition?
+    pub(crate) fn fs_history_kept(&self) -> bool {
+        !self.cfg.host_partitions.is_empty()
+            || self
+                .queues
+                .iter()
+                .any(|q| !q.user_shares.is_empty() || !q.slot_pool.is_empty())
+    }
+
     /// The fairshare history as of `now` (queue, user, CPU seconds, run seconds), for a
     /// log switch to carry.
     pub(crate) fn fs_history(&self, now: Millis) -> Vec<(String, String, f64, f64)> {

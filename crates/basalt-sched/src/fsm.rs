@@ -262,6 +262,8 @@ impl Sched {
                 exit_status,
                 term_reason,
             } => {
+                // (Only an end feeds the fairshare history.)
+                let keep_fs = *st & (status::DONE | status::EXIT) != 0 && self.fs_history_kept();
                 let Some(j) = self.jobs.get_mut(key) else {
                     return;
                 };
@@ -361,20 +363,21 @@ impl Sched {
                 let rerun = is_rerun(j.state, new, *reasons);
                 // Fairshare: a started job's end adds its CPU and run time to its user's
                 // history in its queue.
-                let fs_end = (new.is_finished() && !j.state.is_finished() && j.start_time > 0)
-                    .then(|| {
-                        (
-                            j.queue.clone(),
-                            j.sub.user.clone(),
-                            j.hosts.first().cloned(),
-                            j.end_time.saturating_mul(1000),
+                let fs_end =
+                    (new.is_finished() && !j.state.is_finished() && j.start_time > 0 && keep_fs)
+                        .then(|| {
                             (
-                                j.cpu_time,
-                                (j.end_time - j.start_time).max(0) as f64,
-                                j.slots(),
-                            ),
-                        )
-                    });
+                                j.queue.clone(),
+                                j.sub.user.clone(),
+                                j.hosts.first().cloned(),
+                                j.end_time.saturating_mul(1000),
+                                (
+                                    j.cpu_time,
+                                    (j.end_time - j.start_time).max(0) as f64,
+                                    j.slots(),
+                                ),
+                            )
+                        });
                 j.state = new;
                 self.counts.apply(j, true);
                 if let Some((queue, user, host, at, used)) = fs_end {
