@@ -385,3 +385,44 @@ fn a_host_partition_applies_its_shares_to_the_queues_on_its_hosts() {
     let started = rounds(&mut s, T0, 1);
     assert_eq!(count(&started, "bob"), 0);
 }
+
+/// "LSF allows fairshare policies to be defined at the queue level so that different
+/// queues can have different sharing policies": the same two users with opposite shares
+/// in two queues get opposite halves of the slots.
+#[test]
+fn different_queues_can_have_different_sharing_policies() {
+    for (queue, alice_more) in [("normal", true), ("high", false)] {
+        let mut c = cfg();
+        for h in &mut c.hosts {
+            h.mxj = Some(20);
+            h.mxj_ncpus = false;
+        }
+        c.queues[0].user_shares = shares("[alice, 2] [bob, 1]");
+        c.queues[1].user_shares = shares("[alice, 1] [bob, 2]");
+        let mut s = up_with(c);
+        for u in ["alice", "bob"] {
+            for _ in 0..40 {
+                let mut sub = cmd("sleep 100");
+                sub.queue = queue.into();
+                s.submit(T0, &who(u), sub).expect("submit");
+            }
+        }
+        s.schedule(T0);
+        let running = |u: &str| {
+            s.jobs
+                .values()
+                .filter(|j| j.state == JobState::Run && *j.sub.user == *u)
+                .count()
+        };
+        let (more, less) = if alice_more {
+            (running("alice"), running("bob"))
+        } else {
+            (running("bob"), running("alice"))
+        };
+        assert_eq!(more + less, 40);
+        assert!(
+            (25..=28).contains(&more) && (12..=15).contains(&less),
+            "{queue}: {more}:{less}"
+        );
+    }
+}
