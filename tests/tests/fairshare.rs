@@ -51,11 +51,7 @@ fn submit(c: &ProcessCluster, work: &Path, queue: &str, n: usize) -> Result<Vec<
 fn pooled_queues_run_their_shares_and_an_idle_queue_lends_its_slots() -> Result<()> {
     let c = ProcessCluster::start_batch("fairshare", &ClusterSpec::new(2), PARAMS)?;
     let work = work_dir(c.dir.path())?;
-    let queues = c
-        .dir
-        .path()
-        .join("conf/lsbatch/basalt/configdir/lsb.queues");
-    let mut text = std::fs::read_to_string(&queues).context("lsb.queues")?;
+    let mut text = String::new();
     for (name, share) in [("pa", 50), ("pb", 25), ("pc", 25)] {
         text.push_str(&format!(
             "\nBegin Queue\nQUEUE_NAME = {name}\nPRIORITY = 35\nSLOT_POOL = pool1\n\
@@ -66,16 +62,16 @@ fn pooled_queues_run_their_shares_and_an_idle_queue_lends_its_slots() -> Result<
         "\nBegin Queue\nQUEUE_NAME = fair\nPRIORITY = 5\n\
          FAIRSHARE = USER_SHARES[[default, 1]]\nEnd Queue\n",
     );
-    std::fs::write(&queues, text)?;
+    c.append_batch_file("lsb.queues", &text)?;
     // A host partition over both hosts (its shares order the plain queues' jobs).
-    let hosts_file = queues.with_file_name("lsb.hosts");
-    let mut hosts_text = std::fs::read_to_string(&hosts_file).unwrap_or_default();
-    hosts_text.push_str(&format!(
-        "\nBegin HostPartition\nHPART_NAME = part1\nHOSTS = {}\n\
-         USER_SHARES = [default, 1]\nEnd HostPartition\n",
-        c.hosts.join(" ")
-    ));
-    std::fs::write(&hosts_file, hosts_text)?;
+    c.append_batch_file(
+        "lsb.hosts",
+        &format!(
+            "\nBegin HostPartition\nHPART_NAME = part1\nHOSTS = {}\n\
+             USER_SHARES = [default, 1]\nEnd HostPartition\n",
+            c.hosts.join(" ")
+        ),
+    )?;
     c.ok("badmin", &["reconfig"])?;
     wait_for("bqueues to list the pool", LONG, || {
         let out = c.stdout_ok("bqueues", &["-l", "pa"]).unwrap_or_default();

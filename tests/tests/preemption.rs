@@ -66,22 +66,19 @@ fn submit(c: &ProcessCluster, work: &Path, queue: &str, name: &str, more: &[&str
 fn a_preemptive_job_suspends_low_priority_jobs_and_they_resume_when_slots_free() -> Result<()> {
     let c = ProcessCluster::start_batch("preempt", &ClusterSpec::new(2), PARAMS)?;
     let work = work_dir(c.dir.path())?;
-    let queues = c
-        .dir
-        .path()
-        .join("conf/lsbatch/basalt/configdir/lsb.queues");
-    let mut text = std::fs::read_to_string(&queues).context("lsb.queues")?;
     // The low queue's JOB_CONTROLS SUSPEND applies to preemption: it notes the reasons
     // it was given, then stops the job.
-    text.push_str(&format!(
-        "\nBegin Queue\nQUEUE_NAME = low\nPRIORITY = 10\n\
+    c.append_batch_file(
+        "lsb.queues",
+        &format!(
+            "\nBegin Queue\nQUEUE_NAME = low\nPRIORITY = 10\n\
          JOB_CONTROLS = SUSPEND[echo $LSB_SUSP_REASONS > {}/susp.$LSB_JOBID; \
          kill -STOP -$LSB_JOBPGIDS]\nEnd Queue\n\
          \nBegin Queue\nQUEUE_NAME = urgent\nPRIORITY = 70\nPREEMPTION = PREEMPTIVE\n\
          DESCRIPTION = preempts any lower-priority queue\nEnd Queue\n",
-        work.display()
-    ));
-    std::fs::write(&queues, text)?;
+            work.display()
+        ),
+    )?;
     c.ok("badmin", &["reconfig"])?;
     wait_for("bqueues -l to show the urgent queue", LONG, || {
         let out = c

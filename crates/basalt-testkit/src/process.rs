@@ -386,6 +386,20 @@ impl ProcessCluster {
         c
     }
 
+    /// Append `text` to this cluster's lsb file `file` (`lsb.queues`, `lsb.hosts`, ...);
+    /// `badmin reconfig` makes mbatchd read it.
+    pub fn append_batch_file(&self, file: &str, text: &str) -> Result<()> {
+        let path = self
+            .dir
+            .path()
+            .join("conf/lsbatch/basalt/configdir")
+            .join(file);
+        let mut all = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
+        all.push_str(text);
+        std::fs::write(&path, all).with_context(|| path.display().to_string())?;
+        Ok(())
+    }
+
     /// Run a command to completion.
     pub fn run(&self, name: &str, args: &[&str]) -> Result<Output> {
         Commands::run(self, name, args)
