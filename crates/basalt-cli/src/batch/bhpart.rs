@@ -24,7 +24,7 @@ pub fn blocks(parts: &[HostPartitionInfo], recursive: bool) -> String {
         ));
         let levels = if recursive { p.share_info.len() } else { 1 };
         for info in p.share_info.iter().take(levels) {
-            out.push_str(&super::bqueues::share_table(info));
+            out.push_str(&super::policies::share_table(info));
         }
     }
     out

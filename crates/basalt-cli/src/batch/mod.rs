@@ -31,6 +31,7 @@ pub mod groups;
 pub mod jobctl;
 pub mod opts;
 pub mod params;
+mod policies;
 pub use basalt_config::resreq;
 pub mod text;
 pub mod timefmt;

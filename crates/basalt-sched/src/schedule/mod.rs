@@ -1,7 +1,9 @@
-//! The scheduling pass: visit pending jobs by queue priority and FCFS order ([`walk`]),
-//! evaluate hosts per job shape ([`fit`]), choose hosts ([`allocate`]), and dispatch; a
-//! parallel job that cannot start reserves slots, a backfill job may use them
-//! ([`slot_resv`]); bresume'd jobs are resumed first ([`resume`]).
+//! The scheduling pass: visit pending jobs by queue priority and FCFS order, or by share
+//! tree in a fairshare queue ([`walk`]), evaluate hosts per job shape ([`fit`]), choose
+//! hosts ([`allocate`]), and dispatch ([`start`]); a parallel job that cannot start
+//! reserves slots, a backfill job may use them ([`slot_resv`]); a job of a preemptive
+//! queue takes lower-priority jobs' slots ([`preempt`]); slot pools cap their queues
+//! ([`pool`]); bresume'd jobs are resumed first ([`resume`]).
 
 pub(crate) mod allocate;
 pub(crate) mod alts;
@@ -13,11 +15,12 @@ mod reserve;
 mod resume;
 pub(crate) mod select;
 pub(crate) mod slot_resv;
+mod start;
 mod walk;
 
 use crate::depend::Tri;
 use crate::reslimits::Consumer;
-use crate::{Effect, Event, JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Str, secs};
+use crate::{JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Str, secs};
 use basalt_core::job::{JobState, pend, sub, susp};
 use fit::{CandKey, JobFit, PassState, Shape, ShapeKey, StaticWhy};
 pub(crate) use reserve::Methods;
@@ -28,48 +31,6 @@ use walk::{FullHosts, Walk};
 pub(crate) use walk::{PendReasons, PendRec};
 
 impl Sched {
-    /// Whether a scheduling pass could do something (cleared by [`Sched::schedule`]).
-    pub fn needs_pass(&self) -> bool {
-        self.dirty
-    }
-
-    pub(crate) fn start_job(&mut self, now: Millis, key: JobKey, alloc: Vec<String>) {
-        let idx: Vec<usize> = alloc.iter().filter_map(|h| self.host_idx(h)).collect();
-        self.start_job_at(now, key, alloc, &idx, String::new());
-    }
-
-    /// [`Sched::start_job`] with the hosts' indices known and the `rusage[]` alternative
-    /// it reserves ([`alts::effective_text`]).
-    pub(crate) fn start_job_at(
-        &mut self,
-        now: Millis,
-        key: JobKey,
-        alloc: Vec<String>,
-        idx: &[usize],
-        effective_res_req: String,
-    ) {
-        let first = alloc[0].clone();
-        self.emit(Event::JobStart {
-            time: secs(now),
-            key,
-            hosts: alloc,
-            effective_res_req,
-        });
-        for &i in idx {
-            if let Some(host) = self.hosts.get_mut(i) {
-                host.last_dispatch = now;
-            }
-        }
-        let attempt = self.jobs.get(&key).map_or(1, |j| j.attempt);
-        self.in_flight.insert((key, attempt));
-        self.preempt_wait.remove(&key);
-        self.effects.push(Effect::Dispatch {
-            key,
-            attempt,
-            host: first,
-        });
-    }
-
     /// One scheduling pass: resume user-resumed jobs whose host allows it, then visit
     /// pending jobs by queue priority and FCFS order and dispatch what fits.
     ///
