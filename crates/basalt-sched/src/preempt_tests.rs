@@ -91,6 +91,14 @@ fn fill(s: &mut Sched, queue: &str) {
     }
 }
 
+/// [`fill`] with `full`'s jobs on a core of `c`, then job 5 arrives in `queue` 10 s later.
+fn arrives(c: SchedConfig, full: &str, queue: &str) -> Sched {
+    let mut s = up_with(c);
+    fill(&mut s, full);
+    run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", queue));
+    s
+}
+
 fn state(s: &Sched, id: u64) -> JobState {
     s.jobs[&(id, 0)].state
 }
@@ -228,9 +236,7 @@ fn nothing_is_preempted_when_a_free_slot_is_left() {
 /// job must belong to a preemptable queue": neither, no preemption.
 #[test]
 fn without_a_preemptive_or_preemptable_queue_nothing_is_preempted() {
-    let mut s = up_with(config(|_| {}));
-    fill(&mut s, "normal");
-    run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", "high"));
+    let mut s = arrives(config(|_| {}), "normal", "high");
     assert_eq!(state(&s, 5), JobState::Pend);
     assert!(preempted(&s).is_empty());
 }
@@ -239,15 +245,15 @@ fn without_a_preemptive_or_preemptable_queue_nothing_is_preempted() {
 /// the lower-priority queues are not specified as preemptable."
 #[test]
 fn a_preemptive_queue_preempts_any_lower_priority_queue_not_specified_as_preemptable() {
-    let mut s = up_with(high_preemptive());
-    fill(&mut s, "low");
-    run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", "high"));
+    let mut s = arrives(high_preemptive(), "low", "high");
     assert_eq!(state(&s, 5), JobState::Run);
     assert_eq!(preempted(&s), vec![4]);
     // ... but not a queue of the same or a higher priority.
-    let mut s = up_with(config(|c| q(c, "normal").preempt = preemptive(&[])));
-    fill(&mut s, "high");
-    run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", "normal"));
+    let mut s = arrives(
+        config(|c| q(c, "normal").preempt = preemptive(&[])),
+        "high",
+        "normal",
+    );
     assert_eq!(state(&s, 5), JobState::Pend);
 }
 
@@ -255,15 +261,19 @@ fn a_preemptive_queue_preempts_any_lower_priority_queue_not_specified_as_preempt
 /// priority, even if the higher-priority queues are not specified as preemptive."
 #[test]
 fn a_preemptable_queue_is_preempted_by_any_higher_priority_queue_not_specified_as_preemptive() {
-    let mut s = up_with(config(|c| q(c, "low").preempt = preemptable(&[])));
-    fill(&mut s, "low");
-    run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", "normal"));
+    let mut s = arrives(
+        config(|c| q(c, "low").preempt = preemptable(&[])),
+        "low",
+        "normal",
+    );
     assert_eq!(state(&s, 5), JobState::Run);
     assert_eq!(preempted(&s), vec![4]);
     // A queue of lower priority than the preemptable one does not preempt it.
-    let mut s = up_with(config(|c| q(c, "normal").preempt = preemptable(&[])));
-    fill(&mut s, "normal");
-    run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", "low"));
+    let mut s = arrives(
+        config(|c| q(c, "normal").preempt = preemptable(&[])),
+        "normal",
+        "low",
+    );
     assert_eq!(state(&s, 5), JobState::Pend);
 }
 
@@ -294,9 +304,11 @@ fn preemptive_with_a_list_preempts_those_queues_in_the_preferred_order() {
     run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", "high"));
     assert_eq!(preempted(&s), vec![4]);
     // PREEMPTIVE[low] only: normal's jobs are left alone.
-    let mut s = up_with(config(|c| q(c, "high").preempt = preemptive(&[("low", 0)])));
-    fill(&mut s, "normal");
-    run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", "high"));
+    let mut s = arrives(
+        config(|c| q(c, "high").preempt = preemptive(&[("low", 0)])),
+        "normal",
+        "high",
+    );
     assert_eq!(state(&s, 5), JobState::Pend);
 }
 
@@ -305,9 +317,11 @@ fn preemptive_with_a_list_preempts_those_queues_in_the_preferred_order() {
 /// not normal.
 #[test]
 fn preemptable_with_a_list_is_preempted_only_by_those_queues() {
-    let mut s = up_with(config(|c| q(c, "low").preempt = preemptable(&["high"])));
-    fill(&mut s, "low");
-    run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", "normal"));
+    let mut s = arrives(
+        config(|c| q(c, "low").preempt = preemptable(&["high"])),
+        "low",
+        "normal",
+    );
     assert_eq!(state(&s, 5), JobState::Pend);
     run(&mut s, T0 + 11_000, &bob(), in_queue("sleep 10", "high"));
     assert_eq!(state(&s, 6), JobState::Run);
@@ -395,9 +409,7 @@ fn victims_are_the_lowest_priority_then_the_most_recently_started() {
 /// necessarily have to wait for the preempting job to finish."
 #[test]
 fn a_preempted_job_resumes_as_soon_as_slots_free_before_the_preempting_job_ends() {
-    let mut s = up_with(high_preemptive());
-    fill(&mut s, "normal");
-    run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", "high"));
+    let mut s = arrives(high_preemptive(), "normal", "high");
     assert_eq!(preempted(&s), vec![4]);
     s.take_effects();
     // Job 2 (hostB) ends: 4 resumes in its slot while 5 still runs.
@@ -419,9 +431,7 @@ fn a_preempted_job_resumes_as_soon_as_slots_free_before_the_preempting_job_ends(
 /// pending job of its own (or a lower) queue.
 #[test]
 fn a_preempted_job_resumes_when_the_preempting_job_ends_before_pending_jobs_of_its_queue() {
-    let mut s = up_with(high_preemptive());
-    fill(&mut s, "normal");
-    run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", "high"));
+    let mut s = arrives(high_preemptive(), "normal", "high");
     run(
         &mut s,
         T0 + 11_000,
@@ -861,9 +871,7 @@ fn preempt_for_group_max_ignores_suspended_jobs_in_a_group_total() {
 /// waits for its slots again (counted once), it does not run beside its preemptor.
 #[test]
 fn a_preempted_job_stopped_and_resumed_by_its_user_waits_for_its_slots() {
-    let mut s = up_with(high_preemptive());
-    fill(&mut s, "normal");
-    run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", "high"));
+    let mut s = arrives(high_preemptive(), "normal", "high");
     assert_eq!(preempted(&s), vec![4]);
     s.take_effects();
     s.stop(T0 + 11_000, &alice(), (4, 0)).expect("bstop");

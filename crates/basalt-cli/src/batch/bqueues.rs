@@ -505,10 +505,11 @@ fn bhosts_shared(config: &basalt_config::Config, names: &[String]) -> ExitCode {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn normal() -> QueueInfo {
+    /// The default `normal` queue as bqueues gets it (shared with `policies`' tests).
+    pub(crate) fn normal() -> QueueInfo {
         QueueInfo {
             name: "normal".into(),
             description: "For normal low priority jobs.".into(),

@@ -98,6 +98,7 @@ pub(crate) fn share_table(info: &basalt_proto::mbatchd::ShareInfo) -> String {
 mod tests {
     use super::*;
     use crate::batch::bqueues::queues_long;
+    use crate::batch::bqueues::tests::normal;
     use basalt_proto::mbatchd::{ShareInfo, ShareRow};
 
     /// Issue 23: bqueues -l shows the preemption relationships.
@@ -186,21 +187,5 @@ mod tests {
             \x20USER/GROUP   SHARES  PRIORITY  STARTED  RESERVED  CPU_TIME  RUN_TIME   ADJUST\n\
             \x20bo                1     0.333        0         0       0.0         0    0.000\n";
         assert!(got.contains(want), "{got}");
-    }
-
-    fn normal() -> QueueInfo {
-        QueueInfo {
-            name: "normal".into(),
-            description: "For normal low priority jobs.".into(),
-            priority: 30,
-            open: true,
-            active: true,
-            max_jobs: -1,
-            jl_u: -1,
-            jl_p: -1.0,
-            jl_h: -1,
-            is_default: true,
-            ..Default::default()
-        }
     }
 }
