@@ -236,7 +236,7 @@ fn nothing_is_preempted_when_a_free_slot_is_left() {
 /// job must belong to a preemptable queue": neither, no preemption.
 #[test]
 fn without_a_preemptive_or_preemptable_queue_nothing_is_preempted() {
-    let mut s = arrives(config(|_| {}), "normal", "high");
+    let s = arrives(config(|_| {}), "normal", "high");
     assert_eq!(state(&s, 5), JobState::Pend);
     assert!(preempted(&s).is_empty());
 }
@@ -245,11 +245,11 @@ fn without_a_preemptive_or_preemptable_queue_nothing_is_preempted() {
 /// the lower-priority queues are not specified as preemptable."
 #[test]
 fn a_preemptive_queue_preempts_any_lower_priority_queue_not_specified_as_preemptable() {
-    let mut s = arrives(high_preemptive(), "low", "high");
+    let s = arrives(high_preemptive(), "low", "high");
     assert_eq!(state(&s, 5), JobState::Run);
     assert_eq!(preempted(&s), vec![4]);
     // ... but not a queue of the same or a higher priority.
-    let mut s = arrives(
+    let s = arrives(
         config(|c| q(c, "normal").preempt = preemptive(&[])),
         "high",
         "normal",
@@ -261,7 +261,7 @@ fn a_preemptive_queue_preempts_any_lower_priority_queue_not_specified_as_preempt
 /// priority, even if the higher-priority queues are not specified as preemptive."
 #[test]
 fn a_preemptable_queue_is_preempted_by_any_higher_priority_queue_not_specified_as_preemptive() {
-    let mut s = arrives(
+    let s = arrives(
         config(|c| q(c, "low").preempt = preemptable(&[])),
         "low",
         "normal",
@@ -269,7 +269,7 @@ fn a_preemptable_queue_is_preempted_by_any_higher_priority_queue_not_specified_a
     assert_eq!(state(&s, 5), JobState::Run);
     assert_eq!(preempted(&s), vec![4]);
     // A queue of lower priority than the preemptable one does not preempt it.
-    let mut s = arrives(
+    let s = arrives(
         config(|c| q(c, "normal").preempt = preemptable(&[])),
         "normal",
         "low",
@@ -304,7 +304,7 @@ fn preemptive_with_a_list_preempts_those_queues_in_the_preferred_order() {
     run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", "high"));
     assert_eq!(preempted(&s), vec![4]);
     // PREEMPTIVE[low] only: normal's jobs are left alone.
-    let mut s = arrives(
+    let s = arrives(
         config(|c| q(c, "high").preempt = preemptive(&[("low", 0)])),
         "normal",
         "high",
