@@ -96,7 +96,6 @@ pub(crate) fn share_table(info: &basalt_proto::mbatchd::ShareInfo) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::batch::bqueues::queues_long;
     use crate::batch::bqueues::tests::normal;
     use basalt_proto::mbatchd::{ShareInfo, ShareRow};
