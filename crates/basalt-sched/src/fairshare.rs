@@ -290,19 +290,10 @@ impl<T> FsTree<T> {
 }
 
 impl Sched {
-    /// The account path of `user` in a share list: (label, shares) from the top; None
-    /// when the list gives the user no share.
-    #[cfg(test)]
-    pub(crate) fn share_path(
-        &self,
-        entries: &[ShareEntry],
-        user: &str,
-    ) -> Option<Vec<(String, u32)>> {
-        self.share_path_at(entries, user, "", 0)
-    }
-
-    /// [`Sched::share_path`] of a job submitted with `bsub -G group` ("" = none): that
-    /// group's share when the list has one for it and the group has the user.
+    /// The account path of `user` in a share list — (label, shares) from the top; None
+    /// when the list gives the user no share — for a job submitted with `bsub -G group`
+    /// ("" = none): that group's share when the list has one for it and the group has
+    /// the user, else the first group that has the user.
     pub(crate) fn share_path_of(
         &self,
         entries: &[ShareEntry],

@@ -196,11 +196,11 @@ fn a_hierarchical_share_tree_divides_a_groups_share_among_its_members() {
 fn group_at_default_and_users_without_a_share() {
     let s = fair("[dev@, 2] [default, 1]", &[("dev", &["dan", "dee"], "")]);
     let q = &s.queues[0].user_shares;
-    assert_eq!(s.share_path(q, "dan"), Some(vec![("dan".into(), 2)]));
-    assert_eq!(s.share_path(q, "dee"), Some(vec![("dee".into(), 2)]));
-    assert_eq!(s.share_path(q, "zed"), Some(vec![("zed".into(), 1)]));
+    assert_eq!(s.share_path_of(q, "dan", ""), Some(vec![("dan".into(), 2)]));
+    assert_eq!(s.share_path_of(q, "dee", ""), Some(vec![("dee".into(), 2)]));
+    assert_eq!(s.share_path_of(q, "zed", ""), Some(vec![("zed".into(), 1)]));
     let s = fair("[alice, 1]", &[]);
-    assert_eq!(s.share_path(&s.queues[0].user_shares, "bob"), None);
+    assert_eq!(s.share_path_of(&s.queues[0].user_shares, "bob", ""), None);
     let mut s = fair("[alice, 1]", &[]);
     submit_all(&mut s, &["bob", "alice"], 4, T0);
     let started = rounds(&mut s, T0, 1);

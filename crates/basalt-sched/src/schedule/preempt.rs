@@ -115,7 +115,7 @@ pub(crate) struct SuspCounts {
 impl Sched {
     /// Preemption's start of a pass: None when no queue can preempt another.
     pub(crate) fn begin_preemption(&self, now: Millis) -> Option<PassPreempt> {
-        if self.queues.iter().all(|q| q.preempt.is_none()) {
+        if !self.preemption_configured() {
             return None;
         }
         let n = self.queues.len();
@@ -216,11 +216,16 @@ impl Sched {
         true
     }
 
+    /// Does some queue take part in preemption (PREEMPTION)?
+    fn preemption_configured(&self) -> bool {
+        self.queues.iter().any(|q| !q.preempt.is_none())
+    }
+
     /// How suspended jobs' per-user slots count in this pass (PREEMPT_FOR).
     pub(crate) fn susp_counts(&self) -> SuspCounts {
         let f = &self.cfg.preempt.preempt_for;
         SuspCounts {
-            on: self.queues.iter().any(|q| !q.preempt.is_none()),
+            on: self.preemption_configured(),
             host_jlu: f.host_jlu,
             user_jlp: f.user_jlp,
             group_jlp: f.group_jlp,
