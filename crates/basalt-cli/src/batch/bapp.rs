@@ -89,25 +89,18 @@ pub fn main(args: Vec<String>) -> ExitCode {
                 return crate::fail();
             }
         };
-        for n in &reply.not_found {
-            eprintln!("{n}: No such application");
-        }
-        if reply.apps.is_empty() {
-            if reply.not_found.is_empty() {
-                eprintln!("No application profiles found");
-            }
-            return crate::fail();
-        }
-        if long_format {
-            print!("{}", long(&reply.apps));
-        } else {
-            print!("{}", table(&reply.apps));
-        }
-        if reply.not_found.is_empty() {
-            ExitCode::SUCCESS
-        } else {
-            crate::fail()
-        }
+        super::named_listing(
+            !reply.apps.is_empty(),
+            &reply.not_found,
+            ("No such application", "No application profiles found"),
+            || {
+                if long_format {
+                    long(&reply.apps)
+                } else {
+                    table(&reply.apps)
+                }
+            },
+        )
     })
 }
 

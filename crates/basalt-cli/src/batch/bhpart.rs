@@ -67,21 +67,15 @@ pub fn main(args: Vec<String>) -> ExitCode {
                 return crate::fail();
             }
         };
-        for n in &reply.not_found {
-            eprintln!("{n}: Host partition does not exist");
-        }
-        if reply.partitions.is_empty() {
-            if reply.not_found.is_empty() {
-                eprintln!("No host partition is defined");
-            }
-            return crate::fail();
-        }
-        print!("{}", blocks(&reply.partitions, recursive));
-        if reply.not_found.is_empty() {
-            ExitCode::SUCCESS
-        } else {
-            crate::fail()
-        }
+        super::named_listing(
+            !reply.partitions.is_empty(),
+            &reply.not_found,
+            (
+                "Host partition does not exist",
+                "No host partition is defined",
+            ),
+            || blocks(&reply.partitions, recursive),
+        )
     })
 }
 

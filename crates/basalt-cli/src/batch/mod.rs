@@ -271,6 +271,32 @@ pub fn config_banner_text(problem: &str) -> Option<String> {
 }
 
 /// The text of a refused request: the status message (LSF's reason), else the code.
+/// The end of a listing of named objects (bapp, bhpart): `<name>: <missing>` on stderr
+/// for each name not found; nothing found — `none` when no name was missing — exits 255;
+/// else `text()` is printed, and the exit is 255 when a name was missing.
+pub(crate) fn named_listing(
+    found: bool,
+    not_found: &[String],
+    (missing, none): (&str, &str),
+    text: impl FnOnce() -> String,
+) -> ExitCode {
+    for n in not_found {
+        eprintln!("{n}: {missing}");
+    }
+    if !found {
+        if not_found.is_empty() {
+            eprintln!("{none}");
+        }
+        return crate::fail();
+    }
+    print!("{}", text());
+    if not_found.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        crate::fail()
+    }
+}
+
 pub fn status_text(s: &tonic::Status) -> String {
     if s.code() == tonic::Code::Unavailable {
         return format!("Cannot connect to mbatchd: {}", s.message());
