@@ -231,6 +231,13 @@ impl Mbatchd for FakeMbd {
         Ok(Response::new(Default::default()))
     }
 
+    async fn clusters(
+        &self,
+        _r: Request<basalt_proto::mbatchd::ClustersRequest>,
+    ) -> Result<Response<basalt_proto::mbatchd::ClustersReply>, Status> {
+        Ok(Response::new(Default::default()))
+    }
+
     async fn host_partitions(
         &self,
         _r: Request<basalt_proto::mbatchd::HostPartitionsRequest>,

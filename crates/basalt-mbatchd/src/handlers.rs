@@ -198,6 +198,10 @@ impl OwnerState {
                 let out = self.sched.apps_view(&names);
                 deferred.push(defer(reply, out));
             }
+            Msg::Clusters { reply } => {
+                let out = self.clusters_reply();
+                deferred.push(defer(reply, out));
+            }
             Msg::HostPartitions { names, reply } => {
                 let out = self.sched.partitions_view(&names, now);
                 deferred.push(defer(reply, out));

@@ -27,6 +27,7 @@ pub mod egroup;
 mod handlers;
 pub mod journal;
 mod lim_poller;
+mod mc;
 mod msg;
 mod owner;
 mod service;

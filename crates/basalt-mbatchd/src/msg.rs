@@ -140,6 +140,10 @@ pub(crate) enum Msg {
         names: Vec<String>,
         reply: Reply<(Vec<basalt_sched::views::AppRow>, Vec<String>)>,
     },
+    /// bclusters.
+    Clusters {
+        reply: Reply<basalt_proto::mbatchd::ClustersReply>,
+    },
     /// bhpart.
     HostPartitions {
         names: Vec<String>,

@@ -332,6 +332,7 @@ impl OwnerState {
             | Msg::Apps { .. }
             | Msg::Slots { .. }
             | Msg::HostPartitions { .. }
+            | Msg::Clusters { .. }
             | Msg::Lim(_)
             | Msg::Resign(_)
             | Msg::Shutdown => Some(msg),

@@ -658,6 +658,17 @@ impl Mbatchd for MbatchdService {
         r.map(|()| Response::new(pb::CtlReply { results: vec![] }))
             .map_err(refused)
     }
+
+    async fn clusters(
+        &self,
+        request: Request<pb::ClustersRequest>,
+    ) -> Result<Response<pb::ClustersReply>, Status> {
+        self.caller(&request).await?;
+        self.owner
+            .ask(|reply| Msg::Clusters { reply })
+            .await
+            .map(Response::new)
+    }
 }
 
 /// What the sbatchds ask (daemon credentials of the host they name only).

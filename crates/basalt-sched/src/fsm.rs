@@ -182,6 +182,7 @@ impl Sched {
                         requeues: None,
                         preempt_count: 0,
                         preempted_by: None,
+                        mc: None,
                     };
                     self.counts.apply(&job, true);
                     if !hold && !self.replaying {

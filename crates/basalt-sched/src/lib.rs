@@ -64,6 +64,7 @@ pub mod fairshare;
 mod fsm;
 pub mod limits;
 pub mod logswitch;
+pub mod mc;
 pub mod modify;
 mod query;
 pub mod reslimits;

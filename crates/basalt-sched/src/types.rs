@@ -427,6 +427,44 @@ pub struct Job {
     pub preempt_count: u32,
     /// The job that preempted it last (not in the log: unknown after a restart).
     pub preempted_by: Option<JobKey>,
+    /// MultiCluster (seed 004): where it was forwarded, or where it came from (None: a
+    /// local job never forwarded; boxed: rare).
+    pub mc: Option<Box<McJob>>,
+}
+
+/// What a job has of MultiCluster job forwarding (seed 004), on either side.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct McJob {
+    // ---- submission side ----
+    /// The cluster and receive-jobs queue it is forwarded to now ("" = not forwarded),
+    /// and since when (seconds): its last JOB_FORWARD.
+    pub fwd_cluster: Str,
+    pub fwd_queue: Str,
+    pub fwd_time: i64,
+    /// JOB_FORWARD records applied for it: the current forward's attempt number.
+    pub forwards: u32,
+    /// Times it came back because it could not start there (not started within
+    /// MAX_RSCHED_TIME, or failed to start): counted from the log (JOB_STATUS PEND with
+    /// [`crate::mc::PEND_MC_RETURNED`] and a counted cause).
+    pub returns: u32,
+    /// Its id in the execution cluster (0 = not confirmed yet; not in the log: the
+    /// remote cluster's list gives it again after a restart).
+    pub remote_id: u64,
+    /// Remote queues that refused it, and until when they are not asked again (ms; not
+    /// in the log).
+    pub refused: Vec<(Str, Str, Millis)>,
+    /// When the forward was last sent (ms, not in the log; 0 = not since this mbatchd
+    /// started): resent when the remote cluster does not list it.
+    pub sent_at: Millis,
+    // ---- execution side ----
+    /// The cluster it was forwarded from ("" = submitted here), its id and index there,
+    /// and that cluster's forward attempt: from its JOB_ACCEPT.
+    pub src_cluster: Str,
+    pub src_id: u64,
+    pub src_idx: u32,
+    pub src_attempt: u32,
+    /// When it was accepted here (seconds).
+    pub accepted_at: i64,
 }
 
 /// What requeues left on a job: counted from the log (replay gives the same counts), and

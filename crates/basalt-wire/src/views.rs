@@ -146,6 +146,25 @@ pub fn job_info(v: &JobView, reason_hosts: bool) -> pb::JobInfo {
                 }
             })
             .unwrap_or_default(),
+        forward_cluster: j
+            .mc
+            .as_ref()
+            .map(|m| m.fwd_cluster.to_string())
+            .unwrap_or_default(),
+        forward_queue: j
+            .mc
+            .as_ref()
+            .map(|m| m.fwd_queue.to_string())
+            .unwrap_or_default(),
+        forward_time: j.mc.as_ref().map_or(0, |m| m.fwd_time),
+        remote_job_id: j.mc.as_ref().map_or(0, |m| m.remote_id),
+        mc_returns: j.mc.as_ref().map_or(0, |m| m.returns),
+        source_cluster: j
+            .mc
+            .as_ref()
+            .map(|m| m.src_cluster.to_string())
+            .unwrap_or_default(),
+        source_job_id: j.mc.as_ref().map_or(0, |m| m.src_id),
     }
 }
 
