@@ -1,5 +1,5 @@
 //! `lsf.cluster.<cluster>`: administrators, hosts (in master-candidate order),
-//! LIM parameters and the resource map.
+//! LIM parameters, the resource map and the remote clusters (MultiCluster).
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -22,6 +22,9 @@ pub struct ClusterFile {
     pub params: LimParams,
     /// ResourceMap rows: (RESOURCENAME, LOCATION with its outer parentheses removed).
     pub resource_map: Vec<(String, String)>,
+    /// RemoteClusters rows (MultiCluster), in file order; empty when the section is
+    /// absent (LSF: then every other cluster of lsf.shared is a remote cluster).
+    pub remote_clusters: Vec<RemoteCluster>,
 }
 
 impl ClusterFile {
@@ -30,6 +33,41 @@ impl ClusterFile {
         self.hosts
             .iter()
             .find(|h| basalt_core::same_host(&h.name, name))
+    }
+
+    /// The RemoteClusters row of cluster `name`.
+    pub fn remote_cluster(&self, name: &str) -> Option<&RemoteCluster> {
+        self.remote_clusters.iter().find(|r| r.name == name)
+    }
+}
+
+/// A row of the RemoteClusters section (LSF 10.1 MultiCluster): a cluster this one
+/// talks to. Each must be a ClusterName of lsf.shared other than this cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteCluster {
+    /// CLUSTERNAME.
+    pub name: String,
+    /// EQUIV (`Y`/`N`, default N): the remote cluster is equivalent to the local one for
+    /// load and host information.
+    pub equiv: bool,
+    /// CACHE_INTERVAL: seconds remote load information is cached (default 60).
+    pub cache_interval: u32,
+    /// RECV_FROM (`Y`/`N`, default Y): this cluster accepts jobs forwarded from it.
+    pub recv_from: bool,
+    /// AUTH: the authentication method for it (`-` or absent: none).
+    pub auth: Option<String>,
+}
+
+impl RemoteCluster {
+    /// A row naming `name` with every other column at its default.
+    pub fn new(name: &str) -> RemoteCluster {
+        RemoteCluster {
+            name: name.to_owned(),
+            equiv: false,
+            cache_interval: 60,
+            recv_from: true,
+            auth: None,
+        }
     }
 }
 
@@ -189,6 +227,11 @@ pub(crate) fn parse(ctx: &mut Ctx<'_>, text: &str, name: &str, shared: &Shared) 
                             }
                         }
                     }
+                }
+            }
+            "remoteclusters" => {
+                if let Some(t) = lexer::horizontal(ctx, &section) {
+                    remote_clusters(ctx, &section, &t, shared, &mut cf);
                 }
             }
             _ => ctx.warn(
@@ -353,6 +396,109 @@ fn hosts(
     }
 }
 
+/// `Y` or `N` (either case) of a RemoteClusters column; anything else is an error.
+fn strict_yes_no(ctx: &mut Ctx<'_>, line: usize, column: &str, v: &str) -> Option<bool> {
+    match v {
+        "Y" | "y" => Some(true),
+        "N" | "n" => Some(false),
+        _ => {
+            ctx.err(line, format!("{column}: expected Y or N, found `{v}`"));
+            None
+        }
+    }
+}
+
+/// The RemoteClusters section: each row names a ClusterName of lsf.shared other than
+/// this cluster, once.
+fn remote_clusters(
+    ctx: &mut Ctx<'_>,
+    section: &Section,
+    table: &Table,
+    shared: &Shared,
+    cf: &mut ClusterFile,
+) {
+    if !check_columns(
+        ctx,
+        section,
+        table,
+        &[
+            "CLUSTERNAME",
+            "EQUIV",
+            "CACHE_INTERVAL",
+            "RECV_FROM",
+            "AUTH",
+        ],
+        &["CLUSTERNAME"],
+    ) {
+        return;
+    }
+    let cols = (
+        table.col("CLUSTERNAME"),
+        table.col("EQUIV"),
+        table.col("CACHE_INTERVAL"),
+        table.col("RECV_FROM"),
+        table.col("AUTH"),
+    );
+    let mut lines: Vec<usize> = Vec::new();
+    for row in &table.rows {
+        let Some(name) = row.get(cols.0) else {
+            ctx.err(row.line, "RemoteClusters: missing CLUSTERNAME");
+            continue;
+        };
+        let mut rc = RemoteCluster::new(name);
+        let mut ok = true;
+        if let Some(v) = row.get(cols.1) {
+            match strict_yes_no(ctx, row.line, "EQUIV", v) {
+                Some(b) => rc.equiv = b,
+                None => ok = false,
+            }
+        }
+        if let Some(v) = row.get(cols.2) {
+            match ctx.uint(row.line, "CACHE_INTERVAL", v) {
+                Some(n) => rc.cache_interval = n,
+                None => ok = false,
+            }
+        }
+        if let Some(v) = row.get(cols.3) {
+            match strict_yes_no(ctx, row.line, "RECV_FROM", v) {
+                Some(b) => rc.recv_from = b,
+                None => ok = false,
+            }
+        }
+        rc.auth = row.get(cols.4).map(str::to_owned);
+        if name == cf.name {
+            ctx.err(
+                row.line,
+                format!("RemoteClusters: `{name}` is this cluster; list only the other clusters"),
+            );
+            continue;
+        }
+        if !shared.clusters.iter().any(|c| c == name) {
+            ctx.err(
+                row.line,
+                format!(
+                    "RemoteClusters: cluster `{name}` is not a ClusterName of lsf.shared (Cluster section)"
+                ),
+            );
+            continue;
+        }
+        if let Some(i) = cf.remote_clusters.iter().position(|r| r.name == name) {
+            ctx.err(
+                row.line,
+                format!(
+                    "RemoteClusters: cluster `{name}` listed twice (first at line {})",
+                    lines[i]
+                ),
+            );
+            continue;
+        }
+        if ok {
+            cf.remote_clusters.push(rc);
+            lines.push(row.line);
+        }
+    }
+}
+
 fn params(ctx: &mut Ctx<'_>, section: &Section, p: &mut LimParams) {
     for e in lexer::vertical(ctx, section) {
         let key = e.upper();
@@ -433,7 +579,8 @@ mod tests {
 
     fn shared() -> Shared {
         Shared {
-            clusters: vec!["c".into()],
+            clusters: vec!["c".into(), "east".into(), "west".into()],
+            cluster_rows: Vec::new(),
             host_types: vec!["linux".into()],
             host_models: vec![HostModel {
                 name: "IntelI5".into(),
@@ -543,5 +690,91 @@ mod tests {
         );
         let wl: Vec<usize> = d.warnings.iter().map(|e| e.line).collect();
         assert_eq!(wl, vec![2, 16]);
+    }
+
+    #[test]
+    fn remote_clusters() {
+        let (c, d) = parse_str(
+            "Begin Host\nHOSTNAME\nh1\nEnd Host\n\
+             Begin RemoteClusters\n\
+             CLUSTERNAME  EQUIV  CACHE_INTERVAL  RECV_FROM  AUTH\n\
+             east         Y      30              n          KRB\n\
+             west         -      -               -          -\n\
+             End RemoteClusters\n",
+        );
+        assert!(d.errors.is_empty(), "{:?}", d.errors);
+        assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+        assert_eq!(
+            c.remote_clusters,
+            vec![
+                RemoteCluster {
+                    name: "east".into(),
+                    equiv: true,
+                    cache_interval: 30,
+                    recv_from: false,
+                    auth: Some("KRB".into()),
+                },
+                RemoteCluster::new("west"),
+            ]
+        );
+        let west = c.remote_cluster("west").unwrap();
+        assert!(!west.equiv && west.recv_from && west.cache_interval == 60);
+        assert!(west.auth.is_none());
+        assert!(c.remote_cluster("c").is_none());
+
+        // Only CLUSTERNAME is required.
+        let (c, d) = parse_str(
+            "Begin Host\nHOSTNAME\nh1\nEnd Host\n\
+             Begin RemoteClusters\nCLUSTERNAME\nwest\nEnd RemoteClusters\n",
+        );
+        assert!(d.errors.is_empty() && d.warnings.is_empty());
+        assert_eq!(c.remote_clusters, vec![RemoteCluster::new("west")]);
+
+        // Without the section there are none.
+        let (c, _) = parse_str("Begin Host\nHOSTNAME\nh1\nEnd Host\n");
+        assert!(c.remote_clusters.is_empty());
+    }
+
+    #[test]
+    fn remote_cluster_errors_name_file_and_line() {
+        let (c, d) = parse_str(
+            "Begin Host\nHOSTNAME\nh1\nEnd Host\n\
+             Begin RemoteClusters\n\
+             CLUSTERNAME  EQUIV  CACHE_INTERVAL  RECV_FROM  COLOR\n\
+             east         yes    -               -          red\n\
+             west         N      soon            -\n\
+             c            N      -               -\n\
+             north        N      -               -\n\
+             east         Y      -               maybe\n\
+             west         Y\n\
+             west         Y\n\
+             End RemoteClusters\n\
+             Begin RemoteClusters\nEQUIV\nY\nEnd RemoteClusters\n",
+        );
+        let e: Vec<String> = d.errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            e,
+            vec![
+                "lsf.cluster.c:7: EQUIV: expected Y or N, found `yes`",
+                "lsf.cluster.c:8: CACHE_INTERVAL: expected a non-negative integer, found `soon`",
+                "lsf.cluster.c:9: RemoteClusters: `c` is this cluster; list only the other clusters",
+                "lsf.cluster.c:10: RemoteClusters: cluster `north` is not a ClusterName of lsf.shared (Cluster section)",
+                "lsf.cluster.c:11: RECV_FROM: expected Y or N, found `maybe`",
+                "lsf.cluster.c:13: RemoteClusters: cluster `west` listed twice (first at line 12)",
+                "lsf.cluster.c:16: section RemoteClusters: required column CLUSTERNAME is missing",
+            ],
+        );
+        let w: Vec<String> = d.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            w,
+            vec!["lsf.cluster.c:6: unknown column `COLOR` in section RemoteClusters ignored"]
+        );
+        assert_eq!(
+            c.remote_clusters,
+            vec![RemoteCluster {
+                equiv: true,
+                ..RemoteCluster::new("west")
+            }]
+        );
     }
 }

@@ -33,12 +33,13 @@ pub mod timewindow;
 use std::path::{Component, Path, PathBuf};
 
 pub use batch::{
-    Application, Batch, BatchHost, BatchParams, BatchUser, Group, Limit, Mxj, Queue, Threshold,
+    Application, Batch, BatchHost, BatchParams, BatchUser, Group, Limit, McScheduleEnhance, Mxj,
+    Queue, Threshold,
 };
-pub use cluster::{ClusterFile, ClusterHost, LimParams};
+pub use cluster::{ClusterFile, ClusterHost, LimParams, RemoteCluster};
 pub use error::{ConfigError, ConfigErrors, Warning};
 pub use lsf_conf::LsfConf;
-pub use shared::{HostModel, ResourceDef, ResourceKind, Shared};
+pub use shared::{HostModel, ResourceDef, ResourceKind, Shared, SharedCluster};
 pub use timewindow::{TimeWindow, TimeWindowError};
 
 use error::Diag;
@@ -146,6 +147,12 @@ impl Config {
             .filter(|v| !v.trim().is_empty())
             .map(|d| self.resolve_path(d.trim()))
     }
+}
+
+/// Where the MultiCluster key is: lsf.conf `BASALT_MC_KEY`, relative to `LSF_ENVDIR`
+/// unless absolute (like `BASALT_CLUSTER_KEY`); `None` when unset.
+pub fn mc_key_path(config: &Config) -> Option<PathBuf> {
+    config.lsf_conf.mc_key().map(|p| config.resolve_path(&p))
 }
 
 /// A configuration that loaded without errors, and what was ignored on the way.

@@ -11,6 +11,14 @@ pub const DEFAULT_MBD_PORT: u16 = 6881;
 /// Default sbatchd port (`LSB_SBD_PORT`).
 pub const DEFAULT_SBD_PORT: u16 = 6882;
 
+/// Default `LSB_MC_INITFAIL_RETRY`: how often a forwarded job may fail to start remotely
+/// before the submission cluster suspends it (PSUSP).
+pub const DEFAULT_MC_INITFAIL_RETRY: u32 = 6;
+/// Default `BASALT_MC_POLL_MS`.
+pub const DEFAULT_MC_POLL_MS: u64 = 1000;
+/// Smallest `BASALT_MC_POLL_MS`; a smaller value is raised to it.
+pub const MIN_MC_POLL_MS: u64 = 50;
+
 const PORT_KEYS: [&str; 4] = [
     "LSF_LIM_PORT",
     "LSF_RES_PORT",
@@ -72,6 +80,41 @@ impl LsfConf {
     /// `LSB_SBD_PORT` (default 6882).
     pub fn sbd_port(&self) -> u16 {
         self.port("LSB_SBD_PORT", DEFAULT_SBD_PORT)
+    }
+
+    /// MultiCluster `LSB_MC_INITFAIL_RETRY` (default 6; a value that does not parse is
+    /// the default): tries to start a forwarded job remotely before it is suspended.
+    pub fn mc_initfail_retry(&self) -> u32 {
+        self.get("LSB_MC_INITFAIL_RETRY")
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .unwrap_or(DEFAULT_MC_INITFAIL_RETRY)
+    }
+
+    /// MultiCluster `MC_PLUGIN_REMOTE_RESOURCE=Y` (`y`, `yes` too): forwarding considers
+    /// the remote clusters' Boolean resources (default false).
+    pub fn mc_plugin_remote_resource(&self) -> bool {
+        self.get("MC_PLUGIN_REMOTE_RESOURCE").is_some_and(|v| {
+            let v = v.trim();
+            v.eq_ignore_ascii_case("y") || v.eq_ignore_ascii_case("yes")
+        })
+    }
+
+    /// Basalt's `BASALT_MC_KEY`: the key file this cluster shares with its remote
+    /// clusters, as written (see [`crate::mc_key_path`] for where it is).
+    pub fn mc_key(&self) -> Option<String> {
+        self.get("BASALT_MC_KEY")
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned)
+    }
+
+    /// Basalt's `BASALT_MC_POLL_MS`: how often mbatchd asks each remote cluster for its
+    /// queues and its jobs' states, in milliseconds (default 1000, at least 50; a value
+    /// that does not parse is the default).
+    pub fn mc_poll_ms(&self) -> u64 {
+        self.get("BASALT_MC_POLL_MS")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map_or(DEFAULT_MC_POLL_MS, |ms| ms.max(MIN_MC_POLL_MS))
     }
 
     fn list(&self, key: &str) -> Vec<String> {
@@ -192,8 +235,42 @@ fn assign(ctx: &mut Ctx<'_>, conf: &mut LsfConf, no: usize, line: &str) {
             ),
         }
     }
+    check_multicluster(ctx, no, key, &value);
     crate::not_applied::check_entry(ctx, crate::not_applied::LSF_CONF, "", key, &value, no);
     conf.set(key, &value);
+}
+
+/// The MultiCluster keywords whose accessor falls back to a default: a value it would
+/// not read is an error naming the line (a `BASALT_MC_POLL_MS` below the minimum, a
+/// warning), so a typo does not silently become the default.
+fn check_multicluster(ctx: &mut Ctx<'_>, no: usize, key: &str, value: &str) {
+    let v = value.trim();
+    if v.is_empty() {
+        return;
+    }
+    match key {
+        "LSB_MC_INITFAIL_RETRY" if v.parse::<u32>().is_err() => ctx.err(
+            no,
+            format!("{key}: expected a non-negative integer, found `{value}`"),
+        ),
+        "BASALT_MC_POLL_MS" => match v.parse::<u64>() {
+            Err(_) => ctx.err(
+                no,
+                format!("{key}: expected a number of milliseconds, found `{value}`"),
+            ),
+            Ok(ms) if ms < MIN_MC_POLL_MS => ctx.warn(
+                no,
+                format!("{key} = {ms} is below the minimum; {MIN_MC_POLL_MS} ms is used"),
+            ),
+            Ok(_) => {}
+        },
+        "MC_PLUGIN_REMOTE_RESOURCE"
+            if !matches!(v.to_ascii_uppercase().as_str(), "Y" | "YES" | "N" | "NO") =>
+        {
+            ctx.err(no, format!("{key}: expected Y or N, found `{value}`"));
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]
@@ -252,5 +329,56 @@ mod tests {
             d.errors[0].to_string(),
             "lsf.conf:2: expected KEY=VALUE, found `this is not an assignment`"
         );
+    }
+
+    #[test]
+    fn multicluster_keywords() {
+        let (c, d) = parse_str("");
+        assert!(d.errors.is_empty());
+        assert_eq!(c.mc_initfail_retry(), 6);
+        assert!(!c.mc_plugin_remote_resource());
+        assert_eq!(c.mc_key(), None);
+        assert_eq!(c.mc_poll_ms(), 1000);
+
+        let (c, d) = parse_str(
+            "LSB_MC_INITFAIL_RETRY=3\nMC_PLUGIN_REMOTE_RESOURCE=yes\n\
+             BASALT_MC_KEY=\"mc.key\"\nBASALT_MC_POLL_MS=200\n",
+        );
+        assert!(d.errors.is_empty() && d.warnings.is_empty(), "{d:?}");
+        assert_eq!(c.mc_initfail_retry(), 3);
+        assert!(c.mc_plugin_remote_resource());
+        assert_eq!(c.mc_key().as_deref(), Some("mc.key"));
+        assert_eq!(c.mc_poll_ms(), 200);
+
+        let (c, d) = parse_str(
+            "MC_PLUGIN_REMOTE_RESOURCE=N\nBASALT_MC_POLL_MS=10\nBASALT_MC_KEY=\nLSB_MC_INITFAIL_RETRY=\n",
+        );
+        assert!(d.errors.is_empty(), "{:?}", d.errors);
+        let w: Vec<String> = d.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            w,
+            vec!["lsf.conf:2: BASALT_MC_POLL_MS = 10 is below the minimum; 50 ms is used"]
+        );
+        assert!(!c.mc_plugin_remote_resource());
+        assert_eq!(c.mc_poll_ms(), 50);
+        assert_eq!(c.mc_key(), None);
+        assert_eq!(c.mc_initfail_retry(), 6);
+
+        // Values the accessors cannot read: errors at load, defaults from the accessors.
+        let (c, d) = parse_str(
+            "LSB_MC_INITFAIL_RETRY=often\nBASALT_MC_POLL_MS=fast\nMC_PLUGIN_REMOTE_RESOURCE=maybe\n",
+        );
+        let e: Vec<String> = d.errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            e,
+            vec![
+                "lsf.conf:1: LSB_MC_INITFAIL_RETRY: expected a non-negative integer, found `often`",
+                "lsf.conf:2: BASALT_MC_POLL_MS: expected a number of milliseconds, found `fast`",
+                "lsf.conf:3: MC_PLUGIN_REMOTE_RESOURCE: expected Y or N, found `maybe`",
+            ]
+        );
+        assert_eq!(c.mc_initfail_retry(), 6);
+        assert_eq!(c.mc_poll_ms(), 1000);
+        assert!(!c.mc_plugin_remote_resource());
     }
 }

@@ -214,6 +214,17 @@ pub const LSB_PARAMS: &[NotApplied] = &[
     ),
     N::new(
         "Parameters",
+        "MC_PLUGIN_SCHEDULE_ENHANCE",
+        "dynamic cluster weighting is not supported by Basalt",
+    )
+    .part(
+        "DYN_CLUSTER_WEIGHTING",
+        "MC_PLUGIN_SCHEDULE_ENHANCE = DYN_CLUSTER_WEIGHTING",
+        "the value is ignored",
+    )
+    .by_design(),
+    N::new(
+        "Parameters",
         "PARALLEL_SCHED_BY_SLOT",
         "parallel jobs are always scheduled by job slots",
     )

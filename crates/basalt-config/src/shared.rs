@@ -1,4 +1,7 @@
-//! `lsf.shared`: cluster names, host types, host models and resource definitions.
+//! `lsf.shared`: cluster names (with each cluster's master candidates, for
+//! MultiCluster), host types, host models and resource definitions.
+
+use std::net::IpAddr;
 
 use crate::error::Ctx;
 use crate::lexer::{self, Section, Table};
@@ -8,10 +11,26 @@ use crate::lexer::{self, Section, Table};
 pub struct Shared {
     /// `ClusterName` rows of the Cluster section, in order (the first is this cluster).
     pub clusters: Vec<String>,
+    /// The rows of the Cluster section, in the order of [`Shared::clusters`]: each
+    /// cluster's `Servers` (and Basalt's `ADDRESSES`), for MultiCluster.
+    pub cluster_rows: Vec<SharedCluster>,
     /// `TYPENAME` rows of the HostType section.
     pub host_types: Vec<String>,
     pub host_models: Vec<HostModel>,
     pub resources: Vec<ResourceDef>,
+}
+
+/// A row of the Cluster section: a cluster and the hosts its master may run on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SharedCluster {
+    /// `ClusterName`.
+    pub name: String,
+    /// `Servers`: the cluster's master candidates, the first one tried first (empty for
+    /// `-` or without the column). LSF writes `(hostA hostB)` or one name.
+    pub servers: Vec<String>,
+    /// Basalt extension, the `ADDRESSES` column: the address of each of `servers` (same
+    /// length); `None` (`-` in the list, or no column) means "resolve the name".
+    pub addresses: Vec<Option<IpAddr>>,
 }
 
 /// A HostModel row.
@@ -65,6 +84,11 @@ pub struct ResourceDef {
 }
 
 impl Shared {
+    /// The Cluster-section row of cluster `name`.
+    pub fn cluster(&self, name: &str) -> Option<&SharedCluster> {
+        self.cluster_rows.iter().find(|c| c.name == name)
+    }
+
     /// The CPU factor of a host model (case-insensitive).
     pub fn cpu_factor(&self, model: &str) -> Option<f64> {
         self.host_model(model).map(|m| m.cpu_factor)
@@ -173,17 +197,58 @@ fn cluster(ctx: &mut Ctx<'_>, section: &Section, table: &Table, shared: &mut Sha
         ctx,
         section,
         table,
-        &["CLUSTERNAME", "SERVERS"],
+        &["CLUSTERNAME", "SERVERS", "ADDRESSES"],
         &["CLUSTERNAME"],
     ) {
         return;
     }
-    let col = table.col("CLUSTERNAME");
+    let (col, servers_col, addr_col) = (
+        table.col("CLUSTERNAME"),
+        table.col("SERVERS"),
+        table.col("ADDRESSES"),
+    );
     for row in &table.rows {
-        match row.get(col) {
-            Some(n) => shared.clusters.push(n.to_owned()),
-            None => ctx.err(row.line, "missing ClusterName"),
+        let Some(name) = row.get(col) else {
+            ctx.err(row.line, "missing ClusterName");
+            continue;
+        };
+        let servers: Vec<String> = row
+            .get(servers_col)
+            .map(|v| v.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default();
+        let mut addresses = vec![None; servers.len()];
+        if let Some(v) = row.get(addr_col) {
+            let given: Vec<&str> = v.split_whitespace().collect();
+            if given.len() != servers.len() {
+                ctx.err(
+                    row.line,
+                    format!(
+                        "cluster {name}: ADDRESSES has {} entries but Servers has {} hosts; give one address (or `-`) per server",
+                        given.len(),
+                        servers.len()
+                    ),
+                );
+            } else {
+                for (slot, a) in addresses.iter_mut().zip(given) {
+                    if a == "-" {
+                        continue;
+                    }
+                    match a.parse::<IpAddr>() {
+                        Ok(ip) => *slot = Some(ip),
+                        Err(_) => ctx.err(
+                            row.line,
+                            format!("cluster {name}: ADDRESSES: `{a}` is not an IP address"),
+                        ),
+                    }
+                }
+            }
         }
+        shared.clusters.push(name.to_owned());
+        shared.cluster_rows.push(SharedCluster {
+            name: name.to_owned(),
+            servers,
+            addresses,
+        });
     }
 }
 
@@ -403,6 +468,85 @@ mod tests {
         assert_eq!(lines, vec![7, 11]);
         let wl: Vec<usize> = d.warnings.iter().map(|e| e.line).collect();
         assert_eq!(wl, vec![10, 13]);
+    }
+
+    #[test]
+    fn cluster_rows_with_servers_and_addresses() {
+        let (s, d) = parse_str(
+            "Begin Cluster\nClusterName  Servers          ADDRESSES\n\
+             west         (hostA hostB)    (127.0.2.1 -)\n\
+             east         hostE\n\
+             north        -                -\n\
+             south        ( hs1  hs2 )     (::1 10.0.0.2)\n\
+             End Cluster\n",
+        );
+        assert!(d.errors.is_empty(), "{:?}", d.errors);
+        assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+        assert_eq!(s.clusters, vec!["west", "east", "north", "south"]);
+        let names: Vec<&str> = s.cluster_rows.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, s.clusters);
+        let west = s.cluster("west").unwrap();
+        assert_eq!(west.servers, vec!["hostA", "hostB"]);
+        assert_eq!(
+            west.addresses,
+            vec![Some("127.0.2.1".parse().unwrap()), None]
+        );
+        let east = s.cluster("east").unwrap();
+        assert_eq!(east.servers, vec!["hostE"]);
+        assert_eq!(east.addresses, vec![None]);
+        let north = s.cluster("north").unwrap();
+        assert!(north.servers.is_empty() && north.addresses.is_empty());
+        let south = s.cluster("south").unwrap();
+        assert_eq!(south.servers, vec!["hs1", "hs2"]);
+        assert_eq!(
+            south.addresses,
+            vec![
+                Some("::1".parse().unwrap()),
+                Some("10.0.0.2".parse().unwrap())
+            ]
+        );
+        assert!(s.cluster("nowhere").is_none());
+
+        // Without the ADDRESSES column (LSF's own syntax) every address is None.
+        let (s, d) = parse_str("Begin Cluster\nClusterName Servers\nc (h1 h2)\nEnd Cluster\n");
+        assert!(d.errors.is_empty() && d.warnings.is_empty());
+        assert_eq!(s.cluster_rows[0].servers, vec!["h1", "h2"]);
+        assert_eq!(s.cluster_rows[0].addresses, vec![None, None]);
+        // Only a ClusterName column: no servers.
+        let (s, _) = parse_str("Begin Cluster\nClusterName\nc\nEnd Cluster\n");
+        assert_eq!(
+            s.cluster_rows,
+            vec![SharedCluster {
+                name: "c".into(),
+                servers: vec![],
+                addresses: vec![]
+            }]
+        );
+    }
+
+    #[test]
+    fn cluster_addresses_errors_name_file_and_line() {
+        let (_, d) = parse_str(
+            "Begin Cluster\nClusterName Servers ADDRESSES\n\
+             c (h1 h2) (127.0.0.1)\n\
+             d (h1 h2) (127.0.0.1 999.0.0.1)\n\
+             e - (127.0.0.1)\n\
+             f h1 127.0.0.1\n\
+             End Cluster\n",
+        );
+        let e: Vec<String> = d.errors.iter().map(ToString::to_string).collect();
+        assert_eq!(e.len(), 3, "{e:#?}");
+        assert!(
+            e[0].starts_with("lsf.shared:3: cluster c: ADDRESSES has 1 entries but Servers has 2"),
+            "{e:#?}"
+        );
+        assert_eq!(
+            e[1],
+            "lsf.shared:4: cluster d: ADDRESSES: `999.0.0.1` is not an IP address"
+        );
+        assert!(
+            e[2].starts_with("lsf.shared:5: cluster e: ADDRESSES has 1 entries but Servers has 0")
+        );
     }
 
     #[test]

@@ -113,6 +113,48 @@ fn lsb_params_keywords_not_applied_warn_with_file_and_line() {
 }
 
 #[test]
+fn mc_plugin_schedule_enhance_dyn_cluster_weighting_warns_with_file_and_line() {
+    let d = scratch("openlava");
+    edit(
+        d.path(),
+        "lsb.params",
+        "End Parameters",
+        "MC_PLUGIN_SCHEDULE_ENHANCE = DYN_CLUSTER_WEIGHTING\nEnd Parameters",
+    );
+    let loaded = load_ok(d.path());
+    assert_warns(
+        &loaded,
+        d.path(),
+        "lsb.params",
+        "MC_PLUGIN_SCHEDULE_ENHANCE",
+        "MC_PLUGIN_SCHEDULE_ENHANCE = DYN_CLUSTER_WEIGHTING",
+        "not supported by Basalt",
+    );
+    // Not planned: "not applied", without "yet".
+    assert!(
+        loaded.warnings.iter().any(|w| w.message.starts_with(
+            "MC_PLUGIN_SCHEDULE_ENHANCE = DYN_CLUSTER_WEIGHTING is read but not applied ("
+        )),
+        "{:#?}",
+        loaded.warnings
+    );
+    assert_eq!(loaded.config.batch.params.mc_schedule_enhance, None);
+    common::assert_lists_every_not_applied(&loaded);
+
+    // The other values apply: no warning.
+    let d = scratch("openlava");
+    edit(
+        d.path(),
+        "lsb.params",
+        "End Parameters",
+        "MC_PLUGIN_SCHEDULE_ENHANCE = COUNT_PREEMPTABLE HIGH_QUEUE_PRIORITY\nEnd Parameters",
+    );
+    let loaded = load_ok(d.path());
+    assert_silent(&loaded, d.path(), "lsb.params");
+    assert!(common::assert_lists_every_not_applied(&loaded).is_empty());
+}
+
+#[test]
 fn lsb_queues_keywords_not_applied_warn_with_file_and_line() {
     let d = scratch("openlava");
     edit(

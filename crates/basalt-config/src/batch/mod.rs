@@ -44,6 +44,7 @@ impl Batch {
 mod applications;
 mod fairshare;
 mod hosts;
+mod multicluster;
 mod params;
 mod preempt;
 pub mod queues;
@@ -53,6 +54,7 @@ mod users;
 pub use applications::*;
 pub use fairshare::*;
 pub use hosts::*;
+pub use multicluster::*;
 pub use params::*;
 pub use preempt::*;
 pub use queues::*;
@@ -118,7 +120,7 @@ pub(crate) fn load(diag: &mut Diag, dir: &Path, shared: &Shared, cluster: &Clust
 
     let queues_path = dir.join("lsb.queues");
     if let Some(text) = crate::read_file(diag, &queues_path, true) {
-        batch.queues = parse_queues(&mut diag.file(&queues_path), &text, shared);
+        batch.queues = parse_queues(&mut diag.file(&queues_path), &text, shared, cluster);
         let mut ctx = diag.file(&params_path);
         for q in &batch.params.default_queue {
             if batch.queue(q).is_none() {

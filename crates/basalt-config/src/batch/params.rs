@@ -40,6 +40,9 @@ pub const BATCH_PARAMS: &[&str] = &[
     "RESOURCE_RESERVE_PER_SLOT",
     "BASALT_EVENT_SYNC",
     "BASALT_EVENT_LOCK_HEARTBEAT",
+    "MAX_RSCHED_TIME",
+    "MC_PLUGIN_SCHEDULE_ENHANCE",
+    "MC_PLUGIN_UPDATE_INTERVAL",
 ];
 
 /// Other lsb.params keys found in OpenLava/LSF configurations: accepted
@@ -148,6 +151,16 @@ pub struct BatchParams {
     /// `#lsb.event.lock` (1). A waiting mbatchd checks twice per heartbeat and takes a
     /// lock over only after it has not changed for five checks in a row.
     pub event_lock_heartbeat_secs: u32,
+    /// MultiCluster MAX_RSCHED_TIME, in MBD_SLEEP_TIMEs: how long a forwarded job may
+    /// stay dispatched but not started in the execution cluster before it returns to be
+    /// rescheduled (`Some(20)` when unset, `None` for `infinit`).
+    pub max_rsched_time: Option<u32>,
+    /// MultiCluster MC_PLUGIN_SCHEDULE_ENHANCE (None when unset, and for
+    /// DYN_CLUSTER_WEIGHTING, which Basalt does not support).
+    pub mc_schedule_enhance: Option<super::McScheduleEnhance>,
+    /// MultiCluster MC_PLUGIN_UPDATE_INTERVAL: seconds between refreshes of the remote
+    /// clusters' resource information (None when unset).
+    pub mc_plugin_update_interval: Option<u32>,
     /// Every other parameter, raw, keyed in upper case.
     pub other: BTreeMap<String, String>,
 }
@@ -188,6 +201,9 @@ impl Default for BatchParams {
             resource_reserve_per_slot: false,
             event_sync: "fdatasync".to_owned(),
             event_lock_heartbeat_secs: 1,
+            max_rsched_time: Some(super::DEFAULT_MAX_RSCHED_TIME),
+            mc_schedule_enhance: None,
+            mc_plugin_update_interval: None,
             other: BTreeMap::new(),
         }
     }
@@ -317,6 +333,23 @@ pub(super) fn parse_params(ctx: &mut Ctx<'_>, text: &str) -> (BatchParams, usize
                 }
                 "BASALT_EVENT_LOCK_HEARTBEAT" => {
                     set_u32(ctx, &e, k, 1, &mut p.event_lock_heartbeat_secs);
+                }
+                "MAX_RSCHED_TIME" => match super::parse_count_or_infinit(&e.value) {
+                    Ok(n) => p.max_rsched_time = n,
+                    Err(err) => ctx.err(e.line, format!("MAX_RSCHED_TIME: {err}")),
+                },
+                "MC_PLUGIN_SCHEDULE_ENHANCE" => match super::McScheduleEnhance::parse(&e.value) {
+                    // DYN_CLUSTER_WEIGHTING (Ok(None)): the read-but-not-applied
+                    // warning above says Basalt does not support it.
+                    Ok(m) => p.mc_schedule_enhance = m,
+                    Err(err) => ctx.err(e.line, format!("MC_PLUGIN_SCHEDULE_ENHANCE: {err}")),
+                },
+                "MC_PLUGIN_UPDATE_INTERVAL" => {
+                    let mut secs = 0;
+                    set_u32(ctx, &e, k, 1, &mut secs);
+                    if secs > 0 {
+                        p.mc_plugin_update_interval = Some(secs);
+                    }
                 }
                 "LOCAL_MAX_PREEXEC_RETRY"
                 | "MAX_PREEXEC_RETRY"

@@ -2,12 +2,14 @@
 
 use std::collections::BTreeMap;
 
+use crate::cluster::ClusterFile;
 use crate::error::Ctx;
 use crate::lexer::{self, Section};
 use crate::not_applied::{self, LSB_QUEUES};
 use crate::shared::Shared;
 use crate::timewindow::TimeWindow;
 
+use super::multicluster::{self, ALL_CLUSTERS, DEFAULT_IMPT_JOBBKLG};
 use super::{list, window};
 
 /// Every lsb.queues keyword of the format reference (§7), besides load indices.
@@ -274,6 +276,15 @@ pub struct Queue {
     /// INTERACTIVE (`YES`, `NO` or `ONLY`, upper case).
     pub interactive: Option<String>,
     pub rerunnable: bool,
+    /// MultiCluster SNDJOBS_TO: the remote receive-jobs queues this send-jobs queue
+    /// forwards to, as (queue, cluster), in order.
+    pub snd_jobs_to: Vec<(String, String)>,
+    /// MultiCluster RCVJOBS_FROM: the clusters whose jobs this receive-jobs queue takes
+    /// (the single entry `allclusters` for every one); see [`Queue::receives_from`].
+    pub rcv_jobs_from: Vec<String>,
+    /// MultiCluster IMPT_JOBBKLG: how many forwarded jobs may pend in this receive-jobs
+    /// queue (`Some(50)` when unset, `None` for `infinit`).
+    pub impt_jobbklg: Option<u32>,
     /// Every other keyword, raw, keyed in upper case.
     pub other: BTreeMap<String, String>,
     /// Line of the `Begin Queue`.
@@ -322,9 +333,20 @@ impl Queue {
             no_preempt_finish_time: None,
             interactive: None,
             rerunnable: false,
+            snd_jobs_to: Vec::new(),
+            rcv_jobs_from: Vec::new(),
+            impt_jobbklg: Some(DEFAULT_IMPT_JOBBKLG),
             other: BTreeMap::new(),
             line,
         }
+    }
+
+    /// Does this queue take jobs forwarded from cluster `cluster` (RCVJOBS_FROM names it
+    /// or is `allclusters`)?
+    pub fn receives_from(&self, cluster: &str) -> bool {
+        self.rcv_jobs_from
+            .iter()
+            .any(|c| c == ALL_CLUSTERS || c == cluster)
     }
 }
 
@@ -373,8 +395,15 @@ pub fn parse_job_controls(s: &str) -> Result<BTreeMap<String, String>, String> {
     Ok(out)
 }
 
-pub(super) fn parse_queue(ctx: &mut Ctx<'_>, section: &Section, shared: &Shared) -> Option<Queue> {
+pub(super) fn parse_queue(
+    ctx: &mut Ctx<'_>,
+    section: &Section,
+    shared: &Shared,
+    cluster: &ClusterFile,
+) -> Option<Queue> {
     let mut q = Queue::new("", section.line);
+    // Lines of SNDJOBS_TO and RCVJOBS_FROM, checked once the queue's name is known.
+    let mut mc_lines = (0, 0);
     for e in lexer::vertical(ctx, section) {
         let key = e.upper();
         let v = e.value.as_str();
@@ -541,6 +570,24 @@ pub(super) fn parse_queue(ctx: &mut Ctx<'_>, section: &Section, shared: &Shared)
                     q.rerunnable = b;
                 }
             }
+            "SNDJOBS_TO" => match multicluster::parse_snd_jobs_to(v) {
+                Ok(to) => {
+                    q.snd_jobs_to = to;
+                    mc_lines.0 = line;
+                }
+                Err(e) => ctx.err(line, format!("SNDJOBS_TO: {e}")),
+            },
+            "RCVJOBS_FROM" => match multicluster::parse_rcv_jobs_from(v) {
+                Ok(from) => {
+                    q.rcv_jobs_from = from;
+                    mc_lines.1 = line;
+                }
+                Err(e) => ctx.err(line, format!("RCVJOBS_FROM: {e}")),
+            },
+            "IMPT_JOBBKLG" => match multicluster::parse_count_or_infinit(v) {
+                Ok(n) => q.impt_jobbklg = n,
+                Err(e) => ctx.err(line, format!("IMPT_JOBBKLG: {e}")),
+            },
             _ if QUEUE_LIMIT_KEYS.contains(&k) => {
                 q.limits.insert(key.clone(), v.to_owned());
             }
@@ -565,10 +612,19 @@ pub(super) fn parse_queue(ctx: &mut Ctx<'_>, section: &Section, shared: &Shared)
         ctx.err(section.line, "Queue section without QUEUE_NAME");
         return None;
     }
+    if !q.snd_jobs_to.is_empty() {
+        multicluster::check_snd_jobs_to(ctx, mc_lines.0, &q.name, &q.snd_jobs_to, shared, cluster);
+    }
+    multicluster::check_rcv_jobs_from(ctx, mc_lines.1, &q.name, &q.rcv_jobs_from, shared, cluster);
     Some(q)
 }
 
-pub(super) fn parse_queues(ctx: &mut Ctx<'_>, text: &str, shared: &Shared) -> Vec<Queue> {
+pub(super) fn parse_queues(
+    ctx: &mut Ctx<'_>,
+    text: &str,
+    shared: &Shared,
+    cluster: &ClusterFile,
+) -> Vec<Queue> {
     let mut queues: Vec<Queue> = Vec::new();
     for section in lexer::parse_sections(ctx, text) {
         if !section.is("Queue") {
@@ -578,7 +634,7 @@ pub(super) fn parse_queues(ctx: &mut Ctx<'_>, text: &str, shared: &Shared) -> Ve
             );
             continue;
         }
-        let Some(q) = parse_queue(ctx, &section, shared) else {
+        let Some(q) = parse_queue(ctx, &section, shared, cluster) else {
             continue;
         };
         if q.name.eq_ignore_ascii_case("default") {

@@ -6,6 +6,7 @@ use crate::shared::{HostModel, ResourceDef, ResourceKind};
 fn shared() -> Shared {
     Shared {
         clusters: vec!["c".into()],
+        cluster_rows: Vec::new(),
         host_types: vec!["linux".into()],
         host_models: vec![HostModel {
             name: "m".into(),
@@ -85,7 +86,7 @@ fn queue_keywords() {
                 USERS = all ~bob\nEXCLUSIVE = Y\nTERMINATE_WHEN = load window\nINTERACTIVE = no\n\
                 RERUNNABLE = yes\nRUNLIMIT = 10 60\nPROCLIMIT = 4\nBACKFILL = Y\ngpu = 1/2\n\
                 SWAP = 10/5\nDISPATCH_WINDOW = 8-17\nDESCRIPTION =\nEnd Queue\n";
-    let (qs, d) = with_ctx(|ctx| parse_queues(ctx, text, &shared()));
+    let (qs, d) = with_ctx(|ctx| parse_queues(ctx, text, &shared(), &ClusterFile::default()));
     assert!(d.errors.is_empty(), "{:?}", d.errors);
     // Only PROCLIMIT is read but not applied (PJOB_LIMIT is, issue 20; BACKFILL, issue
     // 22).
@@ -114,7 +115,7 @@ fn queue_keywords() {
 fn stop_and_resume_conditions_are_checked() {
     let text = "Begin Queue\nQUEUE_NAME = q\nSTOP_COND = r1m > 2 && (ut > 0.9 || pg > 20)\n\
                 RESUME_COND = (r1m < 1\nEnd Queue\n";
-    let (qs, d) = with_ctx(|ctx| parse_queues(ctx, text, &shared()));
+    let (qs, d) = with_ctx(|ctx| parse_queues(ctx, text, &shared(), &ClusterFile::default()));
     assert!(d.errors.is_empty(), "{:?}", d.errors);
     let lines: Vec<usize> = d.warnings.iter().map(|w| w.line).collect();
     assert_eq!(lines, vec![4], "{:?}", d.warnings);
@@ -135,7 +136,7 @@ fn queue_errors() {
     let text = "Begin Queue\nPRIORITY = 1\nEnd Queue\n\
                 Begin Queue\nQUEUE_NAME = q\nNICE = x\nr1m = a/b\nEXCLUSIVE = maybe\n\
                 INTERACTIVE = sometimes\nTERMINATE_WHEN = NEVER\nJOB_CONTROLS = X[y]\nEnd Queue\n";
-    let (qs, d) = with_ctx(|ctx| parse_queues(ctx, text, &shared()));
+    let (qs, d) = with_ctx(|ctx| parse_queues(ctx, text, &shared(), &ClusterFile::default()));
     assert_eq!(qs.len(), 1);
     let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
     assert_eq!(lines, vec![1, 6, 7, 8, 9, 10, 11], "{:#?}", d.errors);
