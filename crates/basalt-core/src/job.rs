@@ -298,6 +298,12 @@ pub mod pend {
     pub const PRE_EXEC: u32 = 6;
     pub const SWITCHED: u32 = 14;
     pub const REQUEUED: u32 = 23;
+    /// Basalt's (MultiCluster, seed 004): the job was forwarded to a remote cluster and
+    /// waits there.
+    pub const MC_FORWARDED: u32 = 90;
+    /// Basalt's: the job came back from a remote cluster (refused there, not started in
+    /// time, failed to start, or lost) and waits to be scheduled again.
+    pub const MC_RETURNED: u32 = 91;
     pub const QUEUE_INACT: u32 = 301;
     pub const QUEUE_WINDOW: u32 = 302;
     pub const QUEUE_JOB_LIMIT: u32 = 303;
@@ -347,6 +353,8 @@ pub fn pend_reason_text(code: u32) -> String {
         14 => "Waiting for re-scheduling after switching queue",
         19 => "Waiting for re-scheduling after parameters have been changed",
         23 => "The job has been requeued",
+        90 => "The job was forwarded to a remote cluster",
+        91 => "The job was returned from a remote cluster",
         38 => "The job array has reached its running element limit",
         40 => "Preempted job is waiting to be resumed",
         301 => "The queue is inactivated by the administrator",

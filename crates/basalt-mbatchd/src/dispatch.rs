@@ -299,6 +299,7 @@ impl OwnerState {
         for e in effects {
             match e {
                 Effect::Log(_) | Effect::Acct(_) => {}
+                e @ (Effect::McForward { .. } | Effect::McControl { .. }) => self.mc_carry(e),
                 Effect::RemoveJobFile { job_file } => self.journal.remove_spooled(&job_file),
                 Effect::Dispatch { key, attempt, host } => {
                     let Some(spec) = self.job_spec(key, attempt) else {

@@ -198,6 +198,8 @@ impl OwnerState {
                 let out = self.sched.apps_view(&names);
                 deferred.push(defer(reply, out));
             }
+            Msg::McLink { cluster, news } => self.mc_link_news(&cluster, news),
+            Msg::McIn { cluster, req } => self.mc_incoming(&cluster, req, deferred),
             Msg::Clusters { reply } => {
                 let out = self.clusters_reply();
                 deferred.push(defer(reply, out));

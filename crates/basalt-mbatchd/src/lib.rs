@@ -250,7 +250,17 @@ async fn serve(
             .map_or_else(|_| "?".into(), |a| a.to_string())
     );
 
+    // MultiCluster: the key other clusters must share, and a link to each of them.
+    let mc_trust = match mc::McTrust::load(&config, &me) {
+        Ok(t) => t.map(Arc::new),
+        Err(e) => {
+            error!("MultiCluster job forwarding is off: {e}");
+            None
+        }
+    };
     let (tx, rx) = stdmpsc::channel::<Msg>();
+    let (mc_links, mc_tasks) =
+        mc::start_links(&config, mc_trust.clone(), auth.local_addr(), tx.clone());
     let (done_tx, done_rx) = oneshot::channel::<MbdError>();
     let handle = tokio::runtime::Handle::current();
     let health = Arc::new(Health::default());
@@ -275,6 +285,7 @@ async fn serve(
         host_egroups,
         config_problem: run_opts.config_problem.clone().unwrap_or_default(),
         peers: dispatch::Peers::default(),
+        mc_links,
     };
     std::thread::Builder::new()
         .name("mbatchd-owner".into())
@@ -298,6 +309,7 @@ async fn serve(
         },
         verifier,
         basalt_auth::root_rex(&config),
+        mc_trust,
     );
     let router = tonic::transport::Server::builder()
         .add_service(
@@ -305,7 +317,11 @@ async fn serve(
                 .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
         )
         .add_service(
-            pb::mbatchd_peer_server::MbatchdPeerServer::new(svc)
+            pb::mbatchd_peer_server::MbatchdPeerServer::new(svc.clone())
+                .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
+        )
+        .add_service(
+            pb::mbatchd_cluster_server::MbatchdClusterServer::new(svc)
                 .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
         );
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
@@ -327,6 +343,9 @@ async fn serve(
         },
     };
     poller.abort();
+    for t in mc_tasks {
+        t.abort();
+    }
     let _ = stop_tx.send(());
     let _ = tokio::time::timeout(Duration::from_secs(2), server).await;
     result

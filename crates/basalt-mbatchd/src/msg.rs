@@ -140,6 +140,16 @@ pub(crate) enum Msg {
         names: Vec<String>,
         reply: Reply<(Vec<basalt_sched::views::AppRow>, Vec<String>)>,
     },
+    /// MultiCluster: news from the link to a remote cluster.
+    McLink {
+        cluster: String,
+        news: crate::mc::LinkNews,
+    },
+    /// MultiCluster: a verified request of another cluster's mbatchd.
+    McIn {
+        cluster: String,
+        req: crate::mc::Incoming,
+    },
     /// bclusters.
     Clusters {
         reply: Reply<basalt_proto::mbatchd::ClustersReply>,

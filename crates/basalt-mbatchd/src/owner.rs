@@ -122,6 +122,8 @@ pub(crate) struct OwnerState {
     pub(crate) config_problem: String,
     /// The sbatchd clients dispatches reuse while their connection is proven alive.
     pub(crate) peers: crate::dispatch::Peers,
+    /// MultiCluster: the links to the remote clusters (senders and their states).
+    pub(crate) mc_links: crate::mc::Links,
 }
 
 pub(crate) type Deferred = Box<dyn FnOnce() + Send>;
@@ -333,6 +335,10 @@ impl OwnerState {
             | Msg::Slots { .. }
             | Msg::HostPartitions { .. }
             | Msg::Clusters { .. }
+            | Msg::McIn {
+                req: crate::mc::Incoming::Info { .. } | crate::mc::Incoming::Jobs { .. },
+                ..
+            }
             | Msg::Lim(_)
             | Msg::Resign(_)
             | Msg::Shutdown => Some(msg),
@@ -350,6 +356,8 @@ impl OwnerState {
             | Msg::HostCtl { .. }
             | Msg::Reconfig { .. }
             | Msg::Hello { .. }
+            | Msg::McIn { .. }
+            | Msg::McLink { .. }
             | Msg::Report { .. } => None,
         }
     }

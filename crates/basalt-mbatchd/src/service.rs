@@ -28,15 +28,32 @@ pub struct MbatchdService {
     auth: Verifier,
     /// `LSF_ROOT_REX`: may root submit jobs?
     root_rex: bool,
+    /// MultiCluster: the key other clusters' requests are checked with (None: this
+    /// cluster has no RemoteClusters).
+    mc: Option<std::sync::Arc<crate::mc::McTrust>>,
 }
 
 impl MbatchdService {
-    pub(crate) fn new(owner: Owner, auth: Verifier, root_rex: bool) -> MbatchdService {
+    pub(crate) fn new(
+        owner: Owner,
+        auth: Verifier,
+        root_rex: bool,
+        mc: Option<std::sync::Arc<crate::mc::McTrust>>,
+    ) -> MbatchdService {
         MbatchdService {
             owner,
             auth,
             root_rex,
+            mc,
         }
+    }
+
+    pub(crate) fn mc_trust(&self) -> Option<&crate::mc::McTrust> {
+        self.mc.as_deref()
+    }
+
+    pub(crate) fn owner(&self) -> &Owner {
+        &self.owner
     }
 
     /// The proven caller of a user request: the identity its credential proves. A request

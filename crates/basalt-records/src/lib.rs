@@ -13,6 +13,10 @@ mod modify;
 /// `JOB_FORCE` options (LSF's lsbatch.h): plain `brun`, and `brun -f`.
 const RUNJOB_OPT_NORMAL: u32 = 0x01;
 const RUNJOB_OPT_NOSTOP: u32 = 0x02;
+/// `jobRmtAttr` of JOB_FORWARD and JOB_ACCEPT (LSF's lsbatch.h): a remote batch job on
+/// the submission side, and on the execution side.
+const JOB_RMT_FORWARD: u32 = 0x01;
+const JOB_RMT_REMOTE_BATCH: u32 = 0x04;
 
 fn h(time: i64) -> r::Header {
     r::Header::new(time)
@@ -274,6 +278,36 @@ pub fn to_record(ev: &Event) -> el::Record {
             job_id: key.0,
             idx: key.1,
         }),
+        Event::JobForward {
+            time,
+            key,
+            cluster,
+            queue,
+        } => el::Record::JobForward(r::JobForward {
+            header: h(*time),
+            job_id: key.0,
+            num_reser_hosts: 0,
+            cluster: cluster.clone(),
+            idx: key.1,
+            job_rmt_attr: JOB_RMT_FORWARD,
+            queue: queue.clone(),
+        }),
+        Event::JobAccept {
+            time,
+            key,
+            cluster,
+            src,
+            attempt,
+        } => el::Record::JobAccept(r::JobAccept {
+            header: h(*time),
+            job_id: key.0,
+            remote_jid: src.0,
+            cluster: cluster.clone(),
+            idx: key.1,
+            job_rmt_attr: JOB_RMT_REMOTE_BATCH,
+            remote_idx: src.1,
+            attempt: *attempt,
+        }),
         Event::QueueCtrl {
             time,
             op,
@@ -503,6 +537,19 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
         el::Record::JobClean(c) => Event::JobClean {
             time: c.header.time,
             key: (c.job_id, c.idx),
+        },
+        el::Record::JobForward(f) => Event::JobForward {
+            time: f.header.time,
+            key: (f.job_id, f.idx),
+            cluster: f.cluster.clone(),
+            queue: f.queue.clone(),
+        },
+        el::Record::JobAccept(a) => Event::JobAccept {
+            time: a.header.time,
+            key: (a.job_id, a.idx),
+            cluster: a.cluster.clone(),
+            src: (a.remote_jid, a.remote_idx),
+            attempt: a.attempt,
         },
         el::Record::QueueCtrl(q) => Event::QueueCtrl {
             time: q.header.time,

@@ -1,6 +1,7 @@
 //! Job, queue and host control (bkill, bstop, bresume, bswitch, btop/bbot, brun, badmin
 //! q*/h*) and who may do it.
 
+use crate::Effect;
 use crate::{
     Caller, Event, HostStatus, Job, JobKey, Millis, RequeueStates, SbdAction, Sched, SchedError,
     limits, secs, state_change,
@@ -92,6 +93,16 @@ impl Sched {
             user: caller.user.clone(),
             signal: signal.into(),
         });
+        // Forwarded and waiting in a remote cluster: killed there too.
+        if state.is_pending()
+            && let Some(cluster) = self.forwarded_to(key)
+        {
+            self.effects.push(Effect::McControl {
+                key,
+                cluster,
+                signal: "KILL".into(),
+            });
+        }
         if state.is_pending() || remove {
             let st = if as_done { status::DONE } else { status::EXIT };
             let reasons = if remove { exit_reason::REMOVE } else { 0 };
@@ -241,6 +252,13 @@ impl Sched {
         match j.state {
             JobState::Pend => {
                 self.emit(state_change(t, key, status::PSUSP, reasons, 0));
+                if let Some(cluster) = self.forwarded_to(key) {
+                    self.effects.push(Effect::McControl {
+                        key,
+                        cluster,
+                        signal: "STOP".into(),
+                    });
+                }
             }
             JobState::Psusp | JobState::Ususp => {}
             _ => {
@@ -281,7 +299,15 @@ impl Sched {
             JobState::Ususp => (status::SSUSP, susp::USER_RESUME),
             _ => return Ok(()),
         };
+        let psusp = j.state == JobState::Psusp;
         self.emit(state_change(t, key, st, reasons, 0));
+        if psusp && let Some(cluster) = self.forwarded_to(key) {
+            self.effects.push(Effect::McControl {
+                key,
+                cluster,
+                signal: "RESUME".into(),
+            });
+        }
         Ok(())
     }
 

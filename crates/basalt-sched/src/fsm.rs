@@ -350,6 +350,24 @@ impl Sched {
                     if new == JobState::Pend && j.pend_reasons.is_empty() {
                         j.pend_reasons = new_job_reasons();
                     }
+                    // MultiCluster: back from the remote cluster (counted when it could
+                    // not start there); a PSUSP job bresume'd gets its tries again.
+                    if let Some(m) = j.mc.as_mut() {
+                        if *reasons == crate::mc::PEND_MC_RETURNED && new == JobState::Pend {
+                            m.fwd_cluster = Str::EMPTY;
+                            m.fwd_queue = Str::EMPTY;
+                            m.remote_id = 0;
+                            if crate::mc::counted(*subreasons) {
+                                m.returns += 1;
+                            }
+                            j.pend_reasons = Arc::new(BTreeMap::from([(
+                                crate::mc::PEND_MC_RETURNED,
+                                Vec::new(),
+                            )]));
+                        } else if j.state == JobState::Psusp && new == JobState::Pend {
+                            m.returns = 0;
+                        }
+                    }
                 }
                 if new == JobState::Run {
                     j.resume_sent = false;
@@ -436,6 +454,19 @@ impl Sched {
                 }
             }
             Event::JobModify { key, change, .. } => self.apply_modify(*key, change),
+            Event::JobForward {
+                time,
+                key,
+                cluster,
+                queue,
+            } => self.apply_forward(*time, *key, cluster, queue),
+            Event::JobAccept {
+                time,
+                key,
+                cluster,
+                src,
+                attempt,
+            } => self.apply_accept(*time, *key, cluster, *src, *attempt),
             Event::JobMove {
                 key,
                 position,

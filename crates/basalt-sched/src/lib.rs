@@ -205,6 +205,13 @@ pub enum SchedError {
     /// `bsub -G` of a group the user is not a member of.
     #[error("User not in the specified user group")]
     UserNotInGroup,
+    /// MultiCluster: a forward to a queue that does not take this cluster's jobs
+    /// (RCVJOBS_FROM).
+    #[error("The queue does not receive jobs from this cluster")]
+    McNotReceiving,
+    /// MultiCluster: the receive-jobs queue has IMPT_JOBBKLG MultiCluster jobs pending.
+    #[error("The queue's pending MultiCluster job threshold (IMPT_JOBBKLG) is reached")]
+    McBacklog,
 }
 
 /// The answer for one job of a job-control request.
@@ -385,6 +392,8 @@ pub struct Sched {
     /// Fairshare: each user's finished jobs' usage in each fairshare queue (queue, user),
     /// decayed ([`fairshare::FsHist`]); rebuilt by replay from the jobs' ends.
     fs_hist: BTreeMap<(Str, Str), fairshare::FsHist>,
+    /// MultiCluster: what each remote cluster last reported (not in the log).
+    mc_remote: BTreeMap<String, mc::Remote>,
     /// A pass stopped early since the last full one.
     cut_short: bool,
     /// When the last full pass ran.
@@ -483,6 +492,7 @@ impl Sched {
             slot_resv: BTreeMap::new(),
             preempt_wait: BTreeMap::new(),
             fs_hist: BTreeMap::new(),
+            mc_remote: BTreeMap::new(),
             cut_short: false,
             last_full_pass: now,
             replaying: false,

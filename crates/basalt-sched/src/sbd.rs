@@ -230,6 +230,7 @@ impl Sched {
         for key in too_late {
             self.finish(t, key, status::EXIT, 0, 0, None, "TERM_DEADLINE".into());
         }
+        self.mc_tick(now);
         let lost_after = silence + i64::from(self.cfg.host_lost_grace_secs) * 1000;
         let lost: Vec<String> = self
             .hosts
@@ -335,6 +336,22 @@ impl Sched {
     /// Send an order to sbatchd now, or — when sbatchd has not answered the dispatch
     /// yet — as soon as it does (a kill is never replaced by a later order).
     pub(crate) fn order_sbd(&mut self, key: JobKey, attempt: u32, host: String, action: SbdAction) {
+        // A job a remote cluster runs for us (MultiCluster): the order goes there.
+        if let Some(cluster) = self.forwarded_to(key) {
+            let signal = match action {
+                SbdAction::Kill { .. } => "KILL".to_owned(),
+                SbdAction::Stop { .. } => "STOP".to_owned(),
+                SbdAction::Resume => "RESUME".to_owned(),
+                SbdAction::Signal(s) => s,
+                SbdAction::Limits(_) => return,
+            };
+            self.effects.push(Effect::McControl {
+                key,
+                cluster,
+                signal,
+            });
+            return;
+        }
         if let Some(j) = self.jobs.get_mut(&key)
             && j.pid == 0
         {
@@ -574,6 +591,11 @@ impl Sched {
             }
             ReportKind::StartFailed { message } => {
                 let _ = message;
+                // A job from another cluster goes back there (MultiCluster).
+                if self.from_remote(key) {
+                    self.mc_give_back(t, key, crate::mc::TERM_MC_INITFAIL);
+                    return Ack::Ok;
+                }
                 self.finish(
                     t,
                     key,

@@ -138,6 +138,7 @@ pub(crate) fn cfg() -> SchedConfig {
         group_shares: BTreeMap::new(),
         host_partitions: Vec::new(),
         fs_factors: Default::default(),
+        mc: Default::default(),
         preempt: crate::PreemptParams {
             max_preempt_jobs: 12,
             wait_time_secs: 300,

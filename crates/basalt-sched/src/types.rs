@@ -247,6 +247,23 @@ pub enum Event {
         time: i64,
         key: JobKey,
     },
+    /// MultiCluster, submission side (JOB_FORWARD): forwarded to `queue@cluster`; the
+    /// job stays pending here until the remote cluster says it started (seed 004).
+    JobForward {
+        time: i64,
+        key: JobKey,
+        cluster: String,
+        queue: String,
+    },
+    /// MultiCluster, execution side (JOB_ACCEPT): job `key` here was accepted from
+    /// `cluster`, where it is `src` (forward `attempt` of it).
+    JobAccept {
+        time: i64,
+        key: JobKey,
+        cluster: String,
+        src: JobKey,
+        attempt: u32,
+    },
     /// op: 1 open, 2 close, 3 activate, 4 inactivate.
     QueueCtrl {
         time: i64,
@@ -306,6 +323,8 @@ impl Event {
             | Event::JobMove { time, .. }
             | Event::JobForce { time, .. }
             | Event::JobClean { time, .. }
+            | Event::JobForward { time, .. }
+            | Event::JobAccept { time, .. }
             | Event::QueueCtrl { time, .. }
             | Event::HostCtrl { time, .. }
             | Event::MbdStart { time, .. }
@@ -357,6 +376,22 @@ pub enum Effect {
     },
     /// The job's spooled file is no longer needed.
     RemoveJobFile { job_file: String },
+    /// MultiCluster: send the job to `queue@cluster` (its JOB_FORWARD is logged; the
+    /// answer comes back through [`crate::Sched::mc_forward_answer`]). `attempt`: which
+    /// forward of the job this is.
+    McForward {
+        key: JobKey,
+        cluster: String,
+        queue: String,
+        attempt: u32,
+    },
+    /// MultiCluster: act on the job the remote cluster runs for us ("KILL", "STOP",
+    /// "RESUME" or a signal name).
+    McControl {
+        key: JobKey,
+        cluster: String,
+        signal: String,
+    },
 }
 
 /// A job as the core keeps it.

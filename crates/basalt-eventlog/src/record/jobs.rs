@@ -148,6 +148,35 @@ pub struct JobClean {
     pub idx: u32,
 }
 
+/// `JOB_FORWARD` (MultiCluster, submission cluster): the job was forwarded to a
+/// receive-jobs queue of a remote cluster. LSF's fields (`numReserHosts` is always 0 in
+/// Basalt's records: no hosts are reserved remotely), then Basalt's: the remote queue.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JobForward {
+    pub header: Header,
+    pub job_id: u64,
+    pub num_reser_hosts: i64,
+    pub cluster: String,
+    pub idx: u32,
+    pub job_rmt_attr: u32,
+    pub queue: String,
+}
+
+/// `JOB_ACCEPT` (MultiCluster, execution cluster): job `job_id` here was accepted from
+/// `cluster`, where it is `remote_jid`. LSF's fields, then Basalt's: the job's array
+/// index there and that cluster's forward attempt.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct JobAccept {
+    pub header: Header,
+    pub job_id: u64,
+    pub remote_jid: u64,
+    pub cluster: String,
+    pub idx: u32,
+    pub job_rmt_attr: u32,
+    pub remote_idx: u32,
+    pub attempt: u32,
+}
+
 /// `JOB_FORCE`: `brun`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct JobForce {
@@ -356,6 +385,25 @@ field_table!(JobRequeue |r, d| {
 field_table!(JobClean |r, d| {
     job_id: int = "jobId";
     idx: int = "idx";
+});
+
+field_table!(JobForward |r, d| {
+    job_id: int = "jobId";
+    num_reser_hosts: int = "numReserHosts";
+    cluster: str = "cluster";
+    idx: int = "idx";
+    job_rmt_attr: bits = "jobRmtAttr";
+    queue: opt_str = "queue";
+});
+
+field_table!(JobAccept |r, d| {
+    job_id: int = "jobId";
+    remote_jid: int = "remoteJid";
+    cluster: str = "cluster";
+    idx: int = "idx";
+    job_rmt_attr: bits = "jobRmtAttr";
+    remote_idx: opt_bits = "remoteIdx";
+    attempt: opt_bits = "attempt";
 });
 
 field_table!(JobForce |r, d| {

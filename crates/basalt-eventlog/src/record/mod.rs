@@ -25,8 +25,8 @@ pub use job_finish::JobFinish;
 pub use job_modify::{JobModify2, modify};
 pub use job_new::{JobNew, XFile};
 pub use jobs::{
-    JobClean, JobExecute, JobForce, JobMove, JobRequeue, JobSigact, JobSignal, JobStart,
-    JobStartAccept, JobStatus, JobSwitch, MemUsage,
+    JobAccept, JobClean, JobExecute, JobForce, JobForward, JobMove, JobRequeue, JobSigact,
+    JobSignal, JobStart, JobStartAccept, JobStatus, JobSwitch, MemUsage,
 };
 pub use usage::Rusage;
 
@@ -143,6 +143,8 @@ pub enum Record {
     JobRequeue(JobRequeue),
     JobClean(JobClean),
     JobForce(JobForce),
+    JobForward(JobForward),
+    JobAccept(JobAccept),
     JobSigact(JobSigact),
     QueueCtrl(QueueCtrl),
     HostCtrl(HostCtrl),
@@ -192,6 +194,8 @@ from_struct!(JobMove, JobMove);
 from_struct!(JobRequeue, JobRequeue);
 from_struct!(JobClean, JobClean);
 from_struct!(JobForce, JobForce);
+from_struct!(JobForward, JobForward);
+from_struct!(JobAccept, JobAccept);
 from_struct!(JobSigact, JobSigact);
 from_struct!(QueueCtrl, QueueCtrl);
 from_struct!(HostCtrl, HostCtrl);
@@ -219,6 +223,8 @@ impl Record {
             Record::JobRequeue(_) => "JOB_REQUEUE",
             Record::JobClean(_) => "JOB_CLEAN",
             Record::JobForce(_) => "JOB_FORCE",
+            Record::JobForward(_) => "JOB_FORWARD",
+            Record::JobAccept(_) => "JOB_ACCEPT",
             Record::JobSigact(_) => "JOB_SIGACT",
             Record::QueueCtrl(_) => "QUEUE_CTRL",
             Record::HostCtrl(_) => "HOST_CTRL",
@@ -246,6 +252,8 @@ impl Record {
             Record::JobRequeue(r) => &r.header,
             Record::JobClean(r) => &r.header,
             Record::JobForce(r) => &r.header,
+            Record::JobForward(r) => &r.header,
+            Record::JobAccept(r) => &r.header,
             Record::JobSigact(r) => &r.header,
             Record::QueueCtrl(r) => &r.header,
             Record::HostCtrl(r) => &r.header,
@@ -279,6 +287,8 @@ impl Record {
             Record::JobRequeue(r) => r.job_id,
             Record::JobClean(r) => r.job_id,
             Record::JobForce(r) => r.job_id,
+            Record::JobForward(r) => r.job_id,
+            Record::JobAccept(r) => r.job_id,
             Record::JobSigact(r) => r.job_id,
             Record::JobFinish(r) => r.job_id,
             _ => return None,
@@ -301,6 +311,8 @@ impl Record {
             Record::JobRequeue(r) => r.idx,
             Record::JobClean(r) => r.idx,
             Record::JobForce(r) => r.idx,
+            Record::JobForward(r) => r.idx,
+            Record::JobAccept(r) => r.idx,
             Record::JobSigact(r) => r.idx,
             Record::JobFinish(r) => r.idx,
             _ => return None,
@@ -330,6 +342,8 @@ impl Record {
             Record::JobRequeue(r) => r.write(kind, out),
             Record::JobClean(r) => r.write(kind, out),
             Record::JobForce(r) => r.write(kind, out),
+            Record::JobForward(r) => r.write(kind, out),
+            Record::JobAccept(r) => r.write(kind, out),
             Record::JobSigact(r) => r.write(kind, out),
             Record::QueueCtrl(r) => r.write(kind, out),
             Record::HostCtrl(r) => r.write(kind, out),
@@ -406,6 +420,8 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, ParseError> {
         "JOB_REQUEUE" => Record::JobRequeue(JobRequeue::parse(c, h)?),
         "JOB_CLEAN" => Record::JobClean(JobClean::parse(c, h)?),
         "JOB_FORCE" => Record::JobForce(JobForce::parse(c, h)?),
+        "JOB_FORWARD" => Record::JobForward(JobForward::parse(c, h)?),
+        "JOB_ACCEPT" => Record::JobAccept(JobAccept::parse(c, h)?),
         "JOB_SIGACT" => Record::JobSigact(JobSigact::parse(c, h)?),
         "QUEUE_CTRL" => Record::QueueCtrl(QueueCtrl::parse(c, h)?),
         "HOST_CTRL" => Record::HostCtrl(HostCtrl::parse(c, h)?),

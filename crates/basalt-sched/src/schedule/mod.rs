@@ -16,7 +16,7 @@ mod resume;
 pub(crate) mod select;
 pub(crate) mod slot_resv;
 mod start;
-mod walk;
+pub(crate) mod walk;
 
 use crate::depend::Tri;
 use crate::reslimits::Consumer;
@@ -367,7 +367,9 @@ impl Sched {
             // The alternatives of its rusage[] the limits that are not per host let it
             // have, and their reason for the others.
             let mut within = (u64::MAX, 0);
-            let early = if !q.active {
+            let early = if rec.forwarded {
+                Some(pend::MC_FORWARDED)
+            } else if !q.active {
                 Some(pend::QUEUE_INACT)
             } else if !windows_open {
                 Some(pend::QUEUE_WINDOW)
@@ -793,6 +795,8 @@ impl Sched {
         self.limit_usage = st.limits.counts;
         self.limit_amounts = st.limits.amounts;
         self.set_reasons(assign);
+        // MultiCluster Phase II: what no local host could take goes to another cluster.
+        self.forward_pass(now);
     }
 }
 

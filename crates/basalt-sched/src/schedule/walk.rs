@@ -37,6 +37,7 @@ impl Sched {
             need: j.slots(),
             requeues: j.requeues.clone(),
             account: None,
+            forwarded: crate::mc::is_forwarded(j),
         }
     }
 
@@ -134,6 +135,8 @@ pub(crate) struct PendRec {
     pub(crate) requeues: Option<Box<crate::Requeues>>,
     /// Its account in its queue's share tree (a fairshare queue's walk).
     pub(crate) account: Option<usize>,
+    /// Forwarded to a remote cluster (MultiCluster): it waits there, not here.
+    pub(crate) forwarded: bool,
 }
 
 /// Which hosts have no free slot in the pass (used or reserved), and how many have one.
