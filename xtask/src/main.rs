@@ -64,6 +64,7 @@ const COMMANDS: &[&str] = &[
     "bapp",
     "bmgroup",
     "bugroup",
+    "bclusters",
     "badmin",
     "bhist",
     "bacct",

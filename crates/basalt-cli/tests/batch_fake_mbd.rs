@@ -22,11 +22,14 @@ struct Seen {
     jobs: Vec<JobsRequest>,
     host_ctl: Vec<HostCtlRequest>,
     modifies: Vec<ModifyRequest>,
+    hosts: Vec<HostsRequest>,
 }
 
 #[derive(Clone, Default)]
 struct FakeMbd {
     seen: Arc<Mutex<Seen>>,
+    /// `Clusters` answers a cluster without MultiCluster queues or links.
+    no_mc: bool,
 }
 
 fn running_job() -> JobInfo {
@@ -59,6 +62,119 @@ fn pending_job() -> JobInfo {
         command: "sleep 20".into(),
         start_time: 0,
         ..running_job()
+    }
+}
+
+/// MultiCluster, submission side: job 201 of queue `send`, forwarded to cluster `east`
+/// (queue `recv`), where it is job 5 and runs on three slots of two hosts.
+fn forwarded_job() -> JobInfo {
+    JobInfo {
+        job_id: 201,
+        queue: "send".into(),
+        exec_hosts: vec![
+            "hostA@east".into(),
+            "hostA@east".into(),
+            "hostB@east".into(),
+        ],
+        job_name: "mc_job".into(),
+        command: "mc_job".into(),
+        num_processors: 3,
+        max_processors: 3,
+        forward_cluster: "east".into(),
+        forward_queue: "recv".into(),
+        forward_time: T0 + 2,
+        remote_job_id: 5,
+        ..running_job()
+    }
+}
+
+/// MultiCluster, submission side: job 202, came back once from `east` without
+/// starting and forwarded there again, pending (its id there not known yet).
+fn reforwarded_pending_job() -> JobInfo {
+    JobInfo {
+        job_id: 202,
+        state: 1,
+        exec_hosts: vec![],
+        start_time: 0,
+        forward_time: T0 + 60,
+        remote_job_id: 0,
+        mc_returns: 1,
+        ..forwarded_job()
+    }
+}
+
+/// MultiCluster, execution side: job 5 of queue `recv`, forwarded here from cluster
+/// `west`, where it is job 201 submitted from hostW.
+fn received_job() -> JobInfo {
+    JobInfo {
+        job_id: 5,
+        queue: "recv".into(),
+        from_host: "hostW".into(),
+        job_name: "mc_job".into(),
+        command: "mc_job".into(),
+        source_cluster: "west".into(),
+        source_job_id: 201,
+        pid: 4242,
+        exec_home: "/home/alice".into(),
+        ..running_job()
+    }
+}
+
+/// What `Clusters` answers: cluster `west` sends from `send` to `recv@east` and from
+/// `long_send_queue_name` to a queue of an unreachable cluster, and takes jobs from
+/// `east` into `recv`.
+fn clusters_reply() -> ClustersReply {
+    ClustersReply {
+        cluster: "west".into(),
+        links: vec![
+            ClusterLink {
+                cluster: "east".into(),
+                status: "ok".into(),
+                detail: String::new(),
+                master: "hostE".into(),
+                last_contact: T0,
+            },
+            ClusterLink {
+                cluster: "faraway_cluster".into(),
+                status: "disc".into(),
+                detail: "Cannot reach the master of cluster faraway_cluster".into(),
+                master: String::new(),
+                last_contact: 0,
+            },
+        ],
+        queues: vec![
+            QueueLink {
+                local_queue: "send".into(),
+                flow: "send".into(),
+                remote_queue: "recv".into(),
+                cluster: "east".into(),
+                status: "ok".into(),
+                impt_jobbklg: 10,
+                mc_pending: 3,
+                free_slots: 4,
+                priority: 40,
+                ..Default::default()
+            },
+            QueueLink {
+                local_queue: "long_send_queue_name".into(),
+                flow: "send".into(),
+                remote_queue: "far_queue_name".into(),
+                cluster: "faraway_cluster".into(),
+                status: "disc".into(),
+                impt_jobbklg: -1,
+                ..Default::default()
+            },
+            QueueLink {
+                local_queue: "recv".into(),
+                flow: "recv".into(),
+                remote_queue: "-".into(),
+                cluster: "east".into(),
+                status: "ok".into(),
+                pend: 1,
+                run: 2,
+                ..Default::default()
+            },
+        ],
     }
 }
 
@@ -102,8 +218,10 @@ impl Mbatchd for FakeMbd {
             }));
         }
         let mut reply = JobsReply::default();
+        // The MultiCluster jobs only when asked for by id.
+        let mc = [forwarded_job(), reforwarded_pending_job(), received_job()];
         for id in req.ids {
-            match all.iter().find(|j| j.job_id == id.job_id) {
+            match all.iter().chain(&mc).find(|j| j.job_id == id.job_id) {
                 Some(j) => reply.jobs.push(j.clone()),
                 None => reply.not_found.push(id),
             }
@@ -209,7 +327,8 @@ impl Mbatchd for FakeMbd {
         }))
     }
 
-    async fn hosts(&self, _r: Request<HostsRequest>) -> Result<Response<HostsReply>, Status> {
+    async fn hosts(&self, r: Request<HostsRequest>) -> Result<Response<HostsReply>, Status> {
+        lock(&self.seen).hosts.push(r.into_inner());
         Ok(Response::new(HostsReply {
             hosts: vec![BatchHostInfo {
                 name: "hostA".into(),
@@ -235,7 +354,13 @@ impl Mbatchd for FakeMbd {
         &self,
         _r: Request<basalt_proto::mbatchd::ClustersRequest>,
     ) -> Result<Response<basalt_proto::mbatchd::ClustersReply>, Status> {
-        Ok(Response::new(Default::default()))
+        if self.no_mc {
+            return Ok(Response::new(ClustersReply {
+                cluster: "basalt".into(),
+                ..Default::default()
+            }));
+        }
+        Ok(Response::new(clusters_reply()))
     }
 
     async fn host_partitions(
@@ -323,7 +448,11 @@ impl Mbatchd for FakeMbd {
 
 /// Start the fake on 127.0.0.1:0 in a thread of its own; it lives until the process ends.
 fn start_fake() -> (SocketAddr, Arc<Mutex<Seen>>) {
-    let fake = FakeMbd::default();
+    start_fake_with(FakeMbd::default())
+}
+
+/// Start `fake` as [`start_fake`] does.
+fn start_fake_with(fake: FakeMbd) -> (SocketAddr, Arc<Mutex<Seen>>) {
     let seen = fake.seen.clone();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -714,6 +843,14 @@ fn mbatchd_or_lim_down() {
         "{err}"
     );
     assert!(err.contains("Cannot connect to mbatchd: "), "{err}");
+    let out = env.run(BCLUSTERS, &[]);
+    assert_eq!(out.status.code(), Some(255));
+    assert!(out.stdout.is_empty());
+    assert!(
+        text(&out.stderr).contains("Cannot connect to mbatchd: "),
+        "{}",
+        text(&out.stderr)
+    );
     let env = Env::new(None);
     let out = env.run(BSUB, &["true"]);
     assert_eq!(out.status.code(), Some(255));
@@ -744,6 +881,7 @@ fn every_command_prints_its_version() {
         env!("CARGO_BIN_EXE_bpeek"),
         env!("CARGO_BIN_EXE_bparams"),
         env!("CARGO_BIN_EXE_badmin"),
+        BCLUSTERS,
     ] {
         let out = env.run(exe, &["-V"]);
         assert_eq!(out.status.code(), Some(0), "{exe} -V");
@@ -843,4 +981,267 @@ fn bpeek_of_another_users_job_prints_only_the_refusal() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "<< output from stdout >>\nline one\n");
     assert_eq!(text(&out.stderr), "");
+}
+
+const BCLUSTERS: &str = env!("CARGO_BIN_EXE_bclusters");
+
+#[test]
+fn bclusters_shows_forwarding_queues_links_and_capacity() {
+    let (addr, _seen) = start_fake();
+    let env = Env::new(Some(addr));
+    let out = env.run(BCLUSTERS, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "");
+    assert_eq!(
+        text(&out.stdout),
+        "[Job Forwarding Information ]\n\
+         \n\
+         LOCAL_QUEUE     JOB_FLOW   REMOTE     CLUSTER    STATUS\n\
+         send            send       recv       east       ok\n\
+         *end_queue_name send       *ueue_name *y_cluster disc\n\
+         recv            recv       -          east       ok\n\
+         \n\
+         [Resource Lease Information ]\n\
+         No resources have been exported or borrowed\n"
+    );
+    let out = env.run(BCLUSTERS, &["-w"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout)
+            .contains("\nlong_send_queue_name send       far_queue_name faraway_cluster disc\n"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = env.run(BCLUSTERS, &["-l"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "[Job Forwarding Information ]\n\
+         \n\
+         LOCAL_QUEUE     JOB_FLOW   REMOTE     CLUSTER    STATUS\n\
+         send            send       recv       east       ok\n\
+         *end_queue_name send       *ueue_name *y_cluster disc\n\
+         recv            recv       -          east       ok\n\
+         \n\
+         [Remote Cluster Links ]\n\
+         \n\
+         CLUSTER         STATUS     MASTER          LAST_CONTACT\n\
+         east            ok         hostE           Nov 22 09:25\n\
+         faraway_cluster disc       -               -\n\
+         \x20Cannot reach the master of cluster faraway_cluster\n\
+         \n\
+         [Remote Queue Capacity ]\n\
+         \n\
+         LOCAL_QUEUE     REMOTE     CLUSTER    PRIORITY IMPT_JOBBKLG MC_PEND   ROOM FREE_SLOTS\n\
+         send            recv       east             40           10       3      7          4\n\
+         *end_queue_name *ueue_name *y_cluster        0            -       0      -          0\n\
+         \n\
+         [Resource Lease Information ]\n\
+         No resources have been exported or borrowed\n"
+    );
+    // -lw: the same blocks, nothing cut.
+    let out = env.run(BCLUSTERS, &["-lw"]);
+    assert!(
+        text(&out.stdout).contains(
+            "\nlong_send_queue_name far_queue_name faraway_cluster        0            -       0      -          0\n"
+        ),
+        "{}",
+        text(&out.stdout)
+    );
+    // Unknown options and arguments: the complaint and the usage, exit 255.
+    let out = env.run(BCLUSTERS, &["-x"]);
+    assert_eq!(out.status.code(), Some(255));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        text(&out.stderr),
+        "bclusters: illegal option -- x\nUsage: bclusters [-h] [-V] [-w] [-l]\n"
+    );
+    let out = env.run(BCLUSTERS, &["east"]);
+    assert_eq!(out.status.code(), Some(255));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        text(&out.stderr),
+        "bclusters: illegal argument -- east\nUsage: bclusters [-h] [-V] [-w] [-l]\n"
+    );
+}
+
+#[test]
+fn bclusters_without_multicluster_queues() {
+    let (addr, _seen) = start_fake_with(FakeMbd {
+        no_mc: true,
+        ..Default::default()
+    });
+    let env = Env::new(Some(addr));
+    let out = env.run(BCLUSTERS, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "[Job Forwarding Information ]\n\
+         No job forwarding queues are configured\n\
+         \n\
+         [Resource Lease Information ]\n\
+         No resources have been exported or borrowed\n"
+    );
+    let out = env.run(BCLUSTERS, &["-l"]);
+    assert_eq!(
+        text(&out.stdout),
+        "[Job Forwarding Information ]\n\
+         No job forwarding queues are configured\n\
+         \n\
+         [Remote Cluster Links ]\n\
+         No remote clusters are configured\n\
+         \n\
+         [Resource Lease Information ]\n\
+         No resources have been exported or borrowed\n"
+    );
+}
+
+#[test]
+fn bjobs_shows_forwarded_jobs_in_both_clusters() {
+    let (addr, seen) = start_fake();
+    let env = Env::new(Some(addr));
+    // 201 was forwarded to east and runs there on hostA (2 slots) and hostB; 5 is a job
+    // forwarded here from west; 202 waits in east after coming back once.
+    let out = env.run(BJOBS, &["201", "5", "202"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME\n\
+201     alice   RUN   send       hostA       *hostA@east mc_job     Nov 22 09:25  \n\
+\x20                                            hostB@east\n\
+5       alice   RUN   recv       hostW@west  hostA       mc_job     Nov 22 09:25  \n\
+202     alice   PEND  send       hostA                   mc_job     Nov 22 09:25  \n"
+    );
+    let out = env.run(BJOBS, &["-w", "201", "5"]);
+    assert_eq!(
+        text(&out.stdout),
+        "JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME\n\
+201     alice   RUN   send       hostA       2*hostA@east:hostB@east mc_job     Nov 22 09:25\n\
+5       alice   RUN   recv       hostW@west  hostA       mc_job     Nov 22 09:25\n"
+    );
+
+    // -l, submission side.
+    let out = env.run(BJOBS, &["-l", "201"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let long = text(&out.stdout);
+    assert!(
+        long.starts_with(
+            "\nJob <201>, User <alice>, Project <default>, Status <RUN>, Queue <send>, Command\n\
+             \x20                    <mc_job>\n\
+             Sun Nov 22 09:25:35: Submitted from host <hostA>, CWD <$HOME>, 3 Processors Req\n\
+             \x20                    uested;\n\
+             Sun Nov 22 09:25:37: Forwarded job to cluster <east>, queue <recv>, remote job \n\
+             \x20                    ID <5>;\n\
+             Sun Nov 22 09:25:40: Started 3 Task(s) on Host(s) <2*hostA@east> <hostB@east>, \n\
+             \x20                    Allocated 3 Slot(s) on Host(s) <2*hostA@east> <hostB@east>\n\
+             \x20                    ;\n\
+             \n\
+             \x20SCHEDULING PARAMETERS:\n"
+        ),
+        "{long}"
+    );
+    assert!(!long.contains("returned"), "{long}");
+    // -l, a pending job that came back once.
+    let out = env.run(BJOBS, &["-l", "202"]);
+    let long = text(&out.stdout);
+    assert!(
+        long.contains(
+            "uested;\n\
+             Sun Nov 22 09:26:35: Forwarded job to cluster <east>, queue <recv>;\n\
+             \x20The job returned <1> time(s) from remote clusters without starting;\n\
+             \x20PENDING REASONS:\n"
+        ),
+        "{long}"
+    );
+    // -l, execution side.
+    let out = env.run(BJOBS, &["-l", "5"]);
+    let long = text(&out.stdout);
+    assert!(
+        long.contains(
+            "\nSun Nov 22 09:25:35: Submitted from host <hostW@west>, CWD <$HOME>;\n\
+             \x20Forwarded from cluster <west>, job ID <201>;\n\
+             Sun Nov 22 09:25:40: Started 1 Task(s) on Host(s) <hostA>, "
+        ),
+        "{long}"
+    );
+    // Only this cluster's hosts are asked for their thresholds.
+    {
+        let seen = lock(&seen);
+        assert!(
+            seen.hosts
+                .iter()
+                .all(|r| r.hosts.iter().all(|h| !h.contains('@'))),
+            "{:?}",
+            seen.hosts
+                .iter()
+                .map(|r| r.hosts.clone())
+                .collect::<Vec<_>>()
+        );
+        assert!(seen.hosts.iter().any(|r| r.hosts == ["hostA"]));
+    }
+
+    // -o: LSF's MultiCluster fields and their aliases.
+    let out = env.run(
+        BJOBS,
+        &[
+            "-o",
+            "jobid forward_cluster fwd_time srcjobid dstjobid source_cluster srcluster: from_host",
+            "201",
+            "5",
+            "202",
+            "103",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "JOBID FORWARD_CLUSTER FORWARD_TIME SRCJOBID DSTJOBID SOURCE_CLUSTER SOURCE_CLUSTER  FROM_HOST\n\
+201 east Nov 22 09:25 - 5 - -               hostA\n\
+5 - - 201 - west west            hostW@west\n\
+202 east Nov 22 09:26 - - - -               hostA\n\
+103 - - - - - -               hostA\n"
+    );
+    let out = env.run(
+        BJOBS,
+        &[
+            "-json",
+            "-o",
+            "jobid forward_cluster forward_time srcjobid dstjobid source_cluster from_host",
+            "201",
+            "5",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("json: {e}"));
+    assert_eq!(
+        v["RECORDS"][0],
+        serde_json::json!({"JOBID": "201", "FORWARD_CLUSTER": "east",
+            "FORWARD_TIME": "Nov 22 09:25", "SRCJOBID": "", "DSTJOBID": "5",
+            "SOURCE_CLUSTER": "", "FROM_HOST": "hostA"})
+    );
+    assert_eq!(
+        v["RECORDS"][1],
+        serde_json::json!({"JOBID": "5", "FORWARD_CLUSTER": "", "FORWARD_TIME": "",
+            "SRCJOBID": "201", "DSTJOBID": "", "SOURCE_CLUSTER": "west",
+            "FROM_HOST": "hostW@west"})
+    );
+
+    // -sum: the forwarded pending job's slots are FWD_PEND.
+    let out = env.run(BJOBS, &["-sum", "201", "202", "103"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "RUN        SSUSP      USUSP      UNKNOWN    PEND       FWD_PEND   \n\
+3          0          0          0          1          3          \n"
+    );
+
+    // bpeek: a job running in another cluster is peeked at there.
+    let out = env.run(env!("CARGO_BIN_EXE_bpeek"), &["201"]);
+    assert_eq!(out.status.code(), Some(255));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        text(&out.stderr),
+        "Job <201>: Job is running in remote cluster <east> as job <5>; run bpeek there\n"
+    );
 }

@@ -2,7 +2,8 @@
 //! so far, read from the sbatchd of its first execution host; `-f` follows it until
 //! the job finishes. The header is printed with the first output sbatchd gives; when
 //! sbatchd refuses (another user's job), only the refusal is printed, as LSF's
-//! `lsb_perror("Job <N>")` does.
+//! `lsb_perror("Job <N>")` does. A job forwarded to another cluster (MultiCluster) is
+//! peeked at there: bpeek says where.
 
 use super::opts::{Item, Spec};
 use super::{job_ref_str, state_of};
@@ -26,8 +27,27 @@ pub fn not_peekable(j: &JobInfo) -> Option<String> {
         Some(s) if s.is_pending() => Some(format!("Job <{id}>: Job has not started yet")),
         Some(s) if s.is_finished() => Some(format!("Job <{id}>: Job has already finished")),
         _ if j.exec_hosts.is_empty() => Some(format!("Job <{id}>: Job has not started yet")),
-        _ => None,
+        _ => remote_cluster(j).map(|(cluster, remote_id)| {
+            let there = if remote_id > 0 {
+                format!(" as job <{remote_id}>")
+            } else {
+                String::new()
+            };
+            format!(
+                "Job <{id}>: Job is running in remote cluster <{cluster}>{there}; run bpeek there"
+            )
+        }),
     }
+}
+
+/// The cluster a started job runs in when that is another one (MultiCluster: it was
+/// forwarded there; its hosts are `host@cluster`), with its job ID there (0 = not known).
+fn remote_cluster(j: &JobInfo) -> Option<(String, u64)> {
+    if !j.forward_cluster.is_empty() {
+        return Some((j.forward_cluster.clone(), j.remote_job_id));
+    }
+    let (_, cluster) = j.exec_hosts.first()?.split_once('@')?;
+    Some((cluster.to_owned(), j.remote_job_id))
 }
 
 /// The refusal line: `Job <N>: <reason>` (LSF's `lsb_perror("Job <N>")`).
@@ -223,6 +243,18 @@ mod tests {
         j.state = status::RUN;
         j.exec_hosts = vec!["vm".into()];
         assert_eq!(not_peekable(&j), None);
+        // Forwarded to another cluster: its sbatchd is not ours to ask.
+        j.exec_hosts = vec!["hostA@east".into(), "hostA@east".into()];
+        assert_eq!(
+            not_peekable(&j).as_deref(),
+            Some("Job <5>: Job is running in remote cluster <east>; run bpeek there")
+        );
+        j.forward_cluster = "east".into();
+        j.remote_job_id = 12;
+        assert_eq!(
+            not_peekable(&j).as_deref(),
+            Some("Job <5>: Job is running in remote cluster <east> as job <12>; run bpeek there")
+        );
     }
 
     #[test]

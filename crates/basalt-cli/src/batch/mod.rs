@@ -1,5 +1,5 @@
 //! The batch commands: `bsub bmod bjobs bkill bstop bresume bswitch btop bbot brun bpeek
-//! bqueues bhosts bparams blimits bresources bmgroup bugroup badmin`.
+//! bqueues bhosts bparams blimits bresources bmgroup bugroup bclusters badmin`.
 //!
 //! Each command module has a pure part (argument parsing, reply -> text) that is
 //! unit-tested byte for byte against cli-output.md / cli-contract.md, and a `main`
@@ -15,6 +15,7 @@
 
 pub mod badmin;
 pub mod bapp;
+pub mod bclusters;
 pub mod bhpart;
 pub mod bjobs;
 pub mod blimits;

@@ -154,6 +154,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
                 .jobs
                 .iter()
                 .filter_map(|j| j.exec_hosts.first().cloned())
+                .filter(|h| !is_remote_host(h))
                 .collect();
             exec.sort();
             exec.dedup();

@@ -79,6 +79,12 @@ pub const FIELDS: &[FieldDef] = &[
     f("sub_cwd", "SUB_CWD", 10, &["cwd"]),
     f("exec_home", "EXEC_HOME", 10, &[]),
     f("exec_cwd", "EXEC_CWD", 10, &[]),
+    // MultiCluster.
+    f("forward_cluster", "FORWARD_CLUSTER", 15, &["fwd_cluster"]),
+    f("forward_time", "FORWARD_TIME", 15, &["fwd_time"]),
+    f("srcjobid", "SRCJOBID", 8, &[]),
+    f("dstjobid", "DSTJOBID", 8, &[]),
+    f("source_cluster", "SOURCE_CLUSTER", 15, &["srcluster"]),
 ];
 
 /// The fields `-json` shows without `-o`.
@@ -208,7 +214,7 @@ pub fn field_value(j: &JobInfo, name: &str, fx: &Fx) -> String {
             .map(|l| l.trim().trim_end_matches(';'))
             .collect::<Vec<_>>()
             .join("; "),
-        "from_host" => j.from_host.clone(),
+        "from_host" => from_host_name(j),
         "first_host" if started => j.exec_hosts.first().cloned().unwrap_or_default(),
         "exec_host" if started => host_words(&j.exec_hosts, true).join(":"),
         "nexec_host" if started => super::super::text::group_hosts(&j.exec_hosts)
@@ -253,6 +259,15 @@ pub fn field_value(j: &JobInfo, name: &str, fx: &Fx) -> String {
         "sub_cwd" => j.cwd.clone(),
         "exec_home" => j.exec_home.clone(),
         "exec_cwd" => j.exec_cwd.clone(),
+        "forward_cluster" => j.forward_cluster.clone(),
+        "forward_time" if j.forward_time > 0 && !j.forward_cluster.is_empty() => {
+            table_time(j.forward_time, fx)
+        }
+        // The job's id in the cluster it was submitted to (on the execution side) and in
+        // the cluster it was forwarded to (on the submission side).
+        "srcjobid" if j.source_job_id > 0 => j.source_job_id.to_string(),
+        "dstjobid" if j.remote_job_id > 0 => j.remote_job_id.to_string(),
+        "source_cluster" => j.source_cluster.clone(),
         _ => String::new(),
     }
 }

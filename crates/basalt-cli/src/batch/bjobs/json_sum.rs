@@ -55,8 +55,9 @@ pub fn job_slots(j: &JobInfo) -> u32 {
 }
 
 /// `bjobs -sum` (LSF 10.1): the job slots of the unfinished jobs listed, by state.
-/// PSUSP and WAIT jobs count as pending; FWD_PEND (jobs forwarded to another cluster)
-/// is 0, Basalt forwards none. ZOMBI and states Basalt does not know count as UNKNOWN.
+/// PSUSP and WAIT jobs count as pending; pending jobs forwarded to another cluster
+/// (MultiCluster) as FWD_PEND instead. ZOMBI and states Basalt does not know count as
+/// UNKNOWN.
 pub fn sum(jobs: &[JobInfo]) -> String {
     // RUN SSUSP USUSP UNKNOWN PEND FWD_PEND
     let mut c = [0u64; 6];
@@ -66,7 +67,9 @@ pub fn sum(jobs: &[JobInfo]) -> String {
             Some(JobState::Ssusp) => 1,
             Some(JobState::Ususp) => 2,
             Some(JobState::Unkwn | JobState::Zombi) | None => 3,
-            Some(JobState::Pend | JobState::Psusp | JobState::Wait) => 4,
+            Some(JobState::Pend | JobState::Psusp | JobState::Wait) => {
+                if j.forward_cluster.is_empty() { 4 } else { 5 }
+            }
             Some(JobState::Done | JobState::Exit) => continue,
         };
         c[i] += u64::from(job_slots(j));

@@ -80,6 +80,48 @@ pub(super) fn host_list_words(hosts: &[String], short: bool) -> String {
         .join(" ")
 }
 
+/// The MultiCluster lines after `Submitted from host`: where a job came from (execution
+/// side), where and when it was forwarded (submission side), and how often it came back
+/// without starting.
+pub fn mc_lines(j: &JobInfo, fx: &Fx) -> String {
+    let mut out = String::new();
+    let mut line = |l: String| {
+        out.push_str(&wrap(&l));
+        out.push('\n');
+    };
+    if !j.source_cluster.is_empty() {
+        let mut l = format!(" Forwarded from cluster <{}>", j.source_cluster);
+        if j.source_job_id > 0 {
+            let _ = write!(l, ", job ID <{}>", j.source_job_id);
+        }
+        l.push(';');
+        line(l);
+    }
+    if !j.forward_cluster.is_empty() {
+        let mut l = if j.forward_time > 0 {
+            format!("{}: ", event_time(j.forward_time, fx))
+        } else {
+            " ".to_owned()
+        };
+        let _ = write!(l, "Forwarded job to cluster <{}>", j.forward_cluster);
+        if !j.forward_queue.is_empty() {
+            let _ = write!(l, ", queue <{}>", j.forward_queue);
+        }
+        if j.remote_job_id > 0 {
+            let _ = write!(l, ", remote job ID <{}>", j.remote_job_id);
+        }
+        l.push(';');
+        line(l);
+    }
+    if j.mc_returns > 0 {
+        line(format!(
+            " The job returned <{}> time(s) from remote clusters without starting;",
+            j.mc_returns
+        ));
+    }
+    out
+}
+
 /// One job in the long format (a block starting with a blank line).
 pub fn long_job(j: &JobInfo, queue: Option<&QueueInfo>, fx: &Fx) -> String {
     let mut out = String::from("\n");
@@ -114,7 +156,7 @@ pub fn long_job(j: &JobInfo, queue: Option<&QueueInfo>, fx: &Fx) -> String {
     let mut l = format!(
         "{}: Submitted from host <{}>",
         event_time(j.submit_time, fx),
-        j.from_host
+        from_host_name(j)
     );
     if j.options2 & sub2::HOLD != 0 {
         l.push_str(" on hold");
@@ -197,6 +239,9 @@ pub fn long_job(j: &JobInfo, queue: Option<&QueueInfo>, fx: &Fx) -> String {
     out.push_str(&wrap(&l));
     out.push('\n');
 
+    // 2'. MultiCluster.
+    out.push_str(&mc_lines(j, fx));
+
     if j.run_limit > 0 {
         let host = j.exec_hosts.first().unwrap_or(&j.from_host);
         let _ = write!(
@@ -210,7 +255,12 @@ pub fn long_job(j: &JobInfo, queue: Option<&QueueInfo>, fx: &Fx) -> String {
     if j.start_time > 0 && !is_pending(j) && !j.exec_hosts.is_empty() {
         let n = j.exec_hosts.len();
         let hosts = host_list_words(&j.exec_hosts, fx.short_hosts);
-        let verb = if j.pid == 0 && j.exec_home.is_empty() && !is_finished(j) {
+        // A job running in another cluster (MultiCluster) has no pid or home here.
+        let verb = if j.pid == 0
+            && j.exec_home.is_empty()
+            && !is_finished(j)
+            && j.forward_cluster.is_empty()
+        {
             "Dispatched"
         } else {
             "Started"
@@ -392,9 +442,11 @@ pub fn long_with_hosts(
             out.push('\n');
         }
         let q = queues.iter().find(|q| q.name == j.queue);
+        // Another cluster's host (`host@cluster`) has no thresholds here.
         let h = j
             .exec_hosts
             .first()
+            .filter(|e| !is_remote_host(e))
             .and_then(|e| hosts.iter().find(|h| basalt_core::same_host(&h.name, e)));
         match (q, h) {
             (Some(q), Some(h)) => {

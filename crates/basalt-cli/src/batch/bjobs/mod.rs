@@ -8,6 +8,13 @@
 //! clients expect) unless lsf.conf sets `LSB_SHORT_HOSTLIST=0`/`N`; then every slot's
 //! host is listed (one per line in the default table). `LSB_BJOBS_FORMAT` supplies a
 //! default `-o`; `LSB_BJOBS_CONSISTENT_EXIT_CODE=Y` makes "no job" exit 255.
+//!
+//! MultiCluster (LSF's job forwarding model): a job forwarded to another cluster runs on
+//! hosts shown as `host@cluster`; `-l` says where and when it was forwarded, its job ID
+//! there and how often it came back without starting. A job forwarded here from another
+//! cluster shows its submission host as `host@cluster` and, with `-l`, its cluster and
+//! job ID there. `-o` has LSF's `forward_cluster forward_time srcjobid dstjobid
+//! source_cluster`; `-sum` counts forwarded pending jobs as `FWD_PEND`.
 
 use super::opts::{Item, Spec};
 use super::text::{col, host_words, star_cut, wrap};
@@ -65,6 +72,21 @@ fn is_suspended(j: &JobInfo) -> bool {
         state_of(j),
         Some(JobState::Ssusp | JobState::Ususp | JobState::Psusp)
     )
+}
+
+/// The host a job was submitted from; `host@cluster` for a job forwarded here from
+/// another cluster.
+pub fn from_host_name(j: &JobInfo) -> String {
+    if j.source_cluster.is_empty() {
+        j.from_host.clone()
+    } else {
+        format!("{}@{}", j.from_host, j.source_cluster)
+    }
+}
+
+/// Is `host` one of another cluster's (`host@cluster`, a forwarded job's)?
+pub fn is_remote_host(host: &str) -> bool {
+    host.contains('@')
 }
 
 fn table_time(t: i64, fx: &Fx) -> String {

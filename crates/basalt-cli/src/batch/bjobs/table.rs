@@ -8,6 +8,7 @@ pub fn row(j: &JobInfo, wide: bool, fx: &Fx) -> String {
     let pending = is_pending(j);
     let hosts = host_words(&j.exec_hosts, fx.short_hosts);
     let submit = table_time(j.submit_time, fx);
+    let from = from_host_name(j);
     if wide {
         let exec = if pending || hosts.is_empty() {
             "-".to_owned()
@@ -20,7 +21,7 @@ pub fn row(j: &JobInfo, wide: bool, fx: &Fx) -> String {
             j.user,
             state_name(j),
             j.queue,
-            j.from_host,
+            from,
             exec,
             j.job_name,
             submit
@@ -40,7 +41,7 @@ pub fn row(j: &JobInfo, wide: bool, fx: &Fx) -> String {
         col(&j.user, 7),
         col(state_name(j), 5),
         col(&j.queue, 10),
-        col(&j.from_host, 11),
+        col(&from, 11),
         col(&first, 11),
         col(&j.job_name, 10),
         col(&submit, 14)

@@ -562,3 +562,186 @@ fn long_format_shows_why_and_how_often_a_job_was_preempted() {
     // Never preempted: no such section.
     assert!(!long(&[job(10, status::RUN, "x", &["vm"])], &[], &fx()).contains("PREEMPTION"));
 }
+
+/// MultiCluster, submission side: job 201 forwarded to cluster `east`, queue `recv`,
+/// where it is job 5 and runs on hostA (2 slots) and hostB.
+fn forwarded(state: u32) -> JobInfo {
+    let hosts: &[&str] = if state == status::PEND {
+        &[]
+    } else {
+        &["hostA@east", "hostA@east", "hostB@east"]
+    };
+    let mut j = job(201, state, "mc", hosts);
+    j.forward_cluster = "east".into();
+    j.forward_queue = "recv".into();
+    j.forward_time = T0 + 2;
+    j.remote_job_id = 5;
+    j
+}
+
+/// MultiCluster, execution side: job 5 forwarded here from cluster `west`, where it is
+/// job 201 submitted from hostW.
+fn received() -> JobInfo {
+    let mut j = job(5, status::RUN, "mc", &["vm"]);
+    j.from_host = "hostW".into();
+    j.source_cluster = "west".into();
+    j.source_job_id = 201;
+    j
+}
+
+#[test]
+fn forwarded_jobs_in_the_tables() {
+    let got = table(
+        &[forwarded(status::RUN), received()],
+        &TableOpts::default(),
+        &fx(),
+    );
+    assert_eq!(
+        got,
+        "JOBID   USER    STAT  QUEUE      FROM_HOST   EXEC_HOST   JOB_NAME   SUBMIT_TIME\n\
+201     root    RUN   normal     vm          *hostA@east mc         Nov 22 09:25  \n\
+\x20                                            hostB@east\n\
+5       root    RUN   normal     hostW@west  vm          mc         Nov 22 09:25  \n"
+    );
+    assert_eq!(
+        row(&forwarded(status::RUN), true, &fx()),
+        "201     root    RUN   normal     vm          2*hostA@east:hostB@east mc         Nov 22 09:25\n"
+    );
+    // Without short host lists every slot's host is its own line.
+    let long_list = Fx {
+        short_hosts: false,
+        ..fx()
+    };
+    assert!(
+        row(&forwarded(status::RUN), false, &long_list).ends_with(&format!(
+            " hostA@east  mc         Nov 22 09:25  \n{0}hostA@east\n{0}hostB@east\n",
+            " ".repeat(45)
+        ))
+    );
+    assert_eq!(from_host_name(&received()), "hostW@west");
+    assert_eq!(from_host_name(&forwarded(status::RUN)), "vm");
+}
+
+#[test]
+fn long_format_says_where_a_job_was_forwarded_and_from_where() {
+    let got = long_job(&forwarded(status::RUN), None, &fx());
+    assert!(
+        got.contains(
+            "Sun Nov 22 09:25:35: Submitted from host <vm>, CWD <$HOME>;\n\
+             Sun Nov 22 09:25:37: Forwarded job to cluster <east>, queue <recv>, remote job \n\
+             \x20                    ID <5>;\n\
+             Sun Nov 22 09:25:40: Started 3 Task(s) on Host(s) <2*hostA@east> <hostB@east>, \n"
+        ),
+        "{got}"
+    );
+    // Pending there after coming back once; its id there not known yet.
+    let mut p = forwarded(status::PEND);
+    p.remote_job_id = 0;
+    p.mc_returns = 1;
+    let got = long_job(&p, None, &fx());
+    assert!(
+        got.contains(
+            "CWD <$HOME>;\n\
+             Sun Nov 22 09:25:37: Forwarded job to cluster <east>, queue <recv>;\n\
+             \x20The job returned <1> time(s) from remote clusters without starting;\n\
+             \x20PENDING REASONS:\n"
+        ),
+        "{got}"
+    );
+    // Back here for good: no forward line, the returns still counted.
+    p.forward_cluster.clear();
+    p.forward_queue.clear();
+    p.mc_returns = 2;
+    assert_eq!(
+        mc_lines(&p, &fx()),
+        " The job returned <2> time(s) from remote clusters without starting;\n"
+    );
+    // The execution side.
+    let got = long_job(&received(), None, &fx());
+    assert!(
+        got.contains(
+            "Sun Nov 22 09:25:35: Submitted from host <hostW@west>, CWD <$HOME>;\n\
+             \x20Forwarded from cluster <west>, job ID <201>;\n\
+             Sun Nov 22 09:25:40: "
+        ),
+        "{got}"
+    );
+    // A local job has none of these lines.
+    assert_eq!(mc_lines(&job(1, status::RUN, "x", &["vm"]), &fx()), "");
+}
+
+#[test]
+fn long_thresholds_are_not_taken_from_a_local_host_for_a_remote_one() {
+    let mut q = QueueInfo {
+        name: "normal".into(),
+        ..Default::default()
+    };
+    q.load_sched.insert("r1m".into(), 3.0);
+    let host = BatchHostInfo {
+        name: "hostA".into(),
+        load_sched: [("r1m".to_owned(), 1.0)].into_iter().collect(),
+        ..Default::default()
+    };
+    let mut j = forwarded(status::RUN);
+    // Its short name is a local host's, but it is east's.
+    j.exec_hosts = vec!["hostA.example.com@east".into()];
+    let got = long_with_hosts(&[j], &[q], &[host], &fx());
+    assert!(got.contains(" loadSched   -    3.0    -  "), "{got}");
+}
+
+#[test]
+fn multicluster_fields_of_o_and_json() {
+    let fmt = parse_format(
+        "jobid fwd_cluster:8 forward_time srcjobid dstjobid srcluster from_host delimiter='|'",
+    )
+    .unwrap_or_default();
+    let names: Vec<&str> = fmt.columns.iter().map(|c| c.def.name).collect();
+    assert_eq!(
+        names,
+        [
+            "jobid",
+            "forward_cluster",
+            "forward_time",
+            "srcjobid",
+            "dstjobid",
+            "source_cluster",
+            "from_host"
+        ]
+    );
+    let got = custom(
+        &[
+            forwarded(status::RUN),
+            received(),
+            job(7, status::RUN, "x", &["vm"]),
+        ],
+        &fmt,
+        false,
+        &fx(),
+    );
+    assert_eq!(
+        got,
+        "JOBID|FORWARD_|FORWARD_TIME|SRCJOBID|DSTJOBID|SOURCE_CLUSTER|FROM_HOST\n\
+         201|east    |Nov 22 09:25|-|5|-|vm\n\
+         5|-       |-|201|-|west|hostW@west\n\
+         7|-       |-|-|-|-|vm\n"
+    );
+    let fields: Vec<&FieldDef> = fmt.columns.iter().map(|c| c.def).collect();
+    let js: serde_json::Value =
+        serde_json::from_str(&json(&[received()], &[], &fields, &fx())).unwrap_or_default();
+    assert_eq!(js["RECORDS"][0]["SOURCE_CLUSTER"], "west");
+    assert_eq!(js["RECORDS"][0]["SRCJOBID"], "201");
+    assert_eq!(js["RECORDS"][0]["FORWARD_CLUSTER"], "");
+    assert_eq!(js["RECORDS"][0]["FROM_HOST"], "hostW@west");
+}
+
+#[test]
+fn sum_counts_forwarded_pending_jobs_as_fwd_pend() {
+    let mut p = forwarded(status::PEND);
+    p.num_processors = 3;
+    let jobs = vec![forwarded(status::RUN), p, job(2, status::PEND, "p", &[])];
+    assert_eq!(
+        sum(&jobs),
+        "RUN        SSUSP      USUSP      UNKNOWN    PEND       FWD_PEND   \n\
+             3          0          0          0          1          3          \n"
+    );
+}

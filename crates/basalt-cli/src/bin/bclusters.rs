@@ -1,0 +1,8 @@
+//! `bclusters` — MultiCluster job forwarding queues and links (logic in `basalt_cli::batch`).
+
+use basalt_cli::batch::{self, bclusters};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    bclusters::main(batch::argv())
+}
