@@ -202,3 +202,34 @@ fn the_rusage_alternative_survives_the_log() {
     let rec = el::parse_line(old).unwrap().unwrap();
     assert_eq!(from_record(&rec), Some(plain));
 }
+
+/// MultiCluster (seed 004): JOB_FORWARD and JOB_ACCEPT keep the cluster, the remote
+/// queue, the job's id there and the forward attempt; LSF's field order comes first.
+#[test]
+fn job_forward_and_job_accept_survive_the_log() {
+    let fwd = Event::JobForward {
+        time: 1_700_000_000,
+        key: (12, 0),
+        cluster: "east".into(),
+        queue: "recv".into(),
+    };
+    assert_eq!(through_the_log(&fwd), fwd);
+    let line = to_record(&fwd).to_line();
+    assert!(
+        line.starts_with("\"JOB_FORWARD\" \"10.1\" 1700000000 12 0 \"east\" 0 1 \"recv\""),
+        "{line}"
+    );
+    let acc = Event::JobAccept {
+        time: 1_700_000_001,
+        key: (5, 0),
+        cluster: "west".into(),
+        src: (12, 3),
+        attempt: 2,
+    };
+    assert_eq!(through_the_log(&acc), acc);
+    let line = to_record(&acc).to_line();
+    assert!(
+        line.starts_with("\"JOB_ACCEPT\" \"10.1\" 1700000001 5 12 \"west\" 0 4 3 2"),
+        "{line}"
+    );
+}

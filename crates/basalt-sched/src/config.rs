@@ -1048,6 +1048,38 @@ impl SchedConfig {
     }
 }
 
+/// The MultiCluster part of the configuration (seed 004).
+fn mc_config(c: &Config) -> crate::mc::McConfig {
+    let p = &c.batch.params;
+    let queues = &c.batch.queues;
+    crate::mc::McConfig {
+        send: queues
+            .iter()
+            .filter(|q| !q.snd_jobs_to.is_empty())
+            .map(|q| (q.name.clone(), q.snd_jobs_to.clone()))
+            .collect(),
+        recv: queues
+            .iter()
+            .filter(|q| !q.rcv_jobs_from.is_empty())
+            .map(|q| (q.name.clone(), (q.rcv_jobs_from.clone(), q.impt_jobbklg)))
+            .collect(),
+        max_rsched_ms: p
+            .max_rsched_time
+            .map(|n| i64::from(n) * i64::from(p.mbd_sleep_time_secs.max(1)) * 1000),
+        initfail_retry: c.lsf_conf.mc_initfail_retry(),
+        policy: crate::mc::Policy {
+            remote_resource: c.lsf_conf.mc_plugin_remote_resource(),
+            enhance: p.mc_schedule_enhance.map(|e| crate::mc::Enhance {
+                resource_only: e.resource_only,
+                count_preemptable: e.count_preemptable,
+                high_queue_priority: e.high_queue_priority,
+                preemptable_queue_priority: e.preemptable_queue_priority,
+                pending_workload: e.pending_workload,
+            }),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1201,37 +1233,5 @@ mod tests {
             expand_hosts(&t(&["mixed"]), &groups, &all, &none),
             t(&["hostC"])
         );
-    }
-}
-
-/// The MultiCluster part of the configuration (seed 004).
-fn mc_config(c: &Config) -> crate::mc::McConfig {
-    let p = &c.batch.params;
-    let queues = &c.batch.queues;
-    crate::mc::McConfig {
-        send: queues
-            .iter()
-            .filter(|q| !q.snd_jobs_to.is_empty())
-            .map(|q| (q.name.clone(), q.snd_jobs_to.clone()))
-            .collect(),
-        recv: queues
-            .iter()
-            .filter(|q| !q.rcv_jobs_from.is_empty())
-            .map(|q| (q.name.clone(), (q.rcv_jobs_from.clone(), q.impt_jobbklg)))
-            .collect(),
-        max_rsched_ms: p
-            .max_rsched_time
-            .map(|n| i64::from(n) * i64::from(p.mbd_sleep_time_secs.max(1)) * 1000),
-        initfail_retry: c.lsf_conf.mc_initfail_retry(),
-        policy: crate::mc::Policy {
-            remote_resource: c.lsf_conf.mc_plugin_remote_resource(),
-            enhance: p.mc_schedule_enhance.map(|e| crate::mc::Enhance {
-                resource_only: e.resource_only,
-                count_preemptable: e.count_preemptable,
-                high_queue_priority: e.high_queue_priority,
-                preemptable_queue_priority: e.preemptable_queue_priority,
-                pending_workload: e.pending_workload,
-            }),
-        },
     }
 }

@@ -661,6 +661,8 @@ mod load_tests;
 #[cfg(test)]
 mod logswitch_tests;
 #[cfg(test)]
+mod mc_tests;
+#[cfg(test)]
 mod modify_tests;
 #[cfg(test)]
 mod pass_tests;

@@ -976,7 +976,7 @@ impl crate::Sched {
     }
 
     /// A job that came from another cluster?
-    pub(crate) fn from_remote(&self, key: JobKey) -> bool {
+    pub(crate) fn came_from_remote(&self, key: JobKey) -> bool {
         self.jobs
             .get(&key)
             .and_then(|j| j.mc.as_ref())

@@ -592,7 +592,7 @@ impl Sched {
             ReportKind::StartFailed { message } => {
                 let _ = message;
                 // A job from another cluster goes back there (MultiCluster).
-                if self.from_remote(key) {
+                if self.came_from_remote(key) {
                     self.mc_give_back(t, key, crate::mc::TERM_MC_INITFAIL);
                     return Ack::Ok;
                 }

@@ -551,18 +551,17 @@ pub(crate) fn job_to_pb(j: &RemoteJob) -> pb::McJob {
 }
 
 pub(crate) fn job_from_pb(j: pb::McJob) -> RemoteJob {
-    let usage = (j.utime > 0.0 || j.stime > 0.0 || j.mem_kb > 0 || !j.pids.is_empty()).then(|| {
-        basalt_sched::Usage {
-            utime: j.utime,
-            stime: j.stime,
-            mem_kb: j.mem_kb,
-            swap_kb: j.swap_kb,
-            max_mem_kb: j.max_mem_kb,
-            avg_mem_kb: j.avg_mem_kb,
-            pids: j.pids,
-            pgid: j.pgid,
-            time: 0,
-        }
+    let any = j.utime > 0.0 || j.stime > 0.0 || j.mem_kb > 0 || !j.pids.is_empty();
+    let usage = any.then_some(basalt_sched::Usage {
+        utime: j.utime,
+        stime: j.stime,
+        mem_kb: j.mem_kb,
+        swap_kb: j.swap_kb,
+        max_mem_kb: j.max_mem_kb,
+        avg_mem_kb: j.avg_mem_kb,
+        pids: j.pids,
+        pgid: j.pgid,
+        time: 0,
     });
     RemoteJob {
         src: (j.job_id, j.idx),

@@ -1,0 +1,635 @@
+//! MultiCluster job forwarding (seed 004, "Job scheduling under the job forwarding
+//! model") on a manual clock: the Phase II choice, and both sides of a forward. Test
+//! names follow the seed's sentences.
+
+use crate::mc::*;
+use crate::tests::*;
+use crate::*;
+use basalt_core::job::{pend, status};
+
+fn rq(name: &str, impt: Option<u32>, pending: u32) -> RemoteQueue {
+    RemoteQueue {
+        name: name.into(),
+        priority: 30,
+        impt_jobbklg: impt,
+        mc_pending: pending,
+        free_slots: 0,
+        preemptable_slots: 0,
+        pending_slots: 0,
+        hosts: vec![("LINUX".into(), vec![])],
+    }
+}
+
+fn cands<'a>(qs: &'a [(&'a str, RemoteQueue)]) -> Vec<Candidate<'a>> {
+    qs.iter()
+        .map(|(c, q)| Candidate {
+            cluster: c,
+            queue: q,
+            room: q.room(),
+        })
+        .collect()
+}
+
+// ---- Phase II: the choice -------------------------------------------------------------
+
+/// "To find out how many additional MultiCluster jobs a queue can accept, subtract the
+/// number of MultiCluster jobs already pending in the queue from the queue's pending
+/// MultiCluster job threshold (IMPT_JOBBKLG)."
+#[test]
+fn room_is_impt_jobbklg_less_the_multicluster_jobs_pending() {
+    assert_eq!(rq("r", Some(50), 8).room(), 42);
+    assert_eq!(rq("r", Some(5), 9).room(), 0);
+    assert_eq!(rq("r", None, 1000).room(), u32::MAX);
+}
+
+/// "All queues that will accept more MultiCluster jobs are candidates."
+#[test]
+fn only_queues_with_room_are_candidates() {
+    let qs = [
+        ("east", rq("full", Some(2), 2)),
+        ("west", rq("r", Some(2), 1)),
+    ];
+    assert_eq!(choose(&cands(&qs), "", Policy::default()), Some(1));
+    let full = [("east", rq("full", Some(2), 2))];
+    assert_eq!(choose(&cands(&full), "", Policy::default()), None);
+}
+
+/// "By default, only queue capacity is considered and the first queue evaluated is the
+/// one that has room to accept the most new MultiCluster jobs."
+#[test]
+fn by_default_the_queue_with_the_most_room_is_evaluated_first() {
+    let qs = [
+        ("east", rq("a", Some(10), 8)),
+        ("west", rq("b", Some(10), 1)),
+        ("north", rq("c", Some(10), 5)),
+    ];
+    assert_eq!(choose(&cands(&qs), "", Policy::default()), Some(1));
+    // Equal room: SNDJOBS_TO order.
+    let tie = [
+        ("east", rq("a", Some(10), 5)),
+        ("west", rq("b", Some(10), 5)),
+    ];
+    assert_eq!(choose(&cands(&tie), "", Policy::default()), Some(0));
+    // Jobs sent earlier in the pass count against the room.
+    let mut c = cands(&qs);
+    c[1].room = 1;
+    assert_eq!(choose(&c, "", Policy::default()), Some(2));
+}
+
+/// "When MC_PLUGIN_REMOTE_RESOURCE=Y is set, boolean resource requirements and available
+/// remote resources are considered." "-R "type==type_name", -R "same[type]", and -R
+/// "defined(resource_name)"" are supported.
+#[test]
+fn remote_resource_checks_type_same_type_and_defined() {
+    let mut sparc = rq("s", Some(10), 0);
+    sparc.hosts = vec![("SPARC".into(), vec!["fluent".into()])];
+    let mut linux = rq("l", Some(10), 0);
+    linux.hosts = vec![("LINUX".into(), vec![])];
+    assert!(remote_fits("type==SPARC", &sparc));
+    assert!(!remote_fits("type==SPARC", &linux));
+    assert!(remote_fits("select[type==LINUX || type==SPARC]", &linux));
+    assert!(remote_fits("defined(fluent)", &sparc));
+    assert!(!remote_fits("defined(fluent)", &linux));
+    assert!(!remote_fits("type==SPARC && defined(fluent)", &linux));
+    assert!(remote_fits("same[type]", &linux));
+    assert!(remote_fits("!defined(fluent)", &linux));
+    // Other terms are the remote cluster's to decide.
+    assert!(remote_fits("mem>100", &linux));
+    let none = RemoteQueue {
+        hosts: vec![],
+        ..rq("n", Some(10), 0)
+    };
+    assert!(!remote_fits("type==LINUX", &none));
+}
+
+/// "If the first queue is not suitable, LSF considers the next queue."
+#[test]
+fn an_unsuitable_first_queue_gives_way_to_the_next() {
+    let mut most_room = rq("a", Some(50), 0);
+    most_room.hosts = vec![("LINUX".into(), vec![])];
+    let mut sparc = rq("b", Some(10), 0);
+    sparc.hosts = vec![("SPARC".into(), vec![])];
+    let qs = [("east", most_room), ("west", sparc)];
+    let on = Policy {
+        remote_resource: true,
+        enhance: None,
+    };
+    assert_eq!(choose(&cands(&qs), "type==SPARC", on), Some(1));
+    // Without MC_PLUGIN_REMOTE_RESOURCE only capacity counts.
+    assert_eq!(
+        choose(&cands(&qs), "type==SPARC", Policy::default()),
+        Some(0)
+    );
+    // Nothing suitable: none.
+    assert_eq!(choose(&cands(&qs), "type==MIPS", on), None);
+}
+
+/// "When MC_PLUGIN_SCHEDULE_ENHANCE is defined, remote resources are considered as for
+/// MC_PLUGIN_REMOTE_RESOURCE=Y, and the scheduler is enhanced to consider remote queue
+/// preemptable jobs, queue priority, and queue workload".
+#[test]
+fn schedule_enhance_considers_preemptable_jobs_priority_and_workload() {
+    let q = |name: &str, prio: u32, free: u32, preempt: u32, pending: u32| RemoteQueue {
+        priority: prio,
+        free_slots: free,
+        preemptable_slots: preempt,
+        pending_slots: pending,
+        ..rq(name, Some(100), 0)
+    };
+    let qs = [
+        ("east", q("a", 30, 4, 0, 0)),
+        ("west", q("b", 50, 1, 6, 9)),
+        ("north", q("c", 40, 2, 1, 1)),
+    ];
+    let with = |e: Enhance| Policy {
+        remote_resource: false,
+        enhance: Some(e),
+    };
+    // RESOURCE_ONLY: the most free slots.
+    let ro = Enhance {
+        resource_only: true,
+        ..Default::default()
+    };
+    assert_eq!(choose(&cands(&qs), "", with(ro)), Some(0));
+    // COUNT_PREEMPTABLE: free and preemptable slots.
+    let cp = Enhance {
+        count_preemptable: true,
+        ..Default::default()
+    };
+    assert_eq!(choose(&cands(&qs), "", with(cp)), Some(1));
+    // HIGH_QUEUE_PRIORITY first.
+    let hp = Enhance {
+        count_preemptable: true,
+        high_queue_priority: true,
+        ..Default::default()
+    };
+    assert_eq!(choose(&cands(&qs), "", with(hp)), Some(1));
+    // PENDING_WORKLOAD: the least pending work first.
+    let pw = Enhance {
+        count_preemptable: true,
+        pending_workload: true,
+        ..Default::default()
+    };
+    assert_eq!(choose(&cands(&qs), "", with(pw)), Some(0));
+    // Remote resources are checked too.
+    assert_eq!(choose(&cands(&qs), "type==SPARC", with(ro)), None);
+}
+
+// ---- both sides ---------------------------------------------------------------------
+
+/// A core whose `normal` queue sends to recv@east, and whose hostA is closed (hostB is
+/// not in `normal`'s hosts): nothing local fits `normal`'s jobs unless hostA opens.
+fn sender() -> Sched {
+    let mut c = cfg();
+    c.queues[0].hosts = vec!["hostA".into()];
+    c.mc.send
+        .insert("normal".into(), vec![("recv".into(), "east".into())]);
+    c.mc.initfail_retry = 2;
+    let mut s = up_with(c);
+    s.host_ctl(T0, &admin(), 2, "hostA", "").expect("hclose");
+    s.take_effects();
+    s
+}
+
+fn east_room(s: &mut Sched, now: Millis, pending: u32) {
+    s.mc_set_remote(now, "east", Some(vec![rq("recv", Some(10), pending)]));
+}
+
+fn forwards(eff: &[Effect]) -> Vec<(JobKey, String, String, u32)> {
+    eff.iter()
+        .filter_map(|e| match e {
+            Effect::McForward {
+                key,
+                cluster,
+                queue,
+                attempt,
+            } => Some((*key, cluster.clone(), queue.clone(), *attempt)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn remote(src: JobKey, attempt: u32, state: u32) -> RemoteJob {
+    RemoteJob {
+        src,
+        attempt,
+        remote_id: 7,
+        state,
+        ..Default::default()
+    }
+}
+
+/// Phase I, 4: "If a suitable host is found, the job is dispatched locally."
+#[test]
+fn a_job_that_fits_a_local_host_is_dispatched_locally() {
+    let mut s = sender();
+    east_room(&mut s, T0, 0);
+    s.host_ctl(T0, &admin(), 1, "hostA", "").expect("hopen");
+    s.submit(T0, &alice(), cmd("x")).expect("submit");
+    s.schedule(T0);
+    let eff = s.take_effects();
+    assert_eq!(dispatches(&eff).len(), 1);
+    assert!(forwards(&eff).is_empty());
+}
+
+/// Phase I, 5 and Phase II, 2: "If the job cannot be placed locally ... the send-jobs
+/// queue attempts to forward the job to another cluster"; "LSF forwards the job to that
+/// queue" (JOB_FORWARD logged before the forward goes out).
+#[test]
+fn a_job_no_local_host_takes_is_forwarded() {
+    let mut s = sender();
+    east_room(&mut s, T0, 0);
+    s.submit(T0, &alice(), cmd("x")).expect("submit");
+    s.schedule(T0);
+    let eff = s.take_effects();
+    assert!(dispatches(&eff).is_empty());
+    assert_eq!(
+        forwards(&eff),
+        vec![((1, 0), "east".into(), "recv".into(), 1)]
+    );
+    let log = logged(&eff);
+    assert!(
+        matches!(log.last(), Some(Event::JobForward { cluster, queue, .. }) if cluster == "east" && queue == "recv")
+    );
+    let j = s.job((1, 0)).expect("job");
+    assert_eq!(j.state, JobState::Pend);
+    assert!(j.pend_reasons.contains_key(&pend::MC_FORWARDED));
+    // Forwarded once only.
+    s.schedule(T0 + 1000);
+    assert!(forwards(&s.take_effects()).is_empty());
+}
+
+/// Phase II, 4: "If LSF cannot forward the job to any of the receive-jobs queues, the job
+/// remains pending in the send-jobs cluster and is evaluated again during the next
+/// scheduling cycle."
+#[test]
+fn a_job_no_remote_queue_takes_stays_pending_and_is_tried_again() {
+    let mut s = sender();
+    east_room(&mut s, T0, 10);
+    s.submit(T0, &alice(), cmd("x")).expect("submit");
+    s.schedule(T0);
+    assert!(forwards(&s.take_effects()).is_empty());
+    assert_eq!(s.job((1, 0)).map(|j| j.state), Some(JobState::Pend));
+    // Room again: forwarded by the next pass.
+    east_room(&mut s, T0 + 1000, 3);
+    s.schedule(T0 + 1000);
+    assert_eq!(forwards(&s.take_effects()).len(), 1);
+}
+
+/// Jobs that wait for themselves (a start time, a dependency) are not forwarded.
+#[test]
+fn a_job_waiting_for_its_start_time_is_not_forwarded() {
+    let mut s = sender();
+    east_room(&mut s, T0, 0);
+    let mut sub = cmd("x");
+    sub.begin_time = T0 / 1000 + 3600;
+    s.submit(T0, &alice(), sub).expect("submit");
+    s.schedule(T0);
+    assert!(forwards(&s.take_effects()).is_empty());
+}
+
+/// Phase III, 3: "If the job is rejected, it returns to the submission cluster."
+#[test]
+fn a_rejected_job_returns_and_that_queue_is_skipped_for_a_while() {
+    let mut s = sender();
+    east_room(&mut s, T0, 0);
+    s.submit(T0, &alice(), cmd("x")).expect("submit");
+    s.schedule(T0);
+    s.take_effects();
+    s.mc_forward_answer(T0 + 10, (1, 0), 1, Err("Queue does not exist".into()));
+    let log = logged(&s.take_effects());
+    assert!(matches!(
+        log.as_slice(),
+        [Event::JobStatus {
+            status: status::PEND,
+            reasons: PEND_MC_RETURNED,
+            subreasons: RETURN_REJECTED,
+            ..
+        }]
+    ));
+    let j = s.job((1, 0)).expect("job");
+    assert!(
+        j.mc.as_ref()
+            .is_some_and(|m| m.fwd_cluster.is_empty() && m.returns == 0)
+    );
+    s.schedule(T0 + 20);
+    assert!(forwards(&s.take_effects()).is_empty());
+    // A scheduling interval (MBD_SLEEP_TIME 10 s) later it is tried again.
+    s.tick(T0 + 11_000);
+    s.schedule(T0 + 11_000);
+    assert_eq!(forwards(&s.take_effects())[0].3, 2);
+}
+
+/// Phase III, 4–5 seen from the submission cluster: the remote job's start and end are
+/// logged here (exec hosts `host@cluster`) and its accounting flows back.
+#[test]
+fn the_remote_jobs_start_and_end_are_logged_in_the_submission_cluster() {
+    let mut s = sender();
+    east_room(&mut s, T0, 0);
+    s.submit(T0, &alice(), cmd("x")).expect("submit");
+    s.schedule(T0);
+    s.take_effects();
+    s.mc_forward_answer(T0, (1, 0), 1, Ok(7));
+    assert_eq!(
+        s.job((1, 0))
+            .and_then(|j| j.mc.as_ref())
+            .map(|m| m.remote_id),
+        Some(7)
+    );
+    let mut r = remote((1, 0), 1, status::RUN);
+    r.hosts = vec!["hostE".into()];
+    r.start_time = T0 / 1000 + 1;
+    s.mc_remote_jobs(T0 + 1000, "east", vec![r.clone()]);
+    let log = logged(&s.take_effects());
+    assert!(
+        matches!(log.as_slice(), [Event::JobStart { hosts, .. }] if hosts == &vec!["hostE@east".to_string()])
+    );
+    assert_eq!(s.job((1, 0)).map(|j| j.state), Some(JobState::Run));
+    // The same news again logs nothing.
+    s.mc_remote_jobs(T0 + 2000, "east", vec![r.clone()]);
+    assert!(logged(&s.take_effects()).is_empty());
+    // Local hosts' slots are untouched by the remote run.
+    assert_eq!(s.used_slots("hostA") + s.used_slots("hostB"), 0);
+    r.state = status::DONE;
+    r.end_time = T0 / 1000 + 5;
+    r.cpu_time = 1.5;
+    s.mc_remote_jobs(T0 + 6000, "east", vec![r]);
+    let eff = s.take_effects();
+    assert!(eff.contains(&Effect::Acct((1, 0))));
+    let j = s.job((1, 0)).expect("job");
+    assert_eq!((j.state, j.cpu_time), (JobState::Done, 1.5));
+}
+
+/// Phase III, 6: "after LSB_MC_INITFAIL_RETRY tries to start the job (lsf.conf), LSF
+/// suspends the job (PSUSP) in the submission cluster."
+#[test]
+fn after_initfail_retry_returns_the_job_is_psusp() {
+    let mut s = sender();
+    east_room(&mut s, T0, 0);
+    s.submit(T0, &alice(), cmd("x")).expect("submit");
+    let mut now = T0;
+    for attempt in 1..=2u32 {
+        s.schedule(now);
+        assert_eq!(forwards(&s.take_effects())[0].3, attempt);
+        let mut r = remote((1, 0), attempt, status::EXIT);
+        r.returned = RETURN_NOT_STARTED;
+        now += 1000;
+        s.mc_remote_jobs(now, "east", vec![r]);
+        s.take_effects();
+    }
+    let j = s.job((1, 0)).expect("job");
+    assert_eq!(j.state, JobState::Psusp);
+    assert_eq!(j.mc.as_ref().map(|m| m.returns), Some(2));
+    // bresume gives it its tries again.
+    s.resume(now, &alice(), (1, 0)).expect("bresume");
+    assert_eq!(
+        s.job((1, 0)).and_then(|j| j.mc.as_ref()).map(|m| m.returns),
+        Some(0)
+    );
+}
+
+/// A job the remote cluster no longer knows comes back (not lost, not counted); a
+/// forward it never confirmed is sent again.
+#[test]
+fn a_lost_remote_job_comes_back_and_an_unconfirmed_forward_is_resent() {
+    let mut s = sender();
+    east_room(&mut s, T0, 0);
+    s.submit(T0, &alice(), cmd("x")).expect("submit");
+    s.schedule(T0);
+    s.take_effects();
+    // Not confirmed, not listed: sent again after RESEND_AFTER.
+    s.mc_remote_jobs(T0 + 1000, "east", vec![]);
+    assert!(forwards(&s.take_effects()).is_empty());
+    s.mc_remote_jobs(T0 + RESEND_AFTER, "east", vec![]);
+    assert_eq!(
+        forwards(&s.take_effects()),
+        vec![((1, 0), "east".into(), "recv".into(), 1)]
+    );
+    // Confirmed, then gone: back here.
+    s.mc_forward_answer(T0 + RESEND_AFTER, (1, 0), 1, Ok(7));
+    s.mc_remote_jobs(T0 + RESEND_AFTER + 1000, "east", vec![]);
+    let log = logged(&s.take_effects());
+    assert!(matches!(
+        log.as_slice(),
+        [Event::JobStatus {
+            subreasons: RETURN_LOST,
+            ..
+        }]
+    ));
+    assert_eq!(
+        s.job((1, 0)).and_then(|j| j.mc.as_ref()).map(|m| m.returns),
+        Some(0)
+    );
+}
+
+/// bkill / bstop / bresume of a forwarded job act on the remote job.
+#[test]
+fn job_control_of_a_forwarded_job_goes_to_the_remote_cluster() {
+    let mut s = sender();
+    east_room(&mut s, T0, 0);
+    s.submit(T0, &alice(), cmd("x")).expect("submit");
+    s.submit(T0, &alice(), cmd("y")).expect("submit");
+    s.schedule(T0);
+    s.take_effects();
+    let controls = |eff: &[Effect]| -> Vec<(JobKey, String)> {
+        eff.iter()
+            .filter_map(|e| match e {
+                Effect::McControl { key, signal, .. } => Some((*key, signal.clone())),
+                _ => None,
+            })
+            .collect()
+    };
+    // Running there: stop and resume go there.
+    let mut r = remote((1, 0), 1, status::RUN);
+    r.hosts = vec!["hostE".into()];
+    s.mc_remote_jobs(T0 + 1000, "east", vec![r, remote((2, 0), 1, status::PEND)]);
+    s.take_effects();
+    s.stop(T0 + 2000, &alice(), (1, 0)).expect("bstop");
+    assert_eq!(controls(&s.take_effects()), vec![((1, 0), "STOP".into())]);
+    // Pending there: killed there, and ended here at once.
+    s.kill(T0 + 2000, &alice(), (2, 0), false, false)
+        .expect("bkill");
+    let eff = s.take_effects();
+    assert_eq!(controls(&eff), vec![((2, 0), "KILL".into())]);
+    assert_eq!(s.job((2, 0)).map(|j| j.state), Some(JobState::Exit));
+    // If it still lives there, it is killed again.
+    s.mc_remote_jobs(T0 + 3000, "east", vec![remote((2, 0), 1, status::RUN)]);
+    assert_eq!(controls(&s.take_effects()), vec![((2, 0), "KILL".into())]);
+}
+
+// ---- the execution cluster ----------------------------------------------------------
+
+fn receiver() -> Sched {
+    let mut c = cfg();
+    c.mc.recv
+        .insert("normal".into(), (vec!["west".into()], Some(2)));
+    c.mc.max_rsched_ms = Some(20_000);
+    up_with(c)
+}
+
+fn forwarded(q: &str) -> Submission {
+    let mut sub = cmd("x");
+    sub.queue = q.into();
+    sub.asked_hosts = vec!["westhost".into()];
+    sub
+}
+
+/// Phase III, 1–2 and 4: "The receive-jobs queue parameters affect whether or not the job
+/// is accepted"; accepted, "it becomes pending in the receive-jobs queue with a new job
+/// ID assigned by the execution cluster" (JOB_NEW, then JOB_ACCEPT).
+#[test]
+fn an_accepted_job_gets_an_execution_cluster_id() {
+    let mut s = receiver();
+    let (id, new) = s
+        .mc_accept(T0, "west", (101, 0), 1, &alice(), forwarded("normal"))
+        .expect("accepted");
+    assert!(new);
+    let log = logged(&s.take_effects());
+    assert!(
+        matches!(log.as_slice(), [Event::JobNew { .. }, Event::JobAccept { cluster, src: (101, 0), attempt: 1, .. }] if cluster == "west")
+    );
+    let j = s.job((id, 0)).expect("job");
+    assert!(j.sub.asked_hosts.is_empty());
+    assert_eq!(
+        j.mc.as_ref().map(|m| (m.src_cluster.to_string(), m.src_id)),
+        Some(("west".into(), 101))
+    );
+    // The same forward again: the same job.
+    assert_eq!(
+        s.mc_accept(T0, "west", (101, 0), 1, &alice(), forwarded("normal")),
+        Ok((id, false))
+    );
+    // And it is scheduled here.
+    s.schedule(T0);
+    assert_eq!(dispatches(&s.take_effects()).len(), 1);
+    assert_eq!(s.mc_jobs_for("west")[0].state, status::RUN);
+}
+
+/// Phase III, 2: "a job that requires 100 MB memory will be rejected if queue-level
+/// parameters specify a memory limit of only 50 MB"; and RCVJOBS_FROM, IMPT_JOBBKLG.
+#[test]
+fn the_receive_queue_applies_its_own_acceptance_rules() {
+    let mut s = receiver();
+    assert_eq!(
+        s.mc_accept(T0, "east", (1, 0), 1, &alice(), forwarded("normal")),
+        Err(SchedError::McNotReceiving)
+    );
+    assert_eq!(
+        s.mc_accept(T0, "west", (1, 0), 1, &alice(), forwarded("high")),
+        Err(SchedError::McNotReceiving)
+    );
+    assert_eq!(
+        s.mc_accept(T0, "west", (1, 0), 1, &alice(), forwarded("nope")),
+        Err(SchedError::NoQueue)
+    );
+    let mut c = s.config().clone();
+    c.queues[0].rlimits[basalt_core::rlimit::RSS] = Some(crate::limits::QueueLimit {
+        default: None,
+        max: 50 * 1024,
+    });
+    let mut s = up_with(c);
+    let mut big = forwarded("normal");
+    let mut limits = [-1i64; 11];
+    limits[basalt_core::rlimit::RSS] = 100 * 1024;
+    big.rlimits = limits.into();
+    assert_eq!(
+        s.mc_accept(T0, "west", (1, 0), 1, &alice(), big),
+        Err(SchedError::OverLimit)
+    );
+    // IMPT_JOBBKLG = 2: a third pending MultiCluster job is refused.
+    s.host_ctl(T0, &admin(), 2, "hostA", "").expect("hclose");
+    s.host_ctl(T0, &admin(), 2, "hostB", "").expect("hclose");
+    for id in 1..=2 {
+        s.mc_accept(T0, "west", (id, 0), 1, &alice(), forwarded("normal"))
+            .expect("room");
+    }
+    assert_eq!(s.mc_pending_in("normal"), 2);
+    assert_eq!(
+        s.mc_accept(T0, "west", (3, 0), 1, &alice(), forwarded("normal")),
+        Err(SchedError::McBacklog)
+    );
+    assert_eq!(s.mc_info_for("west")[0].room(), 0);
+}
+
+/// Phase III, 6: "If the job is dispatched to the execution host but cannot start after
+/// the time interval MAX_RSHED_TIME (lsb.params), it returns to the submission cluster".
+#[test]
+fn a_job_not_started_within_max_rsched_time_returns() {
+    let mut s = receiver();
+    s.host_ctl(T0, &admin(), 2, "hostA", "").expect("hclose");
+    s.host_ctl(T0, &admin(), 2, "hostB", "").expect("hclose");
+    let (id, _) = s
+        .mc_accept(T0, "west", (101, 0), 1, &alice(), forwarded("normal"))
+        .expect("accepted");
+    s.take_effects();
+    s.tick(T0 + 19_000);
+    assert!(logged(&s.take_effects()).is_empty());
+    s.tick(T0 + 20_000);
+    let eff = s.take_effects();
+    assert!(!eff.iter().any(|e| matches!(e, Effect::Acct(_))));
+    let j = s.job((id, 0)).expect("job");
+    assert_eq!(
+        (j.state, j.term_reason.as_str()),
+        (JobState::Exit, TERM_MC_RETURN)
+    );
+    assert_eq!(s.mc_jobs_for("west")[0].returned, RETURN_NOT_STARTED);
+}
+
+/// A MultiCluster job whose start fails goes back at once (counted as a failed start).
+#[test]
+fn a_job_whose_start_fails_goes_back() {
+    let mut s = receiver();
+    let (id, _) = s
+        .mc_accept(T0, "west", (101, 0), 1, &alice(), forwarded("normal"))
+        .expect("accepted");
+    s.schedule(T0);
+    let (key, host) = dispatches(&s.take_effects())[0].clone();
+    s.report(
+        T0 + 100,
+        Report {
+            host,
+            key,
+            attempt: 1,
+            seq: 1,
+            time: 0,
+            kind: ReportKind::StartFailed {
+                message: "no such user".into(),
+            },
+        },
+    );
+    assert_eq!(
+        s.job((id, 0)).map(|j| j.term_reason.to_string()),
+        Some(TERM_MC_INITFAIL.into())
+    );
+    assert_eq!(s.mc_jobs_for("west")[0].returned, RETURN_START_FAILED);
+}
+
+/// Replay gives the same forwards and returns (the counts come from the log).
+#[test]
+fn replay_rebuilds_forwards_and_returns() {
+    let mut s = sender();
+    east_room(&mut s, T0, 0);
+    s.submit(T0, &alice(), cmd("x")).expect("submit");
+    let mut events = Vec::new();
+    events.extend(logged(&s.take_effects()));
+    s.schedule(T0);
+    events.extend(logged(&s.take_effects()));
+    let mut r = remote((1, 0), 1, status::EXIT);
+    r.returned = RETURN_START_FAILED;
+    s.mc_remote_jobs(T0 + 1000, "east", vec![r]);
+    events.extend(logged(&s.take_effects()));
+    s.schedule(T0 + 1000);
+    events.extend(logged(&s.take_effects()));
+    let mut again = Sched::new(s.config().clone(), T0);
+    again.replay(&events);
+    let m = |s: &Sched| s.job((1, 0)).and_then(|j| j.mc.as_deref().cloned());
+    let (a, b) = (m(&s).expect("mc"), m(&again).expect("mc"));
+    assert_eq!(
+        (a.forwards, a.returns, a.fwd_cluster.clone()),
+        (2, 1, "east".into())
+    );
+    assert_eq!(
+        (b.forwards, b.returns, b.fwd_cluster),
+        (a.forwards, a.returns, a.fwd_cluster)
+    );
+}
