@@ -291,6 +291,17 @@ impl Sched {
     pub fn resume(&mut self, now: Millis, caller: &Caller, key: JobKey) -> Result<(), SchedError> {
         let j = self.control_target(caller, key)?;
         let t = secs(now);
+        // A job a remote cluster runs for us resumes there; its state comes back.
+        if j.state.is_started()
+            && let Some(cluster) = self.forwarded_to(key)
+        {
+            self.effects.push(Effect::McControl {
+                key,
+                cluster,
+                signal: "RESUME".into(),
+            });
+            return Ok(());
+        }
         let (st, reasons) = match j.state {
             JobState::Psusp => (status::PEND, 0),
             JobState::Ususp if j.reasons & susp::MBD_PREEMPT != 0 => {
