@@ -14,12 +14,15 @@
 //! Rooms: `owner` (the owner thread's loop, its state and the handle to it), `msg`
 //! (the messages, in domain types), `handlers` (what each message does to the core),
 //! `dispatch` (orders to sbatchds and how their failures are classified),
-//! `lim_poller` (hosts and load from the LIM master), `service` (gRPC: verify,
+//! `lim_poller` (hosts and load from the LIM master), `mc` (MultiCluster job
+//! forwarding: links to the other clusters' mbatchds, the service they call, the key
+//! both trust), `service` (gRPC: verify,
 //! check, translate), [`journal`] (the event log). This file: [`run`], its options and
 //! errors.
 //!
 //! Inputs: the configuration, the host it plays, a bound listener, a shutdown future.
-//! Outputs: the `basalt.mbatchd.v1.Mbatchd` service, RPCs to sbatchds, the event log.
+//! Outputs: the `basalt.mbatchd.v1.Mbatchd` service (and `MbatchdCluster` for other
+//! clusters), RPCs to sbatchds and to remote clusters' mbatchds, the event log.
 
 pub use basalt_wire as convert;
 mod dispatch;

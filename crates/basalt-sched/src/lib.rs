@@ -42,6 +42,12 @@
 //! finished jobs' usage derived from the log (and carried by log switches); slot pools
 //! (SLOT_POOL / SLOT_SHARE) give each queue of a pool its share of the pool's slots.
 //!
+//! MultiCluster job forwarding (seed 004, [`mod@mc`]): Phase II after each pass sends
+//! what no local host takes to a remote receive-jobs queue (JOB_FORWARD); the remote
+//! cluster's reports come back as JOB_START (`host@cluster`) and JOB_STATUS; Phase III
+//! takes other clusters' jobs (JOB_NEW + JOB_ACCEPT) and gives back those not started
+//! within MAX_RSCHED_TIME.
+//!
 //! Memory: a job's strings are [`Str`]s (16 bytes, "" unallocated); those many jobs repeat
 //! (user, queue, host, directories, project...) and their limits are kept once through
 //! the core's pool (`strs.rs`); jobs are boxed in their map, and what only a started job
