@@ -6,6 +6,8 @@
 //!   start every host's daemons in the background and print the line to paste
 //!   into a shell. One host is this machine under its own name on 127.0.0.1;
 //!   N hosts are hostA, hostB, ... on 127.0.0.1, 127.0.0.2, ...
+//!   `up --clusters west,east` starts linked MultiCluster clusters side by side instead,
+//!   each in `<dir>/<name>`; see [`multi`].
 //! * `down` — stop the daemons `up` started (SIGTERM, then SIGKILL after 10 s).
 //! * `status` — which of them are running.
 //! * `bench [--quick] [--only NAME]... [--runs N] [--no-build] [--vs PEER]...` — measure
@@ -24,6 +26,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod bench;
+mod multi;
 
 /// The daemons `up` starts on every host, in start order.
 const DAEMONS: &[&str] = &["lim", "res", "sbatchd"];
@@ -92,6 +95,17 @@ enum Cmd {
         /// Cluster name.
         #[arg(long, default_value = "basalt")]
         cluster: String,
+        /// Start two or more linked MultiCluster clusters instead of one, each with
+        /// --hosts hosts in <dir>/<name> on a loopback subnet of its own (127.0.10.x,
+        /// 127.0.20.x, ...), with queues `send` (forwarding to the others' `recv`) and
+        /// `recv`.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            value_name = "NAME,NAME",
+            conflicts_with = "cluster"
+        )]
+        clusters: Vec<String>,
         /// Build and run release binaries.
         #[arg(long)]
         release: bool,
@@ -182,10 +196,27 @@ fn main() -> Result<()> {
         Cmd::Up {
             hosts,
             dir,
+            clusters,
+            release,
+            keep_config,
+            lim_port,
+            ..
+        } if !clusters.is_empty() => multi::up(
+            &clusters,
+            hosts,
+            default_dir(dir)?,
+            release,
+            keep_config,
+            lim_port,
+        ),
+        Cmd::Up {
+            hosts,
+            dir,
             cluster,
             release,
             keep_config,
             lim_port,
+            ..
         } => up(
             hosts,
             default_dir(dir)?,
@@ -322,6 +353,59 @@ fn up(
             down_command(&top)
         );
     }
+    let target = build_binaries(release)?;
+
+    let envdir = DefaultCluster::envdir(&top);
+    let config_exists = envdir.join("lsf.conf").exists();
+    let hosts = if keep_config && config_exists {
+        kept_hosts(&envdir)?
+    } else {
+        let mut spec = DefaultCluster::new(cluster, &current_user(), host_names(n)?);
+        spec.lim_port = lim_port;
+        // Run as root, the cluster's only user is root: let it run jobs.
+        spec.root_rex = nix::unistd::geteuid().is_root();
+        spec.write(&top)
+            .with_context(|| format!("writing the configuration into {}", top.display()))?;
+        spec.hosts
+            .iter()
+            .map(|h| h.name.clone())
+            .collect::<Vec<_>>()
+    };
+    // Validate before starting anything: nothing starts with a half-read config.
+    validate(&envdir)?;
+
+    let bin = link_binaries(&top, &target)?;
+    start_daemons(&top, &envdir, &hosts)?;
+    let master = match wait_up(&top, &envdir, &hosts) {
+        Ok(m) => m,
+        Err(e) => {
+            // Only this cluster's daemons (not those of `up --clusters` in the same dir).
+            let n = stop(std::slice::from_ref(&top));
+            println!("Stopped {n} daemon(s).");
+            return Err(e);
+        }
+    };
+
+    println!(
+        "Basalt cluster <{}> is up: {} host(s) ({}), master {}.",
+        cluster,
+        hosts.len(),
+        hosts.join(" "),
+        master
+    );
+    println!("Use it from a shell with:");
+    println!(
+        "  export LSF_ENVDIR={} PATH={}:$PATH",
+        envdir.display(),
+        bin.display()
+    );
+    println!("Logs are in {}. Stop it with:", top.join("log").display());
+    println!("  {}", down_command(&top));
+    Ok(())
+}
+
+/// Build the daemons and commands (release or debug); the directory they are in.
+fn build_binaries(release: bool) -> Result<PathBuf> {
     let profile = if release { "release" } else { "debug" };
     eprintln!("Building the daemons and commands ({profile})...");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -347,48 +431,43 @@ fn up(
     if !st.success() {
         bail!("cargo build failed");
     }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
+    Ok(std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join("target"))
-        .join(profile);
+        .join(profile))
+}
 
-    let envdir = DefaultCluster::envdir(&top);
-    let config_exists = envdir.join("lsf.conf").exists();
-    let hosts = if keep_config && config_exists {
-        let loaded = basalt_config::load_lim(&envdir).map_err(|e| {
-            anyhow::anyhow!("the configuration in {} is invalid:\n{e}", envdir.display())
-        })?;
-        // A configuration from before authentication has no cluster key: make one.
-        let key = basalt_auth::key_path(&loaded.config);
-        if !key.exists() {
-            basalt_config::embedded::write_new_key(&key)
-                .with_context(|| format!("creating the cluster key {}", key.display()))?;
-            println!("created the cluster key {}", key.display());
-        }
-        loaded
-            .config
-            .cluster
-            .hosts
-            .iter()
-            .map(|h| h.name.clone())
-            .collect()
-    } else {
-        let mut spec = DefaultCluster::new(cluster, &current_user(), host_names(n)?);
-        spec.lim_port = lim_port;
-        // Run as root, the cluster's only user is root: let it run jobs.
-        spec.root_rex = nix::unistd::geteuid().is_root();
-        spec.write(&top)
-            .with_context(|| format!("writing the configuration into {}", top.display()))?;
-        spec.hosts
-            .iter()
-            .map(|h| h.name.clone())
-            .collect::<Vec<_>>()
-    };
-    // Validate before starting anything: nothing starts with a half-read config.
-    basalt_config::load(&envdir).map_err(|e| {
+/// The hosts of the configuration kept in `envdir` (`--keep-config`); a configuration
+/// from before authentication gets its cluster key.
+fn kept_hosts(envdir: &Path) -> Result<Vec<String>> {
+    let loaded = basalt_config::load_lim(envdir).map_err(|e| {
         anyhow::anyhow!("the configuration in {} is invalid:\n{e}", envdir.display())
     })?;
+    // A configuration from before authentication has no cluster key: make one.
+    let key = basalt_auth::key_path(&loaded.config);
+    if !key.exists() {
+        basalt_config::embedded::write_new_key(&key)
+            .with_context(|| format!("creating the cluster key {}", key.display()))?;
+        println!("created the cluster key {}", key.display());
+    }
+    Ok(loaded
+        .config
+        .cluster
+        .hosts
+        .iter()
+        .map(|h| h.name.clone())
+        .collect())
+}
 
+/// Load the whole configuration in `envdir`, or say why it is invalid.
+fn validate(envdir: &Path) -> Result<basalt_config::Loaded> {
+    basalt_config::load(envdir)
+        .map_err(|e| anyhow::anyhow!("the configuration in {} is invalid:\n{e}", envdir.display()))
+}
+
+/// Link the built binaries of `target` into `<top>/bin` and make `run/` and `log/`;
+/// the bin directory.
+fn link_binaries(top: &Path, target: &Path) -> Result<PathBuf> {
     let bin = top.join("bin");
     std::fs::create_dir_all(&bin)?;
     for name in DAEMONS.iter().chain(SUPERVISED).chain(COMMANDS) {
@@ -397,10 +476,16 @@ fn up(
         std::os::unix::fs::symlink(target.join(name), &link)
             .with_context(|| format!("linking {}", link.display()))?;
     }
-    std::fs::create_dir_all(pid_dir(&top))?;
+    std::fs::create_dir_all(pid_dir(top))?;
     std::fs::create_dir_all(top.join("log"))?;
+    Ok(bin)
+}
 
-    for host in &hosts {
+/// Start every host's daemons of the cluster in `top` in the background, recording
+/// their pids in `<top>/run`.
+fn start_daemons(top: &Path, envdir: &Path, hosts: &[String]) -> Result<()> {
+    let bin = top.join("bin");
+    for host in hosts {
         for daemon in DAEMONS {
             let log_path = top.join("log").join(format!("{daemon}.{host}.log"));
             let log = std::fs::OpenOptions::new()
@@ -410,7 +495,7 @@ fn up(
                 .with_context(|| format!("opening {}", log_path.display()))?;
             let child = Command::new(bin.join(daemon))
                 .args(["-H", host])
-                .env("LSF_ENVDIR", &envdir)
+                .env("LSF_ENVDIR", envdir)
                 .stdin(Stdio::null())
                 .stdout(log.try_clone()?)
                 .stderr(log)
@@ -418,17 +503,22 @@ fn up(
                 .spawn()
                 .with_context(|| format!("starting {daemon} for {host}"))?;
             std::fs::write(
-                pid_dir(&top).join(format!("{daemon}.{host}.pid")),
+                pid_dir(top).join(format!("{daemon}.{host}.pid")),
                 child.id().to_string(),
             )?;
         }
     }
+    Ok(())
+}
 
-    // Wait until the cluster answers: a master is elected and every host reports.
+/// Wait until the cluster in `top` answers: a master is elected, every host reports,
+/// and mbatchd (started by the master's sbatchd) answers. Its master.
+fn wait_up(top: &Path, envdir: &Path, hosts: &[String]) -> Result<String> {
+    let bin = top.join("bin");
     let deadline = Instant::now() + Duration::from_secs(30);
     let master = loop {
         let out = Command::new(bin.join("lsid"))
-            .env("LSF_ENVDIR", &envdir)
+            .env("LSF_ENVDIR", envdir)
             .output();
         let master = out.ok().filter(|o| o.status.success()).and_then(|o| {
             String::from_utf8_lossy(&o.stdout)
@@ -437,7 +527,7 @@ fn up(
         });
         let all_up = master.is_some()
             && Command::new(bin.join("lsload"))
-                .env("LSF_ENVDIR", &envdir)
+                .env("LSF_ENVDIR", envdir)
                 .output()
                 .ok()
                 .filter(|o| o.status.success())
@@ -449,7 +539,6 @@ fn up(
             break master.unwrap_or_default();
         }
         if Instant::now() > deadline {
-            let _ = down(&top);
             bail!(
                 "the cluster did not come up within 30 s; see the logs in {}",
                 top.join("log").display()
@@ -462,14 +551,13 @@ fn up(
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let ok = Command::new(bin.join("bhosts"))
-            .env("LSF_ENVDIR", &envdir)
+            .env("LSF_ENVDIR", envdir)
             .output()
             .is_ok_and(|o| o.status.success());
         if ok {
             break;
         }
         if Instant::now() > deadline {
-            let _ = down(&top);
             bail!(
                 "mbatchd did not answer within 30 s; see the logs in {}",
                 top.join("log").display()
@@ -477,67 +565,97 @@ fn up(
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+    Ok(master)
+}
 
-    println!(
-        "Basalt cluster <{}> is up: {} host(s) ({}), master {}.",
-        cluster,
-        hosts.len(),
-        hosts.join(" "),
-        master
-    );
-    println!("Use it from a shell with:");
-    println!(
-        "  export LSF_ENVDIR={} PATH={}:$PATH",
-        envdir.display(),
-        bin.display()
-    );
-    println!("Logs are in {}. Stop it with:", top.join("log").display());
-    println!("  {}", down_command(&top));
+/// Stop the cluster(s) started from `top`: its own daemons and, after `up --clusters`,
+/// every cluster's.
+fn down(top: &Path) -> Result<()> {
+    let tops = multi::all_tops(top);
+    if tops.iter().all(|t| recorded(t).is_empty()) {
+        println!("No Basalt daemons recorded in {}.", recorded_where(top));
+        return Ok(());
+    }
+    let n = stop(&tops);
+    println!("Stopped {n} daemon(s).");
     Ok(())
 }
 
-fn down(top: &Path) -> Result<()> {
-    let daemons = recorded(top);
-    if daemons.is_empty() {
-        println!("No Basalt daemons recorded in {}.", pid_dir(top).display());
-        return Ok(());
+/// Where `down` and `status` look for daemons of `top`, for their messages.
+fn recorded_where(top: &Path) -> String {
+    let members = multi::members(top);
+    if members.is_empty() {
+        pid_dir(top).display().to_string()
+    } else {
+        format!(
+            "{} or in the run directories of clusters {} under {}",
+            pid_dir(top).display(),
+            members.join(" "),
+            top.display()
+        )
     }
-    for (_, pid, alive) in &daemons {
+}
+
+/// Stop the daemons recorded in each directory of `tops` (SIGTERM, then SIGKILL after
+/// 10 s) and forget them; how many were running.
+fn stop(tops: &[PathBuf]) -> usize {
+    let daemons: Vec<(&PathBuf, PathBuf, i32, bool)> = tops
+        .iter()
+        .flat_map(|t| {
+            recorded(t)
+                .into_iter()
+                .map(move |(file, pid, alive)| (t, file, pid, alive))
+        })
+        .collect();
+    for (_, _, pid, alive) in &daemons {
         if *alive {
             let _ = kill(Pid::from_raw(*pid), Signal::SIGTERM);
         }
     }
     let deadline = Instant::now() + Duration::from_secs(10);
-    while daemons.iter().any(|(_, pid, _)| is_ours(*pid, top)) && Instant::now() < deadline {
+    while daemons.iter().any(|(t, _, pid, _)| is_ours(*pid, t)) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
     }
-    for (file, pid, _) in &daemons {
-        if is_ours(*pid, top) {
+    for (t, file, pid, _) in &daemons {
+        if is_ours(*pid, t) {
             let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
         }
         let _ = std::fs::remove_file(file);
     }
-    println!(
-        "Stopped {} daemon(s).",
-        daemons.iter().filter(|d| d.2).count()
-    );
-    Ok(())
+    daemons.iter().filter(|d| d.3).count()
 }
 
 fn status(top: &Path) -> Result<()> {
-    let daemons = recorded(top);
-    if daemons.is_empty() {
-        println!("No Basalt daemons recorded in {}.", pid_dir(top).display());
+    let tops = multi::all_tops(top);
+    if tops.iter().all(|t| recorded(t).is_empty()) {
+        println!("No Basalt daemons recorded in {}.", recorded_where(top));
+        return Ok(());
     }
-    for (file, pid, alive) in daemons {
-        let name = file
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        println!(
-            "{name:<24} pid {pid:<8} {}",
-            if alive { "running" } else { "not running" }
-        );
+    for t in &tops {
+        let daemons = recorded(t);
+        let indent = if t == top {
+            ""
+        } else {
+            if daemons.is_empty() {
+                continue;
+            }
+            let name = t
+                .file_name()
+                .map(|n| n.to_string_lossy())
+                .unwrap_or_default();
+            println!("Cluster {name} ({}):", t.display());
+            "  "
+        };
+        for (file, pid, alive) in daemons {
+            let name = file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            println!(
+                "{indent}{name:<24} pid {pid:<8} {}",
+                if alive { "running" } else { "not running" }
+            );
+        }
     }
     Ok(())
 }

@@ -11,7 +11,7 @@
 //! [`crate::ProcessCluster`].
 
 use crate::commands::Commands;
-use crate::config::{ClusterSpec, host_name, write_config};
+use crate::config::{ClusterSpec, add_lsb_params, batch_dir, host_name, write_config};
 use crate::dirs::TestDir;
 use crate::inprocess::{InProcessCluster, bind_retry};
 use crate::process::bin_dir;
@@ -23,21 +23,6 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Append `lsb_params` lines to lsb.params (before `End Parameters`).
-fn add_lsb_params(top: &Path, lsb_params: &str) -> Result<()> {
-    if lsb_params.is_empty() {
-        return Ok(());
-    }
-    let params = top.join("conf/lsbatch/basalt/configdir/lsb.params");
-    let text = std::fs::read_to_string(&params)?;
-    let text = text.replace(
-        "End Parameters",
-        &format!("{}\nEnd Parameters", lsb_params.trim_end()),
-    );
-    std::fs::write(&params, text)?;
-    Ok(())
-}
 
 /// Load the whole configuration (what sbatchd and mbatchd read at start).
 fn load_config(envdir: &Path) -> Result<basalt_config::Loaded> {
@@ -56,7 +41,7 @@ impl InProcessCluster {
         let dir = TestDir::new(name)?;
         let subnet = fresh_subnet(7869);
         let envdir = write_config(spec, subnet, dir.path())?;
-        add_lsb_params(dir.path(), lsb_params)?;
+        add_lsb_params(dir.path(), &spec.cluster, lsb_params)?;
         let config = load_config(&envdir)?.config;
         let mut c = InProcessCluster {
             dir,
@@ -337,9 +322,7 @@ impl InProcessBatch {
 
     /// This cluster's lsb.queues.
     pub fn queues_file(&self) -> PathBuf {
-        self.dir
-            .path()
-            .join("conf/lsbatch/basalt/configdir/lsb.queues")
+        batch_dir(self.dir.path(), &self.config.cluster_name).join("lsb.queues")
     }
 
     /// Append `sections` (`Begin Queue` ... `End Queue`) to lsb.queues.

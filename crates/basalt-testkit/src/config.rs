@@ -3,13 +3,16 @@
 
 use crate::subnet::Subnet;
 use anyhow::{Context, Result, bail};
-use basalt_config::embedded::{DefaultCluster, DefaultHost, ExtraResource};
+use basalt_config::embedded::{DefaultCluster, DefaultHost, ExtraResource, MultiCluster};
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 /// What cluster to build.
 #[derive(Debug, Clone)]
 pub struct ClusterSpec {
+    /// The cluster name (default `basalt`): `lsf.cluster.<cluster>`,
+    /// `lsbatch/<cluster>/configdir`.
+    pub cluster: String,
     pub hosts: usize,
     pub exinterval_secs: f64,
     pub master_inactivity_limit: u32,
@@ -35,6 +38,7 @@ impl ClusterSpec {
     /// `n` hosts with test timings: heartbeats every 200 ms, samples every 250 ms.
     pub fn new(n: usize) -> ClusterSpec {
         ClusterSpec {
+            cluster: "basalt".to_owned(),
             hosts: n,
             exinterval_secs: 0.2,
             master_inactivity_limit: 3,
@@ -77,6 +81,12 @@ impl ClusterSpec {
         self
     }
 
+    /// Name the cluster `name` (instead of `basalt`).
+    pub fn named(mut self, name: &str) -> ClusterSpec {
+        self.cluster = name.to_owned();
+        self
+    }
+
     /// Install an ELIM script (made executable) in LSF_SERVERDIR.
     pub fn elim(mut self, file: &str, script: &str) -> ClusterSpec {
         self.elims.push((file.to_owned(), script.to_owned()));
@@ -98,9 +108,21 @@ pub fn write_config(spec: &ClusterSpec, subnet: Subnet, top: &Path) -> Result<Pa
 /// Write the configuration of `spec` with host `i` at `addrs[i]` under `top`;
 /// returns LSF_ENVDIR.
 pub fn write_config_at(spec: &ClusterSpec, addrs: &[IpAddr], top: &Path) -> Result<PathBuf> {
-    if addrs.len() != spec.hosts {
-        bail!("{} addresses for {} hosts", addrs.len(), spec.hosts);
-    }
+    write_config_mc(spec, addrs, top, None)
+}
+
+/// The MultiCluster part of a member's configuration ([`write_config_mc`]).
+#[derive(Debug, Clone)]
+pub(crate) struct McWrite {
+    /// The Cluster section and the RemoteClusters ([`MultiCluster::key`] is the name
+    /// the key file is written under, in LSF_ENVDIR).
+    pub mc: MultiCluster,
+    /// The key file's text.
+    pub key_text: String,
+}
+
+/// The DefaultCluster `spec` renders with host `i` at `addrs[i]`.
+pub(crate) fn default_cluster(spec: &ClusterSpec, addrs: &[IpAddr]) -> DefaultCluster {
     let hosts = addrs
         .iter()
         .enumerate()
@@ -110,6 +132,65 @@ pub fn write_config_at(spec: &ClusterSpec, addrs: &[IpAddr], top: &Path) -> Resu
             server: true,
         })
         .collect();
+    DefaultCluster::new(&spec.cluster, "", hosts)
+}
+
+/// `lsbatch/<cluster>/configdir` of the test cluster in `top`.
+pub(crate) fn batch_dir(top: &Path, cluster: &str) -> PathBuf {
+    top.join("conf/lsbatch").join(cluster).join("configdir")
+}
+
+/// Append `text` to the file `path`.
+pub(crate) fn append_file(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write as _;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .with_context(|| format!("appending to {}", path.display()))
+}
+
+/// Append `lsb_params` lines to lsb.params of cluster `cluster` in `top` (before
+/// `End Parameters`).
+pub(crate) fn add_lsb_params(top: &Path, cluster: &str, lsb_params: &str) -> Result<()> {
+    if lsb_params.is_empty() {
+        return Ok(());
+    }
+    let params = batch_dir(top, cluster).join("lsb.params");
+    let text = std::fs::read_to_string(&params)?;
+    let text = text.replace(
+        "End Parameters",
+        &format!("{}\nEnd Parameters", lsb_params.trim_end()),
+    );
+    std::fs::write(&params, text)?;
+    Ok(())
+}
+
+/// Write a key file (mode 0600) with `text`, replacing one that is there.
+pub(crate) fn write_key_file(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .with_context(|| format!("writing the key {}", path.display()))
+}
+
+/// [`write_config_at`], with the MultiCluster part `mc` when given (written before the
+/// files are handed to [`ClusterSpec::daemon_user`]).
+pub(crate) fn write_config_mc(
+    spec: &ClusterSpec,
+    addrs: &[IpAddr],
+    top: &Path,
+    mc: Option<&McWrite>,
+) -> Result<PathBuf> {
+    if addrs.len() != spec.hosts {
+        bail!("{} addresses for {} hosts", addrs.len(), spec.hosts);
+    }
     let owner = spec
         .daemon_user
         .map_or_else(nix::unistd::getuid, |(u, _)| nix::unistd::Uid::from_raw(u));
@@ -118,7 +199,9 @@ pub fn write_config_at(spec: &ClusterSpec, addrs: &[IpAddr], top: &Path) -> Resu
         .flatten()
         .map(|u| u.name)
         .unwrap_or_else(|| "root".into());
-    let mut dc = DefaultCluster::new("basalt", &user, hosts);
+    let mut dc = default_cluster(spec, addrs);
+    dc.admin = user;
+    dc.multicluster = mc.map(|m| m.mc.clone());
     // Tests run as root in CI and submit as root.
     dc.root_rex = nix::unistd::geteuid().is_root() && spec.root_rex;
     dc.exinterval_secs = spec.exinterval_secs;
@@ -128,24 +211,19 @@ pub fn write_config_at(spec: &ClusterSpec, addrs: &[IpAddr], top: &Path) -> Resu
     dc.extra_resources = spec.extra_resources.clone();
     let envdir = dc.write(top)?;
     link_commands(&top.join("bin"));
+    if let Some(m) = mc {
+        write_key_file(&envdir.join(&m.mc.key), &m.key_text)?;
+    }
     if !spec.lsf_conf_extra.is_empty() {
-        use std::io::Write as _;
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(envdir.join("lsf.conf"))?
-            .write_all(spec.lsf_conf_extra.as_bytes())?;
+        append_file(&envdir.join("lsf.conf"), &spec.lsf_conf_extra)?;
     }
     if !spec.resource_map.is_empty() {
-        use std::io::Write as _;
         let mut text = String::from("\nBegin ResourceMap\nRESOURCENAME  LOCATION\n");
         for (name, location) in &spec.resource_map {
             text.push_str(&format!("{name}  {location}\n"));
         }
         text.push_str("End ResourceMap\n");
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(envdir.join("lsf.cluster.basalt"))?
-            .write_all(text.as_bytes())?;
+        append_file(&envdir.join(format!("lsf.cluster.{}", spec.cluster)), &text)?;
     }
     for (file, script) in &spec.elims {
         use std::os::unix::fs::PermissionsExt;

@@ -24,7 +24,8 @@
 //! Modules: `subnet` (loopback /24s), `dirs` (test directories), `config` (cluster
 //! spec and configuration files), `wait`, `commands`, `jobs`, `text` (output and
 //! event-log fields), `process` ([`ProcessCluster`]), `inprocess` (its LIMs),
-//! `batch` (its sbatchd and mbatchd), `netns` (network-namespace labs).
+//! `batch` (its sbatchd and mbatchd), `netns` (network-namespace labs),
+//! `multicluster` (linked clusters: [`ProcessCluster::start_multicluster`], [`McMember`]).
 
 #[cfg(feature = "batch")]
 mod batch;
@@ -33,6 +34,7 @@ mod config;
 mod dirs;
 mod inprocess;
 pub mod jobs;
+pub mod multicluster;
 pub mod netns;
 mod process;
 pub mod procs;
@@ -47,6 +49,7 @@ pub use config::{ClusterSpec, host_name, write_config, write_config_at};
 pub use dirs::TestDir;
 pub use inprocess::InProcessCluster;
 pub use jobs::{is_root, skip, work_dir};
+pub use multicluster::{MC_KEY_FILE, MC_POLL_MS, McMember, write_multicluster_at};
 pub use process::{ProcessCluster, bin_dir, kill_leftovers, wait_child};
 pub use subnet::{Subnet, fresh_subnet};
 pub use text::{event_fields, output_text};

@@ -2,7 +2,9 @@
 //! restarts, network namespaces, real output), and cleaning up what they leave.
 
 use crate::commands::Commands;
-use crate::config::{ClusterSpec, host_name, write_config, write_config_at};
+use crate::config::{
+    ClusterSpec, add_lsb_params, batch_dir, host_name, write_config, write_config_at,
+};
 use crate::dirs::TestDir;
 use crate::netns;
 use crate::subnet::fresh_subnet;
@@ -38,6 +40,8 @@ pub fn bin_dir() -> Result<PathBuf> {
 /// `sbatchd` on every host, which starts `mbatchd` on the master).
 #[derive(Debug)]
 pub struct ProcessCluster {
+    /// The cluster's name ([`ClusterSpec::cluster`]).
+    pub cluster: String,
     pub dir: TestDir,
     pub envdir: PathBuf,
     pub bin: PathBuf,
@@ -62,21 +66,79 @@ impl ProcessCluster {
         let dir = TestDir::new(name)?;
         let subnet = fresh_subnet(7869);
         let envdir = write_config(spec, subnet, dir.path())?;
-        let mut c = ProcessCluster {
+        let addrs = (0..spec.hosts).map(|i| subnet.host(i)).collect();
+        let mut c = Self::unstarted(dir, envdir, spec, addrs, None)?;
+        c.start_lims()?;
+        Ok(c)
+    }
+
+    /// The cluster of `spec` whose configuration is written in `dir`, with nothing
+    /// started yet.
+    pub(crate) fn unstarted(
+        dir: TestDir,
+        envdir: PathBuf,
+        spec: &ClusterSpec,
+        addrs: Vec<IpAddr>,
+        net: Option<netns::NetLab>,
+    ) -> Result<ProcessCluster> {
+        Ok(ProcessCluster {
+            cluster: spec.cluster.clone(),
             envdir,
             bin: bin_dir()?,
             hosts: (0..spec.hosts).map(host_name).collect(),
-            addrs: (0..spec.hosts).map(|i| subnet.host(i)).collect(),
+            addrs,
             children: BTreeMap::new(),
-            net: None,
+            net,
             run_as: spec.daemon_user,
             cut_hosts: Default::default(),
             dir,
-        };
-        for h in c.hosts.clone() {
-            c.start_lim(&h)?;
+        })
+    }
+
+    /// Start every host's LIM.
+    pub(crate) fn start_lims(&mut self) -> Result<()> {
+        for h in self.hosts.clone() {
+            self.start_lim(&h)?;
         }
-        Ok(c)
+        Ok(())
+    }
+
+    /// Start sbatchd on every host (the master's starts mbatchd).
+    pub(crate) fn start_sbatchds(&mut self) -> Result<()> {
+        for h in self.hosts.clone() {
+            self.start_daemon("sbatchd", &h)?;
+        }
+        Ok(())
+    }
+
+    /// Wait until mbatchd answers `bhosts` with every host `ok`.
+    pub(crate) fn wait_bhosts_ok(&self) -> Result<()> {
+        let n = self.hosts.len();
+        wait_for(
+            &format!(
+                "mbatchd of cluster {} to serve bhosts with every host ok",
+                self.cluster
+            ),
+            Duration::from_secs(60),
+            || {
+                let out = self.run("bhosts", &[]);
+                let text = out
+                    .as_ref()
+                    .map(|o| {
+                        format!(
+                            "{}{}",
+                            String::from_utf8_lossy(&o.stdout),
+                            String::from_utf8_lossy(&o.stderr)
+                        )
+                    })
+                    .unwrap_or_default();
+                let ok = text
+                    .lines()
+                    .filter(|l| l.split_whitespace().nth(1) == Some("ok"))
+                    .count();
+                ((ok == n).then_some(()), text)
+            },
+        )
     }
 
     /// Like [`ProcessCluster::start`], then start sbatchd on every host, append
@@ -114,56 +176,12 @@ impl ProcessCluster {
     ) -> Result<ProcessCluster> {
         let dir = TestDir::new(name)?;
         let envdir = write_config_at(spec, &addrs, dir.path())?;
-        if !lsb_params.is_empty() {
-            let params = dir.path().join("conf/lsbatch/basalt/configdir/lsb.params");
-            let text = std::fs::read_to_string(&params)?;
-            let text = text.replace(
-                "End Parameters",
-                &format!("{}\nEnd Parameters", lsb_params.trim_end()),
-            );
-            std::fs::write(&params, text)?;
-        }
-        let mut c = ProcessCluster {
-            envdir,
-            bin: bin_dir()?,
-            hosts: (0..spec.hosts).map(host_name).collect(),
-            addrs,
-            children: BTreeMap::new(),
-            net,
-            run_as: spec.daemon_user,
-            cut_hosts: Default::default(),
-            dir,
-        };
-        for h in c.hosts.clone() {
-            c.start_lim(&h)?;
-        }
+        add_lsb_params(dir.path(), &spec.cluster, lsb_params)?;
+        let mut c = Self::unstarted(dir, envdir, spec, addrs, net)?;
+        c.start_lims()?;
         c.wait_master(&host_name(0), Duration::from_secs(30))?;
-        for h in c.hosts.clone() {
-            c.start_daemon("sbatchd", &h)?;
-        }
-        let n = c.hosts.len();
-        wait_for(
-            "mbatchd to serve bhosts with every host ok",
-            Duration::from_secs(60),
-            || {
-                let out = c.run("bhosts", &[]);
-                let text = out
-                    .as_ref()
-                    .map(|o| {
-                        format!(
-                            "{}{}",
-                            String::from_utf8_lossy(&o.stdout),
-                            String::from_utf8_lossy(&o.stderr)
-                        )
-                    })
-                    .unwrap_or_default();
-                let ok = text
-                    .lines()
-                    .filter(|l| l.split_whitespace().nth(1) == Some("ok"))
-                    .count();
-                ((ok == n).then_some(()), text)
-            },
-        )?;
+        c.start_sbatchds()?;
+        c.wait_bhosts_ok()?;
         Ok(c)
     }
 
@@ -386,14 +404,15 @@ impl ProcessCluster {
         c
     }
 
+    /// This cluster's `lsbatch/<cluster>/configdir` (lsb.params, lsb.queues, ...).
+    pub fn batch_dir(&self) -> PathBuf {
+        batch_dir(self.dir.path(), &self.cluster)
+    }
+
     /// Append `text` to this cluster's lsb file `file` (`lsb.queues`, `lsb.hosts`, ...);
     /// `badmin reconfig` makes mbatchd read it.
     pub fn append_batch_file(&self, file: &str, text: &str) -> Result<()> {
-        let path = self
-            .dir
-            .path()
-            .join("conf/lsbatch/basalt/configdir")
-            .join(file);
+        let path = self.batch_dir().join(file);
         let mut all = std::fs::read_to_string(&path).with_context(|| path.display().to_string())?;
         all.push_str(text);
         std::fs::write(&path, all).with_context(|| path.display().to_string())?;
