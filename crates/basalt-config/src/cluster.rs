@@ -232,6 +232,7 @@ pub(crate) fn parse(ctx: &mut Ctx<'_>, text: &str, name: &str, shared: &Shared) 
             "remoteclusters" => {
                 if let Some(t) = lexer::horizontal(ctx, &section) {
                     remote_clusters(ctx, &section, &t, shared, &mut cf);
+                    not_applied::check_columns(ctx, LSF_CLUSTER, "RemoteClusters", &t);
                 }
             }
             _ => ctx.warn(
@@ -703,7 +704,14 @@ mod tests {
              End RemoteClusters\n",
         );
         assert!(d.errors.is_empty(), "{:?}", d.errors);
-        assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+        // EQUIV, CACHE_INTERVAL and AUTH are read, not applied.
+        let w: Vec<String> = d.warnings.iter().map(ToString::to_string).collect();
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(
+            d.warnings.iter().all(|w| w.not_applied && w.line == 6),
+            "{w:?}"
+        );
+        assert!(w[0].contains("EQUIV is read but not applied yet"), "{w:?}");
         assert_eq!(
             c.remote_clusters,
             vec![
@@ -766,7 +774,9 @@ mod tests {
         );
         let w: Vec<String> = d.warnings.iter().map(ToString::to_string).collect();
         assert_eq!(
-            w,
+            w.iter()
+                .filter(|w| !w.contains("read but not applied"))
+                .collect::<Vec<_>>(),
             vec!["lsf.cluster.c:6: unknown column `COLOR` in section RemoteClusters ignored"]
         );
         assert_eq!(

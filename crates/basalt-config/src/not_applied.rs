@@ -148,10 +148,10 @@ pub const LSB_PARAMS: &[NotApplied] = &[
     .inert(&["10"]),
     N::new(
         "Parameters",
-        "MAX_PREEXEC_RETRY",
-        "it counts the pre-execution retries of MultiCluster jobs, which are not implemented",
+        "MC_PLUGIN_UPDATE_INTERVAL",
+        "mbatchd asks each remote cluster for its queues and jobs every BASALT_MC_POLL_MS",
     )
-    .rest("LOCAL_MAX_PREEXEC_RETRY applies"),
+    .by_design(),
     N::new("Parameters", "FAIRSHARE_ADJUSTMENT_FACTOR", FS_ADJUST).inert(&["0"]),
     N::new(
         "Parameters",
@@ -311,12 +311,6 @@ pub const LSB_QUEUES: &[NotApplied] = &[
     .rest("only a bsub -p above it is refused"),
     N::new(
         "Queue",
-        "MAX_PREEXEC_RETRY",
-        "it counts the pre-execution retries of MultiCluster jobs, which are not implemented",
-    )
-    .rest("LOCAL_MAX_PREEXEC_RETRY applies"),
-    N::new(
-        "Queue",
         "POLICIES",
         "queue scheduling policies are not implemented",
     ),
@@ -464,6 +458,26 @@ pub const LSF_CONF: &[NotApplied] = &[
 
 /// lsf.cluster.<cluster>.
 pub const LSF_CLUSTER: &[NotApplied] = &[
+    N::new(
+        "RemoteClusters",
+        "EQUIV",
+        "lsrun, lsload and the other LIM commands do not reach remote clusters",
+    )
+    .inert(&["N", "-"]),
+    N::new(
+        "RemoteClusters",
+        "CACHE_INTERVAL",
+        "mbatchd asks each remote cluster for its queues and jobs every BASALT_MC_POLL_MS",
+    )
+    .inert(&["60", "-"])
+    .by_design(),
+    N::new(
+        "RemoteClusters",
+        "AUTH",
+        "requests between clusters carry a credential sealed with the key they share (BASALT_MC_KEY)",
+    )
+    .inert(&["-"])
+    .by_design(),
     N::new(
         "Host",
         "RUNWINDOW",

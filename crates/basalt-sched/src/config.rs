@@ -1067,6 +1067,21 @@ fn mc_config(c: &Config) -> crate::mc::McConfig {
             .max_rsched_time
             .map(|n| i64::from(n) * i64::from(p.mbd_sleep_time_secs.max(1)) * 1000),
         initfail_retry: c.lsf_conf.mc_initfail_retry(),
+        preexec_retry: queues
+            .iter()
+            .map(|q| {
+                let n = setting(&q.other, &p.other, "MAX_PREEXEC_RETRY")
+                    .unwrap_or(crate::mc::DEFAULT_MAX_PREEXEC_RETRY);
+                (q.name.clone(), n)
+            })
+            .collect(),
+        no_recv: c
+            .cluster
+            .remote_clusters
+            .iter()
+            .filter(|r| !r.recv_from)
+            .map(|r| r.name.clone())
+            .collect(),
         policy: crate::mc::Policy {
             remote_resource: c.lsf_conf.mc_plugin_remote_resource(),
             enhance: p.mc_schedule_enhance.map(|e| crate::mc::Enhance {

@@ -49,6 +49,8 @@ pub const RETURN_LOST: u32 = 4;
 pub const TERM_MC_RETURN: &str = "TERM_MC_RETURN";
 /// ... because its start failed.
 pub const TERM_MC_INITFAIL: &str = "TERM_MC_INITFAIL";
+/// MAX_PREEXEC_RETRY's default.
+pub const DEFAULT_MAX_PREEXEC_RETRY: u32 = 5;
 /// How long a forward nobody confirmed waits before it is sent again (ms).
 pub const RESEND_AFTER: Millis = 5000;
 
@@ -87,12 +89,21 @@ pub struct McConfig {
     pub max_rsched_ms: Option<Millis>,
     /// LSB_MC_INITFAIL_RETRY.
     pub initfail_retry: u32,
+    /// MAX_PREEXEC_RETRY by queue (its own, else lsb.params', else 5): attempts of a
+    /// forwarded job's pre-execution command here before it goes back.
+    pub preexec_retry: BTreeMap<String, u32>,
+    /// Remote clusters whose jobs this cluster does not take (RemoteClusters RECV_FROM
+    /// = N).
+    pub no_recv: Vec<String>,
     pub policy: Policy,
 }
 
 impl McConfig {
     /// Does the receive-jobs queue `queue` take jobs from `cluster`?
     pub fn receives(&self, queue: &str, cluster: &str) -> bool {
+        if self.no_recv.iter().any(|c| c == cluster) {
+            return false;
+        }
         self.recv.get(queue).is_some_and(|(from, _)| {
             from.iter()
                 .any(|c| c == cluster || c.eq_ignore_ascii_case("allclusters"))

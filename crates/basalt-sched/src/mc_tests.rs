@@ -633,3 +633,55 @@ fn replay_rebuilds_forwards_and_returns() {
         (a.forwards, a.returns, a.fwd_cluster)
     );
 }
+
+/// MAX_PREEXEC_RETRY (MultiCluster): a forwarded job's pre-execution command is
+/// attempted that many times here, then the job goes back (a failed start).
+#[test]
+fn a_forwarded_jobs_pre_exec_is_tried_max_preexec_retry_times_then_it_goes_back() {
+    let mut c = receiver().config().clone();
+    c.mc.preexec_retry.insert("normal".into(), 2);
+    let mut s = up_with(c);
+    let (id, _) = s
+        .mc_accept(T0, "west", (101, 0), 1, &alice(), forwarded("normal"))
+        .expect("accepted");
+    let mut now = T0;
+    for round in 1..=2 {
+        s.tick(now);
+        s.schedule(now);
+        let (key, host) = dispatches(&s.take_effects())[0].clone();
+        let attempt = s.job(key).map_or(0, |j| j.attempt);
+        s.report(
+            now + 100,
+            Report {
+                host,
+                key,
+                attempt,
+                seq: 1,
+                time: 0,
+                kind: ReportKind::PreExecFailed {
+                    exit_status: 1 << 8,
+                },
+            },
+        );
+        let j = s.job((id, 0)).expect("job");
+        if round == 1 {
+            assert_eq!(j.state, JobState::Pend);
+        } else {
+            assert_eq!(j.term_reason.as_str(), TERM_MC_INITFAIL);
+        }
+        now += 11_000;
+    }
+    assert_eq!(s.mc_jobs_for("west")[0].returned, RETURN_START_FAILED);
+}
+
+/// RemoteClusters RECV_FROM = N: no queue takes that cluster's jobs.
+#[test]
+fn recv_from_n_refuses_that_clusters_jobs() {
+    let mut c = receiver().config().clone();
+    c.mc.no_recv.push("west".into());
+    let mut s = up_with(c);
+    assert_eq!(
+        s.mc_accept(T0, "west", (1, 0), 1, &alice(), forwarded("normal")),
+        Err(SchedError::McNotReceiving)
+    );
+}

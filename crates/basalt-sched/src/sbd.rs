@@ -665,6 +665,22 @@ impl Sched {
                 String::new(),
             );
         }
+        // A job from another cluster: MAX_PREEXEC_RETRY attempts, then it goes back
+        // there (a failed start).
+        if self.came_from_remote(key) {
+            let queue = j.queue.to_string();
+            let limit = self
+                .cfg
+                .mc
+                .preexec_retry
+                .get(&queue)
+                .copied()
+                .unwrap_or(crate::mc::DEFAULT_MAX_PREEXEC_RETRY);
+            if failures + 1 >= limit {
+                return self.mc_give_back(t, key, crate::mc::TERM_MC_INITFAIL);
+            }
+            return self.emit(state_change(t, key, status::PEND, pend::PRE_EXEC, 0));
+        }
         // LOCAL_MAX_PREEXEC_RETRY counts attempts: this failure is attempt failures + 1.
         if limit.is_some_and(|l| failures + 1 >= l) {
             if exit_at_limit {
