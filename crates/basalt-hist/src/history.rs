@@ -110,6 +110,8 @@ pub fn is_history_record(rec: &Record) -> bool {
             | Record::JobMove(_)
             | Record::JobRequeue(_)
             | Record::JobForce(_)
+            | Record::JobForward(_)
+            | Record::JobAccept(_)
     )
 }
 

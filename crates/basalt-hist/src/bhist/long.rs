@@ -157,6 +157,23 @@ pub fn record_text(
             f.user_name
         ),
         Record::JobRequeue(_) => "Pending: Job has been requeued;".to_owned(),
+        // MultiCluster (seed 004).
+        Record::JobForward(f) if f.queue.is_empty() => {
+            format!("Forwarded job to cluster <{}>;", f.cluster)
+        }
+        Record::JobForward(f) => format!(
+            "Forwarded job to cluster <{}>, queue <{}>;",
+            f.cluster, f.queue
+        ),
+        Record::JobAccept(a) => format!(
+            "Job accepted from cluster <{}>, job ID <{}>;",
+            a.cluster,
+            if a.remote_idx > 0 {
+                format!("{}[{}]", a.remote_jid, a.remote_idx)
+            } else {
+                a.remote_jid.to_string()
+            }
+        ),
         _ => return None,
     })
 }

@@ -197,6 +197,21 @@ fn event_texts_for_every_record_kind() {
         text("\"JOB_REQUEUE\" \"22\" 1795342036 101 0", true),
         "Pending: Job has been requeued;"
     );
+    // MultiCluster (issue 25): forwarded from here, accepted there.
+    assert_eq!(
+        text(
+            "\"JOB_FORWARD\" \"10.1\" 1795342036 101 0 \"east\" 0 1 \"recv\"",
+            false
+        ),
+        "Forwarded job to cluster <east>, queue <recv>;"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_ACCEPT\" \"10.1\" 1795342036 5 101 \"west\" 0 4 0 1",
+            false
+        ),
+        "Job accepted from cluster <west>, job ID <101>;"
+    );
     // Exits: code, signal, no CPU time before a start.
     assert_eq!(
         text(
