@@ -72,16 +72,7 @@ impl OwnerState {
                             .next()
                             .map_or(0, |(_, j)| j.sub.submit_time);
                         let text = basalt_core::jobfile::render(&env, &command, is_script);
-                        match self.journal.spool(submit_time, id, text.as_bytes()) {
-                            Ok(()) => self
-                                .spooled
-                                .push(basalt_eventlog::job_file_name(submit_time, id)),
-                            Err(e) => {
-                                if self.write_failure.is_none() {
-                                    self.write_failure = Some(e);
-                                }
-                            }
-                        }
+                        self.spool_job_file(submit_time, id, text.as_bytes());
                         deferred.push(defer(
                             reply,
                             Ok(Submitted {
@@ -410,5 +401,22 @@ impl OwnerState {
                 .requeue(now, caller, key, *states, *hold)
                 .map(|()| String::new()),
         })
+    }
+}
+
+impl OwnerState {
+    /// Spool a new job's file (made durable with the iteration's events); a failure
+    /// stops acknowledging work like a failed append.
+    pub(crate) fn spool_job_file(&mut self, submit_time: i64, id: u64, bytes: &[u8]) {
+        match self.journal.spool(submit_time, id, bytes) {
+            Ok(()) => self
+                .spooled
+                .push(basalt_eventlog::job_file_name(submit_time, id)),
+            Err(e) => {
+                if self.write_failure.is_none() {
+                    self.write_failure = Some(e);
+                }
+            }
+        }
     }
 }

@@ -343,27 +343,31 @@ impl OwnerState {
         };
         let mut sub = *sub;
         sub.queue = queue.into();
-        let caller = Caller {
-            uid: sub.uid,
-            user: sub.user.to_string(),
-            host: sub.from_host.to_string(),
-        };
+        // The rules a local submission follows for who may run jobs here: root only
+        // with LSF_ROOT_REX; a personal cluster only for its owner.
+        if (sub.uid == 0 || *sub.user == *"root") && !basalt_auth::root_rex(&self.config) {
+            return Err(format!(
+                "{}: root's jobs are not taken (LSF_ROOT_REX)",
+                basalt_auth::PERMISSION_DENIED
+            ));
+        }
+        let euid = nix::unistd::geteuid();
+        if !euid.is_root()
+            && basalt_auth::user_name(euid.as_raw()).is_some_and(|owner| *owner != *sub.user)
+        {
+            return Err(format!(
+                "{}: this cluster runs only its owner's jobs",
+                basalt_auth::PERMISSION_DENIED
+            ));
+        }
+        let caller = owner_of(&sub);
         let (id, new) = self
             .sched
             .mc_accept(now, cluster, src, attempt, &caller, sub)
             .map_err(|e| e.to_string())?;
         if new {
             let submit_time = self.sched.job((id, 0)).map_or(0, |j| j.sub.submit_time);
-            match self.journal.spool(submit_time, id, job_file) {
-                Ok(()) => self
-                    .spooled
-                    .push(basalt_eventlog::job_file_name(submit_time, id)),
-                Err(e) => {
-                    if self.write_failure.is_none() {
-                        self.write_failure = Some(e);
-                    }
-                }
-            }
+            self.spool_job_file(submit_time, id, job_file);
             info!(
                 job = id,
                 cluster,
@@ -381,11 +385,7 @@ impl OwnerState {
         let Some(j) = self.sched.job(key) else {
             return "No matching job found".into();
         };
-        let caller = Caller {
-            uid: j.sub.uid,
-            user: j.sub.user.to_string(),
-            host: j.sub.from_host.to_string(),
-        };
+        let caller = owner_of(&j.sub);
         let r = match signal {
             "KILL" => self.sched.kill(now, &caller, key, false, false),
             "STOP" => self.sched.stop(now, &caller, key),
@@ -481,6 +481,16 @@ impl OwnerState {
             links,
             queues,
         }
+    }
+}
+
+/// A forwarded job's owner, as whom the execution cluster submits and controls it (the
+/// submission cluster has checked who asks).
+fn owner_of(sub: &basalt_sched::Submission) -> Caller {
+    Caller {
+        uid: sub.uid,
+        user: sub.user.to_string(),
+        host: sub.from_host.to_string(),
     }
 }
 
