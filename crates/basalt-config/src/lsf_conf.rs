@@ -26,6 +26,14 @@ const PORT_KEYS: [&str; 4] = [
     "LSB_SBD_PORT",
 ];
 
+/// The Basalt keywords of the daemons' Prometheus endpoints (`GET /metrics`): a port,
+/// or 0 (the default, as unset) for none.
+const METRICS_PORT_KEYS: [&str; 3] = [
+    "BASALT_MBD_METRICS_PORT",
+    "BASALT_LIM_METRICS_PORT",
+    "BASALT_SBD_METRICS_PORT",
+];
+
 /// The assignments of `lsf.conf`, in file order; a key assigned twice keeps
 /// its first position and its last value. Values are unquoted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -60,6 +68,27 @@ impl LsfConf {
             .and_then(|v| v.trim().parse::<u16>().ok())
             .filter(|p| *p != 0)
             .unwrap_or(default)
+    }
+
+    fn optional_port(&self, key: &str) -> Option<u16> {
+        self.get(key)
+            .and_then(|v| v.trim().parse::<u16>().ok())
+            .filter(|p| *p != 0)
+    }
+
+    /// `BASALT_MBD_METRICS_PORT`: where mbatchd serves `GET /metrics` (default: off).
+    pub fn mbd_metrics_port(&self) -> Option<u16> {
+        self.optional_port("BASALT_MBD_METRICS_PORT")
+    }
+
+    /// `BASALT_LIM_METRICS_PORT`: where the LIM serves `GET /metrics` (default: off).
+    pub fn lim_metrics_port(&self) -> Option<u16> {
+        self.optional_port("BASALT_LIM_METRICS_PORT")
+    }
+
+    /// `BASALT_SBD_METRICS_PORT`: where sbatchd serves `GET /metrics` (default: off).
+    pub fn sbd_metrics_port(&self) -> Option<u16> {
+        self.optional_port("BASALT_SBD_METRICS_PORT")
     }
 
     /// `LSF_LIM_PORT` (default 7869).
@@ -235,6 +264,12 @@ fn assign(ctx: &mut Ctx<'_>, conf: &mut LsfConf, no: usize, line: &str) {
             ),
         }
     }
+    if METRICS_PORT_KEYS.contains(&key) && value.trim().parse::<u16>().is_err() {
+        ctx.err(
+            no,
+            format!("{key}: expected a port number 0-65535 (0: no endpoint), found `{value}`"),
+        );
+    }
     check_multicluster(ctx, no, key, &value);
     crate::not_applied::check_entry(ctx, crate::not_applied::LSF_CONF, "", key, &value, no);
     conf.set(key, &value);
@@ -304,6 +339,17 @@ mod tests {
         assert_eq!(c.get("LONG"), Some("a b"));
         assert!(c.server_hosts().is_empty());
         assert_eq!(c.iter().next(), Some(("LSF_CONFDIR", "/other")));
+    }
+
+    #[test]
+    fn metrics_ports() {
+        let (c, d) = parse_str("BASALT_MBD_METRICS_PORT=9181\nBASALT_LIM_METRICS_PORT=0\n");
+        assert!(d.errors.is_empty());
+        assert_eq!(c.mbd_metrics_port(), Some(9181));
+        assert_eq!(c.lim_metrics_port(), None);
+        assert_eq!(c.sbd_metrics_port(), None);
+        let (_, d) = parse_str("BASALT_SBD_METRICS_PORT=x\n");
+        assert_eq!(d.errors.len(), 1);
     }
 
     #[test]

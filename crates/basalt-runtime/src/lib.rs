@@ -15,10 +15,12 @@
 //!   `localtime_r`/`mktime` wrapper);
 //! * how a daemon starts ([`daemon`]: the common flags and start-up of the daemon
 //!   `main`s);
-//! * how `LSF_SERVERDIR/egroup` is asked for the members of a `(!)` group ([`egroup`]).
+//! * how `LSF_SERVERDIR/egroup` is asked for the members of a `(!)` group ([`egroup`]);
+//! * how a daemon serves its Prometheus metrics ([`metrics`]).
 
 pub mod daemon;
 pub mod egroup;
+pub mod metrics;
 pub mod time;
 
 pub use basalt_auth::{Authenticator, Identity, Need, Verifier};
