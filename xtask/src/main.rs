@@ -6,9 +6,16 @@
 //!   start every host's daemons in the background and print the line to paste
 //!   into a shell. One host is this machine under its own name on 127.0.0.1;
 //!   N hosts are hostA, hostB, ... on 127.0.0.1, 127.0.0.2, ...
+//!   `--subnet 127.X.Y` puts the hosts on a loopback /24 of their own instead (hostA,
+//!   hostB, ... on 127.X.Y.1, .2, ..., also for one host), and `--lim-port P` moves all
+//!   four ports (LIM P, RES P+1, mbatchd P+2, sbatchd P+3; see [`ports`]): two clusters
+//!   on one machine differ in one or the other. Every port is checked free on every
+//!   host address before anything starts.
 //!   `up --clusters west,east` starts linked MultiCluster clusters side by side instead,
 //!   each in `<dir>/<name>`; see [`multi`].
-//! * `down` — stop the daemons `up` started (SIGTERM, then SIGKILL after 10 s).
+//! * `down [--keep-jobs]` — end the cluster's jobs (see [`jobs`]; `--keep-jobs` leaves
+//!   them running, as LSF does), then stop the daemons `up` started (SIGTERM, then
+//!   SIGKILL after 10 s).
 //! * `status` — which of them are running.
 //! * `bench [--quick] [--only NAME]... [--runs N] [--no-build] [--vs PEER]...` — measure
 //!   the performance goals of DESIGN.md on the release build, and side by side with Slurm
@@ -26,7 +33,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod bench;
+mod install;
+mod jobs;
 mod multi;
+mod ports;
 
 /// The daemons `up` starts on every host, in start order.
 const DAEMONS: &[&str] = &["lim", "res", "sbatchd"];
@@ -112,14 +122,27 @@ enum Cmd {
         /// Keep an existing configuration in --dir instead of writing the default.
         #[arg(long)]
         keep_config: bool,
-        /// LIM port (LSF_LIM_PORT); the RES, mbatchd and sbatchd ports follow LSF's defaults.
-        #[arg(long, default_value_t = 7869)]
-        lim_port: u16,
+        /// Move the cluster's ports: LIM P (LSF_LIM_PORT), RES P+1, mbatchd P+2, sbatchd
+        /// P+3. Without it (or with LSF's 7869), LSF's defaults 7869, 6878, 6881, 6882.
+        #[arg(long, value_name = "P")]
+        lim_port: Option<u16>,
+        /// Put the hosts on a loopback /24 of their own: hostA, hostB, ... at
+        /// 127.X.Y.1, .2, ... (also for --hosts 1), so that clusters on one machine do
+        /// not share addresses.
+        #[arg(long, value_name = "127.X.Y", value_parser = ports::parse_subnet, conflicts_with = "clusters")]
+        subnet: Option<[u8; 3]>,
+        /// Use the binaries already built (target/debug, or target/release with
+        /// --release) instead of running cargo build.
+        #[arg(long)]
+        no_build: bool,
     },
-    /// Stop the cluster started by `up`.
+    /// End the cluster's jobs and stop the daemons started by `up`.
     Down {
         #[arg(long)]
         dir: Option<PathBuf>,
+        /// Leave the jobs running (LSF's behaviour when its daemons stop).
+        #[arg(long)]
+        keep_jobs: bool,
     },
     /// Show which daemons of the cluster started by `up` are running.
     Status {
@@ -148,6 +171,9 @@ enum Cmd {
         #[arg(long, value_name = "PEER", value_parser = ["slurm", "hyperqueue"])]
         vs: Vec<String>,
     },
+    /// Install release binaries, systemd units and a configuration template under a
+    /// prefix (see docs/admin-guide.md, Installation).
+    Install(install::Opts),
 }
 
 fn workspace_root() -> PathBuf {
@@ -200,14 +226,15 @@ fn main() -> Result<()> {
             release,
             keep_config,
             lim_port,
+            no_build,
             ..
         } if !clusters.is_empty() => multi::up(
             &clusters,
             hosts,
             default_dir(dir)?,
-            release,
+            Build { release, no_build },
             keep_config,
-            lim_port,
+            ports::Ports::plan(lim_port)?,
         ),
         Cmd::Up {
             hosts,
@@ -216,16 +243,19 @@ fn main() -> Result<()> {
             release,
             keep_config,
             lim_port,
+            subnet,
+            no_build,
             ..
         } => up(
-            hosts,
+            host_names(hosts, subnet)?,
             default_dir(dir)?,
             &cluster,
-            release,
+            Build { release, no_build },
             keep_config,
-            lim_port,
+            ports::Ports::plan(lim_port)?,
         ),
-        Cmd::Down { dir } => down(&default_dir(dir)?),
+        Cmd::Down { dir, keep_jobs } => down(&default_dir(dir)?, keep_jobs),
+        Cmd::Install(opts) => install::install(&workspace_root(), &opts),
         Cmd::Status { dir } => status(&default_dir(dir)?),
         Cmd::Bench {
             quick,
@@ -246,9 +276,19 @@ fn main() -> Result<()> {
     }
 }
 
-fn host_names(n: usize) -> Result<Vec<DefaultHost>> {
+/// The hosts of `up --hosts n [--subnet S]`.
+fn host_names(n: usize, subnet: Option<[u8; 3]>) -> Result<Vec<DefaultHost>> {
     if n == 0 || n > 250 {
         bail!("--hosts must be between 1 and 250");
+    }
+    if let Some(net) = subnet {
+        return Ok((0..n)
+            .map(|i| DefaultHost {
+                name: format!("host{}", letters(i)),
+                address: Some(ports::subnet_host(net, i)),
+                server: true,
+            })
+            .collect());
     }
     if n == 1 {
         let name = nix::unistd::gethostname()
@@ -338,13 +378,21 @@ fn is_ours(pid: i32, top: &Path) -> bool {
         && cmdline.contains(&*top.join("bin").to_string_lossy())
 }
 
+/// How `up` gets its binaries.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Build {
+    pub release: bool,
+    /// Use those already built.
+    pub no_build: bool,
+}
+
 fn up(
-    n: usize,
+    host_list: Vec<DefaultHost>,
     top: PathBuf,
     cluster: &str,
-    release: bool,
+    build: Build,
     keep_config: bool,
-    lim_port: u16,
+    ports: ports::Ports,
 ) -> Result<()> {
     if recorded(&top).iter().any(|(_, _, alive)| *alive) {
         bail!(
@@ -353,15 +401,15 @@ fn up(
             down_command(&top)
         );
     }
-    let target = build_binaries(release)?;
+    let target = build_binaries(build)?;
 
     let envdir = DefaultCluster::envdir(&top);
     let config_exists = envdir.join("lsf.conf").exists();
     let hosts = if keep_config && config_exists {
         kept_hosts(&envdir)?
     } else {
-        let mut spec = DefaultCluster::new(cluster, &current_user(), host_names(n)?);
-        spec.lim_port = lim_port;
+        let mut spec = DefaultCluster::new(cluster, &current_user(), host_list);
+        ports.apply(&mut spec);
         // Run as root, the cluster's only user is root: let it run jobs.
         spec.root_rex = nix::unistd::geteuid().is_root();
         spec.write(&top)
@@ -371,14 +419,17 @@ fn up(
             .map(|h| h.name.clone())
             .collect::<Vec<_>>()
     };
-    // Validate before starting anything: nothing starts with a half-read config.
-    validate(&envdir)?;
+    // Validate before starting anything: nothing starts with a half-read config, or
+    // on a port another program (another cluster) holds.
+    let loaded = validate(&envdir)?;
+    ports::check_cluster(&loaded)?;
 
     let bin = link_binaries(&top, &target)?;
     start_daemons(&top, &envdir, &hosts)?;
     let master = match wait_up(&top, &envdir, &hosts) {
         Ok(m) => m,
         Err(e) => {
+            let e = ports::explain_timeout(&top, e);
             // Only this cluster's daemons (not those of `up --clusters` in the same dir).
             let n = stop(std::slice::from_ref(&top));
             println!("Stopped {n} daemon(s).");
@@ -404,9 +455,37 @@ fn up(
     Ok(())
 }
 
-/// Build the daemons and commands (release or debug); the directory they are in.
-fn build_binaries(release: bool) -> Result<PathBuf> {
+/// The directory cargo puts the binaries of `profile` in.
+pub(crate) fn target_dir(profile: &str) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
+        .join(profile)
+}
+
+/// Build the daemons and commands (release or debug; with `no_build` only check they
+/// are there); the directory they are in.
+pub(crate) fn build_binaries(build: Build) -> Result<PathBuf> {
+    let release = build.release;
     let profile = if release { "release" } else { "debug" };
+    if build.no_build {
+        let dir = target_dir(profile);
+        let missing: Vec<&str> = DAEMONS
+            .iter()
+            .chain(SUPERVISED)
+            .chain(COMMANDS)
+            .copied()
+            .filter(|n| !dir.join(n).is_file())
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "--no-build: {} not built in {} (build them, or drop --no-build)",
+                missing.join(" "),
+                dir.display()
+            );
+        }
+        return Ok(dir);
+    }
     eprintln!("Building the daemons and commands ({profile})...");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut build = Command::new(cargo);
@@ -415,6 +494,8 @@ fn build_binaries(release: bool) -> Result<PathBuf> {
         "--bins",
         "-p",
         "basalt-lim",
+        "-p",
+        "basalt-res",
         "-p",
         "basalt-sbatchd",
         "-p",
@@ -431,10 +512,7 @@ fn build_binaries(release: bool) -> Result<PathBuf> {
     if !st.success() {
         bail!("cargo build failed");
     }
-    Ok(std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target"))
-        .join(profile))
+    Ok(target_dir(profile))
 }
 
 /// The hosts of the configuration kept in `envdir` (`--keep-config`); a configuration
@@ -569,9 +647,28 @@ fn wait_up(top: &Path, envdir: &Path, hosts: &[String]) -> Result<String> {
 }
 
 /// Stop the cluster(s) started from `top`: its own daemons and, after `up --clusters`,
-/// every cluster's.
-fn down(top: &Path) -> Result<()> {
+/// every cluster's; first their jobs, unless `keep_jobs`.
+fn down(top: &Path, keep_jobs: bool) -> Result<()> {
     let tops = multi::all_tops(top);
+    let envdirs: Vec<PathBuf> = tops.iter().map(|t| DefaultCluster::envdir(t)).collect();
+    if !keep_jobs {
+        // Before the daemons stop, so the jobs' ends are recorded.
+        let (ended, killed) = jobs::end_jobs(&envdirs, Duration::from_secs(10));
+        if ended > 0 {
+            let forced = if killed > 0 {
+                format!(" ({killed} with SIGKILL)")
+            } else {
+                String::new()
+            };
+            println!("Ended {ended} job(s){forced}.");
+        }
+    } else {
+        let left: std::collections::BTreeSet<_> =
+            jobs::find(&envdirs).into_iter().map(|p| p.job).collect();
+        if !left.is_empty() {
+            println!("Left {} job(s) running (--keep-jobs).", left.len());
+        }
+    }
     if tops.iter().all(|t| recorded(t).is_empty()) {
         println!("No Basalt daemons recorded in {}.", recorded_where(top));
         return Ok(());

@@ -176,13 +176,13 @@ pub(crate) fn configure(
     n: usize,
     top: &Path,
     keep_config: bool,
-    lim_port: u16,
+    ports: crate::ports::Ports,
 ) -> Result<Vec<Member>> {
     check_names(names)?;
     let mut specs = Vec::new();
     for (k, name) in names.iter().enumerate() {
         let mut spec = DefaultCluster::new(name, &current_user(), member_hosts(k, n)?);
-        spec.lim_port = lim_port;
+        ports.apply(&mut spec);
         // Run as root, the cluster's only user is root: let it run jobs.
         spec.root_rex = nix::unistd::geteuid().is_root();
         specs.push(spec);
@@ -248,9 +248,9 @@ pub(crate) fn up(
     names: &[String],
     n: usize,
     top: PathBuf,
-    release: bool,
+    build: crate::Build,
     keep_config: bool,
-    lim_port: u16,
+    ports: crate::ports::Ports,
 ) -> Result<()> {
     check_names(names)?;
     let mut tops = all_tops(&top);
@@ -265,8 +265,12 @@ pub(crate) fn up(
             down_command(&top)
         );
     }
-    let target = build_binaries(release)?;
-    let members = configure(names, n, &top, keep_config, lim_port)?;
+    let target = build_binaries(build)?;
+    let members = configure(names, n, &top, keep_config, ports)?;
+    for m in &members {
+        let loaded = validate(&m.envdir)?;
+        crate::ports::check_cluster(&loaded).with_context(|| format!("cluster {}", m.name))?;
+    }
 
     let mut bins = Vec::new();
     for m in &members {
@@ -284,6 +288,7 @@ pub(crate) fn up(
         match wait_up(&m.top, &m.envdir, &m.hosts) {
             Ok(master) => masters.push(master),
             Err(e) => {
+                let e = crate::ports::explain_timeout(&m.top, e);
                 let n = stop(&all);
                 println!("Stopped {n} daemon(s).");
                 return Err(e.context(format!("cluster {}", m.name)));
@@ -407,7 +412,13 @@ mod tests {
     fn linked_configuration() {
         let d = scratch("config");
         let set = names(&["west", "east", "north"]);
-        let members = must(configure(&set, 2, &d.0, false, 7869));
+        let members = must(configure(
+            &set,
+            2,
+            &d.0,
+            false,
+            must(crate::ports::Ports::plan(None)),
+        ));
         assert_eq!(members.len(), 3);
         assert_eq!(super::members(&d.0), set);
         assert_eq!(
@@ -500,7 +511,13 @@ mod tests {
         let queues = d.0.join("east/conf/lsbatch/east/configdir/lsb.queues");
         let edited = must(std::fs::read_to_string(&queues)) + "\n# edited\n";
         must(std::fs::write(&queues, &edited));
-        let again = must(configure(&set, 2, &d.0, true, 7869));
+        let again = must(configure(
+            &set,
+            2,
+            &d.0,
+            true,
+            must(crate::ports::Ports::plan(None)),
+        ));
         assert_eq!(again[1].hosts, vec!["hostA", "hostB"]);
         assert_eq!(must(std::fs::read_to_string(&queues)), edited);
         assert_eq!(must(std::fs::read_to_string(d.0.join(KEY_FILE))), key);
