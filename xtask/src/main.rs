@@ -20,6 +20,9 @@
 //! * `bench [--quick] [--only NAME]... [--runs N] [--no-build] [--vs PEER]...` — measure
 //!   the performance goals of DESIGN.md on the release build, and side by side with Slurm
 //!   or HyperQueue; see [`bench`].
+//! * `install --prefix DIR [--destdir D] [--sysconfdir D] [--localstatedir D] [--no-build]
+//!   [--debug] [--link] [--strict-help]` — daemons in sbin/, commands in bin/, systemd
+//!   units, a configuration template; see [`install`].
 
 use anyhow::{Context, Result, bail};
 use basalt_config::embedded::{DefaultCluster, DefaultHost};
