@@ -654,9 +654,28 @@ fn wait_up(top: &Path, envdir: &Path, hosts: &[String]) -> Result<String> {
 fn down(top: &Path, keep_jobs: bool) -> Result<()> {
     let tops = multi::all_tops(top);
     let envdirs: Vec<PathBuf> = tops.iter().map(|t| DefaultCluster::envdir(t)).collect();
-    if !keep_jobs {
-        // Before the daemons stop, so the jobs' ends are recorded.
-        let (ended, killed) = jobs::end_jobs(&envdirs, Duration::from_secs(10));
+    // First the jobs, while the daemons run, so the jobs' ends are recorded.
+    let (mut ended, mut killed) = if keep_jobs {
+        (0, 0)
+    } else {
+        jobs::end_jobs(&envdirs, Duration::from_secs(10))
+    };
+    let stopped = if tops.iter().all(|t| recorded(t).is_empty()) {
+        None
+    } else {
+        Some(stop(&tops))
+    };
+    if keep_jobs {
+        let left: std::collections::BTreeSet<_> =
+            jobs::find(&envdirs).into_iter().map(|p| p.job).collect();
+        if !left.is_empty() {
+            println!("Left {} job(s) running (--keep-jobs).", left.len());
+        }
+    } else {
+        // A job dispatched while the daemons were stopping.
+        let (e, k) = jobs::end_jobs(&envdirs, Duration::from_secs(5));
+        ended += e;
+        killed += k;
         if ended > 0 {
             let forced = if killed > 0 {
                 format!(" ({killed} with SIGKILL)")
@@ -665,19 +684,11 @@ fn down(top: &Path, keep_jobs: bool) -> Result<()> {
             };
             println!("Ended {ended} job(s){forced}.");
         }
-    } else {
-        let left: std::collections::BTreeSet<_> =
-            jobs::find(&envdirs).into_iter().map(|p| p.job).collect();
-        if !left.is_empty() {
-            println!("Left {} job(s) running (--keep-jobs).", left.len());
-        }
     }
-    if tops.iter().all(|t| recorded(t).is_empty()) {
-        println!("No Basalt daemons recorded in {}.", recorded_where(top));
-        return Ok(());
+    match stopped {
+        Some(n) => println!("Stopped {n} daemon(s)."),
+        None => println!("No Basalt daemons recorded in {}.", recorded_where(top)),
     }
-    let n = stop(&tops);
-    println!("Stopped {n} daemon(s).");
     Ok(())
 }
 
