@@ -14,6 +14,7 @@
 //! host's address and `LSF_LIM_PORT`, and calls [`run`].
 
 pub mod elim;
+mod metrics;
 mod owner;
 pub mod sample;
 mod server;
@@ -81,6 +82,10 @@ pub(crate) enum Msg {
     },
     Sample(LoadVector),
     Elim(elim::ElimEvent),
+    /// A scrape of `GET /metrics`.
+    Metrics {
+        reply: oneshot::Sender<metrics::Snapshot>,
+    },
 }
 
 /// A handle on a running LIM's owner task (used by the gRPC service).
@@ -110,6 +115,8 @@ struct Settings {
     elim_names: BTreeSet<String>,
     /// This LIM's credentials towards other LIMs.
     auth: basalt_runtime::Authenticator,
+    /// The counters of `GET /metrics`.
+    metrics: metrics::LimMetrics,
 }
 
 /// The election timing from lsf.cluster's Parameters section.
@@ -271,6 +278,7 @@ pub async fn run(
             info,
             elim_names,
             auth: basalt_runtime::daemon_auth(&config, &me, keys.clone()),
+            metrics: metrics::LimMetrics::default(),
         };
         let (tx, rx) = mpsc::channel(1024);
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -342,6 +350,26 @@ pub async fn run(
             let _ = server_stop.wait_for(|s| *s).await;
         }));
 
+        let metrics_server = {
+            let (tx, counters) = (tx.clone(), settings.metrics.clone());
+            basalt_runtime::metrics::start(
+                "lim",
+                lim_addr.ip(),
+                config.lsf_conf.lim_metrics_port(),
+                move || {
+                    let (tx, counters) = (tx.clone(), counters.clone());
+                    async move {
+                        let (reply, rx) = oneshot::channel();
+                        let snap = match tx.send(Msg::Metrics { reply }).await {
+                            Ok(()) => rx.await.unwrap_or_default(),
+                            Err(_) => metrics::Snapshot::default(),
+                        };
+                        metrics::render(&counters, &snap)
+                    }
+                },
+            )
+            .await
+        };
         let sampler = tokio::spawn(sampler(tx.clone(), sample_interval(&config)));
         let elims = start_elims(&config, &me, tx.clone());
 
@@ -353,6 +381,9 @@ pub async fn run(
         }
         let _ = stop_tx.send(true);
         sampler.abort();
+        if let Some(m) = metrics_server {
+            m.abort();
+        }
         socket.abort();
         batch.abort();
         master.abort();

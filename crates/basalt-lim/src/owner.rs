@@ -76,6 +76,7 @@ impl Owner {
                 info,
                 reply,
             } => {
+                self.s.metrics.heartbeats_received.inc();
                 let (r, effects) = self.core.on_heartbeat(now, &from, load, info);
                 let _ = reply.send(r);
                 self.perform(effects);
@@ -96,7 +97,13 @@ impl Owner {
             Msg::Hosts { filter, reply } => {
                 let _ = reply.send(server::hosts_reply(&self.core, &filter, now));
             }
+            Msg::Metrics { reply } => {
+                let _ = reply.send(self.metrics_snapshot());
+            }
             Msg::HeartbeatResult(r) => {
+                if r.is_none() {
+                    self.s.metrics.heartbeats_failed.inc();
+                }
                 let effects = match r {
                     Some(r) => self.core.on_heartbeat_reply(now, r),
                     None => self.core.on_heartbeat_failed(now),
@@ -154,6 +161,25 @@ impl Owner {
         self.perform(effects);
     }
 
+    fn metrics_snapshot(&self) -> crate::metrics::Snapshot {
+        use basalt_lim_core::HostStatus;
+        let mut hosts = [0u32; 4];
+        for h in self.core.hosts() {
+            let i = match h.status {
+                HostStatus::Ok => 0,
+                HostStatus::Busy => 1,
+                HostStatus::Unavail => 2,
+                HostStatus::Unknown => 3,
+            };
+            hosts[i] += 1;
+        }
+        crate::metrics::Snapshot {
+            master: self.core.is_master(),
+            epoch: self.core.epoch(),
+            hosts,
+        }
+    }
+
     fn cluster_info(&self) -> basalt_proto::lim::ClusterInfoReply {
         let c = &self.s.config;
         basalt_proto::lim::ClusterInfoReply {
@@ -193,6 +219,7 @@ impl Owner {
                     let Some(mut client) = self.client(&to) else {
                         continue;
                     };
+                    self.s.metrics.heartbeats_sent.inc();
                     let tx = self.tx.clone();
                     let req = basalt_proto::lim::HeartbeatRequest {
                         protocol: Some(basalt_proto::PROTOCOL),

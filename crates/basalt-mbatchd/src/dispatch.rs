@@ -296,6 +296,8 @@ pub(crate) enum DispatchError {
 impl OwnerState {
     /// Send dispatches and signals (after the events they depend on are durable).
     pub(crate) fn carry_out(&mut self, effects: Vec<Effect>) {
+        // The orders' events are durable now (the dispatch latency counts from here).
+        let durable_at = Instant::now();
         for e in effects {
             match e {
                 Effect::Log(_) | Effect::Acct(_) => {}
@@ -347,6 +349,7 @@ impl OwnerState {
                     };
                     let tx = self.tx.clone();
                     let epoch = self.sched.epoch();
+                    let latency = self.metrics.dispatch_latency.clone();
                     self.rt.spawn(async move {
                         let result = match (client, job_file) {
                             (_, Err(e)) => Err(e),
@@ -360,6 +363,10 @@ impl OwnerState {
                             }
                             (Err(e), Ok(_)) => Err(DispatchError::Unreachable(e)),
                         };
+                        // sbatchd's answer: started or refused (not a lost call).
+                        if matches!(result, Ok(_) | Err(DispatchError::Refused(_))) {
+                            latency.observe(durable_at.elapsed().as_secs_f64());
+                        }
                         let _ = tx.send(Msg::DispatchDone {
                             key,
                             attempt,

@@ -11,6 +11,37 @@ use basalt_sched::{Caller, JobKey, JobQuery, Sched, SchedError};
 use tracing::{info, warn};
 
 impl OwnerState {
+    /// The gauges of a metrics scrape, from the core's counters (no walk over the jobs).
+    fn metrics_snapshot(&self) -> crate::metrics::Snapshot {
+        use basalt_sched::HostStatus;
+        let queues = self
+            .sched
+            .queues()
+            .iter()
+            .map(|q| {
+                let (_, pend, run, ssusp, ususp) = self.sched.queue_counts(&q.name);
+                (q.name.clone(), [pend, run, ssusp, ususp])
+            })
+            .collect();
+        let mut hosts = [0u32; 4];
+        for h in self.sched.hosts() {
+            let i = match self.sched.host_status(h) {
+                HostStatus::Ok => 0,
+                HostStatus::Closed(_) => 1,
+                HostStatus::Unavail => 2,
+                HostStatus::Unreach => 3,
+            };
+            hosts[i] += 1;
+        }
+        crate::metrics::Snapshot {
+            queues,
+            hosts,
+            mc_links: self.mc_links.link_status(),
+            jobs_in_memory: self.sched.jobs().len() as u64,
+            log_writable: self.health.reason().is_none(),
+        }
+    }
+
     pub(crate) fn handle(
         &mut self,
         msg: Msg,
@@ -193,6 +224,10 @@ impl OwnerState {
             Msg::McIn { cluster, req } => self.mc_incoming(&cluster, req, deferred),
             Msg::Clusters { reply } => {
                 let out = self.clusters_reply();
+                deferred.push(defer(reply, out));
+            }
+            Msg::Metrics { reply } => {
+                let out = self.metrics_snapshot();
                 deferred.push(defer(reply, out));
             }
             Msg::HostPartitions { names, reply } => {

@@ -31,6 +31,7 @@ mod handlers;
 pub mod journal;
 mod lim_poller;
 mod mc;
+mod metrics;
 mod msg;
 mod owner;
 mod service;
@@ -267,6 +268,7 @@ async fn serve(
     let (done_tx, done_rx) = oneshot::channel::<MbdError>();
     let handle = tokio::runtime::Handle::current();
     let health = Arc::new(Health::default());
+    let metrics = metrics::MbdMetrics::default();
     let owner_state = OwnerState {
         config: config.clone(),
         auth: auth.clone(),
@@ -289,6 +291,7 @@ async fn serve(
         config_problem: run_opts.config_problem.clone().unwrap_or_default(),
         peers: dispatch::Peers::default(),
         mc_links,
+        metrics: metrics.clone(),
     };
     std::thread::Builder::new()
         .name("mbatchd-owner".into())
@@ -305,15 +308,33 @@ async fn serve(
         auth.clone(),
     ));
 
-    let svc = MbatchdService::new(
-        Owner {
-            tx: tx.clone(),
-            health,
-        },
-        verifier,
-        basalt_auth::root_rex(&config),
-        mc_trust,
-    );
+    let owner = Owner {
+        tx: tx.clone(),
+        health,
+    };
+    let metrics_server = {
+        let owner = owner.clone();
+        let ip = listener
+            .local_addr()
+            .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |a| a.ip());
+        basalt_runtime::metrics::start(
+            "mbatchd",
+            ip,
+            config.lsf_conf.mbd_metrics_port(),
+            move || {
+                let (owner, metrics) = (owner.clone(), metrics.clone());
+                async move {
+                    let snap = owner
+                        .ask(|reply| Msg::Metrics { reply })
+                        .await
+                        .unwrap_or_default();
+                    metrics::render(&metrics, &snap)
+                }
+            },
+        )
+        .await
+    };
+    let svc = MbatchdService::new(owner, verifier, basalt_auth::root_rex(&config), mc_trust);
     let router = tonic::transport::Server::builder()
         .add_service(
             pb::mbatchd_server::MbatchdServer::new(svc.clone())
@@ -346,6 +367,9 @@ async fn serve(
         },
     };
     poller.abort();
+    if let Some(m) = metrics_server {
+        m.abort();
+    }
     for t in mc_tasks {
         t.abort();
     }

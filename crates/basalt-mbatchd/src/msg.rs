@@ -154,6 +154,10 @@ pub(crate) enum Msg {
     Clusters {
         reply: Reply<basalt_proto::mbatchd::ClustersReply>,
     },
+    /// A scrape of `GET /metrics`: the core's counters.
+    Metrics {
+        reply: Reply<crate::metrics::Snapshot>,
+    },
     /// bhpart.
     HostPartitions {
         names: Vec<String>,

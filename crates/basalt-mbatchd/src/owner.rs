@@ -124,6 +124,8 @@ pub(crate) struct OwnerState {
     pub(crate) peers: crate::dispatch::Peers,
     /// MultiCluster: the links to the remote clusters (senders and their states).
     pub(crate) mc_links: crate::mc::Links,
+    /// The histograms and counters of `GET /metrics`.
+    pub(crate) metrics: crate::metrics::MbdMetrics,
 }
 
 pub(crate) type Deferred = Box<dyn FnOnce() + Send>;
@@ -240,7 +242,11 @@ impl OwnerState {
                 self.sched.tick(now);
             }
             if self.sched.needs_pass() {
+                let pass = std::time::Instant::now();
                 self.sched.schedule(now);
+                self.metrics
+                    .sched_pass
+                    .observe(pass.elapsed().as_secs_f64());
             }
             let effects = self.sched.take_effects();
             // Log before acknowledge: an iteration with a reply to give, an order to send
@@ -256,12 +262,23 @@ impl OwnerState {
                 || exit.is_some()
                 || !deferred.is_empty()
                 || effects.iter().any(|e| !matches!(e, Effect::Log(_)));
+            let appended = effects
+                .iter()
+                .filter(|e| matches!(e, Effect::Log(_)))
+                .count() as u64;
+            let commit_started = std::time::Instant::now();
             let committed = match self.write_failure.take() {
                 Some(e) => Err(e),
                 None => self.journal.commit_as(&effects, durable),
             };
             match committed {
                 Ok(()) => {
+                    if appended > 0 {
+                        self.metrics
+                            .commit_latency
+                            .observe(commit_started.elapsed().as_secs_f64());
+                        self.metrics.events_appended.inc_by(appended);
+                    }
                     // lsb.events has the iteration: its job files and dispatch answers
                     // are on record.
                     self.this_iteration.clear();
@@ -335,6 +352,7 @@ impl OwnerState {
             | Msg::Slots { .. }
             | Msg::HostPartitions { .. }
             | Msg::Clusters { .. }
+            | Msg::Metrics { .. }
             | Msg::McIn {
                 req: crate::mc::Incoming::Info { .. } | crate::mc::Incoming::Jobs { .. },
                 ..

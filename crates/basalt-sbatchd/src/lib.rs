@@ -113,6 +113,7 @@ pub mod db;
 pub mod mail;
 pub mod mbd;
 pub mod mbdsup;
+pub mod metrics;
 pub mod owner;
 pub mod paths;
 pub mod policy;
@@ -209,6 +210,8 @@ pub struct Shared {
     pub auth: basalt_runtime::Authenticator,
     /// The wall clock.
     pub clock: Arc<dyn Clock>,
+    /// The counters of `GET /metrics`.
+    pub metrics: metrics::SbdMetrics,
 }
 
 impl Shared {
@@ -426,6 +429,7 @@ pub async fn run_with(
             epoch: AtomicU64::new(0),
             mbatchd_pid: AtomicU32::new(0),
             relocate: Notify::new(),
+            metrics: metrics::SbdMetrics::default(),
         });
         info!(
             "sbatchd starting on {me}; state directory {}",
@@ -500,11 +504,40 @@ pub async fn run_with(
                 basalt_proto::sbatchd::sbatchd_peer_server::SbatchdPeerServer::new(service)
                     .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
             );
+        let metrics_server = {
+            let ip = listener
+                .local_addr()
+                .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |a| a.ip());
+            let (owner_tx, shared) = (owner_tx.clone(), shared.clone());
+            basalt_runtime::metrics::start(
+                "sbatchd",
+                ip,
+                config.lsf_conf.sbd_metrics_port(),
+                move || {
+                    let (owner_tx, shared) = (owner_tx.clone(), shared.clone());
+                    async move {
+                        let (reply, rx) = tokio::sync::oneshot::channel();
+                        let states = match owner_tx.send(owner::Msg::Status { reply }).await {
+                            Ok(()) => rx
+                                .await
+                                .map(|s| s.jobs.iter().map(|j| j.state).collect())
+                                .unwrap_or_default(),
+                            Err(_) => Vec::new(),
+                        };
+                        metrics::render(&shared.metrics, states, shared.epoch())
+                    }
+                },
+            )
+            .await
+        };
         let mut server_stop = stop_rx.clone();
         let server = tokio::spawn(basalt_runtime::serve(router, listener, async move {
             let _ = server_stop.wait_for(|s| *s).await;
         }));
         shutdown.await;
+        if let Some(m) = metrics_server {
+            m.abort();
+        }
         info!("sbatchd shutting down; job supervisors keep running");
         let _ = stop_tx.send(true);
         if let Some(m) = mbdsup {

@@ -261,6 +261,7 @@ pub async fn hello_loop(
                     }
                     restarted = false;
                     failures = 0;
+                    shared.metrics.mbatchd_connected.set(1);
                     let _ = owner
                         .send(Msg::Hello {
                             epoch: r.epoch,
@@ -280,13 +281,20 @@ pub async fn hello_loop(
                 }
                 Ok(Err(e)) => {
                     failures += 1;
+                    shared.metrics.mbatchd_connected.set(0);
+                    shared.metrics.hellos_failed.inc();
                     hello_failed(m, failures, e.message());
                 }
                 Err(_) => {
                     failures += 1;
+                    shared.metrics.mbatchd_connected.set(0);
+                    shared.metrics.hellos_failed.inc();
                     hello_failed(m, failures, "timed out");
                 }
             }
+        } else {
+            // No master known (or no channel to it).
+            shared.metrics.mbatchd_connected.set(0);
         }
         tokio::select! {
             _ = tokio::time::sleep(interval) => {}
@@ -372,6 +380,7 @@ pub async fn reporter(
                     r.epoch = epoch;
                 }
                 let (done, outcome) = deliver(&shared, key, &pending, c, &owner).await;
+                shared.metrics.reports_sent.inc_by(done as u64);
                 pending.drain(..done);
                 match outcome {
                     Delivered::NoJob => return,
@@ -491,6 +500,7 @@ async fn deliver(
 /// master is looked for again, and the reports go again later.
 fn no_answer(shared: &Shared, key: Key, what: &str, why: &str) -> Delivered {
     debug!("job {}: {what}: {why}", key.0);
+    shared.metrics.reports_failed.inc();
     shared.relocate.notify_one();
     Delivered::Again
 }

@@ -103,6 +103,16 @@ pub(crate) struct Links {
     state: BTreeMap<String, LinkState>,
 }
 
+impl Links {
+    /// Each remote cluster and whether its link is up (status `ok`).
+    pub(crate) fn link_status(&self) -> Vec<(String, bool)> {
+        self.state
+            .iter()
+            .map(|(c, s)| (c.clone(), s.status == "ok"))
+            .collect()
+    }
+}
+
 /// The remote clusters of `config` (RemoteClusters) and where their master candidates'
 /// mbatchds listen (lsf.shared Servers, at their ADDRESSES or resolved names, on our
 /// LSB_MBD_PORT).
