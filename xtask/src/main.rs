@@ -249,14 +249,23 @@ fn main() -> Result<()> {
             subnet,
             no_build,
             ..
-        } => up(
-            host_names(hosts, subnet)?,
-            default_dir(dir)?,
-            &cluster,
-            Build { release, no_build },
-            keep_config,
-            ports::Ports::plan(lim_port)?,
-        ),
+        } => {
+            let top = default_dir(dir)?;
+            let kept = keep_config && DefaultCluster::envdir(&top).join("lsf.conf").exists();
+            if kept && (subnet.is_some() || lim_port.is_some()) {
+                eprintln!(
+                    "note: --keep-config: the kept configuration's addresses and ports apply, not --subnet/--lim-port"
+                );
+            }
+            up(
+                host_names(hosts, subnet)?,
+                top,
+                &cluster,
+                Build { release, no_build },
+                keep_config,
+                ports::Ports::plan(lim_port)?,
+            )
+        }
         Cmd::Down { dir, keep_jobs } => down(&default_dir(dir)?, keep_jobs),
         Cmd::Install(opts) => install::install(&workspace_root(), &opts),
         Cmd::Status { dir } => status(&default_dir(dir)?),
