@@ -76,9 +76,15 @@ pub fn check_passed() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Start logging ([`crate::init_tracing`]) and log the configuration's warnings.
-pub fn start_logging<W: Display>(config: &Config, warnings: &[W]) {
-    crate::init_tracing(Some(config));
+/// Start logging `daemon` for `host` ([`crate::init_daemon_tracing`]: stderr, and
+/// `LSF_LOGDIR/<daemon>.log.<host>` when set) and log the configuration's warnings.
+pub fn start_logging<W: Display>(
+    daemon: &str,
+    host: Option<&str>,
+    config: &Config,
+    warnings: &[W],
+) {
+    crate::init_daemon_tracing(config, daemon, host);
     for w in warnings {
         tracing::warn!("configuration: {w}");
     }
@@ -131,7 +137,7 @@ pub fn base_daemon_main<E: Display>(
         return check_passed();
     }
     let config = std::sync::Arc::new(loaded.config);
-    start_logging(&config, &loaded.warnings);
+    start_logging(daemon, flags.host.as_deref(), &config, &loaded.warnings);
     match run(config, flags.host.as_deref()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

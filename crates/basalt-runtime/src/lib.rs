@@ -7,7 +7,8 @@
 //!   ([`local_host`], [`host_addr`]: the Basalt `ADDRESS` column of
 //!   `lsf.cluster.<cluster>`, else name resolution);
 //! * how daemons log ([`init_tracing`]: `tracing` to stderr, filter from
-//!   `BASALT_LOG`, else from `LSF_LOG_MASK`);
+//!   `BASALT_LOG`, else from `LSF_LOG_MASK`; [`init_daemon_tracing`]: also to
+//!   `LSF_LOGDIR/<daemon>.log.<host>`, reopened on SIGHUP — [`logfile`]);
 //! * when to stop ([`shutdown_signal`]: SIGTERM or SIGINT);
 //! * how to serve gRPC on an already bound listener ([`serve`]);
 //! * how to reach LIMs and find the master ([`lim_channel`], [`find_master`]);
@@ -20,6 +21,7 @@
 
 pub mod daemon;
 pub mod egroup;
+pub mod logfile;
 pub mod metrics;
 pub mod time;
 
@@ -73,30 +75,101 @@ pub fn envdir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/etc"))
 }
 
-/// Start logging for a daemon. The filter comes from `BASALT_LOG` (tracing's
-/// env-filter syntax), else from `LSF_LOG_MASK` in lsf.conf (LOG_ERR, LOG_WARNING,
-/// LOG_INFO, LOG_DEBUG...), else `info`. Safe to call more than once.
-pub fn init_tracing(config: Option<&Config>) {
+/// The tracing level of an `LSF_LOG_MASK` value (LSF's syslog priorities: LOG_ERR,
+/// LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG, LOG_DEBUG1..3).
+pub fn log_mask_level(mask: &str) -> &'static str {
+    match mask.trim() {
+        "LOG_EMERG" | "LOG_ALERT" | "LOG_CRIT" | "LOG_ERR" => "error",
+        "LOG_WARNING" | "LOG_NOTICE" => "warn",
+        "LOG_DEBUG" => "debug",
+        m if m.starts_with("LOG_DEBUG") => "trace",
+        _ => "info",
+    }
+}
+
+/// The daemons' log filter: `BASALT_LOG` (tracing's env-filter syntax), else
+/// `LSF_LOG_MASK` in lsf.conf ([`log_mask_level`]), else `info`.
+fn log_filter(config: Option<&Config>) -> tracing_subscriber::EnvFilter {
     use tracing_subscriber::EnvFilter;
     let from_mask = config
         .and_then(|c| c.lsf_conf.get("LSF_LOG_MASK"))
-        .map(|mask| match mask.trim() {
-            "LOG_EMERG" | "LOG_ALERT" | "LOG_CRIT" | "LOG_ERR" => "error",
-            "LOG_WARNING" | "LOG_NOTICE" => "warn",
-            "LOG_DEBUG" => "debug",
-            m if m.starts_with("LOG_DEBUG") => "trace",
-            _ => "info",
-        });
-    let filter = std::env::var("BASALT_LOG")
+        .map(log_mask_level);
+    std::env::var("BASALT_LOG")
         .ok()
         .and_then(|f| EnvFilter::try_new(f).ok())
-        .unwrap_or_else(|| EnvFilter::new(from_mask.unwrap_or("info")));
+        .unwrap_or_else(|| EnvFilter::new(from_mask.unwrap_or("info")))
+}
+
+/// Start logging for a daemon, to stderr, with [`log_filter`]'s filter. Safe to call
+/// more than once.
+pub fn init_tracing(config: Option<&Config>) {
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_env_filter(log_filter(config))
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_target(false)
         .try_init();
+}
+
+/// The log file of `daemon` for `host` (default: this machine's name) in `LSF_LOGDIR`:
+/// `<LSF_LOGDIR>/<daemon>.log.<host>`, LSF's name. None without `LSF_LOGDIR`.
+pub fn daemon_log_path(config: &Config, daemon: &str, host: Option<&str>) -> Option<PathBuf> {
+    let dir = config
+        .lsf_conf
+        .get("LSF_LOGDIR")
+        .map(str::trim)
+        .filter(|d| !d.is_empty())?;
+    let host = match host {
+        Some(h) => h.to_owned(),
+        None => nix::unistd::gethostname().ok()?.into_string().ok()?,
+    };
+    Some(PathBuf::from(dir).join(format!("{daemon}.log.{host}")))
+}
+
+/// Start logging for a daemon: to stderr (the journal under systemd) and, when lsf.conf
+/// sets `LSF_LOGDIR`, also to [`daemon_log_path`], reopened on SIGHUP (rotation). Both
+/// with [`log_filter`]'s filter (`LSF_LOG_MASK`). A log file that cannot be opened is
+/// reported on stderr and the daemon logs to stderr only. Safe to call more than once.
+pub fn init_daemon_tracing(config: &Config, daemon: &str, host: Option<&str>) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let file = daemon_log_path(config, daemon, host).and_then(|path| {
+        let opened = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| logfile::LogFile::open(&path));
+        match opened {
+            Ok(f) => Some(f),
+            Err(e) => {
+                eprintln!(
+                    "{daemon}: cannot open the log file {} ({e}); logging to stderr only",
+                    path.display()
+                );
+                None
+            }
+        }
+    });
+    let Some(file) = file else {
+        return init_tracing(Some(config));
+    };
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_target(false);
+    let to_file = tracing_subscriber::fmt::layer()
+        .with_writer(file.clone())
+        .with_ansi(false)
+        .with_target(false);
+    if tracing_subscriber::registry()
+        .with(log_filter(Some(config)))
+        .with(stderr)
+        .with(to_file)
+        .try_init()
+        .is_ok()
+        && let Err(e) = file.reopen_on_sighup()
+    {
+        tracing::warn!("no log reopening on SIGHUP: {e}");
+    }
 }
 
 /// Resolves when the process receives SIGTERM or SIGINT.

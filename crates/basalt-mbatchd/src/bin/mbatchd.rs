@@ -57,7 +57,7 @@ fn main() -> std::process::ExitCode {
     }
     let snapshot_path = loaded.config.logdir().join(basalt_config::snapshot::FILE);
     let config = Arc::new(loaded.config.clone());
-    basalt_runtime::init_tracing(Some(&config));
+    basalt_runtime::init_daemon_tracing(&config, "mbatchd", flags.host.as_deref());
     match &config_problem {
         Some(errors) => {
             // run_with logs it too.

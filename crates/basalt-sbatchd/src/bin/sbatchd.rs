@@ -65,7 +65,7 @@ fn main() -> std::process::ExitCode {
         return daemon::check_passed();
     }
     let config = Arc::new(loaded.config);
-    daemon::start_logging(&config, &loaded.warnings);
+    daemon::start_logging("sbatchd", flags.host.as_deref(), &config, &loaded.warnings);
     let opts = basalt_sbatchd::Options {
         supervise_mbatchd: !args.no_mbatchd,
         state_dir: args.state_dir.clone(),
