@@ -1,10 +1,11 @@
 //! The daemons' log file in `LSF_LOGDIR` (`<daemon>.log.<host>`, LSF's names), reopened
-//! on SIGHUP so that logrotate (or an administrator's `mv`) can rotate it: after the
-//! signal, lines go to a new file at the same path.
+//! after SIGHUP so that logrotate (or an administrator's `mv`) can rotate it: from the
+//! first line logged after the signal, lines go to a new file at the same path.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// A log file that can be reopened at its path (cheap to clone: shared).
@@ -17,6 +18,8 @@ pub struct LogFile {
 struct Inner {
     path: PathBuf,
     file: Mutex<File>,
+    /// [`LogFile::reopen_on_sighup`] was called.
+    follows_sighup: AtomicBool,
 }
 
 fn open_append(path: &Path) -> io::Result<File> {
@@ -32,6 +35,7 @@ impl LogFile {
             inner: Arc::new(Inner {
                 path,
                 file: Mutex::new(file),
+                follows_sighup: AtomicBool::new(false),
             }),
         })
     }
@@ -56,36 +60,52 @@ impl LogFile {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Reopen the file on every SIGHUP, on a thread of its own (the daemons' runtime
-    /// may not exist yet). Installing the handler means SIGHUP no longer ends the
-    /// process.
+    /// Reopen the file after each SIGHUP: the signal only sets a flag (no thread, no
+    /// runtime needed), and the next line logged reopens the file first and notes it
+    /// there. Installing the handler means SIGHUP no longer ends the process.
     pub fn reopen_on_sighup(&self) -> io::Result<()> {
-        let me = self.clone();
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .build()?;
-        // Register the handler now, so a SIGHUP right after start-up is not fatal.
-        let mut hup = {
-            let _g = rt.enter();
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?
-        };
-        std::thread::Builder::new()
-            .name("log-reopen".into())
-            .spawn(move || {
-                rt.block_on(async move {
-                    while hup.recv().await.is_some() {
-                        match me.reopen() {
-                            Ok(()) => tracing::info!("SIGHUP: reopened {}", me.path().display()),
-                            Err(e) => tracing::error!(
-                                "SIGHUP: cannot reopen {}: {e}; still writing the old file",
-                                me.path().display()
-                            ),
-                        }
-                    }
-                });
-            })?;
+        use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+        let action = SigAction::new(
+            SigHandler::Handler(on_sighup),
+            SaFlags::SA_RESTART,
+            SigSet::empty(),
+        );
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe; no
+        // other handler for SIGHUP is replaced (the daemons install none).
+        #[allow(unsafe_code)]
+        unsafe { sigaction(Signal::SIGHUP, &action) }.map_err(io::Error::from)?;
+        self.inner.follows_sighup.store(true, Ordering::Relaxed);
         Ok(())
     }
+
+    /// The file to write the next line to: reopened first when a SIGHUP came.
+    fn current(&self) -> MutexGuard<'_, File> {
+        let mut file = self.lock();
+        if self.inner.follows_sighup.load(Ordering::Relaxed) && HANGUP.swap(false, Ordering::AcqRel)
+        {
+            match open_append(&self.inner.path) {
+                Ok(new) => {
+                    *file = new;
+                    let _ = writeln!(file, "SIGHUP: reopened {}", self.inner.path.display());
+                }
+                Err(e) => {
+                    let _ = writeln!(
+                        file,
+                        "SIGHUP: cannot reopen {}: {e}; still writing this file",
+                        self.inner.path.display()
+                    );
+                }
+            }
+        }
+        file
+    }
+}
+
+/// Set by SIGHUP, taken by the next line logged.
+static HANGUP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_sighup(_: libc::c_int) {
+    HANGUP.store(true, Ordering::Release);
 }
 
 /// One line's writer (each write takes the file's lock).
@@ -94,12 +114,12 @@ pub struct LogFileWriter<'a>(&'a LogFile);
 
 impl Write for LogFileWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().write(buf)
+        self.0.current().write(buf)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         // A whole formatted line under one lock.
-        self.0.lock().write_all(buf)
+        self.0.current().write_all(buf)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -152,5 +172,28 @@ mod tests {
             "one\ntwo\n"
         );
         assert_eq!(std::fs::read_to_string(&path).expect("read"), "three\n");
+    }
+
+    #[test]
+    fn after_a_hangup_the_next_line_goes_to_a_new_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("sbatchd.log.hostB");
+        let f = LogFile::open(&path).expect("open");
+        f.inner.follows_sighup.store(true, Ordering::Relaxed);
+        let rotated = dir.path().join("old");
+        tracing_subscriber::fmt::MakeWriter::make_writer(&f)
+            .write_all(b"before\n")
+            .expect("write");
+        std::fs::rename(&path, &rotated).expect("rename");
+        HANGUP.store(true, Ordering::Release);
+        tracing_subscriber::fmt::MakeWriter::make_writer(&f)
+            .write_all(b"after\n")
+            .expect("write");
+        assert_eq!(std::fs::read_to_string(&rotated).expect("read"), "before\n");
+        let new = std::fs::read_to_string(&path).expect("read");
+        assert!(
+            new.starts_with("SIGHUP: reopened") && new.ends_with("after\n"),
+            "{new}"
+        );
     }
 }
