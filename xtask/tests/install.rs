@@ -49,6 +49,8 @@ fn install_into_a_destdir() {
             "--no-build",
             "--debug",
             "--link",
+            // Every installed command answers --help (exit 0 with its usage).
+            "--strict-help",
         ])
         .arg("--destdir")
         .arg(&dest)

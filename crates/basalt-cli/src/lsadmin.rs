@@ -83,7 +83,7 @@ pub fn parse(args: &[String]) -> Result<Request, UsageError> {
     // A global option before the subcommand.
     if let Some(first) = args.first() {
         match first.as_str() {
-            "-h" => return Ok(Request::Help),
+            "-h" | "--help" => return Ok(Request::Help),
             "-V" => return Ok(Request::Version),
             s if s.starts_with('-') => {
                 return Err(UsageError(format!(

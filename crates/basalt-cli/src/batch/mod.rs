@@ -58,10 +58,21 @@ pub const CMD_TIMEOUT_ENV: &str = "BASALT_CMD_TIMEOUT";
 
 /// A command's arguments without the program name, as strings.
 pub fn argv() -> Vec<String> {
-    std::env::args_os()
-        .skip(1)
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect()
+    help_as_h(
+        std::env::args_os()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+    )
+}
+
+/// `--help` (the GNU spelling every installed command answers) read as LSF's `-h`, when
+/// it is the command's first argument.
+pub fn help_as_h(mut args: Vec<String>) -> Vec<String> {
+    if args.first().is_some_and(|a| a == "--help") {
+        args[0] = "-h".into();
+    }
+    args
 }
 
 /// How long a command keeps trying to reach mbatchd (`BASALT_CMD_TIMEOUT`, seconds).

@@ -90,6 +90,15 @@ pub fn job_slots(mcpu_hosts: Option<&str>, hosts: Option<&str>) -> Vec<String> {
 
 /// `blaunch`.
 pub fn main(args: Vec<String>) -> ExitCode {
+    // Help and version answer anywhere, in a job or not.
+    if args
+        .first()
+        .is_some_and(|a| a == "-h" || a == "--help" || a == "-V")
+    {
+        return match super::parsed("blaunch", &args, USAGE, parse(&args, &[])) {
+            Ok(_) | Err(_) => ExitCode::SUCCESS,
+        };
+    }
     if std::env::var("LSB_JOBID").is_err() {
         eprintln!("blaunch: not running in a batch job (LSB_JOBID is not set)");
         return crate::fail();
