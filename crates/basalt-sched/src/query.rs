@@ -164,6 +164,13 @@ impl Sched {
         self.counts.hosts.get(host).map_or(0, |t| t.used)
     }
 
+    /// Slots of a host neither used by started jobs nor reserved by pending ones (None:
+    /// it has no slot limit).
+    pub fn free_slots(&self, h: &Host) -> Option<u32> {
+        h.max_slots()
+            .map(|max| max.saturating_sub(self.used_slots(&h.name) + h.rsv_slots))
+    }
+
     /// (njobs, run, ssusp, ususp) slots on a host.
     pub fn host_counts(&self, host: &str) -> (u32, u32, u32, u32) {
         self.counts
@@ -201,9 +208,7 @@ impl Sched {
         }
         // Full: every slot used, or reserved for a pending parallel job (bhosts counts
         // those in NJOBS too).
-        if let Some(max) = h.max_slots()
-            && self.used_slots(&h.name) + h.rsv_slots >= max
-        {
+        if self.free_slots(h) == Some(0) {
             return HostStatus::Closed(ClosedReason::Full);
         }
         if Self::beyond_sched(h, &h.load_sched).is_some() {

@@ -788,3 +788,10 @@ pub struct Queue {
     pub run_windows: Option<basalt_config::TimeWindow>,
     pub dispatch_windows: Option<basalt_config::TimeWindow>,
 }
+
+impl Queue {
+    /// Does the queue dispatch to `host` (its HOSTS, or every host when it has none)?
+    pub fn uses_host(&self, host: &str) -> bool {
+        self.hosts.is_empty() || self.hosts.iter().any(|h| h == host)
+    }
+}

@@ -69,7 +69,7 @@ impl Sched {
     /// The checks of host `h` that depend only on the queue: (not a queue host, LIM /
     /// sbatchd / closed / dispatch window, load beyond the thresholds).
     pub(crate) fn static_why(&self, q: &Queue, h: &Host) -> StaticWhy {
-        let not_queue_host = !q.hosts.is_empty() && !q.hosts.contains(&h.name);
+        let not_queue_host = !q.uses_host(&h.name);
         let status = if h.lim != LimStatus::Ok {
             Some(pend::LIM_UNREACH)
         } else if h.sbd_failed {

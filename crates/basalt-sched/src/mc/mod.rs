@@ -27,7 +27,12 @@
 //! its answers back.
 
 use crate::schedule::walk::PendReasons;
-use crate::{Caller, Effect, Event, Job, JobKey, Millis, SchedError, Str, Submission, Usage, secs};
+mod choose;
+mod exec;
+
+pub use choose::{Candidate, choose, remote_fits};
+
+use crate::{Effect, Event, Job, JobKey, Millis, Usage, secs};
 use basalt_core::job::{JobState, pend, status};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -168,226 +173,7 @@ pub struct RemoteJob {
     pub usage: Option<Usage>,
 }
 
-/// A candidate of Phase II: a remote queue with room.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Candidate<'a> {
-    pub cluster: &'a str,
-    pub queue: &'a RemoteQueue,
-    /// Its room, less the jobs this pass already sent it.
-    pub room: u32,
-}
-
-/// Phase II (seed 004): the candidate to forward a job with resource requirement
-/// `res_req` to, or None. Candidates (queues with room) are taken in their SNDJOBS_TO
-/// order; by default the one with the most room comes first. With
-/// MC_PLUGIN_REMOTE_RESOURCE (or MC_PLUGIN_SCHEDULE_ENHANCE) a queue whose hosts do not
-/// satisfy the job's `type==`, `same[type]` and `defined()` terms is not suitable, and
-/// the next one is considered. MC_PLUGIN_SCHEDULE_ENHANCE orders by available slots
-/// (RESOURCE_ONLY: free ones; COUNT_PREEMPTABLE: free and preemptable ones), after the
-/// queue priority (HIGH_QUEUE_PRIORITY), the preemptable slots
-/// (PREEMPTABLE_QUEUE_PRIORITY) and the pending workload (PENDING_WORKLOAD, least first)
-/// when those are asked for.
-pub fn choose(cands: &[Candidate<'_>], res_req: &str, policy: Policy) -> Option<usize> {
-    let check_resources = policy.remote_resource || policy.enhance.is_some();
-    let mut order: Vec<usize> = (0..cands.len()).filter(|&i| cands[i].room > 0).collect();
-    // (A stable sort: ties keep the SNDJOBS_TO order.)
-    match policy.enhance {
-        None => order.sort_by_key(|&i| std::cmp::Reverse(cands[i].room)),
-        Some(e) => order.sort_by(|&a, &b| {
-            let (qa, qb) = (cands[a].queue, cands[b].queue);
-            let avail = |q: &RemoteQueue| {
-                if e.count_preemptable {
-                    q.free_slots.saturating_add(q.preemptable_slots)
-                } else {
-                    q.free_slots
-                }
-            };
-            let mut o = std::cmp::Ordering::Equal;
-            if e.high_queue_priority {
-                o = o.then(qb.priority.cmp(&qa.priority));
-            }
-            if e.preemptable_queue_priority {
-                o = o.then(qb.preemptable_slots.cmp(&qa.preemptable_slots));
-            }
-            if e.pending_workload {
-                o = o.then(qa.pending_slots.cmp(&qb.pending_slots));
-            }
-            o.then(avail(qb).cmp(&avail(qa)))
-                .then(cands[b].room.cmp(&cands[a].room))
-        }),
-    }
-    order
-        .into_iter()
-        .find(|&i| !check_resources || remote_fits(res_req, cands[i].queue))
-}
-
-/// Do the remote queue's hosts satisfy the Boolean terms MC_PLUGIN_REMOTE_RESOURCE
-/// supports: `type==name` (`type=name`, `type!=name`), `defined(name)` (and `!`, `&&`,
-/// `||`, parentheses around them) in the select part, and `same[type]`? Other terms are
-/// not checked (taken as satisfied): the remote cluster decides them.
-pub fn remote_fits(res_req: &str, q: &RemoteQueue) -> bool {
-    let (select, other) = basalt_config::resreq::sections(res_req);
-    if other.iter().any(|(k, b)| k == "same" && b.trim() == "type")
-        && q.hosts.iter().all(|(t, _)| t.is_empty())
-    {
-        return false;
-    }
-    if select.is_empty() {
-        return !q.hosts.is_empty();
-    }
-    let text = select.join(" && ");
-    let Some(expr) = bool_expr::parse(&text) else {
-        // Not something these terms make up: the remote cluster decides.
-        return true;
-    };
-    q.hosts.iter().any(|(ty, res)| expr.eval(ty, res))
-}
-
-/// A tiny parser of select expressions for [`remote_fits`]: the supported terms, and
-/// anything else as "true".
-mod bool_expr {
-    #[derive(Debug)]
-    pub(super) enum E {
-        Type(bool, String),
-        Defined(String),
-        Other,
-        Not(Box<E>),
-        And(Box<E>, Box<E>),
-        Or(Box<E>, Box<E>),
-    }
-
-    impl E {
-        pub(super) fn eval(&self, ty: &str, res: &[String]) -> bool {
-            match self {
-                E::Type(eq, n) => (ty == n || n == "any") == *eq,
-                E::Defined(n) => res.iter().any(|r| r == n),
-                E::Other => true,
-                // "not (something unchecked)" stays unchecked.
-                E::Not(e) => matches!(**e, E::Other) || !e.eval(ty, res),
-                E::And(a, b) => a.eval(ty, res) && b.eval(ty, res),
-                E::Or(a, b) => a.eval(ty, res) || b.eval(ty, res),
-            }
-        }
-    }
-
-    fn tokens(s: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        let b: Vec<char> = s.chars().collect();
-        let mut i = 0;
-        while i < b.len() {
-            let c = b[i];
-            if c.is_whitespace() {
-                i += 1;
-            } else if "()".contains(c) {
-                out.push(c.to_string());
-                i += 1;
-            } else if i + 1 < b.len()
-                && ["&&", "||", "==", "!=", ">=", "<="].contains(&&*format!("{c}{}", b[i + 1]))
-            {
-                out.push(format!("{c}{}", b[i + 1]));
-                i += 2;
-            } else if "!=<>".contains(c) {
-                out.push(c.to_string());
-                i += 1;
-            } else {
-                let start = i;
-                while i < b.len() && !b[i].is_whitespace() && !"()&|=!<>".contains(b[i]) {
-                    i += 1;
-                }
-                out.push(b[start..i].iter().collect());
-            }
-        }
-        out
-    }
-
-    pub(super) fn parse(s: &str) -> Option<E> {
-        let toks = tokens(s);
-        let mut p = P { t: &toks, i: 0 };
-        let e = p.or()?;
-        (p.i == toks.len()).then_some(e)
-    }
-
-    struct P<'a> {
-        t: &'a [String],
-        i: usize,
-    }
-
-    impl P<'_> {
-        fn peek(&self) -> Option<&str> {
-            self.t.get(self.i).map(String::as_str)
-        }
-        fn next(&mut self) -> Option<&str> {
-            let t = self.t.get(self.i).map(String::as_str);
-            self.i += 1;
-            t
-        }
-        fn or(&mut self) -> Option<E> {
-            let mut e = self.and()?;
-            while self.peek() == Some("||") {
-                self.i += 1;
-                e = E::Or(Box::new(e), Box::new(self.and()?));
-            }
-            Some(e)
-        }
-        fn and(&mut self) -> Option<E> {
-            let mut e = self.unary()?;
-            while self.peek() == Some("&&") {
-                self.i += 1;
-                e = E::And(Box::new(e), Box::new(self.unary()?));
-            }
-            Some(e)
-        }
-        fn unary(&mut self) -> Option<E> {
-            match self.peek()? {
-                "!" => {
-                    self.i += 1;
-                    Some(E::Not(Box::new(self.unary()?)))
-                }
-                "(" => {
-                    self.i += 1;
-                    let e = self.or()?;
-                    (self.next()? == ")").then_some(e)
-                }
-                _ => self.atom(),
-            }
-        }
-        fn atom(&mut self) -> Option<E> {
-            let w = self.next()?.to_owned();
-            if w == "defined" {
-                if self.next()? != "(" {
-                    return None;
-                }
-                let n = self.next()?.to_owned();
-                return (self.next()? == ")").then_some(E::Defined(n));
-            }
-            match self.peek() {
-                Some(op @ ("==" | "=" | "!=" | ">" | "<" | ">=" | "<=")) => {
-                    let op = op.to_owned();
-                    self.i += 1;
-                    let v = self.next()?.to_owned();
-                    if w == "type" && (op == "==" || op == "=" || op == "!=") {
-                        Some(E::Type(op != "!=", v))
-                    } else {
-                        Some(E::Other)
-                    }
-                }
-                _ => Some(E::Other),
-            }
-        }
-    }
-}
-
-/// A state's code as a JobState (None: unknown).
-fn state_of(code: u32) -> Option<JobState> {
-    JobState::from_code(code)
-}
-
 impl crate::Sched {
-    /// The MultiCluster configuration.
-    fn mc(&self) -> &McConfig {
-        &self.cfg.mc
-    }
-
     /// What is known of each remote cluster (bclusters).
     pub fn mc_remotes(&self) -> &BTreeMap<String, Remote> {
         &self.mc_remote
@@ -424,7 +210,7 @@ impl crate::Sched {
 
     /// Some job of a send-jobs queue is pending and not forwarded.
     fn mc_waiting(&self) -> bool {
-        self.mc().send.keys().any(|q| {
+        self.cfg.mc.send.keys().any(|q| {
             self.counts.pending.get(q.as_str()).is_some_and(|p| {
                 p.iter().any(|(_, k)| {
                     self.jobs
@@ -438,7 +224,7 @@ impl crate::Sched {
     /// Phase II, after a pass: forward the pending jobs of send-jobs queues the pass
     /// could not place.
     pub(crate) fn forward_pass(&mut self, now: Millis) {
-        if self.mc().send.is_empty() || self.replaying {
+        if self.cfg.mc.send.is_empty() || self.replaying {
             return;
         }
         let t = secs(now);
@@ -634,7 +420,8 @@ impl crate::Sched {
             let r = by_src.get(&(key, attempt));
             if j.state.is_finished() {
                 if r.is_some_and(|r| {
-                    r.returned == 0 && !state_of(r.state).is_some_and(|s| s.is_finished())
+                    r.returned == 0
+                        && !JobState::from_code(r.state).is_some_and(|s| s.is_finished())
                 }) {
                     self.effects.push(Effect::McControl {
                         key,
@@ -672,7 +459,7 @@ impl crate::Sched {
 
     /// Log here what the remote cluster says of a job it has for us.
     fn mc_follow(&mut self, t: i64, key: JobKey, cluster: &str, r: &RemoteJob) {
-        let Some(remote) = state_of(r.state) else {
+        let Some(remote) = JobState::from_code(r.state) else {
             return;
         };
         let Some(j) = self.jobs.get(&key) else {
@@ -751,247 +538,6 @@ impl crate::Sched {
                 PEND_MC_RETURNED,
             ));
         }
-    }
-
-    /// Phase III: take a job `cluster` forwarded (its job `src`, forward `attempt`) into
-    /// the receive-jobs queue `sub.queue`, submitted as `caller` — or say why not. A
-    /// repeated forward gets the job the first one created: (id, whether it is new).
-    pub fn mc_accept(
-        &mut self,
-        now: Millis,
-        cluster: &str,
-        src: JobKey,
-        attempt: u32,
-        caller: &Caller,
-        mut sub: Submission,
-    ) -> Result<(u64, bool), SchedError> {
-        let token = format!("mc:{cluster}:{}.{}:{attempt}", src.0, src.1);
-        if let Some(id) = self.known_submission(&token) {
-            return Ok((id, false));
-        }
-        let queue = sub.queue.to_string();
-        if self.queue(&queue).is_none() {
-            return Err(SchedError::NoQueue);
-        }
-        if !self.cfg.mc.receives(&queue, cluster) {
-            return Err(SchedError::McNotReceiving);
-        }
-        let limit = self.cfg.mc.recv.get(&queue).and_then(|(_, n)| *n);
-        if let Some(n) = limit
-            && self.mc_pending_in(&queue) >= n
-        {
-            return Err(SchedError::McBacklog);
-        }
-        // What only the submission cluster knows does not travel: its hosts, its jobs.
-        sub.asked_hosts.clear();
-        sub.depend_cond = Str::EMPTY;
-        sub.submit_token = token.into();
-        if crate::array::parse(&sub.job_name).is_some() {
-            return Err(SchedError::BadJobName);
-        }
-        let (id, _, _) = self.submit(now, caller, sub)?;
-        self.emit(Event::JobAccept {
-            time: secs(now),
-            key: (id, 0),
-            cluster: cluster.to_owned(),
-            src,
-            attempt,
-        });
-        Ok((id, true))
-    }
-
-    /// MultiCluster jobs pending in `queue`.
-    pub fn mc_pending_in(&self, queue: &str) -> u32 {
-        self.counts.pending.get(queue).map_or(0, |p| {
-            p.iter()
-                .filter(|(_, k)| {
-                    self.jobs.get(k).is_some_and(|j| {
-                        j.state.is_pending()
-                            && j.mc.as_ref().is_some_and(|m| !m.src_cluster.is_empty())
-                    })
-                })
-                .count() as u32
-        })
-    }
-
-    /// The job here that `cluster` forwarded as its `src` (the latest forward).
-    pub fn mc_job_from(&self, cluster: &str, src: JobKey) -> Option<JobKey> {
-        self.jobs
-            .iter()
-            .filter(|(_, j)| {
-                j.mc.as_ref()
-                    .is_some_and(|m| m.src_cluster == *cluster && (m.src_id, m.src_idx) == src)
-            })
-            .max_by_key(|(_, j)| j.mc.as_ref().map_or(0, |m| m.src_attempt))
-            .map(|(k, _)| *k)
-    }
-
-    /// The jobs `cluster` forwarded here, as we report them to it.
-    pub fn mc_jobs_for(&self, cluster: &str) -> Vec<RemoteJob> {
-        self.jobs
-            .iter()
-            .filter_map(|(k, j)| {
-                let m = j.mc.as_deref()?;
-                if m.src_cluster != *cluster {
-                    return None;
-                }
-                let returned = match j.term_reason.as_str() {
-                    TERM_MC_RETURN if j.state.is_finished() => RETURN_NOT_STARTED,
-                    TERM_MC_INITFAIL if j.state.is_finished() => RETURN_START_FAILED,
-                    _ => 0,
-                };
-                Some(RemoteJob {
-                    src: (m.src_id, m.src_idx),
-                    attempt: m.src_attempt,
-                    remote_id: k.0,
-                    state: j.state.code(),
-                    reasons: j.reasons,
-                    subreasons: j.subreasons,
-                    hosts: j.hosts.clone(),
-                    start_time: j.start_time,
-                    end_time: j.end_time,
-                    exit_status: j.exit_status,
-                    cpu_time: j.cpu_time,
-                    term_reason: j.term_reason.to_string(),
-                    returned,
-                    usage: j.usage.as_deref().cloned(),
-                })
-            })
-            .collect()
-    }
-
-    /// Our receive-jobs queues that take jobs from `cluster`, with their capacity.
-    pub fn mc_info_for(&self, cluster: &str) -> Vec<RemoteQueue> {
-        let free = self.free_slots_by_host();
-        self.queues
-            .iter()
-            .filter(|q| self.cfg.mc.receives(&q.name, cluster))
-            .map(|q| {
-                let hosts: Vec<usize> = (0..self.hosts.len())
-                    .filter(|&i| self.queue_uses_host(q, i))
-                    .collect();
-                let mut kinds: Vec<(String, Vec<String>)> = hosts
-                    .iter()
-                    .map(|&i| {
-                        let h = &self.hosts[i];
-                        let ty = h.statics.strings.get("type").cloned().unwrap_or_default();
-                        let mut res = h.statics.booleans.clone();
-                        res.sort();
-                        (ty, res)
-                    })
-                    .collect();
-                kinds.sort();
-                kinds.dedup();
-                let preemptable = self.preemptable_slots_of(q);
-                let pending_slots = self.counts.pending.get(q.name.as_str()).map_or(0, |p| {
-                    p.iter()
-                        .filter_map(|(_, k)| self.jobs.get(k))
-                        .map(|j| j.slots())
-                        .sum()
-                });
-                RemoteQueue {
-                    name: q.name.clone(),
-                    priority: q.priority,
-                    impt_jobbklg: self.cfg.mc.recv.get(&q.name).and_then(|(_, n)| *n),
-                    mc_pending: self.mc_pending_in(&q.name),
-                    free_slots: hosts.iter().map(|&i| free[i]).sum(),
-                    preemptable_slots: preemptable,
-                    pending_slots,
-                    hosts: kinds,
-                }
-            })
-            .collect()
-    }
-
-    /// Execution side, on every tick: MultiCluster jobs not started within
-    /// MAX_RSCHED_TIME go back to their submission cluster.
-    pub(crate) fn mc_tick(&mut self, now: Millis) {
-        let Some(limit) = self.cfg.mc.max_rsched_ms else {
-            return;
-        };
-        if self.cfg.mc.recv.is_empty() {
-            return;
-        }
-        let late: Vec<JobKey> = self
-            .cfg
-            .mc
-            .recv
-            .keys()
-            .filter_map(|q| self.counts.pending.get(q.as_str()))
-            .flat_map(|p| p.iter().map(|(_, k)| *k))
-            .filter(|k| {
-                self.jobs.get(k).is_some_and(|j| {
-                    j.state == JobState::Pend
-                        && j.mc.as_ref().is_some_and(|m| {
-                            !m.src_cluster.is_empty() && m.accepted_at * 1000 + limit <= now
-                        })
-                })
-            })
-            .collect();
-        let t = secs(now);
-        for key in late {
-            self.mc_give_back(t, key, TERM_MC_RETURN);
-        }
-    }
-
-    /// End a MultiCluster job here so that its submission cluster takes it back (no
-    /// lsb.acct record: it did not run here).
-    pub(crate) fn mc_give_back(&mut self, t: i64, key: JobKey, term: &str) {
-        self.emit(Event::JobStatus {
-            time: t,
-            key,
-            status: status::EXIT,
-            reasons: 0,
-            subreasons: 0,
-            cpu_time: 0.0,
-            end_time: t,
-            usage: None,
-            exit_status: 0,
-            term_reason: term.to_owned(),
-        });
-    }
-
-    /// Free slots of each host (0 for a host that takes no job now).
-    fn free_slots_by_host(&self) -> Vec<u32> {
-        self.hosts
-            .iter()
-            .map(|h| {
-                if self.host_status(h) != crate::HostStatus::Ok {
-                    return 0;
-                }
-                h.max_slots().map_or(1, |m| {
-                    m.saturating_sub(self.used_slots(&h.name) + h.rsv_slots)
-                })
-            })
-            .collect()
-    }
-
-    /// Does queue `q` dispatch to host `i`?
-    fn queue_uses_host(&self, q: &crate::Queue, i: usize) -> bool {
-        q.hosts.is_empty() || q.hosts.contains(&self.hosts[i].name)
-    }
-
-    /// Slots held by running jobs of the queues `q` may preempt.
-    fn preemptable_slots_of(&self, q: &crate::Queue) -> u32 {
-        self.counts
-            .started
-            .iter()
-            .filter_map(|k| self.jobs.get(k))
-            .filter(|j| j.state == JobState::Run)
-            .filter(|j| {
-                self.queue(&j.queue)
-                    .is_some_and(|lo| crate::schedule::preempt::preempts(q, lo).is_some())
-            })
-            .map(|j| j.slots())
-            .sum()
-    }
-
-    /// A job that came from another cluster?
-    pub(crate) fn came_from_remote(&self, key: JobKey) -> bool {
-        self.jobs
-            .get(&key)
-            .and_then(|j| j.mc.as_ref())
-            .is_some_and(|m| !m.src_cluster.is_empty())
     }
 }
 
