@@ -3,19 +3,19 @@
 //!
 //! * **Submission cluster.** Phase I is the ordinary pass: a send-jobs queue's limits
 //!   decide acceptance at `bsub`, and a job is placed locally if any local host fits.
-//!   Phase II ([`Sched::forward_pass`], after each pass): a pending job of a send-jobs
+//!   Phase II (`Sched::forward_pass`, after each pass): a pending job of a send-jobs
 //!   queue that the pass could not place, and that waits for no job-level reason (start
 //!   time, dependency, pre-execution retry, array limit, queue inactive), goes to the
 //!   remote receive-jobs queue [`choose`] picks from the capacity each remote cluster
-//!   last reported ([`Sched::mc_set_remote`]): logged `JOB_FORWARD`, then sent
+//!   last reported ([`Sched::mc_set_remote`](crate::Sched::mc_set_remote)): logged `JOB_FORWARD`, then sent
 //!   ([`Effect::McForward`]). The job stays pending here (reason
 //!   [`pend::MC_FORWARDED`](basalt_core::job::pend)) until the remote cluster's list of
-//!   our jobs ([`Sched::mc_remote_jobs`]) says it started, ended or came back; its start
+//!   our jobs ([`Sched::mc_remote_jobs`](crate::Sched::mc_remote_jobs)) says it started, ended or came back; its start
 //!   and end are logged here as JOB_START (hosts `host@cluster`) and JOB_STATUS, so
 //!   bjobs, bhist and bacct show it as any job. A refusal or a return is a JOB_STATUS
 //!   PEND with [`PEND_MC_RETURNED`]; returns because it could not start are counted, and
 //!   after `LSB_MC_INITFAIL_RETRY` of them the job is PSUSP.
-//! * **Execution cluster.** Phase III ([`Sched::mc_accept`]): the receive-jobs queue
+//! * **Execution cluster.** Phase III ([`Sched::mc_accept`](crate::Sched::mc_accept)): the receive-jobs queue
 //!   applies its own acceptance rules (RCVJOBS_FROM, IMPT_JOBBKLG, and every check of an
 //!   ordinary submission); an accepted job gets a local id (JOB_NEW, then `JOB_ACCEPT`)
 //!   and is scheduled like the others. One not started within MAX_RSCHED_TIME ×
