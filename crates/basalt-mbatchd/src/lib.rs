@@ -255,7 +255,9 @@ async fn serve(
     );
 
     // MultiCluster: the key other clusters must share, and a link to each of them.
-    let mc_trust = match mc::McTrust::load(&config, &me) {
+    // (Their master candidates are resolved once, here.)
+    let mc_servers = mc::remote_servers(&config);
+    let mc_trust = match mc::McTrust::load(&config, &me, &mc_servers) {
         Ok(t) => t.map(Arc::new),
         Err(e) => {
             error!("MultiCluster job forwarding is off: {e}");
@@ -263,8 +265,13 @@ async fn serve(
         }
     };
     let (tx, rx) = stdmpsc::channel::<Msg>();
-    let (mc_links, mc_tasks) =
-        mc::start_links(&config, mc_trust.clone(), auth.local_addr(), tx.clone());
+    let (mc_links, mc_tasks) = mc::start_links(
+        &config,
+        mc_servers,
+        mc_trust.clone(),
+        auth.local_addr(),
+        tx.clone(),
+    );
     let (done_tx, done_rx) = oneshot::channel::<MbdError>();
     let handle = tokio::runtime::Handle::current();
     let health = Arc::new(Health::default());

@@ -113,10 +113,13 @@ impl Links {
     }
 }
 
+/// A remote cluster and its master candidates (name, mbatchd address), in order.
+pub(crate) type RemoteServers = (String, Vec<(String, SocketAddr)>);
+
 /// The remote clusters of `config` (RemoteClusters) and where their master candidates'
 /// mbatchds listen (lsf.shared Servers, at their ADDRESSES or resolved names, on our
 /// LSB_MBD_PORT).
-pub(crate) fn remote_servers(config: &Config) -> Vec<(String, Vec<(String, SocketAddr)>)> {
+pub(crate) fn remote_servers(config: &Config) -> Vec<RemoteServers> {
     let port = config.lsf_conf.mbd_port();
     config
         .cluster
@@ -152,6 +155,7 @@ pub(crate) fn remote_servers(config: &Config) -> Vec<(String, Vec<(String, Socke
 /// Start a link task per remote cluster (none without RemoteClusters or a key).
 pub(crate) fn start_links(
     config: &Config,
+    servers: Vec<RemoteServers>,
     trust: Option<Arc<McTrust>>,
     local: Option<std::net::IpAddr>,
     tx: stdmpsc::Sender<Msg>,
@@ -159,7 +163,7 @@ pub(crate) fn start_links(
     let mut links = Links::default();
     let mut tasks = Vec::new();
     let poll = std::time::Duration::from_millis(config.lsf_conf.mc_poll_ms());
-    for (cluster, servers) in remote_servers(config) {
+    for (cluster, servers) in servers {
         links.state.insert(
             cluster.clone(),
             LinkState {

@@ -30,26 +30,22 @@ pub(crate) struct McTrust {
 }
 
 impl McTrust {
-    /// The trust of `config` for master `host`; None when it has no RemoteClusters.
-    pub(crate) fn load(config: &Config, host: &str) -> Result<Option<McTrust>, String> {
+    /// The trust of `config` for master `host`, given the remote clusters' master
+    /// candidates ([`super::remote_servers`]); None when it has no RemoteClusters.
+    pub(crate) fn load(
+        config: &Config,
+        host: &str,
+        servers: &[super::RemoteServers],
+    ) -> Result<Option<McTrust>, String> {
         if config.cluster.remote_clusters.is_empty() {
             return Ok(None);
         }
         let path =
             basalt_config::mc_key_path(config).unwrap_or_else(|| basalt_auth::key_path(config));
         let keys = KeySource::open(&path, true).map_err(|e| format!("MultiCluster key: {e}"))?;
-        let remotes = config
-            .cluster
-            .remote_clusters
+        let remotes = servers
             .iter()
-            .map(|r| {
-                let addrs = super::remote_servers(config)
-                    .into_iter()
-                    .find(|(c, _)| *c == r.name)
-                    .map(|(_, s)| s.into_iter().map(|(_, a)| a.ip()).collect())
-                    .unwrap_or_default();
-                (r.name.clone(), addrs)
-            })
+            .map(|(c, s)| (c.clone(), s.iter().map(|(_, a)| a.ip()).collect()))
             .collect();
         Ok(Some(McTrust {
             keys,
