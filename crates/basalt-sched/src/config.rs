@@ -231,7 +231,7 @@ fn static_values(
 }
 
 /// A count set in the queue, else in lsb.params (None = neither: unlimited).
-fn setting(
+pub(crate) fn setting(
     queue: &BTreeMap<String, String>,
     params: &BTreeMap<String, String>,
     key: &str,
@@ -853,7 +853,7 @@ impl SchedConfig {
                     Some((g.name.clone(), list))
                 })
                 .collect(),
-            mc: mc_config(c),
+            mc: crate::mc::McConfig::from_config(c),
             preempt: PreemptParams {
                 preempt_for: p.preempt_for_keys,
                 max_job_preempt: p.max_job_preempt,
@@ -1045,53 +1045,6 @@ impl SchedConfig {
                     .get("RESOURCE_RESERVE_PER_TASK")
                     .is_some_and(|v| matches!(v.trim().to_ascii_uppercase().as_str(), "Y" | "YES")),
         }
-    }
-}
-
-/// The MultiCluster part of the configuration (seed 004).
-fn mc_config(c: &Config) -> crate::mc::McConfig {
-    let p = &c.batch.params;
-    let queues = &c.batch.queues;
-    crate::mc::McConfig {
-        send: queues
-            .iter()
-            .filter(|q| !q.snd_jobs_to.is_empty())
-            .map(|q| (q.name.clone(), q.snd_jobs_to.clone()))
-            .collect(),
-        recv: queues
-            .iter()
-            .filter(|q| !q.rcv_jobs_from.is_empty())
-            .map(|q| (q.name.clone(), (q.rcv_jobs_from.clone(), q.impt_jobbklg)))
-            .collect(),
-        max_rsched_ms: p
-            .max_rsched_time
-            .map(|n| i64::from(n) * i64::from(p.mbd_sleep_time_secs.max(1)) * 1000),
-        initfail_retry: c.lsf_conf.mc_initfail_retry(),
-        preexec_retry: queues
-            .iter()
-            .map(|q| {
-                let n = setting(&q.other, &p.other, "MAX_PREEXEC_RETRY")
-                    .unwrap_or(crate::mc::DEFAULT_MAX_PREEXEC_RETRY);
-                (q.name.clone(), n)
-            })
-            .collect(),
-        no_recv: c
-            .cluster
-            .remote_clusters
-            .iter()
-            .filter(|r| !r.recv_from)
-            .map(|r| r.name.clone())
-            .collect(),
-        policy: crate::mc::Policy {
-            remote_resource: c.lsf_conf.mc_plugin_remote_resource(),
-            enhance: p.mc_schedule_enhance.map(|e| crate::mc::Enhance {
-                resource_only: e.resource_only,
-                count_preemptable: e.count_preemptable,
-                high_queue_priority: e.high_queue_priority,
-                preemptable_queue_priority: e.preemptable_queue_priority,
-                pending_workload: e.pending_workload,
-            }),
-        },
     }
 }
 

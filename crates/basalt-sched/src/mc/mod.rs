@@ -104,6 +104,53 @@ pub struct McConfig {
 }
 
 impl McConfig {
+    /// The MultiCluster part of a configuration.
+    pub fn from_config(c: &basalt_config::Config) -> McConfig {
+        let p = &c.batch.params;
+        let queues = &c.batch.queues;
+        McConfig {
+            send: queues
+                .iter()
+                .filter(|q| !q.snd_jobs_to.is_empty())
+                .map(|q| (q.name.clone(), q.snd_jobs_to.clone()))
+                .collect(),
+            recv: queues
+                .iter()
+                .filter(|q| !q.rcv_jobs_from.is_empty())
+                .map(|q| (q.name.clone(), (q.rcv_jobs_from.clone(), q.impt_jobbklg)))
+                .collect(),
+            max_rsched_ms: p
+                .max_rsched_time
+                .map(|n| i64::from(n) * i64::from(p.mbd_sleep_time_secs.max(1)) * 1000),
+            initfail_retry: c.lsf_conf.mc_initfail_retry(),
+            preexec_retry: queues
+                .iter()
+                .map(|q| {
+                    let n = crate::config::setting(&q.other, &p.other, "MAX_PREEXEC_RETRY")
+                        .unwrap_or(DEFAULT_MAX_PREEXEC_RETRY);
+                    (q.name.clone(), n)
+                })
+                .collect(),
+            no_recv: c
+                .cluster
+                .remote_clusters
+                .iter()
+                .filter(|r| !r.recv_from)
+                .map(|r| r.name.clone())
+                .collect(),
+            policy: Policy {
+                remote_resource: c.lsf_conf.mc_plugin_remote_resource(),
+                enhance: p.mc_schedule_enhance.map(|e| Enhance {
+                    resource_only: e.resource_only,
+                    count_preemptable: e.count_preemptable,
+                    high_queue_priority: e.high_queue_priority,
+                    preemptable_queue_priority: e.preemptable_queue_priority,
+                    pending_workload: e.pending_workload,
+                }),
+            },
+        }
+    }
+
     /// Does the receive-jobs queue `queue` take jobs from `cluster`?
     pub fn receives(&self, queue: &str, cluster: &str) -> bool {
         if self.no_recv.iter().any(|c| c == cluster) {
