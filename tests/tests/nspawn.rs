@@ -131,7 +131,10 @@ impl Machine {
         ok(&mut self.cmd(program, args)?)
     }
 
-    fn boot(&mut self, bridge: &str, log: &Path) -> Result<()> {
+    /// Boot the machine; `shared` is mounted at /var/lib/basalt/work on every machine
+    /// (LSB_SHAREDIR: the event log the master candidates share, as NFS does on a real
+    /// cluster, so that a new master replays the old one's lsb.events).
+    fn boot(&mut self, bridge: &str, shared: &Path, log: &Path) -> Result<()> {
         let log = std::fs::File::create(log)?;
         let child = Command::new("systemd-nspawn")
             .args([
@@ -145,6 +148,7 @@ impl Machine {
             .arg(format!("--hostname={}", self.name))
             .arg(format!("--machine={}", self.machine))
             .arg(format!("--network-bridge={bridge}"))
+            .arg(format!("--bind={}:/var/lib/basalt/work", shared.display()))
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)
@@ -312,9 +316,28 @@ fn wait_stat(m: &Machine, id: u64, want: &str) -> Result<(String, String)> {
         LONG,
         || {
             let s = stat(m, id);
+            // What bjobs said when it did not answer.
+            let said = match &s {
+                Some(_) => String::new(),
+                None => m
+                    .cmd(
+                        "bjobs",
+                        &["-noheader", "-o", "stat exec_host", &id.to_string()],
+                    )
+                    .ok()
+                    .and_then(|mut c| c.output().ok())
+                    .map(|o| {
+                        format!(
+                            "{}{}",
+                            String::from_utf8_lossy(&o.stdout),
+                            String::from_utf8_lossy(&o.stderr)
+                        )
+                    })
+                    .unwrap_or_default(),
+            };
             (
                 s.as_ref().filter(|(st, _)| st == want).cloned(),
-                format!("{s:?}"),
+                format!("{s:?} {said}"),
             )
         },
     )
@@ -420,9 +443,11 @@ fn three_machines_under_systemd_run_jobs_restart_fail_over_and_lose_a_host() -> 
             nspawn: None,
         });
     }
+    let shared = dir.path().join("sharedir");
+    std::fs::create_dir_all(shared.join("basalt/logdir"))?;
     for m in &mut machines {
         let log = dir.path().join(format!("{}.console", m.name));
-        m.boot(&bridge.0, &log)?;
+        m.boot(&bridge.0, &shared, &log)?;
     }
     let (a, b, c) = (&machines[0], &machines[1], &machines[2]);
 
@@ -458,11 +483,7 @@ fn three_machines_under_systemd_run_jobs_restart_fail_over_and_lose_a_host() -> 
     let (_, host) = wait_stat(a, kept, "DONE")?;
     assert_eq!(host, "hostB");
     // Started once: the restart did not touch it.
-    let events = std::fs::read_to_string(
-        machines[0]
-            .root
-            .join("var/lib/basalt/work/basalt/logdir/lsb.events"),
-    )?;
+    let events = std::fs::read_to_string(shared.join("basalt/logdir/lsb.events"))?;
     let starts = events
         .lines()
         .map(basalt_testkit::event_fields)
