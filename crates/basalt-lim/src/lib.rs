@@ -23,6 +23,8 @@ pub mod utmp;
 use basalt_config::Config;
 use basalt_core::{HostInfo, LoadVector};
 use basalt_lim_core::{CoreConfig, HostEntry, LimCore, Timing};
+use basalt_proto::common::Daemon;
+use basalt_runtime::control::{Control, ControlService};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -332,11 +334,19 @@ pub async fn run(
             },
         ));
 
-        let service = LimService::new(
-            Handle { tx: tx.clone() },
-            basalt_runtime::verifier(&config, keys),
+        let verifier = basalt_runtime::verifier(&config, keys);
+        let control = Control::current();
+        let control_service = ControlService::new(
+            Daemon::Lim,
+            &me,
+            config.clone(),
+            verifier.clone(),
+            control.clone(),
+            Arc::new(basalt_runtime::control::check_lim_files),
         );
+        let service = LimService::new(Handle { tx: tx.clone() }, verifier);
         let router = tonic::transport::Server::builder()
+            .add_service(control_service.server())
             .add_service(
                 basalt_proto::lim::lim_server::LimServer::new(service.clone())
                     .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
@@ -377,7 +387,7 @@ pub async fn run(
         let owner = Owner::new(core, settings, tx);
         tokio::select! {
             _ = owner.run(rx) => {},
-            _ = shutdown => info!("LIM shutting down"),
+            _ = control.or_shutdown(shutdown) => info!("LIM shutting down"),
         }
         let _ = stop_tx.send(true);
         sampler.abort();

@@ -138,8 +138,16 @@ pub fn base_daemon_main<E: Display>(
     }
     let config = std::sync::Arc::new(loaded.config);
     start_logging(daemon, flags.host.as_deref(), &config, &loaded.warnings);
+    // The daemon's DaemonControl service answers through this process's handle.
+    let control = crate::control::Control::for_process();
     match run(config, flags.host.as_deref()) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => match control.finish() {
+            None => ExitCode::SUCCESS,
+            Some(e) => {
+                report_failure(daemon, format_args!("cannot restart in place: {e}"));
+                ExitCode::FAILURE
+            }
+        },
         Err(e) => {
             report_failure(daemon, format_args!("{e:#}"));
             ExitCode::FAILURE

@@ -17,8 +17,11 @@
 //! * how a daemon starts ([`daemon`]: the common flags and start-up of the daemon
 //!   `main`s);
 //! * how `LSF_SERVERDIR/egroup` is asked for the members of a `(!)` group ([`egroup`]);
-//! * how a daemon serves its Prometheus metrics ([`metrics`]).
+//! * how a daemon serves its Prometheus metrics ([`metrics`]);
+//! * how administrators start, stop, restart and reconfigure daemons through the
+//!   daemons themselves ([`control`]).
 
+pub mod control;
 pub mod daemon;
 pub mod egroup;
 pub mod logfile;

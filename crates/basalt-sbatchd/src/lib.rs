@@ -133,7 +133,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 use thiserror::Error;
 use tokio::sync::{Notify, mpsc, watch};
-use tracing::{Instrument, info, info_span};
+use tracing::{Instrument, info, info_span, warn};
 
 /// Errors that stop sbatchd from starting.
 #[derive(Debug, Error)]
@@ -202,8 +202,12 @@ pub struct Shared {
     pub terminate_interval: AtomicU32,
     /// The pid of the mbatchd this sbatchd runs (0 = none).
     pub mbatchd_pid: AtomicU32,
-    /// What every job's launch.json starts from.
-    pub launch: state::Launch,
+    /// What every job's launch.json starts from (replaced by a reconfiguration).
+    pub launch: std::sync::RwLock<state::Launch>,
+    /// The configuration in force for what a reconfiguration changes without a restart
+    /// (the load policy's thresholds and SBD_SLEEP_TIME, the job-start settings);
+    /// `config` stays the one sbatchd started with (addresses, ports, directories).
+    pub live: watch::Sender<Arc<Config>>,
     /// Asked by reporters when mbatchd does not answer: find the master again.
     pub relocate: Notify,
     /// This sbatchd's credentials towards mbatchd and the LIMs.
@@ -217,6 +221,47 @@ pub struct Shared {
 impl Shared {
     pub fn epoch(&self) -> u64 {
         self.epoch.load(Ordering::SeqCst)
+    }
+
+    /// A copy of the launch template in force.
+    pub fn launch(&self) -> state::Launch {
+        match self.launch.read() {
+            Ok(l) => l.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// `badmin reconfig` (DaemonControl RECONFIG): re-read the configuration files and
+    /// put the load thresholds, SBD_SLEEP_TIME and the job-start settings in force for
+    /// what comes next; running jobs go on untouched. Files that do not load are
+    /// reported (file and line) and the configuration in force stays.
+    pub fn reconfigure(&self, opts: &Options) -> Result<String, String> {
+        let loaded = basalt_config::load(&self.config.envdir).map_err(|e| {
+            format!(
+                "the configuration files do not load; sbatchd on {} goes on with the \
+                 configuration it has:\n{e}",
+                self.host
+            )
+        })?;
+        for w in &loaded.warnings {
+            warn!("configuration: {w}");
+        }
+        let new = Arc::new(loaded.config);
+        let launch = launch_template(&new, &self.host, opts);
+        self.terminate_interval.store(
+            new.batch.params.job_terminate_interval_secs,
+            Ordering::SeqCst,
+        );
+        match self.launch.write() {
+            Ok(mut l) => *l = launch,
+            Err(poisoned) => *poisoned.into_inner() = launch,
+        }
+        self.live.send_replace(new);
+        info!("reconfigured: lsb.* re-read");
+        Ok(format!(
+            "sbatchd on {} re-read its configuration",
+            self.host
+        ))
     }
 }
 
@@ -420,7 +465,8 @@ pub async fn run_with(
         let shared = Arc::new(Shared {
             auth: basalt_runtime::daemon_auth(&config, &me, keys),
             clock: opts.clock.clone(),
-            launch: launch_template(&config, &me, &opts),
+            launch: std::sync::RwLock::new(launch_template(&config, &me, &opts)),
+            live: watch::channel(config.clone()).0,
             terminate_interval: AtomicU32::new(config.batch.params.job_terminate_interval_secs),
             config: config.clone(),
             host: me.clone(),
@@ -494,8 +540,22 @@ pub async fn run_with(
             )
         });
 
+        let control = basalt_runtime::control::Control::current();
+        let control_service = {
+            let (shared, opts) = (shared.clone(), opts.clone());
+            basalt_runtime::control::ControlService::new(
+                basalt_proto::common::Daemon::Sbatchd,
+                &me,
+                config.clone(),
+                verifier.clone(),
+                control.clone(),
+                Arc::new(basalt_runtime::control::check_all_files),
+            )
+            .with_reload(Arc::new(move || shared.reconfigure(&opts)))
+        };
         let service = service::SbdService::new(owner_tx.clone(), verifier, stop_rx.clone());
         let router = tonic::transport::Server::builder()
+            .add_service(control_service.server())
             .add_service(
                 basalt_proto::sbatchd::sbatchd_server::SbatchdServer::new(service.clone())
                     .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
@@ -534,7 +594,7 @@ pub async fn run_with(
         let server = tokio::spawn(basalt_runtime::serve(router, listener, async move {
             let _ = server_stop.wait_for(|s| *s).await;
         }));
-        shutdown.await;
+        control.or_shutdown(shutdown).await;
         if let Some(m) = metrics_server {
             m.abort();
         }

@@ -60,14 +60,15 @@ async fn fetch_load(shared: &Shared, master: &str) -> Option<(HostLoad, String, 
     Some((load, info.model, info.host_type))
 }
 
-/// The policy loop; ends when `stop` turns true.
-pub async fn run(
-    shared: Arc<Shared>,
-    owner: mpsc::Sender<Msg>,
-    master: watch::Receiver<Option<String>>,
-    mut stop: watch::Receiver<bool>,
-) {
-    let (mut policy, errors) = Policy::from_config(&shared.config, &shared.host, "", "");
+/// The load policy of `config` for `host` (of this model and type) and how often it is
+/// applied (SBD_SLEEP_TIME).
+fn load_policy(
+    config: &basalt_config::Config,
+    host: &str,
+    model: &str,
+    ty: &str,
+) -> (Policy, Duration) {
+    let (policy, errors) = Policy::from_config(config, host, model, ty);
     for e in &errors {
         warn!("lsb.queues: condition ignored: {e}");
     }
@@ -76,11 +77,30 @@ pub async fn run(
         "load policy: checking every {} s (SBD_SLEEP_TIME)",
         period.as_secs()
     );
+    (policy, period)
+}
+
+/// The policy loop; ends when `stop` turns true.
+pub async fn run(
+    shared: Arc<Shared>,
+    owner: mpsc::Sender<Msg>,
+    master: watch::Receiver<Option<String>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut live = shared.live.subscribe();
+    let mut config = live.borrow_and_update().clone();
+    let (mut policy, mut period) = load_policy(&config, &shared.host, "", "");
     let mut host_row: Option<(String, String)> = None;
     loop {
         tokio::select! {
             _ = tokio::time::sleep(period) => {}
             _ = crate::stopped(&mut stop) => return,
+        }
+        // `badmin reconfig`: the new thresholds and SBD_SLEEP_TIME from now on.
+        if live.has_changed().unwrap_or(false) {
+            config = live.borrow_and_update().clone();
+            let (model, ty) = host_row.clone().unwrap_or_default();
+            (policy, period) = load_policy(&config, &shared.host, &model, &ty);
         }
         let (tx, rx) = oneshot::channel();
         if owner.send(Msg::PolicyJobs { reply: tx }).await.is_err() {
@@ -100,7 +120,7 @@ pub async fn run(
             Some((l, model, ty)) => {
                 // lsb.hosts rows may name the host's model or type.
                 if host_row.as_ref() != Some(&(model.clone(), ty.clone())) {
-                    let (p, _) = Policy::from_config(&shared.config, &shared.host, &model, &ty);
+                    let (p, _) = Policy::from_config(&config, &shared.host, &model, &ty);
                     policy.host = p.host;
                     host_row = Some((model, ty));
                 }

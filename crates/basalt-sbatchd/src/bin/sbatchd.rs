@@ -72,8 +72,17 @@ fn main() -> std::process::ExitCode {
         mbatchd_exe: args.mbatchd.clone(),
         ..Default::default()
     };
+    // sbatchd's DaemonControl service answers through this process's handle
+    // (`badmin hshutdown/hrestart`).
+    let control = basalt_runtime::control::Control::for_process();
     match run(config, flags.host.as_deref(), opts) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(()) => match control.finish() {
+            None => std::process::ExitCode::SUCCESS,
+            Some(e) => {
+                daemon::report_failure("sbatchd", format_args!("cannot restart in place: {e}"));
+                std::process::ExitCode::FAILURE
+            }
+        },
         Err(e) => {
             daemon::report_failure("sbatchd", format_args!("{e:#}"));
             std::process::ExitCode::FAILURE

@@ -29,7 +29,7 @@ pub(super) fn record_and_hand_over(
     key: Key,
     spec: Arc<JobSpec>,
 ) -> Recorded {
-    let mut launch = shared.launch.clone();
+    let mut launch = shared.launch();
     launch.terminate_interval = shared.terminate_interval.load(Ordering::SeqCst);
     let clock = shared.clock.clone();
     // The supervisor the job goes to, recorded with it (it then need not record itself).
