@@ -373,6 +373,20 @@ fn recorded(top: &Path) -> Vec<(PathBuf, i32, bool)> {
     out
 }
 
+/// Our daemons of `top` running without a pid file among `known`.
+fn unrecorded(top: &Path, known: &[(&PathBuf, PathBuf, i32, bool)]) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let me = std::process::id() as i32;
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| *pid != me && !known.iter().any(|k| k.2 == *pid))
+        .filter(|pid| is_ours(*pid, top))
+        .collect()
+}
+
 /// True when `pid` is alive and runs one of our binaries (guards against pid reuse).
 fn is_ours(pid: i32, top: &Path) -> bool {
     let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
@@ -669,7 +683,10 @@ fn down(top: &Path, keep_jobs: bool) -> Result<()> {
     } else {
         jobs::end_jobs(&envdirs, Duration::from_secs(10))
     };
-    let stopped = if tops.iter().all(|t| recorded(t).is_empty()) {
+    let stopped = if tops
+        .iter()
+        .all(|t| recorded(t).is_empty() && unrecorded(t, &[]).is_empty())
+    {
         None
     } else {
         Some(stop(&tops))
@@ -719,7 +736,7 @@ fn recorded_where(top: &Path) -> String {
 /// Stop the daemons recorded in each directory of `tops` (SIGTERM, then SIGKILL after
 /// 10 s) and forget them; how many were running.
 fn stop(tops: &[PathBuf]) -> usize {
-    let daemons: Vec<(&PathBuf, PathBuf, i32, bool)> = tops
+    let mut daemons: Vec<(&PathBuf, PathBuf, i32, bool)> = tops
         .iter()
         .flat_map(|t| {
             recorded(t)
@@ -727,6 +744,13 @@ fn stop(tops: &[PathBuf]) -> usize {
                 .map(move |(file, pid, alive)| (t, file, pid, alive))
         })
         .collect();
+    // Daemons started since by other daemons (`lsadmin limstartup`, `badmin hstartup`)
+    // have no pid file: find them by their command line.
+    for t in tops {
+        for pid in unrecorded(t, &daemons) {
+            daemons.push((t, PathBuf::new(), pid, true));
+        }
+    }
     for (_, _, pid, alive) in &daemons {
         if *alive {
             let _ = kill(Pid::from_raw(*pid), Signal::SIGTERM);
@@ -740,7 +764,9 @@ fn stop(tops: &[PathBuf]) -> usize {
         if is_ours(*pid, t) {
             let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
         }
-        let _ = std::fs::remove_file(file);
+        if !file.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(file);
+        }
     }
     daemons.iter().filter(|d| d.3).count()
 }

@@ -16,10 +16,18 @@
 //!   `There are fatal errors.` (exit 255).
 //! * `-h` (usage on stderr, exit 0) and `-V` (version on stderr, exit 0).
 //!
-//! LSF's daemon-control subcommands (`limstartup`, `limshutdown`, `limrestart`,
-//! `limlock`, `limunlock`, `reconfig`, `resstartup`, ...) are recognised and refused
-//! with `lsadmin: <sub>: not supported by Basalt yet` and exit 255, so that a script
-//! never believes a daemon was started, stopped or locked.
+//! * `limstartup [-f] [host ... | all]`, `limshutdown [-f] [host ... | all]`,
+//!   `limrestart [-v] [-f] [host ... | all]` — through the daemons of each host
+//!   ([`crate::hostctl`]): a start is asked of the host's sbatchd (systemd's unit when
+//!   systemd runs the host), a shutdown or restart of the LIM itself, which checks
+//!   the files before it restarts. No host: this host. Lines `Restart LIM on <hostA>
+//!   ...... done` on stderr.
+//! * `reconfig [-v] [-f]` — the check of `ckconfig`, then a restart of every host's LIM
+//!   (LSF's meaning); fatal errors stop it before any LIM is touched.
+//!
+//! The other daemon-control subcommands (`limlock`, `limunlock`, `resstartup`, ...) are
+//! recognised and refused with `lsadmin: <sub>: not supported by Basalt yet` and exit
+//! 255, so that a script never believes a daemon was started, stopped or locked.
 //!
 //! Inputs: argv, `LSF_ENVDIR`. Outputs: stdout (the `showconf` report), stderr (the
 //! check report, errors), LSF's exit codes.
@@ -27,6 +35,7 @@
 use crate::batch::params;
 use crate::batch::timefmt::{self, ToTm};
 use basalt_config::{Config, ConfigErrors, Loaded};
+use basalt_proto::common::{ControlOp, Daemon};
 use basalt_proto::mbatchd::KeyValue;
 use std::process::ExitCode;
 
@@ -35,17 +44,17 @@ pub const USAGE: &str = "Usage: lsadmin [-h] [-V] subcommand ...
 Subcommands:
     showconf lim [-h host_name ... | all]
     ckconfig [-v]
+    reconfig [-v] [-f]
+    limstartup [-f] [host_name ... | all]
+    limshutdown [-f] [host_name ... | all]
+    limrestart [-v] [-f] [host_name ... | all]
 Not supported by Basalt yet:
-    reconfig, limstartup, limshutdown, limrestart, limlock, limunlock,
-    resstartup, resshutdown, resrestart, limdebug, limtime, resdebug, restime
+    limlock, limunlock, resstartup, resshutdown, resrestart, limdebug, limtime,
+    resdebug, restime
 ";
 
 /// LSF subcommands Basalt recognises but does not perform.
 pub const UNSUPPORTED: &[&str] = &[
-    "reconfig",
-    "limstartup",
-    "limshutdown",
-    "limrestart",
     "limlock",
     "limunlock",
     "resstartup",
@@ -70,6 +79,15 @@ pub enum Request {
     ShowconfLim { hosts: Vec<String> },
     /// `ckconfig [-v]`.
     Ckconfig { verbose: bool },
+    /// `limstartup`, `limshutdown`, `limrestart` of these hosts.
+    Lim {
+        op: ControlOp,
+        hosts: Vec<String>,
+        verbose: bool,
+        force: bool,
+    },
+    /// `reconfig [-v] [-f]`: check, then restart every LIM.
+    Reconfig { verbose: bool, force: bool },
     /// A known LSF subcommand Basalt does not perform.
     Unsupported(String),
 }
@@ -139,6 +157,40 @@ pub fn parse(args: &[String]) -> Result<Request, UsageError> {
                 }
             }
             Ok(Request::Ckconfig { verbose })
+        }
+        "limstartup" | "limshutdown" | "limrestart" | "reconfig" => {
+            let mut hosts = Vec::new();
+            let (mut verbose, mut force) = (false, false);
+            for a in rest {
+                match a.as_str() {
+                    "-v" => verbose = true,
+                    "-f" => force = true,
+                    s if s.starts_with('-') => {
+                        return Err(UsageError(format!(
+                            "{sub}: illegal option -- {}",
+                            s.trim_start_matches('-')
+                        )));
+                    }
+                    s if sub == "reconfig" => {
+                        return Err(UsageError(format!(
+                            "reconfig: unexpected argument <{s}> (it restarts every LIM)"
+                        )));
+                    }
+                    s => hosts.push(s.to_owned()),
+                }
+            }
+            let op = match sub.as_str() {
+                "reconfig" => return Ok(Request::Reconfig { verbose, force }),
+                "limstartup" => ControlOp::Startup,
+                "limshutdown" => ControlOp::Shutdown,
+                _ => ControlOp::Restart,
+            };
+            Ok(Request::Lim {
+                op,
+                hosts,
+                verbose,
+                force,
+            })
         }
         "help" | "?" => Ok(Request::Help),
         s if UNSUPPORTED.contains(&s) => Ok(Request::Unsupported(s.to_owned())),
@@ -254,6 +306,15 @@ pub fn check_report(
     }
 }
 
+/// `ckconfig`'s check and report (stderr); whether the files load.
+fn files_load(verbose: bool) -> bool {
+    let envdir = basalt_runtime::envdir();
+    let result = basalt_config::load_lim(&envdir);
+    let (text, fatal) = check_report(&result, verbose, &envdir);
+    eprint!("{text}");
+    !fatal
+}
+
 /// `lsadmin`.
 pub fn main(args: Vec<String>) -> ExitCode {
     let req = match parse(&args) {
@@ -275,15 +336,66 @@ pub fn main(args: Vec<String>) -> ExitCode {
             crate::fail()
         }
         Request::Ckconfig { verbose } => {
-            let envdir = basalt_runtime::envdir();
-            let result = basalt_config::load_lim(&envdir);
-            let (text, fatal) = check_report(&result, verbose, &envdir);
-            eprint!("{text}");
-            if fatal {
-                crate::fail()
-            } else {
+            if files_load(verbose) {
                 ExitCode::SUCCESS
+            } else {
+                crate::fail()
             }
+        }
+        Request::Lim {
+            op,
+            hosts,
+            verbose,
+            force,
+        } => {
+            // A restart checks the files first, as LSF's does (each LIM checks again).
+            if op == ControlOp::Restart && !files_load(verbose) {
+                return crate::fail();
+            }
+            let config = match crate::load_config("lsadmin") {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            let hosts_named = match crate::hostctl::resolve(&config, &hosts, false) {
+                Ok(h) => h,
+                Err(msg) => {
+                    eprintln!("lsadmin: {msg}");
+                    return crate::fail();
+                }
+            };
+            let word = match op {
+                ControlOp::Startup => "start up",
+                ControlOp::Shutdown => "shut down",
+                _ => "restart",
+            };
+            if hosts.iter().any(|h| h == "all")
+                && !crate::hostctl::confirm(
+                    &format!("Do you really want to {word} LIMs on all hosts?"),
+                    force,
+                )
+            {
+                return crate::fail();
+            }
+            crate::hostctl::run(&config, &hosts_named, Daemon::Lim, op)
+        }
+        Request::Reconfig { verbose, force } => {
+            if !files_load(verbose) {
+                return crate::fail();
+            }
+            let config = match crate::load_config("lsadmin") {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            if !crate::hostctl::confirm("Do you really want to restart LIMs on all hosts?", force) {
+                return crate::fail();
+            }
+            let all: Vec<String> = config
+                .cluster
+                .hosts
+                .iter()
+                .map(|h| h.name.clone())
+                .collect();
+            crate::hostctl::run(&config, &all, Daemon::Lim, ControlOp::Restart)
         }
         Request::ShowconfLim { hosts } => {
             let config = match crate::load_config("lsadmin") {

@@ -20,11 +20,12 @@
 //! Inputs: the request and its credential, the configuration. Outputs: the reply, the
 //! handle's action, a started process.
 
-use basalt_auth::{Need, Verifier};
+use basalt_auth::{Authenticator, Need, Verifier};
 use basalt_config::Config;
 use basalt_proto::common::{self as pb, ControlOp, Daemon, daemon_control_server::DaemonControl};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 use tokio::sync::watch;
 use tonic::{Request, Response, Status};
 use tracing::{info, warn};
@@ -378,6 +379,120 @@ fn spawn_detached(exe: &Path, host: &str, envdir: &Path) -> Result<(), String> {
     });
     info!(pid, "started {}", exe.display());
     Ok(())
+}
+
+/// The port `daemon` of `host` listens on.
+fn daemon_addr(
+    config: &Config,
+    host: &str,
+    daemon: Daemon,
+) -> Result<std::net::SocketAddr, String> {
+    match daemon {
+        Daemon::Lim => crate::lim_addr(config, host),
+        Daemon::Sbatchd => crate::sbd_addr(config, host),
+        Daemon::Res => crate::res_addr(config, host),
+        Daemon::Unspecified => return Err("no daemon given".into()),
+    }
+    .map_err(|e| e.to_string())
+}
+
+/// Does something listen on `daemon`'s port of `host`?
+pub async fn answers(config: &Config, host: &str, daemon: Daemon, timeout: Duration) -> bool {
+    let Ok(addr) = daemon_addr(config, host, daemon) else {
+        return false;
+    };
+    matches!(
+        tokio::time::timeout(timeout, tokio::net::TcpStream::connect(addr)).await,
+        Ok(Ok(_))
+    )
+}
+
+/// Ask the daemon `at` of `host` to perform `op` on `daemon`: what it said, or why not.
+pub async fn ask(
+    config: &Config,
+    host: &str,
+    at: Daemon,
+    daemon: Daemon,
+    op: ControlOp,
+    auth: &Authenticator,
+    timeout: Duration,
+) -> Result<String, String> {
+    let addr = daemon_addr(config, host, at)?;
+    let channel = crate::auth_channel(addr, host, timeout, auth).map_err(|e| e.to_string())?;
+    let mut client = pb::daemon_control_client::DaemonControlClient::new(channel);
+    let req = pb::ControlRequest {
+        daemon: daemon as i32,
+        op: op as i32,
+    };
+    match client.control(req).await {
+        Ok(r) => {
+            let r = r.into_inner();
+            if r.ok { Ok(r.message) } else { Err(r.message) }
+        }
+        Err(s) if s.code() == tonic::Code::Unavailable => Err(format!(
+            "{} on {host} does not answer at {addr}",
+            daemon_name(at)
+        )),
+        Err(s) if s.code() == tonic::Code::Unimplemented => Err(format!(
+            "{} on {host} does not take control requests (an older version?)",
+            daemon_name(at)
+        )),
+        Err(s) if s.message().is_empty() => Err(format!("{:?}", s.code())),
+        Err(s) => Err(s.message().to_owned()),
+    }
+}
+
+/// Which running daemons of a host can start `daemon` (in the order they are asked).
+fn starters(daemon: Daemon) -> &'static [Daemon] {
+    match daemon {
+        Daemon::Lim => &[Daemon::Sbatchd],
+        Daemon::Sbatchd | Daemon::Res => &[Daemon::Lim, Daemon::Sbatchd],
+        Daemon::Unspecified => &[],
+    }
+}
+
+/// `op` on `daemon` of `host`, asked of the right daemon: the daemon itself, or for a
+/// STARTUP another daemon of the host, after which this waits (up to 15 s) until the
+/// started one answers. Ok: a note to print after `done` (empty for none).
+pub async fn request(
+    config: &Config,
+    host: &str,
+    daemon: Daemon,
+    op: ControlOp,
+    auth: &Authenticator,
+) -> Result<String, String> {
+    let timeout = Duration::from_secs(5);
+    if op != ControlOp::Startup {
+        return ask(config, host, daemon, daemon, op, auth, timeout)
+            .await
+            .map(|_| String::new());
+    }
+    let name = daemon_name(daemon);
+    if answers(config, host, daemon, Duration::from_secs(2)).await {
+        return Ok(format!("{name} is running already"));
+    }
+    let mut why = Vec::new();
+    for &at in starters(daemon) {
+        match ask(config, host, at, daemon, op, auth, timeout).await {
+            Ok(_) => {
+                let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+                while tokio::time::Instant::now() < deadline {
+                    if answers(config, host, daemon, Duration::from_secs(1)).await {
+                        return Ok(String::new());
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                return Err(format!(
+                    "{name} was started but does not answer after 15 s (see its log)"
+                ));
+            }
+            Err(e) => why.push(e),
+        }
+    }
+    Err(format!(
+        "no daemon of {host} could start {name} ({})",
+        why.join("; ")
+    ))
 }
 
 #[cfg(test)]

@@ -1,10 +1,19 @@
 //! `badmin`: `hclose hopen qclose qopen qact qinact reconfig mbdrestart ckconfig
-//! showconf mbd` (cli-output.md §7).
+//! showconf mbd hstartup hshutdown hrestart` (cli-output.md §7).
+//!
+//! `reconfig` and `mbdrestart` check the files here, then ask mbatchd (which re-reads
+//! everything with a full replay of lsb.events), then every batch host's sbatchd, which
+//! re-reads lsb.* without a restart (load thresholds, SBD_SLEEP_TIME, job-start
+//! settings); an sbatchd that cannot be reached gets a line saying so. `hstartup`,
+//! `hshutdown` and `hrestart` go to each host's daemons ([`crate::hostctl`]): a start is
+//! asked of the host's LIM, a shutdown or restart of sbatchd itself; running jobs go on
+//! in every case.
 
 use super::opts::{self, Item, Spec};
 use super::params;
 use super::timefmt;
 use basalt_config::{ConfigErrors, Loaded};
+use basalt_proto::common::{ControlOp, Daemon};
 use basalt_proto::mbatchd::{
     CtlReply, HostCtlRequest, HostOp, HostsRequest, QueueCtlRequest, QueueOp, QueuesRequest,
     ReconfigRequest,
@@ -24,6 +33,9 @@ Subcommands:
     mbdrestart [-v] [-f]
     ckconfig [-v]
     showconf mbd
+    hstartup [-f] [host_name ... | all]
+    hshutdown [-f] [host_name ... | all]
+    hrestart [-f] [host_name ... | all]
 ";
 
 const SPEC: Spec = Spec {
@@ -108,6 +120,7 @@ struct Parsed {
     names: Vec<String>,
     comment: String,
     verbose: bool,
+    force: bool,
 }
 
 fn parse(args: &[String]) -> Result<Parsed, ExitCode> {
@@ -124,12 +137,13 @@ fn parse(args: &[String]) -> Result<Parsed, ExitCode> {
     }
     let mut words = Vec::new();
     let mut comment = String::new();
-    let mut verbose = false;
+    let (mut verbose, mut force) = (false, false);
     for it in items {
         match it {
             Item::Arg(a) => words.push(a),
             Item::Opt(n, v) if n == "C" => comment = v.unwrap_or_default(),
             Item::Opt(n, _) if n == "v" => verbose = true,
+            Item::Opt(n, _) if n == "f" => force = true,
             Item::Opt(..) => {}
         }
     }
@@ -143,7 +157,73 @@ fn parse(args: &[String]) -> Result<Parsed, ExitCode> {
         names: words,
         comment,
         verbose,
+        force,
     })
+}
+
+/// `hstartup`, `hshutdown`, `hrestart`.
+fn sbatchd_ctl(p: &Parsed, op: ControlOp) -> ExitCode {
+    let config = match super::load_config("badmin") {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let hosts = match crate::hostctl::resolve(&config, &p.names, true) {
+        Ok(h) => h,
+        Err(msg) => {
+            eprintln!("badmin: {msg}");
+            return crate::fail();
+        }
+    };
+    let word = match op {
+        ControlOp::Startup => "start up",
+        ControlOp::Shutdown => "shut down",
+        _ => "restart",
+    };
+    if p.names.iter().any(|n| n == "all")
+        && !crate::hostctl::confirm(
+            &format!("Do you really want to {word} slave batch daemons on all hosts?"),
+            p.force,
+        )
+    {
+        return crate::fail();
+    }
+    crate::hostctl::run(&config, &hosts, Daemon::Sbatchd, op)
+}
+
+/// After mbatchd took `reconfig`: every batch host's sbatchd re-reads lsb.* (all at
+/// once); a line on stderr for each that could not (it reads them when it next starts).
+async fn reconfig_sbatchds(config: &basalt_config::Config) {
+    let config = std::sync::Arc::new(config.clone());
+    let auth = basalt_runtime::user_auth(&config);
+    let mut asks = tokio::task::JoinSet::new();
+    for h in config.cluster.hosts.iter().filter(|h| h.server) {
+        let (config, auth, host) = (config.clone(), auth.clone(), h.name.clone());
+        asks.spawn(async move {
+            let r = basalt_runtime::control::request(
+                &config,
+                &host,
+                Daemon::Sbatchd,
+                ControlOp::Reconfig,
+                &auth,
+            )
+            .await;
+            (host, r)
+        });
+    }
+    let mut failed: Vec<(String, Result<String, String>)> = Vec::new();
+    while let Some(done) = asks.join_next().await {
+        if let Ok((host, r @ Err(_))) = done {
+            failed.push((host, r));
+        }
+    }
+    failed.sort_by(|a, b| a.0.cmp(&b.0));
+    for (host, r) in failed {
+        eprintln!(
+            "{}{}",
+            crate::hostctl::action_text(Daemon::Sbatchd, ControlOp::Reconfig, &host),
+            crate::hostctl::outcome_text(&r)
+        );
+    }
 }
 
 fn config_check(verbose: bool) -> bool {
@@ -184,6 +264,9 @@ pub fn main(args: Vec<String>) -> ExitCode {
                 return crate::fail();
             }
         }
+        "hstartup" => return sbatchd_ctl(&p, ControlOp::Startup),
+        "hshutdown" => return sbatchd_ctl(&p, ControlOp::Shutdown),
+        "hrestart" => return sbatchd_ctl(&p, ControlOp::Restart),
         "showconf" => {
             if p.names.first().map(String::as_str) != Some("mbd") || p.names.len() != 1 {
                 eprintln!(
@@ -235,6 +318,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
                                 "Reconfiguration initiated"
                             }
                         );
+                        reconfig_sbatchds(&config).await;
                         ExitCode::SUCCESS
                     } else {
                         for r in failed {

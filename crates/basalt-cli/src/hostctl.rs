@@ -1,0 +1,146 @@
+//! The daemon-control subcommands shared by `lsadmin` (`limstartup`, `limshutdown`,
+//! `limrestart`, `reconfig`) and `badmin` (`hstartup`, `hshutdown`, `hrestart`, and the
+//! sbatchd part of `reconfig`): each goes to the daemons of the named hosts through
+//! their `DaemonControl` service ([`basalt_runtime::control`]), never through ssh.
+//!
+//! Output is LSF's, on stderr, one line per host: `Restart slave batch daemon on
+//! <hostA> ...... done` (or `done : <note>`, or `failed : <why>`). Exit 0 when every
+//! host did it, 255 otherwise.
+//!
+//! Inputs: the host names (`all` = every host of lsf.cluster, batch servers only for
+//! sbatchd; none = this host), the configuration, the user's credentials. Outputs:
+//! stderr lines, the exit code.
+
+use basalt_config::Config;
+use basalt_proto::common::{ControlOp, Daemon};
+use std::io::{BufRead, IsTerminal, Write};
+use std::process::ExitCode;
+
+/// What the line for `host` says before its outcome.
+pub fn action_text(daemon: Daemon, op: ControlOp, host: &str) -> String {
+    let what = match (daemon, op) {
+        (Daemon::Sbatchd, ControlOp::Startup) => "Start up slave batch daemon",
+        (Daemon::Sbatchd, ControlOp::Shutdown) => "Shut down slave batch daemon",
+        (Daemon::Sbatchd, ControlOp::Restart) => "Restart slave batch daemon",
+        (Daemon::Sbatchd, _) => "Reconfigure slave batch daemon",
+        (Daemon::Lim, ControlOp::Startup) => "Starting up LIM",
+        (Daemon::Lim, ControlOp::Shutdown) => "Shutting down LIM",
+        (Daemon::Lim, ControlOp::Restart) => "Restart LIM",
+        (Daemon::Lim, _) => "Reconfigure LIM",
+        (_, _) => "Control",
+    };
+    format!("{what} on <{host}> ...... ")
+}
+
+/// The line's outcome.
+pub fn outcome_text(result: &Result<String, String>) -> String {
+    match result {
+        Ok(note) if note.is_empty() => "done".to_owned(),
+        Ok(note) => format!("done : {note}"),
+        Err(why) => format!("failed : {why}"),
+    }
+}
+
+/// The hosts `names` designate: none = this host, `all` = every host of lsf.cluster
+/// (batch servers only when `servers_only`), else each name, canonicalised. An unknown
+/// name is an error naming it.
+pub fn resolve(
+    config: &Config,
+    names: &[String],
+    servers_only: bool,
+) -> Result<Vec<String>, String> {
+    if names.is_empty() {
+        return Ok(vec![crate::batch::local_host(config)]);
+    }
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        let found: Vec<String> = if n == "all" {
+            config
+                .cluster
+                .hosts
+                .iter()
+                .filter(|h| h.server || !servers_only)
+                .map(|h| h.name.clone())
+                .collect()
+        } else {
+            match basalt_runtime::canonical_host(config, n) {
+                Some(h) => vec![h],
+                None => return Err(format!("Bad host name <{n}>: not a host of the cluster")),
+            }
+        };
+        for h in found {
+            if !out.contains(&h) {
+                out.push(h);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Ask "Do you really want to ...? [y/n]" on a terminal (an answer other than y or
+/// yes says no); without a terminal, or with `-f`, the answer is yes.
+pub fn confirm(question: &str, force: bool) -> bool {
+    if force || !std::io::stdin().is_terminal() {
+        return true;
+    }
+    eprint!("{question} [y/n] ");
+    let _ = std::io::stderr().flush();
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line).is_err() {
+        return false;
+    }
+    matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
+/// `op` on `daemon` of each host in turn (one line each on stderr); whether all did it.
+pub async fn each_host(config: &Config, hosts: &[String], daemon: Daemon, op: ControlOp) -> bool {
+    let auth = basalt_runtime::user_auth(config);
+    let mut all_ok = true;
+    for h in hosts {
+        eprint!("{}", action_text(daemon, op, h));
+        let _ = std::io::stderr().flush();
+        let r = basalt_runtime::control::request(config, h, daemon, op, &auth).await;
+        all_ok &= r.is_ok();
+        eprintln!("{}", outcome_text(&r));
+    }
+    all_ok
+}
+
+/// [`each_host`] as a command's exit code.
+pub fn run(config: &Config, hosts: &[String], daemon: Daemon, op: ControlOp) -> ExitCode {
+    crate::batch::run(async {
+        if each_host(config, hosts, daemon, op).await {
+            ExitCode::SUCCESS
+        } else {
+            crate::fail()
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_lsf_s() {
+        assert_eq!(
+            action_text(Daemon::Sbatchd, ControlOp::Restart, "hostA"),
+            "Restart slave batch daemon on <hostA> ...... "
+        );
+        assert_eq!(
+            action_text(Daemon::Sbatchd, ControlOp::Shutdown, "hostA"),
+            "Shut down slave batch daemon on <hostA> ...... "
+        );
+        assert_eq!(
+            action_text(Daemon::Sbatchd, ControlOp::Startup, "hostA"),
+            "Start up slave batch daemon on <hostA> ...... "
+        );
+        assert_eq!(
+            action_text(Daemon::Lim, ControlOp::Restart, "hostB"),
+            "Restart LIM on <hostB> ...... "
+        );
+        assert_eq!(outcome_text(&Ok(String::new())), "done");
+        assert_eq!(outcome_text(&Ok("x".into())), "done : x");
+        assert_eq!(outcome_text(&Err("y".into())), "failed : y");
+    }
+}
