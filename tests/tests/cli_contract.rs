@@ -2070,13 +2070,11 @@ fn installation_layout_and_admin_reports() -> Result<()> {
         o.show()
     );
     for sub in [
-        "limstartup",
-        "limshutdown",
-        "limrestart",
         "limlock",
         "limunlock",
-        "reconfig",
         "resstartup",
+        "resshutdown",
+        "resrestart",
     ] {
         let o = t.run("lsadmin", &[sub])?;
         assert_eq!(

@@ -15,7 +15,7 @@
 //! * A queue `JOB_CONTROLS` command replaces SIGSTOP/SIGCONT, and `bresume` of a
 //!   USUSP job makes it SSUSP; it runs again once the load allows.
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use basalt_testkit::procs::{self, group_states};
 use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, event_fields, wait_for, work_dir};
 use std::path::Path;
@@ -57,14 +57,18 @@ End Queue
 }
 
 /// A one-host cluster with the ELIM and the test queues (lsb.queues is extended after
-/// the start, then mbatchd re-reads it and sbatchd is restarted to read it).
+/// the start, then `badmin reconfig` makes mbatchd and sbatchd read it — sbatchd
+/// without a restart: its load thresholds come from the new file).
 fn cluster(name: &str, extra_queues: impl Fn(&Path) -> String) -> Result<InProcessBatch> {
     let spec = ClusterSpec::new(1).elim("elim.load", ELIM);
-    let mut c = InProcessBatch::start(name, &spec, "SBD_SLEEP_TIME = 1")?;
+    let c = InProcessBatch::start(name, &spec, "SBD_SLEEP_TIME = 1")?;
     std::fs::write(c.dir.path().join("serverdir/r1m.value"), "0\n")?;
     c.append_queues(&queues(&extra_queues(c.dir.path())))?;
-    c.ok("badmin", &["reconfig"])?;
-    c.restart_sbatchd("hostA")?;
+    let out = c.run("badmin", &["reconfig"])?;
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() || err.contains("failed") {
+        bail!("badmin reconfig: {err}");
+    }
     wait_for("bqueues to list low and high", LONG, || {
         let out = c.stdout_ok("bqueues", &[]).unwrap_or_default();
         let ok = out.lines().any(|l| l.starts_with("low ")) && out.contains("\nhigh ");

@@ -463,7 +463,43 @@ mod tests {
         );
         assert_eq!(
             parse(&s(&["limrestart", "hostA"])),
-            Ok(Request::Unsupported("limrestart".into()))
+            Ok(Request::Lim {
+                op: ControlOp::Restart,
+                hosts: s(&["hostA"]),
+                verbose: false,
+                force: false
+            })
+        );
+        assert_eq!(
+            parse(&s(&["limshutdown", "-f", "all"])),
+            Ok(Request::Lim {
+                op: ControlOp::Shutdown,
+                hosts: s(&["all"]),
+                verbose: false,
+                force: true
+            })
+        );
+        assert_eq!(
+            parse(&s(&["limstartup"])),
+            Ok(Request::Lim {
+                op: ControlOp::Startup,
+                hosts: vec![],
+                verbose: false,
+                force: false
+            })
+        );
+        assert_eq!(
+            parse(&s(&["reconfig", "-v", "-f"])),
+            Ok(Request::Reconfig {
+                verbose: true,
+                force: true
+            })
+        );
+        assert!(parse(&s(&["reconfig", "hostA"])).is_err());
+        assert!(parse(&s(&["limrestart", "-x"])).is_err());
+        assert_eq!(
+            parse(&s(&["limlock"])),
+            Ok(Request::Unsupported("limlock".into()))
         );
         assert!(parse(&s(&[])).is_err());
         assert!(parse(&s(&["showconf"])).is_err());

@@ -1,7 +1,7 @@
 //! Daemon control through the daemons (`lsadmin limstartup/limshutdown/limrestart/
 //! reconfig`, `lsadmin resstartup/...`, `badmin hstartup/hshutdown/hrestart/reconfig`).
 //!
-//! lim, res and sbatchd each serve [`ControlService`] (the `DaemonControl` gRPC service)
+//! lim and sbatchd each serve [`ControlService`] (the `DaemonControl` gRPC service)
 //! on their own port, to the cluster's administrators only. What it does:
 //! * **SHUTDOWN** and **RESTART** of the daemon asked: it tells its [`Control`] handle,
 //!   which ends the daemon's serving loop like SIGTERM does. A restart checks the
