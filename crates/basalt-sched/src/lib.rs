@@ -368,6 +368,12 @@ pub struct Sched {
     in_flight: BTreeSet<(JobKey, u32)>,
     /// Accepted jobs a host's sbatchd left out of its hellos, and how many times in a row.
     missing: BTreeMap<JobKey, u32>,
+    /// Jobs whose state mbatchd changed and logged itself as it ordered sbatchd to
+    /// carry it out (a preemption's stop, a preempted job's resume): the state ordered
+    /// and until when state reports that contradict it are older than the order (sent
+    /// before sbatchd carried it out, delivered late — after an mbatchd restart, say)
+    /// and are not applied. The report that confirms the state ends the wait.
+    awaiting: BTreeMap<JobKey, (u32, Millis)>,
     effects: Vec<Effect>,
     /// Something changed that may let a job start.
     dirty: bool,
@@ -490,6 +496,7 @@ impl Sched {
             num_remove_jobs: 0,
             in_flight: BTreeSet::new(),
             missing: BTreeMap::new(),
+            awaiting: BTreeMap::new(),
             effects: Vec::new(),
             dirty: true,
             full_due: true,

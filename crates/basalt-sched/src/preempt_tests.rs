@@ -930,3 +930,75 @@ fn preemption_counts_survive_a_log_switch() {
     assert_eq!(r.jobs[&(3, 0)].preempt_count, 1);
     assert_eq!(r.jobs[&(3, 0)].state, JobState::Ususp);
 }
+
+/// sbatchd reports job `id` in `state` with `reasons` as its report number `seq`.
+fn state_report(s: &mut Sched, now: Millis, id: u64, seq: u64, state: u32, reasons: u32) -> Ack {
+    let host = host_of(s, id);
+    s.report(
+        now,
+        Report {
+            host,
+            key: (id, 0),
+            attempt: 1,
+            seq,
+            time: 0,
+            kind: ReportKind::State {
+                state,
+                reasons,
+                subreasons: 0,
+            },
+        },
+    )
+}
+
+/// A preempted job's stop, reported by sbatchd but delivered only after mbatchd has
+/// resumed the job (the report waited for a restarted mbatchd): it is older than the
+/// resume and changes nothing; the resume's confirmation ends the wait, and a later
+/// suspension (by load) is applied as usual. (CI once saw SSUSP, RUN, SSUSP, RUN.)
+#[test]
+fn a_stop_report_delivered_after_the_preempted_job_was_resumed_is_stale() {
+    let mut s = arrives(high_preemptive(), "normal", "high");
+    assert_eq!(preempted(&s), vec![4]);
+    s.take_effects();
+    let now = T0 + 20_000;
+    finish_at(&mut s, (2, 0), 0, 1, now);
+    s.schedule(now);
+    assert_eq!(resumes(&s.take_effects()), vec![4]);
+    assert_eq!(state(&s, 4), JobState::Run);
+    // The stop's report, late.
+    assert_eq!(
+        state_report(&mut s, now + 100, 4, 3, status::SSUSP, PREEMPTED),
+        Ack::Ok
+    );
+    assert_eq!(state(&s, 4), JobState::Run);
+    assert!(logged(&s.take_effects()).is_empty());
+    // The resume's confirmation; then the load suspends the job: that is applied.
+    assert_eq!(
+        state_report(&mut s, now + 200, 4, 4, status::RUN, 0),
+        Ack::Ok
+    );
+    assert!(logged(&s.take_effects()).is_empty());
+    assert_eq!(
+        state_report(&mut s, now + 300, 4, 5, status::SSUSP, susp::LOAD_REASON),
+        Ack::Ok
+    );
+    assert_eq!(state(&s, 4), JobState::Ssusp);
+}
+
+/// A confirmation that never comes does not freeze the job: after
+/// AWAIT_CONFIRMATION, sbatchd's reports are applied again.
+#[test]
+fn a_resume_never_confirmed_lets_reports_through_after_a_while() {
+    let mut s = arrives(high_preemptive(), "normal", "high");
+    s.take_effects();
+    let now = T0 + 20_000;
+    finish_at(&mut s, (2, 0), 0, 1, now);
+    s.schedule(now);
+    s.take_effects();
+    let later = now + crate::sbd::AWAIT_CONFIRMATION;
+    assert_eq!(
+        state_report(&mut s, later, 4, 3, status::SSUSP, susp::LOAD_REASON),
+        Ack::Ok
+    );
+    assert_eq!(state(&s, 4), JobState::Ssusp);
+}

@@ -9,6 +9,10 @@ use crate::{
 use basalt_core::job::{JobState, exit_reason, pend, status, sub};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// How long (ms) state reports older than mbatchd's own order are ignored at most (a
+/// confirmation that never comes does not freeze the job's state).
+pub(crate) const AWAIT_CONFIRMATION: Millis = 10_000;
+
 impl Sched {
     /// LIM's view of a host: static info and status, and its current load.
     pub fn lim_update(
@@ -335,7 +339,18 @@ impl Sched {
 
     /// Send an order to sbatchd now, or — when sbatchd has not answered the dispatch
     /// yet — as soon as it does (a kill is never replaced by a later order).
+    /// mbatchd logged the state of `key` as it ordered it (called after the order, which
+    /// clears an earlier wait): state reports that contradict it are stale for [`AWAIT_CONFIRMATION`] or until one confirms it.
+    pub(crate) fn await_confirmation(&mut self, now: Millis, key: JobKey) {
+        if let Some(j) = self.jobs.get(&key) {
+            self.awaiting
+                .insert(key, (j.state.code(), now + AWAIT_CONFIRMATION));
+        }
+    }
+
     pub(crate) fn order_sbd(&mut self, key: JobKey, attempt: u32, host: String, action: SbdAction) {
+        // A new order: what the job was waiting to see confirmed is no longer the last word.
+        self.awaiting.remove(&key);
         // A job a remote cluster runs for us (MultiCluster): the order goes there.
         if let Some(cluster) = self.forwarded_to(key) {
             let signal = match action {
@@ -509,6 +524,13 @@ impl Sched {
                 reasons,
                 subreasons,
             } => {
+                if let Some(&(ordered, until)) = self.awaiting.get(&key) {
+                    if now < until && state != ordered {
+                        // Older than mbatchd's own order: the confirmation comes next.
+                        return Ack::Ok;
+                    }
+                    self.awaiting.remove(&key);
+                }
                 // A state mbatchd logged when it ordered it (preemption and the resume
                 // of a preempted job) is not logged again when sbatchd confirms it.
                 let same = self.jobs.get(&key).is_some_and(|j| {
@@ -524,6 +546,7 @@ impl Sched {
                 term_reason,
                 post_exec,
             } => {
+                self.awaiting.remove(&key);
                 // brequeue: back to PEND (or PSUSP) rather than ending.
                 let requeue_to = self
                     .jobs
@@ -760,6 +783,7 @@ impl Sched {
         usage: Option<Usage>,
         term_reason: String,
     ) {
+        self.awaiting.remove(&key);
         let cpu = usage.as_ref().map_or(0.0, |u| u.utime + u.stime);
         self.emit(Event::JobStatus {
             time: t,

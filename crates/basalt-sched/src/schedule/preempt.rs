@@ -306,6 +306,7 @@ impl Sched {
             if let Some(host) = host {
                 self.order_sbd(key, attempt, host, SbdAction::Resume);
             }
+            self.await_confirmation(now, key);
         }
         touched
     }
@@ -529,6 +530,7 @@ impl Sched {
                 },
             );
         }
+        self.await_confirmation(now, victim);
     }
 
     /// Kill `victim` for a higher-priority job (TERMINATE_WHEN = PREEMPT).
