@@ -131,6 +131,25 @@ impl Machine {
         ok(&mut self.cmd(program, args)?)
     }
 
+    /// A command that must exit 0: its stdout and stderr (where the daemon-control
+    /// commands write their lines).
+    fn ok_all(&self, program: &str, args: &[&str]) -> Result<String> {
+        let out = run(&mut self.cmd(program, args)?)?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if !out.status.success() {
+            bail!(
+                "{program} {args:?} on {} failed ({}): {text}",
+                self.name,
+                out.status
+            );
+        }
+        Ok(text)
+    }
+
     /// Boot the machine; `shared` is mounted at /var/lib/basalt/work on every machine
     /// (LSB_SHAREDIR: the event log the master candidates share, as NFS does on a real
     /// cluster, so that a new master replays the old one's lsb.events).
@@ -493,6 +512,61 @@ fn three_machines_under_systemd_run_jobs_restart_fail_over_and_lose_a_host() -> 
         })
         .count();
     assert_eq!(starts, 1, "job {kept} started {starts} times");
+
+    // Item 3 across machines: daemons stopped, started and restarted through the
+    // daemons (no ssh), under systemd. hostC's LIM shut down from hostA is a clean exit
+    // (the unit goes inactive, Restart=on-failure leaves it); limstartup from hostA has
+    // hostC's sbatchd `systemctl start` it. hostB's sbatchd restarts in place (the same
+    // main pid for systemd) under a running job.
+    let out = a.ok_all("lsadmin", &["limshutdown", "hostC"])?;
+    assert!(
+        out.contains("Shutting down LIM on <hostC> ...... done"),
+        "{out}"
+    );
+    // (`systemctl is-active` exits 3 for an inactive unit: ask for the state instead.)
+    let lim_state = |m: &Machine| {
+        m.out(
+            "systemctl",
+            &["show", "-p", "ActiveState", "--value", "basalt-lim"],
+        )
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
+    };
+    wait_for("hostC's basalt-lim to be inactive", LONG, || {
+        let s = lim_state(c);
+        ((s == "inactive").then_some(()), s)
+    })?;
+    let out = a.ok_all("lsadmin", &["limstartup", "hostC"])?;
+    assert!(
+        out.contains("Starting up LIM on <hostC> ...... done"),
+        "{out}"
+    );
+    assert_eq!(
+        lim_state(c),
+        "active",
+        "hostC's basalt-lim after limstartup"
+    );
+    let kept = bsub(a, &["-m", "hostB", "-o", "/dev/null", "sleep", "6"])?;
+    wait_stat(a, kept, "RUN")?;
+    let main_pid = |m: &Machine| {
+        m.out(
+            "systemctl",
+            &["show", "-p", "MainPID", "--value", "basalt-sbatchd"],
+        )
+        .unwrap_or_default()
+        .trim()
+        .to_owned()
+    };
+    let before = main_pid(b);
+    let out = a.ok_all("badmin", &["hrestart", "hostB"])?;
+    assert!(
+        out.contains("Restart slave batch daemon on <hostB> ...... done"),
+        "{out}"
+    );
+    let (_, host) = wait_stat(a, kept, "DONE")?;
+    assert_eq!(host, "hostB");
+    assert_eq!(main_pid(b), before, "hrestart keeps sbatchd's pid");
 
     // 4 (before the master goes): poweroff of hostC with a rerunnable job on it.
     a.ok("badmin", &["hclose", "hostB"])?;
