@@ -41,9 +41,8 @@ pub fn outcome_text(result: &Result<String, String>) -> String {
     }
 }
 
-/// The hosts `names` designate: none = this host, `all` = every host of lsf.cluster
-/// (batch servers only when `servers_only`), else each name, canonicalised. An unknown
-/// name is an error naming it.
+/// The hosts `names` designate: none = this host, else as [`named`] (`Bad host name
+/// <x>: ...` for an unknown one).
 pub fn resolve(
     config: &Config,
     names: &[String],
@@ -52,6 +51,13 @@ pub fn resolve(
     if names.is_empty() {
         return Ok(vec![crate::batch::local_host(config)]);
     }
+    named(config, names, servers_only)
+        .map_err(|n| format!("Bad host name <{n}>: not a host of the cluster"))
+}
+
+/// `all` = every host of lsf.cluster (batch servers only when `servers_only`), else each
+/// name, canonicalised, in order and once each. Err: the first unknown name.
+pub fn named(config: &Config, names: &[String], servers_only: bool) -> Result<Vec<String>, String> {
     let mut out: Vec<String> = Vec::new();
     for n in names {
         let found: Vec<String> = if n == "all" {
@@ -63,10 +69,7 @@ pub fn resolve(
                 .map(|h| h.name.clone())
                 .collect()
         } else {
-            match basalt_runtime::canonical_host(config, n) {
-                Some(h) => vec![h],
-                None => return Err(format!("Bad host name <{n}>: not a host of the cluster")),
-            }
+            vec![basalt_runtime::canonical_host(config, n).ok_or_else(|| n.clone())?]
         };
         for h in found {
             if !out.contains(&h) {
@@ -104,6 +107,44 @@ pub async fn each_host(config: &Config, hosts: &[String], daemon: Daemon, op: Co
         eprintln!("{}", outcome_text(&r));
     }
     all_ok
+}
+
+/// A daemon-control subcommand of `cmd` (`lsadmin`, `badmin`): the hosts of `names`
+/// ([`resolve`]), a confirmation for `all` ([`confirm`]), then [`run`].
+pub fn command(
+    cmd: &str,
+    config: &Config,
+    names: &[String],
+    daemon: Daemon,
+    op: ControlOp,
+    force: bool,
+) -> ExitCode {
+    let hosts = match resolve(config, names, daemon == Daemon::Sbatchd) {
+        Ok(h) => h,
+        Err(msg) => {
+            eprintln!("{cmd}: {msg}");
+            return crate::fail();
+        }
+    };
+    let word = match op {
+        ControlOp::Startup => "start up",
+        ControlOp::Shutdown => "shut down",
+        _ => "restart",
+    };
+    let daemons = if daemon == Daemon::Lim {
+        "LIMs"
+    } else {
+        "slave batch daemons"
+    };
+    if names.iter().any(|n| n == "all")
+        && !confirm(
+            &format!("Do you really want to {word} {daemons} on all hosts?"),
+            force,
+        )
+    {
+        return crate::fail();
+    }
+    run(config, &hosts, daemon, op)
 }
 
 /// [`each_host`] as a command's exit code.

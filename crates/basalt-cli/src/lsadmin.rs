@@ -201,28 +201,8 @@ pub fn parse(args: &[String]) -> Result<Request, UsageError> {
 /// The cluster hosts `names` designate (`all` = every host), canonicalised; an unknown
 /// name is an error naming it.
 pub fn resolve_hosts(config: &Config, names: &[String]) -> Result<Vec<String>, String> {
-    let mut out: Vec<String> = Vec::new();
-    for n in names {
-        let found = if n == "all" {
-            config
-                .cluster
-                .hosts
-                .iter()
-                .map(|h| h.name.clone())
-                .collect()
-        } else {
-            match basalt_runtime::canonical_host(config, n) {
-                Some(h) => vec![h],
-                None => return Err(format!("showconf: Bad host name <{n}>")),
-            }
-        };
-        for h in found {
-            if !out.contains(&h) {
-                out.push(h);
-            }
-        }
-    }
-    Ok(out)
+    crate::hostctl::named(config, names, false)
+        .map_err(|n| format!("showconf: Bad host name <{n}>"))
 }
 
 /// The `KEY = VALUE` pairs `showconf lim` prints: lsf.conf in file order, then the
@@ -356,27 +336,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
                 Ok(c) => c,
                 Err(code) => return code,
             };
-            let hosts_named = match crate::hostctl::resolve(&config, &hosts, false) {
-                Ok(h) => h,
-                Err(msg) => {
-                    eprintln!("lsadmin: {msg}");
-                    return crate::fail();
-                }
-            };
-            let word = match op {
-                ControlOp::Startup => "start up",
-                ControlOp::Shutdown => "shut down",
-                _ => "restart",
-            };
-            if hosts.iter().any(|h| h == "all")
-                && !crate::hostctl::confirm(
-                    &format!("Do you really want to {word} LIMs on all hosts?"),
-                    force,
-                )
-            {
-                return crate::fail();
-            }
-            crate::hostctl::run(&config, &hosts_named, Daemon::Lim, op)
+            crate::hostctl::command("lsadmin", &config, &hosts, Daemon::Lim, op, force)
         }
         Request::Reconfig { verbose, force } => {
             if !files_load(verbose) {

@@ -167,27 +167,7 @@ fn sbatchd_ctl(p: &Parsed, op: ControlOp) -> ExitCode {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let hosts = match crate::hostctl::resolve(&config, &p.names, true) {
-        Ok(h) => h,
-        Err(msg) => {
-            eprintln!("badmin: {msg}");
-            return crate::fail();
-        }
-    };
-    let word = match op {
-        ControlOp::Startup => "start up",
-        ControlOp::Shutdown => "shut down",
-        _ => "restart",
-    };
-    if p.names.iter().any(|n| n == "all")
-        && !crate::hostctl::confirm(
-            &format!("Do you really want to {word} slave batch daemons on all hosts?"),
-            p.force,
-        )
-    {
-        return crate::fail();
-    }
-    crate::hostctl::run(&config, &hosts, Daemon::Sbatchd, op)
+    crate::hostctl::command("badmin", &config, &p.names, Daemon::Sbatchd, op, p.force)
 }
 
 /// After mbatchd took `reconfig`: every batch host's sbatchd re-reads lsb.* (all at
