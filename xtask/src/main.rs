@@ -23,6 +23,8 @@
 //! * `install --prefix DIR [--destdir D] [--sysconfdir D] [--localstatedir D] [--no-build]
 //!   [--debug] [--link] [--strict-help]` — daemons in sbin/, commands in bin/, systemd
 //!   units, a configuration template; see [`install`].
+//! * `deb [--no-build] [--debug] [--out DIR]` — that installation for `/usr` as a Debian
+//!   package, built with `dpkg-deb`; see [`deb`].
 
 use anyhow::{Context, Result, bail};
 use basalt_config::embedded::{DefaultCluster, DefaultHost};
@@ -36,6 +38,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod bench;
+mod deb;
 mod install;
 mod jobs;
 mod multi;
@@ -177,6 +180,9 @@ enum Cmd {
     /// Install release binaries, systemd units and a configuration template under a
     /// prefix (see docs/admin-guide.md, Installation).
     Install(install::Opts),
+    /// Build a Debian package (basalt_<version>_<arch>.deb) of the installation for
+    /// /usr with dpkg-deb (see docs/admin-guide.md, Installation).
+    Deb(deb::Opts),
 }
 
 fn workspace_root() -> PathBuf {
@@ -268,6 +274,7 @@ fn main() -> Result<()> {
         }
         Cmd::Down { dir, keep_jobs } => down(&default_dir(dir)?, keep_jobs),
         Cmd::Install(opts) => install::install(&workspace_root(), &opts),
+        Cmd::Deb(opts) => deb::deb(&workspace_root(), &opts).map(|_| ()),
         Cmd::Status { dir } => status(&default_dir(dir)?),
         Cmd::Bench {
             quick,
