@@ -71,6 +71,10 @@ pub(crate) struct Opts {
     /// Directory for the .deb (default: target/debian).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Stage the binaries as hard links where the output is on the same file system
+    /// (no copy of ~1 GB of debug binaries; the test uses it).
+    #[arg(long)]
+    pub link: bool,
 }
 
 /// The Debian architecture of this machine: `dpkg --print-architecture`, else the
@@ -230,7 +234,7 @@ pub(crate) fn deb(workspace: &Path, opts: &Opts) -> Result<PathBuf> {
             localstatedir: None,
             no_build: opts.no_build,
             debug: opts.debug,
-            link: false,
+            link: opts.link,
             strict_help: false,
         },
     )

@@ -72,7 +72,7 @@ fn deb_package() {
     let _scratch = Scratch(tmp.clone());
     let out_dir = tmp.join("out");
     let out = Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(["deb", "--no-build", "--debug", "--out"])
+        .args(["deb", "--no-build", "--debug", "--link", "--out"])
         .arg(&out_dir)
         .env("RUST_BACKTRACE", "0")
         .output()
