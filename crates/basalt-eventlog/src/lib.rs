@@ -110,11 +110,11 @@ pub use index::{INDEX_FILE, IndexError, JobIdIndex};
 pub use jobspool::{JobSpool, SEGMENT_MAX, SPOOL_DIR};
 pub use lock::{EventLock, LOCK_FILE, LockInfo};
 pub use record::{
-    BASALT_EVENT_VERSION, BASALT_MARK, Dialect, FsUsage, Header, HostCtrl, JobAccept, JobClean,
-    JobExecute, JobFinish, JobForce, JobForward, JobModify2, JobMove, JobNew, JobRequeue,
+    BASALT_EVENT_VERSION, BASALT_MARK, Chkpnt, Dialect, FsUsage, Header, HostCtrl, JobAccept,
+    JobClean, JobExecute, JobFinish, JobForce, JobForward, JobModify2, JobMove, JobNew, JobRequeue,
     JobSigact, JobSignal, JobStart, JobStartAccept, JobStatus, JobSwitch, LoadIndex, LogSwitch,
-    MbdDie, MbdStart, MemUsage, QueueCtrl, Record, Rusage, VOLCLAVA_SUB_POST_EXEC, XFile, host_op,
-    mbd_exit, modify, parse_line, queue_op, rlimit,
+    MbdDie, MbdStart, MemUsage, Mig, QueueCtrl, Record, Rusage, VOLCLAVA_SUB_POST_EXEC, XFile,
+    host_op, mbd_exit, modify, parse_line, queue_op, rlimit,
 };
 pub use recover::{DroppedLine, RecoverReport, recover_events};
 pub use spool::{

@@ -396,6 +396,25 @@ fn every_record(version: &str) -> Vec<Record> {
             user_name: "root".into(),
         }
         .into(),
+        Mig {
+            header: h(14),
+            job_id: 4242,
+            asked_hosts: vec!["hostB".into(), "hostC".into()],
+            user_id: 1000,
+            idx: 2,
+            user_name: "alice".into(),
+        }
+        .into(),
+        Chkpnt {
+            header: h(14),
+            job_id: 4242,
+            period: 600,
+            pid: 888,
+            ok: 1,
+            flags: 0,
+            idx: 0,
+        }
+        .into(),
         JobSigact {
             header: h(15),
             job_id: 4242,
@@ -517,7 +536,7 @@ fn every_type_round_trips_in_every_dialect() {
         let mut kinds: Vec<&str> = recs.iter().map(Record::kind).collect();
         kinds.sort_unstable();
         kinds.dedup();
-        assert_eq!(kinds.len(), 23, "all 22 types and an unknown one");
+        assert_eq!(kinds.len(), 25, "all 24 types and an unknown one");
         for r in &recs {
             let line = r.to_line();
             let back = parse_line(&line)
@@ -650,4 +669,30 @@ fn job_status_term_reason_round_trips_in_basalt_records_only() {
     );
     let old = status_line(r#""JOB_STATUS" "10.1" 9 77 16 0 0 0.0000 0 0 0 0"#);
     assert_eq!((old.mem, old.term_reason.as_str()), (None, ""));
+}
+
+/// OpenLava's and LSF's `MIG` and `CHKPNT` are read as such; one in a layout they do not
+/// have is kept as it is (an unknown record), and written back unchanged.
+#[test]
+fn mig_and_chkpnt_are_read_and_a_foreign_layout_is_kept() {
+    let parse = |line: &str| parse_line(line).expect("parses").expect("a record");
+    let mig = parse("\"MIG\" \"40\" 1795339586 101 1 \"hostB\" 1000 0 \"alice\"");
+    assert!(
+        matches!(&mig, Record::Mig(m) if m.asked_hosts == ["hostB"] && m.user_name == "alice"),
+        "{mig:?}"
+    );
+    let ck = parse("\"CHKPNT\" \"40\" 1795339586 101 600 888 1 0 0");
+    assert!(
+        matches!(&ck, Record::Chkpnt(c) if c.period == 600 && c.pid == 888 && c.ok == 1),
+        "{ck:?}"
+    );
+    let odd = "\"MIG\" \"10.108\" 1795339586 101 \"not a count\"";
+    let r = parse(odd);
+    assert!(
+        matches!(&r, Record::Unknown { kind, .. } if kind == "MIG"),
+        "{r:?}"
+    );
+    let mut out = String::new();
+    r.write_line(&mut out);
+    assert_eq!(out.trim_end(), odd);
 }

@@ -189,6 +189,31 @@ pub struct JobForce {
     pub user_name: String,
 }
 
+/// `MIG` (OpenLava, LSF): `bmig` asked for the job's migration, to these hosts (none:
+/// any).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Mig {
+    pub header: Header,
+    pub job_id: u64,
+    pub asked_hosts: Vec<String>,
+    pub user_id: i64,
+    pub idx: u32,
+    pub user_name: String,
+}
+
+/// `CHKPNT` (OpenLava, LSF): a checkpoint of the job ended (`ok` 1) or failed (0); its
+/// period (seconds) and the checkpointing process.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Chkpnt {
+    pub header: Header,
+    pub job_id: u64,
+    pub period: i64,
+    pub pid: i64,
+    pub ok: i64,
+    pub flags: i64,
+    pub idx: u32,
+}
+
 /// `JOB_SIGACT`: a signal action (suspend/resume/terminate) started or finished on a host.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct JobSigact {
@@ -424,5 +449,22 @@ field_table!(JobSigact |r, d| {
     flags: int = "flags";
     act_status: int = "actStatus";
     signal_symbol: str = "signalSymbol";
+    idx: int = "idx";
+});
+
+field_table!(Mig |r, d| {
+    job_id: int = "jobId";
+    asked_hosts: hosts("numAskedHosts") = "askedHosts";
+    user_id: int = "userId";
+    idx: int = "idx";
+    user_name: str = "userName";
+});
+
+field_table!(Chkpnt |r, d| {
+    job_id: int = "jobId";
+    period: int = "period";
+    pid: int = "pid";
+    ok: int = "ok";
+    flags: int = "flags";
     idx: int = "idx";
 });

@@ -25,8 +25,8 @@ pub use job_finish::JobFinish;
 pub use job_modify::{JobModify2, modify};
 pub use job_new::{JobNew, XFile};
 pub use jobs::{
-    JobAccept, JobClean, JobExecute, JobForce, JobForward, JobMove, JobRequeue, JobSigact,
-    JobSignal, JobStart, JobStartAccept, JobStatus, JobSwitch, MemUsage,
+    Chkpnt, JobAccept, JobClean, JobExecute, JobForce, JobForward, JobMove, JobRequeue, JobSigact,
+    JobSignal, JobStart, JobStartAccept, JobStatus, JobSwitch, MemUsage, Mig,
 };
 pub use usage::Rusage;
 
@@ -143,6 +143,10 @@ pub enum Record {
     JobRequeue(JobRequeue),
     JobClean(JobClean),
     JobForce(JobForce),
+    /// `MIG`: a migration asked with `bmig`.
+    Mig(Mig),
+    /// `CHKPNT`: a checkpoint's outcome.
+    Chkpnt(Chkpnt),
     JobForward(JobForward),
     JobAccept(JobAccept),
     JobSigact(JobSigact),
@@ -154,7 +158,7 @@ pub enum Record {
     LogSwitch(LogSwitch),
     /// `JOB_FINISH` (lsb.acct).
     JobFinish(Box<JobFinish>),
-    /// A type this crate does not model (`CHKPNT`, `MIG`, `UNFULFILL`, `JOB_MSG`,
+    /// A type this crate does not model (`UNFULFILL`, `JOB_MSG`,
     /// `SBD_JOB_STATUS`, IBM LSF types, ...), or an IBM LSF `JOB_MODIFY2` (a dotted
     /// version without the Basalt mark, see [`JobModify2`]): kept with its fields so it
     /// can be written back unchanged.
@@ -194,6 +198,8 @@ from_struct!(JobMove, JobMove);
 from_struct!(JobRequeue, JobRequeue);
 from_struct!(JobClean, JobClean);
 from_struct!(JobForce, JobForce);
+from_struct!(Mig, Mig);
+from_struct!(Chkpnt, Chkpnt);
 from_struct!(JobForward, JobForward);
 from_struct!(JobAccept, JobAccept);
 from_struct!(JobSigact, JobSigact);
@@ -223,6 +229,8 @@ impl Record {
             Record::JobRequeue(_) => "JOB_REQUEUE",
             Record::JobClean(_) => "JOB_CLEAN",
             Record::JobForce(_) => "JOB_FORCE",
+            Record::Mig(_) => "MIG",
+            Record::Chkpnt(_) => "CHKPNT",
             Record::JobForward(_) => "JOB_FORWARD",
             Record::JobAccept(_) => "JOB_ACCEPT",
             Record::JobSigact(_) => "JOB_SIGACT",
@@ -252,6 +260,8 @@ impl Record {
             Record::JobRequeue(r) => &r.header,
             Record::JobClean(r) => &r.header,
             Record::JobForce(r) => &r.header,
+            Record::Mig(r) => &r.header,
+            Record::Chkpnt(r) => &r.header,
             Record::JobForward(r) => &r.header,
             Record::JobAccept(r) => &r.header,
             Record::JobSigact(r) => &r.header,
@@ -287,6 +297,8 @@ impl Record {
             Record::JobRequeue(r) => r.job_id,
             Record::JobClean(r) => r.job_id,
             Record::JobForce(r) => r.job_id,
+            Record::Mig(r) => r.job_id,
+            Record::Chkpnt(r) => r.job_id,
             Record::JobForward(r) => r.job_id,
             Record::JobAccept(r) => r.job_id,
             Record::JobSigact(r) => r.job_id,
@@ -311,6 +323,8 @@ impl Record {
             Record::JobRequeue(r) => r.idx,
             Record::JobClean(r) => r.idx,
             Record::JobForce(r) => r.idx,
+            Record::Mig(r) => r.idx,
+            Record::Chkpnt(r) => r.idx,
             Record::JobForward(r) => r.idx,
             Record::JobAccept(r) => r.idx,
             Record::JobSigact(r) => r.idx,
@@ -342,6 +356,8 @@ impl Record {
             Record::JobRequeue(r) => r.write(kind, out),
             Record::JobClean(r) => r.write(kind, out),
             Record::JobForce(r) => r.write(kind, out),
+            Record::Mig(r) => r.write(kind, out),
+            Record::Chkpnt(r) => r.write(kind, out),
             Record::JobForward(r) => r.write(kind, out),
             Record::JobAccept(r) => r.write(kind, out),
             Record::JobSigact(r) => r.write(kind, out),
@@ -420,6 +436,27 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, ParseError> {
         "JOB_REQUEUE" => Record::JobRequeue(JobRequeue::parse(c, h)?),
         "JOB_CLEAN" => Record::JobClean(JobClean::parse(c, h)?),
         "JOB_FORCE" => Record::JobForce(JobForce::parse(c, h)?),
+        // Written by OpenLava and LSF (Basalt does not yet); one that does not parse as
+        // OpenLava's layout is kept as it is, like any type this crate does not model.
+        "MIG" | "CHKPNT" => {
+            let save = *c;
+            let parsed = if kind == "MIG" {
+                Mig::parse(c, h.clone()).map(Record::Mig)
+            } else {
+                Chkpnt::parse(c, h.clone()).map(Record::Chkpnt)
+            };
+            match parsed {
+                Ok(r) => r,
+                Err(_) => {
+                    *c = save;
+                    Record::Unknown {
+                        kind,
+                        header: h,
+                        fields: c.rest()?,
+                    }
+                }
+            }
+        }
         "JOB_FORWARD" => Record::JobForward(JobForward::parse(c, h)?),
         "JOB_ACCEPT" => Record::JobAccept(JobAccept::parse(c, h)?),
         "JOB_SIGACT" => Record::JobSigact(JobSigact::parse(c, h)?),

@@ -157,6 +157,23 @@ pub fn record_text(
             f.user_name
         ),
         Record::JobRequeue(_) => "Pending: Job has been requeued;".to_owned(),
+        // bmig (OpenLava's and LSF's MIG record).
+        Record::Mig(m) => {
+            let mut t = if m.user_name.is_empty() {
+                "Migration requested by unknown user".to_owned()
+            } else {
+                format!(
+                    "Migration requested by user or administrator <{}>",
+                    m.user_name
+                )
+            };
+            if !m.asked_hosts.is_empty() {
+                let hosts: Vec<String> = m.asked_hosts.iter().map(|h| format!("<{h}>")).collect();
+                t.push_str(&format!("; Specified Hosts {}", hosts.join(", ")));
+            }
+            t.push(';');
+            t
+        }
         // MultiCluster (seed 004).
         Record::JobForward(f) if f.queue.is_empty() => {
             format!("Forwarded job to cluster <{}>;", f.cluster)

@@ -170,6 +170,18 @@ fn event_texts_for_every_record_kind() {
         ),
         "Signal <KILL> requested by user or administrator <root>;"
     );
+    // bmig in an OpenLava or LSF log (MIG: jobId numAskedHosts hosts userId idx userName).
+    assert_eq!(
+        text(
+            "\"MIG\" \"40\" 1795339586 101 2 \"hostB\" \"hostC\" 0 0 \"root\"",
+            true
+        ),
+        "Migration requested by user or administrator <root>; Specified Hosts <hostB>, <hostC>;"
+    );
+    assert_eq!(
+        text("\"MIG\" \"40\" 1795339586 101 0 0 0 \"\"", true),
+        "Migration requested by unknown user;"
+    );
     // Preemption (issue 23): killed (TERMINATE_WHEN = PREEMPT) or suspended for a
     // higher-priority job.
     assert_eq!(
