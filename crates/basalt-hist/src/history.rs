@@ -110,6 +110,7 @@ pub fn is_history_record(rec: &Record) -> bool {
             | Record::JobMove(_)
             | Record::JobRequeue(_)
             | Record::JobForce(_)
+            | Record::Mig(_)
             | Record::JobForward(_)
             | Record::JobAccept(_)
     )

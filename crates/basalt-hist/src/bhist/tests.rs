@@ -650,3 +650,17 @@ fn job_modify2_reaches_array_elements_and_moves_the_queue() {
         "{text}"
     );
 }
+
+/// A `bmig` of an OpenLava or LSF log is part of the job's history in `bhist -l`.
+#[test]
+fn a_mig_record_is_shown_in_the_long_history() {
+    let mut recs = sample();
+    recs.push(rec("\"MIG\" \"40\" 1795339600 101 1 \"vm2\" 0 0 \"root\""));
+    let jobs = history::build(recs);
+    let j = jobs.iter().find(|j| j.job_id == 101).expect("job 101");
+    let text = long(std::slice::from_ref(j), false, &fx(1_795_339_700));
+    assert!(
+        text.contains("Migration requested by user or administrator <root>; Speci\n                     fied Hosts <vm2>;"),
+        "{text}"
+    );
+}
