@@ -409,7 +409,7 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                 admin,
                 pb::SignalRequest {
                     ids: src.ids(),
-                    kind: i32::from(src.u8() % 7),
+                    kind: i32::from(src.u8() % 8),
                     signal: src.text(SIGNALS),
                     remove: src.bool(),
                     as_done: src.bool(),
@@ -425,6 +425,11 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                     requeue_done: src.bool(),
                     requeue_exit: src.bool(),
                     requeue_running: src.bool(),
+                    migrate_hosts: if src.bool() {
+                        vec![src.text(HOSTS)]
+                    } else {
+                        Vec::new()
+                    },
                 },
             ),
             10 if src.bool() => Op::Switch(

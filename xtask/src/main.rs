@@ -64,6 +64,7 @@ const COMMANDS: &[&str] = &[
     "bjobs",
     "bkill",
     "brequeue",
+    "bmig",
     "bstop",
     "bresume",
     "bqueues",

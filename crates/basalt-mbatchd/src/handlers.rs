@@ -435,6 +435,9 @@ impl OwnerState {
             JobSignal::Requeue { states, hold } => s
                 .requeue(now, caller, key, *states, *hold)
                 .map(|()| String::new()),
+            JobSignal::Migrate { hosts } => {
+                s.migrate(now, caller, key, hosts).map(|()| String::new())
+            }
         })
     }
 }

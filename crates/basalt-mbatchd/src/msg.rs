@@ -53,6 +53,10 @@ pub(crate) enum JobSignal {
         states: basalt_sched::RequeueStates,
         hold: bool,
     },
+    /// `bmig [-m hosts]`.
+    Migrate {
+        hosts: Vec<String>,
+    },
 }
 
 /// What the owner tells an sbatchd that says hello.

@@ -234,6 +234,9 @@ fn job_signal(req: &pb::SignalRequest) -> Result<JobSignal, Status> {
             },
             hold: req.hold,
         },
+        Ok(pb::SignalKind::Migrate) => JobSignal::Migrate {
+            hosts: req.migrate_hosts.clone(),
+        },
         Ok(pb::SignalKind::Unspecified) => {
             return Err(Status::invalid_argument(
                 "signal request without a kind (kill, stop, resume or signal)",

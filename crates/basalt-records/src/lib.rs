@@ -253,6 +253,20 @@ pub fn to_record(ev: &Event) -> el::Record {
             idx: key.1,
             user_name: user.clone(),
         }),
+        Event::JobMigrate {
+            time,
+            key,
+            uid,
+            user,
+            hosts,
+        } => el::Record::Mig(r::Mig {
+            header: h(*time),
+            job_id: key.0,
+            asked_hosts: hosts.clone(),
+            user_id: i64::from(*uid),
+            idx: key.1,
+            user_name: user.clone(),
+        }),
         Event::JobForce {
             time,
             key,
@@ -533,6 +547,13 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
             user: f.user_name.clone(),
             hosts: f.exec_hosts.clone(),
             no_stop: f.options & RUNJOB_OPT_NOSTOP != 0,
+        },
+        el::Record::Mig(m) => Event::JobMigrate {
+            time: m.header.time,
+            key: (m.job_id, m.idx),
+            uid: u32_of(m.user_id),
+            user: m.user_name.clone(),
+            hosts: m.asked_hosts.clone(),
         },
         el::Record::JobClean(c) => Event::JobClean {
             time: c.header.time,

@@ -193,6 +193,83 @@ impl Sched {
         Ok(())
     }
 
+    /// bmig (seed 001, "Job migration"): a started rerunnable job is killed and goes back
+    /// to PEND at the head of its queue once sbatchd has killed it, with `hosts` (when
+    /// given) as its candidate hosts from then on; it keeps its job id. Logged as MIG
+    /// (`JobMigrate`), then the JOB_STATUS of the requeue (reason PEND_JOB_REQUEUED).
+    /// Checkpointable jobs are not implemented, so a job that is not rerunnable is
+    /// refused (`Job is not checkpointable`).
+    pub fn migrate(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        key: JobKey,
+        hosts: &[String],
+    ) -> Result<(), SchedError> {
+        let j = self.jobs.get(&key).ok_or(SchedError::NoJob)?;
+        if !self.may_control(caller, j) {
+            return Err(SchedError::Permission);
+        }
+        if j.state.is_finished() {
+            return Err(SchedError::Finished);
+        }
+        if !j.state.is_started() {
+            return Err(SchedError::NotStarted);
+        }
+        if !self.rerunnable(j) {
+            return Err(SchedError::NotCheckpointable);
+        }
+        if j.requeues.as_ref().is_some_and(|r| r.requeue_to != 0) || j.kill_ordered.is_some() {
+            return Err(SchedError::Migrating);
+        }
+        let (attempt, host) = (j.attempt, j.hosts.first().cloned());
+        let owner = caller.user == j.sub.user;
+        // The hosts as the scheduler knows them (groups expanded, names checked), as bmod
+        // -m has them.
+        let hosts = if hosts.is_empty() {
+            Vec::new()
+        } else {
+            let m = crate::Modify {
+                hosts: crate::modify::Change::Set(hosts.to_vec()),
+                ..Default::default()
+            };
+            let mut new = m.apply_to(&j.sub);
+            new.queue = j.queue.clone();
+            let job_owner = j.sub.user.to_string();
+            let admin = self.is_admin(caller)
+                || self.is_admin(&Caller {
+                    uid: j.sub.uid,
+                    user: job_owner.clone(),
+                    host: String::new(),
+                });
+            self.check_placement(&job_owner, admin, false, &mut new)?;
+            new.asked_hosts
+        };
+        self.emit(Event::JobMigrate {
+            time: secs(now),
+            key,
+            uid: caller.uid,
+            user: caller.user.clone(),
+            hosts,
+        });
+        if let Some(host) = host {
+            let term = if owner {
+                "TERM_REQUEUE_OWNER"
+            } else {
+                "TERM_REQUEUE_ADMIN"
+            };
+            self.order_sbd(
+                key,
+                attempt,
+                host,
+                SbdAction::Kill {
+                    term_reason: term.into(),
+                },
+            );
+        }
+        Ok(())
+    }
+
     /// bkill -s SIG.
     pub fn send_signal(
         &mut self,

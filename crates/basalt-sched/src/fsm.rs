@@ -473,6 +473,22 @@ impl Sched {
                 base,
                 ..
             } => self.apply_move(*key, *position, *base),
+            Event::JobMigrate { key, hosts, .. } => {
+                // Back to PEND once sbatchd has killed it (as brequeue), with its new
+                // candidate hosts.
+                if let Some(j) = self.jobs.get_mut(key)
+                    && j.state.is_started()
+                {
+                    j.requeues.get_or_insert_with(Default::default).requeue_to = status::PEND;
+                }
+                if !hosts.is_empty() {
+                    let m = crate::Modify {
+                        hosts: crate::modify::Change::Set(hosts.clone()),
+                        ..Default::default()
+                    };
+                    self.apply_modify(*key, &m);
+                }
+            }
             Event::JobForce { key, no_stop, .. } => {
                 if let Some(j) = self.jobs.get_mut(key) {
                     j.forced = true;

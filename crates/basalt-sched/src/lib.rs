@@ -162,6 +162,12 @@ pub enum SchedError {
     NotPending,
     #[error("Job has not started yet")]
     NotStarted,
+    /// `bmig` of a job that is neither checkpointable nor rerunnable (LSBE_J_UNCHKPNTABLE).
+    #[error("Job is not checkpointable")]
+    NotCheckpointable,
+    /// `bmig` of a job whose migration is under way (LSBE_MIGRATION).
+    #[error("Job is already being migrated")]
+    Migrating,
     /// lsb.params MAX_PEND_JOBS: the cluster's pending jobs are at the limit; try again
     /// in `retry_secs` (SUB_TRY_INTERVAL).
     #[error("Pending job threshold reached")]

@@ -371,3 +371,110 @@ fn success_exit_values_end_the_job_done() {
     finished(&mut s, T0 + 100, (1, 0), 4, None);
     assert_eq!(s.jobs[&(1, 0)].state, JobState::Exit);
 }
+
+/// Seed 001, "Job migration": "If the job is checkpointable, the bmig command first
+/// checkpoints it. Then LSF kills the running or suspended job, and restarts or reruns
+/// the job on another host if one is available." A rerunnable job: killed, back to PEND
+/// at the head of its queue (requeued "with a higher priority than any submitted job"),
+/// then run again on the host bmig -m named, with the same job id.
+#[test]
+fn bmig_kills_a_rerunnable_job_and_reruns_it_on_the_asked_host_with_its_job_id() {
+    let (mut s, mut log) = with_queue(|q| q.rerunnable = true);
+    let key = (1, 0);
+    let first = s.jobs[&key].hosts[0].clone();
+    let other = if first == "hostA" { "hostB" } else { "hostA" };
+    // Another job of the queue waits behind it: the migrated job goes first.
+    s.submit(T0 + 10, &bob(), cmd("later")).expect("submit");
+    s.submit(T0 + 10, &bob(), cmd("later")).expect("submit");
+    s.submit(T0 + 10, &bob(), cmd("later")).expect("submit");
+    s.schedule(T0 + 10);
+    log.extend(logged(&s.take_effects()));
+    s.migrate(T0 + 50, &alice(), key, &[other.to_owned()])
+        .expect("bmig");
+    let eff = s.take_effects();
+    assert!(
+        logged(&eff).iter().any(|e| matches!(e,
+            Event::JobMigrate { key: k, hosts, user, .. }
+                if *k == key && hosts == &[other.to_owned()] && user == "alice")),
+        "{eff:?}"
+    );
+    assert!(
+        eff.iter().any(|e| matches!(e,
+            Effect::Signal { key: k, action: SbdAction::Kill { .. }, .. } if *k == key))
+            || matches!(
+                s.jobs[&key].pending_action.as_deref(),
+                Some(SbdAction::Kill { .. })
+            ),
+        "{eff:?}"
+    );
+    log.extend(logged(&eff));
+    // A second bmig before the kill is done.
+    assert_eq!(
+        s.migrate(T0 + 60, &alice(), key, &[]),
+        Err(SchedError::Migrating)
+    );
+    // sbatchd reports the kill: pending again, with the new candidate host.
+    finished(&mut s, T0 + 100, key, 130, None);
+    log.extend(logged(&s.take_effects()));
+    let j = &s.jobs[&key];
+    assert_eq!((j.state, j.reasons), (JobState::Pend, pend::REQUEUED));
+    assert_eq!(j.sub.asked_hosts, vec![other.to_owned()]);
+    // A slot frees on the asked host: the migrated job, not a later one, takes it.
+    let others: Vec<JobKey> = s
+        .jobs
+        .values()
+        .filter(|j| j.state.is_started() && j.hosts[0] == other)
+        .map(|j| j.key())
+        .collect();
+    if let Some(k) = others.first() {
+        crate::tests::finish_at(&mut s, *k, 0, 9, T0 + 150);
+    }
+    s.schedule(T0 + 200);
+    let d = dispatches(&s.take_effects());
+    assert!(d.contains(&(key, other.to_owned())), "{d:?}");
+    assert_eq!(s.jobs[&key].attempt, 2);
+    // Replay: pending with the new hosts (the log ends before the second run).
+    let mut r = Sched::new(cfg(), T0 + 1);
+    for ev in &log {
+        r.on_event(ev);
+    }
+    assert_eq!(r.jobs[&key].state, JobState::Pend);
+    assert_eq!(r.jobs[&key].sub.asked_hosts, vec![other.to_owned()]);
+}
+
+/// "Check-pointable jobs and re-runable jobs can be migrated": any other job is refused
+/// (LSF's `Job is not checkpointable`), as are a pending job, a bad host and someone
+/// else's job.
+#[test]
+fn bmig_refuses_what_cannot_be_migrated() {
+    let (mut s, _) = with_queue(|_| {});
+    let key = (1, 0);
+    assert_eq!(
+        s.migrate(T0 + 50, &alice(), key, &[]),
+        Err(SchedError::NotCheckpointable)
+    );
+    let (mut s, _) = with_queue(|q| q.rerunnable = true);
+    assert_eq!(
+        s.migrate(T0 + 50, &alice(), key, &["nosuchhost".to_owned()]),
+        Err(SchedError::BadHost)
+    );
+    assert_eq!(
+        s.migrate(T0 + 50, &bob(), key, &[]),
+        Err(SchedError::Permission)
+    );
+    // Every slot taken (two hosts of two): the last one waits.
+    let mut last = 0;
+    for _ in 0..4 {
+        last = s.submit(T0 + 60, &alice(), cmd("more")).expect("submit").0;
+    }
+    s.schedule(T0 + 60);
+    assert!(s.jobs[&(last, 0)].state.is_pending());
+    assert_eq!(
+        s.migrate(T0 + 70, &alice(), (last, 0), &[]),
+        Err(SchedError::NotStarted)
+    );
+    assert_eq!(
+        s.migrate(T0 + 70, &alice(), (99, 0), &[]),
+        Err(SchedError::NoJob)
+    );
+}

@@ -233,6 +233,16 @@ pub enum Event {
         position: u32,
         base: u32,
     },
+    /// `bmig` (LSF's and OpenLava's MIG record): the job is killed and goes back to PEND
+    /// at the head of its queue, to run again on `hosts` (none: where its submission
+    /// allows), as the scheduler names them (host groups expanded).
+    JobMigrate {
+        time: i64,
+        key: JobKey,
+        uid: u32,
+        user: String,
+        hosts: Vec<String>,
+    },
     JobForce {
         time: i64,
         key: JobKey,
@@ -322,6 +332,7 @@ impl Event {
             | Event::JobModify { time, .. }
             | Event::JobMove { time, .. }
             | Event::JobForce { time, .. }
+            | Event::JobMigrate { time, .. }
             | Event::JobClean { time, .. }
             | Event::JobForward { time, .. }
             | Event::JobAccept { time, .. }

@@ -1,4 +1,4 @@
-//! Job control: `bkill bstop bresume bswitch btop bbot brun` (cli-output.md §7,
+//! Job control: `bkill bstop bresume brequeue bmig bswitch btop bbot brun` (cli-output.md §7,
 //! cli-contract.md §5–6). One line per job on stdout (`Job <N> is being terminated`),
 //! failures as `Job <N>: <reason>` on stderr and exit 255 if any failed.
 
@@ -20,6 +20,7 @@ pub enum Action {
     Stop,
     Resume,
     Requeue,
+    Migrate,
 }
 
 impl Action {
@@ -31,6 +32,7 @@ impl Action {
             Action::Stop => "stopped",
             Action::Resume => "resumed",
             Action::Requeue => "requeued",
+            Action::Migrate => "migrated",
         }
     }
 
@@ -41,6 +43,7 @@ impl Action {
             Action::Stop => SignalKind::Stop,
             Action::Resume => SignalKind::Resume,
             Action::Requeue => SignalKind::Requeue,
+            Action::Migrate => SignalKind::Migrate,
         }
     }
 }
@@ -168,6 +171,13 @@ pub fn signal_main(cmd: &str, args: Vec<String>) -> ExitCode {
             },
             format!("Usage: bkill [-h] [-V] [-r | -d | -s signal] {SIGNAL_USAGE_TAIL}"),
         ),
+        "bmig" => (
+            Spec {
+                flags: &["h", "V", "f"],
+                valued: &["m", "u", "J"],
+            },
+            "Usage: bmig [-h] [-V] [-f] [-J job_name] [-m \"host_name ...\" | -m \"host_group ...\"]\n            [-u user_name | -u all] [job_ID | 0 | \"job_ID[index_list]\" ...]\n".to_owned(),
+        ),
         "brequeue" => (
             Spec {
                 flags: &["h", "V", "d", "e", "r", "a", "H"],
@@ -191,8 +201,11 @@ pub fn signal_main(cmd: &str, args: Vec<String>) -> ExitCode {
         "bstop" => Action::Stop,
         "bresume" => Action::Resume,
         "brequeue" => Action::Requeue,
+        "bmig" => Action::Migrate,
         _ => Action::Kill,
     };
+    let migrate = action == Action::Migrate;
+    let mut migrate_hosts: Vec<String> = Vec::new();
     let requeue = action == Action::Requeue;
     let (mut done, mut exit, mut running, mut hold) = (false, false, false, false);
     let mut f = Filters::default();
@@ -203,6 +216,12 @@ pub fn signal_main(cmd: &str, args: Vec<String>) -> ExitCode {
         match it {
             Item::Arg(a) => ids.push(a),
             Item::Opt(n, v) => {
+                // bmig -m: where the job goes, not a filter.
+                if migrate && n == "m" {
+                    migrate_hosts
+                        .extend(v.unwrap_or_default().split_whitespace().map(str::to_owned));
+                    continue;
+                }
                 if filters_from(&n, v.clone(), &mut f) {
                     continue;
                 }
@@ -280,6 +299,7 @@ pub fn signal_main(cmd: &str, args: Vec<String>) -> ExitCode {
             requeue_exit: exit,
             // Without -d -e -r -a: the running (and suspended) jobs.
             requeue_running: running || (requeue && !done && !exit),
+            migrate_hosts,
         };
         match client.signal(req).await {
             Ok(r) => {
