@@ -320,7 +320,6 @@ pub const LSB_QUEUES: &[NotApplied] = &[
         "ownership scheduling is not implemented",
     ),
     N::new("Queue", "CHKPNT", CHECKPOINT),
-    N::new("Queue", "MIG", "job migration is not implemented"),
     N::new(
         "Queue",
         "IGNORE_DEADLINE",

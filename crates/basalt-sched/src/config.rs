@@ -758,6 +758,10 @@ impl SchedConfig {
                         .or_else(|| p.other.get("LOCAL_MAX_PREEXEC_RETRY_ACTION"))
                         .is_some_and(|a| a.eq_ignore_ascii_case("EXIT")),
                     max_job_requeue: setting(&q.other, &p.other, "MAX_JOB_REQUEUE"),
+                    mig_minutes: q
+                        .other
+                        .get("MIG")
+                        .and_then(|v| v.trim().parse::<u32>().ok()),
                     job_accept_interval: q
                         .other
                         .get("JOB_ACCEPT_INTERVAL")

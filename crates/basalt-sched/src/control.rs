@@ -270,6 +270,46 @@ impl Sched {
         Ok(())
     }
 
+    /// Queue MIG (seed 001, "Automatic job migration"): a rerunnable job the system has
+    /// suspended (SSUSP: load, run window, preemption) for MIG minutes or more is
+    /// migrated as `bmig` does, by the cluster's primary administrator. A job its user
+    /// stopped (USUSP) is not, nor one already being migrated.
+    pub(crate) fn auto_migrate(&mut self, now: Millis) {
+        let t = secs(now);
+        let due: Vec<JobKey> = self
+            .ssusp_since
+            .iter()
+            .filter_map(|(key, since)| {
+                let j = self.jobs.get(key)?;
+                let mig = self.queue(&j.queue)?.mig_minutes?;
+                let ready = j.state == JobState::Ssusp
+                    && t - since >= i64::from(mig) * 60
+                    && self.rerunnable(j)
+                    && j.mc.is_none()
+                    && j.kill_ordered.is_none()
+                    && j.requeues.as_ref().is_none_or(|r| r.requeue_to == 0);
+                ready.then_some(*key)
+            })
+            .collect();
+        if due.is_empty() {
+            return;
+        }
+        let admin = Caller {
+            uid: 0,
+            user: self
+                .cfg
+                .admins
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "root".to_owned()),
+            host: String::new(),
+        };
+        for key in due {
+            // (Each was checked above: the migration is taken.)
+            let _ = self.migrate(now, &admin, key, &[]);
+        }
+    }
+
     /// bkill -s SIG.
     pub fn send_signal(
         &mut self,

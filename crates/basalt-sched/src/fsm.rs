@@ -397,8 +397,17 @@ impl Sched {
                                 ),
                             )
                         });
+                let was_ssusp = j.state == JobState::Ssusp;
                 j.state = new;
                 self.counts.apply(j, true);
+                // Since when the system has suspended it (automatic migration, MIG).
+                if new == JobState::Ssusp {
+                    if !was_ssusp {
+                        self.ssusp_since.insert(*key, *time);
+                    }
+                } else if was_ssusp {
+                    self.ssusp_since.remove(key);
+                }
                 if let Some((queue, user, host, at, used)) = fs_end {
                     self.fs_account_finish((&queue, &user, host.as_deref()), at, used);
                 }

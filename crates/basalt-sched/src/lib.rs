@@ -380,6 +380,9 @@ pub struct Sched {
     /// before sbatchd carried it out, delivered late — after an mbatchd restart, say)
     /// and are not applied. The report that confirms the state ends the wait.
     awaiting: BTreeMap<JobKey, (u32, Millis)>,
+    /// Jobs the system has suspended (SSUSP) and since when (seconds, the event's time,
+    /// so replay gives the same): queue MIG migrates them after a while.
+    ssusp_since: BTreeMap<JobKey, i64>,
     effects: Vec<Effect>,
     /// Something changed that may let a job start.
     dirty: bool,
@@ -503,6 +506,7 @@ impl Sched {
             in_flight: BTreeSet::new(),
             missing: BTreeMap::new(),
             awaiting: BTreeMap::new(),
+            ssusp_since: BTreeMap::new(),
             effects: Vec::new(),
             dirty: true,
             full_due: true,

@@ -478,3 +478,108 @@ fn bmig_refuses_what_cannot_be_migrated() {
         Err(SchedError::NoJob)
     );
 }
+
+fn suspended(s: &mut Sched, now: Millis, key: JobKey, state: u32, reasons: u32) {
+    report(
+        s,
+        now,
+        key,
+        ReportKind::State {
+            state,
+            reasons,
+            subreasons: 0,
+        },
+    );
+}
+
+fn migrations(ev: &[Event]) -> Vec<(JobKey, String)> {
+    ev.iter()
+        .filter_map(|e| match e {
+            Event::JobMigrate { key, user, .. } => Some((*key, user.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Seed 001, "Automatic job migration": "Each host and queue can be configured so that
+/// suspended checkpointable or rerunable jobs are automatically migrated to another
+/// host." Queue MIG = 1: a rerunnable job suspended by the system (SSUSP, here by load)
+/// is migrated once it has been so for a minute — by the primary administrator — and
+/// not before; a job its user stopped (USUSP) is not. The suspension's time comes from
+/// the log, so a replayed mbatchd migrates at the same moment.
+#[test]
+fn a_rerunnable_job_suspended_by_the_system_longer_than_mig_is_migrated() {
+    let (mut s, mut log) = with_queue(|q| {
+        q.rerunnable = true;
+        q.mig_minutes = Some(1);
+    });
+    let key = (1, 0);
+    let t = T0 + 1000;
+    suspended(
+        &mut s,
+        t,
+        key,
+        status::SSUSP,
+        basalt_core::job::susp::LOAD_REASON,
+    );
+    log.extend(logged(&s.take_effects()));
+    assert_eq!(s.jobs[&key].state, JobState::Ssusp);
+    // A replayed mbatchd knows since when.
+    let mut r = Sched::new(s.config().clone(), t + 10);
+    for ev in &log {
+        r.on_event(ev);
+    }
+    s.tick(t + 59_000);
+    assert!(migrations(&logged(&s.take_effects())).is_empty());
+    r.tick(t + 59_000);
+    assert!(migrations(&logged(&r.take_effects())).is_empty());
+    s.tick(t + 61_000);
+    let eff = s.take_effects();
+    assert_eq!(migrations(&logged(&eff)), vec![(key, "admin".to_owned())]);
+    // The kill goes to sbatchd (once it has answered the dispatch).
+    assert!(
+        eff.iter().any(|e| matches!(e,
+            Effect::Signal { key: k, action: SbdAction::Kill { .. }, .. } if *k == key))
+            || matches!(
+                s.jobs[&key].pending_action.as_deref(),
+                Some(SbdAction::Kill { .. })
+            ),
+        "{eff:?}"
+    );
+    r.tick(t + 61_000);
+    assert_eq!(
+        migrations(&logged(&r.take_effects())),
+        vec![(key, "admin".to_owned())]
+    );
+    // Once: the next tick does not migrate it again.
+    s.tick(t + 62_000);
+    assert!(migrations(&logged(&s.take_effects())).is_empty());
+
+    // A job its user stopped stays where it is.
+    let (mut s, _) = with_queue(|q| {
+        q.rerunnable = true;
+        q.mig_minutes = Some(0);
+    });
+    suspended(
+        &mut s,
+        t,
+        key,
+        status::USUSP,
+        basalt_core::job::susp::USER_STOP,
+    );
+    s.take_effects();
+    s.tick(t + 600_000);
+    assert!(migrations(&logged(&s.take_effects())).is_empty());
+    // Nor is a job that is not rerunnable.
+    let (mut s, _) = with_queue(|q| q.mig_minutes = Some(0));
+    suspended(
+        &mut s,
+        t,
+        key,
+        status::SSUSP,
+        basalt_core::job::susp::LOAD_REASON,
+    );
+    s.take_effects();
+    s.tick(t + 600_000);
+    assert!(migrations(&logged(&s.take_effects())).is_empty());
+}

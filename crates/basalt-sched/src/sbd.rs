@@ -217,6 +217,10 @@ impl Sched {
             self.dirty = true;
             self.full_due = true;
         }
+        // MIG: rerunnable jobs suspended by the system for too long are migrated.
+        if !self.ssusp_since.is_empty() && self.cfg.queues.iter().any(|q| q.mig_minutes.is_some()) {
+            self.auto_migrate(now);
+        }
         // bresume'd jobs wait for their host's load, which changes without an event:
         // look at them on every tick (cheap: no full scheduling pass).
         if self.counts.any_ssusp() && self.jobs.values().any(|j| self.waits_for_resume(j)) {

@@ -52,6 +52,7 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         preexec_retry_limit: None,
         preexec_retry_exit: false,
         max_job_requeue: None,
+        mig_minutes: None,
         job_accept_interval: None,
         settings: BTreeMap::new(),
         rlimits: [None; 11],

@@ -784,6 +784,10 @@ pub struct Queue {
     /// MAX_JOB_REQUEUE (queue, else lsb.params; None = unlimited): requeues by exit value a
     /// job may have; the next such exit ends it.
     pub max_job_requeue: Option<u32>,
+    /// MIG (minutes): a rerunnable job of this queue suspended by the system (SSUSP)
+    /// for longer is migrated automatically, as `bmig` would (seed 001, "Automatic job
+    /// migration"); 0 = at once.
+    pub mig_minutes: Option<u32>,
     /// JOB_ACCEPT_INTERVAL of the queue (in MBD_SLEEP_TIMEs), over lsb.params' for its
     /// jobs.
     pub job_accept_interval: Option<u32>,

@@ -501,7 +501,7 @@ pub(super) fn parse_queue(
                 }
                 Err(err) => ctx.err(line, format!("SUCCESS_EXIT_VALUES: {err}")),
             },
-            "LOCAL_MAX_PREEXEC_RETRY" | "MAX_PREEXEC_RETRY" | "MAX_JOB_REQUEUE" => {
+            "LOCAL_MAX_PREEXEC_RETRY" | "MAX_PREEXEC_RETRY" | "MAX_JOB_REQUEUE" | "MIG" => {
                 if ctx.uint(line, k, v).is_some() {
                     q.other.insert(key.clone(), v.to_owned());
                 }
