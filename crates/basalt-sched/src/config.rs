@@ -637,6 +637,9 @@ impl SchedConfig {
                     mxj,
                     mxj_ncpus,
                     jl_u: row.and_then(|r| r.jl_u),
+                    mig_minutes: row
+                        .and_then(|r| r.other.get("MIG"))
+                        .and_then(|v| v.trim().parse::<u32>().ok()),
                     closed_adm: false,
                     message: String::new(),
                     ncpus: 0,

@@ -281,7 +281,17 @@ impl Sched {
             .iter()
             .filter_map(|(key, since)| {
                 let j = self.jobs.get(key)?;
-                let mig = self.queue(&j.queue)?.mig_minutes?;
+                // The queue's threshold, or the host's where lower (or the only one).
+                let queue = self.queue(&j.queue).and_then(|q| q.mig_minutes);
+                let host = j
+                    .hosts
+                    .first()
+                    .and_then(|h| self.hosts.iter().find(|x| &x.name == h))
+                    .and_then(|h| h.mig_minutes);
+                let mig = match (queue, host) {
+                    (Some(q), Some(h)) => q.min(h),
+                    (q, h) => q.or(h)?,
+                };
                 let ready = j.state == JobState::Ssusp
                     && t - since >= i64::from(mig) * 60
                     && self.rerunnable(j)

@@ -583,3 +583,38 @@ fn a_rerunnable_job_suspended_by_the_system_longer_than_mig_is_migrated() {
     s.tick(t + 600_000);
     assert!(migrations(&logged(&s.take_effects())).is_empty());
 }
+
+/// lsb.hosts MIG: "When a host migration threshold is specified, and is lower than the
+/// value for the job, the queue, or the application, the host value is used" (LSF 10.1);
+/// a host threshold alone applies too.
+#[test]
+fn a_host_mig_lower_than_the_queue_s_is_the_one_used() {
+    for (queue_mig, host_mig) in [(Some(10), Some(1)), (None, Some(1))] {
+        let (mut s, _) = with_queue(|q| {
+            q.rerunnable = true;
+            q.mig_minutes = queue_mig;
+        });
+        let key = (1, 0);
+        let host = s.jobs[&key].hosts[0].clone();
+        for h in s.hosts.iter_mut().filter(|h| h.name == host) {
+            h.mig_minutes = host_mig;
+        }
+        let t = T0 + 1000;
+        suspended(
+            &mut s,
+            t,
+            key,
+            status::SSUSP,
+            basalt_core::job::susp::LOAD_REASON,
+        );
+        s.take_effects();
+        s.tick(t + 59_000);
+        assert!(migrations(&logged(&s.take_effects())).is_empty());
+        s.tick(t + 61_000);
+        assert_eq!(
+            migrations(&logged(&s.take_effects())),
+            vec![(key, "admin".to_owned())],
+            "queue {queue_mig:?}, host {host_mig:?}"
+        );
+    }
+}

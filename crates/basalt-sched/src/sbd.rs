@@ -218,7 +218,10 @@ impl Sched {
             self.full_due = true;
         }
         // MIG: rerunnable jobs suspended by the system for too long are migrated.
-        if !self.ssusp_since.is_empty() && self.cfg.queues.iter().any(|q| q.mig_minutes.is_some()) {
+        if !self.ssusp_since.is_empty()
+            && (self.cfg.queues.iter().any(|q| q.mig_minutes.is_some())
+                || self.hosts.iter().any(|h| h.mig_minutes.is_some()))
+        {
             self.auto_migrate(now);
         }
         // bresume'd jobs wait for their host's load, which changes without an event:

@@ -70,6 +70,7 @@ pub(crate) fn host(name: &str, rank: usize) -> Host {
         mxj: None,
         mxj_ncpus: true,
         jl_u: None,
+        mig_minutes: None,
         closed_adm: false,
         message: String::new(),
         ncpus: 0,

@@ -653,6 +653,9 @@ pub struct Host {
     /// Slot limit; None = unlimited. `MXJ = !` is resolved with ncpus.
     pub mxj: Option<u32>,
     pub mxj_ncpus: bool,
+    /// lsb.hosts MIG (minutes): the automatic-migration threshold of the jobs running
+    /// here; lower than the queue's, it is the one used.
+    pub mig_minutes: Option<u32>,
     pub jl_u: Option<u32>,
     pub closed_adm: bool,
     pub message: String,

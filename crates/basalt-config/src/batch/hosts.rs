@@ -31,7 +31,7 @@ pub struct BatchHost {
     /// Load thresholds by canonical index name.
     pub thresholds: BTreeMap<String, Threshold>,
     pub dispatch_window: Option<TimeWindow>,
-    /// Other known columns (CHKPNT, EXIT_RATE, AFFINITY), raw, upper-case keys.
+    /// Other known columns (CHKPNT, EXIT_RATE, AFFINITY, MIG), raw, upper-case keys.
     pub other: BTreeMap<String, String>,
     pub line: usize,
 }
@@ -75,7 +75,7 @@ pub(super) fn batch_hosts(
             "MXJ" => HostCol::Mxj,
             "JL/U" => HostCol::JlU,
             "DISPATCH_WINDOW" => HostCol::Window,
-            "CHKPNT" | "EXIT_RATE" | "AFFINITY" => HostCol::Other(u),
+            "CHKPNT" | "EXIT_RATE" | "AFFINITY" | "MIG" => HostCol::Other(u),
             _ => match shared.threshold_index(c) {
                 Some(i) => HostCol::Threshold(i),
                 None => {
@@ -128,6 +128,10 @@ pub(super) fn batch_hosts(
                     Err(e) => ctx.err(row.line, format!("{i}: {e}")),
                 },
                 HostCol::Other(k) => {
+                    // MIG: minutes (automatic migration); `()` is none.
+                    if k == "MIG" && v != "()" && ctx.uint(row.line, "MIG", v).is_none() {
+                        continue;
+                    }
                     h.other.insert(k.clone(), v.to_owned());
                 }
                 HostCol::Ignored => {}

@@ -579,3 +579,20 @@ fn host_partitions() {
         ("part1", 2, 2)
     );
 }
+
+/// lsb.hosts MIG: minutes (the automatic-migration threshold of the host's jobs), `()`
+/// for none; anything else is an error naming the line.
+#[test]
+fn host_mig_column() {
+    let text = "Begin Host\nHOST_NAME MXJ MIG\nh1 4 5\nh2 4 ()\nh3 4 soon\nEnd Host\n";
+    let (b, d) = with_ctx(|ctx| {
+        let mut b = Batch::default();
+        parse_hosts(ctx, text, &shared(), &mut b);
+        b
+    });
+    let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
+    assert_eq!(lines, vec![5], "{:#?}", d.errors);
+    assert!(d.warnings.is_empty(), "{:#?}", d.warnings);
+    assert_eq!(b.hosts[0].other["MIG"], "5");
+    assert!(!b.hosts[1].other.contains_key("MIG"));
+}
