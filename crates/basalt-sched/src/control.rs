@@ -175,21 +175,7 @@ impl Sched {
             self.emit(state_change(t, key, to, pend::REQUEUED, 0));
             return Ok(());
         }
-        if let Some(host) = host {
-            let term = if owner {
-                "TERM_REQUEUE_OWNER"
-            } else {
-                "TERM_REQUEUE_ADMIN"
-            };
-            self.order_sbd(
-                key,
-                attempt,
-                host,
-                SbdAction::Kill {
-                    term_reason: term.into(),
-                },
-            );
-        }
+        self.kill_to_requeue(key, attempt, host, owner);
         Ok(())
     }
 
@@ -252,21 +238,7 @@ impl Sched {
             user: caller.user.clone(),
             hosts,
         });
-        if let Some(host) = host {
-            let term = if owner {
-                "TERM_REQUEUE_OWNER"
-            } else {
-                "TERM_REQUEUE_ADMIN"
-            };
-            self.order_sbd(
-                key,
-                attempt,
-                host,
-                SbdAction::Kill {
-                    term_reason: term.into(),
-                },
-            );
-        }
+        self.kill_to_requeue(key, attempt, host, owner);
         Ok(())
     }
 
@@ -318,6 +290,27 @@ impl Sched {
             // (Each was checked above: the migration is taken.)
             let _ = self.migrate(now, &admin, key, &[]);
         }
+    }
+
+    /// The kill of a job that goes back to its queue (brequeue, bmig): its end is
+    /// TERM_REQUEUE_OWNER or TERM_REQUEUE_ADMIN, after who asked.
+    fn kill_to_requeue(&mut self, key: JobKey, attempt: u32, host: Option<String>, owner: bool) {
+        let Some(host) = host else {
+            return;
+        };
+        let term = if owner {
+            "TERM_REQUEUE_OWNER"
+        } else {
+            "TERM_REQUEUE_ADMIN"
+        };
+        self.order_sbd(
+            key,
+            attempt,
+            host,
+            SbdAction::Kill {
+                term_reason: term.into(),
+            },
+        );
     }
 
     /// bkill -s SIG.
