@@ -229,13 +229,12 @@ impl ControlService {
     /// Carry out `op` on `daemon` (the caller is checked already).
     pub fn perform(&self, daemon: Daemon, op: ControlOp) -> Result<String, String> {
         let me = daemon_name(self.me);
-        if daemon == Daemon::Unspecified || op == ControlOp::Unspecified {
-            return Err(
-                "no daemon or no operation given (or one this daemon does not know)".into(),
-            );
+        const UNKNOWN: &str = "no daemon or no operation given (or one this daemon does not know)";
+        if daemon == Daemon::Unspecified {
+            return Err(UNKNOWN.into());
         }
         match (op, daemon == self.me) {
-            (ControlOp::Unspecified, _) => Err("no operation given".into()),
+            (ControlOp::Unspecified, _) => Err(UNKNOWN.into()),
             (ControlOp::Startup, true) => Err(format!("{me} is running already")),
             (ControlOp::Startup, false) => start_daemon(&self.config, &self.host, daemon),
             (_, false) => Err(format!(

@@ -221,14 +221,7 @@ impl Sched {
             };
             let mut new = m.apply_to(&j.sub);
             new.queue = j.queue.clone();
-            let job_owner = j.sub.user.to_string();
-            let admin = self.is_admin(caller)
-                || self.is_admin(&Caller {
-                    uid: j.sub.uid,
-                    user: job_owner.clone(),
-                    host: String::new(),
-                });
-            self.check_placement(&job_owner, admin, false, &mut new)?;
+            self.check_changed(caller, j, false, &mut new)?;
             new.asked_hosts
         };
         self.emit(Event::JobMigrate {

@@ -19,7 +19,8 @@
 //! takes, its started ones); `bmod "id[i]"` changes one element.
 
 use crate::{
-    Caller, Event, JobKey, Millis, RLIMIT_RUN, Sched, SchedError, Str, SubExtras, Submission, secs,
+    Caller, Event, Job, JobKey, Millis, RLIMIT_RUN, Sched, SchedError, Str, SubExtras, Submission,
+    secs,
 };
 use basalt_core::job::{sub, sub2};
 use basalt_core::rlimit;
@@ -447,20 +448,13 @@ impl Sched {
         if m.project == Change::Reset {
             new.project = Str::from(&self.cfg.default_project);
         }
-        let owner = j.sub.user.to_string();
-        let admin = self.is_admin(caller)
-            || self.is_admin(&Caller {
-                uid: j.sub.uid,
-                user: owner.clone(),
-                host: String::new(),
-            });
         // Checked in the queue the job will be in: the one -q names (which must take
         // it), else the one it is in now (bswitch may have moved it).
         let entering = !m.queue.is_keep();
         if !entering {
             new.queue = j.queue.clone();
         }
-        self.check_placement(&owner, admin, entering, &mut new)?;
+        self.check_changed(caller, j, entering, &mut new)?;
         if new.begin_time != 0 && new.term_time != 0 && new.begin_time > new.term_time {
             return Err(SchedError::StartAfterTerm);
         }
@@ -502,6 +496,26 @@ impl Sched {
             }
         }
         Ok(())
+    }
+
+    /// [`Sched::check_placement`] of `new`, job `j`'s submission changed by `caller`
+    /// (bmod, bmig -m): for the job's owner, as an administrator when the caller or the
+    /// owner is one.
+    pub(crate) fn check_changed(
+        &self,
+        caller: &Caller,
+        j: &Job,
+        entering: bool,
+        new: &mut Submission,
+    ) -> Result<(), SchedError> {
+        let owner = j.sub.user.to_string();
+        let admin = self.is_admin(caller)
+            || self.is_admin(&Caller {
+                uid: j.sub.uid,
+                user: owner.clone(),
+                host: String::new(),
+            });
+        self.check_placement(&owner, admin, entering, new)
     }
 
     /// The jobs a change of `key` applies to (see [`Sched::modify`]).
