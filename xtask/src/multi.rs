@@ -18,9 +18,10 @@
 //! default queues, `send` (`SNDJOBS_TO = recv@<every other cluster>`) and `recv`
 //! (`RCVJOBS_FROM = allclusters`, `IMPT_JOBBKLG = 50`).
 
+use crate::down::{recorded, stop};
 use crate::{
-    build_binaries, current_user, down_command, kept_hosts, letters, link_binaries, recorded,
-    shell_word, start_daemons, stop, validate, wait_up,
+    build_binaries, current_user, down_command, kept_hosts, letters, link_binaries, shell_word,
+    start_daemons, validate, wait_up,
 };
 use anyhow::{Context, Result, bail};
 use basalt_config::embedded::{DefaultCluster, DefaultHost, McCluster, MultiCluster};

@@ -68,6 +68,8 @@ pub mod depend;
 mod deps;
 pub mod fairshare;
 mod fsm;
+mod hello;
+mod hosts_queues;
 pub mod limits;
 pub mod logswitch;
 pub mod mc;
