@@ -409,7 +409,7 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                 admin,
                 pb::SignalRequest {
                     ids: src.ids(),
-                    kind: i32::from(src.u8() % 8),
+                    kind: i32::from(src.u8() % 9),
                     signal: src.text(SIGNALS),
                     remove: src.bool(),
                     as_done: src.bool(),
@@ -430,6 +430,9 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                     } else {
                         Vec::new()
                     },
+                    chkpnt_kill: src.bool(),
+                    chkpnt_period: src.bool().then(|| i64::from(src.u8()) * 60),
+                    chkpnt_force: src.bool(),
                 },
             ),
             10 if src.bool() => Op::Switch(

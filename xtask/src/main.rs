@@ -65,6 +65,8 @@ const COMMANDS: &[&str] = &[
     "bkill",
     "brequeue",
     "bmig",
+    "bchkpnt",
+    "brestart",
     "bstop",
     "bresume",
     "bqueues",

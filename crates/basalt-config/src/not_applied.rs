@@ -5,7 +5,7 @@
 //! silent:
 //!
 //! ```text
-//! /etc/lsf/lsb.queues:42: CHKPNT is read but not applied yet (checkpointing is not implemented); it has no effect
+//! /etc/lsf/lsb.queues:42: POLICIES is read but not applied yet (queue scheduling policies are not implemented); it has no effect
 //! ```
 //!
 //! The issue that implements a keyword removes its entry here (and from the "Read but not
@@ -124,7 +124,7 @@ type N = NotApplied;
 
 const FS_ADJUST: &str = "the fairshare adjustment plugin is not supported: its term is 0";
 const NO_NORMALISATION: &str = "CPU and run limits are not normalised by host CPU factors";
-const CHECKPOINT: &str = "checkpointing is not implemented";
+const CHECKPOINT: &str = "hosts do not copy jobs' open files at checkpoints: jobs checkpoint through their echkpnt method";
 
 /// lsb.params.
 pub const LSB_PARAMS: &[NotApplied] = &[
@@ -319,7 +319,6 @@ pub const LSB_QUEUES: &[NotApplied] = &[
         "OWNERSHIP",
         "ownership scheduling is not implemented",
     ),
-    N::new("Queue", "CHKPNT", CHECKPOINT),
     N::new(
         "Queue",
         "IGNORE_DEADLINE",
@@ -413,7 +412,7 @@ pub const LSB_RESOURCES: &[NotApplied] = &[
 pub const LSB_APPLICATIONS: &[NotApplied] = &[N::new(
     "Application",
     "*",
-    "of an application profile only RES_REQ, PRE_EXEC, POST_EXEC, JOB_INCLUDE_POSTPROC, JOB_POSTPROC_TIMEOUT, JOB_STARTER, REQUEUE_EXIT_VALUES, SUCCESS_EXIT_VALUES, MAX_JOB_PREEMPT, NO_PREEMPT_RUN_TIME, NO_PREEMPT_FINISH_TIME and the resource limits apply",
+    "of an application profile only RES_REQ, PRE_EXEC, POST_EXEC, JOB_INCLUDE_POSTPROC, JOB_POSTPROC_TIMEOUT, JOB_STARTER, REQUEUE_EXIT_VALUES, SUCCESS_EXIT_VALUES, MAX_JOB_PREEMPT, NO_PREEMPT_RUN_TIME, NO_PREEMPT_FINISH_TIME, CHKPNT_DIR, CHKPNT_PERIOD, CHKPNT_METHOD and the resource limits apply",
 )];
 
 /// The keywords of an application profile that apply to its jobs (the `*` entry of
@@ -432,6 +431,9 @@ pub const APPLIED_APPLICATION_KEYS: &[&str] = &[
     "MAX_JOB_PREEMPT",
     "NO_PREEMPT_RUN_TIME",
     "NO_PREEMPT_FINISH_TIME",
+    "CHKPNT_DIR",
+    "CHKPNT_PERIOD",
+    "CHKPNT_METHOD",
     "CPULIMIT",
     "RUNLIMIT",
     "MEMLIMIT",
@@ -638,13 +640,13 @@ mod tests {
 
     #[test]
     fn a_message_says_read_but_not_applied_with_the_reason() {
-        let e = lookup(LSB_QUEUES, "queue", "chkpnt")
+        let e = lookup(LSB_QUEUES, "queue", "policies")
             .next()
             .copied()
-            .unwrap_or_else(|| panic!("CHKPNT is in the table"));
+            .unwrap_or_else(|| panic!("POLICIES is in the table"));
         assert_eq!(
             e.message(e.label(), None),
-            "CHKPNT is read but not applied yet (checkpointing is not implemented); it has no effect"
+            "POLICIES is read but not applied yet (queue scheduling policies are not implemented); it has no effect"
         );
         let e = lookup(LSB_PARAMS, "Parameters", "MBD_REFRESH_TIME")
             .next()

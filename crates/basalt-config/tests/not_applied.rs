@@ -274,7 +274,14 @@ fn lsb_hosts_columns_rows_and_sections_not_applied_warn_with_file_and_line() {
     .unwrap_or_else(|e| panic!("{e}"));
     let loaded = load_ok(d.path());
     let h = "lsb.hosts";
-    assert_warns(&loaded, d.path(), h, "HOST_NAME", "CHKPNT", "checkpointing");
+    assert_warns(
+        &loaded,
+        d.path(),
+        h,
+        "HOST_NAME",
+        "CHKPNT",
+        "echkpnt method",
+    );
     assert_warns(
         &loaded,
         d.path(),

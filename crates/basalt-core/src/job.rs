@@ -294,8 +294,13 @@ pub mod pend {
     pub const START_TIME: u32 = 2;
     pub const DEPEND: u32 = 3;
     pub const DEPEND_INVALID: u32 = 4;
+    /// PEND_JOB_MIG: a migrated job waits to be scheduled again.
+    pub const MIG: u32 = 5;
     /// PEND_JOB_PRE_EXEC: a pre-execution command failed; tried again later.
     pub const PRE_EXEC: u32 = 6;
+    /// PEND_JOB_RESTART_FILE: the job could not be restarted from its checkpoint;
+    /// tried again later.
+    pub const RESTART_FILE: u32 = 12;
     pub const SWITCHED: u32 = 14;
     pub const REQUEUED: u32 = 23;
     /// Basalt's (MultiCluster, seed 004): the job was forwarded to a remote cluster and
@@ -349,7 +354,9 @@ pub fn pend_reason_text(code: u32) -> String {
         2 => "The job has a specified start time",
         3 => "Job dependency condition not satisfied",
         4 => "Dependency condition invalid or never satisfied",
+        5 => "Migrating job is waiting for rescheduling",
         6 => "The job's pre-exec command exited with non-zero status",
+        12 => "Unable to restart job from checkpoint",
         14 => "Waiting for re-scheduling after switching queue",
         19 => "Waiting for re-scheduling after parameters have been changed",
         23 => "The job has been requeued",

@@ -111,6 +111,8 @@ pub fn is_history_record(rec: &Record) -> bool {
             | Record::JobRequeue(_)
             | Record::JobForce(_)
             | Record::Mig(_)
+            | Record::Chkpnt(_)
+            | Record::JobSigact(_)
             | Record::JobForward(_)
             | Record::JobAccept(_)
     )

@@ -382,6 +382,7 @@ impl OwnerState {
                     action,
                 } => {
                     let mut rlimits = Vec::new();
+                    let mut chk = (false, false, false);
                     let (action_pb, signal, stop_state, reasons, term) = match action {
                         SbdAction::Kill { term_reason } => {
                             (sbpb::SignalAction::Kill, String::new(), 0, 0, term_reason)
@@ -402,6 +403,20 @@ impl OwnerState {
                         ),
                         SbdAction::Signal(s) => {
                             (sbpb::SignalAction::Signal, s, 0, 0, String::new())
+                        }
+                        SbdAction::Chkpnt {
+                            kill,
+                            force,
+                            migrate,
+                        } => {
+                            chk = (kill, force, migrate);
+                            (
+                                sbpb::SignalAction::Chkpnt,
+                                String::new(),
+                                0,
+                                0,
+                                String::new(),
+                            )
                         }
                         SbdAction::Limits(l) => {
                             rlimits = l.to_vec();
@@ -427,6 +442,9 @@ impl OwnerState {
                         reasons,
                         term_reason: term,
                         rlimits,
+                        chkpnt_kill: chk.0,
+                        chkpnt_force: chk.1,
+                        chkpnt_migrate: chk.2,
                     };
                     let config = self.config.clone();
                     let auth = self.auth.clone();
@@ -458,6 +476,7 @@ impl OwnerState {
         let j = self.sched.jobs().get(&key)?;
         let q = self.sched.queues().iter().find(|q| q.name == j.queue);
         let app = self.sched.app_of(&j.sub);
+        let chk = self.sched.dispatch_chkpnt(key).unwrap_or_default();
         Some(sbpb::JobSpec {
             job_id: j.id,
             idx: j.idx,
@@ -544,6 +563,13 @@ impl OwnerState {
                 .or(self.sched.config().postproc_timeout_mins)
                 .map_or(0, |m| m.saturating_mul(60)),
             interactive: basalt_core::job::interactive_mode(j.sub.options),
+            chkpnt_dir: chk.dir,
+            chkpnt_period: chk.period,
+            chkpnt_method: chk.method,
+            restart: chk.restart,
+            restart_from_dir: chk.restart_from_dir,
+            restart_old_job: chk.old_job,
+            restart_force: chk.force,
         })
     }
 }

@@ -93,7 +93,19 @@ impl OwnerState {
                     deferred.push(defer(reply, Err(e)));
                     return Ok(());
                 }
-                match self.sched.submit(now, &caller, *sub) {
+                // brestart: the old job's submission and job file, restarted from its
+                // checkpoint.
+                let (sub, restart_file) = match sub.restart_job() {
+                    Some(old) => match self.restart_of(&caller, old, &sub) {
+                        Ok(x) => x,
+                        Err(e) => {
+                            deferred.push(defer(reply, Err(e)));
+                            return Ok(());
+                        }
+                    },
+                    None => (*sub, None),
+                };
+                match self.sched.submit(now, &caller, sub) {
                     Ok((id, queue, default_queue)) => {
                         // An array's elements share one submission and one job file.
                         let submit_time = self
@@ -102,8 +114,13 @@ impl OwnerState {
                             .range((id, 0)..=(id, u32::MAX))
                             .next()
                             .map_or(0, |(_, j)| j.sub.submit_time);
-                        let text = basalt_core::jobfile::render(&env, &command, is_script);
-                        self.spool_job_file(submit_time, id, text.as_bytes());
+                        let text = match restart_file {
+                            Some(bytes) => bytes,
+                            None => {
+                                basalt_core::jobfile::render(&env, &command, is_script).into_bytes()
+                            }
+                        };
+                        self.spool_job_file(submit_time, id, &text);
                         deferred.push(defer(
                             reply,
                             Ok(Submitted {
@@ -435,14 +452,52 @@ impl OwnerState {
             JobSignal::Requeue { states, hold } => s
                 .requeue(now, caller, key, *states, *hold)
                 .map(|()| String::new()),
-            JobSignal::Migrate { hosts } => {
-                s.migrate(now, caller, key, hosts).map(|()| String::new())
-            }
+            JobSignal::Migrate { hosts, force } => s
+                .migrate_job(now, caller, key, hosts, *force)
+                .map(|()| String::new()),
+            JobSignal::Chkpnt {
+                kill,
+                force,
+                period,
+            } => s
+                .checkpoint(now, caller, key, *kill, *force, *period)
+                .map(|()| String::new()),
         })
     }
 }
 
 impl OwnerState {
+    /// `brestart` of `old`: the new job's submission ([`basalt_sched::Sched::restart_submission`])
+    /// and its job file — the old job's, from the spool while it is there, else the copy
+    /// sbatchd put in the checkpoint directory (LSB_CHKFILENAME).
+    fn restart_of(
+        &self,
+        caller: &Caller,
+        old: basalt_sched::JobKey,
+        given: &basalt_sched::Submission,
+    ) -> Result<(basalt_sched::Submission, Option<Vec<u8>>), SchedError> {
+        let force = given.options & basalt_core::job::sub::RESTART_FORCE != 0;
+        let sub = self.sched.restart_submission(caller, old, given, force)?;
+        let old_file = self
+            .sched
+            .jobs()
+            .get(&old)
+            .map(|j| j.sub.job_file.to_string())
+            .unwrap_or_default();
+        let dir =
+            std::path::Path::new(sub.chkpnt_dir()).join(basalt_sched::chkpnt::job_dir_name(old));
+        let bytes = match self.journal.job_file(&old_file) {
+            Ok(b) => b,
+            Err(_) => std::fs::read(dir.join(&old_file)).map_err(|e| {
+                SchedError::BadArgument(format!(
+                    "{}: cannot read the checkpointed job file: {e}",
+                    dir.join(&old_file).display()
+                ))
+            })?,
+        };
+        Ok((sub, Some(bytes)))
+    }
+
     /// Spool a new job's file (made durable with the iteration's events); a failure
     /// stops acknowledging work like a failed append.
     pub(crate) fn spool_job_file(&mut self, submit_time: i64, id: u64, bytes: &[u8]) {

@@ -53,9 +53,16 @@ pub(crate) enum JobSignal {
         states: basalt_sched::RequeueStates,
         hold: bool,
     },
-    /// `bmig [-m hosts]`.
+    /// `bmig [-f] [-m hosts]`.
     Migrate {
         hosts: Vec<String>,
+        force: bool,
+    },
+    /// `bchkpnt [-f] [-k] [-p period]` (period in seconds).
+    Chkpnt {
+        kill: bool,
+        force: bool,
+        period: Option<i64>,
     },
 }
 

@@ -236,6 +236,12 @@ fn job_signal(req: &pb::SignalRequest) -> Result<JobSignal, Status> {
         },
         Ok(pb::SignalKind::Migrate) => JobSignal::Migrate {
             hosts: req.migrate_hosts.clone(),
+            force: req.chkpnt_force,
+        },
+        Ok(pb::SignalKind::Chkpnt) => JobSignal::Chkpnt {
+            kill: req.chkpnt_kill,
+            force: req.chkpnt_force,
+            period: req.chkpnt_period,
         },
         Ok(pb::SignalKind::Unspecified) => {
             return Err(Status::invalid_argument(
@@ -284,7 +290,7 @@ impl Mbatchd for MbatchdService {
         let job = req
             .job
             .ok_or_else(|| Status::invalid_argument("No job specification"))?;
-        if job.command.trim().is_empty() {
+        if job.command.trim().is_empty() && job.restart_job.is_none() {
             return Err(Status::invalid_argument("Missing job command"));
         }
         let mut sub = Box::new(basalt_wire::submission(&job));

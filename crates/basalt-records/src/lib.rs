@@ -31,6 +31,30 @@ fn rusage_of(u: &Usage) -> r::Rusage {
     }
 }
 
+/// JOB_SIGACT's signal symbol of a checkpoint, and its action status when ordered.
+pub const SIG_CHKPNT: &str = "SIG_CHKPNT";
+pub const ACT_START: i64 = 1;
+
+/// `id` or `id[idx]`.
+fn key_text(key: basalt_sched::JobKey) -> String {
+    if key.1 == 0 {
+        key.0.to_string()
+    } else {
+        format!("{}[{}]", key.0, key.1)
+    }
+}
+
+/// The job of [`key_text`] (None: "" or not a job).
+fn key_of_text(t: &str) -> Option<basalt_sched::JobKey> {
+    if t.is_empty() {
+        return None;
+    }
+    match t.split_once('[') {
+        Some((id, idx)) => Some((id.parse().ok()?, idx.strip_suffix(']')?.parse().ok()?)),
+        None => Some((t.parse().ok()?, 0)),
+    }
+}
+
 /// A core event as an lsb.events record.
 pub fn to_record(ev: &Event) -> el::Record {
     match ev {
@@ -46,7 +70,7 @@ pub fn to_record(ev: &Event) -> el::Record {
                 begin_time: s.begin_time,
                 term_time: s.term_time,
                 sig_value: 0,
-                chkpnt_period: 0,
+                chkpnt_period: s.extras.as_ref().map_or(0, |x| x.chkpnt_period),
                 restart_pid: 0,
                 user_name: s.user.to_string(),
                 rlimits: *s.rlimits,
@@ -57,7 +81,7 @@ pub fn to_record(ev: &Event) -> el::Record {
                 res_req: s.res_req.to_string(),
                 from_host: s.from_host.to_string(),
                 cwd: s.cwd.to_string(),
-                chkpnt_dir: String::new(),
+                chkpnt_dir: s.chkpnt_dir().to_owned(),
                 in_file: s.in_file.to_string(),
                 out_file: s.out_file.to_string(),
                 err_file: s.err_file.to_string(),
@@ -109,6 +133,12 @@ pub fn to_record(ev: &Event) -> el::Record {
                         extra.push(el::Field::str(x.requeue_exit_values.clone()));
                         extra.push(el::Field::str(encode_lines(&x.esub_output)));
                         extra.push(el::Field::str(x.app.clone()));
+                        if !x.chkpnt_method.is_empty() || x.restart_job.is_some() {
+                            extra.push(el::Field::str(x.chkpnt_method.clone()));
+                            extra.push(el::Field::str(
+                                x.restart_job.map(key_text).unwrap_or_default(),
+                            ));
+                        }
                     }
                     extra
                 },
@@ -266,6 +296,41 @@ pub fn to_record(ev: &Event) -> el::Record {
             user_id: i64::from(*uid),
             idx: key.1,
             user_name: user.clone(),
+        }),
+        Event::ChkpntStart {
+            time,
+            key,
+            flags,
+            period,
+        } => el::Record::JobSigact(r::JobSigact {
+            header: h(*time),
+            job_id: key.0,
+            period: period.unwrap_or(-1),
+            pid: 0,
+            j_status: JobState::Run.code(),
+            reasons: 0,
+            flags: i64::from(*flags),
+            act_status: ACT_START,
+            signal_symbol: SIG_CHKPNT.to_owned(),
+            idx: key.1,
+        }),
+        Event::ChkpntEnd {
+            time,
+            key,
+            ok,
+            pid,
+            flags,
+            period,
+            message,
+        } => el::Record::Chkpnt(r::Chkpnt {
+            header: h(*time),
+            job_id: key.0,
+            period: *period,
+            pid: i64::from(*pid),
+            ok: i64::from(*ok),
+            flags: i64::from(*flags),
+            idx: key.1,
+            message: message.clone(),
         }),
         Event::JobForce {
             time,
@@ -454,6 +519,10 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
                         requeue_exit_values: text(2),
                         esub_output: decode_lines(&text(3)),
                         app: text(4),
+                        chkpnt_dir: n.chkpnt_dir.clone(),
+                        chkpnt_period: n.chkpnt_period,
+                        chkpnt_method: text(5),
+                        restart_job: key_of_text(&text(6)),
                         files: n
                             .xf
                             .iter()
@@ -547,6 +616,23 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
             user: f.user_name.clone(),
             hosts: f.exec_hosts.clone(),
             no_stop: f.options & RUNJOB_OPT_NOSTOP != 0,
+        },
+        el::Record::JobSigact(a) if a.signal_symbol == SIG_CHKPNT && a.act_status == ACT_START => {
+            Event::ChkpntStart {
+                time: a.header.time,
+                key: (a.job_id, a.idx),
+                flags: u32::try_from(a.flags).unwrap_or(0),
+                period: (a.period >= 0).then_some(a.period),
+            }
+        }
+        el::Record::Chkpnt(c) => Event::ChkpntEnd {
+            time: c.header.time,
+            key: (c.job_id, c.idx),
+            ok: c.ok != 0,
+            pid: u32::try_from(c.pid).unwrap_or(0),
+            flags: u32::try_from(c.flags).unwrap_or(0),
+            period: c.period,
+            message: c.message.clone(),
         },
         el::Record::Mig(m) => Event::JobMigrate {
             time: m.header.time,

@@ -84,6 +84,9 @@ pub struct SchedConfig {
     /// MultiCluster job forwarding (seed 004): send-jobs and receive-jobs queues,
     /// MAX_RSCHED_TIME, LSB_MC_INITFAIL_RETRY, the remote-queue policy.
     pub mc: crate::mc::McConfig,
+    /// lsf.conf LSB_ECHKPNT_METHOD: the checkpoint method of jobs that name none
+    /// (`default`).
+    pub chkpnt_method: String,
     /// lsb.users UserGroup USER_SHARES: each group's share tree (hierarchical
     /// fairshare).
     pub group_shares: BTreeMap<String, Vec<basalt_config::batch::ShareEntry>>,
@@ -148,6 +151,10 @@ pub struct AppProfile {
     pub max_job_preempt: Option<u32>,
     pub no_preempt_run_time: Option<basalt_config::batch::NoPreemptTime>,
     pub no_preempt_finish_time: Option<basalt_config::batch::NoPreemptTime>,
+    /// CHKPNT_DIR with CHKPNT_PERIOD (minutes in the file, seconds here): its jobs are
+    /// checkpointable; CHKPNT_METHOD ("" = lsf.conf's).
+    pub chkpnt: Option<crate::chkpnt::ChkCfg>,
+    pub chkpnt_method: String,
     /// Every setting as written, for bapp -l.
     pub settings: BTreeMap<String, String>,
 }
@@ -761,6 +768,10 @@ impl SchedConfig {
                         .or_else(|| p.other.get("LOCAL_MAX_PREEXEC_RETRY_ACTION"))
                         .is_some_and(|a| a.eq_ignore_ascii_case("EXIT")),
                     max_job_requeue: setting(&q.other, &p.other, "MAX_JOB_REQUEUE"),
+                    chkpnt: q
+                        .other
+                        .get("CHKPNT")
+                        .and_then(|v| crate::chkpnt::ChkCfg::parse_queue(v)),
                     mig_minutes: q
                         .other
                         .get("MIG")
@@ -861,6 +872,12 @@ impl SchedConfig {
                 })
                 .collect(),
             mc: crate::mc::McConfig::from_config(c),
+            chkpnt_method: c
+                .lsf_conf
+                .get("LSB_ECHKPNT_METHOD")
+                .map(|m| m.trim().to_owned())
+                .filter(|m| !m.is_empty())
+                .unwrap_or_else(|| "default".to_owned()),
             preempt: PreemptParams {
                 preempt_for: p.preempt_for_keys,
                 max_job_preempt: p.max_job_preempt,
@@ -909,6 +926,16 @@ impl SchedConfig {
                             .other
                             .get("NO_PREEMPT_FINISH_TIME")
                             .and_then(|v| basalt_config::batch::NoPreemptTime::parse(v).ok()),
+                        chkpnt: {
+                            let dir = get("CHKPNT_DIR");
+                            (!dir.is_empty()).then(|| crate::chkpnt::ChkCfg {
+                                dir,
+                                period: get("CHKPNT_PERIOD").parse::<i64>().unwrap_or(0).max(0)
+                                    * 60,
+                                method: String::new(),
+                            })
+                        },
+                        chkpnt_method: get("CHKPNT_METHOD"),
                         settings: a.other.clone(),
                     };
                     (a.name.clone(), profile)

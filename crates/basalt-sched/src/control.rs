@@ -179,18 +179,33 @@ impl Sched {
         Ok(())
     }
 
-    /// bmig (seed 001, "Job migration"): a started rerunnable job is killed and goes back
-    /// to PEND at the head of its queue once sbatchd has killed it, with `hosts` (when
-    /// given) as its candidate hosts from then on; it keeps its job id. Logged as MIG
-    /// (`JobMigrate`), then the JOB_STATUS of the requeue (reason PEND_JOB_REQUEUED).
-    /// Checkpointable jobs are not implemented, so a job that is not rerunnable is
-    /// refused (`Job is not checkpointable`).
+    /// bmig (seed 001, "Job migration"), see [`Sched::migrate_job`].
     pub fn migrate(
         &mut self,
         now: Millis,
         caller: &Caller,
         key: JobKey,
         hosts: &[String],
+    ) -> Result<(), SchedError> {
+        self.migrate_job(now, caller, key, hosts, false)
+    }
+
+    /// bmig [-f] (seed 001, "Job migration"): "If the job is checkpointable, the bmig
+    /// command first checkpoints it. Then LSF kills the running or suspended job, and
+    /// restarts or reruns the job on another host": a checkpointable job is checkpointed
+    /// and killed by sbatchd (`force`: echkpnt -f), a rerunnable one killed; it goes back
+    /// to PEND at the head of its queue (PEND_JOB_MIG), with `hosts` (when given) as its
+    /// candidate hosts from then on, keeps its job id and restarts from its checkpoint.
+    /// Logged as MIG (`JobMigrate`; and the checkpoint's JOB_SIGACT / CHKPNT), then the
+    /// JOB_STATUS of the requeue. A job neither checkpointable nor rerunnable is refused
+    /// (`Job is not checkpointable`); a failed migration checkpoint leaves it running.
+    pub fn migrate_job(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        key: JobKey,
+        hosts: &[String],
+        force: bool,
     ) -> Result<(), SchedError> {
         let j = self.jobs.get(&key).ok_or(SchedError::NoJob)?;
         if !self.may_control(caller, j) {
@@ -202,7 +217,8 @@ impl Sched {
         if !j.state.is_started() {
             return Err(SchedError::NotStarted);
         }
-        if !self.rerunnable(j) {
+        let checkpointable = self.checkpointable(j);
+        if !checkpointable && !self.rerunnable(j) {
             return Err(SchedError::NotCheckpointable);
         }
         if j.requeues.as_ref().is_some_and(|r| r.requeue_to != 0) || j.kill_ordered.is_some() {
@@ -231,11 +247,17 @@ impl Sched {
             user: caller.user.clone(),
             hosts,
         });
-        self.kill_to_requeue(key, attempt, host, owner);
+        if checkpointable {
+            use crate::chkpnt::flags;
+            let f = flags::KILL | flags::MIG | if force { flags::FORCE } else { 0 };
+            self.order_checkpoint(now, key, f, None);
+        } else {
+            self.kill_to_requeue(key, attempt, host, owner);
+        }
         Ok(())
     }
 
-    /// Queue MIG (seed 001, "Automatic job migration"): a rerunnable job the system has
+    /// Queue MIG (seed 001, "Automatic job migration"): a checkpointable or rerunnable job the system has
     /// suspended (SSUSP: load, run window, preemption) for MIG minutes or more is
     /// migrated as `bmig` does, by the cluster's primary administrator. A job its user
     /// stopped (USUSP) is not, nor one already being migrated.
@@ -259,7 +281,7 @@ impl Sched {
                 };
                 let ready = j.state == JobState::Ssusp
                     && t - since >= i64::from(mig) * 60
-                    && self.rerunnable(j)
+                    && (self.rerunnable(j) || self.checkpointable(j))
                     && j.mc.is_none()
                     && j.kill_ordered.is_none()
                     && j.requeues.as_ref().is_none_or(|r| r.requeue_to == 0);

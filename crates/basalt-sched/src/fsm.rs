@@ -183,6 +183,7 @@ impl Sched {
                         preempt_count: 0,
                         preempted_by: None,
                         mc: None,
+                        chk: None,
                     };
                     self.counts.apply(&job, true);
                     if !hold && !self.replaying {
@@ -223,8 +224,13 @@ impl Sched {
                     j.kill_ordered = None;
                     j.pending_action = None;
                     j.pend_reasons = Arc::default();
+                    // An order to an earlier attempt is answered by nobody.
+                    if let Some(c) = j.chk.as_mut() {
+                        c.in_flight = None;
+                    }
                     self.counts.apply(j, true);
                 }
+                self.follow_periodic(*key);
             }
             Event::JobStartAccept { key, pid, pgid, .. } => {
                 if let Some(j) = self.jobs.get_mut(key) {
@@ -302,6 +308,7 @@ impl Sched {
                 } else if new.is_pending() {
                     if let Some(r) = j.requeues.as_mut() {
                         r.requeue_to = 0;
+                        r.requeue_reason = 0;
                     }
                     if j.state.is_finished() {
                         // brequeue of a finished job: it runs again from the start.
@@ -321,9 +328,11 @@ impl Sched {
                         // A failed pre-execution command or a requeue by exit value:
                         // counted (their limits), the host excluded (EXCLUDE(...)) and the
                         // next try delayed by a scheduling interval (pre-execution).
-                        if *reasons == pend::PRE_EXEC {
+                        if *reasons == pend::PRE_EXEC || *reasons == pend::RESTART_FILE {
                             let r = j.requeues.get_or_insert_with(Default::default);
-                            r.pre_exec_failures += 1;
+                            if *reasons == pend::PRE_EXEC {
+                                r.pre_exec_failures += 1;
+                            }
                             r.not_before =
                                 *time * 1000 + i64::from(self.cfg.mbd_sleep_time_secs) * 1000;
                             if self.next_retry == 0 || r.not_before < self.next_retry {
@@ -483,12 +492,14 @@ impl Sched {
                 ..
             } => self.apply_move(*key, *position, *base),
             Event::JobMigrate { key, hosts, .. } => {
-                // Back to PEND once sbatchd has killed it (as brequeue), with its new
-                // candidate hosts.
+                // Back to PEND once sbatchd has killed it (as brequeue; a checkpointable
+                // job after its checkpoint), with its new candidate hosts.
                 if let Some(j) = self.jobs.get_mut(key)
                     && j.state.is_started()
                 {
-                    j.requeues.get_or_insert_with(Default::default).requeue_to = status::PEND;
+                    let r = j.requeues.get_or_insert_with(Default::default);
+                    r.requeue_to = status::PEND;
+                    r.requeue_reason = pend::MIG;
                 }
                 if !hosts.is_empty() {
                     let m = crate::Modify {
@@ -498,6 +509,20 @@ impl Sched {
                     self.apply_modify(*key, &m);
                 }
             }
+            Event::ChkpntStart {
+                time,
+                key,
+                flags,
+                period,
+            } => self.apply_chkpnt_start(*time, *key, *flags, *period),
+            Event::ChkpntEnd {
+                time,
+                key,
+                ok,
+                flags,
+                message,
+                ..
+            } => self.apply_chkpnt_end(*time, *key, *ok, *flags, message),
             Event::JobForce { key, no_stop, .. } => {
                 if let Some(j) = self.jobs.get_mut(key) {
                     j.forced = true;

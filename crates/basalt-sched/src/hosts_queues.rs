@@ -197,6 +197,8 @@ pub struct Queue {
     /// MAX_JOB_REQUEUE (queue, else lsb.params; None = unlimited): requeues by exit value a
     /// job may have; the next such exit ends it.
     pub max_job_requeue: Option<u32>,
+    /// CHKPNT = dir [period]: the queue's jobs are checkpointable (period in seconds).
+    pub chkpnt: Option<crate::chkpnt::ChkCfg>,
     /// MIG (minutes): a rerunnable job of this queue suspended by the system (SSUSP)
     /// for longer is migrated automatically, as `bmig` would (seed 001, "Automatic job
     /// migration"); 0 = at once.

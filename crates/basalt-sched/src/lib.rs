@@ -61,6 +61,7 @@
 
 pub mod array;
 pub mod bounds;
+pub mod chkpnt;
 mod config;
 mod control;
 mod counts;
@@ -279,6 +280,16 @@ pub enum ReportKind {
     },
     StartFailed {
         message: String,
+        /// The job was to restart from its checkpoint and erestart failed: it goes back
+        /// to PEND (PEND_JOB_RESTART_FILE) rather than ending.
+        restart_failed: bool,
+    },
+    /// A checkpoint ended (`ok`), by the echkpnt process `pid` (0: the built-in
+    /// method); `message` says why it failed.
+    Chkpnt {
+        ok: bool,
+        pid: u32,
+        message: String,
     },
     /// The post-execution commands of a job whose end was reported before them
     /// (JOB_INCLUDE_POSTPROC=N) ended with this wait status.
@@ -385,6 +396,8 @@ pub struct Sched {
     /// Jobs the system has suspended (SSUSP) and since when (seconds, the event's time,
     /// so replay gives the same): queue MIG migrates them after a while.
     ssusp_since: BTreeMap<JobKey, i64>,
+    /// Started jobs with a checkpoint period: the periodic checkpoints look at these.
+    chk_periodic: std::collections::BTreeSet<JobKey>,
     effects: Vec<Effect>,
     /// Something changed that may let a job start.
     dirty: bool,
@@ -509,6 +522,7 @@ impl Sched {
             missing: BTreeMap::new(),
             awaiting: BTreeMap::new(),
             ssusp_since: BTreeMap::new(),
+            chk_periodic: Default::default(),
             effects: Vec::new(),
             dirty: true,
             full_due: true,
@@ -675,6 +689,8 @@ fn state_change(time: i64, key: JobKey, status: u32, reasons: u32, subreasons: u
 
 #[cfg(test)]
 mod backfill_tests;
+#[cfg(test)]
+mod chkpnt_tests;
 #[cfg(test)]
 mod fairshare_tests;
 #[cfg(test)]

@@ -594,6 +594,7 @@ fn a_job_whose_start_fails_goes_back() {
             time: 0,
             kind: ReportKind::StartFailed {
                 message: "no such user".into(),
+                restart_failed: false,
             },
         },
     );

@@ -417,7 +417,7 @@ fn bmig_kills_a_rerunnable_job_and_reruns_it_on_the_asked_host_with_its_job_id()
     finished(&mut s, T0 + 100, key, 130, None);
     log.extend(logged(&s.take_effects()));
     let j = &s.jobs[&key];
-    assert_eq!((j.state, j.reasons), (JobState::Pend, pend::REQUEUED));
+    assert_eq!((j.state, j.reasons), (JobState::Pend, pend::MIG));
     assert_eq!(j.sub.asked_hosts, vec![other.to_owned()]);
     // A slot frees on the asked host: the migrated job, not a later one, takes it.
     let others: Vec<JobKey> = s

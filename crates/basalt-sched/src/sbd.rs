@@ -99,6 +99,10 @@ impl Sched {
             self.dirty = true;
             self.full_due = true;
         }
+        // Periodic checkpoints.
+        if !self.chk_periodic.is_empty() {
+            self.periodic_checkpoints(now);
+        }
         // MIG: rerunnable jobs suspended by the system for too long are migrated.
         if !self.ssusp_since.is_empty()
             && (self.cfg.queues.iter().any(|q| q.mig_minutes.is_some())
@@ -247,7 +251,7 @@ impl Sched {
                 SbdAction::Stop { .. } => "STOP".to_owned(),
                 SbdAction::Resume => "RESUME".to_owned(),
                 SbdAction::Signal(s) => s,
-                SbdAction::Limits(_) => return,
+                SbdAction::Limits(_) | SbdAction::Chkpnt { .. } => return,
             };
             self.effects.push(Effect::McControl {
                 key,
@@ -437,13 +441,14 @@ impl Sched {
             } => {
                 self.awaiting.remove(&key);
                 // brequeue: back to PEND (or PSUSP) rather than ending.
-                let requeue_to = self
+                let (requeue_to, why) = self
                     .jobs
                     .get(&key)
                     .and_then(|j| j.requeues.as_ref())
-                    .map_or(0, |r| r.requeue_to);
+                    .map_or((0, 0), |r| (r.requeue_to, r.requeue_reason));
                 if requeue_to != 0 {
-                    let mut ev = state_change(t, key, requeue_to, pend::REQUEUED, 0);
+                    let why = if why == 0 { pend::REQUEUED } else { why };
+                    let mut ev = state_change(t, key, requeue_to, why, 0);
                     if let Event::JobStatus {
                         exit_status: e,
                         usage: u,
@@ -501,8 +506,17 @@ impl Sched {
             ReportKind::PreExecFailed { exit_status } => {
                 self.pre_exec_failed(t, key, exit_status);
             }
-            ReportKind::StartFailed { message } => {
-                let _ = message;
+            ReportKind::Chkpnt { ok, pid, message } => {
+                self.chkpnt_report(t, key, ok, pid, message);
+            }
+            ReportKind::StartFailed {
+                message,
+                restart_failed,
+            } => {
+                if restart_failed {
+                    self.restart_failed(t, key, message);
+                    return Ack::Ok;
+                }
                 // A job from another cluster goes back there (MultiCluster).
                 if self.came_from_remote(key) {
                     self.mc_give_back(t, key, crate::mc::TERM_MC_INITFAIL);

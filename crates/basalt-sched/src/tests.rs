@@ -52,6 +52,7 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         preexec_retry_limit: None,
         preexec_retry_exit: false,
         max_job_requeue: None,
+        chkpnt: None,
         mig_minutes: None,
         job_accept_interval: None,
         settings: BTreeMap::new(),
@@ -141,6 +142,7 @@ pub(crate) fn cfg() -> SchedConfig {
         host_partitions: Vec::new(),
         fs_factors: Default::default(),
         mc: Default::default(),
+        chkpnt_method: "default".into(),
         preempt: crate::PreemptParams {
             max_preempt_jobs: 12,
             wait_time_secs: 300,

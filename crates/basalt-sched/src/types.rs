@@ -90,6 +90,15 @@ pub struct SubExtras {
     pub app: String,
     /// `bsub -f`: files copied between the submission and execution hosts.
     pub files: Vec<FileTransfer>,
+    /// `bsub -k "dir [period] [method=name]"` (options SUB_CHKPNT_DIR,
+    /// SUB_CHKPNT_PERIOD): the checkpoint directory ("" = none), the period in seconds
+    /// (0 = none) and the method ("" = the profile's, lsf.conf's or `default`). For
+    /// `brestart`, the directory the restarted job was checkpointed to.
+    pub chkpnt_dir: String,
+    pub chkpnt_period: i64,
+    pub chkpnt_method: String,
+    /// `brestart` (options SUB_RESTART): the job whose checkpoint this job restarts from.
+    pub restart_job: Option<JobKey>,
 }
 
 /// One `bsub -f "local op remote"`: the submission host's file (absolute), the
@@ -128,6 +137,16 @@ impl Submission {
     /// `bsub -f` (none: empty).
     pub fn files(&self) -> &[FileTransfer] {
         self.extras.as_ref().map_or(&[], |e| e.files.as_slice())
+    }
+
+    /// `bsub -k` / `brestart`: the checkpoint directory ("" = none).
+    pub fn chkpnt_dir(&self) -> &str {
+        self.extras.as_ref().map_or("", |e| e.chkpnt_dir.as_str())
+    }
+
+    /// `brestart`: the job restarted from its checkpoint.
+    pub fn restart_job(&self) -> Option<JobKey> {
+        self.extras.as_ref().and_then(|e| e.restart_job)
     }
 }
 
@@ -244,6 +263,26 @@ pub enum Event {
         user: String,
         hosts: Vec<String>,
     },
+    /// A checkpoint was ordered (JOB_SIGACT, signal SIG_CHKPNT, ACT_START): `flags` are
+    /// LSF's LSB_CHKPNT_* bits ([`crate::chkpnt::flags`]); `period` (seconds) is the
+    /// job's checkpoint period from now on, when bchkpnt -p set it.
+    ChkpntStart {
+        time: i64,
+        key: JobKey,
+        flags: u32,
+        period: Option<i64>,
+    },
+    /// A checkpoint ended (CHKPNT): `ok`, the echkpnt process, its flags, the period in
+    /// force, and why it failed (a Basalt field; "" = it did not).
+    ChkpntEnd {
+        time: i64,
+        key: JobKey,
+        ok: bool,
+        pid: u32,
+        flags: u32,
+        period: i64,
+        message: String,
+    },
     JobForce {
         time: i64,
         key: JobKey,
@@ -334,6 +373,8 @@ impl Event {
             | Event::JobMove { time, .. }
             | Event::JobForce { time, .. }
             | Event::JobMigrate { time, .. }
+            | Event::ChkpntStart { time, .. }
+            | Event::ChkpntEnd { time, .. }
             | Event::JobClean { time, .. }
             | Event::JobForward { time, .. }
             | Event::JobAccept { time, .. }
@@ -363,6 +404,12 @@ pub enum SbdAction {
     /// bmod of a running job's CPU, memory or run limit: the job's limits in force from
     /// now on (its own, its application profile's and its queue's, as at dispatch).
     Limits([i64; 11]),
+    /// Checkpoint the job (echkpnt); kill it after a successful checkpoint with `kill`.
+    Chkpnt {
+        kill: bool,
+        force: bool,
+        migrate: bool,
+    },
 }
 
 /// What the runtime must do after an input. `Log` and `Acct` effects must be durable
@@ -477,6 +524,8 @@ pub struct Job {
     /// MultiCluster (seed 004): where it was forwarded, or where it came from (None: a
     /// local job never forwarded; boxed: rare).
     pub mc: Option<Box<McJob>>,
+    /// Its checkpoints (None: none ordered yet; boxed: rare).
+    pub chk: Option<Box<crate::chkpnt::ChkState>>,
 }
 
 /// What a job has of MultiCluster job forwarding (seed 004), on either side.
@@ -532,6 +581,9 @@ pub struct Requeues {
     /// brequeue of a running job: the state it goes to once sbatchd has killed it (PEND,
     /// or PSUSP with -H); 0 = none asked.
     pub requeue_to: u32,
+    /// ... and the pending reason it then has (0: PEND_JOB_REQUEUED; bmig:
+    /// PEND_JOB_MIG).
+    pub requeue_reason: u32,
 }
 
 /// Which jobs `brequeue` acts on (its `-d -e -r -a` options).

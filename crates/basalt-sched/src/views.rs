@@ -22,6 +22,8 @@ pub struct JobView {
     pub position: u32,
     /// The slots it reserves (SLOT_RESERVE): hosts, one per slot, and since when (ms).
     pub reserved: Option<(Vec<String>, Millis)>,
+    /// Its checkpointing ([`Sched::dispatch_chkpnt`]; None: not checkpointable).
+    pub chk: Option<crate::chkpnt::DispatchChk>,
 }
 
 /// The answer to a job query: the jobs in listing order and the ids that matched nothing.
@@ -136,6 +138,7 @@ impl Sched {
             state: self.shown_state(j),
             position: self.position(j),
             reserved: self.slot_reservation(j.key()),
+            chk: self.dispatch_chkpnt(j.key()),
         }
     }
 

@@ -70,13 +70,20 @@ pub fn submission(s: &pb::JobSubmission) -> Submission {
             || !s.requeue_exit_values.is_empty()
             || !s.esub_output.is_empty()
             || !s.app.is_empty()
-            || !s.files.is_empty())
+            || !s.files.is_empty()
+            || !s.chkpnt_dir.is_empty()
+            || !s.chkpnt_method.is_empty()
+            || s.restart_job.is_some())
         .then(|| {
             Box::new(basalt_sched::SubExtras {
                 post_exec: s.post_exec.clone(),
                 requeue_exit_values: s.requeue_exit_values.clone(),
                 esub_output: s.esub_output.clone(),
                 app: s.app.clone(),
+                chkpnt_dir: s.chkpnt_dir.clone(),
+                chkpnt_period: s.chkpnt_period,
+                chkpnt_method: s.chkpnt_method.clone(),
+                restart_job: s.restart_job.as_ref().map(|r| (r.job_id, r.idx)),
                 files: s
                     .files
                     .iter()
@@ -151,6 +158,12 @@ pub fn report(r: &pb::JobReport) -> Option<basalt_sched::Report> {
             post_exec: r.has_post_exec.then_some(r.post_exec_status),
         },
         pb::ReportKind::StartFailed => ReportKind::StartFailed {
+            message: r.message.clone(),
+            restart_failed: r.restart_failed,
+        },
+        pb::ReportKind::Chkpnt => ReportKind::Chkpnt {
+            ok: r.chkpnt_ok,
+            pid: r.pid,
             message: r.message.clone(),
         },
         pb::ReportKind::PostExec => ReportKind::PostExec {

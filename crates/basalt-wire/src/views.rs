@@ -129,6 +129,18 @@ pub fn job_info(v: &JobView, reason_hosts: bool) -> pb::JobInfo {
         pid: j.pid,
         post_exec_status: j.requeues.as_ref().map_or(0, |r| r.post_bits),
         app: j.sub.app().to_owned(),
+        chkpnt_dir: v.chk.as_ref().map(|c| c.dir.clone()).unwrap_or_default(),
+        chkpnt_period: v.chk.as_ref().map_or(0, |c| c.period),
+        chkpnt_method: v.chk.as_ref().map(|c| c.method.clone()).unwrap_or_default(),
+        chkpnt_count: j.chk.as_ref().map_or(0, |c| c.count),
+        chkpnt_time: j.chk.as_ref().map_or(0, |c| c.last_ok),
+        chkpnt_error: j.chk.as_ref().map(|c| c.error.clone()).unwrap_or_default(),
+        restart: v.chk.as_ref().is_some_and(|c| c.restart),
+        restart_error: j
+            .chk
+            .as_ref()
+            .map(|c| c.restart_error.clone())
+            .unwrap_or_default(),
         reserved_hosts: v
             .reserved
             .as_ref()

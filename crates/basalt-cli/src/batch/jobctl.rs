@@ -1,4 +1,4 @@
-//! Job control: `bkill bstop bresume brequeue bmig bswitch btop bbot brun` (cli-output.md §7,
+//! Job control: `bkill bstop bresume brequeue bmig bchkpnt bswitch btop bbot brun` (cli-output.md §7,
 //! cli-contract.md §5–6). One line per job on stdout (`Job <N> is being terminated`),
 //! failures as `Job <N>: <reason>` on stderr and exit 255 if any failed.
 
@@ -21,6 +21,7 @@ pub enum Action {
     Resume,
     Requeue,
     Migrate,
+    Chkpnt,
 }
 
 impl Action {
@@ -33,6 +34,7 @@ impl Action {
             Action::Resume => "resumed",
             Action::Requeue => "requeued",
             Action::Migrate => "migrated",
+            Action::Chkpnt => "checkpointed",
         }
     }
 
@@ -44,6 +46,7 @@ impl Action {
             Action::Resume => SignalKind::Resume,
             Action::Requeue => SignalKind::Requeue,
             Action::Migrate => SignalKind::Migrate,
+            Action::Chkpnt => SignalKind::Chkpnt,
         }
     }
 }
@@ -178,6 +181,13 @@ pub fn signal_main(cmd: &str, args: Vec<String>) -> ExitCode {
             },
             "Usage: bmig [-h] [-V] [-f] [-J job_name] [-m \"host_name ...\" | -m \"host_group ...\"]\n            [-u user_name | -u all] [job_ID | 0 | \"job_ID[index_list]\" ...]\n".to_owned(),
         ),
+        "bchkpnt" => (
+            Spec {
+                flags: &["h", "V", "f", "k"],
+                valued: &["p", "q", "u", "m", "J"],
+            },
+            format!("Usage: bchkpnt [-h] [-V] [-f] [-k] [-p minutes] {SIGNAL_USAGE_TAIL}"),
+        ),
         "brequeue" => (
             Spec {
                 flags: &["h", "V", "d", "e", "r", "a", "H"],
@@ -202,8 +212,12 @@ pub fn signal_main(cmd: &str, args: Vec<String>) -> ExitCode {
         "bresume" => Action::Resume,
         "brequeue" => Action::Requeue,
         "bmig" => Action::Migrate,
+        "bchkpnt" => Action::Chkpnt,
         _ => Action::Kill,
     };
+    let chkpnt = action == Action::Chkpnt;
+    let (mut chkpnt_kill, mut force) = (false, false);
+    let mut chkpnt_period: Option<i64> = None;
     let migrate = action == Action::Migrate;
     let mut migrate_hosts: Vec<String> = Vec::new();
     let requeue = action == Action::Requeue;
@@ -226,6 +240,18 @@ pub fn signal_main(cmd: &str, args: Vec<String>) -> ExitCode {
                     continue;
                 }
                 match n.as_str() {
+                    "f" => force = true,
+                    "k" if chkpnt => chkpnt_kill = true,
+                    "p" if chkpnt => {
+                        let v = v.unwrap_or_default();
+                        match v.trim().parse::<i64>() {
+                            Ok(m) if m >= 0 => chkpnt_period = Some(m.saturating_mul(60)),
+                            _ => {
+                                eprintln!("{v}: Bad checkpoint period value");
+                                return crate::fail();
+                            }
+                        }
+                    }
                     "d" if requeue => done = true,
                     "e" => exit = true,
                     "r" if requeue => running = true,
@@ -300,6 +326,9 @@ pub fn signal_main(cmd: &str, args: Vec<String>) -> ExitCode {
             // Without -d -e -r -a: the running (and suspended) jobs.
             requeue_running: running || (requeue && !done && !exit),
             migrate_hosts,
+            chkpnt_kill,
+            chkpnt_period,
+            chkpnt_force: force,
         };
         match client.signal(req).await {
             Ok(r) => {

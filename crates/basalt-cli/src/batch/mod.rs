@@ -24,6 +24,7 @@ pub mod bmod;
 pub mod bpeek;
 pub mod bqueues;
 pub mod bresources;
+pub mod brestart;
 pub mod bslots;
 pub mod bsub;
 pub mod bugroup;

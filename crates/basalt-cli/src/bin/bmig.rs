@@ -1,5 +1,6 @@
-//! `bmig` — migrate started rerunnable jobs: killed, then back to PEND at the head of
-//! their queue to run again, on the `-m` hosts when given (logic in `basalt_cli::batch`).
+//! `bmig` — migrate started jobs: a checkpointable one is checkpointed and killed, a
+//! rerunnable one killed; then back to PEND at the head of their queue to run again
+//! (from the checkpoint), on the `-m` hosts when given (logic in `basalt_cli::batch`).
 
 use basalt_cli::batch::{self, jobctl};
 use std::process::ExitCode;

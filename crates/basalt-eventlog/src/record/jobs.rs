@@ -202,7 +202,8 @@ pub struct Mig {
 }
 
 /// `CHKPNT` (OpenLava, LSF): a checkpoint of the job ended (`ok` 1) or failed (0); its
-/// period (seconds) and the checkpointing process.
+/// period (seconds), the checkpointing process and its `LSB_CHKPNT_*` flags; Basalt
+/// appends why it failed.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Chkpnt {
     pub header: Header,
@@ -212,6 +213,8 @@ pub struct Chkpnt {
     pub ok: i64,
     pub flags: i64,
     pub idx: u32,
+    /// Basalt: why the checkpoint failed (written only when there is a reason).
+    pub message: String,
 }
 
 /// `JOB_SIGACT`: a signal action (suspend/resume/terminate) started or finished on a host.
@@ -467,4 +470,5 @@ field_table!(Chkpnt |r, d| {
     ok: int = "ok";
     flags: int = "flags";
     idx: int = "idx";
+    message: opt_str = "message", write_if !r.message.is_empty();
 });

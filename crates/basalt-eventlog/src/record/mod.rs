@@ -436,7 +436,7 @@ pub fn parse_line(line: &str) -> Result<Option<Record>, ParseError> {
         "JOB_REQUEUE" => Record::JobRequeue(JobRequeue::parse(c, h)?),
         "JOB_CLEAN" => Record::JobClean(JobClean::parse(c, h)?),
         "JOB_FORCE" => Record::JobForce(JobForce::parse(c, h)?),
-        // Written by OpenLava and LSF (Basalt does not yet); one that does not parse as
+        // Written by OpenLava, LSF and Basalt; one that does not parse as
         // OpenLava's layout is kept as it is, like any type this crate does not model.
         "MIG" | "CHKPNT" => {
             let save = *c;

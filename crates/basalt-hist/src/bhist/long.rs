@@ -174,6 +174,31 @@ pub fn record_text(
             t.push(';');
             t
         }
+        // Checkpoints (OpenLava's bhist): the order (JOB_SIGACT SIG_CHKPNT) and its end
+        // (CHKPNT, with Basalt's reason of a failure).
+        Record::JobSigact(a) if a.signal_symbol == "SIG_CHKPNT" && a.act_status == 1 => {
+            let what = if a.flags & 0x4 != 0 {
+                "Migration checkpoint"
+            } else {
+                "Checkpoint"
+            };
+            let mut t = format!("{what} initiated (actpid {})", a.pid);
+            if a.period > 0 {
+                t.push_str(&format!(
+                    "; checkpoint period is now {} min.",
+                    a.period / 60
+                ));
+            } else if a.period == 0 {
+                t.push_str("; periodic checkpointing is stopped");
+            }
+            t.push(';');
+            t
+        }
+        Record::Chkpnt(c) if c.ok != 0 => format!("Checkpoint succeeded (actpid {});", c.pid),
+        Record::Chkpnt(c) if c.message.is_empty() => {
+            format!("Checkpoint failed (actpid {});", c.pid)
+        }
+        Record::Chkpnt(c) => format!("Checkpoint failed (actpid {}): {};", c.pid, c.message),
         // MultiCluster (seed 004).
         Record::JobForward(f) if f.queue.is_empty() => {
             format!("Forwarded job to cluster <{}>;", f.cluster)

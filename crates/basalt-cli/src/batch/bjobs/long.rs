@@ -211,6 +211,12 @@ pub fn long_job(j: &JobInfo, queue: Option<&QueueInfo>, fx: &Fx) -> String {
     if j.rerunnable {
         l.push_str(", Re-runnable");
     }
+    if !j.chkpnt_dir.is_empty() {
+        if j.chkpnt_period > 0 {
+            let _ = write!(l, ", Checkpoint period {} min.", j.chkpnt_period / 60);
+        }
+        let _ = write!(l, ", Checkpoint directory <{}>", j.chkpnt_dir);
+    }
     if j.num_processors > 1 || j.max_processors > 1 {
         if j.max_processors > j.num_processors {
             let _ = write!(
@@ -409,6 +415,24 @@ pub fn long_job(j: &JobInfo, queue: Option<&QueueInfo>, fx: &Fx) -> String {
             let _ = write!(out, "; last by job <{}>", j.preempted_by);
         }
         out.push_str(".\n");
+    }
+
+    // 6''. Checkpoints: how many, and why the last checkpoint or restart failed.
+    if j.chkpnt_count > 0 || !j.chkpnt_error.is_empty() || !j.restart_error.is_empty() {
+        out.push_str("\n CHECKPOINT:\n");
+        if j.chkpnt_count > 0 {
+            let _ = write!(out, " Checkpointed <{}> time(s)", j.chkpnt_count);
+            if j.chkpnt_time > 0 {
+                let _ = write!(out, ", last at {}", event_time(j.chkpnt_time, fx));
+            }
+            out.push_str(";\n");
+        }
+        if !j.chkpnt_error.is_empty() {
+            let _ = writeln!(out, " Last checkpoint failed: {};", j.chkpnt_error);
+        }
+        if !j.restart_error.is_empty() {
+            let _ = writeln!(out, " Last restart failed: {};", j.restart_error);
+        }
     }
 
     // 7. Thresholds.

@@ -19,6 +19,7 @@ pub fn apply(
         "Ip" => o.interactive = 2,
         "Is" => o.interactive = 3,
         "f" => o.files.push(parse_transfer(v).ok_or_else(|| bad(name, v))?),
+        "k" => o.chkpnt = Some(Chkpnt::parse(v).ok_or_else(|| bad(name, v))?),
         "x" => o.exclusive = true,
         "r" => o.rerunnable = true,
         "N" => o.notify_end = true,

@@ -352,7 +352,7 @@ pub(super) fn run_esubs(
 
 /// Did the call fail without an answer from mbatchd (so a resend with the same token is
 /// safe and needed), rather than being refused?
-pub(super) fn answer_lost(s: &tonic::Status) -> bool {
+pub(crate) fn answer_lost(s: &tonic::Status) -> bool {
     matches!(
         s.code(),
         tonic::Code::Unknown
@@ -363,7 +363,7 @@ pub(super) fn answer_lost(s: &tonic::Status) -> bool {
 }
 
 /// A token unique to this submission: host, pid, time and 64 random bits.
-pub(super) fn submit_token() -> String {
+pub(crate) fn submit_token() -> String {
     let mut rnd = [0u8; 8];
     if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
         let _ = f.read_exact(&mut rnd);

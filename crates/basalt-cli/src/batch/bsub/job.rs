@@ -43,6 +43,12 @@ pub fn build(o: &BsubOpts, cmd: &JobCommand, who: &Submitter) -> JobSubmission {
         &mut options,
     );
     flag(o.rerunnable, sub::RERUNNABLE, &mut options);
+    flag(o.chkpnt.is_some(), sub::CHKPNT_DIR, &mut options);
+    flag(
+        o.chkpnt.as_ref().is_some_and(|c| c.period.is_some()),
+        sub::CHKPNT_PERIOD,
+        &mut options,
+    );
     flag(o.user_group.is_some(), sub::USER_GROUP, &mut options);
     flag(o.depend.is_some(), sub::DEPEND_COND, &mut options);
     flag(o.pre_exec.is_some(), sub::PRE_EXEC, &mut options);
@@ -145,6 +151,25 @@ pub fn build(o: &BsubOpts, cmd: &JobCommand, who: &Submitter) -> JobSubmission {
                 ops: *ops,
             })
             .collect(),
+        // A relative checkpoint directory is the submission directory's.
+        chkpnt_dir: o
+            .chkpnt
+            .as_ref()
+            .map(|c| {
+                if c.dir.starts_with('/') {
+                    c.dir.clone()
+                } else {
+                    format!("{}/{}", who.cwd.trim_end_matches('/'), c.dir)
+                }
+            })
+            .unwrap_or_default(),
+        chkpnt_period: o.chkpnt.as_ref().and_then(|c| c.period).unwrap_or(0),
+        chkpnt_method: o
+            .chkpnt
+            .as_ref()
+            .and_then(|c| c.method.clone())
+            .unwrap_or_default(),
+        restart_job: None,
     }
 }
 

@@ -48,8 +48,51 @@ pub struct BsubOpts {
     pub interactive: u32,
     /// Every -f: (local file as given, remote file, LSF's XF_OP_* bits).
     pub files: Vec<(String, String, u32)>,
+    /// -k "dir [period] [method=name]": the checkpoint directory as given, the period
+    /// (seconds) and the method.
+    pub chkpnt: Option<Chkpnt>,
     /// Options accepted and ignored.
     pub ignored: Vec<String>,
+}
+
+/// `bsub -k "dir [period] [method=name]"`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Chkpnt {
+    pub dir: String,
+    /// Seconds (from minutes).
+    pub period: Option<i64>,
+    pub method: Option<String>,
+}
+
+impl Chkpnt {
+    /// Parse `-k`'s value: a directory, then a period in minutes and/or `method=name`.
+    pub fn parse(v: &str) -> Option<Chkpnt> {
+        let v = v.trim();
+        let v = v
+            .strip_prefix('"')
+            .and_then(|s| s.strip_suffix('"'))
+            .unwrap_or(v);
+        let mut words = v.split_whitespace();
+        let mut c = Chkpnt {
+            dir: words.next()?.to_owned(),
+            ..Default::default()
+        };
+        for w in words {
+            if let Some(m) = w.strip_prefix("method=") {
+                if m.is_empty() || c.method.is_some() || m.contains('/') {
+                    return None;
+                }
+                c.method = Some(m.to_owned());
+            } else {
+                let minutes: i64 = w.parse().ok().filter(|m| *m > 0)?;
+                if c.period.is_some() {
+                    return None;
+                }
+                c.period = Some(minutes.checked_mul(60)?);
+            }
+        }
+        Some(c)
+    }
 }
 
 impl BsubOpts {
@@ -109,6 +152,7 @@ impl BsubOpts {
                 f.extend(self.files);
                 f
             },
+            chkpnt: self.chkpnt.or(script.chkpnt),
             ignored,
         }
     }

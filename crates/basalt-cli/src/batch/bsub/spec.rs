@@ -29,7 +29,6 @@ pub const NOT_SUPPORTED: &[&str] = &[
     "IX",
     "tty",
     "XF",
-    "k",
     "mig",
     "pack",
     "jsdl",
