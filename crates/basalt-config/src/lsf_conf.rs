@@ -271,6 +271,7 @@ fn assign(ctx: &mut Ctx<'_>, conf: &mut LsfConf, no: usize, line: &str) {
         );
     }
     check_multicluster(ctx, no, key, &value);
+    check_chkpnt(ctx, no, key, &value);
     crate::not_applied::check_entry(ctx, crate::not_applied::LSF_CONF, "", key, &value, no);
     conf.set(key, &value);
 }
@@ -308,6 +309,31 @@ fn check_multicluster(ctx: &mut Ctx<'_>, no: usize, key: &str, value: &str) {
     }
 }
 
+/// Checkpointing keywords sbatchd reads (a value it could not use is an error naming the
+/// line): `BASALT_CHKPNT_TIMEOUT` (seconds an echkpnt or erestart method may take,
+/// default 60), `BASALT_CHKPNT_SIGNAL` (the built-in default method's signal, default
+/// WINCH), `LSB_ECHKPNT_METHOD` (a method name).
+fn check_chkpnt(ctx: &mut Ctx<'_>, no: usize, key: &str, value: &str) {
+    let v = value.trim();
+    if v.is_empty() {
+        return;
+    }
+    match key {
+        "BASALT_CHKPNT_TIMEOUT" if v.parse::<u32>().ok().filter(|s| *s > 0).is_none() => ctx
+            .err(
+                no,
+                format!("{key}: expected a positive number of seconds, found `{value}`"),
+            ),
+        "BASALT_CHKPNT_SIGNAL" if basalt_core::job::signal_number(v).is_none() => {
+            ctx.err(no, format!("{key}: expected a signal name or number, found `{value}`"));
+        }
+        "LSB_ECHKPNT_METHOD" if v.contains('/') || v.contains(char::is_whitespace) => {
+            ctx.err(no, format!("{key}: expected a method name, found `{value}`"));
+        }
+        _ => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,6 +344,25 @@ mod tests {
         let mut d = Diag::default();
         let c = parse(&mut d.file(Path::new("lsf.conf")), text);
         (c, d)
+    }
+
+    #[test]
+    fn checkpoint_keywords_with_values_sbatchd_cannot_use_are_errors_naming_the_line() {
+        let (_, d) = parse_str(
+            "BASALT_CHKPNT_TIMEOUT=0\nBASALT_CHKPNT_SIGNAL=NOPE\nLSB_ECHKPNT_METHOD=a/b\n\
+             BASALT_CHKPNT_TIMEOUT=30\nBASALT_CHKPNT_SIGNAL=USR2\nLSB_ECHKPNT_METHOD=criu\n",
+        );
+        let text: String = d.errors.iter().map(|e| format!("{e}\n")).collect();
+        for (line, key) in [
+            (1, "BASALT_CHKPNT_TIMEOUT"),
+            (2, "BASALT_CHKPNT_SIGNAL"),
+            (3, "LSB_ECHKPNT_METHOD"),
+        ] {
+            assert!(text.contains(&format!("lsf.conf:{line}: {key}")), "{text}");
+        }
+        assert!(!text.contains("lsf.conf:4:"), "{text}");
+        assert!(!text.contains("lsf.conf:5:"), "{text}");
+        assert!(!text.contains("lsf.conf:6:"), "{text}");
     }
 
     #[test]
