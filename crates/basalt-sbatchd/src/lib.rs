@@ -7,8 +7,8 @@
 //! Inputs: the loaded configuration, the host it plays, a bound TCP listener for
 //! `basalt.sbatchd.v1.Sbatchd` (`LSB_SBD_PORT`), [`Options`], and a shutdown future;
 //! on start, the job table left by an earlier sbatchd.
-//! Outputs: the gRPC service (StartJob, SignalJob, Peek, Status); `SbdHello` and
-//! `ReportJob` calls to mbatchd (found through the LIMs); job processes, their
+//! Outputs: the gRPC service (StartJob, SignalJob — kill, stop, resume, signal, limits,
+//! checkpoint —, Peek, Status); `SbdHello` and `ReportJob` calls to mbatchd (found through the LIMs); job processes, their
 //! output files and LSF's job report; the job table (`<state root>/jobs.db`); an
 //! `mbatchd` child on the master host.
 //!
@@ -104,6 +104,23 @@
 //!
 //! The output of a job without `-o` is mailed to its user as LSF does, or kept next to
 //! the job file when there is no mail program ([`mail`]).
+//!
+//! * **Checkpoint and restart** (LSF's `bsub -k`, `bchkpnt`, `brestart`, the
+//!   checkpoint of `bmig`; [`supervisor`]): a checkpointable job gets its checkpoint
+//!   directory (`<dir>/<jobId>`, made 0700 by the user, with a copy of the job file)
+//!   and `LSB_CHKPNT_DIR`, `LSB_CHKPNT_PERIOD`, `LSB_ECHKPNT_METHOD`, `LSB_CHKFILENAME`.
+//!   mbatchd's CHKPNT order runs `echkpnt.<method> [-f] [-k] -d <dir> <pgid>` (in
+//!   `LSB_ECHKPNT_METHOD_DIR`, else `LSF_SERVERDIR`) as the job's user, or, for the
+//!   `default` method without such a program, Basalt's built-in application-level
+//!   checkpoint: the job gets `BASALT_CHKPNT_SIGNAL` (SIGWINCH), saves its state in
+//!   `$LSB_CHKPNT_DIR` and creates `$LSB_CHKPNT_DIR/chkpnt.done`. Its outcome is a CHKPNT
+//!   report (bounded by `BASALT_CHKPNT_TIMEOUT`, 60 s); with kill the kill sequence
+//!   follows a success (`TERM_CHKPNT`). A restarted job (`LSB_RESTART=Y`) first moves
+//!   the old job's checkpoint directory to its own and runs `erestart.<method> [-f]
+//!   <dir>` (built in: `chkpnt.done` must be there); a failure is a START_FAILED report
+//!   marked `restart_failed`; a `LSB_RESTART_CMD` erestart left in `.restart_cmd` runs
+//!   instead of the job file. Periodic checkpoints (`LSB_CHKPNT_PERIOD`) are not taken
+//!   by sbatchd: the period is only passed to the job.
 //!
 //! Not done yet: queue pre/post-exec, the process-count limit, `-L` login shells,
 //! `LSB_SET_TMPDIR`, `-B`/`-N` notification mails, migration of suspended checkpointable/rerunnable jobs, and mbatchd's lock on
@@ -326,6 +343,18 @@ fn launch_template(config: &Config, host: &str, opts: &Options) -> state::Launch
                 .as_deref(),
         ),
         mail_to: config.lsf_conf.get("LSB_MAILTO").map(str::to_owned),
+        echkpnt_method_dir: dir("LSB_ECHKPNT_METHOD_DIR"),
+        echkpnt_keep_output: yes(config.lsf_conf.get("LSB_ECHKPNT_KEEP_OUTPUT")),
+        chkpnt_timeout_secs: config
+            .lsf_conf
+            .get("BASALT_CHKPNT_TIMEOUT")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0),
+        chkpnt_signal: config
+            .lsf_conf
+            .get("BASALT_CHKPNT_SIGNAL")
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty()),
     }
 }
 

@@ -86,6 +86,22 @@ pub struct Launch {
     /// `LSB_MAILTO` (`!U` = the job's user).
     #[serde(default)]
     pub mail_to: Option<String>,
+    /// Where `echkpnt.<method>` and `erestart.<method>` are looked for before
+    /// LSF_SERVERDIR (`LSB_ECHKPNT_METHOD_DIR`). Absent in older files.
+    #[serde(default)]
+    pub echkpnt_method_dir: Option<String>,
+    /// Keep the method programs' output in the checkpoint directory
+    /// (`LSB_ECHKPNT_KEEP_OUTPUT=Y`).
+    #[serde(default)]
+    pub echkpnt_keep_output: bool,
+    /// How long a checkpoint or a restart may take, in seconds
+    /// (`BASALT_CHKPNT_TIMEOUT`; 0 = the default, 60).
+    #[serde(default)]
+    pub chkpnt_timeout_secs: u64,
+    /// The signal of the built-in `default` checkpoint method (`BASALT_CHKPNT_SIGNAL`,
+    /// as written; None = SIGWINCH).
+    #[serde(default)]
+    pub chkpnt_signal: Option<String>,
 }
 
 /// Kinds of job events (one per mbatchd `ReportKind`).
@@ -105,6 +121,9 @@ pub enum EventKind {
     /// The post-execution commands of an `ended` job are done (`post_exec` is their
     /// wait status): the job's story ends.
     PostExec,
+    /// A checkpoint ended (`chkpnt_ok`, `pid` of the echkpnt process, `message` why it
+    /// failed).
+    Chkpnt,
 }
 
 impl EventKind {
@@ -152,6 +171,10 @@ pub struct Event {
     /// `finished` (JOB_INCLUDE_POSTPROC=Y) or `post_exec`: the worst wait status of the
     /// post-execution commands, run after the job.
     pub post_exec: Option<i32>,
+    /// `chkpnt`: the checkpoint succeeded.
+    pub chkpnt_ok: bool,
+    /// `start_failed`: the job was to restart from its checkpoint and erestart failed.
+    pub restart_failed: bool,
 }
 
 /// The longest wake-up line that carries events: one atomic write to a pipe

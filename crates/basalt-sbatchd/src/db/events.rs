@@ -103,7 +103,7 @@ impl JobDb {
                         pgid = ev.pgid;
                     }
                 }
-                EventKind::Rusage => {}
+                EventKind::Rusage | EventKind::Chkpnt => {}
                 EventKind::State | EventKind::Finished | EventKind::Ended | EventKind::PostExec => {
                     state = ev.state
                 }

@@ -246,6 +246,7 @@ fn kind_name(k: EventKind) -> &'static str {
         EventKind::StartFailed => "start_failed",
         EventKind::Ended => "ended",
         EventKind::PostExec => "post_exec",
+        EventKind::Chkpnt => "chkpnt",
     }
 }
 

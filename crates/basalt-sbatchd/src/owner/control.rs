@@ -1,5 +1,6 @@
-//! Orders for running jobs: signals from mbatchd, the load policy's view and
-//! decisions, peek, and the commands sent to a supervisor's control socket.
+//! Orders for running jobs: signals from mbatchd (kill, stop, resume, signal, limits,
+//! checkpoint), the load policy's view and decisions, peek, and the commands sent to a
+//! supervisor's control socket.
 
 use super::{Key, Owner, PeekTarget};
 use basalt_core::job::status as jstat;
@@ -83,6 +84,13 @@ impl Owner {
                     return;
                 }
             },
+            // The supervisor answers at once; the outcome comes as a CHKPNT report.
+            SignalAction::Chkpnt => format!(
+                "CHKPNT {} {} {}",
+                u8::from(req.chkpnt_kill),
+                u8::from(req.chkpnt_force),
+                u8::from(req.chkpnt_migrate)
+            ),
         };
         info!("job {} idx {} attempt {}: {cmd}", key.0, key.1, key.2);
         self.send_ctl(key, cmd, Some(reply));

@@ -217,6 +217,19 @@ impl Owner {
                         ev.post_exec.unwrap_or(0)
                     );
                 }
+                EventKind::Chkpnt => {
+                    if ev.chkpnt_ok {
+                        info!(
+                            "job {} idx {} attempt {}: checkpointed",
+                            key.0, key.1, key.2
+                        );
+                    } else {
+                        warn!(
+                            "job {} idx {} attempt {}: checkpoint failed: {}",
+                            key.0, key.1, key.2, ev.message
+                        );
+                    }
+                }
                 EventKind::StartFailed => {
                     job.final_seen = true;
                     job.state = jstat::EXIT;

@@ -448,6 +448,7 @@ pub fn to_report(host: &str, key: Key, ev: &Event) -> JobReport {
         EventKind::Finished | EventKind::Ended => ReportKind::Finished,
         EventKind::StartFailed => ReportKind::StartFailed,
         EventKind::PostExec => ReportKind::PostExec,
+        EventKind::Chkpnt => ReportKind::Chkpnt,
     };
     JobReport {
         protocol: Some(basalt_proto::PROTOCOL),
@@ -480,5 +481,7 @@ pub fn to_report(host: &str, key: Key, ev: &Event) -> JobReport {
         pre_exec_failed: ev.pre_exec_failed,
         has_post_exec: ev.post_exec.is_some(),
         post_exec_status: ev.post_exec.unwrap_or(0),
+        chkpnt_ok: ev.chkpnt_ok,
+        restart_failed: ev.restart_failed,
     }
 }

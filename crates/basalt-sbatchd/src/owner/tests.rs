@@ -49,3 +49,44 @@ fn events_become_reports() {
     assert_eq!(plain.message, "no user");
     assert!(plain.id.is_some_and(|i| !i.has_idx));
 }
+
+#[test]
+fn checkpoint_and_restart_events_become_their_reports() {
+    let ok = to_report(
+        "hostA",
+        (5, 0, 1),
+        &Event {
+            kind: EventKind::Chkpnt,
+            pid: 77,
+            chkpnt_ok: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!(ok.kind, ReportKind::Chkpnt as i32);
+    assert!(ok.chkpnt_ok && !ok.restart_failed);
+    assert_eq!((ok.pid, ok.message.as_str()), (77, ""));
+    let failed = to_report(
+        "hostA",
+        (5, 0, 1),
+        &Event {
+            kind: EventKind::StartFailed,
+            message: "erestart.x exited with status 1".into(),
+            restart_failed: true,
+            ..Default::default()
+        },
+    );
+    assert_eq!(failed.kind, ReportKind::StartFailed as i32);
+    assert!(failed.restart_failed && !failed.chkpnt_ok);
+    // Both survive the events' JSON (the job table, the wake-up line).
+    for kind in [EventKind::Chkpnt, EventKind::StartFailed] {
+        let ev = Event {
+            kind,
+            chkpnt_ok: true,
+            restart_failed: true,
+            ..Default::default()
+        };
+        let back: Event =
+            serde_json::from_str(&serde_json::to_string(&ev).expect("json")).expect("back");
+        assert_eq!(back, ev);
+    }
+}

@@ -1,5 +1,5 @@
 //! What the supervisor does when told: the `ctl` socket's commands (kill, stop,
-//! resume, signal, reason), the queue's `JOB_CONTROLS` actions, the kill sequence and
+//! resume, signal, reason, limits, checkpoint), the queue's `JOB_CONTROLS` actions, the kill sequence and
 //! the termination time of `bsub -t`.
 
 use super::launch::resolve_identity;
@@ -229,6 +229,12 @@ impl Supervisor {
                     }
                     Err(_) => "ERR LIMITS takes 11 numbers\n".to_owned(),
                 }
+            }
+            "CHKPNT" => {
+                // The outcome comes later, as a `chkpnt` event.
+                let req = super::chkpnt::Request::parse(line.split_whitespace().skip(1));
+                self.chkpnt_request(req);
+                "OK\n".to_owned()
             }
             "REASON" => {
                 // Still suspended, for another reason (sbatchd's load policy).

@@ -102,7 +102,9 @@ pub fn job_env(spec: &JobSpec, ctx: &EnvContext) -> Vec<(String, String)> {
         set("LSB_ERRORFILE", f.clone());
     }
     set("LSB_JOBFILENAME", ctx.job_file.clone());
-    set("LSB_CHKFILENAME", ctx.job_file.clone());
+    if spec.chkpnt_dir.is_empty() {
+        set("LSB_CHKFILENAME", ctx.job_file.clone());
+    }
     set("LSB_EXEC_CLUSTER", ctx.cluster.clone());
     set("LSB_JOB_EXECUSER", ctx.exec_user.clone());
     if let Some(g) = &ctx.group {
@@ -129,7 +131,50 @@ pub fn job_env(spec: &JobSpec, ctx: &EnvContext) -> Vec<(String, String)> {
             set(k, v.clone());
         }
     }
+    env.extend(chkpnt_env(spec));
     env
+}
+
+/// The checkpoint method of a job (`default` when none is named).
+pub(super) fn chkpnt_method(spec: &JobSpec) -> &str {
+    match spec.chkpnt_method.trim() {
+        "" => "default",
+        m => m,
+    }
+}
+
+/// A checkpointable job's variables (none for another job): `LSB_CHKPNT_DIR`,
+/// `LSB_CHKPNT_PERIOD` (when periodic), `LSB_ECHKPNT_METHOD`, `LSB_CHKFILENAME` (the copy
+/// of the job file in the checkpoint directory) and, restarting, `LSB_RESTART=Y` and
+/// `LSB_OLD_JOBID`.
+pub fn chkpnt_env(spec: &JobSpec) -> Vec<(String, String)> {
+    let mut env = Vec::new();
+    if spec.chkpnt_dir.is_empty() {
+        return env;
+    }
+    let mut set = |k: &str, v: String| env.push((k.to_owned(), v));
+    set("LSB_CHKPNT_DIR", spec.chkpnt_dir.clone());
+    if spec.chkpnt_period > 0 {
+        set("LSB_CHKPNT_PERIOD", spec.chkpnt_period.to_string());
+    }
+    set("LSB_ECHKPNT_METHOD", chkpnt_method(spec).to_owned());
+    set("LSB_CHKFILENAME", chkpnt_file(spec));
+    if spec.restart {
+        set("LSB_RESTART", "Y".to_owned());
+        if !spec.restart_old_job.is_empty() {
+            set("LSB_OLD_JOBID", spec.restart_old_job.clone());
+        }
+    }
+    env
+}
+
+/// `LSB_CHKFILENAME` of a checkpointable job: its job file's copy in the checkpoint
+/// directory.
+pub(super) fn chkpnt_file(spec: &JobSpec) -> String {
+    std::path::Path::new(&spec.chkpnt_dir)
+        .join(&spec.job_file_name)
+        .to_string_lossy()
+        .into_owned()
 }
 
 /// The `LSB_DJOB_HOSTFILE` content: one host name per slot, one per line.
@@ -224,6 +269,40 @@ mod tests {
         let n = names.len();
         names.dedup();
         assert_eq!(names.len(), n);
+        // Not checkpointable: LSB_CHKFILENAME is the job file, no checkpoint variables.
+        assert_eq!(
+            get(&env, "LSB_CHKFILENAME"),
+            Some("/home/alice/.lsbatch/1700000000.102")
+        );
+        assert_eq!(get(&env, "LSB_CHKPNT_DIR"), None);
+        assert_eq!(get(&env, "LSB_RESTART"), None);
+    }
+
+    #[test]
+    fn checkpointable_and_restarted_jobs() {
+        let mut s = spec();
+        s.chkpnt_dir = "/ck/102".into();
+        s.chkpnt_period = 600;
+        let env = job_env(&s, &ctx());
+        assert_eq!(get(&env, "LSB_CHKPNT_DIR"), Some("/ck/102"));
+        assert_eq!(get(&env, "LSB_CHKPNT_PERIOD"), Some("600"));
+        assert_eq!(get(&env, "LSB_ECHKPNT_METHOD"), Some("default"));
+        assert_eq!(get(&env, "LSB_CHKFILENAME"), Some("/ck/102/1700000000.102"));
+        assert_eq!(get(&env, "LSB_RESTART"), None);
+        let mut names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        names.sort();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(names.len(), n, "every name once");
+        s.chkpnt_period = 0;
+        s.chkpnt_method = "blcr".into();
+        s.restart = true;
+        s.restart_old_job = "77".into();
+        let env = job_env(&s, &ctx());
+        assert_eq!(get(&env, "LSB_CHKPNT_PERIOD"), None);
+        assert_eq!(get(&env, "LSB_ECHKPNT_METHOD"), Some("blcr"));
+        assert_eq!(get(&env, "LSB_RESTART"), Some("Y"));
+        assert_eq!(get(&env, "LSB_OLD_JOBID"), Some("77"));
     }
 
     #[test]

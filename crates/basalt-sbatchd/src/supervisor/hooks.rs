@@ -158,6 +158,7 @@ impl Supervisor {
                     .push(("LSB_JOBEXIT_STAT".to_owned(), status.to_string()));
                 Step::Hook(Box::new(h))
             }),
+            At::Restart => return self.start_restart(),
             At::Job => Some(Step::Job {
                 append: self.pre.iter().any(|h| !h.quiet),
             }),
@@ -195,7 +196,7 @@ impl Supervisor {
                 self.at = if i + 1 < self.pre.len() {
                     At::Pre(i + 1)
                 } else {
-                    At::Job
+                    self.main_step()
                 };
                 self.launch_step();
             }
@@ -213,7 +214,7 @@ impl Supervisor {
                     self.end_after_post();
                 }
             }
-            At::Job => {}
+            At::Restart | At::Job => {}
         }
     }
 

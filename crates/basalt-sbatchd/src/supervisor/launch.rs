@@ -1,7 +1,8 @@
 //! The job's top process: who it runs as ([`Identity`]), and its set-up after the
-//! fork (session, signals, rlimits, nice, user, umask, job file, working directory,
-//! redirections, environment) up to `exec /bin/sh <job file>`, reported to the
-//! supervisor through the start pipe.
+//! fork (session, signals, rlimits, nice, user, umask, job file, checkpoint directory,
+//! working directory, redirections, environment) up to `exec /bin/sh <job file>` (a
+//! restarted job: `/bin/sh -c <LSB_RESTART_CMD>` when erestart left one), reported to
+//! the supervisor through the start pipe.
 
 use super::env::{EnvContext, host_file_text, job_env};
 use super::files::{open_output, output_path, place_job_file};
@@ -404,6 +405,9 @@ fn prepare(
     };
     std::fs::write(&host_file, host_file_text(&hosts))
         .map_err(|e| format!("cannot write {}: {e}", host_file.display()))?;
+    if hook.is_none() && !spec.chkpnt_dir.is_empty() {
+        make_chkpnt_dir(spec, bytes)?;
+    }
 
     let mut notes = Vec::new();
     let want = paths::job_cwd(
@@ -589,10 +593,22 @@ fn prepare(
             c"-c".to_owned(),
             CString::new(h.cmd.as_str()).map_err(|_| "the command contains NUL".to_owned())?,
         ],
-        None => vec![
-            SH.to_owned(),
-            CString::new(job_file_s).map_err(|_| "job file path contains NUL".to_owned())?,
-        ],
+        // A job restarted from its checkpoint runs erestart's LSB_RESTART_CMD if it
+        // wrote one.
+        None => match (spec.restart && !spec.chkpnt_dir.is_empty())
+            .then(|| super::restart::read_restart_cmd(&spec.chkpnt_dir))
+            .flatten()
+        {
+            Some(cmd) => vec![
+                SH.to_owned(),
+                c"-c".to_owned(),
+                CString::new(cmd).map_err(|_| "LSB_RESTART_CMD contains NUL".to_owned())?,
+            ],
+            None => vec![
+                SH.to_owned(),
+                CString::new(job_file_s).map_err(|_| "job file path contains NUL".to_owned())?,
+            ],
+        },
     };
     let runs_as = hook.and_then(|h| h.user.as_ref()).unwrap_or(ident);
     let plan = Plan {
@@ -617,4 +633,18 @@ fn prepare(
     };
     let io = term.and_then(|t| t.finish());
     Ok((Prepared { plan, files, io }, info))
+}
+
+/// A checkpointable job's directory (`mkdir -p`, 0700, as the user) and the copy of its
+/// job file there (`LSB_CHKFILENAME`), so that a restart elsewhere has it.
+fn make_chkpnt_dir(spec: &JobSpec, job_file: &[u8]) -> Result<(), String> {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = &spec.chkpnt_dir;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| format!("cannot create the checkpoint directory {dir}: {e}"))?;
+    let copy = super::env::chkpnt_file(spec);
+    std::fs::write(&copy, job_file).map_err(|e| format!("cannot copy the job file to {copy}: {e}"))
 }

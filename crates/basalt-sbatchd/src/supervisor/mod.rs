@@ -32,7 +32,7 @@
 //!    the job's story here with a `finished` event marked `pre_exec_failed` (mbatchd
 //!    requeues the job), after its files are removed;
 //! 3. serves commands on the job's control socket (kill sequence, stop, resume,
-//!    signal), samples the job's processes from `/proc`, enforces the run limit (and
+//!    signal, limits, checkpoint), samples the job's processes from `/proc`, enforces the run limit (and
 //!    the memory and CPU limits of the whole job), and reaps its processes (each
 //!    child's resource usage goes to the job whose process or session it was);
 //! 4. when the top process exits: kills what is left of the job (its process group;
@@ -67,8 +67,22 @@
 //! [`control`] (the `ctl` commands, `JOB_CONTROLS`, the kill sequence, `bsub -t`),
 //! [`watch`] (a running job's timers: sampling, limits; its leftovers), [`finish`]
 //! (the job report and the final event), [`env`] (the job's environment),
-//! [`report`] (LSF's job report text) and [`usage`] (samples from `/proc`).
+//! [`report`] (LSF's job report text), [`usage`] (samples from `/proc`), [`hooks`]
+//! (pre- and post-execution commands), [`chkpnt`] (checkpointing a running job:
+//! `echkpnt.<method>` or the built-in `default` method, the kill after it), [`restart`]
+//! (a job restarted from its checkpoint: `erestart.<method>` before it) and [`method`]
+//! (finding and running the method programs as the job's user, with a timeout).
+//!
+//! Checkpointing (a job whose spec has a `chkpnt_dir`): the launcher creates the
+//! checkpoint directory (0700, as the user) and copies the job file there
+//! (`LSB_CHKFILENAME`); a `CHKPNT` command runs one checkpoint at a time without
+//! holding up the loop (a method program is started by a thread and reaped with the
+//! other children; the built-in method's `chkpnt.done` is looked for every 100 ms), and
+//! its outcome is a `chkpnt` event (a CHKPNT report). lsf.conf, through the launch
+//! information: `LSB_ECHKPNT_METHOD_DIR`, `LSB_ECHKPNT_KEEP_OUTPUT`,
+//! `BASALT_CHKPNT_TIMEOUT` (60 s) and `BASALT_CHKPNT_SIGNAL` (WINCH).
 
+mod chkpnt;
 mod control;
 pub mod env;
 mod files;
@@ -77,8 +91,10 @@ mod hooks;
 mod interactive;
 mod launch;
 mod limits;
+mod method;
 pub mod pool;
 pub mod report;
+mod restart;
 mod runner;
 #[cfg(test)]
 mod tests;
@@ -153,6 +169,8 @@ enum Phase {
     Running,
     /// A pre- or post-execution command runs (its process is `job` meanwhile).
     Hook,
+    /// Restarting from the checkpoint: erestart runs ([`restart`]).
+    Restarting,
     /// The top process ended; what is left of the job was killed and is being reaped.
     Leftovers { until: Instant },
     /// The job report is being written (by a thread, or by a helper process when the
@@ -238,12 +256,17 @@ struct Supervisor {
     /// ([`interactive`]), and whether that happened.
     io: Option<interactive::JobIo>,
     io_handed: bool,
+    /// The checkpoint under way ([`chkpnt`]) and the restart ([`restart`]).
+    chkpnt: Option<Box<chkpnt::Chkpnt>>,
+    restart: Option<method::Program>,
 }
 
 /// Which of its processes a job is at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum At {
     Pre(usize),
+    /// erestart, before a restarted job ([`restart`]).
+    Restart,
     Job,
     Post(usize),
 }
@@ -345,6 +368,8 @@ impl Supervisor {
             post_timed_out: false,
             io: None,
             io_handed: false,
+            chkpnt: None,
+            restart: None,
         }
     }
 
@@ -419,7 +444,7 @@ impl Supervisor {
         self.ident = Some(ident);
         self.listener = Some(listener);
         self.at = if self.pre.is_empty() {
-            At::Job
+            self.main_step()
         } else {
             At::Pre(0)
         };
@@ -532,6 +557,9 @@ impl Supervisor {
 
     /// A child of the supervisor that was this job's ended (`raw` is its wait status).
     fn on_reaped(&mut self, pid: Pid, raw: i32, ru: &libc::rusage) {
+        if self.chkpnt_reaped(pid, raw) || self.restart_reaped(pid, raw) {
+            return;
+        }
         if Some(pid) == self.helper {
             self.helper_status = Some(raw);
             return;
@@ -550,7 +578,19 @@ impl Supervisor {
 
     /// Is `pid` a process this job started (its top process, its helper, a command)?
     fn owns_pid(&self, pid: Pid) -> bool {
-        Some(pid) == self.job || Some(pid) == self.helper || self.commands.contains(&pid)
+        Some(pid) == self.job
+            || Some(pid) == self.helper
+            || self.commands.contains(&pid)
+            || self.chkpnt_owns(Some(pid))
+            || self.restart_owns(Some(pid))
+    }
+
+    /// May a child of this job's end before the job knows its pid (a launcher's or a
+    /// method program's thread has not answered yet)? Such ends are kept for it.
+    fn expects_children(&self) -> bool {
+        matches!(self.phase, Phase::Launching { .. })
+            || self.chkpnt_owns(None)
+            || self.restart_owns(None)
     }
 
     /// Move the job on as far as it can go now; returns when it wants to be looked at
@@ -564,6 +604,11 @@ impl Supervisor {
                     }
                 }
                 Phase::Ending => return None,
+                Phase::Restarting => {
+                    if let Some(t) = self.restart_tick(now) {
+                        return Some(t);
+                    }
+                }
                 Phase::Failing { until, .. } => {
                     if self.main_status.is_none() && now < *until {
                         return Some(*until);
@@ -614,6 +659,10 @@ impl Supervisor {
                     let until = *until;
                     if now < until && self.leftovers_remain() {
                         return Some((now + Duration::from_millis(50)).min(until));
+                    }
+                    // A checkpoint under way ends before the job's end is recorded.
+                    if let Some(t) = self.chkpnt_at_end(now) {
+                        return Some(t);
                     }
                     self.steps.mark("leftovers");
                     let finished = self.finished_event();

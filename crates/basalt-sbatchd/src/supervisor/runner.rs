@@ -177,7 +177,10 @@ impl Runner {
         }
         for (i, j) in self.jobs.iter().enumerate() {
             if let Some(l) = &j.listener
-                && matches!(j.phase, super::Phase::Running | super::Phase::Hook)
+                && matches!(
+                    j.phase,
+                    super::Phase::Running | super::Phase::Hook | super::Phase::Restarting
+                )
             {
                 fds.push(PollFd::new(l.as_fd(), PollFlags::POLLIN));
                 sources.push(Source::Ctl(i));
@@ -387,10 +390,7 @@ impl Runner {
                 }
                 return;
             }
-            let launching = self
-                .jobs
-                .iter()
-                .any(|j| matches!(j.phase, super::Phase::Launching { .. }));
+            let launching = self.jobs.iter().any(|j| j.expects_children());
             match owner.and_then(|i| self.jobs.get_mut(i)) {
                 Some(j) => j.on_reaped(pid, status, &ru),
                 None if launching => {

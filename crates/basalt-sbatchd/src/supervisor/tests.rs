@@ -239,3 +239,183 @@ fn interactive_streams_are_pipes_or_a_terminal_and_files_take_theirs() {
     let t = Terminal::open(1).expect("pipes");
     assert!(t.finish().is_none());
 }
+
+/// `echkpnt.<method>` / `erestart.<method>`: in LSB_ECHKPNT_METHOD_DIR when set, else in
+/// LSF_SERVERDIR; `default` is built in when no program has its name; executables only.
+#[test]
+fn checkpoint_methods_are_found_in_the_method_dir_else_the_server_dir() {
+    use super::method::{Method, find};
+    use crate::state::Launch;
+    use std::os::unix::fs::PermissionsExt;
+    let methods = tempfile::tempdir().expect("tempdir");
+    let server = tempfile::tempdir().expect("tempdir");
+    let put = |dir: &std::path::Path, name: &str, mode: u32| {
+        let p = dir.join(name);
+        std::fs::write(&p, "#!/bin/sh\n").expect("write");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        p
+    };
+    let in_server = put(server.path(), "echkpnt.blcr", 0o755);
+    put(server.path(), "echkpnt.plain", 0o644);
+    let mut launch = Launch {
+        serverdir: Some(server.path().to_string_lossy().into_owned()),
+        ..Default::default()
+    };
+    assert_eq!(find("echkpnt", "blcr", &launch), Method::Program(in_server));
+    assert_eq!(find("echkpnt", "default", &launch), Method::Builtin);
+    assert_eq!(find("erestart", "default", &launch), Method::Builtin);
+    assert_eq!(
+        find("echkpnt", "plain", &launch),
+        Method::Missing(format!(
+            "echkpnt.plain: not found in {}",
+            server.path().display()
+        ))
+    );
+    assert!(matches!(
+        find("echkpnt", "../x", &launch),
+        Method::Missing(m) if m.contains("not a method name")
+    ));
+    // LSB_ECHKPNT_METHOD_DIR replaces LSF_SERVERDIR; a `default` program there is used.
+    launch.echkpnt_method_dir = Some(methods.path().to_string_lossy().into_owned());
+    let own_default = put(methods.path(), "echkpnt.default", 0o755);
+    assert_eq!(
+        find("echkpnt", "default", &launch),
+        Method::Program(own_default)
+    );
+    assert!(matches!(
+        find("echkpnt", "blcr", &launch),
+        Method::Missing(m) if m.ends_with(&format!("not found in {}", methods.path().display()))
+    ));
+    let none = Launch::default();
+    assert!(matches!(
+        find("erestart", "blcr", &none),
+        Method::Missing(m) if m.contains("neither LSB_ECHKPNT_METHOD_DIR nor LSF_SERVERDIR")
+    ));
+}
+
+#[test]
+fn echkpnt_and_erestart_take_lsf_arguments() {
+    use super::method::{echkpnt_argv, erestart_argv};
+    let p = std::path::Path::new("/srv/echkpnt.x");
+    assert_eq!(
+        echkpnt_argv(p, false, false, "/ck/5", 4242),
+        ["/srv/echkpnt.x", "-d", "/ck/5", "4242"]
+    );
+    assert_eq!(
+        echkpnt_argv(p, true, true, "/ck/5", 4242),
+        ["/srv/echkpnt.x", "-f", "-k", "-d", "/ck/5", "4242"]
+    );
+    let r = std::path::Path::new("/srv/erestart.x");
+    assert_eq!(
+        erestart_argv(r, false, "/ck/5"),
+        ["/srv/erestart.x", "/ck/5"]
+    );
+    assert_eq!(
+        erestart_argv(r, true, "/ck/5"),
+        ["/srv/erestart.x", "-f", "/ck/5"]
+    );
+}
+
+#[test]
+fn method_programs_get_the_lsf_environment() {
+    use super::launch::Identity;
+    use super::method::method_env;
+    use nix::unistd::{Gid, Uid};
+    let spec = JobSpec {
+        job_id: 5,
+        idx: 2,
+        chkpnt_dir: "/ck/5".into(),
+        job_file_name: "100.5".into(),
+        chkpnt_method: "blcr".into(),
+        ..Default::default()
+    };
+    let launch = crate::state::Launch {
+        serverdir: Some("/srv".into()),
+        ..Default::default()
+    };
+    let ident = Identity {
+        switch: false,
+        uid: Uid::from_raw(1000),
+        gid: Gid::from_raw(1000),
+        groups: Vec::new(),
+        name: "alice".into(),
+        home: "/home/alice".into(),
+        shell: "/bin/sh".into(),
+        group_name: None,
+    };
+    let env = method_env(&spec, &launch, &ident, true);
+    let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    assert_eq!(get("LSB_JOBID"), Some("5"));
+    assert_eq!(get("LSB_JOBINDEX"), Some("2"));
+    assert_eq!(get("LSB_CHKPNT_DIR"), Some("/ck/5"));
+    assert_eq!(get("LSB_CHKFILENAME"), Some("/ck/5/100.5"));
+    assert_eq!(get("LSB_ECHKPNT_METHOD"), Some("blcr"));
+    assert_eq!(get("LSB_ECHKPNT_METHOD_DIR"), None);
+    assert_eq!(get("LSF_SERVERDIR"), Some("/srv"));
+    assert_eq!(get("LSB_CHKPNT_MIG"), Some("Y"));
+    assert_eq!(get("LSB_RESTART"), None);
+    assert_eq!(
+        (get("HOME"), get("USER"), get("LOGNAME")),
+        (Some("/home/alice"), Some("alice"), Some("alice"))
+    );
+    assert!(get("PATH").is_some());
+    let plain = method_env(&spec, &launch, &ident, false);
+    assert!(!plain.iter().any(|(k, _)| k == "LSB_CHKPNT_MIG"));
+}
+
+#[test]
+fn restart_commands_come_from_their_line_of_restart_cmd() {
+    use super::restart::restart_cmd;
+    assert_eq!(
+        restart_cmd("# written by erestart\nLSB_RESTART_CMD=./a.out -resume state\n"),
+        Some("./a.out -resume state".into())
+    );
+    assert_eq!(
+        restart_cmd("LSB_RESTART_CMD=\"prog 'quoted arg'\"\r\nLSB_RESTART_CMD=second\n"),
+        Some("prog 'quoted arg'".into())
+    );
+    assert_eq!(
+        restart_cmd("LSB_RESTART_CMD='a' b 'c'"),
+        Some("'a' b 'c'".into())
+    );
+    assert_eq!(restart_cmd("LSB_RESTART_CMD=   \n"), None);
+    assert_eq!(restart_cmd("OTHER=1\n"), None);
+    assert_eq!(restart_cmd(""), None);
+}
+
+#[test]
+fn the_built_in_method_signal_is_a_name_or_a_number() {
+    use super::chkpnt::parse_signal;
+    assert_eq!(parse_signal(None), Ok(Signal::SIGWINCH));
+    assert_eq!(parse_signal(Some(" ")), Ok(Signal::SIGWINCH));
+    assert_eq!(parse_signal(Some("SIGUSR1")), Ok(Signal::SIGUSR1));
+    assert_eq!(parse_signal(Some("usr2")), Ok(Signal::SIGUSR2));
+    assert_eq!(parse_signal(Some("28")), Ok(Signal::SIGWINCH));
+    assert!(parse_signal(Some("NOSUCH")).is_err());
+    assert!(parse_signal(Some("KILL")).is_err());
+    assert!(parse_signal(Some("0")).is_err());
+}
+
+#[test]
+fn checkpoint_requests_and_failure_lines() {
+    use super::chkpnt::Request;
+    use super::method::last_line;
+    use std::io::Write;
+    assert_eq!(
+        Request::parse("1 0 1".split_whitespace()),
+        Request {
+            kill: true,
+            force: false,
+            migrate: true
+        }
+    );
+    assert_eq!(Request::parse("".split_whitespace()), Request::default());
+    let mut f = tempfile::tempfile().expect("tempfile");
+    assert_eq!(last_line(&f), None);
+    f.write_all(b"one\n  two  \n\n \n").expect("write");
+    assert_eq!(last_line(&f).as_deref(), Some("two"));
+    // Only the end of a long output is read.
+    f.write_all(&vec![b'x'; 10_000]).expect("write");
+    f.write_all(b"\nlast words\n").expect("write");
+    assert_eq!(last_line(&f).as_deref(), Some("last words"));
+}

@@ -59,6 +59,7 @@ impl Supervisor {
         let run_limit = limit_value(&self.spec, limit::RUN).map(Duration::from_secs);
         let deadline_next = self.check_deadline(now_secs(), now);
         let attach_next = self.check_attach(now);
+        let chkpnt_next = self.chkpnt_tick(now);
         if let Some(d) = self.kill_deadline
             && now >= d
         {
@@ -85,6 +86,9 @@ impl Supervisor {
             wake_at = wake_at.min(d);
         }
         if let Some(d) = attach_next {
+            wake_at = wake_at.min(d);
+        }
+        if let Some(d) = chkpnt_next {
             wake_at = wake_at.min(d);
         }
         if let Some(lim) = run_limit
