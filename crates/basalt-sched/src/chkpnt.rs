@@ -79,6 +79,9 @@ pub struct ChkState {
     pub last_order: i64,
     /// Why the last restart failed ("" = it did not; not in the log).
     pub restart_error: String,
+    /// `in_flight` was sent by this mbatchd (not in the log: after a restart the order
+    /// may never have reached sbatchd, so it is sent again at the host's next hello).
+    pub sent: bool,
 }
 
 /// What a dispatch carries of checkpointing (sbatchd's JobSpec fields).
@@ -94,6 +97,15 @@ pub struct DispatchChk {
     pub restart_from_dir: String,
     pub old_job: String,
     pub force: bool,
+}
+
+/// sbatchd's order for a checkpoint with LSB_CHKPNT_* `f`.
+fn chkpnt_action(f: u32) -> SbdAction {
+    SbdAction::Chkpnt {
+        kill: f & flags::KILL != 0,
+        force: f & flags::FORCE != 0,
+        migrate: f & flags::MIG != 0,
+    }
 }
 
 /// `<jobId>`, or `<jobId>_<index>` for an array element: the job's directory under its
@@ -233,16 +245,32 @@ impl Sched {
             period,
         });
         if let Some(host) = host {
-            self.order_sbd(
-                key,
-                attempt,
-                host,
-                SbdAction::Chkpnt {
-                    kill: f & flags::KILL != 0,
-                    force: f & flags::FORCE != 0,
-                    migrate: f & flags::MIG != 0,
-                },
-            );
+            self.order_sbd(key, attempt, host, chkpnt_action(f));
+        }
+        if let Some(c) = self.jobs.get_mut(&key).and_then(|j| j.chk.as_mut()) {
+            c.sent = true;
+        }
+    }
+
+    /// Checkpoint orders of jobs on `host` that this mbatchd replayed but never sent
+    /// (it restarted after logging them): sent again, once. A repeat of one sbatchd did
+    /// get is merged with it, or answered after its outcome, which comes first.
+    pub(crate) fn resend_checkpoints(&mut self, host: &str) {
+        let again: Vec<(JobKey, u32, u32)> = self
+            .jobs
+            .values()
+            .filter(|j| j.state.is_started() && j.hosts.first().is_some_and(|h| h == host))
+            .filter_map(|j| {
+                let c = j.chk.as_deref()?;
+                let (_, f) = c.in_flight.filter(|_| !c.sent)?;
+                Some((j.key(), j.attempt, f))
+            })
+            .collect();
+        for (key, attempt, f) in again {
+            self.order_sbd(key, attempt, host.to_owned(), chkpnt_action(f));
+            if let Some(c) = self.jobs.get_mut(&key).and_then(|j| j.chk.as_mut()) {
+                c.sent = true;
+            }
         }
     }
 

@@ -532,3 +532,37 @@ fn brestart_makes_a_new_job_that_restarts_from_the_old_jobs_checkpoint() {
         vec![((id, 0), "hostB".to_owned())]
     );
 }
+
+/// mbatchd killed after logging a migration's checkpoint order: the replayed mbatchd
+/// sends the order again at the host's next hello (once), and the migration completes.
+#[test]
+fn a_checkpoint_order_logged_before_a_crash_is_sent_again_at_the_next_hello() {
+    let (mut s, mut log, key) = running(cfg(), ckpt("job", "/ckpt", 0));
+    let host = s.jobs[&key].hosts[0].clone();
+    s.migrate(T0 + 50, &alice(), key, &[]).expect("bmig");
+    log.extend(logged(&s.take_effects()));
+    // A new mbatchd: replayed, nothing sent yet.
+    let mut r = replayed(cfg(), &log, T0 + 100);
+    r.start(T0 + 100, "hostA");
+    r.take_effects();
+    let listed = [HostJob {
+        key,
+        attempt: 1,
+        state: status::RUN,
+        pid: 100,
+        pgid: 100,
+    }];
+    r.sbd_hello(T0 + 200, &host, &listed);
+    assert_eq!(chk_orders(&r.take_effects()), vec![(key, true, true)]);
+    r.sbd_hello(T0 + 1200, &host, &listed);
+    assert!(chk_orders(&r.take_effects()).is_empty(), "once");
+    // The live mbatchd does not send its own order twice.
+    s.sbd_hello(T0 + 200, &host, &listed);
+    assert!(chk_orders(&s.take_effects()).is_empty());
+    chkpnt_done(&mut r, T0 + 2000, key, true, "");
+    killed(&mut r, T0 + 2100, key, "TERM_CHKPNT");
+    assert_eq!(
+        (r.jobs[&key].state, r.jobs[&key].reasons),
+        (JobState::Pend, pend::MIG)
+    );
+}

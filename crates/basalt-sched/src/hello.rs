@@ -45,6 +45,7 @@ impl Sched {
             })
             .collect();
         self.effects.extend(resend);
+        self.resend_checkpoints(&name);
         // Copies mbatchd gave up on (the host was lost: the job was requeued, rerun or
         // ended EXIT) or that an older attempt left behind must go. A copy of a job that
         // ended otherwise (bkill -r while the host was away) is answered StopJob when
