@@ -319,16 +319,21 @@ fn check_chkpnt(ctx: &mut Ctx<'_>, no: usize, key: &str, value: &str) {
         return;
     }
     match key {
-        "BASALT_CHKPNT_TIMEOUT" if v.parse::<u32>().ok().filter(|s| *s > 0).is_none() => ctx
-            .err(
-                no,
-                format!("{key}: expected a positive number of seconds, found `{value}`"),
-            ),
+        "BASALT_CHKPNT_TIMEOUT" if v.parse::<u32>().ok().filter(|s| *s > 0).is_none() => ctx.err(
+            no,
+            format!("{key}: expected a positive number of seconds, found `{value}`"),
+        ),
         "BASALT_CHKPNT_SIGNAL" if basalt_core::job::signal_number(v).is_none() => {
-            ctx.err(no, format!("{key}: expected a signal name or number, found `{value}`"));
+            ctx.err(
+                no,
+                format!("{key}: expected a signal name or number, found `{value}`"),
+            );
         }
         "LSB_ECHKPNT_METHOD" if v.contains('/') || v.contains(char::is_whitespace) => {
-            ctx.err(no, format!("{key}: expected a method name, found `{value}`"));
+            ctx.err(
+                no,
+                format!("{key}: expected a method name, found `{value}`"),
+            );
         }
         _ => {}
     }

@@ -413,6 +413,18 @@ fn every_record(version: &str) -> Vec<Record> {
             ok: 1,
             flags: 0,
             idx: 0,
+            message: String::new(),
+        }
+        .into(),
+        Chkpnt {
+            header: h(14),
+            job_id: 4242,
+            period: 0,
+            pid: 0,
+            ok: 0,
+            flags: 5,
+            idx: 3,
+            message: "echkpnt.criu exited with status 1: \"criu\" not found".into(),
         }
         .into(),
         JobSigact {

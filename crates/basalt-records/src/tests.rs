@@ -140,6 +140,27 @@ fn post_exec_and_requeue_values_survive_the_log() {
                     remote: "in".into(),
                     ops: basalt_core::job::xf::SUB2EXEC | basalt_core::job::xf::EXEC2SUB,
                 }],
+                ..Default::default()
+            })),
+            "",
+        ),
+        (
+            // bsub -k "dir 10 method=criu" (LSF's chkpntDir and chkpntPeriod, Basalt's
+            // method), and a brestart of an array element.
+            Some(Box::new(basalt_sched::SubExtras {
+                chkpnt_dir: "/ckpt".into(),
+                chkpnt_period: 600,
+                chkpnt_method: "criu".into(),
+                restart_job: Some((41, 3)),
+                ..Default::default()
+            })),
+            "tok",
+        ),
+        (
+            // -k "dir" alone: LSF's fields carry it.
+            Some(Box::new(basalt_sched::SubExtras {
+                chkpnt_dir: "/ckpt".into(),
+                ..Default::default()
             })),
             "",
         ),
@@ -171,6 +192,64 @@ fn post_exec_and_requeue_values_survive_the_log() {
             (other, _) => panic!("{other:?}"),
         }
     }
+}
+
+/// A checkpoint's order is JOB_SIGACT (`SIG_CHKPNT`, ACT_START, LSB_CHKPNT_* flags, the
+/// new period or -1) and its end CHKPNT (with Basalt's reason only when it failed);
+/// both replay as they were. Another JOB_SIGACT is not a checkpoint.
+#[test]
+fn checkpoint_records_survive_the_log() {
+    for ev in [
+        Event::ChkpntStart {
+            time: 1_800_000_002,
+            key: (9, 0),
+            flags: 0x5,
+            period: None,
+        },
+        Event::ChkpntStart {
+            time: 1_800_000_002,
+            key: (9, 2),
+            flags: 0,
+            period: Some(300),
+        },
+        Event::ChkpntEnd {
+            time: 1_800_000_003,
+            key: (9, 0),
+            ok: true,
+            pid: 77,
+            flags: 0x5,
+            period: 0,
+            message: String::new(),
+        },
+        Event::ChkpntEnd {
+            time: 1_800_000_003,
+            key: (9, 0),
+            ok: false,
+            pid: 0,
+            flags: 0,
+            period: 600,
+            message: "the job did not write /c/9/chkpnt.done within 60 s of SIGWINCH".into(),
+        },
+    ] {
+        assert_eq!(through_the_log(&ev), ev);
+    }
+    let line = to_record(&Event::ChkpntEnd {
+        time: 1_800_000_003,
+        key: (9, 0),
+        ok: true,
+        pid: 77,
+        flags: 1,
+        period: 0,
+        message: String::new(),
+    })
+    .to_line();
+    assert!(line.ends_with(" 9 0 77 1 1 0"), "OpenLava's layout: {line}");
+    let other = el::parse_line(
+        "\"JOB_SIGACT\" \"10.1\" 1800000004 9 0 0 4 0 0 1 \"SIG_SUSP_USER\" 0",
+    )
+    .expect("parse")
+    .expect("a record");
+    assert_eq!(from_record(&other), None);
 }
 
 /// The `rusage[]` alternative a job was dispatched with is JOB_START's `effectiveResReq`

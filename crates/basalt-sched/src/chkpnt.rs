@@ -190,7 +190,7 @@ impl Sched {
             restart_from_dir: restart_of
                 .map(|old| format!("{base}/{}", job_dir_name(old)))
                 .unwrap_or_default(),
-            old_job: restart_of.map(|old| job_dir_name(old)).unwrap_or_default(),
+            old_job: restart_of.map(job_dir_name).unwrap_or_default(),
             force: j.sub.options & sub::RESTART_FORCE != 0,
         })
     }
