@@ -185,7 +185,7 @@ pub fn record_text(
             let mut t = format!("{what} initiated (actpid {})", a.pid);
             if a.period > 0 {
                 t.push_str(&format!(
-                    "; checkpoint period is now {} min.",
+                    "; checkpoint period is set to {} minutes",
                     a.period / 60
                 ));
             } else if a.period == 0 {

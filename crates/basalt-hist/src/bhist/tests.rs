@@ -182,6 +182,41 @@ fn event_texts_for_every_record_kind() {
         text("\"MIG\" \"40\" 1795339586 101 0 0 0 \"\"", true),
         "Migration requested by unknown user;"
     );
+    // Checkpoints (issue 27): the order (JOB_SIGACT SIG_CHKPNT ACT_START: jobId period
+    // pid jStatus reasons flags actStatus "signalSymbol" idx) and its end (CHKPNT: jobId
+    // period pid ok flags idx, Basalt's reason last).
+    assert_eq!(
+        text(
+            "\"JOB_SIGACT\" \"10.1\" 1795339586 101 -1 0 4 0 0 1 \"SIG_CHKPNT\" 0",
+            true
+        ),
+        "Checkpoint initiated (actpid 0);"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_SIGACT\" \"10.1\" 1795339586 101 -1 0 4 0 5 1 \"SIG_CHKPNT\" 0",
+            true
+        ),
+        "Migration checkpoint initiated (actpid 0);"
+    );
+    assert_eq!(
+        text(
+            "\"JOB_SIGACT\" \"10.1\" 1795339586 101 600 0 4 0 0 1 \"SIG_CHKPNT\" 0",
+            true
+        ),
+        "Checkpoint initiated (actpid 0); checkpoint period is set to 10 minutes;"
+    );
+    assert_eq!(
+        text("\"CHKPNT\" \"10.1\" 1795339587 101 0 321 1 0 0", true),
+        "Checkpoint succeeded (actpid 321);"
+    );
+    assert_eq!(
+        text(
+            "\"CHKPNT\" \"10.1\" 1795339587 101 0 0 0 0 0 \"the job ended before writing its checkpoint\"",
+            true
+        ),
+        "Checkpoint failed (actpid 0): the job ended before writing its checkpoint;"
+    );
     // Preemption (issue 23): killed (TERMINATE_WHEN = PREEMPT) or suspended for a
     // higher-priority job.
     assert_eq!(

@@ -745,3 +745,46 @@ fn sum_counts_forwarded_pending_jobs_as_fwd_pend() {
              3          0          0          0          1          3          \n"
     );
 }
+
+/// Issue 27: a checkpointable job's submission line names its checkpoint period and
+/// directory; its checkpoints, and why the last checkpoint or restart failed, have a
+/// CHECKPOINT block.
+#[test]
+fn long_format_shows_checkpoint_settings_and_outcomes() {
+    let mut j = job(7, status::RUN, "ck", &["vm"]);
+    j.chkpnt_dir = "/ckpt/7".into();
+    j.chkpnt_period = 600;
+    j.chkpnt_count = 2;
+    j.chkpnt_time = T0 + 4;
+    j.chkpnt_error = "the job did not write /ckpt/7/chkpnt.done within 60 s of SIGWINCH".into();
+    let got = long_job(&j, None, &fx());
+    assert!(
+        got.contains(
+            "Sun Nov 22 09:25:35: Submitted from host <vm>, CWD <$HOME>, Checkpoint period 1\n\
+             \x20                    0 min., Checkpoint directory </ckpt/7>;\n"
+        ),
+        "{got}"
+    );
+    assert!(
+        got.contains(
+            "\n CHECKPOINT:\n Checkpointed <2> time(s), last at Sun Nov 22 09:25:39;\n \
+             Last checkpoint failed: the job did not write /ckpt/7/chkpnt.done within 60 s of SIGWINCH;\n"
+        ),
+        "{got}"
+    );
+    // Not checkpointable: neither.
+    let got = long_job(&job(8, status::RUN, "plain", &["vm"]), None, &fx());
+    assert!(!got.contains("Checkpoint"), "{got}");
+    // A restart that failed.
+    let mut p = job(9, status::PEND, "ck", &[]);
+    p.chkpnt_dir = "/ckpt/9".into();
+    p.restart = true;
+    p.restart_error = "no checkpoint in /ckpt/9 (chkpnt.done is missing)".into();
+    let got = long_job(&p, None, &fx());
+    assert!(
+        got.contains(
+            " CHECKPOINT:\n Last restart failed: no checkpoint in /ckpt/9 (chkpnt.done is missing);\n"
+        ),
+        "{got}"
+    );
+}
