@@ -378,6 +378,11 @@ fn checkpoint_restart_and_migration_on_a_process_cluster() -> Result<()> {
     })?;
     assert_eq!(s[1].1, saved, "{s:?} (first ran on {host})");
     assert!(ckpt.join(new.to_string()).join("count").exists());
+    // As LSF: the old job's directory is now a symbolic link to the new one's.
+    assert_eq!(
+        std::fs::read_link(ckpt.join(old.to_string()))?,
+        ckpt.join(new.to_string())
+    );
     kill_wait(&c, &[new])?;
 
     // What cannot be checkpointed: a job that is not checkpointable, a finished one.

@@ -412,7 +412,7 @@ pub const LSB_RESOURCES: &[NotApplied] = &[
 pub const LSB_APPLICATIONS: &[NotApplied] = &[N::new(
     "Application",
     "*",
-    "of an application profile only RES_REQ, PRE_EXEC, POST_EXEC, JOB_INCLUDE_POSTPROC, JOB_POSTPROC_TIMEOUT, JOB_STARTER, REQUEUE_EXIT_VALUES, SUCCESS_EXIT_VALUES, MAX_JOB_PREEMPT, NO_PREEMPT_RUN_TIME, NO_PREEMPT_FINISH_TIME, CHKPNT_DIR, CHKPNT_PERIOD, CHKPNT_METHOD and the resource limits apply",
+    "of an application profile only RES_REQ, PRE_EXEC, POST_EXEC, JOB_INCLUDE_POSTPROC, JOB_POSTPROC_TIMEOUT, JOB_STARTER, REQUEUE_EXIT_VALUES, SUCCESS_EXIT_VALUES, MAX_JOB_PREEMPT, NO_PREEMPT_RUN_TIME, NO_PREEMPT_FINISH_TIME, CHKPNT_DIR, CHKPNT_PERIOD, CHKPNT_INITPERIOD, CHKPNT_METHOD and the resource limits apply",
 )];
 
 /// The keywords of an application profile that apply to its jobs (the `*` entry of
@@ -433,6 +433,7 @@ pub const APPLIED_APPLICATION_KEYS: &[&str] = &[
     "NO_PREEMPT_FINISH_TIME",
     "CHKPNT_DIR",
     "CHKPNT_PERIOD",
+    "CHKPNT_INITPERIOD",
     "CHKPNT_METHOD",
     "CPULIMIT",
     "RUNLIMIT",

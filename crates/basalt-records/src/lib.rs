@@ -133,11 +133,15 @@ pub fn to_record(ev: &Event) -> el::Record {
                         extra.push(el::Field::str(x.requeue_exit_values.clone()));
                         extra.push(el::Field::str(encode_lines(&x.esub_output)));
                         extra.push(el::Field::str(x.app.clone()));
-                        if !x.chkpnt_method.is_empty() || x.restart_job.is_some() {
+                        if !x.chkpnt_method.is_empty()
+                            || x.restart_job.is_some()
+                            || x.chkpnt_init != 0
+                        {
                             extra.push(el::Field::str(x.chkpnt_method.clone()));
                             extra.push(el::Field::str(
                                 x.restart_job.map(key_text).unwrap_or_default(),
                             ));
+                            extra.push(el::Field::str(x.chkpnt_init.to_string()));
                         }
                     }
                     extra
@@ -523,6 +527,7 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
                         chkpnt_period: n.chkpnt_period,
                         chkpnt_method: text(5),
                         restart_job: key_of_text(&text(6)),
+                        chkpnt_init: text(7).parse().unwrap_or(0),
                         files: n
                             .xf
                             .iter()

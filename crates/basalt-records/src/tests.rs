@@ -244,11 +244,10 @@ fn checkpoint_records_survive_the_log() {
     })
     .to_line();
     assert!(line.ends_with(" 9 0 77 1 1 0"), "OpenLava's layout: {line}");
-    let other = el::parse_line(
-        "\"JOB_SIGACT\" \"10.1\" 1800000004 9 0 0 4 0 0 1 \"SIG_SUSP_USER\" 0",
-    )
-    .expect("parse")
-    .expect("a record");
+    let other =
+        el::parse_line("\"JOB_SIGACT\" \"10.1\" 1800000004 9 0 0 4 0 0 1 \"SIG_SUSP_USER\" 0")
+            .expect("parse")
+            .expect("a record");
     assert_eq!(from_record(&other), None);
 }
 

@@ -347,7 +347,11 @@ async fn restarts_run_erestart_then_the_job_or_its_restart_command() {
     let fin = h.wait_report(701, ReportKind::Finished).await;
     assert_eq!((fin.state, fin.exit_status), (64, 0), "{fin:?}");
     assert_eq!(read(&out).trim(), "Y 700 saved");
-    assert!(!ck.join("700").exists(), "moved");
+    // Moved, the old name a symbolic link to the new directory (as LSF).
+    assert_eq!(
+        std::fs::read_link(ck.join("700")).expect("a link"),
+        ck.join("701")
+    );
     assert!(ck.join("701/chkpnt.done").exists());
 
     // Built in, no checkpoint: the job does not run.

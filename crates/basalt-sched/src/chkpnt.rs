@@ -44,6 +44,9 @@ pub struct ChkCfg {
     pub dir: String,
     pub period: i64,
     pub method: String,
+    /// The first periodic checkpoint this long (seconds) after the start (0 = after
+    /// one period): `-k "... init=m"`, CHKPNT_INITPERIOD.
+    pub init: i64,
 }
 
 impl ChkCfg {
@@ -59,6 +62,7 @@ impl ChkCfg {
             dir,
             period,
             method: String::new(),
+            init: 0,
         })
     }
 }
@@ -134,15 +138,22 @@ impl Sched {
         if let Some(x) = j.sub.extras.as_deref()
             && !x.chkpnt_dir.is_empty()
         {
+            let app_chk = app.and_then(|a| a.chkpnt.as_ref());
             let period = if j.sub.options & sub::CHKPNT_PERIOD != 0 {
                 x.chkpnt_period
             } else {
-                app.and_then(|a| a.chkpnt.as_ref()).map_or(0, |c| c.period)
+                app_chk.map_or(0, |c| c.period)
+            };
+            let init = if x.chkpnt_init > 0 {
+                x.chkpnt_init
+            } else {
+                app_chk.map_or(0, |c| c.init)
             };
             return Some(ChkCfg {
                 dir: x.chkpnt_dir.clone(),
                 period,
                 method: method(&x.chkpnt_method),
+                init,
             });
         }
         if let Some(c) = app.and_then(|a| a.chkpnt.as_ref()) {
@@ -372,22 +383,21 @@ impl Sched {
                 gone.push(*key);
                 continue;
             };
-            let period = self.chkpnt_period(j);
-            if period <= 0 {
+            let Some(at) = self.next_checkpoint_at(j) else {
                 gone.push(*key);
                 continue;
-            }
-            let c = j.chk.as_deref();
-            let busy = c
+            };
+            let busy = j
+                .chk
+                .as_deref()
                 .and_then(|c| c.in_flight)
                 .is_some_and(|(since, _)| t - since < IN_FLIGHT_STALE_SECS);
-            let from = c.map_or(0, |c| c.last_order).max(j.start_time);
             if j.state == JobState::Run
                 && !busy
                 && j.pid != 0
                 && j.kill_ordered.is_none()
                 && j.requeues.as_ref().is_none_or(|r| r.requeue_to == 0)
-                && t >= from + period
+                && t >= at
             {
                 due.push(*key);
             }
@@ -400,11 +410,31 @@ impl Sched {
         }
     }
 
-    /// A started checkpointable job with a period is followed by the periodic
-    /// checkpoints (called as it starts).
+    /// When (seconds) the job's next periodic checkpoint is due: a period after the last
+    /// checkpoint ordered since its start, the first one the initial period (else a
+    /// period) after its start; None: no periodic checkpoints.
+    fn next_checkpoint_at(&self, j: &Job) -> Option<i64> {
+        let period = self.chkpnt_period(j);
+        let ordered = j
+            .chk
+            .as_deref()
+            .map(|c| c.last_order)
+            .filter(|t| *t > 0 && *t >= j.start_time);
+        if let Some(last) = ordered {
+            return (period > 0).then_some(last + period);
+        }
+        let init = self.chkpnt_cfg(j).map_or(0, |c| c.init);
+        if init > 0 {
+            return Some(j.start_time + init);
+        }
+        (period > 0).then_some(j.start_time + period)
+    }
+
+    /// A started checkpointable job with a period (or an initial period) is followed by
+    /// the periodic checkpoints (called as it starts).
     pub(crate) fn follow_periodic(&mut self, key: JobKey) {
         if let Some(j) = self.jobs.get(&key)
-            && self.chkpnt_period(j) > 0
+            && self.next_checkpoint_at(j).is_some()
         {
             self.chk_periodic.insert(key);
         }

@@ -150,6 +150,7 @@ fn bsub_k_the_application_profile_and_queue_chkpnt_make_a_job_checkpointable() {
                 dir: "/appckpt".into(),
                 period: 120,
                 method: String::new(),
+                init: 0,
             }),
             chkpnt_method: "criu".into(),
             ..Default::default()
@@ -565,4 +566,51 @@ fn a_checkpoint_order_logged_before_a_crash_is_sent_again_at_the_next_hello() {
         (r.jobs[&key].state, r.jobs[&key].reasons),
         (JobState::Pend, pend::MIG)
     );
+}
+
+/// `bsub -k "dir init=2 1"`: the first periodic checkpoint two minutes after the start,
+/// then every minute; an application profile's CHKPNT_INITPERIOD does the same for its
+/// jobs.
+#[test]
+fn the_initial_period_delays_the_first_periodic_checkpoint() {
+    let mut j = ckpt("job", "/ckpt", 1);
+    if let Some(x) = j.extras.as_mut() {
+        x.chkpnt_init = 120;
+    }
+    let (mut s, _, key) = running(cfg(), j);
+    s.tick(T0 + 61_000);
+    assert!(
+        chk_orders(&s.take_effects()).is_empty(),
+        "not after one period"
+    );
+    s.tick(T0 + 120_500);
+    assert_eq!(chk_orders(&s.take_effects()).len(), 1);
+    chkpnt_done(&mut s, T0 + 121_000, key, true, "");
+    s.tick(T0 + 170_000);
+    assert!(chk_orders(&s.take_effects()).is_empty());
+    s.tick(T0 + 180_500);
+    assert_eq!(chk_orders(&s.take_effects()).len(), 1, "then every period");
+
+    let mut c = cfg();
+    c.apps.insert(
+        "sim".into(),
+        AppProfile {
+            name: "sim".into(),
+            chkpnt: Some(ChkCfg {
+                dir: "/appckpt".into(),
+                period: 600,
+                method: String::new(),
+                init: 60,
+            }),
+            ..Default::default()
+        },
+    );
+    let mut j = cmd("app job");
+    j.extras = Some(Box::new(SubExtras {
+        app: "sim".into(),
+        ..Default::default()
+    }));
+    let (mut s, _, _) = running(c, j);
+    s.tick(T0 + 60_500);
+    assert_eq!(chk_orders(&s.take_effects()).len(), 1, "CHKPNT_INITPERIOD");
 }

@@ -928,11 +928,12 @@ impl SchedConfig {
                             .and_then(|v| basalt_config::batch::NoPreemptTime::parse(v).ok()),
                         chkpnt: {
                             let dir = get("CHKPNT_DIR");
+                            let minutes = |k: &str| get(k).parse::<i64>().unwrap_or(0).max(0) * 60;
                             (!dir.is_empty()).then(|| crate::chkpnt::ChkCfg {
                                 dir,
-                                period: get("CHKPNT_PERIOD").parse::<i64>().unwrap_or(0).max(0)
-                                    * 60,
+                                period: minutes("CHKPNT_PERIOD"),
                                 method: String::new(),
+                                init: minutes("CHKPNT_INITPERIOD"),
                             })
                         },
                         chkpnt_method: get("CHKPNT_METHOD"),

@@ -97,6 +97,9 @@ pub struct SubExtras {
     pub chkpnt_dir: String,
     pub chkpnt_period: i64,
     pub chkpnt_method: String,
+    /// `-k "... init=minutes"`: the first periodic checkpoint this long (seconds) after
+    /// the start (0 = after one period).
+    pub chkpnt_init: i64,
     /// `brestart` (options SUB_RESTART): the job whose checkpoint this job restarts from.
     pub restart_job: Option<JobKey>,
 }

@@ -73,6 +73,7 @@ pub fn submission(s: &pb::JobSubmission) -> Submission {
             || !s.files.is_empty()
             || !s.chkpnt_dir.is_empty()
             || !s.chkpnt_method.is_empty()
+            || s.chkpnt_init_period > 0
             || s.restart_job.is_some())
         .then(|| {
             Box::new(basalt_sched::SubExtras {
@@ -83,6 +84,7 @@ pub fn submission(s: &pb::JobSubmission) -> Submission {
                 chkpnt_dir: s.chkpnt_dir.clone(),
                 chkpnt_period: s.chkpnt_period,
                 chkpnt_method: s.chkpnt_method.clone(),
+                chkpnt_init: s.chkpnt_init_period.max(0),
                 restart_job: s.restart_job.as_ref().map(|r| (r.job_id, r.idx)),
                 files: s
                     .files

@@ -76,6 +76,7 @@ pub fn parse(items: Vec<Item>, cx: &ValueCtx, cwd: &str) -> Result<Restart, Stri
     o.chkpnt = Some(Chkpnt {
         dir: dir.clone(),
         period,
+        init: None,
         method,
     });
     Ok(Restart {

@@ -51,7 +51,9 @@ pub(super) fn read_restart_cmd(dir: &str) -> Option<String> {
 }
 
 /// As the user: move the checkpoint of the job restarted to this job's directory when
-/// this one does not exist yet; the checkpoint directory must then be there.
+/// this one does not exist yet, leaving a symbolic link to it in its place (LSF: job 123
+/// restarted as 456 has `dir/456` and `dir/123 -> dir/456`); the checkpoint directory
+/// must then be there.
 fn move_checkpoint(from: &str, dir: &str) -> Result<(), String> {
     let to = Path::new(dir);
     if !from.is_empty() && Path::new(from) != to && !to.exists() {
@@ -65,6 +67,9 @@ fn move_checkpoint(from: &str, dir: &str) -> Result<(), String> {
         }
         std::fs::rename(from, to)
             .map_err(|e| format!("cannot move the checkpoint {from} to {dir}: {e}"))?;
+        // As LSF: the old job's directory name stays, a symbolic link to the new one
+        // (not having it takes nothing from the restart).
+        let _ = std::os::unix::fs::symlink(to, from);
     }
     if !to.is_dir() {
         return Err(format!("no checkpoint directory {dir}"));

@@ -164,11 +164,22 @@ pub fn build(o: &BsubOpts, cmd: &JobCommand, who: &Submitter) -> JobSubmission {
             })
             .unwrap_or_default(),
         chkpnt_period: o.chkpnt.as_ref().and_then(|c| c.period).unwrap_or(0),
+        // The method: -k's, else the submitter's LSB_ECHKPNT_METHOD (LSF reads it from
+        // the environment too).
         chkpnt_method: o
             .chkpnt
             .as_ref()
-            .and_then(|c| c.method.clone())
+            .and_then(|c| {
+                c.method.clone().or_else(|| {
+                    who.vars
+                        .iter()
+                        .find(|(k, _)| k == "LSB_ECHKPNT_METHOD")
+                        .map(|(_, v)| v.trim().to_owned())
+                        .filter(|v| !v.is_empty() && !v.contains('/'))
+                })
+            })
             .unwrap_or_default(),
+        chkpnt_init_period: o.chkpnt.as_ref().and_then(|c| c.init).unwrap_or(0),
         restart_job: None,
     }
 }

@@ -55,17 +55,20 @@ pub struct BsubOpts {
     pub ignored: Vec<String>,
 }
 
-/// `bsub -k "dir [period] [method=name]"`.
+/// `bsub -k "dir [init=minutes] [period] [method=name]"`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Chkpnt {
     pub dir: String,
     /// Seconds (from minutes).
     pub period: Option<i64>,
+    /// The initial period, seconds (from minutes).
+    pub init: Option<i64>,
     pub method: Option<String>,
 }
 
 impl Chkpnt {
-    /// Parse `-k`'s value: a directory, then a period in minutes and/or `method=name`.
+    /// Parse `-k`'s value: a directory, then a period in minutes, `init=minutes` and/or
+    /// `method=name`, each at most once.
     pub fn parse(v: &str) -> Option<Chkpnt> {
         let v = v.trim();
         let v = v
@@ -78,7 +81,13 @@ impl Chkpnt {
             ..Default::default()
         };
         for w in words {
-            if let Some(m) = w.strip_prefix("method=") {
+            if let Some(i) = w.strip_prefix("init=") {
+                let minutes: i64 = i.parse().ok().filter(|m| *m > 0)?;
+                if c.init.is_some() {
+                    return None;
+                }
+                c.init = Some(minutes.checked_mul(60)?);
+            } else if let Some(m) = w.strip_prefix("method=") {
                 if m.is_empty() || c.method.is_some() || m.contains('/') {
                     return None;
                 }

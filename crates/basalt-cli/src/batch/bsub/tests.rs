@@ -1077,3 +1077,64 @@ fn q_takes_requeue_exit_values_and_refuses_what_is_not_one() {
     let mut o = BsubOpts::default();
     assert!(apply_items(items, &mut o, &cx("KB")).is_err());
 }
+
+/// `bsub -k "checkpoint_dir [init=initial_checkpoint_period] [checkpoint_period]
+/// [method=method_name]"` (LSF 10.1): periods in minutes, each part at most once.
+#[test]
+fn k_takes_a_directory_an_initial_period_a_period_and_a_method() {
+    assert_eq!(
+        Chkpnt::parse("\"/ckpt init=5 30 method=criu\""),
+        Some(Chkpnt {
+            dir: "/ckpt".into(),
+            period: Some(1800),
+            init: Some(300),
+            method: Some("criu".into()),
+        })
+    );
+    assert_eq!(
+        Chkpnt::parse("mydir"),
+        Some(Chkpnt {
+            dir: "mydir".into(),
+            ..Default::default()
+        })
+    );
+    for bad in [
+        "",
+        "/c 0",
+        "/c x",
+        "/c 5 6",
+        "/c method=",
+        "/c method=a/b",
+        "/c init=0",
+    ] {
+        assert_eq!(Chkpnt::parse(bad), None, "{bad:?}");
+    }
+    // On the command line: the option bits and fields of the submission, a relative
+    // directory made absolute.
+    let items = opts::parse(&words(&["-k", "ck 10", "true"]), &SPEC, true).unwrap_or_default();
+    let mut o = BsubOpts::default();
+    apply_items(items, &mut o, &cx("KB")).expect("-k");
+    let who = Submitter {
+        cwd: "/home/alice".into(),
+        vars: vec![("LSB_ECHKPNT_METHOD".into(), "mine".into())],
+        ..Default::default()
+    };
+    let cmd = JobCommand {
+        text: "true".into(),
+        is_script: false,
+        script_name: None,
+    };
+    let j = build(&o, &cmd, &who);
+    assert_eq!(j.chkpnt_dir, "/home/alice/ck");
+    assert_eq!(j.chkpnt_period, 600);
+    assert_eq!(
+        j.chkpnt_method, "mine",
+        "LSB_ECHKPNT_METHOD of the environment"
+    );
+    assert_eq!(
+        j.options & (sub::CHKPNT_DIR | sub::CHKPNT_PERIOD),
+        sub::CHKPNT_DIR | sub::CHKPNT_PERIOD
+    );
+    let items = opts::parse(&words(&["-k", "/bad 0", "true"]), &SPEC, true).unwrap_or_default();
+    assert!(apply_items(items, &mut BsubOpts::default(), &cx("KB")).is_err());
+}
