@@ -325,10 +325,19 @@ fn checkpoint_restart_and_migration_on_a_process_cluster() -> Result<()> {
     )?;
     wait_run_on(&c, crash, "hostB")?;
     wait_count(&work, "crash", "hostB", 3)?;
+    let mbd_starts = || {
+        events(&c)
+            .iter()
+            .filter(|f| f.first().map(String::as_str) == Some("MBD_START"))
+            .count()
+    };
+    let before = mbd_starts();
     c.ok("bmig", &["-m", "hostC", &crash.to_string()])?;
     if c.kill9_pids_of("mbatchd", "hostA") != 1 {
         bail!("no mbatchd to kill");
     }
+    // Killed before the job could save its count (it takes 3 s).
+    assert!(records(&c, "CHKPNT", crash).is_empty());
     wait_run_on(&c, crash, "hostC")?;
     let s = wait_for("the restart after the crash", LONG, || {
         let s = starts(&work, "crash");
@@ -338,6 +347,7 @@ fn checkpoint_restart_and_migration_on_a_process_cluster() -> Result<()> {
     assert_eq!(Some(s[1].1), saved_count(&ckpt, crash));
     assert!(s[1].0.contains("hostC"), "{s:?}");
     wait_count(&work, "crash", "hostC", s[1].1 + 2)?;
+    assert_eq!(mbd_starts(), before + 1, "mbatchd came back once");
     assert_eq!(records(&c, "MIG", crash).len(), 1);
     assert_eq!(records(&c, "JOB_NEW", crash).len(), 1);
     assert_eq!(records(&c, "JOB_START", crash).len(), 2);
