@@ -614,3 +614,54 @@ fn the_initial_period_delays_the_first_periodic_checkpoint() {
     s.tick(T0 + 60_500);
     assert_eq!(chk_orders(&s.take_effects()).len(), 1, "CHKPNT_INITPERIOD");
 }
+
+/// Seed 001: "LSF Batch jobs can be submitted so that they are automatically rerun from
+/// the beginning or restarted from a checkpoint on another host if they are lost because
+/// of a host failure." A checkpointable job with a checkpoint, lost with its silent
+/// host, goes back to PEND and restarts from its checkpoint; one without a checkpoint
+/// (and not rerunnable) ends as before.
+#[test]
+fn a_checkpointed_job_lost_with_its_host_is_restarted_from_its_checkpoint_elsewhere() {
+    let mut s = Sched::new(cfg(), T0);
+    s.lim_update("hostA", 1, 1.0, true, BTreeMap::new());
+    s.lim_update("hostB", 1, 1.0, true, BTreeMap::new());
+    s.start(T0, "hostA");
+    let mut a = ckpt("with", "/ckpt", 0);
+    a.asked_hosts = vec!["hostB".into()];
+    s.submit(T0, &alice(), a).expect("submit");
+    s.schedule(T0);
+    let key = (1, 0);
+    s.dispatch_accepted(T0 + 10, key, 1, 100, 100);
+    s.checkpoint(T0 + 100, &alice(), key, false, false, None)
+        .expect("bchkpnt");
+    chkpnt_done(&mut s, T0 + 1000, key, true, "");
+    s.take_effects();
+    // hostB falls silent; hostA keeps saying hello. Unreach after 15 s, lost 60 s later.
+    let mut now = T0 + 1000;
+    while now < T0 + 80_000 {
+        now += 1000;
+        s.sbd_hello(now, "hostA", &[]);
+        s.tick(now);
+    }
+    let j = &s.jobs[&key];
+    assert_eq!((j.state, j.reasons), (JobState::Pend, pend::REQUEUED));
+    assert!(s.dispatch_chkpnt(key).is_some_and(|d| d.restart));
+
+    // Without a checkpoint: EXIT (it is not rerunnable).
+    let mut s = Sched::new(cfg(), T0);
+    s.lim_update("hostA", 1, 1.0, true, BTreeMap::new());
+    s.lim_update("hostB", 1, 1.0, true, BTreeMap::new());
+    s.start(T0, "hostA");
+    let mut a = ckpt("without", "/ckpt", 0);
+    a.asked_hosts = vec!["hostB".into()];
+    s.submit(T0, &alice(), a).expect("submit");
+    s.schedule(T0);
+    s.dispatch_accepted(T0 + 10, key, 1, 100, 100);
+    let mut now = T0;
+    while now < T0 + 80_000 {
+        now += 1000;
+        s.sbd_hello(now, "hostA", &[]);
+        s.tick(now);
+    }
+    assert_eq!(s.jobs[&key].state, JobState::Exit);
+}

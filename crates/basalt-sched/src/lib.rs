@@ -42,6 +42,10 @@
 //! finished jobs' usage derived from the log (and carried by log switches); slot pools
 //! (SLOT_POOL / SLOT_SHARE) give each queue of a pool its share of the pool's slots.
 //!
+//! Checkpointing (seed 001, [`mod@chkpnt`]): bchkpnt and periodic checkpoints are orders to
+//! sbatchd logged as JOB_SIGACT `SIG_CHKPNT`, their outcomes as CHKPNT; a checkpointable
+//! job migrates through a checkpoint and restarts from it at its next dispatch.
+//!
 //! MultiCluster job forwarding (seed 004, [`mod@mc`]): Phase II after each pass sends
 //! what no local host takes to a remote receive-jobs queue (JOB_FORWARD); the remote
 //! cluster's reports come back as JOB_START (`host@cluster`) and JOB_STATUS; Phase III

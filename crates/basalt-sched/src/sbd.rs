@@ -169,7 +169,8 @@ impl Sched {
 
     /// The host's sbatchd has been silent for the unreach time plus `BASALT_HOST_LOST_GRACE`:
     /// mbatchd gives up on the jobs started there (on it as their first host). A job with a
-    /// kill order ends EXIT with the kill's term reason; a rerunnable job is requeued to PEND
+    /// kill order ends EXIT with the kill's term reason; a rerunnable job — or a
+    /// checkpointable one with a checkpoint, which restarts from it — is requeued to PEND
     /// (reason PEND_JOB_REQUEUED) at the top of its queue, to run again elsewhere with a
     /// new attempt number; any other job ends EXIT, TERM_REMOVE_HUNG_JOB, as if killed by
     /// signal 9. That holds for a job whose dispatch was never answered too: after a
@@ -196,7 +197,11 @@ impl Sched {
             let Some(j) = self.jobs.get(&key) else {
                 continue;
             };
-            let (kill, rerun) = (j.kill_ordered.clone(), self.rerunnable(j));
+            // Seed 001: jobs lost with their host are "rerun from the beginning or
+            // restarted from a checkpoint on another host": rerunnable ones, and
+            // checkpointable ones that have a checkpoint.
+            let restartable = j.chk.as_ref().is_some_and(|c| c.count > 0) && self.checkpointable(j);
+            let (kill, rerun) = (j.kill_ordered.clone(), self.rerunnable(j) || restartable);
             self.missing.remove(&key);
             if let Some(term) = kill {
                 self.finish(t, key, status::EXIT, 0, 9, None, term.to_string());
