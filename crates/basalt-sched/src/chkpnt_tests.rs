@@ -9,24 +9,7 @@ use super::*;
 use crate::chkpnt::{ChkCfg, flags};
 use basalt_core::job::{pend, status, sub};
 
-fn report(s: &mut Sched, now: Millis, key: JobKey, kind: ReportKind) -> Ack {
-    let (attempt, host) = {
-        let j = &s.jobs[&key];
-        (j.attempt, j.hosts.first().cloned().unwrap_or_default())
-    };
-    let seq = s.jobs[&key].last_seq + 1;
-    s.report(
-        now,
-        Report {
-            host,
-            key,
-            attempt,
-            seq,
-            time: 0,
-            kind,
-        },
-    )
-}
+use crate::tests::report_next as report;
 
 /// `bsub -k "dir [period]"` (period in minutes).
 fn ckpt(c: &str, dir: &str, period_min: i64) -> Submission {
@@ -615,6 +598,35 @@ fn the_initial_period_delays_the_first_periodic_checkpoint() {
     assert_eq!(chk_orders(&s.take_effects()).len(), 1, "CHKPNT_INITPERIOD");
 }
 
+/// A core with hostA and hostB (a slot each), a checkpointable job started on hostB
+/// (checkpointed once with `checkpointed`); then hostB falls silent while hostA says
+/// hello, past the unreach time (15 s) and BASALT_HOST_LOST_GRACE (60 s).
+fn lost_on_host_b(checkpointed: bool) -> (Sched, JobKey) {
+    let mut s = Sched::new(cfg(), T0);
+    s.lim_update("hostA", 1, 1.0, true, BTreeMap::new());
+    s.lim_update("hostB", 1, 1.0, true, BTreeMap::new());
+    s.start(T0, "hostA");
+    let mut a = ckpt("job", "/ckpt", 0);
+    a.asked_hosts = vec!["hostB".into()];
+    s.submit(T0, &alice(), a).expect("submit");
+    s.schedule(T0);
+    let key = (1, 0);
+    s.dispatch_accepted(T0 + 10, key, 1, 100, 100);
+    if checkpointed {
+        s.checkpoint(T0 + 100, &alice(), key, false, false, None)
+            .expect("bchkpnt");
+        chkpnt_done(&mut s, T0 + 1000, key, true, "");
+    }
+    s.take_effects();
+    let mut now = T0 + 1000;
+    while now < T0 + 80_000 {
+        now += 1000;
+        s.sbd_hello(now, "hostA", &[]);
+        s.tick(now);
+    }
+    (s, key)
+}
+
 /// Seed 001: "LSF Batch jobs can be submitted so that they are automatically rerun from
 /// the beginning or restarted from a checkpoint on another host if they are lost because
 /// of a host failure." A checkpointable job with a checkpoint, lost with its silent
@@ -622,46 +634,10 @@ fn the_initial_period_delays_the_first_periodic_checkpoint() {
 /// (and not rerunnable) ends as before.
 #[test]
 fn a_checkpointed_job_lost_with_its_host_is_restarted_from_its_checkpoint_elsewhere() {
-    let mut s = Sched::new(cfg(), T0);
-    s.lim_update("hostA", 1, 1.0, true, BTreeMap::new());
-    s.lim_update("hostB", 1, 1.0, true, BTreeMap::new());
-    s.start(T0, "hostA");
-    let mut a = ckpt("with", "/ckpt", 0);
-    a.asked_hosts = vec!["hostB".into()];
-    s.submit(T0, &alice(), a).expect("submit");
-    s.schedule(T0);
-    let key = (1, 0);
-    s.dispatch_accepted(T0 + 10, key, 1, 100, 100);
-    s.checkpoint(T0 + 100, &alice(), key, false, false, None)
-        .expect("bchkpnt");
-    chkpnt_done(&mut s, T0 + 1000, key, true, "");
-    s.take_effects();
-    // hostB falls silent; hostA keeps saying hello. Unreach after 15 s, lost 60 s later.
-    let mut now = T0 + 1000;
-    while now < T0 + 80_000 {
-        now += 1000;
-        s.sbd_hello(now, "hostA", &[]);
-        s.tick(now);
-    }
+    let (s, key) = lost_on_host_b(true);
     let j = &s.jobs[&key];
     assert_eq!((j.state, j.reasons), (JobState::Pend, pend::REQUEUED));
     assert!(s.dispatch_chkpnt(key).is_some_and(|d| d.restart));
-
-    // Without a checkpoint: EXIT (it is not rerunnable).
-    let mut s = Sched::new(cfg(), T0);
-    s.lim_update("hostA", 1, 1.0, true, BTreeMap::new());
-    s.lim_update("hostB", 1, 1.0, true, BTreeMap::new());
-    s.start(T0, "hostA");
-    let mut a = ckpt("without", "/ckpt", 0);
-    a.asked_hosts = vec!["hostB".into()];
-    s.submit(T0, &alice(), a).expect("submit");
-    s.schedule(T0);
-    s.dispatch_accepted(T0 + 10, key, 1, 100, 100);
-    let mut now = T0;
-    while now < T0 + 80_000 {
-        now += 1000;
-        s.sbd_hello(now, "hostA", &[]);
-        s.tick(now);
-    }
+    let (s, key) = lost_on_host_b(false);
     assert_eq!(s.jobs[&key].state, JobState::Exit);
 }

@@ -9,24 +9,7 @@ use super::tests::*;
 use super::*;
 use basalt_core::job::{exit_reason, pend, status};
 
-fn report(s: &mut Sched, now: Millis, key: JobKey, kind: ReportKind) -> Ack {
-    let (attempt, host) = {
-        let j = &s.jobs[&key];
-        (j.attempt, j.hosts.first().cloned().unwrap_or_default())
-    };
-    let seq = s.jobs[&key].last_seq + 1;
-    s.report(
-        now,
-        Report {
-            host,
-            key,
-            attempt,
-            seq,
-            time: 0,
-            kind,
-        },
-    )
-}
+use crate::tests::report_next as report;
 
 fn pre_failed(s: &mut Sched, now: Millis, key: JobKey, code: i32) {
     report(

@@ -244,6 +244,26 @@ pub(crate) fn logged(effects: &[Effect]) -> Vec<Event> {
         .collect()
 }
 
+/// sbatchd's next report of the job's current attempt (from its first host).
+pub(crate) fn report_next(s: &mut Sched, now: Millis, key: JobKey, kind: ReportKind) -> Ack {
+    let (attempt, host) = {
+        let j = &s.jobs[&key];
+        (j.attempt, j.hosts.first().cloned().unwrap_or_default())
+    };
+    let seq = s.jobs[&key].last_seq + 1;
+    s.report(
+        now,
+        Report {
+            host,
+            key,
+            attempt,
+            seq,
+            time: 0,
+            kind,
+        },
+    )
+}
+
 pub(crate) fn finish(s: &mut Sched, key: JobKey, exit: i32, seq: u64) -> Ack {
     finish_at(s, key, exit, seq, T0 + 5000)
 }

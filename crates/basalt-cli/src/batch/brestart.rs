@@ -5,8 +5,8 @@
 //! submitted to queue <q>.`; a refusal is `<reason>. Job not submitted.` on stderr.
 
 use super::bsub::{
-    BsubOpts, Chkpnt, ValueCtx, answer_lost, apply, limits_unit, rejected_line, resolve_local_time,
-    submit_token, submitted_line,
+    BsubOpts, Chkpnt, ValueCtx, apply, limits_unit, resolve_local_time, submit_token,
+    submit_until_answered, submitted_line,
 };
 use super::opts::{Item, Spec};
 use basalt_core::job::sub;
@@ -172,7 +172,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
     }
     let job = submission(&r);
     super::run(async move {
-        let mut client = match super::connect_mbatchd(&config).await {
+        let client = match super::connect_mbatchd(&config).await {
             Ok(c) => c,
             Err(e) => return super::connect_failed(&e),
         };
@@ -181,30 +181,12 @@ pub fn main(args: Vec<String>) -> ExitCode {
             job: Some(job),
             submit_token: submit_token(),
         };
-        let deadline = std::time::Instant::now() + super::cmd_timeout();
-        let mut warned = false;
-        loop {
-            match client.submit(req.clone()).await {
-                Ok(a) => {
-                    let a = a.into_inner();
-                    println!("{}", submitted_line(a.job_id, &a.queue, a.default_queue));
-                    return ExitCode::SUCCESS;
-                }
-                Err(s) if answer_lost(&s) && std::time::Instant::now() < deadline => {
-                    if !warned {
-                        warned = true;
-                        eprintln!("batch system daemon not responding ... still trying");
-                    }
-                    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-                    if let Ok(c) = super::connect_mbatchd(&config).await {
-                        client = c;
-                    }
-                }
-                Err(s) => {
-                    eprintln!("{}", rejected_line(&super::status_text(&s)));
-                    return crate::fail();
-                }
+        match submit_until_answered(&config, client, req).await {
+            Ok((a, _)) => {
+                println!("{}", submitted_line(a.job_id, &a.queue, a.default_queue));
+                ExitCode::SUCCESS
             }
+            Err(code) => code,
         }
     })
 }

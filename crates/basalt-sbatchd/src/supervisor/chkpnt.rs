@@ -17,7 +17,7 @@
 //! (`TERM_CHKPNT`); a failed one leaves the job as it was.
 
 use super::env::chkpnt_method;
-use super::method::{self, Method, Output, Poll, Program, Run};
+use super::method::{self, Method, Poll, Program, Run};
 use super::{Phase, Supervisor};
 use crate::state::{Event, EventKind};
 use nix::sys::signal::Signal;
@@ -135,19 +135,8 @@ impl Supervisor {
             .ok_or_else(|| format!("{name}: the job's user is not known"))?;
         let pgid = self.pgid().map_or(0, |p| p.as_raw());
         let dir = &self.spec.chkpnt_dir;
-        let (output, kept_err) = if self.launch.echkpnt_keep_output {
-            let err = Path::new(dir).join("echkpnt.err");
-            let out = Path::new(dir).join("echkpnt.out");
-            (
-                Output::Keep {
-                    out,
-                    err: err.clone(),
-                },
-                Some(err),
-            )
-        } else {
-            (Output::Capture, None)
-        };
+        let (output, kept_err) =
+            method::output_for(self.launch.echkpnt_keep_output, dir, "echkpnt");
         let run = Run {
             argv: method::echkpnt_argv(path, req.force, req.kill, dir, pgid),
             env: method::method_env(&self.spec, &self.launch, ident, req.migrate),

@@ -482,3 +482,21 @@ fn spawn_run(name: &str, run: &Run, ident: &Identity) -> Result<Started, String>
         }),
     }
 }
+
+/// Where a method program's output goes: kept in `<dir>/<program>.out` / `.err` with
+/// `LSB_ECHKPNT_KEEP_OUTPUT`, else captured (its standard error gives a failure's
+/// reason); the kept standard error's path, to read that reason from.
+pub(super) fn output_for(keep: bool, dir: &str, program: &str) -> (Output, Option<PathBuf>) {
+    if !keep {
+        return (Output::Capture, None);
+    }
+    let err = Path::new(dir).join(format!("{program}.err"));
+    let out = Path::new(dir).join(format!("{program}.out"));
+    (
+        Output::Keep {
+            out,
+            err: err.clone(),
+        },
+        Some(err),
+    )
+}

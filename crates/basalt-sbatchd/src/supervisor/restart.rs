@@ -13,7 +13,7 @@
 
 use super::chkpnt::DONE_FILE;
 use super::env::chkpnt_method;
-use super::method::{self, Method, Output, Poll, Program, Run};
+use super::method::{self, Method, Poll, Program, Run};
 use super::{At, Phase, Supervisor};
 use crate::state::{Event, EventKind};
 use std::path::Path;
@@ -101,19 +101,8 @@ impl Supervisor {
         let spec = &self.spec;
         let dir = spec.chkpnt_dir.clone();
         let from = spec.restart_from_dir.clone();
-        let (output, kept_err) = if self.launch.echkpnt_keep_output {
-            let err = Path::new(&dir).join("erestart.err");
-            let out = Path::new(&dir).join("erestart.out");
-            (
-                Output::Keep {
-                    out,
-                    err: err.clone(),
-                },
-                Some(err),
-            )
-        } else {
-            (Output::Capture, None)
-        };
+        let (output, kept_err) =
+            method::output_for(self.launch.echkpnt_keep_output, &dir, "erestart");
         let run = match &found {
             Method::Program(path) => Some(Run {
                 argv: method::erestart_argv(path, spec.restart_force, &dir),

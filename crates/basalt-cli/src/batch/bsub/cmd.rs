@@ -2,6 +2,9 @@
 //! the submitter's environment, the submission RPC with its retry token, exit codes.
 
 use super::*;
+use basalt_proto::mbatchd::SubmitReply;
+use basalt_proto::mbatchd::mbatchd_client::MbatchdClient;
+use basalt_runtime::AuthChannel;
 
 /// Is `path` a readable text file (no NUL byte)? Returns its text.
 pub(super) fn read_text_file(path: &str) -> Option<String> {
@@ -227,7 +230,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         }
     }
     let submitting = async move {
-        let mut client = match super::super::connect_mbatchd(&config).await {
+        let client = match super::super::connect_mbatchd(&config).await {
             Ok(c) => c,
             Err(e) => return super::super::connect_failed(&e),
         };
@@ -236,70 +239,18 @@ pub fn main(args: Vec<String>) -> ExitCode {
             job: Some(job),
             submit_token: submit_token(),
         };
-        // The request carries a token, so sending it again after a lost answer (mbatchd
-        // died or the master moved) cannot create a second job: mbatchd answers a repeat
-        // with the job the first one created.
-        let deadline = std::time::Instant::now() + super::super::cmd_timeout();
-        let mut warned = false;
-        // A pending job threshold (MAX_PEND_JOBS) is tried again every SUB_TRY_INTERVAL
-        // seconds, at most LSB_NTRIES times in all (unset: until it is accepted).
-        let tries: Option<u64> = std::env::var("LSB_NTRIES")
-            .ok()
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .filter(|n| *n > 0);
-        let mut tried = 0u64;
-        loop {
-            tried += 1;
-            match client.submit(req.clone()).await {
-                Ok(r) => {
-                    let r = r.into_inner();
-                    println!("{}", submitted_line(r.job_id, &r.queue, r.default_queue));
-                    if interactive != 0 {
-                        return run_interactive(&config, client, r.job_id, interactive).await;
-                    }
-                    if wait {
-                        return wait_for_job(&config, client, r.job_id).await;
-                    }
-                    return ExitCode::SUCCESS;
-                }
-                Err(s) if answer_lost(&s) && std::time::Instant::now() < deadline => {
-                    if !warned {
-                        warned = true;
-                        eprintln!("batch system daemon not responding ... still trying");
-                    }
-                    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-                    if let Ok(c) = super::super::connect_mbatchd(&config).await {
-                        client = c;
-                    }
-                }
-                Err(s) if answer_lost(&s) => {
-                    eprintln!(
-                        "Lost the connection to mbatchd before it answered ({}): the job may \
-                         have been submitted. Check with bjobs -a before submitting it again.",
-                        s.message()
-                    );
-                    return crate::fail();
-                }
-                Err(s)
-                    if s.code() == tonic::Code::ResourceExhausted
-                        && tries.is_none_or(|n| tried < n) =>
-                {
-                    // mbatchd says how long (SUB_TRY_INTERVAL of lsb.params).
-                    let retry_secs = s
-                        .metadata()
-                        .get(basalt_proto::RETRY_SECS_METADATA)
-                        .and_then(|v| v.to_str().ok())
-                        .and_then(|v| v.parse::<u64>().ok())
-                        .unwrap_or(60);
-                    eprintln!("{}. Retrying in {retry_secs} seconds...", s.message());
-                    tokio::time::sleep(std::time::Duration::from_secs(retry_secs)).await;
-                }
-                Err(s) => {
-                    eprintln!("{}", rejected_line(&super::super::status_text(&s)));
-                    return crate::fail();
-                }
-            }
+        let (r, client) = match submit_until_answered(&config, client, req).await {
+            Ok(x) => x,
+            Err(code) => return code,
+        };
+        println!("{}", submitted_line(r.job_id, &r.queue, r.default_queue));
+        if interactive != 0 {
+            return run_interactive(&config, client, r.job_id, interactive).await;
         }
+        if wait {
+            return wait_for_job(&config, client, r.job_id).await;
+        }
+        ExitCode::SUCCESS
     };
     // An interactive job's standard input is read until the job ends: the runtime
     // does not wait for a read still blocked then.
@@ -307,6 +258,68 @@ pub fn main(args: Vec<String>) -> ExitCode {
         crate::block_on_leaving_reads(submitting).unwrap_or_else(|code| code)
     } else {
         super::super::run(submitting)
+    }
+}
+
+/// Send a submission (bsub, brestart) until mbatchd answers it. The request carries a
+/// token, so sending it again after a lost answer (mbatchd died or the master moved)
+/// cannot create a second job: mbatchd answers a repeat with the job the first one
+/// created. A pending job threshold (MAX_PEND_JOBS) is tried again every SUB_TRY_INTERVAL
+/// seconds, at most LSB_NTRIES times in all (unset: until it is accepted). A refusal or
+/// giving up prints why and is the command's exit code.
+pub(crate) async fn submit_until_answered(
+    config: &basalt_config::Config,
+    mut client: MbatchdClient<AuthChannel>,
+    req: SubmitRequest,
+) -> Result<(SubmitReply, MbatchdClient<AuthChannel>), ExitCode> {
+    let deadline = std::time::Instant::now() + super::super::cmd_timeout();
+    let mut warned = false;
+    let tries: Option<u64> = std::env::var("LSB_NTRIES")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|n| *n > 0);
+    let mut tried = 0u64;
+    loop {
+        tried += 1;
+        match client.submit(req.clone()).await {
+            Ok(r) => return Ok((r.into_inner(), client)),
+            Err(s) if answer_lost(&s) && std::time::Instant::now() < deadline => {
+                if !warned {
+                    warned = true;
+                    eprintln!("batch system daemon not responding ... still trying");
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                if let Ok(c) = super::super::connect_mbatchd(config).await {
+                    client = c;
+                }
+            }
+            Err(s) if answer_lost(&s) => {
+                eprintln!(
+                    "Lost the connection to mbatchd before it answered ({}): the job may \
+                     have been submitted. Check with bjobs -a before submitting it again.",
+                    s.message()
+                );
+                return Err(crate::fail());
+            }
+            Err(s)
+                if s.code() == tonic::Code::ResourceExhausted
+                    && tries.is_none_or(|n| tried < n) =>
+            {
+                // mbatchd says how long (SUB_TRY_INTERVAL of lsb.params).
+                let retry_secs = s
+                    .metadata()
+                    .get(basalt_proto::RETRY_SECS_METADATA)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(60);
+                eprintln!("{}. Retrying in {retry_secs} seconds...", s.message());
+                tokio::time::sleep(std::time::Duration::from_secs(retry_secs)).await;
+            }
+            Err(s) => {
+                eprintln!("{}", rejected_line(&super::super::status_text(&s)));
+                return Err(crate::fail());
+            }
+        }
     }
 }
 
@@ -352,7 +365,7 @@ pub(super) fn run_esubs(
 
 /// Did the call fail without an answer from mbatchd (so a resend with the same token is
 /// safe and needed), rather than being refused?
-pub(crate) fn answer_lost(s: &tonic::Status) -> bool {
+pub(super) fn answer_lost(s: &tonic::Status) -> bool {
     matches!(
         s.code(),
         tonic::Code::Unknown
