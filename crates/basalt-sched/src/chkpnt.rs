@@ -357,11 +357,8 @@ impl Sched {
             c.last_ok = time;
             c.error.clear();
         } else {
-            c.error = if message.is_empty() {
-                "the checkpoint method failed".to_owned()
-            } else {
-                message.to_owned()
-            };
+            // (A CHKPNT of another product's log names no reason.)
+            c.error = message.to_owned();
             if f & flags::MIG != 0
                 && let Some(r) = j.requeues.as_mut()
             {
@@ -536,5 +533,82 @@ impl Sched {
         x.restart_job = Some(old);
         s.extras = Some(Box::new(x));
         Ok(s)
+    }
+}
+
+impl Sched {
+    /// What a log switch carries of a job's checkpoints (after its current attempt's
+    /// JOB_START): that it has one (the last, as JOB_SIGACT then CHKPNT: the count
+    /// starts again at 1), the period bchkpnt -p set, why the last one failed, the order
+    /// under way; and a migration or brequeue waiting for sbatchd's kill.
+    pub(crate) fn carry_chkpnt(&self, j: &Job, t: i64, out: &mut Vec<Event>) {
+        let key = j.key();
+        if let Some(c) = j.chk.as_deref() {
+            let at = |x: i64| if x > 0 { x } else { t };
+            let period = self.chkpnt_period(j);
+            let end = |time: i64, ok: bool, message: &str| Event::ChkpntEnd {
+                time,
+                key,
+                ok,
+                pid: 0,
+                flags: 0,
+                period,
+                message: message.to_owned(),
+            };
+            if c.count > 0 {
+                out.push(Event::ChkpntStart {
+                    time: at(c.last_ok),
+                    key,
+                    flags: 0,
+                    period: c.period,
+                });
+                out.push(end(at(c.last_ok), true, ""));
+            }
+            let period_left = if c.count > 0 { None } else { c.period };
+            if !c.error.is_empty() || period_left.is_some() {
+                out.push(Event::ChkpntStart {
+                    time: at(c.last_order),
+                    key,
+                    flags: 0,
+                    period: period_left,
+                });
+                out.push(end(at(c.last_order), false, &c.error));
+            }
+            if let Some((since, f)) = c.in_flight {
+                out.push(Event::ChkpntStart {
+                    time: since,
+                    key,
+                    flags: f,
+                    period: None,
+                });
+            }
+        }
+        if j.state.is_started()
+            && let Some(r) = j.requeues.as_deref().filter(|r| r.requeue_to != 0)
+        {
+            let (uid, user) = self.switch_user(&j.sub.user);
+            out.push(if r.requeue_reason == pend::MIG {
+                Event::JobMigrate {
+                    time: t,
+                    key,
+                    uid,
+                    user,
+                    hosts: Vec::new(),
+                }
+            } else {
+                Event::JobSignal {
+                    time: t,
+                    key,
+                    uid,
+                    user,
+                    signal: if r.requeue_to == status::PSUSP {
+                        "REQUEUE_PSUSP"
+                    } else {
+                        "REQUEUE_PEND"
+                    }
+                    .to_owned(),
+                }
+            });
+        }
     }
 }

@@ -641,3 +641,68 @@ fn a_checkpointed_job_lost_with_its_host_is_restarted_from_its_checkpoint_elsewh
     let (s, key) = lost_on_host_b(false);
     assert_eq!(s.jobs[&key].state, JobState::Exit);
 }
+
+/// A log switch carries what the log said of a job's checkpoints: that it has one (a
+/// migrated job pending to restart from it), the period bchkpnt -p set, why the last
+/// checkpoint failed, an order under way, and a migration waiting for sbatchd's kill.
+#[test]
+fn a_log_switch_keeps_checkpoints_periods_failures_and_migrations_under_way() {
+    use crate::logswitch_tests::replay;
+    let mut s = Sched::new(cfg(), T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    for c in ["a", "b", "c", "d"] {
+        s.submit(T0, &alice(), ckpt(c, "/ckpt", 0)).expect("submit");
+    }
+    s.schedule(T0);
+    for id in 1..=4 {
+        report(
+            &mut s,
+            T0 + 10,
+            (id, 0),
+            ReportKind::Started {
+                pid: 100,
+                pgid: 100,
+            },
+        );
+    }
+    // 1: migrated after a checkpoint, pending to restart. 2: bchkpnt -p 5, then a failed
+    // checkpoint. 3: a checkpoint under way. 4: a migration waiting for its checkpoint.
+    s.migrate(T0 + 100, &alice(), (1, 0), &[]).expect("bmig");
+    chkpnt_done(&mut s, T0 + 200, (1, 0), true, "");
+    killed(&mut s, T0 + 300, (1, 0), "TERM_CHKPNT");
+    s.checkpoint(T0 + 100, &alice(), (2, 0), false, false, Some(300))
+        .expect("-p 5");
+    chkpnt_done(&mut s, T0 + 200, (2, 0), false, "no room");
+    s.checkpoint(T0 + 400, &alice(), (3, 0), false, false, None)
+        .expect("bchkpnt");
+    s.migrate(T0 + 500, &alice(), (4, 0), &[]).expect("bmig");
+    s.take_effects();
+    let co = s.carry_over(T0 + 1000);
+    let r = replay(s.config().clone(), T0 + 1000, co.events());
+    assert_eq!(r.jobs[&(1, 0)].state, JobState::Pend);
+    assert!(r.dispatch_chkpnt((1, 0)).is_some_and(|d| d.restart));
+    assert_eq!(r.chkpnt_period(&r.jobs[&(2, 0)]), 300);
+    let c2 = r.jobs[&(2, 0)].chk.as_deref().expect("chk");
+    assert_eq!((c2.count, c2.error.as_str()), (0, "no room"));
+    assert!(!r.dispatch_chkpnt((2, 0)).is_some_and(|d| d.restart));
+    assert!(
+        r.jobs[&(3, 0)]
+            .chk
+            .as_deref()
+            .is_some_and(|c| c.in_flight.is_some())
+    );
+    let j4 = &r.jobs[&(4, 0)];
+    assert_eq!(
+        j4.requeues
+            .as_ref()
+            .map(|q| (q.requeue_to, q.requeue_reason)),
+        Some((status::PEND, pend::MIG))
+    );
+    assert_eq!(
+        j4.chk.as_deref().and_then(|c| c.in_flight).map(|(_, f)| f),
+        Some(flags::KILL | flags::MIG)
+    );
+}

@@ -370,7 +370,7 @@ impl Sched {
 
     /// Who a synthesized administrative record names: a cluster administrator (else
     /// root), never `not` (a kill by someone else than the owner must stay TERM_ADMIN).
-    fn switch_user(&self, not: &str) -> (u32, String) {
+    pub(crate) fn switch_user(&self, not: &str) -> (u32, String) {
         let name = self
             .cfg
             .admins
@@ -578,6 +578,7 @@ impl Sched {
                 out.push(status(t, want));
             }
         }
+        self.carry_chkpnt(j, t, out);
     }
 }
 
