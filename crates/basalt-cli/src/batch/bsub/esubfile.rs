@@ -34,12 +34,10 @@ pub const RLIMIT_NAMES: [(usize, &str); 9] = [
 
 /// LSF's names for what an esub cannot change here: whether the job is interactive
 /// (bsub attaches to it or not: decided on the command line), and what Basalt refuses on
-/// the command line (checkpointing, file transfer, warning actions and signals,
-/// restarts): an esub that sets one is refused, rather than the job running without
-/// it. `SUB_RESET` of one of them is accepted.
+/// the command line (file transfer, warning actions and signals, restarts): an esub
+/// that sets one is refused, rather than the job running without it. `SUB_RESET` of one
+/// of them is accepted.
 pub const MODIFY_NOT_SUPPORTED: &[&str] = &[
-    "LSB_SUB_CHKPNT_DIR",
-    "LSB_SUB_CHKPNT_PERIOD",
     "LSB_SUB_OTHER_FILES",
     "LSB_SUB_JOB_WARNING_ACTION",
     "LSB_SUB_JOB_ACTION_WARNING_TIME",
@@ -118,6 +116,14 @@ pub fn parm_file(o: &BsubOpts, cmd: &JobCommand, with_command: bool) -> String {
     text("LSB_SUB3_CWD", &o.cwd);
     text("LSB_SUB3_APP", &o.app);
     text("LSB_SUB_ADDITIONAL", &o.esub_apps);
+    // -k: the directory as given, the period in seconds (LSF's submission fields).
+    text(
+        "LSB_SUB_CHKPNT_DIR",
+        &o.chkpnt.as_ref().map(|c| c.dir.clone()),
+    );
+    if let Some(p) = o.chkpnt.as_ref().and_then(|c| c.period) {
+        line("LSB_SUB_CHKPNT_PERIOD", p.to_string());
+    }
     let mut flag = |name: &str, set: bool| {
         if set {
             line(name, "Y".into());
@@ -344,6 +350,22 @@ pub fn apply_modify(
                     .is_some_and(|h| h.is_empty() || !h.iter().all(|h| asked_host_ok(h)))
                 {
                     return Err(bad_value(a, "host names, or SUB_RESET"));
+                }
+            }
+            // -k: a new directory keeps the period and method; SUB_RESET of the
+            // directory makes the job not checkpointable.
+            "LSB_SUB_CHKPNT_DIR" => match text() {
+                Some(dir) => o.chkpnt.get_or_insert_with(Default::default).dir = dir,
+                None => o.chkpnt = None,
+            },
+            "LSB_SUB_CHKPNT_PERIOD" => {
+                let p = number(1)?;
+                match o.chkpnt.as_mut() {
+                    Some(c) => c.period = p,
+                    None if p.is_some() => {
+                        return Err(bad_value(a, "a period needs a checkpoint directory"));
+                    }
+                    None => {}
                 }
             }
             "LSB_SUB_EXCLUSIVE" => o.exclusive = switch()?,

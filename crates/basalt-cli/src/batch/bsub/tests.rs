@@ -874,12 +874,8 @@ fn modify_file_bad_values_and_refused_options_are_errors() {
     );
     // Saying what bsub said (or resetting what was not set) changes nothing.
     assert_eq!(bad("LSB_SUB_INTERACTIVE", "SUB_RESET"), Ok(vec![]));
-    assert_eq!(
-        bad("LSB_SUB_CHKPNT_DIR", "/x"),
-        Err("LSB_SUB_MODIFY_FILE: line 3: LSB_SUB_CHKPNT_DIR: this LSF option is not supported by Basalt yet".into())
-    );
     assert!(bad("LSB_SUB_OTHER_FILES_0", "a > b").is_err());
-    assert_eq!(bad("LSB_SUB_CHKPNT_DIR", "SUB_RESET"), Ok(vec![]));
+    assert_eq!(bad("LSB_SUB_OTHER_FILES_0", "SUB_RESET"), Ok(vec![]));
     let mut o = BsubOpts::default();
     let both = [
         assignment(1, "LSB_SUB_NUM_PROCESSORS", "4"),
@@ -1137,4 +1133,53 @@ fn k_takes_a_directory_an_initial_period_a_period_and_a_method() {
     );
     let items = opts::parse(&words(&["-k", "/bad 0", "true"]), &SPEC, true).unwrap_or_default();
     assert!(apply_items(items, &mut BsubOpts::default(), &cx("KB")).is_err());
+}
+
+/// An esub sees `-k` as LSB_SUB_CHKPNT_DIR (as given) and LSB_SUB_CHKPNT_PERIOD
+/// (seconds), and may change them: a new directory or period, SUB_RESET of the
+/// directory to make the job not checkpointable; a period without a directory is
+/// refused.
+#[test]
+fn an_esub_sees_and_changes_the_checkpoint_directory_and_period() {
+    let mut o = BsubOpts {
+        chkpnt: Chkpnt::parse("ck 10"),
+        ..Default::default()
+    };
+    let text = parm_file(&o, &plain("true"), false);
+    assert!(
+        text.lines().any(|l| l == r#"LSB_SUB_CHKPNT_DIR="ck""#),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l == "LSB_SUB_CHKPNT_PERIOD=600"),
+        "{text}"
+    );
+    let mut cmd = plain("true");
+    apply_modify(
+        &mut o,
+        &mut cmd,
+        &[
+            assignment(1, "LSB_SUB_CHKPNT_DIR", "/shared/ck"),
+            assignment(2, "LSB_SUB_CHKPNT_PERIOD", "1800"),
+        ],
+    )
+    .expect("modify");
+    let c = o.chkpnt.clone().expect("checkpointable");
+    assert_eq!((c.dir.as_str(), c.period), ("/shared/ck", Some(1800)));
+    apply_modify(
+        &mut o,
+        &mut cmd,
+        &[assignment(1, "LSB_SUB_CHKPNT_DIR", "SUB_RESET")],
+    )
+    .expect("reset");
+    assert_eq!(o.chkpnt, None);
+    let r = apply_modify(
+        &mut o,
+        &mut cmd,
+        &[assignment(4, "LSB_SUB_CHKPNT_PERIOD", "60")],
+    );
+    assert!(
+        matches!(&r, Err(e) if e.contains("line 4: LSB_SUB_CHKPNT_PERIOD")),
+        "{r:?}"
+    );
 }
