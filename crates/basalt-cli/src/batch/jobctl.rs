@@ -122,10 +122,20 @@ async fn most_recent(
     client: &mut MbatchdClient<Channel>,
     f: &Filters,
 ) -> Result<Option<JobRef>, tonic::Status> {
+    most_recent_where(client, f, |_| true).await
+}
+
+/// The most recently submitted unfinished job of the caller matching `f` and `keep`.
+async fn most_recent_where(
+    client: &mut MbatchdClient<Channel>,
+    f: &Filters,
+    keep: impl Fn(&basalt_proto::mbatchd::JobInfo) -> bool,
+) -> Result<Option<JobRef>, tonic::Status> {
     let reply = client.jobs(f.unfinished_jobs()).await?.into_inner();
     Ok(reply
         .jobs
         .iter()
+        .filter(|j| keep(j))
         .max_by_key(|j| (j.submit_time, j.job_id, j.idx))
         .map(|j| JobRef {
             job_id: j.job_id,
@@ -296,7 +306,16 @@ pub fn signal_main(cmd: &str, args: Vec<String>) -> ExitCode {
             Err(e) => return super::connect_failed(&e),
         };
         let refs = if refs.is_empty() {
-            match most_recent(&mut client, &f).await {
+            // bchkpnt: the most recent started checkpointable job (LSF).
+            let found = if chkpnt {
+                most_recent_where(&mut client, &f, |j| {
+                    !j.chkpnt_dir.is_empty() && !j.exec_hosts.is_empty()
+                })
+                .await
+            } else {
+                most_recent(&mut client, &f).await
+            };
+            match found {
                 Ok(Some(r)) => vec![r],
                 Ok(None) => {
                     eprintln!("No unfinished job found");
