@@ -126,7 +126,7 @@ impl Sched {
     /// The job's checkpoint setting: its own (`bsub -k`), its application profile's
     /// (`CHKPNT_DIR`...), else its queue's (`CHKPNT`); None: not checkpointable.
     pub fn chkpnt_cfg(&self, j: &Job) -> Option<ChkCfg> {
-        let app = self.cfg.apps.get(j.sub.app());
+        let app = self.app_of(&j.sub);
         let method = |own: &str| -> String {
             if !own.is_empty() {
                 return own.to_owned();
