@@ -483,3 +483,46 @@ async fn kept_method_output_goes_to_the_checkpoint_directory() {
     std::fs::write(&go, "").expect("go");
     h.wait_report(631, ReportKind::Finished).await;
 }
+
+/// Seed 001: "eexec is run at job start-up and completion time, and when checkpointing
+/// is initiated. The environment variable LS_EXEC_T is set to START, END, and CHKPNT,
+/// respectively" — with what the esubs printed on its standard input; the checkpoint
+/// method runs after it, whatever its exit status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eexec_runs_with_ls_exec_t_chkpnt_when_checkpointing_is_initiated() {
+    let h = Harness::start_full("sbd-ck-eexec", None, CONF).await;
+    let log = h.work.join("eexec.log");
+    h.install(
+        "eexec",
+        &format!(
+            "#!/bin/sh\necho \"$LS_EXEC_T $(cat) $LSB_JOBID\" >> {}\nexit 7\n",
+            log.display()
+        ),
+    );
+    h.install(
+        "echkpnt.after",
+        &format!(
+            "#!/bin/sh\necho \"echkpnt $LS_EXEC_T\" >> {}\n",
+            log.display()
+        ),
+    );
+    let (go, wait_go) = h.until_go();
+    // The job itself runs (after eexec START) once `running` exists.
+    let running = h.work.join("running.641");
+    let cmd = format!("touch {}; {wait_go}", running.display());
+    let mut spec = h.chkpnt_spec(641, &cmd, "after");
+    spec.eexec_input = "from esub".into();
+    h.start_job(EPOCH, spec).await.expect("start");
+    h.wait_report(641, ReportKind::Started).await;
+    wait_file(&running).await;
+    assert!(h.chkpnt(641, false, false, false).await);
+    let r = h.wait_chkpnts(641, 1).await;
+    assert!(r[0].chkpnt_ok, "{r:?}");
+    assert_eq!(
+        read(&log),
+        "START from esub 641\nCHKPNT from esub 641\nechkpnt \n",
+        "eexec START, then CHKPNT before the method (which does not see LS_EXEC_T)"
+    );
+    std::fs::write(&go, "").expect("go");
+    h.wait_report(641, ReportKind::Finished).await;
+}

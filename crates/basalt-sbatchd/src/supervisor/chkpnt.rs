@@ -71,6 +71,10 @@ pub(super) struct Chkpnt {
 
 #[derive(Debug)]
 enum How {
+    /// `LSF_SERVERDIR/eexec` with `LS_EXEC_T=CHKPNT` first (seed 001: "eexec is run at
+    /// job start-up and completion time, and when checkpointing is initiated"); the
+    /// method follows whatever its exit status.
+    Eexec(Program),
     Program(Program),
     Builtin {
         signal: Signal,
@@ -106,25 +110,85 @@ impl Supervisor {
         if let Some(why) = refused {
             return self.chkpnt_outcome(0, Err(why.to_owned()));
         }
-        let method = chkpnt_method(&self.spec).to_owned();
-        let how = match method::find("echkpnt", &method, &self.launch) {
-            Method::Missing(why) => return self.chkpnt_outcome(0, Err(why)),
-            Method::Program(path) => match self.start_echkpnt(&method, &path, req) {
-                Ok(p) => How::Program(p),
-                Err(why) => return self.chkpnt_outcome(0, Err(why)),
-            },
-            Method::Builtin => match self.start_builtin() {
-                Ok(how) => how,
-                Err(why) => return self.chkpnt_outcome(0, Err(why)),
-            },
-        };
         tracing::info!(
             job = self.key.0,
             idx = self.key.1,
-            "checkpointing (method {method}{})",
+            "checkpointing (method {}{})",
+            chkpnt_method(&self.spec),
             if req.kill { ", then killed" } else { "" }
         );
-        self.chkpnt = Some(Box::new(Chkpnt { req, how }));
+        let eexec = self.launch.serverdir.as_deref().and_then(|d| {
+            let p = Path::new(d).join("eexec");
+            basalt_config::is_executable(&p).then_some(p)
+        });
+        let started = match eexec {
+            Some(path) => match self.start_eexec(&path) {
+                Ok(p) => Ok(How::Eexec(p)),
+                Err(e) => {
+                    tracing::warn!(job = self.key.0, "eexec (CHKPNT): {e}");
+                    self.start_method(req)
+                }
+            },
+            None => self.start_method(req),
+        };
+        match started {
+            Ok(how) => self.chkpnt = Some(Box::new(Chkpnt { req, how })),
+            Err(why) => self.chkpnt_outcome(0, Err(why)),
+        }
+    }
+
+    /// The checkpoint method itself: `echkpnt.<method>`, or the built-in one.
+    fn start_method(&mut self, req: Request) -> Result<How, String> {
+        let method = chkpnt_method(&self.spec).to_owned();
+        match method::find("echkpnt", &method, &self.launch) {
+            Method::Missing(why) => Err(why),
+            Method::Program(path) => self.start_echkpnt(&method, &path, req).map(How::Program),
+            Method::Builtin => self.start_builtin(),
+        }
+    }
+
+    /// eexec with `LS_EXEC_T=CHKPNT`, as the job's user (or lsf.sudoers'
+    /// `LSF_EEXEC_USER`), with the methods' environment and, on its standard input, what
+    /// the submission's esubs printed.
+    fn start_eexec(&self, path: &Path) -> Result<Program, String> {
+        let ident = match crate::sudoers::setting("LSF_EEXEC_USER") {
+            Some(name) => super::launch::hook_identity(&name, &self.launch.host)?,
+            None => self
+                .ident
+                .clone()
+                .ok_or_else(|| "eexec: the job's user is not known".to_owned())?,
+        };
+        let mut env = method::method_env(&self.spec, &self.launch, &ident, false);
+        env.push(("LS_EXEC_T".to_owned(), "CHKPNT".to_owned()));
+        env.push((
+            "BASALT_EEXEC_INPUT".to_owned(),
+            self.spec.eexec_input.clone(),
+        ));
+        let run = Run {
+            argv: vec![
+                "/bin/sh".to_owned(),
+                "-c".to_owned(),
+                "printf '%s' \"$BASALT_EEXEC_INPUT\" | (unset BASALT_EEXEC_INPUT; exec \"$0\")"
+                    .to_owned(),
+                path.to_string_lossy().into_owned(),
+            ],
+            env,
+            cwd: PathBuf::from(self.info.as_ref().map_or("/tmp", |i| i.cwd.as_str())),
+            output: method::Output::Capture,
+            umask: if self.spec.umask == 0 {
+                0o022
+            } else {
+                self.spec.umask
+            },
+        };
+        Program::start(
+            "eexec".to_owned(),
+            method::timeout_secs(&self.launch),
+            &ident,
+            self.notify.clone(),
+            None,
+            move || Ok(Some(run)),
+        )
     }
 
     fn start_echkpnt(&self, method: &str, path: &Path, req: Request) -> Result<Program, String> {
@@ -192,6 +256,27 @@ impl Supervisor {
     pub(super) fn chkpnt_tick(&mut self, now: Instant) -> Option<Instant> {
         let c = self.chkpnt.as_mut()?;
         let (pid, result) = match &mut c.how {
+            How::Eexec(p) => match p.poll(now) {
+                Poll::Pending(t) => return Some(t),
+                Poll::Done(r) => {
+                    if let Err(e) = r {
+                        tracing::info!(job = self.key.0, "eexec (CHKPNT): {e}");
+                    }
+                    let req = c.req;
+                    return match self.start_method(req) {
+                        Ok(how) => {
+                            if let Some(c) = self.chkpnt.as_mut() {
+                                c.how = how;
+                            }
+                            Some(now)
+                        }
+                        Err(why) => {
+                            self.chkpnt_finish(0, Err(why), false);
+                            None
+                        }
+                    };
+                }
+            },
             How::Program(p) => match p.poll(now) {
                 Poll::Pending(t) => return Some(t),
                 Poll::Done(r) => (p.pid(), r),
@@ -227,6 +312,13 @@ impl Supervisor {
     pub(super) fn chkpnt_at_end(&mut self, now: Instant) -> Option<Instant> {
         let c = self.chkpnt.as_mut()?;
         let (pid, result) = match &mut c.how {
+            How::Eexec(p) => {
+                p.kill();
+                (
+                    0,
+                    Err("the job ended before its checkpoint started".to_owned()),
+                )
+            }
             How::Program(p) => match p.poll(now) {
                 Poll::Pending(t) => return Some(t),
                 Poll::Done(r) => (p.pid(), r),
@@ -293,7 +385,7 @@ impl Supervisor {
     /// Is `pid` the echkpnt process? Then take its end.
     pub(super) fn chkpnt_reaped(&mut self, pid: nix::unistd::Pid, raw: i32) -> bool {
         match self.chkpnt.as_mut().map(|c| &mut c.how) {
-            Some(How::Program(p)) if p.owns(pid) => {
+            Some(How::Program(p) | How::Eexec(p)) if p.owns(pid) => {
                 p.reaped(raw);
                 true
             }
@@ -304,7 +396,7 @@ impl Supervisor {
     /// Does the checkpoint own process `pid`, or may it own one not known yet?
     pub(super) fn chkpnt_owns(&self, pid: Option<nix::unistd::Pid>) -> bool {
         match self.chkpnt.as_deref().map(|c| &c.how) {
-            Some(How::Program(p)) => match pid {
+            Some(How::Program(p) | How::Eexec(p)) => match pid {
                 Some(pid) => p.owns(pid),
                 None => p.starting(),
             },
