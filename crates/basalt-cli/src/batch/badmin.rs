@@ -1,5 +1,6 @@
 //! `badmin`: `hclose hopen qclose qopen qact qinact reconfig mbdrestart ckconfig
-//! showconf mbd hstartup hshutdown hrestart` (cli-output.md §7).
+//! showconf mbd hstartup hshutdown hrestart` (cli-output.md §7), and Basalt's `whatif`
+//! ([`super::whatif`]).
 //!
 //! `reconfig` and `mbdrestart` check the files here, then ask mbatchd (which re-reads
 //! everything with a full replay of lsb.events), then every batch host's sbatchd, which
@@ -36,6 +37,8 @@ Subcommands:
     hstartup [-f] [host_name ... | all]
     hshutdown [-f] [host_name ... | all]
     hrestart [-f] [host_name ... | all]
+    whatif --events file ... [--config envdir] [--baseline envdir] [--hosts spec]
+           [--from time] [--to time] [--wake seconds] [-json]
 ";
 
 const SPEC: Spec = Spec {
@@ -215,6 +218,10 @@ fn config_check(verbose: bool) -> bool {
 
 /// `badmin`.
 pub fn main(args: Vec<String>) -> ExitCode {
+    // `whatif` reads files only: its own options.
+    if args.first().map(String::as_str) == Some("whatif") {
+        return super::whatif::main(&args[1..]);
+    }
     let p = match parse(&args) {
         Ok(p) => p,
         Err(code) => return code,

@@ -37,6 +37,7 @@ mod policies;
 pub use basalt_config::resreq;
 pub mod text;
 pub mod timefmt;
+pub mod whatif;
 
 use basalt_config::Config;
 use basalt_core::job::{JobState, exit_reason, status};
