@@ -77,6 +77,7 @@ mod query;
 mod replay;
 mod report;
 mod sched;
+mod whatif;
 mod slurm;
 pub mod submit;
 
@@ -146,6 +147,13 @@ pub const MEASURES: &[Measure] = &[
         runs: 5,
         quick_runs: 3,
         run: sched::run,
+    },
+    Measure {
+        name: "whatif",
+        what: "badmin whatif's simulation: a month of 1,000,000 jobs through the scheduler",
+        runs: 3,
+        quick_runs: 1,
+        run: whatif::run,
     },
     Measure {
         name: "query",

@@ -29,6 +29,13 @@ impl Sched {
         self.full_due = true;
     }
 
+    /// Apply one logged event as it was applied live, with the pass it makes due (a
+    /// submission: only the new job is visited) rather than a replay's full pass: a
+    /// what-if simulation feeds a log's submissions in at their times this way.
+    pub fn apply_logged(&mut self, ev: &Event) {
+        self.on_event(ev);
+    }
+
     /// The job a submission token (a resent `bsub`'s) already created, if that job is
     /// still in memory or remembered as cleaned.
     pub fn known_submission(&self, token: &str) -> Option<u64> {

@@ -121,8 +121,10 @@ pub fn simulate(cfg: &SchedConfig, w: &Workload, opts: &SimOptions) -> SimResult
         if !simulated {
             continue;
         }
-        if !sub.queue.is_empty() && !queues.iter().any(|q| q == sub.queue.as_str()) {
-            *out.remapped.entry(sub.queue.to_string()).or_default() += 1;
+        if !queues.iter().any(|q| q == sub.queue.as_str()) {
+            if !sub.queue.is_empty() {
+                *out.remapped.entry(sub.queue.to_string()).or_default() += 1;
+            }
             let mut moved = sub.clone();
             moved.queue = cfg.default_queue.as_str().into();
             news.push(Event::JobNew {
@@ -154,6 +156,7 @@ pub fn simulate(cfg: &SchedConfig, w: &Workload, opts: &SimOptions) -> SimResult
     let sample_every = (span / opts.samples.max(1) as i64).max(1) * 1000;
     let mut next_sample = t0;
     let mut now = t0;
+    let mut next_tick = t0;
     let mut pending_left = 0u32;
     loop {
         let wake = (pending_left > 0).then(|| now + opts.wake_secs.max(1) * 1000);
@@ -177,8 +180,8 @@ pub fn simulate(cfg: &SchedConfig, w: &Workload, opts: &SimOptions) -> SimResult
         }
         now = next.max(now);
         while let Some(ev) = news.get(next_new).filter(|e| e.time() * 1000 <= now) {
-            // Applied as mbatchd's replay applies a logged submission (its id kept).
-            s.replay(std::iter::once(ev));
+            // Applied as mbatchd applies a logged submission (its id kept).
+            s.apply_logged(ev);
             if opts.keep_log {
                 out.log.push(ev.clone());
             }
@@ -225,10 +228,16 @@ pub fn simulate(cfg: &SchedConfig, w: &Workload, opts: &SimOptions) -> SimResult
                 },
             );
         }
-        // The scheduler's tick and passes, and what they order, until it settles.
-        s.tick(now);
+        // The scheduler's timers every `wake_secs` (mbatchd ticks twice a second; its
+        // timers — CLEAN_PERIOD, retries, MIG, deadlines — are minutes apart), its
+        // passes, and what they order, until it settles.
+        if now >= next_tick {
+            s.tick(now);
+            next_tick = now + opts.wake_secs.max(1) * 1000;
+        }
         for _ in 0..8 {
-            if s.needs_pass() {
+            // A pass with no job pending places nothing (nor preempts): skipped.
+            if s.needs_pass() && pending_slots(&s, &queues) > 0 {
                 s.schedule(now);
             }
             let effects = s.take_effects();
@@ -298,10 +307,7 @@ pub fn simulate(cfg: &SchedConfig, w: &Workload, opts: &SimOptions) -> SimResult
             keep(&mut out, effects, opts.keep_log);
         }
         // Slots pending and running, from the scheduler's counters (O(queues)).
-        let (pend, run) = queues.iter().fold((0u32, 0u32), |(p, r), q| {
-            let (_, qp, qr, _, _) = s.queue_counts(q);
-            (p + qp, r + qr)
-        });
+        let (pend, run) = slot_counts(&s, &queues);
         pending_left = pend;
         while next_sample <= now {
             out.samples.push(Sample {
@@ -313,6 +319,18 @@ pub fn simulate(cfg: &SchedConfig, w: &Workload, opts: &SimOptions) -> SimResult
         }
     }
     out
+}
+
+/// Slots pending and running in the scheduler's counters (O(queues)).
+fn slot_counts(s: &Sched, queues: &[String]) -> (u32, u32) {
+    queues.iter().fold((0u32, 0u32), |(p, r), q| {
+        let (_, qp, qr, _, _) = s.queue_counts(q);
+        (p + qp, r + qr)
+    })
+}
+
+fn pending_slots(s: &Sched, queues: &[String]) -> u32 {
+    slot_counts(s, queues).0
 }
 
 /// sbatchd's side of an order: a kill ends the job now; a stop pauses its run time, a
