@@ -65,6 +65,7 @@ fn badmin_whatif_replays_a_real_log_and_answers_for_a_lifted_limit() -> Result<(
     let table = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(table.contains("queue one"), "{table}");
     assert!(table.contains("of 3 slots"), "{table}");
+    eprintln!("badmin whatif --events lsb.events --hosts {hosts}\n{table}");
     let o = c.run(
         "badmin",
         &["whatif", "--events", &ev, "--hosts", &hosts, "-json"],

@@ -151,7 +151,7 @@ pub const MEASURES: &[Measure] = &[
     Measure {
         name: "whatif",
         what: "badmin whatif's simulation: a month of 1,000,000 jobs through the scheduler",
-        runs: 3,
+        runs: 1,
         quick_runs: 1,
         run: whatif::run,
     },
