@@ -77,9 +77,9 @@ mod query;
 mod replay;
 mod report;
 mod sched;
-mod whatif;
 mod slurm;
 pub mod submit;
+mod whatif;
 
 pub use cluster::*;
 use report::*;

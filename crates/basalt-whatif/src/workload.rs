@@ -179,6 +179,35 @@ impl Workload {
         w
     }
 
+    /// Add a job by hand (benchmarks, tests): its submission at `time` as job `job_id`,
+    /// running `run` seconds.
+    pub fn add_job(&mut self, time: i64, job_id: u64, sub: Submission, run: i64) {
+        let (user, queue) = (sub.user.to_string(), sub.queue.to_string());
+        self.news.push(Event::JobNew {
+            time,
+            job_id,
+            sub: Box::new(sub),
+        });
+        self.jobs.insert(
+            (job_id, 0),
+            WJob {
+                key: (job_id, 0),
+                submit: time,
+                user,
+                queue,
+                run,
+                kill_at: None,
+                left_pending: false,
+                actual: Outcome::default(),
+            },
+        );
+        if self.news.len() == 1 {
+            self.first = time;
+        }
+        self.first = self.first.min(time);
+        self.last = self.last.max(time);
+    }
+
     /// The jobs the simulation runs (not those still pending at the end of the log).
     pub fn simulated(&self) -> impl Iterator<Item = &WJob> {
         self.jobs.values().filter(|j| !j.left_pending)

@@ -5,8 +5,8 @@
 //! as any log is.
 
 use basalt_config::embedded::{DefaultCluster, DefaultHost};
-use basalt_sched::{Event, SchedConfig, Submission};
-use basalt_whatif::{SimOptions, WJob, Workload, compare, read_events, simulate};
+use basalt_sched::{SchedConfig, Submission};
+use basalt_whatif::{SimOptions, Workload, compare, read_events, simulate};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
@@ -81,25 +81,7 @@ fn workload(jobs: &[(i64, &str, &str, i64)]) -> Workload {
             job_file: format!("{}.{id}", T0 + at).into(),
             ..Default::default()
         };
-        w.news.push(Event::JobNew {
-            time: T0 + at,
-            job_id: id,
-            sub: Box::new(sub),
-        });
-        w.jobs.insert(
-            (id, 0),
-            WJob {
-                key: (id, 0),
-                submit: T0 + at,
-                user: (*user).to_owned(),
-                queue: (*queue).to_owned(),
-                run: *run,
-                kill_at: None,
-                left_pending: false,
-                actual: Default::default(),
-            },
-        );
-        w.last = w.last.max(T0 + at);
+        w.add_job(T0 + at, id, sub, *run);
     }
     w
 }

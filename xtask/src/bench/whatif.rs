@@ -3,25 +3,12 @@
 //! of 8 slots, about a third of the slots busy; `--quick`: 100,000 jobs on 50 hosts, the
 //! same load). Goal (issue 28): a month of 1,000,000 jobs in under a minute.
 
+use super::replay::Rng;
 use super::*;
-use basalt_sched::{Event, Submission};
-use basalt_whatif::{SimOptions, WJob, Workload};
+use basalt_sched::Submission;
+use basalt_whatif::{SimOptions, Workload};
 
 const T0: i64 = 1_800_000_000;
-
-/// xorshift64*: the same workload on every run.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// `n` jobs of 50 users submitted over `days`, running 1 minute to 2 hours.
 fn workload(n: usize, days: i64) -> Workload {
@@ -39,6 +26,7 @@ fn workload(n: usize, days: i64) -> Workload {
         let sub = Submission {
             user: user.as_str().into(),
             uid: 1000,
+            queue: "normal".into(),
             command: "./simulate".into(),
             rlimits: [-1; 11].into(),
             num_processors: 1,
@@ -47,24 +35,7 @@ fn workload(n: usize, days: i64) -> Workload {
             job_file: format!("{at}.{id}").into(),
             ..Default::default()
         };
-        w.news.push(Event::JobNew {
-            time: at,
-            job_id: id,
-            sub: Box::new(sub),
-        });
-        w.jobs.insert(
-            (id, 0),
-            WJob {
-                key: (id, 0),
-                submit: at,
-                user,
-                queue: "normal".to_owned(),
-                run: 60 + rng.below(7140) as i64,
-                kill_at: None,
-                left_pending: false,
-                actual: Default::default(),
-            },
-        );
+        w.add_job(at, id, sub, 60 + rng.below(7140) as i64);
     }
     w
 }
