@@ -14,24 +14,20 @@ const CONF: &str = "BASALT_CHKPNT_TIMEOUT=2";
 impl Harness {
     /// mbatchd's CHKPNT order (bchkpnt [-k] [-f], bmig's with `migrate`).
     async fn chkpnt(&self, job_id: u64, kill: bool, force: bool, migrate: bool) -> bool {
-        self.peer()
-            .signal_job(spb::SignalJobRequest {
-                protocol: Some(basalt_proto::PROTOCOL),
-                epoch: EPOCH,
-                job_id,
-                idx: 0,
-                attempt: 1,
-                action: SignalAction::Chkpnt as i32,
-                terminate_interval: 2,
-                chkpnt_kill: kill,
-                chkpnt_force: force,
-                chkpnt_migrate: migrate,
-                ..Default::default()
-            })
-            .await
-            .expect("signal_job")
-            .into_inner()
-            .found
+        self.send_signal(spb::SignalJobRequest {
+            protocol: Some(basalt_proto::PROTOCOL),
+            epoch: EPOCH,
+            job_id,
+            idx: 0,
+            attempt: 1,
+            action: SignalAction::Chkpnt as i32,
+            terminate_interval: 2,
+            chkpnt_kill: kill,
+            chkpnt_force: force,
+            chkpnt_migrate: migrate,
+            ..Default::default()
+        })
+        .await
     }
 
     /// Wait until job `job_id` has `n` CHKPNT reports; returns them.

@@ -26,6 +26,31 @@ fn ckpt(c: &str, dir: &str, period_min: i64) -> Submission {
     s
 }
 
+/// An application profile `sim` of `c` with CHKPNT_DIR /appckpt, CHKPNT_PERIOD and
+/// CHKPNT_INITPERIOD (seconds) and CHKPNT_METHOD; a job of it.
+fn app_job(c: &mut SchedConfig, period: i64, init: i64, method: &str) -> Submission {
+    c.apps.insert(
+        "sim".into(),
+        AppProfile {
+            name: "sim".into(),
+            chkpnt: Some(ChkCfg {
+                dir: "/appckpt".into(),
+                period,
+                method: String::new(),
+                init,
+            }),
+            chkpnt_method: method.into(),
+            ..Default::default()
+        },
+    );
+    let mut j = cmd("app job");
+    j.extras = Some(Box::new(SubExtras {
+        app: "sim".into(),
+        ..Default::default()
+    }));
+    j
+}
+
 /// A core with hostA and hostB (2 slots each), `sub` submitted, started and accepted
 /// (pid 100); the log so far.
 fn running(c: SchedConfig, sub: Submission) -> (Sched, Vec<Event>, JobKey) {
@@ -125,25 +150,7 @@ fn bsub_k_the_application_profile_and_queue_chkpnt_make_a_job_checkpointable() {
         Some("/mine/1".into())
     );
 
-    c.apps.insert(
-        "sim".into(),
-        AppProfile {
-            name: "sim".into(),
-            chkpnt: Some(ChkCfg {
-                dir: "/appckpt".into(),
-                period: 120,
-                method: String::new(),
-                init: 0,
-            }),
-            chkpnt_method: "criu".into(),
-            ..Default::default()
-        },
-    );
-    let mut j = cmd("app job");
-    j.extras = Some(Box::new(SubExtras {
-        app: "sim".into(),
-        ..Default::default()
-    }));
+    let j = app_job(&mut c, 120, 0, "criu");
     let (s, _, key) = running(c, j);
     let d = s.dispatch_chkpnt(key).expect("application CHKPNT_DIR");
     assert_eq!(
@@ -575,24 +582,7 @@ fn the_initial_period_delays_the_first_periodic_checkpoint() {
     assert_eq!(chk_orders(&s.take_effects()).len(), 1, "then every period");
 
     let mut c = cfg();
-    c.apps.insert(
-        "sim".into(),
-        AppProfile {
-            name: "sim".into(),
-            chkpnt: Some(ChkCfg {
-                dir: "/appckpt".into(),
-                period: 600,
-                method: String::new(),
-                init: 60,
-            }),
-            ..Default::default()
-        },
-    );
-    let mut j = cmd("app job");
-    j.extras = Some(Box::new(SubExtras {
-        app: "sim".into(),
-        ..Default::default()
-    }));
+    let j = app_job(&mut c, 600, 60, "");
     let (mut s, _, _) = running(c, j);
     s.tick(T0 + 60_500);
     assert_eq!(chk_orders(&s.take_effects()).len(), 1, "CHKPNT_INITPERIOD");

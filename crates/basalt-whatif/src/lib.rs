@@ -94,9 +94,7 @@ pub fn parse_hosts(spec: &str) -> Result<Vec<(String, u32)>, WhatIfError> {
 /// The hosts to simulate when none are given: the configuration's hosts, each with the
 /// most slots it ran at once in the log (at least 1).
 pub fn default_hosts(cfg: &SchedConfig, w: &Workload) -> Vec<(String, u32)> {
-    let sched = basalt_sched::Sched::new(cfg.clone(), 0);
-    sched
-        .hosts()
+    cfg.hosts
         .iter()
         .map(|h| {
             let peak = w
@@ -117,8 +115,35 @@ pub fn compare(
     baseline: Option<&SchedConfig>,
     opts: &SimOptions,
 ) -> Comparison {
+    compare_run(w, &simulate(cfg, w, opts), baseline, opts)
+}
+
+/// Simulate `w` under `cfg` and compare it with what the log recorded, saying how far
+/// `recorded` (the configuration that was in force) replays from the log — from the
+/// same simulation when `cfg` is that configuration.
+pub fn compare_with_log(
+    w: &Workload,
+    cfg: &SchedConfig,
+    recorded: &SchedConfig,
+    opts: &SimOptions,
+) -> Comparison {
     let after_run = simulate(cfg, w, opts);
-    let after = report::simulated("what-if", w, &after_run);
+    let mut c = compare_run(w, &after_run, None, opts);
+    c.fidelity = Some(if recorded == cfg {
+        report::fidelity(w, &after_run)
+    } else {
+        check_fidelity(w, recorded, opts)
+    });
+    c
+}
+
+fn compare_run(
+    w: &Workload,
+    after_run: &SimResult,
+    baseline: Option<&SchedConfig>,
+    opts: &SimOptions,
+) -> Comparison {
+    let after = report::simulated("what-if", w, after_run);
     let (before, fidelity) = match baseline {
         Some(b) => {
             let r = simulate(b, w, opts);

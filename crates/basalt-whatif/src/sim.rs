@@ -11,6 +11,7 @@ use basalt_core::job::{status, susp};
 use basalt_sched::{
     Caller, Effect, Event, JobKey, Millis, Report, ReportKind, SbdAction, Sched, SchedConfig, Usage,
 };
+use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
@@ -109,7 +110,8 @@ pub fn simulate(cfg: &SchedConfig, w: &Workload, opts: &SimOptions) -> SimResult
     // Submissions (their queue moved to the default one when the configuration has no
     // such queue), kills of jobs that never started, and their run times.
     let queues: Vec<String> = s.queues().iter().map(|q| q.name.clone()).collect();
-    let mut news: Vec<Event> = Vec::with_capacity(w.news.len());
+    // The log's own events, but for those whose queue is moved (not a copy of all).
+    let mut news: Vec<Cow<'_, Event>> = Vec::with_capacity(w.news.len());
     for ev in &w.news {
         let Event::JobNew { time, job_id, sub } = ev else {
             continue;
@@ -127,13 +129,13 @@ pub fn simulate(cfg: &SchedConfig, w: &Workload, opts: &SimOptions) -> SimResult
             }
             let mut moved = sub.clone();
             moved.queue = cfg.default_queue.as_str().into();
-            news.push(Event::JobNew {
+            news.push(Cow::Owned(Event::JobNew {
                 time: *time,
                 job_id: *job_id,
                 sub: moved,
-            });
+            }));
         } else {
-            news.push(ev.clone());
+            news.push(Cow::Borrowed(ev));
         }
     }
     let mut kills: Vec<(Millis, JobKey)> = w
@@ -183,7 +185,7 @@ pub fn simulate(cfg: &SchedConfig, w: &Workload, opts: &SimOptions) -> SimResult
             // Applied as mbatchd applies a logged submission (its id kept).
             s.apply_logged(ev);
             if opts.keep_log {
-                out.log.push(ev.clone());
+                out.log.push(ev.clone().into_owned());
             }
             next_new += 1;
         }

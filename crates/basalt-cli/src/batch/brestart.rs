@@ -160,11 +160,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
     let job_dir = format!(
         "{}/{}",
         r.dir.trim_end_matches('/'),
-        if r.job.has_idx {
-            format!("{}_{}", r.job.job_id, r.job.idx)
-        } else {
-            r.job.job_id.to_string()
-        }
+        basalt_sched::chkpnt::job_dir_name((r.job.job_id, r.job.idx))
     );
     if std::path::Path::new(&r.dir).is_dir() && !std::path::Path::new(&job_dir).is_dir() {
         eprintln!("{job_dir}: No such file or directory. Job not submitted.");

@@ -155,7 +155,12 @@ pub fn run(a: &Args) -> Result<String, basalt_whatif::WhatIfError> {
         return Err(basalt_whatif::WhatIfError::Empty);
     }
     let current = basalt_runtime::envdir();
-    let cfg = basalt_whatif::load_config(a.config.as_deref().unwrap_or(&current))?;
+    // The configuration in force (what the log recorded), read once.
+    let recorded = basalt_whatif::load_config(&current)?;
+    let cfg = match &a.config {
+        Some(d) => basalt_whatif::load_config(d)?,
+        None => recorded.clone(),
+    };
     let baseline = match &a.baseline {
         Some(d) => Some(basalt_whatif::load_config(d)?),
         None => None,
@@ -169,12 +174,11 @@ pub fn run(a: &Args) -> Result<String, basalt_whatif::WhatIfError> {
         wake_secs: a.wake.unwrap_or(60),
         ..Default::default()
     };
-    let mut c = basalt_whatif::compare(&w, &cfg, baseline.as_ref(), &opts);
-    if baseline.is_none() {
-        // How far the configuration in force replays from the log itself.
-        let recorded = basalt_whatif::load_config(&current)?;
-        c.fidelity = Some(basalt_whatif::check_fidelity(&w, &recorded, &opts));
-    }
+    // Against the log: also how far the configuration in force replays from it.
+    let c = match &baseline {
+        Some(b) => basalt_whatif::compare(&w, &cfg, Some(b), &opts),
+        None => basalt_whatif::compare_with_log(&w, &cfg, &recorded, &opts),
+    };
     Ok(if a.json {
         format!("{:#}\n", c.json())
     } else {

@@ -176,8 +176,11 @@ pub fn record_text(
         }
         // Checkpoints (OpenLava's bhist): the order (JOB_SIGACT SIG_CHKPNT) and its end
         // (CHKPNT, with Basalt's reason of a failure).
-        Record::JobSigact(a) if a.signal_symbol == "SIG_CHKPNT" && a.act_status == 1 => {
-            let what = if a.flags & 0x4 != 0 {
+        Record::JobSigact(a)
+            if a.signal_symbol == basalt_records::SIG_CHKPNT
+                && a.act_status == basalt_records::ACT_START =>
+        {
+            let what = if a.flags & i64::from(basalt_sched::chkpnt::flags::MIG) != 0 {
                 "Migration checkpoint"
             } else {
                 "Checkpoint"

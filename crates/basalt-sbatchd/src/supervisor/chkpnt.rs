@@ -137,6 +137,11 @@ impl Supervisor {
         }
     }
 
+    /// Where a checkpoint method or eexec runs: the job's working directory.
+    fn method_cwd(&self) -> PathBuf {
+        PathBuf::from(self.info.as_ref().map_or("/tmp", |i| i.cwd.as_str()))
+    }
+
     /// The checkpoint method itself: `echkpnt.<method>`, or the built-in one.
     fn start_method(&mut self, req: Request) -> Result<How, String> {
         let method = chkpnt_method(&self.spec).to_owned();
@@ -173,13 +178,9 @@ impl Supervisor {
                 path.to_string_lossy().into_owned(),
             ],
             env,
-            cwd: PathBuf::from(self.info.as_ref().map_or("/tmp", |i| i.cwd.as_str())),
+            cwd: self.method_cwd(),
             output: method::Output::Capture,
-            umask: if self.spec.umask == 0 {
-                0o022
-            } else {
-                self.spec.umask
-            },
+            umask: super::launch::job_umask(&self.spec),
         };
         Program::start(
             "eexec".to_owned(),
@@ -204,13 +205,9 @@ impl Supervisor {
         let run = Run {
             argv: method::echkpnt_argv(path, req.force, req.kill, dir, pgid),
             env: method::method_env(&self.spec, &self.launch, ident, req.migrate),
-            cwd: PathBuf::from(self.info.as_ref().map_or("/tmp", |i| i.cwd.as_str())),
+            cwd: self.method_cwd(),
             output,
-            umask: if self.spec.umask == 0 {
-                0o022
-            } else {
-                self.spec.umask
-            },
+            umask: super::launch::job_umask(&self.spec),
         };
         Program::start(
             name,

@@ -251,6 +251,16 @@ pub(super) fn start_launcher(
 
 /// The identity a queue's pre- and post-execution commands run as (PRE_POST_EXEC_USER);
 /// root only when named.
+/// The job's umask (`022` when the submission gave none), for the job and the programs
+/// run for it (checkpoint methods, eexec).
+pub(super) fn job_umask(spec: &JobSpec) -> u32 {
+    if spec.umask == 0 {
+        0o022
+    } else {
+        spec.umask & 0o777
+    }
+}
+
 pub(super) fn hook_identity(name: &str, host: &str) -> Result<Identity, String> {
     let user = match nix::unistd::User::from_name(name) {
         Ok(Some(u)) => u,
@@ -364,11 +374,7 @@ fn prepare(
     };
     // A job-level pre-execution command wrote to the output files: the job appends.
     let append = matches!(step, Step::Job { append: true }) || hook.is_some_and(|h| h.append);
-    let umask = if spec.umask == 0 {
-        0o022
-    } else {
-        spec.umask & 0o777
-    };
+    let umask = job_umask(spec);
     nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(umask as _));
 
     // The queue's JOB_STARTER wraps the user's command (a file it cannot read runs as it is).

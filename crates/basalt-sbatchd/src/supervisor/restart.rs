@@ -115,7 +115,7 @@ impl Supervisor {
                     spec.idx,
                 ),
                 output,
-                umask: if spec.umask == 0 { 0o022 } else { spec.umask },
+                umask: super::launch::job_umask(spec),
             }),
             _ => None,
         };

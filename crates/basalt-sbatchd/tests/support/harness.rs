@@ -414,9 +414,18 @@ impl Harness {
             })
     }
 
-    async fn signal(&self, job_id: u64, action: SignalAction, term_reason: &str) -> bool {
+    /// Send sbatchd an order; whether it holds the job.
+    async fn send_signal(&self, req: spb::SignalJobRequest) -> bool {
         self.peer()
-            .signal_job(spb::SignalJobRequest {
+            .signal_job(req)
+            .await
+            .expect("signal_job")
+            .into_inner()
+            .found
+    }
+
+    async fn signal(&self, job_id: u64, action: SignalAction, term_reason: &str) -> bool {
+        self.send_signal(spb::SignalJobRequest {
                 protocol: Some(basalt_proto::PROTOCOL),
                 epoch: EPOCH,
                 job_id,
@@ -434,9 +443,6 @@ impl Harness {
                 chkpnt_migrate: false,
             })
             .await
-            .expect("signal_job")
-            .into_inner()
-            .found
     }
 
     fn reports(&self, job_id: u64) -> Vec<mpb::JobReport> {
