@@ -51,15 +51,16 @@ pub async fn call(
     timeout: Duration,
 ) -> Result<Vec<String>, String> {
     use tokio::io::AsyncReadExt;
-    let mut child = tokio::process::Command::new(prog)
-        .arg(kind.flag())
+    let mut cmd = tokio::process::Command::new(prog);
+    cmd.arg(kind.flag())
         .arg(group)
         .env("LSF_ENVDIR", envdir)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
+        .kill_on_drop(true);
+    let mut child = spawn_when_not_busy(&mut cmd)
+        .await
         .map_err(|e| format!("cannot run {}: {e}", prog.display()))?;
     let mut stdout = child
         .stdout
@@ -93,6 +94,24 @@ pub async fn call(
     members.sort();
     members.dedup();
     Ok(members)
+}
+
+/// Spawns `cmd`, trying again for up to a second while the program is "Text file busy"
+/// (ETXTBSY): the program is being written — an administrator copying a new egroup in,
+/// or a process that forked while the file was open for writing and has not yet exec'd.
+async fn spawn_when_not_busy(
+    cmd: &mut tokio::process::Command,
+) -> std::io::Result<tokio::process::Child> {
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy && tries < 50 => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            r => return r,
+        }
+    }
 }
 
 #[cfg(test)]
