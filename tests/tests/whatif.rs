@@ -60,11 +60,23 @@ fn badmin_whatif_replays_a_real_log_and_answers_for_a_lifted_limit() -> Result<(
         .and_then(|l| l.split_whitespace().next().map(str::to_owned))
         .context("bhosts")?;
     let hosts = format!("{host}:3");
-    let o = c.run("badmin", &["whatif", "--events", &ev, "--hosts", &hosts])?;
+    let plot = c.dir.path().join("whatif.svg");
+    let plot_arg = plot.to_string_lossy().into_owned();
+    let o = c.run(
+        "badmin",
+        &[
+            "whatif", "--events", &ev, "--hosts", &hosts, "--plot", &plot_arg,
+        ],
+    )?;
     assert!(o.status.success(), "{}", output_text(&o));
     let table = String::from_utf8_lossy(&o.stdout).into_owned();
     assert!(table.contains("queue one"), "{table}");
     assert!(table.contains("of 3 slots"), "{table}");
+    // --plot: the SVG of both sides' queue length and utilisation.
+    let svg = std::fs::read_to_string(&plot).context("the plot")?;
+    assert!(svg.starts_with("<svg"), "{svg}");
+    assert!(svg.contains("recorded (1 slots)") && svg.contains("what-if (3 slots)"));
+    assert!(svg.contains("Queue length: slots pending"));
     eprintln!("badmin whatif --events lsb.events --hosts {hosts}\n{table}");
     let o = c.run(
         "badmin",
@@ -84,5 +96,19 @@ fn badmin_whatif_replays_a_real_log_and_answers_for_a_lifted_limit() -> Result<(
     assert_eq!(o.status.code(), Some(255), "{}", output_text(&o));
     let o = c.run("badmin", &["whatif", "--events", "/nonexistent/lsb.events"])?;
     assert_eq!(o.status.code(), Some(255), "{}", output_text(&o));
+    // A plot that is not SVG, or cannot be written.
+    let o = c.run("badmin", &["whatif", "--events", &ev, "--plot", "q.png"])?;
+    assert_eq!(o.status.code(), Some(255), "{}", output_text(&o));
+    assert!(output_text(&o).contains(".svg"), "{}", output_text(&o));
+    let o = c.run(
+        "badmin",
+        &["whatif", "--events", &ev, "--plot", "/nonexistent/q.svg"],
+    )?;
+    assert_eq!(o.status.code(), Some(255), "{}", output_text(&o));
+    assert!(
+        output_text(&o).contains("cannot write the plot"),
+        "{}",
+        output_text(&o)
+    );
     Ok(())
 }

@@ -6,9 +6,12 @@
 //!
 //! Inputs: event log files (lsb.events, lsb.events.N; LSF, OpenLava or Basalt layout),
 //! configuration directories (`LSF_ENVDIR`s), the hosts. Outputs: a [`Comparison`]
-//! (table or JSON). The pieces: [`workload`] (what the log recorded), [`sim`] (the
-//! simulation, [`basalt_sched::Sched`] itself), [`report`] (the figures).
+//! (table or JSON) and an SVG plot of both sides' queue lengths (slots pending) and
+//! utilisation over time ([`Comparison::plot_svg`]). The pieces: [`workload`] (what the
+//! log recorded), [`sim`] (the simulation, [`basalt_sched::Sched`] itself), [`report`]
+//! (the figures and timelines), [`plot`] (the plot, drawn with `plotters`).
 
+pub mod plot;
 pub mod report;
 pub mod sim;
 pub mod workload;
@@ -34,6 +37,13 @@ pub enum WhatIfError {
     Hosts(String),
     #[error("the event logs hold no job submitted in the window")]
     Empty,
+    #[error("cannot draw the plot: {0}")]
+    Plot(String),
+    #[error("{path}: cannot write the plot: {error}")]
+    WritePlot {
+        path: PathBuf,
+        error: std::io::Error,
+    },
 }
 
 /// The events of `files`, oldest file first (give them oldest first: `lsb.events.2
@@ -149,7 +159,7 @@ fn compare_run(
             let r = simulate(b, w, opts);
             (report::simulated("baseline", w, &r), None)
         }
-        None => (report::recorded(w), None),
+        None => (report::recorded(w, opts.samples), None),
     };
     Comparison {
         jobs: after.all.jobs,

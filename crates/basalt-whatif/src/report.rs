@@ -1,11 +1,12 @@
 //! What the simulation says against what happened (or against a baseline
 //! configuration's simulation): per queue, per user and overall — jobs, wait-time
 //! percentiles, bounded slowdown, utilisation, preemptions and suspensions — as a table
-//! or JSON.
+//! or JSON — and each side's timeline of slots pending and in use, for the plot.
 
-use crate::sim::SimResult;
+use crate::sim::{Sample, SimResult};
 use crate::workload::{WJob, Workload};
-use std::collections::BTreeMap;
+use basalt_sched::Event;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 /// Run times shorter than this count as this long in the bounded slowdown.
@@ -42,6 +43,9 @@ pub struct Side {
     /// submission to the last end.
     pub utilisation: f64,
     pub slots: u32,
+    /// Slots pending and in use over time (about [`crate::SimOptions::samples`] points):
+    /// the simulation's samples, or what the log recorded ([`recorded_timeline`]).
+    pub timeline: Vec<Sample>,
 }
 
 /// A job as one side saw it: when it started (None: never), its slots, preemptions and
@@ -113,23 +117,82 @@ fn side(label: &str, w: &Workload, slots: u32, seen: impl Fn(&WJob) -> Seen) -> 
         users: users.iter().map(|(u, js)| (u.clone(), of(js))).collect(),
         all,
         slots,
+        timeline: Vec::new(),
     }
 }
 
-/// What the log recorded.
-pub fn recorded(w: &Workload) -> Side {
+/// What the log recorded, its timeline sampled at about `samples` points.
+pub fn recorded(w: &Workload, samples: usize) -> Side {
     let slots = w.host_peak.values().sum();
-    side("recorded", w, slots, |j| Seen {
+    let mut s = side("recorded", w, slots, |j| Seen {
         start: j.actual.first_start,
         slots: j.actual.slots,
         preempted: j.actual.preempted,
         suspended: j.actual.suspended,
-    })
+    });
+    s.timeline = recorded_timeline(w, samples);
+    s
+}
+
+/// The slots pending and in use that the log recorded, every `(last - first) / samples`
+/// seconds (at least 1) from the log's first time to its last, as the simulation samples
+/// its own: a sample at `t` counts what happened up to and including `t`. The jobs are
+/// those the simulation runs ([`Workload::simulated`]). A job pends with the slots it
+/// asked for from its submission to its first start (or its end, when it was killed
+/// pending; or the end of the window), and runs on the slots of its start from its first
+/// start to its end (or the end of the window).
+pub fn recorded_timeline(w: &Workload, samples: usize) -> Vec<Sample> {
+    let asked: HashMap<u64, u32> = w
+        .news
+        .iter()
+        .filter_map(|ev| match ev {
+            Event::JobNew { job_id, sub, .. } => Some((*job_id, sub.num_processors.max(1))),
+            _ => None,
+        })
+        .collect();
+    // (time, change of the pending slots, change of the running slots)
+    let mut changes: Vec<(i64, i64, i64)> = Vec::new();
+    for j in w.simulated() {
+        let want = i64::from(asked.get(&j.key.0).copied().unwrap_or(1));
+        let a = &j.actual;
+        changes.push((j.submit, want, 0));
+        if let Some(t) = a.first_start.or(a.end) {
+            changes.push((t.max(j.submit), -want, 0));
+        }
+        if let Some(start) = a.first_start {
+            let n = i64::from(a.slots.max(1));
+            changes.push((start, 0, n));
+            if let Some(end) = a.end {
+                changes.push((end.max(start), 0, -n));
+            }
+        }
+    }
+    changes.sort_unstable_by_key(|c| c.0);
+    let span = (w.last - w.first).max(1);
+    let step = (span / samples.max(1) as i64).max(1);
+    let count = |v: i64| u32::try_from(v.max(0)).unwrap_or(u32::MAX);
+    let mut out = Vec::with_capacity((span / step) as usize + 1);
+    let (mut pending, mut running, mut next) = (0i64, 0i64, 0usize);
+    let mut t = w.first;
+    while t <= w.last {
+        while let Some(&(_, p, r)) = changes.get(next).filter(|c| c.0 <= t) {
+            pending += p;
+            running += r;
+            next += 1;
+        }
+        out.push(Sample {
+            t,
+            pending: count(pending),
+            running_slots: count(running),
+        });
+        t += step;
+    }
+    out
 }
 
 /// What a simulation did.
 pub fn simulated(label: &str, w: &Workload, r: &SimResult) -> Side {
-    side(label, w, r.slots_total, |j| {
+    let mut side = side(label, w, r.slots_total, |j| {
         let s = r.jobs.get(&j.key);
         Seen {
             start: s.and_then(|s| s.start),
@@ -137,7 +200,9 @@ pub fn simulated(label: &str, w: &Workload, r: &SimResult) -> Side {
             preempted: s.map_or(0, |s| s.preempted),
             suspended: s.map_or(0, |s| s.suspended),
         }
-    })
+    });
+    side.timeline = r.samples.clone();
+    side
 }
 
 /// How far a simulation of the unchanged configuration is from what the log recorded:
@@ -318,5 +383,86 @@ impl Comparison {
                 "mean_abs_seconds": f.mean_abs_secs, "same_order": f.same_order,
             })),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use basalt_sched::Submission;
+
+    const T0: i64 = 1_800_000_000;
+
+    /// (id, submit offset, slots asked, first start, end, slots of the start)
+    type Job = (u64, i64, u32, Option<i64>, Option<i64>, u32);
+
+    /// Jobs with a window of 300 s.
+    fn workload(jobs: &[Job]) -> Workload {
+        let mut w = Workload::default();
+        for &(id, at, asked, start, end, slots) in jobs {
+            let sub = Submission {
+                user: "ann".into(),
+                queue: "normal".into(),
+                num_processors: asked,
+                max_processors: asked,
+                ..Default::default()
+            };
+            w.add_job(T0 + at, id, sub, 0);
+            if let Some(j) = w.jobs.get_mut(&(id, 0)) {
+                j.actual.first_start = start.map(|s| T0 + s);
+                j.actual.last_start = j.actual.first_start;
+                j.actual.end = end.map(|e| T0 + e);
+                j.actual.slots = slots;
+                j.left_pending = start.is_none() && end.is_none();
+            }
+        }
+        w.first = T0;
+        w.last = T0 + 300;
+        w
+    }
+
+    /// Job 1 (2 slots) starts at once and ends at 100; job 2 waits from 10 to 50 and runs
+    /// to 200; job 3 is killed pending at 80; job 4 waits from 30 to 150 and runs to the
+    /// end of the log; job 5 is still pending at the end (not simulated, not counted).
+    #[test]
+    fn the_recorded_timeline_counts_the_slots_pending_and_running_at_each_sample() {
+        let w = workload(&[
+            (1, 0, 2, Some(0), Some(100), 2),
+            (2, 10, 1, Some(50), Some(200), 1),
+            (3, 20, 1, None, Some(80), 0),
+            (4, 30, 1, Some(150), None, 1),
+            (5, 40, 4, None, None, 0),
+        ]);
+        let tl = recorded_timeline(&w, 30);
+        assert_eq!(tl.len(), 31, "every 10 s from 0 to 300 inclusive");
+        let at = |off: i64| {
+            let s = tl.iter().find(|s| s.t == T0 + off).expect("sample");
+            (s.pending, s.running_slots)
+        };
+        assert_eq!(at(0), (0, 2));
+        assert_eq!(at(10), (1, 2));
+        assert_eq!(at(20), (2, 2));
+        assert_eq!(at(40), (3, 2), "job 5 is not counted");
+        assert_eq!(at(50), (2, 3));
+        assert_eq!(at(70), (2, 3));
+        assert_eq!(at(80), (1, 3), "job 3 killed");
+        assert_eq!(at(100), (1, 1), "job 1 ended");
+        assert_eq!(at(150), (0, 2));
+        assert_eq!(at(200), (0, 1));
+        assert_eq!(at(300), (0, 1), "job 4 still running at the end");
+        // The recorded side carries it; fewer samples, a longer step.
+        let side = recorded(&w, 3);
+        assert_eq!(
+            side.timeline.iter().map(|s| s.t - T0).collect::<Vec<_>>(),
+            vec![0, 100, 200, 300]
+        );
+        assert_eq!(side.timeline[1].running_slots, 1);
+        // A job asking for 2 slots pends with 2.
+        let w = workload(&[(1, 0, 2, Some(60), Some(120), 2)]);
+        let tl = recorded_timeline(&w, 300);
+        assert_eq!(tl.len(), 301);
+        assert_eq!((tl[59].pending, tl[59].running_slots), (2, 0));
+        assert_eq!((tl[60].pending, tl[60].running_slots), (0, 2));
+        assert_eq!((tl[120].pending, tl[120].running_slots), (0, 0));
     }
 }

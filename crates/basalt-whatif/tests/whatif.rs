@@ -15,6 +15,11 @@ const T0: i64 = 1_800_000_000;
 
 /// A cluster of `hosts` hosts with queues `sections` added and lsb.params `params`.
 fn config(top: &Path, hosts: usize, sections: &str, params: &str) -> SchedConfig {
+    basalt_whatif::load_config(&envdir(top, hosts, sections, params)).expect("load")
+}
+
+/// The same, written under `top`: its `LSF_ENVDIR`.
+fn envdir(top: &Path, hosts: usize, sections: &str, params: &str) -> PathBuf {
     let spec = (0..hosts)
         .map(|i| DefaultHost {
             name: format!("host{i}"),
@@ -57,7 +62,7 @@ fn config(top: &Path, hosts: usize, sections: &str, params: &str) -> SchedConfig
         )
         .expect("write");
     }
-    basalt_whatif::load_config(&envdir).expect("load")
+    envdir
 }
 
 /// A workload built by hand: (submit offset s, queue, user, run s) per job.
@@ -154,6 +159,70 @@ fn lifting_a_queue_slot_limit_gives_the_wait_times_worked_out_by_hand() {
     );
     let json = c.json();
     assert_eq!(json["after"]["queues"]["limited"]["wait_mean"], 30.0);
+
+    // The timelines: 7 slots pending behind the limit at the start as recorded, at most
+    // 4 (the host's slots) lifted, none after the eighth minute either way.
+    let peak = |tl: &[basalt_whatif::sim::Sample]| tl.iter().map(|s| s.pending).max();
+    assert_eq!(peak(&c.before.timeline), Some(7), "{:?}", c.before.timeline);
+    assert_eq!(c.before.timeline[0].running_slots, 1);
+    assert!(
+        peak(&c.after.timeline).is_some_and(|p| p <= 4),
+        "{:?}",
+        c.after.timeline
+    );
+    assert!(c.after.timeline.iter().all(|s| s.running_slots <= 4));
+    assert!(c.after.timeline.iter().any(|s| s.running_slots == 4));
+    for tl in [&c.before.timeline, &c.after.timeline] {
+        assert!(tl.len() > 100, "{}", tl.len());
+        assert!(
+            tl.iter()
+                .filter(|s| s.t >= T0 + 480)
+                .all(|s| s.pending == 0)
+        );
+    }
+    let svg = c.plot_svg().expect("plot");
+    assert!(svg.starts_with("<svg"));
+    assert!(svg.contains("recorded (1 slots)") && svg.contains("what-if (4 slots)"));
+    assert!(svg.contains("time since the start of the window (minutes)"));
+    let svg = c2.plot_svg().expect("plot");
+    assert!(svg.contains("baseline (4 slots)"), "{svg}");
+}
+
+/// The admin guide's example (docs/img/whatif-example.svg): four hours of bursts, every
+/// quarter of an hour six 10-minute jobs to a queue limited to two running jobs and two
+/// 30-minute jobs to an open one, on a host of 8 slots. Not run by default: it writes the
+/// log and both configurations under `$BASALT_WHATIF_EXAMPLE` for `badmin whatif` to be
+/// run on them (see the guide).
+#[test]
+#[ignore]
+fn write_the_admin_guide_example() {
+    let Some(dir) = std::env::var_os("BASALT_WHATIF_EXAMPLE").map(PathBuf::from) else {
+        return;
+    };
+    let limited = "\nBegin Queue\nQUEUE_NAME = limited\nPRIORITY = 30\nQJOB_LIMIT = 2\nEnd Queue\n\
+                   \nBegin Queue\nQUEUE_NAME = open\nPRIORITY = 30\nEnd Queue\n";
+    let params = "JOB_ACCEPT_INTERVAL = 0";
+    let recorded = envdir(&dir.join("recorded"), 1, limited, params);
+    let lifted = envdir(&dir.join("lifted"), 1, LIFTED, params);
+    let cfg = basalt_whatif::load_config(&recorded).expect("load");
+    let mut jobs: Vec<(i64, &str, &str, i64)> = Vec::new();
+    for burst in 0..16 {
+        let at = burst * 900;
+        for k in 0..6 {
+            jobs.push((at + k, "limited", "alice", 480 + 60 * ((burst + k) % 5)));
+        }
+        for k in 0..2 {
+            jobs.push((at + 10 + k, "open", "bob", 1800));
+        }
+    }
+    let w = history(&dir, &cfg, &workload(&jobs), &[("host0".to_owned(), 8)]);
+    assert_eq!(w.jobs.len(), 128);
+    eprintln!(
+        "wrote {}/lsb.events; LSF_ENVDIR={} badmin whatif --events lsb.events --config {} --hosts host0:8",
+        dir.display(),
+        recorded.display(),
+        lifted.display()
+    );
 }
 
 /// A deterministic workload (three queues of different priorities, staggered

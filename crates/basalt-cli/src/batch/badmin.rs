@@ -38,7 +38,7 @@ Subcommands:
     hshutdown [-f] [host_name ... | all]
     hrestart [-f] [host_name ... | all]
     whatif --events file ... [--config envdir] [--baseline envdir] [--hosts spec]
-           [--from time] [--to time] [--wake seconds] [-json]
+           [--from time] [--to time] [--wake seconds] [--plot file.svg] [-json]
 ";
 
 const SPEC: Spec = Spec {

@@ -4,13 +4,14 @@
 //! ```text
 //! badmin whatif --events lsb.events.1 lsb.events [--config ENVDIR] [--baseline ENVDIR]
 //!               [--hosts "hostA:4 hostB:8" | --hosts 100x8] [--from T] [--to T]
-//!               [--wake seconds] [-json]
+//!               [--wake seconds] [-json] [--plot FILE.svg]
 //! ```
 //!
 //! Times are seconds since the epoch or `yyyy/mm/dd[/HH:MM]` (local time). Without
 //! `--config` the configuration of `LSF_ENVDIR` is the changed one; without
 //! `--baseline` the comparison is with what the log recorded (and how far the baseline
-//! — `LSF_ENVDIR`'s configuration — replays from it is said).
+//! — `LSF_ENVDIR`'s configuration — replays from it is said). `--plot` also writes an SVG
+//! plot of both sides' slots pending and utilisation over time.
 
 use basalt_whatif::{SimOptions, Workload};
 use std::path::PathBuf;
@@ -19,7 +20,7 @@ use std::process::ExitCode;
 pub const USAGE: &str =
     "Usage: badmin whatif --events file ... [--config envdir] [--baseline envdir]
               [--hosts \"host:slots ...\" | --hosts <count>x<slots>] [--from time] [--to time]
-              [--wake seconds] [-json]
+              [--wake seconds] [-json] [--plot file.svg]
 ";
 
 /// What `badmin whatif` was asked.
@@ -33,6 +34,8 @@ pub struct Args {
     pub to: Option<i64>,
     pub wake: Option<i64>,
     pub json: bool,
+    /// `--plot`: where to write the SVG plot.
+    pub plot: Option<PathBuf>,
 }
 
 /// `1800000000`, or `yyyy/mm/dd[/HH:MM]` in local time.
@@ -115,6 +118,16 @@ pub fn parse(args: &[String]) -> Result<Args, String> {
                 i += 1;
             }
             "json" => a.json = true,
+            "plot" => {
+                let v = value(i)?;
+                if !v.to_ascii_lowercase().ends_with(".svg") || v.len() <= 4 {
+                    return Err(format!(
+                        "--plot {v}: the plot is SVG only: give a file name ending in .svg"
+                    ));
+                }
+                a.plot = Some(PathBuf::from(v));
+                i += 1;
+            }
             _ => return Err(format!("{}: unknown option", args[i])),
         }
         i += 1;
@@ -179,6 +192,13 @@ pub fn run(a: &Args) -> Result<String, basalt_whatif::WhatIfError> {
         Some(b) => basalt_whatif::compare(&w, &cfg, Some(b), &opts),
         None => basalt_whatif::compare_with_log(&w, &cfg, &recorded, &opts),
     };
+    if let Some(path) = &a.plot {
+        let svg = c.plot_svg()?;
+        std::fs::write(path, svg).map_err(|error| basalt_whatif::WhatIfError::WritePlot {
+            path: path.clone(),
+            error,
+        })?;
+    }
     Ok(if a.json {
         format!("{:#}\n", c.json())
     } else {
@@ -211,6 +231,8 @@ mod tests {
             "--to",
             "1800086400",
             "-json",
+            "--plot",
+            "out/whatif.svg",
         ]))
         .expect("parse");
         assert_eq!(
@@ -222,6 +244,17 @@ mod tests {
         assert_eq!(a.hosts.as_deref(), Some("10x4"));
         assert_eq!((a.from, a.to), (Some(1_800_000_000), Some(1_800_086_400)));
         assert!(a.json);
+        assert_eq!(a.plot, Some(PathBuf::from("out/whatif.svg")));
+        let plain = parse(&args(&["--events", "e"])).expect("parse");
+        assert_eq!((plain.plot, plain.json), (None, false));
+        assert!(parse(&args(&["--events", "e", "--plot", "A.SVG"])).is_ok());
+        let e = parse(&args(&["--events", "e", "--plot", "q.png"])).expect_err("png");
+        assert!(e.contains("ending in .svg"), "{e}");
+        assert!(parse(&args(&["--events", "e", "--plot", ".svg"])).is_err());
+        assert!(
+            parse(&args(&["--events", "e", "--plot"])).is_err(),
+            "no file"
+        );
         assert!(parse(&args(&["--config", "/x"])).is_err(), "no event log");
         assert!(parse(&args(&["--events"])).is_err());
         assert!(parse(&args(&["--events", "e", "--from", "soon"])).is_err());
