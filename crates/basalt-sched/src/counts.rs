@@ -179,6 +179,11 @@ pub(crate) struct Counts {
     pub(crate) started: BTreeSet<JobKey>,
     /// Pending jobs (PEND, PSUSP) with a dependency condition.
     pub(crate) pending_with_dep: usize,
+    /// Per queue name: its started jobs.
+    pub(crate) started_in: BTreeMap<String, BTreeSet<JobKey>>,
+    /// The started jobs a scheduling pass must look at one by one even when it takes
+    /// host and queue slots from these counters ([`Counts::is_special`]).
+    pub(crate) special: BTreeSet<JobKey>,
 }
 
 fn bump(v: &mut u32, n: u32, add: bool) {
@@ -205,6 +210,17 @@ impl Counts {
         self.queues.values().any(|t| t.pend > 0)
     }
 
+    /// Whether a started job holds more than its slots on its hosts and in its queue:
+    /// it is suspended (a preempted job's slots are the preempting job's), it is an
+    /// element of an array with a `%k` limit, or it may reserve resources (its own `-R`,
+    /// or its application profile's).
+    pub(crate) fn is_special(j: &Job) -> bool {
+        matches!(j.state, JobState::Ssusp | JobState::Ususp)
+            || j.array_limit.is_some()
+            || !j.sub.res_req.is_empty()
+            || !j.sub.app().is_empty()
+    }
+
     /// Add a job's contribution (`add`), or take it back.
     pub(crate) fn apply(&mut self, j: &Job, add: bool) {
         if j.state.is_pending() && j.dep.is_some() {
@@ -224,10 +240,20 @@ impl Counts {
             }
         }
         if j.state.is_started() {
+            let special = Counts::is_special(j);
+            let in_queue = entry(&mut self.started_in, &j.queue);
             if add {
                 self.started.insert(j.key());
+                in_queue.map(|s| s.insert(j.key()));
+                if special {
+                    self.special.insert(j.key());
+                }
             } else {
                 self.started.remove(&j.key());
+                in_queue.map(|s| s.remove(&j.key()));
+                if special {
+                    self.special.remove(&j.key());
+                }
             }
         }
         if j.state.is_started() && !j.hosts.is_empty() {
@@ -284,6 +310,7 @@ impl Counts {
         c.pending.retain(|_, set| !set.is_empty());
         c.hosts.retain(|_, t| *t != HostTally::default());
         c.queues.retain(|_, t| *t != QueueTally::default());
+        c.started_in.retain(|_, set| !set.is_empty());
         c
     }
 }

@@ -358,6 +358,11 @@ pub struct Sched {
     jobs: BTreeMap<JobKey, Box<Job>>,
     queues: Vec<Queue>,
     hosts: Vec<Host>,
+    /// Each host's index by its exact name (the hosts are fixed for the core's life).
+    pass_index: schedule::FastMap<String, usize>,
+    /// Whether the hosts are of more than one type (kept as LIM's static information
+    /// changes a host's type).
+    mixed_types: bool,
     /// `hosts` by lower-cased short name (`hosta` for `hostA.example.org`): the indices,
     /// ascending, of the hosts a name can match ([`basalt_core::same_host`] needs equal
     /// short names). Fixed with `hosts`, which never change after [`Sched::new`].
@@ -501,6 +506,8 @@ impl Sched {
             })
             .collect();
         Sched {
+            pass_index: schedule::pass_index(&hosts),
+            mixed_types: schedule::mixed_types(&hosts),
             cfg,
             jobs: BTreeMap::new(),
             queues,

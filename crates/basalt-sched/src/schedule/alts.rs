@@ -8,11 +8,10 @@
 //! restarted mbatchd keeps reserving it.
 
 use super::allocate::allocate;
-use super::fit::{Cand, CandKey, Shape};
+use super::fit::{Cand, Shape};
 use super::select::Reserve;
 use crate::{Job, Queue, Sched};
 use basalt_config::resreq::{Rusage, rusage_alternatives, rusage_of};
-use std::collections::BTreeSet;
 
 /// How many alternatives a pass considers (a host's fitting ones are a bit set).
 pub(crate) const MAX_ALTS: usize = 64;
@@ -206,7 +205,7 @@ fn pick<'a>(
 /// placed again among the hosts each alternative fits, in order; None when no
 /// alternative has hosts enough.
 fn choose_alt(
-    cands: &BTreeSet<CandKey>,
+    cands: &super::fit::Cands,
     cur: &[Option<Cand>],
     alloc: Vec<usize>,
     n_alts: usize,

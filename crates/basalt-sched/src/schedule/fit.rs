@@ -4,7 +4,7 @@
 use crate::reslimits::per_processor;
 use crate::{Host, LimStatus, Millis, Queue, Sched, Submission};
 use basalt_core::job::pend;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 impl Sched {
@@ -401,6 +401,40 @@ impl PartialOrd for CandKey {
     }
 }
 
+/// A shape's candidate hosts, best first ([`cand_order`]): a sorted vector, built at once
+/// from a host sweep (one unstable sort, no per-entry allocation) and kept sorted as a
+/// placement re-evaluates the few hosts it used.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Cands(Vec<CandKey>);
+
+impl Cands {
+    /// The candidates of `v`, in any order.
+    pub(crate) fn from_unsorted(mut v: Vec<CandKey>) -> Cands {
+        v.sort_unstable();
+        Cands(v)
+    }
+
+    pub(crate) fn insert(&mut self, c: CandKey) {
+        if let Err(p) = self.0.binary_search(&c) {
+            self.0.insert(p, c);
+        }
+    }
+
+    pub(crate) fn remove(&mut self, c: &CandKey) {
+        if let Ok(p) = self.0.binary_search(c) {
+            self.0.remove(p);
+        }
+    }
+
+    pub(crate) fn iter(&self) -> std::slice::Iter<'_, CandKey> {
+        self.0.iter()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// The (queue, host) checks of a pass, computed once per queue.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct StaticWhy {
@@ -632,7 +666,7 @@ pub(crate) struct ShapeKey {
 pub(crate) struct Shape {
     pub(crate) generation: u64,
     /// Hosts that can take the job, best first.
-    pub(crate) cands: BTreeSet<CandKey>,
+    pub(crate) cands: Cands,
     /// Each host's entry in `cands`.
     pub(crate) cur: Vec<Option<Cand>>,
     /// Why each other host cannot.

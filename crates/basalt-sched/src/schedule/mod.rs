@@ -22,7 +22,7 @@ use crate::depend::Tri;
 use crate::reslimits::Consumer;
 use crate::{JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Str, secs};
 use basalt_core::job::{JobState, pend, sub, susp};
-use fit::{CandKey, JobFit, PassState, Shape, ShapeKey, StaticWhy};
+use fit::{CandKey, Cands, JobFit, PassState, Shape, ShapeKey, StaticWhy};
 pub(crate) use reserve::Methods;
 use reserve::{pending_amounts, reserved_total};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -55,12 +55,7 @@ impl Sched {
             name_rank[qi] = r;
         }
         let nh = self.hosts.len();
-        let index: FastMap<&str, usize> = self
-            .hosts
-            .iter()
-            .enumerate()
-            .map(|(i, h)| (h.name.as_str(), i))
-            .collect();
+        let index = &self.pass_index;
         // Per (host, user) slots: for lsb.hosts JL/U and lsb.users JL/P (users' and
         // groups' rows); per (queue, host): for HJOB_LIMIT and PJOB_LIMIT.
         let track_user = self.hosts.iter().any(|h| h.jl_u.is_some())
@@ -131,8 +126,30 @@ impl Sched {
         let mut q_user: BTreeMap<(String, String), u32> = BTreeMap::new();
         // Started elements of arrays with a %k limit.
         let mut array_started: BTreeMap<u64, u32> = BTreeMap::new();
-        // What the started jobs hold; finished jobs are not visited.
-        for key in &self.counts.started {
+        // What the started jobs hold; finished jobs are not visited. Without per-user,
+        // per-(queue, host) or limit counts, the slots every started job holds on its
+        // hosts and in its queue come from the FSM's counters, and only the jobs that
+        // hold more are visited ([`started_to_visit`]): a pass costs O(hosts), not
+        // O(running jobs).
+        let visit_all = track_user || track_qhost || with_limits;
+        // Exclusive started jobs per host (from the counters, less the preempted ones).
+        let mut excl_jobs: Vec<u32> = Vec::new();
+        if !visit_all {
+            excl_jobs = vec![0; nh];
+            for (i, h) in self.hosts.iter().enumerate() {
+                if let Some(t) = self.counts.hosts.get(&h.name) {
+                    st.used[i] = t.used;
+                    excl_jobs[i] = t.excl;
+                }
+            }
+            for (q, t) in &self.counts.queues {
+                let n = t.run + t.ssusp + t.ususp;
+                if n > 0 {
+                    q_used.insert(q.clone(), n);
+                }
+            }
+        }
+        for key in self.started_to_visit(visit_all) {
             let Some(j) = self.jobs.get(key) else {
                 continue;
             };
@@ -141,21 +158,29 @@ impl Sched {
             let preempted = matches!(j.state, JobState::Ssusp | JobState::Ususp)
                 && j.reasons & susp::MBD_PREEMPT != 0;
             let suspended = st.susp.on && matches!(j.state, JobState::Ssusp | JobState::Ususp);
-            for h in &j.hosts {
+            let exclusive = j.sub.options & sub::EXCLUSIVE != 0;
+            for (k, h) in j.hosts.iter().enumerate() {
                 let Some(&i) = index.get(h.as_str()) else {
                     continue;
                 };
-                st.take(i, &j.queue, &j.sub.user, track_user, track_qhost);
+                if visit_all {
+                    st.take(i, &j.queue, &j.sub.user, track_user, track_qhost);
+                }
                 if suspended && track_user {
                     st.suspend_user(i, &j.sub.user);
                 }
                 if preempted {
                     st.used[i] -= 1;
-                } else if j.sub.options & sub::EXCLUSIVE != 0 {
+                    if !visit_all && exclusive && !j.hosts[..k].contains(h) {
+                        excl_jobs[i] = excl_jobs[i].saturating_sub(1);
+                    }
+                } else if exclusive && visit_all {
                     st.excl[i] = true;
                 }
             }
-            *q_used.entry(j.queue.to_string()).or_default() += j.slots();
+            if visit_all {
+                *q_used.entry(j.queue.to_string()).or_default() += j.slots();
+            }
             *q_user
                 .entry((j.queue.to_string(), j.sub.user.to_string()))
                 .or_default() += j.slots();
@@ -202,7 +227,13 @@ impl Sched {
                 }
             }
         }
-        drop(index);
+        for (i, n) in excl_jobs.into_iter().enumerate() {
+            st.excl[i] = n > 0;
+        }
+        #[cfg(test)]
+        if !visit_all {
+            self.check_counted_slots(&st.used, &st.excl, &q_used);
+        }
         // Slot reservations (SLOT_RESERVE) of pending jobs, counted as used.
         let mut resv = self.begin_reservations(now, &mut st);
         // Preemption: who may preempt whom, the victims, the preempted jobs waiting.
@@ -276,13 +307,7 @@ impl Sched {
         let mut sel_cache: FastMap<(usize, Str), Option<Arc<select::Selects>>> = fast_map();
         // Hosts of more than one type: a job's default `type==local` (the submission
         // host's type) can leave some out.
-        let mixed_types = {
-            let mut types = self
-                .hosts
-                .iter()
-                .filter_map(|h| h.statics.strings.get("type"));
-            types.next().is_some_and(|first| types.any(|t| t != first))
-        };
+        let mixed_types = self.mixed_types;
         // Bumped by every placement: a shape evaluated at another generation is stale.
         let mut generation: u64 = 0;
         // Pending reasons to set, applied in one walk at the end.
@@ -531,28 +556,29 @@ impl Sched {
             };
             let shape = shapes.entry(shape_key.clone()).or_insert_with(|| Shape {
                 generation: u64::MAX,
-                cands: BTreeSet::new(),
+                cands: Cands::default(),
                 cur: Vec::new(),
                 why: Vec::new(),
                 reasons: None,
             });
             if shape.generation != generation {
                 shape.generation = generation;
-                shape.cands.clear();
                 shape.cur.clear();
                 shape.cur.resize(nh, None);
                 shape.why.clear();
                 shape.why.resize(nh, None);
                 shape.reasons = None;
+                let mut cands = Vec::with_capacity(nh);
                 for i in 0..nh {
                     match self.host_fit(now, accept_ms, &job, &st, per_host, i) {
                         Ok(c) => {
-                            shape.cands.insert(CandKey(c));
+                            cands.push(CandKey(c));
                             shape.cur[i] = Some(c);
                         }
                         Err(code) => shape.why[i] = Some(code),
                     }
                 }
+                shape.cands = Cands::from_unsorted(cands);
             }
             // same[]: the job's and its queue's resources all its hosts share (read once
             // per requirement, with its select parts).
@@ -802,8 +828,84 @@ impl Sched {
 
 /// The pass's own hash maps: foldhash with a fixed seed (fast on short keys, and the same
 /// layout on every run; a pass never depends on their order).
-type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
-fn fast_map<K, V>() -> FastMap<K, V> {
+pub(crate) fn fast_map<K, V>() -> FastMap<K, V> {
     HashMap::with_hasher(foldhash::fast::FixedState::default())
+}
+
+impl Sched {
+    /// The started jobs a pass visits one by one: all of them (`all`), else those that
+    /// hold more than host and queue slots ([`crate::counts::Counts::is_special`]) and
+    /// every started job of a queue with a per-user job limit (UJOB_LIMIT: its users'
+    /// slots are counted) or a RES_REQ (its jobs may reserve resources).
+    fn started_to_visit(&self, all: bool) -> Vec<&JobKey> {
+        if all {
+            return self.counts.started.iter().collect();
+        }
+        let whole: Vec<&str> = self
+            .queues
+            .iter()
+            .filter(|q| q.ujob_limit.is_some() || !q.res_req.is_empty())
+            .map(|q| q.name.as_str())
+            .collect();
+        let mut out: Vec<&JobKey> = whole
+            .iter()
+            .filter_map(|q| self.counts.started_in.get(*q))
+            .flatten()
+            .collect();
+        out.extend(self.counts.special.iter().filter(|k| {
+            self.jobs
+                .get(k)
+                .is_some_and(|j| !whole.contains(&j.queue.as_ref()))
+        }));
+        out
+    }
+}
+
+/// Each host's index by its name, exactly as the hosts are named (what a pass looks
+/// started jobs' hosts up in).
+pub(crate) fn pass_index(hosts: &[crate::Host]) -> FastMap<String, usize> {
+    let mut m = fast_map();
+    for (i, h) in hosts.iter().enumerate() {
+        m.entry(h.name.clone()).or_insert(i);
+    }
+    m
+}
+
+/// Whether the hosts are of more than one type (a job's default `type==local` can then
+/// leave some out).
+pub(crate) fn mixed_types(hosts: &[crate::Host]) -> bool {
+    let mut types = hosts.iter().filter_map(|h| h.statics.strings.get("type"));
+    types.next().is_some_and(|first| types.any(|t| t != first))
+}
+
+#[cfg(test)]
+impl Sched {
+    /// The slots and exclusive hosts a pass took from the counters equal those counted
+    /// over every started job (every scheduling test checks it at every pass).
+    fn check_counted_slots(&self, used: &[u32], excl: &[bool], q_used: &BTreeMap<String, u32>) {
+        let nh = self.hosts.len();
+        let (mut u, mut x, mut q) = (vec![0u32; nh], vec![false; nh], BTreeMap::new());
+        for key in &self.counts.started {
+            let Some(j) = self.jobs.get(key) else {
+                continue;
+            };
+            let preempted = matches!(j.state, JobState::Ssusp | JobState::Ususp)
+                && j.reasons & susp::MBD_PREEMPT != 0;
+            for h in &j.hosts {
+                let Some(&i) = self.pass_index.get(h.as_str()) else {
+                    continue;
+                };
+                if !preempted {
+                    u[i] += 1;
+                    x[i] |= j.sub.options & sub::EXCLUSIVE != 0;
+                }
+            }
+            *q.entry(j.queue.to_string()).or_insert(0u32) += j.slots();
+        }
+        assert_eq!(used, &u[..], "slots used by host: counters vs started jobs");
+        assert_eq!(excl, &x[..], "exclusive hosts: counters vs started jobs");
+        assert_eq!(q_used, &q, "slots used by queue: counters vs started jobs");
+    }
 }

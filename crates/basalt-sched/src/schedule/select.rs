@@ -280,6 +280,7 @@ impl Sched {
         let v = info.values(&self.hosts[i].name, &self.cfg.res_kinds);
         if self.hosts[i].statics != v {
             self.hosts[i].statics = v;
+            self.mixed_types = super::mixed_types(&self.hosts);
             if self.counts.any_pending() {
                 self.dirty = true;
                 self.full_due = true;
