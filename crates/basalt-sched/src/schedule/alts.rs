@@ -205,7 +205,7 @@ fn pick<'a>(
 /// placed again among the hosts each alternative fits, in order; None when no
 /// alternative has hosts enough.
 fn choose_alt(
-    cands: &super::fit::Cands,
+    cands: &super::cands::Cands,
     cur: &[Option<Cand>],
     alloc: Vec<usize>,
     n_alts: usize,

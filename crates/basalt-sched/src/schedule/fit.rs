@@ -378,11 +378,11 @@ pub(crate) type Cand = (
 /// then file order.
 pub(crate) fn cand_order(a: &Cand, b: &Cand) -> std::cmp::Ordering {
     a.5.cmp(&b.5)
-        .then(a.4.cmp(&b.4))
-        .then(b.0.cmp(&a.0))
-        .then(a.1.cmp(&b.1))
-        .then(a.2.cmp(&b.2))
-        .then(a.3.cmp(&b.3))
+        .then_with(|| a.4.cmp(&b.4))
+        .then_with(|| b.0.cmp(&a.0))
+        .then_with(|| a.1.cmp(&b.1))
+        .then_with(|| a.2.cmp(&b.2))
+        .then_with(|| a.3.cmp(&b.3))
 }
 
 /// A [`Cand`] ordered by [`cand_order`].
@@ -398,40 +398,6 @@ impl Ord for CandKey {
 impl PartialOrd for CandKey {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
-    }
-}
-
-/// A shape's candidate hosts, best first ([`cand_order`]): a sorted vector, built at once
-/// from a host sweep (one unstable sort, no per-entry allocation) and kept sorted as a
-/// placement re-evaluates the few hosts it used.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Cands(Vec<CandKey>);
-
-impl Cands {
-    /// The candidates of `v`, in any order.
-    pub(crate) fn from_unsorted(mut v: Vec<CandKey>) -> Cands {
-        v.sort_unstable();
-        Cands(v)
-    }
-
-    pub(crate) fn insert(&mut self, c: CandKey) {
-        if let Err(p) = self.0.binary_search(&c) {
-            self.0.insert(p, c);
-        }
-    }
-
-    pub(crate) fn remove(&mut self, c: &CandKey) {
-        if let Ok(p) = self.0.binary_search(c) {
-            self.0.remove(p);
-        }
-    }
-
-    pub(crate) fn iter(&self) -> std::slice::Iter<'_, CandKey> {
-        self.0.iter()
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 }
 
@@ -666,7 +632,7 @@ pub(crate) struct ShapeKey {
 pub(crate) struct Shape {
     pub(crate) generation: u64,
     /// Hosts that can take the job, best first.
-    pub(crate) cands: Cands,
+    pub(crate) cands: super::cands::Cands,
     /// Each host's entry in `cands`.
     pub(crate) cur: Vec<Option<Cand>>,
     /// Why each other host cannot.

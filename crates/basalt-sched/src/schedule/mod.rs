@@ -8,6 +8,7 @@
 pub(crate) mod allocate;
 pub(crate) mod alts;
 pub mod asked;
+pub(crate) mod cands;
 pub(crate) mod fit;
 pub mod pool;
 pub(crate) mod preempt;
@@ -22,7 +23,8 @@ use crate::depend::Tri;
 use crate::reslimits::Consumer;
 use crate::{JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Str, secs};
 use basalt_core::job::{JobState, pend, sub, susp};
-use fit::{CandKey, Cands, JobFit, PassState, Shape, ShapeKey, StaticWhy};
+use cands::Cands;
+use fit::{CandKey, JobFit, PassState, Shape, ShapeKey, StaticWhy};
 pub(crate) use reserve::Methods;
 use reserve::{pending_amounts, reserved_total};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -136,8 +138,8 @@ impl Sched {
         let mut excl_jobs: Vec<u32> = Vec::new();
         if !visit_all {
             excl_jobs = vec![0; nh];
-            for (i, h) in self.hosts.iter().enumerate() {
-                if let Some(t) = self.counts.hosts.get(&h.name) {
+            for (name, t) in &self.counts.hosts {
+                if let Some(&i) = index.get(name.as_str()) {
                     st.used[i] = t.used;
                     excl_jobs[i] = t.excl;
                 }
