@@ -163,8 +163,14 @@ fn compare_run(
     };
     Comparison {
         jobs: after.all.jobs,
-        not_simulated: w.jobs.values().filter(|j| j.left_pending).count() as u32,
+        not_simulated: w
+            .jobs
+            .values()
+            .filter(|j| j.left_pending && j.in_window)
+            .count() as u32,
         remapped: after_run.remapped.clone(),
+        deps_dropped: after_run.deps_dropped,
+        controls_skipped: after_run.controls_skipped,
         before,
         after,
         fidelity,

@@ -94,7 +94,7 @@ fn stats<'a>(jobs: impl Iterator<Item = (&'a WJob, Seen)>) -> Stats {
 }
 
 fn side(label: &str, w: &Workload, slots: u32, seen: impl Fn(&WJob) -> Seen) -> Side {
-    let jobs: Vec<&WJob> = w.simulated().collect();
+    let jobs: Vec<&WJob> = w.reported().collect();
     let mut queues: BTreeMap<String, Vec<&WJob>> = BTreeMap::new();
     let mut users: BTreeMap<String, Vec<&WJob>> = BTreeMap::new();
     for j in &jobs {
@@ -219,7 +219,7 @@ pub fn fidelity(w: &Workload, r: &SimResult) -> Fidelity {
     let mut f = Fidelity::default();
     let mut total = 0.0;
     let mut recorded: Vec<(i64, u64, u32)> = Vec::new();
-    for j in w.simulated() {
+    for j in w.reported() {
         let (Some(a), Some(b)) = (
             j.actual.first_start,
             r.jobs.get(&j.key).and_then(|s| s.start),
@@ -256,6 +256,11 @@ pub struct Comparison {
     pub jobs: u32,
     pub not_simulated: u32,
     pub remapped: BTreeMap<String, u32>,
+    /// Jobs whose `-w` condition named a job the logs do not have (dropped).
+    pub deps_dropped: u32,
+    /// bswitch, bmod -q and queue-control records naming a queue the configuration does
+    /// not have (not replayed).
+    pub controls_skipped: u32,
     /// Against the log: how far the unchanged configuration would be (None when the
     /// comparison is against a baseline configuration).
     pub fidelity: Option<Fidelity>,
@@ -331,6 +336,20 @@ impl Comparison {
                 "{n} job(s) of queue <{q}>, which the configuration does not have, ran in its default queue"
             );
         }
+        if self.deps_dropped > 0 {
+            let _ = writeln!(
+                out,
+                "{} job(s) depend on jobs older than the logs: their conditions were taken as satisfied",
+                self.deps_dropped
+            );
+        }
+        if self.controls_skipped > 0 {
+            let _ = writeln!(
+                out,
+                "{} bswitch/bmod/queue-control record(s) name queues the configuration does not have: not replayed",
+                self.controls_skipped
+            );
+        }
         if let Some(f) = &self.fidelity {
             let _ = writeln!(
                 out,
@@ -376,6 +395,8 @@ impl Comparison {
             "jobs": self.jobs,
             "not_simulated": self.not_simulated,
             "remapped": self.remapped,
+            "deps_dropped": self.deps_dropped,
+            "controls_skipped": self.controls_skipped,
             "before": side(&self.before),
             "after": side(&self.after),
             "fidelity": self.fidelity.as_ref().map(|f| serde_json::json!({

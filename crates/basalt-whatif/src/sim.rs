@@ -50,6 +50,12 @@ pub struct SimResult {
     pub remapped: BTreeMap<String, u32>,
     /// Every event the scheduler logged, when asked for (`keep_log`).
     pub log: Vec<Event>,
+    /// Jobs whose `-w` condition names a job the logs do not have (submitted before the
+    /// oldest log given): their condition is dropped, as if it were satisfied.
+    pub deps_dropped: u32,
+    /// Records not replayed because they name a queue the configuration does not have
+    /// (bswitch, bmod -q, queue control).
+    pub controls_skipped: u32,
 }
 
 /// How to simulate.
@@ -123,21 +129,49 @@ pub fn simulate(cfg: &SchedConfig, w: &Workload, opts: &SimOptions) -> SimResult
         if !simulated {
             continue;
         }
-        if !queues.iter().any(|q| q == sub.queue.as_str()) {
-            if !sub.queue.is_empty() {
-                *out.remapped.entry(sub.queue.to_string()).or_default() += 1;
+        let unknown_queue = !queues.iter().any(|q| q == sub.queue.as_str());
+        let lost_dep = names_missing_job(w, &sub.depend_cond);
+        if unknown_queue || lost_dep {
+            let mut changed = sub.clone();
+            if unknown_queue {
+                if !sub.queue.is_empty() {
+                    *out.remapped.entry(sub.queue.to_string()).or_default() += 1;
+                }
+                changed.queue = cfg.default_queue.as_str().into();
             }
-            let mut moved = sub.clone();
-            moved.queue = cfg.default_queue.as_str().into();
+            if lost_dep {
+                out.deps_dropped += 1;
+                changed.depend_cond = Default::default();
+            }
             news.push(Cow::Owned(Event::JobNew {
                 time: *time,
                 job_id: *job_id,
-                sub: moved,
+                sub: changed,
             }));
         } else {
             news.push(Cow::Borrowed(ev));
         }
     }
+    // What users and administrators did, but for what names a queue not configured.
+    let known = |q: &str| queues.iter().any(|x| x == q);
+    let controls: Vec<&Event> = w
+        .controls
+        .iter()
+        .filter(|ev| {
+            let ok = match ev {
+                Event::JobSwitch { queue, .. } | Event::QueueCtrl { queue, .. } => known(queue),
+                Event::JobModify { change, .. } => match &change.queue {
+                    basalt_sched::Change::Set(q) => known(q),
+                    _ => true,
+                },
+                _ => true,
+            };
+            if !ok {
+                out.controls_skipped += 1;
+            }
+            ok
+        })
+        .collect();
     let mut kills: Vec<(Millis, JobKey)> = w
         .simulated()
         .filter_map(|j| j.kill_at.map(|t| (t * 1000, j.key)))
@@ -153,7 +187,7 @@ pub fn simulate(cfg: &SchedConfig, w: &Workload, opts: &SimOptions) -> SimResult
 
     let mut heap: BinaryHeap<Reverse<(Millis, JobKey, u32)>> = BinaryHeap::new();
     let mut running: BTreeMap<JobKey, Running> = BTreeMap::new();
-    let (mut next_new, mut next_kill) = (0usize, 0usize);
+    let (mut next_new, mut next_kill, mut next_control) = (0usize, 0usize, 0usize);
     let span = (w.last - w.first).max(1);
     let sample_every = (span / opts.samples.max(1) as i64).max(1) * 1000;
     let mut next_sample = t0;
@@ -165,6 +199,7 @@ pub fn simulate(cfg: &SchedConfig, w: &Workload, opts: &SimOptions) -> SimResult
         let next = [
             news.get(next_new).map(|e| e.time() * 1000),
             kills.get(next_kill).map(|k| k.0),
+            controls.get(next_control).map(|e| e.time() * 1000),
             heap.peek().map(|Reverse((t, _, _))| *t),
             wake,
         ]
@@ -175,6 +210,7 @@ pub fn simulate(cfg: &SchedConfig, w: &Workload, opts: &SimOptions) -> SimResult
         // Nothing left but waiting jobs that nothing will ever let start.
         if next_new >= news.len()
             && next_kill >= kills.len()
+            && next_control >= controls.len()
             && heap.is_empty()
             && now - t0 > (w.last - w.first + 30 * 86_400) * 1000
         {
@@ -188,6 +224,16 @@ pub fn simulate(cfg: &SchedConfig, w: &Workload, opts: &SimOptions) -> SimResult
                 out.log.push(ev.clone().into_owned());
             }
             next_new += 1;
+        }
+        while let Some(ev) = controls
+            .get(next_control)
+            .filter(|e| e.time() * 1000 <= now)
+        {
+            s.apply_logged(ev);
+            if opts.keep_log {
+                out.log.push((*ev).clone());
+            }
+            next_control += 1;
         }
         while let Some(&(t, key)) = kills.get(next_kill).filter(|k| k.0 <= now) {
             let _ = t;
@@ -321,6 +367,24 @@ pub fn simulate(cfg: &SchedConfig, w: &Workload, opts: &SimOptions) -> SimResult
         }
     }
     out
+}
+
+/// Whether `-w` condition `cond` names by id a job the workload does not have (its
+/// logs began after that job's submission).
+fn names_missing_job(w: &Workload, cond: &str) -> bool {
+    if cond.is_empty() {
+        return false;
+    }
+    let Ok(Some(expr)) = basalt_sched::depend::parse(cond) else {
+        return false;
+    };
+    let mut missing = false;
+    expr.for_each_target(&mut |t| {
+        if let basalt_sched::depend::Target::Id(id, _) = t {
+            missing |= w.jobs.range((*id, 0)..=(*id, u32::MAX)).next().is_none();
+        }
+    });
+    missing
 }
 
 /// Slots pending and running in the scheduler's counters (O(queues)).

@@ -1,6 +1,11 @@
 //! The workload an event log recorded: every job's submission (its JOB_NEW, as the
 //! scheduler replays it), when it was submitted, how long it ran and what happened to it
-//! in reality (its last JOB_START, its end, how often it was preempted).
+//! in reality (its last JOB_START, its end, how often it was preempted), and what users
+//! and administrators did to pending work (bswitch, bmod, btop/bbot, queue control).
+//!
+//! A window (`--from`, `--to`) chooses the jobs reported, not the jobs simulated: every
+//! job of the logs is simulated, so that the jobs before the window hold their slots and
+//! satisfy the dependencies of the jobs in it as they would have.
 
 use basalt_core::job::{JobState, status, susp};
 use basalt_sched::{Event, JobKey, Submission};
@@ -43,6 +48,8 @@ pub struct WJob {
     pub kill_at: Option<i64>,
     /// It never started and had not ended by the end of the log: it is not simulated.
     pub left_pending: bool,
+    /// Submitted in the window: reported.
+    pub in_window: bool,
     pub actual: Outcome,
 }
 
@@ -51,6 +58,9 @@ pub struct WJob {
 pub struct Workload {
     /// The JOB_NEW events to replay, in log order (an array's elements share one).
     pub news: Vec<Event>,
+    /// What was done to the jobs and queues, replayed at its time, in log order:
+    /// JOB_SWITCH, JOB_MODIFY2, JOB_MOVE and QUEUE_CTRL records.
+    pub controls: Vec<Event>,
     pub jobs: BTreeMap<JobKey, WJob>,
     /// The first and last times in the log (seconds).
     pub first: i64,
@@ -60,8 +70,8 @@ pub struct Workload {
 }
 
 impl Workload {
-    /// Read the workload of `events` (in log order), keeping the jobs submitted in
-    /// `[from, to)` (seconds; None: no bound).
+    /// Read the workload of `events` (in log order); the jobs submitted in `[from, to)`
+    /// (seconds; None: no bound) are the window's.
     pub fn from_events<'a>(
         events: impl IntoIterator<Item = &'a Event>,
         from: Option<i64>,
@@ -82,7 +92,7 @@ impl Workload {
                 w.last = w.last.max(t);
             }
             match ev {
-                Event::JobNew { time, job_id, sub } if keep(*time) => {
+                Event::JobNew { time, job_id, sub } => {
                     w.news.push(ev.clone());
                     for idx in elements(sub) {
                         w.jobs.insert(
@@ -95,15 +105,20 @@ impl Workload {
                                 run: 0,
                                 kill_at: None,
                                 left_pending: false,
+                                in_window: keep(*time),
                                 actual: Outcome::default(),
                             },
                         );
                     }
                 }
                 Event::JobSwitch { key, queue, .. } => {
+                    w.controls.push(ev.clone());
                     for j in jobs_of(&mut w.jobs, *key) {
                         j.queue = queue.clone();
                     }
+                }
+                Event::JobModify { .. } | Event::JobMove { .. } | Event::QueueCtrl { .. } => {
+                    w.controls.push(ev.clone());
                 }
                 Event::JobStart {
                     time, key, hosts, ..
@@ -198,6 +213,7 @@ impl Workload {
                 run,
                 kill_at: None,
                 left_pending: false,
+                in_window: true,
                 actual: Outcome::default(),
             },
         );
@@ -211,6 +227,11 @@ impl Workload {
     /// The jobs the simulation runs (not those still pending at the end of the log).
     pub fn simulated(&self) -> impl Iterator<Item = &WJob> {
         self.jobs.values().filter(|j| !j.left_pending)
+    }
+
+    /// The simulated jobs of the window: those reported.
+    pub fn reported(&self) -> impl Iterator<Item = &WJob> {
+        self.simulated().filter(|j| j.in_window)
     }
 }
 

@@ -268,3 +268,156 @@ fn the_unchanged_configuration_replays_the_recorded_dispatch_order() {
     assert!(c.after.queues["high"].wait_mean < c.after.queues["low"].wait_mean);
     let _: BTreeMap<String, u32> = c.remapped;
 }
+
+/// A submission of `jobs` with `-w cond` / job name `name` (an array: `a[1-4]%2`).
+fn submission(id: u64, at: i64, queue: &str, name: &str, cond: &str) -> Submission {
+    Submission {
+        user: "carol".into(),
+        uid: 1000,
+        queue: queue.into(),
+        command: format!("job{id}").into(),
+        job_name: name.into(),
+        depend_cond: cond.into(),
+        rlimits: [-1; 11].into(),
+        num_processors: 1,
+        max_processors: 1,
+        submit_time: T0 + at,
+        job_file: format!("{}.{id}", T0 + at).into(),
+        ..Default::default()
+    }
+}
+
+fn start_of(r: &basalt_whatif::SimResult, key: (u64, u32)) -> Option<i64> {
+    r.jobs.get(&key).and_then(|j| j.start).map(|s| s - T0)
+}
+
+/// `--from` chooses the jobs reported, not those simulated: job 1, submitted before the
+/// window, still holds its slot and satisfies job 2's `done(1)` when it ends (600 s),
+/// as in reality; only job 2 is reported, with its recorded wait of 540 s both ways.
+#[test]
+fn a_job_before_the_window_satisfies_the_dependency_of_one_in_it() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = config(dir.path(), 1, QUEUES, "JOB_ACCEPT_INTERVAL = 0");
+    let hosts = vec![("host0".to_owned(), 2)];
+    let mut w = Workload::default();
+    w.add_job(T0, 1, submission(1, 0, "open", "", ""), 600);
+    w.add_job(T0 + 60, 2, submission(2, 60, "open", "", "done(1)"), 60);
+    let path = dir.path().join("lsb.events");
+    let logged = history(dir.path(), &cfg, &w, &hosts);
+    assert_eq!(logged.jobs[&(2, 0)].actual.first_start, Some(T0 + 600));
+    let events = read_events(&[path]).expect("read log");
+    let windowed = Workload::from_events(&events, Some(T0 + 30), None);
+    assert!(!windowed.jobs[&(1, 0)].in_window && windowed.jobs[&(2, 0)].in_window);
+    let opts = SimOptions {
+        hosts,
+        ..Default::default()
+    };
+    let c = compare(&windowed, &cfg, None, &opts);
+    assert_eq!(
+        (c.before.all.jobs, c.after.all.jobs),
+        (1, 1),
+        "{}",
+        c.table()
+    );
+    assert_eq!(c.before.all.wait_max, 540.0);
+    assert_eq!(c.after.all.wait_max, 540.0, "{}", c.table());
+    assert_eq!(c.deps_dropped, 0);
+}
+
+/// A `-w` condition naming a job the logs do not have (older than the oldest log) is
+/// dropped, and the report says how many: the job starts as if it were satisfied.
+#[test]
+fn a_dependency_on_a_job_older_than_the_logs_is_dropped_and_reported() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = config(dir.path(), 1, QUEUES, "JOB_ACCEPT_INTERVAL = 0");
+    let mut w = Workload::default();
+    w.add_job(
+        T0,
+        5,
+        submission(5, 0, "open", "", "done(3) && exit(4)"),
+        60,
+    );
+    w.add_job(T0 + 10, 6, submission(6, 10, "open", "", "ended(5)"), 60);
+    let opts = SimOptions {
+        hosts: vec![("host0".to_owned(), 2)],
+        ..Default::default()
+    };
+    let r = simulate(&cfg, &w, &opts);
+    assert_eq!(r.deps_dropped, 1);
+    assert_eq!(start_of(&r, (5, 0)), Some(0));
+    assert_eq!(
+        start_of(&r, (6, 0)),
+        Some(60),
+        "job 6 still waits for job 5"
+    );
+    let c = compare(&w, &cfg, Some(&cfg), &opts);
+    assert!(
+        c.table()
+            .contains("1 job(s) depend on jobs older than the logs"),
+        "{}",
+        c.table()
+    );
+    assert_eq!(c.json()["deps_dropped"], 1);
+}
+
+/// A bswitch recorded in the log is replayed at its time: job 2 waited behind job 1 in
+/// the queue limited to one running job until it was switched to the open queue at
+/// 100 s, where it started at once. Without the switch it would have waited 600 s. A
+/// switch to a queue the tried configuration does not have is not replayed, and said.
+#[test]
+fn a_recorded_bswitch_is_replayed_at_its_time() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = config(&dir.path().join("a"), 1, QUEUES, "JOB_ACCEPT_INTERVAL = 0");
+    let hosts = vec![("host0".to_owned(), 2)];
+    let mut w = Workload::default();
+    w.add_job(T0, 1, submission(1, 0, "limited", "", ""), 600);
+    w.add_job(T0, 2, submission(2, 0, "limited", "", ""), 600);
+    w.controls.push(basalt_sched::Event::JobSwitch {
+        time: T0 + 100,
+        key: (2, 0),
+        uid: 1000,
+        user: "carol".to_owned(),
+        queue: "open".to_owned(),
+    });
+    let logged = history(dir.path(), &cfg, &w, &hosts);
+    assert_eq!(logged.controls.len(), 1, "the log has the JOB_SWITCH");
+    assert_eq!(logged.jobs[&(2, 0)].actual.first_start, Some(T0 + 100));
+    assert_eq!(logged.jobs[&(2, 0)].queue, "open");
+    let opts = SimOptions {
+        hosts,
+        ..Default::default()
+    };
+    let r = simulate(&cfg, &logged, &opts);
+    assert_eq!(start_of(&r, (2, 0)), Some(100));
+    let f = basalt_whatif::report::fidelity(&logged, &r);
+    assert_eq!((f.compared, f.differ), (2, 0));
+    // A configuration without the queue `open`: the switch is not replayed.
+    let only = "\nBegin Queue\nQUEUE_NAME = limited\nPRIORITY = 30\nQJOB_LIMIT = 1\nEnd Queue\n";
+    let other = config(&dir.path().join("b"), 1, only, "JOB_ACCEPT_INTERVAL = 0");
+    let r = simulate(&other, &logged, &opts);
+    assert_eq!(r.controls_skipped, 1);
+    assert_eq!(start_of(&r, (2, 0)), Some(600));
+}
+
+/// An array's `%k` limit holds in the simulation: four one-minute elements limited to
+/// two at once on a 4-slot host start at 0, 0, 60 and 60 s.
+#[test]
+fn array_elements_keep_their_running_limit() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let cfg = config(dir.path(), 1, QUEUES, "JOB_ACCEPT_INTERVAL = 0");
+    let mut w = Workload::default();
+    w.add_job(T0, 7, submission(7, 0, "open", "a[1-4]%2", ""), 60);
+    let proto = w.jobs.remove(&(7, 0)).expect("job 7");
+    for idx in 1..=4 {
+        let mut e = proto.clone();
+        e.key = (7, idx);
+        w.jobs.insert((7, idx), e);
+    }
+    let opts = SimOptions {
+        hosts: vec![("host0".to_owned(), 4)],
+        ..Default::default()
+    };
+    let r = simulate(&cfg, &w, &opts);
+    let starts: Vec<Option<i64>> = (1..=4).map(|i| start_of(&r, (7, i))).collect();
+    assert_eq!(starts, [Some(0), Some(0), Some(60), Some(60)]);
+}

@@ -164,7 +164,7 @@ pub fn main(args: &[String]) -> ExitCode {
 pub fn run(a: &Args) -> Result<String, basalt_whatif::WhatIfError> {
     let events = basalt_whatif::read_events(&a.events)?;
     let w = Workload::from_events(&events, a.from, a.to);
-    if w.jobs.is_empty() {
+    if !w.jobs.values().any(|j| j.in_window) {
         return Err(basalt_whatif::WhatIfError::Empty);
     }
     let current = basalt_runtime::envdir();
