@@ -18,7 +18,8 @@
 //! forwarding: links to the other clusters' mbatchds, the service they call, the key
 //! both trust), `service` (gRPC: verify,
 //! check, translate), [`journal`] (the event log). This file: [`run`], its options and
-//! errors.
+//! errors, and the report to the supervising sbatchd that this mbatchd serves
+//! ([`NOTIFY_ENV`]: sbatchd restarts an mbatchd that had served at once when it dies).
 //!
 //! Inputs: the configuration, the host it plays, a bound listener, a shutdown future.
 //! Outputs: the `basalt.mbatchd.v1.Mbatchd` service (and `MbatchdCluster` for other
@@ -182,6 +183,37 @@ pub async fn run_with(
         .await
 }
 
+/// The environment variable naming the socket the supervising sbatchd listens on for
+/// this mbatchd's report that it serves (`@name`: an abstract Unix socket).
+pub const NOTIFY_ENV: &str = "BASALT_MBD_NOTIFY_SOCKET";
+
+/// Tell the supervising sbatchd (if any) that this mbatchd holds the event-log lock,
+/// has replayed lsb.events and listens: `READY=1\nMAINPID=<pid>` (sd_notify's format)
+/// to the socket [`NOTIFY_ENV`] names. sbatchd restarts an mbatchd that had served at
+/// once when it dies, and one that never served with a back-off.
+fn notify_serving() {
+    let Some(target) = std::env::var_os(NOTIFY_ENV).filter(|t| !t.is_empty()) else {
+        return;
+    };
+    let msg = format!("READY=1\nMAINPID={}\n", std::process::id());
+    let sent = (|| -> std::io::Result<usize> {
+        use std::os::linux::net::SocketAddrExt;
+        use std::os::unix::ffi::OsStrExt;
+        let sock = std::os::unix::net::UnixDatagram::unbound()?;
+        let bytes = target.as_bytes();
+        match bytes.strip_prefix(b"@") {
+            Some(name) => {
+                let addr = std::os::unix::net::SocketAddr::from_abstract_name(name)?;
+                sock.send_to_addr(msg.as_bytes(), &addr)
+            }
+            None => sock.send_to(msg.as_bytes(), &target),
+        }
+    })();
+    if let Err(e) = sent {
+        warn!("cannot tell sbatchd that mbatchd serves ({NOTIFY_ENV}={target:?}): {e}");
+    }
+}
+
 /// [`run_with`] inside its span.
 async fn serve(
     config: Arc<Config>,
@@ -253,6 +285,7 @@ async fn serve(
             .local_addr()
             .map_or_else(|_| "?".into(), |a| a.to_string())
     );
+    notify_serving();
 
     // MultiCluster: the key other clusters must share, and a link to each of them.
     // (Their master candidates are resolved once, here.)

@@ -83,12 +83,13 @@
 //! * **mbatchd supervision** ([`mbdsup`]): the local LIM is asked for the master
 //!   every second; on the master host sbatchd runs `mbatchd -H <host> -d <envdir>`
 //!   (the `mbatchd` next to its own executable, else in `LSF_SERVERDIR`), restarts it
-//!   at once after exit 202 (`MASTER_RECONFIG`) and otherwise after 1, 2, 4, ... s
-//!   (capped at 30 s, reset after a 60 s run — Basalt's choice instead of LSF's
-//!   60 s × count, which only matters when the host is no longer master and then no
-//!   restart happens anyway), and sends it SIGTERM when another host becomes master
-//!   or sbatchd stops. An mbatchd left running by a killed sbatchd keeps serving;
-//!   the new sbatchd starts none while it answers, and starts one when it is gone.
+//!   at once after exit 202 (`MASTER_RECONFIG`) and after the death of an mbatchd that
+//!   had reported serving (lock taken, log replayed, port bound; kill -9, a crash), and
+//!   after a start-up failure after 1, 2, 4, ... s (capped at 30 s, reset by an
+//!   mbatchd that served or ran 60 s — Basalt's choice instead of LSF's 60 s × count),
+//!   and sends it SIGTERM when another host becomes master or sbatchd stops. An
+//!   mbatchd left running by a killed sbatchd keeps serving; the new sbatchd starts
+//!   none while it answers, and starts one when it is gone.
 //!
 //! * **Load-based suspension** ([`policy`], daemon-behaviour.md §3.2): every
 //!   `SBD_SLEEP_TIME` a task takes this host's load from the master LIM, asks the owner
