@@ -111,10 +111,20 @@ pub fn run(ctx: &Ctx, runs: usize) -> Result<Vec<Run>> {
 
 /// gRPC clients of a cluster's mbatchd, connected once (connection set-up is not
 /// submission), acting as the current user on the cluster's first host.
+///
+/// Each submission carries a token of its own and is sent again, with that token, when
+/// its answer is lost (mbatchd restarting: the channel connects again), as bsub does
+/// (issue 29): a job is counted once, and a lost answer never makes a second job.
 pub struct Api {
     rt: tokio::runtime::Runtime,
     clients: Vec<MbatchdClient<basalt_runtime::AuthChannel>>,
+    /// Tokens are `<prefix>:<counter>`: unique to this process and connection time.
+    token_prefix: String,
+    next_token: Arc<AtomicUsize>,
 }
+
+/// How long one API submission keeps trying before the bench fails.
+const API_GIVE_UP: Duration = Duration::from_secs(120);
 
 impl Api {
     pub fn connect(cluster: &Cluster, clients: usize) -> Result<Api> {
@@ -142,32 +152,31 @@ impl Api {
             }
             anyhow::Ok(v)
         })?;
-        Ok(Api { rt, clients })
-    }
-
-    fn request(&self, job: &JobSubmission) -> SubmitRequest {
-        SubmitRequest {
-            protocol: Some(basalt_proto::PROTOCOL),
-            job: Some(job.clone()),
-            submit_token: String::new(),
-        }
+        Ok(Api {
+            rt,
+            clients,
+            token_prefix: basalt_cli::batch::bsub::submit_token(),
+            next_token: Arc::new(AtomicUsize::new(0)),
+        })
     }
 
     /// Submit `n` copies of `job` from every client at once; each acknowledgement's
-    /// latency in ms.
+    /// latency in ms (from the first send to the answer, resends included).
     pub fn submit_all(&self, job: &JobSubmission, n: usize) -> Result<Vec<f64>> {
         let next = Arc::new(AtomicUsize::new(0));
         let lat: Vec<Vec<f64>> = self.rt.block_on(async {
             let mut tasks = Vec::new();
             for client in &self.clients {
-                let mut client = client.clone();
+                let client = client.clone();
                 let next = next.clone();
-                let req = self.request(job);
+                let job = job.clone();
+                let (prefix, tokens) = (self.token_prefix.clone(), self.next_token.clone());
                 tasks.push(tokio::spawn(async move {
                     let mut lat = Vec::new();
                     while next.fetch_add(1, Ordering::Relaxed) < n {
                         let s = Instant::now();
-                        client.submit(req.clone()).await?;
+                        let token = format!("{prefix}:{}", tokens.fetch_add(1, Ordering::Relaxed));
+                        submit_answered(&client, &job, token).await?;
                         lat.push(s.elapsed().as_secs_f64() * 1000.0);
                     }
                     anyhow::Ok(lat)
@@ -184,10 +193,62 @@ impl Api {
 
     /// Submit one job; its id.
     pub fn submit_one(&self, job: &JobSubmission) -> Result<u64> {
-        let mut client = self.clients[0].clone();
-        let req = self.request(job);
-        let r = self.rt.block_on(client.submit(req))?.into_inner();
-        Ok(r.job_id)
+        let token = format!(
+            "{}:{}",
+            self.token_prefix,
+            self.next_token.fetch_add(1, Ordering::Relaxed)
+        );
+        self.rt
+            .block_on(submit_answered(&self.clients[0], job, token))
+    }
+}
+
+/// Send `job` with `token` until mbatchd's answer is known (bsub's loop, see
+/// `basalt_cli::batch::bsub::retry`); its id. An error when mbatchd refuses it or does not
+/// answer for [`API_GIVE_UP`] (then the job may exist).
+async fn submit_answered(
+    client: &MbatchdClient<basalt_runtime::AuthChannel>,
+    job: &JobSubmission,
+    token: String,
+) -> Result<u64> {
+    use basalt_cli::batch::bsub::{Attempt, CALL_TIMEOUT, Limits, Outcome, submit_loop};
+    let req = SubmitRequest {
+        protocol: Some(basalt_proto::PROTOCOL),
+        job: Some(job.clone()),
+        submit_token: token,
+    };
+    let start = Instant::now();
+    let limits = Limits {
+        tries: None,
+        time: Some(API_GIVE_UP),
+    };
+    let outcome = submit_loop(
+        limits,
+        || start.elapsed(),
+        tokio::time::sleep,
+        |_| {
+            // The channel connects again by itself once mbatchd is back.
+            let mut client = client.clone();
+            let mut call = tonic::Request::new(req.clone());
+            call.set_timeout(CALL_TIMEOUT);
+            async move {
+                match client.submit(call).await {
+                    Ok(r) => Attempt::Answered(r.into_inner().job_id),
+                    Err(s) => Attempt::Failed(s),
+                }
+            }
+        },
+        |_| {},
+    )
+    .await;
+    match outcome {
+        Outcome::Accepted(id) => Ok(id),
+        Outcome::Refused(s) => bail!("mbatchd refused a submission: {}", s.message()),
+        Outcome::Unreachable(why) => bail!("mbatchd cannot be reached: {why}"),
+        Outcome::Unknown { why, elapsed, .. } => bail!(
+            "mbatchd did not answer a submission for {elapsed:.1?} ({why}): the job may exist (token {})",
+            req.submit_token
+        ),
     }
 }
 

@@ -5,8 +5,8 @@
 //! submitted to queue <q>.`; a refusal is `<reason>. Job not submitted.` on stderr.
 
 use super::bsub::{
-    BsubOpts, Chkpnt, ValueCtx, apply, limits_unit, resolve_local_time, submit_token,
-    submit_until_answered, submitted_line,
+    BsubOpts, Chkpnt, ValueCtx, apply, chosen_or_new_token, limits_unit, rejected_line,
+    resolve_local_time, submit_until_answered, submitted_line,
 };
 use super::opts::{Item, Spec};
 use basalt_core::job::sub;
@@ -167,17 +167,20 @@ pub fn main(args: Vec<String>) -> ExitCode {
         return crate::fail();
     }
     let job = submission(&r);
+    let token = match chosen_or_new_token() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{}", rejected_line(&e));
+            return crate::fail();
+        }
+    };
     super::run(async move {
-        let client = match super::connect_mbatchd(&config).await {
-            Ok(c) => c,
-            Err(e) => return super::connect_failed(&e),
-        };
         let req = SubmitRequest {
             protocol: Some(basalt_proto::PROTOCOL),
             job: Some(job),
-            submit_token: submit_token(),
+            submit_token: token,
         };
-        match submit_until_answered(&config, client, req).await {
+        match submit_until_answered(&config, req, "brestart").await {
             Ok((a, _)) => {
                 println!("{}", submitted_line(a.job_id, &a.queue, a.default_queue));
                 ExitCode::SUCCESS

@@ -184,49 +184,75 @@ pub async fn connect_mbatchd(config: &Config) -> Result<MbatchdClient<AuthChanne
     loop {
         let remaining = deadline.saturating_duration_since(Instant::now());
         let per_try = remaining.clamp(Duration::from_millis(200), Duration::from_secs(3));
-        let err = match addr_from_env(MBD_ADDR_ENV) {
-            Some(Err(e)) => return Err(ConnectError::Mbatchd(e)),
-            Some(Ok(addr)) => match connect_addr(config, addr, "", per_try).await {
-                Ok(ch) => return Ok(mbatchd_client(ch)),
-                Err(e) => ConnectError::Mbatchd(e),
-            },
-            None => {
-                match basalt_runtime::find_master_name(config, per_try, &crate::auth(config)).await
-                {
-                    Err(basalt_runtime::RuntimeError::NoLim) => ConnectError::LsfDown,
-                    Err(basalt_runtime::RuntimeError::Permission(m)) => {
-                        return Err(ConnectError::Permission(m));
-                    }
-                    Err(e) => return Err(ConnectError::Mbatchd(e.to_string())),
-                    Ok(master) => match basalt_runtime::mbd_addr(config, &master) {
-                        Err(e) => return Err(ConnectError::Mbatchd(e.to_string())),
-                        Ok(addr) => match connect_addr(config, addr, &master, per_try).await {
-                            Ok(ch) => return Ok(mbatchd_client(ch)),
-                            Err(e) => ConnectError::Mbatchd(format!("{master} ({addr}): {e}")),
-                        },
-                    },
-                }
-            }
+        let err = match connect_mbatchd_once(config, per_try).await {
+            Ok(c) => return Ok(c),
+            Err(ConnectTry::Final(e)) => return Err(e),
+            Err(ConnectTry::Again(e)) => e,
         };
         if Instant::now() >= deadline {
             return Err(err);
         }
         if !warned {
             warned = true;
-            match err {
-                ConnectError::LsfDown => {
-                    eprintln!("LSF daemon (LIM) not responding ... still trying")
-                }
-                ConnectError::Mbatchd(_) => {
-                    eprintln!("batch system daemon not responding ... still trying")
-                }
-                ConnectError::Permission(_) => {}
+            if let Some(line) = still_trying_line(&err) {
+                eprintln!("{line}");
             }
         }
         let pause = deadline
             .saturating_duration_since(Instant::now())
             .min(Duration::from_millis(300));
         tokio::time::sleep(pause).await;
+    }
+}
+
+/// LSF's line while a command keeps trying to reach the batch system.
+pub fn still_trying_line(e: &ConnectError) -> Option<&'static str> {
+    match e {
+        ConnectError::LsfDown => Some("LSF daemon (LIM) not responding ... still trying"),
+        ConnectError::Mbatchd(_) => Some("batch system daemon not responding ... still trying"),
+        ConnectError::Permission(_) => None,
+    }
+}
+
+/// Why one attempt to connect to mbatchd failed: worth trying again (no LIM, no master,
+/// mbatchd not answering yet) or not (a refused identity, a bad address).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ConnectTry {
+    Again(ConnectError),
+    Final(ConnectError),
+}
+
+/// One attempt of [`connect_mbatchd`]: ask the master LIM where mbatchd is and connect,
+/// each step within `per_try`.
+pub async fn connect_mbatchd_once(
+    config: &Config,
+    per_try: Duration,
+) -> Result<MbatchdClient<AuthChannel>, ConnectTry> {
+    match addr_from_env(MBD_ADDR_ENV) {
+        Some(Err(e)) => Err(ConnectTry::Final(ConnectError::Mbatchd(e))),
+        Some(Ok(addr)) => match connect_addr(config, addr, "", per_try).await {
+            Ok(ch) => Ok(mbatchd_client(ch)),
+            Err(e) => Err(ConnectTry::Again(ConnectError::Mbatchd(e))),
+        },
+        None => match basalt_runtime::find_master_name(config, per_try, &crate::auth(config)).await
+        {
+            Err(basalt_runtime::RuntimeError::NoLim) => {
+                Err(ConnectTry::Again(ConnectError::LsfDown))
+            }
+            Err(basalt_runtime::RuntimeError::Permission(m)) => {
+                Err(ConnectTry::Final(ConnectError::Permission(m)))
+            }
+            Err(e) => Err(ConnectTry::Final(ConnectError::Mbatchd(e.to_string()))),
+            Ok(master) => match basalt_runtime::mbd_addr(config, &master) {
+                Err(e) => Err(ConnectTry::Final(ConnectError::Mbatchd(e.to_string()))),
+                Ok(addr) => match connect_addr(config, addr, &master, per_try).await {
+                    Ok(ch) => Ok(mbatchd_client(ch)),
+                    Err(e) => Err(ConnectTry::Again(ConnectError::Mbatchd(format!(
+                        "{master} ({addr}): {e}"
+                    )))),
+                },
+            },
+        },
     }
 }
 

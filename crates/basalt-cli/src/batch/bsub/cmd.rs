@@ -187,6 +187,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
         umask: current_umask(),
         from_host: super::super::local_host(&config),
         vars: std::env::vars_os()
+            .filter(|(k, _)| k != SUBMIT_TOKEN_ENV)
             .map(|(k, v)| {
                 (
                     k.to_string_lossy().into_owned(),
@@ -229,17 +230,20 @@ pub fn main(args: Vec<String>) -> ExitCode {
             return crate::fail();
         }
     }
+    let token = match chosen_or_new_token() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{}", rejected_line(&e));
+            return crate::fail();
+        }
+    };
     let submitting = async move {
-        let client = match super::super::connect_mbatchd(&config).await {
-            Ok(c) => c,
-            Err(e) => return super::super::connect_failed(&e),
-        };
         let req = SubmitRequest {
             protocol: Some(basalt_proto::PROTOCOL),
             job: Some(job),
-            submit_token: submit_token(),
+            submit_token: token,
         };
-        let (r, client) = match submit_until_answered(&config, client, req).await {
+        let (r, client) = match submit_until_answered(&config, req, "bsub").await {
             Ok(x) => x,
             Err(code) => return code,
         };
@@ -261,65 +265,107 @@ pub fn main(args: Vec<String>) -> ExitCode {
     }
 }
 
-/// Send a submission (bsub, brestart) until mbatchd answers it. The request carries a
-/// token, so sending it again after a lost answer (mbatchd died or the master moved)
-/// cannot create a second job: mbatchd answers a repeat with the job the first one
-/// created. A pending job threshold (MAX_PEND_JOBS) is tried again every SUB_TRY_INTERVAL
-/// seconds, at most LSB_NTRIES times in all (unset: until it is accepted). A refusal or
-/// giving up prints why and is the command's exit code.
+/// Send a submission (bsub, brestart) until mbatchd's answer is known (see
+/// [`super::retry`]). The request carries a token, so sending it again after a lost
+/// answer (mbatchd died or the master moved) cannot create a second job: mbatchd answers
+/// a repeat with the job the first one created. A pending job threshold (MAX_PEND_JOBS)
+/// is tried again every SUB_TRY_INTERVAL seconds. `LSB_NTRIES` (tries in all) and
+/// `BASALT_CMD_TIMEOUT` (seconds in all), from the environment or lsf.conf, bound the
+/// loop; without them it goes on until the answer comes. A refusal, or giving up, prints
+/// why and is the command's exit code: 255 when the job does not exist,
+/// [`EXIT_MAYBE_SUBMITTED`] when it may.
 pub(crate) async fn submit_until_answered(
     config: &basalt_config::Config,
-    mut client: MbatchdClient<AuthChannel>,
     req: SubmitRequest,
+    cmd: &str,
 ) -> Result<(SubmitReply, MbatchdClient<AuthChannel>), ExitCode> {
-    let deadline = std::time::Instant::now() + super::super::cmd_timeout();
-    let mut warned = false;
-    let tries: Option<u64> = std::env::var("LSB_NTRIES")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .filter(|n| *n > 0);
-    let mut tried = 0u64;
-    loop {
-        tried += 1;
-        match client.submit(req.clone()).await {
-            Ok(r) => return Ok((r.into_inner(), client)),
-            Err(s) if answer_lost(&s) && std::time::Instant::now() < deadline => {
-                if !warned {
-                    warned = true;
-                    eprintln!("batch system daemon not responding ... still trying");
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-                if let Ok(c) = super::super::connect_mbatchd(config).await {
-                    client = c;
-                }
-            }
-            Err(s) if answer_lost(&s) => {
-                eprintln!(
-                    "Lost the connection to mbatchd before it answered ({}): the job may \
-                     have been submitted. Check with bjobs -a before submitting it again.",
-                    s.message()
-                );
-                return Err(crate::fail());
-            }
-            Err(s)
-                if s.code() == tonic::Code::ResourceExhausted
-                    && tries.is_none_or(|n| tried < n) =>
-            {
-                // mbatchd says how long (SUB_TRY_INTERVAL of lsb.params).
-                let retry_secs = s
-                    .metadata()
-                    .get(basalt_proto::RETRY_SECS_METADATA)
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .unwrap_or(60);
-                eprintln!("{}. Retrying in {retry_secs} seconds...", s.message());
-                tokio::time::sleep(std::time::Duration::from_secs(retry_secs)).await;
-            }
-            Err(s) => {
-                eprintln!("{}", rejected_line(&super::super::status_text(&s)));
-                return Err(crate::fail());
-            }
+    let limits = Limits::from_settings(|k| setting(config, k));
+    let started = std::time::Instant::now();
+    let outcome = submit_loop(
+        limits,
+        || started.elapsed(),
+        tokio::time::sleep,
+        |remaining| send_once(config, req.clone(), remaining),
+        |line| eprintln!("{line}"),
+    )
+    .await;
+    match outcome {
+        Outcome::Accepted(x) => Ok(x),
+        Outcome::Refused(s) => {
+            eprintln!("{}", rejected_line(&super::super::status_text(&s)));
+            Err(crate::fail())
         }
+        Outcome::Unreachable(why) => {
+            eprintln!("{why}");
+            Err(crate::fail())
+        }
+        Outcome::Unknown {
+            why,
+            tries,
+            elapsed,
+        } => {
+            eprint!(
+                "{}",
+                maybe_submitted_text(
+                    cmd,
+                    &why,
+                    tries,
+                    elapsed,
+                    name_hint(req.job.as_ref()).as_deref(),
+                    &req.submit_token
+                )
+            );
+            Err(ExitCode::from(EXIT_MAYBE_SUBMITTED))
+        }
+    }
+}
+
+/// An lsf.conf setting, the environment first.
+fn setting(config: &basalt_config::Config, key: &str) -> Option<String> {
+    std::env::var(key)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .or_else(|| config.lsf_conf.get(key).map(|v| v.to_string()))
+}
+
+/// What `bjobs -J` finds the job by: its -J name, else a one-line command.
+fn name_hint(job: Option<&basalt_proto::mbatchd::JobSubmission>) -> Option<String> {
+    let job = job?;
+    if !job.job_name.is_empty() {
+        Some(job.job_name.clone())
+    } else if !job.is_script && !job.command.is_empty() && !job.command.contains('\n') {
+        Some(job.command.clone())
+    } else {
+        None
+    }
+}
+
+/// One try: find mbatchd (the master may have moved), connect and send.
+async fn send_once(
+    config: &basalt_config::Config,
+    req: SubmitRequest,
+    remaining: Option<std::time::Duration>,
+) -> Attempt<(SubmitReply, MbatchdClient<AuthChannel>)> {
+    use std::time::Duration;
+    let floor = Duration::from_millis(200);
+    let per_try = remaining
+        .unwrap_or(Duration::from_secs(3))
+        .clamp(floor, Duration::from_secs(3));
+    let mut client = match super::super::connect_mbatchd_once(config, per_try).await {
+        Ok(c) => c,
+        Err(super::super::ConnectTry::Again(e)) => {
+            return Attempt::NotSent {
+                lim: e == super::super::ConnectError::LsfDown,
+                why: e.to_string(),
+            };
+        }
+        Err(super::super::ConnectTry::Final(e)) => return Attempt::Fatal(e.to_string()),
+    };
+    let mut call = tonic::Request::new(req);
+    call.set_timeout(remaining.map_or(CALL_TIMEOUT, |r| r.clamp(floor, CALL_TIMEOUT)));
+    match client.submit(call).await {
+        Ok(r) => Attempt::Answered((r.into_inner(), client)),
+        Err(s) => Attempt::Failed(s),
     }
 }
 
@@ -363,20 +409,13 @@ pub(super) fn run_esubs(
     }
 }
 
-/// Did the call fail without an answer from mbatchd (so a resend with the same token is
-/// safe and needed), rather than being refused?
-pub(super) fn answer_lost(s: &tonic::Status) -> bool {
-    matches!(
-        s.code(),
-        tonic::Code::Unknown
-            | tonic::Code::Cancelled
-            | tonic::Code::Unavailable
-            | tonic::Code::DeadlineExceeded
-    )
+/// The submission's token: the caller's ([`SUBMIT_TOKEN_ENV`]) or a new one.
+pub fn chosen_or_new_token() -> Result<String, String> {
+    Ok(token_from_env(std::env::var(SUBMIT_TOKEN_ENV).ok())?.unwrap_or_else(submit_token))
 }
 
 /// A token unique to this submission: host, pid, time and 64 random bits.
-pub(crate) fn submit_token() -> String {
+pub fn submit_token() -> String {
     let mut rnd = [0u8; 8];
     if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
         let _ = f.read_exact(&mut rnd);

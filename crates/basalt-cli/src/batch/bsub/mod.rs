@@ -40,6 +40,11 @@
 //! finished>>`, and bsub exits with the job's exit code (126 when it ended without
 //! starting; a requeued job is waited for again).
 //!
+//! Sending (`retry.rs`): the job goes with a submission token and is sent again, same
+//! token, until mbatchd's answer is known, so a lost answer neither fails nor doubles
+//! the job; exit 255 only when the job certainly does not exist, 254 when a limit
+//! (`LSB_NTRIES`, `BASALT_CMD_TIMEOUT`) made bsub give up while it may.
+//!
 //! Unknown options keep LSF's `bsub: illegal option -- x` and the usage. `-app` is sent to
 //! mbatchd, which refuses a profile lsb.applications does not define.
 //!
@@ -73,6 +78,7 @@ mod esubfile;
 mod interactive;
 mod job;
 mod options;
+pub mod retry;
 mod script;
 mod spec;
 pub mod values;
@@ -85,6 +91,7 @@ pub use esubfile::*;
 pub use interactive::*;
 pub use job::*;
 pub use options::*;
+pub use retry::*;
 pub use script::*;
 pub use spec::*;
 pub use values::*;

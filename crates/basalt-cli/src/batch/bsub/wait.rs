@@ -76,7 +76,7 @@ pub(super) async fn job_state(
     };
     match client.jobs(req).await {
         Ok(r) => Ok(Some(r.into_inner().jobs)),
-        Err(s) if super::answer_lost(&s) => {
+        Err(s) if super::classify(&s) == super::Class::Unanswered => {
             if let Ok(c) = super::super::connect_mbatchd(config).await {
                 *client = c;
             }
