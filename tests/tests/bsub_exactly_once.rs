@@ -14,10 +14,10 @@
 //! Every wait has a deadline; the test takes about half a minute.
 
 use anyhow::{Context, Result, anyhow, bail};
-use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for};
+use basalt_testkit::{ClusterSpec, Commands, CommandsAt, HostDaemons, ProcessCluster, wait_for};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// Rounds of kill -9 during submissions.
@@ -30,37 +30,6 @@ const PER_THREAD: usize = 3;
 const LONG_DOWN: Duration = Duration::from_secs(12);
 /// How long any one bsub may take (mbatchd is down for at most LONG_DOWN of it).
 const BSUB_DEADLINE: Duration = Duration::from_secs(60);
-
-/// Paths to run the commands without borrowing the cluster.
-#[derive(Debug, Clone)]
-struct Tools {
-    bin: PathBuf,
-    envdir: PathBuf,
-    cwd: PathBuf,
-}
-
-impl Tools {
-    fn command(&self, name: &str) -> Command {
-        let mut c = Command::new(self.bin.join(name));
-        c.env("LSF_ENVDIR", &self.envdir)
-            .env_remove("BASALT_HOST")
-            .env_remove("LSF_SERVER_HOSTS")
-            .env_remove("BASALT_MBD_ADDR")
-            .env_remove("LSB_NTRIES")
-            .env_remove("BASALT_SUBMIT_TOKEN")
-            .env_remove("BASALT_CMD_TIMEOUT")
-            .current_dir(&self.cwd)
-            .stdin(Stdio::null());
-        c
-    }
-
-    fn run(&self, name: &str, args: &[&str]) -> Result<Output> {
-        self.command(name)
-            .args(args)
-            .output()
-            .with_context(|| format!("running {name}"))
-    }
-}
 
 fn text(o: &Output) -> String {
     format!(
@@ -107,80 +76,7 @@ fn output_within(mut cmd: Command, deadline: Duration) -> Result<Output> {
     }
 }
 
-/// mbatchd and hostA's sbatchd, run by the test; killed when dropped.
-struct Daemons {
-    bin: PathBuf,
-    envdir: PathBuf,
-    logdir: PathBuf,
-    mbatchd: Option<Child>,
-    sbatchd: Option<Child>,
-}
-
-impl Daemons {
-    fn spawn(&self, daemon: &str, extra: &[&str]) -> Result<Child> {
-        let log_path = self.logdir.join(format!("{daemon}.hostA.log"));
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)?;
-        Command::new(self.bin.join(daemon))
-            .args(["-H", "hostA"])
-            .args(extra)
-            .env("LSF_ENVDIR", &self.envdir)
-            .env("BASALT_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()
-            .with_context(|| format!("starting {daemon} for hostA"))
-    }
-
-    fn start_mbatchd(&mut self) -> Result<()> {
-        if self.mbatchd.is_some() {
-            bail!("mbatchd already runs");
-        }
-        self.mbatchd = Some(self.spawn("mbatchd", &[])?);
-        Ok(())
-    }
-
-    fn kill9_mbatchd(&mut self) -> Result<()> {
-        let mut child = self
-            .mbatchd
-            .take()
-            .ok_or_else(|| anyhow!("no mbatchd to kill"))?;
-        if let Some(status) = child.try_wait()? {
-            bail!("mbatchd had exited by itself: {status}");
-        }
-        child.kill()?;
-        child.wait()?;
-        Ok(())
-    }
-
-    /// SIGSTOP / SIGCONT the mbatchd this test started.
-    fn signal_mbatchd(&self, sig: nix::sys::signal::Signal) -> Result<()> {
-        let child = self.mbatchd.as_ref().ok_or_else(|| anyhow!("no mbatchd"))?;
-        let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id())?);
-        nix::sys::signal::kill(pid, sig)?;
-        Ok(())
-    }
-}
-
-impl Drop for Daemons {
-    fn drop(&mut self) {
-        if self.mbatchd.is_some() {
-            let _ = self.signal_mbatchd(nix::sys::signal::Signal::SIGCONT);
-        }
-        for mut c in [self.mbatchd.take(), self.sbatchd.take()]
-            .into_iter()
-            .flatten()
-        {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn serving(tools: &Tools) -> (Option<()>, String) {
+fn serving(tools: &CommandsAt) -> (Option<()>, String) {
     match tools.run("bhosts", &[]) {
         Ok(o) if o.status.success() && String::from_utf8_lossy(&o.stdout).contains(" ok ") => {
             (Some(()), String::new())
@@ -191,7 +87,7 @@ fn serving(tools: &Tools) -> (Option<()>, String) {
 }
 
 /// Every job `bjobs -a -u all` shows: id -> (name, state).
-fn bjobs(tools: &Tools) -> Result<Vec<(u64, String, String)>> {
+fn bjobs(tools: &CommandsAt) -> Result<Vec<(u64, String, String)>> {
     let o = tools.run(
         "bjobs",
         &["-a", "-u", "all", "-json", "-o", "jobid job_name stat"],
@@ -211,7 +107,7 @@ fn bjobs(tools: &Tools) -> Result<Vec<(u64, String, String)>> {
 }
 
 /// One bsub of round `round`: its name and output.
-fn submit(tools: &Tools, runs: &Path, name: &str) -> Result<Output> {
+fn submit(tools: &CommandsAt, runs: &Path, name: &str) -> Result<Output> {
     // The job appends its id to a file of its own: two lines would be two runs.
     let record = format!("echo $LSB_JOBID >> {}/{name}", runs.display());
     let mut cmd = tools.command("bsub");
@@ -234,19 +130,9 @@ fn scenario(c: &mut ProcessCluster) -> Result<()> {
     let work = c.dir.path().join("work-area");
     let runs = work.join("runs");
     std::fs::create_dir_all(&runs)?;
-    let tools = Tools {
-        bin: c.bin.clone(),
-        envdir: c.envdir.clone(),
-        cwd: work.clone(),
-    };
-    let mut d = Daemons {
-        bin: c.bin.clone(),
-        envdir: c.envdir.clone(),
-        logdir: c.dir.path().join("log"),
-        mbatchd: None,
-        sbatchd: None,
-    };
-    d.sbatchd = Some(d.spawn("sbatchd", &["--no-mbatchd"])?);
+    let tools = CommandsAt::new(c, work.clone());
+    let mut d = HostDaemons::new(c, "hostA");
+    d.start_sbatchd()?;
     d.start_mbatchd()?;
     wait_for("mbatchd to serve", Duration::from_secs(60), || {
         serving(&tools)

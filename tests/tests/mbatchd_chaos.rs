@@ -24,10 +24,10 @@
 //! shows them.
 
 use anyhow::{Context, Result, anyhow, bail};
-use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for};
+use basalt_testkit::{ClusterSpec, Commands, CommandsAt, ProcessCluster, wait_for};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -53,23 +53,12 @@ struct Submit {
 
 /// How to run the commands without borrowing the cluster.
 #[derive(Debug, Clone)]
-struct Tools {
-    bin: PathBuf,
-    envdir: PathBuf,
-    cwd: PathBuf,
-}
+struct Tools(CommandsAt);
 
 impl Tools {
     fn command(&self, name: &str) -> Command {
-        let mut c = Command::new(self.bin.join(name));
-        c.env("LSF_ENVDIR", &self.envdir)
-            .env_remove("BASALT_HOST")
-            .env_remove("LSF_SERVER_HOSTS")
-            .env_remove("BASALT_MBD_ADDR")
-            .current_dir(&self.cwd)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        let mut c = self.0.command(name);
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
         c
     }
 
@@ -244,11 +233,7 @@ fn mbatchd_killed_50_times_serves_again_within_3_s_and_loses_nothing() -> Result
     let work = c.dir.path().join("w");
     std::fs::create_dir_all(&work)?;
     let runs = work.join("runs");
-    let tools = Tools {
-        bin: c.bin.clone(),
-        envdir: c.envdir.clone(),
-        cwd: work.clone(),
-    };
+    let tools = Tools(CommandsAt::new(&c, work.clone()));
     eprintln!("mbatchd_chaos: cluster up in {:.1?}", t0.elapsed());
 
     let stop = Arc::new(AtomicBool::new(false));

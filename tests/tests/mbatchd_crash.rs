@@ -27,11 +27,12 @@
 //! is covered by batch_cluster.rs. The seed is printed; `BASALT_CRASH_SEED=<n>` replays
 //! the same delays and job mix (the timing of the processes still varies).
 
-use anyhow::{Context, Result, anyhow, bail};
-use basalt_testkit::{ClusterSpec, ProcessCluster, event_fields, wait_for};
+use anyhow::{Context, Result, bail};
+use basalt_testkit::{
+    ClusterSpec, Commands, CommandsAt, HostDaemons, ProcessCluster, event_fields, wait_for,
+};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Output;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -105,34 +106,6 @@ struct Kill {
     out: String,
 }
 
-/// Paths to run the commands without borrowing the cluster (its daemons change).
-#[derive(Debug, Clone)]
-struct Tools {
-    bin: PathBuf,
-    envdir: PathBuf,
-    cwd: PathBuf,
-}
-
-impl Tools {
-    fn command(&self, name: &str) -> Command {
-        let mut c = Command::new(self.bin.join(name));
-        c.env("LSF_ENVDIR", &self.envdir)
-            .env_remove("BASALT_HOST")
-            .env_remove("LSF_SERVER_HOSTS")
-            .env_remove("BASALT_MBD_ADDR")
-            .current_dir(&self.cwd)
-            .stdin(Stdio::null());
-        c
-    }
-
-    fn run(&self, name: &str, args: &[&str]) -> Result<Output> {
-        self.command(name)
-            .args(args)
-            .output()
-            .with_context(|| format!("running {name}"))
-    }
-}
-
 fn text(o: &Output) -> String {
     format!(
         "exit {:?}; stdout {:?}; stderr {:?}",
@@ -175,7 +148,7 @@ fn submit_result(o: &Output) -> Result<Option<u64>, String> {
 
 /// One submitter thread of one cycle.
 fn submitter(
-    tools: &Tools,
+    tools: &CommandsAt,
     cycle: usize,
     t: usize,
     seed: u64,
@@ -257,73 +230,8 @@ fn submitter(
     (subs, kills, bad)
 }
 
-/// The mbatchd process the test runs and restarts, and hostA's sbatchd (started with
-/// `--no-mbatchd`). Killed when dropped; the cluster kills anything left after that.
-struct Daemons {
-    bin: PathBuf,
-    envdir: PathBuf,
-    logdir: PathBuf,
-    mbatchd: Option<Child>,
-    sbatchd_a: Option<Child>,
-}
-
-impl Daemons {
-    fn spawn(&self, daemon: &str, extra: &[&str]) -> Result<Child> {
-        let log_path = self.logdir.join(format!("{daemon}.hostA.log"));
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)?;
-        Command::new(self.bin.join(daemon))
-            .args(["-H", "hostA"])
-            .args(extra)
-            .env("LSF_ENVDIR", &self.envdir)
-            .env("BASALT_LOG", "info")
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .spawn()
-            .with_context(|| format!("starting {daemon} for hostA"))
-    }
-
-    fn start_mbatchd(&mut self) -> Result<()> {
-        if self.mbatchd.is_some() {
-            bail!("mbatchd already runs");
-        }
-        self.mbatchd = Some(self.spawn("mbatchd", &[])?);
-        Ok(())
-    }
-
-    /// SIGKILL mbatchd and reap it. Fails if it had already exited by itself.
-    fn kill9_mbatchd(&mut self) -> Result<()> {
-        let mut child = self
-            .mbatchd
-            .take()
-            .ok_or_else(|| anyhow!("no mbatchd to kill"))?;
-        if let Some(status) = child.try_wait()? {
-            bail!("mbatchd had exited by itself before the kill: {status}");
-        }
-        child.kill()?;
-        child.wait()?;
-        Ok(())
-    }
-}
-
-impl Drop for Daemons {
-    fn drop(&mut self) {
-        for c in [self.mbatchd.take(), self.sbatchd_a.take()]
-            .into_iter()
-            .flatten()
-        {
-            let mut c = c;
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
 /// Does mbatchd answer a query?
-fn serving(tools: &Tools) -> (Option<()>, String) {
+fn serving(tools: &CommandsAt) -> (Option<()>, String) {
     match tools.run("bparams", &[]) {
         Ok(o) if o.status.success() => (Some(()), String::new()),
         Ok(o) => (None, text(&o)),
@@ -341,7 +249,7 @@ struct Shown {
     queue: String,
 }
 
-fn bjobs(tools: &Tools) -> Result<BTreeMap<u64, Shown>> {
+fn bjobs(tools: &CommandsAt) -> Result<BTreeMap<u64, Shown>> {
     let o = tools.run(
         "bjobs",
         &[
@@ -622,7 +530,7 @@ fn compare(shown: &BTreeMap<u64, Shown>, log: &Replay) -> Vec<String> {
 }
 
 /// Wait until mbatchd answers and every host is ok in bhosts.
-fn wait_cluster_ok(tools: &Tools, deadline: Duration) -> Result<()> {
+fn wait_cluster_ok(tools: &CommandsAt, deadline: Duration) -> Result<()> {
     wait_for("bhosts with both hosts ok or closed", deadline, || {
         match tools.run("bhosts", &[]) {
             Ok(o) => {
@@ -690,19 +598,9 @@ fn scenario(c: &mut ProcessCluster, seed: u64) -> Result<()> {
     c.wait_master("hostA", Duration::from_secs(30))?;
     let work = c.dir.path().join("work-area");
     std::fs::create_dir_all(&work)?;
-    let tools = Tools {
-        bin: c.bin.clone(),
-        envdir: c.envdir.clone(),
-        cwd: work,
-    };
-    let mut d = Daemons {
-        bin: c.bin.clone(),
-        envdir: c.envdir.clone(),
-        logdir: c.dir.path().join("log"),
-        mbatchd: None,
-        sbatchd_a: None,
-    };
-    d.sbatchd_a = Some(d.spawn("sbatchd", &["--no-mbatchd"])?);
+    let tools = CommandsAt::new(c, work);
+    let mut d = HostDaemons::new(c, "hostA");
+    d.start_sbatchd()?;
     c.start_daemon("sbatchd", "hostB")?;
     d.start_mbatchd()?;
     wait_cluster_ok(&tools, Duration::from_secs(60))?;

@@ -25,7 +25,9 @@
 //! spec and configuration files), `wait`, `commands`, `jobs`, `text` (output and
 //! event-log fields), `process` ([`ProcessCluster`]), `inprocess` (its LIMs),
 //! `batch` (its sbatchd and mbatchd), `netns` (network-namespace labs),
-//! `multicluster` (linked clusters: [`ProcessCluster::start_multicluster`], [`McMember`]).
+//! `multicluster` (linked clusters: [`ProcessCluster::start_multicluster`], [`McMember`]),
+//! `selfrun` (daemons and commands a test runs on its own schedule: [`HostDaemons`],
+//! [`CommandsAt`]).
 
 #[cfg(feature = "batch")]
 mod batch;
@@ -38,6 +40,7 @@ pub mod multicluster;
 pub mod netns;
 mod process;
 pub mod procs;
+mod selfrun;
 mod subnet;
 mod text;
 mod wait;
@@ -51,6 +54,7 @@ pub use inprocess::InProcessCluster;
 pub use jobs::{is_root, skip, work_dir};
 pub use multicluster::{MC_KEY_FILE, MC_POLL_MS, McMember, write_multicluster_at};
 pub use process::{ProcessCluster, bin_dir, kill_leftovers, wait_child};
+pub use selfrun::{CommandsAt, HostDaemons};
 pub use subnet::{Subnet, fresh_subnet};
 pub use text::{event_fields, output_text};
 pub use wait::{holds_for, wait_for, wait_for_async};
