@@ -221,3 +221,61 @@ fn an_iteration_nothing_waits_on_is_synced_by_the_next() {
     let acct = std::fs::read_to_string(logdir.join(el::ACCT_FILE)).unwrap_or_default();
     assert!(!acct.contains("JOB_FINISH"), "{acct}");
 }
+
+/// Issue 29, item 5, "torn tail at every offset of the last record", through what
+/// mbatchd runs at start (and after a failed write): `journal::open` cuts lsb.events
+/// torn after any byte of its last record, replays every earlier record, reports the
+/// cut, and the next commit appends after it.
+#[test]
+fn lsb_events_torn_at_every_offset_of_the_last_record_is_cut_at_open() {
+    use basalt_sched::{Effect, Event};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(el::EVENTS_FILE);
+    let die = |t: i64, master: &str| {
+        vec![Effect::Log(Event::MbdDie {
+            time: t,
+            master: master.into(),
+            exit_code: 0,
+        })]
+    };
+    let (mut j, _) = super::open(dir.path(), "me", Options::default()).unwrap();
+    j.commit_as(&die(1, "hostA"), true).unwrap();
+    j.commit_as(&die(2, "hostB"), true).unwrap();
+    let good = std::fs::metadata(&path).unwrap().len();
+    // Multi-byte characters: some cuts fall inside one.
+    j.commit_as(&die(3, "hôte-日本-with-a-long-name"), true)
+        .unwrap();
+    j.release();
+    let whole = std::fs::read(&path).unwrap();
+    let full = whole.len() as u64;
+    assert!(full - good > 30);
+    for at in good..full {
+        std::fs::write(&path, &whole[..at as usize]).unwrap();
+        let (mut j, replayed) = super::open(dir.path(), "me", Options::default())
+            .unwrap_or_else(|e| panic!("cut at {at} of {good}..{full}: {e}"));
+        let times: Vec<i64> = replayed
+            .events
+            .iter()
+            .map(|e| match e {
+                Event::MbdDie { time, .. } => *time,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(times, [1, 2], "cut at {at}");
+        assert_eq!(replayed.torn_tail.is_some(), at > good, "cut at {at}");
+        if at > good {
+            assert_eq!(replayed.torn_offset, Some(good), "cut at {at}");
+        }
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), good, "cut at {at}");
+        j.commit_as(&die(4, "hostC"), true).unwrap();
+        j.release();
+        let (j, replayed) = super::open(dir.path(), "me", Options::default()).unwrap();
+        assert_eq!(replayed.torn_tail, None, "cut at {at}");
+        assert_eq!(replayed.events.len(), 3, "cut at {at}");
+        assert!(
+            matches!(&replayed.events[2], Event::MbdDie { time: 4, .. }),
+            "cut at {at}"
+        );
+        j.release();
+    }
+}
