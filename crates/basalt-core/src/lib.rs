@@ -7,6 +7,7 @@
 //! deterministic cores (`basalt-sched`, `basalt-lim-core`) can use it.
 
 pub mod bounds;
+pub mod clock;
 pub mod job;
 pub mod jobfile;
 pub mod load;

@@ -157,7 +157,14 @@ impl OwnerState {
             }
         }
         let tick = Duration::from_millis(500);
-        let mut last_tick = now_ms();
+        // Ticks are timed on the monotonic clock (a wall clock stepped back must not
+        // stop them), and a stepped wall clock is told to the core before its next tick
+        // so that the step is not taken for a silence of every sbatchd.
+        let mono = std::time::Instant::now();
+        let mono_ms = || i64::try_from(mono.elapsed().as_millis()).unwrap_or(i64::MAX);
+        let mut last_tick = std::time::Instant::now();
+        let mut jumps = basalt_core::clock::JumpWatch::new();
+        jumps.observe(now_ms(), mono_ms());
         loop {
             // Events written without a sync are synced when nothing else comes soon.
             let wait = if self.journal.unsynced() {
@@ -236,8 +243,16 @@ impl OwnerState {
                 continue;
             }
             let now = now_ms();
-            if now - last_tick >= 500 {
-                last_tick = now;
+            if last_tick.elapsed() >= tick {
+                last_tick = std::time::Instant::now();
+                if let Some(by) = jumps.observe(now, mono_ms()) {
+                    warn!(
+                        "the wall clock was stepped by {:+.1} s: sbatchd silences are \
+                         measured again from now",
+                        by as f64 / 1000.0
+                    );
+                    self.sched.wall_clock_jumped(now);
+                }
                 self.sched.set_week_minute(local_week_minute(now));
                 self.sched.tick(now);
             }

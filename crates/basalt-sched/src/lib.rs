@@ -608,6 +608,18 @@ impl Sched {
         }
     }
 
+    /// The runtime saw the wall clock stepped (by more than
+    /// [`basalt_core::clock::JUMP_MS`], either way) since its last reading: the
+    /// silences of the sbatchds are measured again from `now`. Without this, a step
+    /// forward of an hour would make every sbatchd look silent for an hour (every host
+    /// unreach and lost at the next tick, its jobs given up), and a step back would hide
+    /// a host that really goes silent until the clock has caught up. A host that was
+    /// already silent before the step gets a whole silence more before it is lost.
+    pub fn wall_clock_jumped(&mut self, now: Millis) {
+        self.all_sbd_seen(now);
+        self.last_full_pass = now;
+    }
+
     /// The local time as a minute of the week (0 = Sunday 00:00; the runtime converts
     /// its clock with the time zone). A window that opens or closes makes a pass due.
     pub fn set_week_minute(&mut self, minute: u32) {
@@ -702,6 +714,8 @@ fn state_change(time: i64, key: JobKey, status: u32, reasons: u32, subreasons: u
 mod backfill_tests;
 #[cfg(test)]
 mod chkpnt_tests;
+#[cfg(test)]
+mod clock_jump_tests;
 #[cfg(test)]
 mod fairshare_tests;
 #[cfg(test)]
