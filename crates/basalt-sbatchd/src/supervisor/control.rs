@@ -150,9 +150,7 @@ impl Supervisor {
             Some(c) => self.run_control(&c, reasons, subreasons),
             None => self.signal_group(Signal::SIGSTOP),
         }
-        if let Some(s) = self.running_since.take() {
-            self.run_accum += s.elapsed();
-        }
+        self.run_clock.stop(Instant::now());
         self.stopped = true;
         let state = if state == 0 { jstat::USUSP } else { state };
         let reasons = if reasons == 0 && state == jstat::USUSP {
@@ -177,9 +175,7 @@ impl Supervisor {
             Some(c) => self.run_control(&c, 0, 0),
             None => self.signal_group(Signal::SIGCONT),
         }
-        if self.running_since.is_none() {
-            self.running_since = Some(Instant::now());
-        }
+        self.run_clock.start(Instant::now());
         self.stopped = false;
         let pid = self.job.map_or(0, |p| p.as_raw() as u32);
         self.emit(Event {

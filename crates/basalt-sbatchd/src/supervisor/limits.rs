@@ -4,6 +4,7 @@
 use crate::spawn::Rlimit;
 use crate::state::Launch;
 use basalt_proto::sbatchd::JobSpec;
+use std::time::{Duration, Instant};
 
 /// Limit indices in `JobSpec.rlimits` (LSF_RLIMIT order).
 pub use basalt_core::rlimit as limit;
@@ -79,6 +80,45 @@ fn resource_name(r: nix::sys::resource::Resource) -> &'static str {
     }
 }
 
+/// The job's run time, which `RUNLIMIT` limits: the time it spent in the RUN state
+/// (not suspended), on the monotonic clock. A stepped wall clock (an hour forward or
+/// back) changes no run time, so it kills no job by its run limit and lets none run
+/// an hour too long.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct RunClock {
+    /// Run time before the current RUN period.
+    before: Duration,
+    /// When the current RUN period began.
+    since: Option<Instant>,
+}
+
+impl RunClock {
+    /// The job runs (from its start, or resumed) from `now`.
+    pub(super) fn start(&mut self, now: Instant) {
+        self.since.get_or_insert(now);
+    }
+
+    /// The job stops running (suspended) at `now`.
+    pub(super) fn stop(&mut self, now: Instant) {
+        if let Some(s) = self.since.take() {
+            self.before += now.saturating_duration_since(s);
+        }
+    }
+
+    /// Is a RUN period going on?
+    pub(super) fn running(&self) -> bool {
+        self.since.is_some()
+    }
+
+    /// The run time at `now`.
+    pub(super) fn run_time(&self, now: Instant) -> Duration {
+        self.before
+            + self
+                .since
+                .map_or(Duration::ZERO, |s| now.saturating_duration_since(s))
+    }
+}
+
 impl super::Supervisor {
     /// bmod of the running job: its limits from now on. The run, CPU and memory limits
     /// are watched against the spec; the CPU limit of the job's top process (its SIGXCPU)
@@ -93,5 +133,54 @@ impl super::Supervisor {
         {
             tracing::warn!("job process {pid}: cannot move its CPU limit: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunClock;
+    use basalt_runtime::time::{Clock, ManualClock};
+    use std::time::{Duration, Instant};
+
+    /// Issue 29, item 5, "clock jumps of ±1 h ... no kills by run limit": a job with a
+    /// RUNLIMIT of 60 s, 30 s into its run, across a wall-clock step of an hour forward
+    /// and then of an hour back. Its run time follows the monotonic clock only; by
+    /// differences of wall-clock times it would be an hour past its limit (killed), then
+    /// an hour short of it.
+    #[test]
+    fn a_wall_clock_step_of_an_hour_either_way_kills_no_job_by_its_run_limit() {
+        let limit = Duration::from_secs(60);
+        let wall = ManualClock::new(1_795_339_535_000);
+        let t0 = Instant::now();
+        let started_wall = wall.now_secs();
+        let mut rc = RunClock::default();
+        rc.start(t0);
+
+        wall.advance_ms(30_000);
+        let t = t0 + Duration::from_secs(30);
+        assert_eq!(rc.run_time(t), Duration::from_secs(30));
+
+        // An hour forward: no time passes for the job.
+        wall.advance_ms(3_600_000);
+        assert!(
+            wall.now_secs() - started_wall > 3600,
+            "by the wall clock: killed"
+        );
+        assert_eq!(rc.run_time(t), Duration::from_secs(30));
+        assert!(rc.run_time(t) < limit);
+
+        // Suspended 10 s, resumed, then an hour back.
+        rc.stop(t + Duration::from_secs(5));
+        rc.start(t + Duration::from_secs(15));
+        wall.advance_ms(15_000 - 3_600_000);
+        let t = t + Duration::from_secs(15);
+        assert_eq!(rc.run_time(t), Duration::from_secs(35));
+        assert!(wall.now_secs() - started_wall < 60);
+
+        // The limit is reached when 60 s of running have passed on the monotonic clock,
+        // whatever the wall clock says.
+        assert!(rc.run_time(t + Duration::from_secs(24)) < limit);
+        assert!(rc.run_time(t + Duration::from_secs(25)) >= limit);
+        assert!(rc.running());
     }
 }

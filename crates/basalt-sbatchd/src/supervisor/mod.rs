@@ -221,9 +221,8 @@ struct Supervisor {
     commands: Vec<Pid>,
     reaped: Reaped,
     stopped: bool,
-    /// Running time before the current RUN period, and when that period began.
-    run_accum: Duration,
-    running_since: Option<Instant>,
+    /// The job's run time (RUNLIMIT), on the monotonic clock.
+    run_clock: limits::RunClock,
     kill_deadline: Option<Instant>,
     term_reason: Option<String>,
     /// bsub -t: SIGUSR2 at the termination time, the kill sequence (TERM_DEADLINE) at
@@ -348,8 +347,7 @@ impl Supervisor {
             commands: Vec::new(),
             reaped: Reaped::default(),
             stopped: false,
-            run_accum: Duration::ZERO,
-            running_since: None,
+            run_clock: limits::RunClock::default(),
             kill_deadline: None,
             term_reason: None,
             deadline: Deadline::default(),
@@ -512,7 +510,7 @@ impl Supervisor {
                 self.io = io;
                 let pid = pid.as_raw() as u32;
                 self.start_time = now_secs();
-                self.running_since = Some(Instant::now());
+                self.run_clock.start(Instant::now());
                 let ident = self.ident.as_ref();
                 let started = Event {
                     kind: EventKind::Started,
@@ -751,7 +749,7 @@ impl Supervisor {
     }
 
     fn run_time(&self) -> Duration {
-        self.run_accum + self.running_since.map_or(Duration::ZERO, |s| s.elapsed())
+        self.run_clock.run_time(Instant::now())
     }
 }
 

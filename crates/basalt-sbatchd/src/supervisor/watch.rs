@@ -92,7 +92,7 @@ impl Supervisor {
             wake_at = wake_at.min(d);
         }
         if let Some(lim) = run_limit
-            && self.running_since.is_some()
+            && self.run_clock.running()
         {
             let left = lim.saturating_sub(self.run_time());
             wake_at = wake_at.min(now + left);
