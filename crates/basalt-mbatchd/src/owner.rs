@@ -81,7 +81,16 @@ impl Owner {
         rx: impl std::future::Future<Output = Result<T, oneshot::error::RecvError>>,
     ) -> Result<T, tonic::Status> {
         rx.await.map_err(|_| match self.health.reason() {
-            Some(r) => tonic::Status::resource_exhausted(r),
+            Some(r) => {
+                // The log is probed every second: bsub tries again that soon, so that
+                // it is answered within a second or two of the disk taking writes.
+                let mut s = tonic::Status::resource_exhausted(r);
+                s.metadata_mut().insert(
+                    basalt_proto::RETRY_SECS_METADATA,
+                    tonic::metadata::MetadataValue::from_static("1"),
+                );
+                s
+            }
             None => tonic::Status::unavailable("mbatchd is shutting down"),
         })
     }
