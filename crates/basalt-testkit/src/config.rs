@@ -32,6 +32,9 @@ pub struct ClusterSpec {
     pub lsf_conf_extra: String,
     /// ResourceMap rows of lsf.cluster: (RESOURCENAME, LOCATION).
     pub resource_map: Vec<(String, String)>,
+    /// Environment variables of every daemon and command of a [`ProcessCluster`] (a
+    /// library preloaded into them, say).
+    pub env: Vec<(String, String)>,
 }
 
 impl ClusterSpec {
@@ -50,6 +53,7 @@ impl ClusterSpec {
             daemon_user: None,
             lsf_conf_extra: String::new(),
             resource_map: Vec::new(),
+            env: Vec::new(),
         }
     }
 

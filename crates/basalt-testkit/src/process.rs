@@ -58,6 +58,8 @@ pub struct ProcessCluster {
     pub run_as: Option<(u32, u32)>,
     /// Hosts [`cut`](ProcessCluster::cut) off the network now.
     cut_hosts: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    /// [`ClusterSpec::env`]: set for every daemon and command.
+    env: Vec<(String, String)>,
 }
 
 impl ProcessCluster {
@@ -91,6 +93,7 @@ impl ProcessCluster {
             net,
             run_as: spec.daemon_user,
             cut_hosts: Default::default(),
+            env: spec.env.clone(),
             dir,
         })
     }
@@ -354,6 +357,7 @@ impl ProcessCluster {
     /// Run `c` as the cluster's owner when it is not the test's user.
     fn as_owner(&self, c: &mut Command) {
         use std::os::unix::process::CommandExt;
+        c.envs(self.env.iter().map(|(k, v)| (k, v)));
         if let Some((uid, gid)) = self.run_as {
             c.uid(uid).gid(gid).env("HOME", self.dir.path());
         }
