@@ -5,7 +5,8 @@
 //! or an administrator steps the clock of every host. With a job running under a run
 //! limit of one minute, the clock is stepped an hour forward, then an hour back twice;
 //! through each step LIM keeps its master, mbatchd keeps every host `ok` (no host unreach or
-//! lost) and the job keeps running.
+//! lost) and the job keeps running; after the steps back, an sbatchd killed for good
+//! still makes its host `unreach` within seconds.
 //!
 //! The pure pieces are tested on manual clocks in `basalt-sched/src/clock_jump_tests.rs`
 //! and `basalt-sbatchd/src/supervisor/limits.rs`.
@@ -165,6 +166,25 @@ fn a_wall_clock_step_of_an_hour_either_way_fails_no_master_over_and_kills_no_job
             || steady(&c, job),
         )?;
     }
+    // After the steps back, a host that really goes silent is still found out on time
+    // (three missed hellos), not once the clock has caught up.
+    let mut c = c;
+    c.kill9_daemon("sbatchd", "hostB")?;
+    wait_for(
+        "hostB to be unreach after its sbatchd was killed",
+        Duration::from_secs(15),
+        || {
+            let bhosts = c
+                .run("bhosts", &[])
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default();
+            let unreach = bhosts.lines().any(|l| {
+                let mut w = l.split_whitespace();
+                w.next() == Some("hostB") && w.next() == Some("unreach")
+            });
+            (unreach.then_some(()), bhosts)
+        },
+    )?;
     std::fs::write(&offset, "0")?;
     let _ = std::fs::remove_dir_all(&tmp);
     Ok(())
