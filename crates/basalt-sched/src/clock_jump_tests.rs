@@ -11,8 +11,8 @@ use basalt_core::clock::JumpWatch;
 use basalt_core::job::status as jstat;
 
 /// hostA and hostB; one job running on hostB (pid 200).
-fn running_on_b() -> (Sched, JobKey) {
-    let mut s = Sched::new(cfg(), T0);
+fn running_on_b(c: SchedConfig) -> (Sched, JobKey) {
+    let mut s = Sched::new(c, T0);
     s.lim_update("hostA", 2, 1.0, true, BTreeMap::new());
     s.lim_update("hostB", 3, 1.0, true, BTreeMap::new());
     s.start(T0, "hostA");
@@ -50,7 +50,11 @@ struct Loop {
 
 impl Loop {
     fn new(notice: bool) -> Loop {
-        let (s, key) = running_on_b();
+        Loop::with(notice, cfg())
+    }
+
+    fn with(notice: bool, c: SchedConfig) -> Loop {
+        let (s, key) = running_on_b(c);
         let attempt = s.jobs[&key].attempt;
         let mut watch = JumpWatch::new();
         watch.observe(T0 + 20, 0);
@@ -83,7 +87,11 @@ impl Loop {
                     vec![HostJob {
                         key: self.key,
                         attempt: j.attempt,
-                        state: jstat::RUN,
+                        state: if j.state == JobState::Ssusp {
+                            jstat::SSUSP
+                        } else {
+                            jstat::RUN
+                        },
                         pid: 200,
                         pgid: 200,
                     }]
@@ -193,4 +201,39 @@ fn a_wall_clock_step_of_an_hour_back_loses_no_host_and_still_finds_a_silent_one(
         blind.s.hosts.iter().all(|h| !h.sbd_failed),
         "the step back hid the silence"
     );
+}
+
+/// Queue `MIG = 30`: a rerunnable job suspended by the system (load) for 10 s is not
+/// migrated (killed and rerun) because the clock was stepped an hour forward.
+#[test]
+fn a_wall_clock_step_of_an_hour_forward_migrates_no_suspended_job() {
+    let mig = |notice: bool| {
+        let mut c = cfg();
+        c.queues[0].rerunnable = true;
+        c.queues[0].mig_minutes = Some(30);
+        let mut l = Loop::with(notice, c);
+        let key = l.key;
+        crate::tests::report_next(
+            &mut l.s,
+            l.wall,
+            key,
+            ReportKind::State {
+                state: jstat::SSUSP,
+                reasons: basalt_core::job::susp::LOAD_REASON,
+                subreasons: 0,
+            },
+        );
+        l.s.take_effects();
+        assert_eq!(l.s.jobs[&key].state, JobState::Ssusp);
+        l.run(10);
+        l.step(3_600_000);
+        l.run(10);
+        let migrated = logged(&l.effects)
+            .iter()
+            .any(|e| matches!(e, Event::JobMigrate { .. }));
+        (migrated, l.s.jobs[&key].state)
+    };
+    assert_eq!(mig(true), (false, JobState::Ssusp));
+    // Without telling the core, the step counts as an hour of suspension.
+    assert!(mig(false).0, "the unnoticed step did not migrate the job");
 }

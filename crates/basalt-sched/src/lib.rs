@@ -615,9 +615,15 @@ impl Sched {
     /// unreach and lost at the next tick, its jobs given up), and a step back would hide
     /// a host that really goes silent until the clock has caught up. A host that was
     /// already silent before the step gets a whole silence more before it is lost.
+    /// Likewise the time jobs have been suspended by the system, for queue and host
+    /// `MIG`: a step forward must not migrate (kill and rerun) them early.
     pub fn wall_clock_jumped(&mut self, now: Millis) {
         self.all_sbd_seen(now);
         self.last_full_pass = now;
+        let t = secs(now);
+        for since in self.ssusp_since.values_mut() {
+            *since = t;
+        }
     }
 
     /// The local time as a minute of the week (0 = Sunday 00:00; the runtime converts
