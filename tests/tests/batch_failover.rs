@@ -261,3 +261,100 @@ fn three_failovers_under_continuous_submission() -> Result<()> {
     );
     Ok(())
 }
+
+/// A hung master (issue 29): only the master's LIM is stopped (SIGSTOP); its mbatchd
+/// still runs and heartbeats the event-log lock. The LIMs elect hostB; hostA's mbatchd
+/// sees it and resigns (releasing the lock), hostB's takes the lock and serves the
+/// jobs of the log. The time from the stop to a submission acknowledged by hostB's
+/// mbatchd is printed.
+#[test]
+fn a_hung_master_lim_hands_the_batch_service_over() -> Result<()> {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let c = ProcessCluster::start_batch("batch-hung-master", &ClusterSpec::new(2), "")?;
+    let work: PathBuf = c.dir.path().join("w");
+    std::fs::create_dir_all(&work)?;
+    let held = c.bsub(&work, &["-H", "true"])?;
+    let config = basalt_config::load(&c.envdir)
+        .map_err(|e| anyhow!("{e}"))?
+        .config;
+    let hostb_mbd = basalt_runtime::mbd_addr(&config, "hostB")?.to_string();
+    let old_mbd = c.pids_of("mbatchd", "hostA");
+    assert_eq!(old_mbd.len(), 1, "{old_mbd:?}");
+    let lim_a = c.pids_of("lim", "hostA");
+    assert_eq!(lim_a.len(), 1, "{lim_a:?}");
+    let lim_a = Pid::from_raw(lim_a[0]);
+    // Let the lock's heartbeats and hostB's watch of it run a little.
+    std::thread::sleep(Duration::from_secs(2));
+    let t = Instant::now();
+    kill(lim_a, Signal::SIGSTOP)?;
+    // Sent to hostB's mbatchd only, not to the old master's, which serves until it
+    // resigns.
+    let to_b = |args: &[&str]| {
+        let mut cmd = bsub_cmd(&c.bin, &c.envdir, &work, args);
+        cmd.env("BASALT_HOST", "hostB")
+            .env("BASALT_MBD_ADDR", &hostb_mbd)
+            .output()
+    };
+    let outcome = wait_for(
+        "hostB's mbatchd to acknowledge a submission",
+        Duration::from_secs(60),
+        || {
+            let o = to_b(&["-H", "true"]);
+            let id = o
+                .as_ref()
+                .ok()
+                .filter(|o| o.status.success())
+                .and_then(|o| job_id(&String::from_utf8_lossy(&o.stdout)));
+            (id, format!("{o:?}"))
+        },
+    );
+    let took = t.elapsed();
+    let _ = kill(lim_a, Signal::SIGCONT);
+    let new_id = outcome?;
+    eprintln!(
+        "hung master: a submission acknowledged by hostB {took:.2?} after SIGSTOP of hostA's LIM"
+    );
+    assert!(
+        took < Duration::from_secs(15),
+        "hostB served only {took:?} after the stop"
+    );
+    // The old mbatchd resigned rather than being killed or left running.
+    wait_for("hostA's mbatchd to resign", Duration::from_secs(10), || {
+        let left = c.pids_of("mbatchd", "hostA");
+        (
+            left.iter().all(|p| !old_mbd.contains(p)).then_some(()),
+            format!("{left:?}"),
+        )
+    })?;
+    // It resigned (exit 201), or hostA's sbatchd, having learnt the new master first,
+    // stopped it: either way it did not go on serving.
+    let sbd_log = c.dir.path().join("log").join("sbatchd.hostA.log");
+    let sbd_a = wait_for(
+        "hostA's sbatchd to log the end of its mbatchd",
+        Duration::from_secs(10),
+        || {
+            let log = std::fs::read_to_string(&sbd_log).unwrap_or_default();
+            let done = log.contains("resigned") || log.contains("is master now: stopping");
+            (done.then(|| log.clone()), log)
+        },
+    )?;
+    eprintln!(
+        "hostA's sbatchd: {}",
+        sbd_a
+            .lines()
+            .filter(|l| l.contains("resigned") || l.contains("is master now"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let jobs = wait_for("both jobs in bjobs", Duration::from_secs(30), || {
+        let j = all_jobs(&c);
+        (
+            j.clone()
+                .filter(|j| j.contains_key(&held) && j.contains_key(&new_id)),
+            format!("{j:?}"),
+        )
+    })?;
+    assert_eq!(jobs.len(), 2, "{jobs:?}");
+    Ok(())
+}

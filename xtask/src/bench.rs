@@ -206,7 +206,7 @@ pub const MEASURES: &[Measure] = &[
     },
     Measure {
         name: "failover",
-        what: "kill -9 of the master's daemons to a new mbatchd serving, default timings",
+        what: "master host lost (kill -9 of its daemons) or hung (its LIM stopped) to a submission acknowledged by the new master, default timings",
         runs: 3,
         quick_runs: 1,
         run: failover::run,

@@ -265,28 +265,44 @@ impl Owner {
                 }
                 Effect::Probe { id, hosts } => {
                     debug!(id, ?hosts, "probing");
+                    let full = Duration::from_millis(self.s.timing.probe_timeout_ms);
+                    // The master this slave follows has been silent for the takeover
+                    // limit (or, in a handover, is ranked after us): its answer gets a
+                    // shorter deadline (see `silent_master_deadline`).
+                    let silent_master = (!self.core.is_master())
+                        .then(|| self.core.master())
+                        .flatten()
+                        .filter(|m| !basalt_core::same_host(m, self.core.me()))
+                        .map(str::to_owned);
+                    let short = silent_master_deadline(&self.s.timing);
                     let targets: Vec<_> = hosts
                         .into_iter()
                         .map(|h| {
+                            let deadline = if silent_master
+                                .as_deref()
+                                .is_some_and(|m| basalt_core::same_host(m, &h))
+                            {
+                                short
+                            } else {
+                                full
+                            };
                             // A fresh channel: a cached one to a host that just
                             // died may sit in reconnect back-off and turn a
                             // refused connection into a full PROBE_TIMEOUT wait.
-                            let timeout = Duration::from_millis(self.s.timing.probe_timeout_ms);
                             let c = basalt_runtime::lim_peer_channel(
                                 &self.s.config,
                                 &h,
-                                timeout,
+                                deadline,
                                 &self.s.auth,
                             )
                             .ok();
-                            (h, c)
+                            (h, c, deadline)
                         })
                         .collect();
                     let tx = self.tx.clone();
                     let me = self.s.me.clone();
-                    let deadline = Duration::from_millis(self.s.timing.probe_timeout_ms);
                     tokio::spawn(async move {
-                        let probes = targets.into_iter().map(|(host, client)| {
+                        let probes = targets.into_iter().map(|(host, client, deadline)| {
                             let me = me.clone();
                             async move {
                                 let Some(mut client) = client else {
@@ -364,4 +380,42 @@ where
         }
     }
     out
+}
+
+/// The probe deadline for the master a slave follows when it probes (the takeover
+/// probe, after `MASTER_INACTIVITY_LIMIT` intervals without an announcement from it or an
+/// answer to our heartbeats): a quarter of an exchange interval (at least 200 ms), at most
+/// `PROBE_TIMEOUT`. A running LIM's core answers a probe in milliseconds; this master has
+/// already been silent for the whole takeover limit, so waiting the full `PROBE_TIMEOUT`
+/// for it only delays the failover from a hung master (its port still accepts
+/// connections). The other hosts keep the full deadline: their answers (a live
+/// lower-ranked candidate, a witness that heard the master recently) are what stop a
+/// takeover when the master lives and only our link to it is down.
+pub(crate) fn silent_master_deadline(t: &basalt_lim_core::Timing) -> Duration {
+    let quarter = Duration::from_millis(t.exinterval_ms / 4).max(Duration::from_millis(200));
+    quarter.min(Duration::from_millis(t.probe_timeout_ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_silent_master_gets_a_quarter_interval_within_the_probe_timeout() {
+        let ms = Duration::from_millis;
+        let t = |ex, probe| basalt_lim_core::Timing {
+            exinterval_ms: ex,
+            probe_timeout_ms: probe,
+            ..basalt_lim_core::Timing::default()
+        };
+        // Defaults (EXINTERVAL 1 s, PROBE_TIMEOUT 2 s).
+        assert_eq!(
+            silent_master_deadline(&basalt_lim_core::Timing::default()),
+            ms(250)
+        );
+        // Short intervals: at least 200 ms; never over PROBE_TIMEOUT.
+        assert_eq!(silent_master_deadline(&t(200, 1000)), ms(200));
+        assert_eq!(silent_master_deadline(&t(2000, 300)), ms(300));
+        assert_eq!(silent_master_deadline(&t(100, 150)), ms(150));
+    }
 }

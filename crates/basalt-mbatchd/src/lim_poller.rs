@@ -1,12 +1,21 @@
 //! The LIM poller: host status and load from the master LIM every second, for the
-//! core's host table; and the resignation when another host has become master.
+//! core's host table; and the master check, about seven times a second, which resigns when
+//! the LIMs have elected another host.
+//!
+//! The master check asks the local LIM first (it has the final word when it answers:
+//! it still sees this host as master in a partition); when it does not answer within
+//! [`LOCAL_LIM_WAIT`] (stopped, hung), the other LIMs are asked. This mbatchd resigns
+//! once another host has been named by [`RESIGN_CHECKS`] checks in a row spanning at
+//! least [`RESIGN_AFTER`]. A merely slow local LIM does not make a healthy master resign:
+//! as long as it keeps up its heartbeats the other LIMs still name this host, and only
+//! their own election (MASTER_INACTIVITY_LIMIT missed heartbeats) makes them name another.
 
 use crate::msg::Msg;
 use basalt_config::Config;
 use std::sync::Arc;
 use std::sync::mpsc as stdmpsc;
-use std::time::Duration;
-use tracing::debug;
+use std::time::{Duration, Instant};
+use tracing::{debug, info};
 
 /// What the LIM master says about one host.
 #[derive(Debug, Clone)]
@@ -21,15 +30,129 @@ pub(crate) struct LimHost {
     pub(crate) statics: Option<basalt_sched::LimStatic>,
 }
 
-/// Ask the LIM master for host status and load every second; resign when another host
-/// has been master for three polls in a row.
+/// Ask the LIM master for host status and load every second, and run the master
+/// check; returns once the check has sent [`Msg::Resign`] (or the owner is gone).
 pub(crate) async fn lim_poller(
     config: Arc<Config>,
     me: String,
     tx: stdmpsc::Sender<Msg>,
     auth: basalt_runtime::Authenticator,
 ) {
-    let mut not_master = 0u32;
+    tokio::select! {
+        _ = hosts_poller(config.clone(), me.clone(), tx.clone(), auth.clone()) => {}
+        _ = master_check(config, me, tx, auth) => {}
+    }
+}
+
+/// How often the master check runs.
+pub(crate) const MASTER_CHECK: Duration = Duration::from_millis(150);
+/// How long the local LIM may take to answer the master check before the other LIMs
+/// are asked.
+pub(crate) const LOCAL_LIM_WAIT: Duration = Duration::from_millis(100);
+/// How long one of the other LIMs may take to answer the master check.
+const REMOTE_LIM_WAIT: Duration = Duration::from_millis(500);
+/// How many of the other LIMs the master check asks, one after the other.
+const REMOTE_LIMS: usize = 3;
+/// How many checks in a row must name another master before this mbatchd resigns...
+pub(crate) const RESIGN_CHECKS: u32 = 2;
+/// ... and over at least how long.
+pub(crate) const RESIGN_AFTER: Duration = Duration::from_millis(150);
+
+/// What the master checks have seen: the other host named master by every check since
+/// `since`, and how many checks.
+#[derive(Debug, Default)]
+pub(crate) struct ResignCheck {
+    other: Option<(String, Instant, u32)>,
+}
+
+impl ResignCheck {
+    /// Record a check at `now` that found `named` as master (`None`: no LIM answered or
+    /// none knows a master: proves nothing either way). Returns the host to resign to.
+    pub(crate) fn observe(
+        &mut self,
+        me: &str,
+        named: Option<&str>,
+        now: Instant,
+    ) -> Option<String> {
+        let named = named?;
+        if basalt_core::same_host(named, me) {
+            self.other = None;
+            return None;
+        }
+        match self.other.as_mut() {
+            Some((m, _, n)) if basalt_core::same_host(m, named) => *n += 1,
+            _ => self.other = Some((named.to_owned(), now, 1)),
+        }
+        let (m, since, n) = self.other.as_ref()?;
+        (*n >= RESIGN_CHECKS && now.saturating_duration_since(*since) >= RESIGN_AFTER)
+            .then(|| m.clone())
+    }
+}
+
+/// Who the LIM of `host` names as master (`None`: no answer within `wait`, or none).
+async fn ask_master(
+    config: &Config,
+    host: &str,
+    wait: Duration,
+    auth: &basalt_runtime::Authenticator,
+) -> Option<String> {
+    let mut lim = basalt_runtime::lim_channel(config, host, wait, auth).ok()?;
+    let r = tokio::time::timeout(
+        wait,
+        lim.cluster_info(basalt_proto::lim::ClusterInfoRequest {}),
+    )
+    .await
+    .ok()?
+    .ok()?
+    .into_inner();
+    (!r.master.is_empty()).then_some(r.master)
+}
+
+/// Every [`MASTER_CHECK`]: who is master, as the local LIM says, or when it does not
+/// answer, as the first of the other LIMs that answers says; send [`Msg::Resign`] when
+/// [`ResignCheck`] says so.
+async fn master_check(
+    config: Arc<Config>,
+    me: String,
+    tx: stdmpsc::Sender<Msg>,
+    auth: basalt_runtime::Authenticator,
+) {
+    let others: Vec<String> = basalt_runtime::lim_contact_order(&config)
+        .into_iter()
+        .filter(|h| !basalt_core::same_host(h, &me))
+        .take(REMOTE_LIMS)
+        .collect();
+    let mut check = ResignCheck::default();
+    let mut tick = tokio::time::interval(MASTER_CHECK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let mut named = ask_master(&config, &me, LOCAL_LIM_WAIT, &auth).await;
+        if named.is_none() {
+            for h in &others {
+                named = ask_master(&config, h, REMOTE_LIM_WAIT, &auth).await;
+                if named.is_some() {
+                    debug!("the local LIM does not answer; the LIM of {h} names {named:?}");
+                    break;
+                }
+            }
+        }
+        if let Some(m) = check.observe(&me, named.as_deref(), Instant::now()) {
+            info!("the LIMs have named {m} master for {RESIGN_CHECKS} checks in a row");
+            let _ = tx.send(Msg::Resign(m));
+            return;
+        }
+    }
+}
+
+/// Ask the LIM master for host status and load every second (while this host is
+/// master), for the core's host table.
+async fn hosts_poller(
+    config: Arc<Config>,
+    me: String,
+    tx: stdmpsc::Sender<Msg>,
+    auth: basalt_runtime::Authenticator,
+) {
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     loop {
         tick.tick().await;
@@ -41,14 +164,8 @@ pub(crate) async fn lim_poller(
             }
         };
         if !basalt_core::same_host(&m.master, &me) {
-            not_master += 1;
-            if not_master >= 3 {
-                let _ = tx.send(Msg::Resign(m.master.clone()));
-                return;
-            }
             continue;
         }
-        not_master = 0;
         let mut client = m.client;
         let Ok(reply) = client
             .hosts(basalt_proto::lim::HostsRequest { hosts: vec![] })
@@ -90,5 +207,45 @@ pub(crate) async fn lim_poller(
         if tx.send(Msg::Lim(hosts)).is_err() {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn another_master_named_twice_over_the_span_makes_this_one_resign() {
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let mut c = ResignCheck::default();
+        assert_eq!(c.observe("hostA", Some("hostB"), at(0)), None);
+        // No answer proves nothing and does not break the run.
+        assert_eq!(c.observe("hostA", None, at(100)), None);
+        // Two checks, but too close together.
+        let mut quick = ResignCheck::default();
+        assert_eq!(quick.observe("hostA", Some("hostB"), at(0)), None);
+        assert_eq!(quick.observe("hostA", Some("hostB"), at(50)), None);
+        assert_eq!(
+            c.observe("hostA", Some("hostB"), at(250)).as_deref(),
+            Some("hostB")
+        );
+    }
+
+    #[test]
+    fn this_host_named_or_a_different_other_starts_again() {
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let mut c = ResignCheck::default();
+        assert_eq!(c.observe("hostA", Some("hostB"), at(0)), None);
+        // The local LIM answers again and names this host: nothing to resign for.
+        assert_eq!(c.observe("hostA", Some("hostA"), at(250)), None);
+        assert_eq!(c.observe("hostA", Some("hostB"), at(500)), None);
+        // Another host yet: the run restarts with it.
+        assert_eq!(c.observe("hostA", Some("hostC"), at(750)), None);
+        assert_eq!(
+            c.observe("hostA", Some("hostC"), at(1000)).as_deref(),
+            Some("hostC")
+        );
     }
 }

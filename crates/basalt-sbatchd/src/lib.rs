@@ -128,6 +128,7 @@
 //! load-suspended jobs with an `rusage` duration reservation (`SUSP_MBD_LOCK`).
 
 pub mod db;
+pub mod lockwatch;
 pub mod mail;
 pub mod mbd;
 pub mod mbdsup;

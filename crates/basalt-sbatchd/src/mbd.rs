@@ -168,8 +168,12 @@ const IDLE_STREAM: Duration = Duration::from_secs(300);
 const RPC_TIMEOUT: Duration = Duration::from_secs(5);
 const DEFAULT_HELLO: Duration = Duration::from_secs(5);
 
-/// Follow the master host: ask the local LIM every second (any LIM when the local
-/// one does not answer) and publish the master's name when it changes.
+/// How often [`master_watch`] asks the local LIM who the master is: a local call, made
+/// often so that a new master's sbatchd starts its mbatchd soon after the election.
+pub const MASTER_POLL: Duration = Duration::from_millis(100);
+
+/// Follow the master host: ask the local LIM every [`MASTER_POLL`] (any LIM when the
+/// local one does not answer) and publish the master's name when it changes.
 pub async fn master_watch(
     shared: Arc<Shared>,
     tx: watch::Sender<Option<String>>,
@@ -210,7 +214,7 @@ pub async fn master_watch(
             });
         }
         tokio::select! {
-            _ = tokio::time::sleep(Duration::from_secs(1)) => {}
+            _ = tokio::time::sleep(MASTER_POLL) => {}
             _ = crate::stopped(&mut stop) => return,
         }
     }

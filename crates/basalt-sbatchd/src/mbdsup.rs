@@ -17,14 +17,20 @@
 //!   after 1, 2, 4, ... seconds, capped at 30 s; the count is reset by an mbatchd that
 //!   served or ran for a minute, so a crash loop at start-up cannot spin.
 //!
+//! On a master candidate, sbatchd watches the event-log lock while another host is
+//! master (`lockwatch`) and hands what it saw to the mbatchd it starts when this host is
+//! elected (`BASALT_MBD_LOCK_SEEN`), so that the staleness proof of a dead master's lock
+//! has mostly run by then.
+//!
 //! Every exit is logged with its status and the reason for the delay chosen. When
 //! another host becomes master (or sbatchd stops) its mbatchd gets SIGTERM, then
 //! SIGKILL after 10 s. mbatchd's stdout and stderr are sbatchd's own (the same log).
 
 use crate::Shared;
+use crate::lockwatch::{self, LockWatch};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 use tracing::{info, warn};
@@ -215,6 +221,7 @@ fn spawn(
     exe: &Path,
     shared: &Shared,
     notify: Option<&str>,
+    lock_seen: Option<&str>,
 ) -> std::io::Result<tokio::process::Child> {
     let mut cmd = tokio::process::Command::new(exe);
     cmd.arg("-H")
@@ -228,6 +235,10 @@ fn spawn(
     match notify {
         Some(name) => cmd.env(NOTIFY_ENV, name),
         None => cmd.env_remove(NOTIFY_ENV),
+    };
+    match lock_seen {
+        Some(seen) => cmd.env(lockwatch::LOCK_SEEN_ENV, seen),
+        None => cmd.env_remove(lockwatch::LOCK_SEEN_ENV),
     };
     cmd.spawn()
 }
@@ -246,6 +257,15 @@ async fn port_busy(shared: &Shared) -> bool {
         .await,
         Ok(Ok(_))
     )
+}
+
+/// A task aborted when this is dropped (the lock watcher ends with `supervise`).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// The mbatchd this sbatchd runs.
@@ -275,6 +295,17 @@ pub async fn supervise(
             (None, None)
         }
     };
+    // What this host saw of the event-log lock while it was not master (lockwatch.rs).
+    let lock_watch = lockwatch::watches(&shared).then(|| {
+        let w = Arc::new(Mutex::new(LockWatch::new(lockwatch::heartbeat(&shared))));
+        let task = tokio::spawn(lockwatch::run(
+            shared.clone(),
+            w.clone(),
+            master.clone(),
+            stop.clone(),
+        ));
+        (w, AbortOnDrop(task))
+    });
     let mut child: Option<Running> = None;
     let mut failures: u32 = 0;
     let mut not_before = Instant::now();
@@ -299,10 +330,21 @@ pub async fn supervise(
         if start {
             // Reports of earlier mbatchds are stale.
             drain_reports(notify.as_ref(), 0);
-            match spawn(&exe, &shared, notify_name.as_deref()) {
+            let seen = lock_watch.as_ref().and_then(|(w, _)| {
+                w.lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .handover(Instant::now())
+            });
+            match spawn(&exe, &shared, notify_name.as_deref(), seen.as_deref()) {
                 Ok(c) => {
                     let pid = c.id().unwrap_or(0);
-                    info!("this host is master: started {} (pid {pid})", exe.display());
+                    info!(
+                        "this host is master: started {} (pid {pid}){}",
+                        exe.display(),
+                        seen.as_deref()
+                            .map(|s| format!("; event log lock as seen here: {s}"))
+                            .unwrap_or_default()
+                    );
                     shared.mbatchd_pid.store(pid, Ordering::SeqCst);
                     child = Some(Running {
                         child: c,

@@ -17,7 +17,7 @@ mod switch;
 
 pub use basalt_records::{finish_record, from_record, to_record};
 pub use copies::sync_copies;
-pub use lock::acquire_lock;
+pub use lock::{LOCK_SEEN_ENV, LockSeen, acquire_lock, acquire_lock_seen, stale_after};
 pub use reload::{open, read_events};
 pub use spool::place_info_copy;
 
@@ -68,6 +68,9 @@ pub struct Options {
     pub lock_heartbeat: Duration,
     /// `LSB_LOCALDIR`: a second copy of lsb.events and lsb.acct on the master's local disk.
     pub local_dir: Option<PathBuf>,
+    /// What sbatchd saw of the lock before it started this mbatchd ([`LOCK_SEEN_ENV`]):
+    /// time already observed towards the staleness proof.
+    pub lock_seen: Option<LockSeen>,
 }
 
 impl Default for Options {
@@ -76,17 +79,21 @@ impl Default for Options {
             sync: el::SyncPolicy::Fdatasync,
             lock_heartbeat: Duration::from_secs(1),
             local_dir: None,
+            lock_seen: None,
         }
     }
 }
 
 impl Options {
+    /// The options of `config`, with the lock observation sbatchd handed over in
+    /// [`LOCK_SEEN_ENV`], if any.
     pub fn from_config(config: &basalt_config::Config) -> Options {
         let p = &config.batch.params;
         Options {
             sync: p.event_sync.parse().unwrap_or_default(),
             lock_heartbeat: Duration::from_secs(u64::from(p.event_lock_heartbeat_secs.max(1))),
             local_dir: config.local_logdir(),
+            lock_seen: LockSeen::from_env(),
         }
     }
 }

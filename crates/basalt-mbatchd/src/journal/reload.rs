@@ -2,17 +2,25 @@
 //! and again after a failed write (the durable content is the truth).
 
 use super::copies::open_copies;
-use super::{Journal, JournalError, Options, Replayed, STALE_CHECKS, acquire_lock, from_record};
+use super::lock::acquire_lock_seen;
+use super::{Journal, JournalError, Options, Replayed, STALE_CHECKS, from_record};
 use basalt_eventlog as el;
 use basalt_sched::Event;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Take the lock (see [`acquire_lock`]; waiting up to ten heartbeats plus 5 s), open the
+/// Take the lock (see [`acquire_lock_seen`], with sbatchd's observation of it when it
+/// handed one over; waiting up to ten heartbeats plus 5 s), open the
 /// logs, and read lsb.events back as core events.
 pub fn open(logdir: &Path, me: &str, opts: Options) -> Result<(Journal, Replayed), JournalError> {
     let wait = opts.lock_heartbeat * (2 * STALE_CHECKS + 2) + Duration::from_secs(5);
-    let lock = acquire_lock(logdir, me, opts.lock_heartbeat, wait)?;
+    let lock = acquire_lock_seen(
+        logdir,
+        me,
+        opts.lock_heartbeat,
+        wait,
+        opts.lock_seen.as_ref(),
+    )?;
     let mut dirs = vec![logdir.to_path_buf()];
     dirs.extend(opts.local_dir.clone());
     let (copies, replayed) = open_copies(&dirs, &opts)?;
