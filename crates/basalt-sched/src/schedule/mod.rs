@@ -3,7 +3,9 @@
 //! hosts ([`allocate`]), and dispatch ([`start`]); a parallel job that cannot start
 //! reserves slots, a backfill job may use them ([`slot_resv`]); a job of a preemptive
 //! queue takes lower-priority jobs' slots ([`preempt`]); slot pools cap their queues
-//! ([`pool`]); bresume'd jobs are resumed first ([`resume`]).
+//! ([`pool`]); bresume'd jobs are resumed first ([`resume`]). What started jobs hold is
+//! taken from the counters, visiting only the jobs that hold more ([`started`]); a shape's
+//! candidate hosts are kept best first ([`cands`]).
 
 pub(crate) mod allocate;
 pub(crate) mod alts;
@@ -17,6 +19,8 @@ mod resume;
 pub(crate) mod select;
 pub(crate) mod slot_resv;
 mod start;
+mod started;
+pub(crate) use started::{mixed_types, pass_index};
 pub(crate) mod walk;
 
 use crate::depend::Tri;
@@ -834,80 +838,4 @@ pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::FixedState>;
 
 pub(crate) fn fast_map<K, V>() -> FastMap<K, V> {
     HashMap::with_hasher(foldhash::fast::FixedState::default())
-}
-
-impl Sched {
-    /// The started jobs a pass visits one by one: all of them (`all`), else those that
-    /// hold more than host and queue slots ([`crate::counts::Counts::is_special`]) and
-    /// every started job of a queue with a per-user job limit (UJOB_LIMIT: its users'
-    /// slots are counted) or a RES_REQ (its jobs may reserve resources).
-    fn started_to_visit(&self, all: bool) -> Vec<&JobKey> {
-        if all {
-            return self.counts.started.iter().collect();
-        }
-        let whole: Vec<&str> = self
-            .queues
-            .iter()
-            .filter(|q| q.ujob_limit.is_some() || !q.res_req.is_empty())
-            .map(|q| q.name.as_str())
-            .collect();
-        let mut out: Vec<&JobKey> = whole
-            .iter()
-            .filter_map(|q| self.counts.started_in.get(*q))
-            .flatten()
-            .collect();
-        out.extend(self.counts.special.iter().filter(|k| {
-            self.jobs
-                .get(k)
-                .is_some_and(|j| !whole.contains(&j.queue.as_ref()))
-        }));
-        out
-    }
-}
-
-/// Each host's index by its name, exactly as the hosts are named (what a pass looks
-/// started jobs' hosts up in).
-pub(crate) fn pass_index(hosts: &[crate::Host]) -> FastMap<String, usize> {
-    let mut m = fast_map();
-    for (i, h) in hosts.iter().enumerate() {
-        m.entry(h.name.clone()).or_insert(i);
-    }
-    m
-}
-
-/// Whether the hosts are of more than one type (a job's default `type==local` can then
-/// leave some out).
-pub(crate) fn mixed_types(hosts: &[crate::Host]) -> bool {
-    let mut types = hosts.iter().filter_map(|h| h.statics.strings.get("type"));
-    types.next().is_some_and(|first| types.any(|t| t != first))
-}
-
-#[cfg(test)]
-impl Sched {
-    /// The slots and exclusive hosts a pass took from the counters equal those counted
-    /// over every started job (every scheduling test checks it at every pass).
-    fn check_counted_slots(&self, used: &[u32], excl: &[bool], q_used: &BTreeMap<String, u32>) {
-        let nh = self.hosts.len();
-        let (mut u, mut x, mut q) = (vec![0u32; nh], vec![false; nh], BTreeMap::new());
-        for key in &self.counts.started {
-            let Some(j) = self.jobs.get(key) else {
-                continue;
-            };
-            let preempted = matches!(j.state, JobState::Ssusp | JobState::Ususp)
-                && j.reasons & susp::MBD_PREEMPT != 0;
-            for h in &j.hosts {
-                let Some(&i) = self.pass_index.get(h.as_str()) else {
-                    continue;
-                };
-                if !preempted {
-                    u[i] += 1;
-                    x[i] |= j.sub.options & sub::EXCLUSIVE != 0;
-                }
-            }
-            *q.entry(j.queue.to_string()).or_insert(0u32) += j.slots();
-        }
-        assert_eq!(used, &u[..], "slots used by host: counters vs started jobs");
-        assert_eq!(excl, &x[..], "exclusive hosts: counters vs started jobs");
-        assert_eq!(q_used, &q, "slots used by queue: counters vs started jobs");
-    }
 }
