@@ -271,10 +271,11 @@ mod tests {
 
     /// Take the lock with a wait shorter than the staleness proof (more than
     /// STALE_CHECKS checks half a heartbeat apart): only an at-once takeover succeeds.
-    fn take_quickly(dir: &Path) -> (Result<el::EventLock, JournalError>, Duration) {
-        let t = Instant::now();
-        let r = acquire_lock(dir, "me", HB, HB);
-        (r, t.elapsed())
+    /// Take the lock with a deadline of a quarter heartbeat: only an at-once takeover
+    /// succeeds (the staleness proof needs two and a half heartbeats), whatever the
+    /// machine's load does to the time it takes.
+    fn take_quickly(dir: &Path) -> Result<el::EventLock, JournalError> {
+        acquire_lock(dir, "me", HB, HB / 4)
     }
 
     fn state(pid: u32) -> Option<char> {
@@ -290,9 +291,7 @@ mod tests {
         gone.wait().unwrap();
         assert!(!pid_alive(pid));
         lock_naming(dir.path(), &format!("me:{pid}"));
-        let (r, took) = take_quickly(dir.path());
-        let lock = r.unwrap();
-        assert!(took < HB / 2, "took {took:?}");
+        let lock = take_quickly(dir.path()).unwrap();
         assert_eq!(lock.holder(), format!("me:{}", std::process::id()));
     }
 
@@ -309,8 +308,8 @@ mod tests {
         }
         assert_eq!(state(pid), Some('Z'));
         lock_naming(dir.path(), &format!("me:{pid}"));
-        let (r, took) = take_quickly(dir.path());
-        assert!(r.is_ok() && took < HB / 2, "{r:?} after {took:?}");
+        let r = take_quickly(dir.path());
+        assert!(r.is_ok(), "{r:?}");
         zombie.wait().unwrap();
 
         // The pid now belongs to a live process that is not an mbatchd.
@@ -322,8 +321,8 @@ mod tests {
             .unwrap();
         assert!(!pid_alive(other.id()));
         lock_naming(dir.path(), &format!("me:{}", other.id()));
-        let (r, took) = take_quickly(dir.path());
-        assert!(r.is_ok() && took < HB / 2, "{r:?} after {took:?}");
+        let r = take_quickly(dir.path());
+        assert!(r.is_ok(), "{r:?}");
         let _ = other.kill();
         let _ = other.wait();
     }
@@ -345,7 +344,7 @@ mod tests {
         let logdir = dir.path().join("log");
         std::fs::create_dir_all(&logdir).unwrap();
         lock_naming(&logdir, &format!("me:{}", mbd.id()));
-        let (r, _) = take_quickly(&logdir);
+        let r = take_quickly(&logdir);
         assert!(matches!(r, Err(JournalError::Held { .. })), "{r:?}");
         let _ = mbd.kill();
         let _ = mbd.wait();
@@ -359,7 +358,7 @@ mod tests {
         gone.wait().unwrap();
         // The same dead pid, but on another host: its process cannot be seen from here.
         lock_naming(dir.path(), &format!("otherhost:{pid}"));
-        let (r, _) = take_quickly(dir.path());
+        let r = take_quickly(dir.path());
         assert!(matches!(r, Err(JournalError::Held { .. })), "{r:?}");
         // Given the time, it is taken over once silent for more than STALE_CHECKS checks.
         let t = Instant::now();
@@ -397,13 +396,16 @@ mod tests {
 
     #[test]
     fn the_observation_is_credited_only_for_the_same_state() {
+        // A heartbeat long enough that a loaded machine's scheduling delays do not
+        // decide: each outcome is told by whether the lock is taken within a deadline
+        // shorter than the whole proof, not by measuring a short time.
+        const HB: Duration = Duration::from_secs(1);
         let dir = tempfile::tempdir().unwrap();
         lock_naming(dir.path(), "otherhost:1");
-        // Seen unchanged for the whole proof: taken over at the first look.
+        // Seen unchanged for the whole proof: taken over within a quarter heartbeat,
+        // which only the credit allows.
         let seen = seen_now(dir.path(), stale_after(HB));
-        let t = Instant::now();
         let lock = acquire_lock_seen(dir.path(), "me", HB, HB / 4, Some(&seen)).unwrap();
-        assert!(t.elapsed() < HB / 2, "{:?}", t.elapsed());
         drop(lock);
 
         // Another mtime (a heartbeat since) or another holder: no credit.
@@ -417,12 +419,12 @@ mod tests {
         let r = acquire_lock_seen(dir.path(), "me", HB, HB, Some(&seen));
         assert!(matches!(r, Err(JournalError::Held { .. })), "{r:?}");
 
-        // Part of the proof seen: the rest is waited for, no less.
+        // Part of the proof seen: the rest (a heartbeat) is waited for, no less; taken
+        // within two heartbeats, which the whole proof (2.5) would not allow.
         let seen = seen_now(dir.path(), stale_after(HB) - HB);
         let t = Instant::now();
-        acquire_lock_seen(dir.path(), "me", HB, HB * 20, Some(&seen)).unwrap();
-        let took = t.elapsed();
-        assert!(took >= HB && took < stale_after(HB), "{took:?}");
+        acquire_lock_seen(dir.path(), "me", HB, HB * 2, Some(&seen)).unwrap();
+        assert!(t.elapsed() >= HB, "{:?}", t.elapsed());
     }
 
     #[test]
