@@ -311,13 +311,18 @@ fn jobs_are_forwarded_between_clusters_as_the_seed_says() -> Result<()> {
     assert_eq!(row(w, nosuch).map(|r| r.0), Some("PEND".into()));
     w.ok("bkill", &[&nosuch.to_string()])?;
 
-    // 7. East's mbatchd dies (kill -9) while a forwarded job runs there: west keeps the
-    //    job; it ends once east's mbatchd is back, started once only.
+    // 7. East's mbatchd hangs and then dies (kill -9) while a forwarded job runs there:
+    //    west sees the link down while it hangs and keeps the job; it ends once east's
+    //    mbatchd is back (its sbatchd restarts a killed mbatchd that had served at once,
+    //    too soon for west to notice an outage), started once only.
     let cmd = "echo $$ > late.pgid; sleep 6";
     let late = bsub(w, &work, &["-q", "send", "-o", "/dev/null", cmd])?;
     wait_stat(w, late, "RUN")?;
     wait_pgid_file(&work.join("late.pgid"), LONG)?;
-    assert_eq!(e.kill9_pids_of("mbatchd", "hostA"), 1);
+    assert_eq!(
+        e.signal_pids_of("mbatchd", "hostA", nix::sys::signal::Signal::SIGSTOP),
+        1
+    );
     wait_for("west to see east's link down", LONG, || {
         let out = w.stdout_ok("bclusters", &[]).unwrap_or_default();
         let down = out
@@ -326,6 +331,7 @@ fn jobs_are_forwarded_between_clusters_as_the_seed_says() -> Result<()> {
         (down.then_some(()), out)
     })?;
     assert_eq!(row(w, late).map(|r| r.0), Some("RUN".into()));
+    assert_eq!(e.kill9_pids_of("mbatchd", "hostA"), 1);
     wait_stat(w, late, "DONE")?;
     assert_eq!(job_records(&events(w), "JOB_START", late).len(), 1);
     let accepts = records(&events(&cs[1]), "JOB_ACCEPT")

@@ -279,12 +279,15 @@ impl ProcessCluster {
 
     /// kill -9 every process of `name` for `host` (e.g. the mbatchd sbatchd started).
     pub fn kill9_pids_of(&self, name: &str, host: &str) -> usize {
+        self.signal_pids_of(name, host, nix::sys::signal::Signal::SIGKILL)
+    }
+
+    /// Send `sig` (SIGSTOP, SIGCONT, SIGKILL...) to every `name` process of `host`
+    /// ([`ProcessCluster::pids_of`]); how many there were.
+    pub fn signal_pids_of(&self, name: &str, host: &str, sig: nix::sys::signal::Signal) -> usize {
         let pids = self.pids_of(name, host);
         for p in &pids {
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(*p),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(*p), sig);
         }
         pids.len()
     }
