@@ -24,11 +24,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fds = protox::compile(files, [&root])?;
     let out = PathBuf::from(std::env::var("OUT_DIR")?).join("api.txt");
     std::fs::write(out, api_listing(&fds))?;
+    let out = PathBuf::from(std::env::var("OUT_DIR")?).join("client_streaming.rs");
+    std::fs::write(out, client_streaming(&fds))?;
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
         .compile_fds(fds)?;
     Ok(())
+}
+
+/// The gRPC paths (`/package.Service/Method`) of every client-streaming method, as a
+/// Rust constant: their requests have no single body to seal (basalt-auth binds their
+/// credentials to the path alone).
+fn client_streaming(fds: &FileDescriptorSet) -> String {
+    let mut s = String::from("/// The paths of the client-streaming gRPC methods.\npub const CLIENT_STREAMING: &[&str] = &[\n");
+    for f in &fds.file {
+        for svc in &f.service {
+            for m in &svc.method {
+                if m.client_streaming() {
+                    let _ = writeln!(s, "    \"/{}.{}/{}\",", f.package(), svc.name(), m.name());
+                }
+            }
+        }
+    }
+    s.push_str("];\n");
+    s
 }
 
 /// One line per API element, in declaration order, with full names.

@@ -1,7 +1,10 @@
-//! The client side: a tonic interceptor putting a fresh credential in every request.
+//! The client side: where a process's tickets come from, and the credential it makes
+//! for each request ([`Authenticator::credential_for`]), which [`crate::channel`] puts
+//! into every request a channel sends.
 
+use crate::cred::{self, Ticket};
 use crate::key::KeySource;
-use crate::{AuthError, CRED_METADATA, EAUTH_METADATA, Identity, PERMISSION_DENIED, cred, eauth};
+use crate::{AuthError, CRED_METADATA, EAUTH_METADATA, Identity, eauth};
 use basalt_proto::common::EauthData;
 use prost::Message;
 use std::net::IpAddr;
@@ -9,26 +12,19 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tonic::metadata::{BinaryMetadataValue, MetadataMap};
-use tonic::{Request, Status};
 
-/// Where credentials come from.
+/// Where tickets come from.
 #[derive(Debug)]
 enum Source {
-    /// Signed here with the cluster key (daemons; users who can read the key).
+    /// Issued here with a key (daemons; users who can read the cluster key; an mbatchd
+    /// speaking to another cluster with the MultiCluster key).
     Key {
         keys: Arc<KeySource>,
         who: Identity,
         cluster: String,
     },
     /// Asked of a LIM's credential socket; the first one is fetched up front.
-    Socket {
-        name: String,
-        trusted: Vec<u32>,
-        first: Mutex<Option<Vec<u8>>>,
-        /// Credentials of a batch ([`crate::socket::fetch_batch`]) not used yet, with
-        /// when they came; None once the LIM turned out to have no batch socket.
-        stash: Mutex<Option<Stash>>,
-    },
+    Socket { name: String, trusted: Vec<u32> },
     /// `LSF_AUTH=eauth`: `eauth -c <host>`.
     Eauth {
         program: PathBuf,
@@ -40,35 +36,41 @@ enum Source {
     Unavailable(String),
 }
 
-/// Credentials of a batch not used yet, each with when it came.
-type Stash = Vec<(Instant, Vec<u8>)>;
-
-/// A credential of a batch is used within this long of its minting (well inside
-/// [`crate::CRED_TTL`], so that clock skew between hosts leaves it fresh), else dropped.
-const STASH_MAX_AGE: Duration = Duration::from_secs(10);
+/// A ticket is used for this long after it was had, then a new one is had: well inside
+/// [`crate::TICKET_TTL`], so that clock skew between hosts leaves it fresh.
+const TICKET_REUSE: Duration = Duration::from_secs(60);
 
 #[derive(Debug)]
 struct Inner {
     source: Source,
+    /// The ticket in use and when it was had.
+    ticket: Mutex<Option<(Instant, Ticket)>>,
     /// The address requests should come from (the host's own address), when known.
     local: Option<IpAddr>,
     /// The host the credentials name.
     host: Option<String>,
 }
 
-/// Puts a credential in every request it intercepts; cheap to clone.
+/// Makes the credential of every request; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Authenticator {
     inner: Arc<Inner>,
-    /// The host of the daemon the requests go to (`eauth -c <host>`).
+    /// The host of the daemon the requests go to (what each request's seal names;
+    /// `eauth -c <host>`).
     target: Option<Arc<str>>,
 }
 
 impl Authenticator {
-    fn of(source: Source, local: Option<IpAddr>, host: Option<String>) -> Authenticator {
+    fn of(
+        source: Source,
+        ticket: Option<Ticket>,
+        local: Option<IpAddr>,
+        host: Option<String>,
+    ) -> Authenticator {
         Authenticator {
             inner: Arc::new(Inner {
                 source,
+                ticket: Mutex::new(ticket.map(|t| (Instant::now(), t))),
                 local,
                 host,
             }),
@@ -76,7 +78,9 @@ impl Authenticator {
         }
     }
 
-    /// Sign as `who` with the cluster key (a daemon, or a user who can read the key).
+    /// Sign as `who` with `keys` (a daemon, a user who can read the cluster key, or —
+    /// `who.kind` inter-cluster, the MultiCluster key — an mbatchd speaking for its
+    /// cluster).
     pub fn with_key(
         keys: Arc<KeySource>,
         who: Identity,
@@ -90,13 +94,14 @@ impl Authenticator {
                 who,
                 cluster: cluster.to_owned(),
             },
+            None,
             local,
             host,
         )
     }
 
-    /// Fetch credentials from the LIM credential socket `name`; fails if the first one
-    /// cannot be had within `timeout`. `local` maps the credential's host to its address.
+    /// Get tickets from the LIM credential socket `name`; fails if the first one cannot
+    /// be had within `timeout`. `local` maps the ticket's host to its address.
     pub fn from_socket(
         name: &str,
         trusted: Vec<u32>,
@@ -104,17 +109,14 @@ impl Authenticator {
         local: impl FnOnce(&str) -> Option<IpAddr>,
     ) -> Result<Authenticator, AuthError> {
         let first = crate::socket::fetch(name, &trusted, timeout)?;
-        let host = cred::peek(&first)
-            .map(|c| c.host)
-            .ok_or_else(|| AuthError::NoCredential("unreadable credential".into()))?;
+        let host = first.credential().host.clone();
         let addr = local(&host);
         Ok(Authenticator::of(
             Source::Socket {
                 name: name.to_owned(),
                 trusted,
-                first: Mutex::new(Some(first)),
-                stash: Mutex::new(Some(Vec::new())),
             },
+            Some(first),
             addr,
             Some(host),
         ))
@@ -130,6 +132,7 @@ impl Authenticator {
                 gid: nix::unistd::getgid().as_raw(),
                 user: crate::user_name(uid).unwrap_or_else(|| uid.to_string()),
             },
+            None,
             local,
             None,
         )
@@ -137,7 +140,7 @@ impl Authenticator {
 
     /// Cannot authenticate; requests fail with `reason`.
     pub fn unavailable(reason: impl Into<String>) -> Authenticator {
-        Authenticator::of(Source::Unavailable(reason.into()), None, None)
+        Authenticator::of(Source::Unavailable(reason.into()), None, None, None)
     }
 
     /// The same credentials, for requests to the daemons of `host`.
@@ -146,6 +149,11 @@ impl Authenticator {
             inner: self.inner.clone(),
             target: Some(Arc::from(host)),
         }
+    }
+
+    /// The host the requests go to ([`Authenticator::towards`]).
+    pub fn target(&self) -> Option<&str> {
+        self.target.as_deref()
     }
 
     /// The address requests should leave from (bind it, so the receiver sees the host).
@@ -181,94 +189,79 @@ impl Authenticator {
         }
     }
 
-    /// One fresh credential: (metadata key, value).
-    pub fn credential(&self) -> Result<(&'static str, Vec<u8>), AuthError> {
-        match &self.inner.source {
-            Source::Key { keys, who, cluster } => {
-                let c = cred::mint(who, cluster, cred::now_ms())?;
-                Ok((CRED_METADATA, cred::seal(&keys.current(), &c)?))
-            }
-            Source::Socket {
-                name,
-                trusted,
-                first,
-                stash,
-            } => {
-                let cached = match first.lock() {
-                    Ok(mut g) => g.take(),
-                    Err(p) => p.into_inner().take(),
-                };
-                if let Some(b) = cached {
-                    return Ok((CRED_METADATA, b));
-                }
-                // The first one went to the first request; the next ones come in batches
-                // (one round trip to the LIM for many requests), while the LIM has them.
-                let mut stash = match stash.lock() {
-                    Ok(g) => g,
-                    Err(p) => p.into_inner(),
-                };
-                if let Some(kept) = stash.as_mut() {
-                    let now = Instant::now();
-                    kept.retain(|(at, _)| now.duration_since(*at) < STASH_MAX_AGE);
-                    if let Some((_, b)) = kept.pop() {
-                        return Ok((CRED_METADATA, b));
-                    }
-                    let batch = crate::socket::batch_name(name);
-                    match crate::socket::fetch_batch(&batch, trusted, Duration::from_secs(5)) {
-                        Ok(mut got) => {
-                            if let Some(b) = got.pop() {
-                                kept.extend(got.into_iter().map(|c| (now, c)));
-                                return Ok((CRED_METADATA, b));
-                            }
-                        }
-                        Err(AuthError::Socket { .. }) => *stash = None,
-                        Err(e) => return Err(e),
-                    }
-                }
-                drop(stash);
-                Ok((
-                    CRED_METADATA,
-                    crate::socket::fetch(name, trusted, Duration::from_secs(5))?,
-                ))
-            }
-            Source::Eauth {
-                program,
-                uid,
-                gid,
-                user,
-            } => {
-                let host = self.target.as_deref().unwrap_or("");
-                let data = eauth::client_data(program, host)?;
-                Ok((
-                    EAUTH_METADATA,
-                    EauthData {
-                        uid: *uid,
-                        gid: *gid,
-                        user: user.clone(),
-                        data,
-                    }
-                    .encode_to_vec(),
-                ))
-            }
-            Source::Unavailable(r) => Err(AuthError::NoCredential(r.clone())),
+    /// The ticket to seal with now: the one in use while it is young enough, else a new
+    /// one.
+    fn ticket(&self) -> Result<Ticket, AuthError> {
+        let mut held = match self.inner.ticket.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if let Some((at, t)) = held.as_ref()
+            && at.elapsed() < TICKET_REUSE
+        {
+            return Ok(t.clone());
         }
+        let t = match &self.inner.source {
+            Source::Key { keys, who, cluster } => {
+                Ticket::issue(&keys.current(), who, cluster, cred::now_ms())?
+            }
+            Source::Socket { name, trusted } => {
+                crate::socket::fetch(name, trusted, Duration::from_secs(5))?
+            }
+            Source::Eauth { .. } => {
+                return Err(AuthError::NoCredential("eauth has no tickets".into()));
+            }
+            Source::Unavailable(r) => return Err(AuthError::NoCredential(r.clone())),
+        };
+        *held = Some((Instant::now(), t.clone()));
+        Ok(t)
     }
 
-    /// Put a fresh credential and this build's protocol version into `md`.
-    pub fn stamp(&self, md: &mut MetadataMap) -> Result<(), AuthError> {
-        let (key, value) = self.credential()?;
+    /// The credential of one request for `path` with `body` (the request body as it will
+    /// be sent; None for a client-streaming method) to the target host: (metadata key,
+    /// value).
+    pub fn credential_for(
+        &self,
+        path: &str,
+        body: Option<&[u8]>,
+    ) -> Result<(&'static str, Vec<u8>), AuthError> {
+        if let Source::Eauth {
+            program,
+            uid,
+            gid,
+            user,
+        } = &self.inner.source
+        {
+            let host = self.target.as_deref().unwrap_or("");
+            let data = eauth::client_data(program, host)?;
+            return Ok((
+                EAUTH_METADATA,
+                EauthData {
+                    uid: *uid,
+                    gid: *gid,
+                    user: user.clone(),
+                    data,
+                }
+                .encode_to_vec(),
+            ));
+        }
+        let target = self
+            .target
+            .as_deref()
+            .ok_or_else(|| AuthError::NoCredential("no target host for the request".into()))?;
+        let ticket = self.ticket()?;
+        let bytes = ticket.seal(target, &cred::binding(path, body), cred::now_ms())?;
+        Ok((CRED_METADATA, bytes))
+    }
+
+    /// Put the credential of one request ([`Authenticator::credential_for`]) and this
+    /// build's protocol version into `md`.
+    pub fn stamp(&self, md: &mut MetadataMap, path: &str, body: Option<&[u8]>) -> Result<(), AuthError> {
+        let (key, value) = self.credential_for(path, body)?;
         md.insert_bin(key, BinaryMetadataValue::from_bytes(&value));
         if let Ok(v) = basalt_proto::protocol_text().parse() {
             md.insert(basalt_proto::PROTOCOL_METADATA, v);
         }
         Ok(())
-    }
-}
-
-impl tonic::service::Interceptor for Authenticator {
-    fn call(&mut self, mut req: Request<()>) -> Result<Request<()>, Status> {
-        self.stamp(req.metadata_mut())
-            .map_err(|e| Status::unauthenticated(format!("{PERMISSION_DENIED}: {e}")))?;
-        Ok(req)
     }
 }

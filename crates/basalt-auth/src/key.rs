@@ -2,7 +2,8 @@
 //! the user who runs a personal cluster). The first key signs; every key verifies, so a
 //! key can be rotated without stopping the cluster (docs/security.md).
 
-use crate::AuthError;
+use crate::{AuthError, Kind};
+use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -12,12 +13,24 @@ use std::time::{Duration, Instant};
 /// Shortest key accepted: 16 bytes (32 hex digits). Generated keys have 32 bytes.
 pub const MIN_KEY_BYTES: usize = 16;
 
-/// One key and its id (the first 4 bytes of its SHA-256).
+/// One key and its id (the first 4 bytes of its SHA-256), with the keys of its
+/// credential domains derived from it.
 #[derive(Clone)]
 pub struct Key {
     pub(crate) id: [u8; 4],
-    pub(crate) bytes: Vec<u8>,
+    /// HMAC-SHA256(key, label) for each domain of [`DOMAINS`]: a credential of one
+    /// domain is signed with its own key, so no credential can pass for another domain's,
+    /// even where two domains share a key file (a cluster key that is also the
+    /// MultiCluster key).
+    domains: [[u8; 32]; 3],
 }
+
+/// The credential domains and their labels, in the order of [`Key`]'s derived keys.
+pub(crate) const DOMAINS: [(Kind, &[u8]); 3] = [
+    (Kind::User, b"basalt credential 3.0: user"),
+    (Kind::Daemon, b"basalt credential 3.0: daemon"),
+    (Kind::InterCluster, b"basalt credential 3.0: inter-cluster"),
+];
 
 impl std::fmt::Debug for Key {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -29,10 +42,27 @@ impl std::fmt::Debug for Key {
 impl Key {
     fn new(bytes: Vec<u8>) -> Key {
         let d = Sha256::digest(&bytes);
+        let derive = |label: &[u8]| -> [u8; 32] {
+            // HMAC takes keys of any length.
+            let mut m = <Hmac<Sha256> as Mac>::new_from_slice(&bytes)
+                .unwrap_or_else(|_| unreachable!("HMAC accepts keys of any length"));
+            m.update(label);
+            m.finalize().into_bytes().into()
+        };
+        let domains = DOMAINS.map(|(_, label)| derive(label));
         Key {
             id: [d[0], d[1], d[2], d[3]],
-            bytes,
+            domains,
         }
+    }
+
+    /// The key of credentials of `kind` (None for an unspecified kind, which no key
+    /// signs).
+    pub(crate) fn domain(&self, kind: Kind) -> Option<&[u8; 32]> {
+        DOMAINS
+            .iter()
+            .position(|(k, _)| *k == kind)
+            .map(|i| &self.domains[i])
     }
 
     /// The key's id as hex (safe to log).
@@ -270,7 +300,8 @@ mod tests {
         let k1 = "00112233445566778899aabbccddeeff";
         let r = KeyRing::parse(&format!("# c\n\n{k1}  # first\n{}\n", k1.to_uppercase())).unwrap();
         assert_eq!(r.len(), 2);
-        assert_eq!(r.signing().bytes, unhex(k1).unwrap());
+        let d = Sha256::digest(unhex(k1).unwrap());
+        assert_eq!(r.signing().id[..], d[..4]);
         assert!(r.find(&r.signing().id).is_some());
         assert!(r.find(&[0, 0, 0, 0]).is_none() || r.signing().id == [0, 0, 0, 0]);
         assert!(KeyRing::parse("0011").unwrap_err().contains("too short"));
@@ -290,7 +321,9 @@ mod tests {
         let md = std::fs::metadata(&p).unwrap();
         assert_eq!(md.mode() & 0o777, 0o600);
         let r = KeyRing::load(&p, true).unwrap();
-        assert_eq!(r.signing().bytes.len(), 32);
+        let text = std::fs::read_to_string(&p).unwrap();
+        let line = text.lines().find(|l| !l.starts_with('#')).unwrap();
+        assert_eq!(unhex(line.trim()).unwrap().len(), 32);
         assert!(create_key_file(&p).is_err(), "never overwrites a key");
         // Readable by others: refused when strict.
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
@@ -299,7 +332,10 @@ mod tests {
         assert!(KeyRing::load(&p, false).is_ok());
         // Debug never shows the key.
         let shown = format!("{r:?}");
-        assert!(!shown.contains(&hex(&r.signing().bytes)));
+        assert!(!shown.contains(line.trim()));
+        for d in &r.signing().domains {
+            assert!(!shown.contains(&hex(d)));
+        }
     }
 
     #[test]

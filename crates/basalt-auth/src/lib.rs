@@ -4,23 +4,31 @@
 //! Owns:
 //! * the **cluster key** ([`key`]): a file of hex keys readable only by root (or by the
 //!   owner of a personal cluster), re-read when it changes so keys rotate without restarts;
-//! * **credentials** ([`cred`]): uid, gid, user, host, cluster, time and a random nonce,
-//!   HMAC-SHA256-signed with the cluster key, valid for [`CRED_TTL`] and accepted once;
-//! * the **credential socket** ([`socket`]): the LIM of every host mints user credentials
+//! * **credentials** ([`cred`]): a ticket (kind, uid, gid, user, host, cluster, time, nonce)
+//!   signed with the key of its domain — user, daemon or inter-cluster, each derived
+//!   from the key file with its own label — good for [`TICKET_TTL`], and per request a
+//!   seal bound to the method, the body and the target host, good for [`SEAL_TTL`] and
+//!   accepted once ([`replay`]: the nonces seen, kept across restarts);
+//! * the **credential socket** ([`socket`]): the LIM of every host issues user tickets
 //!   on a Unix socket, learning the caller's uid/gid from the kernel (SO_PEERCRED);
 //! * **eauth** ([`eauth`]): `LSF_AUTH=eauth` runs LSF's external authenticator
 //!   (`eauth -c host` on the client, one long-lived `eauth -s` on the server);
-//! * the client side ([`Authenticator`], a tonic interceptor that puts a fresh credential
-//!   in every request) and the server side ([`Verifier`]: signature, freshness, replay,
-//!   cluster membership, the request's source address, personal-cluster ownership).
+//! * the client side ([`Authenticator`]; [`channel::AuthService`], a transport that seals
+//!   every request it sends) and the server side ([`Verifier`]: signatures, domain,
+//!   freshness, target, binding, replay, cluster membership, the request's source
+//!   address, personal-cluster ownership; run by the daemons' authentication layer
+//!   before a request's body is read).
 //!
 //! Inputs: the configuration (lsf.conf `LSF_AUTH`, `BASALT_CLUSTER_KEY`, the cluster's
 //! hosts and their addresses, given by the caller), gRPC metadata and peer addresses.
 //! Outputs: credentials in metadata, verified [`Identity`]s or `User permission denied`.
 
+pub mod channel;
 pub mod cred;
 pub mod eauth;
 pub mod key;
+pub mod policy;
+pub mod replay;
 pub mod socket;
 
 mod client;
@@ -28,7 +36,7 @@ mod verify;
 
 pub use basalt_proto::common::credential::Kind;
 pub use client::Authenticator;
-pub use verify::{Need, Verifier};
+pub use verify::{InterClusterTrust, Need, Pending, Verified, Verifier};
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -37,9 +45,12 @@ use std::time::Duration;
 pub const CRED_METADATA: &str = "basalt-cred-bin";
 /// gRPC metadata entry carrying eauth data (`LSF_AUTH=eauth`).
 pub const EAUTH_METADATA: &str = "basalt-eauth-bin";
-/// How long a credential stays valid (either side of the receiver's clock), like MUNGE's
-/// default.
-pub const CRED_TTL: Duration = Duration::from_secs(300);
+/// How long a ticket stays valid (either side of the receiver's clock), like MUNGE's
+/// credentials. A ticket alone authorises nothing: each request needs a seal.
+pub const TICKET_TTL: Duration = Duration::from_secs(300);
+/// How long a request's seal stays valid (either side of the receiver's clock): what one
+/// call needs, plus the clock skew between hosts that NTP leaves.
+pub const SEAL_TTL: Duration = Duration::from_secs(30);
 /// What the client sees when its request is refused (LSF's message).
 pub const PERMISSION_DENIED: &str = "User permission denied";
 
@@ -71,6 +82,9 @@ pub enum AuthError {
     Eauth(String),
     #[error("credential socket {name}: {reason}")]
     Socket { name: String, reason: String },
+    /// The replay cache's files cannot be used.
+    #[error("replay cache: {0}")]
+    Replay(String),
 }
 
 /// Where the cluster key is: lsf.conf `BASALT_CLUSTER_KEY` (relative to `LSF_ENVDIR`),

@@ -1,8 +1,9 @@
 //! The credential socket: a Linux abstract Unix socket per LIM, named after the LIM's
 //! address (so each host of a one-machine test cluster, and each network namespace, has
 //! its own). A client connects and reads one line; the LIM asks the kernel who the client
-//! is (SO_PEERCRED), mints a user credential for that uid/gid and the LIM's host, and
-//! answers `OK <hex>` or `ERR <reason>`.
+//! is (SO_PEERCRED), issues a user ticket for that uid/gid and the LIM's host, and
+//! answers `OK <ticket hex> <session key hex>` or `ERR <reason>`. The client seals each
+//! of its requests with the session key ([`crate::cred`]) and asks again after a minute.
 //!
 //! Nothing the client sends is trusted, so the client sends nothing. Another process
 //! taking the name first could only hand out credentials it can get itself, and the
@@ -14,7 +15,7 @@
 //! the server's uid the same way; the answer only picks which cluster host's mbatchd
 //! to call, at the address the cluster file gives.
 
-use crate::cred;
+use crate::cred::{self, Ticket};
 use crate::key::{KeySource, hex, unhex};
 use crate::{AuthError, Identity, Kind};
 use std::io::Read;
@@ -29,21 +30,6 @@ use tokio::io::AsyncWriteExt;
 pub fn name(lim: IpSocketAddr) -> String {
     format!("basalt-auth@{lim}")
 }
-
-/// The abstract name of the batch credential socket of the LIM whose credential socket
-/// is `cred` (`basalt-auth-batch@<addr>`): it answers [`BATCH`] credentials per
-/// connection, for a client that sends many requests (an API client on a kept
-/// connection), so that not every request costs a round trip to the LIM. A LIM of an
-/// earlier version has none; its clients then ask the one-credential socket.
-pub fn batch_name(cred: &str) -> String {
-    format!(
-        "basalt-auth-batch@{}",
-        cred.strip_prefix("basalt-auth@").unwrap_or(cred)
-    )
-}
-
-/// How many credentials the batch socket answers per connection.
-pub const BATCH: usize = 16;
 
 /// The abstract name of the master socket of the LIM whose credential socket is `cred`
 /// (`basalt-master@<addr>` beside `basalt-auth@<addr>`).
@@ -139,8 +125,8 @@ pub struct Minter {
 }
 
 impl Minter {
-    /// A sealed credential for the process with this uid/gid, or why not.
-    pub fn mint_for(&self, uid: u32, gid: u32) -> Result<Vec<u8>, AuthError> {
+    /// A user ticket for the process with this uid/gid, or why not.
+    pub fn mint_for(&self, uid: u32, gid: u32) -> Result<Ticket, AuthError> {
         if let Some(owner) = self.owner_only
             && uid != owner
         {
@@ -157,8 +143,7 @@ impl Minter {
             user,
             host: self.host.clone(),
         };
-        let c = cred::mint(&who, &self.cluster, cred::now_ms())?;
-        cred::seal(&self.keys.current(), &c)
+        Ticket::issue(&self.keys.current(), &who, &self.cluster, cred::now_ms())
     }
 }
 
@@ -174,53 +159,25 @@ pub fn bind(name: &str) -> Result<tokio::net::UnixListener, AuthError> {
     tokio::net::UnixListener::from_std(l).map_err(bad)
 }
 
-/// Answer credential requests on `listener` until `shutdown` resolves.
+/// Answer ticket requests on `listener` until `shutdown` resolves: `OK <ticket hex>
+/// <session key hex>` minted for the caller, or `ERR <reason>`.
 pub async fn serve(
     listener: tokio::net::UnixListener,
     minter: Minter,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
-    serve_count(listener, minter, 1, shutdown).await;
-}
-
-/// Answer batch credential requests ([`batch_name`]) on `listener` until `shutdown`
-/// resolves: [`BATCH`] lines `OK <hex>`, or one `ERR <reason>`.
-pub async fn serve_batch(
-    listener: tokio::net::UnixListener,
-    minter: Minter,
-    shutdown: impl std::future::Future<Output = ()>,
-) {
-    serve_count(listener, minter, BATCH, shutdown).await;
-}
-
-/// Answer each connection on `listener` with `count` lines `OK <hex>` minted for the
-/// caller, or one `ERR <reason>`, until `shutdown` resolves.
-async fn serve_count(
-    listener: tokio::net::UnixListener,
-    minter: Minter,
-    count: usize,
-    shutdown: impl std::future::Future<Output = ()>,
-) {
     answer_each(listener, shutdown, move |peer| {
         let answer = match peer {
-            Ok(c) => {
-                let mut out = String::new();
-                for _ in 0..count {
-                    match minter.mint_for(c.uid(), c.gid()) {
-                        Ok(b) => {
-                            out.push_str("OK ");
-                            out.push_str(&hex(&b));
-                            out.push('\n');
-                        }
-                        Err(e) => {
-                            tracing::warn!(uid = c.uid(), pid = ?c.pid(), "no credential: {e}");
-                            out = format!("ERR {e}\n");
-                            break;
-                        }
-                    }
+            Ok(c) => match minter.mint_for(c.uid(), c.gid()) {
+                Ok(t) => {
+                    let (ticket, session) = t.to_parts();
+                    format!("OK {} {}\n", hex(&ticket), hex(&session))
                 }
-                out
-            }
+                Err(e) => {
+                    tracing::warn!(uid = c.uid(), pid = ?c.pid(), "no credential: {e}");
+                    format!("ERR {e}\n")
+                }
+            },
             Err(e) => format!("ERR cannot tell who is asking: {e}\n"),
         };
         std::future::ready(answer)
@@ -228,42 +185,27 @@ async fn serve_count(
     .await;
 }
 
-/// Ask the LIM behind the batch socket `name` ([`batch_name`]) for credentials.
-/// `trusted` as for [`fetch`]. An error of kind [`AuthError::Socket`] when no LIM
-/// serves that socket (an earlier version's LIM).
-pub fn fetch_batch(
-    name: &str,
-    trusted: &[u32],
-    timeout: Duration,
-) -> Result<Vec<Vec<u8>>, AuthError> {
-    let text = read_line(name, trusted, timeout)?;
-    if text.is_empty() {
-        return Err(AuthError::Socket {
-            name: name.to_owned(),
-            reason: "no answer".into(),
-        });
-    }
-    text.lines().map(|l| credential_line(name, l)).collect()
-}
-
-/// Ask the LIM behind `name` for a credential. `trusted` lists the uids the server may
-/// run as (root and our own uid are always trusted).
-pub fn fetch(name: &str, trusted: &[u32], timeout: Duration) -> Result<Vec<u8>, AuthError> {
-    credential_line(name, &read_line(name, trusted, timeout)?)
-}
-
-/// One answer line of a credential socket `name`: the credential of `OK <hex>`.
-fn credential_line(name: &str, line: &str) -> Result<Vec<u8>, AuthError> {
-    let bad = |reason: String| AuthError::Socket {
+/// Ask the LIM behind `name` for a ticket. `trusted` lists the uids the server may run
+/// as (root and our own uid are always trusted).
+pub fn fetch(name: &str, trusted: &[u32], timeout: Duration) -> Result<Ticket, AuthError> {
+    let line = read_line(name, trusted, timeout)?;
+    let bad = |reason: &str| AuthError::Socket {
         name: name.to_owned(),
-        reason,
+        reason: reason.to_owned(),
     };
-    if let Some(h) = line.strip_prefix("OK ") {
-        unhex(h.trim()).ok_or_else(|| bad("garbled answer".into()))
+    if let Some(rest) = line.strip_prefix("OK ") {
+        let mut words = rest.split_whitespace();
+        let (Some(t), Some(k), None) = (words.next(), words.next(), words.next()) else {
+            return Err(bad("garbled answer (a LIM older than protocol 3.0?)"));
+        };
+        let (Some(t), Some(k)) = (unhex(t), unhex(k)) else {
+            return Err(bad("garbled answer"));
+        };
+        Ticket::from_parts(&t, &k)
     } else if let Some(e) = line.strip_prefix("ERR ") {
         Err(AuthError::NoCredential(e.to_owned()))
     } else {
-        Err(bad("no answer".into()))
+        Err(bad("no answer"))
     }
 }
 
@@ -341,113 +283,29 @@ mod tests {
             let _ = rx.await;
         }));
         let n2 = name.clone();
-        let b = tokio::task::spawn_blocking(move || fetch(&n2, &[], Duration::from_secs(2)))
+        let t = tokio::task::spawn_blocking(move || fetch(&n2, &[], Duration::from_secs(2)))
             .await
             .unwrap()
             .unwrap();
-        let c = cred::open(&KeyRing::load(&p, true).unwrap(), &b).unwrap();
-        assert_eq!(c.uid, me);
-        assert_eq!(c.gid, nix::unistd::getegid().as_raw());
-        assert_eq!(c.host, "hostA");
-        assert_eq!(c.kind, Kind::User as i32);
-        assert_eq!(Some(c.user), crate::user_name(me));
+        // The ticket and its session key seal requests that open with the key.
+        let ring = KeyRing::load(&p, true).unwrap();
+        let mut nonces = std::collections::BTreeSet::new();
+        for i in 0..3u8 {
+            let sealed = t
+                .seal("hostB", &cred::binding("/p", Some(&[i])), cred::now_ms())
+                .unwrap();
+            let o = cred::open(&ring, &sealed, &[Kind::User]).unwrap();
+            assert_eq!(o.ticket.uid, me);
+            assert_eq!(o.ticket.gid, nix::unistd::getegid().as_raw());
+            assert_eq!(o.ticket.host, "hostA");
+            assert_eq!(o.kind, Kind::User);
+            assert_eq!(Some(o.ticket.user), crate::user_name(me));
+            assert!(nonces.insert(o.seal.nonce), "a seal's nonce twice");
+        }
         let _ = tx.send(());
         task.await.unwrap();
         // Nobody listening: a clear error.
         assert!(fetch(&name, &[], Duration::from_secs(1)).is_err());
-    }
-
-    /// The batch socket answers many distinct credentials per connection; an API client
-    /// uses them one per request and asks again when they are used up, and a client of a
-    /// LIM without one (an earlier version) falls back to one credential per request.
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn the_batch_socket_answers_many_credentials_and_clients_fall_back_without_it() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("k");
-        std::fs::write(&p, "00112233445566778899aabbccddeeff\n").unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
-        let keys = Arc::new(KeySource::open(&p, true).unwrap());
-        let ring = KeyRing::load(&p, true).unwrap();
-        let me = nix::unistd::geteuid().as_raw();
-        let minter = Minter {
-            keys: keys.clone(),
-            host: "hostA".into(),
-            cluster: "basalt".into(),
-            owner_only: None,
-        };
-        let name = format!("basalt-auth@test-{}-batch", std::process::id());
-        assert_eq!(
-            batch_name("basalt-auth@127.0.0.9:7869"),
-            "basalt-auth-batch@127.0.0.9:7869"
-        );
-        let (tx, rx) = tokio::sync::watch::channel(false);
-        let mut stop = rx.clone();
-        let single = tokio::spawn(serve(bind(&name).unwrap(), minter.clone(), async move {
-            let _ = stop.wait_for(|s| *s).await;
-        }));
-        // `n` requests of a new client of the LIM socket `name`: their distinct nonces.
-        let distinct_nonces = |n: usize| {
-            let name = name.clone();
-            let ring = &ring;
-            async move {
-                let creds = tokio::task::spawn_blocking(move || {
-                    let auth = crate::Authenticator::from_socket(
-                        &name,
-                        Vec::new(),
-                        Duration::from_secs(2),
-                        |_| None,
-                    )
-                    .unwrap();
-                    (0..n)
-                        .map(|_| auth.credential().unwrap().1)
-                        .collect::<Vec<_>>()
-                })
-                .await
-                .unwrap();
-                creds
-                    .iter()
-                    .map(|b| cred::open(ring, b).unwrap().nonce)
-                    .collect::<std::collections::BTreeSet<_>>()
-                    .len()
-            }
-        };
-        // First without a batch socket: every request asks the one-credential socket.
-        assert_eq!(
-            distinct_nonces(3).await,
-            3,
-            "a credential was handed out twice"
-        );
-
-        // With one: a batch of BATCH distinct credentials for the caller.
-        let mut stop = rx.clone();
-        let batch = tokio::spawn(serve_batch(
-            bind(&batch_name(&name)).unwrap(),
-            minter,
-            async move {
-                let _ = stop.wait_for(|s| *s).await;
-            },
-        ));
-        let b = batch_name(&name);
-        let got = tokio::task::spawn_blocking(move || fetch_batch(&b, &[], Duration::from_secs(2)))
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(got.len(), BATCH);
-        let mut seen = std::collections::BTreeSet::new();
-        for b in &got {
-            let c = cred::open(&ring, b).unwrap();
-            assert_eq!(c.uid, me);
-            assert!(seen.insert(c.nonce), "a nonce twice in one batch");
-        }
-        // A client made now uses batches: 2 × BATCH requests, all distinct.
-        assert_eq!(
-            distinct_nonces(2 * BATCH).await,
-            2 * BATCH,
-            "a credential was handed out twice"
-        );
-        let _ = tx.send(true);
-        single.await.unwrap();
-        batch.await.unwrap();
     }
 
     #[tokio::test]

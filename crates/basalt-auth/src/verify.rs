@@ -1,34 +1,80 @@
 //! The server side: every daemon checks each request before acting on it.
+//!
+//! The checks are made by the authentication layer ([`crate::layer`]) in front of a
+//! daemon's services, in two steps: [`Verifier::check_headers`] on the request's
+//! metadata alone, before a byte of its body is read (a request without a good
+//! credential costs the daemon no memory), then [`Verifier::finish`] with the body's
+//! binding, which also takes the seal's nonce into the replay cache. The layer gives the
+//! outcome to the handler ([`Verified`] in the request's extensions), which asks for it
+//! with [`Verifier::verify`].
 
-use crate::cred::{self, ReplayCache};
+use crate::cred::{self, kind_name};
 use crate::eauth::EauthServer;
 use crate::key::KeySource;
+use crate::replay::ReplayCache;
 use crate::{AuthError, CRED_METADATA, EAUTH_METADATA, Identity, Kind, PERMISSION_DENIED};
 use basalt_proto::common::EauthData;
 use prost::Message;
+use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use tonic::metadata::MetadataMap;
 use tonic::{Request, Status};
 
-/// What a request must prove.
+/// What a request must prove: which credential domains an endpoint accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Need {
-    /// A user (or a daemon) of the cluster.
+    /// A user of the cluster (the commands' services).
     User,
-    /// A daemon of the host it claims to be.
+    /// A daemon of the host it claims to be (the peer services).
     Daemon,
+    /// A user or a daemon (what both ask: the LIM's cluster and host information).
+    UserOrDaemon,
+    /// Another cluster's mbatchd (the MultiCluster service).
+    InterCluster,
+}
+
+impl Need {
+    /// The credential kinds this need accepts.
+    pub fn kinds(self) -> &'static [Kind] {
+        match self {
+            Need::User => &[Kind::User],
+            Need::Daemon => &[Kind::Daemon],
+            Need::UserOrDaemon => &[Kind::User, Kind::Daemon],
+            Need::InterCluster => &[Kind::InterCluster],
+        }
+    }
+
+    /// Does a proven identity of `kind` satisfy this need?
+    pub fn accepts(self, kind: Kind) -> bool {
+        self.kinds().contains(&kind)
+    }
+}
+
+/// Who may speak for another cluster (MultiCluster): the key both clusters trust
+/// (lsf.conf `BASALT_MC_KEY`, else the cluster's own key file: its inter-cluster domain
+/// key is never a user's or a daemon's) and, for each remote cluster, the addresses its
+/// requests may come from (empty: any).
+#[derive(Debug)]
+pub struct InterClusterTrust {
+    pub keys: Arc<KeySource>,
+    pub remotes: BTreeMap<String, Vec<IpAddr>>,
 }
 
 #[derive(Debug)]
 struct Inner {
     keys: Arc<KeySource>,
     cluster: String,
+    /// The host this daemon serves: a seal must name it.
+    host: String,
     hosts: Vec<(String, IpAddr)>,
-    ttl_ms: u64,
+    ticket_ttl_ms: u64,
+    seal_ttl_ms: u64,
     replay: Mutex<ReplayCache>,
     owner_only: Option<u32>,
     eauth: Option<EauthServer>,
+    inter_cluster: Option<InterClusterTrust>,
 }
 
 /// Checks credentials; cheap to clone (one replay cache per daemon).
@@ -37,17 +83,53 @@ pub struct Verifier {
     inner: Arc<Inner>,
 }
 
+/// A request that passed its checks: who asks, and for an inter-cluster request the
+/// cluster it speaks for. The authentication layer puts it into the request's
+/// extensions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    pub identity: Identity,
+    /// The remote cluster of an inter-cluster credential (empty otherwise).
+    pub cluster: String,
+}
+
+/// The outcome of [`Verifier::check_headers`]: good so far; the body's binding and the
+/// nonce are still to be checked.
+#[derive(Debug)]
+pub struct Pending {
+    verified: Verified,
+    /// None for eauth, which binds nothing (replay is eauth's business).
+    seal: Option<PendingSeal>,
+}
+
+#[derive(Debug)]
+struct PendingSeal {
+    binding: Vec<u8>,
+    nonce: Vec<u8>,
+    expires_ms: u64,
+}
+
+impl Pending {
+    /// Who the credential names (not yet final: see [`Verifier::finish`]).
+    pub fn who(&self) -> &Identity {
+        &self.verified.identity
+    }
+}
+
 fn canonical(ip: IpAddr) -> IpAddr {
     ip.to_canonical()
 }
 
 impl Verifier {
-    /// `hosts`: every cluster host and its address. `owner_only`: the uid of a personal
-    /// cluster's owner (None when the daemons run as root). `eauth`: the `eauth -s` that
-    /// vouches for users when `LSF_AUTH=eauth`.
+    /// `host`: the host whose daemon checks (what request seals must name). `hosts`:
+    /// every cluster host and its address. `owner_only`: the uid of a personal cluster's
+    /// owner (None when the daemons run as root). `eauth`: the `eauth -s` that vouches
+    /// for users when `LSF_AUTH=eauth`. Replays are remembered in memory only until
+    /// [`Verifier::remember_in`].
     pub fn new(
         keys: Arc<KeySource>,
         cluster: &str,
+        host: &str,
         hosts: Vec<(String, IpAddr)>,
         owner_only: Option<u32>,
         eauth: Option<EauthServer>,
@@ -56,13 +138,50 @@ impl Verifier {
             inner: Arc::new(Inner {
                 keys,
                 cluster: cluster.to_owned(),
+                host: host.to_owned(),
                 hosts: hosts.into_iter().map(|(h, a)| (h, canonical(a))).collect(),
-                ttl_ms: crate::CRED_TTL.as_millis() as u64,
+                ticket_ttl_ms: crate::TICKET_TTL.as_millis() as u64,
+                seal_ttl_ms: crate::SEAL_TTL.as_millis() as u64,
                 replay: Mutex::new(ReplayCache::default()),
                 owner_only,
                 eauth,
+                inter_cluster: None,
             }),
         }
+    }
+
+    fn inner_mut(&mut self) -> &mut Inner {
+        // Only called while building, before the verifier is cloned or shared.
+        Arc::get_mut(&mut self.inner)
+            .unwrap_or_else(|| unreachable!("a verifier is configured before it is shared"))
+    }
+
+    /// Keep the nonces of accepted seals in `dir` (a local directory of this daemon's),
+    /// so that a restarted daemon, or another process of it, still refuses them
+    /// ([`ReplayCache::persistent`]). Call before the verifier is cloned.
+    pub fn remember_in(mut self, dir: &Path) -> Result<Verifier, AuthError> {
+        let cache = ReplayCache::persistent(dir, cred::now_ms())?;
+        *self.inner_mut().replay.get_mut().unwrap_or_else(|p| p.into_inner()) = cache;
+        Ok(self)
+    }
+
+    /// How long a request seal stays good either side of this host's clock (default
+    /// [`crate::SEAL_TTL`]). Call before the verifier is cloned.
+    pub fn with_seal_ttl(mut self, ttl: std::time::Duration) -> Verifier {
+        self.inner_mut().seal_ttl_ms = ttl.as_millis() as u64;
+        self
+    }
+
+    /// Accept inter-cluster credentials (MultiCluster) as `trust` says. Call before the
+    /// verifier is cloned.
+    pub fn with_inter_cluster(mut self, trust: InterClusterTrust) -> Verifier {
+        self.inner_mut().inter_cluster = Some(trust);
+        self
+    }
+
+    /// The host this verifier serves.
+    pub fn host(&self) -> &str {
+        &self.inner.host
     }
 
     fn host_addr(&self, host: &str) -> Option<IpAddr> {
@@ -84,7 +203,7 @@ impl Verifier {
 
     fn owner_check(&self, who: &Identity) -> Result<(), AuthError> {
         match self.inner.owner_only {
-            Some(o) if who.uid != o => Err(AuthError::Refused(format!(
+            Some(o) if who.uid != o && who.kind == Kind::User => Err(AuthError::Refused(format!(
                 "user {} (uid {}) is not the owner (uid {o}) of this personal cluster",
                 who.user, who.uid
             ))),
@@ -92,71 +211,138 @@ impl Verifier {
         }
     }
 
-    /// Check a cluster-key credential in `md` from `peer` at `now_ms`.
+    /// Check the credential in `md` of a request from `peer` at `now_ms`, as far as it can
+    /// be checked without the body: signatures, domain (`need`), cluster, time, host and
+    /// address, target, personal-cluster owner.
     pub fn check_credential(
         &self,
         md: &MetadataMap,
         peer: Option<SocketAddr>,
         need: Need,
         now_ms: u64,
-    ) -> Result<Identity, AuthError> {
+    ) -> Result<Pending, AuthError> {
         let raw = md
             .get_bin(CRED_METADATA)
             .ok_or_else(|| AuthError::Refused("no credential".into()))?
             .to_bytes()
             .map_err(|_| AuthError::Refused("credential not in base64".into()))?;
-        let c = cred::open(&self.inner.keys.current(), &raw)?;
-        if c.cluster != self.inner.cluster {
-            return Err(AuthError::Refused(format!(
-                "credential of cluster {:?}, not {:?}",
-                c.cluster, self.inner.cluster
-            )));
-        }
-        if !cred::fresh(c.issued_ms, now_ms, self.inner.ttl_ms) {
-            return Err(AuthError::Refused(format!(
-                "stale credential (issued {} ms from now; clocks more than {} s apart?)",
-                c.issued_ms as i128 - now_ms as i128,
-                self.inner.ttl_ms / 1000
-            )));
-        }
-        let who = cred::identity(&c)?;
-        if need == Need::Daemon && who.kind != Kind::Daemon {
-            return Err(AuthError::Refused(format!(
-                "user {} asked for what only daemons may",
-                who.user
-            )));
-        }
-        let addr = self.host_addr(&who.host).ok_or_else(|| {
-            AuthError::Refused(format!("host {} is not in the cluster", who.host))
-        })?;
-        let Some(peer) = peer else {
-            return Err(AuthError::Refused("request without a peer address".into()));
+        let inter = need == Need::InterCluster;
+        let keys = if inter {
+            match &self.inner.inter_cluster {
+                Some(t) => &t.keys,
+                None => {
+                    return Err(AuthError::Refused(
+                        "an inter-cluster request, and this cluster has no RemoteClusters".into(),
+                    ));
+                }
+            }
+        } else {
+            &self.inner.keys
         };
-        if canonical(peer.ip()) != addr {
+        let claimed = cred::peek(&raw).map(|c| c.cluster).unwrap_or_default();
+        let opened = cred::open(&keys.current(), &raw, need.kinds()).map_err(|e| {
+            if inter {
+                AuthError::Refused(format!(
+                    "cluster <{claimed}> is not trusted: {e} (both clusters need the same key, lsf.conf BASALT_MC_KEY)"
+                ))
+            } else {
+                e
+            }
+        })?;
+        let c = &opened.ticket;
+        let who = cred::identity(c, opened.kind);
+        let mut cluster = String::new();
+        if inter {
+            let remotes = self
+                .inner
+                .inter_cluster
+                .as_ref()
+                .map(|t| &t.remotes)
+                .ok_or_else(|| AuthError::Refused("no MultiCluster trust".into()))?;
+            let Some(addrs) = remotes.get(&c.cluster) else {
+                return Err(AuthError::Refused(format!(
+                    "cluster <{}> is not a remote cluster of <{}> (lsf.cluster RemoteClusters)",
+                    c.cluster, self.inner.cluster
+                )));
+            };
+            if !addrs.is_empty()
+                && let Some(ip) = peer.map(|p| canonical(p.ip()))
+                && !addrs.iter().any(|a| canonical(*a) == ip)
+            {
+                return Err(AuthError::Refused(format!(
+                    "request of cluster <{}> from {ip}, which is none of its servers (lsf.shared)",
+                    c.cluster
+                )));
+            }
+            cluster = c.cluster.clone();
+        } else {
+            if c.cluster != self.inner.cluster {
+                return Err(AuthError::Refused(format!(
+                    "credential of cluster {:?}, not {:?}",
+                    c.cluster, self.inner.cluster
+                )));
+            }
+            let addr = self.host_addr(&who.host).ok_or_else(|| {
+                AuthError::Refused(format!("host {} is not in the cluster", who.host))
+            })?;
+            let Some(peer) = peer else {
+                return Err(AuthError::Refused("request without a peer address".into()));
+            };
+            if canonical(peer.ip()) != addr {
+                return Err(AuthError::Refused(format!(
+                    "credential of host {} ({addr}) sent from {}",
+                    who.host,
+                    peer.ip()
+                )));
+            }
+        }
+        if !cred::fresh(c.issued_ms, now_ms, self.inner.ticket_ttl_ms) {
             return Err(AuthError::Refused(format!(
-                "credential of host {} ({addr}) sent from {}",
-                who.host,
-                peer.ip()
+                "stale {} ticket of {} (issued {} ms from now; clocks more than {} s apart?)",
+                kind_name(opened.kind),
+                who.user,
+                c.issued_ms as i128 - now_ms as i128,
+                self.inner.ticket_ttl_ms / 1000
+            )));
+        }
+        let s = &opened.seal;
+        if !cred::fresh(s.issued_ms, now_ms, self.inner.seal_ttl_ms) {
+            return Err(AuthError::Refused(format!(
+                "stale request seal of {} (sealed {} ms from now; a request is good for {} s: clocks apart?)",
+                who.user,
+                s.issued_ms as i128 - now_ms as i128,
+                self.inner.seal_ttl_ms / 1000
+            )));
+        }
+        if !s.target.eq_ignore_ascii_case(&self.inner.host) {
+            return Err(AuthError::Refused(format!(
+                "credential of {} for host {:?}, sent to {}",
+                who.user, s.target, self.inner.host
             )));
         }
         self.owner_check(&who)?;
-        let expires = c.issued_ms.max(now_ms) + self.inner.ttl_ms;
-        let mut rc = match self.inner.replay.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
-        rc.admit(&c.nonce, expires, now_ms)?;
-        Ok(who)
+        Ok(Pending {
+            verified: Verified {
+                identity: who,
+                cluster,
+            },
+            seal: Some(PendingSeal {
+                binding: s.binding.clone(),
+                nonce: s.nonce.clone(),
+                expires_ms: s.issued_ms.saturating_add(self.inner.seal_ttl_ms),
+            }),
+        })
     }
 
-    /// Check `md`/`peer`: a cluster-key credential, or eauth data when `LSF_AUTH=eauth`.
-    pub async fn check(
+    /// Check `md`/`peer` as far as the headers go: a credential, or eauth data when
+    /// `LSF_AUTH=eauth` (users only).
+    pub async fn check_headers(
         &self,
         md: &MetadataMap,
         peer: Option<SocketAddr>,
         need: Need,
-    ) -> Result<Identity, AuthError> {
-        if md.get_bin(CRED_METADATA).is_some() || need == Need::Daemon {
+    ) -> Result<Pending, AuthError> {
+        if md.get_bin(CRED_METADATA).is_some() || !need.accepts(Kind::User) {
             return self.check_credential(md, peer, need, cred::now_ms());
         }
         let (Some(server), Some(raw)) = (&self.inner.eauth, md.get_bin(EAUTH_METADATA)) else {
@@ -200,324 +386,69 @@ impl Verifier {
             host,
         };
         self.owner_check(&who)?;
-        Ok(who)
+        Ok(Pending {
+            verified: Verified {
+                identity: who,
+                cluster: String::new(),
+            },
+            seal: None,
+        })
     }
 
-    /// Check a request; a refusal is logged with its reason and answered with
-    /// `User permission denied`.
+    /// The last checks, once the body is known: the seal's binding must be `binding`
+    /// ([`cred::binding`] of the request's path and body), and its nonce must never have
+    /// been accepted before (it is remembered from now on).
+    pub fn finish(
+        &self,
+        pending: Pending,
+        binding: &[u8; 32],
+        now_ms: u64,
+    ) -> Result<Verified, AuthError> {
+        let Some(seal) = pending.seal else {
+            return Ok(pending.verified);
+        };
+        if seal.binding[..] != binding[..] {
+            return Err(AuthError::Refused(format!(
+                "credential of {} sealed for another request (method or body differ)",
+                pending.verified.identity.user
+            )));
+        }
+        let mut rc = match self.inner.replay.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        rc.admit(&seal.nonce, seal.expires_ms, now_ms)?;
+        Ok(pending.verified)
+    }
+
+    /// The identity the authentication layer proved for `req`, if it satisfies `need`;
+    /// otherwise `User permission denied` (and the reason in the log). A request that did
+    /// not pass the layer (a service served without it) is refused.
     ///
-    /// Then the request's protocol version ([`basalt_proto::PROTOCOL_METADATA`]) must be in
-    /// this build's `PROTOCOL_MIN..=PROTOCOL` window; otherwise the answer is
-    /// `FailedPrecondition` with both versions named.
+    /// The layer has already checked the protocol version ([`basalt_proto::PROTOCOL_METADATA`]).
     pub async fn verify<T>(&self, req: &Request<T>, need: Need) -> Result<Identity, Status> {
+        Ok(self.verified(req, need)?.identity)
+    }
+
+    /// [`Verifier::verify`], with the remote cluster of an inter-cluster request.
+    pub fn verified<T>(&self, req: &Request<T>, need: Need) -> Result<Verified, Status> {
         let peer = req.remote_addr();
-        let who = self.check(req.metadata(), peer, need).await.map_err(|e| {
-            tracing::warn!(peer = ?peer, "request refused: {e}");
-            Status::permission_denied(PERMISSION_DENIED)
-        })?;
-        let version = req
-            .metadata()
-            .get(basalt_proto::PROTOCOL_METADATA)
-            .and_then(|v| v.to_str().ok());
-        basalt_proto::check_protocol_text(version).map_err(|e| {
-            tracing::warn!(peer = ?peer, user = %who.user, "request refused: {e}");
-            Status::failed_precondition(e)
-        })?;
-        Ok(who)
+        let Some(v) = req.extensions().get::<Verified>() else {
+            tracing::error!(peer = ?peer, "request refused: not checked by the authentication layer");
+            return Err(Status::permission_denied(PERMISSION_DENIED));
+        };
+        if !need.accepts(v.identity.kind) {
+            tracing::warn!(
+                peer = ?peer,
+                user = %v.identity.user,
+                "request refused: a {} credential where {need:?} is needed",
+                kind_name(v.identity.kind)
+            );
+            return Err(Status::permission_denied(PERMISSION_DENIED));
+        }
+        Ok(v.clone())
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::Authenticator;
-    use std::os::unix::fs::PermissionsExt;
-    use tonic::metadata::BinaryMetadataValue;
-
-    const KEY: &str = "00112233445566778899aabbccddeeff\n";
-
-    fn keys(dir: &std::path::Path, text: &str) -> Arc<KeySource> {
-        let p = dir.join(format!("k{}", text.len()));
-        std::fs::write(&p, text).unwrap();
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
-        Arc::new(KeySource::open(&p, true).unwrap())
-    }
-
-    fn hosts() -> Vec<(String, IpAddr)> {
-        vec![
-            ("hostA".into(), "127.0.0.1".parse().unwrap()),
-            ("hostB".into(), "127.0.0.2".parse().unwrap()),
-        ]
-    }
-
-    fn who(kind: Kind, uid: u32, user: &str, host: &str) -> Identity {
-        Identity {
-            kind,
-            uid,
-            gid: uid,
-            user: user.into(),
-            host: host.into(),
-        }
-    }
-
-    fn md(a: &Authenticator) -> MetadataMap {
-        let mut m = MetadataMap::new();
-        a.stamp(&mut m).unwrap();
-        m
-    }
-
-    fn from(ip: &str) -> Option<SocketAddr> {
-        Some(SocketAddr::new(ip.parse().unwrap(), 40000))
-    }
-
-    /// A request as a server sees it: `md` as metadata, sent from `peer`.
-    fn request(md: MetadataMap, peer: &str) -> Request<()> {
-        let mut r = Request::new(());
-        *r.metadata_mut() = md;
-        r.extensions_mut()
-            .insert(tonic::transport::server::TcpConnectInfo {
-                local_addr: None,
-                remote_addr: from(peer),
-            });
-        r
-    }
-
-    #[tokio::test]
-    async fn every_request_carries_a_protocol_version_in_the_served_window() {
-        let d = tempfile::tempdir().unwrap();
-        let k = keys(d.path(), KEY);
-        let v = Verifier::new(k.clone(), "basalt", hosts(), None, None);
-        let a = Authenticator::with_key(k, who(Kind::User, 1001, "alice", "hostB"), "basalt", None);
-        // Stamped by the Authenticator: credential and this build's version.
-        let m = md(&a);
-        assert_eq!(
-            m.get(basalt_proto::PROTOCOL_METADATA)
-                .and_then(|v| v.to_str().ok()),
-            Some(basalt_proto::protocol_text().as_str())
-        );
-        let id = v
-            .verify(&request(m, "127.0.0.2"), Need::User)
-            .await
-            .unwrap();
-        assert_eq!(id.user, "alice");
-        // Without the version, or with one outside PROTOCOL_MIN..=PROTOCOL: refused, and the
-        // message names the versions.
-        let mut m = md(&a);
-        m.remove(basalt_proto::PROTOCOL_METADATA);
-        let e = v
-            .verify(&request(m, "127.0.0.2"), Need::User)
-            .await
-            .unwrap_err();
-        assert_eq!(e.code(), tonic::Code::FailedPrecondition);
-        assert!(e.message().contains("no protocol version"), "{e:?}");
-        let mut m = md(&a);
-        m.insert(basalt_proto::PROTOCOL_METADATA, "99.0".parse().unwrap());
-        let e = v
-            .verify(&request(m, "127.0.0.2"), Need::User)
-            .await
-            .unwrap_err();
-        assert_eq!(e.code(), tonic::Code::FailedPrecondition);
-        assert!(e.message().contains("\"99.0\""), "{e:?}");
-        // A bad credential is refused as such, whatever the version.
-        let mut m = md(&a);
-        m.remove(basalt_proto::PROTOCOL_METADATA);
-        let e = v
-            .verify(&request(m, "127.0.0.9"), Need::User)
-            .await
-            .unwrap_err();
-        assert_eq!(e.code(), tonic::Code::PermissionDenied);
-    }
-
-    #[test]
-    fn a_signed_credential_is_accepted_once_from_its_host() {
-        let d = tempfile::tempdir().unwrap();
-        let k = keys(d.path(), KEY);
-        let v = Verifier::new(k.clone(), "basalt", hosts(), None, None);
-        let a = Authenticator::with_key(k, who(Kind::User, 1001, "alice", "hostB"), "basalt", None);
-        let now = cred::now_ms();
-        let m = md(&a);
-        let id = v
-            .check_credential(&m, from("127.0.0.2"), Need::User, now)
-            .unwrap();
-        assert_eq!(
-            (id.uid, id.user.as_str(), id.host.as_str()),
-            (1001, "alice", "hostB")
-        );
-        // The same credential again: a replay.
-        let e = v
-            .check_credential(&m, from("127.0.0.2"), Need::User, now)
-            .unwrap_err();
-        assert!(e.to_string().contains("replayed"), "{e}");
-        // From another address than its host's.
-        let e = v
-            .check_credential(&md(&a), from("127.0.0.1"), Need::User, now)
-            .unwrap_err();
-        assert!(e.to_string().contains("sent from 127.0.0.1"), "{e}");
-        // From a non-cluster address.
-        let e = v
-            .check_credential(&md(&a), from("127.0.0.99"), Need::User, now)
-            .unwrap_err();
-        assert!(e.to_string().contains("sent from"), "{e}");
-        // A user credential where a daemon is needed.
-        let e = v
-            .check_credential(&md(&a), from("127.0.0.2"), Need::Daemon, now)
-            .unwrap_err();
-        assert!(e.to_string().contains("only daemons"), "{e}");
-        // Stale (older than the TTL) and from the far future.
-        let ttl = crate::CRED_TTL.as_millis() as u64;
-        let e = v
-            .check_credential(&md(&a), from("127.0.0.2"), Need::User, now + ttl + 5_000)
-            .unwrap_err();
-        assert!(e.to_string().contains("stale"), "{e}");
-        let e = v
-            .check_credential(&md(&a), from("127.0.0.2"), Need::User, now - ttl - 5_000)
-            .unwrap_err();
-        assert!(e.to_string().contains("stale"), "{e}");
-    }
-
-    #[test]
-    fn forged_foreign_and_missing_credentials_are_refused() {
-        let d = tempfile::tempdir().unwrap();
-        let k = keys(d.path(), KEY);
-        let v = Verifier::new(k.clone(), "basalt", hosts(), None, None);
-        let now = cred::now_ms();
-        // No credential at all (a hand-made request claiming root in its body).
-        let e = v
-            .check_credential(&MetadataMap::new(), from("127.0.0.1"), Need::User, now)
-            .unwrap_err();
-        assert!(e.to_string().contains("no credential"), "{e}");
-        // Signed with another key.
-        let other = keys(d.path(), "ffeeddccbbaa99887766554433221100ff\n");
-        let a = Authenticator::with_key(other, who(Kind::User, 0, "root", "hostA"), "basalt", None);
-        let e = v
-            .check_credential(&md(&a), from("127.0.0.1"), Need::User, now)
-            .unwrap_err();
-        assert!(e.to_string().contains("key"), "{e}");
-        // Garbage.
-        let mut m = MetadataMap::new();
-        m.insert_bin(
-            CRED_METADATA,
-            BinaryMetadataValue::from_bytes(b"\x01\x02garbage"),
-        );
-        assert!(
-            v.check_credential(&m, from("127.0.0.1"), Need::User, now)
-                .is_err()
-        );
-        // Another cluster's credential.
-        let a = Authenticator::with_key(k.clone(), who(Kind::User, 5, "u", "hostA"), "other", None);
-        let e = v
-            .check_credential(&md(&a), from("127.0.0.1"), Need::User, now)
-            .unwrap_err();
-        assert!(e.to_string().contains("cluster"), "{e}");
-        // A host that is not in the cluster.
-        let a =
-            Authenticator::with_key(k, who(Kind::Daemon, 0, "root", "intruder"), "basalt", None);
-        let e = v
-            .check_credential(&md(&a), from("127.0.0.1"), Need::Daemon, now)
-            .unwrap_err();
-        assert!(e.to_string().contains("not in the cluster"), "{e}");
-    }
-
-    #[test]
-    fn a_credential_without_a_kind_is_refused() {
-        let d = tempfile::tempdir().unwrap();
-        let k = keys(d.path(), KEY);
-        let v = Verifier::new(k.clone(), "basalt", hosts(), None, None);
-        let now = cred::now_ms();
-        // Properly signed, but the kind is missing (0): neither user nor daemon.
-        let a = Authenticator::with_key(
-            k.clone(),
-            who(Kind::Unspecified, 1001, "alice", "hostA"),
-            "basalt",
-            None,
-        );
-        let e = v
-            .check_credential(&md(&a), from("127.0.0.1"), Need::User, now)
-            .unwrap_err();
-        assert!(e.to_string().contains("unspecified kind"), "{e}");
-        // An unknown kind number: refused too.
-        let c = basalt_proto::common::Credential {
-            kind: 7,
-            uid: 1001,
-            gid: 1001,
-            user: "alice".into(),
-            host: "hostA".into(),
-            cluster: "basalt".into(),
-            issued_ms: now,
-            nonce: cred::nonce().unwrap(),
-        };
-        let e = cred::identity(&c).unwrap_err();
-        assert!(e.to_string().contains("unknown kind 7"), "{e}");
-    }
-
-    #[test]
-    fn a_personal_cluster_accepts_only_its_owner() {
-        let d = tempfile::tempdir().unwrap();
-        let k = keys(d.path(), KEY);
-        let v = Verifier::new(k.clone(), "basalt", hosts(), Some(1001), None);
-        let now = cred::now_ms();
-        let owner = Authenticator::with_key(
-            k.clone(),
-            who(Kind::User, 1001, "o", "hostA"),
-            "basalt",
-            None,
-        );
-        assert!(
-            v.check_credential(&md(&owner), from("127.0.0.1"), Need::User, now)
-                .is_ok()
-        );
-        let other = Authenticator::with_key(k, who(Kind::User, 1002, "x", "hostA"), "basalt", None);
-        let e = v
-            .check_credential(&md(&other), from("127.0.0.1"), Need::User, now)
-            .unwrap_err();
-        assert!(e.to_string().contains("personal cluster"), "{e}");
-    }
-
-    #[tokio::test]
-    async fn eauth_vouches_for_users_from_cluster_hosts_only() {
-        let d = tempfile::tempdir().unwrap();
-        let prog = d.path().join("eauth");
-        std::fs::write(
-            &prog,
-            "#!/bin/sh\nif [ \"$1\" = -c ]; then printf 'ok-%s' \"$2\"; exit 0; fi\n\
-             while read uid gid user addr port len data; do\n\
-             if [ \"$data\" = ok-hostA ] && [ \"$addr\" = 127.0.0.2 ]; then echo 1; else echo 0; fi\ndone\n",
-        )
-        .unwrap();
-        std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let k = keys(d.path(), KEY);
-        let v = Verifier::new(
-            k,
-            "basalt",
-            hosts(),
-            None,
-            Some(EauthServer::new(prog.clone(), None)),
-        );
-        let a = Authenticator::eauth(prog, None).towards("hostA");
-        let id = v
-            .check(&md(&a), from("127.0.0.2"), Need::User)
-            .await
-            .unwrap();
-        assert_eq!(id.host, "hostB");
-        assert_eq!(id.uid, nix::unistd::getuid().as_raw());
-        // eauth says no (wrong target in the data).
-        let b = Authenticator::eauth(d.path().join("eauth"), None).towards("hostB");
-        assert!(
-            v.check(&md(&b), from("127.0.0.2"), Need::User)
-                .await
-                .is_err()
-        );
-        // Not from a cluster host.
-        let e = v
-            .check(&md(&a), from("127.0.0.9"), Need::User)
-            .await
-            .unwrap_err();
-        assert!(e.to_string().contains("not a cluster host"), "{e}");
-        // eauth never vouches for daemons.
-        assert!(
-            v.check(&md(&a), from("127.0.0.2"), Need::Daemon)
-                .await
-                .is_err()
-        );
-    }
-}
+mod tests;

@@ -146,6 +146,42 @@ impl LsfConf {
             .map_or(DEFAULT_MC_POLL_MS, |ms| ms.max(MIN_MC_POLL_MS))
     }
 
+    fn positive(&self, key: &str) -> Option<u64> {
+        self.get(key)
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|n| *n > 0)
+    }
+
+    /// Basalt's `BASALT_MAX_CONNS`: the most connections a daemon holds at once (unset:
+    /// from its open-file limit).
+    pub fn max_conns(&self) -> Option<u64> {
+        self.positive("BASALT_MAX_CONNS")
+    }
+
+    /// Basalt's `BASALT_MAX_CONNS_PER_HOST`: the most connections a daemon holds from one
+    /// address (unset: 1024).
+    pub fn max_conns_per_host(&self) -> Option<u64> {
+        self.positive("BASALT_MAX_CONNS_PER_HOST")
+    }
+
+    /// Basalt's `BASALT_CONN_IDLE_TIMEOUT`: seconds after which a daemon closes a
+    /// connection that has no request under way (unset: 120).
+    pub fn conn_idle_timeout(&self) -> Option<u64> {
+        self.positive("BASALT_CONN_IDLE_TIMEOUT")
+    }
+
+    /// Basalt's `BASALT_MAX_REQUEST_MEMORY`: MiB of request bodies a daemon reads at once
+    /// (unset: 512).
+    pub fn max_request_memory_mb(&self) -> Option<u64> {
+        self.positive("BASALT_MAX_REQUEST_MEMORY")
+    }
+
+    /// Basalt's `BASALT_CRED_TTL`: seconds a request's credential stays good either side
+    /// of the receiver's clock (unset: 30).
+    pub fn cred_ttl(&self) -> Option<u64> {
+        self.positive("BASALT_CRED_TTL")
+    }
+
     fn list(&self, key: &str) -> Vec<String> {
         self.get(key)
             .map(|v| {
@@ -272,6 +308,7 @@ fn assign(ctx: &mut Ctx<'_>, conf: &mut LsfConf, no: usize, line: &str) {
     }
     check_multicluster(ctx, no, key, &value);
     check_chkpnt(ctx, no, key, &value);
+    check_serving(ctx, no, key, &value);
     crate::not_applied::check_entry(ctx, crate::not_applied::LSF_CONF, "", key, &value, no);
     conf.set(key, &value);
 }
@@ -306,6 +343,24 @@ fn check_multicluster(ctx: &mut Ctx<'_>, no: usize, key: &str, value: &str) {
             ctx.err(no, format!("{key}: expected Y or N, found `{value}`"));
         }
         _ => {}
+    }
+}
+
+/// The keywords bounding what a daemon serves (connections, request memory, credential
+/// life): each a positive integer, or an error naming the line.
+fn check_serving(ctx: &mut Ctx<'_>, no: usize, key: &str, value: &str) {
+    let v = value.trim();
+    if v.is_empty() {
+        return;
+    }
+    let what = match key {
+        "BASALT_MAX_CONNS" | "BASALT_MAX_CONNS_PER_HOST" => "a positive number of connections",
+        "BASALT_CONN_IDLE_TIMEOUT" | "BASALT_CRED_TTL" => "a positive number of seconds",
+        "BASALT_MAX_REQUEST_MEMORY" => "a positive number of MiB",
+        _ => return,
+    };
+    if v.parse::<u64>().ok().filter(|n| *n > 0).is_none() {
+        ctx.err(no, format!("{key}: expected {what}, found `{value}`"));
     }
 }
 
@@ -368,6 +423,34 @@ mod tests {
         assert!(!text.contains("lsf.conf:4:"), "{text}");
         assert!(!text.contains("lsf.conf:5:"), "{text}");
         assert!(!text.contains("lsf.conf:6:"), "{text}");
+    }
+
+    #[test]
+    fn serving_keywords_take_positive_integers_or_are_errors_naming_the_line() {
+        let (c, d) = parse_str(
+            "BASALT_MAX_CONNS=0\nBASALT_MAX_CONNS_PER_HOST=many\nBASALT_CONN_IDLE_TIMEOUT=-5\n\
+             BASALT_MAX_REQUEST_MEMORY=1.5\nBASALT_CRED_TTL=\"\"x\n",
+        );
+        let text: String = d.errors.iter().map(|e| format!("{e}\n")).collect();
+        for (line, key) in [
+            (1, "BASALT_MAX_CONNS"),
+            (2, "BASALT_MAX_CONNS_PER_HOST"),
+            (3, "BASALT_CONN_IDLE_TIMEOUT"),
+            (4, "BASALT_MAX_REQUEST_MEMORY"),
+        ] {
+            assert!(text.contains(&format!("lsf.conf:{line}: {key}")), "{text}");
+        }
+        assert_eq!(c.max_conns(), None);
+        let (c, d) = parse_str(
+            "BASALT_MAX_CONNS=5000\nBASALT_MAX_CONNS_PER_HOST=64\nBASALT_CONN_IDLE_TIMEOUT=30\n\
+             BASALT_MAX_REQUEST_MEMORY=256\nBASALT_CRED_TTL=10\n",
+        );
+        assert!(d.errors.is_empty(), "{:?}", d.errors);
+        assert_eq!(c.max_conns(), Some(5000));
+        assert_eq!(c.max_conns_per_host(), Some(64));
+        assert_eq!(c.conn_idle_timeout(), Some(30));
+        assert_eq!(c.max_request_memory_mb(), Some(256));
+        assert_eq!(c.cred_ttl(), Some(10));
     }
 
     #[test]

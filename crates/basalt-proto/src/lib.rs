@@ -54,15 +54,22 @@ pub use convert::*;
 /// `proto/api.lock` so that no wire change goes unnoticed.
 pub const API: &str = include_str!(concat!(env!("OUT_DIR"), "/api.txt"));
 
+include!(concat!(env!("OUT_DIR"), "/client_streaming.rs"));
+
 /// The wire protocol version this build speaks.
 ///
 /// 2.0: every enum's value 0 means "unspecified" (1.0 used 0 for KILL, OK, USER), so a 1.0
 /// peer is not served.
-pub const PROTOCOL: common::ProtocolVersion = common::ProtocolVersion { major: 2, minor: 0 };
+///
+/// 3.0: a credential is a ticket of a domain (user, daemon, inter-cluster: each signed with
+/// its own key) with a seal for one request (its method and body, the target host, a few
+/// seconds, a nonce accepted once across restarts); a 2.0 credential authorised any
+/// request for five minutes, so a 2.0 peer is not served.
+pub const PROTOCOL: common::ProtocolVersion = common::ProtocolVersion { major: 3, minor: 0 };
 
 /// The oldest protocol version this build still serves: peers in `PROTOCOL_MIN..=PROTOCOL`
 /// are served, others are refused with a message naming both versions.
-pub const PROTOCOL_MIN: common::ProtocolVersion = common::ProtocolVersion { major: 2, minor: 0 };
+pub const PROTOCOL_MIN: common::ProtocolVersion = common::ProtocolVersion { major: 3, minor: 0 };
 
 /// The gRPC metadata key every request carries its sender's protocol version in
 /// (`major.minor`); clients add it with their credential, servers check it before any
@@ -120,14 +127,16 @@ mod protocol_tests {
     #[test]
     fn the_protocol_window_serves_min_to_current_only() {
         assert!(check_protocol_text(Some(&protocol_text())).is_ok());
-        assert!(check_protocol_text(Some("2.0")).is_ok());
+        assert!(check_protocol_text(Some("3.0")).is_ok());
         // 1.0 gave enum value 0 a meaning (KILL, OK, USER): refused.
         let old = check_protocol_text(Some("1.0")).unwrap_err();
-        assert!(old.contains("2.0..=2.0"), "{old}");
+        assert!(old.contains("3.0..=3.0"), "{old}");
+        // 2.0's credentials authorised any request for five minutes: refused.
+        assert!(check_protocol_text(Some("2.0")).is_err());
         let too_new = format!("{}.{}", PROTOCOL.major, PROTOCOL.minor + 1);
         assert!(check_protocol_text(Some(&too_new)).is_err());
         assert!(check_protocol_text(Some("0.9")).is_err());
-        assert!(check_protocol_text(Some("3.0")).is_err());
+        assert!(check_protocol_text(Some("4.0")).is_err());
         assert!(check_protocol_text(Some("one")).is_err());
         let missing = check_protocol_text(None).unwrap_err();
         assert!(missing.contains("no protocol version"), "{missing}");

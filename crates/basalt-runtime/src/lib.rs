@@ -10,7 +10,8 @@
 //!   `BASALT_LOG`, else from `LSF_LOG_MASK`; [`init_daemon_tracing`]: also to
 //!   `LSF_LOGDIR/<daemon>.log.<host>`, reopened on SIGHUP — [`logfile`]);
 //! * when to stop ([`shutdown_signal`]: SIGTERM or SIGINT);
-//! * how to serve gRPC on an already bound listener ([`serve`]);
+//! * how to serve gRPC on an already bound listener, within bounds and behind the
+//!   authentication layer ([`serve`]: [`serve::Serving`]);
 //! * how to reach LIMs and find the master ([`lim_channel`], [`find_master`]);
 //! * what time it is ([`time`]: one [`time::Clock`], system or manual, and the one
 //!   `localtime_r`/`mktime` wrapper);
@@ -26,6 +27,7 @@ pub mod daemon;
 pub mod egroup;
 pub mod logfile;
 pub mod metrics;
+pub mod serve;
 pub mod time;
 
 pub use basalt_auth::{Authenticator, Identity, Need, Verifier};
@@ -38,11 +40,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use thiserror::Error;
-use tonic::service::interceptor::InterceptedService;
 use tonic::transport::{Channel, Endpoint};
 
-/// A channel whose every request carries a credential.
-pub type AuthChannel = InterceptedService<Channel, Authenticator>;
+pub use basalt_auth::channel::AuthService;
+
+/// A channel whose every request carries its own credential.
+pub type AuthChannel = AuthService<Channel>;
 
 /// The largest request or reply a Basalt service accepts (bigger ones are refused with
 /// `RESOURCE_EXHAUSTED` and the service keeps serving). Job files travel in requests.
@@ -194,26 +197,6 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// Serve a tonic router on a listener the caller already bound (so tests and
-/// `main` decide addresses and ports), until `shutdown` resolves.
-pub async fn serve(
-    router: tonic::transport::server::Router,
-    listener: tokio::net::TcpListener,
-    shutdown: impl std::future::Future<Output = ()> + Send,
-) -> Result<(), tonic::transport::Error> {
-    use tokio_stream::StreamExt;
-    // Small request/response exchanges: never wait for Nagle's algorithm.
-    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener).map(|conn| {
-        if let Ok(c) = &conn {
-            let _ = c.set_nodelay(true);
-        }
-        conn
-    });
-    router
-        .serve_with_incoming_shutdown(incoming, shutdown)
-        .await
-}
-
 /// The canonical name (as written in the cluster file) of `host`.
 pub fn canonical_host(config: &Config, host: &str) -> Option<String> {
     config
@@ -304,7 +287,7 @@ pub fn auth_channel(
     timeout: Duration,
     auth: &Authenticator,
 ) -> Result<AuthChannel, RuntimeError> {
-    Ok(InterceptedService::new(
+    Ok(AuthService::new(
         channel(addr, timeout, auth.local_addr())?,
         auth.towards(host),
     ))
@@ -673,10 +656,17 @@ pub fn daemon_auth(config: &Config, host: &str, keys: Arc<KeySource>) -> Authent
     )
 }
 
-/// How a daemon checks requests: the cluster key, the cluster's hosts, its owner when it
-/// does not run as root (a personal cluster serves only that user) and `eauth -s` when
-/// `LSF_AUTH=eauth` (run as the primary cluster administrator when the daemon is root).
-pub fn verifier(config: &Config, keys: Arc<KeySource>) -> Verifier {
+/// How the daemon `daemon` of `host` checks requests: the cluster key, the cluster's
+/// hosts, its owner when it does not run as root (a personal cluster serves only that
+/// user), `eauth -s` when `LSF_AUTH=eauth` (run as the primary cluster administrator
+/// when the daemon is root), lsf.conf `BASALT_CRED_TTL`, and the nonces of the
+/// credentials it accepted kept in [`replay_dir`] (so a restart does not forget them).
+pub fn verifier(
+    config: &Config,
+    host: &str,
+    daemon: &str,
+    keys: Arc<KeySource>,
+) -> Result<Verifier, RuntimeError> {
     let me = nix::unistd::geteuid();
     let owner_only = (!me.is_root()).then_some(me.as_raw());
     let eauth = basalt_auth::uses_eauth(config).then(|| {
@@ -693,13 +683,32 @@ pub fn verifier(config: &Config, keys: Arc<KeySource>) -> Verifier {
         };
         basalt_auth::eauth::EauthServer::new(basalt_auth::eauth_program(config), run_as)
     });
-    Verifier::new(
+    let mut v = Verifier::new(
         keys,
         &config.cluster_name,
+        host,
         host_table(config),
         owner_only,
         eauth,
-    )
+    );
+    if let Some(s) = config.lsf_conf.cred_ttl() {
+        v = v.with_seal_ttl(Duration::from_secs(s));
+    }
+    Ok(v.remember_in(&replay_dir(config, host, daemon))?)
+}
+
+/// Where the daemon `daemon` of `host` keeps the nonces of the credentials it accepted:
+/// `<sbatchd's state root>/replay/<daemon>` ([`sbd_state_root`]: a directory local to
+/// the host, which the host's daemons own).
+pub fn replay_dir(config: &Config, host: &str, daemon: &str) -> PathBuf {
+    sbd_state_root(config, host).join("replay").join(daemon)
+}
+
+/// How the daemon of `host` serves: `verifier`'s checks, lsf.conf's limits, and
+/// connections from the cluster's hosts only.
+pub fn serving(config: &Config, verifier: Verifier) -> serve::Serving {
+    let allowed = host_table(config).into_iter().map(|(_, a)| a).collect();
+    serve::Serving::new(verifier, serve::ServeLimits::from_config(config), Some(allowed))
 }
 
 /// Can this process send from `ip` (is it an address of this machine)?
