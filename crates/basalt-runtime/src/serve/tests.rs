@@ -1,0 +1,351 @@
+//! The serving bounds and the authentication layer against a small LIM-like service on
+//! loopback addresses: hostA (the server) on 127.0.0.1, hostB (the client) on 127.0.0.2.
+
+use super::*;
+use basalt_auth::key::KeySource;
+use basalt_auth::{Authenticator, Identity, Kind, Need};
+use basalt_proto::lim::{self as pb, lim_client::LimClient, lim_server};
+use std::os::unix::fs::PermissionsExt;
+use std::sync::atomic::AtomicUsize;
+use tokio::io::AsyncReadExt;
+
+#[derive(Clone)]
+struct Fake {
+    verifier: Verifier,
+}
+
+#[tonic::async_trait]
+impl lim_server::Lim for Fake {
+    async fn cluster_info(
+        &self,
+        request: tonic::Request<pb::ClusterInfoRequest>,
+    ) -> Result<tonic::Response<pb::ClusterInfoReply>, tonic::Status> {
+        let who = self.verifier.verify(&request, Need::UserOrDaemon).await?;
+        Ok(tonic::Response::new(pb::ClusterInfoReply {
+            cluster: who.user,
+            ..Default::default()
+        }))
+    }
+
+    async fn hosts(
+        &self,
+        request: tonic::Request<pb::HostsRequest>,
+    ) -> Result<tonic::Response<pb::HostsReply>, tonic::Status> {
+        self.verifier.verify(&request, Need::UserOrDaemon).await?;
+        if request.get_ref().hosts.iter().any(|h| h == "slow") {
+            tokio::time::sleep(Duration::from_millis(800)).await;
+        }
+        Ok(tonic::Response::new(pb::HostsReply::default()))
+    }
+}
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    keys: Arc<KeySource>,
+    addr: SocketAddr,
+    serving: Serving,
+}
+
+fn hosts() -> Vec<(String, IpAddr)> {
+    vec![
+        ("hostA".into(), "127.0.0.1".parse().unwrap()),
+        ("hostB".into(), "127.0.0.2".parse().unwrap()),
+        ("hostC".into(), "127.0.0.3".parse().unwrap()),
+    ]
+}
+
+fn limits() -> ServeLimits {
+    ServeLimits {
+        max_conns: 1000,
+        max_per_addr: 1000,
+        idle: Duration::from_secs(60),
+        first_request: Duration::from_secs(60),
+        max_request_bytes: 64 << 20,
+        max_conn_request_bytes: 64 << 20,
+    }
+}
+
+async fn start(limits: ServeLimits) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("key");
+    basalt_auth::key::create_key_file(&p).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let keys = Arc::new(KeySource::open(&p, true).unwrap());
+    let verifier = Verifier::new(keys.clone(), "c", "hostA", hosts(), None, None);
+    let allowed = hosts().into_iter().map(|(_, a)| a).collect();
+    let serving = Serving::new(verifier.clone(), limits, Some(allowed));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let router = serving
+        .builder()
+        .add_service(
+            lim_server::LimServer::new(Fake { verifier })
+                .max_decoding_message_size(crate::MAX_MESSAGE_BYTES),
+        );
+    let s = serving.clone();
+    tokio::spawn(async move { s.serve(router, listener, std::future::pending()).await });
+    Setup {
+        _dir: dir,
+        keys,
+        addr,
+        serving,
+    }
+}
+
+impl Setup {
+    fn auth(&self, host: &str, ip: &str) -> Authenticator {
+        Authenticator::with_key(
+            self.keys.clone(),
+            Identity {
+                kind: Kind::User,
+                uid: 1001,
+                gid: 1001,
+                user: "alice".into(),
+                host: host.into(),
+            },
+            "c",
+            Some(ip.parse().unwrap()),
+        )
+    }
+
+    /// A client from `ip` (as `host`) on a connection of its own.
+    fn client(&self, host: &str, ip: &str) -> LimClient<crate::AuthChannel> {
+        let auth = self.auth(host, ip);
+        LimClient::new(
+            crate::auth_channel(self.addr, "hostA", Duration::from_secs(5), &auth).unwrap(),
+        )
+    }
+
+    /// A raw TCP connection from `ip`.
+    async fn raw(&self, ip: &str) -> tokio::net::TcpStream {
+        let s = tokio::net::TcpSocket::new_v4().unwrap();
+        s.bind(SocketAddr::new(ip.parse().unwrap(), 0)).unwrap();
+        s.connect(self.addr).await.unwrap()
+    }
+}
+
+/// Wait (at most `within`) until `f` holds.
+async fn until(within: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + within;
+    while Instant::now() < end {
+        if f() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    f()
+}
+
+/// A body of `total` bytes in 64 KiB pieces, counting what the transport took.
+fn counted_body(total: usize, taken: Arc<AtomicUsize>) -> Body {
+    let piece = Bytes::from(vec![0u8; 64 << 10]);
+    let n = total / piece.len();
+    let frames = (0..n).map(move |i| {
+        if i == 0 {
+            // A gRPC frame header announcing one huge message.
+            let mut b = bytes::BytesMut::new();
+            b.extend_from_slice(&[0]);
+            b.extend_from_slice(&((total - 5) as u32).to_be_bytes());
+            b.extend_from_slice(&piece[5..]);
+            taken.fetch_add(b.len(), Ordering::Relaxed);
+            Ok::<_, std::convert::Infallible>(http_body::Frame::data(b.freeze()))
+        } else {
+            taken.fetch_add(piece.len(), Ordering::Relaxed);
+            Ok(http_body::Frame::data(piece.clone()))
+        }
+    });
+    Body::new(http_body_util::StreamBody::new(tokio_stream::iter(frames)))
+}
+
+/// Send `body` to `path` with `headers` on a plain channel from `ip`; the grpc-status.
+async fn raw_request(
+    s: &Setup,
+    ip: &str,
+    path: &str,
+    headers: Option<MetadataMap>,
+    body: Body,
+) -> Option<i32> {
+    use tower::ServiceExt;
+    let ch = crate::channel(s.addr, Duration::from_secs(20), Some(ip.parse().unwrap())).unwrap();
+    let mut req = http::Request::builder()
+        .method("POST")
+        .uri(format!("http://{}{path}", s.addr))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(body)
+        .unwrap();
+    if let Some(md) = headers {
+        for (k, v) in md.into_headers() {
+            if let Some(k) = k {
+                req.headers_mut().insert(k, v);
+            }
+        }
+    }
+    let resp = tokio::time::timeout(Duration::from_secs(20), ch.oneshot(req))
+        .await
+        .ok()?
+        .ok()?;
+    resp.headers()
+        .get("grpc-status")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+}
+
+/// Issue 49, item 6: a request without a credential is refused from its metadata,
+/// before its body is read — eight 60 MB bodies cost the daemon nothing (the unfixed
+/// daemon read each whole before the handler looked at the credential).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unauthenticated_request_body_is_not_read() {
+    let s = start(limits()).await;
+    let taken = Arc::new(AtomicUsize::new(0));
+    for _ in 0..8 {
+        let body = counted_body(60 << 20, taken.clone());
+        let code = raw_request(&s, "127.0.0.2", "/basalt.lim.v1.Lim/Hosts", None, body).await;
+        assert_eq!(code, Some(tonic::Code::PermissionDenied as i32));
+    }
+    let t = taken.load(Ordering::Relaxed);
+    assert!(
+        t < 8 * (4 << 20),
+        "{t} bytes of unauthenticated bodies were taken"
+    );
+}
+
+/// Issue 49, item 6: an authenticated request larger than its method takes is refused
+/// once the limit is passed (not read to its end, not decoded).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_larger_than_the_method_takes_is_refused_early() {
+    let s = start(limits()).await;
+    let mut c = s.client("hostB", "127.0.0.2");
+    // Within the limit: served.
+    let ok = c
+        .hosts(pb::HostsRequest {
+            hosts: vec!["x".repeat(1 << 20)],
+        })
+        .await;
+    assert!(ok.is_ok(), "{ok:?}");
+    // 6 MiB of host names to a method that takes 4: refused as too large.
+    let e = c
+        .hosts(pb::HostsRequest {
+            hosts: vec!["x".repeat(6 << 20)],
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("4194304 bytes"), "{e:?}");
+    // With a forged credential (sealed for another body): refused after reading at most
+    // the limit.
+    let auth = s.auth("hostB", "127.0.0.2").towards("hostA");
+    let mut md = MetadataMap::new();
+    auth.stamp(&mut md, "/basalt.lim.v1.Lim/Hosts", Some(b"other"))
+        .unwrap();
+    let taken = Arc::new(AtomicUsize::new(0));
+    let code = raw_request(
+        &s,
+        "127.0.0.2",
+        "/basalt.lim.v1.Lim/Hosts",
+        Some(md),
+        counted_body(60 << 20, taken.clone()),
+    )
+    .await;
+    assert_eq!(code, Some(tonic::Code::ResourceExhausted as i32));
+    assert!(taken.load(Ordering::Relaxed) < 16 << 20);
+}
+
+/// Issue 49, item 7: connections from one address beyond its share are closed at once,
+/// and the cluster's other hosts are still served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_are_bounded_per_address_and_in_all() {
+    let mut l = limits();
+    l.max_per_addr = 5;
+    l.max_conns = 8;
+    let s = start(l).await;
+    let mut held = Vec::new();
+    for _ in 0..5 {
+        held.push(s.raw("127.0.0.2").await);
+    }
+    assert!(until(Duration::from_secs(5), || s.serving.open_connections() == 5).await);
+    // The sixth from the same address: closed without a byte.
+    let mut extra = s.raw("127.0.0.2").await;
+    let mut buf = [0u8; 16];
+    let n = tokio::time::timeout(Duration::from_secs(5), extra.read(&mut buf))
+        .await
+        .expect("closed at once")
+        .unwrap_or(0);
+    assert_eq!(n, 0);
+    // Another host is served meanwhile.
+    let r = s
+        .client("hostC", "127.0.0.3")
+        .cluster_info(pb::ClusterInfoRequest {})
+        .await;
+    assert!(r.is_ok(), "{r:?}");
+    // Up to 8 in all: 5 + 1 (hostC's, closed once idle or kept) + 2 more from hostA.
+    let mut more = Vec::new();
+    for _ in 0..3 {
+        more.push(s.raw("127.0.0.1").await);
+    }
+    assert!(until(Duration::from_secs(5), || s.serving.open_connections() <= 8).await);
+    // An address outside the cluster: closed at once.
+    let mut outsider = s.raw("127.0.0.77").await;
+    let n = tokio::time::timeout(Duration::from_secs(5), outsider.read(&mut buf))
+        .await
+        .expect("closed at once")
+        .unwrap_or(0);
+    assert_eq!(n, 0);
+    // When the holder lets go, its room comes back.
+    drop(held);
+    assert!(until(Duration::from_secs(5), || s.serving.open_connections() <= 4).await);
+    let r = s
+        .client("hostB", "127.0.0.2")
+        .cluster_info(pb::ClusterInfoRequest {})
+        .await;
+    assert!(r.is_ok(), "{r:?}");
+    drop(more);
+}
+
+/// Issue 49, item 7: a connection that never sends a request (or only the HTTP/2
+/// preface) is closed after the first-request timeout; one whose requests are done is
+/// closed after the idle timeout, but not while a request is under way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_and_half_open_connections_are_closed() {
+    let mut l = limits();
+    l.first_request = Duration::from_millis(300);
+    l.idle = Duration::from_millis(400);
+    let s = start(l).await;
+    // A silent connection, and one that sends the preface and stops.
+    let silent = s.raw("127.0.0.2").await;
+    let mut preface = s.raw("127.0.0.2").await;
+    tokio::io::AsyncWriteExt::write_all(&mut preface, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+        .await
+        .unwrap();
+    // The server speaks first (its SETTINGS); closed is when the reads end.
+    let read_to_end = |mut c: tokio::net::TcpStream| async move {
+        let mut buf = vec![0u8; 4096];
+        loop {
+            match c.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), read_to_end(silent))
+        .await
+        .expect("a silent connection is closed");
+    tokio::time::timeout(Duration::from_secs(5), read_to_end(preface))
+        .await
+        .expect("a preface-only connection is closed");
+    assert!(until(Duration::from_secs(5), || s.serving.open_connections() == 0).await);
+    // A request that takes longer than the idle timeout keeps its connection; once it
+    // is answered, the connection is closed after the idle timeout.
+    let mut c = s.client("hostB", "127.0.0.2");
+    let r = c
+        .hosts(pb::HostsRequest {
+            hosts: vec!["slow".into()],
+        })
+        .await;
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(s.serving.open_connections(), 1);
+    assert!(until(Duration::from_secs(5), || s.serving.open_connections() == 0).await);
+    // The client connects again on its next request.
+    let r = c.cluster_info(pb::ClusterInfoRequest {}).await;
+    assert!(r.is_ok(), "{r:?}");
+}
