@@ -37,7 +37,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// Rust constant: their requests have no single body to seal (basalt-auth binds their
 /// credentials to the path alone).
 fn client_streaming(fds: &FileDescriptorSet) -> String {
-    let mut s = String::from("/// The paths of the client-streaming gRPC methods.\npub const CLIENT_STREAMING: &[&str] = &[\n");
+    let mut s = String::from(
+        "/// The paths of the client-streaming gRPC methods.\npub const CLIENT_STREAMING: &[&str] = &[\n",
+    );
     for f in &fds.file {
         for svc in &f.service {
             for m in &svc.method {

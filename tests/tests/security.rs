@@ -80,6 +80,29 @@ fn with_cred<T>(msg: T, cred: &[u8]) -> tonic::Request<T> {
     r
 }
 
+/// The credential of `auth` for one request of `msg` to `path` on `target`'s daemon:
+/// sealed for exactly that body (as tonic will frame it: no compression, a 5-byte
+/// header).
+fn sealed<M: prost::Message>(
+    auth: &Authenticator,
+    target: &str,
+    path: &str,
+    msg: &M,
+) -> Result<Vec<u8>> {
+    let body = msg.encode_to_vec();
+    let mut framed = vec![0u8];
+    framed.extend_from_slice(&u32::try_from(body.len())?.to_be_bytes());
+    framed.extend_from_slice(&body);
+    Ok(auth.towards(target).credential_for(path, Some(&framed))?.1)
+}
+
+/// The credential of `auth` for a client-streaming request to `path` on `target`.
+fn sealed_stream(auth: &Authenticator, target: &str, path: &str) -> Result<Vec<u8>> {
+    Ok(auth.towards(target).credential_for(path, None)?.1)
+}
+
+const JOBS: &str = "/basalt.mbatchd.v1.Mbatchd/Jobs";
+
 fn denied<T: std::fmt::Debug>(what: &str, r: Result<T, tonic::Status>) -> Result<()> {
     match r {
         Err(s) if s.code() == tonic::Code::PermissionDenied => {
@@ -136,7 +159,7 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
             &cfg.cluster_name,
             Some(host_a),
         );
-        let (_, b) = forged.credential()?;
+        let b = sealed(&forged, "hostA", JOBS, &jobs_req())?;
         denied(
             "a credential signed with another key",
             plain.jobs(with_cred(jobs_req(), &b)).await,
@@ -151,7 +174,7 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
             "{:?}",
             auth.unavailable_reason()
         );
-        let (_, cred) = auth.credential()?;
+        let cred = sealed(&auth, "hostA", JOBS, &jobs_req())?;
         let seen = basalt_auth::cred::peek(&cred).ok_or_else(|| anyhow!("unreadable"))?;
         assert_eq!((seen.uid, seen.user.as_str()), (me, user.as_str()));
         let r = plain.jobs(with_cred(jobs_req(), &cred)).await;
@@ -161,7 +184,6 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
             plain.jobs(with_cred(jobs_req(), &cred)).await,
         )?;
         // A submission that claims hostB is the credential's user's, from hostA.
-        let (_, cred) = auth.credential()?;
         let submit = pb::SubmitRequest {
             protocol: Some(basalt_proto::PROTOCOL),
             job: Some(pb::JobSubmission {
@@ -172,13 +194,20 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
             }),
             ..Default::default()
         };
+        let cred = sealed(&auth, "hostA", "/basalt.mbatchd.v1.Mbatchd/Submit", &submit)?;
+        // Sealed for another request (a credential taken off one request and put on
+        // another): refused.
+        denied(
+            "a credential sealed for another request",
+            plain.jobs(with_cred(jobs_req(), &cred)).await,
+        )?;
         let id = plain
             .submit(with_cred(submit, &cred))
             .await
             .context("submission with a credential")?
             .into_inner()
             .job_id;
-        let (_, cred) = auth.credential()?;
+        let cred = sealed(&auth, "hostA", JOBS, &jobs_req())?;
         let jobs = plain
             .jobs(with_cred(jobs_req(), &cred))
             .await?
@@ -197,7 +226,7 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
         // A valid, fresh credential of hostA sent from an address outside the cluster.
         let outside = outsider(&c)?;
         let mut from_outside = MbatchdClient::new(raw_channel(mbd, Some(outside)).await?);
-        let (_, cred) = auth.credential()?;
+        let cred = sealed(&auth, "hostA", JOBS, &jobs_req())?;
         denied(
             "a credential of hostA from a non-cluster address",
             from_outside.jobs(with_cred(jobs_req(), &cred)).await,
@@ -209,7 +238,7 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
             &cfg.cluster_name,
             None,
         );
-        let (_, b) = intruder.credential()?;
+        let b = sealed(&intruder, "hostA", JOBS, &jobs_req())?;
         denied(
             "a credential of a host outside the cluster",
             from_outside.jobs(with_cred(jobs_req(), &b)).await,
@@ -220,20 +249,24 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
             raw_channel(lim, Some(outside)).await?,
         );
         let hostb = basalt_runtime::daemon_auth(&cfg, "hostB", keys.clone());
-        let (_, b) = hostb.credential()?;
-        denied(
-            "a heartbeat claiming hostB from a non-cluster address",
-            lim_out
-                .heartbeat(with_cred(
-                    basalt_proto::lim::HeartbeatRequest {
-                        protocol: Some(basalt_proto::PROTOCOL),
-                        host: "hostB".into(),
-                        ..Default::default()
-                    },
-                    &b,
-                ))
-                .await,
-        )?;
+        let beat = basalt_proto::lim::HeartbeatRequest {
+            protocol: Some(basalt_proto::PROTOCOL),
+            host: "hostB".into(),
+            ..Default::default()
+        };
+        const HEARTBEAT: &str = "/basalt.lim.v1.LimPeer/Heartbeat";
+        let b = sealed(&hostb, "hostA", HEARTBEAT, &beat)?;
+        let refused_at_accept = lim_out.heartbeat(with_cred(beat.clone(), &b)).await;
+        // A connection from outside the cluster is closed at once: the request fails
+        // before it is read (unavailable), or is refused.
+        match refused_at_accept {
+            Err(s)
+                if matches!(
+                    s.code(),
+                    tonic::Code::Unavailable | tonic::Code::PermissionDenied | tonic::Code::Unknown
+                ) => {}
+            other => bail!("a heartbeat claiming hostB from a non-cluster address: {other:?}"),
+        }
         let plain_lim = raw_channel(lim, Some(host_a)).await?;
         let mut lim_plain = basalt_proto::lim::lim_client::LimClient::new(plain_lim.clone());
         let mut lim_plain_peer = basalt_proto::lim::lim_peer_client::LimPeerClient::new(plain_lim);
@@ -245,42 +278,35 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
         )?;
         // hostA's daemons may not speak for hostB.
         let hosta = basalt_runtime::daemon_auth(&cfg, "hostA", keys.clone());
-        let (_, b) = hosta.credential()?;
+        let b = sealed(&hosta, "hostA", HEARTBEAT, &beat)?;
         denied(
             "a heartbeat claiming hostB signed as hostA",
-            lim_plain_peer
-                .heartbeat(with_cred(
-                    basalt_proto::lim::HeartbeatRequest {
-                        protocol: Some(basalt_proto::PROTOCOL),
-                        host: "hostB".into(),
-                        ..Default::default()
-                    },
-                    &b,
-                ))
-                .await,
+            lim_plain_peer.heartbeat(with_cred(beat, &b)).await,
         )?;
         // sbatchd starts jobs only for daemons: a user's credential is refused.
         let sbd = basalt_runtime::sbd_addr(&cfg, "hostA")?;
         let mut sb = basalt_proto::sbatchd::sbatchd_peer_client::SbatchdPeerClient::new(
             raw_channel(sbd, Some(host_a)).await?,
         );
-        let (_, cred) = auth.credential()?;
+        let start = basalt_proto::sbatchd::StartJobRequest {
+            protocol: Some(basalt_proto::PROTOCOL),
+            epoch: u64::MAX,
+            job: Some(Default::default()),
+            tag: 0,
+        };
+        let cred = sealed(
+            &auth,
+            "hostA",
+            "/basalt.sbatchd.v1.SbatchdPeer/StartJob",
+            &start,
+        )?;
         denied(
             "StartJob with a user's credential",
-            sb.start_job(with_cred(
-                basalt_proto::sbatchd::StartJobRequest {
-                    protocol: Some(basalt_proto::PROTOCOL),
-                    epoch: u64::MAX,
-                    job: Some(Default::default()),
-                    tag: 0,
-                },
-                &cred,
-            ))
-            .await,
+            sb.start_job(with_cred(start, &cred)).await,
         )?;
         // Nor does it open a start stream for a user (the credential is checked once,
         // when the stream opens).
-        let (_, cred) = auth.credential()?;
+        let cred = sealed_stream(&auth, "hostA", "/basalt.sbatchd.v1.SbatchdPeer/StartStream")?;
         denied(
             "StartStream with a user's credential",
             sb.start_stream(with_cred(
@@ -299,7 +325,11 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
         let mut peer = basalt_proto::mbatchd::mbatchd_peer_client::MbatchdPeerClient::new(
             raw_channel(mbd, Some(host_a)).await?,
         );
-        let (_, cred) = auth.credential()?;
+        let cred = sealed_stream(
+            &auth,
+            "hostA",
+            "/basalt.mbatchd.v1.MbatchdPeer/ReportStream",
+        )?;
         denied(
             "ReportStream with a user's credential",
             peer.report_stream(with_cred(
@@ -356,7 +386,7 @@ fn malformed_and_oversized_requests_are_refused_and_service_goes_on() -> Result<
         ] {
             let mut g = tonic::client::Grpc::new(ch.clone()).max_encoding_message_size(usize::MAX);
             g.ready().await?;
-            let (_, cred) = auth.credential()?;
+            let cred = sealed(&auth, "hostA", JOBS, &raw)?;
             let r: Result<tonic::Response<Raw>, _> = g
                 .unary(
                     with_cred(raw, &cred),

@@ -43,7 +43,10 @@ impl<S> AuthService<S> {
 /// Read a whole body (a unary request: one message, already encoded).
 pub(crate) async fn collect(body: Body) -> Result<Bytes, BoxError> {
     use http_body_util::BodyExt;
-    let collected = body.collect().await.map_err(|e| -> BoxError { Box::new(e) })?;
+    let collected = body
+        .collect()
+        .await
+        .map_err(|e| -> BoxError { Box::new(e) })?;
     Ok(collected.to_bytes())
 }
 
@@ -76,7 +79,10 @@ where
                 (body, None)
             } else {
                 let bytes = collect(body).await?;
-                (Body::new(http_body_util::Full::new(bytes.clone())), Some(bytes))
+                (
+                    Body::new(http_body_util::Full::new(bytes.clone())),
+                    Some(bytes),
+                )
             };
             let mut md = MetadataMap::from_headers(std::mem::take(&mut parts.headers));
             // Getting a ticket may ask the LIM's socket (a local round trip).
@@ -84,7 +90,7 @@ where
             parts.headers = md.into_headers();
             if let Err(e) = stamped {
                 return Ok(
-                    tonic::Status::unauthenticated(format!("{PERMISSION_DENIED}: {e}")).into_http()
+                    tonic::Status::unauthenticated(format!("{PERMISSION_DENIED}: {e}")).into_http(),
                 );
             }
             inner

@@ -256,7 +256,12 @@ impl Authenticator {
 
     /// Put the credential of one request ([`Authenticator::credential_for`]) and this
     /// build's protocol version into `md`.
-    pub fn stamp(&self, md: &mut MetadataMap, path: &str, body: Option<&[u8]>) -> Result<(), AuthError> {
+    pub fn stamp(
+        &self,
+        md: &mut MetadataMap,
+        path: &str,
+        body: Option<&[u8]>,
+    ) -> Result<(), AuthError> {
         let (key, value) = self.credential_for(path, body)?;
         md.insert_bin(key, BinaryMetadataValue::from_bytes(&value));
         if let Ok(v) = basalt_proto::protocol_text().parse() {

@@ -169,7 +169,12 @@ impl Ticket {
 
     /// The credential of one request to `target` bound to `binding` ([`binding`]),
     /// sealed at `now_ms`: the bytes of the `basalt-cred-bin` metadata entry.
-    pub fn seal(&self, target: &str, binding: &[u8; 32], now_ms: u64) -> Result<Vec<u8>, AuthError> {
+    pub fn seal(
+        &self,
+        target: &str,
+        binding: &[u8; 32],
+        now_ms: u64,
+    ) -> Result<Vec<u8>, AuthError> {
         let seal = RequestSeal {
             issued_ms: now_ms,
             nonce: nonce()?,
@@ -225,7 +230,11 @@ pub fn open(ring: &KeyRing, bytes: &[u8], accept: &[Kind]) -> Result<Opened, Aut
     if !accept.contains(&kind) {
         return Err(AuthError::Refused(format!(
             "{} {} credential (of {} on host {}) where {} is needed",
-            if kind == Kind::InterCluster { "an" } else { "a" },
+            if kind == Kind::InterCluster {
+                "an"
+            } else {
+                "a"
+            },
             kind_name(kind),
             ticket.user,
             ticket.host,
@@ -384,7 +393,11 @@ mod tests {
         let bind = binding("/p", Some(b""));
         let user = Ticket::issue(&r, &alice(), "west", 1).unwrap();
         let sealed = user.seal("h", &bind, 1).unwrap();
-        for need in [&[Kind::Daemon][..], &[Kind::InterCluster], &[Kind::Daemon, Kind::InterCluster]] {
+        for need in [
+            &[Kind::Daemon][..],
+            &[Kind::InterCluster],
+            &[Kind::Daemon, Kind::InterCluster],
+        ] {
             let e = open(&r, &sealed, need).unwrap_err().to_string();
             assert!(e.contains("a user credential"), "{e}");
         }

@@ -47,9 +47,9 @@ pub fn method(path: &str) -> MethodPolicy {
         .unwrap_or(("", ""));
     let need = match service {
         "basalt.lim.v1.Lim" => Some(Need::UserOrDaemon),
-        "basalt.lim.v1.LimPeer" | "basalt.mbatchd.v1.MbatchdPeer" | "basalt.sbatchd.v1.SbatchdPeer" => {
-            Some(Need::Daemon)
-        }
+        "basalt.lim.v1.LimPeer"
+        | "basalt.mbatchd.v1.MbatchdPeer"
+        | "basalt.sbatchd.v1.SbatchdPeer" => Some(Need::Daemon),
         "basalt.mbatchd.v1.Mbatchd"
         | "basalt.sbatchd.v1.Sbatchd"
         | "basalt.res.v1.Res"
@@ -116,7 +116,10 @@ mod tests {
             seen += 1;
         }
         assert!(seen >= 40, "only {seen} methods listed");
-        assert_eq!(method("/basalt.mbatchd.v1.Mbatchd/Submit").max_body, JOB_MAX_BODY);
+        assert_eq!(
+            method("/basalt.mbatchd.v1.Mbatchd/Submit").max_body,
+            JOB_MAX_BODY
+        );
         assert_eq!(
             method("/basalt.sbatchd.v1.SbatchdPeer/StartJob").max_body,
             BULK_MAX_BODY

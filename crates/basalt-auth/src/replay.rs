@@ -332,7 +332,9 @@ mod tests {
             let mut rc = ReplayCache::persistent(d.path(), now).unwrap();
             rc.admit(&n, now + 1_000, now).unwrap();
         }
-        let f = d.path().join(format!("seen.{}", (now + 1_000) / FILE_SPAN_MS));
+        let f = d
+            .path()
+            .join(format!("seen.{}", (now + 1_000) / FILE_SPAN_MS));
         let mut bytes = std::fs::read(&f).unwrap();
         bytes.extend_from_slice(&[7u8; 5]);
         std::fs::write(&f, bytes).unwrap();

@@ -161,7 +161,11 @@ impl Verifier {
     /// ([`ReplayCache::persistent`]). Call before the verifier is cloned.
     pub fn remember_in(mut self, dir: &Path) -> Result<Verifier, AuthError> {
         let cache = ReplayCache::persistent(dir, cred::now_ms())?;
-        *self.inner_mut().replay.get_mut().unwrap_or_else(|p| p.into_inner()) = cache;
+        *self
+            .inner_mut()
+            .replay
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner()) = cache;
         Ok(self)
     }
 

@@ -472,7 +472,9 @@ fn start_fake_with(fake: FakeMbd) -> (SocketAddr, Arc<Mutex<Seen>>) {
             };
             let _ = tx.send(addr);
             let router = tonic::transport::Server::builder().add_service(MbatchdServer::new(fake));
-            let _ = basalt_runtime::serve(router, listener, std::future::pending()).await;
+            let _ = router
+                .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener))
+                .await;
         });
     });
     let addr = rx
@@ -951,7 +953,9 @@ fn start_fake_sbd(refuse: bool) -> SocketAddr {
             let router = tonic::transport::Server::builder().add_service(
                 basalt_proto::sbatchd::sbatchd_server::SbatchdServer::new(FakeSbd { refuse }),
             );
-            let _ = basalt_runtime::serve(router, listener, std::future::pending()).await;
+            let _ = router
+                .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener))
+                .await;
         });
     });
     rx.recv_timeout(Duration::from_secs(10))

@@ -267,12 +267,6 @@ pub const LSB_PARAMS: &[NotApplied] = &[
         "job files are kept in one info directory",
     )
     .by_design(),
-    N::new(
-        "Parameters",
-        "MAX_SBD_CONNS",
-        "mbatchd keeps one connection per sbatchd",
-    )
-    .by_design(),
 ];
 
 /// lsb.queues.

@@ -297,23 +297,12 @@ pub async fn run(
             cluster: config.cluster_name.clone(),
             owner_only: (!me_uid.is_root()).then_some(me_uid.as_raw()),
         };
-        let batch_socket = basalt_auth::socket::bind(&basalt_auth::socket::batch_name(
-            &basalt_auth::socket::name(lim_addr),
-        ))?;
         let mut socket_stop = stop_rx.clone();
         let socket = tokio::spawn(basalt_auth::socket::serve(
             cred_socket,
-            minter.clone(),
-            async move {
-                let _ = socket_stop.wait_for(|s| *s).await;
-            },
-        ));
-        let mut batch_stop = stop_rx.clone();
-        let batch = tokio::spawn(basalt_auth::socket::serve_batch(
-            batch_socket,
             minter,
             async move {
-                let _ = batch_stop.wait_for(|s| *s).await;
+                let _ = socket_stop.wait_for(|s| *s).await;
             },
         ));
 
@@ -334,7 +323,8 @@ pub async fn run(
             },
         ));
 
-        let verifier = basalt_runtime::verifier(&config, keys);
+        let verifier = basalt_runtime::verifier(&config, &me, "lim", keys)?;
+        let serving = basalt_runtime::serving(&config, verifier.clone());
         let control = Control::current();
         let control_service = ControlService::new(
             Daemon::Lim,
@@ -345,7 +335,8 @@ pub async fn run(
             Arc::new(basalt_runtime::control::check_lim_files),
         );
         let service = LimService::new(Handle { tx: tx.clone() }, verifier);
-        let router = tonic::transport::Server::builder()
+        let router = serving
+            .builder()
             .add_service(control_service.server())
             .add_service(
                 basalt_proto::lim::lim_server::LimServer::new(service.clone())
@@ -356,9 +347,13 @@ pub async fn run(
                     .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
             );
         let mut server_stop = stop_rx.clone();
-        let server = tokio::spawn(basalt_runtime::serve(router, listener, async move {
-            let _ = server_stop.wait_for(|s| *s).await;
-        }));
+        let server = tokio::spawn(async move {
+            serving
+                .serve(router, listener, async move {
+                    let _ = server_stop.wait_for(|s| *s).await;
+                })
+                .await
+        });
 
         let metrics_server = {
             let (tx, counters) = (tx.clone(), settings.metrics.clone());
@@ -395,7 +390,6 @@ pub async fn run(
             m.abort();
         }
         socket.abort();
-        batch.abort();
         master.abort();
         for e in elims {
             e.abort();

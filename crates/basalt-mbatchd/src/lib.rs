@@ -224,7 +224,7 @@ async fn serve(
 ) -> Result<(), MbdError> {
     let keys = basalt_runtime::cluster_keys(&config)?;
     let auth = basalt_runtime::daemon_auth(&config, &me, keys.clone());
-    let verifier = basalt_runtime::verifier(&config, keys);
+    let verifier = basalt_runtime::verifier(&config, &me, "mbatchd", keys)?;
     let logdir = config.logdir();
     if let Some(problem) = &run_opts.config_problem {
         error!(
@@ -374,8 +374,32 @@ async fn serve(
         )
         .await
     };
+    // Other clusters' mbatchds are verified with the MultiCluster key, and may connect
+    // from their servers' addresses.
+    let mut allowed: Option<Vec<std::net::IpAddr>> = Some(
+        basalt_runtime::host_table(&config)
+            .into_iter()
+            .map(|(_, a)| a)
+            .collect(),
+    );
+    let verifier = match &mc_trust {
+        Some(t) => {
+            match (allowed.as_mut(), t.remote_addresses()) {
+                (Some(a), Some(remote)) => a.extend(remote),
+                _ => allowed = None,
+            }
+            verifier.with_inter_cluster(t.verifier_trust())
+        }
+        None => verifier,
+    };
+    let mut limits = basalt_runtime::serve::ServeLimits::from_config(&config);
+    if let Some(n) = config.batch.params.max_sbd_conns() {
+        limits.max_conns = n as usize;
+    }
+    let serving = basalt_runtime::serve::Serving::new(verifier.clone(), limits, allowed);
     let svc = MbatchdService::new(owner, verifier, basalt_auth::root_rex(&config), mc_trust);
-    let router = tonic::transport::Server::builder()
+    let router = serving
+        .builder()
         .add_service(
             pb::mbatchd_server::MbatchdServer::new(svc.clone())
                 .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
@@ -389,9 +413,13 @@ async fn serve(
                 .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
         );
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
-    let server = tokio::spawn(basalt_runtime::serve(router, listener, async move {
-        let _ = stop_rx.await;
-    }));
+    let server = tokio::spawn(async move {
+        serving
+            .serve(router, listener, async move {
+                let _ = stop_rx.await;
+            })
+            .await
+    });
     let mut done_rx = done_rx;
     let result = tokio::select! {
         _ = shutdown => {

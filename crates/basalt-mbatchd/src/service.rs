@@ -56,6 +56,10 @@ impl MbatchdService {
         &self.owner
     }
 
+    pub(crate) fn auth(&self) -> &Verifier {
+        &self.auth
+    }
+
     /// The proven caller of a user request: the identity its credential proves. A request
     /// without a valid credential is refused here; the `caller` field a request carries
     /// is never read.

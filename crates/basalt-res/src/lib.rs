@@ -113,7 +113,10 @@ pub async fn run_worker(
     let span = info_span!("res", host = %me, worker = std::process::id());
     async move {
         let keys = basalt_runtime::cluster_keys(&config)?;
-        let verifier = basalt_runtime::verifier(&config, keys);
+        // Every worker of this host's RES keeps the nonces it accepts in one directory,
+        // so a worker that takes over from a retired one still refuses them.
+        let verifier = basalt_runtime::verifier(&config, &me, "res", keys)?;
+        let serving = basalt_runtime::serving(&config, verifier.clone());
         let service = ResService::new(
             me.clone(),
             Arc::new(verifier),
@@ -121,7 +124,7 @@ pub async fn run_worker(
             basalt_runtime::sbd_state_root(&config, &me).join(basalt_runtime::SBD_CTL_DIR),
             config.serverdir(),
         );
-        serve_worker(Arc::new(service), channel, idle_exit, stop).await?;
+        serve_worker(Arc::new(service), serving, channel, idle_exit, stop).await?;
         Ok(())
     }
     .instrument(span)

@@ -11,6 +11,7 @@
 
 use crate::service::ResService;
 use basalt_proto::res::res_server::ResServer;
+use basalt_runtime::serve::Serving;
 use nix::sys::signal::Signal;
 use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
 use std::ffi::OsString;
@@ -171,24 +172,28 @@ impl Handoff {
 /// when `stop` resolves first, the client has [`LAST_WORDS`] more to read.
 pub async fn serve_connection(
     service: Arc<ResService>,
+    serving: &Serving,
     conn: tokio::net::TcpStream,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<(), hyper::Error> {
     use hyper_util::rt::{TokioIo, TokioTimer};
     use hyper_util::service::TowerToHyperService;
+    use tonic::transport::server::Connected;
+    // Not from a cluster host, or past the connection limits: closed now.
+    let Some(conn) = serving.accept(conn) else {
+        return Ok(());
+    };
     // What tonic's own server tells a request of its connection: the verifier
     // checks the peer's address.
-    let info = TcpConnectInfo {
-        local_addr: conn.local_addr().ok(),
-        remote_addr: conn.peer_addr().ok(),
-    };
+    let info: TcpConnectInfo = conn.connect_info();
     let svc = tower::ServiceBuilder::new()
         .map_request(
             move |mut req: tonic::codegen::http::Request<hyper::body::Incoming>| {
                 req.extensions_mut().insert(info.clone());
-                req
+                req.map(tonic::body::Body::new)
             },
         )
+        .layer(serving.layer())
         .service(ResServer::from_arc(service));
     let mut builder = hyper::server::conn::http2::Builder::new(InSpan(tracing::Span::current()));
     builder
@@ -229,6 +234,7 @@ where
 /// SIGTERM (SIGKILL after [`STOP_GRACE`]) and their statuses still go to their clients.
 pub async fn serve_worker(
     service: Arc<ResService>,
+    serving: Serving,
     channel: OwnedFd,
     idle_exit: Duration,
     stop: impl std::future::Future<Output = ()>,
@@ -242,6 +248,7 @@ pub async fn serve_worker(
     let serve = |conns: &mut tokio::task::JoinSet<()>, conn: tokio::net::TcpStream| {
         let mut stopped = stopped.clone();
         let service = service.clone();
+        let serving = serving.clone();
         let peer = conn.peer_addr().ok();
         let span = tracing::info_span!("conn", ?peer);
         conns.spawn(
@@ -250,7 +257,7 @@ pub async fn serve_worker(
                     let _ = stopped.wait_for(|s| *s).await;
                 };
                 // A client that goes without a goodbye (its process killed) ends here.
-                if let Err(e) = serve_connection(service, conn, stop).await {
+                if let Err(e) = serve_connection(service, &serving, conn, stop).await {
                     debug!("connection: {e}");
                 }
             }

@@ -667,6 +667,17 @@ pub fn verifier(
     daemon: &str,
     keys: Arc<KeySource>,
 ) -> Result<Verifier, RuntimeError> {
+    verifier_in(config, host, keys, &replay_dir(config, host, daemon))
+}
+
+/// [`verifier`], keeping the nonces it accepts in `replay` (a daemon with a state
+/// directory of its own: sbatchd).
+pub fn verifier_in(
+    config: &Config,
+    host: &str,
+    keys: Arc<KeySource>,
+    replay: &std::path::Path,
+) -> Result<Verifier, RuntimeError> {
     let me = nix::unistd::geteuid();
     let owner_only = (!me.is_root()).then_some(me.as_raw());
     let eauth = basalt_auth::uses_eauth(config).then(|| {
@@ -694,7 +705,7 @@ pub fn verifier(
     if let Some(s) = config.lsf_conf.cred_ttl() {
         v = v.with_seal_ttl(Duration::from_secs(s));
     }
-    Ok(v.remember_in(&replay_dir(config, host, daemon))?)
+    Ok(v.remember_in(replay)?)
 }
 
 /// Where the daemon `daemon` of `host` keeps the nonces of the credentials it accepted:
@@ -708,7 +719,11 @@ pub fn replay_dir(config: &Config, host: &str, daemon: &str) -> PathBuf {
 /// connections from the cluster's hosts only.
 pub fn serving(config: &Config, verifier: Verifier) -> serve::Serving {
     let allowed = host_table(config).into_iter().map(|(_, a)| a).collect();
-    serve::Serving::new(verifier, serve::ServeLimits::from_config(config), Some(allowed))
+    serve::Serving::new(
+        verifier,
+        serve::ServeLimits::from_config(config),
+        Some(allowed),
+    )
 }
 
 /// Can this process send from `ip` (is it an address of this machine)?

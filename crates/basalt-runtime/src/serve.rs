@@ -99,7 +99,9 @@ impl ServeLimits {
             first_request: DEFAULT_FIRST_REQUEST,
             max_request_bytes: conf
                 .max_request_memory_mb()
-                .map_or(DEFAULT_REQUEST_BYTES, |m| (m as usize).saturating_mul(1 << 20)),
+                .map_or(DEFAULT_REQUEST_BYTES, |m| {
+                    (m as usize).saturating_mul(1 << 20)
+                }),
             max_conn_request_bytes: basalt_auth::policy::BULK_MAX_BODY + (1 << 20),
         }
     }
@@ -195,12 +197,12 @@ pub struct Serving {
 }
 
 /// A tonic server with the authentication layer in front of its services.
-pub type AuthServer = tonic::transport::Server<
+pub type AuthServer =
+    tonic::transport::Server<tower::layer::util::Stack<AuthLayer, tower::layer::util::Identity>>;
+/// Its router.
+pub type AuthRouter = tonic::transport::server::Router<
     tower::layer::util::Stack<AuthLayer, tower::layer::util::Identity>,
 >;
-/// Its router.
-pub type AuthRouter =
-    tonic::transport::server::Router<tower::layer::util::Stack<AuthLayer, tower::layer::util::Identity>>;
 
 impl Serving {
     /// Serve with `verifier`'s checks within `limits`, taking connections only from
@@ -260,7 +262,9 @@ impl Serving {
         let limits = &self.shared.limits;
         let refuse = |t: &mut Table, why: String| {
             t.refused += 1;
-            if t.warned.is_none_or(|w| w.elapsed() >= Duration::from_secs(10)) {
+            if t.warned
+                .is_none_or(|w| w.elapsed() >= Duration::from_secs(10))
+            {
                 t.warned = Some(Instant::now());
                 tracing::warn!(
                     peer = %peer,
@@ -332,12 +336,16 @@ impl Serving {
     ) -> Result<(), tonic::transport::Error> {
         use tokio_stream::StreamExt;
         let this = self.clone();
-        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener)
-            .filter_map(move |conn| match conn {
-                Ok(c) => this.accept(c).map(Ok),
-                Err(e) => Some(Err(e)),
+        let incoming =
+            tokio_stream::wrappers::TcpListenerStream::new(listener).filter_map(move |conn| {
+                match conn {
+                    Ok(c) => this.accept(c).map(Ok),
+                    Err(e) => Some(Err(e)),
+                }
             });
-        router.serve_with_incoming_shutdown(incoming, shutdown).await
+        router
+            .serve_with_incoming_shutdown(incoming, shutdown)
+            .await
     }
 }
 
@@ -662,12 +670,7 @@ where
             parts.extensions.insert(verified);
             let resp = inner.call(http::Request::from_parts(parts, body)).await?;
             Ok(match active {
-                Some(a) => resp.map(|b| {
-                    Body::new(Holding {
-                        inner: b,
-                        _held: a,
-                    })
-                }),
+                Some(a) => resp.map(|b| Body::new(Holding { inner: b, _held: a })),
                 None => resp,
             })
         })

@@ -492,7 +492,13 @@ pub async fn run_with(
         )
         .map_err(SbdError::PoolThread)?;
         let keys = basalt_runtime::cluster_keys(&config)?;
-        let verifier = basalt_runtime::verifier(&config, keys.clone());
+        let verifier = basalt_runtime::verifier_in(
+            &config,
+            &me,
+            keys.clone(),
+            &state_root.join("replay").join("sbatchd"),
+        )?;
+        let serving = basalt_runtime::serving(&config, verifier.clone());
         let shared = Arc::new(Shared {
             auth: basalt_runtime::daemon_auth(&config, &me, keys),
             clock: opts.clock.clone(),
@@ -585,7 +591,8 @@ pub async fn run_with(
             .with_reload(Arc::new(move || shared.reconfigure(&opts)))
         };
         let service = service::SbdService::new(owner_tx.clone(), verifier, stop_rx.clone());
-        let router = tonic::transport::Server::builder()
+        let router = serving
+            .builder()
             .add_service(control_service.server())
             .add_service(
                 basalt_proto::sbatchd::sbatchd_server::SbatchdServer::new(service.clone())
@@ -622,9 +629,13 @@ pub async fn run_with(
             .await
         };
         let mut server_stop = stop_rx.clone();
-        let server = tokio::spawn(basalt_runtime::serve(router, listener, async move {
-            let _ = server_stop.wait_for(|s| *s).await;
-        }));
+        let server = tokio::spawn(async move {
+            serving
+                .serve(router, listener, async move {
+                    let _ = server_stop.wait_for(|s| *s).await;
+                })
+                .await
+        });
         control.or_shutdown(shutdown).await;
         if let Some(m) = metrics_server {
             m.abort();

@@ -143,12 +143,10 @@ impl Api {
                     .local_address(auth.local_addr())
                     .connect()
                     .await?;
-                v.push(MbatchdClient::new(
-                    tonic::service::interceptor::InterceptedService::new(
-                        ch,
-                        auth.towards(&cluster.host),
-                    ),
-                ));
+                v.push(MbatchdClient::new(basalt_runtime::AuthService::new(
+                    ch,
+                    auth.towards(&cluster.host),
+                )));
             }
             anyhow::Ok(v)
         })?;

@@ -90,9 +90,25 @@ fn a_signed_credential_is_accepted_once_from_its_host() {
     assert!(e.to_string().contains("a user credential"), "{e}");
     // Stale (older than the seal's life) and from the far future.
     let ttl = crate::SEAL_TTL.as_millis() as u64;
-    let e = check(&v, &md(&a), "127.0.0.2", Need::User, b"body", now + ttl + 5_000).unwrap_err();
+    let e = check(
+        &v,
+        &md(&a),
+        "127.0.0.2",
+        Need::User,
+        b"body",
+        now + ttl + 5_000,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("stale request seal"), "{e}");
-    let e = check(&v, &md(&a), "127.0.0.2", Need::User, b"body", now - ttl - 5_000).unwrap_err();
+    let e = check(
+        &v,
+        &md(&a),
+        "127.0.0.2",
+        Need::User,
+        b"body",
+        now - ttl - 5_000,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("stale request seal"), "{e}");
 }
 
@@ -254,7 +270,17 @@ fn each_need_accepts_only_its_domain() {
     for need in [Need::User, Need::InterCluster] {
         assert!(check(&v, &md(&daemon), "127.0.0.2", need, b"body", now).is_err());
     }
-    assert!(check(&v, &md(&daemon), "127.0.0.2", Need::UserOrDaemon, b"body", now).is_ok());
+    assert!(
+        check(
+            &v,
+            &md(&daemon),
+            "127.0.0.2",
+            Need::UserOrDaemon,
+            b"body",
+            now
+        )
+        .is_ok()
+    );
     // A cluster that is not a remote cluster, or without MultiCluster at all.
     let north = Authenticator::with_key(
         k.clone(),
@@ -262,10 +288,26 @@ fn each_need_accepts_only_its_domain() {
         "north",
         None,
     );
-    let e = check(&v, &md(&north), "127.0.0.2", Need::InterCluster, b"body", now).unwrap_err();
+    let e = check(
+        &v,
+        &md(&north),
+        "127.0.0.2",
+        Need::InterCluster,
+        b"body",
+        now,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("not a remote cluster"), "{e}");
     let plain = verifier(&k);
-    let e = check(&plain, &md(&mc), "127.0.0.2", Need::InterCluster, b"body", now).unwrap_err();
+    let e = check(
+        &plain,
+        &md(&mc),
+        "127.0.0.2",
+        Need::InterCluster,
+        b"body",
+        now,
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("no RemoteClusters"), "{e}");
 }
 

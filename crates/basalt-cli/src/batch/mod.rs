@@ -48,7 +48,6 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Endpoint;
 
 /// Environment variable naming an mbatchd address (tests only).
@@ -161,7 +160,7 @@ async fn connect_addr(
         .tcp_nodelay(true)
         .local_address(auth.local_addr());
     match tokio::time::timeout(connect, ep.connect()).await {
-        Ok(Ok(ch)) => Ok(InterceptedService::new(ch, auth.towards(host))),
+        Ok(Ok(ch)) => Ok(basalt_runtime::AuthService::new(ch, auth.towards(host))),
         Ok(Err(e)) => Err(error_chain(&e)),
         Err(_) => Err(format!("connection to {addr} timed out")),
     }

@@ -77,6 +77,17 @@ pub const OTHER_KNOWN_BATCH_PARAMS: &[&str] = &[
     "SYSTEM_MAPPING_ACCOUNT",
 ];
 
+impl BatchParams {
+    /// `MAX_SBD_CONNS`: the most connections mbatchd holds at once (commands' and
+    /// sbatchds' together: they share its port), when set.
+    pub fn max_sbd_conns(&self) -> Option<u64> {
+        self.other
+            .get("MAX_SBD_CONNS")
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|n| *n > 0)
+    }
+}
+
 /// lsb.params. Defaults are LSF's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchParams {
@@ -381,6 +392,16 @@ pub(super) fn parse_params(ctx: &mut Ctx<'_>, text: &str) -> (BatchParams, usize
                                 e.value
                             ),
                         );
+                    }
+                }
+                "MAX_SBD_CONNS" => {
+                    // mbatchd's connection limit (basalt_runtime::serve): a positive count.
+                    if let Some(n) = ctx.uint(e.line, k, &e.value) {
+                        if n == 0 {
+                            ctx.err(e.line, "MAX_SBD_CONNS must be a positive number".to_owned());
+                        } else {
+                            p.other.insert(key.clone(), e.value.trim().to_owned());
+                        }
                     }
                 }
                 "BASALT_SBD_HELLO_INTERVAL" | "BASALT_HOST_LOST_GRACE" => {

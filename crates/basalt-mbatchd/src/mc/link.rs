@@ -3,10 +3,11 @@
 //! receive-jobs queues and the jobs we forwarded there, and carries forwards and job
 //! controls — in order, so a poll after a forward's answer always lists that job.
 
-use super::trust::{McStamp, McTrust};
+use super::trust::McTrust;
 use super::{LinkCmd, LinkNews, job_from_pb, queue_from_pb};
 use crate::msg::Msg;
 use basalt_proto::mbatchd as pb;
+use basalt_runtime::AuthChannel;
 use pb::mbatchd_cluster_client::MbatchdClusterClient;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -14,11 +15,9 @@ use std::sync::mpsc as stdmpsc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tonic::Code;
-use tonic::codegen::InterceptedService;
-use tonic::transport::Channel;
 use tracing::{debug, warn};
 
-type Client = MbatchdClusterClient<InterceptedService<Channel, McStamp>>;
+type Client = MbatchdClusterClient<AuthChannel>;
 
 /// How long one call to the remote mbatchd may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -106,11 +105,20 @@ fn status_of(s: &tonic::Status) -> &'static str {
     }
 }
 
-fn client_for(addr: SocketAddr, local: Option<IpAddr>, trust: &Arc<McTrust>) -> Option<Client> {
+/// A client of the mbatchd of the remote host `host` at `addr`.
+fn client_for(
+    host: &str,
+    addr: SocketAddr,
+    local: Option<IpAddr>,
+    trust: &Arc<McTrust>,
+) -> Option<Client> {
     let ch = basalt_runtime::channel(addr, CALL_TIMEOUT, local).ok()?;
     Some(
-        MbatchdClusterClient::new(InterceptedService::new(ch, McStamp(trust.clone())))
-            .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
+        MbatchdClusterClient::new(basalt_runtime::AuthService::new(
+            ch,
+            trust.authenticator(local).towards(host),
+        ))
+        .max_decoding_message_size(basalt_runtime::MAX_MESSAGE_BYTES),
     )
 }
 
@@ -125,7 +133,7 @@ async fn find_master(
         "no master candidate (lsf.shared Servers)".to_owned(),
     );
     for (name, addr) in servers {
-        let Some(mut c) = client_for(*addr, local, trust) else {
+        let Some(mut c) = client_for(name, *addr, local, trust) else {
             continue;
         };
         match c.cluster_info(pb::McInfoRequest {}).await {

@@ -1,9 +1,11 @@
 //! The service other clusters' mbatchds call (MultiCluster job forwarding): each request
-//! is verified with the MultiCluster key ([`super::McTrust`]) and handed to the owner.
+//! has passed the authentication layer with an inter-cluster credential (the MultiCluster
+//! key, [`super::McTrust`]) and is handed to the owner.
 
 use super::{Incoming, job_to_pb, queue_to_pb};
 use crate::msg::Msg;
 use crate::service::MbatchdService;
+use basalt_auth::Need;
 use basalt_proto::mbatchd as pb;
 use pb::mbatchd_cluster_server::MbatchdCluster;
 use tonic::{Request, Response, Status};
@@ -11,15 +13,12 @@ use tonic::{Request, Response, Status};
 impl MbatchdService {
     /// The cluster a MultiCluster request comes from, or its refusal.
     fn mc_caller<T>(&self, request: &Request<T>) -> Result<String, Status> {
-        let Some(trust) = self.mc_trust() else {
+        if self.mc_trust().is_none() {
             return Err(Status::failed_precondition(
                 "MultiCluster is not configured in this cluster (no RemoteClusters)",
             ));
-        };
-        let from = request.remote_addr().map(|a| a.ip());
-        trust
-            .verify(request.metadata(), from)
-            .map_err(|e| Status::unauthenticated(format!("User permission denied: {e}")))
+        }
+        Ok(self.auth().verified(request, Need::InterCluster)?.cluster)
     }
 }
 

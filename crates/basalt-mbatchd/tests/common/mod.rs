@@ -321,13 +321,14 @@ pub async fn setup_with(
         seen: Arc::default(),
     };
     let sbd_listener = tokio::net::TcpListener::bind(sbd_addr).await?;
-    tokio::spawn(basalt_runtime::serve(
-        tonic::transport::Server::builder().add_service(
-            sb::sbatchd_peer_server::SbatchdPeerServer::new(fake.clone()),
-        ),
-        sbd_listener,
-        std::future::pending(),
-    ));
+    // A stand-in: it checks no credentials, so it is served without the layer.
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(sb::sbatchd_peer_server::SbatchdPeerServer::new(
+                fake.clone(),
+            ))
+            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(sbd_listener)),
+    );
 
     // The fake sbatchd says hello like a real one (listing its jobs), so hostA never
     // looks unreachable.

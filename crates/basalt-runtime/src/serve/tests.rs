@@ -76,12 +76,10 @@ async fn start(limits: ServeLimits) -> Setup {
     let serving = Serving::new(verifier.clone(), limits, Some(allowed));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let router = serving
-        .builder()
-        .add_service(
-            lim_server::LimServer::new(Fake { verifier })
-                .max_decoding_message_size(crate::MAX_MESSAGE_BYTES),
-        );
+    let router = serving.builder().add_service(
+        lim_server::LimServer::new(Fake { verifier })
+            .max_decoding_message_size(crate::MAX_MESSAGE_BYTES),
+    );
     let s = serving.clone();
     tokio::spawn(async move { s.serve(router, listener, std::future::pending()).await });
     Setup {
