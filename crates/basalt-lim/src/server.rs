@@ -137,7 +137,7 @@ impl Lim for LimService {
         &self,
         request: Request<pb::ClusterInfoRequest>,
     ) -> Result<Response<pb::ClusterInfoReply>, Status> {
-        self.auth.verify(&request, Need::User).await?;
+        self.auth.verify(&request, Need::UserOrDaemon).await?;
         Ok(Response::new(
             self.ask(|reply| Msg::ClusterInfo { reply }).await?,
         ))
@@ -147,7 +147,7 @@ impl Lim for LimService {
         &self,
         request: Request<pb::HostsRequest>,
     ) -> Result<Response<pb::HostsReply>, Status> {
-        self.auth.verify(&request, Need::User).await?;
+        self.auth.verify(&request, Need::UserOrDaemon).await?;
         let filter = request.into_inner().hosts;
         Ok(Response::new(
             self.ask(|reply| Msg::Hosts { filter, reply }).await?,

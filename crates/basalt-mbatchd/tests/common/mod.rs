@@ -306,6 +306,7 @@ pub async fn setup_with(
     name: &str,
     before: impl FnOnce(&std::path::Path) -> anyhow::Result<()>,
 ) -> anyhow::Result<Setup> {
+    basalt_runtime::init_tracing(None);
     let lims = InProcessCluster::start(name, &ClusterSpec::new(1)).await?;
     lims.wait_master("hostA", Duration::from_secs(20)).await?;
     let envdir = lims.dir.path().join("conf");

@@ -343,12 +343,10 @@ impl Harness {
             .expect("client")
     }
 
-    /// A client with the credentials of hostA's daemons (as mbatchd would have).
+    /// A client of the commands' service, with this process's user's credentials.
     fn client(&self) -> SbatchdClient<Channel> {
-        let keys = basalt_runtime::cluster_keys(&self.config).expect("cluster key");
-        let auth = basalt_runtime::daemon_auth(&self.config, "hostA", keys);
-        basalt_runtime::sbatchd_channel(&self.config, "hostA", Duration::from_secs(10), &auth)
-            .expect("client")
+        // The client service is the commands': a user's credentials.
+        self.client_as_user(nix::unistd::getuid().as_raw())
     }
 
     /// A peer client with the credentials of hostA's daemons, for mbatchd's orders.
@@ -528,11 +526,11 @@ fn leftovers(state: &Path) -> Vec<String> {
             })
             .unwrap_or_default()
     };
-    // The state root keeps its lock, the job table and the directory of control
-    // sockets; a job's socket goes with the job.
+    // The state root keeps its lock, the job table, the directory of control sockets
+    // and the credentials seen (replay); a job's socket goes with the job.
     let mut left: Vec<String> = names(state)
         .into_iter()
-        .filter(|n| n != "sbatchd.lock" && n != "ctl" && !n.starts_with(DB_FILE))
+        .filter(|n| n != "sbatchd.lock" && n != "ctl" && n != "replay" && !n.starts_with(DB_FILE))
         .collect();
     left.extend(
         names(&state.join("ctl"))
