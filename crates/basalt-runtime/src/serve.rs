@@ -474,6 +474,17 @@ fn refusal(status: tonic::Status) -> http::Response<Body> {
     status.into_http()
 }
 
+/// What a refused caller is told: LSF's `User permission denied`; another cluster's
+/// mbatchd also hears why (its administrator sees it in `bclusters`: a key that differs,
+/// a cluster that is not a remote cluster here).
+fn denial(need: basalt_auth::Need, e: &basalt_auth::AuthError) -> tonic::Status {
+    if need == basalt_auth::Need::InterCluster {
+        tonic::Status::unauthenticated(format!("{PERMISSION_DENIED}: {e}"))
+    } else {
+        tonic::Status::permission_denied(PERMISSION_DENIED)
+    }
+}
+
 /// Marks a connection's request as under way until dropped (with the response's body).
 #[derive(Debug)]
 struct Active(Arc<ConnState>);
@@ -599,7 +610,7 @@ where
                 Ok(p) => p,
                 Err(e) => {
                     tracing::warn!(peer = ?peer, method = %path, "request refused: {e}");
-                    return Ok(refusal(tonic::Status::permission_denied(PERMISSION_DENIED)));
+                    return Ok(refusal(denial(policy.need, &e)));
                 }
             };
             let version = md
@@ -660,7 +671,7 @@ where
                     Ok(v) => v,
                     Err(e) => {
                         tracing::warn!(peer = ?peer, method = %path, "request refused: {e}");
-                        return Ok(refusal(tonic::Status::permission_denied(PERMISSION_DENIED)));
+                        return Ok(refusal(denial(policy.need, &e)));
                     }
                 };
             let active = conn.map(|c| {
