@@ -42,6 +42,7 @@ fn cx(unit: &str) -> ValueCtx<'_> {
     ValueCtx {
         unit,
         resolve_time: fixed_time,
+        max_user_priority: basalt_core::bounds::DEFAULT_MAX_USER_PRIORITY,
     }
 }
 
@@ -112,6 +113,7 @@ pub fn check_script(data: &[u8]) {
     let local = ValueCtx {
         unit: "MB",
         resolve_time: resolve_local_time,
+        max_user_priority: basalt_core::bounds::DEFAULT_MAX_USER_PRIORITY,
     };
     let _ = script_opts(&script, &local);
 }

@@ -6,7 +6,8 @@
 //!   `bsub` must then fail (`LSB_NTRIES=1`) or wait (by default) without printing a job
 //!   id while queries keep working; once the filler is removed a submission is
 //!   acknowledged within 5 s (the time is printed), the waiting `bsub` gets its job, and
-//!   every acknowledged job — and no other — has its `JOB_NEW` in lsb.events.
+//!   every acknowledged job — and no other — has its `JOB_NEW` in lsb.events. A `bsub`
+//!   bounded by `BASALT_CMD_TIMEOUT` gives up in time with the reason (issue 49 item 8).
 //! * "a corrupt record in the middle (refused with a message that says what to do)":
 //!   the mbatchd binary, started over an lsb.events with a damaged record followed by
 //!   good ones, exits non-zero without serving, and says which file and line and to run
@@ -173,6 +174,38 @@ fn disk_full_on_the_log_directory_acknowledges_nothing_unlogged_and_serves_withi
         "log_faults: disk full after {} acknowledged jobs; bsub says: {}",
         acked.len(),
         refusal.trim()
+    );
+
+    // Issue 49 item 8: a bsub bounded by BASALT_CMD_TIMEOUT gives up in time with
+    // mbatchd's reason, exit 255 and no job id (it once said "Retrying in 1 seconds..."
+    // every second for ever).
+    let bounded_out = c.dir.path().join("bsub-bounded.out");
+    let bounded_err = c.dir.path().join("bsub-bounded.err");
+    let mut bounded: Child = c
+        .command("bsub")
+        .current_dir(&work)
+        .env("BASALT_CMD_TIMEOUT", "3")
+        .env_remove("LSB_NTRIES")
+        .args(["-H", "-J", "bounded", "true"])
+        .stdout(std::fs::File::create(&bounded_out)?)
+        .stderr(std::fs::File::create(&bounded_err)?)
+        .spawn()?;
+    let st = wait_child(&mut bounded, Duration::from_secs(30))?;
+    let out = std::fs::read_to_string(&bounded_out)?;
+    let err = std::fs::read_to_string(&bounded_err)?;
+    let st = st.ok_or_else(|| {
+        anyhow!("bsub with BASALT_CMD_TIMEOUT=3 still ran after 30 s of a full disk: {err}")
+    })?;
+    ensure!(
+        st.code() == Some(255) && job_id(&out).is_none(),
+        "bsub with BASALT_CMD_TIMEOUT=3 ended {st}: {out} {err}"
+    );
+    ensure!(
+        err.contains("Cannot write the event log")
+            && err.contains("No space left")
+            && err.trim_end().ends_with("Job not submitted.")
+            && err.matches("Retrying in").count() <= 1,
+        "bsub's give-up does not say why: {err}"
     );
 
     // A bsub left to its default retries waits, and prints no job id meanwhile.

@@ -201,7 +201,8 @@ pub const LSB_PARAMS: &[NotApplied] = &[
         "Parameters",
         "MAX_USER_PRIORITY",
         "user-assigned job priority (bsub -sp) is not implemented",
-    ),
+    )
+    .rest("bsub refuses a -sp above it"),
     N::new(
         "Parameters",
         "JOB_SPOOL_DIR",

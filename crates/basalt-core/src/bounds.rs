@@ -37,6 +37,14 @@ pub const MAX_JOB_IDS: usize = 100_000;
 pub const MAX_MESSAGE: usize = 4096;
 /// Slots one job may ask for (`-n`).
 pub const MAX_PROCESSORS: u32 = 1_000_000;
+/// A submission token (`BASALT_SUBMIT_TOKEN`, the token `bsub` makes), in bytes.
+pub const MAX_SUBMIT_TOKEN: usize = 256;
+/// The largest run or CPU time limit (`-W`, `-c`, and the `RUNLIMIT`/`CPULIMIT` a job
+/// carries), seconds: LSF's `int` (bsub refuses minutes whose seconds overflow it, "RUNLIMIT
+/// value is too big").
+pub const MAX_TIME_LIMIT: i64 = i32::MAX as i64;
+/// `MAX_USER_PRIORITY`'s value when lsb.params does not set it: `bsub -sp` takes 1 to it.
+pub const DEFAULT_MAX_USER_PRIORITY: u32 = 100;
 /// The latest begin or termination time (`-b`/`-t`), seconds since the epoch: the end of
 /// LSF's 32-bit `time_t` event fields.
 pub const MAX_TIME: i64 = i32::MAX as i64;

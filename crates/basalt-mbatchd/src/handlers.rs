@@ -59,16 +59,15 @@ impl OwnerState {
             } => {
                 let command = sub.command.clone();
                 let token = sub.submit_token.clone();
-                // A resent submission (the client lost the answer): the job it created.
-                if let Some(id) = self.sched.known_submission(&token) {
-                    let queue = self
-                        .sched
-                        .jobs()
-                        .range((id, 0)..=(id, u32::MAX))
-                        .next()
-                        .map_or_else(String::new, |(_, j)| j.sub.queue.to_string());
+                // A resent submission (the client lost the answer): the job it created,
+                // answered as the first time. The token is looked up under the user the
+                // credential proved, so it never names another user's job.
+                if let Some((id, queue, default_queue)) =
+                    self.sched.known_submission(&caller.user, &token)
+                {
                     info!(
                         job = id,
+                        user = %caller.user,
                         "submission {token:?} was already accepted as job {id}"
                     );
                     deferred.push(defer(
@@ -76,7 +75,7 @@ impl OwnerState {
                         Ok(Submitted {
                             job_id: id,
                             queue,
-                            default_queue: false,
+                            default_queue,
                         }),
                     ));
                     return Ok(());

@@ -362,8 +362,9 @@ impl OwnerState {
     }
 
     /// A message that arrived while the log cannot be written: queries, LIM updates and
-    /// stop requests are handled; dispatch answers wait in the backlog; everything that
-    /// would need a new event is refused (its reply dropped, so the caller hears why).
+    /// stop requests are handled, and so is a resent submission whose job is logged;
+    /// dispatch answers wait in the backlog; everything that would need a new event is
+    /// refused (its reply dropped, so the caller hears why).
     fn while_degraded(&mut self, msg: Msg) -> Option<Msg> {
         match msg {
             Msg::Jobs { .. }
@@ -387,6 +388,19 @@ impl OwnerState {
             Msg::DispatchDone { .. } => {
                 self.backlog.push(msg);
                 None
+            }
+            // A resent submission whose job is in the log (the core was rolled back to
+            // it) is answered with that job: it needs no new event.
+            Msg::Submit {
+                ref caller,
+                ref sub,
+                ..
+            } if self
+                .sched
+                .known_submission(&caller.user, &sub.submit_token)
+                .is_some() =>
+            {
+                Some(msg)
             }
             Msg::Submit { .. }
             | Msg::Signal { .. }

@@ -302,9 +302,9 @@ impl Mbatchd for MbatchdService {
         if !caller.host.is_empty() {
             sub.from_host = caller.host.as_str().into();
         }
-        if req.submit_token.len() > 256 {
-            return Err(Status::invalid_argument("Submission token too long"));
-        }
+        // A token is the caller's own (mbatchd looks it up under the proven user); one
+        // of the form a forwarded job's carries is refused.
+        basalt_sched::bounds::check_submit_token(&req.submit_token).map_err(refused)?;
         sub.submit_token = req.submit_token.into();
         // Every bound before the owner sees it (and so before anything is logged); the
         // core checks the submission again itself.

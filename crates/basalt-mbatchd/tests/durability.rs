@@ -76,6 +76,10 @@ async fn disk_full_refuses_new_work_keeps_queries_and_recovers() -> anyhow::Resu
             .await?;
         acked.push(r.into_inner().job_id);
     }
+    let mut with_token = submission("long sleep", "tokened", "");
+    with_token.submit_token = "before-the-disk-filled".into();
+    let tokened = client.submit(with_token.clone()).await?.into_inner();
+    acked.push(tokened.job_id);
 
     let filler = fill(&logdir)?;
     // The last page of lsb.events may still take a record or two; keep submitting until
@@ -101,6 +105,11 @@ async fn disk_full_refuses_new_work_keeps_queries_and_recovers() -> anyhow::Resu
         "{}",
         st.message()
     );
+    // Issue 49 item 8: a resend of a logged submission (its bsub lost the answer) is
+    // answered with its job even now: it needs no new event, and bsub then never
+    // reports a job that exists as not submitted.
+    let again = client.submit(with_token.clone()).await?.into_inner();
+    assert_eq!(again, tokened, "a resend while the disk is full");
 
     // Queries still work and show every acknowledged job.
     let jobs = all_jobs(&s.config)
@@ -459,6 +468,114 @@ async fn a_resent_submission_gets_the_job_it_created() -> anyhow::Result<()> {
     assert_eq!(after, first, "the token was forgotten by the restart");
     let jobs = all_jobs(&s.config).await.unwrap_or_default();
     assert_eq!(jobs.iter().filter(|j| j.job_name == "once").count(), 2);
+    let _ = mbd.stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), mbd.task).await;
+    Ok(())
+}
+
+/// Issue 49 item 3: a submission token is the submitting user's own. Another user who
+/// sends the same token gets a job of their own (never the first user's), each user's
+/// resend gets their own job — after a restart (replay) too — and the answer to a resend
+/// names the default queue as the first answer did. A token of the form a forwarded
+/// MultiCluster job's carries (`mc:`) is refused, so no local submission can take a
+/// forwarded job's place.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue49_item3_submission_tokens_are_scoped_by_user() -> anyhow::Result<()> {
+    if !is_root() {
+        eprintln!(
+            "SKIPPED issue49_item3_submission_tokens_are_scoped_by_user: a second user \
+             submits only to a cluster run by root"
+        );
+        return Ok(());
+    }
+    let s = setup("mbd-token-scope").await?;
+    let mut alice = s.client.clone();
+    let mut mallory = client_as(&s.config, 4242, "mallory")?;
+    let mut req = submission("long sleep", "mine", "");
+    req.submit_token = "predictable-token-1".into();
+    let first = alice.submit(req.clone()).await?.into_inner();
+    assert!(first.default_queue, "{first:?}");
+    let again = alice.submit(req.clone()).await?.into_inner();
+    assert_eq!(again.job_id, first.job_id, "a resend created another job");
+    assert_eq!(
+        (again.queue.as_str(), again.default_queue),
+        (first.queue.as_str(), true),
+        "the resend's answer differs from the first: {again:?}"
+    );
+
+    // Mallory reuses alice's token: her own job, not alice's.
+    let theirs = mallory.submit(req.clone()).await?.into_inner();
+    assert_ne!(
+        theirs.job_id, first.job_id,
+        "mallory was answered with alice's job"
+    );
+    let theirs_again = mallory.submit(req.clone()).await?.into_inner();
+    assert_eq!(theirs_again.job_id, theirs.job_id);
+    let jobs = all_jobs(&s.config).await.unwrap_or_default();
+    let owner = |id: u64| {
+        jobs.iter()
+            .find(|j| j.job_id == id)
+            .map(|j| j.user.clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(owner(theirs.job_id), "mallory");
+    assert_ne!(owner(first.job_id), "mallory");
+
+    // A forwarded job's token cannot be sent by a user.
+    let mut forged = req.clone();
+    forged.submit_token = "mc:east:12.0:1".into();
+    let st = alice
+        .submit(forged)
+        .await
+        .err()
+        .ok_or_else(|| anyhow::anyhow!("a submission with an mc: token was accepted"))?;
+    assert_eq!(st.code(), tonic::Code::InvalidArgument, "{st:?}");
+
+    // A restarted mbatchd (the tokens rebuilt from lsb.events) answers the same.
+    let _ = s.mbd.stop.send(());
+    let _ = tokio::time::timeout(Duration::from_secs(10), s.mbd.task).await;
+    let mbd = start_mbd(s.config.clone()).await?;
+    let config = s.config.clone();
+    let resend = |uid: u32, user: &'static str| {
+        let (config, req) = (config.clone(), req.clone());
+        async move {
+            wait_for_async(
+                "the restarted mbatchd to answer",
+                Duration::from_secs(30),
+                || {
+                    let (config, req) = (config.clone(), req.clone());
+                    async move {
+                        let c = if uid == 0 {
+                            user_client(&config, Duration::from_secs(2))
+                        } else {
+                            client_as(&config, uid, user).ok()
+                        };
+                        let Some(mut c) = c else {
+                            return (None, "no channel".into());
+                        };
+                        match c.submit(req).await {
+                            Ok(r) => (Some(r.into_inner()), String::new()),
+                            Err(st) => (None, st.message().to_owned()),
+                        }
+                    }
+                },
+            )
+            .await
+        }
+    };
+    let a = resend(0, "").await?;
+    assert_eq!(
+        a.job_id, first.job_id,
+        "alice's token was lost by the restart"
+    );
+    assert!(a.default_queue, "{a:?}");
+    let m = resend(4242, "mallory").await?;
+    assert_eq!(
+        m.job_id, theirs.job_id,
+        "mallory's token was lost by the restart"
+    );
+    let jobs = all_jobs(&s.config).await.unwrap_or_default();
+    assert_eq!(jobs.iter().filter(|j| j.job_name == "mine").count(), 2);
     let _ = mbd.stop.send(());
     let _ = tokio::time::timeout(Duration::from_secs(10), mbd.task).await;
     Ok(())

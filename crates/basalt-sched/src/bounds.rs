@@ -108,8 +108,41 @@ pub fn check_submission(s: &Submission) -> Result<(), SchedError> {
             "Bad argument: a resource limit is negative".into(),
         ));
     }
+    for (i, name) in [
+        (basalt_core::rlimit::RUN, "RUNLIMIT"),
+        (basalt_core::rlimit::CPU, "CPULIMIT"),
+    ] {
+        if s.rlimits.get(i).is_some_and(|l| *l > MAX_TIME_LIMIT) {
+            return Err(SchedError::BadArgument(format!(
+                "Bad argument: {name} value is too big (at most {MAX_TIME_LIMIT} seconds)"
+            )));
+        }
+    }
     if s.umask > 0o7777 {
         return Err(SchedError::BadArgument("Bad argument: umask".into()));
+    }
+    Ok(())
+}
+
+/// Check a submission token a user sent: at most [`MAX_SUBMIT_TOKEN`] bytes, no control
+/// character, and not of the form of a forwarded job's ([`crate::mc::MC_TOKEN_PREFIX`]).
+pub fn check_submit_token(token: &str) -> Result<(), SchedError> {
+    if token.len() > MAX_SUBMIT_TOKEN {
+        return Err(SchedError::BadArgument(format!(
+            "Bad argument: the submission token is longer than {MAX_SUBMIT_TOKEN} characters"
+        )));
+    }
+    if token.chars().any(char::is_control) {
+        return Err(SchedError::BadArgument(
+            "Bad argument: the submission token contains a control character".into(),
+        ));
+    }
+    if token.starts_with(crate::mc::MC_TOKEN_PREFIX) {
+        return Err(SchedError::BadArgument(format!(
+            "Bad argument: submission tokens starting with {} are reserved for MultiCluster \
+             forwarding",
+            crate::mc::MC_TOKEN_PREFIX
+        )));
     }
     Ok(())
 }
@@ -213,6 +246,28 @@ mod tests {
         s.out_file = "o".repeat(MAX_PATH).into();
         s.command = "x".repeat(MAX_COMMAND).into();
         assert!(check_submission(&s).is_ok());
+    }
+
+    /// Issue 49 item 11: run and CPU time limits whose seconds do not fit LSF's int are
+    /// refused (a hand-made request of `-W 99999999999` once was logged as it came).
+    #[test]
+    fn issue49_item11_time_limits_fit_lsfs_int() {
+        use basalt_core::rlimit::{CPU, RUN};
+        let limit = |i: usize, v: i64| {
+            let mut l = [-1i64; 11];
+            l[i] = v;
+            l
+        };
+        for (i, name) in [(RUN, "RUNLIMIT"), (CPU, "CPULIMIT")] {
+            assert_eq!(
+                refused(|s| s.rlimits = limit(i, 99_999_999_999 * 60).into()),
+                format!("Bad argument: {name} value is too big (at most 2147483647 seconds)")
+            );
+            assert!(!refused(|s| s.rlimits = limit(i, i64::from(i32::MAX) + 1).into()).is_empty());
+            let mut s = ok();
+            s.rlimits = limit(i, i64::from(i32::MAX)).into();
+            assert!(check_submission(&s).is_ok());
+        }
     }
 
     #[test]

@@ -12,6 +12,41 @@ use basalt_core::job::{JobState, pend, status, sub2, susp};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// Whose a submission token is. A token answers only requests of its own scope, so one
+/// user's token (guessed, or reused by mistake) never gives another user their job, and
+/// no local submission can pass for a forwarded one.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum TokenScope {
+    /// A submission of this cluster's user (`JOB_NEW`'s user: the identity mbatchd
+    /// proved, never what the request said).
+    User(Str),
+    /// A job the named cluster forwarded (MultiCluster): its token is
+    /// `mc:<cluster>:<job>.<index>:<attempt>` ([`crate::mc::MC_TOKEN_PREFIX`]), a form
+    /// mbatchd refuses from users ([`crate::bounds::check_submit_token`]).
+    Cluster(Str),
+}
+
+/// A token in its scope.
+pub(crate) type TokenKey = (TokenScope, Str);
+
+/// What a token answers: the job, and the queue it went to as the first answer said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TokenEntry {
+    pub(crate) id: u64,
+    pub(crate) queue: Str,
+    /// No queue was asked for (`SUB_QUEUE` clear): "submitted to default queue".
+    pub(crate) default_queue: bool,
+}
+
+/// The scope of a logged submission's token: a forwarding cluster's for the tokens
+/// [`Sched::mc_accept`] makes, else the submitting user's.
+fn token_scope(sub: &Submission) -> TokenScope {
+    match crate::mc::forwarded_token_cluster(&sub.submit_token) {
+        Some(cluster) => TokenScope::Cluster(Str::from(cluster)),
+        None => TokenScope::User(sub.user.clone()),
+    }
+}
+
 impl Sched {
     /// Apply logged events in order: mbatchd's reload of lsb.events, a rollback to the
     /// durable log, the records a log switch appends, `bevents replay`. Changes nothing
@@ -36,14 +71,30 @@ impl Sched {
         self.on_event(ev);
     }
 
-    /// The job a submission token (a resent `bsub`'s) already created, if that job is
-    /// still in memory or remembered as cleaned.
-    pub fn known_submission(&self, token: &str) -> Option<u64> {
+    /// The job that `user`'s submission token (a resent `bsub`'s) already created, if
+    /// that job is still in memory or remembered as cleaned: (job id, queue, whether the
+    /// queue was the default one), as [`Sched::submit`] answered the first time. A
+    /// token only ever names a job of the user who sent it: the same token from another
+    /// user is another submission.
+    pub fn known_submission(&self, user: &str, token: &str) -> Option<(u64, String, bool)> {
+        let e = self.token_entry(TokenScope::User(Str::from(user)), token)?;
+        Some((e.id, e.queue.to_string(), e.default_queue))
+    }
+
+    /// The job that `cluster`'s forward with this token (see [`crate::mc`]) created.
+    pub(crate) fn forwarded_submission(&self, cluster: &str, token: &str) -> Option<u64> {
+        Some(
+            self.token_entry(TokenScope::Cluster(Str::from(cluster)), token)?
+                .id,
+        )
+    }
+
+    fn token_entry(&self, scope: TokenScope, token: &str) -> Option<&TokenEntry> {
         if token.is_empty() {
             return None;
         }
-        let id = *self.tokens.get(token)?;
-        self.id_known(id).then_some(id)
+        let e = self.tokens.get(&(scope, Str::from(token)))?;
+        self.id_known(e.id).then_some(e)
     }
 
     /// Some element of job `id` is in memory or remembered as cleaned.
@@ -134,11 +185,18 @@ impl Sched {
                 for k in old {
                     self.gone.remove(&k);
                 }
-                if !sub.submit_token.is_empty() {
-                    self.tokens.insert(sub.submit_token.to_string(), *job_id);
-                }
                 let hold = sub.options2 & sub2::HOLD != 0;
                 let shared = Arc::new(self.interned(sub));
+                if !shared.submit_token.is_empty() {
+                    self.tokens.insert(
+                        (token_scope(&shared), shared.submit_token.clone()),
+                        TokenEntry {
+                            id: *job_id,
+                            queue: shared.queue.clone(),
+                            default_queue: shared.options & basalt_core::job::sub::QUEUE == 0,
+                        },
+                    );
+                }
                 let dep = match depend::parse(&sub.depend_cond) {
                     Ok(e) => e.map(Arc::new),
                     // Accepted by another product or an older Basalt: never satisfied.
@@ -635,7 +693,7 @@ impl Sched {
                 let tokens = std::mem::take(&mut self.tokens);
                 self.tokens = tokens
                     .into_iter()
-                    .filter(|(_, id)| self.id_known(*id))
+                    .filter(|(_, e)| self.id_known(e.id))
                     .collect();
             }
         }

@@ -2,7 +2,7 @@
 //! incremental pending order and slot counters against a recount).
 
 use super::*;
-use crate::tests::{T0, admin, alice, cfg, cmd, logged};
+use crate::tests::{T0, admin, alice, bob, cfg, cmd, logged, up_with};
 
 fn with_token(c: &str, token: &str) -> Submission {
     Submission {
@@ -21,13 +21,14 @@ fn a_submission_token_names_its_job_until_the_job_is_forgotten() {
         .expect("submit");
     let (other, _, _) = s.submit(T0, &alice(), cmd("sleep 2")).expect("submit");
     log.extend(logged(&s.take_effects()));
-    assert_eq!(s.known_submission("tok-1"), Some(id));
-    assert_eq!(s.known_submission("tok-2"), None);
-    assert_eq!(s.known_submission(""), None);
+    let known = |s: &Sched, t: &str| s.known_submission("alice", t).map(|k| k.0);
+    assert_eq!(known(&s, "tok-1"), Some(id));
+    assert_eq!(known(&s, "tok-2"), None);
+    assert_eq!(known(&s, ""), None);
     // A reload knows the same.
     let mut r = Sched::new(cfg(), T0);
     r.replay(&log);
-    assert_eq!(r.known_submission("tok-1"), Some(id));
+    assert_eq!(known(&r, "tok-1"), Some(id));
     // Killed and cleaned: remembered as gone, the token still answers.
     s.kill(T0 + 1000, &admin(), (id, 0), false, false)
         .expect("kill");
@@ -36,15 +37,90 @@ fn a_submission_token_names_its_job_until_the_job_is_forgotten() {
     s.tick(T0 + 1000 + 3_600_000 + 1000);
     log.extend(logged(&s.take_effects()));
     assert!(s.job((id, 0)).is_none());
-    assert_eq!(s.known_submission("tok-1"), Some(id));
+    assert_eq!(known(&s, "tok-1"), Some(id));
     // A log switch forgets cleaned jobs no dependency names, and their tokens with them.
     let co = s.carry_over(T0 + 3_700_000);
     s.replay(&co.appended);
-    assert_eq!(s.known_submission("tok-1"), None);
+    assert_eq!(known(&s, "tok-1"), None);
     let mut switched = Sched::new(cfg(), T0);
     switched.replay(co.events());
-    assert_eq!(switched.known_submission("tok-1"), None);
+    assert_eq!(known(&switched, "tok-1"), None);
     assert_eq!(switched.tokens, s.tokens);
+}
+
+/// Issue 49 item 3: a token is looked up in its scope. Another user's submission with the
+/// same token is a submission of its own, each user's resend gets their own job — after a
+/// replay of the log too — and the answer repeats the first one's queue and whether it was
+/// the default. A forwarded job's token (`mc:<cluster>:...`) cannot be sent by a user, and
+/// a local job can never answer for a forward, or the other way round.
+#[test]
+fn issue49_item3_tokens_are_scoped_by_user_and_cluster_and_survive_replay() {
+    let mut c = cfg();
+    c.mc.recv
+        .insert("normal".into(), (vec!["west".into()], None));
+    let mut s = up_with(c.clone());
+    let mut log = logged(&s.take_effects());
+    let (a, queue, default) = s
+        .submit(T0, &alice(), with_token("sleep 1", "same"))
+        .expect("alice");
+    assert!(default);
+    log.extend(logged(&s.take_effects()));
+    // Bob sends alice's token: nothing of alice's answers him.
+    assert_eq!(s.known_submission("bob", "same"), None);
+    let (b, _, _) = s
+        .submit(T0, &bob(), with_token("sleep 2", "same"))
+        .expect("bob");
+    assert_ne!(a, b);
+    let mut high = with_token("sleep 3", "other");
+    high.queue = "normal".into();
+    let (h, _, hdefault) = s.submit(T0, &alice(), high).expect("alice -q");
+    assert!(!hdefault);
+    log.extend(logged(&s.take_effects()));
+    // A user cannot send a forwarded job's token.
+    let forged = format!("{}west:101.0:1", crate::mc::MC_TOKEN_PREFIX);
+    assert!(matches!(
+        s.submit(T0, &alice(), with_token("x", &forged)),
+        Err(SchedError::BadArgument(_))
+    ));
+    // The forward of west's job 101 is a job of its own, whoever it runs as, and its
+    // repeat gets that job, not a local one.
+    let fwd = Submission {
+        queue: "normal".into(),
+        ..cmd("y")
+    };
+    let (f, new) = s
+        .mc_accept(T0, "west", (101, 0), 1, &alice(), fwd.clone())
+        .expect("accepted");
+    assert!(new);
+    assert_eq!(
+        s.mc_accept(T0, "west", (101, 0), 1, &alice(), fwd),
+        Ok((f, false))
+    );
+    assert_eq!(s.known_submission("alice", &forged), None);
+    log.extend(logged(&s.take_effects()));
+
+    let mut r = up_with(c);
+    r.take_effects();
+    r.replay(&log);
+    for core in [&s, &r] {
+        assert_eq!(
+            core.known_submission("alice", "same"),
+            Some((a, queue.clone(), true))
+        );
+        assert_eq!(
+            core.known_submission("bob", "same"),
+            Some((b, queue.clone(), true))
+        );
+        assert_eq!(
+            core.known_submission("alice", "other"),
+            Some((h, "normal".into(), false))
+        );
+        assert_eq!(core.known_submission("bob", "other"), None);
+        assert_eq!(core.known_submission("alice", &forged), None);
+        assert_eq!(core.forwarded_submission("west", &forged), Some(f));
+        assert_eq!(core.forwarded_submission("east", &forged), None);
+    }
+    assert_eq!(r.tokens, s.tokens);
 }
 
 /// The incremental counters equal a recount from scratch, and every view built on them

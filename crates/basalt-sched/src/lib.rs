@@ -375,9 +375,10 @@ pub struct Sched {
     /// Cleaned jobs' final states, for dependencies on them.
     gone: BTreeMap<JobKey, Gone>,
     gone_order: VecDeque<(i64, JobKey)>,
-    /// Submission tokens of the JOB_NEWs applied -> job id (a resent bsub gets the job
-    /// its first attempt created); pruned to known jobs by LOG_SWITCH.
-    tokens: BTreeMap<String, u64>,
+    /// Submission tokens of the JOB_NEWs applied, each in its scope (the submitting
+    /// user, or the cluster that forwarded the job) -> the job it created (a resent bsub
+    /// gets the job its first attempt created); pruned to known jobs by LOG_SWITCH.
+    tokens: BTreeMap<fsm::TokenKey, fsm::TokenEntry>,
     /// Per-queue pending order and slot counters, kept by `on_event`.
     counts: Counts,
     /// The pool the jobs' repeated strings (user, queue, cwd...) are shared through.

@@ -7,7 +7,21 @@ use crate::{
 impl Sched {
     /// bsub. On success the job exists and its JOB_NEW is among the effects; the caller
     /// answers only after the effects are durable. Returns (job id, queue, default queue).
+    /// The submission token must be one a user may send
+    /// ([`bounds::check_submit_token`]); a known one is the caller's business
+    /// ([`Sched::known_submission`]), checked before.
     pub fn submit(
+        &mut self,
+        now: Millis,
+        caller: &Caller,
+        s: Submission,
+    ) -> Result<(u64, String, bool), SchedError> {
+        bounds::check_submit_token(&s.submit_token)?;
+        self.submit_any_token(now, caller, s)
+    }
+
+    /// [`Sched::submit`] with any token (a forwarded job's, [`Sched::mc_accept`]).
+    pub(crate) fn submit_any_token(
         &mut self,
         now: Millis,
         caller: &Caller,
@@ -16,6 +30,13 @@ impl Sched {
         let default = s.queue.is_empty();
         if default {
             s.queue = Str::from(&self.cfg.default_queue);
+        }
+        // SUB_QUEUE says whether a queue was asked for, as in LSF's JOB_NEW: what a
+        // resent submission's answer is built from, here and after a replay.
+        if default {
+            s.options &= !basalt_core::job::sub::QUEUE;
+        } else {
+            s.options |= basalt_core::job::sub::QUEUE;
         }
         let admin = self.is_admin(caller);
         self.check_placement(&caller.user, admin, true, &mut s)?;

@@ -153,7 +153,7 @@ impl Api {
         Ok(Api {
             rt,
             clients,
-            token_prefix: basalt_cli::batch::bsub::submit_token(),
+            token_prefix: basalt_cli::batch::bsub::submit_token().map_err(anyhow::Error::msg)?,
             next_token: Arc::new(AtomicUsize::new(0)),
         })
     }

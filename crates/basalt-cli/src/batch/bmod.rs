@@ -299,6 +299,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
     let cx = ValueCtx {
         unit: &unit,
         resolve_time: bsub::resolve_local_time,
+        max_user_priority: bsub::max_user_priority(&config),
     };
     let items: Vec<Item> = items
         .into_iter()
@@ -366,6 +367,7 @@ mod tests {
         ValueCtx {
             unit: "KB",
             resolve_time: |_| Some(1_900_000_000),
+            max_user_priority: basalt_core::bounds::DEFAULT_MAX_USER_PRIORITY,
         }
     }
 

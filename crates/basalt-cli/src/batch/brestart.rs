@@ -140,6 +140,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
     let cx = ValueCtx {
         unit: &unit,
         resolve_time: resolve_local_time,
+        max_user_priority: basalt_core::bounds::DEFAULT_MAX_USER_PRIORITY,
     };
     let cwd = std::env::current_dir()
         .map(|d| d.display().to_string())
@@ -208,6 +209,7 @@ mod tests {
         let cx = ValueCtx {
             unit: "KB",
             resolve_time: no_time,
+            max_user_priority: basalt_core::bounds::DEFAULT_MAX_USER_PRIORITY,
         };
         parse(items, &cx, "/home/alice")
     }

@@ -22,8 +22,8 @@ impl crate::Sched {
         caller: &Caller,
         mut sub: Submission,
     ) -> Result<(u64, bool), SchedError> {
-        let token = format!("mc:{cluster}:{}.{}:{attempt}", src.0, src.1);
-        if let Some(id) = self.known_submission(&token) {
+        let token = super::forwarded_token(cluster, src, attempt);
+        if let Some(id) = self.forwarded_submission(cluster, &token) {
             return Ok((id, false));
         }
         let queue = sub.queue.to_string();
@@ -46,7 +46,7 @@ impl crate::Sched {
         if crate::array::parse(&sub.job_name).is_some() {
             return Err(SchedError::BadJobName);
         }
-        let (id, _, _) = self.submit(now, caller, sub)?;
+        let (id, _, _) = self.submit_any_token(now, caller, sub)?;
         self.emit(Event::JobAccept {
             time: secs(now),
             key: (id, 0),

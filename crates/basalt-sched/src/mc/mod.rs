@@ -58,6 +58,21 @@ pub const TERM_MC_INITFAIL: &str = "TERM_MC_INITFAIL";
 pub const DEFAULT_MAX_PREEXEC_RETRY: u32 = 5;
 /// How long a forward nobody confirmed waits before it is sent again (ms).
 pub const RESEND_AFTER: Millis = 5000;
+/// The submission token of a forwarded job starts so: `mc:<cluster>:<job>.<index>:<attempt>`
+/// (a repeated forward gets the job the first one created). Users' tokens may not
+/// ([`crate::bounds::check_submit_token`]), so no local submission can answer for a
+/// forwarded one, or take one's place.
+pub const MC_TOKEN_PREFIX: &str = "mc:";
+
+/// The token of forward `attempt` of `cluster`'s job `src`.
+pub(crate) fn forwarded_token(cluster: &str, src: JobKey, attempt: u32) -> String {
+    format!("{MC_TOKEN_PREFIX}{cluster}:{}.{}:{attempt}", src.0, src.1)
+}
+
+/// The cluster a forwarded job's token names, if `token` is one.
+pub(crate) fn forwarded_token_cluster(token: &str) -> Option<&str> {
+    token.strip_prefix(MC_TOKEN_PREFIX)?.split(':').next()
+}
 
 /// Does a return of this cause count towards LSB_MC_INITFAIL_RETRY?
 pub fn counted(cause: u32) -> bool {

@@ -39,8 +39,14 @@ pub fn apply(
         "o" | "oo" => o.out = Some((v.to_owned(), name == "oo")),
         "e" | "eo" => o.err = Some((v.to_owned(), name == "eo")),
         "i" => o.in_file = Some(v.to_owned()),
-        "W" => o.limits[rlimit::RUN] = Some(parse_minutes(v).ok_or_else(|| bad(name, v))?),
-        "c" => o.limits[rlimit::CPU] = Some(parse_minutes(v).ok_or_else(|| bad(name, v))?),
+        "W" => {
+            let secs = parse_minutes(v).ok_or_else(|| bad(name, v))?;
+            o.limits[rlimit::RUN] = Some(check_time_limit(v, secs, "RUNLIMIT")?);
+        }
+        "c" => {
+            let secs = parse_minutes(v).ok_or_else(|| bad(name, v))?;
+            o.limits[rlimit::CPU] = Some(check_time_limit(v, secs, "CPULIMIT")?);
+        }
         "M" => o.limits[rlimit::RSS] = Some(size(false)?),
         "v" => o.limits[rlimit::SWAP] = Some(size(false)?),
         "F" => o.limits[rlimit::FSIZE] = Some(size(false)?),
@@ -96,11 +102,17 @@ pub fn apply(
         "u" => o.mail_user = Some(v.to_owned()),
         "env" => o.env.push(v.to_owned()),
         "We" => {
-            parse_minutes(v).ok_or_else(|| bad(name, v))?;
+            parse_minutes(v)
+                .filter(|s| *s <= basalt_core::bounds::MAX_TIME_LIMIT)
+                .ok_or_else(|| bad(name, v))?;
             o.ignored.push(name.to_owned());
         }
-        "T" | "sp" => {
+        "T" => {
             v.trim().parse::<u32>().map_err(|_| bad(name, v))?;
+            o.ignored.push(name.to_owned());
+        }
+        "sp" => {
+            check_user_priority(v, cx.max_user_priority)?;
             o.ignored.push(name.to_owned());
         }
         "app" => o.app = Some(v.to_owned()),

@@ -91,6 +91,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
     let cx = ValueCtx {
         unit: &unit,
         resolve_time: resolve_local_time,
+        max_user_priority: max_user_priority(&config),
     };
     let mut cmdline = BsubOpts::default();
     let words = match apply_items(items, &mut cmdline, &cx) {
@@ -411,24 +412,18 @@ pub(super) fn run_esubs(
 
 /// The submission's token: the caller's ([`SUBMIT_TOKEN_ENV`]) or a new one.
 pub fn chosen_or_new_token() -> Result<String, String> {
-    Ok(token_from_env(std::env::var(SUBMIT_TOKEN_ENV).ok())?.unwrap_or_else(submit_token))
+    match token_from_env(std::env::var(SUBMIT_TOKEN_ENV).ok())? {
+        Some(t) => Ok(t),
+        None => submit_token(),
+    }
 }
 
-/// A token unique to this submission: host, pid, time and 64 random bits.
-pub fn submit_token() -> String {
-    let mut rnd = [0u8; 8];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        let _ = f.read_exact(&mut rnd);
-    }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let host = nix::unistd::gethostname()
-        .map(|h| h.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    format!(
-        "{host}:{}:{nanos:x}:{:016x}",
-        std::process::id(),
-        u64::from_le_bytes(rnd)
-    )
+/// A new token for one submission: 128 bits from the system's random source, as 32 hex
+/// digits — unguessable, so that nobody can send a request that mbatchd would take for
+/// a resend of this one (and mbatchd looks tokens up under the submitting user anyway).
+/// `Err` when the system gives no random bytes.
+pub fn submit_token() -> Result<String, String> {
+    let mut rnd = [0u8; 16];
+    getrandom::fill(&mut rnd).map_err(|e| format!("Cannot make a submission token: {e}"))?;
+    Ok(rnd.iter().map(|b| format!("{b:02x}")).collect())
 }

@@ -12,7 +12,8 @@
 //! (`-Ep` is `-Ep`, not `-E p`; `-hostfile` is not `-h -o stfile`): [`SPEC`] lists every
 //! option of LSF 10.1's bsub. What Basalt does with those it does not carry out:
 //!
-//! * accepted and ignored ([`IGNORED`], plus `-We -T -sp`, whose values are checked):
+//! * accepted and ignored ([`IGNORED`], plus `-We -T -sp`, whose values are checked:
+//!   `-sp` within 1 to lsb.params' `MAX_USER_PRIORITY`, default 100, with LSF's messages):
 //!   options that only tune or describe a job and do not change what it runs, where its
 //!   output goes or whether it runs — `-U -gpu -alloc_flags -Jd -ext/-extsched -Lp -sla
 //!   -g -ul -Zs -hl -ar -freq -network -notify -rcacct` and the CSM options `-csm -jsm
@@ -40,10 +41,13 @@
 //! finished>>`, and bsub exits with the job's exit code (126 when it ended without
 //! starting; a requeued job is waited for again).
 //!
-//! Sending (`retry.rs`): the job goes with a submission token and is sent again, same
-//! token, until mbatchd's answer is known, so a lost answer neither fails nor doubles
-//! the job; exit 255 only when the job certainly does not exist, 254 when a limit
-//! (`LSB_NTRIES`, `BASALT_CMD_TIMEOUT`) made bsub give up while it may.
+//! Sending (`retry.rs`): the job goes with a submission token (128 random bits, or
+//! `BASALT_SUBMIT_TOKEN`; mbatchd keeps it under the submitting user) and is sent again,
+//! same token, until mbatchd's answer is known, so a lost answer neither fails nor
+//! doubles the job; exit 255 only when the job certainly does not exist, 254 when a limit
+//! (`LSB_NTRIES`, `BASALT_CMD_TIMEOUT`) made bsub give up while it may. The limits bound
+//! "try again later" answers too (a pending job threshold, an event log that cannot be
+//! written).
 //!
 //! Unknown options keep LSF's `bsub: illegal option -- x` and the usage. `-app` is sent to
 //! mbatchd, which refuses a profile lsb.applications does not define.

@@ -5,9 +5,10 @@
 //! sent again after a lost answer (mbatchd killed, the master moved, a timeout) gets the
 //! job the first one created instead of a second job. The loop therefore only stops:
 //! * with the job (`Accepted`);
-//! * when the job certainly does not exist: mbatchd refused it (`Refused`; a pending
-//!   job threshold once `LSB_NTRIES` tries are spent) or a limit was reached before any
-//!   request could be sent (`Unreachable`);
+//! * when the job certainly does not exist: mbatchd refused it (`Refused`; a "try again
+//!   later" answer — a pending job threshold, or an event log that cannot be written —
+//!   once a limit is reached and no earlier answer was lost) or a limit was reached
+//!   before any request could be sent (`Unreachable`);
 //! * when a limit (`LSB_NTRIES`, `BASALT_CMD_TIMEOUT`) is reached after a request whose
 //!   answer was lost (`Unknown`): the job may exist.
 //!
@@ -30,7 +31,7 @@ pub const EXIT_MAYBE_SUBMITTED: u8 = 254;
 /// a second one. Not passed on to the job's environment.
 pub const SUBMIT_TOKEN_ENV: &str = "BASALT_SUBMIT_TOKEN";
 /// mbatchd refuses longer tokens.
-pub const MAX_TOKEN_LEN: usize = 256;
+pub const MAX_TOKEN_LEN: usize = basalt_core::bounds::MAX_SUBMIT_TOKEN;
 /// The first pause after a failed attempt; it doubles up to [`MAX_PAUSE`].
 pub const FIRST_PAUSE: Duration = Duration::from_millis(250);
 pub const MAX_PAUSE: Duration = Duration::from_secs(1);
@@ -45,8 +46,9 @@ pub const CALL_TIMEOUT: Duration = Duration::from_secs(15);
 pub enum Class {
     /// mbatchd answered no: the job does not exist.
     Refused,
-    /// A pending job threshold (MAX_PEND_JOBS...): no job; try again after this long
-    /// (SUB_TRY_INTERVAL, which mbatchd sends along).
+    /// Try again after this long, which mbatchd sends along: a pending job threshold
+    /// (MAX_PEND_JOBS..., SUB_TRY_INTERVAL), or its event log cannot be written (1 s).
+    /// This request created no job.
     Threshold(Duration),
     /// No answer: the connection failed, was reset or timed out, mbatchd was stopping or
     /// could not log the job. The job may exist; send the request again, same token.
@@ -59,8 +61,9 @@ pub enum Class {
 /// timeouts, broken HTTP/2 streams) carries its cause as `source` whatever its code, and
 /// is never an answer. Of the statuses mbatchd sends, `UNAVAILABLE` (shutting down),
 /// `UNKNOWN`, `CANCELLED`, `DEADLINE_EXCEEDED`, `ABORTED` and `RESOURCE_EXHAUSTED`
-/// without a retry interval (its event log cannot be written) mean the request was not
-/// answered; `RESOURCE_EXHAUSTED` with a retry interval is a pending job threshold; every
+/// without a retry interval (an older mbatchd whose event log cannot be written) mean the
+/// request was not answered; `RESOURCE_EXHAUSTED` with a retry interval is "try again
+/// later" (a pending job threshold, or the event log cannot be written); every
 /// other code is a refusal (bad queue, limits, permission, bad arguments...).
 pub fn classify(s: &Status) -> Class {
     if std::error::Error::source(s).is_some() {
@@ -162,6 +165,8 @@ where
     let mut tries = 0u64;
     let mut sent = false;
     let mut warned_at: Option<Duration> = None;
+    // The last `Retrying in N seconds` line said, and when.
+    let mut retrying: Option<(String, Duration)> = None;
     let mut next_pause = FIRST_PAUSE;
     loop {
         tries += 1;
@@ -177,16 +182,43 @@ where
             Attempt::Failed(s) => match classify(&s) {
                 Class::Refused => return Outcome::Refused(s),
                 Class::Threshold(wait) => {
-                    // A refusal: no job was created, whatever came before (mbatchd
-                    // answers a known token before it checks any threshold).
-                    if limits.tries.is_some_and(|n| tries >= n) {
-                        return Outcome::Refused(s);
+                    // This request created no job (mbatchd answers a logged token before
+                    // it checks any threshold, even while its log cannot be written).
+                    // Within the same bounds as any other try.
+                    let spent = elapsed();
+                    let out_of_tries = limits.tries.is_some_and(|n| tries >= n);
+                    let out_of_time = limits.time.is_some_and(|t| spent >= t);
+                    if out_of_tries || out_of_time {
+                        // After a lost answer the job may still exist (that request may
+                        // not have reached mbatchd's owner yet): never "not submitted".
+                        return if sent {
+                            Outcome::Unknown {
+                                why: status_why(&s),
+                                tries,
+                                elapsed: spent,
+                            }
+                        } else {
+                            Outcome::Refused(s)
+                        };
                     }
-                    say(format!(
+                    let line = format!(
                         "{}. Retrying in {} seconds...",
                         s.message().trim().trim_end_matches('.'),
                         wait.as_secs()
-                    ));
+                    );
+                    // LSF's line at each SUB_TRY_INTERVAL; a 1-second retry (the event log
+                    // cannot be written) says it again only every WARN_EVERY.
+                    let repeat = retrying.as_ref().is_none_or(|(said, at)| {
+                        *said != line || spent.saturating_sub(*at) >= WARN_EVERY
+                    });
+                    if repeat {
+                        say(line.clone());
+                        retrying = Some((line, spent));
+                    }
+                    let wait = match limits.time {
+                        Some(t) => wait.min(t.saturating_sub(spent)),
+                        None => wait,
+                    };
                     pause(wait).await;
                     next_pause = FIRST_PAUSE;
                     continue;
@@ -283,15 +315,20 @@ pub fn maybe_submitted_text(
     t
 }
 
-/// A token the caller chose ([`SUBMIT_TOKEN_ENV`]): `Err` when it is unusable.
+/// A token the caller chose ([`SUBMIT_TOKEN_ENV`]): `Err` when it is unusable (mbatchd's
+/// rule, `basalt_sched::bounds::check_submit_token`: at most [`MAX_TOKEN_LEN`] characters,
+/// no control character, not starting with `mc:`).
 pub fn token_from_env(v: Option<String>) -> Result<Option<String>, String> {
     match v {
         None => Ok(None),
         Some(t) if t.is_empty() => Ok(None),
-        Some(t) if t.len() > MAX_TOKEN_LEN || t.chars().any(|c| c.is_control()) => Err(format!(
-            "{SUBMIT_TOKEN_ENV} must be at most {MAX_TOKEN_LEN} characters without control characters"
-        )),
-        Some(t) => Ok(Some(t)),
+        Some(t) => match basalt_sched::bounds::check_submit_token(&t) {
+            Ok(()) => Ok(Some(t)),
+            Err(basalt_sched::SchedError::BadArgument(m)) => {
+                Err(format!("{SUBMIT_TOKEN_ENV}: {m}"))
+            }
+            Err(e) => Err(format!("{SUBMIT_TOKEN_ENV}: {e}")),
+        },
     }
 }
 

@@ -325,6 +325,91 @@ fn lsb_ntries_bounds_lost_answers_and_thresholds() {
     assert!(matches!(f.run(Limits::default()), Outcome::Accepted(9)));
 }
 
+/// What mbatchd answers while it cannot write its event log: try again in a second.
+fn log_down() -> Status {
+    let mut s = Status::resource_exhausted(
+        "Cannot write the event log (write job file: No space left on device (os error 28)). \
+         mbatchd accepts no new work until it can write again; queries still work",
+    );
+    s.metadata_mut().insert(
+        basalt_proto::RETRY_SECS_METADATA,
+        tonic::metadata::MetadataValue::from_static("1"),
+    );
+    s
+}
+
+/// Issue 49 item 8: while mbatchd cannot write its event log (a full disk) it answers
+/// "try again in 1 s". `bsub` goes on trying only within `BASALT_CMD_TIMEOUT` and
+/// `LSB_NTRIES`, then gives up with mbatchd's reason: "not submitted" when every request
+/// it sent was answered so, "may have been submitted" (254) when an earlier request's
+/// answer was lost — never "not submitted" for a job that may exist. The `Retrying` line
+/// is said again only every [`WARN_EVERY`], not every second.
+#[test]
+fn issue49_item8_bsub_gives_up_within_its_bounds_while_the_log_cannot_be_written() {
+    let down_then = |n: usize, last: Attempt<u64>| {
+        let mut v: Vec<Attempt<u64>> = (0..n).map(|_| Attempt::Failed(log_down())).collect();
+        v.push(last);
+        v
+    };
+    let five_s = Limits {
+        tries: None,
+        time: Some(Duration::from_secs(5)),
+    };
+    // BASALT_CMD_TIMEOUT: given up in time, the job not submitted, mbatchd's reason.
+    let f = Fake::new(down_then(1000, Attempt::Answered(3)));
+    let start = f.clock.get();
+    match f.run(five_s) {
+        Outcome::Refused(s) => assert!(s.message().contains("No space left"), "{s:?}"),
+        o => panic!(
+            "went on past BASALT_CMD_TIMEOUT: {o:?} after {} tries",
+            f.tries.get()
+        ),
+    }
+    let spent = f.clock.get() - start;
+    assert!(spent <= Duration::from_secs(5) + f.call, "{spent:?}");
+    assert!(
+        f.paused
+            .borrow()
+            .iter()
+            .all(|p| *p <= Duration::from_secs(1))
+    );
+    let said = f.said.borrow().clone();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].ends_with(". Retrying in 1 seconds..."), "{said:?}");
+
+    // After a lost answer the job may exist: 254's message, within LSB_NTRIES and within
+    // BASALT_CMD_TIMEOUT alike.
+    let lost_then_down = || {
+        let mut v = vec![Attempt::Failed(local(
+            Code::Unavailable,
+            "connection reset",
+        ))];
+        v.extend(down_then(1000, Attempt::Answered(4)));
+        v
+    };
+    let three = Limits {
+        tries: Some(3),
+        time: None,
+    };
+    for limits in [three, five_s] {
+        let f = Fake::new(lost_then_down());
+        match f.run(limits) {
+            Outcome::Unknown { why, tries, .. } => {
+                assert!(why.contains("Cannot write the event log"), "{why}");
+                assert_eq!(tries, f.tries.get());
+            }
+            o => panic!("{limits:?}: {o:?} after {} tries", f.tries.get()),
+        }
+        assert!(f.tries.get() <= 60, "{limits:?}: {} tries", f.tries.get());
+    }
+
+    // Without a bound it waits for the disk (LSF's default), saying so every WARN_EVERY.
+    let f = Fake::new(down_then(100, Attempt::Answered(5)));
+    assert!(matches!(f.run(Limits::default()), Outcome::Accepted(5)));
+    let said = f.said.borrow();
+    assert!((2..=5).contains(&said.len()), "{said:?}");
+}
+
 #[test]
 fn the_give_up_message_says_how_to_find_and_resubmit_the_job() {
     let t = maybe_submitted_text(
@@ -356,4 +441,23 @@ fn a_chosen_token_is_checked() {
     assert_eq!(token_from_env(Some("abc".into())), Ok(Some("abc".into())));
     assert!(token_from_env(Some("x".repeat(257))).is_err());
     assert!(token_from_env(Some("a\nb".into())).is_err());
+}
+
+/// Issue 49 item 3: a token bsub makes is 128 random bits (nobody can predict another
+/// submission's), and a chosen token of the form mbatchd keeps for forwarded jobs is
+/// refused before anything is sent.
+#[test]
+fn issue49_item3_new_tokens_are_random_and_forwarded_forms_are_refused() {
+    let made: Vec<String> = (0..64)
+        .map(|_| crate::batch::bsub::submit_token().unwrap_or_default())
+        .collect();
+    for t in &made {
+        assert_eq!(t.len(), 32, "{t}");
+        assert!(t.bytes().all(|b| b.is_ascii_hexdigit()), "{t}");
+        assert_eq!(token_from_env(Some(t.clone())), Ok(Some(t.clone())));
+    }
+    let distinct: std::collections::BTreeSet<&String> = made.iter().collect();
+    assert_eq!(distinct.len(), made.len());
+    let e = token_from_env(Some("mc:east:12.0:1".into())).unwrap_err();
+    assert!(e.contains("reserved for MultiCluster"), "{e}");
 }

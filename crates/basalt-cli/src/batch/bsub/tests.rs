@@ -9,6 +9,7 @@ fn cx(unit: &str) -> ValueCtx<'_> {
     ValueCtx {
         unit,
         resolve_time: no_time,
+        max_user_priority: basalt_core::bounds::DEFAULT_MAX_USER_PRIORITY,
     }
 }
 
@@ -1182,4 +1183,48 @@ fn an_esub_sees_and_changes_the_checkpoint_directory_and_period() {
         matches!(&r, Err(e) if e.contains("line 4: LSB_SUB_CHKPNT_PERIOD")),
         "{r:?}"
     );
+}
+
+/// Issue 49 item 11: LSF's ranges. `-sp` is 1..MAX_USER_PRIORITY (100 unless lsb.params
+/// sets it): not a positive number is "Illegal job priority", above the maximum "Bad user
+/// priority". `-W`/`-c` take `[hour:]minute` whose seconds fit LSF's int: beyond is
+/// "RUNLIMIT value is too big" / "CPULIMIT value is too big". Both once were accepted.
+#[test]
+fn issue49_item11_priorities_and_time_limits_are_held_to_lsf_ranges() {
+    let one = |args: &[&str]| -> Result<BsubOpts, String> {
+        let items = opts::parse(&words(args), &SPEC, true).map_err(|e| e.to_string())?;
+        let mut o = BsubOpts::default();
+        apply_items(items, &mut o, &cx("KB"))?;
+        Ok(o)
+    };
+    let err = |args: &[&str]| {
+        one(args)
+            .err()
+            .unwrap_or_else(|| panic!("{args:?} accepted"))
+    };
+    for v in ["2147483648", "99999999999999999999", "0", "-1", "x", "1.5"] {
+        assert_eq!(
+            err(&["-sp", v, "true"]),
+            format!("{v}: Illegal job priority"),
+            "-sp {v}"
+        );
+    }
+    assert_eq!(err(&["-sp", "101", "true"]), "Bad user priority");
+    for v in ["1", "100"] {
+        assert!(one(&["-sp", v, "true"]).is_ok(), "-sp {v}");
+    }
+    // 35,791,394 minutes is the most whose seconds fit in 2^31 - 1.
+    for (opt, name) in [("-W", "RUNLIMIT"), ("-c", "CPULIMIT")] {
+        for v in ["99999999999", "35791395", "596523:15", "35791395/hostA"] {
+            assert_eq!(
+                err(&[opt, v, "true"]),
+                format!("{v}: {name} value is too big"),
+                "{opt} {v}"
+            );
+        }
+        for v in ["35791394", "596523:14"] {
+            assert!(one(&[opt, v, "true"]).is_ok(), "{opt} {v}");
+        }
+    }
+    assert!(one(&["-We", "99999999999", "true"]).is_err());
 }

@@ -1,12 +1,50 @@
 //! Parsing option values: slot ranges (`-n`), minutes (`-W`), sizes with units
 //! (`-M -S -F ...`) and dates (`-b`, `-t`).
 
-/// What the parser needs from the environment: `LSF_UNIT_FOR_LIMITS` and a way to
-/// turn `-b`/`-t` times into seconds.
+/// What the parser needs from the environment: `LSF_UNIT_FOR_LIMITS`, a way to turn
+/// `-b`/`-t` times into seconds, and lsb.params' `MAX_USER_PRIORITY` (`-sp`'s maximum:
+/// [`max_user_priority`]).
 #[derive(Debug, Clone, Copy)]
 pub struct ValueCtx<'a> {
     pub unit: &'a str,
     pub resolve_time: fn(&[u32]) -> Option<i64>,
+    pub max_user_priority: u32,
+}
+
+/// `MAX_USER_PRIORITY` from lsb.params (a positive integer), else LSF's default
+/// ([`basalt_core::bounds::DEFAULT_MAX_USER_PRIORITY`]).
+pub fn max_user_priority(config: &basalt_config::Config) -> u32 {
+    config
+        .batch
+        .params
+        .other
+        .get("MAX_USER_PRIORITY")
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(basalt_core::bounds::DEFAULT_MAX_USER_PRIORITY)
+}
+
+/// `-sp priority`: 1 to `max` (LSF's messages). Basalt does not order jobs by it.
+pub fn check_user_priority(v: &str, max: u32) -> Result<(), String> {
+    let p = v
+        .trim()
+        .parse::<i32>()
+        .ok()
+        .filter(|p| *p > 0)
+        .ok_or_else(|| format!("{v}: Illegal job priority"))?;
+    if p.unsigned_abs() > max {
+        return Err("Bad user priority".into());
+    }
+    Ok(())
+}
+
+/// A run or CPU time limit's seconds (`parse_minutes`) must fit LSF's int
+/// ([`basalt_core::bounds::MAX_TIME_LIMIT`]): `v: <name> value is too big` otherwise.
+pub fn check_time_limit(v: &str, secs: i64, name: &str) -> Result<i64, String> {
+    if secs > basalt_core::bounds::MAX_TIME_LIMIT {
+        return Err(format!("{v}: {name} value is too big"));
+    }
+    Ok(secs)
 }
 
 /// A `-m` entry: a host or group name, with an optional `+N` preference level (`host+`
