@@ -132,9 +132,12 @@ impl LimCore {
 
     /// `from` asks whether this LIM is alive and whom it follows. A LIM that
     /// is catching up answers "master unknown" with the highest epoch it knows.
-    pub fn on_probe(&mut self, now: u64, _from: &str) -> (ProbeReply, Vec<Effect>) {
+    pub fn on_probe(&mut self, now: u64, from: &str) -> (ProbeReply, Vec<Effect>) {
         let mut fx = Vec::new();
         self.observe(now, &mut fx);
+        if let Some(i) = self.index(from) {
+            self.hosts[i].probed_me_at = Some(now);
+        }
         (
             ProbeReply {
                 host: self.me().to_owned(),

@@ -171,6 +171,9 @@ struct Host {
     /// Rank among candidates.
     rank: Option<usize>,
     view: HostView,
+    /// When this host last probed us (our clock): the answer told it how long ago we
+    /// had heard our master, for its takeover decision.
+    probed_me_at: Option<u64>,
 }
 
 /// The election state machine and host table of one LIM.
@@ -257,6 +260,7 @@ impl LimCore {
                 },
                 entry,
                 rank: r,
+                probed_me_at: None,
             });
         }
         if rank == 0 {
