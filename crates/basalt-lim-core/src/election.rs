@@ -137,6 +137,7 @@ impl LimCore {
             // Our master (the reply tells it of any later epoch we know).
             self.last_contact = now;
             self.master_heard = now;
+            self.master_announced = now;
             if epoch != self.epoch {
                 self.epoch = epoch;
                 fx.push(self.master_changed());
@@ -275,6 +276,7 @@ impl LimCore {
         }
         if new_host {
             self.master_heard = now;
+            self.master_announced = now;
             self.master_news = now;
         }
         if changed {

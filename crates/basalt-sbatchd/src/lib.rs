@@ -72,8 +72,10 @@
 //!   is killed (mbatchd logs a dispatch before sending it, so a job it does not know
 //!   is a stale copy, e.g. an old attempt after a partition). Ack `STOP_JOB`: the kill
 //!   sequence. A job leaves the table once its final report is acknowledged.
-//! * **Heartbeat** ([`mbd`]): `SbdHello` at start (`restarted`) and every
-//!   `hello_interval` (default 5 s), listing the jobs this host runs; the reply's
+//! * **Heartbeat** ([`mbd`]): `SbdHello` at start (`restarted`), at once when the
+//!   master changes, and every `hello_interval` (default 5 s); a failed one is retried
+//!   every 200 ms for 2 s after a master change (a new master's mbatchd is starting),
+//!   then every second. Each lists the jobs this host runs; the reply's
 //!   epoch is the newest epoch, and StartJob/SignalJob carrying an older one are
 //!   refused (`FAILED_PRECONDITION`). The reply lists the jobs mbatchd believes run
 //!   here: a running job two replies in a row leave out (removed or requeued while

@@ -383,6 +383,58 @@ fn a_higher_announcer_is_followed_at_once_only_if_the_master_was_silent_since_it
     assert!(!r.accepted);
 }
 
+/// The witness race: hostA announces to everyone at 1000 ms, hostC's heartbeat reply
+/// comes back from it at 1070 ms (each slave's heartbeat has its own phase), and hostA
+/// dies (or hangs) at 1080 ms. When hostB's takeover probe asks hostC, hostC's latest
+/// word from hostA is 70 ms newer than hostB's — but both last heard the same
+/// announcement round, so it is no sign that hostA lives: hostB takes over at once
+/// instead of waiting another takeover limit (one more interval of 2 s at the defaults).
+#[test]
+fn a_witness_heartbeat_reply_after_the_last_announcement_does_not_hold_a_takeover_up() {
+    let names = ["hostA", "hostB", "hostC"];
+    let core = |me: &str| {
+        let mut c = LimCore::new(config(me, &names)).expect("core");
+        let _ = c.set_local(0, LoadVector::default(), info(me));
+        let _ = c.start(0);
+        let (r, _) = c.on_announce(1000, "hostA", 1);
+        assert!(r.accepted);
+        c
+    };
+    let (mut b, mut c) = (core("hostB"), core("hostC"));
+    let _ = c.on_heartbeat_reply(
+        1070,
+        HeartbeatReply {
+            accepted: true,
+            master: Some("hostA".into()),
+            epoch: 1,
+        },
+    );
+    // hostA is gone from 1080 ms on: hostB's takeover limit (2 intervals) runs out.
+    let mut probe = None;
+    for t in (1010..=1250).step_by(10) {
+        if let Some(Effect::Probe { id, hosts }) = b
+            .tick(t)
+            .into_iter()
+            .find(|e| matches!(e, Effect::Probe { .. }))
+        {
+            probe = Some((t, id, hosts));
+            break;
+        }
+    }
+    let (t, id, hosts) = probe.expect("hostB probes after the takeover limit");
+    assert_eq!(hosts, vec!["hostA".to_owned(), "hostC".to_owned()]);
+    let (witness, _) = c.on_probe(t, "hostB");
+    let _ = b.on_probe_results(
+        t + 30,
+        id,
+        vec![("hostA".into(), None), ("hostC".into(), Some(witness))],
+    );
+    assert!(
+        b.is_master(),
+        "hostB waits although hostA is silent for all"
+    );
+}
+
 /// hostA's LIM is stopped (SIGSTOP) while master, hostB takes over; when hostA
 /// runs again it catches up before anything else and takes mastership back
 /// only through a handover with a later epoch.
