@@ -406,9 +406,10 @@ fn log_len(c: &ProcessCluster, name: &str) -> usize {
 /// (kill -9 of its lim, sbatchd and mbatchd): hostB again.
 ///
 /// Both times, hostC — neither the old nor the new master — serves the new master's
-/// view promptly (issue 49, item 10): `lsid` asked on hostC names hostB, and the job
-/// running on hostC is RUN in hostB's mbatchd (not UNKWN), within
-/// [`EVERY_HOST_FOLLOWS`] of the loss. The times are printed.
+/// view promptly (issue 49, item 10): `lsid` asked on hostC names hostB, the job
+/// running on hostC is RUN in hostB's mbatchd (not UNKWN), and hostC's sbatchd has
+/// reached that mbatchd, within [`EVERY_HOST_FOLLOWS`] of the loss. The times are
+/// printed.
 #[test]
 fn a_hung_master_then_a_lost_one_every_host_follows_the_new_master() -> Result<()> {
     use nix::sys::signal::{Signal, kill};
