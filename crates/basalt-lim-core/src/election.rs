@@ -137,6 +137,7 @@ impl LimCore {
             // Our master (the reply tells it of any later epoch we know).
             self.last_contact = now;
             self.master_heard = now;
+            self.master_announced = now;
             if epoch != self.epoch {
                 self.epoch = epoch;
                 fx.push(self.master_changed());
@@ -165,12 +166,15 @@ impl LimCore {
             }
             Role::Slave => {
                 // Keep a current master that ranks before the announcer and
-                // was heard recently; otherwise follow a later term, or the
-                // same term from a better-ranked host.
+                // was heard recently — unless it has been silent ever since the
+                // announcer's probe asked us about it (see `silent_since_probe`);
+                // otherwise follow a later term, or the same term from a
+                // better-ranked host.
                 if let Some(m) = self.master
                     && m != self.me
                     && self.hosts[m].rank < self.hosts[i].rank
                     && now.saturating_sub(self.master_heard) < self.takeover_after()
+                    && !self.silent_since_probe(i)
                 {
                     return false;
                 }
@@ -189,6 +193,18 @@ impl LimCore {
                 better
             }
         }
+    }
+
+    /// Whether our master has been silent since host `i` last probed us. A host takes
+    /// over only after its probe found the master silent — not answering it, and
+    /// nobody it asked (us included) having heard the master later than it had — so
+    /// when the master has not been heard since (not by us, nor by anyone whose probe
+    /// answer we saw), `i`'s later term is the one to follow now rather than after
+    /// our own, longer, limit. A master heard after that probe lives as far as we
+    /// know: we keep it (the announcer may be cut off from it only).
+    pub(crate) fn silent_since_probe(&self, i: usize) -> bool {
+        let heard = self.master_heard.max(self.master_news);
+        self.hosts[i].probed_me_at.is_some_and(|p| p > heard)
     }
 
     pub(crate) fn give_in(&mut self, now: u64, to: usize, epoch: u64, fx: &mut Vec<Effect>) {
@@ -260,6 +276,7 @@ impl LimCore {
         }
         if new_host {
             self.master_heard = now;
+            self.master_announced = now;
             self.master_news = now;
         }
         if changed {

@@ -132,9 +132,12 @@ impl LimCore {
 
     /// `from` asks whether this LIM is alive and whom it follows. A LIM that
     /// is catching up answers "master unknown" with the highest epoch it knows.
-    pub fn on_probe(&mut self, now: u64, _from: &str) -> (ProbeReply, Vec<Effect>) {
+    pub fn on_probe(&mut self, now: u64, from: &str) -> (ProbeReply, Vec<Effect>) {
         let mut fx = Vec::new();
         self.observe(now, &mut fx);
+        if let Some(i) = self.index(from) {
+            self.hosts[i].probed_me_at = Some(now);
+        }
         (
             ProbeReply {
                 host: self.me().to_owned(),
@@ -144,7 +147,7 @@ impl LimCore {
                 master_heard_ago_ms: match self.role {
                     Role::Master => Some(0),
                     Role::Slave if self.master.is_some() => {
-                        Some(now.saturating_sub(self.master_heard))
+                        Some(now.saturating_sub(self.master_announced))
                     }
                     _ => None,
                 },
@@ -274,17 +277,20 @@ impl LimCore {
                 reply.master.as_deref().and_then(|m| self.index(m))
             };
             // Word of our own silent master from a third host counts only when that
-            // host heard it later than our latest news of it (by over half an
-            // interval; its answer came after `started`, so `started - ago` is the
-            // earliest it can have heard it): then the master lives and only our
-            // link to it is down (a partial partition), and taking over would make
-            // two masters flap. Otherwise it is the same stale news we have — a
-            // dead master was last heard by everyone at about the same time.
+            // host took an announcement from it later than our latest news of it (by
+            // over half an interval; its answer came after `started`, so `started -
+            // ago` is the earliest it can have been): then the master lives and only
+            // our link to it is down (a partial partition), and taking over would
+            // make two masters flap. Otherwise it is the same stale news we have — a
+            // dead master's last announcement reached everyone at the same time.
+            // (Announcements, not heartbeat replies: each slave's heartbeat has its
+            // own phase, so a witness's last reply may be most of an interval newer
+            // than our last word from a master that died in between.)
             let claim = match claim {
                 Some(m)
                     if !syncing && !reply.is_master && Some(m) == self.master && m != self.me =>
                 {
-                    let known = self.master_heard.max(self.master_news);
+                    let known = self.master_announced.max(self.master_news);
                     let heard = reply
                         .master_heard_ago_ms
                         .map(|ago| started.saturating_sub(ago))

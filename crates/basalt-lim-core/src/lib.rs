@@ -37,19 +37,28 @@
 //!   still accepts connections does not block failover) and takes over with
 //!   epoch `max(seen) + 1` only if none answers. If a lower-ranked host is alive
 //!   but not master, the slave waits for it. The same probe goes to every other
-//!   server host as a *witness*: one that heard the silent master itself later
-//!   than this LIM's latest news of it (by over half an interval) shows the
-//!   master lives and only this link is down — a partial partition — and the
-//!   slave keeps following instead of starting a second master that would flap
-//!   with the first. A dead or hung master was last heard by everyone at about
-//!   the same time, so stale news never holds a takeover up for more than a round.
+//!   server host as a *witness*: one that took an announcement from the silent
+//!   master later than this LIM's latest news of it (by over half an interval)
+//!   shows the master lives and only this link is down — a partial partition —
+//!   and the slave keeps following instead of starting a second master that
+//!   would flap with the first. A dead or hung master's last announcement
+//!   reached everyone at the same time (announcements go to every host at once;
+//!   heartbeat replies, whose phase differs from host to host, are not
+//!   compared), so stale news does not hold a takeover up.
 //! * **Conflicts.** A master gives in to an announcement with a later epoch, or
 //!   with its own epoch from a lower rank. A slave follows an announcement with
 //!   a later epoch than its master's, unless its master ranks before the
 //!   announcer and was heard within the takeover limit (then the reply names
 //!   that master and its epoch, and the announcer gives in unless that epoch is
 //!   older than its own: that is the master it took over from after a probe
-//!   went unanswered).
+//!   went unanswered). That exception does not hold when the master has not
+//!   been heard (by us, nor by any witness we asked) since the announcer's last
+//!   probe asked us about it: the announcer took over because that probe found
+//!   the master silent — not answering it, and no witness, us included, with
+//!   later news — so every host it asked follows the new master at its first
+//!   announcement rather than after its own, longer, limit (the takeover sends
+//!   nothing more: the probe and the announcement to every host were there
+//!   already).
 //! * **Handover.** A candidate that follows a master ranked after it (it came
 //!   back, or a partition healed) takes over only once it is in sync: it has
 //!   followed that master at the newest epoch for `MASTER_INACTIVITY_LIMIT`
@@ -171,6 +180,9 @@ struct Host {
     /// Rank among candidates.
     rank: Option<usize>,
     view: HostView,
+    /// When this host last probed us (our clock): the answer told it how long ago we
+    /// had heard our master, for its takeover decision.
+    probed_me_at: Option<u64>,
 }
 
 /// The election state machine and host table of one LIM.
@@ -189,8 +201,13 @@ pub struct LimCore {
     /// When this LIM last heard from its master itself (announcement or
     /// accepted heartbeat): whether the master is "fresh".
     master_heard: u64,
-    /// The latest time a third host's probe answer shows our master was heard
-    /// (later than `master_heard` only while our own link to it is down).
+    /// When this LIM last took an announcement from its master. The master
+    /// announces to every host at once, so a master that died or hung was last
+    /// announced at the same time everywhere — unlike heartbeat replies, whose
+    /// phase differs from host to host: this is what takeover probes compare.
+    master_announced: u64,
+    /// The latest time a third host's probe answer shows our master announced
+    /// (later than `master_announced` only while our own link to it is down).
     master_news: u64,
     became_master: u64,
     last_heartbeat: Option<u64>,
@@ -257,6 +274,7 @@ impl LimCore {
                 },
                 entry,
                 rank: r,
+                probed_me_at: None,
             });
         }
         if rank == 0 {
@@ -285,6 +303,7 @@ impl LimCore {
             max_epoch: 0,
             last_contact: 0,
             master_heard: 0,
+            master_announced: 0,
             master_news: 0,
             became_master: 0,
             last_heartbeat: None,

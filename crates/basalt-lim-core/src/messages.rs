@@ -33,8 +33,9 @@ pub struct ProbeReply {
     pub is_master: bool,
     pub master: Option<String>,
     pub epoch: u64,
-    /// How long ago the replier last heard its master itself (0 when it is the
-    /// master; `None` when it follows none or is an older LIM that does not say).
+    /// How long ago the replier last took an announcement from its master (0 when it
+    /// is the master; `None` when it follows none or is an older LIM that does not
+    /// say).
     pub master_heard_ago_ms: Option<u64>,
 }
 

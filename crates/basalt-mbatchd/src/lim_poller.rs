@@ -1,4 +1,4 @@
-//! The LIM poller: host status and load from the master LIM every second, for the
+//! The LIM poller: host status and load from the master LIM (this host's) every second, for the
 //! core's host table; and the master check, about seven times a second, which resigns when
 //! the LIMs have elected another host.
 //!
@@ -145,69 +145,90 @@ async fn master_check(
     }
 }
 
-/// Ask the LIM master for host status and load every second (while this host is
-/// master), for the core's host table.
+/// Ask this host's LIM for host status and load every second (while it is the master:
+/// this mbatchd serves only then, and the master LIM holds the table), for the core's
+/// host table. The local LIM is asked directly: a lost or hung old master that the
+/// other LIMs' file order puts first costs nothing.
 async fn hosts_poller(
     config: Arc<Config>,
     me: String,
     tx: stdmpsc::Sender<Msg>,
     auth: basalt_runtime::Authenticator,
 ) {
+    let wait = Duration::from_secs(2);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut local = None;
     loop {
         tick.tick().await;
-        let m = match basalt_runtime::find_master(&config, Duration::from_secs(2), &auth).await {
-            Ok(m) => m,
-            Err(e) => {
-                debug!("no LIM answers: {e}");
+        if local.is_none() {
+            local = match basalt_runtime::lim_channel(&config, &me, wait, &auth) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    debug!("cannot address the local LIM: {e}");
+                    continue;
+                }
+            };
+        }
+        let Some(client) = local.as_mut() else {
+            continue;
+        };
+        let reply = match tokio::time::timeout(
+            wait,
+            client.hosts(basalt_proto::lim::HostsRequest { hosts: vec![] }),
+        )
+        .await
+        {
+            Ok(Ok(r)) => r.into_inner(),
+            Ok(Err(e)) => {
+                debug!("the local LIM does not answer: {e}");
+                continue;
+            }
+            Err(_) => {
+                debug!("the local LIM does not answer within {wait:?}");
                 continue;
             }
         };
-        if !basalt_core::same_host(&m.master, &me) {
+        if !reply.is_master {
             continue;
         }
-        let mut client = m.client;
-        let Ok(reply) = client
-            .hosts(basalt_proto::lim::HostsRequest { hosts: vec![] })
-            .await
-        else {
-            continue;
-        };
-        let hosts = reply
-            .into_inner()
-            .hosts
-            .into_iter()
-            .filter_map(|h| {
-                let info = h.info?;
-                let ok = matches!(
-                    basalt_proto::lim::HostStatus::try_from(h.status),
-                    Ok(basalt_proto::lim::HostStatus::Ok
-                        | basalt_proto::lim::HostStatus::Busy
-                        | basalt_proto::lim::HostStatus::LockedUser
-                        | basalt_proto::lim::HostStatus::LockedWindow)
-                );
-                let statics = h.has_info.then(|| basalt_sched::LimStatic {
-                    host_type: info.host_type.clone(),
-                    model: info.model.clone(),
-                    max_mem_mb: info.max_mem_mb,
-                    max_swp_mb: info.max_swp_mb,
-                    max_tmp_mb: info.max_tmp_mb,
-                    resources: info.resources.clone(),
-                });
-                Some(LimHost {
-                    name: info.name.clone(),
-                    ncpus: if h.has_info { info.ncpus } else { 0 },
-                    cpu_factor: info.cpu_factor,
-                    ok,
-                    load: h.load.into_iter().map(|l| (l.name, l.value)).collect(),
-                    statics,
-                })
-            })
-            .collect();
+        let hosts = reply.hosts.into_iter().filter_map(lim_host).collect();
         if tx.send(Msg::Lim(hosts)).is_err() {
             return;
         }
     }
+}
+
+/// One host of the master LIM's table for the core. A host the LIM has not heard from
+/// yet (`UNKNOWN`: the master took over less than `HOST_INACTIVITY_LIMIT` intervals
+/// ago) is left out: that says nothing about the host, so what mbatchd knew of it
+/// stands (a new mbatchd's hosts start with the LIM status unknown), rather than its
+/// running jobs showing UNKWN until its LIM reports to the new master.
+fn lim_host(h: basalt_proto::lim::HostRecord) -> Option<LimHost> {
+    use basalt_proto::lim::HostStatus;
+    let info = h.info?;
+    let ok = match HostStatus::try_from(h.status) {
+        Ok(HostStatus::Unknown) => return None,
+        Ok(
+            HostStatus::Ok | HostStatus::Busy | HostStatus::LockedUser | HostStatus::LockedWindow,
+        ) => true,
+        _ => false,
+    };
+    let statics = h.has_info.then(|| basalt_sched::LimStatic {
+        host_type: info.host_type.clone(),
+        model: info.model.clone(),
+        max_mem_mb: info.max_mem_mb,
+        max_swp_mb: info.max_swp_mb,
+        max_tmp_mb: info.max_tmp_mb,
+        resources: info.resources.clone(),
+    });
+    Some(LimHost {
+        name: info.name.clone(),
+        ncpus: if h.has_info { info.ncpus } else { 0 },
+        cpu_factor: info.cpu_factor,
+        ok,
+        load: h.load.into_iter().map(|l| (l.name, l.value)).collect(),
+        statics,
+    })
 }
 
 #[cfg(test)]
@@ -229,6 +250,33 @@ mod tests {
         assert_eq!(
             c.observe("hostA", Some("hostB"), at(250)).as_deref(),
             Some("hostB")
+        );
+    }
+
+    /// A new master LIM has not heard from a host yet (UNKNOWN): the host is left out,
+    /// so that its running jobs do not show UNKWN until its LIM reports (issue 49, item
+    /// 10); UNAVAIL and the other statuses are passed on.
+    #[test]
+    fn a_host_the_new_master_lim_has_not_heard_yet_is_left_out() {
+        use basalt_proto::lim::{HostRecord, HostStatus};
+        let record = |status: HostStatus| HostRecord {
+            info: Some(basalt_proto::common::HostInfo {
+                name: "hostC".into(),
+                ncpus: 4,
+                ..Default::default()
+            }),
+            has_info: true,
+            status: status as i32,
+            ..Default::default()
+        };
+        assert!(lim_host(record(HostStatus::Unknown)).is_none());
+        let ok = |s| lim_host(record(s)).map(|h| (h.name, h.ok, h.ncpus));
+        assert_eq!(ok(HostStatus::Ok), Some(("hostC".into(), true, 4)));
+        assert_eq!(ok(HostStatus::Busy), Some(("hostC".into(), true, 4)));
+        assert_eq!(ok(HostStatus::Unavail), Some(("hostC".into(), false, 4)));
+        assert_eq!(
+            ok(HostStatus::Unspecified),
+            Some(("hostC".into(), false, 4))
         );
     }
 

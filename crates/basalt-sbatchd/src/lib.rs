@@ -72,8 +72,10 @@
 //!   is killed (mbatchd logs a dispatch before sending it, so a job it does not know
 //!   is a stale copy, e.g. an old attempt after a partition). Ack `STOP_JOB`: the kill
 //!   sequence. A job leaves the table once its final report is acknowledged.
-//! * **Heartbeat** ([`mbd`]): `SbdHello` at start (`restarted`) and every
-//!   `hello_interval` (default 5 s), listing the jobs this host runs; the reply's
+//! * **Heartbeat** ([`mbd`]): `SbdHello` at start (`restarted`), at once when the
+//!   master changes, and every `hello_interval` (default 5 s); a failed one is retried
+//!   every 200 ms for 2 s after a master change (a new master's mbatchd is starting),
+//!   then every second. Each lists the jobs this host runs; the reply's
 //!   epoch is the newest epoch, and StartJob/SignalJob carrying an older one are
 //!   refused (`FAILED_PRECONDITION`). The reply lists the jobs mbatchd believes run
 //!   here: a running job two replies in a row leave out (removed or requeued while
@@ -81,7 +83,7 @@
 //!   report repeating its newest acknowledged sequence number, so that mbatchd's
 //!   `NO_JOB`/`STOP_JOB` answer ends it ([`owner`]).
 //! * **mbatchd supervision** ([`mbdsup`]): the local LIM is asked for the master
-//!   every second; on the master host sbatchd runs `mbatchd -H <host> -d <envdir>`
+//!   every 100 ms ([`mbd::MASTER_POLL`]); on the master host sbatchd runs `mbatchd -H <host> -d <envdir>`
 //!   (the `mbatchd` next to its own executable, else in `LSF_SERVERDIR`), restarts it
 //!   at once after exit 202 (`MASTER_RECONFIG`) and after the death of an mbatchd that
 //!   had reported serving (lock taken, log replayed, port bound; kill -9, a crash), and

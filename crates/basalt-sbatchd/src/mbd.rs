@@ -236,6 +236,8 @@ pub async fn hello_loop(
     loop {
         let wanted = master.borrow_and_update().clone();
         if wanted.as_deref() != current.as_ref().map(|c| c.0.as_str()) {
+            // A new master: its mbatchd is likely still starting; retry quickly.
+            failures = 0;
             current = wanted.and_then(|m| {
                 basalt_runtime::mbatchd_peer_channel(&shared.config, &m, RPC_TIMEOUT, &shared.auth)
                     .ok()
@@ -260,7 +262,7 @@ pub async fn hello_loop(
             match tokio::time::timeout(RPC_TIMEOUT, client.rpc.sbd_hello(req)).await {
                 Ok(Ok(reply)) => {
                     let r = reply.into_inner();
-                    if restarted || failures > 0 {
+                    if restarted || failures > 0 || !*published {
                         info!("mbatchd on {m} answered; epoch {}", r.epoch);
                     }
                     restarted = false;
@@ -288,12 +290,14 @@ pub async fn hello_loop(
                     shared.metrics.mbatchd_connected.set(0);
                     shared.metrics.hellos_failed.inc();
                     hello_failed(m, failures, e.message());
+                    interval = hello_retry(failures);
                 }
                 Err(_) => {
                     failures += 1;
                     shared.metrics.mbatchd_connected.set(0);
                     shared.metrics.hellos_failed.inc();
                     hello_failed(m, failures, "timed out");
+                    interval = hello_retry(failures);
                 }
             }
         } else {
@@ -316,10 +320,34 @@ pub async fn hello_loop(
     }
 }
 
+/// When to say hello again after `failures` failed hellos in a row to the current
+/// master (counted from 0 again when the master changes): every 200 ms for the first
+/// [`QUICK_HELLOS`] failures (2 s), then every second. After a failover the new
+/// master's mbatchd starts serving within a second or so of the election (once it
+/// holds the event-log lock and has replayed the log): the quick hellos reach it within
+/// 200 ms rather than up to a whole second later, and reports waiting for it (they go
+/// only after a hello succeeded) go with them. A master whose mbatchd stays away gets
+/// one hello a second, as before: what a cluster of many hosts sends to a port nobody
+/// listens on does not grow past those first 2 s.
+pub(crate) fn hello_retry(failures: u32) -> Duration {
+    if failures <= QUICK_HELLOS {
+        Duration::from_millis(200)
+    } else {
+        Duration::from_secs(1)
+    }
+}
+
+/// Failed hellos to a new master retried after 200 ms ([`hello_retry`]).
+const QUICK_HELLOS: u32 = 10;
+
+/// Failed hellos in a row before one is logged as a warning: 2 s of [`hello_retry`]
+/// (10 × 0.2 s), as long as 3 hellos a second apart took before.
+const WARN_AFTER_FAILURES: u32 = QUICK_HELLOS + 1;
+
 /// Log a failed hello: quietly at first (mbatchd may be starting), then as a
 /// warning after a few seconds and every minute or so after that.
 fn hello_failed(master: &str, failures: u32, why: &str) {
-    if failures == 3 || failures.is_multiple_of(60) {
+    if failures == WARN_AFTER_FAILURES || failures.is_multiple_of(60) {
         warn!("SbdHello to mbatchd on {master}: {why} ({failures} failures)");
     } else {
         debug!("SbdHello to mbatchd on {master}: {why}");
@@ -567,6 +595,22 @@ mod tests {
 
     /// A job's start waits up to the window for the job's end, and goes with it when
     /// the end comes in time.
+    /// After a failover the new master's mbatchd serves within a second or so of the
+    /// election, after sbatchd learnt the master (issue 49, item 10): the hellos that
+    /// fail meanwhile are retried every 200 ms for 2 s, then every second.
+    #[test]
+    fn failed_hellos_are_retried_quickly_then_every_second() {
+        let ms = Duration::from_millis;
+        let waits: Vec<_> = (1..=12).map(hello_retry).collect();
+        let mut expected = vec![ms(200); 10];
+        expected.extend([ms(1000), ms(1000)]);
+        assert_eq!(waits, expected);
+        assert_eq!(hello_retry(u32::MAX), ms(1000));
+        // The warning comes after 2 s of failures.
+        let before_warning: Duration = (1..WARN_AFTER_FAILURES).map(hello_retry).sum();
+        assert_eq!(before_warning, ms(2000));
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_start_waits_for_an_end_within_the_window() {
         let (tx, mut rx) = mpsc::unbounded_channel();

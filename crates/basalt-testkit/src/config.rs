@@ -16,6 +16,9 @@ pub struct ClusterSpec {
     pub hosts: usize,
     pub exinterval_secs: f64,
     pub master_inactivity_limit: u32,
+    /// `RETRY_LIMIT` (default 2, the embedded file's): the extra intervals of master
+    /// silence each rank step past the first waits before taking over itself.
+    pub retry_limit: u32,
     pub probe_timeout_secs: f64,
     pub sample_interval_secs: f64,
     pub extra_resources: Vec<ExtraResource>,
@@ -45,6 +48,7 @@ impl ClusterSpec {
             hosts: n,
             exinterval_secs: 0.2,
             master_inactivity_limit: 3,
+            retry_limit: 2,
             probe_timeout_secs: 1.0,
             sample_interval_secs: 0.25,
             extra_resources: Vec::new(),
@@ -220,6 +224,24 @@ pub(crate) fn write_config_mc(
     }
     if !spec.lsf_conf_extra.is_empty() {
         append_file(&envdir.join("lsf.conf"), &spec.lsf_conf_extra)?;
+    }
+    if spec.retry_limit != 2 {
+        // The embedded file says `RETRY_LIMIT = 2`: put the spec's value in its place.
+        let path = envdir.join(format!("lsf.cluster.{}", spec.cluster));
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if !text.contains("\nRETRY_LIMIT = 2\n") {
+            bail!(
+                "{} has no `RETRY_LIMIT = 2` line to replace",
+                path.display()
+            );
+        }
+        let text = text.replacen(
+            "\nRETRY_LIMIT = 2\n",
+            &format!("\nRETRY_LIMIT = {}\n", spec.retry_limit),
+            1,
+        );
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     if !spec.resource_map.is_empty() {
         let mut text = String::from("\nBegin ResourceMap\nRESOURCENAME  LOCATION\n");

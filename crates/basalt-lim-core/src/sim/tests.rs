@@ -315,6 +315,7 @@ fn fresh_lower_master_is_kept_against_a_higher_announcer() {
     let (r, _) = c.on_announce(10, "hostA", 1);
     assert!(r.accepted);
     // hostB, cut off from hostA, claims mastership while hostC still hears hostA.
+    // (hostB never probed hostC: hostC cannot tell that hostA is silent for others.)
     let (r, _) = c.on_announce(50, "hostB", 2);
     assert_eq!(
         (r.accepted, r.master.as_deref(), r.epoch),
@@ -331,6 +332,107 @@ fn fresh_lower_master_is_kept_against_a_higher_announcer() {
         epoch: 2,
         me_is_master: false
     }));
+}
+
+/// hostB's probe asked hostC about hostA before hostB announced a later term: if hostC
+/// has not heard hostA since, it follows hostB at once; if it has (hostA lives, and only
+/// hostB's link to it is down), it keeps hostA until its own limit, as without a probe.
+#[test]
+fn a_higher_announcer_is_followed_at_once_only_if_the_master_was_silent_since_its_probe() {
+    let core = || {
+        let mut c = LimCore::new(config("hostC", &["hostA", "hostB", "hostC"])).expect("core");
+        let _ = c.set_local(0, LoadVector::default(), info("hostC"));
+        let _ = c.start(0);
+        let (r, _) = c.on_announce(10, "hostA", 1);
+        assert!(r.accepted);
+        let (p, _) = c.on_probe(60, "hostB");
+        assert_eq!(
+            (p.master.as_deref(), p.master_heard_ago_ms),
+            (Some("hostA"), Some(50))
+        );
+        c
+    };
+    // Silent since the probe: hostB's term is followed at once.
+    let mut c = core();
+    let (r, fx) = c.on_announce(90, "hostB", 2);
+    assert_eq!(
+        (r.accepted, r.master.as_deref(), r.epoch),
+        (true, Some("hostB"), 2)
+    );
+    assert!(fx.contains(&Effect::MasterChanged {
+        master: Some("hostB".into()),
+        epoch: 2,
+        me_is_master: false
+    }));
+    // Heard after the probe: hostA is kept.
+    let mut c = core();
+    let (r, _) = c.on_announce(70, "hostA", 1);
+    assert!(r.accepted);
+    let (r, _) = c.on_announce(90, "hostB", 2);
+    assert_eq!(
+        (r.accepted, r.master.as_deref(), r.epoch),
+        (false, Some("hostA"), 1)
+    );
+    // A probe from another host says nothing about hostB's decision.
+    let mut c = LimCore::new(config("hostC", &["hostA", "hostB", "hostC", "hostD"])).expect("core");
+    let _ = c.set_local(0, LoadVector::default(), info("hostC"));
+    let _ = c.start(0);
+    let _ = c.on_announce(10, "hostA", 1);
+    let _ = c.on_probe(60, "hostD");
+    let (r, _) = c.on_announce(90, "hostB", 2);
+    assert!(!r.accepted);
+}
+
+/// The witness race: hostA announces to everyone at 1000 ms, hostC's heartbeat reply
+/// comes back from it at 1070 ms (each slave's heartbeat has its own phase), and hostA
+/// dies (or hangs) at 1080 ms. When hostB's takeover probe asks hostC, hostC's latest
+/// word from hostA is 70 ms newer than hostB's — but both last heard the same
+/// announcement round, so it is no sign that hostA lives: hostB takes over at once
+/// instead of waiting another takeover limit (one more interval of 2 s at the defaults).
+#[test]
+fn a_witness_heartbeat_reply_after_the_last_announcement_does_not_hold_a_takeover_up() {
+    let names = ["hostA", "hostB", "hostC"];
+    let core = |me: &str| {
+        let mut c = LimCore::new(config(me, &names)).expect("core");
+        let _ = c.set_local(0, LoadVector::default(), info(me));
+        let _ = c.start(0);
+        let (r, _) = c.on_announce(1000, "hostA", 1);
+        assert!(r.accepted);
+        c
+    };
+    let (mut b, mut c) = (core("hostB"), core("hostC"));
+    let _ = c.on_heartbeat_reply(
+        1070,
+        HeartbeatReply {
+            accepted: true,
+            master: Some("hostA".into()),
+            epoch: 1,
+        },
+    );
+    // hostA is gone from 1080 ms on: hostB's takeover limit (2 intervals) runs out.
+    let mut probe = None;
+    for t in (1010..=1250).step_by(10) {
+        if let Some(Effect::Probe { id, hosts }) = b
+            .tick(t)
+            .into_iter()
+            .find(|e| matches!(e, Effect::Probe { .. }))
+        {
+            probe = Some((t, id, hosts));
+            break;
+        }
+    }
+    let (t, id, hosts) = probe.expect("hostB probes after the takeover limit");
+    assert_eq!(hosts, vec!["hostA".to_owned(), "hostC".to_owned()]);
+    let (witness, _) = c.on_probe(t, "hostB");
+    let _ = b.on_probe_results(
+        t + 30,
+        id,
+        vec![("hostA".into(), None), ("hostC".into(), Some(witness))],
+    );
+    assert!(
+        b.is_master(),
+        "hostB waits although hostA is silent for all"
+    );
 }
 
 /// hostA's LIM is stopped (SIGSTOP) while master, hostB takes over; when hostA
@@ -586,4 +688,67 @@ fn witness_news_ages_and_the_takeover_follows() {
     sim.advance(1000);
     sim.assert_all_follow("hostB");
     assert_eq!(sim.epoch_of("hostB"), 2);
+}
+
+/// Issue 49, item 10: when the master is lost (killed, or hung: its LIM stopped), the
+/// hosts that are neither the old nor the new master follow the new master at its
+/// takeover — its first announcement — not when their own, longer, limit runs out; and
+/// their first heartbeat at once puts them in the new master's table. hostC and hostD
+/// answered the takeover probe of hostB, and have heard nothing of hostA since: the
+/// probe found hostA silent for them too.
+#[test]
+fn every_host_follows_the_new_master_at_its_takeover() {
+    let names = ["hostA", "hostB", "hostC", "hostD"];
+    for hung in [false, true] {
+        let configs = names
+            .iter()
+            .map(|n| {
+                let mut c = config(n, &names);
+                // hostC would wait 2 + 5 intervals of silence by its own clock, hostD
+                // (no candidate) 2; hostB (rank 1) takes over after 2 and a probe.
+                c.timing.retry_limit = 5;
+                c.hosts[3].candidate = false;
+                ((*n).to_owned(), c)
+            })
+            .collect();
+        let mut sim = Sim::with_configs(&names, configs);
+        sim.advance(300);
+        sim.assert_all_follow("hostA");
+        if hung {
+            sim.pause("hostA");
+        } else {
+            sim.kill("hostA");
+        }
+        let lost_at = sim.now;
+        let took_over = loop {
+            sim.advance(10);
+            if sim.nodes["hostB"].is_master() {
+                break sim.now;
+            }
+            assert!(sim.now < lost_at + 2000, "hostB never took over");
+        };
+        for h in ["hostC", "hostD"] {
+            assert_eq!(
+                sim.master_of(h).as_deref(),
+                Some("hostB"),
+                "hung {hung}: at hostB's takeover ({} ms after the loss) {h} follows {:?}",
+                took_over - lost_at,
+                sim.master_of(h)
+            );
+            assert_eq!(sim.epoch_of(h), sim.epoch_of("hostB"));
+            assert_eq!(
+                sim.nodes["hostB"].host(h).map(|v| v.status),
+                Some(HostStatus::Ok),
+                "hung {hung}: {h} in the new master's table"
+            );
+        }
+        // And it stays so: no host goes back to the old master or flaps.
+        let seen = sim.changes.len();
+        sim.advance(1000);
+        let after: Vec<_> = sim.changes[seen..]
+            .iter()
+            .filter(|(_, h, _, _)| h != "hostA")
+            .collect();
+        assert!(after.is_empty(), "hung {hung}: {after:?}");
+    }
 }
