@@ -75,6 +75,69 @@ fn ready_task(
     Ok((child, out))
 }
 
+/// A `Run` of `true` on the RES of `host`, sent from hostA's address with the credential
+/// `cred` as it is (not a fresh one): the task's wait status, or the refusal.
+fn run_with_credential(
+    c: &InProcessBatch,
+    host: &str,
+    cred: &[u8],
+) -> Result<std::result::Result<Option<i32>, tonic::Status>> {
+    use basalt_proto::res::{TaskInput, TaskStart, res_client::ResClient, task_input, task_output};
+    let config = basalt_config::load(&c.envdir)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .config;
+    let addr = basalt_runtime::res_addr(&config, host)?;
+    let local = basalt_runtime::host_addr(&config, "hostA")?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let ch = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))?
+            .local_address(Some(local))
+            .timeout(LONG)
+            .connect()
+            .await?;
+        let start = TaskInput {
+            what: Some(task_input::What::Start(TaskStart {
+                protocol: Some(basalt_proto::PROTOCOL),
+                argv: vec!["true".into()],
+                env: vec!["PATH=/usr/bin:/bin".into()],
+                cwd: "/tmp".into(),
+                umask: 0o22,
+                ..Default::default()
+            })),
+        };
+        let eof = TaskInput {
+            what: Some(task_input::What::StdinEof(true)),
+        };
+        let mut req = tonic::Request::new(tokio_stream::iter(vec![start, eof]));
+        req.metadata_mut().insert_bin(
+            basalt_auth::CRED_METADATA,
+            tonic::metadata::BinaryMetadataValue::from_bytes(cred),
+        );
+        if let Ok(v) = basalt_proto::protocol_text().parse() {
+            req.metadata_mut().insert(basalt_proto::PROTOCOL_METADATA, v);
+        }
+        let mut out = match ResClient::new(ch).run(req).await {
+            Ok(r) => r.into_inner(),
+            Err(s) => return Ok(Err(s)),
+        };
+        let mut status = None;
+        loop {
+            match out.message().await {
+                Ok(Some(m)) => {
+                    if let Some(task_output::What::Exited(x)) = m.what {
+                        status = Some(x);
+                    }
+                }
+                Ok(None) => break,
+                Err(s) => return Ok(Err(s)),
+            }
+        }
+        Ok(Ok(status))
+    })
+}
+
 /// `bsub <opts> -R span[ptile=1] -o <out> <script>`: a job of a slot a host, which finds
 /// blaunch on its PATH (the cluster's commands, as LSF_BINDIR on the submitter's PATH).
 fn spread_job(
@@ -334,6 +397,33 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
     assert!(
         second.len() == 1 && second != first,
         "{second:?} after {first:?}"
+    );
+
+    // Issue 49, item 2: a credential the retired worker accepted is refused by the one
+    // after it (the worker that kept its replay cache in memory only took it again).
+    let config = basalt_config::load(&c.envdir)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .config;
+    let cred = basalt_runtime::user_auth(&config)
+        .towards("hostC")
+        .credential_for("/basalt.res.v1.Res/Run", None)?
+        .1;
+    let ran = run_with_credential(&c, "hostC", &cred)?;
+    assert!(matches!(ran, Ok(Some(0))), "a fresh credential: {ran:?}");
+    let used = workers(&c.envdir, "hostC");
+    let again = run_with_credential(&c, "hostC", &cred)?;
+    assert!(
+        matches!(&again, Err(s) if s.code() == tonic::Code::PermissionDenied),
+        "replayed to the same worker: {again:?}"
+    );
+    wait_for("the worker that took it to retire", LONG, || {
+        let now = workers(&c.envdir, "hostC");
+        ((!now.iter().any(|p| used.contains(p))).then_some(()), format!("{now:?}"))
+    })?;
+    let after = run_with_credential(&c, "hostC", &cred)?;
+    assert!(
+        matches!(&after, Err(s) if s.code() == tonic::Code::PermissionDenied),
+        "replayed to the next worker: {after:?}"
     );
 
     // lsgrun: every host in turn; -p all at once; a failing host's exit code.

@@ -355,6 +355,50 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
     Ok(())
 }
 
+/// Issue 49, item 2: a credential mbatchd accepted is refused by the mbatchd that
+/// replaces it after a kill -9 (sbatchd starts one at once), as by the first; a fresh one
+/// is served.
+#[test]
+fn a_used_credential_is_refused_after_a_kill_9_of_mbatchd() -> Result<()> {
+    let c = ProcessCluster::start_batch("sec-replay", &ClusterSpec::new(1), "")?;
+    let cfg = config(&c)?;
+    let rt = rt()?;
+    let mbd = basalt_runtime::mbd_addr(&cfg, "hostA")?;
+    let host_a = c.addrs[0];
+    let auth = basalt_runtime::user_auth(&cfg);
+    let cred = sealed(&auth, "hostA", JOBS, &jobs_req())?;
+    rt.block_on(async {
+        let mut plain = MbatchdClient::new(raw_channel(mbd, Some(host_a)).await?);
+        let r = plain.jobs(with_cred(jobs_req(), &cred)).await;
+        assert!(r.is_ok(), "a fresh credential was refused: {r:?}");
+        denied(
+            "a replayed credential",
+            plain.jobs(with_cred(jobs_req(), &cred)).await,
+        )
+    })?;
+    let before = c.pids_of("mbatchd", "hostA");
+    assert_eq!(c.kill9_pids_of("mbatchd", "hostA"), before.len());
+    wait_for("a new mbatchd to serve", DEADLINE, || {
+        let now = c.pids_of("mbatchd", "hostA");
+        let serving = !now.is_empty()
+            && now.iter().all(|p| !before.contains(p))
+            && c.run("bjobs", &["-u", "all"]).is_ok_and(|o| o.status.success());
+        (serving.then_some(()), format!("{now:?} after {before:?}"))
+    })?;
+    rt.block_on(async {
+        let mut plain = MbatchdClient::new(raw_channel(mbd, Some(host_a)).await?);
+        denied(
+            "a credential used before the kill -9",
+            plain.jobs(with_cred(jobs_req(), &cred)).await,
+        )?;
+        let fresh = sealed(&auth, "hostA", JOBS, &jobs_req())?;
+        let r = plain.jobs(with_cred(jobs_req(), &fresh)).await;
+        assert!(r.is_ok(), "a fresh credential was refused: {r:?}");
+        anyhow::Ok(())
+    })?;
+    Ok(())
+}
+
 /// Any message as raw bytes.
 #[derive(Clone, PartialEq, prost::Message)]
 struct Raw {
