@@ -5,7 +5,9 @@
 //! the event-log lock of the dead process over without waiting for staleness.
 //!
 //! Each cycle: the mbatchd serving is found, left serving 100–400 ms while two threads
-//! keep submitting, then SIGKILLed; a probe `bsub` is started at once (bsub keeps trying
+//! keep submitting, then SIGKILLed — at once, after the first 100 ms, when lsb.events
+//! shows a job's end whose `JOB_FINISH` lsb.acct does not have yet (the files are
+//! watched every half millisecond: a kill between the two writes); a probe `bsub` is started at once (bsub keeps trying
 //! while mbatchd is down) and the time from the kill to its acknowledgement is the
 //! cycle's kill-to-serving time.
 //!
@@ -17,7 +19,12 @@
 //!   name): a user who resubmits on failure would run it twice;
 //! * every killed mbatchd was restarted by sbatchd at once (its log says why), none
 //!   with the start-up back-off;
-//! * kill-to-serving p100 under 3 s.
+//! * kill-to-serving p100 under 3 s;
+//! * issue 49, item 4: each job runs `echo` and ends at once, so jobs end all through
+//!   the kills, and a kill often falls between an iteration's lsb.events write and its
+//!   lsb.acct write: every finished job has exactly one `JOB_FINISH` in lsb.acct (none
+//!   missing, none twice, none for a job that did not end), and `bacct -l -u all`
+//!   reports each once.
 //!
 //! The figures (p50/p100 kill-to-serving, counts) are printed on stderr with the prefix
 //! `mbatchd_chaos:`; `cargo test -p basalt-tests --test mbatchd_chaos -- --nocapture`
@@ -163,6 +170,41 @@ fn all_jobs(tools: &Tools) -> Result<BTreeMap<u64, (String, String)>> {
     Ok(m)
 }
 
+/// lsb.acct's `JOB_FINISH` records, read independently (event-log.md: the record type,
+/// the version, the event time, then the job id): job id -> how many.
+fn acct_records(logdir: &Path) -> Result<BTreeMap<u64, usize>> {
+    let path = logdir.join("lsb.acct");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let mut out = BTreeMap::new();
+    for l in text.lines().filter(|l| l.starts_with("\"JOB_FINISH\" ")) {
+        let id: u64 = l
+            .split_whitespace()
+            .nth(3)
+            .and_then(|f| f.parse().ok())
+            .with_context(|| format!("no job id in {l}"))?;
+        *out.entry(id).or_default() += 1;
+    }
+    Ok(out)
+}
+
+/// The jobs `bacct -l -u all` reports: job id -> how many times.
+fn bacct_jobs(tools: &Tools) -> Result<BTreeMap<u64, usize>> {
+    let (code, out, err) = tools.run("bacct", &["-l", "-u", "all"])?;
+    if code != Some(0) {
+        bail!("bacct -l -u all exited {code:?}: {err}");
+    }
+    let mut m = BTreeMap::new();
+    for l in out.lines() {
+        if let Some(rest) = l.trim_start().strip_prefix("Job <")
+            && let Some(id) = rest.split('>').next().and_then(|s| s.parse::<u64>().ok())
+        {
+            *m.entry(id).or_default() += 1;
+        }
+    }
+    Ok(m)
+}
+
 /// The `q`-quantile of sorted durations (nearest rank).
 fn quantile(sorted: &[Duration], q: f64) -> Duration {
     if sorted.is_empty() {
@@ -213,6 +255,87 @@ fn sbatchd_view(log: &str) -> (Vec<Duration>, usize, usize) {
     (ready, at_once, backoff)
 }
 
+/// Watches lsb.events and lsb.acct as they grow, read independently (event-log.md:
+/// `"JOB_STATUS" "<version>" <time> <jobId> <jStatus> ...`, `"JOB_FINISH" "<version>"
+/// <time> <jobId> ...`): which jobs' ends (DONE or EXIT, without the post-execution
+/// bits) lsb.events has and lsb.acct does not.
+struct Watch {
+    logdir: std::path::PathBuf,
+    /// How far each file was read, and the incomplete line at its end.
+    events: (u64, Vec<u8>),
+    acct: (u64, Vec<u8>),
+    ended: BTreeSet<u64>,
+    recorded: BTreeSet<u64>,
+}
+
+impl Watch {
+    fn new(logdir: std::path::PathBuf) -> Watch {
+        Watch {
+            logdir,
+            events: (0, Vec::new()),
+            acct: (0, Vec::new()),
+            ended: BTreeSet::new(),
+            recorded: BTreeSet::new(),
+        }
+    }
+
+    /// The complete lines `name` got since the last call.
+    fn new_lines(path: &Path, at: &mut (u64, Vec<u8>)) -> Vec<String> {
+        use std::io::{Seek, SeekFrom};
+        let Ok(mut f) = std::fs::File::open(path) else {
+            return Vec::new();
+        };
+        let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+        if len < at.0 {
+            // Rewritten (a log switch): read it again from the top.
+            *at = (0, Vec::new());
+        }
+        let mut buf = Vec::new();
+        if f.seek(SeekFrom::Start(at.0)).is_err() || f.read_to_end(&mut buf).is_err() {
+            return Vec::new();
+        }
+        at.0 += buf.len() as u64;
+        at.1.extend_from_slice(&buf);
+        let Some(end) = at.1.iter().rposition(|&b| b == b'\n') else {
+            return Vec::new();
+        };
+        let done: Vec<u8> = at.1.drain(..=end).collect();
+        String::from_utf8_lossy(&done)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Read what the files got; the jobs whose end lsb.events has and lsb.acct not.
+    fn unrecorded(&mut self) -> BTreeSet<u64> {
+        for l in Self::new_lines(&self.logdir.join("lsb.events"), &mut self.events) {
+            if !l.starts_with("\"JOB_STATUS\" ") {
+                continue;
+            }
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if let (Some(id), Some(st)) = (
+                f.get(3).and_then(|s| s.parse::<u64>().ok()),
+                f.get(4).and_then(|s| s.parse::<u32>().ok()),
+            ) && st & 0x60 != 0
+                && st & 0x180 == 0
+            {
+                self.ended.insert(id);
+            }
+        }
+        for l in Self::new_lines(&self.logdir.join("lsb.acct"), &mut self.acct) {
+            if let Some(id) = l
+                .starts_with("\"JOB_FINISH\" ")
+                .then(|| l.split_whitespace().nth(3))
+                .flatten()
+                .and_then(|s| s.parse::<u64>().ok())
+            {
+                self.recorded.insert(id);
+            }
+        }
+        self.ended.difference(&self.recorded).copied().collect()
+    }
+}
+
 /// splitmix64, to vary how long each mbatchd serves before its kill.
 fn next_rand(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -255,6 +378,9 @@ fn mbatchd_killed_50_times_serves_again_within_3_s_and_loses_nothing() -> Result
     }
 
     let mut rng = std::process::id() as u64;
+    let mut watch = Watch::new(c.dir.path().join("work/basalt/logdir"));
+    // Kills that came while lsb.events had an end lsb.acct had not.
+    let mut between = 0usize;
     let mut times = Vec::new();
     let mut probes = Vec::new();
     let t_kills = Instant::now();
@@ -268,7 +394,17 @@ fn mbatchd_killed_50_times_serves_again_within_3_s_and_loses_nothing() -> Result
                     ((p.len() == 1).then(|| p[0]), format!("{p:?}"))
                 },
             )?;
-            std::thread::sleep(Duration::from_millis(100 + next_rand(&mut rng) % 300));
+            let serve = Duration::from_millis(100 + next_rand(&mut rng) % 300);
+            let since = Instant::now();
+            let before = watch.unrecorded();
+            std::thread::sleep(Duration::from_millis(100));
+            while since.elapsed() < serve {
+                if watch.unrecorded().difference(&before).next().is_some() {
+                    between += 1;
+                    break;
+                }
+                std::thread::sleep(Duration::from_micros(500));
+            }
             nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(pid),
                 nix::sys::signal::Signal::SIGKILL,
@@ -380,6 +516,35 @@ fn mbatchd_killed_50_times_serves_again_within_3_s_and_loses_nothing() -> Result
         .collect();
     let ids: BTreeSet<u64> = acked.keys().copied().collect();
 
+    // Accounting: one record per finished job.
+    let ended: BTreeSet<u64> = jobs
+        .iter()
+        .filter(|(_, (s, _))| s == "DONE" || s == "EXIT")
+        .map(|(id, _)| *id)
+        .collect();
+    let acct = acct_records(&c.dir.path().join("work/basalt/logdir"))?;
+    let no_record: Vec<u64> = ended
+        .iter()
+        .filter(|id| !acct.contains_key(id))
+        .copied()
+        .collect();
+    let acct_twice: Vec<u64> = acct
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(id, _)| *id)
+        .collect();
+    let acct_not_ended: Vec<u64> = acct
+        .keys()
+        .filter(|id| !ended.contains(id))
+        .copied()
+        .collect();
+    let in_bacct = bacct_jobs(&tools)?;
+    let bacct_wrong: Vec<(u64, usize)> = ended
+        .iter()
+        .map(|id| (*id, in_bacct.get(id).copied().unwrap_or(0)))
+        .filter(|(_, n)| *n != 1)
+        .collect();
+
     let mut sorted = times.clone();
     sorted.sort();
     let (p50, p90, p100) = (
@@ -405,6 +570,18 @@ fn mbatchd_killed_50_times_serves_again_within_3_s_and_loses_nothing() -> Result
         ran.len(),
         twice.len(),
         done_not_run.len()
+    );
+    eprintln!(
+        "mbatchd_chaos: {between} of the {KILLS} kills came while lsb.events had a job's end \
+         lsb.acct had not yet; {} jobs ended; lsb.acct: {} records, {} ended jobs without \
+         one, {} jobs with more than one, {} records of jobs that did not end; bacct: {} \
+         ended jobs not reported exactly once",
+        ended.len(),
+        acct.values().sum::<usize>(),
+        no_record.len(),
+        acct_twice.len(),
+        acct_not_ended.len(),
+        bacct_wrong.len()
     );
     eprintln!(
         "mbatchd_chaos: kill-to-serving per kill (ms): {:?}",
@@ -440,6 +617,15 @@ fn mbatchd_killed_50_times_serves_again_within_3_s_and_loses_nothing() -> Result
     assert!(
         p100 < GOAL,
         "kill to serving p100 {p100:?} is not under {GOAL:?}: {times:?}"
+    );
+    assert!(
+        no_record.is_empty() && acct_twice.is_empty() && acct_not_ended.is_empty(),
+        "lsb.acct: finished jobs without a JOB_FINISH: {no_record:?}; with more than one: \
+         {acct_twice:?}; records of jobs that did not end: {acct_not_ended:?}"
+    );
+    assert!(
+        bacct_wrong.is_empty(),
+        "bacct does not report these finished jobs exactly once (job, times): {bacct_wrong:?}"
     );
     assert!(
         failed_but_exists.is_empty(),

@@ -155,6 +155,91 @@ fn spread_job(
         .output()?)
 }
 
+/// The temporary files of copies in `dir` (`.lsrcp.*`): (name, size).
+fn lsrcp_temporaries(dir: &std::path::Path) -> Vec<(String, u64)> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with(".lsrcp."))
+                .map(|e| {
+                    let len = e.metadata().map(|m| m.len()).unwrap_or(0);
+                    (e.file_name().to_string_lossy().into_owned(), len)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Issue 49, item 9: a failed `lsrcp` leaves an existing target as it was — a remote
+/// source that does not exist copied to a local file and to a remote one, and a copy to
+/// a remote file whose `lsrcp` is killed halfway (its source a FIFO the test writes half
+/// a copy into) — and leaves no temporary file behind.
+fn lsrcp_failures_leave_the_target(c: &InProcessBatch, work: &std::path::Path) -> Result<()> {
+    const KEPT: &str = "data that must stay\n";
+    let kept = work.join("kept.txt");
+    std::fs::write(&kept, KEPT)?;
+    let missing = format!("hostB:{}/nothing-here", work.display());
+    for to in [
+        kept.display().to_string(),
+        format!("hostC:{}", kept.display()),
+    ] {
+        let o = c
+            .command("lsrcp")
+            .args([&missing, &to])
+            .current_dir(work)
+            .output()?;
+        assert_eq!(o.status.code(), Some(255), "{missing} -> {to}");
+        assert_eq!(
+            std::fs::read_to_string(&kept)?,
+            KEPT,
+            "the failed copy {missing} -> {to} changed the target"
+        );
+    }
+
+    let fifo = work.join("half.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU)?;
+    let mut lsrcp = c
+        .command("lsrcp")
+        .args([
+            fifo.display().to_string(),
+            format!("hostB:{}", kept.display()),
+        ])
+        .current_dir(work)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    // Opened once lsrcp opens it to read.
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo)?;
+    writer.write_all(b"half a copy\n")?;
+    wait_for(
+        "the remote side of the copy to have its first bytes",
+        LONG,
+        || {
+            let now = std::fs::read_to_string(&kept).unwrap_or_default();
+            let tmp = lsrcp_temporaries(work);
+            (
+                (now != KEPT || tmp.iter().any(|(_, n)| *n > 0)).then_some(()),
+                format!("target {now:?}, temporary files {tmp:?}"),
+            )
+        },
+    )?;
+    lsrcp.kill()?;
+    lsrcp.wait()?;
+    drop(writer);
+    // RES ends the task of the client gone; the copy's temporary file goes with it.
+    wait_for("the killed copy's temporary file to go", LONG, || {
+        let tmp = lsrcp_temporaries(work);
+        (tmp.is_empty().then_some(()), format!("{tmp:?}"))
+    })?;
+    assert_eq!(
+        std::fs::read_to_string(&kept)?,
+        KEPT,
+        "the copy killed halfway changed the target"
+    );
+    std::fs::remove_file(&fifo)?;
+    Ok(())
+}
+
 fn lsrun(c: &InProcessBatch, cwd: &std::path::Path, args: &[&str]) -> Result<Output> {
     Ok(c.command("lsrun")
         .args(args)
@@ -527,6 +612,7 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
         "{}",
         text(&o.stderr)
     );
+    lsrcp_failures_leave_the_target(&c, &work)?;
 
     // bsub -f: the submission host's file to the job's directory before it runs, its
     // result back after it (lsrcp through the submission host's RES).

@@ -14,8 +14,8 @@
 //!   `up --clusters west,east` starts linked MultiCluster clusters side by side instead,
 //!   each in `<dir>/<name>`; see [`multi`].
 //! * `down [--keep-jobs]` — end the cluster's jobs (see [`jobs`]; `--keep-jobs` leaves
-//!   them running, as LSF does), then stop the daemons `up` started (SIGTERM, then
-//!   SIGKILL after 10 s).
+//!   them running, as LSF does), then stop every daemon of the cluster, however it was
+//!   started (SIGTERM, then SIGKILL after 10 s; see [`down`]), naming each.
 //! * `status` — which of them are running.
 //! * `bench [--quick] [--only NAME]... [--runs N] [--no-build] [--vs PEER]...` — measure
 //!   the performance goals of DESIGN.md on the release build, and side by side with Slurm
@@ -29,7 +29,7 @@
 use anyhow::{Context, Result, bail};
 use basalt_config::embedded::{DefaultCluster, DefaultHost};
 use clap::{Parser, Subcommand};
-use down::{pid_dir, recorded, stop};
+use down::{pid_dir, stop};
 use std::net::{IpAddr, Ipv4Addr};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -374,10 +374,11 @@ fn up(
     keep_config: bool,
     ports: ports::Ports,
 ) -> Result<()> {
-    if recorded(&top).iter().any(|(_, _, alive)| *alive) {
+    if let Some(d) = down::find(std::slice::from_ref(&top)).first() {
         bail!(
-            "a cluster is already running from {} (stop it with `{}`)",
+            "a cluster is already running from {}: {} (stop it with `{}`)",
             top.display(),
+            d.describe(false),
             down_command(&top)
         );
     }
@@ -411,7 +412,7 @@ fn up(
         Err(e) => {
             let e = ports::explain_timeout(&top, e);
             // Only this cluster's daemons (not those of `up --clusters` in the same dir).
-            let n = stop(std::slice::from_ref(&top));
+            let n = stop(std::slice::from_ref(&top)).len();
             println!("Stopped {n} daemon(s).");
             return Err(e);
         }

@@ -18,7 +18,7 @@
 //! default queues, `send` (`SNDJOBS_TO = recv@<every other cluster>`) and `recv`
 //! (`RCVJOBS_FROM = allclusters`, `IMPT_JOBBKLG = 50`).
 
-use crate::down::{recorded, stop};
+use crate::down::stop;
 use crate::{
     build_binaries, current_user, down_command, kept_hosts, letters, link_binaries, shell_word,
     start_daemons, validate, wait_up,
@@ -256,13 +256,11 @@ pub(crate) fn up(
     check_names(names)?;
     let mut tops = all_tops(&top);
     tops.extend(names.iter().map(|m| top.join(m)));
-    if tops
-        .iter()
-        .any(|t| recorded(t).iter().any(|(_, _, alive)| *alive))
-    {
+    if let Some(d) = crate::down::find(&tops).first() {
         bail!(
-            "a cluster is already running from {} (stop it with `{}`)",
+            "a cluster is already running from {}: {} (stop it with `{}`)",
             top.display(),
+            d.describe(false),
             down_command(&top)
         );
     }
@@ -290,7 +288,7 @@ pub(crate) fn up(
             Ok(master) => masters.push(master),
             Err(e) => {
                 let e = crate::ports::explain_timeout(&m.top, e);
-                let n = stop(&all);
+                let n = stop(&all).len();
                 println!("Stopped {n} daemon(s).");
                 return Err(e.context(format!("cluster {}", m.name)));
             }

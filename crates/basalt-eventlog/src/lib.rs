@@ -7,7 +7,7 @@
 //! |---|---|
 //! | `lsb.events` | [`EventLog`] (replay, group-commit append, [`EventLog::switch`]), [`read_events`] / [`EventReader`] (bhist) |
 //! | `lsb.events.N` | written by [`EventLog::switch`]; [`event_files`] lists them newest first |
-//! | `lsb.acct`, `lsb.acct.N` | [`AcctLog`] (append), [`read_acct`] (bacct), [`acct_files`] |
+//! | `lsb.acct`, `lsb.acct.N` | [`AcctLog`] (append), [`read_acct`] (bacct), [`acct_files`], [`acct_tail`] and [`AcctMatch`] (which job ends a replay asks records for lsb.acct lacks after a crash) |
 //! | `#lsb.event.lock` | [`EventLock`] |
 //! | `spool/<n>.seg` | [`JobSpool`]: the job files of many submissions, one `fdatasync` per group |
 //! | `info/<submitTime>.<jobId>` | [`spool_job_file`], [`read_job_file`], [`remove_job_file`] (a dispatched job's file for LSF tools; the fallback spool) |
@@ -102,9 +102,9 @@ mod spool;
 pub use error::{EventLogError, LockError, ParseError};
 pub use field::{Field, split_fields};
 pub use file::{
-    ACCT_FILE, AcctLog, AcctReader, AppendStats, EVENTS_FILE, EventLog, EventReader,
-    FRESH_HEADER_LEN, OpenInfo, Replay, SwitchReport, SyncPolicy, acct_files, event_files,
-    fresh_header, parse_header, read_acct, read_events,
+    ACCT_FILE, AcctLog, AcctMatch, AcctReader, AppendStats, EVENTS_FILE, EndKey, EventLog,
+    EventReader, FRESH_HEADER_LEN, OpenInfo, Replay, SwitchReport, SyncPolicy, acct_files,
+    acct_tail, event_files, fresh_header, parse_header, read_acct, read_events,
 };
 pub use index::{INDEX_FILE, IndexError, JobIdIndex};
 pub use jobspool::{JobSpool, SEGMENT_MAX, SPOOL_DIR};

@@ -328,6 +328,16 @@ fn skip_carried_over_starts_at_the_header_offset() {
         3,
         "replay reads the carried-over records too"
     );
+    let mut flags = Vec::new();
+    let (_log, info) =
+        EventLog::open_with_carried(dir.path(), |r, carried| flags.push((r.job_id(), carried)))
+            .unwrap();
+    assert_eq!(
+        flags,
+        [(Some(1), true), (Some(2), true), (Some(3), false)],
+        "open_with_carried tells the carried-over records"
+    );
+    assert_eq!(info.carried, 2);
 }
 
 #[test]
@@ -404,6 +414,96 @@ fn acct_log_has_no_header_and_cuts_its_torn_tail() {
     drop(acct);
     let read: Vec<JobFinish> = read_acct(&path).unwrap().map(Result::unwrap).collect();
     assert_eq!(read, vec![finish(101), finish(102), finish(103)]);
+}
+
+/// The last records of the accounting files, read backwards: across the 64 KiB blocks
+/// it reads, from `lsb.acct` on into `lsb.acct.1` when it holds fewer, a torn last
+/// line left out.
+#[test]
+fn acct_tail_reads_the_last_records_backwards_across_files() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(acct_tail(dir.path(), 5).unwrap().is_empty(), "no file");
+    let (mut acct, _) = AcctLog::open(dir.path()).unwrap();
+    acct.append(&(1..=1500).map(finish).collect::<Vec<_>>())
+        .unwrap();
+    drop(acct);
+    fs::rename(
+        dir.path().join(ACCT_FILE),
+        dir.path().join(format!("{ACCT_FILE}.1")),
+    )
+    .unwrap();
+    let (mut acct, _) = AcctLog::open(dir.path()).unwrap();
+    acct.append(&(1501..=2000).map(finish).collect::<Vec<_>>())
+        .unwrap();
+    drop(acct);
+    assert!(fs::metadata(dir.path().join(ACCT_FILE)).unwrap().len() > 64 * 1024);
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(dir.path().join(ACCT_FILE))
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"\"JOB_FINISH\" \"10.1\" 17956").unwrap();
+    drop(f);
+    let ids = |n: usize| -> Vec<u64> {
+        acct_tail(dir.path(), n)
+            .unwrap()
+            .iter()
+            .map(|f| f.job_id)
+            .collect()
+    };
+    assert!(ids(0).is_empty());
+    assert_eq!(ids(3), [1998, 1999, 2000]);
+    assert_eq!(ids(1000), (1001..=2000).collect::<Vec<_>>());
+    assert_eq!(ids(5000), (1..=2000).collect::<Vec<_>>());
+    // A damaged line in the part read is an error naming the file.
+    let mut f = fs::OpenOptions::new()
+        .append(true)
+        .open(dir.path().join(ACCT_FILE))
+        .unwrap();
+    std::io::Write::write_all(&mut f, b"\n\"JOB_FINISH\" \"10.1\" x\n").unwrap();
+    drop(f);
+    let e = acct_tail(dir.path(), 2).unwrap_err().to_string();
+    assert!(
+        e.contains("lsb.acct") && e.contains("damaged record"),
+        "{e}"
+    );
+}
+
+/// How many of the ends due (in order) lsb.acct holds, given its last records.
+fn held(due: &[EndKey], tail: &[EndKey]) -> usize {
+    let mut m = AcctMatch::new(tail.to_vec());
+    let mut held = 0;
+    for (i, k) in due.iter().enumerate() {
+        if m.push(*k) {
+            held = i + 1;
+        }
+    }
+    held
+}
+
+/// Which of the ends due lsb.acct already holds: the longest start of them its last
+/// records end with (they are written in order), also when a job ends twice; only the
+/// last `AcctMatch::TAIL` records are compared.
+#[test]
+fn acct_holds_the_longest_start_of_the_ends_due() {
+    let k = |id: u64| finish(id).end_key();
+    let (a, b, c, x, y) = (k(1), k(2), k(3), k(8), k(9));
+    assert_eq!(held(&[a, b, c], &[]), 0);
+    assert_eq!(held(&[a, b, c], &[x, y]), 0);
+    assert_eq!(held(&[a, b, c], &[x, a]), 1);
+    assert_eq!(held(&[a, b, c], &[x, a, b]), 2);
+    assert_eq!(held(&[a, b, c], &[a, b, c]), 3);
+    assert_eq!(held(&[], &[a, b]), 0);
+    // A job requeued after its end and ended again at the same second.
+    assert_eq!(held(&[a, b, a], &[x, a]), 1);
+    assert_eq!(held(&[a, b, a], &[a, b, a]), 3);
+    assert_eq!(held(&[a, a], &[y, a]), 1);
+    assert_eq!(held(&[a, a], &[a, a]), 2);
+    // Long runs: compared over the last TAIL records.
+    let due: Vec<EndKey> = (1..=1000).map(k).collect();
+    let tail: Vec<EndKey> = (1..=990).map(k).collect();
+    assert_eq!(held(&due, &tail), 990);
+    assert_eq!(held(&due, &due), 1000);
+    assert_eq!(held(&due, &due[..1]), 1);
 }
 
 #[test]
@@ -535,4 +635,7 @@ fn openlava4_bare_header_offset_is_ignored() {
         replay.header_offset, 4,
         "the events begin after the header line"
     );
+    drop(_log);
+    let (_log, info) = EventLog::open_with_carried(dir.path(), |_, _| {}).unwrap();
+    assert_eq!(info.carried, 0, "nothing is carried over");
 }

@@ -252,7 +252,11 @@ async fn serve(
             .map_err(|source| MbdError::Bind { addr, source })?,
     };
     let n = replayed.events.len();
-    sched.replay(&replayed.events);
+    // The replay, and the lsb.acct records a stop between the two files' writes left out
+    // (written now, or by the first commit when lsb.acct cannot take them yet).
+    if let Err(e) = journal.restore(&mut sched, &replayed) {
+        warn!("accounting records wait to be written: {e}");
+    }
     // The spool keeps the job files of the jobs the log still has.
     journal.retain_spooled(|id| {
         sched

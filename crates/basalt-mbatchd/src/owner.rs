@@ -157,7 +157,7 @@ impl OwnerState {
         self.sched.set_week_minute(local_week_minute(now_ms()));
         self.sched.schedule(now_ms());
         let effects = self.sched.take_effects();
-        match self.journal.commit(&self.sched, &effects) {
+        match self.journal.commit(&effects) {
             Ok(()) => self.carry_out(effects),
             Err(e) => {
                 if let Some(fatal) = self.write_failed(e) {
@@ -315,7 +315,7 @@ impl OwnerState {
                             matches!(e, Effect::Dispatch { .. } | Effect::Signal { .. })
                         });
                     self.carry_out(orders);
-                    match self.journal.commit_acct(&self.sched, &rest) {
+                    match self.journal.commit_acct(&rest) {
                         Ok(()) => {
                             for d in deferred {
                                 d();
@@ -354,7 +354,7 @@ impl OwnerState {
                         master: self.me.clone(),
                         exit_code: e.exit_code(),
                     };
-                    let _ = self.journal.commit(&self.sched, &[Effect::Log(die)]);
+                    let _ = self.journal.commit(&[Effect::Log(die)]);
                 }
                 return e;
             }
@@ -449,7 +449,11 @@ impl OwnerState {
             SchedConfig::from_config_dynamic(&self.config, &self.egroups, &self.host_egroups),
             now,
         );
-        sched.replay(&replayed.events);
+        // (Records a failed lsb.acct write left out are rebuilt, or wait for the next
+        // commit.)
+        if let Err(e) = self.journal.restore(&mut sched, &replayed) {
+            warn!("accounting records wait to be written: {e}");
+        }
         sched.set_started_at(self.sched.started_at());
         sched.all_sbd_seen(now);
         info!(

@@ -712,6 +712,19 @@ pub fn from_record(rec: &el::Record) -> Option<Event> {
     })
 }
 
+/// The [`r::EndKey`] of the record [`finish_record`] makes of `j` (without making it).
+pub fn end_key(j: &Job) -> r::EndKey {
+    (
+        j.id,
+        j.idx,
+        j.sub.submit_time,
+        j.start_time,
+        j.end_time,
+        j.state.code(),
+        j.exit_status,
+    )
+}
+
 /// The JOB_FINISH record of a finished job (lsb.acct).
 pub fn finish_record(j: &Job) -> r::JobFinish {
     let s = &j.sub;

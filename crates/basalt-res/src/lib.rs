@@ -20,7 +20,8 @@
 //! attached job's stream ends with its output); tracing logs.
 //!
 //! A client that goes away (the stream breaks) takes its task with it: the task's
-//! process group is killed. Root's tasks run only when lsf.conf sets `LSF_ROOT_REX`; a
+//! process group is killed (an `lsrcp` copy gets SIGTERM first and SIGKILL 2 s later, so
+//! that it removes the temporary file it was writing). Root's tasks run only when lsf.conf sets `LSF_ROOT_REX`; a
 //! RES that does not run as root (a personal cluster) runs only its owner's tasks.
 
 mod attach;

@@ -19,6 +19,8 @@ use tracing::{info, warn};
 /// How long the task's output may still come after it exited (a background process
 /// holding its standard output open is not waited for longer).
 const OUTPUT_GRACE: Duration = Duration::from_secs(2);
+/// How long an lsrcp copy whose client is gone has after SIGTERM before SIGKILL.
+const FILE_OP_GRACE: Duration = Duration::from_secs(2);
 /// The largest output chunk sent at once.
 const CHUNK: usize = 32 * 1024;
 
@@ -275,16 +277,28 @@ impl Res for ResService {
                 )
             }
         };
+        let file_op = start.file_op;
         tokio::spawn(async move {
             let feeding = tokio::spawn(feed(input, sink, group));
             let mut waiting = Box::pin(crate::task::wait_task(pid));
             let status = tokio::select! {
                 s = &mut waiting => s,
-                // The client went away: its task goes too.
+                // The client went away: its task goes too. An lsrcp copy first gets
+                // SIGTERM, so that it removes its temporary file.
                 () = tx.closed() => {
                     warn!(pid, "client gone; killing the task");
-                    kill_group(group, Signal::SIGKILL);
-                    waiting.await
+                    if file_op {
+                        kill_group(group, Signal::SIGTERM);
+                        if let Ok(s) = tokio::time::timeout(FILE_OP_GRACE, &mut waiting).await {
+                            s
+                        } else {
+                            kill_group(group, Signal::SIGKILL);
+                            waiting.await
+                        }
+                    } else {
+                        kill_group(group, Signal::SIGKILL);
+                        waiting.await
+                    }
                 }
             };
             feeding.abort();

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::logswitch_tests::{check_switch, replay};
-use crate::tests::{T0, admin, alice, cfg, cmd, logged};
+use crate::tests::{T0, acct_of, admin, alice, cfg, cmd, logged};
 
 /// hostB silent from T0: unreach after 15 s, lost after 15 + 60 s.
 const LOST_AT: Millis = T0 + 75_000;
@@ -126,8 +126,7 @@ fn jobs_wait_as_unknown_during_the_grace_then_rerun_or_exit() {
         (9, TERM_HOST_LOST)
     );
     assert_eq!(j3.end_time, secs(LOST_AT + 1));
-    assert!(eff.contains(&Effect::Acct((3, 0))));
-    assert!(!eff.contains(&Effect::Acct((2, 0))));
+    assert_eq!(acct_of(&eff), [(3, 0)]);
     // Given up once.
     assert!(logged(&tick(&mut s, LOST_AT + 5_000, &mut log)).is_empty());
 

@@ -63,6 +63,7 @@
 //! makes each batch of `Log` effects durable before it carries out the other effects of
 //! that batch or answers anybody.
 
+pub mod acct;
 pub mod array;
 pub mod bounds;
 pub mod chkpnt;
@@ -661,10 +662,10 @@ impl Sched {
         std::mem::take(&mut self.effects)
     }
 
-    /// Log and apply one event.
+    /// Log and apply one event, with the job's accounting record when the event ends
+    /// one (see [`mod@acct`]).
     fn emit(&mut self, ev: Event) {
-        self.on_event(&ev);
-        self.effects.push(Effect::Log(ev));
+        self.emit_with_acct(ev);
     }
 
     fn queue(&self, name: &str) -> Option<&Queue> {

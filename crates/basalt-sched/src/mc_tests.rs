@@ -355,7 +355,7 @@ fn the_remote_jobs_start_and_end_are_logged_in_the_submission_cluster() {
     r.cpu_time = 1.5;
     s.mc_remote_jobs(T0 + 6000, "east", vec![r]);
     let eff = s.take_effects();
-    assert!(eff.contains(&Effect::Acct((1, 0))));
+    assert_eq!(acct_of(&eff), [(1, 0)]);
     let j = s.job((1, 0)).expect("job");
     assert_eq!((j.state, j.cpu_time), (JobState::Done, 1.5));
 }

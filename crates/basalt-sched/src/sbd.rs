@@ -705,7 +705,6 @@ impl Sched {
             exit_status,
             term_reason,
         });
-        self.effects.push(Effect::Acct(key));
     }
 }
 

@@ -234,6 +234,17 @@ pub(crate) fn dispatches(effects: &[Effect]) -> Vec<(JobKey, String)> {
         .collect()
 }
 
+/// The jobs whose accounting record `effects` ask for, in order.
+pub(crate) fn acct_of(effects: &[Effect]) -> Vec<JobKey> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Acct(j) => Some(j.key()),
+            _ => None,
+        })
+        .collect()
+}
+
 pub(crate) fn logged(effects: &[Effect]) -> Vec<Event> {
     effects
         .iter()
@@ -414,7 +425,7 @@ fn exit_code_gives_exit_and_acct() {
     s.take_effects();
     finish(&mut s, (1, 0), 256, 1);
     let eff = s.take_effects();
-    assert!(eff.contains(&Effect::Acct((1, 0))));
+    assert_eq!(acct_of(&eff), [(1, 0)]);
     assert_eq!(s.jobs[&(1, 0)].state, JobState::Exit);
     assert_eq!(s.jobs[&(1, 0)].exit_status, 256);
     // A repeated report is acknowledged and changes nothing.

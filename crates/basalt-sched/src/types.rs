@@ -421,8 +421,9 @@ pub enum SbdAction {
 pub enum Effect {
     /// Append to lsb.events.
     Log(Event),
-    /// Append the job's JOB_FINISH record to lsb.acct.
-    Acct(JobKey),
+    /// Append the job's JOB_FINISH record to lsb.acct: the job as the event that ended
+    /// it left it (see [`mod@crate::acct`]).
+    Acct(Box<Job>),
     /// Send the job (this attempt) to its first host's sbatchd.
     Dispatch {
         key: JobKey,

@@ -5,6 +5,16 @@
 //! permissions; `-a` appends to the target instead. A target that is a directory gets
 //! the source's file name in it. Errors say what failed (`lsrcp: hostB:/x: No such file
 //! or directory`), exit 255.
+//!
+//! A failed copy leaves the target as it was. The copy is written to a temporary file in
+//! the target's directory (`.lsrcp.XXXXXX`), given the source's permissions, and renamed
+//! over the target once complete — on the remote side the same is done by the task's
+//! script, which also checks that it received as many bytes as the source has. A target
+//! a rename would change into something else — a device or FIFO, a file of another
+//! owner or with other hard links, a file whose group cannot be kept, one in a directory
+//! that takes no new file — and `-a` are staged in a temporary file elsewhere, then
+//! written in place once the transfer is complete. A symbolic link is followed, as a
+//! plain write does. Permission to write an existing target is checked as before.
 
 use super::{TaskInputFrom, TaskOutputTo, TaskSetup, run_task_with};
 use crate::batch::opts::{self, Item, Spec};
@@ -97,26 +107,61 @@ async fn fetch(
         .map_err(|_| format!("{shown}: cannot read its permissions"))
 }
 
-/// Write `from` (a file of this host) to `host:path` with permissions `mode`
-/// (appending with `append`).
+/// The remote side of a copy to `host:path` (see the module's documentation): `$1` the
+/// target, `$2` the mode, `$3` the source's name (for a target that is a directory), `$4`
+/// the number of bytes to expect (empty: unknown), `$5` 1 to append. The data comes on
+/// standard input.
+pub(crate) const SEND_SCRIPT: &str = r#"t="$1"; mode="$2"; size="$4"; append="$5"
+if [ -d "$t" ]; then t="$t/$3"; fi
+if [ -L "$t" ]; then r=$(readlink -f -- "$t") && t="$r"; fi
+if [ -e "$t" ] && [ ! -w "$t" ]; then echo "$t: Permission denied" >&2; exit 1; fi
+tmp=
+trap 'rm -f -- "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+replace=0
+if [ "$append" != 1 ]; then
+  if [ ! -e "$t" ]; then replace=1
+  elif [ -f "$t" ] && [ -O "$t" ] && [ "$(stat -c %h -- "$t")" = 1 ]; then replace=1; fi
+fi
+if [ $replace = 1 ]; then
+  tmp=$(mktemp -- "$(dirname -- "$t")/.lsrcp.XXXXXX" 2>/dev/null) || { tmp=; replace=0; }
+  if [ $replace = 1 ] && [ -e "$t" ]; then
+    chgrp -- "$(stat -c %g -- "$t")" "$tmp" 2>/dev/null || replace=0
+  fi
+fi
+if [ -z "$tmp" ]; then tmp=$(mktemp) || exit 1; fi
+cat > "$tmp" || exit 1
+if [ -n "$size" ] && [ "$(stat -c %s -- "$tmp")" != "$size" ]; then
+  echo "$t: the copy ended after $(stat -c %s -- "$tmp") of $size bytes: Connection lost" >&2
+  exit 1
+fi
+if [ $replace = 1 ]; then
+  chmod "$mode" "$tmp" && mv -f -- "$tmp" "$t" && tmp= && exit 0
+  exit 1
+fi
+if [ "$append" = 1 ]; then cat -- "$tmp" >> "$t"; else cat -- "$tmp" > "$t"; fi && chmod "$mode" "$t"
+"#;
+
+/// Write `from` (a file of this host, `size` bytes when known) to `host:path` with
+/// permissions `mode` (appending with `append`).
+#[allow(clippy::too_many_arguments)]
 async fn send(
     config: &Config,
     setup: &TaskSetup,
     from: std::fs::File,
+    size: Option<u64>,
     (host, path): (&str, &str),
     source_name: &str,
     mode: u32,
     append: bool,
 ) -> Result<(), String> {
-    let redirect = if append { ">>" } else { ">" };
-    let script = format!(
-        "t=\"$1\"; if [ -d \"$t\" ]; then t=\"$t/$3\"; fi; cat {redirect} \"$t\" && chmod \"$2\" \"$t\""
-    );
     let mode = format!("{:o}", mode & 0o7777);
+    let size = size.map(|s| s.to_string()).unwrap_or_default();
+    let append = if append { "1" } else { "0" };
     let (raw, _, err) = run_task_with(
         config,
         host,
-        &sh(&script, &[path, &mode, source_name]),
+        &sh(SEND_SCRIPT, &[path, &mode, source_name, &size, append]),
         setup,
         TaskInputFrom::File(from),
         TaskOutputTo::Kept,
@@ -129,25 +174,143 @@ async fn send(
     Ok(())
 }
 
-/// Open a local target (a directory gets `source_name` in it).
-fn open_local(
-    path: &Path,
-    source_name: &str,
-    append: bool,
-) -> Result<(std::fs::File, PathBuf), String> {
-    let target = if path.is_dir() {
-        path.join(source_name)
-    } else {
-        path.to_path_buf()
-    };
-    let f = std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .append(append)
-        .truncate(!append)
-        .open(&target)
-        .map_err(|e| format!("{}: {e}", target.display()))?;
-    Ok((f, target))
+/// A copy's target on this host while the copy is made (see the module's
+/// documentation): a temporary file, renamed over the target or written into it once
+/// the copy is complete. Dropped without [`LocalTarget::commit`], it leaves the target
+/// as it was.
+#[derive(Debug)]
+pub(crate) struct LocalTarget {
+    target: PathBuf,
+    how: Staging,
+}
+
+#[derive(Debug)]
+enum Staging {
+    /// In the target's directory, renamed over it.
+    Replace(tempfile::NamedTempFile),
+    /// Elsewhere, then written into the target (appended to it with `-a`).
+    InPlace { tmp: std::fs::File, append: bool },
+}
+
+impl LocalTarget {
+    /// The target for `path` (a directory gets `source_name` in it); refused as opening
+    /// it for writing would be (a missing directory, no permission).
+    pub(crate) fn open(path: &Path, source_name: &str, append: bool) -> Result<Self, String> {
+        use std::os::unix::fs::MetadataExt;
+        let mut target = if path.is_dir() {
+            path.join(source_name)
+        } else {
+            path.to_path_buf()
+        };
+        let shown = |t: &Path, e: &dyn std::fmt::Display| format!("{}: {e}", t.display());
+        // A symbolic link: what it names is written, as a plain write does.
+        if std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_symlink())
+            && let Ok(real) = std::fs::canonicalize(&target)
+        {
+            target = real;
+        }
+        let existing = std::fs::metadata(&target).ok();
+        if existing.is_some() {
+            // Permission to write it, checked without changing it.
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&target)
+                .map_err(|e| shown(&target, &e))?;
+        }
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let replaceable = !append
+            && existing.as_ref().is_none_or(|m| {
+                m.is_file() && m.uid() == nix::unistd::geteuid().as_raw() && m.nlink() == 1
+            });
+        if replaceable {
+            match tempfile::Builder::new().prefix(".lsrcp.").tempfile_in(&dir) {
+                Ok(tmp) => {
+                    let group_kept = existing.as_ref().is_none_or(|m| {
+                        std::os::unix::fs::fchown(tmp.as_file(), None, Some(m.gid())).is_ok()
+                    });
+                    if group_kept {
+                        return Ok(LocalTarget {
+                            target,
+                            how: Staging::Replace(tmp),
+                        });
+                    }
+                }
+                // A directory that does not exist: as opening the target would say.
+                Err(e) if existing.is_none() && e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(shown(&target, &e));
+                }
+                Err(_) => {}
+            }
+        }
+        if existing.is_none() {
+            // Can the target be created at all? (Nothing is left if it can.)
+            std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&target)
+                .map_err(|e| shown(&target, &e))?;
+            let _ = std::fs::remove_file(&target);
+        }
+        let tmp = tempfile::tempfile().map_err(|e| format!("a temporary file: {e}"))?;
+        Ok(LocalTarget {
+            target,
+            how: Staging::InPlace { tmp, append },
+        })
+    }
+
+    /// The target's path.
+    pub(crate) fn path(&self) -> &Path {
+        &self.target
+    }
+
+    /// Where to write the copy.
+    pub(crate) fn file(&self) -> Result<std::fs::File, String> {
+        match &self.how {
+            Staging::Replace(t) => t.as_file().try_clone(),
+            Staging::InPlace { tmp, .. } => tmp.try_clone(),
+        }
+        .map_err(|e| format!("a temporary file: {e}"))
+    }
+
+    /// The copy is complete: make it the target, with permissions `mode` (unless
+    /// appending). `mode_must`: a failure to set them is an error (else it is ignored, as
+    /// a local copy always did).
+    pub(crate) fn commit(self, mode: u32, mode_must: bool) -> Result<(), String> {
+        use std::os::unix::fs::PermissionsExt;
+        let shown = |e: &dyn std::fmt::Display| format!("{}: {e}", self.target.display());
+        let perms = std::fs::Permissions::from_mode(mode);
+        match self.how {
+            Staging::Replace(tmp) => {
+                tmp.as_file()
+                    .set_permissions(perms)
+                    .and_then(|()| tmp.as_file().sync_data())
+                    .map_err(|e| shown(&e))?;
+                tmp.persist(&self.target).map_err(|e| shown(&e.error))?;
+                Ok(())
+            }
+            Staging::InPlace { mut tmp, append } => {
+                std::io::Seek::rewind(&mut tmp).map_err(|e| format!("a temporary file: {e}"))?;
+                let mut out = std::fs::OpenOptions::new()
+                    .create(true)
+                    .write(true)
+                    .append(append)
+                    .truncate(!append)
+                    .open(&self.target)
+                    .map_err(|e| shown(&e))?;
+                std::io::copy(&mut tmp, &mut out).map_err(|e| shown(&e))?;
+                if !append {
+                    let set = std::fs::set_permissions(&self.target, perms);
+                    if mode_must {
+                        set.map_err(|e| shown(&e))?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// Copy `from` to `to`.
@@ -171,25 +334,23 @@ pub async fn copy(config: &Config, from: &Place, to: &Place, append: bool) -> Re
                 return Err(format!("{}: Is a directory", src.display()));
             }
             let mode = meta.permissions().mode();
+            // A regular file's size is known: the remote side checks it got all of it.
+            let size = meta.is_file().then_some(meta.len());
             match to {
                 Place::Local(dst) => {
-                    let (mut out, target) = open_local(dst, &source_name, append)?;
+                    let target = LocalTarget::open(dst, &source_name, append)?;
+                    let mut out = target.file()?;
                     let mut file = file;
                     std::io::copy(&mut file, &mut out)
-                        .map_err(|e| format!("{}: {e}", target.display()))?;
-                    if !append {
-                        let _ = std::fs::set_permissions(
-                            &target,
-                            std::fs::Permissions::from_mode(mode),
-                        );
-                    }
-                    Ok(())
+                        .map_err(|e| format!("{}: {e}", target.path().display()))?;
+                    target.commit(mode, false)
                 }
                 Place::Remote { host, path } => {
                     send(
                         config,
                         &setup,
                         file,
+                        size,
                         (host, path),
                         &source_name,
                         mode,
@@ -200,21 +361,28 @@ pub async fn copy(config: &Config, from: &Place, to: &Place, append: bool) -> Re
             }
         }
         (Place::Remote { host, path }, Place::Local(dst)) => {
-            let (out, target) = open_local(dst, &source_name, append)?;
-            let mode = fetch(config, &setup, host, path, out).await?;
-            if !append {
-                std::fs::set_permissions(&target, std::fs::Permissions::from_mode(mode))
-                    .map_err(|e| format!("{}: {e}", target.display()))?;
-            }
-            Ok(())
+            let target = LocalTarget::open(dst, &source_name, append)?;
+            let mode = fetch(config, &setup, host, path, target.file()?).await?;
+            target.commit(mode, true)
         }
         (Place::Remote { host, path }, Place::Remote { host: h2, path: p2 }) => {
             let tmp = tempfile::tempfile().map_err(|e| format!("a temporary file: {e}"))?;
             let copy = tmp.try_clone().map_err(|e| e.to_string())?;
             let mode = fetch(config, &setup, host, path, copy).await?;
             let mut tmp = tmp;
+            let size = tmp.metadata().map_err(|e| e.to_string())?.len();
             std::io::Seek::rewind(&mut tmp).map_err(|e| e.to_string())?;
-            send(config, &setup, tmp, (h2, p2), &source_name, mode, append).await
+            send(
+                config,
+                &setup,
+                tmp,
+                Some(size),
+                (h2, p2),
+                &source_name,
+                mode,
+                append,
+            )
+            .await
         }
     }
 }
@@ -293,5 +461,162 @@ mod tests {
         assert_eq!(parse(&s(&["-h"])), Ok(None));
         assert!(parse(&s(&["x"])).is_err());
         assert!(parse(&s(&["-z", "x", "y"])).is_err());
+    }
+
+    /// What is in `dir`, sorted (to see that no temporary file is left).
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn mode_of(p: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p).unwrap().permissions().mode() & 0o7777
+    }
+
+    /// Issue 49, item 9: a copy to a local file that fails before it is complete leaves
+    /// the target as it was (no truncation, no temporary file left); a complete one
+    /// replaces it, with the source's permissions, through a symbolic link too; `-a`
+    /// appends only a complete copy; a target with other hard links is written in place.
+    #[test]
+    fn a_failed_local_copy_leaves_the_target_as_it_was() {
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target.txt");
+        std::fs::write(&target, "data that must stay\n").unwrap();
+        let t = LocalTarget::open(&target, "src", false).unwrap();
+        t.file().unwrap().write_all(b"half a co").unwrap();
+        drop(t); // The copy failed.
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "data that must stay\n"
+        );
+        assert_eq!(names(dir.path()), ["target.txt"]);
+
+        let t = LocalTarget::open(&target, "src", false).unwrap();
+        t.file().unwrap().write_all(b"new\n").unwrap();
+        t.commit(0o640, true).unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new\n");
+        assert_eq!(mode_of(&target), 0o640);
+        assert_eq!(names(dir.path()), ["target.txt"]);
+
+        // -a: only a complete copy is appended.
+        let t = LocalTarget::open(&target, "src", true).unwrap();
+        t.file().unwrap().write_all(b"partial").unwrap();
+        drop(t);
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new\n");
+        let t = LocalTarget::open(&target, "src", true).unwrap();
+        t.file().unwrap().write_all(b"more\n").unwrap();
+        t.commit(0o600, true).unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new\nmore\n");
+        assert_eq!(mode_of(&target), 0o640, "-a keeps the target's permissions");
+
+        // A directory gets the source's name; a symbolic link is followed.
+        let t = LocalTarget::open(dir.path(), "src.sh", false).unwrap();
+        t.file().unwrap().write_all(b"in the directory").unwrap();
+        t.commit(0o750, true).unwrap();
+        assert_eq!(mode_of(&dir.path().join("src.sh")), 0o750);
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let t = LocalTarget::open(&link, "src", false).unwrap();
+        t.file().unwrap().write_all(b"through the link\n").unwrap();
+        t.commit(0o644, true).unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "through the link\n"
+        );
+
+        // Hard links: written in place, every name sees the copy; a failed copy
+        // changes none.
+        let other = dir.path().join("other-name");
+        std::fs::hard_link(&target, &other).unwrap();
+        let t = LocalTarget::open(&target, "src", false).unwrap();
+        t.file().unwrap().write_all(b"cut").unwrap();
+        drop(t);
+        assert_eq!(
+            std::fs::read_to_string(&other).unwrap(),
+            "through the link\n"
+        );
+        let t = LocalTarget::open(&target, "src", false).unwrap();
+        t.file().unwrap().write_all(b"both names\n").unwrap();
+        t.commit(0o644, true).unwrap();
+        assert_eq!(std::fs::read_to_string(&other).unwrap(), "both names\n");
+
+        // A target whose directory does not exist is refused before any copy.
+        let e = LocalTarget::open(&dir.path().join("no/such/x"), "src", false).unwrap_err();
+        assert!(e.contains("no/such/x") && e.contains("No such file"), "{e}");
+        assert_eq!(
+            names(dir.path()),
+            ["link", "other-name", "src.sh", "target.txt"]
+        );
+    }
+
+    /// The remote side of a copy ([`SEND_SCRIPT`], run here by `sh` as RES runs it):
+    /// standard input cut short of the source's size leaves the target as it was, with
+    /// no temporary file; a complete copy replaces it with the mode; `-a` appends; a
+    /// directory gets the source's name.
+    #[test]
+    fn the_remote_side_replaces_the_target_only_with_a_complete_copy() {
+        use std::io::Write as _;
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("t");
+        std::fs::write(&target, "keep me\n").unwrap();
+        let run = |target: &Path, data: &[u8], size: &str, append: &str| {
+            let mut c = std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(SEND_SCRIPT)
+                .arg("sh")
+                .arg(target)
+                .args(["640", "src", size, append])
+                .stdin(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            c.stdin.take().unwrap().write_all(data).unwrap();
+            let o = c.wait_with_output().unwrap();
+            (
+                o.status.success(),
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            )
+        };
+        let (ok, err) = run(&target, b"new con", "12", "0");
+        assert!(!ok);
+        assert!(err.contains("ended after 7 of 12 bytes"), "{err}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me\n");
+        assert_eq!(names(dir.path()), ["t"]);
+
+        let (ok, err) = run(&target, b"new content\n", "12", "0");
+        assert!(ok, "{err}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new content\n");
+        assert_eq!(mode_of(&target), 0o640);
+        assert_eq!(names(dir.path()), ["t"]);
+
+        let (ok, _) = run(&target, b"par", "5", "1");
+        assert!(!ok);
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "new content\n");
+        let (ok, err) = run(&target, b"more\n", "5", "1");
+        assert!(ok, "{err}");
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "new content\nmore\n"
+        );
+
+        let (ok, err) = run(dir.path(), b"x", "", "0");
+        assert!(ok, "{err}");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("src")).unwrap(),
+            "x"
+        );
+        assert_eq!(names(dir.path()), ["src", "t"]);
     }
 }

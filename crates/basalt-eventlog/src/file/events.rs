@@ -43,6 +43,8 @@ pub struct OpenInfo {
     pub torn_offset: Option<u64>,
     pub header_offset: u64,
     pub fresh: bool,
+    /// Number of records before the header's offset (carried over by a log switch).
+    pub carried: usize,
 }
 
 /// The writer of `lsb.events`: mbatchd's durable state.
@@ -94,6 +96,18 @@ impl EventLog {
         logdir: &Path,
         mut visit: impl FnMut(Record),
     ) -> Result<(EventLog, OpenInfo), EventLogError> {
+        EventLog::open_with_carried(logdir, |r, _| visit(r))
+    }
+
+    /// Like [`EventLog::open_with`], telling `visit` whether each record lies before the
+    /// header's offset (carried over by a log switch). The flag is given as the record is
+    /// read, before the offset is known to fall on a line boundary; when it does not
+    /// (OpenLava 4's bare `#80`), no record counts as carried after all and
+    /// [`OpenInfo::carried`] is 0.
+    pub fn open_with_carried(
+        logdir: &Path,
+        mut visit: impl FnMut(Record, bool),
+    ) -> Result<(EventLog, OpenInfo), EventLogError> {
         create_logdir(logdir)?;
         let path = logdir.join(EVENTS_FILE);
         let file = open_for_append(&path)?;
@@ -139,7 +153,11 @@ impl EventLog {
             match parse_line(&text) {
                 Ok(Some(rec)) => {
                     info.records += 1;
-                    visit(rec);
+                    let carried = header_len.is_some() && pos < info.header_offset;
+                    if carried {
+                        info.carried += 1;
+                    }
+                    visit(rec, carried);
                 }
                 Ok(None) => {}
                 Err(e) => {
@@ -158,6 +176,7 @@ impl EventLog {
             && !offset_ok
         {
             info.header_offset = hl;
+            info.carried = 0;
         }
 
         let mut file = file;

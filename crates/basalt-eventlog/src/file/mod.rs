@@ -7,7 +7,7 @@ mod acct;
 mod events;
 mod reader;
 
-pub use acct::AcctLog;
+pub use acct::{AcctLog, AcctMatch, EndKey, acct_tail};
 pub use events::{EventLog, OpenInfo, Replay, SwitchReport};
 pub use reader::{AcctReader, EventReader, acct_files, event_files, read_acct, read_events};
 

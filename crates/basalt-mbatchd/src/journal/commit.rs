@@ -5,7 +5,7 @@
 
 use super::{Journal, JournalError, finish_record, to_record};
 use basalt_eventlog as el;
-use basalt_sched::{Effect, Sched};
+use basalt_sched::Effect;
 
 impl Journal {
     /// Make the `Log` and `Acct` effects of one loop iteration durable: one write and
@@ -14,9 +14,9 @@ impl Journal {
     /// least one copy took it; a copy that failed is marked broken and re-synchronised
     /// later ([`Journal::resync`]). Refuses (and writes nothing) once the lock is no
     /// longer ours.
-    pub fn commit(&mut self, sched: &Sched, effects: &[Effect]) -> Result<(), JournalError> {
+    pub fn commit(&mut self, effects: &[Effect]) -> Result<(), JournalError> {
         self.commit_as(effects, true)?;
-        self.commit_acct(sched, effects)
+        self.commit_acct(effects)
     }
 
     /// Make the `Log` effects of one loop iteration durable (lsb.events, after the
@@ -59,20 +59,28 @@ impl Journal {
 
     /// Append the accounting records (lsb.acct `JOB_FINISH`) of one loop iteration's
     /// `Acct` effects durably (one write, one fsync per copy), once its lsb.events
-    /// records are ([`Journal::commit_as`]).
-    pub fn commit_acct(&mut self, sched: &Sched, effects: &[Effect]) -> Result<(), JournalError> {
-        let acct: Vec<_> = effects
-            .iter()
-            .filter_map(|e| match e {
-                Effect::Acct(key) => sched.jobs().get(key).map(|j| finish_record(j)),
-                _ => None,
-            })
-            .collect();
+    /// records are ([`Journal::commit_as`]); the records still pending (rebuilt at
+    /// replay, see [`Journal::restore`]) go first, so lsb.acct keeps the order of the
+    /// ends. On failure nothing of the call stays in the file and the pending records
+    /// stay pending.
+    pub fn commit_acct(&mut self, effects: &[Effect]) -> Result<(), JournalError> {
+        let mut acct = std::mem::take(&mut self.acct_pending);
+        let pending = acct.len();
+        acct.extend(effects.iter().filter_map(|e| match e {
+            Effect::Acct(job) => Some(finish_record(job)),
+            _ => None,
+        }));
         if acct.is_empty() {
             return Ok(());
         }
-        self.check_lock()?;
-        self.on_every_copy(|_, acct_log| acct_log.append(&acct))
+        let res = self
+            .check_lock()
+            .and_then(|()| self.on_every_copy(|_, acct_log| acct_log.append(&acct)));
+        if res.is_err() {
+            acct.truncate(pending);
+            self.acct_pending = acct;
+        }
+        res
     }
 
     /// Run `write` on every usable copy's logs; a copy it fails on is marked broken

@@ -3,11 +3,13 @@
 //! themselves come from `basalt-records` (Event ⇄ Record).
 //!
 //! Rooms: `lock` (taking, heartbeating and checking the lock), `reload` (open and
-//! replay, re-read after a failed write), `commit` (one durable append per loop
-//! iteration, the write probe), `switch` (the lsb.events switch), `copies` (the
+//! replay, re-read after a failed write), `acct` (the replay, and the lsb.acct records a
+//! crash between the two files' writes left out, rebuilt from it), `commit` (one durable
+//! append per loop iteration, the write probe), `switch` (the lsb.events switch), `copies` (the
 //! `LSB_LOCALDIR` duplicate and its re-synchronisation), `spool` (job files: the
 //! sequential spool `spool/<n>.seg`, `info/` for LSF tools and as the fallback).
 
+mod acct;
 mod commit;
 mod copies;
 mod lock;
@@ -52,6 +54,8 @@ pub enum JournalError {
 #[derive(Debug, Default)]
 pub struct Replayed {
     pub events: Vec<Event>,
+    /// How many of `events` come before the header offset (carried over by a log switch).
+    pub carried: usize,
     pub torn_tail: Option<String>,
     /// Where the torn tail began (the file's length after the cut).
     pub torn_offset: Option<u64>,
@@ -131,6 +135,9 @@ pub struct Journal {
     jobs: Option<el::JobSpool>,
     /// When events were first written without a sync since the last sync.
     deferred_since: Option<Instant>,
+    /// Accounting records due but not yet written (rebuilt at replay, or left by a failed
+    /// write): written first by the next [`Journal::commit_acct`].
+    acct_pending: Vec<el::JobFinish>,
 }
 
 impl Journal {
@@ -147,5 +154,7 @@ impl Journal {
     }
 }
 
+#[cfg(test)]
+mod acct_tests;
 #[cfg(test)]
 mod tests;

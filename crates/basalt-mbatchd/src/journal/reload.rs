@@ -35,6 +35,7 @@ pub fn open(logdir: &Path, me: &str, opts: Options) -> Result<(Journal, Replayed
             unsynced: Vec::new(),
             unsynced_files: Vec::new(),
             deferred_since: None,
+            acct_pending: Vec::new(),
             jobs,
         },
         replayed,
@@ -60,11 +61,19 @@ pub(super) fn open_logs(
 ) -> Result<(el::EventLog, el::AcctLog, Replayed), JournalError> {
     // Records become core events as they are read: no list of a million records is held.
     let mut evs = Vec::new();
-    let mut skipped = 0usize;
-    let (mut events, replay) = el::EventLog::open_with(logdir, |rec| match from_record(&rec) {
-        Some(ev) => evs.push(ev),
-        None => skipped += 1,
-    })?;
+    let (mut skipped, mut carried) = (0usize, 0usize);
+    let (mut events, replay) =
+        el::EventLog::open_with_carried(logdir, |rec, before_header| match from_record(&rec) {
+            Some(ev) => {
+                evs.push(ev);
+                carried += usize::from(before_header);
+            }
+            None => skipped += 1,
+        })?;
+    if replay.carried == 0 {
+        // The header's offset turned out not to be on a line boundary: nothing carried.
+        carried = 0;
+    }
     let (mut acct, acct_torn) = el::AcctLog::open(logdir)?;
     events.set_sync(opts.sync);
     acct.set_sync(opts.sync);
@@ -76,6 +85,7 @@ pub(super) fn open_logs(
     }
     let out = Replayed {
         events: evs,
+        carried,
         torn_tail: replay.torn_tail,
         torn_offset: replay.torn_offset,
         skipped,

@@ -177,7 +177,19 @@ fn an_iteration_nothing_waits_on_is_synced_by_the_next() {
         .write(dir.path())
         .unwrap();
     let config = basalt_config::load(&envdir).unwrap().config;
-    let sched = Sched::new(SchedConfig::from_config(&config), 0);
+    let mut sched = Sched::new(SchedConfig::from_config(&config), 0);
+    let caller = basalt_sched::Caller {
+        uid: 0,
+        user: "root".into(),
+        host: "hostA".into(),
+    };
+    let sub = basalt_sched::Submission {
+        command: "true".into(),
+        rlimits: [-1; 11].into(),
+        ..Default::default()
+    };
+    let (id, _, _) = sched.submit(0, &caller, sub).unwrap();
+    let job = sched.jobs()[&(id, 0)].clone();
     let logdir = dir.path().join("logdir");
     let (mut j, _) = super::open(&logdir, "me", Options::default()).unwrap();
     let log = |t: i64| {
@@ -211,15 +223,16 @@ fn an_iteration_nothing_waits_on_is_synced_by_the_next() {
     // An iteration with accounting records is synced whatever it is asked: its replies
     // wait for it. Its lsb.acct records are written by commit_acct, not here.
     let mut with_acct = log(6);
-    with_acct.push(Effect::Acct((1, 0)));
+    with_acct.push(Effect::Acct(job));
     j.commit_as(&with_acct, false).unwrap();
     assert!(!j.unsynced(), "an iteration with an Acct effect is synced");
-    j.commit_acct(&sched, &with_acct).unwrap();
+    let acct = std::fs::read_to_string(logdir.join(el::ACCT_FILE)).unwrap_or_default();
+    assert!(!acct.contains("JOB_FINISH"), "not by commit_as: {acct}");
+    j.commit_acct(&with_acct).unwrap();
     let text = std::fs::read_to_string(logdir.join(el::EVENTS_FILE)).unwrap();
     assert_eq!(text.matches("\"MBD_DIE\"").count(), 6, "{text}");
-    // Job 1 is not in the table: no record to write.
     let acct = std::fs::read_to_string(logdir.join(el::ACCT_FILE)).unwrap_or_default();
-    assert!(!acct.contains("JOB_FINISH"), "{acct}");
+    assert_eq!(acct.matches("JOB_FINISH").count(), 1, "{acct}");
 }
 
 /// Issue 29, item 5, "torn tail at every offset of the last record", through what

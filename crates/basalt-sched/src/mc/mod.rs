@@ -560,7 +560,6 @@ impl crate::Sched {
                 exit_status: r.exit_status,
                 term_reason: r.term_reason.clone(),
             });
-            self.effects.push(Effect::Acct(key));
             return;
         }
         let now_local = self.jobs.get(&key).map(|j| (j.state, j.reasons));
