@@ -116,7 +116,8 @@ fn run_with_credential(
             tonic::metadata::BinaryMetadataValue::from_bytes(cred),
         );
         if let Ok(v) = basalt_proto::protocol_text().parse() {
-            req.metadata_mut().insert(basalt_proto::PROTOCOL_METADATA, v);
+            req.metadata_mut()
+                .insert(basalt_proto::PROTOCOL_METADATA, v);
         }
         let mut out = match ResClient::new(ch).run(req).await {
             Ok(r) => r.into_inner(),
@@ -503,7 +504,10 @@ fn lsrun_runs_tasks_through_res_with_their_streams_status_and_signals() -> Resul
     );
     wait_for("the worker that took it to retire", LONG, || {
         let now = workers(&c.envdir, "hostC");
-        ((!now.iter().any(|p| used.contains(p))).then_some(()), format!("{now:?}"))
+        (
+            (!now.iter().any(|p| used.contains(p))).then_some(()),
+            format!("{now:?}"),
+        )
     })?;
     let after = run_with_credential(&c, "hostC", &cred)?;
     assert!(

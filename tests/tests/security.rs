@@ -382,7 +382,8 @@ fn a_used_credential_is_refused_after_a_kill_9_of_mbatchd() -> Result<()> {
         let now = c.pids_of("mbatchd", "hostA");
         let serving = !now.is_empty()
             && now.iter().all(|p| !before.contains(p))
-            && c.run("bjobs", &["-u", "all"]).is_ok_and(|o| o.status.success());
+            && c.run("bjobs", &["-u", "all"])
+                .is_ok_and(|o| o.status.success());
         (serving.then_some(()), format!("{now:?} after {before:?}"))
     })?;
     rt.block_on(async {

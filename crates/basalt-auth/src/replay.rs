@@ -132,18 +132,18 @@ impl ReplayCache {
             return Ok(None);
         };
         let path = j.dir.join(format!("seen.{minute}"));
-        if !j.files.contains_key(&minute) {
-            let f = std::fs::OpenOptions::new()
-                .read(true)
-                .append(true)
-                .create(true)
-                .mode(0o600)
-                .open(&path)
-                .map_err(|e| io_err("cannot open", &path, e))?;
-            j.files.insert(minute, (f, 0));
-        }
-        let Some((f, pos)) = j.files.get_mut(&minute) else {
-            return Ok(None);
+        let (f, pos) = match j.files.entry(minute) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                let f = std::fs::OpenOptions::new()
+                    .read(true)
+                    .append(true)
+                    .create(true)
+                    .mode(0o600)
+                    .open(&path)
+                    .map_err(|e| io_err("cannot open", &path, e))?;
+                e.insert((f, 0))
+            }
         };
         f.lock().map_err(|e| io_err("cannot lock", &path, e))?;
         let mut end = f

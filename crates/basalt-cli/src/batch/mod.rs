@@ -166,6 +166,16 @@ async fn connect_addr(
     }
 }
 
+/// The cluster host whose daemons listen at `addr`'s address (what a request's
+/// credential names as its target), or "" when none does.
+fn host_at(config: &Config, addr: SocketAddr) -> String {
+    basalt_runtime::host_table(config)
+        .into_iter()
+        .find(|(_, a)| a.to_canonical() == addr.ip().to_canonical())
+        .map(|(h, _)| h)
+        .unwrap_or_default()
+}
+
 fn addr_from_env(var: &str) -> Option<Result<SocketAddr, String>> {
     let v = std::env::var(var).ok().filter(|v| !v.is_empty())?;
     Some(
@@ -229,7 +239,7 @@ pub async fn connect_mbatchd_once(
 ) -> Result<MbatchdClient<AuthChannel>, ConnectTry> {
     match addr_from_env(MBD_ADDR_ENV) {
         Some(Err(e)) => Err(ConnectTry::Final(ConnectError::Mbatchd(e))),
-        Some(Ok(addr)) => match connect_addr(config, addr, "", per_try).await {
+        Some(Ok(addr)) => match connect_addr(config, addr, &host_at(config, addr), per_try).await {
             Ok(ch) => Ok(mbatchd_client(ch)),
             Err(e) => Err(ConnectTry::Again(ConnectError::Mbatchd(e))),
         },
