@@ -18,6 +18,10 @@
 //!    is no user's of east's, and west's daemon credential (the same key file) is
 //!    neither east's daemon's nor a cluster's.
 //!
+//! 4. Every RPC of the API, at the daemon of west's hostA that serves it (lim, sbatchd,
+//!    res, mbatchd), with a user ticket, a daemon credential and an inter-cluster
+//!    credential wherever its service does not take that domain: refused, each one.
+//!
 //! Needs root (it creates the users with useradd); run as another user it says it is
 //! skipped.
 
@@ -342,6 +346,109 @@ fn helper_fetches_a_user_ticket() -> Result<()> {
     Ok(())
 }
 
+/// Makes the credential of one request: (path, body; None for a stream) -> bytes.
+type CredMaker<'a> = dyn Fn(&str, Option<&[u8]>) -> Result<Vec<u8>> + 'a;
+
+/// A message with no fields: any request decodes from it, any reply into it.
+#[derive(Clone, PartialEq, prost::Message)]
+struct Empty {}
+
+/// The domains of each service, as docs/security.md gives them (independent of
+/// `basalt_auth::policy`, which the daemons apply): (user, daemon, inter-cluster).
+fn domains(service: &str) -> Option<[bool; 3]> {
+    Some(match service.rsplit('.').next()? {
+        "Lim" => [true, true, false],
+        "LimPeer" | "MbatchdPeer" | "SbatchdPeer" => [false, true, false],
+        "Mbatchd" | "Sbatchd" | "Res" | "DaemonControl" => [true, false, false],
+        "MbatchdCluster" => [false, false, true],
+        _ => return None,
+    })
+}
+
+/// Where `service` is served on `host` of `cfg`: the daemons that serve it.
+fn serving(cfg: &basalt_config::Config, service: &str) -> Result<Vec<SocketAddr>> {
+    let h = "hostA";
+    Ok(match service.rsplit('.').next().unwrap_or("") {
+        "Lim" | "LimPeer" => vec![basalt_runtime::lim_addr(cfg, h)?],
+        "DaemonControl" => vec![
+            basalt_runtime::lim_addr(cfg, h)?,
+            basalt_runtime::sbd_addr(cfg, h)?,
+        ],
+        "Sbatchd" | "SbatchdPeer" => vec![basalt_runtime::sbd_addr(cfg, h)?],
+        "Res" => vec![basalt_runtime::res_addr(cfg, h)?],
+        _ => vec![basalt_runtime::mbd_addr(cfg, h)?],
+    })
+}
+
+/// One raw call of `path` at `addr` from `local`, with the credential `cred` makes for
+/// it (sealed for `path` and an empty body, or for a stream).
+async fn raw_call(
+    addr: SocketAddr,
+    local: IpAddr,
+    path: &str,
+    cred: impl Fn(&str, Option<&[u8]>) -> Result<Vec<u8>>,
+) -> Result<Result<(), tonic::Status>> {
+    let body = framed(&Empty {})?;
+    let streaming = basalt_auth::policy::method(path).streaming;
+    let c = cred(path, (!streaming).then_some(&body[..]))?;
+    let mut grpc = tonic::client::Grpc::new(raw_channel(addr, local).await?);
+    grpc.ready()
+        .await
+        .map_err(|e| anyhow!("{addr} not ready: {e}"))?;
+    let r = grpc
+        .unary(
+            with_cred(Empty {}, &c),
+            path.parse::<tonic::codegen::http::uri::PathAndQuery>()?,
+            tonic_prost::ProstCodec::<Empty, Empty>::default(),
+        )
+        .await;
+    Ok(r.map(|_| ()))
+}
+
+/// Every RPC of the API at the daemons of `cfg`'s hostA that serve it, sent from
+/// `local` with a credential of each domain it does not take: refused, every one. Each
+/// credential is `(domain index, name, maker)`.
+async fn every_endpoint_takes_only_its_domain(
+    cfg: &basalt_config::Config,
+    local: IpAddr,
+    creds: &[(usize, &str, &CredMaker<'_>)],
+) -> Result<usize> {
+    let mut service = String::new();
+    let mut refused = 0;
+    for line in basalt_proto::API.lines() {
+        if let Some(s) = line.strip_prefix("service ") {
+            service = s.to_owned();
+            continue;
+        }
+        let Some(rpc) = line.trim().strip_prefix("rpc ") else {
+            continue;
+        };
+        let name = rpc.split('(').next().unwrap_or("");
+        let path = format!("/{service}/{name}");
+        let takes = domains(&service).ok_or_else(|| anyhow!("service {service}: no domain"))?;
+        for addr in serving(cfg, &service)? {
+            for (domain, what, cred) in creds {
+                if takes[*domain] {
+                    continue;
+                }
+                let r = raw_call(addr, local, &path, cred).await?;
+                match r {
+                    Err(s)
+                        if matches!(
+                            s.code(),
+                            tonic::Code::PermissionDenied | tonic::Code::Unauthenticated
+                        ) && s.message().starts_with(basalt_auth::PERMISSION_DENIED) =>
+                    {
+                        refused += 1;
+                    }
+                    other => bail!("{path} at {addr} with {what}: not refused: {other:?}"),
+                }
+            }
+        }
+    }
+    Ok(refused)
+}
+
 #[test]
 fn a_user_credential_cannot_speak_for_a_cluster_and_forwarded_users_follow_the_receivers_rules()
 -> Result<()> {
@@ -366,7 +473,8 @@ fn a_user_credential_cannot_speak_for_a_cluster_and_forwarded_users_follow_the_r
         .users(EAST_USERS)
         .params("MBD_SLEEP_TIME = 1");
     east.spec.root_rex = false;
-    let cs = ProcessCluster::start_multicluster("mcsec", &[west, east])?;
+    let mut cs = ProcessCluster::start_multicluster("mcsec", &[west, east])?;
+    cs[0].start_daemon("res", "hostA")?;
     let (w, e) = (&cs[0], &cs[1]);
     let (wcfg, ecfg) = (config(w)?, config(e)?);
     assert_eq!(basalt_config::mc_key_path(&wcfg), None);
@@ -631,6 +739,66 @@ fn a_user_credential_cannot_speak_for_a_cluster_and_forwarded_users_follow_the_r
         )?;
         anyhow::Ok(())
     })?;
+
+    // 4. Every endpoint of west's daemons (lim, sbatchd, res, mbatchd) takes only its
+    //    domain: mcuser's ticket, hostA's daemon credential and east's mbatchd's
+    //    inter-cluster credential, each sent from west's hostA where it is not taken.
+    let west_keys = basalt_runtime::cluster_keys(&wcfg)?;
+    let daemon = basalt_runtime::daemon_auth(&wcfg, "hostA", west_keys.clone());
+    let east_mbatchd = Authenticator::with_key(
+        west_keys,
+        Identity {
+            kind: Kind::InterCluster,
+            uid: 0,
+            gid: 0,
+            user: "mbatchd".into(),
+            host: "hostA".into(),
+        },
+        "east",
+        Some(e.addrs[0]),
+    );
+    let by_user = |path: &str, body: Option<&[u8]>| -> Result<Vec<u8>> {
+        Ok(ticket.seal("hostA", &cred::binding(path, body), cred::now_ms())?)
+    };
+    let by_daemon = |path: &str, body: Option<&[u8]>| -> Result<Vec<u8>> {
+        Ok(daemon.towards("hostA").credential_for(path, body)?.1)
+    };
+    let by_cluster = |path: &str, body: Option<&[u8]>| -> Result<Vec<u8>> {
+        Ok(east_mbatchd.towards("hostA").credential_for(path, body)?.1)
+    };
+    let refused = rt.block_on(async {
+        // Each credential is good where it belongs (RES answers once it listens).
+        let lim = basalt_runtime::lim_addr(&wcfg, "hostA")?;
+        raw_call(lim, west_host, "/basalt.lim.v1.Lim/ClusterInfo", &by_user)
+            .await?
+            .context("lsid's request with mcuser's ticket")?;
+        raw_call(lim, west_host, "/basalt.lim.v1.Lim/Hosts", &by_daemon)
+            .await?
+            .context("a host list for hostA's daemon")?;
+        let wmbd = basalt_runtime::mbd_addr(&wcfg, "hostA")?;
+        raw_call(wmbd, e.addrs[0], CLUSTER_INFO, &by_cluster)
+            .await?
+            .context("ClusterInfo of east's mbatchd")?;
+        let res = basalt_runtime::res_addr(&wcfg, "hostA")?;
+        let deadline = std::time::Instant::now() + LONG;
+        while raw_channel(res, west_host).await.is_err() {
+            if std::time::Instant::now() > deadline {
+                bail!("west's RES does not listen at {res}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        every_endpoint_takes_only_its_domain(
+            &wcfg,
+            west_host,
+            &[
+                (0, "mcuser's ticket", &by_user),
+                (1, "hostA's daemon credential", &by_daemon),
+                (2, "east's inter-cluster credential", &by_cluster),
+            ],
+        )
+        .await
+    })?;
+    assert!(refused >= 60, "only {refused} refusals");
 
     // East has the one job it was rightly sent, and no other.
     let news = records(e, "JOB_NEW");
