@@ -17,7 +17,6 @@
 //!    rejected"), the reason in the forward's answer; no job in east. That credential
 //!    is no user's of east's, and west's daemon credential (the same key file) is
 //!    neither east's daemon's nor a cluster's.
-//!
 //! 4. Every RPC of the API, at the daemon of west's hostA that serves it (lim, sbatchd,
 //!    res, mbatchd), with a user ticket, a daemon credential and an inter-cluster
 //!    credential wherever its service does not take that domain: refused, each one.
