@@ -67,7 +67,9 @@ pub struct MultiCluster {
     pub clusters: Vec<McCluster>,
     /// lsf.conf `BASALT_MC_KEY`: the key file every cluster of the set holds identical
     /// (relative to `LSF_ENVDIR` unless absolute). Only the keyword is written: the
-    /// file is the caller's to put there (mode 0600, [`write_new_key`]).
+    /// file is the caller's to put there (mode 0600, [`write_new_key`]). Empty: not
+    /// written, and each cluster uses its own cluster key (`basalt.key`), which the
+    /// clusters must then hold identical.
     pub key: String,
     /// lsf.conf `BASALT_MC_POLL_MS` (None: not written, mbatchd's default).
     pub poll_ms: Option<u64>,
@@ -276,12 +278,14 @@ impl DefaultCluster {
         }
         remote.push_str("End RemoteClusters\n");
         lsf_cluster.push_str(&remote);
-        let _ = write!(
-            lsf_conf,
-            "# MultiCluster: the key every cluster of the set holds identical (mode 0600).\n\
-             BASALT_MC_KEY={}\n",
-            mc.key
-        );
+        if !mc.key.is_empty() {
+            let _ = write!(
+                lsf_conf,
+                "# MultiCluster: the key every cluster of the set holds identical (mode 0600).\n\
+                 BASALT_MC_KEY={}\n",
+                mc.key
+            );
+        }
         if let Some(ms) = mc.poll_ms {
             let _ = writeln!(lsf_conf, "BASALT_MC_POLL_MS={ms}");
         }

@@ -86,14 +86,19 @@ fn issue49_item3_tokens_are_scoped_by_user_and_cluster_and_survive_replay() {
     // repeat gets that job, not a local one.
     let fwd = Submission {
         queue: "normal".into(),
+        user: "alice".into(),
         ..cmd("y")
     };
+    let here = crate::mc::McAccounts {
+        found: vec![("alice".into(), Some(alice().uid))],
+        ..Default::default()
+    };
     let (f, new) = s
-        .mc_accept(T0, "west", (101, 0), 1, &alice(), fwd.clone())
+        .mc_accept(T0, "west", (101, 0), 1, &here, fwd.clone())
         .expect("accepted");
     assert!(new);
     assert_eq!(
-        s.mc_accept(T0, "west", (101, 0), 1, &alice(), fwd),
+        s.mc_accept(T0, "west", (101, 0), 1, &here, fwd),
         Ok((f, false))
     );
     assert_eq!(s.known_submission("alice", &forged), None);

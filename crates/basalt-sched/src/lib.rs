@@ -232,6 +232,25 @@ pub enum SchedError {
     /// MultiCluster: the receive-jobs queue has IMPT_JOBBKLG MultiCluster jobs pending.
     #[error("The queue's pending MultiCluster job threshold (IMPT_JOBBKLG) is reached")]
     McBacklog,
+    /// MultiCluster: no user of this cluster for the forwarded job's user (UserMap
+    /// import, else the same name).
+    #[error(
+        "User <{user}> of cluster <{cluster}> has no account in this cluster (looked for: {tried})"
+    )]
+    McNoUser {
+        user: String,
+        cluster: String,
+        tried: String,
+    },
+    /// MultiCluster: the forwarded job would run as root here, and LSF_ROOT_REX is not
+    /// set.
+    #[error(
+        "Root user's job submission rejected: <{user}> is uid 0 in this cluster and LSF_ROOT_REX is not set"
+    )]
+    McRoot { user: String },
+    /// MultiCluster: a personal cluster runs its owner's jobs only.
+    #[error("User permission denied: this cluster runs only the jobs of its owner <{owner}>")]
+    McNotOwner { owner: String },
 }
 
 /// The answer for one job of a job-control request.

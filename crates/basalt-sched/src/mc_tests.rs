@@ -467,11 +467,31 @@ fn receiver() -> Sched {
     up_with(c)
 }
 
+/// A job of alice's forwarded by west: alice is uid 4242 there (this cluster never uses
+/// that uid).
 fn forwarded(q: &str) -> Submission {
     let mut sub = cmd("x");
     sub.queue = q.into();
     sub.asked_hosts = vec!["westhost".into()];
+    sub.user = "alice".into();
+    sub.uid = 4242;
+    sub.from_host = "westhost".into();
     sub
+}
+
+/// The receiving cluster's password database holds `users` (name, uid); no
+/// LSF_ROOT_REX; daemons run as root.
+fn here(users: &[(&str, Option<u32>)]) -> McAccounts {
+    McAccounts {
+        found: users.iter().map(|(n, u)| ((*n).to_owned(), *u)).collect(),
+        root_rex: false,
+        only: None,
+    }
+}
+
+/// alice is uid 1000 here.
+fn alice_here() -> McAccounts {
+    here(&[("alice", Some(1000))])
 }
 
 /// Phase III, 1–2 and 4: "The receive-jobs queue parameters affect whether or not the job
@@ -481,7 +501,7 @@ fn forwarded(q: &str) -> Submission {
 fn an_accepted_job_gets_an_execution_cluster_id() {
     let mut s = receiver();
     let (id, new) = s
-        .mc_accept(T0, "west", (101, 0), 1, &alice(), forwarded("normal"))
+        .mc_accept(T0, "west", (101, 0), 1, &alice_here(), forwarded("normal"))
         .expect("accepted");
     assert!(new);
     let log = logged(&s.take_effects());
@@ -496,7 +516,7 @@ fn an_accepted_job_gets_an_execution_cluster_id() {
     );
     // The same forward again: the same job.
     assert_eq!(
-        s.mc_accept(T0, "west", (101, 0), 1, &alice(), forwarded("normal")),
+        s.mc_accept(T0, "west", (101, 0), 1, &alice_here(), forwarded("normal")),
         Ok((id, false))
     );
     // And it is scheduled here.
@@ -511,15 +531,15 @@ fn an_accepted_job_gets_an_execution_cluster_id() {
 fn the_receive_queue_applies_its_own_acceptance_rules() {
     let mut s = receiver();
     assert_eq!(
-        s.mc_accept(T0, "east", (1, 0), 1, &alice(), forwarded("normal")),
+        s.mc_accept(T0, "east", (1, 0), 1, &alice_here(), forwarded("normal")),
         Err(SchedError::McNotReceiving)
     );
     assert_eq!(
-        s.mc_accept(T0, "west", (1, 0), 1, &alice(), forwarded("high")),
+        s.mc_accept(T0, "west", (1, 0), 1, &alice_here(), forwarded("high")),
         Err(SchedError::McNotReceiving)
     );
     assert_eq!(
-        s.mc_accept(T0, "west", (1, 0), 1, &alice(), forwarded("nope")),
+        s.mc_accept(T0, "west", (1, 0), 1, &alice_here(), forwarded("nope")),
         Err(SchedError::NoQueue)
     );
     let mut c = s.config().clone();
@@ -533,19 +553,19 @@ fn the_receive_queue_applies_its_own_acceptance_rules() {
     limits[basalt_core::rlimit::RSS] = 100 * 1024;
     big.rlimits = limits.into();
     assert_eq!(
-        s.mc_accept(T0, "west", (1, 0), 1, &alice(), big),
+        s.mc_accept(T0, "west", (1, 0), 1, &alice_here(), big),
         Err(SchedError::OverLimit)
     );
     // IMPT_JOBBKLG = 2: a third pending MultiCluster job is refused.
     s.host_ctl(T0, &admin(), 2, "hostA", "").expect("hclose");
     s.host_ctl(T0, &admin(), 2, "hostB", "").expect("hclose");
     for id in 1..=2 {
-        s.mc_accept(T0, "west", (id, 0), 1, &alice(), forwarded("normal"))
+        s.mc_accept(T0, "west", (id, 0), 1, &alice_here(), forwarded("normal"))
             .expect("room");
     }
     assert_eq!(s.mc_pending_in("normal"), 2);
     assert_eq!(
-        s.mc_accept(T0, "west", (3, 0), 1, &alice(), forwarded("normal")),
+        s.mc_accept(T0, "west", (3, 0), 1, &alice_here(), forwarded("normal")),
         Err(SchedError::McBacklog)
     );
     assert_eq!(s.mc_info_for("west")[0].room(), 0);
@@ -559,7 +579,7 @@ fn a_job_not_started_within_max_rsched_time_returns() {
     s.host_ctl(T0, &admin(), 2, "hostA", "").expect("hclose");
     s.host_ctl(T0, &admin(), 2, "hostB", "").expect("hclose");
     let (id, _) = s
-        .mc_accept(T0, "west", (101, 0), 1, &alice(), forwarded("normal"))
+        .mc_accept(T0, "west", (101, 0), 1, &alice_here(), forwarded("normal"))
         .expect("accepted");
     s.take_effects();
     s.tick(T0 + 19_000);
@@ -580,7 +600,7 @@ fn a_job_not_started_within_max_rsched_time_returns() {
 fn a_job_whose_start_fails_goes_back() {
     let mut s = receiver();
     let (id, _) = s
-        .mc_accept(T0, "west", (101, 0), 1, &alice(), forwarded("normal"))
+        .mc_accept(T0, "west", (101, 0), 1, &alice_here(), forwarded("normal"))
         .expect("accepted");
     s.schedule(T0);
     let (key, host) = dispatches(&s.take_effects())[0].clone();
@@ -643,7 +663,7 @@ fn a_forwarded_jobs_pre_exec_is_tried_max_preexec_retry_times_then_it_goes_back(
     c.mc.preexec_retry.insert("normal".into(), 2);
     let mut s = up_with(c);
     let (id, _) = s
-        .mc_accept(T0, "west", (101, 0), 1, &alice(), forwarded("normal"))
+        .mc_accept(T0, "west", (101, 0), 1, &alice_here(), forwarded("normal"))
         .expect("accepted");
     let mut now = T0;
     for round in 1..=2 {
@@ -682,7 +702,304 @@ fn recv_from_n_refuses_that_clusters_jobs() {
     c.mc.no_recv.push("west".into());
     let mut s = up_with(c);
     assert_eq!(
-        s.mc_accept(T0, "west", (1, 0), 1, &alice(), forwarded("normal")),
+        s.mc_accept(T0, "west", (1, 0), 1, &alice_here(), forwarded("normal")),
         Err(SchedError::McNotReceiving)
+    );
+}
+
+// ---- who a forwarded job runs as (lsb.users UserMap; issue 49, item 1) ---------------
+
+fn map_row(
+    local: &[&str],
+    remote: &[(&str, &str)],
+    direction: basalt_config::batch::MapDirection,
+) -> basalt_config::batch::UserMapRow {
+    basalt_config::batch::UserMapRow {
+        local: local.iter().map(|l| (*l).to_owned()).collect(),
+        remote: remote
+            .iter()
+            .map(|(u, c)| basalt_config::batch::RemoteUser {
+                user: (*u).to_owned(),
+                cluster: (*c).to_owned(),
+            })
+            .collect(),
+        direction,
+        line: 1,
+    }
+}
+
+/// A receiver whose lsb.users has `rows` as its UserMap.
+fn receiver_mapping(rows: Vec<basalt_config::batch::UserMapRow>) -> Sched {
+    let mut c = receiver().config().clone();
+    c.mc.user_map.rows = rows;
+    up_with(c)
+}
+
+/// The JOB_NEW the core logged: (user, uid).
+fn job_new_owner(eff: &[Effect]) -> Option<(String, u32)> {
+    logged(eff).into_iter().find_map(|e| match e {
+        Event::JobNew { sub, .. } => Some((sub.user.to_string(), sub.uid)),
+        _ => None,
+    })
+}
+
+/// Without a mapping, a forwarded job runs as the user of the same name, with that
+/// user's uid here: the forwarded record's uid (4242, or 0) is never used.
+#[test]
+fn a_forwarded_job_runs_as_the_user_of_the_same_name_with_the_local_uid() {
+    let mut s = receiver();
+    let (id, _) = s
+        .mc_accept(T0, "west", (1, 0), 1, &alice_here(), forwarded("normal"))
+        .expect("accepted");
+    assert_eq!(
+        job_new_owner(&s.take_effects()),
+        Some(("alice".into(), 1000))
+    );
+    let j = s.job((id, 0)).expect("job");
+    assert_eq!((j.sub.user.as_str(), j.sub.uid), ("alice", 1000));
+    // A record that says uid 0 for alice: alice, uid 1000 all the same.
+    let mut zero = forwarded("normal");
+    zero.uid = 0;
+    s.mc_accept(T0, "west", (2, 0), 1, &alice_here(), zero)
+        .expect("accepted");
+    assert_eq!(
+        job_new_owner(&s.take_effects()),
+        Some(("alice".into(), 1000))
+    );
+}
+
+/// "import maps remote users to the local one for jobs received": bob of west runs as
+/// carol here; bob of another cluster is not mapped.
+#[test]
+fn the_import_mapping_gives_the_local_user_for_the_remote_user_and_its_cluster() {
+    use basalt_config::batch::MapDirection::Import;
+    let mut c = receiver().config().clone();
+    c.mc.user_map.rows = vec![map_row(&["carol"], &[("bob", "west")], Import)];
+    c.mc.recv
+        .insert("normal".into(), (vec!["west".into(), "north".into()], None));
+    let mut s = up_with(c);
+    let mut bob = forwarded("normal");
+    bob.user = "bob".into();
+    let users = here(&[("carol", Some(1001)), ("bob", Some(1002))]);
+    let (id, _) = s
+        .mc_accept(T0, "west", (1, 0), 1, &users, bob.clone())
+        .expect("accepted");
+    assert_eq!(
+        job_new_owner(&s.take_effects()),
+        Some(("carol".into(), 1001))
+    );
+    assert_eq!(s.job((id, 0)).map(|j| j.sub.uid), Some(1001));
+    // From north, bob is bob.
+    s.mc_accept(T0, "north", (1, 0), 1, &users, bob)
+        .expect("accepted");
+    assert_eq!(job_new_owner(&s.take_effects()), Some(("bob".into(), 1002)));
+}
+
+/// Several local users for one remote user: the first that exists here.
+#[test]
+fn of_several_mapped_local_users_the_first_that_exists_here_is_taken() {
+    use basalt_config::batch::MapDirection::Import;
+    let mut s = receiver_mapping(vec![map_row(
+        &["user6", "user8"],
+        &[("user3", "west")],
+        Import,
+    )]);
+    let mut sub = forwarded("normal");
+    sub.user = "user3".into();
+    s.mc_accept(
+        T0,
+        "west",
+        (1, 0),
+        1,
+        &here(&[("user6", None), ("user8", Some(1008))]),
+        sub,
+    )
+    .expect("accepted");
+    assert_eq!(
+        job_new_owner(&s.take_effects()),
+        Some(("user8".into(), 1008))
+    );
+}
+
+/// "that user must exist in the receiving cluster's password database": refused (the
+/// forward's answer says why), nothing logged; a mapped user who does not exist is not
+/// replaced by the user of the same name.
+#[test]
+fn a_user_who_does_not_exist_here_is_refused() {
+    use basalt_config::batch::MapDirection::Import;
+    let mut s = receiver();
+    let r = s.mc_accept(
+        T0,
+        "west",
+        (1, 0),
+        1,
+        &here(&[("alice", None)]),
+        forwarded("normal"),
+    );
+    assert_eq!(
+        r,
+        Err(SchedError::McNoUser {
+            user: "alice".into(),
+            cluster: "west".into(),
+            tried: "alice".into()
+        })
+    );
+    assert_eq!(
+        r.map_err(|e| e.to_string()),
+        Err(
+            "User <alice> of cluster <west> has no account in this cluster (looked for: alice)"
+                .into()
+        )
+    );
+    assert!(logged(&s.take_effects()).is_empty());
+    // Nothing looked up counts as nothing found.
+    assert!(matches!(
+        s.mc_accept(T0, "west", (1, 0), 1, &here(&[]), forwarded("normal")),
+        Err(SchedError::McNoUser { .. })
+    ));
+    let mut s = receiver_mapping(vec![map_row(&["carol"], &[("alice", "west")], Import)]);
+    let r = s.mc_accept(
+        T0,
+        "west",
+        (1, 0),
+        1,
+        &here(&[("carol", None), ("alice", Some(1000))]),
+        forwarded("normal"),
+    );
+    assert!(
+        matches!(&r, Err(SchedError::McNoUser { tried, .. }) if tried == "carol"),
+        "{r:?}"
+    );
+    assert!(s.jobs().is_empty());
+}
+
+/// "root (uid 0 locally, whatever name) is refused unless the receiving cluster's
+/// lsf.conf sets LSF_ROOT_REX", like a local submission.
+#[test]
+fn root_here_is_refused_without_lsf_root_rex_whatever_its_name() {
+    use basalt_config::batch::MapDirection::Import;
+    let mut s = receiver();
+    let mut root = forwarded("normal");
+    root.user = "root".into();
+    root.uid = 0;
+    let r = s.mc_accept(
+        T0,
+        "west",
+        (1, 0),
+        1,
+        &here(&[("root", Some(0))]),
+        root.clone(),
+    );
+    assert_eq!(
+        r,
+        Err(SchedError::McRoot {
+            user: "root".into()
+        })
+    );
+    assert!(
+        r.map_err(|e| e.to_string())
+            .is_err_and(|e| e.starts_with("Root user's job submission rejected"))
+    );
+    // A user the submission cluster calls alice (uid 1000 there) who is uid 0 here.
+    let mut s = receiver_mapping(vec![map_row(&["toor"], &[("alice", "west")], Import)]);
+    assert_eq!(
+        s.mc_accept(
+            T0,
+            "west",
+            (1, 0),
+            1,
+            &here(&[("toor", Some(0))]),
+            forwarded("normal")
+        ),
+        Err(SchedError::McRoot {
+            user: "toor".into()
+        })
+    );
+    assert!(s.jobs().is_empty());
+    // With LSF_ROOT_REX, root's job is taken, as root.
+    let mut s = receiver();
+    let mut rex = here(&[("root", Some(0))]);
+    rex.root_rex = true;
+    s.mc_accept(T0, "west", (1, 0), 1, &rex, root)
+        .expect("accepted");
+    assert_eq!(job_new_owner(&s.take_effects()), Some(("root".into(), 0)));
+}
+
+/// A personal cluster (daemons not root) runs its owner's jobs only.
+#[test]
+fn a_personal_cluster_takes_only_its_owners_jobs() {
+    let mut s = receiver();
+    let mut mine = alice_here();
+    mine.only = Some("bob".into());
+    assert_eq!(
+        s.mc_accept(T0, "west", (1, 0), 1, &mine, forwarded("normal")),
+        Err(SchedError::McNotOwner {
+            owner: "bob".into()
+        })
+    );
+    mine.only = Some("alice".into());
+    assert!(
+        s.mc_accept(T0, "west", (1, 0), 1, &mine, forwarded("normal"))
+            .is_ok()
+    );
+}
+
+/// Job control from the submission cluster acts as the local user the job was taken as.
+#[test]
+fn a_forwarded_job_is_controlled_as_its_local_user() {
+    use basalt_config::batch::MapDirection::Import;
+    let mut s = receiver_mapping(vec![map_row(&["carol"], &[("alice", "west")], Import)]);
+    let (id, _) = s
+        .mc_accept(
+            T0,
+            "west",
+            (7, 0),
+            1,
+            &here(&[("carol", Some(1001))]),
+            forwarded("normal"),
+        )
+        .expect("accepted");
+    assert_eq!(s.mc_job_from("west", (7, 0)), Some((id, 0)));
+    let j = s.job((id, 0)).expect("job");
+    let carol = Caller {
+        uid: 1001,
+        user: "carol".into(),
+        host: "westhost".into(),
+    };
+    assert_eq!((j.sub.user.as_str(), j.sub.uid), ("carol", 1001));
+    s.kill(T0, &carol, (id, 0), false, false)
+        .expect("carol kills her job");
+}
+
+/// "export maps local users to remote ones for jobs sent": the forwarded JOB_NEW
+/// carries the mapped name for that cluster only.
+#[test]
+fn the_export_mapping_names_the_user_a_forwarded_job_carries() {
+    use basalt_config::batch::MapDirection::{Export, Import};
+    let mut c = sender().config().clone();
+    c.mc.user_map.rows = vec![
+        map_row(&["bob"], &[("robert", "east")], Export),
+        map_row(&["alice"], &[("ally", "north"), ("al", "east")], Export),
+        // An import row says nothing of jobs sent.
+        map_row(&["alice"], &[("alicia", "east")], Import),
+    ];
+    let mut s = up_with(c);
+    s.submit(T0, &alice(), cmd("x")).expect("submit");
+    s.submit(T0, &bob(), cmd("y")).expect("submit");
+    s.submit(T0, &admin(), cmd("z")).expect("submit");
+    let sent = |s: &Sched, id: u64, c: &str| {
+        s.mc_forward_submission((id, 0), c)
+            .map(|sub| (sub.user.to_string(), sub.uid))
+    };
+    assert_eq!(sent(&s, 1, "east"), Some(("al".into(), 1000)));
+    assert_eq!(sent(&s, 1, "north"), Some(("ally".into(), 1000)));
+    assert_eq!(sent(&s, 2, "east").map(|x| x.0), Some("robert".into()));
+    assert_eq!(sent(&s, 2, "north").map(|x| x.0), Some("bob".into()));
+    assert_eq!(sent(&s, 3, "east").map(|x| x.0), Some("admin".into()));
+    assert_eq!(sent(&s, 9, "east"), None);
+    // The job here keeps its user.
+    assert_eq!(
+        s.job((1, 0)).map(|j| j.sub.user.to_string()),
+        Some("alice".into())
     );
 }

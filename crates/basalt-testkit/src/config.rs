@@ -123,7 +123,8 @@ pub fn write_config_at(spec: &ClusterSpec, addrs: &[IpAddr], top: &Path) -> Resu
 #[derive(Debug, Clone)]
 pub(crate) struct McWrite {
     /// The Cluster section and the RemoteClusters ([`MultiCluster::key`] is the name
-    /// the key file is written under, in LSF_ENVDIR).
+    /// the key file is written under, in LSF_ENVDIR; empty: the key text is the cluster
+    /// key, `basalt.key`).
     pub mc: MultiCluster,
     /// The key file's text.
     pub key_text: String,
@@ -220,7 +221,13 @@ pub(crate) fn write_config_mc(
     let envdir = dc.write(top)?;
     link_commands(&top.join("bin"));
     if let Some(m) = mc {
-        write_key_file(&envdir.join(&m.mc.key), &m.key_text)?;
+        // No BASALT_MC_KEY: the key text is the cluster key (replacing the one written).
+        let file = if m.mc.key.is_empty() {
+            "basalt.key"
+        } else {
+            m.mc.key.as_str()
+        };
+        write_key_file(&envdir.join(file), &m.key_text)?;
     }
     if !spec.lsf_conf_extra.is_empty() {
         append_file(&envdir.join("lsf.conf"), &spec.lsf_conf_extra)?;

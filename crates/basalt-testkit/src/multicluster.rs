@@ -37,10 +37,16 @@ pub struct McMember {
     pub lsb_params: String,
     /// Text appended to lsb.queues (queue sections).
     pub lsb_queues: String,
+    /// lsb.users (written when not empty; none by default).
+    pub lsb_users: String,
     /// None = the key shared by all members; Some(seed) = a key of its own (to test a
     /// cluster that does not trust the others). Members with the same seed share that
     /// key.
     pub own_mc_key: Option<u8>,
+    /// No `BASALT_MC_KEY`: the member's cluster key (`basalt.key`) is its MultiCluster key
+    /// (the documented fallback), written with the key text it would otherwise hold as
+    /// `mc.key` — so members that do this share one cluster key file.
+    pub no_mc_key: bool,
 }
 
 impl McMember {
@@ -52,13 +58,21 @@ impl McMember {
             spec: ClusterSpec::new(hosts).named(cluster),
             lsb_params: String::new(),
             lsb_queues: String::new(),
+            lsb_users: String::new(),
             own_mc_key: None,
+            no_mc_key: false,
         }
     }
 
     /// Append queue sections to lsb.queues.
     pub fn queues(mut self, sections: &str) -> McMember {
         self.lsb_queues.push_str(sections);
+        self
+    }
+
+    /// Append sections (a UserMap, say) to lsb.users.
+    pub fn users(mut self, sections: &str) -> McMember {
+        self.lsb_users.push_str(sections);
         self
     }
 
@@ -72,6 +86,13 @@ impl McMember {
     /// Hold a MultiCluster key of its own, made from `seed`, instead of the shared one.
     pub fn own_key(mut self, seed: u8) -> McMember {
         self.own_mc_key = Some(seed);
+        self
+    }
+
+    /// Write no `BASALT_MC_KEY`: the cluster key is the MultiCluster key (and holds the
+    /// set's shared key, or [`McMember::own_key`]'s).
+    pub fn no_mc_key(mut self) -> McMember {
+        self.no_mc_key = true;
         self
     }
 
@@ -126,8 +147,10 @@ fn set_rows(members: &[McMember], addrs: &[Vec<IpAddr>]) -> Vec<McCluster> {
 /// `i` at `addrs[k][i]` under `tops[k]`, its lsf.shared listing every member (itself
 /// first, `Servers` its first host, `ADDRESSES` that host's address), its lsf.cluster a
 /// RemoteClusters section naming every other member, the MultiCluster key
-/// ([`MC_KEY_FILE`], mode 0600; [`McMember::own_mc_key`]) and `BASALT_MC_KEY`,
-/// `BASALT_MC_POLL_MS` ([`MC_POLL_MS`]) in lsf.conf, its lsb_params and lsb_queues.
+/// ([`MC_KEY_FILE`], mode 0600; [`McMember::own_mc_key`]) and `BASALT_MC_KEY` (or, for
+/// [`McMember::no_mc_key`], that key text as its cluster key and no `BASALT_MC_KEY`),
+/// `BASALT_MC_POLL_MS` ([`MC_POLL_MS`]) in lsf.conf, its lsb_params, lsb_queues and
+/// lsb_users.
 /// Returns every member's LSF_ENVDIR.
 pub fn write_multicluster_at(
     members: &[McMember],
@@ -161,7 +184,12 @@ pub fn write_multicluster_at(
         let mc = McWrite {
             mc: MultiCluster {
                 clusters: rows.clone(),
-                key: MC_KEY_FILE.to_owned(),
+                // Empty: no BASALT_MC_KEY, the key text goes into the cluster key.
+                key: if m.no_mc_key {
+                    String::new()
+                } else {
+                    MC_KEY_FILE.to_owned()
+                },
                 poll_ms: Some(MC_POLL_MS),
             },
             key_text: m
@@ -175,6 +203,12 @@ pub fn write_multicluster_at(
                 &batch_dir(top, &spec.cluster).join("lsb.queues"),
                 &m.lsb_queues,
             )?;
+        }
+        if !m.lsb_users.is_empty() {
+            let path = batch_dir(top, &spec.cluster).join("lsb.users");
+            let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+            text.push_str(&m.lsb_users);
+            std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
         }
         envdirs.push(envdir);
     }
@@ -365,6 +399,42 @@ mod tests {
                 "cluster {name}"
             );
             assert_eq!(c.lsf_conf.mc_poll_ms(), MC_POLL_MS);
+        }
+    }
+
+    /// Members without BASALT_MC_KEY hold the shared key as their cluster key.
+    #[test]
+    fn members_without_an_mc_key_share_their_cluster_key() {
+        let members = [
+            McMember::new("west", 1).no_mc_key(),
+            McMember::new("east", 1).no_mc_key(),
+            McMember::new("north", 1),
+        ];
+        let dirs: Vec<TestDir> = ["west", "east", "north"]
+            .iter()
+            .map(|n| must(TestDir::new(&format!("mc-config-nokey-{n}"))))
+            .collect();
+        let tops: Vec<&Path> = dirs.iter().map(TestDir::path).collect();
+        let envdirs = must(write_multicluster_at(
+            &members,
+            &[addrs(206, 1), addrs(207, 1), addrs(208, 1)],
+            &tops,
+        ));
+        let cluster_key = |i: usize| read(&envdirs[i].join("basalt.key"));
+        assert_eq!(cluster_key(0), cluster_key(1));
+        assert_eq!(cluster_key(0), read(&envdirs[2].join(MC_KEY_FILE)));
+        assert_ne!(cluster_key(0), cluster_key(2));
+        for (i, e) in envdirs.iter().enumerate() {
+            let loaded = basalt_config::load(e).unwrap_or_else(|err| panic!("{err}"));
+            let key = basalt_config::mc_key_path(&loaded.config);
+            if i < 2 {
+                assert_eq!(key, None, "member {i}");
+                assert!(!e.join(MC_KEY_FILE).exists());
+                let md = must(std::fs::metadata(e.join("basalt.key")));
+                assert_eq!(md.permissions().mode() & 0o777, 0o600);
+            } else {
+                assert_eq!(key, Some(e.join(MC_KEY_FILE)));
+            }
         }
     }
 

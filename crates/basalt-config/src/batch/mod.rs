@@ -26,6 +26,8 @@ pub struct Batch {
     pub users: Vec<BatchUser>,
     /// UserGroup section of lsb.users.
     pub user_groups: Vec<Group>,
+    /// UserMap sections of lsb.users (MultiCluster user account mapping).
+    pub user_map: UserMap,
     /// Limit sections of lsb.resources.
     pub limits: Vec<Limit>,
     /// The ReservationUsage section of lsb.resources.
@@ -146,6 +148,7 @@ pub(crate) fn load(diag: &mut Diag, dir: &Path, shared: &Shared, cluster: &Clust
     if let Some(text) = crate::read_file(diag, &users_path, false) {
         let mut ctx = diag.file(&users_path);
         parse_users(&mut ctx, &text, &mut batch);
+        check_user_map(&mut ctx, &batch, shared, cluster);
         // A group's USER_SHARES (its share tree under a queue's FAIRSHARE).
         for g in &batch.user_groups {
             if let Some(v) = g.shares.as_deref().filter(|v| !v.trim().is_empty())

@@ -128,7 +128,11 @@ impl McScheduleEnhance {
 /// Does the cluster configuration know `name` as a remote cluster? With a RemoteClusters
 /// section in lsf.cluster, it must be listed there; without, any ClusterName of
 /// lsf.shared but this cluster's. `Err` says why not.
-fn known_remote(shared: &Shared, cluster: &ClusterFile, name: &str) -> Result<(), String> {
+pub(super) fn known_remote(
+    shared: &Shared,
+    cluster: &ClusterFile,
+    name: &str,
+) -> Result<(), String> {
     if !cluster.remote_clusters.is_empty() {
         if cluster.remote_cluster(name).is_some() {
             return Ok(());

@@ -596,3 +596,173 @@ fn host_mig_column() {
     assert_eq!(b.hosts[0].other["MIG"], "5");
     assert!(!b.hosts[1].other.contains_key("MIG"));
 }
+
+fn parse_user_map(text: &str) -> (Batch, Diag) {
+    with_ctx(|ctx| {
+        let mut b = Batch::default();
+        parse_users(ctx, text, &mut b);
+        b
+    })
+}
+
+/// LSF's UserMap: LOCAL, REMOTE (`user@cluster`), DIRECTION; a list in parentheses.
+#[test]
+fn user_map_rows_are_read_with_their_lists_in_order() {
+    let text = "Begin UserMap\n\
+                LOCAL        REMOTE                       DIRECTION\n\
+                alice        bob@west                     import\n\
+                (carol dave) (eve@west frank@north)       EXPORT\n\
+                End UserMap\n";
+    let (b, d) = parse_user_map(text);
+    assert!(d.errors.is_empty() && d.warnings.is_empty(), "{d:?}");
+    let r = |u: &str, c: &str| RemoteUser {
+        user: u.into(),
+        cluster: c.into(),
+    };
+    assert_eq!(
+        b.user_map.rows,
+        vec![
+            UserMapRow {
+                local: vec!["alice".into()],
+                remote: vec![r("bob", "west")],
+                direction: MapDirection::Import,
+                line: 3,
+            },
+            UserMapRow {
+                local: vec!["carol".into(), "dave".into()],
+                remote: vec![r("eve", "west"), r("frank", "north")],
+                direction: MapDirection::Export,
+                line: 4,
+            },
+        ]
+    );
+}
+
+/// "import maps remote users to the local one for jobs received": by the remote user
+/// and the cluster the job comes from; "export maps local users to remote ones for jobs
+/// sent": by the local user and the cluster it goes to.
+#[test]
+fn user_map_imports_by_remote_user_and_cluster_and_exports_by_local_user_and_cluster() {
+    let text = "Begin UserMap\n\
+                LOCAL          REMOTE                        DIRECTION\n\
+                alice          bob@west                      import\n\
+                (user6 user8)  (user3@west user3@north)      import\n\
+                user9          user3@west                    import\n\
+                (carol dave)   (eve@west frank@north)        export\n\
+                carol          zed@west                      export\n\
+                End UserMap\n";
+    let (b, d) = parse_user_map(text);
+    assert!(d.errors.is_empty(), "{d:?}");
+    let m = &b.user_map;
+    assert_eq!(m.import("west", "bob"), vec!["alice"]);
+    // Another cluster's bob, or a direction the row does not give: no mapping.
+    assert!(m.import("north", "bob").is_empty());
+    assert!(m.import("west", "alice").is_empty());
+    assert!(m.import("west", "eve").is_empty());
+    // Several local users: in file order, each once.
+    assert_eq!(m.import("west", "user3"), vec!["user6", "user8", "user9"]);
+    assert_eq!(m.import("north", "user3"), vec!["user6", "user8"]);
+    // Export: the cluster's user of the first row naming the local user.
+    assert_eq!(m.export("carol", "west"), Some("eve"));
+    assert_eq!(m.export("dave", "north"), Some("frank"));
+    assert_eq!(m.export("carol", "east"), None);
+    assert_eq!(m.export("alice", "west"), None);
+    assert_eq!(m.export("bob", "west"), None);
+}
+
+/// A bad UserMap row is an error naming the file and its line; the good rows stay.
+#[test]
+fn bad_user_map_rows_are_errors_naming_file_and_line() {
+    let text = "Begin UserMap\n\
+                LOCAL   REMOTE      DIRECTION\n\
+                alice   bob@west    import\n\
+                alice   bob         import\n\
+                alice   bob@west    both\n\
+                a@west  bob@west    export\n\
+                alice   bob@west\n\
+                alice   (bob@west @north x@) export\n\
+                End UserMap\n\
+                Begin UserMap\n\
+                LOCAL   REMOTE\n\
+                alice   bob@west\n\
+                End UserMap\n";
+    let (b, d) = parse_user_map(text);
+    let errs: Vec<String> = d.errors.iter().map(ToString::to_string).collect();
+    let at = |line: usize, what: &str| {
+        assert!(
+            errs.iter()
+                .any(|e| e.starts_with(&format!("f:{line}: ")) && e.contains(what)),
+            "no error at line {line} about {what}: {errs:#?}"
+        );
+    };
+    at(4, "REMOTE `bob`: expected user@cluster");
+    at(5, "DIRECTION must be import or export, found `both`");
+    at(6, "LOCAL `a@west`");
+    at(7, "missing DIRECTION");
+    at(8, "REMOTE `@north`");
+    at(8, "REMOTE `x@`");
+    at(11, "required column DIRECTION is missing");
+    assert_eq!(errs.len(), 7, "{errs:#?}");
+    assert_eq!(b.user_map.rows.len(), 1);
+    assert_eq!(b.user_map.rows[0].line, 3);
+}
+
+/// What cannot take effect is said: a user group in LOCAL is an error (users only), a
+/// remote cluster that is not one a warning, and so is an export a row above already
+/// gives.
+#[test]
+fn user_map_entries_that_cannot_apply_are_refused_or_warned_about() {
+    let text = "Begin UserGroup\n\
+                GROUP_NAME  GROUP_MEMBER\n\
+                staff       (alice bob)\n\
+                End UserGroup\n\
+                Begin UserMap\n\
+                LOCAL   REMOTE              DIRECTION\n\
+                staff   bob@west            import\n\
+                alice   bob@nowhere         import\n\
+                alice   (x@west y@here)     export\n\
+                alice   z@west              export\n\
+                End UserMap\n";
+    let mut cluster = ClusterFile {
+        name: "here".into(),
+        ..Default::default()
+    };
+    cluster.remote_clusters.push(crate::cluster::RemoteCluster {
+        name: "west".into(),
+        equiv: false,
+        cache_interval: 60,
+        recv_from: true,
+        auth: None,
+    });
+    let (_, d) = with_ctx(|ctx| {
+        let mut b = Batch::default();
+        parse_users(ctx, text, &mut b);
+        check_user_map(ctx, &b, &shared(), &cluster);
+        b
+    });
+    let errs: Vec<(usize, String)> = d
+        .errors
+        .iter()
+        .map(|e| (e.line, e.message.clone()))
+        .collect();
+    assert_eq!(errs.len(), 1, "{errs:#?}");
+    assert_eq!(errs[0].0, 7);
+    assert!(errs[0].1.contains("`staff` is a user group"), "{errs:#?}");
+    let warns: Vec<(usize, String)> = d
+        .warnings
+        .iter()
+        .map(|w| (w.line, w.message.clone()))
+        .collect();
+    assert_eq!(
+        warns.iter().map(|w| w.0).collect::<Vec<_>>(),
+        vec![8, 9, 10],
+        "{warns:#?}"
+    );
+    assert!(warns[0].1.contains("bob@nowhere") && warns[0].1.contains("RemoteClusters"));
+    assert!(warns[1].1.contains("y@here") && warns[1].1.contains("is this cluster"));
+    assert!(
+        warns[2]
+            .1
+            .contains("already exported to cluster west at line 9")
+    );
+}

@@ -14,7 +14,7 @@ use crate::now_ms;
 use crate::owner::{Deferred, OwnerState, defer};
 use basalt_config::Config;
 use basalt_proto::mbatchd as pb;
-use basalt_sched::mc::{RemoteJob, RemoteQueue};
+use basalt_sched::mc::{McAccounts, RemoteJob, RemoteQueue};
 use basalt_sched::{Caller, Event, JobKey};
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -206,17 +206,18 @@ impl OwnerState {
                 queue,
                 attempt,
             } => {
-                let Some(j) = self.sched.job(key) else {
+                // As sent: the user name the UserMap export gives for that cluster.
+                let Some(sub) = self.sched.mc_forward_submission(key, &cluster) else {
                     return;
                 };
-                let rec = basalt_records::to_record(&Event::JobNew {
-                    time: j.sub.submit_time,
-                    job_id: key.0,
-                    sub: Box::new((*j.sub).clone()),
-                });
-                let job_file = self.journal.job_file(&j.sub.job_file).unwrap_or_else(|e| {
+                let job_file = self.journal.job_file(&sub.job_file).unwrap_or_else(|e| {
                     warn!(job = key.0, "forwarding without its job file: {e}");
                     Vec::new()
+                });
+                let rec = basalt_records::to_record(&Event::JobNew {
+                    time: sub.submit_time,
+                    job_id: key.0,
+                    sub: Box::new(sub),
                 });
                 let cmd = LinkCmd::Forward {
                     key,
@@ -357,27 +358,14 @@ impl OwnerState {
         };
         let mut sub = *sub;
         sub.queue = queue.into();
-        // The rules a local submission follows for who may run jobs here: root only
-        // with LSF_ROOT_REX; a personal cluster only for its owner.
-        if (sub.uid == 0 || *sub.user == *"root") && !basalt_auth::root_rex(&self.config) {
-            return Err(format!(
-                "{}: root's jobs are not taken (LSF_ROOT_REX)",
-                basalt_auth::PERMISSION_DENIED
-            ));
-        }
-        let euid = nix::unistd::geteuid();
-        if !euid.is_root()
-            && basalt_auth::user_name(euid.as_raw()).is_some_and(|owner| *owner != *sub.user)
-        {
-            return Err(format!(
-                "{}: this cluster runs only its owner's jobs",
-                basalt_auth::PERMISSION_DENIED
-            ));
-        }
-        let caller = owner_of(&sub);
+        // Who the job runs as here is this cluster's decision (the core's, with the
+        // users looked up here): the UserMap import's local user, else the user of the
+        // same name, as this host's password database has it; root only with
+        // LSF_ROOT_REX; a personal cluster only its owner.
+        let accounts = self.mc_accounts(cluster, &sub.user);
         let (id, new) = self
             .sched
-            .mc_accept(now, cluster, src, attempt, &caller, sub)
+            .mc_accept(now, cluster, src, attempt, &accounts, sub)
             .map_err(|e| e.to_string())?;
         if new {
             let submit_time = self.sched.job((id, 0)).map_or(0, |j| j.sub.submit_time);
@@ -390,6 +378,36 @@ impl OwnerState {
             );
         }
         Ok(id)
+    }
+
+    /// The users a job of `remote_user` from `cluster` may run as here
+    /// ([`basalt_sched::mc::McConfig::import_candidates`]), looked up in this host's
+    /// password database, and this cluster's rules for them.
+    fn mc_accounts(&self, cluster: &str, remote_user: &str) -> McAccounts {
+        let found = self
+            .sched
+            .config()
+            .mc
+            .import_candidates(cluster, remote_user)
+            .into_iter()
+            .map(|name| {
+                let uid = match nix::unistd::User::from_name(&name) {
+                    Ok(u) => u.map(|u| u.uid.as_raw()),
+                    Err(e) => {
+                        warn!(user = %name, "cannot look up a forwarded job's user: {e}");
+                        None
+                    }
+                };
+                (name, uid)
+            })
+            .collect();
+        let euid = nix::unistd::geteuid();
+        McAccounts {
+            found,
+            root_rex: basalt_auth::root_rex(&self.config),
+            only: (!euid.is_root())
+                .then(|| basalt_auth::user_name(euid.as_raw()).unwrap_or_else(|| euid.to_string())),
+        }
     }
 
     fn mc_control(&mut self, now: i64, cluster: &str, src: JobKey, signal: &str) -> String {
@@ -498,8 +516,9 @@ impl OwnerState {
     }
 }
 
-/// A forwarded job's owner, as whom the execution cluster submits and controls it (the
-/// submission cluster has checked who asks).
+/// The owner of a job here, as whom the execution cluster controls a forwarded job (the
+/// local user it was accepted as: [`basalt_sched::Sched::mc_owner`]; the submission
+/// cluster has checked who asks).
 fn owner_of(sub: &basalt_sched::Submission) -> Caller {
     Caller {
         uid: sub.uid,

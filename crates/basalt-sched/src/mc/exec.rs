@@ -3,7 +3,7 @@
 //! and giving back those not started within MAX_RSCHED_TIME.
 
 use super::{
-    RETURN_NOT_STARTED, RETURN_START_FAILED, RemoteJob, RemoteQueue, TERM_MC_INITFAIL,
+    McAccounts, RETURN_NOT_STARTED, RETURN_START_FAILED, RemoteJob, RemoteQueue, TERM_MC_INITFAIL,
     TERM_MC_RETURN,
 };
 use crate::{Caller, Event, JobKey, Millis, SchedError, Str, Submission, secs};
@@ -11,21 +11,25 @@ use basalt_core::job::{JobState, status};
 
 impl crate::Sched {
     /// Phase III: take a job `cluster` forwarded (its job `src`, forward `attempt`) into
-    /// the receive-jobs queue `sub.queue`, submitted as `caller` — or say why not. A
-    /// repeated forward gets the job the first one created: (id, whether it is new).
+    /// the receive-jobs queue `sub.queue` — or say why not. A repeated forward gets the
+    /// job the first one created: (id, whether it is new).
+    ///
+    /// It is submitted as the local user this cluster's rules give ([`Sched::mc_owner`]),
+    /// with that user's uid here.
     pub fn mc_accept(
         &mut self,
         now: Millis,
         cluster: &str,
         src: JobKey,
         attempt: u32,
-        caller: &Caller,
+        accounts: &McAccounts,
         mut sub: Submission,
     ) -> Result<(u64, bool), SchedError> {
         let token = super::forwarded_token(cluster, src, attempt);
         if let Some(id) = self.forwarded_submission(cluster, &token) {
             return Ok((id, false));
         }
+        let caller = self.mc_owner(cluster, &sub, accounts)?;
         let queue = sub.queue.to_string();
         if self.queue(&queue).is_none() {
             return Err(SchedError::NoQueue);
@@ -46,7 +50,7 @@ impl crate::Sched {
         if crate::array::parse(&sub.job_name).is_some() {
             return Err(SchedError::BadJobName);
         }
-        let (id, _, _) = self.submit_any_token(now, caller, sub)?;
+        let (id, _, _) = self.submit_any_token(now, &caller, sub)?;
         self.emit(Event::JobAccept {
             time: secs(now),
             key: (id, 0),
@@ -55,6 +59,51 @@ impl crate::Sched {
             attempt,
         });
         Ok((id, true))
+    }
+
+    /// Who a job `cluster` forwarded (`sub`, as the submission cluster sent it) runs as
+    /// here: the first of [`McConfig::import_candidates`](super::McConfig::import_candidates)
+    /// that exists in this cluster's password database, with its uid there (never the
+    /// forwarded record's). Refused: no such user here; a user whose uid here is 0
+    /// without LSF_ROOT_REX (whatever its name); in a personal cluster, anyone but its
+    /// owner.
+    pub fn mc_owner(
+        &self,
+        cluster: &str,
+        sub: &Submission,
+        accounts: &McAccounts,
+    ) -> Result<Caller, SchedError> {
+        let candidates = self.cfg.mc.import_candidates(cluster, &sub.user);
+        let found = candidates.iter().find_map(|name| {
+            accounts
+                .found
+                .iter()
+                .find(|(n, _)| n == name)
+                .and_then(|(_, uid)| *uid)
+                .map(|uid| (name, uid))
+        });
+        let Some((user, uid)) = found else {
+            return Err(SchedError::McNoUser {
+                user: sub.user.to_string(),
+                cluster: cluster.to_owned(),
+                tried: candidates.join(" "),
+            });
+        };
+        if uid == 0 && !accounts.root_rex {
+            return Err(SchedError::McRoot { user: user.clone() });
+        }
+        if let Some(owner) = &accounts.only
+            && owner != user
+        {
+            return Err(SchedError::McNotOwner {
+                owner: owner.clone(),
+            });
+        }
+        Ok(Caller {
+            uid,
+            user: user.clone(),
+            host: sub.from_host.to_string(),
+        })
     }
 
     /// MultiCluster jobs pending in `queue`.

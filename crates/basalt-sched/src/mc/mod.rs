@@ -116,6 +116,9 @@ pub struct McConfig {
     /// = N).
     pub no_recv: Vec<String>,
     pub policy: Policy,
+    /// lsb.users UserMap: who forwarded jobs run as (import: received here; export:
+    /// sent from here).
+    pub user_map: basalt_config::batch::UserMap,
 }
 
 impl McConfig {
@@ -163,7 +166,29 @@ impl McConfig {
                     pending_workload: e.pending_workload,
                 }),
             },
+            user_map: c.batch.user_map.clone(),
         }
+    }
+
+    /// The local users a job of `remote_user` received from `cluster` may run as, in
+    /// order: the UserMap import rows' for that user and cluster, else the user of the
+    /// same name. (Which of them exists here is mbatchd's to look up:
+    /// [`McAccounts`].)
+    pub fn import_candidates(&self, cluster: &str, remote_user: &str) -> Vec<String> {
+        let mapped = self.user_map.import(cluster, remote_user);
+        if mapped.is_empty() {
+            vec![remote_user.to_owned()]
+        } else {
+            mapped.into_iter().map(str::to_owned).collect()
+        }
+    }
+
+    /// The user name a job of `local_user` carries to `cluster`: the UserMap export
+    /// rows' remote user for that user and cluster, else its own.
+    pub fn export_name<'a>(&'a self, local_user: &'a str, cluster: &str) -> &'a str {
+        self.user_map
+            .export(local_user, cluster)
+            .unwrap_or(local_user)
     }
 
     /// Does the receive-jobs queue `queue` take jobs from `cluster`?
@@ -176,6 +201,22 @@ impl McConfig {
                 .any(|c| c == cluster || c.eq_ignore_ascii_case("allclusters"))
         })
     }
+}
+
+/// What the receiving mbatchd found out for a forwarded job about the users it may run
+/// as here: each of [`McConfig::import_candidates`] looked up in this cluster's password
+/// database, and the cluster's rules. The core decides with it
+/// ([`Sched::mc_accept`](crate::Sched::mc_accept)); the forwarded record's uid is never
+/// used.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct McAccounts {
+    /// (user name, its uid here; None: no such user here).
+    pub found: Vec<(String, Option<u32>)>,
+    /// lsf.conf `LSF_ROOT_REX`: root's jobs may run here.
+    pub root_rex: bool,
+    /// A personal cluster (its daemons do not run as root): the only user whose jobs
+    /// run here.
+    pub only: Option<String>,
 }
 
 /// One receive-jobs queue of a remote cluster, as its mbatchd reported it.
@@ -410,6 +451,20 @@ impl crate::Sched {
             m.src_attempt = attempt;
             m.accepted_at = time;
         }
+    }
+
+    /// The submission of job `key` as it is sent to `cluster` ([`Effect::McForward`]):
+    /// its user name is the UserMap export's for that cluster, when there is one (the
+    /// receiving cluster decides who runs it from that name:
+    /// [`Sched::mc_owner`](crate::Sched::mc_owner)).
+    pub fn mc_forward_submission(&self, key: JobKey, cluster: &str) -> Option<crate::Submission> {
+        let j = self.job(key)?;
+        let mut sub = (*j.sub).clone();
+        let name = self.cfg.mc.export_name(&sub.user, cluster);
+        if *name != *sub.user {
+            sub.user = name.into();
+        }
+        Some(sub)
     }
 
     /// The remote cluster answered the forward `attempt` of `key`: accepted as its job
