@@ -400,6 +400,123 @@ fn a_used_credential_is_refused_after_a_kill_9_of_mbatchd() -> Result<()> {
     Ok(())
 }
 
+/// Resident memory of `pid` in KiB.
+fn rss_kb(pid: i32) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+}
+
+/// Issue 49, items 6 and 7, on the real mbatchd: unauthenticated 60 MB request bodies are
+/// refused without being read (the unfixed mbatchd grew from 10 to 517 MB on eight of
+/// them), idle connections from one address beyond its share are closed at once, and the
+/// cluster's other hosts are served meanwhile.
+#[test]
+fn hostile_bodies_and_connections_leave_mbatchd_serving() -> Result<()> {
+    let spec = ClusterSpec {
+        lsf_conf_extra: "BASALT_MAX_CONNS_PER_HOST=16\n".into(),
+        ..ClusterSpec::new(2)
+    };
+    let c = ProcessCluster::start_batch("sec-hostile", &spec, "")?;
+    let cfg = config(&c)?;
+    let mbd = basalt_runtime::mbd_addr(&cfg, "hostA")?;
+    let (host_a, host_b) = (c.addrs[0], c.addrs[1]);
+    let pid = *c
+        .pids_of("mbatchd", "hostA")
+        .first()
+        .ok_or_else(|| anyhow!("no mbatchd"))?;
+    let before = rss_kb(pid).ok_or_else(|| anyhow!("no RSS of {pid}"))?;
+    // The most mbatchd holds while the requests are under way.
+    let peak = Arc::new(std::sync::atomic::AtomicU64::new(before));
+    let sampling = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = {
+        let (peak, sampling) = (peak.clone(), sampling.clone());
+        std::thread::spawn(move || {
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Some(r) = rss_kb(pid) {
+                    peak.fetch_max(r, std::sync::atomic::Ordering::Relaxed);
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let result = rt.block_on(async {
+        use tower::ServiceExt;
+        // Eight requests at once without a credential, each announcing and sending 60 MB.
+        let mut sent = Vec::new();
+        for _ in 0..8 {
+            let ch = raw_channel(mbd, Some(host_a)).await?;
+            let chunk = bytes::Bytes::from(vec![0u8; 1 << 20]);
+            let mut first = vec![0u8];
+            first.extend_from_slice(&((60u32 << 20) - 5).to_be_bytes());
+            first.extend_from_slice(&chunk[5..]);
+            let frames = std::iter::once(bytes::Bytes::from(first))
+                .chain(std::iter::repeat_n(chunk, 59))
+                .map(|b| Ok::<_, std::convert::Infallible>(http_body::Frame::data(b)));
+            let body =
+                tonic::body::Body::new(http_body_util::StreamBody::new(tokio_stream::iter(frames)));
+            let req = tonic::codegen::http::Request::builder()
+                .method("POST")
+                .uri(format!("http://{mbd}{JOBS}"))
+                .header("content-type", "application/grpc")
+                .header("te", "trailers")
+                .body(body)?;
+            sent.push(tokio::spawn(tokio::time::timeout(
+                Duration::from_secs(60),
+                ch.oneshot(req),
+            )));
+        }
+        for s in sent {
+            let resp = s.await?.context("an unauthenticated request took 60 s")??;
+            let code = resp
+                .headers()
+                .get("grpc-status")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            assert_eq!(code.as_deref(), Some("7"), "{resp:?}");
+        }
+        // 64 idle connections from hostB's address: at most 16 (its share, counting
+        // hostB's own sbatchd's) are kept; the rest are closed at once.
+        let mut kept = 0;
+        let mut held = Vec::new();
+        for _ in 0..64 {
+            use tokio::io::AsyncReadExt;
+            let s = tokio::net::TcpSocket::new_v4()?;
+            s.bind(SocketAddr::new(host_b, 0))?;
+            let mut conn = s.connect(mbd).await?;
+            let mut buf = [0u8; 64];
+            // A kept connection hears the server's HTTP/2 settings; a refused one ends.
+            match tokio::time::timeout(Duration::from_secs(5), conn.read(&mut buf)).await {
+                Ok(Ok(n)) if n > 0 => {
+                    kept += 1;
+                    held.push(conn);
+                }
+                _ => {}
+            }
+        }
+        assert!((1..=16).contains(&kept), "{kept} of 64 connections kept");
+        anyhow::Ok(held)
+    });
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    let _ = sampler.join();
+    let held = result?;
+    // hostA's commands are served while hostB's share is held.
+    c.ok("bjobs", &["-u", "all"])?;
+    drop(held);
+    let peak = peak.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        peak < before + 100 * 1024,
+        "mbatchd grew from {before} to {peak} KiB"
+    );
+    Ok(())
+}
+
 /// Any message as raw bytes.
 #[derive(Clone, PartialEq, prost::Message)]
 struct Raw {

@@ -245,10 +245,16 @@ impl Verifier {
         };
         let claimed = cred::peek(&raw).map(|c| c.cluster).unwrap_or_default();
         let opened = cred::open(&keys.current(), &raw, need.kinds()).map_err(|e| {
-            if inter {
+            // A signature that does not verify: the clusters hold different keys (a
+            // credential of another kind is refused for its kind, before any key).
+            let key_problem = matches!(&e, AuthError::Refused(r)
+                if r.contains("signature") || r.contains("key this host does not have"));
+            if inter && key_problem {
                 AuthError::Refused(format!(
                     "cluster <{claimed}> is not trusted: {e} (both clusters need the same key, lsf.conf BASALT_MC_KEY)"
                 ))
+            } else if inter {
+                AuthError::Refused(format!("cluster <{claimed}>: {e}"))
             } else {
                 e
             }
