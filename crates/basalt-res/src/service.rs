@@ -422,10 +422,16 @@ pub(crate) async fn feed(mut input: Streaming<TaskInput>, mut sink: Sink, group:
     loop {
         let what = match input.message().await {
             Ok(Some(m)) => m.what,
-            // The client sends nothing more (its stdin may still be open: leave it).
-            Ok(None) => return,
-            // A broken stream: the relay's end notices the client is gone.
-            Err(_) => return,
+            // The client sends nothing more (its stdin may still be open: leave it), or
+            // its stream broke (the relay's end notices the client is gone and ends the
+            // task). Either way the task's standard input stays open until the task has
+            // ended (this future is then dropped): an end of input the client never sent
+            // must not look like one — an lsrcp copy cut short would take it for the end
+            // of its data and put the half copy in place of its target.
+            Ok(None) | Err(_) => {
+                std::future::pending::<()>().await;
+                return;
+            }
         };
         match what {
             Some(task_input::What::Stdin(bytes)) => sink.write(&bytes).await,
