@@ -13,6 +13,7 @@
 
 pub mod args;
 pub mod batch;
+pub mod closed_output;
 pub mod hostctl;
 pub mod lim_cmds;
 pub mod lim_res;

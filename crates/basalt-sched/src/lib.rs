@@ -170,6 +170,9 @@ pub enum SchedError {
     NotPending,
     #[error("Job has not started yet")]
     NotStarted,
+    /// `bresume` of a job that is neither PSUSP, USUSP nor SSUSP (LSBE_JOB_NOT_SUSP).
+    #[error("Job has not been suspended")]
+    NotSuspended,
     /// `bmig` of a job that is neither checkpointable nor rerunnable (LSBE_J_UNCHKPNTABLE).
     #[error("Job is not checkpointable")]
     NotCheckpointable,

@@ -573,6 +573,33 @@ fn hold_psusp_and_release() {
     assert_eq!(dispatches(&s.take_effects()).len(), 1);
 }
 
+/// Issue 50 item 13: `bresume` of a pending or running job is refused with LSF's `Job
+/// has not been suspended` (it said nothing and "resumed" it), and changes nothing.
+#[test]
+fn bresume_of_a_job_not_suspended_is_refused() {
+    let mut s = up();
+    s.submit(T0, &alice(), cmd("a")).expect("submit");
+    assert_eq!(s.jobs[&(1, 0)].state, JobState::Pend);
+    assert_eq!(
+        s.resume(T0, &alice(), (1, 0)),
+        Err(SchedError::NotSuspended)
+    );
+    assert_eq!(
+        SchedError::NotSuspended.to_string(),
+        "Job has not been suspended"
+    );
+    s.schedule(T0);
+    s.dispatch_accepted(T0, (1, 0), 1, 100, 100);
+    s.take_effects();
+    assert_eq!(s.jobs[&(1, 0)].state, JobState::Run);
+    assert_eq!(
+        s.resume(T0, &alice(), (1, 0)),
+        Err(SchedError::NotSuspended)
+    );
+    assert_eq!(s.jobs[&(1, 0)].state, JobState::Run);
+    assert!(s.take_effects().is_empty());
+}
+
 #[test]
 fn switch_move_and_force() {
     let mut s = up();

@@ -5,5 +5,6 @@ use basalt_cli::{batch, lsadmin};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    basalt_cli::closed_output::install();
     lsadmin::main(batch::argv())
 }
