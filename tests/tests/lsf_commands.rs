@@ -23,7 +23,8 @@ use std::process::{ExitStatus, Stdio};
 use std::time::Duration;
 
 const LONG: Duration = Duration::from_secs(60);
-const PARAMS: &str = "BASALT_SBD_HELLO_INTERVAL = 1\nJOB_TERMINATE_INTERVAL = 1";
+const PARAMS: &str =
+    "BASALT_SBD_HELLO_INTERVAL = 1\nJOB_TERMINATE_INTERVAL = 1\nSBD_SLEEP_TIME = 1";
 
 /// The cluster and the jobs the checks look at.
 struct Site {
@@ -596,9 +597,10 @@ fn wait_lsload(c: &ProcessCluster, host: &str, want: &[&str]) -> Result<()> {
 }
 
 /// Item 10: `lsadmin limlock`/`limunlock` were refused. `limlock` locks the LIM of the
-/// host it runs on (`Host is locked`): lsload shows `lockU`, bhosts `closed_Lock`, and no
-/// job is dispatched there (`Host is locked`) until `limunlock`; `-l seconds` locks for
-/// that long; a second lock, or an unlock of an unlocked host, is refused.
+/// host it runs on (`Host is locked`): lsload shows `lockU`, bhosts `closed_Lock`, the
+/// job running there is suspended, and no job is dispatched there (`Host is locked`)
+/// until `limunlock`; `-l seconds` locks for that long; a second lock, or an unlock of
+/// an unlocked host, is refused.
 fn item10_lsadmin_limlock_locks_a_hosts_lim(s: &Site) -> Result<()> {
     let c = &s.c;
     let out = |o: &std::process::Output| {
@@ -609,11 +611,19 @@ fn item10_lsadmin_limlock_locks_a_hosts_lim(s: &Site) -> Result<()> {
             String::from_utf8_lossy(&o.stderr)
         )
     };
+    let there = c.bsub(&s.work, &["-m", "hostB", "-o", "/dev/null", "sleep", "600"])?;
+    wait_stat(c, there, "RUN")?;
     let o = lsadmin_on(s, "hostB", &["limlock"])?;
     if !o.status.success() || o.stdout != b"Host is locked\n" {
         bail!("lsadmin limlock on hostB: {}", out(&o));
     }
     wait_lsload(c, "hostB", &["lockU"])?;
+    // Its sbatchd suspends the batch jobs running there.
+    wait_stat(c, there, "SSUSP")?;
+    let why = c.ok("bjobs", &["-s", &there.to_string()])?;
+    if !why.contains("The execution host is locked by LSF administrator now") {
+        bail!("bjobs -s of the job on the locked hostB:\n{why}");
+    }
     wait_for("bhosts -w to show hostB closed_Lock", LONG, || {
         let t = c.stdout_ok("bhosts", &["-w", "hostB"]).unwrap_or_default();
         (t.contains("closed_Lock").then_some(()), t)
@@ -637,6 +647,8 @@ fn item10_lsadmin_limlock_locks_a_hosts_lim(s: &Site) -> Result<()> {
     }
     wait_lsload(c, "hostB", &["ok", "busy"])?;
     wait_stat(c, job, "DONE")?;
+    wait_stat(c, there, "RUN")?;
+    c.ok("bkill", &[&there.to_string()])?;
     let o = lsadmin_on(s, "hostB", &["limunlock"])?;
     if o.status.code() != Some(255)
         || !String::from_utf8_lossy(&o.stderr).contains("Host is not locked")

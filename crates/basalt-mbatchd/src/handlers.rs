@@ -365,6 +365,7 @@ impl OwnerState {
                     if let Some(st) = &h.statics {
                         self.sched.lim_static(&h.name, st);
                     }
+                    self.sched.lim_lock(&h.name, h.locked);
                     self.sched
                         .lim_update(&h.name, h.ncpus, h.cpu_factor, h.ok, h.load);
                 }
