@@ -112,7 +112,7 @@ fn mbatchd_lim_and_sbatchd_serve_prometheus_metrics() -> Result<()> {
     // The LIM: the master, its one host.
     let lim = scrape(SocketAddr::new(ip, LIM_PORT))?;
     assert_eq!(value(&lim, "basalt_lim_master"), Some(1.0), "{lim}");
-    let lim_hosts: f64 = ["ok", "busy", "unavail", "unknown"]
+    let lim_hosts: f64 = ["ok", "busy", "unavail", "unknown", "lockU"]
         .iter()
         .filter_map(|s| value(&lim, &format!(r#"basalt_lim_hosts{{status="{s}"}}"#)))
         .sum();

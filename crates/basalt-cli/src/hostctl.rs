@@ -1,6 +1,7 @@
 //! The daemon-control subcommands shared by `lsadmin` (`limstartup`, `limshutdown`,
-//! `limrestart`, `reconfig`) and `badmin` (`hstartup`, `hshutdown`, `hrestart`, and the
-//! sbatchd part of `reconfig`): each goes to the daemons of the named hosts through
+//! `limrestart`, `reconfig`, `resstartup`, `resshutdown`, `resrestart`) and `badmin`
+//! (`hstartup`, `hshutdown`, `hrestart`, and the sbatchd part of `reconfig`): each goes
+//! to the daemons of the named hosts through
 //! their `DaemonControl` service ([`basalt_runtime::control`]), never through ssh.
 //!
 //! Output is LSF's, on stderr, one line per host: `Restart slave batch daemon on
@@ -27,6 +28,9 @@ pub fn action_text(daemon: Daemon, op: ControlOp, host: &str) -> String {
         (Daemon::Lim, ControlOp::Shutdown) => "Shutting down LIM",
         (Daemon::Lim, ControlOp::Restart) => "Restart LIM",
         (Daemon::Lim, _) => "Reconfigure LIM",
+        (Daemon::Res, ControlOp::Startup) => "Starting up RES",
+        (Daemon::Res, ControlOp::Shutdown) => "Shut down RES",
+        (Daemon::Res, ControlOp::Restart) => "Restart RES",
         (_, _) => "Control",
     };
     format!("{what} on <{host}> ...... ")
@@ -119,7 +123,7 @@ pub fn command(
     op: ControlOp,
     force: bool,
 ) -> ExitCode {
-    let hosts = match resolve(config, names, daemon == Daemon::Sbatchd) {
+    let hosts = match resolve(config, names, daemon != Daemon::Lim) {
         Ok(h) => h,
         Err(msg) => {
             eprintln!("{cmd}: {msg}");
@@ -131,10 +135,10 @@ pub fn command(
         ControlOp::Shutdown => "shut down",
         _ => "restart",
     };
-    let daemons = if daemon == Daemon::Lim {
-        "LIMs"
-    } else {
-        "slave batch daemons"
+    let daemons = match daemon {
+        Daemon::Lim => "LIMs",
+        Daemon::Res => "RES",
+        _ => "slave batch daemons",
     };
     if names.iter().any(|n| n == "all")
         && !confirm(
@@ -179,6 +183,18 @@ mod tests {
         assert_eq!(
             action_text(Daemon::Lim, ControlOp::Restart, "hostB"),
             "Restart LIM on <hostB> ...... "
+        );
+        assert_eq!(
+            action_text(Daemon::Res, ControlOp::Shutdown, "hostB"),
+            "Shut down RES on <hostB> ...... "
+        );
+        assert_eq!(
+            action_text(Daemon::Res, ControlOp::Startup, "hostB"),
+            "Starting up RES on <hostB> ...... "
+        );
+        assert_eq!(
+            action_text(Daemon::Res, ControlOp::Restart, "hostB"),
+            "Restart RES on <hostB> ...... "
         );
         assert_eq!(outcome_text(&Ok(String::new())), "done");
         assert_eq!(outcome_text(&Ok("x".into())), "done : x");

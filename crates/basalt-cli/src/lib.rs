@@ -8,11 +8,15 @@
 //! lives here as pure functions from replies to text so it is unit-tested
 //! byte for byte.
 //!
+//! Every command's `main` first calls [`closed_output::install`]: a command whose
+//! reader goes away (`bjobs | head -1`) ends quietly by SIGPIPE, as LSF's do.
+//!
 //! Inputs: argv, `LSF_ENVDIR` (configuration), gRPC replies. Outputs: stdout
 //! (data), stderr (errors), LSF's exit codes.
 
 pub mod args;
 pub mod batch;
+pub mod closed_output;
 pub mod hostctl;
 pub mod lim_cmds;
 pub mod lim_res;

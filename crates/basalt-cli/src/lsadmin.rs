@@ -25,9 +25,21 @@
 //! * `reconfig [-v] [-f]` — the check of `ckconfig`, then a restart of every host's LIM
 //!   (LSF's meaning); fatal errors stop it before any LIM is touched.
 //!
-//! The other daemon-control subcommands (`limlock`, `limunlock`, `resstartup`, ...) are
-//! recognised and refused with `lsadmin: <sub>: not supported by Basalt yet` and exit
-//! 255, so that a script never believes a daemon was started, stopped or locked.
+//! * `limlock [-l seconds]`, `limunlock` — lock (for a while) or unlock the LIM of the
+//!   host the command runs on, through its `DaemonControl` service: `Host is locked`
+//!   (`Host is locked for N seconds`), `Host is unlocked` on stdout; a locked host shows
+//!   `lockU` in lsload and `closed_Lock` in bhosts, gets no job, and its sbatchd
+//!   suspends the batch jobs running there. LSF's refusals on stderr (`ls_lockhost: Host
+//!   is already locked`, `ls_unlockhost: Host is not locked`), exit 255.
+//! * `resstartup [-f] [host ... | all]`, `resshutdown [-f] [host ... | all]`,
+//!   `resrestart [-f] [host ... | all]` — RES of each host, as the `lim*` ones: a start
+//!   asked of the host's LIM or sbatchd, a shutdown or restart of RES itself (its tasks
+//!   run on until they end). `Shut down RES on <hostA> ...... done` on stderr.
+//!
+//! The other subcommands of LSF's lsadmin (`limdebug`, `limtime`, `resdebug`,
+//! `restime`, `reslogon`, `reslogoff`, `expire`, `resowners`) are recognised and refused
+//! by name with the reason (`lsadmin: reslogon: not supported by Basalt: ...`) and exit
+//! 255, so that a script never believes a daemon's logging was changed.
 //!
 //! Inputs: argv, `LSF_ENVDIR`. Outputs: stdout (the `showconf` report), stderr (the
 //! check report, errors), LSF's exit codes.
@@ -48,24 +60,46 @@ Subcommands:
     limstartup [-f] [host_name ... | all]
     limshutdown [-f] [host_name ... | all]
     limrestart [-v] [-f] [host_name ... | all]
-Not supported by Basalt yet:
-    limlock, limunlock, resstartup, resshutdown, resrestart, limdebug, limtime,
-    resdebug, restime
+    limlock [-l time_seconds]
+    limunlock
+    resstartup [-f] [host_name ... | all]
+    resshutdown [-f] [host_name ... | all]
+    resrestart [-f] [host_name ... | all]
+Not supported by Basalt:
+    limdebug, limtime, resdebug, restime, reslogon, reslogoff, expire, resowners
 ";
 
-/// LSF subcommands Basalt recognises but does not perform.
-pub const UNSUPPORTED: &[&str] = &[
-    "limlock",
-    "limunlock",
-    "resstartup",
-    "resshutdown",
-    "resrestart",
-    "limdebug",
-    "limtime",
-    "resdebug",
-    "restime",
-    "resowners",
-    "expire",
+/// LSF subcommands Basalt recognises but does not perform, with the reason.
+pub const UNSUPPORTED: &[(&str, &str)] = &[
+    (
+        "limdebug",
+        "the daemons' log level is BASALT_LOG (e.g. BASALT_LOG=debug), set when they start",
+    ),
+    (
+        "resdebug",
+        "the daemons' log level is BASALT_LOG (e.g. BASALT_LOG=debug), set when they start",
+    ),
+    (
+        "limtime",
+        "there is no timing log; the daemons' metrics (basalt_*) carry their timings",
+    ),
+    (
+        "restime",
+        "there is no timing log; the daemons' metrics (basalt_*) carry their timings",
+    ),
+    (
+        "reslogon",
+        "RES keeps no task accounting file (lsf.acct); its log records every task",
+    ),
+    (
+        "reslogoff",
+        "RES keeps no task accounting file (lsf.acct); its log records every task",
+    ),
+    ("expire", "there is no licence to expire"),
+    (
+        "resowners",
+        "RES serves the cluster's users, not a list of owners",
+    ),
 ];
 
 /// What the command line asks for.
@@ -88,8 +122,18 @@ pub enum Request {
     },
     /// `reconfig [-v] [-f]`: check, then restart every LIM.
     Reconfig { verbose: bool, force: bool },
-    /// A known LSF subcommand Basalt does not perform.
-    Unsupported(String),
+    /// `limlock [-l seconds]` (0: until unlocked) of this host's LIM.
+    LimLock { seconds: u32 },
+    /// `limunlock` of this host's LIM.
+    LimUnlock,
+    /// `resstartup`, `resshutdown`, `resrestart` of these hosts.
+    Res {
+        op: ControlOp,
+        hosts: Vec<String>,
+        force: bool,
+    },
+    /// A known LSF subcommand Basalt does not perform, and why.
+    Unsupported(String, &'static str),
 }
 
 /// Why the command line was refused (message for stderr).
@@ -192,9 +236,69 @@ pub fn parse(args: &[String]) -> Result<Request, UsageError> {
                 force,
             })
         }
+        "limlock" => {
+            let mut seconds = 0;
+            let mut it = rest.iter();
+            while let Some(a) = it.next() {
+                match a.as_str() {
+                    "-l" => {
+                        let v = it.next().ok_or_else(|| {
+                            UsageError("limlock: option requires an argument -- l".into())
+                        })?;
+                        seconds = v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                            UsageError(format!(
+                                "limlock: <{v}>: the time must be a positive number of seconds"
+                            ))
+                        })?;
+                    }
+                    s if s.starts_with('-') => {
+                        return Err(UsageError(format!(
+                            "limlock: illegal option -- {}",
+                            s.trim_start_matches('-')
+                        )));
+                    }
+                    s => {
+                        return Err(UsageError(format!(
+                            "limlock: unexpected argument <{s}> (it locks the host it runs on)"
+                        )));
+                    }
+                }
+            }
+            Ok(Request::LimLock { seconds })
+        }
+        "limunlock" => match rest.first() {
+            None => Ok(Request::LimUnlock),
+            Some(s) => Err(UsageError(format!(
+                "limunlock: unexpected argument <{s}> (it unlocks the host it runs on)"
+            ))),
+        },
+        "resstartup" | "resshutdown" | "resrestart" => {
+            let mut hosts = Vec::new();
+            let mut force = false;
+            for a in rest {
+                match a.as_str() {
+                    "-f" => force = true,
+                    s if s.starts_with('-') => {
+                        return Err(UsageError(format!(
+                            "{sub}: illegal option -- {}",
+                            s.trim_start_matches('-')
+                        )));
+                    }
+                    s => hosts.push(s.to_owned()),
+                }
+            }
+            let op = match sub.as_str() {
+                "resstartup" => ControlOp::Startup,
+                "resshutdown" => ControlOp::Shutdown,
+                _ => ControlOp::Restart,
+            };
+            Ok(Request::Res { op, hosts, force })
+        }
         "help" | "?" => Ok(Request::Help),
-        s if UNSUPPORTED.contains(&s) => Ok(Request::Unsupported(s.to_owned())),
-        s => Err(UsageError(format!("Invalid command <{s}>"))),
+        s => match UNSUPPORTED.iter().find(|(n, _)| *n == s) {
+            Some((name, why)) => Ok(Request::Unsupported((*name).to_owned(), why)),
+            None => Err(UsageError(format!("Invalid command <{s}>"))),
+        },
     }
 }
 
@@ -295,6 +399,41 @@ fn files_load(verbose: bool) -> bool {
     !fatal
 }
 
+/// `limlock` (`Some(seconds)`, 0: until unlocked) or `limunlock` (`None`) of the LIM of
+/// the host this runs on.
+fn lock_main(seconds: Option<u32>) -> ExitCode {
+    let config = match crate::load_config("lsadmin") {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let what = if seconds.is_some() {
+        "ls_lockhost"
+    } else {
+        "ls_unlockhost"
+    };
+    let me = crate::batch::local_host(&config);
+    if basalt_runtime::canonical_host(&config, &me).is_none() {
+        eprintln!(
+            "{what}: this host <{me}> is not a host of cluster {}",
+            config.cluster_name
+        );
+        return crate::fail();
+    }
+    crate::batch::run(async {
+        let auth = crate::auth(&config);
+        match basalt_runtime::control::lock(&config, &me, seconds, &auth).await {
+            Ok(said) => {
+                println!("{said}");
+                ExitCode::SUCCESS
+            }
+            Err(why) => {
+                eprintln!("{what}: {why}");
+                crate::fail()
+            }
+        }
+    })
+}
+
 /// `lsadmin`.
 pub fn main(args: Vec<String>) -> ExitCode {
     let req = match parse(&args) {
@@ -311,9 +450,18 @@ pub fn main(args: Vec<String>) -> ExitCode {
             ExitCode::SUCCESS
         }
         Request::Version => crate::print_version(),
-        Request::Unsupported(sub) => {
-            eprintln!("lsadmin: {sub}: not supported by Basalt yet");
+        Request::Unsupported(sub, why) => {
+            eprintln!("lsadmin: {sub}: not supported by Basalt: {why}");
             crate::fail()
+        }
+        Request::LimLock { seconds } => lock_main(Some(seconds)),
+        Request::LimUnlock => lock_main(None),
+        Request::Res { op, hosts, force } => {
+            let config = match crate::load_config("lsadmin") {
+                Ok(c) => c,
+                Err(code) => return code,
+            };
+            crate::hostctl::command("lsadmin", &config, &hosts, Daemon::Res, op, force)
         }
         Request::Ckconfig { verbose } => {
             if files_load(verbose) {
@@ -457,10 +605,47 @@ mod tests {
         );
         assert!(parse(&s(&["reconfig", "hostA"])).is_err());
         assert!(parse(&s(&["limrestart", "-x"])).is_err());
+        assert_eq!(parse(&s(&["limlock"])), Ok(Request::LimLock { seconds: 0 }));
         assert_eq!(
-            parse(&s(&["limlock"])),
-            Ok(Request::Unsupported("limlock".into()))
+            parse(&s(&["limlock", "-l", "30"])),
+            Ok(Request::LimLock { seconds: 30 })
         );
+        assert!(parse(&s(&["limlock", "-l"])).is_err());
+        assert!(parse(&s(&["limlock", "-l", "0"])).is_err());
+        assert!(parse(&s(&["limlock", "hostB"])).is_err());
+        assert_eq!(parse(&s(&["limunlock"])), Ok(Request::LimUnlock));
+        assert!(parse(&s(&["limunlock", "hostB"])).is_err());
+        assert_eq!(
+            parse(&s(&["resshutdown", "hostA", "hostB"])),
+            Ok(Request::Res {
+                op: ControlOp::Shutdown,
+                hosts: s(&["hostA", "hostB"]),
+                force: false
+            })
+        );
+        assert_eq!(
+            parse(&s(&["resstartup", "-f", "all"])),
+            Ok(Request::Res {
+                op: ControlOp::Startup,
+                hosts: s(&["all"]),
+                force: true
+            })
+        );
+        assert_eq!(
+            parse(&s(&["resrestart"])),
+            Ok(Request::Res {
+                op: ControlOp::Restart,
+                hosts: vec![],
+                force: false
+            })
+        );
+        match parse(&s(&["reslogon"])) {
+            Ok(Request::Unsupported(name, why)) => {
+                assert_eq!(name, "reslogon");
+                assert!(why.contains("lsf.acct"), "{why}");
+            }
+            other => panic!("{other:?}"),
+        }
         assert!(parse(&s(&[])).is_err());
         assert!(parse(&s(&["showconf"])).is_err());
         assert!(parse(&s(&["showconf", "mbd"])).is_err());

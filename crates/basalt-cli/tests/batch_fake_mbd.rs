@@ -407,6 +407,7 @@ impl Mbatchd for FakeMbd {
             }],
             started_at: T0,
             config_problem: String::new(),
+            ..Default::default()
         }))
     }
 

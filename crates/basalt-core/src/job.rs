@@ -565,8 +565,34 @@ pub fn signal_name(n: i32) -> Option<&'static str> {
     SIGNALS.iter().find(|(_, v)| *v == n).map(|(k, _)| *k)
 }
 
+/// A job's command as LSF shows and logs it, on one line: a multi-line command (a
+/// script given on standard input, spooled) has its lines joined by `;`, without the
+/// final newline or carriage returns (`#!/bin/sh;echo hi`). lsb.events cannot hold a
+/// line break (LSF deletes them from a record's strings, which would glue the lines
+/// together), so the records carry this form.
+pub fn one_line_command(cmd: &str) -> String {
+    if !cmd.contains(['\n', '\r']) {
+        return cmd.to_owned();
+    }
+    cmd.trim_end_matches(['\n', '\r'])
+        .lines()
+        .map(|l| l.trim_end_matches('\r'))
+        .collect::<Vec<_>>()
+        .join(";")
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_script_is_one_line_of_its_lines_joined_by_semicolons() {
+        use super::one_line_command;
+        assert_eq!(one_line_command("sleep 10"), "sleep 10");
+        assert_eq!(
+            one_line_command("#!/bin/sh\nn=0\r\nif [ $n ]; then\n  echo zero\nfi\n"),
+            "#!/bin/sh;n=0;if [ $n ]; then;  echo zero;fi"
+        );
+    }
+
     #[test]
     fn task_usage_lines_add_up_and_bad_lines_are_skipped() {
         let text = format!(

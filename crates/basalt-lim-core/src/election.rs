@@ -309,6 +309,7 @@ impl LimCore {
             to: self.hosts[to].entry.name.clone(),
             load: Box::new(self.local_load.clone()),
             info: Box::new(info),
+            locked: self.is_locked(now),
         });
     }
 

@@ -18,6 +18,8 @@ pub enum HostStatus {
     Unavail,
     /// Not heard yet, master too young to tell.
     Unknown,
+    /// Reporting, and locked by `lsadmin limlock` (lsload's `lockU`).
+    LockedUser,
 }
 
 /// A host as the master sees it.
@@ -47,7 +49,9 @@ impl LimCore {
         let decreasing = &self.decreasing_externals;
         let me = self.me;
         let became_master = self.became_master;
+        let my_lock = self.is_locked(now);
         let h = &mut self.hosts[i];
+        let locked = if i == me { my_lock } else { h.locked };
         let (status, busy) = match h.view.last_heard_ms {
             Some(t) if i == me || now.saturating_sub(t) < limit => {
                 let busy = match (&h.view.load, &h.view.info) {
@@ -56,7 +60,9 @@ impl LimCore {
                     }
                     (None, _) => Vec::new(),
                 };
-                let status = if busy.is_empty() {
+                let status = if locked {
+                    HostStatus::LockedUser
+                } else if busy.is_empty() {
                     HostStatus::Ok
                 } else {
                     HostStatus::Busy

@@ -73,13 +73,15 @@ impl LimCore {
         fx
     }
 
-    /// A heartbeat (load report) from `from`.
+    /// A heartbeat (load report) from `from`; `locked`: its host is locked (`lsadmin
+    /// limlock`).
     pub fn on_heartbeat(
         &mut self,
         now: u64,
         from: &str,
         load: LoadVector,
         info: HostInfo,
+        locked: bool,
     ) -> (HeartbeatReply, Vec<Effect>) {
         let mut fx = Vec::new();
         self.observe(now, &mut fx);
@@ -89,6 +91,7 @@ impl LimCore {
                 h.view.load = Some(load);
                 h.view.info = Some(info);
                 h.view.last_heard_ms = Some(now);
+                h.locked = locked;
                 self.refresh(i, now, &mut fx);
                 true
             }

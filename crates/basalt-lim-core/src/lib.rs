@@ -72,15 +72,17 @@
 //! This file holds the configuration ([`CoreConfig`], [`Timing`]), the state
 //! ([`LimCore`]), its construction and its queries. `inputs` has the inputs,
 //! `election` the election internals, `hosts` the master's host table and busy
-//! thresholds, `messages` the replies and [`Effect`]s; `sim` (tests only) is a
-//! simulated network of cores.
+//! thresholds, `lock` this host's `lsadmin limlock`, `messages` the replies and
+//! [`Effect`]s; `sim` (tests only) is a simulated network of cores.
 
 mod election;
 mod hosts;
 mod inputs;
+mod lock;
 mod messages;
 
 pub use hosts::{HostStatus, HostView, busy_indices};
+pub use lock::LockError;
 pub use messages::{AnnounceReply, Effect, HeartbeatReply, ProbeReply};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -183,6 +185,8 @@ struct Host {
     /// When this host last probed us (our clock): the answer told it how long ago we
     /// had heard our master, for its takeover decision.
     probed_me_at: Option<u64>,
+    /// Its last heartbeat said it is locked (`lsadmin limlock`).
+    locked: bool,
 }
 
 /// The election state machine and host table of one LIM.
@@ -224,6 +228,8 @@ pub struct LimCore {
     local_load: LoadVector,
     local_info: Option<HostInfo>,
     started: bool,
+    /// This host's lock (`lsadmin limlock`).
+    lock: lock::Lock,
 }
 
 impl LimCore {
@@ -275,6 +281,7 @@ impl LimCore {
                 entry,
                 rank: r,
                 probed_me_at: None,
+                locked: false,
             });
         }
         if rank == 0 {
@@ -316,6 +323,7 @@ impl LimCore {
             local_load: LoadVector::default(),
             local_info: None,
             started: false,
+            lock: lock::Lock::Unlocked,
         })
     }
 

@@ -51,6 +51,8 @@ pub enum Effect {
         to: String,
         load: Box<LoadVector>,
         info: Box<HostInfo>,
+        /// This host is locked (`lsadmin limlock`).
+        locked: bool,
     },
     /// Announce mastership to these hosts; report each reply with
     /// [`LimCore::on_announce_reply`] (a failed send needs no report).

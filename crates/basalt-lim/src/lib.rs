@@ -55,7 +55,13 @@ pub(crate) enum Msg {
         from: String,
         load: LoadVector,
         info: HostInfo,
+        locked: bool,
         reply: oneshot::Sender<basalt_lim_core::HeartbeatReply>,
+    },
+    /// `lsadmin limlock` (Some(seconds), 0 = until unlocked) / `limunlock` (None).
+    Lock {
+        seconds: Option<u32>,
+        reply: oneshot::Sender<Result<(), basalt_lim_core::LockError>>,
     },
     Announce {
         from: String,
@@ -97,6 +103,18 @@ pub(crate) struct Handle {
 }
 
 impl Handle {
+    /// `lsadmin limlock`/`limunlock` through the owner (from a blocking thread: the
+    /// DaemonControl service runs it on one).
+    fn lock(&self, seconds: Option<u32>) -> Result<(), String> {
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        self.tx
+            .blocking_send(Msg::Lock { seconds, reply })
+            .map_err(|_| "the LIM is shutting down".to_owned())?;
+        rx.blocking_recv()
+            .map_err(|_| "the LIM is shutting down".to_owned())?
+            .map_err(|e| e.to_string())
+    }
+
     /// The master this LIM knows (for the master socket); None when it knows none or is
     /// shutting down.
     async fn master(&self) -> Option<String> {
@@ -333,7 +351,11 @@ pub async fn run(
             verifier.clone(),
             control.clone(),
             Arc::new(basalt_runtime::control::check_lim_files),
-        );
+        )
+        .with_lock({
+            let handle = Handle { tx: tx.clone() };
+            Arc::new(move |seconds| handle.lock(seconds))
+        });
         let service = LimService::new(Handle { tx: tx.clone() }, verifier);
         let router = serving
             .builder()

@@ -21,7 +21,7 @@ pub(crate) struct LimMetrics {
 }
 
 /// The host statuses counted (lsload's ok, busy, unavail, and not yet known).
-pub(crate) const HOST_STATUSES: [&str; 4] = ["ok", "busy", "unavail", "unknown"];
+pub(crate) const HOST_STATUSES: [&str; 5] = ["ok", "busy", "unavail", "unknown", "lockU"];
 
 /// What the owner reads from the core for a scrape.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -29,7 +29,7 @@ pub(crate) struct Snapshot {
     pub(crate) master: bool,
     pub(crate) epoch: u64,
     /// Hosts per status, in [`HOST_STATUSES`] order.
-    pub(crate) hosts: [u32; 4],
+    pub(crate) hosts: [u32; 5],
 }
 
 type Labels = Vec<(&'static str, String)>;
@@ -90,7 +90,7 @@ mod tests {
             &Snapshot {
                 master: true,
                 epoch: 3,
-                hosts: [2, 1, 0, 0],
+                hosts: [2, 1, 0, 0, 1],
             },
         );
         for line in [
@@ -99,6 +99,7 @@ mod tests {
             r#"basalt_lim_hosts{status="ok"} 2"#,
             r#"basalt_lim_hosts{status="busy"} 1"#,
             r#"basalt_lim_hosts{status="unknown"} 0"#,
+            r#"basalt_lim_hosts{status="lockU"} 1"#,
             "basalt_lim_heartbeats_received_total 5",
             "basalt_lim_heartbeats_sent_total 1",
             "basalt_lim_heartbeats_failed_total 0",

@@ -74,10 +74,11 @@ impl Owner {
                 from,
                 load,
                 info,
+                locked,
                 reply,
             } => {
                 self.s.metrics.heartbeats_received.inc();
-                let (r, effects) = self.core.on_heartbeat(now, &from, load, info);
+                let (r, effects) = self.core.on_heartbeat(now, &from, load, info, locked);
                 let _ = reply.send(r);
                 self.perform(effects);
             }
@@ -99,6 +100,26 @@ impl Owner {
             }
             Msg::Metrics { reply } => {
                 let _ = reply.send(self.metrics_snapshot());
+            }
+            Msg::Lock { seconds, reply } => {
+                let r = match seconds {
+                    Some(0) => self.core.lock(now, None),
+                    Some(s) => self.core.lock(now, Some(u64::from(s) * 1000)),
+                    None => self.core.unlock(now),
+                };
+                match r {
+                    Ok(effects) => {
+                        match seconds {
+                            Some(s) => info!(seconds = s, "host locked (lsadmin limlock)"),
+                            None => info!("host unlocked (lsadmin limunlock)"),
+                        }
+                        let _ = reply.send(Ok(()));
+                        self.perform(effects);
+                    }
+                    Err(e) => {
+                        let _ = reply.send(Err(e));
+                    }
+                }
             }
             Msg::HeartbeatResult(r) => {
                 if r.is_none() {
@@ -163,13 +184,14 @@ impl Owner {
 
     fn metrics_snapshot(&self) -> crate::metrics::Snapshot {
         use basalt_lim_core::HostStatus;
-        let mut hosts = [0u32; 4];
+        let mut hosts = [0u32; 5];
         for h in self.core.hosts() {
             let i = match h.status {
                 HostStatus::Ok => 0,
                 HostStatus::Busy => 1,
                 HostStatus::Unavail => 2,
                 HostStatus::Unknown => 3,
+                HostStatus::LockedUser => 4,
             };
             hosts[i] += 1;
         }
@@ -215,7 +237,12 @@ impl Owner {
     fn perform(&mut self, effects: Vec<Effect>) {
         for effect in effects {
             match effect {
-                Effect::SendHeartbeat { to, load, info } => {
+                Effect::SendHeartbeat {
+                    to,
+                    load,
+                    info,
+                    locked,
+                } => {
                     let Some(mut client) = self.client(&to) else {
                         continue;
                     };
@@ -226,6 +253,7 @@ impl Owner {
                         host: self.s.me.clone(),
                         info: Some(basalt_proto::host_info_to_wire(&info)),
                         load: basalt_proto::load_to_wire(&load),
+                        locked,
                     };
                     tokio::spawn(async move {
                         let r = client.heartbeat(req).await.ok().map(|r| {

@@ -76,6 +76,7 @@ impl LimPeer for LimService {
                 from: r.host,
                 load,
                 info,
+                locked: r.locked,
                 reply,
             })
             .await?;
@@ -188,6 +189,7 @@ pub(crate) fn hosts_reply(core: &LimCore, filter: &[String], now: u64) -> pb::Ho
                 HostStatus::Busy => pb::HostStatus::Busy,
                 HostStatus::Unavail => pb::HostStatus::Unavail,
                 HostStatus::Unknown => pb::HostStatus::Unknown,
+                HostStatus::LockedUser => pb::HostStatus::LockedUser,
             } as i32,
             busy: h.busy.clone(),
             thresholds: core

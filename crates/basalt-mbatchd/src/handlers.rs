@@ -268,6 +268,7 @@ impl OwnerState {
                     &self.sched,
                     self.started,
                     &self.config_problem,
+                    &mut self.peaks,
                 );
                 deferred.push(defer(reply, out));
             }
@@ -365,9 +366,13 @@ impl OwnerState {
                     if let Some(st) = &h.statics {
                         self.sched.lim_static(&h.name, st);
                     }
+                    self.sched.lim_lock(&h.name, h.locked);
                     self.sched
                         .lim_update(&h.name, h.ncpus, h.cpu_factor, h.ok, h.load);
                 }
+                // badmin showstatus: the most hosts, CPUs and slots seen available.
+                let clients = views::clients(&self.config);
+                self.peaks.see(clients, &self.sched.status_view());
             }
             Msg::Resign(master) => {
                 warn!("LIM names {master} as master; resigning");

@@ -322,6 +322,7 @@ async fn serve(
         tx: tx.clone(),
         rt: handle,
         started: SystemTime::now(),
+        peaks: basalt_sched::Peaks::default(),
         health: health.clone(),
         backlog: Vec::new(),
         this_iteration: Vec::new(),

@@ -24,6 +24,8 @@ pub(crate) struct LimHost {
     pub(crate) ncpus: u32,
     pub(crate) cpu_factor: f64,
     pub(crate) ok: bool,
+    /// Locked in LIM (`lsadmin limlock`: lockU).
+    pub(crate) locked: bool,
     pub(crate) load: std::collections::BTreeMap<String, f64>,
     /// Its type, model, maximum memory, swap and /tmp and resources, once its LIM has
     /// reported them.
@@ -206,6 +208,7 @@ async fn hosts_poller(
 fn lim_host(h: basalt_proto::lim::HostRecord) -> Option<LimHost> {
     use basalt_proto::lim::HostStatus;
     let info = h.info?;
+    let locked = h.status == HostStatus::LockedUser as i32;
     let ok = match HostStatus::try_from(h.status) {
         Ok(HostStatus::Unknown) => return None,
         Ok(
@@ -226,6 +229,7 @@ fn lim_host(h: basalt_proto::lim::HostRecord) -> Option<LimHost> {
         ncpus: if h.has_info { info.ncpus } else { 0 },
         cpu_factor: info.cpu_factor,
         ok,
+        locked,
         load: h.load.into_iter().map(|l| (l.name, l.value)).collect(),
         statics,
     })

@@ -107,6 +107,8 @@ pub(crate) struct OwnerState {
     pub(crate) tx: stdmpsc::Sender<Msg>,
     pub(crate) rt: tokio::runtime::Handle,
     pub(crate) started: SystemTime,
+    /// `badmin showstatus`: the most hosts, CPUs and slots available since this start.
+    pub(crate) peaks: basalt_sched::Peaks,
     /// Shared with the gRPC side: set while the event log cannot be written.
     pub(crate) health: Arc<Health>,
     /// Results from sbatchds (dispatch answers) that arrived or were rolled back while the

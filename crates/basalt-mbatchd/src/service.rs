@@ -262,8 +262,10 @@ fn job_signal(req: &pb::SignalRequest) -> Result<JobSignal, Status> {
 }
 
 /// Job 0 in a `SignalRequest`: every job of the caller (or of `user` for
-/// administrators), filtered by queue, host and job name.
-fn all_jobs(req: &pb::SignalRequest, caller: &Caller) -> JobQuery {
+/// administrators), filtered by queue, host and job name; for `bresume 0` the suspended
+/// ones only (LSF's bresume selects those: a running job is not told it is not
+/// suspended).
+fn all_jobs(req: &pb::SignalRequest, caller: &Caller, signal: &JobSignal) -> JobQuery {
     let user = match req.user.as_str() {
         "" => Some(caller.user.clone()),
         "all" => None,
@@ -274,6 +276,13 @@ fn all_jobs(req: &pb::SignalRequest, caller: &Caller) -> JobQuery {
         queue: (!req.queue.is_empty()).then(|| req.queue.clone()),
         host: (!req.host.is_empty()).then(|| req.host.clone()),
         job_name: (!req.job_name.is_empty()).then(|| req.job_name.clone()),
+        states: if matches!(signal, JobSignal::Resume) {
+            basalt_core::job::status::PSUSP
+                | basalt_core::job::status::USUSP
+                | basalt_core::job::status::SSUSP
+        } else {
+            0
+        },
         ..Default::default()
     }
 }
@@ -362,7 +371,7 @@ impl Mbatchd for MbatchdService {
         let all = ids
             .iter()
             .any(|(id, _)| *id == 0)
-            .then(|| all_jobs(&req, &caller));
+            .then(|| all_jobs(&req, &caller, &signal));
         ids.retain(|(id, _)| *id != 0);
         let out = self
             .owner

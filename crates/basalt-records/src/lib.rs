@@ -92,7 +92,8 @@ pub fn to_record(ev: &Event) -> el::Record {
                 pre_exec_cmd: s.pre_exec.to_string(),
                 post_exec_cmd: String::new(),
                 job_name: s.job_name.to_string(),
-                command: s.command.to_string(),
+                // One line: the record keeps no line break (a script's lines by `;`).
+                command: basalt_core::job::one_line_command(&s.command),
                 xf: s
                     .files()
                     .iter()
@@ -759,7 +760,7 @@ pub fn finish_record(j: &Job) -> r::JobFinish {
         j_status: j.state.code(),
         host_factor: 1.0,
         job_name: s.job_name.to_string(),
-        command: s.command.to_string(),
+        command: basalt_core::job::one_line_command(&s.command),
         rusage: ru,
         mail_user: s.mail_user.to_string(),
         project_name: s.project.to_string(),

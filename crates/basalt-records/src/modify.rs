@@ -132,7 +132,7 @@ pub(crate) fn to_record(
     text(&m.login_shell, sub::LOGIN_SHELL, o, d, &mut rec.login_shell);
     if let Change::Set(c) = &m.command {
         rec.options2 |= sub2::MODIFY_CMD;
-        c.clone_into(&mut rec.command);
+        rec.command = basalt_core::job::one_line_command(c);
     }
     onoff(&m.exclusive, sub::EXCLUSIVE, o, d);
     onoff(&m.rerunnable, sub::RERUNNABLE, o, d);

@@ -113,6 +113,34 @@ fn an_array_is_one_job_new_and_elements_carry_their_index() {
     assert_eq!(through_the_log(&signal), signal);
 }
 
+/// Issue 50 item 13: a spooled script's command is logged as one line of its lines
+/// joined by `;` (the record writer deletes line breaks, which glued them into
+/// `#!/bin/shn=0if ...` for bhist and for a replayed mbatchd).
+#[test]
+fn a_scripts_command_is_logged_with_its_lines_joined_by_semicolons() {
+    let sub = Submission {
+        user: "alice".into(),
+        queue: "normal".into(),
+        command: "#!/bin/sh\nn=0\nif [ $n -eq 0 ]; then\n  echo zero\nfi\n".into(),
+        rlimits: [-1; 11].into(),
+        num_processors: 1,
+        max_processors: 1,
+        ..Default::default()
+    };
+    let new = Event::JobNew {
+        time: 1_800_000_000,
+        job_id: 7,
+        sub: Box::new(sub),
+    };
+    let line = to_record(&new).to_line();
+    let want = "#!/bin/sh;n=0;if [ $n -eq 0 ]; then;  echo zero;fi";
+    assert!(line.contains(&format!("\"{want}\"")), "{line}");
+    match through_the_log(&new) {
+        Event::JobNew { sub, .. } => assert_eq!(&*sub.command, want),
+        other => panic!("{other:?}"),
+    }
+}
+
 /// bsub -Ep and -Q are logged after the submission token (Basalt's JOB_NEW fields) and
 /// replayed; a job without them writes no extra fields.
 #[test]

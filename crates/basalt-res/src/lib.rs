@@ -9,7 +9,9 @@
 //! Two processes ([`worker`]): `res` takes the connections and hands each to its
 //! worker, `res --worker`, which serves them. A RES that stops or restarts only stops
 //! taking connections: its worker goes on with the running tasks and their streams
-//! until they end, as LSF's RES does.
+//! until they end, as LSF's RES does. `lsadmin resshutdown` / `resrestart` reach the
+//! worker (DaemonControl on the RES port), which passes them on to `res` (SIGTERM, or
+//! SIGUSR1: restart in place); `resstartup` is asked of the host's LIM or sbatchd.
 //!
 //! Inputs: the loaded configuration, the host it plays, a bound TCP listener
 //! (`LSF_RES_PORT` on the host's address), how to start the worker and a shutdown
@@ -46,6 +48,31 @@ pub enum ResError {
     Runtime(#[from] basalt_runtime::RuntimeError),
     #[error("the worker's socket: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// Pass the action asked of `control` (`lsadmin resshutdown` / `resrestart`) on to the
+/// listening RES `front`: SIGTERM to stop, SIGUSR1 to restart in place. Only while it is
+/// this worker's parent (a pid that has become another process's is left alone).
+async fn pass_on(control: basalt_runtime::control::Control, front: u32) {
+    use basalt_runtime::control::Action;
+    use nix::sys::signal::Signal;
+    control.requested().await;
+    let signal = match control.action() {
+        Some(Action::Restart) => Signal::SIGUSR1,
+        _ => Signal::SIGTERM,
+    };
+    let parent = nix::unistd::getppid().as_raw();
+    if i64::from(parent) != i64::from(front) {
+        warn!(
+            front,
+            parent, "the listening RES is gone: nothing to {signal}"
+        );
+        return;
+    }
+    info!(front, %signal, "passing the request on to the listening RES");
+    if let Err(e) = nix::sys::signal::kill(nix::unistd::Pid::from_raw(parent), signal) {
+        warn!(front, "signalling the listening RES: {e}");
+    }
 }
 
 /// Take connections for host `me` on `listener` until `shutdown`, handing each to
@@ -101,12 +128,15 @@ pub async fn run(
 
 /// The worker of the RES of host `me`: serve the connections that come on `channel`
 /// ([`serve_worker`]) until `stop`, or the RES is gone and they have ended, or it has
-/// had nothing to serve for `idle_exit`.
+/// had nothing to serve for `idle_exit`. With `front_pid` (the listening RES, its
+/// parent) it also serves DaemonControl: `lsadmin resshutdown` / `resrestart` are passed
+/// on to that RES as SIGTERM / SIGUSR1.
 pub async fn run_worker(
     config: Arc<Config>,
     me: &str,
     channel: std::os::fd::OwnedFd,
     idle_exit: std::time::Duration,
+    front_pid: Option<u32>,
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<(), ResError> {
     let me = basalt_runtime::canonical_host(&config, me)
@@ -120,12 +150,33 @@ pub async fn run_worker(
         let serving = basalt_runtime::serving(&config, verifier.clone());
         let service = ResService::new(
             me.clone(),
-            Arc::new(verifier),
+            Arc::new(verifier.clone()),
             basalt_auth::root_rex(&config),
             basalt_runtime::sbd_state_root(&config, &me).join(basalt_runtime::SBD_CTL_DIR),
             config.serverdir(),
         );
-        serve_worker(Arc::new(service), serving, channel, idle_exit, stop).await?;
+        let control = front_pid.map(|front| {
+            // The worker's own handle: what is asked of "res" goes to the listening RES.
+            let control = basalt_runtime::control::Control::default();
+            tokio::spawn(pass_on(control.clone(), front));
+            basalt_runtime::control::ControlService::new(
+                basalt_proto::common::Daemon::Res,
+                &me,
+                config.clone(),
+                verifier.clone(),
+                control,
+                Arc::new(basalt_runtime::control::check_lim_files),
+            )
+        });
+        serve_worker(
+            Arc::new(service),
+            control,
+            serving,
+            channel,
+            idle_exit,
+            stop,
+        )
+        .await?;
         Ok(())
     }
     .instrument(span)

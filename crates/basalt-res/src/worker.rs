@@ -8,9 +8,15 @@
 //! until their tasks have ended, then exits, while the new `res` (and its new worker)
 //! serves new requests. That is LSF's `lsadmin resrestart`: "it keeps running until
 //! all remote tasks exit; another RES is started to serve the new queries".
+//!
+//! `lsadmin resshutdown` / `resrestart` come to the worker (it serves the RES port's
+//! requests, DaemonControl among them): it passes them on to the listening RES with a
+//! signal — SIGTERM to stop, SIGUSR1 to restart in place (same pid) — when that RES
+//! said it takes them (`--front-pid`, [`WorkerCommand::front_pid`]).
 
 use crate::service::ResService;
 use basalt_proto::res::res_server::ResServer;
+use basalt_runtime::control::ControlService;
 use basalt_runtime::serve::Serving;
 use nix::sys::signal::Signal;
 use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
@@ -51,6 +57,10 @@ pub struct WorkerCommand {
     /// How long the worker stays with nothing to serve, when not [`IDLE_EXIT`]
     /// (`--idle-exit-ms`; tests).
     pub idle_exit: Option<Duration>,
+    /// The listening RES's pid when it takes `lsadmin resshutdown`/`resrestart` from its
+    /// worker (SIGTERM / SIGUSR1; `--front-pid`): the worker then serves DaemonControl.
+    /// None (a RES inside a test process): the worker refuses them.
+    pub front_pid: Option<u32>,
 }
 
 impl WorkerCommand {
@@ -68,6 +78,7 @@ impl WorkerCommand {
             envdir: envdir.to_owned(),
             log: None,
             idle_exit: None,
+            front_pid: None,
         }
     }
 
@@ -84,6 +95,9 @@ impl WorkerCommand {
         cmd.args(&self.args);
         if let Some(idle) = self.idle_exit {
             cmd.arg(format!("--idle-exit-ms={}", idle.as_millis()));
+        }
+        if let Some(pid) = self.front_pid {
+            cmd.arg(format!("--front-pid={pid}"));
         }
         cmd.env("LSF_ENVDIR", &self.envdir)
             .stdin(Stdio::from(theirs))
@@ -172,6 +186,7 @@ impl Handoff {
 /// when `stop` resolves first, the client has [`LAST_WORDS`] more to read.
 pub async fn serve_connection(
     service: Arc<ResService>,
+    control: Option<ControlService>,
     serving: &Serving,
     conn: tokio::net::TcpStream,
     stop: impl std::future::Future<Output = ()>,
@@ -194,7 +209,13 @@ pub async fn serve_connection(
             },
         )
         .layer(serving.layer())
-        .service(ResServer::from_arc(service));
+        .service({
+            let routes = tonic::service::Routes::new(ResServer::from_arc(service));
+            match control {
+                Some(c) => routes.add_service(c.server()),
+                None => routes,
+            }
+        });
     let mut builder = hyper::server::conn::http2::Builder::new(InSpan(tracing::Span::current()));
     builder
         .timer(TokioTimer::new())
@@ -234,6 +255,7 @@ where
 /// SIGTERM (SIGKILL after [`STOP_GRACE`]) and their statuses still go to their clients.
 pub async fn serve_worker(
     service: Arc<ResService>,
+    control: Option<ControlService>,
     serving: Serving,
     channel: OwnedFd,
     idle_exit: Duration,
@@ -248,6 +270,7 @@ pub async fn serve_worker(
     let serve = |conns: &mut tokio::task::JoinSet<()>, conn: tokio::net::TcpStream| {
         let mut stopped = stopped.clone();
         let service = service.clone();
+        let control = control.clone();
         let serving = serving.clone();
         let peer = conn.peer_addr().ok();
         let span = tracing::info_span!("conn", ?peer);
@@ -257,7 +280,7 @@ pub async fn serve_worker(
                     let _ = stopped.wait_for(|s| *s).await;
                 };
                 // A client that goes without a goodbye (its process killed) ends here.
-                if let Err(e) = serve_connection(service, &serving, conn, stop).await {
+                if let Err(e) = serve_connection(service, control, &serving, conn, stop).await {
                     debug!("connection: {e}");
                 }
             }

@@ -11,6 +11,9 @@
 //!   down` still know it.
 //! * **RECONFIG**: the daemon's own reload hook (sbatchd re-reads lsb.* without a
 //!   restart); a daemon without one refuses it.
+//! * **LOCK** / **UNLOCK** (`lsadmin limlock [-l seconds]` / `limunlock`): the LIM's
+//!   lock hook ([`ControlService::with_lock`]) locks or unlocks its host; a daemon
+//!   without one refuses them.
 //! * **STARTUP** of another daemon of the same host (the asked one is running, the
 //!   other is not): `systemctl start basalt-<daemon>` when systemd runs the machine and
 //!   knows the unit, otherwise the daemon's binary, found beside the asking daemon's own
@@ -133,6 +136,9 @@ pub fn daemon_name(d: Daemon) -> &'static str {
 pub type CheckFn = Arc<dyn Fn(&Path) -> Result<(), String> + Send + Sync>;
 /// A daemon's reload of its configuration (RECONFIG): what changed, or why not.
 pub type ReloadFn = Arc<dyn Fn() -> Result<String, String> + Send + Sync>;
+/// A LIM's lock of its host: `Some(seconds)` locks it (0: until unlocked), `None`
+/// unlocks it; Ok, or LSF's reason (`Host is already locked`, `Host is not locked`).
+pub type LockFn = Arc<dyn Fn(Option<u32>) -> Result<(), String> + Send + Sync>;
 
 /// The `DaemonControl` service of one daemon.
 #[derive(Clone)]
@@ -144,6 +150,7 @@ pub struct ControlService {
     control: Control,
     check: CheckFn,
     reload: Option<ReloadFn>,
+    lock: Option<LockFn>,
 }
 
 impl std::fmt::Debug for ControlService {
@@ -186,7 +193,14 @@ impl ControlService {
             control,
             check,
             reload: None,
+            lock: None,
         }
+    }
+
+    /// With a LOCK / UNLOCK hook (the LIM's).
+    pub fn with_lock(mut self, lock: LockFn) -> ControlService {
+        self.lock = Some(lock);
+        self
     }
 
     /// With a RECONFIG hook.
@@ -226,8 +240,14 @@ impl ControlService {
         });
     }
 
-    /// Carry out `op` on `daemon` (the caller is checked already).
-    pub fn perform(&self, daemon: Daemon, op: ControlOp) -> Result<String, String> {
+    /// Carry out `op` on `daemon` (the caller is checked already); `lock_seconds`: how
+    /// long a LOCK holds (0 = until UNLOCK).
+    pub fn perform(
+        &self,
+        daemon: Daemon,
+        op: ControlOp,
+        lock_seconds: u32,
+    ) -> Result<String, String> {
         let me = daemon_name(self.me);
         const UNKNOWN: &str = "no daemon or no operation given (or one this daemon does not know)";
         if daemon == Daemon::Unspecified {
@@ -260,6 +280,21 @@ impl ControlService {
                 Some(reload) => reload(),
                 None => Err(format!("{me} re-reads its configuration only at a restart")),
             },
+            (ControlOp::Lock | ControlOp::Unlock, true) => {
+                let Some(lock) = &self.lock else {
+                    return Err(format!("{me} has no host lock: ask the host's LIM"));
+                };
+                if op == ControlOp::Unlock {
+                    lock(None)?;
+                    return Ok("Host is unlocked".into());
+                }
+                lock(Some(lock_seconds))?;
+                Ok(if lock_seconds == 0 {
+                    "Host is locked".into()
+                } else {
+                    format!("Host is locked for {lock_seconds} seconds")
+                })
+            }
         }
     }
 }
@@ -270,6 +305,8 @@ fn op_word(op: ControlOp) -> &'static str {
         ControlOp::Shutdown => "shut down",
         ControlOp::Restart => "restart",
         ControlOp::Reconfig => "reconfigure",
+        ControlOp::Lock => "lock",
+        ControlOp::Unlock => "unlock",
         ControlOp::Unspecified => "?",
     }
 }
@@ -297,7 +334,8 @@ impl DaemonControl for ControlService {
         info!(user = %who.user, from = %who.host, ?daemon, ?op, "daemon control");
         let service = self.clone();
         // A start waits for systemctl or a fork: not on the async workers.
-        let result = tokio::task::spawn_blocking(move || service.perform(daemon, op))
+        let seconds = req.lock_seconds;
+        let result = tokio::task::spawn_blocking(move || service.perform(daemon, op, seconds))
             .await
             .unwrap_or_else(|e| Err(format!("the request failed: {e}")));
         Ok(match result {
@@ -416,13 +454,46 @@ pub async fn ask(
     auth: &Authenticator,
     timeout: Duration,
 ) -> Result<String, String> {
-    let addr = daemon_addr(config, host, at)?;
-    let channel = crate::auth_channel(addr, host, timeout, auth).map_err(|e| e.to_string())?;
-    let mut client = pb::daemon_control_client::DaemonControlClient::new(channel);
     let req = pb::ControlRequest {
         daemon: daemon as i32,
         op: op as i32,
+        lock_seconds: 0,
     };
+    send(config, host, at, req, auth, timeout).await
+}
+
+/// `lsadmin limlock [-l seconds]` (`Some(seconds)`, 0 = until unlocked) or `limunlock`
+/// (`None`) of `host`, asked of its LIM: what it said (`Host is locked`), or why not.
+pub async fn lock(
+    config: &Config,
+    host: &str,
+    seconds: Option<u32>,
+    auth: &Authenticator,
+) -> Result<String, String> {
+    let req = pb::ControlRequest {
+        daemon: Daemon::Lim as i32,
+        op: if seconds.is_some() {
+            ControlOp::Lock
+        } else {
+            ControlOp::Unlock
+        } as i32,
+        lock_seconds: seconds.unwrap_or(0),
+    };
+    send(config, host, Daemon::Lim, req, auth, Duration::from_secs(5)).await
+}
+
+/// Send `req` to the daemon `at` of `host`.
+async fn send(
+    config: &Config,
+    host: &str,
+    at: Daemon,
+    req: pb::ControlRequest,
+    auth: &Authenticator,
+    timeout: Duration,
+) -> Result<String, String> {
+    let addr = daemon_addr(config, host, at)?;
+    let channel = crate::auth_channel(addr, host, timeout, auth).map_err(|e| e.to_string())?;
+    let mut client = pb::daemon_control_client::DaemonControlClient::new(channel);
     match client.control(req).await {
         Ok(r) => {
             let r = r.into_inner();

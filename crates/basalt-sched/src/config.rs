@@ -652,6 +652,7 @@ impl SchedConfig {
                     ncpus: 0,
                     cpu_factor: 1.0,
                     lim: LimStatus::Unknown,
+                    lim_locked: false,
                     sbd_seen: 0,
                     sbd_failed: false,
                     load: BTreeMap::new(),

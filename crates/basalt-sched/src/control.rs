@@ -422,7 +422,9 @@ impl Sched {
     }
 
     /// bresume: PSUSP -> PEND; USUSP -> SSUSP (SUSP_USER_RESUME), resumed by the next
-    /// scheduling pass when the host's load allows.
+    /// scheduling pass when the host's load allows. A job suspended by the system
+    /// (SSUSP) is left to it; a pending or running job is refused (`Job has not been
+    /// suspended`).
     pub fn resume(&mut self, now: Millis, caller: &Caller, key: JobKey) -> Result<(), SchedError> {
         let j = self.control_target(caller, key)?;
         let t = secs(now);
@@ -443,7 +445,8 @@ impl Sched {
                 (status::SSUSP, susp::MBD_PREEMPT | susp::MBD_LOCK)
             }
             JobState::Ususp => (status::SSUSP, susp::USER_RESUME),
-            _ => return Ok(()),
+            JobState::Ssusp => return Ok(()),
+            _ => return Err(SchedError::NotSuspended),
         };
         let psusp = j.state == JobState::Psusp;
         self.emit(state_change(t, key, st, reasons, 0));

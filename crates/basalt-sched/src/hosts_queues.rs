@@ -23,6 +23,8 @@ pub enum ClosedReason {
     Wind,
     /// The host's load is beyond one of its own scheduling thresholds (lsb.hosts).
     Busy,
+    /// Its LIM is locked (`lsadmin limlock`): LIM shows it `lockU`.
+    Lock,
 }
 
 impl HostStatus {
@@ -42,6 +44,7 @@ impl HostStatus {
             HostStatus::Closed(ClosedReason::Lim) => "closed_LIM",
             HostStatus::Closed(ClosedReason::Busy) => "closed_Busy",
             HostStatus::Closed(ClosedReason::Wind) => "closed_Wind",
+            HostStatus::Closed(ClosedReason::Lock) => "closed_Lock",
             s => s.short(),
         }
     }
@@ -72,6 +75,8 @@ pub struct Host {
     pub ncpus: u32,
     pub cpu_factor: f64,
     pub lim: LimStatus,
+    /// LIM says the host is locked (`lsadmin limlock`, `lockU`): no job goes there.
+    pub lim_locked: bool,
     /// When sbatchd last said hello (ms).
     pub sbd_seen: Millis,
     /// sbatchd could not be reached on the last dispatch.

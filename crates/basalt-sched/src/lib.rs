@@ -84,6 +84,7 @@ mod query;
 pub mod reslimits;
 mod sbd;
 mod schedule;
+mod showstatus;
 mod strs;
 mod submit;
 pub mod types;
@@ -98,8 +99,9 @@ pub use modify::{Change, Modify};
 pub use query::wildcard;
 pub use schedule::allocate::{Span, span_of};
 pub use schedule::select::LimStatic;
+pub use showstatus::StatusView;
 pub use types::*;
-pub use views::{HostView, HostsView, JobView, JobsView, ParamsView, QueueView, QueuesView};
+pub use views::{HostView, HostsView, JobView, JobsView, ParamsView, Peaks, QueueView, QueuesView};
 
 use counts::Counts;
 use fsm::{elements_of, is_rerun};
@@ -174,6 +176,9 @@ pub enum SchedError {
     NotPending,
     #[error("Job has not started yet")]
     NotStarted,
+    /// `bresume` of a job that is neither PSUSP, USUSP nor SSUSP (LSBE_JOB_NOT_SUSP).
+    #[error("Job has not been suspended")]
+    NotSuspended,
     /// `bmig` of a job that is neither checkpointable nor rerunnable (LSBE_J_UNCHKPNTABLE).
     #[error("Job is not checkpointable")]
     NotCheckpointable,

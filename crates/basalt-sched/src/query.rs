@@ -203,6 +203,9 @@ impl Sched {
         if self.counts.hosts.get(&h.name).is_some_and(|t| t.excl > 0) {
             return HostStatus::Closed(ClosedReason::Excl);
         }
+        if h.lim_locked {
+            return HostStatus::Closed(ClosedReason::Lock);
+        }
         if !self.window_open(h.dispatch_window.as_ref()) {
             return HostStatus::Closed(ClosedReason::Wind);
         }

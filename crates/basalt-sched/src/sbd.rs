@@ -51,6 +51,19 @@ impl Sched {
         }
     }
 
+    /// LIM's lock of a host (`lsadmin limlock`: lockU): a locked host is `closed_Lock`
+    /// and gets no job (`Host is locked`); an unlock lets pending jobs go there.
+    pub fn lim_lock(&mut self, host: &str, locked: bool) {
+        let Some(i) = self.host_idx(host) else {
+            return;
+        };
+        if self.hosts[i].lim_locked != locked {
+            self.hosts[i].lim_locked = locked;
+            self.dirty = true;
+            self.full_due = true;
+        }
+    }
+
     /// The dispatch of `key` may or may not have reached sbatchd on `host` (the call
     /// failed after the request went out: a timeout, a broken connection). The job stays
     /// dispatched; the host's next hellos tell whether sbatchd has it (it runs) or not

@@ -77,6 +77,7 @@ pub(crate) fn host(name: &str, rank: usize) -> Host {
         ncpus: 0,
         cpu_factor: 1.0,
         lim: LimStatus::Unknown,
+        lim_locked: false,
         sbd_seen: 0,
         sbd_failed: false,
         load: BTreeMap::new(),
@@ -571,6 +572,62 @@ fn hold_psusp_and_release() {
     s.resume(T0, &alice(), (1, 0)).expect("resume");
     s.schedule(T0);
     assert_eq!(dispatches(&s.take_effects()).len(), 1);
+}
+
+/// Issue 50 item 13: `bresume` of a pending or running job is refused with LSF's `Job
+/// has not been suspended` (it said nothing and "resumed" it), and changes nothing.
+#[test]
+fn bresume_of_a_job_not_suspended_is_refused() {
+    let mut s = up();
+    s.submit(T0, &alice(), cmd("a")).expect("submit");
+    assert_eq!(s.jobs[&(1, 0)].state, JobState::Pend);
+    assert_eq!(
+        s.resume(T0, &alice(), (1, 0)),
+        Err(SchedError::NotSuspended)
+    );
+    assert_eq!(
+        SchedError::NotSuspended.to_string(),
+        "Job has not been suspended"
+    );
+    s.schedule(T0);
+    s.dispatch_accepted(T0, (1, 0), 1, 100, 100);
+    s.take_effects();
+    assert_eq!(s.jobs[&(1, 0)].state, JobState::Run);
+    assert_eq!(
+        s.resume(T0, &alice(), (1, 0)),
+        Err(SchedError::NotSuspended)
+    );
+    assert_eq!(s.jobs[&(1, 0)].state, JobState::Run);
+    assert!(s.take_effects().is_empty());
+}
+
+/// Issue 50 item 10: a host LIM says is locked (`lsadmin limlock`, lockU) is
+/// `closed_Lock` and gets no job (`Host is locked`) until it is unlocked.
+#[test]
+fn a_host_locked_in_lim_gets_no_job_until_it_is_unlocked() {
+    let mut s = up();
+    let names: Vec<String> = s.hosts.iter().map(|h| h.name.clone()).collect();
+    for h in &names {
+        s.lim_lock(h, true);
+    }
+    let h = s.hosts[0].clone();
+    assert_eq!(s.host_status(&h).long(), "closed_Lock");
+    s.submit(T0, &alice(), cmd("a")).expect("submit");
+    s.schedule(T0);
+    assert!(dispatches(&s.take_effects()).is_empty());
+    assert!(
+        s.jobs[&(1, 0)]
+            .pend_reasons
+            .contains_key(&pend::HOST_LOCKED)
+    );
+    s.lim_lock(&names[0], false);
+    let h = s.hosts[0].clone();
+    assert_eq!(s.host_status(&h), HostStatus::Ok);
+    s.schedule(T0 + 1_000);
+    assert_eq!(
+        dispatches(&s.take_effects()),
+        vec![((1, 0), names[0].clone())]
+    );
 }
 
 #[test]

@@ -119,6 +119,33 @@ pub struct ParamsView {
     pub started_at: i64,
     /// As in [`QueuesView::config_problem`].
     pub config_problem: String,
+    /// `badmin showstatus`: mbatchd's process id, what the core counts now, and the
+    /// peaks since mbatchd started.
+    pub pid: u32,
+    pub status: crate::StatusView,
+    pub peaks: Peaks,
+}
+
+/// `badmin showstatus`: the available hosts (clients: lsf.cluster's hosts that are no
+/// batch server), CPUs and slots now and at most since mbatchd started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Peaks {
+    pub clients: u32,
+    pub clients_peak: u32,
+    pub servers_peak: u32,
+    pub cpus_peak: u32,
+    pub slots_peak: u32,
+}
+
+impl Peaks {
+    /// Take `v`'s counts (and `clients` now) into the peaks.
+    pub fn see(&mut self, clients: u32, v: &crate::StatusView) {
+        self.clients = clients;
+        self.clients_peak = self.clients_peak.max(clients);
+        self.servers_peak = self.servers_peak.max(v.servers);
+        self.cpus_peak = self.cpus_peak.max(v.cpus);
+        self.slots_peak = self.slots_peak.max(v.slots);
+    }
 }
 
 impl Sched {

@@ -444,6 +444,33 @@ pub fn params_reply(v: &ParamsView) -> pb::ParamsReply {
         mbd_conf,
         started_at: v.started_at,
         config_problem: v.config_problem.clone(),
+        mbd_pid: v.pid,
+        status: Some(mbd_status(&v.status, &v.peaks)),
+    }
+}
+
+/// `badmin showstatus`'s counts.
+fn mbd_status(s: &basalt_sched::StatusView, p: &basalt_sched::Peaks) -> pb::MbdStatus {
+    pb::MbdStatus {
+        clients: p.clients,
+        clients_peak: p.clients_peak,
+        servers: s.servers,
+        servers_peak: p.servers_peak.max(s.servers),
+        cpus: s.cpus,
+        cpus_peak: p.cpus_peak.max(s.cpus),
+        slots: s.slots,
+        slots_peak: p.slots_peak.max(s.slots),
+        hosts_ok: s.hosts_ok,
+        hosts_closed: s.hosts_closed,
+        hosts_unreach: s.hosts_unreach,
+        hosts_unavail: s.hosts_unavail,
+        jobs_run: s.jobs_run,
+        jobs_susp: s.jobs_susp,
+        jobs_pend: s.jobs_pend,
+        jobs_finished: s.jobs_finished,
+        users: s.users,
+        user_groups: s.user_groups,
+        active_users: s.active_users,
     }
 }
 

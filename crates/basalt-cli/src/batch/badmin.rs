@@ -1,6 +1,7 @@
 //! `badmin`: `hclose hopen qclose qopen qact qinact reconfig mbdrestart ckconfig
-//! showconf mbd hstartup hshutdown hrestart` (cli-output.md §7), and Basalt's `whatif`
-//! ([`super::whatif`]).
+//! showconf mbd showstatus hstartup hshutdown hrestart` (cli-output.md §7), and Basalt's
+//! `whatif` ([`super::whatif`]). `showstatus` is LSF's summary of the cluster from
+//! mbatchd's counts ([`params::showstatus`]).
 //!
 //! `reconfig` and `mbdrestart` check the files here, then ask mbatchd (which re-reads
 //! everything with a full replay of lsb.events), then every batch host's sbatchd, which
@@ -34,6 +35,7 @@ Subcommands:
     mbdrestart [-v] [-f]
     ckconfig [-v]
     showconf mbd
+    showstatus
     hstartup [-f] [host_name ... | all]
     hshutdown [-f] [host_name ... | all]
     hrestart [-f] [host_name ... | all]
@@ -268,6 +270,12 @@ pub fn main(args: Vec<String>) -> ExitCode {
         "hstartup" => return sbatchd_ctl(&p, ControlOp::Startup),
         "hshutdown" => return sbatchd_ctl(&p, ControlOp::Shutdown),
         "hrestart" => return sbatchd_ctl(&p, ControlOp::Restart),
+        "showstatus" => {
+            if let Some(extra) = p.names.first() {
+                eprintln!("badmin: showstatus: unexpected argument <{extra}>");
+                return crate::fail();
+            }
+        }
         "showconf" => {
             if p.names.first().map(String::as_str) != Some("mbd") || p.names.len() != 1 {
                 eprintln!(
@@ -288,6 +296,14 @@ pub fn main(args: Vec<String>) -> ExitCode {
         Err(code) => return code,
     };
     super::run(async move {
+        if p.sub == "showstatus" {
+            let reply = match params::fetch(&config).await {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            print!("{}", params::showstatus(&reply, timefmt::local));
+            return ExitCode::SUCCESS;
+        }
         if p.sub == "showconf" {
             let reply = match params::fetch(&config).await {
                 Ok(r) => r,

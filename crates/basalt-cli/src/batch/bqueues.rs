@@ -1,4 +1,7 @@
-//! `bqueues` and `bhosts` (cli-output.md §4–5): the short tables, `-w` and `-l`.
+//! `bqueues` and `bhosts` (cli-output.md §4–5): the short tables, `-w`, `-l` (bhosts:
+//! with the external load indices an ELIM reports, their load and thresholds), `bqueues
+//! -r` (`-l` with every level of a fairshare queue's share tree) and LSF 10.1's `-o` /
+//! `-json` ([`super::hq_custom`]).
 
 use super::bjobs::thresholds;
 use super::opts::{Item, Spec};
@@ -112,8 +115,17 @@ fn under(header: &str, cells: &[(&str, bool)]) -> String {
     out
 }
 
-/// `bqueues -l`.
+/// `bqueues -l`: a fairshare queue's share tree shows its top level.
 pub fn queues_long(queues: &[QueueInfo]) -> String {
+    queues_long_with(queues, false)
+}
+
+/// `bqueues -r`: `-l` with every level of a fairshare queue's share tree.
+pub fn queues_recursive(queues: &[QueueInfo]) -> String {
+    queues_long_with(queues, true)
+}
+
+fn queues_long_with(queues: &[QueueInfo], recursive: bool) -> String {
     const HEADER: &str =
         "PRIO NICE     STATUS       MAX JL/U JL/P JL/H NJOBS  PEND  RUN  SSUSP USUSP  RSV";
     let mut out = String::from("\n");
@@ -179,7 +191,7 @@ pub fn queues_long(queues: &[QueueInfo]) -> String {
         if !q.res_req.is_empty() {
             let _ = writeln!(out, "RES_REQ:  {}", q.res_req);
         }
-        out.push_str(&super::policies::lines(q));
+        out.push_str(&super::policies::lines(q, recursive));
         out.push('\n');
     }
     out
@@ -235,6 +247,45 @@ fn load_cell(name: &str, v: f64) -> String {
         "io" | "ls" | "it" => format!("{v:.0}"),
         _ => format!("{v:.1}"),
     }
+}
+
+/// The external load indices of host `h` (an ELIM's, a dynamic shared resource's):
+/// the names in its load, reservations and thresholds that are not the built-in
+/// `builtin`, sorted.
+fn external_indices(h: &BatchHostInfo, builtin: &[&str]) -> Vec<String> {
+    let mut names: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+    let load = h.load.iter().chain(&h.reserved).map(|l| &l.name);
+    for n in load.chain(h.load_sched.keys()).chain(h.load_stop.keys()) {
+        if !builtin.contains(&n.as_str()) {
+            names.insert(n.clone());
+        }
+    }
+    names.into_iter().collect()
+}
+
+/// A block of rows of external indices under a header of their names: each value
+/// right-aligned under its name (`-` for none), as `bhosts -l` shows them below the
+/// built-in indices.
+/// A row of [`external_rows`]: its label and the value of an index (None: `-`).
+type ExternalRow<'a> = (&'a str, &'a dyn Fn(&str) -> Option<String>);
+
+fn external_rows(names: &[String], rows: &[ExternalRow]) -> String {
+    const LABEL: usize = 13;
+    let width = |n: &String| n.len().max(7);
+    let mut out = " ".repeat(LABEL);
+    for n in names {
+        let _ = write!(out, " {n:>w$}", w = width(n));
+    }
+    out.push('\n');
+    for (label, value) in rows {
+        let _ = write!(out, "{label:<LABEL$}");
+        for n in names {
+            let v = value(n).unwrap_or_else(|| "-".to_owned());
+            let _ = write!(out, " {v:>w$}", w = width(n));
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// `bhosts -l`.
@@ -300,33 +351,125 @@ pub fn hosts_long(hosts: &[BatchHostInfo]) -> String {
         out.push_str(&row("Reserved", &|n| {
             load_cell(n, value(&h.reserved, n).unwrap_or(0.0))
         }));
+        let externals = external_indices(h, &NAMES);
+        if !externals.is_empty() {
+            out.push('\n');
+            out.push_str(&external_rows(
+                &externals,
+                &[
+                    (" Total", &|n| value(&h.load, n).map(|v| format!("{v:.1}"))),
+                    (" Reserved", &|n| {
+                        Some(format!("{:.1}", value(&h.reserved, n).unwrap_or(0.0)))
+                    }),
+                ],
+            ));
+        }
         out.push_str("\n LOAD THRESHOLD USED FOR SCHEDULING:\n");
         out.push_str(&thresholds(&h.load_sched, &h.load_stop));
+        if !externals.is_empty() {
+            let threshold = |m: &std::collections::HashMap<String, f64>, n: &str| {
+                m.get(n).map(|v| format!("{v:.1}"))
+            };
+            out.push('\n');
+            out.push_str(&external_rows(
+                &externals,
+                &[
+                    (" loadSched", &|n| threshold(&h.load_sched, n)),
+                    (" loadStop", &|n| threshold(&h.load_stop, n)),
+                ],
+            ));
+        }
         out.push('\n');
     }
     out
 }
 
+/// The options bhosts and bqueues share: `-w`, `-l`, `-r` (bqueues), `-s` (bhosts),
+/// `-o`, `-json`, `-noheader`, and the names.
+#[derive(Debug, Default)]
+struct Asked {
+    wide: bool,
+    long: bool,
+    recursive: bool,
+    shared: bool,
+    json: bool,
+    noheader: bool,
+    format: Option<String>,
+    names: Vec<String>,
+}
+
+fn asked_from(items: Vec<Item>) -> Asked {
+    let mut a = Asked::default();
+    for it in items {
+        match it {
+            Item::Arg(n) => a.names.push(n),
+            Item::Opt(n, v) => match n.as_str() {
+                "w" => a.wide = true,
+                "l" => a.long = true,
+                "r" => a.recursive = true,
+                "s" => a.shared = true,
+                "json" => a.json = true,
+                "noheader" => a.noheader = true,
+                "o" => a.format = v,
+                _ => {}
+            },
+        }
+    }
+    a
+}
+
+/// `-o`/`-json` asked, or `LSB_<CMD>_FORMAT` set: the custom output; None for the
+/// ordinary tables; Err: the command's failure, said.
+fn custom_asked(
+    cmd: &str,
+    a: &Asked,
+    fields: &'static [super::outfmt::FieldDef],
+    default: &[&str],
+) -> Result<Option<super::hq_custom::Custom>, ExitCode> {
+    let var = format!("LSB_{}_FORMAT", cmd.to_ascii_uppercase());
+    super::hq_custom::asked(
+        a.format.as_deref(),
+        a.json,
+        a.noheader,
+        &var,
+        fields,
+        default,
+    )
+    .map_err(|e| {
+        eprintln!("{cmd}: Invalid format specified: {e}");
+        crate::fail()
+    })
+}
+
 /// `bqueues`.
 pub fn bqueues_main(args: Vec<String>) -> ExitCode {
-    let usage = "Usage: bqueues [-h] [-V] [-w | -l] [queue_name ...]\n";
+    let usage = "Usage: bqueues [-h] [-V] [-w | -l | -r | -o \"field[:[-]width] ... [delimiter='c']\" [-json] [-noheader]]\n               [queue_name ...]\n";
     let spec = Spec {
-        flags: &["h", "V", "w", "l"],
-        valued: &[],
+        flags: &["h", "V", "w", "l", "r", "json", "noheader"],
+        valued: &["o"],
     };
     let items = match super::parse_args("bqueues", &args, &spec, usage) {
         Ok(i) => i,
         Err(code) => return code,
     };
-    let (mut wide, mut long, mut names) = (false, false, Vec::new());
-    for it in items {
-        match it {
-            Item::Arg(a) => names.push(a),
-            Item::Opt(n, _) if n == "w" => wide = true,
-            Item::Opt(n, _) if n == "l" => long = true,
-            Item::Opt(..) => {}
-        }
+    let a = asked_from(items);
+    let shapes = [a.wide, a.long, a.recursive, a.format.is_some() || a.json];
+    if shapes.iter().filter(|x| **x).count() > 1 {
+        eprint!("{usage}");
+        return crate::fail();
     }
+    let custom = match custom_asked(
+        "bqueues",
+        &a,
+        super::hq_custom::QUEUE_FIELDS,
+        super::hq_custom::QUEUE_DEFAULT,
+    ) {
+        // A shape asked for wins over LSB_BQUEUES_FORMAT.
+        Ok(_) if a.wide || a.long || a.recursive => None,
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let (wide, long, recursive, names) = (a.wide, a.long, a.recursive, a.names);
     let config = match super::load_config("bqueues") {
         Ok(c) => c,
         Err(code) => return code,
@@ -347,14 +490,33 @@ pub fn bqueues_main(args: Vec<String>) -> ExitCode {
         for q in &reply.not_found {
             eprintln!("{q}: No such queue");
         }
-        if !reply.queues.is_empty() {
-            if long {
-                print!("{}", queues_long(&reply.queues));
-            } else {
-                print!("{}", queues_table(&reply.queues, wide));
+        match &custom {
+            // -json: the document even when empty (the names not found are on stderr).
+            Some(c) if c.json || !reply.queues.is_empty() => print!(
+                "{}",
+                super::hq_custom::render(
+                    &reply.queues,
+                    c,
+                    "bqueues",
+                    "QUEUES",
+                    super::hq_custom::queue_value
+                )
+            ),
+            Some(_) if reply.not_found.is_empty() => eprintln!("No queue found"),
+            Some(_) => {}
+            None if !reply.queues.is_empty() => {
+                if recursive {
+                    print!("{}", queues_recursive(&reply.queues));
+                } else if long {
+                    print!("{}", queues_long(&reply.queues));
+                } else {
+                    print!("{}", queues_table(&reply.queues, wide));
+                }
             }
-        } else if reply.not_found.is_empty() {
-            eprintln!("No queue found");
+            None if reply.not_found.is_empty() => {
+                eprintln!("No queue found");
+            }
+            None => {}
         }
         if reply.not_found.is_empty() && !reply.queues.is_empty() {
             ExitCode::SUCCESS
@@ -366,29 +528,33 @@ pub fn bqueues_main(args: Vec<String>) -> ExitCode {
 
 /// `bhosts`.
 pub fn bhosts_main(args: Vec<String>) -> ExitCode {
-    let usage = "Usage: bhosts [-h] [-V] [-w | -l] [host_name ...]\n       bhosts [-h] [-V] -s [resource_name ...]\n";
+    let usage = "Usage: bhosts [-h] [-V] [-w | -l | -o \"field[:[-]width] ... [delimiter='c']\" [-json] [-noheader]]\n              [host_name ...]\n       bhosts [-h] [-V] -s [resource_name ...]\n";
     let spec = Spec {
-        flags: &["h", "V", "w", "l", "s"],
-        valued: &[],
+        flags: &["h", "V", "w", "l", "s", "json", "noheader"],
+        valued: &["o"],
     };
     let items = match super::parse_args("bhosts", &args, &spec, usage) {
         Ok(i) => i,
         Err(code) => return code,
     };
-    let (mut wide, mut long, mut shared, mut names) = (false, false, false, Vec::new());
-    for it in items {
-        match it {
-            Item::Arg(a) => names.push(a),
-            Item::Opt(n, _) if n == "w" => wide = true,
-            Item::Opt(n, _) if n == "l" => long = true,
-            Item::Opt(n, _) if n == "s" => shared = true,
-            Item::Opt(..) => {}
-        }
-    }
-    if (shared && (wide || long)) || (wide && long) {
+    let a = asked_from(items);
+    let shapes = [a.wide, a.long, a.shared, a.format.is_some() || a.json];
+    if shapes.iter().filter(|x| **x).count() > 1 {
         eprint!("{usage}");
         return crate::fail();
     }
+    let custom = match custom_asked(
+        "bhosts",
+        &a,
+        super::hq_custom::HOST_FIELDS,
+        super::hq_custom::HOST_DEFAULT,
+    ) {
+        // A shape asked for wins over LSB_BHOSTS_FORMAT.
+        Ok(_) if a.wide || a.long || a.shared => None,
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let (wide, long, shared, names) = (a.wide, a.long, a.shared, a.names);
     let config = match super::load_config("bhosts") {
         Ok(c) => c,
         Err(code) => return code,
@@ -412,14 +578,31 @@ pub fn bhosts_main(args: Vec<String>) -> ExitCode {
         for h in &reply.not_found {
             eprintln!("{h}: Bad host name, host group name or cluster name");
         }
-        if !reply.hosts.is_empty() {
-            if long {
-                print!("{}", hosts_long(&reply.hosts));
-            } else {
-                print!("{}", hosts_table(&reply.hosts, wide));
+        match &custom {
+            // -json: the document even when empty (the names not found are on stderr).
+            Some(c) if c.json || !reply.hosts.is_empty() => print!(
+                "{}",
+                super::hq_custom::render(
+                    &reply.hosts,
+                    c,
+                    "bhosts",
+                    "HOSTS",
+                    super::hq_custom::host_value
+                )
+            ),
+            Some(_) if reply.not_found.is_empty() => eprintln!("No host found"),
+            Some(_) => {}
+            None if !reply.hosts.is_empty() => {
+                if long {
+                    print!("{}", hosts_long(&reply.hosts));
+                } else {
+                    print!("{}", hosts_table(&reply.hosts, wide));
+                }
             }
-        } else if reply.not_found.is_empty() {
-            eprintln!("No host found");
+            None if reply.not_found.is_empty() => {
+                eprintln!("No host found");
+            }
+            None => {}
         }
         if reply.not_found.is_empty() && !reply.hosts.is_empty() {
             ExitCode::SUCCESS
@@ -505,152 +688,5 @@ fn bhosts_shared(config: &basalt_config::Config, names: &[String]) -> ExitCode {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-
-    /// The default `normal` queue as bqueues gets it (shared with `policies`' tests).
-    pub(crate) fn normal() -> QueueInfo {
-        QueueInfo {
-            name: "normal".into(),
-            description: "For normal low priority jobs.".into(),
-            priority: 30,
-            open: true,
-            active: true,
-            max_jobs: -1,
-            jl_u: -1,
-            jl_p: -1.0,
-            jl_h: -1,
-            is_default: true,
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn queue_table_matches_the_reference() {
-        let got = queues_table(&[normal()], false);
-        assert_eq!(
-            got,
-            "QUEUE_NAME      PRIO STATUS          MAX JL/U JL/P JL/H NJOBS  PEND   RUN  SUSP \n\
-normal           30  Open:Active       -    -    -    -     0     0     0     0\n"
-        );
-        let mut q = normal();
-        q.name = "a_very_long_queue_name".into();
-        q.open = false;
-        q.active = false;
-        q.max_jobs = 10;
-        q.jl_p = 2.0;
-        q.njobs = 3;
-        q.pend = 1;
-        q.run = 1;
-        q.ssusp = 1;
-        q.ususp = 0;
-        let got = queues_table(&[q.clone()], false);
-        assert!(
-            got.ends_with(
-                "*ong_queue_name  30  Closed:Inact     10    -    2    -     3     1     1     1\n"
-            ),
-            "{got}"
-        );
-        let got = queues_table(&[q], true);
-        assert!(
-            got.contains("a_very_long_queue_name  30  Closed:Inact"),
-            "{got}"
-        );
-    }
-
-    #[test]
-    fn queue_long_format() {
-        let mut q = normal();
-        q.load_sched.insert("r15s".into(), 0.3);
-        let got = queues_long(&[q.clone(), q]);
-        assert!(got.starts_with("\nQUEUE: normal\n  -- For normal low priority jobs.  This is the default queue.\n\nPARAMETERS/STATISTICS\nPRIO NICE     STATUS       MAX JL/U JL/P JL/H NJOBS  PEND  RUN  SSUSP USUSP  RSV\n  30    0     Open:Active    -    -    -    -     0     0    0      0     0    0\n"), "{got}");
-        assert!(got.contains("\nSCHEDULING PARAMETERS\n           r15s"));
-        assert!(got.contains(" loadSched  0.3 "));
-        assert!(got.contains(&format!("{}\n\nQUEUE: normal", "-".repeat(79))));
-    }
-
-    fn vm() -> BatchHostInfo {
-        BatchHostInfo {
-            name: "vm".into(),
-            status: "ok".into(),
-            long_status: "ok".into(),
-            jl_u: -1,
-            max: 2,
-            cpu_factor: 100.0,
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn host_table_matches_the_reference() {
-        let got = hosts_table(&[vm()], false);
-        assert_eq!(
-            got,
-            "HOST_NAME          STATUS       JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV \n\
-vm                 ok              -      2      0      0      0      0      0\n"
-        );
-        let mut h = vm();
-        h.name = "a-very-long-host-name.example.org".into();
-        h.status = "closed".into();
-        h.long_status = "closed_Adm".into();
-        h.jl_u = 1;
-        h.njobs = 2;
-        h.run = 2;
-        let got = hosts_table(&[h.clone()], false);
-        assert!(
-            got.ends_with(
-                "\n*-name.example.org closed          1      2      2      2      0      0      0\n"
-            ),
-            "{got}"
-        );
-        let got = hosts_table(&[h], true);
-        assert!(
-            got.starts_with("HOST_NAME          STATUS          JL/U"),
-            "{got}"
-        );
-        assert!(
-            got.contains("\na-very-long-host-name.example.org closed_Adm         1      2"),
-            "{got}"
-        );
-    }
-
-    #[test]
-    fn host_long_format() {
-        let mut h = vm();
-        h.load = vec![
-            basalt_proto::common::LoadValue {
-                name: "r15s".into(),
-                value: 0.5,
-            },
-            basalt_proto::common::LoadValue {
-                name: "ut".into(),
-                value: 0.25,
-            },
-            basalt_proto::common::LoadValue {
-                name: "mem".into(),
-                value: 2048.0,
-            },
-        ];
-        h.message = "maintenance".into();
-        h.reserved = vec![basalt_proto::common::LoadValue {
-            name: "mem".into(),
-            value: 800.0,
-        }];
-        let got = hosts_long(&[h]);
-        assert!(got.starts_with("HOST  vm\nSTATUS           CPUF  JL/U    MAX  NJOBS    RUN  SSUSP  USUSP    RSV DISPATCH_WINDOW\nok             100.00     -      2      0      0      0      0      0 -\n"), "{got}");
-        assert!(got.contains(" ADMIN ACTION COMMENT: \"maintenance\"\n"));
-        assert!(
-            got.contains(
-                " Total         0.5     -     -   25%     -     -    -     -     -     -  2.0G\n"
-            ),
-            "{got}"
-        );
-        assert!(
-            got.contains(
-                " Reserved      0.0   0.0   0.0    0%   0.0     0    0     0    0M    0M  800M\n"
-            ),
-            "{got}"
-        );
-        assert!(got.contains(" LOAD THRESHOLD USED FOR SCHEDULING:\n           r15s"));
-    }
-}
+#[path = "bqueues_tests.rs"]
+pub(crate) mod tests;

@@ -45,6 +45,75 @@ pub fn key_values(header: &str, kvs: &[KeyValue]) -> String {
     out
 }
 
+/// `badmin showstatus` (LSF's layout): the available hosts now and at most since mbatchd
+/// started, the batch servers by status, the jobs by state, the users, when mbatchd
+/// started and its pid. (LSF's `Cores` line is left out: LIM counts CPUs, not cores.
+/// `badmin reconfig` restarts mbatchd, so its time is the latest start.)
+pub fn showstatus(p: &ParamsReply, tm: ToTm) -> String {
+    let s = p.status.unwrap_or_default();
+    let mut out = String::from(
+        "LSF runtime mbatchd information
+",
+    );
+    let top = |out: &mut String, label: &str, value: String| {
+        let _ = writeln!(out, "    {label:<24}{value}");
+    };
+    let sub = |out: &mut String, label: &str, value: String| {
+        let _ = writeln!(out, "        {label:<20}{value}");
+    };
+    out.push_str(
+        "    Available local hosts (current/peak):
+",
+    );
+    sub(
+        &mut out,
+        "Clients:",
+        format!("{}/{}", s.clients, s.clients_peak),
+    );
+    sub(
+        &mut out,
+        "Servers:",
+        format!("{}/{}", s.servers, s.servers_peak),
+    );
+    sub(&mut out, "CPUs:", format!("{}/{}", s.cpus, s.cpus_peak));
+    sub(&mut out, "Slots:", format!("{}/{}", s.slots, s.slots_peak));
+    out.push('\n');
+    let servers = s.hosts_ok + s.hosts_closed + s.hosts_unreach + s.hosts_unavail;
+    top(&mut out, "Number of servers:", servers.to_string());
+    sub(&mut out, "Ok:", s.hosts_ok.to_string());
+    sub(&mut out, "Closed:", s.hosts_closed.to_string());
+    sub(&mut out, "Unreachable:", s.hosts_unreach.to_string());
+    sub(&mut out, "Unavailable:", s.hosts_unavail.to_string());
+    out.push('\n');
+    let jobs = s.jobs_run + s.jobs_susp + s.jobs_pend + s.jobs_finished;
+    top(&mut out, "Number of jobs:", jobs.to_string());
+    sub(&mut out, "Running:", s.jobs_run.to_string());
+    sub(&mut out, "Suspended:", s.jobs_susp.to_string());
+    sub(&mut out, "Pending:", s.jobs_pend.to_string());
+    sub(&mut out, "Finished:", s.jobs_finished.to_string());
+    out.push('\n');
+    top(&mut out, "Number of users:", s.users.to_string());
+    top(
+        &mut out,
+        "Number of user groups:",
+        s.user_groups.to_string(),
+    );
+    top(
+        &mut out,
+        "Number of active users:",
+        s.active_users.to_string(),
+    );
+    out.push('\n');
+    let start = if p.started_at > 0 {
+        timefmt::ctime(&tm(p.started_at))
+    } else {
+        "-".to_owned()
+    };
+    top(&mut out, "Latest mbatchd start:", start);
+    top(&mut out, "Active mbatchd PID:", p.mbd_pid.to_string());
+    out
+}
+
 /// `bparams -a`.
 pub fn all(p: &ParamsReply, tm: ToTm, now: i64) -> String {
     let at = if p.started_at > 0 { p.started_at } else { now };
@@ -154,6 +223,65 @@ pub fn main(args: Vec<String>) -> ExitCode {
 mod tests {
     use super::*;
 
+    /// Issue 50 item 10: `badmin showstatus` in LSF's layout.
+    #[test]
+    fn showstatus_is_lsf_s_summary() {
+        let p = ParamsReply {
+            started_at: 1_795_339_535,
+            mbd_pid: 4242,
+            status: Some(basalt_proto::mbatchd::MbdStatus {
+                clients: 1,
+                clients_peak: 1,
+                servers: 2,
+                servers_peak: 3,
+                cpus: 8,
+                cpus_peak: 12,
+                slots: 8,
+                slots_peak: 12,
+                hosts_ok: 1,
+                hosts_closed: 1,
+                hosts_unavail: 1,
+                jobs_run: 2,
+                jobs_pend: 5,
+                jobs_finished: 7,
+                users: 3,
+                user_groups: 1,
+                active_users: 2,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(
+            showstatus(&p, timefmt::utc),
+            "LSF runtime mbatchd information
+    Available local hosts (current/peak):
+        Clients:            1/1
+        Servers:            2/3
+        CPUs:               8/12
+        Slots:              8/12
+
+    Number of servers:      3
+        Ok:                 1
+        Closed:             1
+        Unreachable:        0
+        Unavailable:        1
+
+    Number of jobs:         14
+        Running:            2
+        Suspended:          0
+        Pending:            5
+        Finished:           7
+
+    Number of users:        3
+    Number of user groups:  1
+    Number of active users: 2
+
+    Latest mbatchd start:   Sun Nov 22 09:25:35 2026
+    Active mbatchd PID:     4242
+"
+        );
+    }
+
     fn reply() -> ParamsReply {
         ParamsReply {
             params: vec![
@@ -176,6 +304,7 @@ mod tests {
             }],
             started_at: 1_795_339_535,
             config_problem: String::new(),
+            ..Default::default()
         }
     }
 

@@ -5,10 +5,11 @@
 use basalt_proto::mbatchd::QueueInfo;
 use std::fmt::Write as _;
 
-/// Every policy block of queue `q` (nothing for a queue without any).
-pub(crate) fn lines(q: &QueueInfo) -> String {
+/// Every policy block of queue `q` (nothing for a queue without any); `recursive`
+/// (`bqueues -r`): every level of a fairshare queue's share tree, else its top.
+pub(crate) fn lines(q: &QueueInfo, recursive: bool) -> String {
     let mut out = preemption_lines(q);
-    out.push_str(&fairshare_lines(q));
+    out.push_str(&fairshare_lines(q, recursive));
     out.push_str(&pool_lines(q));
     out
 }
@@ -58,9 +59,10 @@ fn pool_lines(q: &QueueInfo) -> String {
     )
 }
 
-/// bqueues -l of a fairshare queue: its USER_SHARES, then LSF's SHARE_INFO_FOR tables
-/// (the accounts under the top of its share tree and under each group's own tree).
-fn fairshare_lines(q: &QueueInfo) -> String {
+/// bqueues -l of a fairshare queue: its USER_SHARES, then LSF's SHARE_INFO_FOR table of
+/// the accounts under the top of its share tree; `recursive` (`bqueues -r`): also the
+/// table under each group with a tree of its own, depth first.
+fn fairshare_lines(q: &QueueInfo, recursive: bool) -> String {
     if q.fairshare.is_empty() {
         return String::new();
     }
@@ -72,7 +74,8 @@ fn fairshare_lines(q: &QueueInfo) -> String {
         .and_then(|(_, rest)| rest.trim_end().strip_suffix(']'))
         .map_or(q.fairshare.trim(), str::trim);
     let _ = writeln!(out, "USER_SHARES:  {shares}");
-    for info in &q.share_info {
+    let levels = if recursive { q.share_info.len() } else { 1 };
+    for info in q.share_info.iter().take(levels) {
         out.push_str(&share_table(info));
     }
     out
@@ -106,8 +109,8 @@ pub(crate) fn share_table(info: &basalt_proto::mbatchd::ShareInfo) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::batch::bqueues::queues_long;
     use crate::batch::bqueues::tests::normal;
+    use crate::batch::bqueues::{queues_long, queues_recursive};
     use basalt_proto::mbatchd::{ShareInfo, ShareRow};
 
     /// Issue 23: bqueues -l shows the preemption relationships.
@@ -157,8 +160,9 @@ mod tests {
         assert!(!queues_long(&[normal()]).contains("SLOT_POOL"));
     }
 
-    /// Issue 24: bqueues -l of a fairshare queue — its policy, its USER_SHARES and LSF's
-    /// SHARE_INFO_FOR table of each level of its share tree.
+    /// Issue 24: bqueues -r of a fairshare queue — its policy, its USER_SHARES and LSF's
+    /// SHARE_INFO_FOR table of each level of its share tree; issue 50 item 10: -l shows
+    /// the top level only, as LSF's.
     #[test]
     fn long_shows_the_share_info_of_a_fairshare_queue() {
         let mut q = normal();
@@ -186,7 +190,7 @@ mod tests {
                 rows: vec![row("bo", 1, 0.333, 0, 0.0, 0.0)],
             },
         ];
-        let got = queues_long(&[q]);
+        let got = queues_recursive(&[q.clone()]);
         let want = "\nSCHEDULING POLICIES:  FAIRSHARE\nUSER_SHARES:  [alice, 2] [team, 1]\n\
             \nSHARE_INFO_FOR: normal/\n\
             \x20USER/GROUP   SHARES  PRIORITY  STARTED  RESERVED  CPU_TIME  RUN_TIME   ADJUST\n\
@@ -196,6 +200,10 @@ mod tests {
             \x20USER/GROUP   SHARES  PRIORITY  STARTED  RESERVED  CPU_TIME  RUN_TIME   ADJUST\n\
             \x20bo                1     0.333        0         0       0.0         0    0.000\n";
         assert!(got.contains(want), "{got}");
+        let long = queues_long(&[q]);
+        assert!(long.contains("SHARE_INFO_FOR: normal/\n"), "{long}");
+        assert!(!long.contains("SHARE_INFO_FOR: normal/team/"), "{long}");
+        assert!(got.starts_with(&long[..long.find("SHARE_INFO_FOR").unwrap_or(0)]));
     }
 
     /// Issue 50 item 7: a row whose name is wider than the USER/GROUP column (the

@@ -4,5 +4,6 @@ use basalt_cli::batch::{self, jobctl};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    basalt_cli::closed_output::install();
     jobctl::move_main("bbot", batch::argv())
 }

@@ -4,5 +4,6 @@ use basalt_cli::batch::{self, bclusters};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    basalt_cli::closed_output::install();
     bclusters::main(batch::argv())
 }

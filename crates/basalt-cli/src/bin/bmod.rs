@@ -4,5 +4,6 @@ use basalt_cli::batch;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    basalt_cli::closed_output::install();
     batch::bmod::main(batch::argv())
 }

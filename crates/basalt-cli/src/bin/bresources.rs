@@ -5,5 +5,6 @@ use basalt_cli::batch;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    basalt_cli::closed_output::install();
     batch::bresources::main(batch::argv())
 }

@@ -5,5 +5,6 @@ use basalt_cli::batch::{self, brestart};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    basalt_cli::closed_output::install();
     brestart::main(batch::argv())
 }

@@ -4,5 +4,6 @@ use basalt_cli::batch::{self, bugroup};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    basalt_cli::closed_output::install();
     bugroup::main(batch::argv())
 }

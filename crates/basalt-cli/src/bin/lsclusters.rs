@@ -25,6 +25,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
+    basalt_cli::closed_output::install();
     let args = Args::parse();
     if args.version {
         return print_version();

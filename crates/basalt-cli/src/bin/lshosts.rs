@@ -16,6 +16,7 @@ const SPEC: opts::Spec = opts::Spec {
 };
 
 fn main() -> ExitCode {
+    basalt_cli::closed_output::install();
     let items = match batch::parse_args("lshosts", &batch::argv(), &SPEC, USAGE) {
         Ok(i) => i,
         Err(code) => return code,

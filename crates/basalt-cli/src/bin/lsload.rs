@@ -56,6 +56,7 @@ fn query(config: &basalt_config::Config, hosts: Vec<String>) -> Result<HostsRepl
 }
 
 fn main() -> ExitCode {
+    basalt_cli::closed_output::install();
     let items = match batch::parse_args("lsload", &batch::argv(), &SPEC, USAGE) {
         Ok(i) => i,
         Err(code) => return code,

@@ -5,5 +5,6 @@ use basalt_hist::bacct;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    basalt_cli::closed_output::install();
     bacct::main(batch::argv())
 }

@@ -6,5 +6,6 @@ use basalt_hist::bevents;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    basalt_cli::closed_output::install();
     bevents::main(batch::argv())
 }

@@ -5,5 +5,6 @@ use basalt_hist::bhist;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    basalt_cli::closed_output::install();
     bhist::main(batch::argv())
 }

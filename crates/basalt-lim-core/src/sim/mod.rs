@@ -160,10 +160,15 @@ impl Sim {
                 continue;
             }
             match effect {
-                Effect::SendHeartbeat { to, load, info } => {
+                Effect::SendHeartbeat {
+                    to,
+                    load,
+                    info,
+                    locked,
+                } => {
                     let out = if self.reachable(&src, &to) {
                         let node = self.nodes.get_mut(&to).expect("reachable");
-                        let (reply, fx) = node.on_heartbeat(now, &src, *load, *info);
+                        let (reply, fx) = node.on_heartbeat(now, &src, *load, *info, locked);
                         queue.extend(fx.into_iter().map(|e| (to.clone(), e)));
                         self.nodes
                             .get_mut(&src)

@@ -231,7 +231,7 @@ fn heartbeat_to_a_non_master_is_refused_and_redirected() {
     let _ = b.set_local(0, LoadVector::default(), info("hostB"));
     let _ = b.start(0);
     let _ = b.on_announce(5, "hostA", 1);
-    let (reply, _) = b.on_heartbeat(10, "hostC", LoadVector::default(), info("hostC"));
+    let (reply, _) = b.on_heartbeat(10, "hostC", LoadVector::default(), info("hostC"), false);
     assert_eq!(
         reply,
         HeartbeatReply {
@@ -751,4 +751,72 @@ fn every_host_follows_the_new_master_at_its_takeover() {
             .collect();
         assert!(after.is_empty(), "hung {hung}: {after:?}");
     }
+}
+
+/// Issue 50 item 10: `lsadmin limlock` on a slave shows it `lockU` on the master at once
+/// and for as long as it is locked (its heartbeats say so); `limunlock` ends it; a lock
+/// for a while ends by itself; a second lock, or an unlock of an unlocked host, is
+/// refused.
+#[test]
+fn a_locked_host_is_lock_u_on_the_master_until_unlocked_or_its_time_is_up() {
+    let mut sim = Sim::new(&["hostA", "hostB", "hostC"]);
+    sim.advance(300);
+    let status = |sim: &Sim, h: &str| sim.nodes["hostA"].host(h).map(|v| v.status);
+    let now = sim.now;
+    let fx = sim
+        .nodes
+        .get_mut("hostB")
+        .expect("hostB")
+        .lock(now, None)
+        .expect("lock hostB");
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::SendHeartbeat { locked: true, .. }))
+    );
+    sim.run("hostB", fx);
+    assert_eq!(status(&sim, "hostB"), Some(HostStatus::LockedUser));
+    sim.advance(1_000);
+    assert_eq!(status(&sim, "hostB"), Some(HostStatus::LockedUser));
+    assert_eq!(status(&sim, "hostC"), Some(HostStatus::Ok));
+    let b = sim.nodes.get_mut("hostB").expect("hostB");
+    assert_eq!(b.lock(sim.now, Some(10)), Err(LockError::AlreadyLocked));
+    let fx = b.unlock(sim.now).expect("unlock hostB");
+    sim.run("hostB", fx);
+    assert_eq!(status(&sim, "hostB"), Some(HostStatus::Ok));
+    let now = sim.now;
+    assert_eq!(
+        sim.nodes.get_mut("hostB").expect("hostB").unlock(now),
+        Err(LockError::NotLocked)
+    );
+    // The master's own lock, for 500 ms: in force, then gone without an unlock.
+    let fx = sim
+        .nodes
+        .get_mut("hostA")
+        .expect("hostA")
+        .lock(now, Some(500))
+        .expect("lock hostA");
+    assert!(fx.contains(&Effect::HostStatusChanged {
+        host: "hostA".into(),
+        status: HostStatus::LockedUser
+    }));
+    sim.run("hostA", fx);
+    sim.advance(400);
+    assert_eq!(status(&sim, "hostA"), Some(HostStatus::LockedUser));
+    sim.advance(200);
+    assert_eq!(status(&sim, "hostA"), Some(HostStatus::Ok));
+    let now = sim.now;
+    let a = sim.nodes.get_mut("hostA").expect("hostA");
+    assert!(!a.is_locked(now));
+    assert_eq!(a.unlock(now), Err(LockError::NotLocked));
+    // A slave's lock for a while ends on the master with its next heartbeat.
+    let fx = sim
+        .nodes
+        .get_mut("hostC")
+        .expect("hostC")
+        .lock(now, Some(300))
+        .expect("lock hostC");
+    sim.run("hostC", fx);
+    assert_eq!(status(&sim, "hostC"), Some(HostStatus::LockedUser));
+    sim.advance(600);
+    assert_eq!(status(&sim, "hostC"), Some(HostStatus::Ok));
 }

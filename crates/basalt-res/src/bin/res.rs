@@ -24,6 +24,10 @@ struct Args {
     /// How long the worker stays with nothing to serve, in milliseconds.
     #[arg(long = "idle-exit-ms", hide = true, requires = "worker")]
     idle_exit_ms: Option<u64>,
+    /// The listening RES (which takes SIGTERM / SIGUSR1 for `lsadmin resshutdown` /
+    /// `resrestart`).
+    #[arg(long = "front-pid", hide = true, requires = "worker")]
+    front_pid: Option<u32>,
 }
 
 fn main() -> std::process::ExitCode {
@@ -34,8 +38,9 @@ fn main() -> std::process::ExitCode {
         let idle = args
             .idle_exit_ms
             .map_or(basalt_res::IDLE_EXIT, std::time::Duration::from_millis);
+        let front = args.front_pid;
         return daemon::base_daemon_main("res", &args.daemon, |config, host| {
-            worker(config, host, idle)
+            worker(config, host, idle, front)
         });
     }
     let envdir = args.daemon.envdir();
@@ -52,19 +57,33 @@ fn run(
     let me = basalt_runtime::local_host(&config, host)?;
     let addr = basalt_runtime::res_addr(&config, &me)?;
     let exe = std::env::current_exe().context("finding the res executable for its worker")?;
-    let worker = basalt_res::WorkerCommand::new(exe, &me, envdir);
+    let mut worker = basalt_res::WorkerCommand::new(exe, &me, envdir);
+    // `lsadmin resshutdown` / `resrestart` come to the worker, which signals us.
+    worker.front_pid = Some(std::process::id());
+    let control = basalt_runtime::control::Control::for_process();
     // Taking connections needs no second worker thread (an idle res stays small).
     let rt = daemon::light_runtime().context("starting the async runtime")?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("binding the RES port {addr} for host {me}"))?;
+        // SIGUSR1 from the worker: `lsadmin resrestart` (main restarts in place once
+        // this returns). SIGTERM: `resshutdown`, as any stop.
+        let mut usr1 =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::user_defined1())
+                .context("taking SIGUSR1")?;
+        let restart = control.clone();
+        tokio::spawn(async move {
+            if usr1.recv().await.is_some() {
+                restart.request(basalt_runtime::control::Action::Restart);
+            }
+        });
         basalt_res::run(
             config,
             &me,
             listener,
             worker,
-            basalt_runtime::shutdown_signal(),
+            control.or_shutdown(basalt_runtime::shutdown_signal()),
         )
         .await?;
         Ok(())
@@ -77,6 +96,7 @@ fn worker(
     config: Arc<basalt_config::Config>,
     host: Option<&str>,
     idle_exit: std::time::Duration,
+    front_pid: Option<u32>,
 ) -> anyhow::Result<()> {
     use nix::fcntl::{FcntlArg, OFlag, fcntl};
     use std::os::fd::AsFd;
@@ -96,6 +116,7 @@ fn worker(
         &me,
         channel,
         idle_exit,
+        front_pid,
         basalt_runtime::shutdown_signal(),
     ))?;
     Ok(())

@@ -76,6 +76,8 @@ impl Sched {
             Some(pend::SBD_UNREACH)
         } else if h.closed_adm {
             Some(pend::HOST_CLOSED)
+        } else if h.lim_locked {
+            Some(pend::HOST_LOCKED)
         } else if !self.window_open(h.dispatch_window.as_ref()) {
             Some(pend::DISPATCH_WINDOW)
         } else {

@@ -3,31 +3,8 @@
 
 use super::*;
 
-/// A field `bjobs -o` knows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FieldDef {
-    /// Canonical name (lower case).
-    pub name: &'static str,
-    /// Header / JSON key.
-    pub header: &'static str,
-    /// Recommended width (`name:`).
-    pub width: usize,
-    pub aliases: &'static [&'static str],
-}
-
-pub(super) const fn f(
-    name: &'static str,
-    header: &'static str,
-    width: usize,
-    aliases: &'static [&'static str],
-) -> FieldDef {
-    FieldDef {
-        name,
-        header,
-        width,
-        aliases,
-    }
-}
+use super::super::outfmt::{self, f};
+pub use super::super::outfmt::{Column, FieldDef, Format};
 
 /// The fields of `-o` (LSF 10 names, headers and recommended widths).
 pub const FIELDS: &[FieldDef] = &[
@@ -101,81 +78,12 @@ pub const DEFAULT_JSON_FIELDS: [&str; 8] = [
 
 /// Look a field up by name or alias (case-insensitive).
 pub fn field(name: &str) -> Option<&'static FieldDef> {
-    let n = name.to_ascii_lowercase();
-    FIELDS
-        .iter()
-        .find(|f| f.name == n || f.aliases.contains(&n.as_str()))
-}
-
-/// One requested column.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Column {
-    pub def: &'static FieldDef,
-    /// None = un-sized (value + one space).
-    pub width: Option<usize>,
-    /// `name:-N`: right-aligned.
-    pub right: bool,
-}
-
-/// A parsed `-o` string.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Format {
-    pub columns: Vec<Column>,
-    pub delimiter: Option<String>,
+    outfmt::find(FIELDS, name)
 }
 
 /// Parse `-o "jobid stat:7 name:-10 delimiter=','"`.
 pub fn parse_format(s: &str) -> Result<Format, String> {
-    let mut fmt = Format::default();
-    let mut rest = s.trim();
-    // delimiter='c' may contain a blank, so find it first.
-    if let Some(pos) = rest.to_ascii_lowercase().find("delimiter=") {
-        let value = rest[pos + "delimiter=".len()..].trim();
-        let d = if let Some(q) = value.chars().next().filter(|c| *c == '\'' || *c == '"') {
-            let inner = &value[1..];
-            let end = inner
-                .find(q)
-                .ok_or_else(|| format!("unterminated delimiter: {value}"))?;
-            &inner[..end]
-        } else {
-            value.split_whitespace().next().unwrap_or("")
-        };
-        if d.is_empty() {
-            return Err("empty delimiter".into());
-        }
-        fmt.delimiter = Some(d.to_owned());
-        rest = rest[..pos].trim();
-    }
-    for spec in rest.split_whitespace() {
-        let (name, width) = match spec.split_once(':') {
-            Some((n, w)) => (n, Some(w)),
-            None => (spec, None),
-        };
-        let def = field(name).ok_or_else(|| format!("unknown field name <{name}>"))?;
-        let (width, right) = match width {
-            None => (None, false),
-            Some("") => (Some(def.width), false),
-            Some(w) => {
-                let (digits, right) = match w.strip_prefix('-') {
-                    Some(d) => (d, true),
-                    None => (w, false),
-                };
-                // LSF allows a unit after a second colon (mem:10:G); the width is first.
-                let digits = digits.split(':').next().unwrap_or(digits);
-                let n: usize = digits
-                    .parse()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| format!("bad width in <{spec}>"))?;
-                (Some(n), right)
-            }
-        };
-        fmt.columns.push(Column { def, width, right });
-    }
-    if fmt.columns.is_empty() {
-        return Err("no field names".into());
-    }
-    Ok(fmt)
+    outfmt::parse(s, FIELDS)
 }
 
 pub(super) fn secs_text(secs: f64) -> String {
@@ -272,52 +180,7 @@ pub fn field_value(j: &JobInfo, name: &str, fx: &Fx) -> String {
     }
 }
 
-pub(super) fn header_cell(value: &str, c: &Column) -> String {
-    match c.width {
-        None => value.to_owned(),
-        Some(w) if c.right => format!("{value:>w$.w$}"),
-        Some(w) => format!("{value:<w$.w$}"),
-    }
-}
-
-pub(super) fn cell(value: &str, c: &Column) -> String {
-    match c.width {
-        None => value.to_owned(),
-        Some(w) if c.right => format!("{:>w$}", star_cut(value, w)),
-        Some(w) => format!("{:<w$}", star_cut(value, w)),
-    }
-}
-
-pub(super) fn join_cells(cells: Vec<String>, fmt: &Format) -> String {
-    match &fmt.delimiter {
-        Some(d) => cells.join(d),
-        None => cells.join(" ").trim_end_matches(' ').to_owned(),
-    }
-}
-
 /// `bjobs -o`: a header (unless `noheader`) and one line per job.
 pub fn custom(jobs: &[JobInfo], fmt: &Format, noheader: bool, fx: &Fx) -> String {
-    let mut out = String::new();
-    if !noheader {
-        let cells = fmt
-            .columns
-            .iter()
-            .map(|c| header_cell(c.def.header, c))
-            .collect();
-        out.push_str(&join_cells(cells, fmt));
-        out.push('\n');
-    }
-    for j in jobs {
-        let cells = fmt
-            .columns
-            .iter()
-            .map(|c| {
-                let v = field_value(j, c.def.name, fx);
-                cell(if v.is_empty() { "-" } else { &v }, c)
-            })
-            .collect();
-        out.push_str(&join_cells(cells, fmt));
-        out.push('\n');
-    }
-    out
+    outfmt::table(jobs, fmt, noheader, |j, name| field_value(j, name, fx))
 }

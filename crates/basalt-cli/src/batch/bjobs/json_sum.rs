@@ -2,27 +2,14 @@
 
 use super::*;
 
-pub(super) fn json_str(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned())
-}
-
 /// `bjobs -json`: `{"COMMAND":"bjobs","JOBS":n,"RECORDS":[...]}`, all values strings,
 /// unknown ids as `{"JOBID":"N","ERROR":"Job <N> is not found"}`.
 pub fn json(jobs: &[JobInfo], not_found: &[JobRef], fields: &[&FieldDef], fx: &Fx) -> String {
-    let mut records: Vec<String> = Vec::new();
-    for j in jobs {
-        let kv: Vec<String> = fields
-            .iter()
-            .map(|f| {
-                format!(
-                    "{}:{}",
-                    json_str(f.header),
-                    json_str(&field_value(j, f.name, fx))
-                )
-            })
-            .collect();
-        records.push(format!("{{{}}}", kv.join(",")));
-    }
+    use super::super::outfmt::{json_document, json_record, json_str};
+    let mut records: Vec<String> = jobs
+        .iter()
+        .map(|j| json_record(fields, |name| field_value(j, name, fx)))
+        .collect();
     for r in not_found {
         let id = job_ref_str(r);
         records.push(format!(
@@ -31,15 +18,7 @@ pub fn json(jobs: &[JobInfo], not_found: &[JobRef], fields: &[&FieldDef], fx: &F
             json_str(&format!("Job <{id}> is not found"))
         ));
     }
-    if records.is_empty() {
-        return "{\"COMMAND\":\"bjobs\",\"JOBS\":0,\"RECORDS\":[]}\n".to_owned();
-    }
-    let body: Vec<String> = records.iter().map(|r| format!("  {r}")).collect();
-    format!(
-        "{{\"COMMAND\":\"bjobs\",\"JOBS\":{},\"RECORDS\":[\n{}]}}\n",
-        records.len(),
-        body.join(",\n")
-    )
+    json_document("bjobs", "JOBS", &records)
 }
 
 // ------------------------------------------------------------------ -sum

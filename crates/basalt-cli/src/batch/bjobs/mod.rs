@@ -103,14 +103,7 @@ fn event_time(t: i64, fx: &Fx) -> String {
 
 /// A spooled script's command as one line: its lines joined by `;`.
 pub fn display_command(cmd: &str) -> String {
-    if !cmd.contains('\n') {
-        return cmd.to_owned();
-    }
-    cmd.trim_end_matches('\n')
-        .lines()
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .collect::<Vec<_>>()
-        .join(";")
+    basalt_core::job::one_line_command(cmd)
 }
 
 mod args;
