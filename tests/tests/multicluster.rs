@@ -167,13 +167,14 @@ fn jobs_are_forwarded_between_clusters_as_the_seed_says() -> Result<()> {
                 == ["send", "recv", "east", "30", "10", "0", "10"]),
         "the remote queue's capacity: {links}"
     );
-    let recv = e.stdout_ok("bclusters", &[]).unwrap_or_default();
-    assert!(
-        recv.lines().any(
-            |l| l.split_whitespace().collect::<Vec<_>>() == ["recv", "recv", "-", "west", "ok"]
-        ),
-        "{recv}"
-    );
+    // East's own link to west comes up on its own schedule.
+    wait_for("bclusters in east to show west's link", LONG, || {
+        let recv = e.stdout_ok("bclusters", &[]).unwrap_or_default();
+        let ok = recv.lines().any(|l| {
+            l.split_whitespace().collect::<Vec<_>>() == ["recv", "recv", "-", "west", "ok"]
+        });
+        (ok.then_some(()), recv)
+    })?;
 
     // 2. Phase I: the send queue's limits decide; a job that fits here runs here.
     let out = w
