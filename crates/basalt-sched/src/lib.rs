@@ -750,6 +750,8 @@ mod fsm_tests;
 #[cfg(test)]
 mod host_loss_tests;
 #[cfg(test)]
+mod kill_moment_tests;
+#[cfg(test)]
 mod load_tests;
 #[cfg(test)]
 mod logswitch_tests;

@@ -485,6 +485,9 @@ impl Supervisor {
                         }
                     }
                     self.phase = Phase::Hook;
+                    if matches!(self.at, At::Pre(_)) {
+                        self.kill_newcomer();
+                    }
                 }
                 Launched::ChildFailed { pid, message } => {
                     // Its status (127) comes when it is reaped.
@@ -538,6 +541,7 @@ impl Supervisor {
                 } else {
                     self.emit_all(vec![started, executing]);
                 }
+                self.kill_newcomer();
             }
             Launched::ChildFailed { pid, message } => {
                 // The top process exited (127); its status comes when it is reaped.
