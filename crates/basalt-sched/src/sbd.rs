@@ -504,9 +504,13 @@ impl Sched {
                     && ordered.is_none()
                     && let Some(exclude) = self.requeue_by_value(key, exit_status)
                 {
-                    // REQUEUE_EXIT_VALUES: back to PEND at the head of the queue.
+                    // REQUEUE_EXIT_VALUES: back to PEND at the head of the queue, to be
+                    // dispatched again once BASALT_REQUEUE_DELAY has passed since this
+                    // record (mbatchd's time, unless the host's clock is ahead of it: a
+                    // host's slow clock does not shorten the wait).
                     let sub = REQUEUE_BY_VALUE | if exclude { REQUEUE_EXCLUDE } else { 0 };
-                    let mut ev = state_change(t, key, status::PEND, pend::REQUEUED, sub);
+                    let at = t.max(secs(now));
+                    let mut ev = state_change(at, key, status::PEND, pend::REQUEUED, sub);
                     if let Event::JobStatus {
                         exit_status: e,
                         usage: u,
