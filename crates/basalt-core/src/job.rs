@@ -515,6 +515,14 @@ pub fn wait_status_parts(status: i32) -> (i32, Option<i32>) {
     }
 }
 
+/// The wait status recorded for a dispatched job that a kill (bkill, preemption) ended
+/// without a non-zero status of its own — its command never ran (killed during its
+/// pre-execution commands, or before sbatchd had it), or it exited 0 as the kill came:
+/// exit code 130 (128 + SIGINT, the first signal of the kill sequence), what LSF logs
+/// for a job bkill ends (`JOB_STATUS` exitStatus 33280). A killed job ends EXIT, never
+/// DONE; this is also the `LSB_JOBEXIT_STAT` its post-execution commands see.
+pub const KILLED_WAIT_STATUS: i32 = 130 << 8;
+
 /// Signal names accepted by `bkill -s` (without SIG), with their Linux numbers.
 pub const SIGNALS: &[(&str, i32)] = &[
     ("HUP", 1),

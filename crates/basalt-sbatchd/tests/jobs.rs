@@ -1270,3 +1270,43 @@ async fn post_execution_runs_after_the_reported_end_unless_included_and_times_ou
         assert_eq!(fins, 1, "job {id}: one FINISHED report: {kinds:?}");
     }
 }
+
+/// Issue 50, item 1: a job killed while its pre-execution command runs — one that exits
+/// 0 when interrupted — never ran its command; its end is EXIT with the kill's term
+/// reason and exit code 130 (`KILLED_WAIT_STATUS`), never the pre-execution command's 0,
+/// and its post-execution command sees that status in LSB_JOBEXIT_STAT.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_killed_during_its_pre_execution_ends_exit_130_not_0() {
+    let h = Harness::start("sbd-killpre").await;
+    let trapped = h.work.join("pre.trapped");
+    let ran = h.work.join("job.ran");
+    let post_out = h.work.join("post.stat");
+    let mut spec = h.spec(311, &format!("touch {}", ran.display()), false, "");
+    spec.queue_pre_cmd = format!(
+        "trap 'exit 0' INT TERM; touch {}; while true; do sleep 0.1; done",
+        trapped.display()
+    );
+    spec.queue_post_cmd = format!("echo $LSB_JOBEXIT_STAT > {}", post_out.display());
+    h.start_job(EPOCH, spec).await.expect("start");
+    h.wait_report(311, ReportKind::Started).await;
+    wait_for_async("the pre-execution command to run", DEADLINE, || async {
+        (trapped.exists().then_some(()), String::new())
+    })
+    .await
+    .expect("pre-execution command");
+    assert!(h.signal(311, SignalAction::Kill, "TERM_ADMIN").await);
+    let fin = h.wait_report(311, ReportKind::Finished).await;
+    assert_eq!(
+        (fin.state, fin.exit_status, fin.term_reason.as_str()),
+        (32, basalt_core::job::KILLED_WAIT_STATUS, "TERM_ADMIN"),
+        "{fin:?}"
+    );
+    let post = h.wait_report(311, ReportKind::PostExec).await;
+    assert_eq!(
+        post.exit_status,
+        basalt_core::job::KILLED_WAIT_STATUS,
+        "{post:?}"
+    );
+    assert_eq!(read(&post_out).trim(), "33280");
+    assert!(!ran.exists(), "the job's command never ran");
+}

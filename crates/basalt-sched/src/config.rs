@@ -35,6 +35,11 @@ pub struct SchedConfig {
     /// [`DEFAULT_HOST_LOST_GRACE`]): how long a host stays `unreach` before mbatchd gives
     /// up on the jobs it runs — rerunnable ones are requeued, the others end EXIT.
     pub host_lost_grace_secs: u32,
+    /// Basalt's `BASALT_REQUEUE_DELAY` (lsb.params, seconds, at least 1; default
+    /// MBD_SLEEP_TIME): how long a job requeued by its exit value (REQUEUE_EXIT_VALUES,
+    /// `bsub -Q`) waits before its next dispatch — LSF's next dispatch turn — with
+    /// pending reason PEND_JOB_REQUEUED meanwhile.
+    pub requeue_delay_secs: u32,
     pub queues: Vec<Queue>,
     pub hosts: Vec<Host>,
     /// The kinds of lsf.shared's resource names, for resource requirements.
@@ -820,6 +825,13 @@ impl SchedConfig {
             .get("BASALT_HOST_LOST_GRACE")
             .and_then(|v| v.trim().parse::<u32>().ok())
             .unwrap_or(DEFAULT_HOST_LOST_GRACE);
+        // (basalt-config refuses 0 and what is not a number.)
+        let requeue_delay = p
+            .other
+            .get("BASALT_REQUEUE_DELAY")
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .unwrap_or(p.mbd_sleep_time_secs)
+            .max(1);
         SchedConfig {
             cluster: c.cluster_name.clone(),
             admins: c.cluster.admins.clone(),
@@ -835,6 +847,7 @@ impl SchedConfig {
             max_job_array_size: p.max_job_array_size.max(1),
             hello_interval_secs: hello,
             host_lost_grace_secs: grace,
+            requeue_delay_secs: requeue_delay,
             queues,
             hosts,
             res_kinds,

@@ -400,6 +400,7 @@ impl Sched {
                             }
                             r.not_before =
                                 *time * 1000 + i64::from(self.cfg.mbd_sleep_time_secs) * 1000;
+                            r.wait_reason = pend::PRE_EXEC;
                             if self.next_retry == 0 || r.not_before < self.next_retry {
                                 self.next_retry = r.not_before;
                             }
@@ -413,6 +414,14 @@ impl Sched {
                                 && !r.excluded.contains(h)
                             {
                                 r.excluded.push(h.clone());
+                            }
+                            // Not dispatched again before BASALT_REQUEUE_DELAY (from the
+                            // logged time: a replay waits the same).
+                            r.not_before =
+                                *time * 1000 + i64::from(self.cfg.requeue_delay_secs) * 1000;
+                            r.wait_reason = pend::REQUEUED;
+                            if self.next_retry == 0 || r.not_before < self.next_retry {
+                                self.next_retry = r.not_before;
                             }
                         }
                         // Requeued (dispatch failed or rerun): back to pending.

@@ -119,7 +119,15 @@ impl Sched {
             self.missing.remove(&key);
             if unaccepted {
                 match kill {
-                    Some(term) => self.finish(t, key, status::EXIT, 0, 0, None, term.to_string()),
+                    Some(term) => self.finish(
+                        t,
+                        key,
+                        status::EXIT,
+                        0,
+                        basalt_core::job::KILLED_WAIT_STATUS,
+                        None,
+                        term.to_string(),
+                    ),
                     None => self.emit(state_change(t, key, status::PEND, pend::SBD_UNREACH, 0)),
                 }
                 continue;

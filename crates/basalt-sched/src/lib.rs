@@ -28,8 +28,16 @@
 //! shared resources such as licence counts counted per ResourceMap instance), resource
 //! allocation limits ([`mod@reslimits`]), and requeues: a failed pre-execution command
 //! (PEND reason 6, tried again after MBD_SLEEP_TIME, [`Requeues`]), REQUEUE_EXIT_VALUES /
-//! `bsub -Q` (with `EXCLUDE(...)` hosts and MAX_JOB_REQUEUE), `brequeue` — all derived from
-//! the log, so a replay counts the same.
+//! `bsub -Q` (with `EXCLUDE(...)` hosts and MAX_JOB_REQUEUE; dispatched again after
+//! `BASALT_REQUEUE_DELAY`, PEND reason 23 meanwhile), `brequeue` — all derived from the
+//! log, so a replay counts (and waits) the same.
+//!
+//! Kills: a job with a kill order (bkill, `TERMINATE_WHEN = PREEMPT`) ends EXIT with the
+//! kill's term reason whatever sbatchd then reports — its command may never have run
+//! (killed during its pre-execution commands, or before sbatchd accepted it), or it may
+//! have ended on its own first — and is neither requeued by its exit value nor by a
+//! brequeue; a dispatched one without a non-zero status of its own gets
+//! [`basalt_core::job::KILLED_WAIT_STATUS`] (exit code 130). Only `bkill -d` ends DONE.
 //!
 //! Preemption (seed 002, `schedule/preempt.rs`): a job of a queue that may preempt
 //! another suspends lower-priority running jobs for their slots (JOB_STATUS SSUSP with
@@ -758,6 +766,8 @@ mod fairshare_tests;
 mod fsm_tests;
 #[cfg(test)]
 mod host_loss_tests;
+#[cfg(test)]
+mod kill_moment_tests;
 #[cfg(test)]
 mod load_tests;
 #[cfg(test)]

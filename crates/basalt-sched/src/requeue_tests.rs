@@ -142,22 +142,22 @@ fn requeue_exit_values_requeue_the_job_and_exclude_keeps_it_off_that_host() {
         q.max_job_requeue = Some(2);
     });
     let key = (1, 0);
-    // Exit 3: requeued, to run anywhere.
+    // Exit 3: requeued, to run anywhere (after the requeue delay, 10 s here).
     finished(&mut s, T0 + 100, key, 3, None);
     assert_eq!(s.jobs[&key].state, JobState::Pend);
     assert_eq!(s.jobs[&key].reasons, pend::REQUEUED);
-    s.schedule(T0 + 200);
+    s.schedule(T0 + 10_200);
     log.extend(logged(&s.take_effects()));
     let first = s.jobs[&key].hosts[0].clone();
     // Exit 4 (EXCLUDE): requeued, never again on that host.
-    finished(&mut s, T0 + 300, key, 4, None);
+    finished(&mut s, T0 + 10_300, key, 4, None);
     assert_eq!(s.jobs[&key].state, JobState::Pend);
-    s.schedule(T0 + 400);
+    s.schedule(T0 + 20_400);
     log.extend(logged(&s.take_effects()));
     let second = s.jobs[&key].hosts[0].clone();
     assert_ne!(first, second);
     // MAX_JOB_REQUEUE = 2 reached: exit 3 now ends the job.
-    finished(&mut s, T0 + 500, key, 3, None);
+    finished(&mut s, T0 + 20_500, key, 3, None);
     log.extend(logged(&s.take_effects()));
     assert_eq!(s.jobs[&key].state, JobState::Exit);
     // An exit value not listed ends a job at once (a fresh one).
@@ -599,5 +599,114 @@ fn a_host_mig_lower_than_the_queue_s_is_the_one_used() {
             vec![(key, "admin".to_owned())],
             "queue {queue_mig:?}, host {host_mig:?}"
         );
+    }
+}
+
+/// Issue 50, item 2 ("Requeue by exit value re-dispatches in a tight loop"): a job that
+/// always exits with a REQUEUE_EXIT_VALUES value, run by an sbatchd that answers and
+/// reports at once, while mbatchd runs a pass every 40 ms for 16 s. It waits the requeue
+/// delay (MBD_SLEEP_TIME when BASALT_REQUEUE_DELAY is not set: 10 s here) before each
+/// next dispatch, with pending reason 23 meanwhile; each requeue cycle writes a fixed
+/// number of lsb.events records (JOB_START, JOB_START_ACCEPT, JOB_EXECUTE and the
+/// requeue's JOB_STATUS).
+#[test]
+fn requeue_by_exit_value_waits_before_its_next_dispatch_and_writes_four_records_a_cycle() {
+    let (mut s, _) = with_queue(|q| {
+        q.requeue = basalt_config::batch::RequeueValues::parse("3").expect("parse");
+    });
+    let key = (1, 0);
+    let mut now = T0;
+    let mut dispatch_times = vec![now];
+    let mut records = 0;
+    let mut per_cycle = Vec::new();
+    while now < T0 + 16_000 {
+        let (started, attempt) = (s.jobs[&key].state.is_started(), s.jobs[&key].attempt);
+        if started {
+            s.dispatch_accepted(now, key, attempt, 100, 100);
+            report(
+                &mut s,
+                now,
+                key,
+                ReportKind::Executing {
+                    exec_uid: 1000,
+                    exec_user: "alice".into(),
+                    exec_home: "/home/alice".into(),
+                    exec_cwd: "/home/alice".into(),
+                    pid: 100,
+                },
+            );
+            finished(&mut s, now, key, 3, Some(0));
+            assert_eq!(s.jobs[&key].state, JobState::Pend, "requeued");
+        }
+        now += 40;
+        if (now - T0) % 1000 == 0 {
+            hellos(&mut s, now);
+        }
+        s.tick(now);
+        s.schedule(now);
+        let eff = s.take_effects();
+        records += logged(&eff).len();
+        if !dispatches(&eff).is_empty() {
+            dispatch_times.push(now);
+            per_cycle.push(records);
+            records = 0;
+        } else if s.jobs[&key].state == JobState::Pend {
+            assert_eq!(pend_codes(&s, key), vec![pend::REQUEUED], "at {}", now - T0);
+        }
+    }
+    let offsets: Vec<Millis> = dispatch_times.iter().map(|t| t - T0).collect();
+    assert_eq!(
+        offsets.len(),
+        2,
+        "dispatches in 16 s, at (ms) {:?}...",
+        &offsets[..offsets.len().min(6)]
+    );
+    assert!(offsets[1] >= 10_000, "{offsets:?}");
+    assert_eq!(per_cycle, vec![4], "records written per requeue cycle");
+    assert_eq!(
+        s.jobs[&key].requeues.as_ref().map(|r| r.by_exit_value),
+        Some(2)
+    );
+}
+
+/// BASALT_REQUEUE_DELAY sets the wait (here 3 s, MBD_SLEEP_TIME being 10 s): not
+/// dispatched before it, with reason 23, and a pass is due when it is over; an mbatchd
+/// restarted meanwhile (its log replayed) waits the same.
+#[test]
+fn basalt_requeue_delay_sets_the_wait_and_a_restarted_mbatchd_keeps_it() {
+    let set = |q: &mut Queue| {
+        q.requeue = basalt_config::batch::RequeueValues::parse("3").expect("parse");
+    };
+    let mut c = cfg();
+    c.requeue_delay_secs = 3;
+    for q in &mut c.queues {
+        set(q);
+    }
+    let mut s = up_with(c.clone());
+    s.submit(T0, &alice(), cmd("job")).expect("submit");
+    s.schedule(T0);
+    let mut log = logged(&s.take_effects());
+    let key = (1, 0);
+    finished(&mut s, T0 + 100, key, 3, None);
+    log.extend(logged(&s.take_effects()));
+    s.schedule(T0 + 2_900);
+    assert!(dispatches(&s.take_effects()).is_empty());
+    assert_eq!(pend_codes(&s, key), vec![pend::REQUEUED]);
+    // A restart at T0 + 1 s: the replayed core waits until T0 + 3 s too.
+    let mut r = Sched::new(c, T0 + 1_000);
+    for h in ["hostA", "hostB"] {
+        r.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    r.replay(&log);
+    r.start(T0 + 1_000, "hostA");
+    r.take_effects();
+    for core in [&mut s, &mut r] {
+        core.schedule(T0 + 2_900);
+        assert!(dispatches(&core.take_effects()).is_empty());
+        core.tick(T0 + 3_000);
+        assert!(core.needs_pass());
+        core.schedule(T0 + 3_000);
+        assert_eq!(dispatches(&core.take_effects()).len(), 1);
+        assert_eq!(core.jobs[&key].attempt, 2);
     }
 }

@@ -6,7 +6,7 @@ use crate::{
     Ack, Effect, Event, Job, JobKey, LimStatus, Millis, Report, ReportKind, SbdAction, Sched, Str,
     TERM_HOST_LOST, UNREACH_AFTER_HELLOS, Usage, secs, state_change,
 };
-use basalt_core::job::{JobState, exit_reason, pend, status, sub};
+use basalt_core::job::{JobState, KILLED_WAIT_STATUS, exit_reason, pend, status, sub};
 use std::collections::BTreeMap;
 
 /// How long (ms) state reports older than mbatchd's own order are ignored at most (a
@@ -239,6 +239,24 @@ impl Sched {
         if j.attempt != attempt || j.state != JobState::Run || j.pid != 0 {
             return;
         }
+        // Killed meanwhile: it ends rather than going back to PEND (its next dispatch
+        // would run it).
+        if let Some(term) = j.kill_ordered.clone() {
+            let st = if j.kill_as_done {
+                status::DONE
+            } else {
+                status::EXIT
+            };
+            return self.finish(
+                secs(now),
+                key,
+                st,
+                0,
+                KILLED_WAIT_STATUS,
+                None,
+                term.to_string(),
+            );
+        }
         self.emit(state_change(
             secs(now),
             key,
@@ -458,13 +476,20 @@ impl Sched {
                 post_exec,
             } => {
                 self.awaiting.remove(&key);
+                let as_done = self.jobs.get(&key).is_some_and(|j| j.kill_as_done);
+                let ordered = self.jobs.get(&key).and_then(|j| j.kill_ordered.clone());
+                // Killed (bkill, preemption): it ends EXIT whatever sbatchd saw — its
+                // command may never have run (killed during its pre-execution
+                // commands: status 0), or it ended on its own before the kill reached
+                // it. Neither a brequeue nor its exit value requeues it.
+                let killed = ordered.is_some() && !as_done;
                 // brequeue: back to PEND (or PSUSP) rather than ending.
                 let (requeue_to, why) = self
                     .jobs
                     .get(&key)
                     .and_then(|j| j.requeues.as_ref())
                     .map_or((0, 0), |r| (r.requeue_to, r.requeue_reason));
-                if requeue_to != 0 {
+                if requeue_to != 0 && !killed {
                     let why = if why == 0 { pend::REQUEUED } else { why };
                     let mut ev = state_change(t, key, requeue_to, why, 0);
                     if let Event::JobStatus {
@@ -479,12 +504,10 @@ impl Sched {
                     self.emit(ev);
                     return Ack::Ok;
                 }
-                let as_done = self.jobs.get(&key).is_some_and(|j| j.kill_as_done);
-                let ordered = self.jobs.get(&key).and_then(|j| j.kill_ordered.clone());
                 let term = if term_reason.is_empty() {
                     ordered
                         .clone()
-                        .filter(|_| exit_status != 0)
+                        .filter(|_| exit_status != 0 || killed)
                         .map(String::from)
                         .unwrap_or_default()
                 } else {
@@ -494,9 +517,13 @@ impl Sched {
                     && ordered.is_none()
                     && let Some(exclude) = self.requeue_by_value(key, exit_status)
                 {
-                    // REQUEUE_EXIT_VALUES: back to PEND at the head of the queue.
+                    // REQUEUE_EXIT_VALUES: back to PEND at the head of the queue, to be
+                    // dispatched again once BASALT_REQUEUE_DELAY has passed since this
+                    // record (mbatchd's time, unless the host's clock is ahead of it: a
+                    // host's slow clock does not shorten the wait).
                     let sub = REQUEUE_BY_VALUE | if exclude { REQUEUE_EXCLUDE } else { 0 };
-                    let mut ev = state_change(t, key, status::PEND, pend::REQUEUED, sub);
+                    let at = t.max(secs(now));
+                    let mut ev = state_change(at, key, status::PEND, pend::REQUEUED, sub);
                     if let Event::JobStatus {
                         exit_status: e,
                         usage: u,
@@ -509,10 +536,17 @@ impl Sched {
                     self.emit(ev);
                     return Ack::Ok;
                 }
-                let st = if exit_status == 0 || as_done || self.success_value(key, exit_status) {
+                let st = if killed {
+                    status::EXIT
+                } else if exit_status == 0 || as_done || self.success_value(key, exit_status) {
                     status::DONE
                 } else {
                     status::EXIT
+                };
+                let exit_status = if killed && exit_status == 0 {
+                    KILLED_WAIT_STATUS
+                } else {
+                    exit_status
                 };
                 let cpu_time = usage.utime + usage.stime;
                 self.finish(t, key, st, 0, exit_status, Some(usage), term);
@@ -593,6 +627,16 @@ impl Sched {
         let Some(j) = self.jobs.get(&key) else {
             return;
         };
+        // Killed before sbatchd saw the kill: its command never ran; it ends, not
+        // requeued.
+        if let Some(term) = j.kill_ordered.clone() {
+            let st = if j.kill_as_done {
+                status::DONE
+            } else {
+                status::EXIT
+            };
+            return self.finish(t, key, st, 0, KILLED_WAIT_STATUS, None, term.to_string());
+        }
         let code = exit_code(exit_status);
         let failures = j.requeues.as_ref().map_or(0, |r| r.pre_exec_failures);
         let q = self.queue(&j.queue);

@@ -114,6 +114,7 @@ pub(crate) fn cfg() -> SchedConfig {
         max_job_array_size: 1000,
         hello_interval_secs: 5,
         host_lost_grace_secs: 60,
+        requeue_delay_secs: 10,
         queues: vec![queue("normal", 30), queue("high", 40)],
         hosts: vec![host("hostA", 0), host("hostB", 1)],
         res_kinds: BTreeMap::new(),

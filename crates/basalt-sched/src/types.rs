@@ -578,8 +578,12 @@ pub struct Requeues {
     /// Hosts it exited on with an EXCLUDE(...) value: never dispatched there again.
     pub excluded: Vec<String>,
     /// Not dispatched before this time (ms; 0 = at once): a failed pre-execution command
-    /// is tried again at the next scheduling interval (MBD_SLEEP_TIME), not in a loop.
+    /// is tried again at the next scheduling interval (MBD_SLEEP_TIME), a job requeued by
+    /// its exit value after BASALT_REQUEUE_DELAY, not in a loop.
     pub not_before: crate::Millis,
+    /// The pending reason a pass gives it until `not_before` (PEND_JOB_PRE_EXEC, or
+    /// PEND_JOB_REQUEUED after a requeue by exit value).
+    pub wait_reason: u32,
     /// The post-execution status bits of its end (PDONE or PERR; 0 = none ran).
     pub post_bits: u32,
     /// brequeue of a running job: the state it goes to once sbatchd has killed it (PEND,

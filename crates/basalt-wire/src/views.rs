@@ -128,6 +128,7 @@ pub fn job_info(v: &JobView, reason_hosts: bool) -> pb::JobInfo {
         term_time: j.sub.term_time,
         pid: j.pid,
         post_exec_status: j.requeues.as_ref().map_or(0, |r| r.post_bits),
+        requeue_count: j.requeues.as_ref().map_or(0, |r| r.by_exit_value),
         app: j.sub.app().to_owned(),
         chkpnt_dir: v.chk.as_ref().map(|c| c.dir.clone()).unwrap_or_default(),
         chkpnt_period: v.chk.as_ref().map_or(0, |c| c.period),

@@ -53,6 +53,9 @@ pub const OTHER_KNOWN_BATCH_PARAMS: &[&str] = &[
     // Basalt: seconds a host stays unreach before mbatchd gives up on its jobs
     // (rerunnable ones are requeued, the others end EXIT); mbatchd reads it.
     "BASALT_HOST_LOST_GRACE",
+    // Basalt: seconds a job requeued by its exit value (REQUEUE_EXIT_VALUES) waits before
+    // its next dispatch (default MBD_SLEEP_TIME); mbatchd reads it.
+    "BASALT_REQUEUE_DELAY",
     "DEFAULT_HOST_SPEC",
     "DEFAULT_USER_GROUP",
     "DISABLE_UACCT_MAP",
@@ -402,6 +405,20 @@ pub(super) fn parse_params(ctx: &mut Ctx<'_>, text: &str) -> (BatchParams, usize
                         } else {
                             p.other.insert(key.clone(), e.value.trim().to_owned());
                         }
+                    }
+                }
+                "BASALT_REQUEUE_DELAY" => {
+                    // Kept raw for basalt-sched (SchedConfig); 0 would re-dispatch a
+                    // requeued job at once, in a loop.
+                    match ctx.uint(e.line, k, &e.value) {
+                        Some(0) => ctx.err(
+                            e.line,
+                            "BASALT_REQUEUE_DELAY must be at least 1 second".to_owned(),
+                        ),
+                        Some(_) => {
+                            p.other.insert(key.clone(), e.value.trim().to_owned());
+                        }
+                        None => {}
                     }
                 }
                 "BASALT_SBD_HELLO_INTERVAL" | "BASALT_HOST_LOST_GRACE" => {

@@ -816,3 +816,24 @@ fn user_map_entries_that_cannot_apply_are_refused_or_warned_about() {
             .contains("already exported to cluster west at line 9")
     );
 }
+
+#[test]
+fn basalt_requeue_delay_values() {
+    let (p, errs) = params_errors("BASALT_REQUEUE_DELAY = 30");
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(p.other["BASALT_REQUEUE_DELAY"], "30");
+    for (v, msg) in [
+        (
+            "0",
+            "BASALT_REQUEUE_DELAY must be at least 1 second".to_owned(),
+        ),
+        (
+            "1m",
+            "BASALT_REQUEUE_DELAY: expected a non-negative integer, found `1m`".to_owned(),
+        ),
+    ] {
+        let (p, errs) = params_errors(&format!("BASALT_REQUEUE_DELAY = {v}"));
+        assert_eq!(errs, vec![(2, msg)], "{v}");
+        assert!(!p.other.contains_key("BASALT_REQUEUE_DELAY"), "{v}");
+    }
+}

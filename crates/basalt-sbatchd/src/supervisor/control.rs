@@ -72,6 +72,22 @@ impl Supervisor {
         }
     }
 
+    /// A process of the job (a pre-execution command, or the job itself) that its
+    /// launcher started after a kill came (nothing could be signalled then): it gets
+    /// the kill sequence's first signals now; SIGKILL follows at the kill's deadline.
+    pub(super) fn kill_newcomer(&mut self) {
+        if self.kill_deadline.is_none() {
+            return;
+        }
+        match self.job_control("TERMINATE") {
+            Some(c) => self.run_control(&c, 0, 0),
+            None => {
+                self.signal_group(Signal::SIGINT);
+                self.signal_group(Signal::SIGTERM);
+            }
+        }
+    }
+
     /// The queue's `JOB_CONTROLS` action for `SUSPEND`, `RESUME` or `TERMINATE`.
     pub(super) fn job_control(&self, action: &str) -> Option<Control> {
         let v = self.spec.job_controls.get(action)?.trim();

@@ -25,7 +25,15 @@ impl Supervisor {
 
     /// The job's `finished` event, from its top process's status and its usage.
     pub(super) fn finished_event(&mut self) -> Event {
-        let status = self.main_status.unwrap_or(0);
+        // Killed before its command ran (during its pre-execution commands): what ended
+        // was a pre-execution command, whose status (0 if it exited on the signal) is
+        // not the job's; the job's is that of a killed job.
+        let killed = self.kill_deadline.is_some() || self.term_reason.is_some();
+        let status = if killed && matches!(self.at, super::At::Pre(_)) {
+            basalt_core::job::KILLED_WAIT_STATUS
+        } else {
+            self.main_status.unwrap_or(0)
+        };
         let end_time = now_secs();
         // Its tasks through RES (blaunch) count too; their record goes with the job.
         let (tasks_u, tasks_s, tasks_kb) = self.remote_tasks();

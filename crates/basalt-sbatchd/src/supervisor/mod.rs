@@ -28,9 +28,11 @@
 //!    A job with pre-execution commands (the queue's PRE_EXEC, then `bsub -E`) first
 //!    runs each of them the same way (`/bin/sh -c <command>`; the queue's in `/tmp` with
 //!    its streams on `/dev/null`, as PRE_POST_EXEC_USER when set), its process standing
-//!    for the job meanwhile (killable through the control socket); one that fails ends
-//!    the job's story here with a `finished` event marked `pre_exec_failed` (mbatchd
-//!    requeues the job), after its files are removed;
+//!    for the job meanwhile (killable through the control socket: a kill then ends the
+//!    job without running it, its status exit code 130, `KILLED_WAIT_STATUS`, whatever
+//!    the command's; a process launched after a kill came gets the kill's first signals
+//!    as it starts); one that fails ends the job's story here with a `finished` event
+//!    marked `pre_exec_failed` (mbatchd requeues the job), after its files are removed;
 //! 3. serves commands on the job's control socket (kill sequence, stop, resume,
 //!    signal, limits, checkpoint), samples the job's processes from `/proc`, enforces the run limit (and
 //!    the memory and CPU limits of the whole job), and reaps its processes (each
@@ -485,6 +487,9 @@ impl Supervisor {
                         }
                     }
                     self.phase = Phase::Hook;
+                    if matches!(self.at, At::Pre(_)) {
+                        self.kill_newcomer();
+                    }
                 }
                 Launched::ChildFailed { pid, message } => {
                     // Its status (127) comes when it is reaped.
@@ -538,6 +543,7 @@ impl Supervisor {
                 } else {
                     self.emit_all(vec![started, executing]);
                 }
+                self.kill_newcomer();
             }
             Launched::ChildFailed { pid, message } => {
                 // The top process exited (127); its status comes when it is reaped.

@@ -406,8 +406,8 @@ impl Sched {
                 Some(pend::QUEUE_WINDOW)
             } else if sub.begin_time > t {
                 Some(pend::START_TIME)
-            } else if rec.requeues.as_ref().is_some_and(|r| r.not_before > now) {
-                Some(pend::PRE_EXEC)
+            } else if let Some(r) = rec.requeues.as_ref().filter(|r| r.not_before > now) {
+                Some(r.wait_reason)
             } else if let Some(d) = deps.get(&key).filter(|d| **d != Tri::Yes) {
                 Some(if *d == Tri::Never {
                     pend::DEPEND_INVALID

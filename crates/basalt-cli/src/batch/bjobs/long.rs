@@ -417,6 +417,21 @@ pub fn long_job(j: &JobInfo, queue: Option<&QueueInfo>, fx: &Fx) -> String {
         out.push_str(".\n");
     }
 
+    // 6'''. Requeues by exit value (REQUEUE_EXIT_VALUES, bsub -Q): how often. (No LSF
+    // text for this is known: Basalt's own line.)
+    if j.requeue_count > 0 {
+        let times = if j.requeue_count == 1 {
+            "time"
+        } else {
+            "times"
+        };
+        let _ = write!(
+            out,
+            "\n REQUEUE:\n Requeued <{}> {times} for its exit value (REQUEUE_EXIT_VALUES).\n",
+            j.requeue_count
+        );
+    }
+
     // 6''. Checkpoints: how many, and why the last checkpoint or restart failed.
     if j.chkpnt_count > 0 || !j.chkpnt_error.is_empty() || !j.restart_error.is_empty() {
         out.push_str("\n CHECKPOINT:\n");

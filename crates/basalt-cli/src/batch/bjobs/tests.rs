@@ -563,6 +563,30 @@ fn long_format_shows_why_and_how_often_a_job_was_preempted() {
     assert!(!long(&[job(10, status::RUN, "x", &["vm"])], &[], &fx()).contains("PREEMPTION"));
 }
 
+/// Issue 50, item 2: bjobs -l says how many times a job was requeued by its exit value.
+#[test]
+fn long_format_shows_how_often_a_job_was_requeued_by_its_exit_value() {
+    let mut p = job(9, status::PEND, "sim", &[]);
+    p.reasons = pend::REQUEUED;
+    p.requeue_count = 2;
+    let got = long(&[p.clone()], &[], &fx());
+    assert!(
+        got.contains(
+            "\n REQUEUE:\n Requeued <2> times for its exit value (REQUEUE_EXIT_VALUES).\n"
+        ),
+        "{got}"
+    );
+    p.requeue_count = 1;
+    p.state = status::RUN;
+    let got = long(&[p], &[], &fx());
+    assert!(
+        got.contains("\n REQUEUE:\n Requeued <1> time for its exit value (REQUEUE_EXIT_VALUES).\n"),
+        "{got}"
+    );
+    // Never requeued: no such section.
+    assert!(!long(&[job(10, status::RUN, "x", &["vm"])], &[], &fx()).contains("REQUEUE"));
+}
+
 /// MultiCluster, submission side: job 201 forwarded to cluster `east`, queue `recv`,
 /// where it is job 5 and runs on hostA (2 slots) and hostB.
 fn forwarded(state: u32) -> JobInfo {
