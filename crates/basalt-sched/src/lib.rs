@@ -9,7 +9,8 @@
 //!
 //! Job arrays: a JOB_NEW whose job name is an array spec (`arr[1-10]%2`, see [`mod@array`])
 //! creates the elements `(id, 1..n)` when applied, live and on replay alike; every later
-//! event names one element. `-w` conditions are parsed by [`depend`] and evaluated each
+//! event names one element; `bmod -J "%k"` changes an array's `%k` limit only (see
+//! [`mod@modify`]). `-w` conditions are parsed by [`depend`] and evaluated each
 //! scheduling pass to satisfied / not yet (reason 3) / never (reason 4).
 //!
 //! Log switching: the core counts the jobs purged from memory (LSF's numRemoveJobs) and
@@ -209,6 +210,10 @@ pub enum SchedError {
     TooManyProcessors,
     #[error("Cannot exceed queue's hard limit(s)")]
     OverLimit,
+    /// bmod `-J "%k"` of one element of an array (LSBE_MOD_JOB_NAME): the running-element
+    /// limit is the whole array's.
+    #[error("Change job name is not allowed for job array")]
+    ArrayNameChange,
     #[error("Job array index error")]
     BadArrayIndex,
     #[error("Job array index too large")]
