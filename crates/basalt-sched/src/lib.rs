@@ -18,6 +18,9 @@
 //! the events a new lsb.events starts with — synthesized from the current state, so that
 //! replaying the new file alone rebuilds it (see [`mod@logswitch`]).
 //!
+//! Deleted queues: an event replayed with a configuration that no longer has the queue
+//! it names puts the job in `lost_and_found` (see [`mod@lost_found`]).
+//!
 //! Lost hosts: a host whose sbatchd misses three hellos is `unreach` and its jobs show
 //! `UNKWN`; once it has stayed so for `BASALT_HOST_LOST_GRACE` ([`SchedConfig`]),
 //! [`Sched::tick`] gives up on its jobs — rerunnable ones (`bsub -r`, queue `RERUNNABLE`)
@@ -79,6 +82,7 @@ mod hello;
 mod hosts_queues;
 pub mod limits;
 pub mod logswitch;
+pub mod lost_found;
 pub mod mc;
 pub mod modify;
 mod query;
@@ -95,6 +99,7 @@ pub use config::{
     check_app_and_group,
 };
 pub use logswitch::CarryOver;
+pub use lost_found::LOST_AND_FOUND;
 pub use modify::{Change, Modify};
 pub use query::wildcard;
 pub use schedule::allocate::{Span, span_of};
@@ -758,6 +763,8 @@ mod host_loss_tests;
 mod load_tests;
 #[cfg(test)]
 mod logswitch_tests;
+#[cfg(test)]
+mod lost_found_tests;
 #[cfg(test)]
 mod mc_tests;
 #[cfg(test)]

@@ -680,7 +680,7 @@ impl Sched {
             let queue = match &m.queue {
                 Change::Set(q) if self.jobs.get(&k).is_some_and(|j| j.queue != q.as_str()) => {
                     self.next_order += 1;
-                    Some((self.strs.intern_text(q), self.next_order))
+                    Some((self.queue_or_lost(q), self.next_order))
                 }
                 _ => None,
             };
