@@ -207,8 +207,34 @@ fn arrays_limits_elements_and_dependencies() -> Result<()> {
     assert_eq!(started, (1..=6).collect::<Vec<u32>>());
     assert!(most_logged <= 2, "{most_logged} started at once in the log");
 
-    // A dependency on the array by name: waits for every element.
-    let arr2 = c.bsub(&work, &["-J", "later[1-3]", "-o", "/dev/null", "sleep 3"])?;
+    // A dependency on the array by name: waits for every element. The array is held
+    // and given a limit of one running element with `bmod -J "%1"` (issue 50 item 3):
+    // the limit changes, the name (and done(later)) stays; one element is refused.
+    let arr2 = c.bsub(
+        &work,
+        &["-H", "-J", "later[1-3]", "-o", "/dev/null", "sleep 2"],
+    )?;
+    let o = c.run("bmod", &["-J", "%1", &arr2.to_string()])?;
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        format!("Parameters of job <{arr2}> are being changed\n"),
+        "{}",
+        output_text(&o)
+    );
+    let o = c.run("bmod", &["-J", "%2", &format!("{arr2}[2]")])?;
+    assert_eq!(o.status.code(), Some(255), "{}", output_text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("Change job name is not allowed for job array. Job not modified."),
+        "{}",
+        output_text(&o)
+    );
+    let m = jobs(&c)?;
+    for i in 1..=3 {
+        assert_eq!(m[&(arr2, i)].name, format!("later[{i}]"), "{m:?}");
+    }
+    let o = c.run("bresume", &[&arr2.to_string()])?;
+    assert!(o.status.success(), "{}", output_text(&o));
     let dep = c.bsub(&work, &["-w", "done(later)", "-o", "dep.%J", "echo after"])?;
     // A condition naming no job is refused (issue 50 item 7); one that can no longer
     // hold once the array has started waits with LSF's reason.
@@ -252,6 +278,25 @@ fn arrays_limits_elements_and_dependencies() -> Result<()> {
     assert!(
         arr2_ends.iter().all(|e| *e < dep_start),
         "started too early"
+    );
+    // The limit held: one element at a time, each ending before the next starts; the
+    // change is logged as LSF logs it, a JOB_MODIFY2 with the job name "%1".
+    let mut running = 0;
+    for f in recs.iter().filter(|f| f.get(3) == Some(&arr2.to_string())) {
+        match f[0].as_str() {
+            "JOB_START" => {
+                running += 1;
+                assert!(running <= 1, "two elements of {arr2} at once: {f:?}");
+            }
+            "JOB_STATUS" if f[4] == "64" || f[4] == "32" => running -= 1,
+            _ => {}
+        }
+    }
+    assert!(
+        recs.iter().any(|f| f[0] == "JOB_MODIFY2"
+            && f.get(3) == Some(&arr2.to_string())
+            && f.iter().any(|x| x == "%1")),
+        "no JOB_MODIFY2 of {arr2} with job name %1"
     );
     let o = c.run("bkill", &[&never.to_string()])?;
     assert!(o.status.success(), "{}", output_text(&o));

@@ -344,3 +344,92 @@ fn jobs_are_forwarded_between_clusters_as_the_seed_says() -> Result<()> {
     }
     Ok(())
 }
+
+const SPREAD_WEST: &str = "
+Begin Queue
+QUEUE_NAME = spread
+PRIORITY = 30
+SNDJOBS_TO = ra@east rb@east
+End Queue
+";
+
+const SPREAD_EAST: &str = "
+Begin Queue
+QUEUE_NAME = ra
+PRIORITY = 30
+RCVJOBS_FROM = west
+IMPT_JOBBKLG = 5
+HOSTS = hostA
+End Queue
+
+Begin Queue
+QUEUE_NAME = rb
+PRIORITY = 30
+RCVJOBS_FROM = west
+IMPT_JOBBKLG = 5
+HOSTS = hostB
+End Queue
+";
+
+/// Issue 50 item 4, seed 004 Phase II 2.1: "the first queue evaluated is the one that
+/// has room to accept the most new MultiCluster jobs" (room: IMPT_JOBBKLG less the
+/// MultiCluster jobs pending there). West is full (its host closed); east's two receive
+/// queues have the same room, and east's hosts are closed, so what is forwarded waits
+/// there. Four jobs submitted one after the other are forwarded as they come (a pass
+/// after each bsub, faster than east's reports): each counts against the room of the
+/// queue it went to at once, so they go ra, rb, ra, rb — not all to ra. Once east opens
+/// its hosts all four run there and end, forwarded once each.
+#[test]
+fn jobs_just_forwarded_count_against_the_room_of_their_queue() -> Result<()> {
+    let timings = "MBD_SLEEP_TIME = 1\nBASALT_SBD_HELLO_INTERVAL = 1";
+    let west = McMember::new("west", 1).queues(SPREAD_WEST).params(timings);
+    let east = McMember::new("east", 2).queues(SPREAD_EAST).params(timings);
+    let cs = ProcessCluster::start_multicluster("mcroom", &[west, east])?;
+    let (w, e) = (&cs[0], &cs[1]);
+    let work = work_dir(w.dir.path())?;
+    w.ok("badmin", &["hclose", "hostA"])?;
+    e.ok("badmin", &["hclose", "hostA", "hostB"])?;
+    wait_for("bclusters in west to show both queues' room", LONG, || {
+        let out = w.stdout_ok("bclusters", &["-l"]).unwrap_or_default();
+        let room = |q: &str| {
+            out.lines().any(|l| {
+                l.split_whitespace().take(7).collect::<Vec<_>>()
+                    == ["spread", q, "east", "30", "5", "0", "5"]
+            })
+        };
+        ((room("ra") && room("rb")).then_some(()), out)
+    })?;
+
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        ids.push(bsub(
+            w,
+            &work,
+            &["-q", "spread", "-o", "/dev/null", "sleep", "1"],
+        )?);
+    }
+    let queues = wait_for("the four jobs to be forwarded", LONG, || {
+        let fwd: Vec<Option<String>> = ids
+            .iter()
+            .map(|id| {
+                job_records(&events(w), "JOB_FORWARD", *id)
+                    .first()
+                    .and_then(|f| f.get(8).cloned())
+            })
+            .collect();
+        let all: Option<Vec<String>> = fwd.iter().cloned().collect();
+        (all, format!("{fwd:?}"))
+    })?;
+    assert_eq!(queues, ["ra", "rb", "ra", "rb"], "jobs {ids:?}");
+
+    e.ok("badmin", &["hopen", "hostA", "hostB"])?;
+    for id in &ids {
+        wait_stat(w, *id, "DONE")?;
+        assert_eq!(
+            job_records(&events(w), "JOB_FORWARD", *id).len(),
+            1,
+            "job {id}"
+        );
+    }
+    Ok(())
+}

@@ -183,6 +183,8 @@ fn every_file_kind_is_reconfigured_with_jobs_running_none_lost_none_restarted() 
     shows(&c, "bqueues", &[], "added")?;
     intact(&c, &r, "lsb.queues and badmin reconfig")?;
 
+    deleted_queue_jobs_go_to_lost_and_found(&c, &r)?;
+
     // lsb.params: a parameter bparams -a shows.
     edit(&batch.join("lsb.params"), |t| {
         t.replace("End Parameters", "MAX_JOB_NUM = 4321\nEnd Parameters")
@@ -300,6 +302,10 @@ fn every_file_kind_is_reconfigured_with_jobs_running_none_lost_none_restarted() 
     let out = ok_all(&c, "badmin", &["mbdrestart"])?;
     assert!(out.contains("MBD restart initiated"), "{out}");
     intact(&c, &r, "badmin mbdrestart")?;
+    // The replay puts the finished jobs of the deleted queue in lost_and_found again;
+    // holding no unfinished job, it is not shown.
+    let out = ok_all(&c, "bqueues", &[])?;
+    assert!(!out.contains(LOST), "{out}");
 
     // sbatchd of hostB shut down and started up again through the daemons.
     let out = ok_all(&c, "badmin", &["hshutdown", &b])?;
@@ -355,6 +361,87 @@ fn every_file_kind_is_reconfigured_with_jobs_running_none_lost_none_restarted() 
         assert_eq!(count_events(&c, "JOB_START", *id), 1, "job {id}");
     }
     Ok(())
+}
+
+const LOST: &str = "lost_and_found";
+
+const DOOMED: &str =
+    "\nBegin Queue\nQUEUE_NAME = doomed\nPRIORITY = 6\nDESCRIPTION = removed later\nEnd Queue\n";
+
+/// Issue 50 item 5: a queue removed from lsb.queues with a job running and a job pending
+/// in it, and `badmin reconfig`: both jobs go to `lost_and_found` (the running one goes
+/// on, same process, started once), which bqueues shows closed and inactive with the
+/// two; the pending one waits there (not as a new job) until `bswitch` moves it to a
+/// real queue, where it runs. Once the queue holds no job, bqueues no longer shows it.
+fn deleted_queue_jobs_go_to_lost_and_found(c: &ProcessCluster, r: &Running) -> Result<()> {
+    c.append_batch_file("lsb.queues", DOOMED)?;
+    ok_all(c, "badmin", &["reconfig"])?;
+    shows(c, "bqueues", &[], "doomed")?;
+    let work = c.dir.path().join("w");
+    let (pidfile, stop) = (work.join("pid.doomed"), work.join("stop.doomed"));
+    let cmd = format!(
+        "echo $$ > {}; while [ ! -e {} ]; do sleep 0.2; done",
+        pidfile.display(),
+        stop.display()
+    );
+    let running = c.bsub(&work, &["-q", "doomed", "-o", "/dev/null", &cmd])?;
+    wait_state(c, running, "RUN", LONG)?;
+    let pid = wait_for(&format!("job {running} to write its pid"), LONG, || {
+        let p = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|t| t.trim().parse::<i32>().ok());
+        (p, String::new())
+    })?;
+    ok_all(c, "badmin", &["qinact", "doomed"])?;
+    let pending = c.bsub(&work, &["-q", "doomed", "-o", "/dev/null", "true"])?;
+    wait_state(c, pending, "PEND", LONG)?;
+
+    edit(&c.batch_dir().join("lsb.queues"), |t| t.replace(DOOMED, ""))?;
+    ok_all(c, "badmin", &["reconfig"])?;
+    wait_for("both jobs to be in lost_and_found", LONG, || {
+        let rows = jobs(c).unwrap_or_default();
+        let at = |id: u64| rows.get(&id).map(|r| (r.queue.clone(), r.stat.clone()));
+        let ok = at(running) == Some((LOST.into(), "RUN".into()))
+            && at(pending) == Some((LOST.into(), "PEND".into()));
+        (ok.then_some(()), format!("{rows:?}"))
+    })?;
+    assert!(alive(pid), "job {running}'s process {pid} is gone");
+    assert_eq!(count_events(c, "JOB_START", running), 1);
+    let out = ok_all(c, "bqueues", &[])?;
+    let row: Vec<&str> = out
+        .lines()
+        .find(|l| l.starts_with(LOST))
+        .with_context(|| format!("bqueues does not show {LOST}:\n{out}"))?
+        .split_whitespace()
+        .collect();
+    assert_eq!(row.get(2), Some(&"Closed:Inact"), "{out}");
+    assert_eq!(
+        row[row.len() - 4..],
+        ["2", "1", "1", "0"],
+        "NJOBS PEND RUN SUSP: {out}"
+    );
+    let why = ok_all(c, "bjobs", &["-p", &pending.to_string()])?;
+    assert!(!why.contains("New job is waiting for scheduling"), "{why}");
+    let out = output_text(&c.run("bswitch", &[LOST, &pending.to_string()])?);
+    assert!(out.contains("Queue has been closed"), "{out}");
+
+    let out = ok_all(c, "bswitch", &["normal", &pending.to_string()])?;
+    assert!(out.contains(&format!("<{pending}>")), "{out}");
+    let row = wait_state(c, pending, "DONE", LONG)?;
+    assert_eq!(row.queue, "normal");
+    write(&stop, "stop\n")?;
+    wait_state(c, running, "DONE", LONG)?;
+    wait_for("bqueues to stop showing lost_and_found", LONG, || {
+        let out = c
+            .run("bqueues", &[])
+            .map(|o| output_text(&o))
+            .unwrap_or_default();
+        (
+            (!out.contains(LOST) && out.contains("normal")).then_some(()),
+            out,
+        )
+    })?;
+    intact(c, r, "a deleted queue and badmin reconfig")
 }
 
 /// A broken lsb.queues and a broken lsf.cluster: the commands refuse them with file and

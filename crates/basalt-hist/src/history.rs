@@ -165,7 +165,13 @@ impl JobHistory {
                     self.queue = m.queue.clone();
                 }
                 if m.options & sub::JOB_NAME != 0 {
-                    self.sub.job_name = m.job_name.clone();
+                    // `-J "%k"` of an array changes its limit, not its name (as
+                    // mbatchd applies it: basalt_sched::Modify::apply_to).
+                    let limit = match basalt_sched::array::limit_change(&m.job_name) {
+                        Some(Ok(k)) => basalt_sched::array::with_limit(&self.sub.job_name, k),
+                        _ => None,
+                    };
+                    self.sub.job_name = limit.unwrap_or_else(|| m.job_name.clone());
                     self.sub.options |= sub::JOB_NAME;
                 } else if m.del_options & sub::JOB_NAME != 0 {
                     self.sub.job_name.clear();

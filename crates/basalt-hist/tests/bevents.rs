@@ -279,16 +279,25 @@ fn replay_rebuilds_the_state_now_and_before_the_last_switch() {
             .contains("incomplete last line")
     );
 
-    // With the cluster's configuration: `short` and `long` are not configured there.
+    // With the cluster's configuration: `short` and `long` are not configured there, so
+    // their jobs are in lost_and_found, as mbatchd has them (issue 50 item 5).
     let (_, out, _) = run(&env, &["replay", "--json", "-d", &d], true);
     let v2 = json(&out);
     assert_eq!(states(&v2), want_states);
+    let totals = queue_totals(&v2);
+    let lost = ["short", "long"]
+        .iter()
+        .map(|q| want_queues.get(*q).copied().unwrap_or(0))
+        .sum::<u64>();
+    assert!(lost > 0);
+    assert_eq!(totals.get("lost_and_found"), Some(&lost), "{v2}");
     assert!(
-        v2["queues"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|q| q["name"] == "short" && q["configured"] == false),
+        !totals.contains_key("short") && !totals.contains_key("long"),
+        "{v2}"
+    );
+    assert_eq!(
+        v2["inactive_queues"],
+        serde_json::json!(["lost_and_found"]),
         "{v2}"
     );
 

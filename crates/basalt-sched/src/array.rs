@@ -142,6 +142,31 @@ pub fn base_name(name: &str) -> &str {
     }
 }
 
+/// bmod's `-J "%k"` (LSF's `-J "%job_limit"`): the new limit when `name` is `%`
+/// followed by digits only. `Some(Err)`: a limit LSF refuses (`%0`, too large).
+pub fn limit_change(name: &str) -> Option<Result<u32, ArrayError>> {
+    let k = name.strip_prefix('%')?;
+    if k.is_empty() || !k.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(match k.parse::<u32>() {
+        Ok(k) if k > 0 => Ok(k),
+        _ => Err(ArrayError::BadIndex),
+    })
+}
+
+/// An array's name with its `%k` limit set to `limit` (`arr[1-10]%5` of `arr[1-10]`
+/// or `arr[1-10]%2`); None for an ordinary name.
+pub fn with_limit(name: &str, limit: u32) -> Option<String> {
+    let (base, inner, _) = split(name)?;
+    Some(format!("{base}[{inner}]%{limit}"))
+}
+
+/// The `%k` limit of an array's name (None: none, or an ordinary name).
+pub fn limit_of(name: &str) -> Option<u32> {
+    split(name)?.2?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,5 +214,23 @@ mod tests {
             assert_eq!(parse(n), Some(Err(ArrayError::BadIndex)), "{n}");
         }
         assert_eq!(parse("a[1-99999999999]"), Some(Err(ArrayError::TooLarge)));
+    }
+
+    #[test]
+    fn limit_changes() {
+        assert_eq!(limit_change("%5"), Some(Ok(5)));
+        assert_eq!(limit_change("%0"), Some(Err(ArrayError::BadIndex)));
+        assert_eq!(
+            limit_change("%99999999999"),
+            Some(Err(ArrayError::BadIndex))
+        );
+        for other in ["5", "%", "%5x", "a%5", "%-1", "% 5"] {
+            assert_eq!(limit_change(other), None, "{other}");
+        }
+        assert_eq!(with_limit("arr[1-10]", 5).as_deref(), Some("arr[1-10]%5"));
+        assert_eq!(with_limit("x[y][1,3]%2", 7).as_deref(), Some("x[y][1,3]%7"));
+        assert_eq!(with_limit("plain", 7), None);
+        assert_eq!(limit_of("arr[1-10]%3"), Some(3));
+        assert_eq!(limit_of("arr[1-10]"), None);
     }
 }

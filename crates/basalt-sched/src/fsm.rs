@@ -202,6 +202,8 @@ impl Sched {
                     // Accepted by another product or an older Basalt: never satisfied.
                     Err(_) => Some(Arc::new(Expr::Invalid)),
                 };
+                // A queue the configuration no longer has: lost_and_found.
+                let queue = self.queue_or_lost(&shared.queue);
                 let (indices, limit) = elements_of(&sub.job_name);
                 for idx in indices {
                     self.next_order += 1;
@@ -217,7 +219,7 @@ impl Sched {
                         } else {
                             JobState::Pend
                         },
-                        queue: shared.queue.clone(),
+                        queue: queue.clone(),
                         order: self.next_order,
                         hosts: Vec::new(),
                         start_time: 0,
@@ -535,9 +537,10 @@ impl Sched {
             Event::JobSwitch { key, queue, .. } => {
                 self.next_order += 1;
                 let order = self.next_order;
+                let queue = self.queue_or_lost(queue);
                 if let Some(j) = self.jobs.get_mut(key) {
                     self.counts.apply(j, false);
-                    j.queue = self.strs.intern_text(queue);
+                    j.queue = queue;
                     j.order = order;
                     if j.state.is_pending() {
                         j.pend_reasons = Arc::new(BTreeMap::from([(pend::SWITCHED, Vec::new())]));
@@ -756,7 +759,7 @@ impl Sched {
             master: master.to_string(),
             cluster: self.cfg.cluster.clone(),
             num_hosts: self.hosts.len() as u32,
-            num_queues: self.queues.len() as u32,
+            num_queues: self.cfg.queues.len() as u32,
             epoch: self.epoch + 1,
         };
         self.emit(ev);

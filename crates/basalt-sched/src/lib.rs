@@ -9,13 +9,17 @@
 //!
 //! Job arrays: a JOB_NEW whose job name is an array spec (`arr[1-10]%2`, see [`mod@array`])
 //! creates the elements `(id, 1..n)` when applied, live and on replay alike; every later
-//! event names one element. `-w` conditions are parsed by [`depend`] and evaluated each
+//! event names one element; `bmod -J "%k"` changes an array's `%k` limit only (see
+//! [`mod@modify`]). `-w` conditions are parsed by [`depend`] and evaluated each
 //! scheduling pass to satisfied / not yet (reason 3) / never (reason 4).
 //!
 //! Log switching: the core counts the jobs purged from memory (LSF's numRemoveJobs) and
 //! says when `MAX_JOB_NUM` is reached ([`Sched::switch_due`]); [`Sched::carry_over`] gives
 //! the events a new lsb.events starts with — synthesized from the current state, so that
 //! replaying the new file alone rebuilds it (see [`mod@logswitch`]).
+//!
+//! Deleted queues: an event replayed with a configuration that no longer has the queue
+//! it names puts the job in `lost_and_found` (see [`mod@lost_found`]).
 //!
 //! Lost hosts: a host whose sbatchd misses three hellos is `unreach` and its jobs show
 //! `UNKWN`; once it has stayed so for `BASALT_HOST_LOST_GRACE` ([`SchedConfig`]),
@@ -86,6 +90,7 @@ mod hello;
 mod hosts_queues;
 pub mod limits;
 pub mod logswitch;
+pub mod lost_found;
 pub mod mc;
 pub mod modify;
 mod query;
@@ -103,6 +108,7 @@ pub use config::{
     check_app_and_group,
 };
 pub use logswitch::CarryOver;
+pub use lost_found::LOST_AND_FOUND;
 pub use modify::{Change, Modify};
 pub use query::wildcard;
 pub use schedule::allocate::{Span, span_of};
@@ -226,6 +232,10 @@ pub enum SchedError {
     TooManyProcessors,
     #[error("Cannot exceed queue's hard limit(s)")]
     OverLimit,
+    /// bmod `-J "%k"` of one element of an array (LSBE_MOD_JOB_NAME): the running-element
+    /// limit is the whole array's.
+    #[error("Change job name is not allowed for job array")]
+    ArrayNameChange,
     #[error("Job array index error")]
     BadArrayIndex,
     #[error("Job array index too large")]
@@ -772,6 +782,8 @@ mod kill_moment_tests;
 mod load_tests;
 #[cfg(test)]
 mod logswitch_tests;
+#[cfg(test)]
+mod lost_found_tests;
 #[cfg(test)]
 mod mc_tests;
 #[cfg(test)]

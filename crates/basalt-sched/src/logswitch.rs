@@ -115,11 +115,14 @@ impl Sched {
         // 1. JOB_NEW in submission order, with the JOB_SWITCHes of switched jobs placed
         //    where their position in the new queue comes out right. `fresh` is the order
         //    in which the replay gives the jobs in memory their queue positions.
+        // (A job in lost_and_found because the configuration lost the queue it was
+        // submitted to gets there again from its JOB_NEW: no JOB_SWITCH, so that it is
+        // back in that queue if the queue comes back.)
         let mut switched: Vec<&Job> = self
             .jobs
             .values()
             .map(|j| &**j)
-            .filter(|j| j.queue != j.sub.queue)
+            .filter(|j| j.queue != j.sub.queue && !self.lost_by_config(j))
             .collect();
         switched.sort_by_key(|j| (j.order, j.key()));
         let mut next_switch = 0;
@@ -313,14 +316,17 @@ impl Sched {
                     message: q.message.clone(),
                 })
             };
-            if !q.open {
-                ctl(2);
+            // What differs from the state a replay gives the queue: open and active, or
+            // closed and inactive for the core's lost_and_found.
+            let lf = self.is_lost_and_found(q);
+            if q.open == lf {
+                ctl(if q.open { 1 } else { 2 });
             }
-            if !q.active {
-                ctl(4);
+            if q.active == lf {
+                ctl(if q.active { 3 } else { 4 });
             }
-            if q.open && q.active && !q.message.is_empty() {
-                ctl(1);
+            if q.open != lf && q.active != lf && !q.message.is_empty() {
+                ctl(if q.open { 1 } else { 2 });
             }
         }
         for h in &self.hosts {
@@ -362,7 +368,7 @@ impl Sched {
                 master: master.clone(),
                 cluster: self.cfg.cluster.clone(),
                 num_hosts: u32::try_from(self.hosts.len()).unwrap_or(u32::MAX),
-                num_queues: u32::try_from(self.queues.len()).unwrap_or(u32::MAX),
+                num_queues: u32::try_from(self.cfg.queues.len()).unwrap_or(u32::MAX),
                 epoch,
             });
         }

@@ -1003,3 +1003,143 @@ fn the_export_mapping_names_the_user_a_forwarded_job_carries() {
         Some("alice".into())
     );
 }
+
+// ---- issue 50 item 4: the room a forward takes ------------------------------------------
+
+/// A sender whose `normal` queue sends to recv@east and recv@west (in that order), both
+/// reported with the same room, and whose own host is closed.
+fn two_receivers(impt: Option<u32>) -> Sched {
+    let mut c = cfg();
+    c.queues[0].hosts = vec!["hostA".into()];
+    c.mc.send.insert(
+        "normal".into(),
+        vec![
+            ("recv".into(), "east".into()),
+            ("recv".into(), "west".into()),
+        ],
+    );
+    let mut s = up_with(c);
+    s.host_ctl(T0, &admin(), 2, "hostA", "").expect("hclose");
+    s.take_effects();
+    for cluster in ["east", "west"] {
+        s.mc_set_remote(T0, cluster, Some(vec![rq("recv", impt, 0)]));
+    }
+    s
+}
+
+fn clusters_of(eff: &[Effect]) -> Vec<String> {
+    forwards(eff).into_iter().map(|f| f.1).collect()
+}
+
+/// Phase II, 2.1: "the first queue evaluated is the one that has room to accept the most
+/// new MultiCluster jobs", room being IMPT_JOBBKLG less the MultiCluster jobs already
+/// pending there. A job this cluster has just forwarded is pending there before the
+/// remote cluster next reports: it counts against that queue's room at once, in the pass
+/// that sends it and in the passes after, until a report of the remote cluster counts it
+/// (the remote cluster's list of our jobs names it). Four jobs submitted one after the
+/// other, a pass after each (as mbatchd does), spread two and two over two queues of
+/// equal room, with IMPT_JOBBKLG set or not.
+#[test]
+fn issue50_4_jobs_just_forwarded_count_against_the_room_of_their_queue() {
+    for impt in [Some(10), None] {
+        let mut s = two_receivers(impt);
+        let mut sent = Vec::new();
+        for i in 0..4 {
+            let now = T0 + i * 100;
+            s.submit(now, &alice(), cmd("x")).expect("submit");
+            s.schedule(now);
+            sent.extend(clusters_of(&s.take_effects()));
+        }
+        assert_eq!(
+            sent,
+            ["east", "west", "east", "west"],
+            "IMPT_JOBBKLG {impt:?}"
+        );
+
+        // Four jobs found by one pass: the same.
+        let mut s = two_receivers(impt);
+        for _ in 0..4 {
+            s.submit(T0, &alice(), cmd("x")).expect("submit");
+        }
+        s.schedule(T0);
+        assert_eq!(
+            clusters_of(&s.take_effects()),
+            ["east", "west", "east", "west"],
+            "IMPT_JOBBKLG {impt:?}"
+        );
+    }
+
+    // Once a report counts a job, it is not counted twice: east reports its two jobs
+    // pending (and lists them), west's report does not know its two yet. Both have
+    // 10 - 2 = 8: the fifth job goes to the first, east.
+    let mut s = two_receivers(Some(10));
+    for i in 0..4 {
+        let now = T0 + i * 100;
+        s.submit(now, &alice(), cmd("x")).expect("submit");
+        s.schedule(now);
+    }
+    let eff = s.take_effects();
+    for (key, _, _, attempt) in forwards(&eff) {
+        s.mc_forward_answer(T0 + 500, key, attempt, Ok(key.0 + 100));
+    }
+    let now = T0 + 1000;
+    s.mc_set_remote(now, "east", Some(vec![rq("recv", Some(10), 2)]));
+    s.mc_remote_jobs(
+        now,
+        "east",
+        vec![
+            remote((1, 0), 1, status::PEND),
+            remote((3, 0), 1, status::PEND),
+        ],
+    );
+    s.submit(now, &alice(), cmd("x")).expect("submit");
+    s.schedule(now);
+    assert_eq!(clusters_of(&s.take_effects()), ["east"]);
+    // East's jobs start there (no longer pending anywhere): east has the most room.
+    let now = T0 + 2000;
+    s.mc_set_remote(now, "east", Some(vec![rq("recv", Some(10), 1)]));
+    s.mc_remote_jobs(
+        now,
+        "east",
+        vec![
+            remote((1, 0), 1, status::RUN),
+            remote((3, 0), 1, status::RUN),
+            remote((5, 0), 1, status::PEND),
+        ],
+    );
+    s.submit(now, &alice(), cmd("x")).expect("submit");
+    s.schedule(now);
+    assert_eq!(clusters_of(&s.take_effects()), ["east"]);
+}
+
+/// With MC_PLUGIN_SCHEDULE_ENHANCE=RESOURCE_ONLY the free slots decide: a job just
+/// forwarded to a queue takes one of the free slots its cluster reported.
+#[test]
+fn issue50_4_a_job_just_forwarded_takes_a_reported_free_slot() {
+    let mut s = two_receivers(Some(10));
+    let mut c = s.config().clone();
+    c.mc.policy.enhance = Some(Enhance {
+        resource_only: true,
+        ..Default::default()
+    });
+    s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.host_ctl(T0, &admin(), 2, "hostA", "").expect("hclose");
+    s.take_effects();
+    for cluster in ["east", "west"] {
+        let mut q = rq("recv", Some(10), 0);
+        q.free_slots = 2;
+        s.mc_set_remote(T0, cluster, Some(vec![q]));
+    }
+    let mut sent = Vec::new();
+    for i in 0..4 {
+        let now = T0 + i * 100;
+        s.submit(now, &alice(), cmd("x")).expect("submit");
+        s.schedule(now);
+        sent.extend(clusters_of(&s.take_effects()));
+    }
+    assert_eq!(sent, ["east", "west", "east", "west"]);
+}

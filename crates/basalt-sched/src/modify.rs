@@ -16,11 +16,15 @@
 //! running`.
 //!
 //! bmod of a whole array changes its pending elements (and, for a change a started job
-//! takes, its started ones); `bmod "id[i]"` changes one element.
+//! takes, its started ones); `bmod "id[i]"` changes one element. `-J "%k"` of a whole
+//! array (LSF's `-J "%job_limit"`) changes only its limit on running elements, for
+//! every element whatever its state; it is logged as LSF logs it, a JOB_MODIFY2 whose
+//! job name is `%k` ([`Modify::array_limit`]). For one element it is refused; for an
+//! ordinary job `%k` is a name like any other.
 
 use crate::{
     Caller, Event, Job, JobKey, Millis, RLIMIT_RUN, Sched, SchedError, Str, SubExtras, Submission,
-    secs,
+    array, secs,
 };
 use basalt_core::job::{sub, sub2};
 use basalt_core::rlimit;
@@ -133,16 +137,19 @@ impl Modify {
     }
 
     /// The submission `s` with the change made (option bits included). `-J` of an array
-    /// keeps the array's index list.
+    /// keeps the array's index list; `-J "%k"` of an array changes only its limit.
     pub fn apply_to(&self, s: &Submission) -> Submission {
         let mut n = s.clone();
         match &self.job_name {
             Change::Keep => {}
-            Change::Set(v) => {
-                let spec = s.job_name.find('[').map_or("", |i| &s.job_name[i..]);
-                n.job_name = Str::from(format!("{v}{spec}"));
-                n.options |= sub::JOB_NAME;
-            }
+            Change::Set(v) => match array_limit_name(&s.job_name, v) {
+                Some(name) => n.job_name = Str::from(name),
+                None => {
+                    let spec = s.job_name.find('[').map_or("", |i| &s.job_name[i..]);
+                    n.job_name = Str::from(format!("{v}{spec}"));
+                    n.options |= sub::JOB_NAME;
+                }
+            },
             Change::Reset => {
                 let spec = s.job_name.find('[').map_or("", |i| &s.job_name[i..]);
                 n.job_name = Str::from(spec);
@@ -304,7 +311,26 @@ fn diff_flag(from: u32, to: u32, bit: u32) -> Change<()> {
     }
 }
 
+/// The name of array `array_name` after `-J value` when `value` is LSF's `-J "%k"` (a new
+/// limit on its running elements, the name kept); None otherwise.
+fn array_limit_name(array_name: &str, value: &str) -> Option<String> {
+    let Some(Ok(k)) = array::limit_change(value) else {
+        return None;
+    };
+    array::with_limit(array_name, k)
+}
+
 impl Modify {
+    /// `-J "%k"` (LSF's `-J "%job_limit"`): the array's new limit on its running
+    /// elements, when that is what this change's job name is (`Some(Err)`: a limit LSF
+    /// refuses). For an ordinary job such a name is a name like any other.
+    pub fn array_limit(&self) -> Option<Result<u32, array::ArrayError>> {
+        match &self.job_name {
+            Change::Set(v) => array::limit_change(v),
+            _ => None,
+        }
+    }
+
     /// The change that turns submission `from` into `to` (both of the same job; the
     /// queue, which bmod leaves in the submission, is not compared): how a log switch
     /// carries an element changed on its own.
@@ -343,8 +369,15 @@ impl Modify {
         } else {
             Change::Set(to.asked_hosts.clone())
         };
+        let limit = array::limit_of(&to.job_name);
+        let job_name = match diff_text(&name(from), &name(to)) {
+            Change::Keep if limit.is_some() && limit != array::limit_of(&from.job_name) => {
+                Change::Set(format!("%{}", limit.unwrap_or_default()))
+            }
+            other => other,
+        };
         Modify {
-            job_name: diff_text(&name(from), &name(to)),
+            job_name,
             queue: Change::Keep,
             hosts,
             res_req: diff_text(&from.res_req, &to.res_req),
@@ -402,6 +435,32 @@ impl Sched {
     ) -> Result<(), SchedError> {
         if m.is_empty() {
             return Err(SchedError::BadArgument("No parameter is changed".into()));
+        }
+        // `-J "%k"` of an array: its limit on running elements, whatever state its
+        // elements are in; the other options go on as for any bmod of the array.
+        let limit = self.array_limit_change(caller, key, &m)?;
+        if limit.is_some() {
+            let rest = Modify {
+                job_name: Change::Keep,
+                ..m.clone()
+            };
+            if rest.is_empty() {
+                let umask = self
+                    .jobs
+                    .range((key.0, 1)..=(key.0, u32::MAX))
+                    .next()
+                    .map_or(0, |(_, j)| j.sub.umask);
+                self.emit(Event::JobModify {
+                    time: secs(now),
+                    key,
+                    uid: caller.uid,
+                    user: caller.user.clone(),
+                    umask,
+                    change: Box::new(m),
+                });
+                return Ok(());
+            }
+            m = rest;
         }
         // The jobs the change is for: the job, the element, or an array's unfinished
         // elements (its pending ones unless a started job takes the change).
@@ -478,6 +537,9 @@ impl Sched {
         }
         let umask = j.sub.umask;
         let limits_changed = m.rlimits.iter().any(|c| !c.is_keep());
+        if let Some(name) = limit {
+            m.job_name = Change::Set(name);
+        }
         self.emit(Event::JobModify {
             time: secs(now),
             key,
@@ -500,6 +562,47 @@ impl Sched {
             }
         }
         Ok(())
+    }
+
+    /// `-J "%k"` of job `key` by `caller`: the job name to log (`%k`) when the change is
+    /// a new limit on the running elements of array `key` (LSF changes nothing else for
+    /// it: the array keeps its name). For one element it is refused, as LSF refuses it
+    /// (LSBE_MOD_JOB_NAME: the limit is the array's); a limit of 0 is refused as bsub
+    /// refuses it. None: not such a change (an ordinary job takes `%k` as its new name).
+    fn array_limit_change(
+        &self,
+        caller: &Caller,
+        key: JobKey,
+        m: &Modify,
+    ) -> Result<Option<String>, SchedError> {
+        let Some(limit) = m.array_limit() else {
+            return Ok(None);
+        };
+        if self.jobs.contains_key(&key) && key.1 == 0 {
+            return Ok(None);
+        }
+        let range = if key.1 == 0 {
+            (key.0, 1)..=(key.0, u32::MAX)
+        } else {
+            key..=key
+        };
+        let mut elements = self.jobs.range(range).map(|(_, j)| j).peekable();
+        let Some(first) = elements.peek() else {
+            return Err(SchedError::NoJob);
+        };
+        if !self.may_control(caller, first) {
+            return Err(SchedError::Permission);
+        }
+        if key.1 != 0 {
+            return Err(SchedError::ArrayNameChange);
+        }
+        if elements.all(|j| j.state.is_finished()) {
+            return Err(SchedError::Finished);
+        }
+        match limit {
+            Ok(k) => Ok(Some(format!("%{k}"))),
+            Err(_) => Err(SchedError::BadArrayIndex),
+        }
     }
 
     /// [`Sched::check_placement`] of `new`, job `j`'s submission changed by `caller`
@@ -542,6 +645,23 @@ impl Sched {
 impl Sched {
     /// Apply a logged JOB_MODIFY2 (live and in replay).
     pub(crate) fn apply_modify(&mut self, key: JobKey, m: &Modify) {
+        let rest;
+        let m = match m.array_limit() {
+            // `-J "%k"` of an array: every element in memory takes the limit; the rest
+            // of the change goes to the elements it is for.
+            Some(Ok(k)) if !self.jobs.contains_key(&(key.0, 0)) => {
+                self.apply_array_limit(key.0, k);
+                rest = Modify {
+                    job_name: Change::Keep,
+                    ..m.clone()
+                };
+                if rest.is_empty() {
+                    return;
+                }
+                &rest
+            }
+            _ => m,
+        };
         // Elements sharing one submission keep sharing the changed one.
         let mut changed: Vec<(*const Submission, Arc<Submission>)> = Vec::new();
         for k in self.modify_targets(key, m) {
@@ -564,7 +684,7 @@ impl Sched {
             let queue = match &m.queue {
                 Change::Set(q) if self.jobs.get(&k).is_some_and(|j| j.queue != q.as_str()) => {
                     self.next_order += 1;
-                    Some((self.strs.intern_text(q), self.next_order))
+                    Some((self.queue_or_lost(q), self.next_order))
                 }
                 _ => None,
             };
@@ -582,6 +702,42 @@ impl Sched {
                 j.queue = q;
                 j.order = order;
             }
+            j.sub = new;
+            self.counts.apply(j, true);
+        }
+    }
+
+    /// Array `id`'s limit on running elements is now `limit` (bmod `-J "%k"`): each
+    /// element in memory, whatever its state, counts it and its name shows it
+    /// (`arr[1-10]%k`).
+    fn apply_array_limit(&mut self, id: u64, limit: u32) {
+        let keys: Vec<JobKey> = self
+            .jobs
+            .range((id, 1)..=(id, u32::MAX))
+            .map(|(k, _)| *k)
+            .collect();
+        let mut changed: Vec<(*const Submission, Arc<Submission>)> = Vec::new();
+        for k in keys {
+            let Some(old) = self.jobs.get(&k).map(|j| j.sub.clone()) else {
+                continue;
+            };
+            let new = match changed.iter().find(|(p, _)| *p == Arc::as_ptr(&old)) {
+                Some((_, n)) => n.clone(),
+                None => {
+                    let mut n = (*old).clone();
+                    if let Some(name) = array::with_limit(&old.job_name, limit) {
+                        n.job_name = Str::from(name);
+                    }
+                    let n = Arc::new(self.interned(&n));
+                    changed.push((Arc::as_ptr(&old), n.clone()));
+                    n
+                }
+            };
+            let Some(j) = self.jobs.get_mut(&k) else {
+                continue;
+            };
+            self.counts.apply(j, false);
+            j.array_limit = Some(limit);
             j.sub = new;
             self.counts.apply(j, true);
         }

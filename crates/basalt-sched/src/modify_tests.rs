@@ -457,3 +457,92 @@ fn a_change_is_checked_in_the_jobs_current_queue() {
     );
     assert_eq!(s.jobs[&(1, 0)].queue, "high");
 }
+
+/// Issue 50 item 3: `bmod -J "%k" <array>` changes only the array's limit on elements
+/// running at once (LSF's bmod `-J "%job_limit"`): the name, the element names and a
+/// `done(name)` dependency stay; the limit applies to the started elements too and
+/// survives replay and a log switch. On one element it is refused (the limit is the
+/// array's), as LSF refuses it.
+#[test]
+fn issue50_3_bmod_j_percent_changes_only_the_array_limit() {
+    let mut s = up();
+    let mut all = logged(&s.take_effects());
+    let (id, _, _) = s
+        .submit(T0, &alice(), named("x", "arr[1-6]%3"))
+        .expect("submit");
+    let mut after = cmd("y");
+    after.depend_cond = "done(arr)".into();
+    s.submit(T0, &alice(), after).expect("dependent job");
+    s.schedule(T0);
+    all.extend(logged(&s.take_effects()));
+    assert_eq!(started(&s, id), 3);
+    let limit = |k: &str| Modify {
+        job_name: set(k.into()),
+        ..Default::default()
+    };
+    // Three elements run, three pend: the change is taken.
+    s.modify(T0 + 1000, &alice(), (id, 0), limit("%1"))
+        .expect("bmod -J %1");
+    all.extend(logged(&s.take_effects()));
+    for (k, j) in s.jobs.range((id, 1)..=(id, 6)) {
+        assert_eq!(j.array_limit, Some(1), "{k:?}");
+        assert_eq!(j.array_name(), "arr", "{k:?}");
+        assert_eq!(j.sub.job_name, "arr[1-6]%1", "{k:?}");
+    }
+    assert_eq!(s.jobs[&(id, 3)].display_name(), "arr[3]");
+    // The three started elements end: only one more starts.
+    for (n, idx) in [1, 2, 3].into_iter().enumerate() {
+        finish(&mut s, (id, idx), 0, n as u64 + 1);
+    }
+    s.schedule(T0 + 10_000);
+    all.extend(logged(&s.take_effects()));
+    assert_eq!(started(&s, id), 1);
+    assert_eq!(pend_codes(&s, (id, 5)), vec![crate::PEND_ARRAY_LIMIT]);
+    // done(arr) still names the array: waiting on it, not invalid.
+    assert_eq!(
+        pend_codes(&s, (id + 1, 0)),
+        vec![basalt_core::job::pend::DEPEND]
+    );
+
+    // Every unfinished element started: the limit is still the array's to change.
+    finish(&mut s, (id, 4), 0, 4);
+    s.schedule(T0 + 11_000);
+    s.modify(T0 + 11_000, &alice(), (id, 0), limit("%2"))
+        .expect("bmod -J %2");
+    s.schedule(T0 + 12_000);
+    all.extend(logged(&s.take_effects()));
+    assert_eq!(started(&s, id), 2);
+    assert!(
+        s.jobs
+            .range((id, 1)..=(id, 6))
+            .all(|(_, j)| !j.state.is_pending())
+    );
+    s.modify(T0 + 13_000, &alice(), (id, 0), limit("%3"))
+        .expect("the limit of an array with no pending element");
+    all.extend(logged(&s.take_effects()));
+    assert_eq!(s.jobs[&(id, 6)].array_limit, Some(3));
+    // One element: refused, nothing changed.
+    assert_eq!(
+        s.modify(T0, &alice(), (id, 6), limit("%4")),
+        Err(SchedError::ArrayNameChange)
+    );
+    assert!(s.take_effects().is_empty());
+    // %0 is no limit LSF's bsub takes either.
+    assert_eq!(
+        s.modify(T0, &alice(), (id, 0), limit("%0")),
+        Err(SchedError::BadArrayIndex)
+    );
+
+    // The logged JOB_MODIFY2s (job name "%k") rebuild it; so does a log switch.
+    let r = replayed(&s, &all);
+    for k in (1..=6).map(|i| (id, i)) {
+        assert_eq!(r.jobs[&k].array_limit, Some(3), "{k:?}");
+        assert_eq!(r.jobs[&k].sub.job_name, "arr[1-6]%3", "{k:?}");
+    }
+    let carried = s.carry_over(T0 + 20_000);
+    let c = replayed(&s, &carried.events().cloned().collect::<Vec<_>>());
+    for (k, j) in s.jobs.range((id, 1)..=(id, 6)) {
+        assert_eq!(c.jobs[k].array_limit, Some(3), "{k:?}");
+        assert_eq!(c.jobs[k].sub, j.sub, "{k:?}");
+    }
+}

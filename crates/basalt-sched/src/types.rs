@@ -556,6 +556,10 @@ pub struct McJob {
     /// When the forward was last sent (ms, not in the log; 0 = not since this mbatchd
     /// started): resent when the remote cluster does not list it.
     pub sent_at: Millis,
+    /// The remote cluster's last list of our jobs named this forward (not in the log):
+    /// its last report of its queues counts the job. Until then Phase II counts it
+    /// against the room of the queue it went to itself.
+    pub listed: bool,
     // ---- execution side ----
     /// The cluster it was forwarded from ("" = submitted here), its id and index there,
     /// and that cluster's forward attempt: from its JOB_ACCEPT.

@@ -172,14 +172,17 @@ impl Sched {
     /// The queues named (empty: all), highest priority first.
     pub fn queues_view(&self, names: &[String]) -> QueuesView {
         let mut out = QueuesView::default();
+        // The core's lost_and_found holding no job is as if it did not exist.
+        let shown = |q: &&Queue| !self.queue_hidden(q);
         for name in names {
-            if !self.queues().iter().any(|q| &q.name == name) {
+            if !self.queues().iter().filter(shown).any(|q| &q.name == name) {
                 out.not_found.push(name.clone());
             }
         }
         let mut queues: Vec<&Queue> = self
             .queues()
             .iter()
+            .filter(shown)
             .filter(|q| names.is_empty() || names.contains(&q.name))
             .collect();
         queues.sort_by_key(|q| std::cmp::Reverse(q.priority));

@@ -13,7 +13,10 @@
 //! `Job not modified.` (exit 255). A pending job takes every change; a started job its
 //! resource requirement, and with `LSB_MOD_ALL_JOBS=Y` its output and error files,
 //! rerunnable flag and CPU, memory and run limits. bmod of an array changes its pending
-//! elements (`"id[i]"`: that element).
+//! elements (`"id[i]"`: that element). `-J "%k"` of an array changes only its limit on
+//! running elements (LSF's `-J "%job_limit"`): the array keeps its name, whatever state
+//! its elements are in; on one element it is refused (`Change job name is not allowed
+//! for job array`).
 
 use super::bsub::{self, BsubOpts, JobCommand, Submitter, ValueCtx};
 use super::opts::{self, Item, Spec};
@@ -22,7 +25,8 @@ use std::process::ExitCode;
 
 /// bmod's usage text.
 pub const USAGE: &str = "Usage: bmod [-h] [-V] [-x | -xn] [-r | -rn] [-N | -Nn] [-B | -Bn]
-            [-q \"queue_name ...\" | -qn] [-J job_name | -Jn] [-n min_proc[,max_proc] | -nn]
+            [-q \"queue_name ...\" | -qn] [-J job_name | -J \"%job_limit\" | -Jn]
+            [-n min_proc[,max_proc] | -nn]
             [-o out_file | -oo out_file | -on] [-e err_file | -eo err_file | -en]
             [-i in_file | -in] [-W [hour:]minute | -Wn] [-M mem_limit | -Mn]
             [-c [hour:]minute | -cn] [-F file_limit | -Fn] [-D data_limit | -Dn]

@@ -699,3 +699,25 @@ fn a_mig_record_is_shown_in_the_long_history() {
         "{text}"
     );
 }
+
+/// Issue 50 item 3: `bmod -J "%1"` of an array (a JOB_MODIFY2 whose job name is `%1`)
+/// changes its limit, not its name: bhist shows it and `-J` finds it by its name still.
+#[test]
+fn job_modify2_of_an_array_limit_keeps_its_name() {
+    use basalt_core::job::sub;
+    let mut recs = sample();
+    for r in &mut recs {
+        if let Record::JobNew(n) = r
+            && n.job_id == 101
+        {
+            n.job_name = "arr[1-3]".into();
+        }
+    }
+    recs.push(Record::JobModify2(Box::new(modify2(|m| {
+        m.options = sub::JOB_NAME;
+        m.job_name = "%1".into();
+    }))));
+    let jobs = history::build(recs);
+    let j = jobs.iter().find(|j| j.job_id == 101).expect("job 101");
+    assert_eq!(j.sub.job_name, "arr[1-3]%1");
+}

@@ -7,8 +7,11 @@
 //!   queue that the pass could not place, and that waits for no job-level reason (start
 //!   time, dependency, pre-execution retry, array limit, queue inactive), goes to the
 //!   remote receive-jobs queue [`choose`] picks from the capacity each remote cluster
-//!   last reported ([`Sched::mc_set_remote`](crate::Sched::mc_set_remote)): logged `JOB_FORWARD`, then sent
-//!   ([`Effect::McForward`]). The job stays pending here (reason
+//!   last reported ([`Sched::mc_set_remote`](crate::Sched::mc_set_remote)), with the
+//!   jobs we forwarded that the report does not count yet (its cluster's list of our
+//!   jobs did not name them: [`McJob::listed`](crate::McJob)) added to their queue as
+//!   pending there, so a forward takes its queue's room at once, in its pass and the
+//!   next ones: logged `JOB_FORWARD`, then sent ([`Effect::McForward`]). The job stays pending here (reason
 //!   [`pend::MC_FORWARDED`](basalt_core::job::pend)) until the remote cluster's list of
 //!   our jobs ([`Sched::mc_remote_jobs`](crate::Sched::mc_remote_jobs)) says it started, ended or came back; its start
 //!   and end are logged here as JOB_START (hosts `host@cluster`) and JOB_STATUS, so
@@ -339,8 +342,10 @@ impl crate::Sched {
             .map(|q| (u32::MAX - q.priority, q.name.clone()))
             .collect();
         queues.sort();
-        // Jobs sent to each remote queue in this pass (its room shrinks by them).
-        let mut planned: BTreeMap<(String, String), u32> = BTreeMap::new();
+        // Each remote queue as Phase II sees it: as its cluster last reported it, plus the
+        // jobs we sent it that the report does not count yet (before this pass, and in
+        // it as they are sent).
+        let mut seen = self.mc_unreported();
         let mut sends: Vec<(JobKey, String, String)> = Vec::new();
         for (_, qname) in queues {
             let Some(targets) = self.cfg.mc.send.get(&qname) else {
@@ -369,25 +374,22 @@ impl crate::Sched {
                     }) {
                         continue;
                     }
-                    let Some(q) = self
-                        .mc_remote
-                        .get(rc)
-                        .and_then(|r| r.queues.as_ref())
-                        .and_then(|qs| qs.iter().find(|q| q.name == *rq))
-                    else {
+                    let Some(q) = seen.get(&(rc.clone(), rq.clone())) else {
                         continue;
                     };
-                    let taken = planned.get(&(rc.clone(), rq.clone())).copied().unwrap_or(0);
                     cands.push(Candidate {
                         cluster: rc,
                         queue: q,
-                        room: q.room().saturating_sub(taken),
+                        room: choice_room(q),
                     });
                 }
                 let rr = self.job_res_req(&j.sub);
                 if let Some(i) = choose(&cands, &rr, self.cfg.mc.policy) {
                     let (c, q) = (cands[i].cluster.to_owned(), cands[i].queue.name.clone());
-                    *planned.entry((c.clone(), q.clone())).or_default() += 1;
+                    let slots = j.slots();
+                    if let Some(v) = seen.get_mut(&(c.clone(), q.clone())) {
+                        take(v, 1, slots);
+                    }
                     sends.push((*key, c, q));
                 }
             }
@@ -407,6 +409,42 @@ impl crate::Sched {
                 attempt,
             });
         }
+    }
+
+    /// The receive-jobs queues of the remote clusters that answered, by (cluster,
+    /// queue), as Phase II counts them: as last reported, with the jobs we forwarded
+    /// there that the remote cluster's last list of our jobs did not name (it reported
+    /// before they arrived) counted as pending there and as taking free slots — so a
+    /// job just forwarded counts against its queue's room at once, not only after the
+    /// next report.
+    fn mc_unreported(&self) -> BTreeMap<(String, String), RemoteQueue> {
+        let mut out: BTreeMap<(String, String), RemoteQueue> = BTreeMap::new();
+        for (cluster, r) in &self.mc_remote {
+            for q in r.queues.iter().flatten() {
+                out.insert((cluster.clone(), q.name.clone()), q.clone());
+            }
+        }
+        for qname in self.cfg.mc.send.keys() {
+            let Some(pending) = self.counts.pending.get(qname.as_str()) else {
+                continue;
+            };
+            for (_, key) in pending.iter() {
+                let Some(j) = self.jobs.get(key).filter(|j| j.state == JobState::Pend) else {
+                    continue;
+                };
+                let Some(m) = j.mc.as_deref().filter(|m| !m.fwd_cluster.is_empty()) else {
+                    continue;
+                };
+                if m.listed {
+                    continue;
+                }
+                let at = (m.fwd_cluster.to_string(), m.fwd_queue.to_string());
+                if let Some(q) = out.get_mut(&at) {
+                    take(q, 1, j.slots());
+                }
+            }
+        }
+        out
     }
 
     /// The forward of `key` was (re)sent at `now`: its attempt number.
@@ -430,6 +468,7 @@ impl crate::Sched {
             m.forwards += 1;
             m.remote_id = 0;
             m.sent_at = 0;
+            m.listed = false;
             j.pend_reasons = Arc::new(BTreeMap::from([(pend::MC_FORWARDED, Vec::new())]));
         }
     }
@@ -549,6 +588,12 @@ impl crate::Sched {
                 continue;
             }
             let Some(r) = r else {
+                if let Some(m) = self.jobs.get_mut(&key).and_then(|j| j.mc.as_mut()) {
+                    m.listed = false;
+                }
+                let Some(m) = self.jobs.get(&key).and_then(|j| j.mc.as_deref()) else {
+                    continue;
+                };
                 if m.remote_id != 0 {
                     self.mc_return(t, key, RETURN_LOST);
                 } else if now - m.sent_at >= RESEND_AFTER {
@@ -565,6 +610,7 @@ impl crate::Sched {
             };
             if let Some(m) = self.jobs.get_mut(&key).and_then(|j| j.mc.as_mut()) {
                 m.remote_id = r.remote_id;
+                m.listed = true;
             }
             if r.returned != 0 {
                 self.mc_return(t, key, r.returned);
@@ -654,6 +700,23 @@ impl crate::Sched {
                 PEND_MC_RETURNED,
             ));
         }
+    }
+}
+
+/// `jobs` more MultiCluster jobs, asking `slots` slots, pending in remote queue `q`.
+fn take(q: &mut RemoteQueue, jobs: u32, slots: u32) {
+    q.mc_pending = q.mc_pending.saturating_add(jobs);
+    q.pending_slots = q.pending_slots.saturating_add(slots);
+    q.free_slots = q.free_slots.saturating_sub(slots);
+}
+
+/// A queue's room as Phase II orders the queues: IMPT_JOBBKLG less its pending
+/// MultiCluster jobs; without IMPT_JOBBKLG every queue has room, and the one with fewer
+/// such jobs pending has more.
+fn choice_room(q: &RemoteQueue) -> u32 {
+    match q.impt_jobbklg {
+        Some(_) => q.room(),
+        None => u32::MAX.saturating_sub(q.mc_pending),
     }
 }
 
