@@ -210,7 +210,14 @@ fn arrays_limits_elements_and_dependencies() -> Result<()> {
     // A dependency on the array by name: waits for every element.
     let arr2 = c.bsub(&work, &["-J", "later[1-3]", "-o", "/dev/null", "sleep 3"])?;
     let dep = c.bsub(&work, &["-w", "done(later)", "-o", "dep.%J", "echo after"])?;
-    let never = c.bsub(&work, &["-w", "done(nosuchjob)", "-o", "/dev/null", "true"])?;
+    // A condition naming no job is refused (issue 50 item 7); one that can no longer
+    // hold once the array has started waits with LSF's reason.
+    let e = bsub_refused(&c, &work, &["-w", "done(nosuchjob)", "true"])?;
+    assert!(
+        e.contains("No matching job found. Job not submitted."),
+        "{e}"
+    );
+    let never = c.bsub(&work, &["-w", "!started(later)", "-o", "/dev/null", "true"])?;
     let reason = |id: u64, want: &str| {
         wait_for(
             &format!("job {id} to pend with {want:?}"),

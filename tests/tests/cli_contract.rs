@@ -2276,3 +2276,65 @@ fn done_dependencies() -> Result<()> {
     }
     Ok(())
 }
+
+/// Issue 50 item 7: what LSF refuses at submission (the job would pend forever), as
+/// `bsub` prints it — the reason then `. Job not submitted.` on stderr, nothing on
+/// stdout, exit 255, no job: a `-m` host the queue does not use, a `-w` naming no job
+/// mbatchd holds, an unclosed `[` in `-R`, a user with no share in a fairshare queue.
+#[test]
+fn submissions_lsf_refuses() -> Result<()> {
+    let t = T::start("contract-refusals", 2)?;
+    t.c.add_queues(
+        "\nBegin Queue\nQUEUE_NAME = onlya\nPRIORITY = 10\nHOSTS = hostA\nEnd Queue\n\
+         \nBegin Queue\nQUEUE_NAME = fair\nPRIORITY = 10\n\
+         FAIRSHARE = USER_SHARES[[nosuchuser, 1]]\nEnd Queue\n",
+    )?;
+    let named = t.submit(&["-H", "-J", "named", "-o", "/dev/null", "true"])?;
+    let arr = t.submit(&["-H", "-J", "arr[1-2]", "-o", "/dev/null", "true"])?;
+    let no_job = "No matching job found. Job not submitted.\n";
+    for (args, want) in [
+        (
+            &["-q", "onlya", "-m", "hostB", "true"][..],
+            "hostB: Host or host group is not used by the queue. Job not submitted.\n",
+        ),
+        (&["-w", "done(99999)", "true"], no_job),
+        (&["-w", "exit(nosuchname)", "true"], no_job),
+        (&["-w", "done(arr[5])", "true"], no_job),
+        (
+            &["-R", "select[mem>0", "true"],
+            "Bad resource requirement syntax. Job not submitted.\n",
+        ),
+        (
+            &["-q", "fair", "true"],
+            "User cannot use the queue. Job not submitted.\n",
+        ),
+    ] {
+        let o = t.run("bsub", args)?;
+        assert_eq!(
+            (o.code, o.stdout.as_str(), o.stderr.as_str()),
+            (Some(255), "", want),
+            "bsub {args:?}\n{}",
+            o.show()
+        );
+    }
+    // What LSF takes.
+    let mut ids = vec![named, arr];
+    ids.push(t.submit_q(
+        "onlya",
+        &["-q", "onlya", "-m", "hostA", "-o", "/dev/null", "true"],
+    )?);
+    for cond in [
+        format!("done({named})"),
+        "ended(named)".into(),
+        "done(arr[1])".into(),
+    ] {
+        ids.push(t.submit(&["-w", &cond, "-H", "-o", "/dev/null", "true"])?);
+    }
+    let jobs = t.jobs()?;
+    assert_eq!(
+        jobs.keys().copied().collect::<Vec<_>>(),
+        ids,
+        "no refused submission made a job: {jobs:?}"
+    );
+    Ok(())
+}

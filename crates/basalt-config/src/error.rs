@@ -53,12 +53,26 @@ fn located(f: &mut fmt::Formatter<'_>, file: &Path, line: usize, msg: &str) -> f
     }
 }
 
-/// Every error found in a configuration, in the order the files were read.
+/// Every error found in a configuration, in the order the files were read (`.0`), and
+/// every warning of the same load (`.1`): a configuration with errors is checked whole,
+/// so that `badmin ckconfig` lists every problem in one run.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigErrors(pub Vec<ConfigError>);
+pub struct ConfigErrors(pub Vec<ConfigError>, pub Vec<Warning>);
+
+impl ConfigErrors {
+    /// The errors.
+    pub fn errors(&self) -> &[ConfigError] {
+        &self.0
+    }
+
+    /// The warnings found with them.
+    pub fn warnings(&self) -> &[Warning] {
+        &self.1
+    }
+}
 
 impl fmt::Display for ConfigErrors {
-    /// One problem per line, `path:line: message`.
+    /// One error per line, `path:line: message` (the warnings are not shown).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, e) in self.0.iter().enumerate() {
             if i > 0 {

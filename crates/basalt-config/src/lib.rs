@@ -11,9 +11,11 @@
 //! Inputs: a directory holding `lsf.conf` (`LSF_ENVDIR`) and the files it
 //! points at; nothing else (no environment variables, no network).
 //! Outputs: a [`Config`] plus [`Warning`]s (unknown keywords, ignored
-//! sections, keywords read but not applied yet: [`not_applied`]), or every
-//! problem found in every file at once as [`ConfigErrors`], each naming
-//! `file:line`.
+//! sections, keywords read but not applied yet: [`not_applied`], names the files
+//! give each other that mean nothing: `batch::names`), or every error found in
+//! every file at once as [`ConfigErrors`], with the warnings of the same load;
+//! each names `file:line`. A queue's USERS are judged against the system's users
+//! only by [`load_with_users`] (the caller asks the user database).
 
 pub mod batch;
 pub mod cluster;
@@ -171,15 +173,27 @@ pub fn is_executable(p: &Path) -> bool {
     std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
-/// Load lsf.conf, lsf.shared, lsf.cluster.<cluster> and every lsb.* file.
+/// Load lsf.conf, lsf.shared, lsf.cluster.<cluster> and every lsb.* file. A queue's
+/// USERS are not judged (no user database is asked): see [`load_with_users`].
 pub fn load(envdir: &Path) -> Result<Loaded, ConfigErrors> {
-    load_impl(envdir, true, None)
+    load_impl(envdir, true, None, None)
+}
+
+/// [`load`], judging the names of a queue's USERS too: `user_known` tells whether a name
+/// is a user of the system (mbatchd and `badmin ckconfig` ask the password database). A
+/// name that is no user, no user group of lsb.users and not `all` is a warning and is
+/// dropped; a queue left with no valid user is ignored with a warning, as LSF does.
+pub fn load_with_users(
+    envdir: &Path,
+    user_known: &dyn Fn(&str) -> bool,
+) -> Result<Loaded, ConfigErrors> {
+    load_impl(envdir, true, None, Some(user_known))
 }
 
 /// Load only what LIM and the `ls*` commands need: lsf.conf, lsf.shared and
 /// lsf.cluster.<cluster>. `batch` is left at its default.
 pub fn load_lim(envdir: &Path) -> Result<Loaded, ConfigErrors> {
-    load_impl(envdir, false, None)
+    load_impl(envdir, false, None, None)
 }
 
 /// Join `p` to `base` unless it is absolute; `.` components are dropped.
@@ -253,12 +267,14 @@ pub(crate) fn load_impl(
     envdir: &Path,
     with_batch: bool,
     source: Option<std::sync::Arc<snapshot::Snapshot>>,
+    user_known: Option<&dyn Fn(&str) -> bool>,
 ) -> Result<Loaded, ConfigErrors> {
     let mut diag = Diag {
         source,
         ..Diag::default()
     };
-    let fail = |diag: Diag| Err(ConfigErrors(diag.errors));
+    // The warnings go with the errors: one load (one `badmin ckconfig`) reports all.
+    let fail = |diag: Diag| Err(ConfigErrors(diag.errors, diag.warnings));
 
     let conf_path = envdir.join("lsf.conf");
     let Some(text) = read_file(&mut diag, &conf_path, true) else {
@@ -294,7 +310,7 @@ pub(crate) fn load_impl(
             &cluster_name,
             diag.source.as_deref(),
         );
-        batch::load(&mut diag, &dir, &shared, &cluster)
+        batch::load(&mut diag, &dir, &shared, &cluster, user_known)
     } else {
         Batch::default()
     };

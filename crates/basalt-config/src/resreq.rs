@@ -67,6 +67,24 @@ fn split(s: &str) -> Parts {
     parts
 }
 
+/// Is every `[` of a resource requirement closed by a `]`, and every `]` closing one?
+/// (`select[bigmem` is LSF's "Bad resource requirement syntax", not a section that runs
+/// to the end of the string.)
+pub fn brackets_closed(s: &str) -> bool {
+    let mut depth = 0usize;
+    for c in s.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return false,
+            },
+            _ => {}
+        }
+    }
+    depth == 0
+}
+
 /// The select parts of a resource requirement (`select[]` bodies and text outside any
 /// section, in order) and its other sections as (keyword, body).
 pub fn sections(s: &str) -> (Vec<String>, Vec<(String, String)>) {
@@ -174,6 +192,26 @@ pub fn merge(reqs: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn brackets_must_be_closed_and_closed_once() {
+        for ok in [
+            "",
+            "mem>1",
+            "select[bigmem]",
+            "select[a] rusage[mem=1||swp=2] span[ptile='!',SGI:4]",
+        ] {
+            assert!(brackets_closed(ok), "{ok}");
+        }
+        for bad in [
+            "select[bigmem",
+            "select[a]]",
+            "a]",
+            "rusage[mem=1 span[hosts=1]",
+        ] {
+            assert!(!brackets_closed(bad), "{bad}");
+        }
+    }
 
     fn m(v: &[&str]) -> String {
         merge(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())

@@ -183,7 +183,7 @@ impl Select {
         res_req: &str,
         kinds: BTreeMap<String, NameKind>,
     ) -> Result<Select, BadResReq> {
-        if res_req.len() > 4096 {
+        if res_req.len() > 4096 || !crate::resreq::brackets_closed(res_req) {
             return Err(BadResReq);
         }
         let (select, _) = crate::resreq::sections(res_req);

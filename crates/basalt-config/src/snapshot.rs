@@ -115,7 +115,7 @@ impl Snapshot {
 /// Load the configuration from a snapshot (as [`crate::load`] would have from the files
 /// it holds). `envdir` is where lsf.conf was.
 pub fn load_snapshot(envdir: &Path, snap: Snapshot) -> Result<Loaded, ConfigErrors> {
-    crate::load_impl(envdir, true, Some(std::sync::Arc::new(snap)))
+    crate::load_impl(envdir, true, Some(std::sync::Arc::new(snap)), None)
 }
 
 #[cfg(test)]

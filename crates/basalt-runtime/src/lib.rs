@@ -81,6 +81,22 @@ pub fn envdir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/etc"))
 }
 
+/// Is `name` a user the password database knows (getpwnam)? What the configuration
+/// check of a queue's USERS asks ([`basalt_config::load_with_users`]). A lookup that
+/// fails (the database cannot be asked) counts as known: a queue is never dropped
+/// because a directory service was down.
+pub fn user_known(name: &str) -> bool {
+    !matches!(nix::unistd::User::from_name(name), Ok(None))
+}
+
+/// The whole configuration as mbatchd and `badmin ckconfig` check it: every file, with a
+/// queue's USERS judged against the password database ([`user_known`]).
+pub fn load_batch_config(
+    envdir: &std::path::Path,
+) -> Result<basalt_config::Loaded, basalt_config::ConfigErrors> {
+    basalt_config::load_with_users(envdir, &user_known)
+}
+
 /// The tracing level of an `LSF_LOG_MASK` value (LSF's syslog priorities: LOG_ERR,
 /// LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG, LOG_DEBUG1..3).
 pub fn log_mask_level(mask: &str) -> &'static str {

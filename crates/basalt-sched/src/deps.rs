@@ -45,6 +45,37 @@ impl Sched {
         out
     }
 
+    /// Does dependency target `t` of a condition `user` gives now (a submission, bmod -w
+    /// of job `own`) name a job in memory: by id any job but `own` (`id[i]`: that
+    /// element), by name one of `user`'s own jobs (`name[i]`: its element i)? Remembered
+    /// cleaned jobs do not count: LSF no longer finds them.
+    pub(crate) fn dep_target_found(&self, user: &str, own: Option<u64>, t: &Target) -> bool {
+        let sel_ok = |sel: IdxSel, idx: u32| match sel {
+            IdxSel::All | IdxSel::Same => true,
+            IdxSel::One(i) => idx == i,
+        };
+        match t {
+            Target::Id(id, sel) => {
+                Some(*id) != own
+                    && self
+                        .jobs
+                        .range((*id, 0)..=(*id, u32::MAX))
+                        .any(|(k, _)| sel_ok(*sel, k.1))
+            }
+            Target::Name(pat, sel) => self.jobs.values().any(|o| {
+                Some(o.id) != own
+                    && o.sub.user == user
+                    && sel_ok(*sel, o.idx)
+                    && if o.sub.job_name.is_empty() {
+                        wildcard(pat, &o.sub.command)
+                    } else {
+                        let base = array::base_name(&o.sub.job_name);
+                        wildcard(pat, base) || wildcard(pat, &o.sub.job_name)
+                    }
+            }),
+        }
+    }
+
     /// Each job a dependency target of `j` names: its key, state, and whether it is a
     /// remembered cleaned job.
     pub(crate) fn dep_matches(

@@ -7,8 +7,10 @@
 //!   together, or, when the group has a `USER_SHARES` tree in lsb.users, that tree
 //!   below it (hierarchical fairshare); `[group@, n]` and `[default, n]` give each user
 //!   they cover (`default`: every user not otherwise named) an account of n shares;
-//!   `[all, n]` is every user together. A user the list gives no share to is served
-//!   last.
+//!   `[all, n]` is every user together, `[others, n]` every user not otherwise named
+//!   together. A user the list gives no share to cannot submit to the queue (LSF's `User
+//!   cannot use the queue`); one left with jobs in it by a change of the list is served
+//!   last, under an account of 0 shares named after them.
 //! * **Dynamic priority** of an account (a group's counts its members'):
 //!   `shares / (cpu_time × CPU_TIME_FACTOR + run_time × RUN_TIME_FACTOR + (1 + job_slots)
 //!   × RUN_JOB_FACTOR + committed × COMMITTED_RUN_TIME_FACTOR)`, with the CPU and run
@@ -347,6 +349,10 @@ impl Sched {
         if let Some(e) = entries.iter().find(|e| e.name == "all") {
             return Some(vec![("all".to_owned(), e.shares)]);
         }
+        // `others`: every user not otherwise named, together.
+        if let Some(e) = entries.iter().find(|e| e.name == "others") {
+            return Some(vec![("others".to_owned(), e.shares)]);
+        }
         entries
             .iter()
             .find(|e| e.name == "default")
@@ -419,7 +425,7 @@ impl Sched {
             }
             let path = self
                 .share_path_of(entries, user, group)
-                .unwrap_or_else(|| vec![(format!("{user} (no share)"), 0)]);
+                .unwrap_or_else(|| vec![(user.to_string(), 0)]);
             let n = tree.node(&path);
             tree.users.insert(key, n);
             n

@@ -191,7 +191,10 @@ fn a_hierarchical_share_tree_divides_a_groups_share_among_its_members() {
 }
 
 /// `[group@, n]` gives each member an account of n shares, `[default, n]` every user
-/// not named; a user with no share is served after every account.
+/// not named, `[others, n]` every user not named together; a user with no share cannot
+/// submit (issue 50 item 7), and one whose share a new list took away (the jobs of the
+/// log, replayed on it) is served after every account, in a row of 0 shares under their
+/// own name.
 #[test]
 fn group_at_default_and_users_without_a_share() {
     let s = fair("[dev@, 2] [default, 1]", &[("dev", &["dan", "dee"], "")]);
@@ -199,12 +202,38 @@ fn group_at_default_and_users_without_a_share() {
     assert_eq!(s.share_path_of(q, "dan", ""), Some(vec![("dan".into(), 2)]));
     assert_eq!(s.share_path_of(q, "dee", ""), Some(vec![("dee".into(), 2)]));
     assert_eq!(s.share_path_of(q, "zed", ""), Some(vec![("zed".into(), 1)]));
-    let s = fair("[alice, 1]", &[]);
-    assert_eq!(s.share_path_of(&s.queues[0].user_shares, "bob", ""), None);
+    let s = fair("[alice, 1] [others, 3]", &[]);
+    let q = &s.queues[0].user_shares;
+    assert_eq!(
+        s.share_path_of(q, "alice", ""),
+        Some(vec![("alice".into(), 1)])
+    );
+    assert_eq!(
+        s.share_path_of(q, "zed", ""),
+        Some(vec![("others".into(), 3)])
+    );
     let mut s = fair("[alice, 1]", &[]);
+    assert_eq!(s.share_path_of(&s.queues[0].user_shares, "bob", ""), None);
+    assert_eq!(
+        s.submit(T0, &who("bob"), cmd("b")),
+        Err(SchedError::UserNotInQueue)
+    );
+    let mut s = fair("[alice, 1] [bob, 1]", &[]);
+    let mut log = logged(&s.take_effects());
     submit_all(&mut s, &["bob", "alice"], 4, T0);
-    let started = rounds(&mut s, T0, 1);
+    log.extend(logged(&s.take_effects()));
+    let mut r = fair("[alice, 1]", &[]);
+    r.replay(log.iter());
+    let started = rounds(&mut r, T0, 1);
     assert_eq!(started, vec!["alice"; 4]);
+    let rows = r.share_info(0, T0);
+    assert!(
+        rows[0]
+            .rows
+            .iter()
+            .any(|row| row.name == "bob" && row.shares == 0),
+        "{rows:?}"
+    );
 }
 
 /// The history is taken from the jobs' ends in lsb.events: a replay rebuilds it.

@@ -156,6 +156,10 @@ pub enum SchedError {
     UserNotInQueue,
     #[error("Bad host name, host group name or cluster name")]
     BadHost,
+    /// `bsub -m` (bmod -m, brestart -m) naming a host or host group the queue does not
+    /// use (LSBE_QUEUE_HOST): the name as given, which LSF prints before the reason.
+    #[error("{0}: Host or host group is not used by the queue")]
+    QueueHost(String),
     #[error("Bad argument")]
     BadArgument(String),
     #[error("User permission denied")]
@@ -763,6 +767,8 @@ mod pass_tests;
 mod pool_tests;
 #[cfg(test)]
 mod preempt_tests;
+#[cfg(test)]
+mod refusal_tests;
 #[cfg(test)]
 mod requeue_tests;
 #[cfg(test)]

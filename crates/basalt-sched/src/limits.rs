@@ -11,115 +11,12 @@
 //! `LSF_UNIT_FOR_LIMITS` (KB by default; a `K M G T P E` suffix names another unit),
 //! PROCESSLIMIT a count.
 
-use std::collections::BTreeMap;
-
 /// Positions in a submission's `rlimits` (LSF_RLIMIT order).
 pub use basalt_core::rlimit as idx;
 
-/// One queue limit: `[default] maximum`, in the job's units (seconds, KB or a count).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct QueueLimit {
-    pub default: Option<i64>,
-    pub max: i64,
-}
-
-/// A queue's limits by LSF_RLIMIT position.
-pub type QueueLimits = [Option<QueueLimit>; 11];
-
-#[derive(Clone, Copy)]
-enum Kind {
-    Minutes,
-    Size,
-    Count,
-}
-
-/// The keywords, their positions and kinds.
-const KEYS: &[(&str, usize, Kind)] = &[
-    ("CPULIMIT", idx::CPU, Kind::Minutes),
-    ("RUNLIMIT", idx::RUN, Kind::Minutes),
-    ("MEMLIMIT", idx::RSS, Kind::Size),
-    ("SWAPLIMIT", idx::SWAP, Kind::Size),
-    ("FILELIMIT", idx::FSIZE, Kind::Size),
-    ("DATALIMIT", idx::DATA, Kind::Size),
-    ("STACKLIMIT", idx::STACK, Kind::Size),
-    ("CORELIMIT", idx::CORE, Kind::Size),
-    ("PROCESSLIMIT", idx::PROCESS, Kind::Count),
-];
-
-/// KB in one `unit` (`KB`, `MB`, ... or the letter alone).
-fn unit_kb(unit: &str) -> Option<f64> {
-    let u = unit.trim().to_ascii_uppercase();
-    let u = u.strip_suffix('B').unwrap_or(&u);
-    Some(match u {
-        "K" | "" => 1.0,
-        "M" => 1024.0,
-        "G" => 1024.0 * 1024.0,
-        "T" => 1024.0 * 1024.0 * 1024.0,
-        "P" => 1024.0_f64.powi(4),
-        "E" => 1024.0_f64.powi(5),
-        _ => return None,
-    })
-}
-
-fn value(v: &str, kind: Kind, unit: f64) -> Option<i64> {
-    let v = v.trim();
-    match kind {
-        Kind::Minutes => {
-            let v = v.split('/').next().unwrap_or(v).trim();
-            let minutes = match v.split_once(':') {
-                Some((h, m)) => {
-                    h.trim().parse::<i64>().ok()? * 60 + m.trim().parse::<i64>().ok()?
-                }
-                None => v.parse::<f64>().ok().filter(|x| x.is_finite())? as i64,
-            };
-            (minutes > 0).then_some(minutes.saturating_mul(60))
-        }
-        Kind::Size => {
-            let split = v.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(v.len());
-            let (num, suffix) = v.split_at(split);
-            let per = if suffix.is_empty() {
-                unit
-            } else {
-                unit_kb(suffix)?
-            };
-            let n: f64 = num.trim().parse().ok().filter(|x: &f64| x.is_finite())?;
-            (n >= 0.0).then(|| (n * per).min(i64::MAX as f64) as i64)
-        }
-        Kind::Count => v.parse::<i64>().ok().filter(|n| *n > 0),
-    }
-}
-
-/// Parse a queue's limit keywords (`settings`, upper-case keys as lsb.queues gives them);
-/// `unit` is `LSF_UNIT_FOR_LIMITS`. Returns the limits and the keywords whose value could
-/// not be read (those are not applied).
-pub fn parse(settings: &BTreeMap<String, String>, unit: &str) -> (QueueLimits, Vec<String>) {
-    let unit = unit_kb(unit).unwrap_or(1.0);
-    let mut out: QueueLimits = [None; 11];
-    let mut bad = Vec::new();
-    for (key, i, kind) in KEYS {
-        let Some(text) = settings.get(*key) else {
-            continue;
-        };
-        let words: Vec<&str> = text.split_whitespace().collect();
-        let parsed: Option<Vec<i64>> = words.iter().map(|w| value(w, *kind, unit)).collect();
-        match (parsed.as_deref(), words.len()) {
-            (Some([max]), 1) => {
-                out[*i] = Some(QueueLimit {
-                    default: None,
-                    max: *max,
-                });
-            }
-            (Some([default, max]), 2) if default <= max => {
-                out[*i] = Some(QueueLimit {
-                    default: Some(*default),
-                    max: *max,
-                });
-            }
-            _ => bad.push((*key).to_owned()),
-        }
-    }
-    (out, bad)
-}
+/// The limits' values, read by basalt-config (which refuses a configuration whose
+/// values do not parse).
+pub use basalt_config::batch::rlimits::{QueueLimit, QueueLimits, parse};
 
 /// A job's own limit: `None` when it set none (negative; 0 too except for the core size).
 fn own(job: &[i64; 11], i: usize) -> Option<i64> {
@@ -148,6 +45,7 @@ pub fn effective(job: &[i64; 11], q: &QueueLimits) -> [i64; 11] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     fn settings(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
         kv.iter()

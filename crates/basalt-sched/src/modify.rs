@@ -455,6 +455,10 @@ impl Sched {
             new.queue = j.queue.clone();
         }
         self.check_changed(caller, j, entering, &mut new)?;
+        // A new -w condition names jobs mbatchd holds, as at submission.
+        if let Change::Set(cond) = &m.depend_cond {
+            self.check_dependency_targets(&j.sub.user, Some(key.0), cond)?;
+        }
         if new.begin_time != 0 && new.term_time != 0 && new.begin_time > new.term_time {
             return Err(SchedError::StartAfterTerm);
         }

@@ -1,4 +1,11 @@
 //! bsub: checking a submission and giving it a job id.
+//!
+//! A submission is refused with LSF's reason (`SchedError`) when it cannot run as asked:
+//! among others a queue that does not exist, is closed or does not take the user (its
+//! USERS, and a fairshare queue's share list: a user with no share is refused), a `-m`
+//! host or host group the queue does not use (`H: Host or host group is not used by the
+//! queue`), a resource requirement that does not parse (an unclosed `[` included) and a
+//! `-w` condition naming a job mbatchd does not hold (`No matching job found`).
 
 use crate::{
     Caller, Event, Millis, Sched, SchedError, Str, Submission, array, bounds, depend, limits, secs,
@@ -40,6 +47,7 @@ impl Sched {
         }
         let admin = self.is_admin(caller);
         self.check_placement(&caller.user, admin, true, &mut s)?;
+        self.check_dependency_targets(&caller.user, None, &s.depend_cond)?;
         if let Some(spec) = array::parse(&s.job_name) {
             let spec = spec.map_err(|e| match e {
                 array::ArrayError::BadIndex => SchedError::BadArrayIndex,
@@ -116,6 +124,17 @@ impl Sched {
         {
             return Err(SchedError::UserNotInQueue);
         }
+        // A fairshare queue takes only the users its share list gives a share (LSF:
+        // "Even cluster and queue administrators cannot submit jobs to a fair share
+        // queue if they do not have a share assignment").
+        if entering
+            && !q.user_shares.is_empty()
+            && self
+                .share_path_of(&q.user_shares, user, &s.user_group)
+                .is_none()
+        {
+            return Err(SchedError::UserNotInQueue);
+        }
         // Each entry resolved to a host name (a host group to its hosts), its `+N`
         // preference level kept; `others` (or `all`) for every host not named.
         let mut asked: Vec<String> = Vec::new();
@@ -130,6 +149,8 @@ impl Sched {
                 });
             }
         };
+        // A host or host group the queue does not use is refused (LSBE_QUEUE_HOST), with
+        // the name as given; a group is when the queue uses none of its hosts.
         for h in &s.asked_hosts {
             let (name, level) = crate::schedule::asked::split(h);
             if name == "others" || name == "all" {
@@ -138,20 +159,21 @@ impl Sched {
             }
             // A host group of lsb.hosts stands for its hosts.
             if let Some(members) = self.cfg.host_groups.get(name) {
-                let mut any = false;
-                for m in members {
-                    if let Some(n) = self.host_name(m) {
-                        any = true;
-                        push(n, level);
-                    }
-                }
-                if !any {
+                let hosts: Vec<String> = members.iter().filter_map(|m| self.host_name(m)).collect();
+                if hosts.is_empty() {
                     return Err(SchedError::BadHost);
+                }
+                if !hosts.iter().any(|n| q.uses_host(n)) {
+                    return Err(SchedError::QueueHost(name.to_owned()));
+                }
+                for n in hosts {
+                    push(n, level);
                 }
                 continue;
             }
             match self.host_name(name) {
-                Some(n) => push(n, level),
+                Some(n) if q.uses_host(&n) => push(n, level),
+                Some(_) => return Err(SchedError::QueueHost(name.to_owned())),
                 None => return Err(SchedError::BadHost),
             }
         }
@@ -165,6 +187,30 @@ impl Sched {
         s.max_processors = s.max_processors.max(s.num_processors);
         if depend::parse(&s.depend_cond).is_err() {
             return Err(SchedError::BadDependency);
+        }
+        Ok(())
+    }
+
+    /// The jobs a `-w` condition of `user` names must be jobs mbatchd holds (LSF refuses
+    /// one that names none: "No matching job found"; a job cleaned from memory is not
+    /// found either). `own`: the id of the job whose condition this is (bmod -w), which
+    /// it cannot name. Checked at submission and bmod only: a logged condition is
+    /// replayed as it was accepted, whatever became of the jobs it names.
+    pub(crate) fn check_dependency_targets(
+        &self,
+        user: &str,
+        own: Option<u64>,
+        cond: &str,
+    ) -> Result<(), SchedError> {
+        let Ok(Some(expr)) = depend::parse(cond) else {
+            return Ok(());
+        };
+        let mut missing = false;
+        expr.for_each_target(&mut |t| {
+            missing = missing || !self.dep_target_found(user, own, t);
+        });
+        if missing {
+            return Err(SchedError::NoJob);
         }
         Ok(())
     }

@@ -47,16 +47,30 @@ const SPEC: Spec = Spec {
 };
 
 /// The configuration check of `reconfig`/`mbdrestart`/`ckconfig` (stderr text) and
-/// whether it found fatal errors. Keywords that are read but not applied yet are always
-/// listed (file, line, keyword, why); the other warnings only with `-v`.
+/// whether it found fatal errors. Every file is checked in one run: the errors, and the
+/// warnings of the same run whether or not there are errors. Keywords that are read but
+/// not applied yet are always listed (file, line, keyword, why); the other warnings only
+/// with `-v`.
 pub fn check_report(result: &Result<Loaded, ConfigErrors>, verbose: bool) -> (String, bool) {
     let mut out = String::from("Checking configuration files ...\n\n");
     match result {
         Err(errors) => {
-            for e in &errors.0 {
+            // Every problem of the one load: the errors, then the warnings found with
+            // them (the same ones a load without errors would list).
+            for e in errors.errors() {
                 out.push_str(&format!("{e}\n"));
             }
+            let warnings = errors.warnings();
+            for w in warnings.iter().filter(|w| verbose || w.not_applied) {
+                out.push_str(&format!("{w}\n"));
+            }
             out.push_str("There are fatal errors.\n");
+            let hidden = !verbose && warnings.iter().any(|w| !w.not_applied);
+            if hidden && warnings.iter().any(|w| w.not_applied) {
+                out.push_str("(badmin ckconfig -v lists the other warnings)\n");
+            } else if hidden {
+                out.push_str("(badmin ckconfig -v lists the warnings)\n");
+            }
             (out, true)
         }
         Ok(l) if l.warnings.is_empty() => {
@@ -210,7 +224,7 @@ async fn reconfig_sbatchds(config: &basalt_config::Config) {
 }
 
 fn config_check(verbose: bool) -> bool {
-    let result = basalt_config::load(&basalt_runtime::envdir());
+    let result = basalt_runtime::load_batch_config(&basalt_runtime::envdir());
     let (text, fatal) = check_report(&result, verbose);
     eprint!("{text}");
     !fatal
@@ -460,11 +474,14 @@ mod tests {
 
     #[test]
     fn configuration_check_text() {
-        let errors: Result<Loaded, ConfigErrors> = Err(ConfigErrors(vec![ConfigError {
-            file: PathBuf::from("/c/lsb.queues"),
-            line: 3,
-            message: "bad PRIORITY".into(),
-        }]));
+        let errors: Result<Loaded, ConfigErrors> = Err(ConfigErrors(
+            vec![ConfigError {
+                file: PathBuf::from("/c/lsb.queues"),
+                line: 3,
+                message: "bad PRIORITY".into(),
+            }],
+            Vec::new(),
+        ));
         let (text, fatal) = check_report(&errors, false);
         assert!(fatal);
         assert_eq!(
@@ -561,5 +578,84 @@ mod tests {
             );
             assert!(text.ends_with("(badmin ckconfig -v lists the other warnings)\n"));
         }
+    }
+
+    /// Issue 50 item 8: `badmin ckconfig` listed the warnings only once the fatal errors
+    /// were fixed; one run must list every problem of every file: the errors, and with
+    /// `-v` the warnings of lsb.params, lsb.queues and lsb.resources beside them.
+    #[test]
+    fn item8_ckconfig_reports_the_errors_and_the_warnings_of_every_file_in_one_run() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
+        let spec = basalt_config::embedded::DefaultCluster::new(
+            "basalt",
+            "nobody",
+            vec![basalt_config::embedded::DefaultHost {
+                name: "hostA".into(),
+                address: None,
+                server: true,
+            }],
+        );
+        let envdir = spec
+            .write(dir.path())
+            .unwrap_or_else(|e| panic!("write: {e}"));
+        let batch = dir.path().join("conf/lsbatch/basalt/configdir");
+        let edit = |file: &str, from: &str, to: &str| {
+            let path = batch.join(file);
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+            assert!(text.contains(from), "{file}: {from}");
+            std::fs::write(&path, text.replacen(from, to, 1)).unwrap_or_else(|e| panic!("{e}"));
+        };
+        // An error (lsb.queues) and warnings in three files.
+        edit(
+            "lsb.queues",
+            "PRIORITY     = 30",
+            "PRIORITY     = 30\nRUNLIMIT = 10 abc",
+        );
+        edit(
+            "lsb.queues",
+            "PRIORITY     = 43",
+            "PRIORITY     = 43\nHOSTS = hostA hostZ",
+        );
+        edit(
+            "lsb.params",
+            "DEFAULT_QUEUE",
+            "NO_SUCH_KEYWORD = 1\nDEFAULT_QUEUE",
+        );
+        std::fs::write(
+            batch.join("lsb.resources"),
+            "Begin Limit\nNAME = l\nQUEUES = normal nosuchq\nSLOTS = 2\nEnd Limit\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let at = |file: &str, needle: &str| {
+            let text = std::fs::read_to_string(batch.join(file)).unwrap_or_default();
+            let line = text.lines().position(|l| l.contains(needle)).unwrap_or(0) + 1;
+            format!("{}:{line}: ", batch.join(file).display())
+        };
+        let loaded = basalt_config::load(&envdir);
+        let (text, fatal) = check_report(&loaded, true);
+        assert!(fatal, "{text}");
+        for (file, needle, says) in [
+            ("lsb.queues", "RUNLIMIT = 10 abc", "RUNLIMIT: `abc`"),
+            ("lsb.queues", "HOSTS = hostA hostZ", "`hostZ`"),
+            ("lsb.params", "NO_SUCH_KEYWORD", "NO_SUCH_KEYWORD"),
+            ("lsb.resources", "nosuchq", "`nosuchq`"),
+        ] {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(&at(file, needle)))
+                .unwrap_or_default();
+            assert!(line.contains(says), "{file}: {says} missing:\n{text}");
+        }
+        assert!(text.ends_with("There are fatal errors.\n"), "{text}");
+        // Without -v the errors are listed, and the hint says what -v adds.
+        let (text, _) = check_report(&loaded, false);
+        assert!(
+            text.contains("RUNLIMIT") && !text.contains("hostZ"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("There are fatal errors.\n(badmin ckconfig -v lists the warnings)\n"),
+            "{text}"
+        );
     }
 }

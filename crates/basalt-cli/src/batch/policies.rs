@@ -78,17 +78,27 @@ fn fairshare_lines(q: &QueueInfo) -> String {
     out
 }
 
-/// LSF's `SHARE_INFO_FOR` table of one node of a share tree (bqueues -l, bhpart).
+/// LSF's `SHARE_INFO_FOR` table of one node of a share tree (bqueues -l, bhpart); a
+/// USER/GROUP wider than 12 characters is cut to `*` and its last 11.
 pub(crate) fn share_table(info: &basalt_proto::mbatchd::ShareInfo) -> String {
     let mut out = format!(
         "\nSHARE_INFO_FOR: {}\n USER/GROUP   SHARES  PRIORITY  STARTED  RESERVED  CPU_TIME  RUN_TIME   ADJUST\n",
         info.path
     );
     for r in &info.rows {
+        // A name wider than its column is cut with LSF's `*`: the numbers stay under
+        // their titles.
         let _ = writeln!(
             out,
-            " {:<12} {:>6} {:>9.3} {:>8} {:>9} {:>9.1} {:>9.0} {:>8.3}",
-            r.name, r.shares, r.priority, r.started, r.reserved, r.cpu_time, r.run_time, r.adjust
+            " {} {:>6} {:>9.3} {:>8} {:>9} {:>9.1} {:>9.0} {:>8.3}",
+            super::text::col(&r.name, 12),
+            r.shares,
+            r.priority,
+            r.started,
+            r.reserved,
+            r.cpu_time,
+            r.run_time,
+            r.adjust
         );
     }
     out
@@ -186,5 +196,51 @@ mod tests {
             \x20USER/GROUP   SHARES  PRIORITY  STARTED  RESERVED  CPU_TIME  RUN_TIME   ADJUST\n\
             \x20bo                1     0.333        0         0       0.0         0    0.000\n";
         assert!(got.contains(want), "{got}");
+    }
+
+    /// Issue 50 item 7: a row whose name is wider than the USER/GROUP column (the
+    /// `(no share)` row of a user without a share, a long user name) pushed its numbers
+    /// out from under their titles; the name is cut with LSF's `*` instead.
+    #[test]
+    fn item7_share_rows_line_up_under_their_titles_whatever_the_name() {
+        let row = |name: &str, shares| ShareRow {
+            name: name.into(),
+            shares,
+            priority: 0.5,
+            started: 1,
+            reserved: 0,
+            cpu_time: 1.0,
+            run_time: 2.0,
+            adjust: 0.0,
+        };
+        let info = ShareInfo {
+            path: "normal/".into(),
+            rows: vec![
+                row("al", 2),
+                row("bob (no share)", 0),
+                row("averyverylongname", 1),
+            ],
+        };
+        let t = super::share_table(&info);
+        let lines: Vec<&str> = t.lines().collect();
+        let header = lines[2];
+        assert!(header.starts_with(" USER/GROUP"), "{t}");
+        // Each column's value ends where its title ends.
+        let ends: Vec<usize> = header
+            .match_indices(|c: char| c != ' ')
+            .filter(|(i, _)| header[i + 1..].starts_with(' ') || i + 1 == header.len())
+            .map(|(i, _)| i)
+            .collect();
+        for line in &lines[3..] {
+            assert_eq!(line.len(), header.len(), "{t}");
+            for &e in &ends[1..] {
+                assert_ne!(line.as_bytes()[e], b' ', "column ending at {e}:\n{t}");
+                assert!(
+                    e + 1 == line.len() || line.as_bytes()[e + 1] == b' ',
+                    "column ending at {e}:\n{t}"
+                );
+            }
+        }
+        assert!(lines[5].starts_with(" *erylongname "), "{t}");
     }
 }

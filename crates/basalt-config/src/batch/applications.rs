@@ -109,6 +109,12 @@ pub(super) fn parse_applications(ctx: &mut Ctx<'_>, text: &str, out: &mut Vec<Ap
                     if k == "MAX_JOB_PREEMPT" && ctx.uint(e.line, k, &e.value).is_none() {
                         continue;
                     }
+                    if !e.value.trim().is_empty()
+                        && let Err(err) = super::rlimits::check(k, &e.value)
+                    {
+                        ctx.err(e.line, err);
+                        continue;
+                    }
                     if matches!(k, "JOB_INCLUDE_POSTPROC" | "JOB_POSTPROC_TIMEOUT") {
                         if super::postproc_setting(ctx, e.line, k, &e.value) {
                             app.other

@@ -7,7 +7,8 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShareEntry {
     /// A user, a user group, `group@` (each member of the group), `default` (each user
-    /// not otherwise named) or `all` (every user, together).
+    /// not otherwise named), `others` (every user not otherwise named, together) or `all`
+    /// (every user, together).
     pub name: String,
     pub shares: u32,
 }

@@ -47,10 +47,12 @@ mod applications;
 mod fairshare;
 mod hosts;
 mod multicluster;
+mod names;
 mod params;
 mod preempt;
 pub mod queues;
 mod resources;
+pub mod rlimits;
 mod users;
 
 pub use applications::*;
@@ -81,7 +83,6 @@ pub(super) fn window(ctx: &mut Ctx<'_>, line: usize, key: &str, v: &str) -> Opti
 
 // ---------------------------------------------------------------- loading
 
-/// Read every lsb.* file in `dir`. lsb.params and lsb.queues are required.
 /// JOB_INCLUDE_POSTPROC (lsb.params, lsb.applications): `Y` or `N`. JOB_POSTPROC_TIMEOUT:
 /// minutes, more than 0. A value that is neither is an error naming the line; true when
 /// the entry is one of the two and its value is good.
@@ -109,7 +110,16 @@ pub(super) fn postproc_setting(ctx: &mut Ctx<'_>, line: usize, key: &str, value:
     }
 }
 
-pub(crate) fn load(diag: &mut Diag, dir: &Path, shared: &Shared, cluster: &ClusterFile) -> Batch {
+/// Read every lsb.* file in `dir` (lsb.params and lsb.queues are required), then check
+/// the names they give each other ([`names`]); `user_known` tells whether a name is a user
+/// of the system (None: a queue's USERS are not judged).
+pub(crate) fn load(
+    diag: &mut Diag,
+    dir: &Path,
+    shared: &Shared,
+    cluster: &ClusterFile,
+    user_known: Option<&dyn Fn(&str) -> bool>,
+) -> Batch {
     let mut batch = Batch::default();
 
     let params_path = dir.join("lsb.params");
@@ -121,19 +131,9 @@ pub(crate) fn load(diag: &mut Diag, dir: &Path, shared: &Shared, cluster: &Clust
     }
 
     let queues_path = dir.join("lsb.queues");
-    if let Some(text) = crate::read_file(diag, &queues_path, true) {
-        batch.queues = parse_queues(&mut diag.file(&queues_path), &text, shared, cluster);
-        let mut ctx = diag.file(&params_path);
-        for q in &batch.params.default_queue {
-            if batch.queue(q).is_none() {
-                ctx.err(
-                    dq_line,
-                    format!("DEFAULT_QUEUE: queue `{q}` is not defined in lsb.queues"),
-                );
-            }
-        }
-        check_preemption(&mut diag.file(&queues_path), &batch.queues);
-        check_slot_pools(&mut diag.file(&queues_path), &batch.queues);
+    let queues_text = crate::read_file(diag, &queues_path, true);
+    if let Some(text) = &queues_text {
+        batch.queues = parse_queues(&mut diag.file(&queues_path), text, shared, cluster);
     }
 
     let hosts_path = dir.join("lsb.hosts");
@@ -159,15 +159,54 @@ pub(crate) fn load(diag: &mut Diag, dir: &Path, shared: &Shared, cluster: &Clust
         }
     }
 
+    // What lsb.queues names of the other files (every file read: one load reports every
+    // problem), then what depends on which queues are left.
+    if queues_text.is_some() {
+        let mut ctx = diag.file(&queues_path);
+        let known = names::Known {
+            cluster,
+            host_groups: &batch.host_groups,
+            user_groups: &batch.user_groups,
+            queues: Default::default(),
+        };
+        let mut queues = std::mem::take(&mut batch.queues);
+        let ignored = names::check_queues(&mut ctx, &mut queues, &known, user_known);
+        batch.queues = queues;
+        let mut ctx = diag.file(&params_path);
+        for q in &batch.params.default_queue {
+            if batch.queue(q).is_some() {
+                continue;
+            }
+            let why = if ignored.contains(q) {
+                "is ignored (lsb.queues)"
+            } else {
+                "is not defined in lsb.queues"
+            };
+            ctx.err(dq_line, format!("DEFAULT_QUEUE: queue `{q}` {why}"));
+        }
+        check_preemption(&mut diag.file(&queues_path), &batch.queues);
+        check_slot_pools(&mut diag.file(&queues_path), &batch.queues);
+    }
+
     let resources_path = dir.join("lsb.resources");
     if let Some(text) = crate::read_file(diag, &resources_path, false) {
+        let known = names::Known {
+            cluster,
+            host_groups: &batch.host_groups,
+            user_groups: &batch.user_groups,
+            queues: batch.queues.iter().map(|q| q.name.clone()).collect(),
+        };
+        let (mut limits, mut usage) = (Vec::new(), Vec::new());
         parse_resources(
             &mut diag.file(&resources_path),
             &text,
             shared,
-            &mut batch.limits,
-            &mut batch.reservation_usage,
+            &known,
+            &mut limits,
+            &mut usage,
         );
+        batch.limits = limits;
+        batch.reservation_usage = usage;
     }
 
     let apps_path = dir.join("lsb.applications");

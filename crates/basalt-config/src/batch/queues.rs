@@ -289,6 +289,9 @@ pub struct Queue {
     pub other: BTreeMap<String, String>,
     /// Line of the `Begin Queue`.
     pub line: usize,
+    /// The line of each keyword set (upper case): what a check made once the other
+    /// files are read names (HOSTS, USERS).
+    pub lines: BTreeMap<String, usize>,
 }
 
 impl Queue {
@@ -338,6 +341,7 @@ impl Queue {
             impt_jobbklg: Some(DEFAULT_IMPT_JOBBKLG),
             other: BTreeMap::new(),
             line,
+            lines: BTreeMap::new(),
         }
     }
 
@@ -412,6 +416,7 @@ pub(super) fn parse_queue(
             continue;
         }
         not_applied::check_entry(ctx, LSB_QUEUES, "Queue", &e.key, v, line);
+        q.lines.insert(key.clone(), line);
         let k = key.as_str();
         match k {
             "QUEUE_NAME" => q.name = v.to_owned(),
@@ -588,9 +593,12 @@ pub(super) fn parse_queue(
                 Ok(n) => q.impt_jobbklg = n,
                 Err(e) => ctx.err(line, format!("IMPT_JOBBKLG: {e}")),
             },
-            _ if QUEUE_LIMIT_KEYS.contains(&k) => {
-                q.limits.insert(key.clone(), v.to_owned());
-            }
+            _ if QUEUE_LIMIT_KEYS.contains(&k) => match super::rlimits::check(k, v) {
+                Ok(()) => {
+                    q.limits.insert(key.clone(), v.to_owned());
+                }
+                Err(e) => ctx.err(line, e),
+            },
             _ if QUEUE_KEYS.contains(&k) => {
                 q.other.insert(key.clone(), v.to_owned());
             }

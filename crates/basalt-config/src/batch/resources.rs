@@ -185,7 +185,12 @@ pub struct Limit {
     pub line: usize,
 }
 
-pub(super) fn limit_from(ctx: &mut Ctx<'_>, entries: &[Entry], line: usize) -> Option<Limit> {
+pub(super) fn limit_from(
+    ctx: &mut Ctx<'_>,
+    entries: &[Entry],
+    line: usize,
+    known: &super::names::Known<'_>,
+) -> Option<Limit> {
     let mut l = Limit {
         name: String::new(),
         users: Vec::new(),
@@ -277,6 +282,11 @@ pub(super) fn limit_from(ctx: &mut Ctx<'_>, entries: &[Entry], line: usize) -> O
             }
         }
     }
+    // The queues and hosts it names must exist (the others are dropped; a list left with
+    // nothing valid makes the Limit ignored).
+    if !super::names::check_limit(ctx, &mut l, known, &line_of) {
+        return None;
+    }
     Some(l)
 }
 
@@ -284,6 +294,7 @@ pub(super) fn parse_resources(
     ctx: &mut Ctx<'_>,
     text: &str,
     shared: &Shared,
+    known: &super::names::Known<'_>,
     out: &mut Vec<Limit>,
     usage: &mut Vec<ReservationUsage>,
 ) {
@@ -302,7 +313,7 @@ pub(super) fn parse_resources(
         let mut found = Vec::new();
         if section.looks_vertical() {
             let entries = lexer::vertical(ctx, &section);
-            found.extend(limit_from(ctx, &entries, section.line));
+            found.extend(limit_from(ctx, &entries, section.line, known));
         } else if let Some(table) = lexer::horizontal(ctx, &section) {
             for row in &table.rows {
                 let entries: Vec<Entry> = table
@@ -317,7 +328,7 @@ pub(super) fn parse_resources(
                         })
                     })
                     .collect();
-                found.extend(limit_from(ctx, &entries, row.line));
+                found.extend(limit_from(ctx, &entries, row.line, known));
             }
         }
         for l in found {

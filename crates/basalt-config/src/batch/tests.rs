@@ -23,6 +23,35 @@ fn shared() -> Shared {
     }
 }
 
+/// A cluster of hosts h1 and h2.
+fn two_hosts() -> ClusterFile {
+    let host = |name: &str| crate::cluster::ClusterHost {
+        name: name.into(),
+        model: None,
+        host_type: None,
+        server: true,
+        resources: Vec::new(),
+        run_window: None,
+        busy_thresholds: Default::default(),
+        address: None,
+        line: 1,
+    };
+    ClusterFile {
+        hosts: vec![host("h1"), host("h2")],
+        ..ClusterFile::default()
+    }
+}
+
+/// What a Limit may name: the hosts of `cluster` and queue `normal`.
+fn known(cluster: &ClusterFile) -> names::Known<'_> {
+    names::Known {
+        cluster,
+        host_groups: &[],
+        user_groups: &[],
+        queues: ["normal".to_owned()].into(),
+    }
+}
+
 fn with_ctx<T>(f: impl FnOnce(&mut Ctx<'_>) -> T) -> (T, Diag) {
     let mut d = Diag::default();
     let path = Path::new("f");
@@ -225,7 +254,14 @@ fn limits_vertical_and_horizontal() {
                 Begin Limit\nUSERS = x\nEnd Limit\n";
     let (limits, d) = with_ctx(|ctx| {
         let mut out = Vec::new();
-        parse_resources(ctx, text, &Shared::default(), &mut out, &mut Vec::new());
+        parse_resources(
+            ctx,
+            text,
+            &Shared::default(),
+            &known(&two_hosts()),
+            &mut out,
+            &mut Vec::new(),
+        );
         out
     });
     let lines: Vec<usize> = d.errors.iter().map(|e| e.line).collect();
@@ -461,7 +497,14 @@ fn reservation_usage_methods_and_errors() {
                 End ReservationUsage\n";
     let (usage, d) = with_ctx(|ctx| {
         let mut usage = Vec::new();
-        parse_resources(ctx, text, &shared, &mut Vec::new(), &mut usage);
+        parse_resources(
+            ctx,
+            text,
+            &shared,
+            &known(&two_hosts()),
+            &mut Vec::new(),
+            &mut usage,
+        );
         usage
     });
     let got: Vec<(&str, ReserveMethod, bool)> = usage
@@ -493,7 +536,14 @@ fn slots_per_processor_needs_per_host() {
                 Begin Limit\nNAME = c\nPER_HOST = all\nSLOTS_PER_PROCESSOR = many\nEnd Limit\n";
     let (limits, d) = with_ctx(|ctx| {
         let mut out = Vec::new();
-        parse_resources(ctx, text, &Shared::default(), &mut out, &mut Vec::new());
+        parse_resources(
+            ctx,
+            text,
+            &Shared::default(),
+            &known(&two_hosts()),
+            &mut out,
+            &mut Vec::new(),
+        );
         out
     });
     assert_eq!(limits.len(), 3);

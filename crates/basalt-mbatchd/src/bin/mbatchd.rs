@@ -32,7 +32,7 @@ fn main() -> std::process::ExitCode {
         return code;
     }
     let envdir = flags.envdir();
-    let (loaded, config_problem) = match basalt_config::load(&envdir) {
+    let (loaded, config_problem) = match basalt_runtime::load_batch_config(&envdir) {
         Ok(l) => (l, None),
         // A broken file on disk must not stop the batch service at a restart or a
         // failover: run on the last configuration that was accepted, and say so.
@@ -45,6 +45,10 @@ fn main() -> std::process::ExitCode {
         },
         Err(errors) => {
             eprintln!("mbatchd: configuration errors, not starting:\n{errors}");
+            if flags.check {
+                // -C: every problem of the check, the warnings too.
+                daemon::print_check_warnings(errors.warnings());
+            }
             return std::process::ExitCode::from(205);
         }
     };

@@ -65,6 +65,10 @@ pub fn apply(
         "cwd" => o.cwd = Some(v.to_owned()),
         "P" => o.project = Some(v.to_owned()),
         "G" => o.user_group = Some(v.to_owned()),
+        // Each -R on its own: merged with another, an unclosed `[` would be closed.
+        "R" if !basalt_config::resreq::brackets_closed(v) => {
+            return Err("Bad resource requirement syntax".to_owned());
+        }
         "R" => o.res_req.push(v.to_owned()),
         "m" => {
             // `host+N` keeps its preference level (mbatchd reads it); `+` alone or a

@@ -1228,3 +1228,24 @@ fn issue49_item11_priorities_and_time_limits_are_held_to_lsf_ranges() {
     }
     assert!(one(&["-We", "99999999999", "true"]).is_err());
 }
+
+/// Issue 50 item 7: `-R "select[bigmem"` ran as if the bracket were closed (a second
+/// `-R` closed it in the merge); LSF refuses it: `Bad resource requirement syntax`.
+#[test]
+fn item7_an_unclosed_bracket_in_r_is_refused() {
+    for args in [
+        &["-R", "select[bigmem", "x"][..],
+        &["-R", "select[bigmem", "-R", "rusage[mem=1]", "x"],
+        &["-R", "select[bigmem]]", "x"],
+    ] {
+        let items = opts::parse(&words(args), &SPEC, true).unwrap_or_default();
+        let mut o = BsubOpts::default();
+        assert_eq!(
+            apply_items(items, &mut o, &cx("KB")),
+            Err("Bad resource requirement syntax".to_string()),
+            "{args:?}"
+        );
+    }
+    let (o, rest) = cmdline(&["-R", "select[bigmem]", "-R", "rusage[mem=1]", "x"], "KB");
+    assert_eq!((o.res_req.len(), rest), (2, words(&["x"])));
+}
