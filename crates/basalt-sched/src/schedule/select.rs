@@ -103,29 +103,26 @@ pub(crate) struct Selects {
 pub(crate) struct Reserve {
     /// (canonical name, amount, a larger value is the better host).
     pub(crate) amounts: Vec<(String, f64, bool)>,
+    /// For each of `amounts`, the pending reason of a host that has not enough of it
+    /// ([`Sched::reserve_reason`]).
+    pub(crate) lack: Vec<u32>,
     pub(crate) duration_ms: Option<i64>,
     pub(crate) decay: bool,
 }
 
 impl Reserve {
     /// The pending reason a host of these values (what others reserved taken off) gives
-    /// a job reserving this when it has not enough: for a built-in load index, "Job
-    /// requirements for reserving resource (<index>) not satisfied", else the job's
-    /// resource requirements.
+    /// a job reserving this when it has not enough: "Job requirements for reserving
+    /// resource (<name>) not satisfied" for a resource of the cluster's resource table
+    /// ([`Reserve::lack`]), else the job's resource requirements.
     pub(crate) fn lacks(&self, values: &HostValues) -> Option<u32> {
-        for (name, amount, larger_better) in &self.amounts {
+        for (k, (name, amount, larger_better)) in self.amounts.iter().enumerate() {
             if *amount <= 0.0 || !*larger_better {
                 continue;
             }
             let enough = values.numbers.get(name).is_some_and(|v| *v >= *amount);
             if !enough {
-                let index = basalt_core::BUILTIN_INDICES
-                    .iter()
-                    .position(|i| i.name() == name.as_str());
-                return Some(match index {
-                    Some(i) => pend::RESERVE_BASE + i as u32,
-                    None => pend::RES_REQ,
-                });
+                return Some(self.lack.get(k).copied().unwrap_or(pend::RES_REQ));
             }
         }
         None

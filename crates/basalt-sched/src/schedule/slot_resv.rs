@@ -294,7 +294,16 @@ impl Sched {
         let mut usable: Vec<usize> = slots.clone();
         usable.extend(shape.cands.iter().map(|c| c.0.3));
         usable.extend(shape.why.iter().enumerate().filter_map(|(i, w)| {
-            matches!(*w, Some(pend::HOST_JOB_LIMIT | pend::NOT_ENOUGH_SLOTS)).then_some(i)
+            matches!(
+                *w,
+                Some(
+                    pend::HOST_JOB_LIMIT
+                        | pend::NOT_ENOUGH_SLOTS
+                        | pend::SLOTS_RESERVED
+                        | pend::NONEXCLUSIVE
+                )
+            )
+            .then_some(i)
         }));
         usable.sort_unstable();
         usable.dedup();
@@ -407,6 +416,9 @@ pub(crate) fn hold(st: &mut PassState, r: &SlotResv) {
         if let Some(u) = st.used.get_mut(i) {
             *u += 1;
         }
+        if let Some(n) = st.rsv.get_mut(i) {
+            *n += 1;
+        }
     }
 }
 
@@ -415,6 +427,9 @@ pub(crate) fn give_back(st: &mut PassState, r: &SlotResv) {
     for &i in &r.slots {
         if let Some(u) = st.used.get_mut(i) {
             *u = u.saturating_sub(1);
+        }
+        if let Some(n) = st.rsv.get_mut(i) {
+            *n = n.saturating_sub(1);
         }
     }
 }
