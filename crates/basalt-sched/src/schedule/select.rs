@@ -4,7 +4,9 @@
 //! job's `order[]` (else its queue's) ranks the hosts left ([`Selects::order_key`]). A host the queue's
 //! select refuses gives the job "Queue's resource requirements not satisfied", one the
 //! job's refuses "Job's resource requirements not satisfied"; a requirement no host
-//! satisfies leaves the job pending with those reasons. A select part that does not
+//! satisfies leaves the job pending with those reasons; a host without enough left of
+//! what the job reserves (`rusage[]`) gives "Job requirements for reserving resource
+//! (name) not satisfied" ([`Reserve::lacks`]). A select part that does not
 //! parse against this configuration (a resource lsf.shared no longer defines, say, after
 //! a replay) satisfies no host. The values are the host's load indices as LIM last gave
 //! them (run-queue lengths effective), `ncpus` and `cpuf`, and its name, type, model

@@ -7,8 +7,10 @@
 //! can use them; in the next pass it may reserve again.
 //!
 //! Reservations are kept between passes ([`crate::Sched`]); a pass counts them as used
-//! slots, gives a job its own back when it visits it, and takes them again (with the
-//! slots freed since) when the job still cannot start.
+//! slots (and apart, [`PassState::rsv`], so that a host kept from a job only by others'
+//! reservations gives "Job slots are reserved for other jobs"), gives a job its own back
+//! when it visits it, and takes them again (with the slots freed since) when the job
+//! still cannot start.
 //!
 //! Backfill (lsb.queues `BACKFILL = Y`, seed 001 "Backfilling"): each reservation has
 //! the earliest time its job could start — when enough of the slots of the hosts it
