@@ -1,7 +1,8 @@
 //! Shared resources and an ELIM-provided index on a 3-host cluster (issue 20, items 1–3):
 //! a licence count of 2 (`licence (2@[all])` in the ResourceMap) runs 2 of 5 jobs that
-//! each reserve one (`rusage[licence=1]`), the others pending with LSF's reason until a
-//! licence is back; `bhosts -s` shows the count and what is reserved; a `select[]` on the
+//! each reserve one (`rusage[licence=1]`), the others pending with LSF's reason naming
+//! the resource ("Job requirements for reserving resource (licence) not satisfied") until
+//! a licence is back; `bhosts -s` shows the count and what is reserved; a `select[]` on the
 //! ELIM's `scratch` index places a job that asks for what the hosts have and leaves one
 //! asking for more pending; a dynamic shared resource the ELIM reports (`dlic`, 1) runs
 //! one job reserving it and keeps the next pending; a static Boolean shared resource on
@@ -77,8 +78,13 @@ fn a_licence_count_of_2_runs_2_of_5_jobs_and_select_uses_the_elim_index() -> Res
     }
     wait_stat(&c, jobs[0], "RUN")?;
     wait_stat(&c, jobs[1], "RUN")?;
+    // Issue 50 item 12: the reason names the resource (on each of the 3 hosts).
     for &id in &jobs[2..] {
-        let why = wait_reason(&c, id, "Job's resource requirements not satisfied")?;
+        let why = wait_reason(
+            &c,
+            id,
+            "Job requirements for reserving resource (licence) not satisfied: 3 hosts;",
+        )?;
         assert!(why.contains("PEND"), "{why}");
     }
     // Three hosts, six slots: only the licences keep them pending.
@@ -131,7 +137,11 @@ fn a_licence_count_of_2_runs_2_of_5_jobs_and_select_uses_the_elim_index() -> Res
     let d1 = c.bsub(&work, &["-o", "/dev/null", "-R", "rusage[dlic=1]", &hold])?;
     wait_stat(&c, d1, "RUN")?;
     let d2 = c.bsub(&work, &["-o", "/dev/null", "-R", "rusage[dlic=1]", &hold])?;
-    wait_reason(&c, d2, "Job's resource requirements not satisfied")?;
+    wait_reason(
+        &c,
+        d2,
+        "Job requirements for reserving resource (dlic) not satisfied",
+    )?;
     jobs.extend([d1, d2]);
 
     // The licences come back as the jobs end: every job runs.

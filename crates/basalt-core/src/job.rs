@@ -326,6 +326,9 @@ pub mod pend {
     pub const GROUP_PROC_LIMIT: u32 = 604;
     pub const USER_STOP: u32 = 607;
     pub const RES_REQ: u32 = 1001;
+    /// PEND_HOST_NONEXCLUSIVE: an exclusive job (`bsub -x`) and a host running other
+    /// jobs.
+    pub const NONEXCLUSIVE: u32 = 1002;
     pub const HOST_CLOSED: u32 = 1301;
     pub const HOST_LOCKED: u32 = 1302;
     pub const NOT_ENOUGH_SLOTS: u32 = 1303;
@@ -341,10 +344,16 @@ pub mod pend {
     /// PEND_HOST_LESS_DURATION: the slots there are reserved for a parallel job that
     /// starts before this (backfill) job would end.
     pub const LESS_DURATION: u32 = 1329;
+    /// Basalt's (LSF has no number of its own for it): the host's free slots are
+    /// reserved for other pending jobs (SLOT_RESERVE).
+    pub const SLOTS_RESERVED: u32 = 1390;
     pub const SBD_UNREACH: u32 = 1601;
     pub const LOAD_BASE: u32 = 2001;
-    /// 2601 + i: the host has not what the job reserves of built-in index i.
+    /// PEND_HOST_JOB_RUSAGE, 2601 + i: the host has not what the job reserves of
+    /// resource i of the cluster's resource table (the built-in load indices first).
     pub const RESERVE_BASE: u32 = 2601;
+    /// The first code past the reservation reasons (LSF's 2601–2900).
+    pub const RESERVE_END: u32 = 2901;
 }
 
 /// The text of a pending-reason code (without the trailing `;` or host count).
@@ -377,6 +386,7 @@ pub fn pend_reason_text(code: u32) -> String {
         604 => "One of the user's groups has reached its per-processor job slot limit",
         607 => "The job was suspended by the user while pending",
         1001 => "Job's resource requirements not satisfied",
+        1002 => "Job's requirement for exclusive execution not satisfied",
         1301 => "Closed by LSF administrator",
         1302 => "Host is locked",
         1303 => "Not enough job slot(s)",
@@ -390,6 +400,7 @@ pub fn pend_reason_text(code: u32) -> String {
         1318 => "Queue's resource requirements not satisfied",
         1322 => "Running an exclusive job",
         1329 => "Not enough slots or resources for whole duration of the job",
+        1390 => "Job slots are reserved for other jobs",
         1601 => "Unable to reach slave batch server",
         _ => "",
     };

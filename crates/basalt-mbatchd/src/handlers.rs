@@ -259,7 +259,7 @@ impl OwnerState {
                 deferred.push(defer(reply, out));
             }
             Msg::Limits { reply } => {
-                let out = (self.sched.limits_view(), self.sched.config().limits.len());
+                let out = (self.sched.limits_view(), self.sched.limit_sections());
                 deferred.push(defer(reply, out));
             }
             Msg::Params { reply } => {

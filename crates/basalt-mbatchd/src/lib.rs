@@ -35,6 +35,8 @@ mod mc;
 mod metrics;
 mod msg;
 mod owner;
+#[cfg(test)]
+mod queue_view_tests;
 mod service;
 mod views;
 

@@ -2,13 +2,22 @@
 //! host and user lists expanded, batch hosts with MXJ and JL/U, lsb.params values.
 
 use crate::SchedError;
-use crate::types::{Host, LimStatus, Queue};
+use crate::types::{Host, LimStatus, Queue, QueueShown};
 use basalt_config::Config;
 use basalt_config::batch::{Batch, Group, Mxj, RequeueValues};
 use std::collections::BTreeMap;
 
 /// Default of `BASALT_HOST_LOST_GRACE` (seconds).
 pub const DEFAULT_HOST_LOST_GRACE: u32 = 60;
+
+/// A queue's USERS or HOSTS as bqueues -l shows it: as written, groups with LSF's
+/// trailing `/`; `all` when not set.
+fn configured(tokens: &[String], is_group: impl Fn(&str) -> bool) -> Vec<String> {
+    if tokens.is_empty() {
+        return vec!["all".to_owned()];
+    }
+    crate::reslimits::shown_tokens(tokens, is_group)
+}
 
 /// The core's configuration.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +56,11 @@ pub struct SchedConfig {
     /// The numeric resources lsf.shared marks INCREASING (a larger value is a busier
     /// host), for `order[]`.
     pub res_increasing: Vec<String>,
+    /// The cluster's resource table after the 11 built-in load indices: lsf.shared's
+    /// resources in their order. A job short of one it reserves (`rusage[]`) pends with
+    /// LSF's PEND_HOST_JOB_RUSAGE + its index in the table (11 + its place here), which
+    /// bjobs shows with its name ([`crate::JobsView::resource_of`]).
+    pub res_table: Vec<String>,
     /// `LSF_UNIT_FOR_LIMITS` in MB: the unit of a bare `rusage[mem=]` value.
     pub unit_mb: f64,
     /// `RESOURCE_RESERVE_PER_SLOT` (lsb.params) or `RESOURCE_RESERVE_PER_TASK`
@@ -804,6 +818,14 @@ impl SchedConfig {
                         .and_then(|c| basalt_susp_core::Cond::parse(c).ok()),
                     run_windows: q.run_window.clone(),
                     dispatch_windows: q.dispatch_window.clone(),
+                    shown: QueueShown {
+                        users: configured(&q.users, |n| b.user_groups.iter().any(|g| g.name == n)),
+                        hosts: configured(&q.hosts, |n| b.host_groups.iter().any(|g| g.name == n)),
+                        requeue_exit_values: q.requeue_exit_values.clone().unwrap_or_default(),
+                        stop_cond: q.stop_cond.clone().unwrap_or_default(),
+                        resume_cond: q.resume_cond.clone().unwrap_or_default(),
+                        terminate_when: q.terminate_when.clone(),
+                    },
                 }
             })
             .collect::<Vec<_>>();
@@ -851,6 +873,7 @@ impl SchedConfig {
             queues,
             hosts,
             res_kinds,
+            res_table: c.shared.resources.iter().map(|r| r.name.clone()).collect(),
             res_increasing: c
                 .shared
                 .resources

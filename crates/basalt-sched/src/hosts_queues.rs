@@ -222,6 +222,24 @@ pub struct Queue {
     /// RUN_WINDOW and DISPATCH_WINDOW, parsed (None = always open).
     pub run_windows: Option<basalt_config::TimeWindow>,
     pub dispatch_windows: Option<basalt_config::TimeWindow>,
+    /// What bqueues -l shows of its configuration as written.
+    pub shown: QueueShown,
+}
+
+/// What bqueues -l shows of a queue's configuration as written (issue 50 item 11), where
+/// the core keeps it resolved or parsed.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct QueueShown {
+    /// USERS and HOSTS as configured (`all` when not set), user and host groups named
+    /// with LSF's trailing `/` (`eng/`, `hg_ab/`, `hg_ab/+2`).
+    pub users: Vec<String>,
+    pub hosts: Vec<String>,
+    /// REQUEUE_EXIT_VALUES, STOP_COND and RESUME_COND as written ("" = none).
+    pub requeue_exit_values: String,
+    pub stop_cond: String,
+    pub resume_cond: String,
+    /// TERMINATE_WHEN actions (LOAD, WINDOW, PREEMPT).
+    pub terminate_when: Vec<String>,
 }
 
 impl Queue {

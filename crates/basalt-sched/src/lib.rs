@@ -791,6 +791,8 @@ mod modify_tests;
 #[cfg(test)]
 mod pass_tests;
 #[cfg(test)]
+mod pend_reason_tests;
+#[cfg(test)]
 mod pool_tests;
 #[cfg(test)]
 mod preempt_tests;

@@ -818,6 +818,7 @@ fn preempt_for_group_max_ignores_suspended_jobs_in_a_group_total() {
             all: false,
             names: vec!["alice".into(), "bob".into()],
             except: vec![],
+            shown: String::new(),
         };
         c.user_groups.insert(
             "team".into(),

@@ -665,3 +665,58 @@ fn per_app_and_apps_limits_count_jobs_by_application_profile() {
     assert_eq!(reasons(&s, st), vec![RES_LIMIT_REASON]);
     assert_eq!(s.limits_view()[0].consumers[4], "fluent star");
 }
+
+/// Issue 50 item 11: blimits names user and host groups as configured (`eng/`,
+/// `hg_ab/`, LSF's trailing slash), not their members; lsb.users' MAX_JOBS is no Limit
+/// section, so it is neither a blimits row nor counted as one configured.
+#[test]
+fn issue_50_item_11_blimits_names_groups_as_configured_and_leaves_out_max_jobs() {
+    use basalt_config::batch::{BatchUser, Group, Limit};
+    let group = |name: &str, members: &[&str]| Group {
+        name: name.into(),
+        members: members.iter().map(|m| (*m).to_owned()).collect(),
+        shares: None,
+        admins: Vec::new(),
+        line: 1,
+    };
+    let mut b = basalt_config::batch::Batch::default();
+    b.user_groups.push(group("eng", &["alice", "bob"]));
+    b.host_groups.push(group("hg_ab", &["hostA", "hostB"]));
+    b.users.push(BatchUser {
+        name: "alice".into(),
+        max_jobs: Some(10),
+        jl_p: None,
+        other: BTreeMap::new(),
+        line: 1,
+    });
+    b.limits.push(Limit {
+        name: "engSlots".into(),
+        users: vec!["eng".into(), "carol".into()],
+        per_user: vec![],
+        queues: vec![],
+        per_queue: vec![],
+        hosts: vec!["hg_ab".into()],
+        per_host: vec![],
+        projects: vec![],
+        per_project: vec![],
+        slots: Some(4),
+        slots_window: None,
+        jobs: None,
+        other: BTreeMap::new(),
+        line: 1,
+    });
+    let hosts = vec!["hostA".to_owned(), "hostB".to_owned()];
+    let limits = crate::reslimits::resolve(&b, &hosts, &BTreeMap::new(), &BTreeMap::new());
+    let mut s = core(limits);
+    submit(&mut s, &alice(), 1);
+    assert_eq!(pass(&mut s).len(), 1);
+    let view = s.limits_view();
+    assert_eq!(view.len(), 1, "{view:?}");
+    assert_eq!(view[0].name, "engSlots");
+    assert_eq!(view[0].consumers[0], "eng/ carol");
+    assert_eq!(view[0].consumers[2], "hg_ab/");
+    assert_eq!(view[0].slots, Some((1, 4)));
+    assert_eq!(s.limit_sections(), 1);
+    // The MAX_JOBS row still holds alice to 10 jobs (busers shows it).
+    assert_eq!(s.users_view(&["alice".into()], false)[0].max, Some(10));
+}

@@ -24,6 +24,9 @@ pub struct Members {
     pub all: bool,
     pub names: Vec<String>,
     pub except: Vec<String>,
+    /// The list as configured, for blimits (user and host groups named with LSF's
+    /// trailing `/`: `eng/`, `hg_ab/`); "" when not known (then the members are shown).
+    pub shown: String,
 }
 
 impl Members {
@@ -42,8 +45,11 @@ impl Members {
         }
     }
 
-    /// The text blimits shows for it.
+    /// The text blimits shows for it: the list as configured, else its members.
     pub fn text(&self) -> String {
+        if !self.shown.is_empty() {
+            return self.shown.clone();
+        }
         if self.all {
             let mut t = "all".to_owned();
             for x in &self.except {
@@ -63,8 +69,38 @@ impl From<UserList> for Members {
             all: u.all,
             names: u.names,
             except: u.except,
+            shown: String::new(),
         }
     }
+}
+
+/// A consumer list as LSF's commands show it: as written, each group (`is_group`) named
+/// with a trailing `/` (`eng/`, `~hg_ab/`, with a host preference `hg_ab/+2`).
+pub fn shown_list(tokens: &[String], is_group: impl Fn(&str) -> bool) -> String {
+    shown_tokens(tokens, is_group).join(" ")
+}
+
+/// [`shown_list`]'s words.
+pub fn shown_tokens(tokens: &[String], is_group: impl Fn(&str) -> bool) -> Vec<String> {
+    tokens
+        .iter()
+        .map(|t| {
+            let (not, rest) = match t.strip_prefix('~') {
+                Some(n) => ("~", n),
+                None => ("", t.as_str()),
+            };
+            // A host preference (`name+2`) stays after the group's `/`.
+            let (name, pref) = match rest.rsplit_once('+') {
+                Some((n, p)) if !n.is_empty() && p.parse::<i64>().is_ok() => (n, &rest[n.len()..]),
+                _ => (rest, ""),
+            };
+            if is_group(name) {
+                format!("{not}{name}/{pref}")
+            } else {
+                t.clone()
+            }
+        })
+        .collect()
 }
 
 /// How a limit treats one kind of consumer.
@@ -178,6 +214,11 @@ impl ResLimit {
     /// Does it count per host or per host list (its counts differ between hosts)?
     pub fn host_scoped(&self) -> bool {
         !matches!(self.hosts, Scope::Any)
+    }
+
+    /// Is it a Limit section of lsb.resources (not an lsb.users MAX_JOBS row)?
+    pub fn is_limit_section(&self) -> bool {
+        self.reason != pend::USER_LIMIT
     }
 
     /// The blimits columns of a count: users, queues, hosts, projects, applications.
@@ -392,7 +433,12 @@ fn from_limit(
     egroups: &BTreeMap<String, Vec<String>>,
     host_egroups: &BTreeMap<String, Vec<String>>,
 ) -> ResLimit {
-    let users = |t: &[String]| Members::from(expand_users(t, &b.user_groups, egroups));
+    let user_group = |n: &str| b.user_groups.iter().any(|g| g.name == n);
+    let host_group = |n: &str| b.host_groups.iter().any(|g| g.name == n);
+    let users = |t: &[String]| Members {
+        shown: shown_list(t, user_group),
+        ..Members::from(expand_users(t, &b.user_groups, egroups))
+    };
     let plain = |t: &[String]| {
         let mut m = Members::default();
         for x in t {
@@ -412,14 +458,17 @@ fn from_limit(
     let hosts = |t: &[String]| {
         let everything = t.iter().any(|x| x == "all" || x == "others");
         let excluded = t.iter().any(|x| x.starts_with('~'));
+        let shown = shown_list(t, host_group);
         if everything && !excluded {
             Members {
                 all: true,
+                shown,
                 ..Default::default()
             }
         } else {
             Members {
                 names: crate::config::expand_hosts(t, &b.host_groups, all_hosts, host_egroups),
+                shown,
                 ..Default::default()
             }
         }

@@ -113,10 +113,10 @@ fn a_reserved_slot_is_unavailable_to_any_other_job() {
     s.take_effects();
     for id in [5, 6, 7] {
         assert_eq!(state(&s, id), JobState::Pend, "job {id}");
-        // hostB's last slot is reserved: it counts as taken ("Job slot limit reached").
+        // hostB's last slot is reserved: it counts as taken, and the reason says so.
         let why = &s.jobs[&(id, 0)].pend_reasons;
         assert!(
-            why.get(&basalt_core::job::pend::HOST_JOB_LIMIT)
+            why.get(&basalt_core::job::pend::SLOTS_RESERVED)
                 .is_some_and(|h| h.iter().any(|h| h == "hostB")),
             "job {id}: {why:?}"
         );

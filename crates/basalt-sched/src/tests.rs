@@ -62,6 +62,7 @@ pub(crate) fn queue(name: &str, prio: u32) -> Queue {
         resume_cond: None,
         run_windows: None,
         dispatch_windows: None,
+        shown: Default::default(),
     }
 }
 
@@ -119,6 +120,7 @@ pub(crate) fn cfg() -> SchedConfig {
         hosts: vec![host("hostA", 0), host("hostB", 1)],
         res_kinds: BTreeMap::new(),
         res_increasing: Vec::new(),
+        res_table: Vec::new(),
         unit_mb: 1.0,
         reserve_per_slot: false,
         reserve_methods: BTreeMap::new(),

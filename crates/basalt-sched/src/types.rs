@@ -2,7 +2,7 @@
 //! job records it keeps (the host and queue records are in [`crate::hosts_queues`]).
 
 use crate::depend::Expr;
-pub use crate::hosts_queues::{ClosedReason, Host, HostStatus, LimStatus, Queue};
+pub use crate::hosts_queues::{ClosedReason, Host, HostStatus, LimStatus, Queue, QueueShown};
 pub use crate::strs::Str;
 use basalt_core::job::JobState;
 use std::collections::BTreeMap;

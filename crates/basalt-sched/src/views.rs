@@ -31,6 +31,24 @@ pub struct JobView {
 pub struct JobsView {
     pub jobs: Vec<JobView>,
     pub not_found: Vec<(u64, Option<u32>)>,
+    /// The cluster's resource table after the built-in indices
+    /// ([`crate::SchedConfig::res_table`]): what the pending reasons of `rusage[]`
+    /// shortfalls name ([`JobsView::resource_of`]).
+    pub res_table: Vec<String>,
+}
+
+impl JobsView {
+    /// The resource a pending reason of a reservation shortfall (LSF's
+    /// PEND_HOST_JOB_RUSAGE + index) names, when it is not a built-in index (those have
+    /// their text in basalt-core).
+    pub fn resource_of(&self, code: u32) -> Option<&str> {
+        let builtin = basalt_core::BUILTIN_INDICES.len() as u32;
+        let i = code.checked_sub(basalt_core::job::pend::RESERVE_BASE + builtin)?;
+        if code >= basalt_core::job::pend::RESERVE_END {
+            return None;
+        }
+        self.res_table.get(i as usize).map(String::as_str)
+    }
 }
 
 /// One queue as bqueues sees it.
@@ -56,6 +74,10 @@ pub struct QueueView {
     pub share_info: Vec<crate::fairshare::ShareInfo>,
     /// Its slot pool (SLOT_POOL; set by the runtime: [`Sched::pool_info_of`]).
     pub pool: Option<crate::schedule::pool::PoolInfo>,
+    /// SLOT_RESERVE's MAX_RESERVE_TIME and the queue's JOB_ACCEPT_INTERVAL in seconds
+    /// (cycles of MBD_SLEEP_TIME; None: not set).
+    pub slot_reserve_secs: Option<i64>,
+    pub accept_interval_secs: Option<i64>,
 }
 
 /// The answer to bqueues: the queues asked for, highest priority first, and the names
@@ -155,6 +177,7 @@ impl Sched {
         JobsView {
             jobs: jobs.into_iter().map(|j| self.job_view(j)).collect(),
             not_found,
+            res_table: self.cfg.res_table.clone(),
         }
     }
 
@@ -208,6 +231,12 @@ impl Sched {
                 max_job_preempt: q.max_job_preempt.or(self.config().preempt.max_job_preempt),
                 share_info: Vec::new(),
                 pool: None,
+                slot_reserve_secs: q.slot_reserve.map(|n| {
+                    crate::schedule::slot_resv::period(n, self.cfg.mbd_sleep_time_secs) / 1000
+                }),
+                accept_interval_secs: q
+                    .job_accept_interval
+                    .map(|n| i64::from(n) * i64::from(self.cfg.mbd_sleep_time_secs)),
             });
         }
         out
@@ -329,15 +358,25 @@ pub struct LimitRow {
 }
 
 impl Sched {
-    /// The resource allocation limits' counts in use as of the last pass, by limit then
-    /// consumers.
+    /// How many resource allocation limits are configured for blimits: lsb.resources'
+    /// Limit sections (lsb.users' MAX_JOBS rows are limits too, but not blimits').
+    pub fn limit_sections(&self) -> usize {
+        self.cfg
+            .limits
+            .iter()
+            .filter(|l| l.is_limit_section())
+            .count()
+    }
+
+    /// The counts in use of lsb.resources' Limit sections as of the last pass, by limit
+    /// then consumers (lsb.users' MAX_JOBS rows are busers', not blimits').
     pub fn limits_view(&self) -> Vec<LimitRow> {
         let mut rows: Vec<(usize, LimitRow)> = self
             .limit_usage
             .iter()
             .filter(|(_, u)| u.slots > 0 || u.jobs > 0)
             .filter_map(|((i, key), u)| {
-                let l = self.cfg.limits.get(*i)?;
+                let l = self.cfg.limits.get(*i).filter(|l| l.is_limit_section())?;
                 Some((
                     *i,
                     LimitRow {

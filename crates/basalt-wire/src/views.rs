@@ -14,7 +14,11 @@ fn limit(v: Option<u32>) -> i64 {
 /// (`JobsRequest.reason_hosts`), else only count them.
 pub fn jobs_reply(v: &JobsView, reason_hosts: bool) -> pb::JobsReply {
     pb::JobsReply {
-        jobs: v.jobs.iter().map(|j| job_info(j, reason_hosts)).collect(),
+        jobs: v
+            .jobs
+            .iter()
+            .map(|j| job_info(j, reason_hosts, &|code| v.resource_of(code)))
+            .collect(),
         not_found: v
             .not_found
             .iter()
@@ -27,8 +31,13 @@ pub fn jobs_reply(v: &JobsView, reason_hosts: bool) -> pb::JobsReply {
     }
 }
 
-/// One job's bjobs record (`reason_hosts` as for [`jobs_reply`]).
-pub fn job_info(v: &JobView, reason_hosts: bool) -> pb::JobInfo {
+/// One job's bjobs record (`reason_hosts` as for [`jobs_reply`]); `resource_of` names
+/// the resource of a reservation-shortfall reason ([`JobsView::resource_of`]).
+pub fn job_info<'a>(
+    v: &JobView,
+    reason_hosts: bool,
+    resource_of: &dyn Fn(u32) -> Option<&'a str>,
+) -> pb::JobInfo {
     let j = &v.job;
     let state = v.state;
     let finished = state.is_finished();
@@ -53,11 +62,13 @@ pub fn job_info(v: &JobView, reason_hosts: bool) -> pb::JobInfo {
                     Vec::new()
                 },
                 num_hosts: u32::try_from(hosts.len()).unwrap_or(u32::MAX),
-                // basalt-core has no text for this one; bjobs shows the detail.
+                // basalt-core has no text for these; bjobs shows the detail (the
+                // resource a reservation lacks: "Job requirements for reserving
+                // resource (verilog) not satisfied").
                 detail: if *code == basalt_sched::PEND_ARRAY_LIMIT {
                     basalt_sched::PEND_ARRAY_LIMIT_TEXT.to_string()
                 } else {
-                    String::new()
+                    resource_of(*code).unwrap_or_default().to_owned()
                 },
             })
             .collect()
@@ -251,6 +262,31 @@ pub fn queues_reply(v: &QueuesView) -> pb::QueuesReply {
             pool_used: qv.pool.as_ref().map_or(0, |p| p.used),
             pool_accumulated: qv.pool.as_ref().map_or(0.0, |p| p.accumulated),
             share_info: share_info(&qv.share_info),
+            users_configured: q.shown.users.clone(),
+            hosts_configured: q.shown.hosts.clone(),
+            pre_exec: q.pre_exec.clone(),
+            post_exec: q.post_exec.clone(),
+            job_starter: q.job_starter.clone(),
+            requeue_exit_values: q.shown.requeue_exit_values.clone(),
+            rerunnable: q.rerunnable,
+            chkpnt_dir: q.chkpnt.as_ref().map(|c| c.dir.clone()).unwrap_or_default(),
+            chkpnt_period: q.chkpnt.as_ref().map_or(0, |c| c.period),
+            backfill: q.backfill,
+            exclusive: q.exclusive,
+            // YES (or unset) is LSF's default: both kinds of job.
+            interactive: match q.interactive.as_str() {
+                "NO" | "ONLY" => q.interactive.clone(),
+                _ => String::new(),
+            },
+            slot_reserve_secs: qv.slot_reserve_secs.unwrap_or(0),
+            resume_cond: q.shown.resume_cond.clone(),
+            stop_cond: q.shown.stop_cond.clone(),
+            job_controls: q.job_controls.clone().into_iter().collect(),
+            terminate_when: q.shown.terminate_when.clone(),
+            admin_comment: q.message.clone(),
+            pre_post_exec_user: q.pre_post_exec_user.clone(),
+            mig_minutes: q.mig_minutes.map(i64::from),
+            accept_interval_secs: qv.accept_interval_secs,
         });
     }
     out

@@ -1,7 +1,8 @@
-//! `blimits`: the current usage of the resource allocation limits (the Limit sections of
-//! lsb.resources and lsb.users' MAX_JOBS), as mbatchd counted it at its last scheduling
-//! pass: one row per limit and consumer in use, `used/limit` for SLOTS, MEM, TMP, SWP
-//! (MB reserved by `rusage[]`) and JOBS (`-` where the limit sets none).
+//! `blimits`: the current usage of the resource allocation limits of lsb.resources'
+//! Limit sections (lsb.users' MAX_JOBS is busers'), as mbatchd counted it at its last
+//! scheduling pass: one row per limit and consumer in use, the consumers as configured
+//! (groups with LSF's trailing `/`), `used/limit` for SLOTS, MEM, TMP, SWP (MB reserved by
+//! `rusage[]`) and JOBS (`-` where the limit sets none).
 
 use super::opts::{Item, Spec};
 use basalt_proto::mbatchd::{LimitsReply, LimitsRequest};

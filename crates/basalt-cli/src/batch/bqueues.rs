@@ -115,7 +115,10 @@ fn under(header: &str, cells: &[(&str, bool)]) -> String {
     out
 }
 
-/// `bqueues -l`: a fairshare queue's share tree shows its top level.
+/// `bqueues -l`: LSF's long format — the statistics, the limits, the scheduling
+/// thresholds and policies, the windows, USERS and HOSTS as configured, the commands and
+/// conditions, checkpointing, the last queue control's comment, the job controls (only
+/// what is in force is shown).
 pub fn queues_long(queues: &[QueueInfo]) -> String {
     queues_long_with(queues, false)
 }
@@ -161,18 +164,30 @@ fn queues_long_with(queues: &[QueueInfo], recursive: bool) -> String {
         let cells: Vec<(&str, bool)> = cells.iter().map(|(s, r)| (s.as_str(), *r)).collect();
         out.push_str(&under(HEADER, &cells));
         out.push('\n');
-        for (k, v) in &q.settings {
-            let _ = write!(out, "\n {k}\n {v}\n");
+        if let Some(m) = q.mig_minutes {
+            let _ = writeln!(out, "Migration threshold is {m} minutes");
         }
+        if let Some(n) = q.accept_interval_secs {
+            let _ = writeln!(out, "Interval for a host to accept two jobs is {n} seconds");
+        }
+        out.push_str(&limits_lines(&q.settings));
         out.push_str("\nSCHEDULING PARAMETERS\n");
         out.push_str(&thresholds(&q.load_sched, &q.load_stop));
+        out.push_str(&super::policies::lines(q, recursive));
         if !q.run_window.is_empty() {
             let _ = write!(out, "\nRUN_WINDOW: {}\n", q.run_window);
         }
         if !q.dispatch_window.is_empty() {
             let _ = write!(out, "\nDISPATCH_WINDOW: {}\n", q.dispatch_window);
         }
-        let list = |v: &[String]| {
+        // As configured (groups with their `/`); an mbatchd before that sends the
+        // expanded lists only.
+        let list = |configured: &[String], expanded: &[String]| {
+            let v = if configured.is_empty() {
+                expanded
+            } else {
+                configured
+            };
             if v.is_empty() {
                 "all".to_owned()
             } else {
@@ -182,17 +197,157 @@ fn queues_long_with(queues: &[QueueInfo], recursive: bool) -> String {
         let _ = write!(
             out,
             "\nUSERS: {}\nHOSTS:  {}\n",
-            list(&q.users),
-            list(&q.hosts)
+            list(&q.users_configured, &q.users),
+            list(&q.hosts_configured, &q.hosts)
         );
-        if !q.administrators.is_empty() {
-            let _ = writeln!(out, "ADMINISTRATORS:  {}", q.administrators.join(" "));
-        }
-        if !q.res_req.is_empty() {
-            let _ = writeln!(out, "RES_REQ:  {}", q.res_req);
-        }
-        out.push_str(&super::policies::lines(q, recursive));
+        out.push_str(&command_lines(q));
         out.push('\n');
+        out.push_str(&job_control_lines(q));
+    }
+    out
+}
+
+/// bqueues -l's lines after HOSTS (LSF's order): who runs the pre- and
+/// post-execution commands, the administrators, the commands, requeue values, the
+/// resource requirement, slot reservation, the conditions, the job starter, rerunnable,
+/// checkpointing and the last queue control's comment; each only when set.
+fn command_lines(q: &QueueInfo) -> String {
+    let mut out = String::new();
+    let mut line = |key: &str, v: &str| {
+        if !v.is_empty() {
+            let _ = writeln!(out, "{key}:  {v}");
+        }
+    };
+    line("PRE_POST_EXEC_USER", &q.pre_post_exec_user);
+    line("ADMINISTRATORS", &q.administrators.join(" "));
+    line("PRE_EXEC", &q.pre_exec);
+    line("POST_EXEC", &q.post_exec);
+    line("REQUEUE_EXIT_VALUES", &q.requeue_exit_values);
+    line("RES_REQ", &q.res_req);
+    if q.slot_reserve_secs > 0 {
+        let _ = writeln!(
+            out,
+            "Maximum slot reservation time: {} seconds",
+            q.slot_reserve_secs
+        );
+    }
+    let mut line = |key: &str, v: &str| {
+        if !v.is_empty() {
+            let _ = writeln!(out, "{key}:  {v}");
+        }
+    };
+    line("RESUME_COND", &q.resume_cond);
+    line("STOP_COND", &q.stop_cond);
+    line("JOB_STARTER", &q.job_starter);
+    if q.rerunnable {
+        out.push_str("RERUNNABLE :  yes\n");
+    }
+    if !q.chkpnt_dir.is_empty() {
+        let _ = writeln!(out, "CHKPNTDIR : {}", q.chkpnt_dir);
+        let _ = writeln!(out, "CHKPNTPERIOD : {}", q.chkpnt_period);
+    }
+    if !q.admin_comment.is_empty() {
+        let _ = writeln!(out, "ADMIN ACTION COMMENT: \"{}\"", q.admin_comment);
+    }
+    out
+}
+
+/// bqueues -l's JOB_CONTROLS block (SUSPEND, RESUME, TERMINATE as configured) and
+/// TERMINATE_WHEN.
+fn job_control_lines(q: &QueueInfo) -> String {
+    let mut out = String::new();
+    let controls: Vec<(&str, &String)> = ["SUSPEND", "RESUME", "TERMINATE"]
+        .iter()
+        .filter_map(|k| q.job_controls.get(*k).map(|v| (*k, v)))
+        .collect();
+    if !controls.is_empty() {
+        out.push_str("JOB_CONTROLS:\n");
+        for (k, v) in controls {
+            let _ = writeln!(out, "    {:<13}[{v}]", format!("{k}:"));
+        }
+        out.push('\n');
+    }
+    if !q.terminate_when.is_empty() {
+        let _ = writeln!(out, "TERMINATE_WHEN = {}", q.terminate_when.join(" "));
+    }
+    out
+}
+
+/// A CPULIMIT or RUNLIMIT word (`[hour:]minute[/host_spec]`) as LSF shows it:
+/// ` 10.0 min`, ` 90.0 min of hostA`; the word itself when it does not read.
+fn time_limit(word: &str) -> String {
+    let (time, spec) = match word.split_once('/') {
+        Some((t, s)) => (t, Some(s)),
+        None => (word, None),
+    };
+    let minutes = match time.split_once(':') {
+        Some((h, m)) => match (h.trim().parse::<f64>(), m.trim().parse::<f64>()) {
+            (Ok(h), Ok(m)) => Some(h * 60.0 + m),
+            _ => None,
+        },
+        None => time.trim().parse::<f64>().ok(),
+    };
+    match (minutes.filter(|m| m.is_finite()), spec) {
+        (Some(m), Some(s)) => format!(" {m:.1} min of {s}"),
+        (Some(m), None) => format!(" {m:.1} min"),
+        (None, _) => format!(" {word}"),
+    }
+}
+
+/// One row of limits as LSF prints them: their names, each ` %-24s`, and their values,
+/// each in 25 columns.
+fn limits_row(cols: &[(&str, String)]) -> String {
+    if cols.is_empty() {
+        return String::new();
+    }
+    let mut names = String::from("\n");
+    let mut values = String::new();
+    for (name, value) in cols {
+        let _ = write!(names, " {name:<24}");
+        let _ = write!(values, "{value:<25}");
+    }
+    format!("{names}\n{values}\n")
+}
+
+/// bqueues -l's limits: CPULIMIT and RUNLIMIT in minutes (with their host spec), and
+/// PROCLIMIT, as LSF prints them — a `DEFAULT LIMITS:` and a `MAXIMUM LIMITS:` block when
+/// a default is set; then the other limits as configured.
+fn limits_lines(settings: &std::collections::HashMap<String, String>) -> String {
+    let mut defaults: Vec<(&str, String)> = Vec::new();
+    let mut maxima: Vec<(&str, String)> = Vec::new();
+    for key in ["CPULIMIT", "RUNLIMIT"] {
+        let Some(v) = settings.get(key) else {
+            continue;
+        };
+        let words: Vec<&str> = v.split_whitespace().collect();
+        match words[..] {
+            [default, max] => {
+                defaults.push((key, time_limit(default)));
+                maxima.push((key, time_limit(max)));
+            }
+            _ => maxima.push((key, words.iter().map(|w| time_limit(w)).collect())),
+        }
+    }
+    if let Some(v) = settings.get("PROCLIMIT") {
+        let words: String = v.split_whitespace().map(|w| format!(" {w}")).collect();
+        maxima.push(("PROCLIMIT", words));
+    }
+    let mut out = if defaults.is_empty() {
+        limits_row(&maxima)
+    } else {
+        format!(
+            "\nDEFAULT LIMITS:{}\nMAXIMUM LIMITS:{}",
+            limits_row(&defaults),
+            limits_row(&maxima)
+        )
+    };
+    let mut others: Vec<(&String, &String)> = settings
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "CPULIMIT" | "RUNLIMIT" | "PROCLIMIT"))
+        .collect();
+    others.sort();
+    for (k, v) in others {
+        let _ = write!(out, "\n {k}\n {v}\n");
     }
     out
 }

@@ -63,6 +63,86 @@ fn queue_long_format() {
     assert!(got.contains(&format!("{}\n\nQUEUE: normal", "-".repeat(79))));
 }
 
+/// Issue 50 item 11: bqueues -l shows everything in force as LSF does: the commands,
+/// requeue values, rerunnable, checkpointing, the scheduling policies, slot
+/// reservation, the conditions, job controls, the admin comment; USERS and HOSTS as
+/// configured (groups with their `/`), not expanded; RUNLIMIT in minutes.
+#[test]
+fn issue_50_item_11_long_shows_everything_in_force() {
+    let mut q = normal();
+    q.name = "eng".into();
+    q.description = "Engineering".into();
+    q.is_default = false;
+    q.open = false;
+    q.admin_comment = "maintenance friday".into();
+    q.users = vec!["alice".into(), "bob".into()];
+    q.users_configured = vec!["eng/".into()];
+    q.hosts = vec!["hostA".into(), "hostB".into()];
+    q.hosts_configured = vec!["hg_ab/".into()];
+    q.settings.insert("RUNLIMIT".into(), "10".into());
+    q.pre_exec = "/bin/pre".into();
+    q.post_exec = "/bin/post".into();
+    q.job_starter = "/bin/starter".into();
+    q.requeue_exit_values = "99".into();
+    q.rerunnable = true;
+    q.chkpnt_dir = "/scratch/chk".into();
+    q.chkpnt_period = 600;
+    q.backfill = true;
+    q.exclusive = true;
+    q.slot_reserve_secs = 50;
+    q.resume_cond = "r1m<1.0".into();
+    q.stop_cond = "r1m>3.0".into();
+    q.job_controls.insert("SUSPEND".into(), "SIGTSTP".into());
+    q.terminate_when = vec!["WINDOW".into()];
+    q.mig_minutes = Some(30);
+    q.accept_interval_secs = Some(20);
+    let got = queues_long(&[q]);
+    for want in [
+        "\nQUEUE: eng\n  -- Engineering\n\nPARAMETERS/STATISTICS\n",
+        "Closed:Active",
+        "    0    0\nMigration threshold is 30 minutes\nInterval for a host to accept two jobs is 20 seconds\n",
+        "\n RUNLIMIT                \n 10.0 min                \n\nSCHEDULING PARAMETERS\n",
+        "\nSCHEDULING POLICIES:  BACKFILL  EXCLUSIVE\n",
+        "\nUSERS: eng/\nHOSTS:  hg_ab/\n",
+        "\nPRE_EXEC:  /bin/pre\nPOST_EXEC:  /bin/post\nREQUEUE_EXIT_VALUES:  99\n",
+        "\nMaximum slot reservation time: 50 seconds\nRESUME_COND:  r1m<1.0\nSTOP_COND:  r1m>3.0\nJOB_STARTER:  /bin/starter\nRERUNNABLE :  yes\nCHKPNTDIR : /scratch/chk\nCHKPNTPERIOD : 600\nADMIN ACTION COMMENT: \"maintenance friday\"\n\nJOB_CONTROLS:\n    SUSPEND:     [SIGTSTP]\n\nTERMINATE_WHEN = WINDOW\n",
+    ] {
+        assert!(got.contains(want), "missing {want:?} in\n{got}");
+    }
+    assert!(!got.contains("alice"), "{got}");
+    assert!(!got.contains("\n 10\n"), "{got}");
+    // A default and a maximum: LSF's two blocks; a host spec stays with its limit.
+    let mut q = normal();
+    q.settings.insert("RUNLIMIT".into(), "5 1:30".into());
+    q.settings.insert("CPULIMIT".into(), "10/hostA".into());
+    let got = queues_long(&[q]);
+    assert!(
+        got.contains(
+            "\nDEFAULT LIMITS:\n RUNLIMIT                \n 5.0 min                 \n\nMAXIMUM LIMITS:\n CPULIMIT                 RUNLIMIT                \n 10.0 min of hostA        90.0 min                \n"
+        ),
+        "{got}"
+    );
+    // Nothing configured: none of these lines.
+    let got = queues_long(&[normal()]);
+    for absent in [
+        "PRE_EXEC",
+        "POLICIES",
+        "RERUNNABLE",
+        "CHKPNT",
+        "ADMIN ACTION",
+        "JOB_CONTROLS",
+        "COND",
+        "Maximum slot",
+        "LIMITS",
+        "TERMINATE_WHEN",
+        "Migration",
+        "Interval",
+    ] {
+        assert!(!got.contains(absent), "{absent} in\n{got}");
+    }
+    assert!(got.contains("\nUSERS: all\nHOSTS:  all\n"), "{got}");
+}
+
 fn vm() -> BatchHostInfo {
     BatchHostInfo {
         name: "vm".into(),

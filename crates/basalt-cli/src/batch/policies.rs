@@ -14,9 +14,11 @@ pub(crate) fn lines(q: &QueueInfo, recursive: bool) -> String {
     out
 }
 
-/// bqueues -l: the queue's preemption (seed 002) — its PREEMPTION as written, the
-/// queues it preempts and those that preempt it (from PREEMPTION and the priorities),
-/// MAX_JOB_PREEMPT; nothing for a queue that takes no part in preemption.
+/// bqueues -l: LSF's `SCHEDULING POLICIES:` line (FAIRSHARE, PREEMPTIVE, PREEMPTABLE,
+/// BACKFILL, EXCLUSIVE, NO_INTERACTIVE or ONLY_INTERACTIVE, those in force) and the
+/// queue's preemption (seed 002) — its PREEMPTION as written, the queues it preempts and
+/// those that preempt it (from PREEMPTION and the priorities), MAX_JOB_PREEMPT; nothing
+/// for a queue with none of them.
 fn preemption_lines(q: &QueueInfo) -> String {
     let mut out = String::new();
     let mut policies = Vec::new();
@@ -28,6 +30,17 @@ fn preemption_lines(q: &QueueInfo) -> String {
     }
     if !q.preempted_by.is_empty() {
         policies.push("PREEMPTABLE");
+    }
+    if q.backfill {
+        policies.push("BACKFILL");
+    }
+    if q.exclusive {
+        policies.push("EXCLUSIVE");
+    }
+    match q.interactive.as_str() {
+        "NO" => policies.push("NO_INTERACTIVE"),
+        "ONLY" => policies.push("ONLY_INTERACTIVE"),
+        _ => {}
     }
     if !policies.is_empty() {
         let _ = writeln!(out, "\nSCHEDULING POLICIES:  {}", policies.join("  "));

@@ -12,6 +12,7 @@ use super::fit::{Cand, Shape};
 use super::select::Reserve;
 use crate::{Job, Queue, Sched};
 use basalt_config::resreq::{Rusage, rusage_alternatives, rusage_of};
+use basalt_core::job::pend;
 
 /// How many alternatives a pass considers (a host's fitting ones are a bit set).
 pub(crate) const MAX_ALTS: usize = 64;
@@ -77,11 +78,42 @@ impl Sched {
                 (canon, v, larger_better)
             })
             .collect();
+        let lack = amounts
+            .iter()
+            .map(|(name, _, _)| self.reserve_reason(name))
+            .collect();
         Reserve {
             amounts,
+            lack,
             duration_ms: duration_min.map(|m| (m * 60_000.0) as i64),
             decay,
         }
+    }
+
+    /// The pending reason of a host that has not enough of `name` (canonical) for a
+    /// job's `rusage[]`: LSF's PEND_HOST_JOB_RUSAGE + the resource's index in the
+    /// cluster's resource table — the built-in load indices, then lsf.shared's resources
+    /// in their order ([`crate::SchedConfig::res_table`]) — "Job requirements for
+    /// reserving resource (name) not satisfied"; a resource outside the table (or past
+    /// LSF's range of these reasons) gives the job's resource requirements. Worked out
+    /// once per requirement a pass reads, not per host or job.
+    pub(crate) fn reserve_reason(&self, name: &str) -> u32 {
+        let builtin = basalt_core::BUILTIN_INDICES.len();
+        let index = basalt_core::BUILTIN_INDICES
+            .iter()
+            .position(|i| i.name() == name)
+            .or_else(|| {
+                self.cfg
+                    .res_table
+                    .iter()
+                    .position(|r| r == name)
+                    .map(|p| builtin + p)
+            });
+        index
+            .and_then(|i| u32::try_from(i).ok())
+            .map(|i| pend::RESERVE_BASE + i)
+            .filter(|c| *c < pend::RESERVE_END)
+            .unwrap_or(pend::RES_REQ)
     }
 
     /// Which of `j`'s alternatives a JOB_START's `effectiveResReq` names: the one that

@@ -149,8 +149,14 @@ impl Sched {
         if st.excl[i] {
             return Err(pend::EXCLUSIVE);
         }
+        // Slots other jobs reserve: a host they alone keep from the job says so.
+        let reserved = st.rsv.get(i).copied().unwrap_or(0);
         if job.exclusive && u > 0 {
-            return Err(pend::NOT_ENOUGH_SLOTS);
+            return Err(if u == reserved {
+                pend::SLOTS_RESERVED
+            } else {
+                pend::NONEXCLUSIVE
+            });
         }
         // The queue's JOB_ACCEPT_INTERVAL over lsb.params'.
         let accept_ms = job.queue.job_accept_interval.map_or(accept_ms, |n| {
@@ -214,6 +220,13 @@ impl Sched {
             Some(m) => m.saturating_sub(u),
             None => u32::MAX / 4,
         };
+        if free == 0
+            && reserved > 0
+            && h.max_slots()
+                .is_some_and(|m| u.saturating_sub(reserved) < m)
+        {
+            return Err(pend::SLOTS_RESERVED);
+        }
         if let Some(jlu) = h.jl_u {
             let uu = st.user_slots(i, &job.sub.user, st.susp.host_jlu);
             free = free.min(jlu.saturating_sub(uu));
@@ -414,6 +427,8 @@ pub(crate) struct StaticWhy {
 /// What a pass has placed so far, by host index.
 pub(crate) struct PassState {
     pub(crate) used: Vec<u32>,
+    /// Of `used`, the slots pending jobs reserve (SLOT_RESERVE) on each host.
+    pub(crate) rsv: Vec<u32>,
     pub(crate) excl: Vec<bool>,
     /// (host, user) -> slots; kept only when some host has a JL/U limit.
     pub(crate) used_user: HashMap<(usize, String), u32>,

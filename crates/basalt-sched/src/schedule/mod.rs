@@ -74,6 +74,7 @@ impl Sched {
         // Slots in use, by host index, kept up to date as jobs are placed in this pass.
         let mut st = PassState {
             used: vec![0; nh],
+            rsv: vec![0; nh],
             excl: vec![false; nh],
             used_user: HashMap::new(),
             susp_user: HashMap::new(),

@@ -351,6 +351,8 @@ impl Sched {
                         Some(
                             pend::HOST_JOB_LIMIT
                                 | pend::NOT_ENOUGH_SLOTS
+                                | pend::SLOTS_RESERVED
+                                | pend::NONEXCLUSIVE
                                 | pend::HOST_USER_LIMIT
                                 | pend::USER_PROC_LIMIT
                                 | pend::GROUP_PROC_LIMIT

@@ -4,7 +4,9 @@
 //! job's `order[]` (else its queue's) ranks the hosts left ([`Selects::order_key`]). A host the queue's
 //! select refuses gives the job "Queue's resource requirements not satisfied", one the
 //! job's refuses "Job's resource requirements not satisfied"; a requirement no host
-//! satisfies leaves the job pending with those reasons. A select part that does not
+//! satisfies leaves the job pending with those reasons; a host without enough left of
+//! what the job reserves (`rusage[]`) gives "Job requirements for reserving resource
+//! (name) not satisfied" ([`Reserve::lacks`]). A select part that does not
 //! parse against this configuration (a resource lsf.shared no longer defines, say, after
 //! a replay) satisfies no host. The values are the host's load indices as LIM last gave
 //! them (run-queue lengths effective), `ncpus` and `cpuf`, and its name, type, model
@@ -103,29 +105,26 @@ pub(crate) struct Selects {
 pub(crate) struct Reserve {
     /// (canonical name, amount, a larger value is the better host).
     pub(crate) amounts: Vec<(String, f64, bool)>,
+    /// For each of `amounts`, the pending reason of a host that has not enough of it
+    /// ([`Sched::reserve_reason`]).
+    pub(crate) lack: Vec<u32>,
     pub(crate) duration_ms: Option<i64>,
     pub(crate) decay: bool,
 }
 
 impl Reserve {
     /// The pending reason a host of these values (what others reserved taken off) gives
-    /// a job reserving this when it has not enough: for a built-in load index, "Job
-    /// requirements for reserving resource (<index>) not satisfied", else the job's
-    /// resource requirements.
+    /// a job reserving this when it has not enough: "Job requirements for reserving
+    /// resource (<name>) not satisfied" for a resource of the cluster's resource table
+    /// ([`Reserve::lack`]), else the job's resource requirements.
     pub(crate) fn lacks(&self, values: &HostValues) -> Option<u32> {
-        for (name, amount, larger_better) in &self.amounts {
+        for (k, (name, amount, larger_better)) in self.amounts.iter().enumerate() {
             if *amount <= 0.0 || !*larger_better {
                 continue;
             }
             let enough = values.numbers.get(name).is_some_and(|v| *v >= *amount);
             if !enough {
-                let index = basalt_core::BUILTIN_INDICES
-                    .iter()
-                    .position(|i| i.name() == name.as_str());
-                return Some(match index {
-                    Some(i) => pend::RESERVE_BASE + i as u32,
-                    None => pend::RES_REQ,
-                });
+                return Some(self.lack.get(k).copied().unwrap_or(pend::RES_REQ));
             }
         }
         None

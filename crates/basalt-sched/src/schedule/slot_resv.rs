@@ -7,8 +7,10 @@
 //! can use them; in the next pass it may reserve again.
 //!
 //! Reservations are kept between passes ([`crate::Sched`]); a pass counts them as used
-//! slots, gives a job its own back when it visits it, and takes them again (with the
-//! slots freed since) when the job still cannot start.
+//! slots (and apart, [`PassState::rsv`], so that a host kept from a job only by others'
+//! reservations gives "Job slots are reserved for other jobs"), gives a job its own back
+//! when it visits it, and takes them again (with the slots freed since) when the job
+//! still cannot start.
 //!
 //! Backfill (lsb.queues `BACKFILL = Y`, seed 001 "Backfilling"): each reservation has
 //! the earliest time its job could start — when enough of the slots of the hosts it
@@ -294,7 +296,16 @@ impl Sched {
         let mut usable: Vec<usize> = slots.clone();
         usable.extend(shape.cands.iter().map(|c| c.0.3));
         usable.extend(shape.why.iter().enumerate().filter_map(|(i, w)| {
-            matches!(*w, Some(pend::HOST_JOB_LIMIT | pend::NOT_ENOUGH_SLOTS)).then_some(i)
+            matches!(
+                *w,
+                Some(
+                    pend::HOST_JOB_LIMIT
+                        | pend::NOT_ENOUGH_SLOTS
+                        | pend::SLOTS_RESERVED
+                        | pend::NONEXCLUSIVE
+                )
+            )
+            .then_some(i)
         }));
         usable.sort_unstable();
         usable.dedup();
@@ -407,6 +418,9 @@ pub(crate) fn hold(st: &mut PassState, r: &SlotResv) {
         if let Some(u) = st.used.get_mut(i) {
             *u += 1;
         }
+        if let Some(n) = st.rsv.get_mut(i) {
+            *n += 1;
+        }
     }
 }
 
@@ -415,6 +429,9 @@ pub(crate) fn give_back(st: &mut PassState, r: &SlotResv) {
     for &i in &r.slots {
         if let Some(u) = st.used.get_mut(i) {
             *u = u.saturating_sub(1);
+        }
+        if let Some(n) = st.rsv.get_mut(i) {
+            *n = n.saturating_sub(1);
         }
     }
 }

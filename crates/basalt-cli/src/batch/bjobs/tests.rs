@@ -157,6 +157,42 @@ fn pending_and_suspending_reasons() {
     );
 }
 
+/// Issue 50 item 12: bjobs -p prints the specific reasons as LSF does — the resource a
+/// reservation falls short of (mbatchd sends its name), the exclusive-execution reason,
+/// and hosts whose slots other jobs reserve.
+#[test]
+fn issue_50_item_12_specific_pending_reasons_are_printed() {
+    let mut p = job(7, status::PEND, "sim", &[]);
+    p.pend_reasons = vec![
+        PendReason {
+            code: pend::RESERVE_BASE + 12,
+            detail: "verilog".into(),
+            num_hosts: 3,
+            ..Default::default()
+        },
+        PendReason {
+            code: pend::NONEXCLUSIVE,
+            num_hosts: 2,
+            ..Default::default()
+        },
+        PendReason {
+            code: pend::SLOTS_RESERVED,
+            hosts: vec!["hostB".into()],
+            num_hosts: 1,
+            ..Default::default()
+        },
+    ];
+    assert_eq!(
+        pend_reason_lines(&p, false),
+        " Job requirements for reserving resource (verilog) not satisfied: 3 hosts;\n\
+\x20Job's requirement for exclusive execution not satisfied: 2 hosts;\n\
+\x20Job slots are reserved for other jobs: 1 host;\n"
+    );
+    assert!(
+        pend_reason_lines(&p, true).ends_with(" Job slots are reserved for other jobs: hostB;\n")
+    );
+}
+
 #[test]
 fn host_reasons_without_host_names_are_counted_from_num_hosts() {
     // What mbatchd sends unless bjobs -l asks for the names (JobsRequest.reason_hosts).
