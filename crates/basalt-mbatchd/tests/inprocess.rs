@@ -34,6 +34,8 @@ async fn arrays_and_dependencies_through_grpc() -> anyhow::Result<()> {
         ("big[1-1001]", "", "Job array index too large"),
         ("bad[0-3]", "", "Job array index error"),
         ("x", "done(1", "Bad dependency condition syntax"),
+        // A dependency on no job mbatchd knows (issue 50, item 7).
+        ("x", "done(nosuchname)", "No matching job found"),
     ] {
         let e = client.submit(submission("true", name, dep)).await;
         assert_eq!(
@@ -41,8 +43,9 @@ async fn arrays_and_dependencies_through_grpc() -> anyhow::Result<()> {
             Some(want)
         );
     }
+    // A condition that `after`'s end (DONE) makes impossible.
     let never = client
-        .submit(submission("true", "never", "done(nosuchname)"))
+        .submit(submission("true", "never", "exit(after)"))
         .await?
         .into_inner();
     let jobs = wait_jobs(&config, "the array and its dependent to finish", |jobs| {

@@ -90,6 +90,12 @@ fn queue() -> Queue {
         resume_cond: None,
         run_windows: None,
         dispatch_windows: None,
+        // LSF's `USERS: nobody` (its only user), `HOSTS: all`.
+        shown: crate::hosts_queues::QueueShown {
+            users: vec!["nobody".to_owned()],
+            hosts: vec!["all".to_owned()],
+            ..Default::default()
+        },
     }
 }
 
