@@ -237,13 +237,16 @@ fn arrays_limits_elements_and_dependencies() -> Result<()> {
     assert!(o.status.success(), "{}", output_text(&o));
     let dep = c.bsub(&work, &["-w", "done(later)", "-o", "dep.%J", "echo after"])?;
     // A condition naming no job is refused (issue 50 item 7); one that can no longer
-    // hold once the array has started waits with LSF's reason.
+    // hold (an array whose elements have all run) waits with LSF's reason.
     let e = bsub_refused(&c, &work, &["-w", "done(nosuchjob)", "true"])?;
     assert!(
         e.contains("No matching job found. Job not submitted."),
         "{e}"
     );
-    let never = c.bsub(&work, &["-w", "!started(later)", "-o", "/dev/null", "true"])?;
+    // `!started(arr)` can no longer hold: every element of `arr` has run and ended.
+    // (`!started(later)` would still hold: an array has started only when all its
+    // elements have, and "%1" keeps two of them waiting.)
+    let never = c.bsub(&work, &["-w", "!started(arr)", "-o", "/dev/null", "true"])?;
     let reason = |id: u64, want: &str| {
         wait_for(
             &format!("job {id} to pend with {want:?}"),
@@ -252,7 +255,11 @@ fn arrays_limits_elements_and_dependencies() -> Result<()> {
                 let p = c
                     .stdout_ok("bjobs", &["-p", &id.to_string()])
                     .unwrap_or_default();
-                (p.contains(want).then_some(()), p)
+                let all = c
+                    .run("bjobs", &["-a", "-l", &id.to_string()])
+                    .map(|o| output_text(&o))
+                    .unwrap_or_default();
+                (p.contains(want).then_some(()), format!("{p}\n{all}"))
             },
         )
     };
