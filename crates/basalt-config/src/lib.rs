@@ -19,6 +19,7 @@
 
 pub mod batch;
 pub mod cluster;
+pub mod compound;
 pub mod cond;
 pub mod embedded;
 pub mod error;

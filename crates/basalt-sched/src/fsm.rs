@@ -237,6 +237,7 @@ impl Sched {
                         term_reason: Str::EMPTY,
                         attempt: 0,
                         rusage_alt: 0,
+                        used_req: None,
                         kill_as_done: false,
                         kill_ordered: None,
                         usage: None,
@@ -269,17 +270,25 @@ impl Sched {
             } => {
                 // The alternative of its rusage[] it reserves (only a job with several
                 // logs one).
+                // A compound or alternative requirement logs the one it uses.
+                let multi = self
+                    .jobs
+                    .get(key)
+                    .is_some_and(|j| basalt_config::compound::is_multi(&self.job_res_req(&j.sub)));
                 let alt = match self.jobs.get(key) {
-                    Some(j) if !effective_res_req.is_empty() => {
+                    Some(j) if !multi && !effective_res_req.is_empty() => {
                         self.rusage_alt_of(j, effective_res_req)
                     }
                     _ => 0,
                 };
+                let used_req = (multi && !effective_res_req.is_empty())
+                    .then(|| Box::from(effective_res_req.as_str()));
                 if let Some(j) = self.jobs.get_mut(key) {
                     self.counts.apply(j, false);
                     j.state = JobState::Run;
                     j.hosts = hosts.clone();
                     j.rusage_alt = alt;
+                    j.used_req = used_req;
                     j.start_time = *time;
                     j.attempt += 1;
                     j.pid = 0;

@@ -771,6 +771,8 @@ mod chkpnt_tests;
 #[cfg(test)]
 mod clock_jump_tests;
 #[cfg(test)]
+mod compound_tests;
+#[cfg(test)]
 mod fairshare_tests;
 #[cfg(test)]
 mod fsm_tests;

@@ -92,7 +92,9 @@ impl Sched {
     ) -> Result<(), SchedError> {
         bounds::check_submission(s)?;
         // A select part that names no known resource or does not parse (issue 20).
-        if !self.select_ok(&s.res_req) {
+        // A compound or alternative requirement is checked term by term below.
+        let multi = basalt_config::compound::is_multi(&s.res_req);
+        if !multi && !self.select_ok(&s.res_req) {
             return Err(SchedError::BadResReq);
         }
         let Some(q) = self.queue(&s.queue) else {
@@ -185,6 +187,9 @@ impl Sched {
         }
         s.num_processors = s.num_processors.max(1);
         s.max_processors = s.max_processors.max(s.num_processors);
+        if multi {
+            self.check_multi(s)?;
+        }
         if depend::parse(&s.depend_cond).is_err() {
             return Err(SchedError::BadDependency);
         }

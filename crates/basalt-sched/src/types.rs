@@ -497,6 +497,10 @@ pub struct Job {
     /// The `rusage[]` alternative (`||`) its current attempt reserves: an index, 0 for
     /// the first (or a job without alternatives); from its JOB_START.
     pub rusage_alt: u32,
+    /// The compound or alternative resource requirement its current attempt uses
+    /// (`2*{...} + 3*{...}`, or one simple alternative): its JOB_START's
+    /// `effectiveResReq`. None for a job of a simple requirement.
+    pub used_req: Option<Box<str>>,
     /// bkill -d was asked: record DONE once it ended.
     pub kill_as_done: bool,
     /// A kill was ordered (term reason to report).

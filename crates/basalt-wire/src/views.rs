@@ -140,6 +140,12 @@ pub fn job_info<'a>(
         pid: j.pid,
         post_exec_status: j.requeues.as_ref().map_or(0, |r| r.post_bits),
         requeue_count: j.requeues.as_ref().map_or(0, |r| r.by_exit_value),
+        effective_res_req: j
+            .used_req
+            .as_deref()
+            .filter(|_| !j.state.is_pending())
+            .unwrap_or_default()
+            .to_owned(),
         app: j.sub.app().to_owned(),
         chkpnt_dir: v.chk.as_ref().map(|c| c.dir.clone()).unwrap_or_default(),
         chkpnt_period: v.chk.as_ref().map_or(0, |c| c.period),

@@ -439,7 +439,20 @@ pub(super) fn parse_queue(
             "HOSTS" => q.hosts = list(v),
             "RUN_WINDOW" => q.run_window = window(ctx, line, k, v),
             "DISPATCH_WINDOW" => q.dispatch_window = window(ctx, line, k, v),
-            "RES_REQ" => q.res_req = Some(v.to_owned()),
+            "RES_REQ" => {
+                // LSF 9.1's compound and 10.1's alternative forms are for jobs (bsub -R,
+                // an application profile's RES_REQ), not for queues here.
+                match crate::compound::form(v) {
+                    Ok(crate::compound::Form::Simple) => q.res_req = Some(v.to_owned()),
+                    Ok(_) => ctx.err(
+                        line,
+                        format!(
+                            "{k}: a compound or alternative resource requirement is not supported at the queue level (give it with bsub -R or an application profile's RES_REQ)"
+                        ),
+                    ),
+                    Err(why) => ctx.err(line, format!("{k}: bad resource requirement: {why}")),
+                }
+            }
             "STOP_COND" | "RESUME_COND" => {
                 if let Err(e) = crate::cond::Cond::parse(v) {
                     ctx.warn(

@@ -171,6 +171,34 @@ fn queue_errors() {
     assert_eq!(lines, vec![1, 6, 7, 8, 9, 10, 11], "{:#?}", d.errors);
 }
 
+/// A queue's RES_REQ in LSF 9.1's compound or 10.1's alternative form is an error naming
+/// its line (those forms are for jobs); a simple one loads as before.
+#[test]
+fn a_compound_or_alternative_queue_res_req_is_refused_by_name() {
+    let text = "Begin Queue\nQUEUE_NAME = a\nRES_REQ = 2*{select[bigmem]} + {select[fs]}\nEnd Queue\n\
+                Begin Queue\nQUEUE_NAME = b\nRES_REQ = {select[bigmem]} || {select[fs]}\nEnd Queue\n\
+                Begin Queue\nQUEUE_NAME = c\nRES_REQ = 2*{select[bigmem]\nEnd Queue\n\
+                Begin Queue\nQUEUE_NAME = d\nRES_REQ = select[bigmem] rusage[mem=1||mem=2]\nEnd Queue\n";
+    let (qs, d) = with_ctx(|ctx| parse_queues(ctx, text, &shared(), &ClusterFile::default()));
+    let errs: Vec<(usize, &str)> = d
+        .errors
+        .iter()
+        .map(|e| (e.line, e.message.as_str()))
+        .collect();
+    assert_eq!(errs.len(), 3, "{errs:#?}");
+    assert_eq!(errs[0].0, 3);
+    assert!(errs[0].1.contains("RES_REQ") && errs[0].1.contains("queue level"));
+    assert_eq!(errs[1].0, 7);
+    assert!(errs[1].1.contains("queue level"), "{errs:?}");
+    assert_eq!(errs[2].0, 11);
+    assert!(errs[2].1.contains("not closed"), "{errs:?}");
+    let d = qs.iter().find(|q| q.name == "d").expect("queue d");
+    assert_eq!(
+        d.res_req.as_deref(),
+        Some("select[bigmem] rusage[mem=1||mem=2]")
+    );
+}
+
 #[test]
 fn host_lost_grace_is_known() {
     let text = "Begin Parameters\nBASALT_HOST_LOST_GRACE = 20\nEnd Parameters\n";

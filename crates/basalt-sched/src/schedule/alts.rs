@@ -143,6 +143,9 @@ impl Sched {
     /// The `effectiveResReq` of a started job's JOB_START: the alternative it reserves,
     /// empty when it has no alternatives.
     pub(crate) fn effective_rusage(&self, j: &Job) -> String {
+        if let Some(used) = &j.used_req {
+            return used.to_string();
+        }
         let Some(q) = self.queue(&j.queue) else {
             return String::new();
         };

@@ -425,6 +425,7 @@ pub(crate) struct StaticWhy {
 }
 
 /// What a pass has placed so far, by host index.
+#[derive(Clone)]
 pub(crate) struct PassState {
     pub(crate) used: Vec<u32>,
     /// Of `used`, the slots pending jobs reserve (SLOT_RESERVE) on each host.

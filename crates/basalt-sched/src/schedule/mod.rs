@@ -11,6 +11,7 @@ pub(crate) mod allocate;
 pub(crate) mod alts;
 pub mod asked;
 pub(crate) mod cands;
+pub(crate) mod compound;
 pub(crate) mod fit;
 pub mod pool;
 pub(crate) mod preempt;
@@ -195,8 +196,38 @@ impl Sched {
                 *array_started.entry(j.id).or_default() += 1;
             }
             let mut job_amounts: Vec<(String, f64)> = Vec::new();
-            let j_rr = self.job_res_req(&j.sub);
-            if !j_rr.is_empty() || rr_queues.iter().any(|q| **q == *j.queue) {
+            // A compound requirement: each term reserves on its own hosts (its used
+            // requirement names each term's slots, in the order of its hosts).
+            let parts = j
+                .used_req
+                .as_deref()
+                .and_then(|u| compound::used_parts(u, j.hosts.len()));
+            // A simple alternative: the one it uses.
+            let j_rr = match &j.used_req {
+                Some(u) if parts.is_none() => Str::from(&**u),
+                _ => self.job_res_req(&j.sub),
+            };
+            if let Some(parts) = parts {
+                let q = self.queue(&j.queue);
+                for (simple, first, n) in parts {
+                    let Some(r) = q.and_then(|q| self.reservations(q, &simple).into_iter().next())
+                    else {
+                        continue;
+                    };
+                    let hosts = &j.hosts[first..first + n];
+                    let share = r.share(now - j.start_time.saturating_mul(1000));
+                    if limit_amounts {
+                        for (name, x) in reserved_total(&r, share, hosts, self.cfg.methods()) {
+                            match job_amounts.iter_mut().find(|(n, _)| *n == name) {
+                                Some(e) => e.1 += x,
+                                None => job_amounts.push((name, x)),
+                            }
+                        }
+                    }
+                    let slots = hosts.iter().filter_map(|h| index.get(h.as_str()).copied());
+                    st.reserve(slots, &r, share, self.cfg.methods(), &shared_of);
+                }
+            } else if !j_rr.is_empty() || rr_queues.iter().any(|q| **q == *j.queue) {
                 let alts = reserves
                     .entry((j.queue.clone(), j_rr.clone()))
                     .or_insert_with(|| {
@@ -312,6 +343,8 @@ impl Sched {
         let mut shapes: FastMap<ShapeKey, Shape> = fast_map();
         // The select parts of (queue, the job's resource requirement), parsed once a pass.
         let mut sel_cache: FastMap<(usize, Str), Option<Arc<select::Selects>>> = fast_map();
+        // The ways to place a compound or alternative requirement, by (it, slots).
+        let mut multi_ways: FastMap<(Str, u32), Arc<Vec<compound::Way>>> = fast_map();
         // Hosts of more than one type: a job's default `type==local` (the submission
         // host's type) can leave some out.
         let mixed_types = self.mixed_types;
@@ -387,6 +420,8 @@ impl Sched {
             let sub = &rec.sub;
             // Its -R, else its application profile's RES_REQ.
             let rr = self.job_res_req(sub);
+            // Compound or alternative (`2*{...} + {...}`, `{...} || {...}`).
+            let multi = basalt_config::compound::is_multi(&rr);
             if statics[qi].is_none() {
                 let q = &self.queues[qi];
                 let per_host = self.hosts.iter().map(|h| self.static_why(q, h)).collect();
@@ -440,7 +475,7 @@ impl Sched {
                 Some(pend::QUEUE_USER_LIMIT)
             } else if with_limits {
                 // Within the limits with one of its alternatives at least.
-                let alts: &[select::Reserve] = if limit_amounts {
+                let alts: &[select::Reserve] = if limit_amounts && !multi {
                     reserves
                         .entry((Str::from(q.name.as_str()), rr.clone()))
                         .or_insert_with(|| self.reservations(q, &rr))
@@ -467,6 +502,76 @@ impl Sched {
             };
             if let Some(code) = early {
                 assign.push((key, Arc::new(BTreeMap::from([(code, Vec::new())]))));
+                continue;
+            }
+            // A compound or alternative requirement: placed part by part, all or nothing
+            // ([`compound`]).
+            if multi {
+                let ways = multi_ways
+                    .entry((rr.clone(), need))
+                    .or_insert_with(|| Arc::new(compound::ways(&rr, need)))
+                    .clone();
+                let mj = compound::MultiJob {
+                    qi,
+                    sub,
+                    exclusive: sub.options & sub::EXCLUSIVE != 0 && q.exclusive,
+                    excluded: rec.requeues.as_ref().map_or(&[], |r| &r.excluded),
+                    within,
+                    mixed_types,
+                };
+                let track = (track_user, track_qhost);
+                match self.place_multi(now, accept_ms, &mj, &ways, &st, per_host, track, &shared_of)
+                {
+                    compound::Placed::No(why) => assign.push((key, Arc::new(why))),
+                    compound::Placed::Yes {
+                        alloc,
+                        used,
+                        st: with_it,
+                        reserves,
+                    } => {
+                        st = with_it;
+                        let qname = q.name.clone();
+                        let taken = alloc.len() as u32;
+                        if let (Some(account), Some(tree)) = (rec.account, walk.fair.as_mut()) {
+                            tree.placed(account, taken);
+                        }
+                        *q_used.entry(qname.clone()).or_default() += taken;
+                        *q_user
+                            .entry((qname.clone(), sub.user.to_string()))
+                            .or_default() += taken;
+                        if rec.array_limit.is_some() {
+                            *array_started.entry(key.0).or_default() += 1;
+                        }
+                        let names: Vec<String> =
+                            alloc.iter().map(|&i| self.hosts[i].name.clone()).collect();
+                        if with_limits {
+                            let mut amounts: Vec<(String, f64)> = Vec::new();
+                            for (part, r) in reserves.iter().filter(|_| limit_amounts) {
+                                let on: Vec<String> =
+                                    part.iter().map(|&i| self.hosts[i].name.clone()).collect();
+                                for (name, x) in reserved_total(r, 1.0, &on, self.cfg.methods()) {
+                                    match amounts.iter_mut().find(|(n, _)| *n == name) {
+                                        Some(e) => e.1 += x,
+                                        None => amounts.push((name, x)),
+                                    }
+                                }
+                            }
+                            let hosts: Vec<&str> = names.iter().map(String::as_str).collect();
+                            let c = Consumer {
+                                user: &sub.user,
+                                queue: &qname,
+                                project: &sub.project,
+                                app: sub.app(),
+                            };
+                            st.limits.add(&self.cfg.limits, &c, &hosts, &amounts);
+                        }
+                        self.start_job_at(now, key, names, &alloc, used);
+                        placed = true;
+                        generation += 1;
+                        let touched: Vec<usize> = (0..nh).collect();
+                        fullness.refresh(&self.hosts, &st, &touched);
+                    }
+                }
                 continue;
             }
             // BACKFILL: a job with a run limit may use the reserved slots of jobs that

@@ -457,6 +457,15 @@ pub fn long_job(j: &JobInfo, queue: Option<&QueueInfo>, fx: &Fx) -> String {
         Some(q) => out.push_str(&thresholds(&q.load_sched, &q.load_stop)),
         None => out.push_str(&thresholds(&empty, &empty)),
     }
+
+    // 8. A compound or alternative resource requirement: the one its attempt used.
+    if !j.effective_res_req.is_empty() {
+        let _ = write!(
+            out,
+            "\n RESOURCE REQUIREMENT DETAILS:\n Combined: {}\n Effective: {}\n",
+            j.res_req, j.effective_res_req
+        );
+    }
     out
 }
 

@@ -69,6 +69,18 @@ pub fn apply(
         "R" if !basalt_config::resreq::brackets_closed(v) => {
             return Err("Bad resource requirement syntax".to_owned());
         }
+        // A compound or alternative requirement is whole: no other -R merges into it.
+        "R" if !o.res_req.is_empty()
+            && (basalt_config::compound::is_multi(v)
+                || o.res_req
+                    .iter()
+                    .any(|r| basalt_config::compound::is_multi(r))) =>
+        {
+            return Err(
+                "Bad resource requirement syntax: a compound or alternative resource requirement cannot be combined with another -R"
+                    .to_owned(),
+            );
+        }
         "R" => o.res_req.push(v.to_owned()),
         "m" => {
             // `host+N` keeps its preference level (mbatchd reads it); `+` alone or a
