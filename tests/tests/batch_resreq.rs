@@ -113,3 +113,81 @@ fn select_requirements_choose_hosts_and_what_no_host_has_pends_with_lsf_reason()
     wait_stat(&c, second, "DONE")?;
     Ok(())
 }
+
+/// Issue 50, item 9: compound and alternative resource requirements through the real
+/// commands. bsub takes them; the job runs with the requirement it used, which `bjobs -l`
+/// shows ("Effective"); an alternative no host can have gives way to the next; a
+/// malformed one is refused with LSF's message, and one merged with another `-R` too.
+#[test]
+fn issue_50_item_9_compound_and_alternative_requirements_run_and_bjobs_l_shows_the_one_used()
+-> Result<()> {
+    let c = InProcessBatch::start("batch-compound", &ClusterSpec::new(1), "")?;
+    let work = c.dir.path().join("w");
+    std::fs::create_dir_all(&work)?;
+
+    let comp = c.bsub(
+        &work,
+        &[
+            "-o",
+            "/dev/null",
+            "-R",
+            "1*{select[type==any]} + 1*{select[maxmem>1] rusage[mem=1]}",
+            "sleep 300",
+        ],
+    )?;
+    wait_stat(&c, comp, "RUN")?;
+    let long = c.ok("bjobs", &["-l", &comp.to_string()])?;
+    assert!(
+        long.contains(
+            "\n RESOURCE REQUIREMENT DETAILS:\n Combined: 1*{select[type==any]} + 1*{select[maxmem>1] rusage[mem=1]}\n Effective: 1*{select[type==any]} + 1*{select[maxmem>1] rusage[mem=1]}\n"
+        ),
+        "{long}"
+    );
+    // Two slots: one per term.
+    let slots = c.ok(
+        "bjobs",
+        &["-o", "nalloc_slot", "-noheader", &comp.to_string()],
+    )?;
+    assert_eq!(slots.trim(), "2", "{long}");
+    c.ok("bkill", &[&comp.to_string()])?;
+
+    // 100 TB of memory weighs more but no host has it: the other alternative is used.
+    let alt = c.bsub(
+        &work,
+        &[
+            "-o",
+            "/dev/null",
+            "-R",
+            "{select[mem>100000000]}@5 || {select[type==any]}",
+            "true",
+        ],
+    )?;
+    wait_stat(&c, alt, "DONE")?;
+    let long = c.ok("bjobs", &["-l", &alt.to_string()])?;
+    assert!(long.contains("\n Effective: select[type==any]\n"), "{long}");
+
+    for (args, want) in [
+        (
+            vec!["-R", "2*{select[type==any]"],
+            "Bad resource requirement syntax. Job not submitted.",
+        ),
+        (
+            vec![
+                "-R",
+                "{select[type==any]} || {select[maxmem>1]}",
+                "-R",
+                "select[maxmem>1]",
+            ],
+            "cannot be combined with another -R",
+        ),
+    ] {
+        let mut all = vec!["-o", "/dev/null"];
+        all.extend(args);
+        all.push("true");
+        let out = c.run("bsub", &all)?;
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(255), "{all:?}: {err}");
+        assert!(err.contains(want), "{all:?}: {err}");
+    }
+    Ok(())
+}
