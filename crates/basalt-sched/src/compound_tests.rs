@@ -298,3 +298,58 @@ fn issue_50_item_9_bad_compound_and_alternative_requirements_are_refused() {
     }
     assert!(s.jobs.is_empty());
 }
+
+/// bmod -R cannot give a started job a compound or alternative requirement, nor change
+/// the one a started job uses; a pending job takes one (checked as a submission is).
+#[test]
+fn issue_50_item_9_bmod_keeps_a_started_jobs_requirement_and_checks_a_pending_ones() {
+    use crate::modify::{Change, Modify};
+    let (mut s, mut log) = four();
+    let comp = submit(
+        &mut s,
+        &mut log,
+        asking("1*{select[bigmem]} + 1*{select[fs]}", 0),
+    );
+    let simple = submit(&mut s, &mut log, asking("select[fs]", 1));
+    assert_eq!(s.jobs[&comp].state, JobState::Run);
+    assert_eq!(s.jobs[&simple].state, JobState::Run);
+    let set = |r: &str| Modify {
+        res_req: Change::Set(r.into()),
+        ..Default::default()
+    };
+    for (key, rr) in [
+        (comp, "select[fs]"),
+        (simple, "{select[bigmem]} || {select[fs]}"),
+    ] {
+        assert!(
+            matches!(
+                s.modify(T0 + 100, &alice(), key, set(rr)),
+                Err(SchedError::ModifyRunning)
+            ),
+            "{rr}"
+        );
+    }
+    assert_eq!(
+        s.jobs[&comp].used_req.as_deref(),
+        Some("1*{select[bigmem]} + 1*{select[fs]}")
+    );
+    // A pending one: a malformed requirement is refused, a good one taken.
+    let mut hold = asking("select[fs]", 8);
+    hold.options2 |= basalt_core::job::sub2::HOLD;
+    let (id, _, _) = s.submit(T0, &alice(), hold).expect("submit");
+    assert!(
+        s.modify(T0 + 100, &alice(), (id, 0), set("2*{select[fs]"))
+            .is_err()
+    );
+    s.modify(
+        T0 + 100,
+        &alice(),
+        (id, 0),
+        set("{select[bigmem]} || {select[fs]}"),
+    )
+    .expect("bmod");
+    assert_eq!(
+        s.jobs[&(id, 0)].sub.res_req,
+        "{select[bigmem]} || {select[fs]}"
+    );
+}

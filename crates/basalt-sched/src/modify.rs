@@ -488,6 +488,15 @@ impl Sched {
         if j.state.is_started() && !m.started_ok(self.cfg.mod_all_jobs) {
             return Err(SchedError::ModifyRunning);
         }
+        // A started job of a compound or alternative requirement keeps the one it uses;
+        // a started job cannot take one either (its slots are placed already).
+        if j.state.is_started()
+            && m.res_req != Change::Keep
+            && (j.used_req.is_some()
+                || matches!(&m.res_req, Change::Set(r) if basalt_config::compound::is_multi(r)))
+        {
+            return Err(SchedError::ModifyRunning);
+        }
         if m.queue == Change::Reset {
             m.queue = Change::Set(self.cfg.default_queue.clone());
         }

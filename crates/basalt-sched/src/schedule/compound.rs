@@ -117,7 +117,7 @@ pub(crate) enum Placed {
     Yes {
         alloc: Vec<usize>,
         used: String,
-        st: PassState,
+        st: Box<PassState>,
         reserves: Vec<(Vec<usize>, select::Reserve)>,
     },
     /// Why not: pending reasons with the hosts each applies to.
@@ -316,7 +316,7 @@ impl Sched {
             return Placed::Yes {
                 alloc,
                 used: way.text(),
-                st: trial,
+                st: Box::new(trial),
                 reserves,
             };
         }

@@ -529,7 +529,7 @@ impl Sched {
                         st: with_it,
                         reserves,
                     } => {
-                        st = with_it;
+                        st = *with_it;
                         let qname = q.name.clone();
                         let taken = alloc.len() as u32;
                         if let (Some(account), Some(tree)) = (rec.account, walk.fair.as_mut()) {
