@@ -12,6 +12,11 @@
 //!
 //! `main` (the `lim` binary) parses flags, loads the configuration, binds the
 //! host's address and `LSF_LIM_PORT`, and calls [`run`].
+//!
+//! The load source is a seam ([`Options::load`], a [`LoadSource`]): by default the
+//! machine itself (`/proc`, `statvfs`, utmp: [`sample`]) and the ELIMs of
+//! `LSF_SERVERDIR`; a hollow host (`basalt-hollow`, the scale harness) gives its own,
+//! and everything else — the election, heartbeats, the host table — is this code.
 
 pub mod elim;
 mod metrics;
@@ -238,10 +243,41 @@ pub fn master_list(config: &Config) -> Vec<String> {
     out
 }
 
+/// Where a LIM's load indices and static sizes come from, when not from the machine it
+/// runs on (see [`Options::load`]).
+pub trait LoadSource: Send + Sync + 'static {
+    /// The host's static sizes: (ncpus, maxmem MB, maxswp MB, maxtmp MB).
+    fn static_sizes(&self, host: &str) -> (u32, u64, u64, u64);
+    /// Its load indices `t` seconds after its LIM started (called every sampling
+    /// interval, `ELIM_POLL_INTERVAL` at most 5 s).
+    fn sample(&self, host: &str, t: f64) -> LoadVector;
+}
+
+/// What a LIM runs with besides its configuration.
+#[derive(Clone, Default)]
+pub struct Options {
+    /// Its load source: None for the machine itself and the ELIMs of `LSF_SERVERDIR`;
+    /// a given source stands for both (no ELIM is started).
+    pub load: Option<Arc<dyn LoadSource>>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("load", &self.load.as_ref().map(|_| "custom"))
+            .finish()
+    }
+}
+
 /// Static information for this host: the machine's numbers plus the model,
 /// type and resources the cluster file gives it.
 pub fn local_host_info(config: &Config, me: &str) -> HostInfo {
-    let (ncpus, max_mem_mb, max_swp_mb, max_tmp_mb) = sample::read_static();
+    host_info_with(config, me, sample::read_static())
+}
+
+/// [`local_host_info`] with the static sizes given: (ncpus, maxmem, maxswp, maxtmp MB).
+pub fn host_info_with(config: &Config, me: &str, sizes: (u32, u64, u64, u64)) -> HostInfo {
+    let (ncpus, max_mem_mb, max_swp_mb, max_tmp_mb) = sizes;
     let entry = config
         .cluster
         .hosts
@@ -264,11 +300,23 @@ pub fn local_host_info(config: &Config, me: &str) -> HostInfo {
     }
 }
 
-/// Run a LIM for host `me` on `listener` until `shutdown` resolves.
+/// Run a LIM for host `me` on `listener` until `shutdown` resolves, sampling the
+/// machine it runs on.
 pub async fn run(
     config: Arc<Config>,
     me: &str,
     listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), LimError> {
+    run_with(config, me, listener, Options::default(), shutdown).await
+}
+
+/// [`run`] with [`Options`] (a load source of its own).
+pub async fn run_with(
+    config: Arc<Config>,
+    me: &str,
+    listener: tokio::net::TcpListener,
+    opts: Options,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), LimError> {
     let me = basalt_runtime::canonical_host(&config, me)
@@ -277,7 +325,10 @@ pub async fn run(
     async move {
         let core =
             LimCore::new(core_config(&config, &me)).map_err(|e| LimError::Core(e.to_string()))?;
-        let info = local_host_info(&config, &me);
+        let info = match &opts.load {
+            None => local_host_info(&config, &me),
+            Some(src) => host_info_with(&config, &me, src.static_sizes(&me)),
+        };
         let mut elim_names: BTreeSet<String> = basalt_core::BUILTIN_INDICES
             .iter()
             .map(|i| i.name().to_owned())
@@ -397,8 +448,21 @@ pub async fn run(
             )
             .await
         };
-        let sampler = tokio::spawn(sampler(tx.clone(), sample_interval(&config)));
-        let elims = start_elims(&config, &me, tx.clone());
+        let (sampler, elims) = match &opts.load {
+            None => (
+                tokio::spawn(sampler(tx.clone(), sample_interval(&config))),
+                start_elims(&config, &me, tx.clone()),
+            ),
+            Some(src) => (
+                tokio::spawn(sample_from(
+                    src.clone(),
+                    me.clone(),
+                    tx.clone(),
+                    sample_interval(&config),
+                )),
+                Vec::new(),
+            ),
+        };
 
         info!(pid = std::process::id(), "LIM started");
         let owner = Owner::new(core, settings, tx);
@@ -469,6 +533,25 @@ async fn sampler(tx: mpsc::Sender<Msg>, every: Duration) {
             first = false;
             tokio::time::sleep(Duration::from_millis(200).min(every)).await;
             ticker.reset_immediately();
+        }
+    }
+}
+
+/// The sampler of a given load source: its reading every `every`.
+async fn sample_from(
+    src: Arc<dyn LoadSource>,
+    me: String,
+    tx: mpsc::Sender<Msg>,
+    every: Duration,
+) {
+    let origin = Instant::now();
+    let mut ticker = tokio::time::interval(every);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        ticker.tick().await;
+        let load = src.sample(&me, origin.elapsed().as_secs_f64());
+        if tx.send(Msg::Sample(load)).await.is_err() {
+            return;
         }
     }
 }

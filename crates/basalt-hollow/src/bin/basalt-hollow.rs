@@ -1,0 +1,105 @@
+//! `basalt-hollow` — run hollow hosts (the scale harness's hosts, see the crate doc):
+//! the real LIM and sbatchd of each host named, in this one process, with a simulated
+//! load. A test and benchmark tool: `cargo xtask up --hollow N` starts it.
+
+use anyhow::{Context, bail};
+use basalt_hollow::{HollowLoad, HollowOptions, Pattern};
+use clap::Parser;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Parser, Debug)]
+#[command(name = "basalt-hollow", about = "Run hollow hosts (scale tests)")]
+struct Args {
+    /// Directory holding lsf.conf (default: $LSF_ENVDIR, else /etc).
+    #[arg(short = 'd', long = "envdir")]
+    envdir: Option<PathBuf>,
+    /// The hosts to run (names from lsf.cluster.<cluster>).
+    hosts: Vec<String>,
+    /// A file of host names, one a line (added to those given).
+    #[arg(long = "hosts-file")]
+    hosts_file: Option<PathBuf>,
+    /// The load pattern: idle, busy or walk.
+    #[arg(long = "load", default_value = "idle")]
+    load: Pattern,
+    /// CPUs each hollow host reports (its slots when MXJ is `!`).
+    #[arg(long = "ncpus", default_value_t = 4)]
+    ncpus: u32,
+    /// The executable run as each host's job supervisor (default: `sbatchd` next to
+    /// this one).
+    #[arg(long = "job-supervisor")]
+    job_supervisor: Option<PathBuf>,
+}
+
+fn main() -> std::process::ExitCode {
+    let args = Args::parse();
+    match run(args) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("basalt-hollow: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: Args) -> anyhow::Result<()> {
+    let envdir = args.envdir.clone().unwrap_or_else(basalt_runtime::envdir);
+    let loaded = basalt_config::load(&envdir)
+        .map_err(|e| anyhow::anyhow!("configuration errors, not starting:\n{e}"))?;
+    let mut hosts = args.hosts.clone();
+    if let Some(f) = &args.hosts_file {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        hosts.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(str::to_owned),
+        );
+    }
+    if hosts.is_empty() {
+        bail!("no host given (names, or --hosts-file)");
+    }
+    let config = Arc::new(loaded.config);
+    basalt_runtime::daemon::start_logging(
+        "hollow",
+        hosts.first().map(String::as_str),
+        &config,
+        &loaded.warnings,
+    );
+    raise_fd_limit();
+    let supervisor = match args.job_supervisor {
+        Some(p) => p,
+        None => std::env::current_exe()
+            .context("finding this executable")?
+            .with_file_name("sbatchd"),
+    };
+    let opts = HollowOptions {
+        load: HollowLoad::new(args.load, args.ncpus),
+        sbatchd: basalt_sbatchd::Options {
+            supervise_mbatchd: false,
+            supervisor_exe: Some(supervisor),
+            ..Default::default()
+        },
+    };
+    let rt = basalt_runtime::daemon::runtime().context("starting the async runtime")?;
+    rt.block_on(basalt_hollow::run_hosts(
+        config,
+        &hosts,
+        &opts,
+        basalt_runtime::shutdown_signal(),
+    ))?;
+    Ok(())
+}
+
+/// Each hollow host holds a few sockets and files: take every descriptor the hard
+/// limit allows.
+fn raise_fd_limit() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE)
+        && soft < hard
+        && let Err(e) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard)
+    {
+        tracing::warn!("cannot raise the open files limit from {soft} to {hard}: {e}");
+    }
+}
