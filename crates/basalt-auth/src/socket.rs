@@ -40,6 +40,118 @@ pub fn master_name(cred: &str) -> String {
     )
 }
 
+/// The abstract name of the master *watch* socket beside the credential socket `cred`
+/// (`basalt-master-watch@<addr>`): a local daemon learns of a new master there the moment
+/// its LIM does, instead of asking again and again ([`serve_master_watch`]).
+pub fn master_watch_name(cred: &str) -> String {
+    format!(
+        "basalt-master-watch@{}",
+        cred.strip_prefix("basalt-auth@").unwrap_or(cred)
+    )
+}
+
+/// How long the master watch socket holds a request whose master has not changed (the
+/// client then asks again).
+pub const MASTER_WATCH_MAX: Duration = Duration::from_secs(30);
+
+/// The line a master socket answers: `MASTER <name>` or `NONE`.
+fn master_line(m: Option<&str>) -> String {
+    match m {
+        Some(m) if !m.is_empty() && !m.contains(char::is_whitespace) => format!("MASTER {m}\n"),
+        _ => "NONE\n".to_owned(),
+    }
+}
+
+/// Serve the master watch socket until `shutdown` resolves: a client writes `WAIT
+/// <master>` (`WAIT -` for none) and gets `MASTER <name>` / `NONE` once the master
+/// `current` holds differs from the one it named — at once if it already does — or after
+/// `max_wait` with the same master (the client asks again: that is its keep-alive).
+pub async fn serve_master_watch(
+    listener: tokio::net::UnixListener,
+    current: tokio::sync::watch::Receiver<Option<String>>,
+    max_wait: Duration,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt};
+    tokio::pin!(shutdown);
+    loop {
+        let conn = tokio::select! {
+            _ = &mut shutdown => return,
+            c = listener.accept() => c,
+        };
+        let Ok((stream, _)) = conn else {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        let mut current = current.clone();
+        tokio::spawn(async move {
+            let (read, mut write) = stream.into_split();
+            let mut line = String::new();
+            let mut read = tokio::io::BufReader::new(read.take(256));
+            let asked = tokio::time::timeout(Duration::from_secs(2), read.read_line(&mut line))
+                .await
+                .is_ok_and(|r| r.is_ok());
+            let Some(known) = line.trim().strip_prefix("WAIT ").filter(|_| asked) else {
+                let _ = write.write_all(b"ERR expected WAIT <master>\n").await;
+                return;
+            };
+            let known = (known != "-").then(|| known.to_owned());
+            let _ = tokio::time::timeout(max_wait, current.wait_for(|m| *m != known)).await;
+            let now = current.borrow().clone();
+            let _ = tokio::time::timeout(
+                Duration::from_secs(2),
+                write.write_all(master_line(now.as_deref()).as_bytes()),
+            )
+            .await;
+        });
+    }
+}
+
+/// Wait on the master watch socket `name` until its LIM's master is not `known` (or the
+/// server's own limit passed): the master it names then (`None`: none). Its server must
+/// run as root, as us or as one of `trusted`; `limit` bounds the whole wait.
+pub async fn watch_master(
+    name: &str,
+    trusted: &[u32],
+    known: Option<&str>,
+    limit: Duration,
+) -> Result<Option<String>, AuthError> {
+    use tokio::io::AsyncReadExt;
+    let bad = |reason: String| AuthError::Socket {
+        name: name.to_owned(),
+        reason,
+    };
+    let std = connect(name, Duration::from_secs(1)).map_err(|e| bad(e.to_string()))?;
+    let peer = nix::sys::socket::getsockopt(&std, nix::sys::socket::sockopt::PeerCredentials)
+        .map_err(|e| bad(format!("SO_PEERCRED: {e}")))?;
+    let me = nix::unistd::geteuid().as_raw();
+    let server = peer.uid();
+    if server != 0 && server != me && !trusted.contains(&server) {
+        return Err(bad(format!(
+            "served by uid {server}, which does not run this cluster"
+        )));
+    }
+    std.set_nonblocking(true).map_err(|e| bad(e.to_string()))?;
+    let mut s = tokio::net::UnixStream::from_std(std).map_err(|e| bad(e.to_string()))?;
+    s.write_all(format!("WAIT {}\n", known.unwrap_or("-")).as_bytes())
+        .await
+        .map_err(|e| bad(e.to_string()))?;
+    let mut buf = Vec::new();
+    match tokio::time::timeout(limit, (&mut s).take(4096).read_to_end(&mut buf)).await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Err(bad(e.to_string())),
+        Err(_) => return Err(bad("no answer in time".into())),
+    }
+    let line = String::from_utf8_lossy(&buf).trim_end().to_owned();
+    if let Some(m) = line.strip_prefix("MASTER ") {
+        Ok(Some(m.trim().to_owned()))
+    } else if line == "NONE" {
+        Ok(None)
+    } else {
+        Err(bad(format!("unexpected answer {line:?}")))
+    }
+}
+
 /// Answer master requests on `listener` with `answer()` (the master's name, or None when
 /// the LIM knows none) until `shutdown` resolves.
 pub async fn serve_master<F, Fut>(
@@ -52,14 +164,7 @@ pub async fn serve_master<F, Fut>(
 {
     answer_each(listener, shutdown, move |_| {
         let answer = answer.clone();
-        async move {
-            match answer().await {
-                Some(m) if !m.is_empty() && !m.contains(char::is_whitespace) => {
-                    format!("MASTER {m}\n")
-                }
-                _ => "NONE\n".to_owned(),
-            }
-        }
+        async move { master_line(answer().await.as_deref()) }
     })
     .await;
 }

@@ -3,6 +3,12 @@
 
 use crate::{Effect, HostStatus, LimCore, Role};
 
+/// At most this many hosts that can never be master witness a probe (every master
+/// candidate is probed too): a probe costs each target one request, so a cold boot
+/// costs hosts × (candidates + this) requests, not hosts². A large cluster names its
+/// candidates in `LSF_MASTER_LIST` (without it every server host is one).
+pub const MAX_WITNESSES: usize = 16;
+
 impl LimCore {
     pub(crate) fn index(&self, name: &str) -> Option<usize> {
         self.hosts
@@ -98,16 +104,31 @@ impl LimCore {
         silent
     }
 
-    /// Probe every other server host: those that would lead before us decide
-    /// whether we may, the others witness whether our silent master still lives
-    /// (catching up, all answers count); with nobody to probe, decide at once.
+    /// Probe every other master candidate and up to [`MAX_WITNESSES`] other server
+    /// hosts (all of them in a cluster that small): the candidates that would lead
+    /// before us decide whether we may, the others witness whether our silent master
+    /// still lives (catching up, all answers count); with nobody to probe, decide at
+    /// once. The witnesses are the server hosts after us in file order (wrapping), so
+    /// the probes of a cold boot spread over the cluster instead of every host asking
+    /// every other one.
     pub(crate) fn start_probe(&mut self, now: u64, fx: &mut Vec<Effect>) {
-        let targets: Vec<String> = self
-            .hosts
-            .iter()
-            .enumerate()
-            .filter(|(i, h)| *i != self.me && (h.entry.server || self.outranks_me(*i)))
-            .map(|(_, h)| h.entry.name.clone())
+        let n = self.hosts.len();
+        let mut chosen: Vec<usize> = Vec::new();
+        let mut witnesses = 0usize;
+        for k in 1..n {
+            let i = (self.me + k) % n;
+            let h = &self.hosts[i];
+            if h.rank.is_some() || self.outranks_me(i) {
+                chosen.push(i);
+            } else if h.entry.server && witnesses < MAX_WITNESSES {
+                witnesses += 1;
+                chosen.push(i);
+            }
+        }
+        chosen.sort_unstable();
+        let targets: Vec<String> = chosen
+            .into_iter()
+            .map(|i| self.hosts[i].entry.name.clone())
             .collect();
         self.probe_id += 1;
         let id = self.probe_id;

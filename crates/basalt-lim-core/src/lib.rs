@@ -76,6 +76,7 @@
 //! [`Effect`]s; `sim` (tests only) is a simulated network of cores.
 
 mod election;
+pub use election::MAX_WITNESSES;
 mod hosts;
 mod inputs;
 mod lock;

@@ -142,7 +142,11 @@ struct Settings {
     auth: basalt_runtime::Authenticator,
     /// The counters of `GET /metrics`.
     metrics: metrics::LimMetrics,
+    /// The master this LIM follows, for the master watch socket.
+    master: tokio::sync::watch::Sender<Option<String>>,
 }
+
+pub use basalt_auth::socket::MASTER_WATCH_MAX;
 
 /// The election timing from lsf.cluster's Parameters section.
 pub fn timing_from(config: &Config) -> Timing {
@@ -342,6 +346,7 @@ pub async fn run_with(
                 .map(|r| r.name.clone()),
         );
         let keys = basalt_runtime::cluster_keys(&config)?;
+        let (master_tx, master_rx) = tokio::sync::watch::channel(None::<String>);
         let settings = Settings {
             timing: timing_from(&config),
             config: config.clone(),
@@ -350,6 +355,7 @@ pub async fn run_with(
             elim_names,
             auth: basalt_runtime::daemon_auth(&config, &me, keys.clone()),
             metrics: metrics::LimMetrics::default(),
+            master: master_tx,
         };
         let (tx, rx) = mpsc::channel(1024);
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
@@ -389,6 +395,20 @@ pub async fn run_with(
             },
             async move {
                 let _ = master_stop.wait_for(|s| *s).await;
+            },
+        ));
+
+        // The master watch socket: local daemons (sbatchd) learn of a new master there.
+        let watch_socket = basalt_auth::socket::bind(&basalt_auth::socket::master_watch_name(
+            &basalt_auth::socket::name(lim_addr),
+        ))?;
+        let mut watch_stop = stop_rx.clone();
+        let watcher = tokio::spawn(basalt_auth::socket::serve_master_watch(
+            watch_socket,
+            master_rx,
+            MASTER_WATCH_MAX,
+            async move {
+                let _ = watch_stop.wait_for(|s| *s).await;
             },
         ));
 
@@ -477,6 +497,7 @@ pub async fn run_with(
         }
         socket.abort();
         master.abort();
+        watcher.abort();
         for e in elims {
             e.abort();
         }

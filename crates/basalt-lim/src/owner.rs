@@ -375,6 +375,7 @@ impl Owner {
                         master = master.as_deref().unwrap_or("-"),
                         epoch, me_is_master, "master changed"
                     );
+                    self.s.master.send_replace(master);
                 }
                 Effect::CatchingUp { silent_ms } => {
                     warn!(

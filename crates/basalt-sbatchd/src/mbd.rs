@@ -168,38 +168,62 @@ const IDLE_STREAM: Duration = Duration::from_secs(300);
 const RPC_TIMEOUT: Duration = Duration::from_secs(5);
 const DEFAULT_HELLO: Duration = Duration::from_secs(5);
 
-/// How often [`master_watch`] asks the local LIM who the master is: a local call, made
-/// often so that a new master's sbatchd starts its mbatchd soon after the election.
+/// How often [`master_watch`] asks the LIMs who the master is while its own LIM's master
+/// watch socket does not answer (the LIM is starting or restarting).
 pub const MASTER_POLL: Duration = Duration::from_millis(100);
 
-/// Follow the master host: ask the local LIM every [`MASTER_POLL`] (any LIM when the
-/// local one does not answer) and publish the master's name when it changes.
+/// Follow the master host: wait on the local LIM's master watch socket, which answers
+/// the moment the LIM follows another master (no request at all while nothing changes
+/// but one every [`basalt_auth::socket::MASTER_WATCH_MAX`]); while that socket does not
+/// answer, ask the local LIM — else any LIM — every [`MASTER_POLL`]. Publish the
+/// master's name when it changes (a LIM that knows none leaves the last one published).
 pub async fn master_watch(
     shared: Arc<Shared>,
     tx: watch::Sender<Option<String>>,
     mut stop: watch::Receiver<bool>,
 ) {
     let timeout = Duration::from_secs(1);
+    let watch_socket = basalt_runtime::lim_addr(&shared.config, &shared.host)
+        .ok()
+        .map(|a| basalt_auth::socket::master_watch_name(&basalt_auth::socket::name(a)));
     let mut local =
         basalt_runtime::lim_channel(&shared.config, &shared.host, timeout, &shared.auth).ok();
+    // What the local LIM last said (None: no master, or not asked yet).
+    let mut lim_said: Option<String> = None;
     loop {
         let mut master = None;
-        if let Some(lim) = local.as_mut()
-            && let Ok(Ok(r)) = tokio::time::timeout(
-                timeout,
-                lim.cluster_info(basalt_proto::lim::ClusterInfoRequest {}),
-            )
-            .await
-        {
-            let r = r.into_inner();
-            if !r.master.is_empty() {
-                master = Some(r.master);
+        let mut watched = false;
+        if let Some(name) = &watch_socket {
+            let limit = basalt_auth::socket::MASTER_WATCH_MAX + Duration::from_secs(5);
+            let r = tokio::select! {
+                r = basalt_auth::socket::watch_master(name, &[], lim_said.as_deref(), limit) => r,
+                _ = crate::stopped(&mut stop) => return,
+            };
+            if let Ok(said) = r {
+                watched = true;
+                lim_said = said.clone();
+                master = said;
             }
         }
-        if master.is_none()
-            && let Ok(m) = basalt_runtime::find_master(&shared.config, timeout, &shared.auth).await
-        {
-            master = Some(m.master);
+        if !watched {
+            if let Some(lim) = local.as_mut()
+                && let Ok(Ok(r)) = tokio::time::timeout(
+                    timeout,
+                    lim.cluster_info(basalt_proto::lim::ClusterInfoRequest {}),
+                )
+                .await
+            {
+                let r = r.into_inner();
+                if !r.master.is_empty() {
+                    master = Some(r.master);
+                }
+            }
+            if master.is_none()
+                && let Ok(m) =
+                    basalt_runtime::find_master(&shared.config, timeout, &shared.auth).await
+            {
+                master = Some(m.master);
+            }
         }
         if let Some(m) = master {
             let m = basalt_runtime::canonical_host(&shared.config, &m).unwrap_or(m);
@@ -213,9 +237,11 @@ pub async fn master_watch(
                 }
             });
         }
-        tokio::select! {
-            _ = tokio::time::sleep(MASTER_POLL) => {}
-            _ = crate::stopped(&mut stop) => return,
+        if !watched {
+            tokio::select! {
+                _ = tokio::time::sleep(MASTER_POLL) => {}
+                _ = crate::stopped(&mut stop) => return,
+            }
         }
     }
 }

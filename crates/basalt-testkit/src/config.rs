@@ -38,6 +38,13 @@ pub struct ClusterSpec {
     /// Environment variables of every daemon and command of a [`ProcessCluster`] (a
     /// library preloaded into them, say).
     pub env: Vec<(String, String)>,
+    /// Hollow hosts (`basalt-hollow`: their real LIM and sbatchd in shared processes,
+    /// with a simulated load) after the `hosts` real ones, named [`hollow_name`]; the
+    /// real hosts are then the master candidates (LSF_MASTER_LIST).
+    pub hollow: usize,
+    /// How many `basalt-hollow` processes share them (default
+    /// [`crate::HOLLOW_PROCESSES`]).
+    pub hollow_processes: usize,
 }
 
 impl ClusterSpec {
@@ -58,7 +65,15 @@ impl ClusterSpec {
             lsf_conf_extra: String::new(),
             resource_map: Vec::new(),
             env: Vec::new(),
+            hollow: 0,
+            hollow_processes: crate::process::HOLLOW_PROCESSES,
         }
+    }
+
+    /// Add `n` hollow hosts ([`ClusterSpec::hollow`]).
+    pub fn with_hollow(mut self, n: usize) -> ClusterSpec {
+        self.hollow = n;
+        self
     }
 
     /// Add a static Numeric shared resource (a licence count): lsf.shared defines it
@@ -107,6 +122,11 @@ pub fn host_name(i: usize) -> String {
     format!("host{}", (b'A' + (i % 26) as u8) as char)
 }
 
+/// Name of hollow host `i` (from 0): hv00001, hv00002, ...
+pub fn hollow_name(i: usize) -> String {
+    format!("hv{:05}", i + 1)
+}
+
 /// Write the configuration of `spec` on `subnet` under `top`; returns LSF_ENVDIR.
 pub fn write_config(spec: &ClusterSpec, subnet: Subnet, top: &Path) -> Result<PathBuf> {
     let addrs: Vec<IpAddr> = (0..spec.hosts).map(|i| subnet.host(i)).collect();
@@ -136,7 +156,11 @@ pub(crate) fn default_cluster(spec: &ClusterSpec, addrs: &[IpAddr]) -> DefaultCl
         .iter()
         .enumerate()
         .map(|(i, a)| DefaultHost {
-            name: host_name(i),
+            name: if i < spec.hosts {
+                host_name(i)
+            } else {
+                hollow_name(i - spec.hosts)
+            },
             address: Some(*a),
             server: true,
         })
@@ -197,8 +221,13 @@ pub(crate) fn write_config_mc(
     top: &Path,
     mc: Option<&McWrite>,
 ) -> Result<PathBuf> {
-    if addrs.len() != spec.hosts {
-        bail!("{} addresses for {} hosts", addrs.len(), spec.hosts);
+    if addrs.len() != spec.hosts + spec.hollow {
+        bail!(
+            "{} addresses for {} hosts and {} hollow hosts",
+            addrs.len(),
+            spec.hosts,
+            spec.hollow
+        );
     }
     let owner = spec
         .daemon_user
@@ -228,6 +257,14 @@ pub(crate) fn write_config_mc(
             m.mc.key.as_str()
         };
         write_key_file(&envdir.join(file), &m.key_text)?;
+    }
+    if spec.hollow > 0 {
+        // Only the real hosts may become master.
+        let real: Vec<String> = (0..spec.hosts).map(host_name).collect();
+        append_file(
+            &envdir.join("lsf.conf"),
+            &format!("LSF_MASTER_LIST=\"{}\"\n", real.join(" ")),
+        )?;
     }
     if !spec.lsf_conf_extra.is_empty() {
         append_file(&envdir.join("lsf.conf"), &spec.lsf_conf_extra)?;

@@ -26,6 +26,14 @@ impl TestDir {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Keep the directory (and print its path) now: a cluster that failed to start.
+    pub fn keep(&mut self) {
+        if let Some(dir) = self.dir.take() {
+            let kept = dir.keep();
+            eprintln!("test state kept in {}", kept.display());
+        }
+    }
 }
 
 impl Drop for TestDir {

@@ -48,12 +48,12 @@ mod wait;
 #[cfg(feature = "batch")]
 pub use batch::{InProcessBatch, InProcessCommands};
 pub use commands::Commands;
-pub use config::{ClusterSpec, host_name, write_config, write_config_at};
+pub use config::{ClusterSpec, hollow_name, host_name, write_config, write_config_at};
 pub use dirs::TestDir;
 pub use inprocess::InProcessCluster;
 pub use jobs::{is_root, skip, work_dir};
 pub use multicluster::{MC_KEY_FILE, MC_POLL_MS, McMember, write_multicluster_at};
-pub use process::{ProcessCluster, bin_dir, kill_leftovers, wait_child};
+pub use process::{HOLLOW_PROCESSES, ProcessCluster, bin_dir, kill_leftovers, wait_child};
 pub use selfrun::{CommandsAt, HostDaemons};
 pub use subnet::{Subnet, fresh_subnet};
 pub use text::{event_fields, output_text};

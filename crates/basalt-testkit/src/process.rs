@@ -46,6 +46,11 @@ pub struct ProcessCluster {
     pub envdir: PathBuf,
     pub bin: PathBuf,
     pub hosts: Vec<String>,
+    /// Its hollow hosts ([`ClusterSpec::hollow`]), run by
+    /// [`ClusterSpec::hollow_processes`] `basalt-hollow` processes (daemon
+    /// `basalt-hollow`, host `group<k>`: [`ProcessCluster::hollow_group`]).
+    pub hollow: Vec<String>,
+    hollow_processes: usize,
     /// Host `i`'s address.
     pub addrs: Vec<IpAddr>,
     /// (daemon, host) -> process.
@@ -61,6 +66,9 @@ pub struct ProcessCluster {
     /// [`ClusterSpec::env`]: set for every daemon and command.
     env: Vec<(String, String)>,
 }
+
+/// How many `basalt-hollow` processes share a cluster's hollow hosts (one a CPU).
+pub const HOLLOW_PROCESSES: usize = 2;
 
 impl ProcessCluster {
     /// Write the configuration and start every host's LIM.
@@ -88,6 +96,8 @@ impl ProcessCluster {
             envdir,
             bin: bin_dir()?,
             hosts: (0..spec.hosts).map(host_name).collect(),
+            hollow: (0..spec.hollow).map(crate::config::hollow_name).collect(),
+            hollow_processes: spec.hollow_processes.max(1),
             addrs,
             children: BTreeMap::new(),
             net,
@@ -114,9 +124,9 @@ impl ProcessCluster {
         Ok(())
     }
 
-    /// Wait until mbatchd answers `bhosts` with every host `ok`.
-    pub(crate) fn wait_bhosts_ok(&self) -> Result<()> {
-        let n = self.hosts.len();
+    /// Wait until mbatchd answers `bhosts` with every host `ok` (hollow ones too).
+    pub fn wait_bhosts_ok(&self) -> Result<()> {
+        let n = self.hosts.len() + self.hollow.len();
         wait_for(
             &format!(
                 "mbatchd of cluster {} to serve bhosts with every host ok",
@@ -149,7 +159,15 @@ impl ProcessCluster {
     /// with every host.
     pub fn start_batch(name: &str, spec: &ClusterSpec, lsb_params: &str) -> Result<ProcessCluster> {
         let subnet = fresh_subnet(7869);
-        let addrs = (0..spec.hosts).map(|i| subnet.host(i)).collect();
+        let mut addrs: Vec<IpAddr> = (0..spec.hosts).map(|i| subnet.host(i)).collect();
+        // Hollow hosts: on /24s of their own, 254 a subnet.
+        let mut left = spec.hollow;
+        while left > 0 {
+            let s = fresh_subnet(7869);
+            let n = left.min(254);
+            addrs.extend((0..n).map(|i| s.host(i)));
+            left -= n;
+        }
         Self::start_batch_on(name, spec, lsb_params, addrs, None)
     }
 
@@ -184,8 +202,57 @@ impl ProcessCluster {
         c.start_lims()?;
         c.wait_master(&host_name(0), Duration::from_secs(30))?;
         c.start_sbatchds()?;
-        c.wait_bhosts_ok()?;
+        c.start_hollow()?;
+        if let Err(e) = c.wait_bhosts_ok() {
+            c.dir.keep();
+            return Err(e);
+        }
         Ok(c)
+    }
+
+    /// The hollow hosts `basalt-hollow` process `group<k>` runs.
+    pub fn hollow_group(&self, k: usize) -> &[String] {
+        let per = self.hollow.len().div_ceil(self.hollow_processes).max(1);
+        self.hollow.chunks(per).nth(k).unwrap_or(&[])
+    }
+
+    /// Start the hollow hosts: `basalt-hollow` processes, each running a share of them
+    /// (idle load, 4 CPUs each).
+    pub fn start_hollow(&mut self) -> Result<()> {
+        if self.hollow.is_empty() {
+            return Ok(());
+        }
+        let per = self.hollow.len().div_ceil(self.hollow_processes).max(1);
+        for (k, share) in self.hollow.clone().chunks(per).enumerate() {
+            let group = format!("group{k}");
+            let list = self.dir.path().join(format!("hollow.{group}"));
+            std::fs::write(&list, share.join("\n"))?;
+            let log_path = self
+                .dir
+                .path()
+                .join("log")
+                .join(format!("basalt-hollow.{group}.log"));
+            let log = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&log_path)?;
+            let mut cmd = Command::new(self.bin.join("basalt-hollow"));
+            self.as_owner(&mut cmd);
+            let child = cmd
+                .arg("--hosts-file")
+                .arg(&list)
+                .arg("--job-supervisor")
+                .arg(self.bin.join("sbatchd"))
+                .env("LSF_ENVDIR", &self.envdir)
+                .stdin(Stdio::null())
+                .stdout(log.try_clone()?)
+                .stderr(log)
+                .spawn()
+                .with_context(|| format!("starting basalt-hollow {group}"))?;
+            self.children
+                .insert(("basalt-hollow".to_owned(), group), child);
+        }
+        Ok(())
     }
 
     /// Start (or restart) `daemon` for `host`, logging to `<dir>/log/<daemon>.<host>.log`.

@@ -820,3 +820,45 @@ fn a_locked_host_is_lock_u_on_the_master_until_unlocked_or_its_time_is_up() {
     sim.advance(600);
     assert_eq!(status(&sim, "hostC"), Some(HostStatus::Ok));
 }
+
+/// Issue 51: at a cold boot of a large cluster with LSF_MASTER_LIST, a host probes the
+/// candidates and at most MAX_WITNESSES others (not every host: hosts² requests);
+/// the election still ends with everyone following the first candidate, and a
+/// takeover still happens when it dies.
+#[test]
+fn a_probe_asks_the_candidates_and_a_bounded_set_of_witnesses() {
+    let owned: Vec<String> = (0..60).map(|i| format!("h{i:02}")).collect();
+    let names: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let mut configs: BTreeMap<String, CoreConfig> = names
+        .iter()
+        .map(|n| ((*n).to_owned(), config(n, &names)))
+        .collect();
+    for c in configs.values_mut() {
+        for h in c.hosts.iter_mut().skip(2) {
+            h.candidate = false;
+        }
+        c.master_order = vec!["h00".into(), "h01".into()];
+    }
+    // One non-candidate's first probe.
+    let mut core = LimCore::new(configs["h30"].clone()).expect("core");
+    let mut fx = core.set_local(0, LoadVector::default(), info("h30"));
+    fx.extend(core.start(0));
+    let probed: Vec<String> = fx
+        .iter()
+        .find_map(|e| match e {
+            Effect::Probe { hosts, .. } => Some(hosts.clone()),
+            _ => None,
+        })
+        .expect("a probe at start");
+    assert_eq!(probed.len(), 2 + MAX_WITNESSES, "{probed:?}");
+    assert!(probed.contains(&"h00".to_owned()) && probed.contains(&"h01".to_owned()));
+    // The witnesses are the hosts after it, in file order.
+    assert!(probed.contains(&"h31".to_owned()) && probed.contains(&"h46".to_owned()));
+    assert!(!probed.contains(&"h30".to_owned()) && !probed.contains(&"h47".to_owned()));
+    let mut sim = Sim::with_configs(&names, configs);
+    sim.advance(300);
+    sim.assert_all_follow("h00");
+    sim.kill("h00");
+    sim.advance(1500);
+    sim.assert_all_follow("h01");
+}
