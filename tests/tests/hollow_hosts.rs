@@ -73,7 +73,10 @@ fn hollow_hosts_come_ok_run_jobs_once_fail_over_and_are_lost_together() -> Resul
         let n: usize = finishes(&c).values().map(Vec::len).sum();
         ((n >= 3000).then_some(()), format!("{n} finished"))
     })?;
-    let done = c.ok("bjobs", &["-a", "-noheader", "-o", "jobid jobindex stat exec_host"])?;
+    let done = c.ok(
+        "bjobs",
+        &["-a", "-noheader", "-o", "jobid jobindex stat exec_host"],
+    )?;
     let mut seen: BTreeSet<(String, String)> = BTreeSet::new();
     let mut hosts_used: BTreeSet<String> = BTreeSet::new();
     for l in done.lines() {
@@ -103,26 +106,49 @@ fn hollow_hosts_come_ok_run_jobs_once_fail_over_and_are_lost_together() -> Resul
     // other host disturbed. Long jobs first, one on each host.
     let long = c.bsub(
         &work,
-        &["-J", &format!("long[1-{}]", 2 + HOLLOW), "-o", "/dev/null", "sleep 600"],
+        &[
+            "-J",
+            &format!("long[1-{}]", 2 + HOLLOW),
+            "-o",
+            "/dev/null",
+            "sleep 600",
+        ],
     )?;
     let lost: Vec<String> = c.hollow_group(2).to_vec();
-    wait_for("long jobs to run on the lost group", Duration::from_secs(60), || {
-        let out = c
-            .stdout_ok("bjobs", &["-noheader", "-o", "exec_host", "-r", &long.to_string()])
-            .unwrap_or_default();
-        let on: BTreeSet<&str> = out.split_whitespace().collect();
-        let n = lost.iter().filter(|h| on.contains(h.as_str())).count();
-        ((n >= lost.len() / 2).then_some(()), format!("{n} on the lost group"))
-    })?;
+    wait_for(
+        "long jobs to run on the lost group",
+        Duration::from_secs(60),
+        || {
+            let out = c
+                .stdout_ok(
+                    "bjobs",
+                    &["-noheader", "-o", "exec_host", "-r", &long.to_string()],
+                )
+                .unwrap_or_default();
+            let on: BTreeSet<&str> = out.split_whitespace().collect();
+            let n = lost.iter().filter(|h| on.contains(h.as_str())).count();
+            (
+                (n >= lost.len() / 2).then_some(()),
+                format!("{n} on the lost group"),
+            )
+        },
+    )?;
     c.kill9_daemon("basalt-hollow", "group2")?;
-    wait_for("the lost group to be unreach", Duration::from_secs(30), || {
-        let b = bhosts(&c);
-        let gone = lost
-            .iter()
-            .filter(|h| b.get(*h).is_some_and(|s| s == "unreach" || s == "unavail"))
-            .count();
-        ((gone == lost.len()).then_some(()), format!("{gone} of {}", lost.len()))
-    })?;
+    wait_for(
+        "the lost group to be unreach",
+        Duration::from_secs(30),
+        || {
+            let b = bhosts(&c);
+            let gone = lost
+                .iter()
+                .filter(|h| b.get(*h).is_some_and(|s| s == "unreach" || s == "unavail"))
+                .count();
+            (
+                (gone == lost.len()).then_some(()),
+                format!("{gone} of {}", lost.len()),
+            )
+        },
+    )?;
     let b = bhosts(&c);
     let others_ok = b
         .iter()
@@ -130,25 +156,29 @@ fn hollow_hosts_come_ok_run_jobs_once_fail_over_and_are_lost_together() -> Resul
         .all(|(_, s)| s == "ok" || s == "closed");
     assert!(others_ok, "{b:?}");
     // Their jobs are given up on (EXIT), the others run on.
-    wait_for("the lost hosts' jobs to end", Duration::from_secs(60), || {
-        let out = c
-            .stdout_ok(
-                "bjobs",
-                &["-a", "-noheader", "-o", "stat exec_host", &long.to_string()],
-            )
-            .unwrap_or_default();
-        let mut left = 0;
-        for l in out.lines() {
-            let w: Vec<&str> = l.split_whitespace().collect();
-            if let [stat, host] = w[..]
-                && lost.iter().any(|h| h == host)
-                && stat != "EXIT"
-            {
-                left += 1;
+    wait_for(
+        "the lost hosts' jobs to end",
+        Duration::from_secs(60),
+        || {
+            let out = c
+                .stdout_ok(
+                    "bjobs",
+                    &["-a", "-noheader", "-o", "stat exec_host", &long.to_string()],
+                )
+                .unwrap_or_default();
+            let mut left = 0;
+            for l in out.lines() {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                if let [stat, host] = w[..]
+                    && lost.iter().any(|h| h == host)
+                    && stat != "EXIT"
+                {
+                    left += 1;
+                }
             }
-        }
-        ((left == 0).then_some(()), format!("{left} not ended"))
-    })?;
+            ((left == 0).then_some(()), format!("{left} not ended"))
+        },
+    )?;
 
     // The master host's daemons killed: hostB takes over and takes a submission.
     for d in ["mbatchd", "sbatchd", "lim"] {
@@ -158,11 +188,15 @@ fn hollow_hosts_come_ok_run_jobs_once_fail_over_and_are_lost_together() -> Resul
             c.kill9_daemon(d, "hostA").context(d)?;
         }
     }
-    wait_for("hostB's mbatchd to take a job", Duration::from_secs(60), || {
-        let out = c.run("bsub", &["-o", "/dev/null", "true"]);
-        let ok = out.as_ref().is_ok_and(|o| o.status.success());
-        (ok.then_some(()), format!("{out:?}"))
-    })?;
+    wait_for(
+        "hostB's mbatchd to take a job",
+        Duration::from_secs(60),
+        || {
+            let out = c.run("bsub", &["-o", "/dev/null", "true"]);
+            let ok = out.as_ref().is_ok_and(|o| o.status.success());
+            (ok.then_some(()), format!("{out:?}"))
+        },
+    )?;
     assert_eq!(c.lsid_master().as_deref(), Some("hostB"));
     Ok(())
 }

@@ -21,7 +21,7 @@
 //! found and signalled in turn — and after 10 s sends SIGKILL to what remains; it
 //! names each daemon it stopped and how it was found.
 
-use crate::{DAEMONS, SUPERVISED, jobs, multi};
+use crate::{DAEMONS, HOLLOW, SUPERVISED, jobs, multi};
 use anyhow::Result;
 use basalt_config::embedded::DefaultCluster;
 use nix::sys::signal::{Signal, kill};
@@ -134,7 +134,12 @@ fn as_path(b: &[u8]) -> &Path {
 fn daemon_name(args: &[&[u8]]) -> Option<String> {
     let prog = as_path(args.first()?);
     let name = prog.file_name()?.to_str()?;
-    if !DAEMONS.iter().chain(SUPERVISED).any(|d| *d == name) {
+    if !DAEMONS
+        .iter()
+        .chain(SUPERVISED)
+        .chain(std::iter::once(&HOLLOW))
+        .any(|d| *d == name)
+    {
         return None;
     }
     if args

@@ -48,6 +48,10 @@ mod ports;
 const DAEMONS: &[&str] = &["lim", "res", "sbatchd"];
 /// Daemons started by other daemons (mbatchd by the master host's sbatchd): linked, not started.
 const SUPERVISED: &[&str] = &["mbatchd"];
+/// The hollow hosts' program (`up --hollow N`, issue 51): linked, started only then.
+const HOLLOW: &str = "basalt-hollow";
+/// How many `basalt-hollow` processes share the hollow hosts (one a CPU).
+const HOLLOW_PROCESSES: usize = 2;
 /// The commands linked into `<dir>/bin`.
 const COMMANDS: &[&str] = &[
     "lsid",
@@ -144,6 +148,12 @@ enum Cmd {
         /// --release) instead of running cargo build.
         #[arg(long)]
         no_build: bool,
+        /// Also run N hollow hosts (the scale harness, docs/performance.md): hv00001,
+        /// hv00002, ... on 127.200.x.y, each its real LIM and sbatchd with a simulated
+        /// load, in two `basalt-hollow` processes; the --hosts real hosts become the
+        /// master candidates (LSF_MASTER_LIST).
+        #[arg(long, value_name = "N", default_value_t = 0, conflicts_with_all = ["clusters", "keep_config"])]
+        hollow: usize,
     },
     /// End the cluster's jobs and stop the daemons started by `up`.
     Down {
@@ -257,6 +267,7 @@ fn main() -> Result<()> {
             lim_port,
             subnet,
             no_build,
+            hollow,
             ..
         } => {
             let top = default_dir(dir)?;
@@ -268,6 +279,7 @@ fn main() -> Result<()> {
             }
             up(
                 host_names(hosts, subnet)?,
+                hollow_hosts(hollow)?,
                 top,
                 &cluster,
                 Build { release, no_build },
@@ -334,6 +346,29 @@ fn host_names(n: usize, subnet: Option<[u8; 3]>) -> Result<Vec<DefaultHost>> {
         .collect())
 }
 
+/// The hollow hosts of `up --hollow n`: hv00001, ... at 127.200.0.1, 127.200.0.2, ...
+/// (254 a /24, then 127.200.1.x, ..., 127.201.0.x).
+fn hollow_hosts(n: usize) -> Result<Vec<DefaultHost>> {
+    if n > 100_000 {
+        bail!("--hollow must be at most 100000");
+    }
+    Ok((0..n)
+        .map(|i| {
+            let (net, host) = (i / 254, i % 254);
+            DefaultHost {
+                name: format!("hv{:05}", i + 1),
+                address: Some(IpAddr::V4(Ipv4Addr::new(
+                    127,
+                    200 + (net / 256) as u8,
+                    (net % 256) as u8,
+                    host as u8 + 1,
+                ))),
+                server: true,
+            }
+        })
+        .collect())
+}
+
 /// 0 -> A, 25 -> Z, 26 -> AA, ...
 fn letters(mut i: usize) -> String {
     let mut s = Vec::new();
@@ -366,8 +401,10 @@ pub(crate) struct Build {
     pub no_build: bool,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn up(
     host_list: Vec<DefaultHost>,
+    hollow: Vec<DefaultHost>,
     top: PathBuf,
     cluster: &str,
     build: Build,
@@ -389,17 +426,33 @@ fn up(
     let hosts = if keep_config && config_exists {
         kept_hosts(&envdir)?
     } else {
-        let mut spec = DefaultCluster::new(cluster, &current_user(), host_list);
+        let real: Vec<String> = host_list.iter().map(|h| h.name.clone()).collect();
+        let mut all = host_list;
+        all.extend(hollow.iter().cloned());
+        let mut spec = DefaultCluster::new(cluster, &current_user(), all);
         ports.apply(&mut spec);
         // Run as root, the cluster's only user is root: let it run jobs.
         spec.root_rex = nix::unistd::geteuid().is_root();
         spec.write(&top)
             .with_context(|| format!("writing the configuration into {}", top.display()))?;
-        spec.hosts
-            .iter()
-            .map(|h| h.name.clone())
-            .collect::<Vec<_>>()
+        if !hollow.is_empty() {
+            // Only the real hosts may become master.
+            use std::io::Write as _;
+            std::fs::OpenOptions::new()
+                .append(true)
+                .open(envdir.join("lsf.conf"))
+                .and_then(|mut f| {
+                    writeln!(
+                        f,
+                        "# Hollow hosts are never master: the real hosts are the candidates."
+                    )?;
+                    writeln!(f, "LSF_MASTER_LIST=\"{}\"", real.join(" "))
+                })
+                .context("adding LSF_MASTER_LIST to lsf.conf")?;
+        }
+        real
     };
+    let hollow: Vec<String> = hollow.into_iter().map(|h| h.name).collect();
     // Validate before starting anything: nothing starts with a half-read config, or
     // on a port another program (another cluster) holds.
     let loaded = validate(&envdir)?;
@@ -407,7 +460,8 @@ fn up(
 
     let bin = link_binaries(&top, &target)?;
     start_daemons(&top, &envdir, &hosts)?;
-    let master = match wait_up(&top, &envdir, &hosts) {
+    start_hollow(&top, &envdir, &hollow)?;
+    let master = match wait_up(&top, &envdir, hosts.len() + hollow.len()) {
         Ok(m) => m,
         Err(e) => {
             let e = ports::explain_timeout(&top, e);
@@ -425,6 +479,15 @@ fn up(
         hosts.join(" "),
         master
     );
+    if !hollow.is_empty() {
+        println!(
+            "And {} hollow host(s) ({} ... {}), run by {} basalt-hollow processes.",
+            hollow.len(),
+            hollow[0],
+            hollow[hollow.len() - 1],
+            HOLLOW_PROCESSES.min(hollow.len())
+        );
+    }
     println!("Use it from a shell with:");
     println!(
         "  export LSF_ENVDIR={} PATH={}:$PATH",
@@ -485,6 +548,8 @@ pub(crate) fn build_binaries(build: Build) -> Result<PathBuf> {
         "basalt-cli",
         "-p",
         "basalt-hist",
+        "-p",
+        "basalt-hollow",
     ]);
     if release {
         build.arg("--release");
@@ -529,7 +594,12 @@ fn validate(envdir: &Path) -> Result<basalt_config::Loaded> {
 fn link_binaries(top: &Path, target: &Path) -> Result<PathBuf> {
     let bin = top.join("bin");
     std::fs::create_dir_all(&bin)?;
-    for name in DAEMONS.iter().chain(SUPERVISED).chain(COMMANDS) {
+    for name in DAEMONS
+        .iter()
+        .chain(SUPERVISED)
+        .chain(COMMANDS)
+        .chain(std::iter::once(&HOLLOW))
+    {
         let link = bin.join(name);
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(target.join(name), &link)
@@ -570,11 +640,50 @@ fn start_daemons(top: &Path, envdir: &Path, hosts: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Wait until the cluster in `top` answers: a master is elected, every host reports,
-/// and mbatchd (started by the master's sbatchd) answers. Its master.
-fn wait_up(top: &Path, envdir: &Path, hosts: &[String]) -> Result<String> {
+/// Start the hollow hosts of the cluster in `top`: [`HOLLOW_PROCESSES`] `basalt-hollow`
+/// processes, each running a share of them, their pids in `<top>/run`.
+fn start_hollow(top: &Path, envdir: &Path, hollow: &[String]) -> Result<()> {
+    if hollow.is_empty() {
+        return Ok(());
+    }
     let bin = top.join("bin");
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let per = hollow.len().div_ceil(HOLLOW_PROCESSES);
+    for (k, share) in hollow.chunks(per).enumerate() {
+        let list = pid_dir(top).join(format!("hollow.group{k}.hosts"));
+        std::fs::write(&list, share.join("\n"))?;
+        let log_path = top.join("log").join(format!("{HOLLOW}.group{k}.log"));
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log_path)
+            .with_context(|| format!("opening {}", log_path.display()))?;
+        let child = Command::new(bin.join(HOLLOW))
+            .arg("--hosts-file")
+            .arg(&list)
+            .arg("--supervisor-exe")
+            .arg(bin.join("sbatchd"))
+            .env("LSF_ENVDIR", envdir)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .process_group(0)
+            .spawn()
+            .with_context(|| format!("starting {HOLLOW} for {} hosts", share.len()))?;
+        std::fs::write(
+            pid_dir(top).join(format!("{HOLLOW}.group{k}.pid")),
+            child.id().to_string(),
+        )?;
+    }
+    Ok(())
+}
+
+/// Wait until the cluster in `top` answers: a master is elected, all `hosts` report,
+/// and mbatchd (started by the master's sbatchd) answers. Its master.
+fn wait_up(top: &Path, envdir: &Path, hosts: usize) -> Result<String> {
+    let bin = top.join("bin");
+    // 30 s, and a second more for every 100 hosts.
+    let patience = Duration::from_secs(30 + (hosts / 100) as u64);
+    let deadline = Instant::now() + patience;
     let master = loop {
         let out = Command::new(bin.join("lsid"))
             .env("LSF_ENVDIR", envdir)
@@ -592,14 +701,15 @@ fn wait_up(top: &Path, envdir: &Path, hosts: &[String]) -> Result<String> {
                 .filter(|o| o.status.success())
                 .is_some_and(|o| {
                     let text = String::from_utf8_lossy(&o.stdout);
-                    text.lines().skip(1).count() == hosts.len() && !text.contains("unavail")
+                    text.lines().skip(1).count() == hosts && !text.contains("unavail")
                 });
         if all_up {
             break master.unwrap_or_default();
         }
         if Instant::now() > deadline {
             bail!(
-                "the cluster did not come up within 30 s; see the logs in {}",
+                "the cluster did not come up within {} s; see the logs in {}",
+                patience.as_secs(),
                 top.join("log").display()
             );
         }

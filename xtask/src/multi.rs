@@ -284,7 +284,7 @@ pub(crate) fn up(
     }
     let mut masters = Vec::new();
     for m in &members {
-        match wait_up(&m.top, &m.envdir, &m.hosts) {
+        match wait_up(&m.top, &m.envdir, m.hosts.len()) {
             Ok(master) => masters.push(master),
             Err(e) => {
                 let e = crate::ports::explain_timeout(&m.top, e);

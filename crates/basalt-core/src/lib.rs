@@ -31,9 +31,25 @@ pub fn same_host(a: &str, b: &str) -> bool {
     (!a.contains('.') || !b.contains('.')) && short(a).eq_ignore_ascii_case(short(b))
 }
 
+/// A key under which names of the same host ([`same_host`]) meet: the lower-case short
+/// name. Two names with equal keys may still differ (`a.x.org`, `a.y.org`): a table
+/// looks a name up by its key, then compares with [`same_host`].
+pub fn host_key(name: &str) -> String {
+    name.split('.').next().unwrap_or(name).to_ascii_lowercase()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_of_the_same_host_share_a_key() {
+        for (a, b) in [("hostA", "HOSTA"), ("hostA", "hostA.example.org")] {
+            assert!(same_host(a, b));
+            assert_eq!(host_key(a), host_key(b));
+        }
+        assert_ne!(host_key("hostA"), host_key("hostB"));
+    }
 
     #[test]
     fn host_name_comparison() {

@@ -38,7 +38,9 @@ pub enum HollowError {
     },
     #[error("{0} is a master candidate (LSF_MASTER_LIST): a hollow host never is")]
     MasterCandidate(String),
-    #[error("lsf.conf has no LSF_MASTER_LIST: every host would be a master candidate, and a hollow host never is one")]
+    #[error(
+        "lsf.conf has no LSF_MASTER_LIST: every host would be a master candidate, and a hollow host never is one"
+    )]
     NoMasterList,
 }
 

@@ -59,16 +59,18 @@ impl HollowLoad {
             Pattern::Walk => {
                 // A walk of 5 s steps, each ±0.1, from the host's own seed: the value at
                 // a step is a pure function of (host, step), so no state is kept.
-                let seed = host
-                    .bytes()
-                    .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-                        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-                    });
+                let seed = host.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+                });
                 let steps = (t / 5.0).max(0.0) as u64;
                 let mut v: f64 = (seed % 100) as f64 / 100.0;
                 // The last 20 steps decide where it is (older ones are forgotten).
                 for k in steps.saturating_sub(20)..=steps {
-                    let step = if splitmix(seed ^ k) & 1 == 0 { 0.1 } else { -0.1 };
+                    let step = if splitmix(seed ^ k) & 1 == 0 {
+                        0.1
+                    } else {
+                        -0.1
+                    };
                     v = (v + step).clamp(0.0, 1.0);
                 }
                 v

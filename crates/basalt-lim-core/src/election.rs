@@ -11,9 +11,11 @@ pub const MAX_WITNESSES: usize = 16;
 
 impl LimCore {
     pub(crate) fn index(&self, name: &str) -> Option<usize> {
-        self.hosts
+        self.by_key
+            .get(&basalt_core::host_key(name))?
             .iter()
-            .position(|h| basalt_core::same_host(&h.entry.name, name))
+            .copied()
+            .find(|&i| basalt_core::same_host(&self.hosts[i].entry.name, name))
     }
 
     /// The epoch this LIM reports: its master's, or (catching up) the highest it knows.

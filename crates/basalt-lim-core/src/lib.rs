@@ -195,6 +195,8 @@ struct Host {
 pub struct LimCore {
     me: usize,
     hosts: Vec<Host>,
+    /// Host indices by [`basalt_core::host_key`]: a name is found without a scan.
+    by_key: std::collections::HashMap<String, Vec<usize>>,
     timing: Timing,
     decreasing_externals: BTreeSet<String>,
     role: Role,
@@ -250,6 +252,8 @@ impl LimCore {
             return Err(CoreError::BadTiming("MASTER_INACTIVITY_LIMIT"));
         }
         let mut hosts: Vec<Host> = Vec::with_capacity(config.hosts.len());
+        let mut by_key: std::collections::HashMap<String, Vec<usize>> =
+            std::collections::HashMap::with_capacity(config.hosts.len());
         let mut rank = 0;
         let ordered = |name: &str| {
             config
@@ -258,12 +262,16 @@ impl LimCore {
                 .position(|m| basalt_core::same_host(m, name))
         };
         for entry in config.hosts {
-            if hosts
+            let same = by_key
+                .entry(basalt_core::host_key(&entry.name))
+                .or_default();
+            if same
                 .iter()
-                .any(|h| basalt_core::same_host(&h.entry.name, &entry.name))
+                .any(|&i| basalt_core::same_host(&hosts[i].entry.name, &entry.name))
             {
                 return Err(CoreError::DuplicateHost(entry.name));
             }
+            same.push(hosts.len());
             let r = if entry.candidate && entry.server {
                 rank += 1;
                 Some(rank - 1)
@@ -303,6 +311,7 @@ impl LimCore {
         Ok(LimCore {
             me,
             hosts,
+            by_key,
             timing: t,
             decreasing_externals: config.decreasing_externals,
             role: Role::Syncing,

@@ -559,12 +559,7 @@ async fn sampler(tx: mpsc::Sender<Msg>, every: Duration) {
 }
 
 /// The sampler of a given load source: its reading every `every`.
-async fn sample_from(
-    src: Arc<dyn LoadSource>,
-    me: String,
-    tx: mpsc::Sender<Msg>,
-    every: Duration,
-) {
+async fn sample_from(src: Arc<dyn LoadSource>, me: String, tx: mpsc::Sender<Msg>, every: Duration) {
     let origin = Instant::now();
     let mut ticker = tokio::time::interval(every);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

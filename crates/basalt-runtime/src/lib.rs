@@ -252,6 +252,15 @@ pub fn host_addr(config: &Config, host: &str) -> Result<IpAddr, RuntimeError> {
         .iter()
         .find(|h| basalt_core::same_host(&h.name, host))
         .ok_or_else(|| RuntimeError::UnknownHost(host.into()))?;
+    entry_addr(entry, host)
+}
+
+/// The address of the cluster file's host `entry` (`host`: the name asked for, for the
+/// error).
+fn entry_addr(
+    entry: &basalt_config::cluster::ClusterHost,
+    host: &str,
+) -> Result<IpAddr, RuntimeError> {
     if let Some(addr) = entry.address {
         return Ok(addr);
     }
@@ -652,7 +661,7 @@ pub fn host_table(config: &Config) -> Vec<(String, IpAddr)> {
         .cluster
         .hosts
         .iter()
-        .filter_map(|h| match host_addr(config, &h.name) {
+        .filter_map(|h| match entry_addr(h, &h.name) {
             Ok(a) => Some((h.name.clone(), a)),
             Err(e) => {
                 tracing::warn!("{e}; requests from it will be refused");

@@ -241,7 +241,7 @@ impl ProcessCluster {
             let child = cmd
                 .arg("--hosts-file")
                 .arg(&list)
-                .arg("--job-supervisor")
+                .arg("--supervisor-exe")
                 .arg(self.bin.join("sbatchd"))
                 .env("LSF_ENVDIR", &self.envdir)
                 .stdin(Stdio::null())

@@ -27,8 +27,8 @@ struct Args {
     ncpus: u32,
     /// The executable run as each host's job supervisor (default: `sbatchd` next to
     /// this one).
-    #[arg(long = "job-supervisor")]
-    job_supervisor: Option<PathBuf>,
+    #[arg(long = "supervisor-exe")]
+    supervisor_exe: Option<PathBuf>,
 }
 
 fn main() -> std::process::ExitCode {
@@ -68,7 +68,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         &loaded.warnings,
     );
     raise_fd_limit();
-    let supervisor = match args.job_supervisor {
+    let supervisor = match args.supervisor_exe {
         Some(p) => p,
         None => std::env::current_exe()
             .context("finding this executable")?
