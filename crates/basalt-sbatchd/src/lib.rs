@@ -211,8 +211,7 @@ pub struct Options {
     /// [`pool::IDLE_STOP`]).
     pub pool_idle: Duration,
     /// What runs the jobs (default: the job supervisor process). With
-    /// [`JobRunner::Hollow`], `supervisor_exe`, `sample_ms`'s processes and `pool_idle`
-    /// are not used.
+    /// [`JobRunner::Hollow`], `supervisor_exe` and `pool_idle` are not used.
     pub runner: JobRunner,
 }
 

@@ -37,7 +37,7 @@ impl DbHandle {
     }
 
     /// Run the calls on tokio's blocking pool instead of a thread of their own: a task
-    /// of `rt` takes the calls waiting (up to [`POOLED_BATCH`]) and runs them in order
+    /// of `rt` takes the calls waiting (up to 64) and runs them in order
     /// in one `spawn_blocking`, then the next ones; one batch at a time, so the calls
     /// keep their order as on the thread. The connection is checkpointed when the last
     /// handle is gone (as the thread does), and lost with its runtime.
