@@ -660,8 +660,6 @@ fn start_hollow(top: &Path, envdir: &Path, hollow: &[String]) -> Result<()> {
         let child = Command::new(bin.join(HOLLOW))
             .arg("--hosts-file")
             .arg(&list)
-            .arg("--supervisor-exe")
-            .arg(bin.join("sbatchd"))
             .env("LSF_ENVDIR", envdir)
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)

@@ -4,9 +4,11 @@
 //! the real sbatchd ([`basalt_sbatchd::run_with`]) of a host named in the cluster's
 //! configuration, bound to that host's own address (its `ADDRESS` in
 //! `lsf.cluster.<cluster>`, anywhere in 127/8) and speaking the real protocol to the
-//! real master LIM and mbatchd. Only the load source is simulated here ([`load`]: a
-//! [`Pattern`] and the host's static sizes, behind the LIM's [`basalt_lim::LoadSource`]
-//! seam); how jobs run is sbatchd's own option ([`HollowOptions::sbatchd`]).
+//! real master LIM and mbatchd. Only two things are simulated, each behind its daemon's
+//! seam: the load ([`load`]: a [`Pattern`] and the host's static sizes, the LIM's
+//! [`basalt_lim::LoadSource`]) and how jobs run (sbatchd's
+//! [`basalt_sbatchd::JobRunner::Hollow`]: a job "runs" for its `sleep N` or run limit
+//! and exits as it asks, with no process — given in [`HollowOptions::sbatchd`]).
 //!
 //! Inputs: the configuration, the host names, the options, a shutdown future. Output:
 //! the hosts' daemons as tasks of the calling tokio runtime until the shutdown. A real

@@ -36,6 +36,21 @@
 //!   from the job table when the line holds none, or not all), so a job keeps
 //!   running and its exit status stays on disk while sbatchd restarts (systemd
 //!   `KillMode=process`).
+//! * **What runs the jobs is a seam** ([`runner`], [`Options::runner`]): the supervisor
+//!   above ([`JobRunner::Supervisor`], the default, every real host's), or, on a *hollow
+//!   host* of a scale test (issue 51: thousands of hosts, each this real sbatchd, in one
+//!   process), hollow jobs ([`JobRunner::Hollow`], [`hollow`]): no fork and no process,
+//!   a tokio task per job with a fake pid that "runs" for its command's `sleep N` (else
+//!   its run limit `-W`, else 0 s), ends with the status `exit M`/`false` ask, and
+//!   records the events a supervisor records (started, executing, a usage sample, state
+//!   changes, finished with a wait status) in the same job table. The seam is three
+//!   calls: hand a recorded job over, where its recorded events come from (the wake-up
+//!   pipe, or a channel), and one control command (`KILL`, `STOP`, ...: the job's control
+//!   socket, or the hollow job's task); everything else — the job table, StartJob's
+//!   answer, the reports to mbatchd, requeue, kill, the job's removal — is the same code.
+//!   A hollow host starts no supervisor process and no pool thread, and runs its job
+//!   table's calls on tokio's blocking pool instead of a database thread of its own
+//!   ([`db::DbHandle::spawn_pooled`]).
 //! * **The job table** ([`db`]): `<state root>/jobs.db`, SQLite in WAL mode with a
 //!   busy timeout (sbatchd and every supervisor write it), schema versioned in
 //!   `PRAGMA user_version` and only growing. Table `jobs`: key (job id, index,
@@ -130,6 +145,7 @@
 //! load-suspended jobs with an `rusage` duration reservation (`SUSP_MBD_LOCK`).
 
 pub mod db;
+pub mod hollow;
 pub mod lockwatch;
 pub mod mail;
 pub mod mbd;
@@ -139,6 +155,7 @@ pub mod owner;
 pub mod paths;
 pub mod policy;
 pub mod pool;
+pub mod runner;
 pub mod service;
 mod spawn;
 pub mod state;
@@ -193,6 +210,21 @@ pub struct Options {
     /// How long the supervisor is given no new job before it is let go of (default
     /// [`pool::IDLE_STOP`]).
     pub pool_idle: Duration,
+    /// What runs the jobs (default: the job supervisor process). With
+    /// [`JobRunner::Hollow`], `supervisor_exe` and `pool_idle` are not used.
+    pub runner: JobRunner,
+}
+
+/// What runs a host's jobs ([`Options::runner`], [`runner`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum JobRunner {
+    /// The job supervisor process: a real host.
+    #[default]
+    Supervisor,
+    /// No process: each job is a timer that records a job's events ([`hollow`]); a
+    /// hollow host of a scale test, whose sbatchd is otherwise the real one. Its job
+    /// table is served from tokio's blocking pool instead of a thread of its own.
+    Hollow,
 }
 
 impl Default for Options {
@@ -205,6 +237,7 @@ impl Default for Options {
             sample_ms: None,
             clock: Arc::new(SystemClock),
             pool_idle: pool::IDLE_STOP,
+            runner: JobRunner::Supervisor,
         }
     }
 }
@@ -215,8 +248,9 @@ pub struct Shared {
     pub config: Arc<Config>,
     pub host: String,
     pub state_root: PathBuf,
-    /// Hands jobs to the supervisor ([`pool`]).
-    pub pool: pool::Pool,
+    /// Runs the jobs: hands them to the supervisor ([`pool`]), or runs them hollow
+    /// ([`hollow`]).
+    pub runner: runner::Runner,
     /// The newest mbatchd epoch seen.
     pub epoch: AtomicU64,
     /// JOB_TERMINATE_INTERVAL (seconds), from lsb.params and then mbatchd's hello reply.
@@ -392,10 +426,9 @@ fn lock_state_root(root: &std::path::Path) -> Result<nix::fcntl::Flock<std::fs::
     Ok(lock)
 }
 
-/// Open the job database under the state root, read every job in it, remove job
-/// directories (of an older sbatchd) and control sockets no job owns, and start the
-/// database thread.
-fn open_job_table(root: &std::path::Path) -> Result<(db::DbHandle, Vec<db::StoredJob>), SbdError> {
+/// Open the job database under the state root, read every job in it, and remove job
+/// directories (of an older sbatchd) and control sockets no job owns.
+fn open_job_table(root: &std::path::Path) -> Result<(db::JobDb, Vec<db::StoredJob>), SbdError> {
     let jobs = db::JobDb::open(&root.join(db::DB_FILE), true)?;
     jobs.checkpoint();
     let found = jobs.load_all()?;
@@ -438,7 +471,7 @@ fn open_job_table(root: &std::path::Path) -> Result<(db::DbHandle, Vec<db::Store
             }
         }
     }
-    Ok((db::DbHandle::spawn(jobs)?, found))
+    Ok((jobs, found))
 }
 
 /// Run sbatchd with default [`Options`] until `shutdown` resolves.
@@ -475,24 +508,33 @@ pub async fn run_with(
                 path: state_root.clone(),
                 reason: e.to_string(),
             })??;
-        let supervisor_exe = match &opts.supervisor_exe {
-            Some(p) => p.clone(),
-            None => std::env::current_exe().map_err(|e| SbdError::Exe(e.to_string()))?,
+        let runner = match opts.runner {
+            JobRunner::Supervisor => {
+                let supervisor_exe = match &opts.supervisor_exe {
+                    Some(p) => p.clone(),
+                    None => std::env::current_exe().map_err(|e| SbdError::Exe(e.to_string()))?,
+                };
+                // The supervisor's environment: a fixed PATH, and this
+                // daemon's log filter and time zone.
+                let mut pool_env = vec![(
+                    std::ffi::OsString::from("PATH"),
+                    std::ffi::OsString::from(supervisor::env::DEFAULT_PATH),
+                )];
+                pool_env
+                    .extend(std::env::vars_os().filter(|(k, _)| k == "BASALT_LOG" || k == "TZ"));
+                let pool =
+                    pool::Pool::start(supervisor_exe, state_root.clone(), pool_env, opts.pool_idle)
+                        .map_err(SbdError::PoolThread)?;
+                runner::Runner::Supervisor(pool)
+            }
+            JobRunner::Hollow => {
+                info!("hollow host: jobs run no process and write no output");
+                runner::Runner::Hollow(hollow::Hollow::new(
+                    tokio::runtime::Handle::current(),
+                    opts.clock.clone(),
+                ))
+            }
         };
-        // The supervisor's environment: a fixed PATH, and this
-        // daemon's log filter and time zone.
-        let mut pool_env = vec![(
-            std::ffi::OsString::from("PATH"),
-            std::ffi::OsString::from(supervisor::env::DEFAULT_PATH),
-        )];
-        pool_env.extend(std::env::vars_os().filter(|(k, _)| k == "BASALT_LOG" || k == "TZ"));
-        let pool = pool::Pool::start(
-            supervisor_exe.clone(),
-            state_root.clone(),
-            pool_env,
-            opts.pool_idle,
-        )
-        .map_err(SbdError::PoolThread)?;
         let keys = basalt_runtime::cluster_keys(&config)?;
         let verifier = basalt_runtime::verifier_in(
             &config,
@@ -510,7 +552,7 @@ pub async fn run_with(
             config: config.clone(),
             host: me.clone(),
             state_root: state_root.clone(),
-            pool,
+            runner,
             epoch: AtomicU64::new(0),
             mbatchd_pid: AtomicU32::new(0),
             relocate: Notify::new(),
@@ -527,12 +569,18 @@ pub async fn run_with(
         let (client_tx, client_rx) = watch::channel(None);
 
         let open_root = state_root.clone();
-        let (db, found) = tokio::task::spawn_blocking(move || open_job_table(&open_root))
+        let (jobs, found) = tokio::task::spawn_blocking(move || open_job_table(&open_root))
             .await
             .map_err(|e| SbdError::StateDir {
                 path: state_root.clone(),
                 reason: e.to_string(),
             })??;
+        let db = match opts.runner {
+            JobRunner::Supervisor => db::DbHandle::spawn(jobs)?,
+            JobRunner::Hollow => {
+                db::DbHandle::spawn_pooled(jobs, &tokio::runtime::Handle::current())
+            }
+        };
         if !found.is_empty() {
             info!(
                 "re-adopting {} job(s) from {}",
@@ -642,7 +690,15 @@ pub async fn run_with(
         if let Some(m) = metrics_server {
             m.abort();
         }
-        info!("sbatchd shutting down; job supervisors keep running");
+        match &shared.runner {
+            runner::Runner::Supervisor(_) => {
+                info!("sbatchd shutting down; job supervisors keep running")
+            }
+            runner::Runner::Hollow(h) => info!(
+                "sbatchd shutting down; its {} hollow job(s) end with it",
+                h.running()
+            ),
+        }
         let _ = stop_tx.send(true);
         if let Some(m) = mbdsup {
             let _ = m.await;
@@ -650,6 +706,7 @@ pub async fn run_with(
         let served = server.await;
         let _ = owner_tx.send(owner::Msg::Shutdown).await;
         let _ = owner.await;
+        shared.runner.stop();
         masters.abort();
         hello.abort();
         policy.abort();

@@ -198,7 +198,13 @@ pub fn wake_line(events: &[Event]) -> Option<String> {
 /// `None` for a plain wake-up, a line that does not parse, or a gap: sbatchd then
 /// reads the job table. An empty list: the line brought nothing new.
 pub fn parse_wake_line(line: &str, last: u64) -> Option<Vec<Event>> {
-    let mut events: Vec<Event> = serde_json::from_str(line.strip_prefix("E ")?).ok()?;
+    following(serde_json::from_str(line.strip_prefix("E ")?).ok()?, last)
+}
+
+/// Of the events a wake-up brought, those sbatchd does not have yet (it has every
+/// event up to `last`), if they follow `last` without a gap; `None` for a gap (sbatchd
+/// then reads the job table). An empty list: the wake-up brought nothing new.
+pub fn following(mut events: Vec<Event>, last: u64) -> Option<Vec<Event>> {
     events.retain(|e| e.seq > last);
     let contiguous = events
         .iter()

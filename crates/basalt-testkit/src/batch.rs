@@ -93,11 +93,26 @@ impl InProcessCluster {
     /// Start sbatchd for `host` (as `sbatchd -H host --no-mbatchd` would run), with
     /// the built `sbatchd` binary as job supervisor.
     pub async fn start_sbatchd(&mut self, host: &str) -> Result<()> {
+        self.start_sbatchd_with(host, basalt_sbatchd::JobRunner::Supervisor)
+            .await
+    }
+
+    /// [`InProcessCluster::start_sbatchd`] with `runner` running its jobs
+    /// (`JobRunner::Hollow`: a hollow host, whose jobs run no process).
+    pub async fn start_sbatchd_with(
+        &mut self,
+        host: &str,
+        runner: basalt_sbatchd::JobRunner,
+    ) -> Result<()> {
         let addr = basalt_runtime::sbd_addr(&self.config, host)?;
         let listener = bind_retry(addr).await?;
         let opts = basalt_sbatchd::Options {
             supervise_mbatchd: false,
-            supervisor_exe: Some(bin_dir()?.join("sbatchd")),
+            supervisor_exe: match runner {
+                basalt_sbatchd::JobRunner::Supervisor => Some(bin_dir()?.join("sbatchd")),
+                basalt_sbatchd::JobRunner::Hollow => None,
+            },
+            runner,
             ..Default::default()
         };
         let config = Arc::new(load_config(&self.envdir)?.config);
@@ -311,12 +326,22 @@ impl InProcessBatch {
     /// Stop sbatchd of `host` politely and start it again (it re-reads the
     /// configuration), as a restarted sbatchd process would.
     pub fn restart_sbatchd(&mut self, host: &str) -> Result<()> {
+        self.restart_sbatchd_with(host, basalt_sbatchd::JobRunner::Supervisor)
+    }
+
+    /// [`InProcessBatch::restart_sbatchd`] with `runner` running its jobs from now on
+    /// (`JobRunner::Hollow` makes `host` a hollow host).
+    pub fn restart_sbatchd_with(
+        &mut self,
+        host: &str,
+        runner: basalt_sbatchd::JobRunner,
+    ) -> Result<()> {
         let (Some(rt), Some(c)) = (&self.rt, &mut self.cluster) else {
             unreachable!("the cluster and its runtime are taken only when dropped")
         };
         rt.block_on(async {
             c.stop_daemon("sbatchd", host).await?;
-            c.start_sbatchd(host).await
+            c.start_sbatchd_with(host, runner).await
         })
     }
 

@@ -241,8 +241,6 @@ impl ProcessCluster {
             let child = cmd
                 .arg("--hosts-file")
                 .arg(&list)
-                .arg("--supervisor-exe")
-                .arg(self.bin.join("sbatchd"))
                 .env("LSF_ENVDIR", &self.envdir)
                 .stdin(Stdio::null())
                 .stdout(log.try_clone()?)

@@ -25,10 +25,6 @@ struct Args {
     /// CPUs each hollow host reports (its slots when MXJ is `!`).
     #[arg(long = "ncpus", default_value_t = 4)]
     ncpus: u32,
-    /// The executable run as each host's job supervisor (default: `sbatchd` next to
-    /// this one).
-    #[arg(long = "supervisor-exe")]
-    supervisor_exe: Option<PathBuf>,
 }
 
 fn main() -> std::process::ExitCode {
@@ -68,17 +64,11 @@ fn run(args: Args) -> anyhow::Result<()> {
         &loaded.warnings,
     );
     raise_fd_limit();
-    let supervisor = match args.supervisor_exe {
-        Some(p) => p,
-        None => std::env::current_exe()
-            .context("finding this executable")?
-            .with_file_name("sbatchd"),
-    };
     let opts = HollowOptions {
         load: HollowLoad::new(args.load, args.ncpus),
         sbatchd: basalt_sbatchd::Options {
             supervise_mbatchd: false,
-            supervisor_exe: Some(supervisor),
+            runner: basalt_sbatchd::JobRunner::Hollow,
             ..Default::default()
         },
     };

@@ -110,9 +110,10 @@ impl Owner {
             return;
         };
         let ctl = job.ctl.clone();
+        let runner = self.shared.runner.clone();
         tokio::spawn(
             async move {
-                match ctl_call(&ctl, &cmd).await {
+                match runner.control(key, &ctl, &cmd).await {
                     Ok(answer) if answer.starts_with("OK") => {}
                     Ok(answer) => {
                         warn!("job {}: supervisor refused {cmd}: {}", key.0, answer.trim())

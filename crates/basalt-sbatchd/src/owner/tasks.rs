@@ -5,7 +5,7 @@
 use super::{Key, Msg, UNRECORDED_GRACE};
 use crate::Shared;
 use crate::db::{Asked, DbError, DbHandle};
-use crate::pool::HandOver;
+use crate::runner::{HandOver, Wake};
 use crate::state::{Event, EventKind, SupervisorId};
 use basalt_proto::sbatchd::JobSpec;
 use std::sync::Arc;
@@ -33,16 +33,14 @@ pub(super) fn record_and_hand_over(
     launch.terminate_interval = shared.terminate_interval.load(Ordering::SeqCst);
     let clock = shared.clock.clone();
     // The supervisor the job goes to, recorded with it (it then need not record itself).
-    let supervisor = shared.pool.current();
-    let pool = shared.pool.clone();
+    let supervisor = shared.runner.current();
+    let runner = shared.runner.clone();
+    let handle = db.clone();
     db.ask(move |db| {
         let created = clock.now_secs();
         db.insert_job(key, &spec, &launch, created, supervisor.as_ref())
             .map_err(|e| format!("cannot record the job: {e}"))?;
-        let name = crate::paths::state_dir_name(key.0, key.1, key.2);
-        // The job goes with its name: the supervisor need not read it back.
-        let body = crate::state::encode_handed(&name, created, supervisor.as_ref(), &launch, &spec);
-        pool.hand_over(name, body)
+        runner.hand_over(key, created, supervisor.as_ref(), &launch, spec, &handle)
     })
 }
 
@@ -64,8 +62,10 @@ pub(super) async fn launch(
     let wake = match prepared {
         Err(e) => Err(e),
         Ok(asked) => match asked.answer().await {
-            Ok(fd) => tokio::net::unix::pipe::Receiver::from_owned_fd(fd)
+            Ok(Wake::Pipe(fd)) => tokio::net::unix::pipe::Receiver::from_owned_fd(fd)
+                .map(|p| Wakes::Pipe(BufReader::new(p).lines()))
                 .map_err(|e| format!("the supervisor's wake-up pipe: {e}")),
+            Ok(Wake::Events(rx)) => Ok(Wakes::Events(rx)),
             Err(e) => Err(format!("cannot start the job supervisor: {e}")),
         },
     };
@@ -158,8 +158,34 @@ pub(super) enum Adopted {
     Known(Option<SupervisorId>),
 }
 
+/// Where a watcher hears from what runs its job ([`crate::runner::Wake`]).
+pub(super) enum Wakes {
+    /// The lines of a supervisor's wake-up pipe.
+    Pipe(tokio::io::Lines<BufReader<tokio::net::unix::pipe::Receiver>>),
+    /// Batches of recorded events (a hollow job's).
+    Events(mpsc::UnboundedReceiver<Vec<Event>>),
+}
+
+impl Wakes {
+    /// The next wake-up: `Some(Some(events))` brought the events that follow `last`,
+    /// `Some(None)` says to read the job table, `None` is the end (of file).
+    async fn next(&mut self, last: u64) -> Option<Option<Vec<Event>>> {
+        match self {
+            Wakes::Pipe(lines) => match lines.next_line().await {
+                Ok(Some(line)) => Some(crate::state::parse_wake_line(&line, last)),
+                _ => None,
+            },
+            Wakes::Events(rx) => rx
+                .recv()
+                .await
+                .map(|events| crate::state::following(events, last)),
+        }
+    }
+}
+
 /// Follow a job's events in the database until its final event (or its
-/// supervisor's end). With the wake-up pipe of a supervisor sbatchd started, its
+/// supervisor's end). With the wake-up pipe of a supervisor sbatchd started (or a
+/// hollow job's channel), its
 /// lines bring the events (or, a plain newline or a gap in their numbers, say when
 /// to read the table; so does a quiet 2 s) and its end of file that the supervisor
 /// is gone; an
@@ -169,11 +195,11 @@ pub(super) async fn watch_events(
     db: DbHandle,
     tx: mpsc::Sender<Msg>,
     key: Key,
-    wake: Option<tokio::net::unix::pipe::Receiver>,
+    wake: Option<Wakes>,
     adopted: Adopted,
     mut last: u64,
 ) {
-    let mut lines = wake.map(|o| BufReader::new(o).lines());
+    let mut lines = wake;
     let mut sup = match &adopted {
         Adopted::No => None,
         Adopted::Known(s) => s.clone(),
@@ -187,9 +213,9 @@ pub(super) async fn watch_events(
         match lines.as_mut() {
             Some(l) => {
                 tokio::select! {
-                    r = l.next_line() => match r {
-                        Ok(Some(line)) => brought = crate::state::parse_wake_line(&line, last),
-                        _ => ended = true,
+                    r = l.next(last) => match r {
+                        Some(events) => brought = events,
+                        None => ended = true,
                     },
                     _ = tokio::time::sleep(Duration::from_secs(2)) => {}
                 }
@@ -237,7 +263,7 @@ pub(super) async fn watch_events(
         && !ended
     {
         // The supervisor exits right after its final event: its end of the pipe closes.
-        let gone = async { while let Ok(Some(_)) = l.next_line().await {} };
+        let gone = async { while l.next(last).await.is_some() {} };
         if tokio::time::timeout(Duration::from_secs(30), gone)
             .await
             .is_err()
