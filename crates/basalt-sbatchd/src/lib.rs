@@ -97,8 +97,9 @@
 //!   this host was unreachable, or lost by mbatchd) is asked about with a usage
 //!   report repeating its newest acknowledged sequence number, so that mbatchd's
 //!   `NO_JOB`/`STOP_JOB` answer ends it ([`owner`]).
-//! * **mbatchd supervision** ([`mbdsup`]): the local LIM is asked for the master
-//!   every 100 ms ([`mbd::MASTER_POLL`]); on the master host sbatchd runs `mbatchd -H <host> -d <envdir>`
+//! * **mbatchd supervision** ([`mbdsup`]): the master comes from the local LIM's master
+//!   watch socket the moment the LIM follows another one (the LIMs are asked every
+//!   100 ms, [`mbd::MASTER_POLL`], only while it does not answer); on the master host sbatchd runs `mbatchd -H <host> -d <envdir>`
 //!   (the `mbatchd` next to its own executable, else in `LSF_SERVERDIR`), restarts it
 //!   at once after exit 202 (`MASTER_RECONFIG`) and after the death of an mbatchd that
 //!   had reported serving (lock taken, log replayed, port bound; kill -9, a crash), and
