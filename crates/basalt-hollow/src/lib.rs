@@ -26,6 +26,11 @@ use thiserror::Error;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
+/// Hollow hosts started at once, then [`START_PAUSE`] before the next batch.
+pub const START_BATCH: usize = 25;
+/// The pause between two batches of starts.
+pub const START_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Why hollow hosts cannot start.
 #[derive(Debug, Error)]
 pub enum HollowError {
@@ -87,7 +92,14 @@ pub async fn run_hosts(
     };
     let source: Arc<dyn basalt_lim::LoadSource> = Arc::new(opts.load.clone());
     let mut tasks = tokio::task::JoinSet::new();
-    for (me, lim, sbd) in bound {
+    for (k, (me, lim, sbd)) in bound.into_iter().enumerate() {
+        // Start a batch at a time: a daemon's start costs some CPU (keys, its replay
+        // cache, its job table), and hundreds of starts at once would keep the hosts
+        // already running from their timers for seconds — each LIM would then take
+        // itself for stalled and catch up (a probe each), a storm no real cluster has.
+        if k > 0 && k % START_BATCH == 0 {
+            tokio::time::sleep(START_PAUSE).await;
+        }
         let lim_opts = basalt_lim::Options {
             load: Some(source.clone()),
         };
