@@ -43,6 +43,7 @@ mod install;
 mod jobs;
 mod multi;
 mod ports;
+mod scale;
 
 /// The daemons `up` starts on every host, in start order.
 const DAEMONS: &[&str] = &["lim", "res", "sbatchd"];
@@ -190,6 +191,23 @@ enum Cmd {
         #[arg(long, value_name = "PEER", value_parser = ["slurm", "hyperqueue"])]
         vs: Vec<String>,
     },
+    /// Site scale with hollow hosts (issue 51, docs/performance.md): for each size, `up
+    /// --hosts 2 --hollow N --release`, the time until every host is ok, the idle CPU and
+    /// RSS of the master LIM, mbatchd and the hollow processes, lsload/lshosts/bhosts;
+    /// results in target/bench/scale.{json,md}.
+    Scale {
+        /// The sizes (default 100,1000,10000; --quick: 100,1000).
+        #[arg(long, value_delimiter = ',', value_name = "N,N")]
+        hollow: Vec<usize>,
+        #[arg(long)]
+        quick: bool,
+        /// Use the release binaries already built.
+        #[arg(long)]
+        no_build: bool,
+        /// Seconds of the idle measure.
+        #[arg(long, default_value_t = 20)]
+        idle_secs: u64,
+    },
     /// Install release binaries, systemd units and a configuration template under a
     /// prefix (see docs/admin-guide.md, Installation).
     Install(install::Opts),
@@ -288,6 +306,20 @@ fn main() -> Result<()> {
             )
         }
         Cmd::Down { dir, keep_jobs } => down::down(&default_dir(dir)?, keep_jobs),
+        Cmd::Scale {
+            hollow,
+            quick,
+            no_build,
+            idle_secs,
+        } => scale::scale(
+            &workspace_root(),
+            &scale::Opts {
+                hollow,
+                quick,
+                no_build,
+                idle_secs,
+            },
+        ),
         Cmd::Install(opts) => install::install(&workspace_root(), &opts),
         Cmd::Deb(opts) => deb::deb(&workspace_root(), &opts).map(|_| ()),
         Cmd::Status { dir } => down::status(&default_dir(dir)?),
@@ -311,7 +343,7 @@ fn main() -> Result<()> {
 }
 
 /// The hosts of `up --hosts n [--subnet S]`.
-fn host_names(n: usize, subnet: Option<[u8; 3]>) -> Result<Vec<DefaultHost>> {
+pub(crate) fn host_names(n: usize, subnet: Option<[u8; 3]>) -> Result<Vec<DefaultHost>> {
     if n == 0 || n > 250 {
         bail!("--hosts must be between 1 and 250");
     }
@@ -348,7 +380,7 @@ fn host_names(n: usize, subnet: Option<[u8; 3]>) -> Result<Vec<DefaultHost>> {
 
 /// The hollow hosts of `up --hollow n`: hv00001, ... at 127.200.0.1, 127.200.0.2, ...
 /// (254 a /24, then 127.200.1.x, ..., 127.201.0.x).
-fn hollow_hosts(n: usize) -> Result<Vec<DefaultHost>> {
+pub(crate) fn hollow_hosts(n: usize) -> Result<Vec<DefaultHost>> {
     if n > 100_000 {
         bail!("--hollow must be at most 100000");
     }
@@ -402,7 +434,7 @@ pub(crate) struct Build {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn up(
+pub(crate) fn up(
     host_list: Vec<DefaultHost>,
     hollow: Vec<DefaultHost>,
     top: PathBuf,
