@@ -84,6 +84,20 @@ pub(crate) enum Tile<'a> {
     Each(&'a dyn Fn(usize) -> Option<u32>),
 }
 
+impl<'a> Tile<'a> {
+    /// How a job of `span` lays its slots out: None without a span, every slot on one
+    /// host for `hosts=1`, else each host's tile from `each`.
+    pub(crate) fn of(
+        span: Option<&Span>,
+        each: &'a dyn Fn(usize) -> Option<u32>,
+    ) -> Option<Tile<'a>> {
+        match span? {
+            Span::OneHost => Some(Tile::OneHost),
+            _ => Some(Tile::Each(each)),
+        }
+    }
+}
+
 /// Choose hosts for a job of `min` slots that takes up to `max` (`bsub -n min,max`) from
 /// candidates (free, load, rank, name), best first: as many slots as are free up to
 /// `max`, at least `min` (None when `min` do not fit), within span[].

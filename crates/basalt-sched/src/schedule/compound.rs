@@ -14,8 +14,8 @@
 //! Such a job does not preempt, backfill or reserve slots (SLOT_RESERVE): it starts when
 //! every part fits at once (docs/admin-guide.md says so).
 
-use super::fit::{CandKey, JobFit, PassState, Shape, StaticWhy};
-use super::{allocate, alts, asked, cands::Cands, select};
+use super::fit::{JobFit, PassState, Shape, StaticWhy};
+use super::{allocate, alts, asked, select};
 use crate::{Millis, Sched, SchedError, Submission};
 use basalt_config::compound::{self, Form};
 use basalt_core::job::pend;
@@ -213,7 +213,6 @@ impl Sched {
     ) -> Placed {
         let q = &self.queues[job.qi];
         let sub = job.sub;
-        let nh = self.hosts.len();
         let mut why: BTreeMap<u32, Vec<String>> = BTreeMap::new();
         'ways: for way in ways {
             let mut trial = st.clone();
@@ -221,30 +220,14 @@ impl Sched {
             let mut reserves = Vec::new();
             for (simple, n) in &way.parts {
                 let sel = self.selects(q, simple);
-                let default_local = job.mixed_types && !sel.as_ref().is_some_and(|s| s.names_type);
-                let local_host = if default_local || sel.as_ref().is_some_and(|s| s.uses_local) {
-                    self.host_idx(&sub.from_host)
-                } else {
-                    None
-                };
+                let (local_host, default_local) =
+                    self.local_host_of(sel.as_ref(), &sub.from_host, job.mixed_types);
                 let span = sel
                     .as_ref()
                     .and_then(|s| s.span.clone())
                     .filter(|s| *s != allocate::Span::Free);
-                let tile_of = |i: usize| {
-                    let h = &self.hosts[i];
-                    span.as_ref().and_then(|s| {
-                        s.tile(
-                            h.statics.strings.get("type").map(String::as_str),
-                            h.max_slots(),
-                        )
-                    })
-                };
-                let tile = match &span {
-                    None => None,
-                    Some(allocate::Span::OneHost) => Some(allocate::Tile::OneHost),
-                    Some(_) => Some(allocate::Tile::Each(&tile_of)),
-                };
+                let tile_of = |i: usize| span.as_ref().and_then(|s| self.tile_on(s, i));
+                let tile = allocate::Tile::of(span.as_ref(), &tile_of);
                 let fit = JobFit {
                     queue: q,
                     sub,
@@ -257,24 +240,8 @@ impl Sched {
                     local: self.local_values(local_host),
                     default_type: self.local_type(local_host, default_local),
                 };
-                let mut shape = Shape {
-                    generation: 0,
-                    cands: Cands::default(),
-                    cur: vec![None; nh],
-                    why: vec![None; nh],
-                    reasons: None,
-                };
-                let mut cands = Vec::new();
-                for i in 0..nh {
-                    match self.host_fit(now, accept_ms, &fit, &trial, statics, i) {
-                        Ok(c) => {
-                            cands.push(CandKey(c));
-                            shape.cur[i] = Some(c);
-                        }
-                        Err(code) => shape.why[i] = Some(code),
-                    }
-                }
-                shape.cands = Cands::from_unsorted(cands);
+                let mut shape = Shape::default();
+                self.fill_shape(now, accept_ms, &fit, &trial, statics, &mut shape);
                 let same: &[String] = sel.as_ref().map_or(&[], |s| &s.same);
                 let same_values = |i: usize| allocate::values_for_same(&self.hosts[i], same);
                 let same_key: Option<&dyn Fn(usize) -> Vec<String>> =
@@ -282,22 +249,8 @@ impl Sched {
                 let rs: &[select::Reserve] = sel.as_ref().map_or(&[], |s| &s.reserve);
                 let Some((part, alt)) = alts::place(&shape, rs.len(), (*n, *n, tile), same_key)
                 else {
-                    for (i, w) in shape.why.iter().enumerate() {
-                        if let Some(code) = w {
-                            why.entry(*code)
-                                .or_default()
-                                .push(self.hosts[i].name.clone());
-                        }
-                    }
-                    if !shape.cands.is_empty() {
-                        let code = if span.is_some() {
-                            pend::SPAN
-                        } else {
-                            pend::NOT_ENOUGH_SLOTS
-                        };
-                        why.entry(code)
-                            .or_default()
-                            .extend(shape.cands.iter().map(|c| self.hosts[c.0.3].name.clone()));
+                    for (code, hosts) in self.shape_reasons(&shape, span.is_some()) {
+                        why.entry(code).or_default().extend(hosts);
                     }
                     continue 'ways;
                 };

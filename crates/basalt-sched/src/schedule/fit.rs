@@ -120,6 +120,86 @@ impl Sched {
         }
     }
 
+    /// Evaluate every host for `job` into `shape`: its candidates best first, each
+    /// host's entry, why each other host cannot take it.
+    pub(crate) fn fill_shape(
+        &self,
+        now: Millis,
+        accept_ms: i64,
+        job: &JobFit,
+        st: &PassState,
+        statics: &[StaticWhy],
+        shape: &mut Shape,
+    ) {
+        let nh = self.hosts.len();
+        shape.cur.clear();
+        shape.cur.resize(nh, None);
+        shape.why.clear();
+        shape.why.resize(nh, None);
+        shape.reasons = None;
+        let mut cands = Vec::with_capacity(nh);
+        for i in 0..nh {
+            match self.host_fit(now, accept_ms, job, st, statics, i) {
+                Ok(c) => {
+                    cands.push(CandKey(c));
+                    shape.cur[i] = Some(c);
+                }
+                Err(code) => shape.why[i] = Some(code),
+            }
+        }
+        shape.cands = super::cands::Cands::from_unsorted(cands);
+    }
+
+    /// The pending reasons of a job of `shape` that did not fit: each other host's, and
+    /// for the candidates too few slots (`spanned`: its `span[]` could not be met).
+    pub(crate) fn shape_reasons(&self, shape: &Shape, spanned: bool) -> BTreeMap<u32, Vec<String>> {
+        let mut r: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+        for (i, w) in shape.why.iter().enumerate() {
+            if let Some(code) = w {
+                r.entry(*code).or_default().push(self.hosts[i].name.clone());
+            }
+        }
+        if !shape.cands.is_empty() {
+            let code = if spanned {
+                pend::SPAN
+            } else {
+                pend::NOT_ENOUGH_SLOTS
+            };
+            r.entry(code)
+                .or_default()
+                .extend(shape.cands.iter().map(|c| self.hosts[c.0.3].name.clone()));
+        }
+        r
+    }
+
+    /// The submission host when its values decide for a job of select parts `sel` (a
+    /// part compares with `local`, or the job's default `type==local` can matter: hosts
+    /// of several types, and no type or other string or Boolean resource named), and
+    /// whether that default applies.
+    pub(crate) fn local_host_of(
+        &self,
+        sel: Option<&super::select::Selects>,
+        from_host: &str,
+        mixed_types: bool,
+    ) -> (Option<usize>, bool) {
+        let default_local = mixed_types && !sel.is_some_and(|s| s.names_type);
+        let local = if default_local || sel.is_some_and(|s| s.uses_local) {
+            self.host_idx(from_host)
+        } else {
+            None
+        };
+        (local, default_local)
+    }
+
+    /// Host `i`'s tile of a job's slots under `span`.
+    pub(crate) fn tile_on(&self, span: &super::allocate::Span, i: usize) -> Option<u32> {
+        let h = &self.hosts[i];
+        span.tile(
+            h.statics.strings.get("type").map(String::as_str),
+            h.max_slots(),
+        )
+    }
+
     pub(crate) fn host_fit(
         &self,
         now: Millis,
@@ -646,7 +726,7 @@ pub(crate) struct ShapeKey {
 }
 
 /// Every host evaluated for a shape, as of `generation`.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub(crate) struct Shape {
     pub(crate) generation: u64,
     /// Hosts that can take the job, best first.

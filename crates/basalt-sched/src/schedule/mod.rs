@@ -28,10 +28,9 @@ use crate::depend::Tri;
 use crate::reslimits::Consumer;
 use crate::{JobKey, Millis, PEND_ARRAY_LIMIT, Sched, Str, secs};
 use basalt_core::job::{JobState, pend, sub, susp};
-use cands::Cands;
-use fit::{CandKey, JobFit, PassState, Shape, ShapeKey, StaticWhy};
+use fit::{JobFit, PassState, Shape, ShapeKey, StaticWhy};
 pub(crate) use reserve::Methods;
-use reserve::{pending_amounts, reserved_total};
+use reserve::{add_amounts, pending_amounts, reserved_total};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use walk::{FullHosts, Walk};
@@ -217,12 +216,8 @@ impl Sched {
                     let hosts = &j.hosts[first..first + n];
                     let share = r.share(now - j.start_time.saturating_mul(1000));
                     if limit_amounts {
-                        for (name, x) in reserved_total(&r, share, hosts, self.cfg.methods()) {
-                            match job_amounts.iter_mut().find(|(n, _)| *n == name) {
-                                Some(e) => e.1 += x,
-                                None => job_amounts.push((name, x)),
-                            }
-                        }
+                        let more = reserved_total(&r, share, hosts, self.cfg.methods());
+                        add_amounts(&mut job_amounts, more);
                     }
                     let slots = hosts.iter().filter_map(|h| index.get(h.as_str()).copied());
                     st.reserve(slots, &r, share, self.cfg.methods(), &shared_of);
@@ -549,12 +544,8 @@ impl Sched {
                             for (part, r) in reserves.iter().filter(|_| limit_amounts) {
                                 let on: Vec<String> =
                                     part.iter().map(|&i| self.hosts[i].name.clone()).collect();
-                                for (name, x) in reserved_total(r, 1.0, &on, self.cfg.methods()) {
-                                    match amounts.iter_mut().find(|(n, _)| *n == name) {
-                                        Some(e) => e.1 += x,
-                                        None => amounts.push((name, x)),
-                                    }
-                                }
+                                let more = reserved_total(r, 1.0, &on, self.cfg.methods());
+                                add_amounts(&mut amounts, more);
                             }
                             let hosts: Vec<&str> = names.iter().map(String::as_str).collect();
                             let c = Consumer {
@@ -609,35 +600,17 @@ impl Sched {
                     .or_insert_with(|| self.selects(q, &rr).map(Arc::new))
                     .clone()
             };
-            // The submission host, when a select part compares with `local` or the
-            // job's default `type==local` can matter (hosts of several types, and no
-            // type or other string or Boolean resource named).
-            let default_local = mixed_types && !sel.as_ref().is_some_and(|s| s.names_type);
-            let local_host = if default_local || sel.as_ref().is_some_and(|s| s.uses_local) {
-                self.host_idx(&sub.from_host)
-            } else {
-                None
-            };
+            // The submission host, when its type or model decides.
+            let (local_host, default_local) =
+                self.local_host_of(sel.as_deref(), &sub.from_host, mixed_types);
             // span[]: the job's, else its queue's RES_REQ's (read once per requirement).
             let span = sel
                 .as_ref()
                 .and_then(|s| s.span.clone())
                 .filter(|s| *s != allocate::Span::Free);
             // Each host's tile of the job's slots.
-            let tile_of = |i: usize| {
-                let h = &self.hosts[i];
-                span.as_ref().and_then(|s| {
-                    s.tile(
-                        h.statics.strings.get("type").map(String::as_str),
-                        h.max_slots(),
-                    )
-                })
-            };
-            let tile = match &span {
-                None => None,
-                Some(allocate::Span::OneHost) => Some(allocate::Tile::OneHost),
-                Some(_) => Some(allocate::Tile::Each(&tile_of)),
-            };
+            let tile_of = |i: usize| span.as_ref().and_then(|s| self.tile_on(s, i));
+            let tile = allocate::Tile::of(span.as_ref(), &tile_of);
             let excluded: &[String] = rec.requeues.as_ref().map_or(&[], |r| &r.excluded);
             let shape_key = ShapeKey {
                 queue: qi,
@@ -668,29 +641,11 @@ impl Sched {
             };
             let shape = shapes.entry(shape_key.clone()).or_insert_with(|| Shape {
                 generation: u64::MAX,
-                cands: Cands::default(),
-                cur: Vec::new(),
-                why: Vec::new(),
-                reasons: None,
+                ..Shape::default()
             });
             if shape.generation != generation {
                 shape.generation = generation;
-                shape.cur.clear();
-                shape.cur.resize(nh, None);
-                shape.why.clear();
-                shape.why.resize(nh, None);
-                shape.reasons = None;
-                let mut cands = Vec::with_capacity(nh);
-                for i in 0..nh {
-                    match self.host_fit(now, accept_ms, &job, &st, per_host, i) {
-                        Ok(c) => {
-                            cands.push(CandKey(c));
-                            shape.cur[i] = Some(c);
-                        }
-                        Err(code) => shape.why[i] = Some(code),
-                    }
-                }
-                shape.cands = Cands::from_unsorted(cands);
+                self.fill_shape(now, accept_ms, &job, &st, per_host, shape);
             }
             // same[]: the job's and its queue's resources all its hosts share (read once
             // per requirement, with its select parts).
@@ -858,29 +813,14 @@ impl Sched {
                         generation += 1;
                         fullness.refresh(&self.hosts, &st, &usable);
                     }
-                    let hosts = &self.hosts;
-                    let reasons = shape
-                        .reasons
-                        .get_or_insert_with(|| {
-                            let mut r: BTreeMap<u32, Vec<String>> = BTreeMap::new();
-                            for (i, w) in shape.why.iter().enumerate() {
-                                if let Some(code) = w {
-                                    r.entry(*code).or_default().push(hosts[i].name.clone());
-                                }
-                            }
-                            if !shape.cands.is_empty() {
-                                let code = if span.is_some() {
-                                    pend::SPAN
-                                } else {
-                                    pend::NOT_ENOUGH_SLOTS
-                                };
-                                r.entry(code)
-                                    .or_default()
-                                    .extend(shape.cands.iter().map(|c| hosts[c.0.3].name.clone()));
-                            }
-                            Arc::new(r)
-                        })
-                        .clone();
+                    let reasons = match &shape.reasons {
+                        Some(r) => r.clone(),
+                        None => {
+                            let r = Arc::new(self.shape_reasons(shape, span.is_some()));
+                            shape.reasons = Some(r.clone());
+                            r
+                        }
+                    };
                     // A backfill job whose run limit is longer than the windows of the
                     // reserved slots.
                     let reasons = if too_short.is_empty() {

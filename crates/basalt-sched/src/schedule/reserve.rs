@@ -56,6 +56,17 @@ pub(super) fn reserved_total(
         .collect()
 }
 
+/// Add `more` (amounts by resource) into `into`, summing a resource both name (a
+/// compound job's terms reserve apart, its limits count them together).
+pub(super) fn add_amounts(into: &mut Vec<(String, f64)>, more: Vec<(String, f64)>) {
+    for (name, x) in more {
+        match into.iter_mut().find(|(n, _)| *n == name) {
+            Some(e) => e.1 += x,
+            None => into.push((name, x)),
+        }
+    }
+}
+
 /// What a pending job of `need` slots would reserve (once, or once per slot).
 pub(super) fn pending_amounts(
     r: Option<&select::Reserve>,
