@@ -83,9 +83,36 @@ impl LimCore {
                 u64::from(t.master_inactivity_limit)
                     + u64::from(t.retry_limit) * (r.saturating_sub(1) as u64)
             }
-            None => u64::from(t.master_inactivity_limit),
+            // A host that can never be master hears its master in the replies to
+            // its reports: it waits as many of its (maybe longer) report intervals.
+            None => return u64::from(t.master_inactivity_limit) * self.report_ms,
         };
         intervals * t.exinterval_ms
+    }
+
+    /// How often this host reports its load: every `EXINTERVAL` for a candidate,
+    /// every [`LimCore::report_interval_ms`] for the others.
+    pub(crate) fn my_report_ms(&self) -> u64 {
+        if self.rank().is_some() {
+            self.timing.exinterval_ms
+        } else {
+            self.report_ms
+        }
+    }
+
+    /// How long a master heard from stays "fresh" against another host's
+    /// announcement: our takeover limit — for a host that can never be master,
+    /// `MASTER_INACTIVITY_LIMIT` intervals even when it reports less often (a
+    /// candidate takes over after that silence and announces to every host at once;
+    /// its probe's witnesses, announced to every interval, vouched that the master
+    /// was silent, so such a host follows the new master at once rather than after
+    /// its own longer limit).
+    pub(crate) fn fresh_for(&self) -> u64 {
+        if self.rank().is_some() {
+            self.takeover_after()
+        } else {
+            u64::from(self.timing.master_inactivity_limit) * self.timing.exinterval_ms
+        }
     }
 
     pub(crate) fn takeover_due(&self, now: u64) -> bool {
@@ -196,7 +223,7 @@ impl LimCore {
                 if let Some(m) = self.master
                     && m != self.me
                     && self.hosts[m].rank < self.hosts[i].rank
-                    && now.saturating_sub(self.master_heard) < self.takeover_after()
+                    && now.saturating_sub(self.master_heard) < self.fresh_for()
                     && !self.silent_since_probe(i)
                 {
                     return false;
@@ -206,7 +233,7 @@ impl LimCore {
                     Some(m) => {
                         epoch > self.epoch
                             || self.hosts[i].rank < self.hosts[m].rank
-                            || now.saturating_sub(self.master_heard) >= self.takeover_after()
+                            || now.saturating_sub(self.master_heard) >= self.fresh_for()
                     }
                 };
                 if better {
@@ -247,7 +274,7 @@ impl LimCore {
         self.epoch = epoch;
         self.master = Some(self.me);
         fx.push(self.master_changed());
-        self.announce(now, fx);
+        self.announce(now, true, fx);
         self.refresh_all(now, fx);
     }
 
@@ -275,7 +302,7 @@ impl LimCore {
             }
         }
         fx.push(self.master_changed());
-        self.announce(now, fx);
+        self.announce(now, true, fx);
         self.refresh_all(now, fx);
     }
 
@@ -309,8 +336,19 @@ impl LimCore {
             && let Some(m) = master
             && m != self.me
         {
-            // Report to the new master at once so its table fills quickly.
-            self.heartbeat(now, m, fx);
+            // Report to the new master at once so its table fills quickly — a host
+            // that reports less often than every interval at its own phase of its
+            // report interval (by its place in the file), so that a takeover
+            // announced to every host at once does not bring all their reports in
+            // the same tick.
+            let every = self.my_report_ms();
+            let ex = self.timing.exinterval_ms;
+            let phase = (self.me as u64 % (every / ex).max(1)) * ex;
+            if phase == 0 {
+                self.heartbeat(now, m, fx);
+            } else {
+                self.last_heartbeat = Some((now + phase).saturating_sub(every));
+            }
         }
     }
 
@@ -336,13 +374,29 @@ impl LimCore {
         });
     }
 
-    pub(crate) fn announce(&mut self, now: u64, fx: &mut Vec<Effect>) {
+    /// Announce mastership: to every server host when `all` (a new term), else to
+    /// the candidates and their witnesses and to this tick's share of the other
+    /// hosts (each hears it every [`crate::FAR_ANNOUNCE_REPORTS`] report intervals;
+    /// every tick when they report every interval).
+    pub(crate) fn announce(&mut self, now: u64, all: bool, fx: &mut Vec<Effect>) {
         self.last_announce = Some(now);
+        let ex = self.timing.exinterval_ms;
+        let spread = if self.report_ms > ex {
+            crate::FAR_ANNOUNCE_REPORTS * self.report_ms / ex
+        } else {
+            1
+        };
+        let round = self.announce_round % spread;
+        self.announce_round += 1;
         let to: Vec<String> = self
             .hosts
             .iter()
             .enumerate()
-            .filter(|(i, h)| *i != self.me && h.entry.server)
+            .filter(|(i, h)| {
+                *i != self.me
+                    && h.entry.server
+                    && (all || h.near || spread == 1 || *i as u64 % spread == round)
+            })
             .map(|(_, h)| h.entry.name.clone())
             .collect();
         if !to.is_empty() {

@@ -42,10 +42,21 @@ impl LimCore {
         }
     }
 
-    /// Recompute host `i`'s status and busy list (master only).
-    pub(crate) fn refresh(&mut self, i: usize, now: u64, fx: &mut Vec<Effect>) {
+    /// How long host `i` may be silent before it is unavailable (see
+    /// [`LimCore::host_inactivity_ms`]).
+    pub(crate) fn inactivity_limit(&self, i: usize) -> u64 {
         let t = self.timing;
         let limit = u64::from(t.host_inactivity_limit) * t.exinterval_ms;
+        if self.hosts[i].rank.is_some() {
+            limit
+        } else {
+            limit.max(2 * self.report_ms + t.exinterval_ms)
+        }
+    }
+
+    /// Recompute host `i`'s status and busy list (master only).
+    pub(crate) fn refresh(&mut self, i: usize, now: u64, fx: &mut Vec<Effect>) {
+        let limit = self.inactivity_limit(i);
         let decreasing = &self.decreasing_externals;
         let me = self.me;
         let became_master = self.became_master;

@@ -47,7 +47,7 @@ impl LimCore {
                     .last_announce
                     .is_none_or(|t| now.saturating_sub(t) >= ex)
                 {
-                    self.announce(now, &mut fx);
+                    self.announce(now, false, &mut fx);
                 }
                 self.refresh_all(now, &mut fx);
             }
@@ -56,7 +56,7 @@ impl LimCore {
                     && m != self.me
                     && self
                         .last_heartbeat
-                        .is_none_or(|t| now.saturating_sub(t) >= ex)
+                        .is_none_or(|t| now.saturating_sub(t) >= self.my_report_ms())
                 {
                     self.heartbeat(now, m, &mut fx);
                 }

@@ -141,7 +141,22 @@ pub struct CoreConfig {
     /// The election order of the candidates (`LSF_MASTER_LIST`); empty = file
     /// order. Candidates it leaves out rank after those it names, in file order.
     pub master_order: Vec<String>,
+    /// How many load reports a second the master takes from the hosts that can never
+    /// be master ([`DEFAULT_LOAD_REPORTS_PER_SEC`]); past that, those hosts report
+    /// (and are announced to) less often: see [`LimCore::report_interval_ms`].
+    pub load_reports_per_sec: u64,
 }
+
+/// The master LIM's budget of load reports a second from hosts that can never be
+/// master: 1,000 (a tenth of a core for the reports and their replies on this
+/// project's reference machine). Clusters of up to `EXINTERVAL` × 1,000 such hosts
+/// report every `EXINTERVAL` as always; a larger one stretches their interval.
+pub const DEFAULT_LOAD_REPORTS_PER_SEC: u64 = 1000;
+
+/// A host that reports less often than every `EXINTERVAL` hears the master's
+/// announcement once per this many of its report intervals (LSF announces to every
+/// host about once a minute); its heartbeat replies name the master in between.
+pub const FAR_ANNOUNCE_REPORTS: u64 = 6;
 
 /// Why a core cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -188,6 +203,9 @@ struct Host {
     probed_me_at: Option<u64>,
     /// Its last heartbeat said it is locked (`lsadmin limlock`).
     locked: bool,
+    /// A candidate, or a witness of one (a probe of a candidate asks it whether the
+    /// master lives): announced to every `EXINTERVAL` whatever the cluster's size.
+    near: bool,
 }
 
 /// The election state machine and host table of one LIM.
@@ -233,6 +251,12 @@ pub struct LimCore {
     started: bool,
     /// This host's lock (`lsadmin limlock`).
     lock: lock::Lock,
+    /// How often a host that can never be master reports its load (and the master
+    /// announces to it, times [`FAR_ANNOUNCE_REPORTS`]), milliseconds: a multiple
+    /// of `EXINTERVAL`.
+    report_ms: u64,
+    /// Announcements sent, for spreading those to the far hosts over the ticks.
+    announce_round: u64,
 }
 
 impl LimCore {
@@ -291,6 +315,7 @@ impl LimCore {
                 rank: r,
                 probed_me_at: None,
                 locked: false,
+                near: false,
             });
         }
         if rank == 0 {
@@ -308,6 +333,32 @@ impl LimCore {
             .iter()
             .position(|h| basalt_core::same_host(&h.entry.name, &config.me))
             .ok_or(CoreError::UnknownHost(config.me))?;
+        // The witnesses of each candidate's probes (`election::start_probe`): the
+        // server hosts after it in file order that can never be master.
+        let n = hosts.len();
+        for c in 0..n {
+            if hosts[c].rank.is_none() {
+                continue;
+            }
+            let mut witnesses = 0;
+            for k in 1..n {
+                if witnesses == MAX_WITNESSES {
+                    break;
+                }
+                let i = (c + k) % n;
+                if hosts[i].rank.is_none() && hosts[i].entry.server {
+                    hosts[i].near = true;
+                    witnesses += 1;
+                }
+            }
+            hosts[c].near = true;
+        }
+        let far = hosts
+            .iter()
+            .filter(|h| h.rank.is_none() && h.entry.server)
+            .count() as u64;
+        let per_interval = (config.load_reports_per_sec.saturating_mul(t.exinterval_ms) / 1000).max(1);
+        let report_ms = far.div_ceil(per_interval).max(1) * t.exinterval_ms;
         Ok(LimCore {
             me,
             hosts,
@@ -334,6 +385,8 @@ impl LimCore {
             local_info: None,
             started: false,
             lock: lock::Lock::Unlocked,
+            report_ms,
+            announce_round: 0,
         })
     }
 
@@ -383,6 +436,29 @@ impl LimCore {
     /// The timing in force.
     pub fn timing(&self) -> Timing {
         self.timing
+    }
+
+    /// How often a host that can never be master reports its load to the master,
+    /// milliseconds: `EXINTERVAL`, or in a cluster with more such hosts than the
+    /// master takes reports in an interval ([`CoreConfig::load_reports_per_sec`]),
+    /// the multiple of `EXINTERVAL` that keeps their reports within that budget
+    /// (10 s for 10,000 hosts and `EXINTERVAL = 1`). Master candidates always report
+    /// every `EXINTERVAL` and the master announces to them (and to their probes'
+    /// witnesses) every `EXINTERVAL`, so failover keeps its timing; the other hosts
+    /// hear the master's announcement every [`FAR_ANNOUNCE_REPORTS`] report intervals,
+    /// spread over the ticks, and at once when a new master takes over. The master
+    /// marks such a host unavailable after two missed reports
+    /// ([`LimCore::host_inactivity_ms`]).
+    pub fn report_interval_ms(&self) -> u64 {
+        self.report_ms
+    }
+
+    /// How long host `name` may stay silent before the master marks it unavailable:
+    /// `HOST_INACTIVITY_LIMIT` intervals, or for a host that reports less often
+    /// ([`LimCore::report_interval_ms`]), two of its report intervals and one
+    /// `EXINTERVAL` if that is longer.
+    pub fn host_inactivity_ms(&self, name: &str) -> Option<u64> {
+        self.index(name).map(|i| self.inactivity_limit(i))
     }
 }
 

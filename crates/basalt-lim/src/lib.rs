@@ -209,6 +209,7 @@ pub fn core_config(config: &Config, me: &str) -> CoreConfig {
         timing: timing_from(config),
         decreasing_externals,
         master_order: master_list,
+        load_reports_per_sec: basalt_lim_core::DEFAULT_LOAD_REPORTS_PER_SEC,
     }
 }
 
@@ -329,6 +330,19 @@ pub async fn run_with(
     async move {
         let core =
             LimCore::new(core_config(&config, &me)).map_err(|e| LimError::Core(e.to_string()))?;
+        let ex = core.timing().exinterval_ms;
+        if core.report_interval_ms() > ex {
+            // Said once per LIM so that an administrator who set EXINTERVAL sees why
+            // the hosts that cannot be master report less often.
+            info!(
+                exinterval_ms = ex,
+                report_ms = core.report_interval_ms(),
+                "the hosts that can never be master report their load every {} ms, not every EXINTERVAL ({} ms): the master takes at most {} load reports a second",
+                core.report_interval_ms(),
+                ex,
+                basalt_lim_core::DEFAULT_LOAD_REPORTS_PER_SEC
+            );
+        }
         let info = match &opts.load {
             None => local_host_info(&config, &me),
             Some(src) => host_info_with(&config, &me, src.static_sizes(&me)),

@@ -45,6 +45,7 @@ fn config(me: &str, names: &[&str]) -> CoreConfig {
         timing: timing(),
         decreasing_externals: BTreeSet::new(),
         master_order: Vec::new(),
+        load_reports_per_sec: crate::DEFAULT_LOAD_REPORTS_PER_SEC,
     }
 }
 
@@ -65,6 +66,10 @@ struct Sim {
     delayed: Vec<(u64, String, ProbeResults)>,
     /// Every MasterChanged seen: (time, host, master, epoch).
     changes: Vec<(u64, String, Option<String>, u64)>,
+    /// Every heartbeat delivered: (time, from, to).
+    heartbeats: Vec<(u64, String, String)>,
+    /// Every announcement delivered: (time, from, to).
+    announcements: Vec<(u64, String, String)>,
 }
 
 impl Sim {
@@ -87,6 +92,8 @@ impl Sim {
             cut: BTreeSet::new(),
             delayed: Vec::new(),
             changes: Vec::new(),
+            heartbeats: Vec::new(),
+            announcements: Vec::new(),
         };
         for n in names {
             sim.boot(n);
@@ -167,6 +174,7 @@ impl Sim {
                     locked,
                 } => {
                     let out = if self.reachable(&src, &to) {
+                        self.heartbeats.push((now, src.clone(), to.clone()));
                         let node = self.nodes.get_mut(&to).expect("reachable");
                         let (reply, fx) = node.on_heartbeat(now, &src, *load, *info, locked);
                         queue.extend(fx.into_iter().map(|e| (to.clone(), e)));
@@ -187,6 +195,7 @@ impl Sim {
                         if !self.reachable(&src, &host) {
                             continue;
                         }
+                        self.announcements.push((now, src.clone(), host.clone()));
                         let node = self.nodes.get_mut(&host).expect("reachable");
                         let (reply, fx) = node.on_announce(now, &src, epoch);
                         queue.extend(fx.into_iter().map(|e| (host.clone(), e)));

@@ -116,6 +116,8 @@ fn boot_without_first_host_elects_second() {
         cut: BTreeSet::new(),
         delayed: Vec::new(),
         changes: Vec::new(),
+        heartbeats: Vec::new(),
+        announcements: Vec::new(),
     };
     sim.boot("hostB");
     sim.boot("hostC");
@@ -140,6 +142,8 @@ fn later_started_lower_rank_takes_mastership() {
         cut: BTreeSet::new(),
         delayed: Vec::new(),
         changes: Vec::new(),
+        heartbeats: Vec::new(),
+        announcements: Vec::new(),
     };
     sim.boot("hostB");
     sim.advance(500);
@@ -861,4 +865,187 @@ fn a_probe_asks_the_candidates_and_a_bounded_set_of_witnesses() {
     sim.kill("h00");
     sim.advance(1500);
     sim.assert_all_follow("h01");
+}
+
+/// A cluster of `n` hosts h00.. of which the first two are the master candidates, the
+/// master taking `reports_per_sec` load reports a second from the others.
+fn large_cluster(n: usize, reports_per_sec: u64) -> (Vec<String>, BTreeMap<String, CoreConfig>) {
+    let owned: Vec<String> = (0..n).map(|i| format!("h{i:02}")).collect();
+    let names: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let mut configs: BTreeMap<String, CoreConfig> = names
+        .iter()
+        .map(|n| ((*n).to_owned(), config(n, &names)))
+        .collect();
+    for c in configs.values_mut() {
+        for h in c.hosts.iter_mut().skip(2) {
+            h.candidate = false;
+        }
+        c.master_order = vec!["h00".into(), "h01".into()];
+        c.load_reports_per_sec = reports_per_sec;
+    }
+    (owned, configs)
+}
+
+/// Heartbeats `from` sent to `to` in [t0, t1).
+fn heartbeats(sim: &Sim, from: &str, to: &str, t0: u64, t1: u64) -> usize {
+    sim.heartbeats
+        .iter()
+        .filter(|(t, f, d)| *t >= t0 && *t < t1 && f == from && d == to)
+        .count()
+}
+
+/// Issue 51: past the master's budget of load reports, the hosts that can never be
+/// master report every few intervals (58 hosts at 10 reports an interval: every 6
+/// intervals); the candidates still report every interval. A cluster within the
+/// budget is unchanged.
+#[test]
+fn hosts_that_cannot_be_master_report_less_often_past_the_masters_budget() {
+    let (owned, configs) = large_cluster(60, 100);
+    let core = LimCore::new(configs["h30"].clone()).expect("core");
+    assert_eq!(core.report_interval_ms(), 600);
+    assert_eq!(core.host_inactivity_ms("h30"), Some(1300));
+    assert_eq!(core.host_inactivity_ms("h01"), Some(500));
+    let within = LimCore::new(large_cluster(60, 1000).1["h30"].clone()).expect("core");
+    assert_eq!(within.report_interval_ms(), 100);
+    assert_eq!(within.host_inactivity_ms("h30"), Some(500));
+
+    let names: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let mut sim = Sim::with_configs(&names, configs);
+    sim.advance(1000);
+    sim.assert_all_follow("h00");
+    let (t0, t1) = (sim.now, sim.now + 3000);
+    sim.advance(3000);
+    // 3 s: a candidate reports 30 times, another host 5 times.
+    let b = heartbeats(&sim, "h01", "h00", t0, t1);
+    assert!((29..=31).contains(&b), "h01 sent {b}");
+    for far in ["h02", "h30", "h59"] {
+        let n = heartbeats(&sim, far, "h00", t0, t1);
+        assert!((4..=6).contains(&n), "{far} sent {n}");
+    }
+    let reports = sim
+        .heartbeats
+        .iter()
+        .filter(|(t, _, _)| *t >= t0 && *t < t1)
+        .count();
+    // At most the budget (10 an interval from the 58 others) and the candidate's.
+    assert!(reports <= 30 * 10 + 31, "{reports} reports in 30 intervals");
+    // Every host still ok in the master's table.
+    for h in &names {
+        assert_eq!(
+            sim.nodes["h00"].host(h).map(|v| v.status),
+            Some(HostStatus::Ok),
+            "{h}"
+        );
+    }
+}
+
+/// Issue 51: the master announces every interval to the candidates and to the hosts
+/// their probes ask as witnesses, to the others once every FAR_ANNOUNCE_REPORTS report
+/// intervals, spread over the ticks.
+#[test]
+fn the_master_announces_to_candidates_and_witnesses_every_interval_to_the_others_in_turn() {
+    let (owned, configs) = large_cluster(60, 100);
+    let names: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let mut sim = Sim::with_configs(&names, configs);
+    sim.advance(1000);
+    sim.assert_all_follow("h00");
+    let t0 = sim.now;
+    let window = FAR_ANNOUNCE_REPORTS * 600;
+    sim.advance(window);
+    let heard = |h: &str| {
+        sim.announcements
+            .iter()
+            .filter(|(t, f, d)| *t >= t0 && f == "h00" && d == h)
+            .count() as u64
+    };
+    let intervals = window / 100;
+    // h01 is a candidate; h02..h17 witness h01's probes, h01's (after h00: h02..)
+    // and h00's own.
+    for near in ["h01", "h02", "h17"] {
+        let n = heard(near);
+        assert!((intervals - 1..=intervals + 1).contains(&n), "{near}: {n}");
+    }
+    for far in ["h18", "h30", "h59"] {
+        let n = heard(far);
+        assert!((1..=2).contains(&n), "{far}: {n}");
+    }
+    // Spread: no tick announces to many more than its share of the far hosts.
+    let mut per_tick: BTreeMap<u64, usize> = BTreeMap::new();
+    for (t, _, d) in &sim.announcements {
+        if *t >= t0 && d.as_str() >= "h18" {
+            *per_tick.entry(*t).or_default() += 1;
+        }
+    }
+    let most = per_tick.values().copied().max().unwrap_or(0);
+    assert!(most <= 42usize.div_ceil(36) + 1, "{per_tick:?}");
+}
+
+/// Issue 51: a host that reports every 6 intervals is marked unavailable after two
+/// missed reports (and an interval), not after HOST_INACTIVITY_LIMIT intervals.
+#[test]
+fn a_host_that_reports_less_often_is_unavailable_after_two_missed_reports() {
+    let (owned, configs) = large_cluster(60, 100);
+    let names: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let mut sim = Sim::with_configs(&names, configs);
+    sim.advance(2000);
+    sim.assert_all_follow("h00");
+    sim.kill("h30");
+    let status = |sim: &Sim| sim.nodes["h00"].host("h30").map(|v| v.status);
+    // Its last report came at most one report interval (600 ms) before the kill.
+    sim.advance(650);
+    assert_eq!(status(&sim), Some(HostStatus::Ok));
+    sim.advance(700);
+    assert_eq!(status(&sim), Some(HostStatus::Unavail));
+    sim.boot("h30");
+    sim.advance(700);
+    assert_eq!(status(&sim), Some(HostStatus::Ok));
+}
+
+/// Issue 51: failover keeps its timing in a large cluster (the candidates report and
+/// are announced to every interval), every host follows the new master at its
+/// takeover announcement, and the hosts' first reports to it are spread over their
+/// report interval rather than all in one tick.
+#[test]
+fn failover_in_a_large_cluster_keeps_its_timing_and_spreads_the_first_reports() {
+    let (owned, configs) = large_cluster(60, 100);
+    let names: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let mut sim = Sim::with_configs(&names, configs);
+    sim.advance(1000);
+    sim.assert_all_follow("h00");
+    sim.kill("h00");
+    let killed = sim.now;
+    sim.advance(600);
+    let took = sim
+        .changes
+        .iter()
+        .find(|(_, h, m, _)| h == "h01" && m.as_deref() == Some("h01"))
+        .map(|(t, _, _, _)| *t - killed)
+        .expect("h01 took over");
+    assert!(took <= 500, "took {took} ms");
+    sim.advance(10);
+    sim.assert_all_follow("h01");
+    sim.advance(1000);
+    let first: Vec<u64> = names[2..]
+        .iter()
+        .map(|h| {
+            sim.heartbeats
+                .iter()
+                .find(|(t, f, d)| *t >= killed && f == h && d == "h01")
+                .map(|(t, _, _)| *t)
+                .expect("a report to the new master")
+        })
+        .collect();
+    let mut per_tick: BTreeMap<u64, usize> = BTreeMap::new();
+    for t in &first {
+        *per_tick.entry(*t).or_default() += 1;
+    }
+    assert!(per_tick.len() >= 6, "{per_tick:?}");
+    assert!(per_tick.values().all(|&n| n <= 10), "{per_tick:?}");
+    for h in &names[1..] {
+        assert_eq!(
+            sim.nodes["h01"].host(h).map(|v| v.status),
+            Some(HostStatus::Ok),
+            "{h}"
+        );
+    }
 }
