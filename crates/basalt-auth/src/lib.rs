@@ -26,6 +26,7 @@
 pub mod channel;
 pub mod cred;
 pub mod eauth;
+pub mod hosts;
 pub mod key;
 pub mod policy;
 pub mod replay;
@@ -36,6 +37,7 @@ mod verify;
 
 pub use basalt_proto::common::credential::Kind;
 pub use client::Authenticator;
+pub use hosts::HostTable;
 pub use verify::{InterClusterTrust, Need, Pending, Verified, Verifier};
 
 use std::path::PathBuf;

@@ -68,7 +68,7 @@ struct Inner {
     cluster: String,
     /// The host this daemon serves: a seal must name it.
     host: String,
-    hosts: Vec<(String, IpAddr)>,
+    hosts: Arc<crate::HostTable>,
     ticket_ttl_ms: u64,
     seal_ttl_ms: u64,
     replay: Mutex<ReplayCache>,
@@ -130,7 +130,7 @@ impl Verifier {
         keys: Arc<KeySource>,
         cluster: &str,
         host: &str,
-        hosts: Vec<(String, IpAddr)>,
+        hosts: Arc<crate::HostTable>,
         owner_only: Option<u32>,
         eauth: Option<EauthServer>,
     ) -> Verifier {
@@ -139,7 +139,7 @@ impl Verifier {
                 keys,
                 cluster: cluster.to_owned(),
                 host: host.to_owned(),
-                hosts: hosts.into_iter().map(|(h, a)| (h, canonical(a))).collect(),
+                hosts,
                 ticket_ttl_ms: crate::TICKET_TTL.as_millis() as u64,
                 seal_ttl_ms: crate::SEAL_TTL.as_millis() as u64,
                 replay: Mutex::new(ReplayCache::default()),
@@ -189,20 +189,11 @@ impl Verifier {
     }
 
     fn host_addr(&self, host: &str) -> Option<IpAddr> {
-        self.inner
-            .hosts
-            .iter()
-            .find(|(h, _)| h.eq_ignore_ascii_case(host))
-            .map(|(_, a)| *a)
+        self.inner.hosts.addr_of(host)
     }
 
     fn host_at(&self, ip: IpAddr) -> Option<&str> {
-        let ip = canonical(ip);
-        self.inner
-            .hosts
-            .iter()
-            .find(|(_, a)| *a == ip)
-            .map(|(h, _)| h.as_str())
+        self.inner.hosts.host_at(ip)
     }
 
     fn owner_check(&self, who: &Identity) -> Result<(), AuthError> {

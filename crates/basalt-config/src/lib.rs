@@ -61,9 +61,61 @@ pub struct Config {
     pub cluster: ClusterFile,
     /// The lsb.* files (empty after [`load_lim`]).
     pub batch: Batch,
+    /// What the daemons derive from this configuration, computed once per loaded
+    /// configuration and shared ([`Config::derived`]).
+    pub derived: Derived,
+}
+
+/// Values derived from a configuration (e.g. the cluster's host address table), each
+/// computed once and shared by everything that holds the same `Config` — in a process
+/// that runs many hosts (the hollow hosts of the scale harness) one copy, not one per
+/// daemon. A clone starts empty, since a clone may be changed; a configuration changed
+/// in place after a value was derived keeps the stale value (load a new one instead).
+#[derive(Default)]
+pub struct Derived(
+    std::sync::Mutex<
+        std::collections::HashMap<
+            std::any::TypeId,
+            std::sync::Arc<dyn std::any::Any + Send + Sync>,
+        >,
+    >,
+);
+
+impl Clone for Derived {
+    fn clone(&self) -> Self {
+        Derived::default()
+    }
+}
+
+impl std::fmt::Debug for Derived {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Derived")
+    }
 }
 
 impl Config {
+    /// The value of type `T` derived from this configuration by `make`, computed at
+    /// the first call and shared after (see [`Derived`]).
+    pub fn derived<T: std::any::Any + Send + Sync>(
+        &self,
+        make: impl FnOnce(&Config) -> T,
+    ) -> std::sync::Arc<T> {
+        let key = std::any::TypeId::of::<T>();
+        let found = {
+            let map = self.derived.0.lock().unwrap_or_else(|p| p.into_inner());
+            map.get(&key).cloned()
+        };
+        if let Some(v) = found.and_then(|v| v.downcast::<T>().ok()) {
+            return v;
+        }
+        // Computed outside the lock (it may derive other values); two first callers
+        // may both compute, and the first stored is kept.
+        let v = std::sync::Arc::new(make(self));
+        let mut map = self.derived.0.lock().unwrap_or_else(|p| p.into_inner());
+        let stored = map.entry(key).or_insert_with(|| v.clone()).clone();
+        stored.downcast::<T>().unwrap_or(v)
+    }
+
     /// The host type of `host` as LIM reports it: the cluster file's TYPE, else the
     /// first type lsf.shared defines, else `LINUX`.
     pub fn host_type_of(&self, host: &str) -> String {
@@ -328,6 +380,7 @@ pub(crate) fn load_impl(
             shared,
             cluster,
             batch,
+            derived: Derived::default(),
         },
         warnings: diag.warnings,
         sources: diag.read,
@@ -338,6 +391,36 @@ pub(crate) fn load_impl(
 mod tests {
     use super::*;
     use crate::embedded::{DefaultCluster, DefaultHost};
+
+    /// Issue 51: a value derived from a configuration is computed once and shared by
+    /// every holder of it; a clone (which may be changed) computes its own.
+    #[test]
+    fn a_derived_value_is_computed_once_and_a_clone_starts_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = DefaultHost {
+            name: "host1".into(),
+            address: Some("127.0.0.1".parse().unwrap()),
+            server: true,
+        };
+        DefaultCluster::new("basalt", "me", vec![host])
+            .write(dir.path())
+            .unwrap();
+        let config = load(&DefaultCluster::envdir(dir.path())).unwrap().config;
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let make = |c: &Config| {
+            calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            c.cluster.hosts.len()
+        };
+        let a = config.derived(make);
+        let b = config.derived(make);
+        assert!(std::sync::Arc::ptr_eq(&a, &b));
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let mut other = config.clone();
+        other.cluster.hosts.clear();
+        assert_eq!(*other.derived(make), 0);
+        assert_eq!(*config.derived(make), 1);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
 
     #[test]
     fn embedded_default_loads_cleanly() {

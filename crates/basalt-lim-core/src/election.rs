@@ -11,11 +11,22 @@ pub const MAX_WITNESSES: usize = 16;
 
 impl LimCore {
     pub(crate) fn index(&self, name: &str) -> Option<usize> {
-        self.by_key
-            .get(&basalt_core::host_key(name))?
-            .iter()
-            .copied()
-            .find(|&i| basalt_core::same_host(&self.hosts[i].entry.name, name))
+        self.hosts.index(name)
+    }
+
+    /// Host `i`'s rank among the candidates (None: never master; this host with
+    /// `LIM_COMPUTE_ONLY`).
+    pub(crate) fn rank_of(&self, i: usize) -> Option<usize> {
+        if i == self.me && !self.me_candidate {
+            None
+        } else {
+            self.hosts.rank[i]
+        }
+    }
+
+    /// Host `i`'s name.
+    pub(crate) fn name_of(&self, i: usize) -> &str {
+        &self.hosts.entries[i].name
     }
 
     /// The epoch this LIM reports: its master's, or (catching up) the highest it knows.
@@ -68,7 +79,7 @@ impl LimCore {
     /// Whether host `i` may be this host's master: it is a candidate ranked
     /// before us (anyone who is a candidate, when we are not).
     pub(crate) fn outranks_me(&self, i: usize) -> bool {
-        match (self.hosts[i].rank, self.rank()) {
+        match (self.rank_of(i), self.rank()) {
             (Some(r), Some(mine)) => r < mine,
             (Some(_), None) => true,
             (None, _) => false,
@@ -146,10 +157,9 @@ impl LimCore {
         let mut witnesses = 0usize;
         for k in 1..n {
             let i = (self.me + k) % n;
-            let h = &self.hosts[i];
-            if h.rank.is_some() || self.outranks_me(i) {
+            if self.rank_of(i).is_some() || self.outranks_me(i) {
                 chosen.push(i);
-            } else if h.entry.server && witnesses < MAX_WITNESSES {
+            } else if self.hosts.entries[i].server && witnesses < MAX_WITNESSES {
                 witnesses += 1;
                 chosen.push(i);
             }
@@ -157,7 +167,7 @@ impl LimCore {
         chosen.sort_unstable();
         let targets: Vec<String> = chosen
             .into_iter()
-            .map(|i| self.hosts[i].entry.name.clone())
+            .map(|i| self.name_of(i).to_owned())
             .collect();
         self.probe_id += 1;
         let id = self.probe_id;
@@ -180,7 +190,7 @@ impl LimCore {
         let Some(i) = self.index(from) else {
             return false;
         };
-        if i == self.me || self.hosts[i].rank.is_none() {
+        if i == self.me || self.rank_of(i).is_none() {
             return false;
         }
         if self.role == Role::Slave && Some(i) == self.master {
@@ -222,7 +232,7 @@ impl LimCore {
                 // better-ranked host.
                 if let Some(m) = self.master
                     && m != self.me
-                    && self.hosts[m].rank < self.hosts[i].rank
+                    && self.rank_of(m) < self.rank_of(i)
                     && now.saturating_sub(self.master_heard) < self.fresh_for()
                     && !self.silent_since_probe(i)
                 {
@@ -232,7 +242,7 @@ impl LimCore {
                     None => true,
                     Some(m) => {
                         epoch > self.epoch
-                            || self.hosts[i].rank < self.hosts[m].rank
+                            || self.rank_of(i) < self.rank_of(m)
                             || now.saturating_sub(self.master_heard) >= self.fresh_for()
                     }
                 };
@@ -254,7 +264,7 @@ impl LimCore {
     /// know: we keep it (the announcer may be cut off from it only).
     pub(crate) fn silent_since_probe(&self, i: usize) -> bool {
         let heard = self.master_heard.max(self.master_news);
-        self.hosts[i].probed_me_at.is_some_and(|p| p > heard)
+        self.probed_me_at.get(&i).is_some_and(|&p| p > heard)
     }
 
     pub(crate) fn give_in(&mut self, now: u64, to: usize, epoch: u64, fx: &mut Vec<Effect>) {
@@ -268,6 +278,7 @@ impl LimCore {
 
     /// Take the master role back for `epoch` after a stall nobody acted on.
     pub(crate) fn resume(&mut self, now: u64, epoch: u64, fx: &mut Vec<Effect>) {
+        self.table(now);
         self.forget_probe();
         self.role = Role::Master;
         self.resume_epoch = None;
@@ -292,8 +303,9 @@ impl LimCore {
         self.max_epoch = self.epoch;
         self.master = Some(self.me);
         self.became_master = now;
-        // Whatever we knew of other hosts as a slave is stale: start afresh.
-        for (i, h) in self.hosts.iter_mut().enumerate() {
+        // Whatever we knew of other hosts (as master before) is stale: start afresh.
+        self.table(now);
+        for (i, h) in self.seen.iter_mut().enumerate() {
             if i != self.me {
                 h.view.load = None;
                 h.view.last_heard_ms = None;
@@ -367,7 +379,7 @@ impl LimCore {
         };
         self.last_heartbeat = Some(now);
         fx.push(Effect::SendHeartbeat {
-            to: self.hosts[to].entry.name.clone(),
+            to: self.name_of(to).to_owned(),
             load: Box::new(self.local_load.clone()),
             info: Box::new(info),
             locked: self.is_locked(now),
@@ -388,16 +400,14 @@ impl LimCore {
         };
         let round = self.announce_round % spread;
         self.announce_round += 1;
-        let to: Vec<String> = self
-            .hosts
-            .iter()
-            .enumerate()
-            .filter(|(i, h)| {
-                *i != self.me
-                    && h.entry.server
-                    && (all || h.near || spread == 1 || *i as u64 % spread == round)
+        let hosts = &self.hosts;
+        let to: Vec<String> = (0..hosts.len())
+            .filter(|&i| {
+                i != self.me
+                    && hosts.entries[i].server
+                    && (all || hosts.near[i] || spread == 1 || i as u64 % spread == round)
             })
-            .map(|(_, h)| h.entry.name.clone())
+            .map(|i| hosts.entries[i].name.clone())
             .collect();
         if !to.is_empty() {
             fx.push(Effect::Announce {

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use basalt_core::{HostInfo, LoadIndex, LoadVector};
 
-use crate::{Effect, LimCore};
+use crate::{Effect, LimCore, Seen};
 
 /// A host's status in the master's table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -36,8 +36,37 @@ pub struct HostView {
 }
 
 impl LimCore {
+    /// Build the master's table (once: a LIM that leads again keeps it).
+    pub(crate) fn table(&mut self, now: u64) {
+        if !self.seen.is_empty() {
+            return;
+        }
+        self.seen = self
+            .hosts
+            .entries
+            .iter()
+            .map(|e| Seen {
+                view: HostView {
+                    name: e.name.clone(),
+                    info: None,
+                    load: None,
+                    status: HostStatus::Unknown,
+                    busy: Vec::new(),
+                    last_heard_ms: None,
+                },
+                locked: false,
+            })
+            .collect();
+        let me = &mut self.seen[self.me].view;
+        if let Some(info) = &self.local_info {
+            me.info = Some(info.clone());
+            me.load = Some(self.local_load.clone());
+            me.last_heard_ms = Some(now);
+        }
+    }
+
     pub(crate) fn refresh_all(&mut self, now: u64, fx: &mut Vec<Effect>) {
-        for i in 0..self.hosts.len() {
+        for i in 0..self.seen.len() {
             self.refresh(i, now, fx);
         }
     }
@@ -47,7 +76,7 @@ impl LimCore {
     pub(crate) fn inactivity_limit(&self, i: usize) -> u64 {
         let t = self.timing;
         let limit = u64::from(t.host_inactivity_limit) * t.exinterval_ms;
-        if self.hosts[i].rank.is_some() {
+        if self.rank_of(i).is_some() {
             limit
         } else {
             limit.max(2 * self.report_ms + t.exinterval_ms)
@@ -61,13 +90,16 @@ impl LimCore {
         let me = self.me;
         let became_master = self.became_master;
         let my_lock = self.is_locked(now);
-        let h = &mut self.hosts[i];
+        let entry = &self.hosts.entries[i];
+        let Some(h) = self.seen.get_mut(i) else {
+            return;
+        };
         let locked = if i == me { my_lock } else { h.locked };
         let (status, busy) = match h.view.last_heard_ms {
             Some(t) if i == me || now.saturating_sub(t) < limit => {
                 let busy = match (&h.view.load, &h.view.info) {
                     (Some(load), info) => {
-                        busy_indices(&h.entry.busy_thresholds, load, info.as_ref(), decreasing)
+                        busy_indices(&entry.busy_thresholds, load, info.as_ref(), decreasing)
                     }
                     (None, _) => Vec::new(),
                 };
@@ -81,7 +113,7 @@ impl LimCore {
                 (status, busy)
             }
             Some(_) => (HostStatus::Unavail, Vec::new()),
-            None if !h.entry.server || now.saturating_sub(became_master) >= limit => {
+            None if !entry.server || now.saturating_sub(became_master) >= limit => {
                 (HostStatus::Unavail, Vec::new())
             }
             None => (HostStatus::Unknown, Vec::new()),
@@ -90,7 +122,7 @@ impl LimCore {
         if h.view.status != status {
             h.view.status = status;
             fx.push(Effect::HostStatusChanged {
-                host: h.entry.name.clone(),
+                host: entry.name.clone(),
                 status,
             });
         }

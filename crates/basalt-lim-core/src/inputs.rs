@@ -87,7 +87,7 @@ impl LimCore {
         self.observe(now, &mut fx);
         let accepted = match (self.role, self.index(from)) {
             (Role::Master, Some(i)) if i != self.me => {
-                let h = &mut self.hosts[i];
+                let h = &mut self.seen[i];
                 h.view.load = Some(load);
                 h.view.info = Some(info);
                 h.view.last_heard_ms = Some(now);
@@ -139,7 +139,7 @@ impl LimCore {
         let mut fx = Vec::new();
         self.observe(now, &mut fx);
         if let Some(i) = self.index(from) {
-            self.hosts[i].probed_me_at = Some(now);
+            self.probed_me_at.insert(i, now);
         }
         (
             ProbeReply {
@@ -183,7 +183,7 @@ impl LimCore {
             && let Some(i) = self.index(m)
             && Some(i) != self.master
             && i != self.me
-            && self.hosts[i].rank.is_some()
+            && self.rank_of(i).is_some()
         {
             self.max_epoch = reply.epoch;
             self.set_master(now, Some(i), reply.epoch, &mut fx);
@@ -219,7 +219,7 @@ impl LimCore {
             }
             if let Some(i) = self.index(to) {
                 // An answer proves the host is alive even before its load arrives.
-                if self.hosts[i].view.last_heard_ms.is_none() {
+                if self.seen[i].view.last_heard_ms.is_none() {
                     self.refresh(i, now, &mut fx);
                 }
             }
@@ -227,7 +227,7 @@ impl LimCore {
         }
         match named {
             // Our term is stale: follow the newer master and catch up.
-            Some(i) if reply.epoch > self.epoch && self.hosts[i].rank.is_some() => {
+            Some(i) if reply.epoch > self.epoch && self.rank_of(i).is_some() => {
                 self.give_in(now, i, reply.epoch, &mut fx);
             }
             // The host follows a lower-ranked master it heard recently, at our
@@ -306,9 +306,9 @@ impl LimCore {
                 c => c,
             };
             if let Some(m) = claim
-                && self.hosts[m].rank.is_some()
+                && self.rank_of(m).is_some()
                 && newest.is_none_or(|(b, e)| {
-                    reply.epoch > e || (reply.epoch == e && self.hosts[m].rank < self.hosts[b].rank)
+                    reply.epoch > e || (reply.epoch == e && self.rank_of(m) < self.rank_of(b))
                 })
             {
                 newest = Some((m, reply.epoch));
@@ -357,10 +357,11 @@ impl LimCore {
         self.local_load = load.clone();
         self.local_info = Some(info.clone());
         let me = self.me;
-        let h = &mut self.hosts[me];
-        h.view.load = Some(load);
-        h.view.info = Some(info);
-        h.view.last_heard_ms = Some(now);
+        if let Some(h) = self.seen.get_mut(me) {
+            h.view.load = Some(load);
+            h.view.info = Some(info);
+            h.view.last_heard_ms = Some(now);
+        }
         if self.role == Role::Master {
             self.refresh(me, now, &mut fx);
         }

@@ -86,7 +86,8 @@ pub use hosts::{HostStatus, HostView, busy_indices};
 pub use lock::LockError;
 pub use messages::{AnnounceReply, Effect, HeartbeatReply, ProbeReply};
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use basalt_core::{HostInfo, LoadVector};
 
@@ -130,21 +131,132 @@ pub struct HostEntry {
 }
 
 /// What the core needs to know about the cluster.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct CoreConfig {
     /// The host this LIM plays.
     pub me: String,
-    pub hosts: Vec<HostEntry>,
+    /// The cluster's hosts, shared by every core of a process ([`CoreHosts`]).
+    pub hosts: Arc<CoreHosts>,
+    /// Whether this host may be master where the table says it is a candidate
+    /// (false with `LIM_COMPUTE_ONLY`: it then never leads, whatever the others think).
+    pub me_candidate: bool,
     pub timing: Timing,
     /// External indices where a smaller value means more loaded (INCREASING = N).
     pub decreasing_externals: BTreeSet<String>,
-    /// The election order of the candidates (`LSF_MASTER_LIST`); empty = file
-    /// order. Candidates it leaves out rank after those it names, in file order.
-    pub master_order: Vec<String>,
     /// How many load reports a second the master takes from the hosts that can never
     /// be master ([`DEFAULT_LOAD_REPORTS_PER_SEC`]); past that, those hosts report
     /// (and are announced to) less often: see [`LimCore::report_interval_ms`].
     pub load_reports_per_sec: u64,
+}
+
+/// The cluster's hosts as the election sees them — the same in every LIM of the
+/// cluster, so built once and shared by every core of a process (one LIM per host
+/// on a real host; thousands in a hollow-host process, where a table per core would
+/// cost hosts² memory).
+#[derive(Debug)]
+pub struct CoreHosts {
+    entries: Vec<HostEntry>,
+    /// Rank among candidates (None: never master).
+    rank: Vec<Option<usize>>,
+    /// A candidate, or a witness of one (a probe of a candidate asks it whether the
+    /// master lives): announced to every `EXINTERVAL` whatever the cluster's size.
+    near: Vec<bool>,
+    /// Host indices by [`basalt_core::host_key`]: a name is found without a scan.
+    by_key: HashMap<String, Vec<usize>>,
+    /// Server hosts that can never be master.
+    far: u64,
+}
+
+impl CoreHosts {
+    /// The hosts in file order; `master_order`: the election order of the candidates
+    /// (`LSF_MASTER_LIST`); empty = file order. Candidates it leaves out rank after
+    /// those it names, in file order.
+    pub fn new(entries: Vec<HostEntry>, master_order: &[String]) -> Result<CoreHosts, CoreError> {
+        let n = entries.len();
+        let mut by_key: HashMap<String, Vec<usize>> = HashMap::with_capacity(n);
+        for (k, entry) in entries.iter().enumerate() {
+            let same = by_key
+                .entry(basalt_core::host_key(&entry.name))
+                .or_default();
+            if same
+                .iter()
+                .any(|&i| basalt_core::same_host(&entries[i].name, &entry.name))
+            {
+                return Err(CoreError::DuplicateHost(entry.name.clone()));
+            }
+            same.push(k);
+        }
+        let ordered = |name: &str| {
+            master_order
+                .iter()
+                .position(|m| basalt_core::same_host(m, name))
+        };
+        // LSF_MASTER_LIST order first, then the other candidates in file order.
+        let mut order: Vec<usize> = (0..n)
+            .filter(|&i| entries[i].candidate && entries[i].server)
+            .collect();
+        if order.is_empty() {
+            return Err(CoreError::NoCandidate);
+        }
+        order.sort_by_key(|&i| (ordered(&entries[i].name).unwrap_or(usize::MAX), i));
+        let mut rank = vec![None; n];
+        for (r, i) in order.into_iter().enumerate() {
+            rank[i] = Some(r);
+        }
+        // The witnesses of each candidate's probes (`election::start_probe`): the
+        // server hosts after it in file order that can never be master.
+        let mut near = vec![false; n];
+        for c in 0..n {
+            if rank[c].is_none() {
+                continue;
+            }
+            near[c] = true;
+            let mut witnesses = 0;
+            for k in 1..n {
+                if witnesses == MAX_WITNESSES {
+                    break;
+                }
+                let i = (c + k) % n;
+                if rank[i].is_none() && entries[i].server {
+                    near[i] = true;
+                    witnesses += 1;
+                }
+            }
+        }
+        let far = (0..n)
+            .filter(|&i| rank[i].is_none() && entries[i].server)
+            .count() as u64;
+        Ok(CoreHosts {
+            entries,
+            rank,
+            near,
+            by_key,
+            far,
+        })
+    }
+
+    /// The index of host `name`.
+    pub(crate) fn index(&self, name: &str) -> Option<usize> {
+        self.by_key
+            .get(&basalt_core::host_key(name))?
+            .iter()
+            .copied()
+            .find(|&i| basalt_core::same_host(&self.entries[i].name, name))
+    }
+
+    /// The hosts in file order.
+    pub fn entries(&self) -> &[HostEntry] {
+        &self.entries
+    }
+
+    /// How many hosts.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
 }
 
 /// The master LIM's budget of load reports a second from hosts that can never be
@@ -192,29 +304,27 @@ enum Role {
     Syncing,
 }
 
+/// A host in the master's table.
 #[derive(Debug, Clone)]
-struct Host {
-    entry: HostEntry,
-    /// Rank among candidates.
-    rank: Option<usize>,
+struct Seen {
     view: HostView,
-    /// When this host last probed us (our clock): the answer told it how long ago we
-    /// had heard our master, for its takeover decision.
-    probed_me_at: Option<u64>,
     /// Its last heartbeat said it is locked (`lsadmin limlock`).
     locked: bool,
-    /// A candidate, or a witness of one (a probe of a candidate asks it whether the
-    /// master lives): announced to every `EXINTERVAL` whatever the cluster's size.
-    near: bool,
 }
 
 /// The election state machine and host table of one LIM.
 #[derive(Debug, Clone)]
 pub struct LimCore {
     me: usize,
-    hosts: Vec<Host>,
-    /// Host indices by [`basalt_core::host_key`]: a name is found without a scan.
-    by_key: std::collections::HashMap<String, Vec<usize>>,
+    /// Whether this host may lead where the table says it is a candidate.
+    me_candidate: bool,
+    hosts: Arc<CoreHosts>,
+    /// The master's table, by host index: empty until this LIM first leads (a LIM
+    /// that never leads holds nothing per host).
+    seen: Vec<Seen>,
+    /// When each host that probed us last did (our clock): the answer told it how long
+    /// ago we had heard our master, for its takeover decision.
+    probed_me_at: HashMap<usize, u64>,
     timing: Timing,
     decreasing_externals: BTreeSet<String>,
     role: Role,
@@ -275,94 +385,28 @@ impl LimCore {
         if t.master_inactivity_limit == 0 {
             return Err(CoreError::BadTiming("MASTER_INACTIVITY_LIMIT"));
         }
-        let mut hosts: Vec<Host> = Vec::with_capacity(config.hosts.len());
-        let mut by_key: std::collections::HashMap<String, Vec<usize>> =
-            std::collections::HashMap::with_capacity(config.hosts.len());
-        let mut rank = 0;
-        let ordered = |name: &str| {
-            config
-                .master_order
-                .iter()
-                .position(|m| basalt_core::same_host(m, name))
-        };
-        for entry in config.hosts {
-            let same = by_key
-                .entry(basalt_core::host_key(&entry.name))
-                .or_default();
-            if same
-                .iter()
-                .any(|&i| basalt_core::same_host(&hosts[i].entry.name, &entry.name))
-            {
-                return Err(CoreError::DuplicateHost(entry.name));
-            }
-            same.push(hosts.len());
-            let r = if entry.candidate && entry.server {
-                rank += 1;
-                Some(rank - 1)
-            } else {
-                None
-            };
-            hosts.push(Host {
-                view: HostView {
-                    name: entry.name.clone(),
-                    info: None,
-                    load: None,
-                    status: HostStatus::Unknown,
-                    busy: Vec::new(),
-                    last_heard_ms: None,
-                },
-                entry,
-                rank: r,
-                probed_me_at: None,
-                locked: false,
-                near: false,
-            });
-        }
-        if rank == 0 {
+        let hosts = config.hosts;
+        let me = hosts
+            .index(&config.me)
+            .ok_or(CoreError::UnknownHost(config.me))?;
+        let others_lead = hosts
+            .rank
+            .iter()
+            .enumerate()
+            .any(|(i, r)| i != me && r.is_some());
+        if !config.me_candidate && !others_lead {
             return Err(CoreError::NoCandidate);
         }
-        // LSF_MASTER_LIST order first, then the other candidates in file order.
-        let mut order: Vec<usize> = (0..hosts.len())
-            .filter(|&i| hosts[i].rank.is_some())
-            .collect();
-        order.sort_by_key(|&i| (ordered(&hosts[i].entry.name).unwrap_or(usize::MAX), i));
-        for (r, i) in order.into_iter().enumerate() {
-            hosts[i].rank = Some(r);
-        }
-        let me = hosts
-            .iter()
-            .position(|h| basalt_core::same_host(&h.entry.name, &config.me))
-            .ok_or(CoreError::UnknownHost(config.me))?;
-        // The witnesses of each candidate's probes (`election::start_probe`): the
-        // server hosts after it in file order that can never be master.
-        let n = hosts.len();
-        for c in 0..n {
-            if hosts[c].rank.is_none() {
-                continue;
-            }
-            let mut witnesses = 0;
-            for k in 1..n {
-                if witnesses == MAX_WITNESSES {
-                    break;
-                }
-                let i = (c + k) % n;
-                if hosts[i].rank.is_none() && hosts[i].entry.server {
-                    hosts[i].near = true;
-                    witnesses += 1;
-                }
-            }
-            hosts[c].near = true;
-        }
-        let far = hosts
-            .iter()
-            .filter(|h| h.rank.is_none() && h.entry.server)
-            .count() as u64;
-        let per_interval = (config.load_reports_per_sec.saturating_mul(t.exinterval_ms) / 1000).max(1);
+        let far = hosts.far;
+        let per_interval =
+            (config.load_reports_per_sec.saturating_mul(t.exinterval_ms) / 1000).max(1);
         let report_ms = far.div_ceil(per_interval).max(1) * t.exinterval_ms;
         Ok(LimCore {
             me,
+            me_candidate: config.me_candidate,
             hosts,
-            by_key,
+            seen: Vec::new(),
+            probed_me_at: HashMap::new(),
             timing: t,
             decreasing_externals: config.decreasing_externals,
             role: Role::Syncing,
@@ -394,7 +438,7 @@ impl LimCore {
 
     /// This LIM's host name.
     pub fn me(&self) -> &str {
-        &self.hosts[self.me].entry.name
+        &self.hosts.entries[self.me].name
     }
 
     /// Whether this LIM is the master.
@@ -404,7 +448,7 @@ impl LimCore {
 
     /// The master as this LIM sees it.
     pub fn master(&self) -> Option<&str> {
-        self.master.map(|i| self.hosts[i].entry.name.as_str())
+        self.master.map(|i| self.hosts.entries[i].name.as_str())
     }
 
     /// The current master's epoch (0 = no master known yet).
@@ -414,23 +458,26 @@ impl LimCore {
 
     /// This host's rank among master candidates (None = never master).
     pub fn rank(&self) -> Option<usize> {
-        self.hosts[self.me].rank
+        self.rank_of(self.me)
     }
 
-    /// The host table in cluster-file order (meaningful on the master).
+    /// The host table in cluster-file order: a LIM that has led at some time
+    /// (meaningful on the master); empty on one that never has.
     pub fn hosts(&self) -> impl Iterator<Item = &HostView> {
-        self.hosts.iter().map(|h| &h.view)
+        self.seen.iter().map(|h| &h.view)
     }
 
-    /// One host of the table.
+    /// One host of the table (see [`LimCore::hosts`]).
     pub fn host(&self, name: &str) -> Option<&HostView> {
-        self.index(name).map(|i| &self.hosts[i].view)
+        self.index(name)
+            .and_then(|i| self.seen.get(i))
+            .map(|h| &h.view)
     }
 
     /// A host's busy thresholds from the cluster file.
     pub fn busy_thresholds(&self, name: &str) -> Option<&BTreeMap<String, f64>> {
         self.index(name)
-            .map(|i| &self.hosts[i].entry.busy_thresholds)
+            .map(|i| &self.hosts.entries[i].busy_thresholds)
     }
 
     /// The timing in force.

@@ -27,7 +27,7 @@ pub mod utmp;
 
 use basalt_config::Config;
 use basalt_core::{HostInfo, LoadVector};
-use basalt_lim_core::{CoreConfig, HostEntry, LimCore, Timing};
+use basalt_lim_core::{CoreConfig, CoreError, CoreHosts, HostEntry, LimCore, Timing};
 use basalt_proto::common::Daemon;
 use basalt_runtime::control::{Control, ControlService};
 use std::collections::BTreeSet;
@@ -171,13 +171,37 @@ fn secs_to_ms(s: f64) -> u64 {
 /// Build the election core's view of the cluster: hosts in file order, which
 /// of them may be master (server hosts, restricted by `LSF_MASTER_LIST` when
 /// set, minus this host when `LIM_COMPUTE_ONLY` is set), the election order
-/// (`LSF_MASTER_LIST`'s when set), busy thresholds.
-pub fn core_config(config: &Config, me: &str) -> CoreConfig {
-    let master_list = master_list(config);
+/// (`LSF_MASTER_LIST`'s when set), busy thresholds. The host table is built once per
+/// loaded configuration and shared by every LIM that holds it ([`Config::derived`]).
+pub fn core_config(config: &Config, me: &str) -> Result<CoreConfig, CoreError> {
     let compute_only = config
         .lsf_conf
         .get("LIM_COMPUTE_ONLY")
         .is_some_and(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "y" | "yes" | "1"));
+    let hosts = config.derived(|config| LimHosts(core_hosts(config)));
+    let hosts = hosts.0.clone()?;
+    let decreasing_externals = config
+        .shared
+        .resources
+        .iter()
+        .filter(|r| r.increasing == Some(false))
+        .map(|r| r.name.clone())
+        .collect();
+    Ok(CoreConfig {
+        me: me.to_owned(),
+        hosts,
+        me_candidate: !compute_only,
+        timing: timing_from(config),
+        decreasing_externals,
+        load_reports_per_sec: basalt_lim_core::DEFAULT_LOAD_REPORTS_PER_SEC,
+    })
+}
+
+/// The election's host table of a configuration (see [`core_config`]).
+struct LimHosts(Result<Arc<CoreHosts>, CoreError>);
+
+fn core_hosts(config: &Config) -> Result<Arc<CoreHosts>, CoreError> {
+    let master_list = master_list(config);
     let hosts = config
         .cluster
         .hosts
@@ -187,30 +211,15 @@ pub fn core_config(config: &Config, me: &str) -> CoreConfig {
                 || master_list
                     .iter()
                     .any(|m| basalt_core::same_host(m, &h.name));
-            let excluded = compute_only && basalt_core::same_host(&h.name, me);
             HostEntry {
                 name: h.name.clone(),
                 server: h.server,
-                candidate: h.server && listed && !excluded,
+                candidate: h.server && listed,
                 busy_thresholds: h.busy_thresholds.clone(),
             }
         })
         .collect();
-    let decreasing_externals = config
-        .shared
-        .resources
-        .iter()
-        .filter(|r| r.increasing == Some(false))
-        .map(|r| r.name.clone())
-        .collect();
-    CoreConfig {
-        me: me.to_owned(),
-        hosts,
-        timing: timing_from(config),
-        decreasing_externals,
-        master_order: master_list,
-        load_reports_per_sec: basalt_lim_core::DEFAULT_LOAD_REPORTS_PER_SEC,
-    }
+    CoreHosts::new(hosts, &master_list).map(Arc::new)
 }
 
 /// `LSF_MASTER_LIST` from lsf.conf: the master candidates in election order
@@ -328,8 +337,9 @@ pub async fn run_with(
         .ok_or_else(|| basalt_runtime::RuntimeError::UnknownHost(me.to_owned()))?;
     let span = info_span!("lim", host = %me);
     async move {
-        let core =
-            LimCore::new(core_config(&config, &me)).map_err(|e| LimError::Core(e.to_string()))?;
+        let core = core_config(&config, &me)
+            .and_then(LimCore::new)
+            .map_err(|e| LimError::Core(e.to_string()))?;
         let ex = core.timing().exinterval_ms;
         if core.report_interval_ms() > ex {
             // Said once per LIM so that an administrator who set EXINTERVAL sees why

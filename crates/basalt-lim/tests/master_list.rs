@@ -38,7 +38,8 @@ fn ranks(config: &basalt_config::Config) -> Vec<(String, Option<usize>)> {
     ["hostA", "hostB", "hostC"]
         .iter()
         .map(|h| {
-            let core = LimCore::new(basalt_lim::core_config(config, h)).expect("core");
+            let core =
+                LimCore::new(basalt_lim::core_config(config, h).expect("config")).expect("core");
             ((*h).to_owned(), core.rank())
         })
         .collect()
@@ -71,9 +72,13 @@ fn order_and_exclusion_follow_the_list() {
             ("hostC".to_owned(), Some(0))
         ]
     );
-    let cc = basalt_lim::core_config(&c, "hostB");
+    let cc = basalt_lim::core_config(&c, "hostB").expect("config");
     assert_eq!(
-        cc.hosts.iter().map(|h| h.candidate).collect::<Vec<_>>(),
+        cc.hosts
+            .entries()
+            .iter()
+            .map(|h| h.candidate)
+            .collect::<Vec<_>>(),
         vec![true, false, true]
     );
 }

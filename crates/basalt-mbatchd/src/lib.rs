@@ -383,18 +383,15 @@ async fn serve(
     };
     // Other clusters' mbatchds are verified with the MultiCluster key, and may connect
     // from their servers' addresses.
-    let mut allowed: Option<Vec<std::net::IpAddr>> = Some(
-        basalt_runtime::host_table(&config)
-            .into_iter()
-            .map(|(_, a)| a)
-            .collect(),
-    );
+    let mut allowed = Some(basalt_runtime::serve::Allowed::hosts(
+        basalt_runtime::host_table(&config),
+    ));
     let verifier = match &mc_trust {
         Some(t) => {
-            match (allowed.as_mut(), t.remote_addresses()) {
-                (Some(a), Some(remote)) => a.extend(remote),
-                _ => allowed = None,
-            }
+            allowed = match (allowed, t.remote_addresses()) {
+                (Some(a), Some(remote)) => Some(a.with(remote)),
+                _ => None,
+            };
             verifier.with_inter_cluster(t.verifier_trust())
         }
         None => verifier,

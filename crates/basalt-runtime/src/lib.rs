@@ -32,6 +32,7 @@ pub mod time;
 
 pub use basalt_auth::{Authenticator, Identity, Need, Verifier};
 
+use basalt_auth::HostTable;
 use basalt_auth::key::KeySource;
 use basalt_config::Config;
 use basalt_proto::lim::lim_client::LimClient;
@@ -655,20 +656,25 @@ pub fn cluster_keys(config: &Config) -> Result<Arc<KeySource>, RuntimeError> {
 }
 
 /// Every cluster host with its address; a host whose address cannot be found is left
-/// out (nothing can come from it), with a warning.
-pub fn host_table(config: &Config) -> Vec<(String, IpAddr)> {
-    config
-        .cluster
-        .hosts
-        .iter()
-        .filter_map(|h| match entry_addr(h, &h.name) {
-            Ok(a) => Some((h.name.clone(), a)),
-            Err(e) => {
-                tracing::warn!("{e}; requests from it will be refused");
-                None
-            }
-        })
-        .collect()
+/// out (nothing can come from it), with a warning. Built once per loaded configuration
+/// and shared by every daemon that holds it ([`Config::derived`]).
+pub fn host_table(config: &Config) -> Arc<HostTable> {
+    config.derived(|config| {
+        HostTable::new(
+            config
+                .cluster
+                .hosts
+                .iter()
+                .filter_map(|h| match entry_addr(h, &h.name) {
+                    Ok(a) => Some((h.name.clone(), a)),
+                    Err(e) => {
+                        tracing::warn!("{e}; requests from it will be refused");
+                        None
+                    }
+                })
+                .collect(),
+        )
+    })
 }
 
 /// This process's credentials as a daemon of `host`.
@@ -743,11 +749,10 @@ pub fn replay_dir(config: &Config, host: &str, daemon: &str) -> PathBuf {
 /// How the daemon of `host` serves: `verifier`'s checks, lsf.conf's limits, and
 /// connections from the cluster's hosts only.
 pub fn serving(config: &Config, verifier: Verifier) -> serve::Serving {
-    let allowed = host_table(config).into_iter().map(|(_, a)| a).collect();
     serve::Serving::new(
         verifier,
         serve::ServeLimits::from_config(config),
-        Some(allowed),
+        Some(serve::Allowed::hosts(host_table(config))),
     )
 }
 

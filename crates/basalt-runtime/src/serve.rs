@@ -172,7 +172,7 @@ struct Table {
 struct Shared {
     verifier: Verifier,
     limits: ServeLimits,
-    allowed: Option<HashSet<IpAddr>>,
+    allowed: Option<Allowed>,
     table: Mutex<Table>,
     budget: Arc<Semaphore>,
 }
@@ -187,6 +187,37 @@ impl Shared {
 
     fn conn(&self, peer: Option<SocketAddr>) -> Option<Arc<ConnState>> {
         self.table().by_peer.get(&peer?).cloned()
+    }
+}
+
+/// The addresses a daemon takes connections from: the cluster's hosts (one table
+/// shared by the daemons of a process) and others (mbatchd: the remote clusters'
+/// servers).
+#[derive(Debug, Clone)]
+pub struct Allowed {
+    pub hosts: Arc<basalt_auth::HostTable>,
+    pub extra: HashSet<IpAddr>,
+}
+
+impl Allowed {
+    /// The cluster's hosts only.
+    pub fn hosts(hosts: Arc<basalt_auth::HostTable>) -> Allowed {
+        Allowed {
+            hosts,
+            extra: HashSet::new(),
+        }
+    }
+
+    /// And `extra` too.
+    pub fn with(mut self, extra: impl IntoIterator<Item = IpAddr>) -> Allowed {
+        self.extra
+            .extend(extra.into_iter().map(|ip| ip.to_canonical()));
+        self
+    }
+
+    fn contains(&self, ip: IpAddr) -> bool {
+        let ip = ip.to_canonical();
+        self.hosts.has_addr(ip) || self.extra.contains(&ip)
     }
 }
 
@@ -208,7 +239,7 @@ impl Serving {
     /// Serve with `verifier`'s checks within `limits`, taking connections only from
     /// `allowed` (the cluster's hosts, and for mbatchd the remote clusters' servers;
     /// others are closed at once), or from any address when None.
-    pub fn new(verifier: Verifier, limits: ServeLimits, allowed: Option<Vec<IpAddr>>) -> Serving {
+    pub fn new(verifier: Verifier, limits: ServeLimits, allowed: Option<Allowed>) -> Serving {
         let budget = Arc::new(Semaphore::new(
             limits.max_request_bytes.min(Semaphore::MAX_PERMITS),
         ));
@@ -216,7 +247,7 @@ impl Serving {
             shared: Arc::new(Shared {
                 verifier,
                 limits,
-                allowed: allowed.map(|a| a.into_iter().map(|ip| ip.to_canonical()).collect()),
+                allowed,
                 table: Mutex::new(Table::default()),
                 budget,
             }),
@@ -274,7 +305,7 @@ impl Serving {
             }
         };
         if let Some(allowed) = &self.shared.allowed
-            && !allowed.contains(&ip)
+            && !allowed.contains(ip)
         {
             refuse(
                 &mut self.shared.table(),

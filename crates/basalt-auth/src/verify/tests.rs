@@ -14,11 +14,11 @@ fn keys(dir: &std::path::Path, text: &str) -> Arc<KeySource> {
     Arc::new(KeySource::open(&p, true).unwrap())
 }
 
-fn hosts() -> Vec<(String, IpAddr)> {
-    vec![
+fn hosts() -> Arc<crate::HostTable> {
+    Arc::new(crate::HostTable::new(vec![
         ("hostA".into(), "127.0.0.1".parse().unwrap()),
         ("hostB".into(), "127.0.0.2".parse().unwrap()),
-    ]
+    ]))
 }
 
 fn who(kind: Kind, uid: u32, user: &str, host: &str) -> Identity {

@@ -172,9 +172,8 @@ async fn connect_addr(
 /// credential names as its target), or "" when none does.
 fn host_at(config: &Config, addr: SocketAddr) -> String {
     basalt_runtime::host_table(config)
-        .into_iter()
-        .find(|(_, a)| a.to_canonical() == addr.ip().to_canonical())
-        .map(|(h, _)| h)
+        .host_at(addr.ip())
+        .map(str::to_owned)
         .unwrap_or_default()
 }
 

@@ -54,6 +54,7 @@ pub(crate) fn config(hosts: &[&str], map: &[(&str, &str)]) -> Config {
         },
         cluster,
         batch: Default::default(),
+        derived: Default::default(),
     }
 }
 

@@ -31,20 +31,34 @@ fn timing() -> Timing {
 }
 
 fn config(me: &str, names: &[&str]) -> CoreConfig {
+    config_with(me, names, &[], |_| {})
+}
+
+/// A config for `me` of a cluster of `names` (every host a candidate but as `edit`
+/// makes them), `order` the LSF_MASTER_LIST.
+fn config_with(
+    me: &str,
+    names: &[&str],
+    order: &[&str],
+    edit: impl Fn(&mut [HostEntry]),
+) -> CoreConfig {
+    let mut hosts: Vec<HostEntry> = names
+        .iter()
+        .map(|n| HostEntry {
+            name: (*n).to_owned(),
+            server: true,
+            candidate: true,
+            busy_thresholds: BTreeMap::new(),
+        })
+        .collect();
+    edit(&mut hosts);
+    let order: Vec<String> = order.iter().map(|o| (*o).to_owned()).collect();
     CoreConfig {
         me: me.to_owned(),
-        hosts: names
-            .iter()
-            .map(|n| HostEntry {
-                name: (*n).to_owned(),
-                server: true,
-                candidate: true,
-                busy_thresholds: BTreeMap::new(),
-            })
-            .collect(),
+        hosts: Arc::new(CoreHosts::new(hosts, &order).expect("valid hosts")),
+        me_candidate: true,
         timing: timing(),
         decreasing_externals: BTreeSet::new(),
-        master_order: Vec::new(),
         load_reports_per_sec: crate::DEFAULT_LOAD_REPORTS_PER_SEC,
     }
 }

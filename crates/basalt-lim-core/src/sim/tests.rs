@@ -186,13 +186,14 @@ fn hung_master_is_replaced() {
 #[test]
 fn non_candidate_never_becomes_master_but_finds_it() {
     let names = ["hostA", "hostB", "hostC"];
-    let mut configs: BTreeMap<String, CoreConfig> = names
+    // hostB is no candidate.
+    let configs: BTreeMap<String, CoreConfig> = names
         .iter()
-        .map(|n| ((*n).to_owned(), config(n, &names)))
+        .map(|n| {
+            let c = config_with(n, &names, &[], |h| h[1].candidate = false);
+            ((*n).to_owned(), c)
+        })
         .collect();
-    for c in configs.values_mut() {
-        c.hosts[1].candidate = false; // hostB is LIM_COMPUTE_ONLY
-    }
     let mut sim = Sim::with_configs(&names, configs);
     sim.advance(300);
     sim.assert_all_follow("hostA");
@@ -302,12 +303,26 @@ fn config_errors() {
         LimCore::new(config("hostZ", &["hostA"])).err(),
         Some(CoreError::UnknownHost("hostZ".into()))
     );
+    let entry = |n: &str, candidate: bool| HostEntry {
+        name: n.into(),
+        server: true,
+        candidate,
+        busy_thresholds: BTreeMap::new(),
+    };
     assert_eq!(
-        LimCore::new(config("hostA", &["hostA", "HOSTA"])).err(),
+        CoreHosts::new(vec![entry("hostA", true), entry("HOSTA", true)], &[]).err(),
         Some(CoreError::DuplicateHost("HOSTA".into()))
     );
-    let mut c = config("hostA", &["hostA"]);
-    c.hosts[0].candidate = false;
+    assert_eq!(
+        CoreHosts::new(vec![entry("hostA", false)], &[]).err(),
+        Some(CoreError::NoCandidate)
+    );
+    // The only candidate, LIM_COMPUTE_ONLY on itself.
+    let mut c = config("hostA", &["hostA", "hostB"]);
+    c.hosts = Arc::new(
+        CoreHosts::new(vec![entry("hostA", true), entry("hostB", false)], &[]).expect("hosts"),
+    );
+    c.me_candidate = false;
     assert_eq!(LimCore::new(c).err(), Some(CoreError::NoCandidate));
 }
 
@@ -584,15 +599,14 @@ fn results_of_an_older_probe_are_ignored() {
 #[test]
 fn master_list_sets_the_election_order_and_excludes_others() {
     let names = ["hostA", "hostB", "hostC"];
-    let mut configs: BTreeMap<String, CoreConfig> = names
+    // LSF_MASTER_LIST="hostC hostA": hostB is no candidate, hostC ranks first.
+    let configs: BTreeMap<String, CoreConfig> = names
         .iter()
-        .map(|n| ((*n).to_owned(), config(n, &names)))
+        .map(|n| {
+            let c = config_with(n, &names, &["hostC", "hostA"], |h| h[1].candidate = false);
+            ((*n).to_owned(), c)
+        })
         .collect();
-    for c in configs.values_mut() {
-        // LSF_MASTER_LIST="hostC hostA": hostB is no candidate, hostC ranks first.
-        c.hosts[1].candidate = false;
-        c.master_order = vec!["hostC".into(), "hostA".into()];
-    }
     let core = LimCore::new(configs["hostA"].clone()).expect("core");
     assert_eq!(core.rank(), Some(1));
     let mut sim = Sim::with_configs(&names, configs);
@@ -707,11 +721,10 @@ fn every_host_follows_the_new_master_at_its_takeover() {
         let configs = names
             .iter()
             .map(|n| {
-                let mut c = config(n, &names);
                 // hostC would wait 2 + 5 intervals of silence by its own clock, hostD
                 // (no candidate) 2; hostB (rank 1) takes over after 2 and a probe.
+                let mut c = config_with(n, &names, &[], |h| h[3].candidate = false);
                 c.timing.retry_limit = 5;
-                c.hosts[3].candidate = false;
                 ((*n).to_owned(), c)
             })
             .collect();
@@ -833,16 +846,10 @@ fn a_locked_host_is_lock_u_on_the_master_until_unlocked_or_its_time_is_up() {
 fn a_probe_asks_the_candidates_and_a_bounded_set_of_witnesses() {
     let owned: Vec<String> = (0..60).map(|i| format!("h{i:02}")).collect();
     let names: Vec<&str> = owned.iter().map(String::as_str).collect();
-    let mut configs: BTreeMap<String, CoreConfig> = names
+    let configs: BTreeMap<String, CoreConfig> = names
         .iter()
-        .map(|n| ((*n).to_owned(), config(n, &names)))
+        .map(|n| ((*n).to_owned(), two_candidates(n, &names)))
         .collect();
-    for c in configs.values_mut() {
-        for h in c.hosts.iter_mut().skip(2) {
-            h.candidate = false;
-        }
-        c.master_order = vec!["h00".into(), "h01".into()];
-    }
     // One non-candidate's first probe.
     let mut core = LimCore::new(configs["h30"].clone()).expect("core");
     let mut fx = core.set_local(0, LoadVector::default(), info("h30"));
@@ -872,18 +879,24 @@ fn a_probe_asks_the_candidates_and_a_bounded_set_of_witnesses() {
 fn large_cluster(n: usize, reports_per_sec: u64) -> (Vec<String>, BTreeMap<String, CoreConfig>) {
     let owned: Vec<String> = (0..n).map(|i| format!("h{i:02}")).collect();
     let names: Vec<&str> = owned.iter().map(String::as_str).collect();
-    let mut configs: BTreeMap<String, CoreConfig> = names
+    let configs: BTreeMap<String, CoreConfig> = names
         .iter()
-        .map(|n| ((*n).to_owned(), config(n, &names)))
+        .map(|n| {
+            let mut c = two_candidates(n, &names);
+            c.load_reports_per_sec = reports_per_sec;
+            ((*n).to_owned(), c)
+        })
         .collect();
-    for c in configs.values_mut() {
-        for h in c.hosts.iter_mut().skip(2) {
-            h.candidate = false;
-        }
-        c.master_order = vec!["h00".into(), "h01".into()];
-        c.load_reports_per_sec = reports_per_sec;
-    }
     (owned, configs)
+}
+
+/// A config of `names` whose first two hosts are the candidates (LSF_MASTER_LIST).
+fn two_candidates(me: &str, names: &[&str]) -> CoreConfig {
+    config_with(me, names, &names[..2], |h| {
+        for e in h.iter_mut().skip(2) {
+            e.candidate = false;
+        }
+    })
 }
 
 /// Heartbeats `from` sent to `to` in [t0, t1).
@@ -1048,4 +1061,27 @@ fn failover_in_a_large_cluster_keeps_its_timing_and_spreads_the_first_reports() 
             "{h}"
         );
     }
+}
+
+/// Issue 51: the host table is the master's; a LIM that never led holds none (in a
+/// process of thousands of hollow hosts a table each would cost hosts² memory), and
+/// the cores of a process share one `CoreHosts`.
+#[test]
+fn only_a_lim_that_leads_holds_a_host_table() {
+    let (owned, configs) = large_cluster(20, 1000);
+    let names: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let mut sim = Sim::with_configs(&names, configs);
+    sim.advance(500);
+    sim.assert_all_follow("h00");
+    assert_eq!(sim.nodes["h00"].hosts().count(), 20);
+    assert_eq!(sim.nodes["h05"].hosts().count(), 0);
+    assert_eq!(sim.nodes["h01"].hosts().count(), 0);
+    sim.kill("h00");
+    sim.advance(1000);
+    sim.assert_all_follow("h01");
+    assert_eq!(sim.nodes["h01"].hosts().count(), 20);
+    assert_eq!(
+        sim.nodes["h01"].host("h05").map(|v| v.status),
+        Some(HostStatus::Ok)
+    );
 }

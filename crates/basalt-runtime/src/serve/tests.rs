@@ -71,9 +71,9 @@ async fn start(limits: ServeLimits) -> Setup {
     basalt_auth::key::create_key_file(&p).unwrap();
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
     let keys = Arc::new(KeySource::open(&p, true).unwrap());
-    let verifier = Verifier::new(keys.clone(), "c", "hostA", hosts(), None, None);
-    let allowed = hosts().into_iter().map(|(_, a)| a).collect();
-    let serving = Serving::new(verifier.clone(), limits, Some(allowed));
+    let table = Arc::new(basalt_auth::HostTable::new(hosts()));
+    let verifier = Verifier::new(keys.clone(), "c", "hostA", table.clone(), None, None);
+    let serving = Serving::new(verifier.clone(), limits, Some(Allowed::hosts(table)));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let router = serving.builder().add_service(
