@@ -53,8 +53,19 @@ impl LimCore {
         self.last_input = Some(last.max(now));
         let silent = now.saturating_sub(last);
         if silent >= self.stall_after() {
-            fx.push(Effect::CatchingUp { silent_ms: silent });
-            self.catch_up(now, fx);
+            if self.rank().is_none() && self.role == Role::Slave && self.master.is_some() {
+                // A host that can never lead decides nothing on what it missed: it
+                // keeps its master and gives it a fresh takeover window (its next
+                // report, or the master's refusal naming the new one, tells it the
+                // rest; a probe follows only if the master stays silent). Forgetting
+                // the master would cost a probe of every candidate and 16 witnesses —
+                // from every LIM of a starved process of hollow hosts at once.
+                fx.push(Effect::Stalled { silent_ms: silent });
+                self.last_contact = now;
+            } else {
+                fx.push(Effect::CatchingUp { silent_ms: silent });
+                self.catch_up(now, fx);
+            }
         }
     }
 

@@ -20,7 +20,8 @@ impl LimCore {
 
     /// Any input at `now` (the daemon calls this before serving a query): if
     /// this LIM has not run for `MASTER_INACTIVITY_LIMIT` intervals it forgets
-    /// its master and catches up.
+    /// its master and catches up — unless it can never be master and follows one:
+    /// that one keeps its master ([`Effect::Stalled`]).
     pub fn wake(&mut self, now: u64) -> Vec<Effect> {
         let mut fx = Vec::new();
         self.observe(now, &mut fx);

@@ -23,8 +23,18 @@
 //!   then lowest rank) is followed; if the answers say this host is still master
 //!   for the epoch it held, it resumes; if nobody names a master, a candidate
 //!   with no live lower-ranked host becomes master (rank 0 at a cold boot).
+//!   A host that can never be master and follows one keeps it after a stall (it
+//!   decides nothing; its next report, or the refusal naming a new master, tells it
+//!   the rest).
 //! * The master announces itself with its epoch to every other server host each
 //!   exchange interval (`EXINTERVAL`); slaves send it their load each interval.
+//!   **Large clusters**: past the master's budget of load reports
+//!   ([`CoreConfig::load_reports_per_sec`]), the hosts that can never be master
+//!   report every [`LimCore::report_interval_ms`] (a multiple of `EXINTERVAL`) and
+//!   hear the announcement every [`FAR_ANNOUNCE_REPORTS`] of those, spread over the
+//!   ticks; the candidates and their probes' witnesses keep `EXINTERVAL`, so
+//!   elections and failover keep their timing, and a new master announces to every
+//!   host at once.
 //! * **Stale announcements.** An announcement whose epoch is below the highest
 //!   epoch the receiver knows is refused (the reply names the receiver's master
 //!   and epoch), whatever the announcer's rank. A master refused with a later

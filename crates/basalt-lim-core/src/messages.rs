@@ -68,6 +68,9 @@ pub enum Effect {
     /// This LIM did not run for `silent_ms` (stopped or starved): it forgot its
     /// master and catches up before deciding anything.
     CatchingUp { silent_ms: u64 },
+    /// This LIM, which can never be master, did not run for `silent_ms`: it keeps its
+    /// master (see [`crate::LimCore::wake`]).
+    Stalled { silent_ms: u64 },
     /// The master (as this LIM sees it) changed.
     MasterChanged {
         master: Option<String>,

@@ -383,6 +383,12 @@ impl Owner {
                         "this LIM did not run for a while (stopped or starved): forgetting the master and catching up"
                     );
                 }
+                Effect::Stalled { silent_ms } => {
+                    warn!(
+                        silent_ms,
+                        "this LIM did not run for a while (stopped or starved); it cannot be master, so it keeps its master"
+                    );
+                }
                 Effect::HostStatusChanged { host, status } => {
                     info!(%host, ?status, "host status changed");
                 }

@@ -268,9 +268,7 @@ impl Sched {
     /// get is merged with it, or answered after its outcome, which comes first.
     pub(crate) fn resend_checkpoints(&mut self, host: &str) {
         let again: Vec<(JobKey, u32, u32)> = self
-            .jobs
-            .values()
-            .filter(|j| j.state.is_started() && j.hosts.first().is_some_and(|h| h == host))
+            .started_on(host)
             .filter_map(|j| {
                 let c = j.chk.as_deref()?;
                 let (_, f) = c.in_flight.filter(|_| !c.sent)?;

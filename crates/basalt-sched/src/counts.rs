@@ -181,6 +181,14 @@ pub(crate) struct Counts {
     pub(crate) pending_with_dep: usize,
     /// Per queue name: its started jobs.
     pub(crate) started_in: BTreeMap<String, BTreeSet<JobKey>>,
+    /// Pending jobs with a termination time (`bsub -t`): (that time, key), so the
+    /// timer finds those past it without a walk over every job.
+    pub(crate) deadlines: BTreeSet<(i64, JobKey)>,
+    /// Finished jobs by end time: (end time, key), for CLEAN_PERIOD.
+    pub(crate) finished: BTreeSet<(i64, JobKey)>,
+    /// Per first execution host (where its sbatchd runs the job), as jobs name it: its
+    /// started jobs (an sbatchd's hello is reconciled with these, not with every job).
+    pub(crate) started_on: BTreeMap<String, BTreeSet<JobKey>>,
     /// The started jobs a scheduling pass must look at one by one even when it takes
     /// host and queue slots from these counters ([`Counts::is_special`]).
     pub(crate) special: BTreeSet<JobKey>,
@@ -239,8 +247,31 @@ impl Counts {
                 set.remove(&(j.order, j.key()));
             }
         }
+        if j.state.is_pending() && j.sub.term_time > 0 {
+            if add {
+                self.deadlines.insert((j.sub.term_time, j.key()));
+            } else {
+                self.deadlines.remove(&(j.sub.term_time, j.key()));
+            }
+        }
+        if j.state.is_finished() {
+            if add {
+                self.finished.insert((j.end_time, j.key()));
+            } else {
+                self.finished.remove(&(j.end_time, j.key()));
+            }
+        }
         if j.state.is_started() {
             let special = Counts::is_special(j);
+            if let Some(first) = j.hosts.first()
+                && let Some(on) = entry(&mut self.started_on, first)
+            {
+                if add {
+                    on.insert(j.key());
+                } else {
+                    on.remove(&j.key());
+                }
+            }
             let in_queue = entry(&mut self.started_in, &j.queue);
             if add {
                 self.started.insert(j.key());
@@ -311,6 +342,7 @@ impl Counts {
         c.hosts.retain(|_, t| *t != HostTally::default());
         c.queues.retain(|_, t| *t != QueueTally::default());
         c.started_in.retain(|_, set| !set.is_empty());
+        c.started_on.retain(|_, set| !set.is_empty());
         c
     }
 }

@@ -30,9 +30,7 @@ impl Sched {
         // Kills that may not have arrived (the host was unreachable) are sent again;
         // sbatchd ignores a kill already in progress.
         let resend: Vec<Effect> = self
-            .jobs
-            .values()
-            .filter(|j| j.state.is_started() && j.hosts.first() == Some(&name))
+            .started_on(&name)
             .filter_map(|j| {
                 j.kill_ordered.as_ref().map(|term| Effect::Signal {
                     key: j.key(),
@@ -71,9 +69,7 @@ impl Sched {
             })
             .collect();
         self.effects.extend(stale);
-        self.jobs
-            .values()
-            .filter(|j| j.state.is_started() && j.hosts.first() == Some(&name))
+        self.started_on(&name)
             .map(|j| HostJob {
                 key: j.key(),
                 attempt: j.attempt,
@@ -82,6 +78,20 @@ impl Sched {
                 pgid: j.pgid,
             })
             .collect()
+    }
+
+    /// The started jobs whose first execution host is `host` (where its sbatchd runs
+    /// them), from the counters: O(those jobs), not O(every job) — a hello comes from
+    /// every host every few seconds, with a million jobs in the table.
+    pub(crate) fn started_on<'a>(&'a self, host: &str) -> impl Iterator<Item = &'a crate::Job> {
+        self.counts
+            .started_on
+            .get(host)
+            .into_iter()
+            .flatten()
+            .filter_map(|k| self.jobs.get(k))
+            .map(|j| &**j)
+            .filter(|j| j.state.is_started())
     }
 
     /// Compare what mbatchd believes runs on `host` with what its sbatchd says it has.
@@ -95,9 +105,7 @@ impl Sched {
     pub(crate) fn reconcile(&mut self, now: Millis, host: &str, listed: &[HostJob]) {
         let listed: BTreeSet<(JobKey, u32)> = listed.iter().map(|h| (h.key, h.attempt)).collect();
         let ours: Vec<(JobKey, u32, bool, Option<Str>)> = self
-            .jobs
-            .values()
-            .filter(|j| j.state.is_started() && j.hosts.first().map(String::as_str) == Some(host))
+            .started_on(host)
             .map(|j| (j.key(), j.attempt, j.pid == 0, j.kill_ordered.clone()))
             .collect();
         let t = secs(now);

@@ -131,11 +131,18 @@ impl Sched {
         // bsub -t: a job still pending at its termination time never starts (EXIT,
         // TERM_DEADLINE); a running one is ended by its sbatchd.
         let t = secs(now);
+        // (From the counters' set of pending jobs with a termination time, checked
+        // against the job itself.)
         let too_late: Vec<JobKey> = self
-            .jobs
-            .values()
-            .filter(|j| j.state.is_pending() && j.sub.term_time > 0 && j.sub.term_time <= t)
-            .map(|j| j.key())
+            .counts
+            .deadlines
+            .range(..=(t, (u64::MAX, u32::MAX)))
+            .map(|&(_, key)| key)
+            .filter(|key| {
+                self.jobs.get(key).is_some_and(|j| {
+                    j.state.is_pending() && j.sub.term_time > 0 && j.sub.term_time <= t
+                })
+            })
             .collect();
         for key in too_late {
             self.finish(t, key, status::EXIT, 0, 0, None, "TERM_DEADLINE".into());
@@ -154,8 +161,10 @@ impl Sched {
         let clean = i64::from(self.cfg.clean_period_secs);
         let t = secs(now);
         let old: Vec<(JobKey, Str)> = self
-            .jobs
-            .values()
+            .counts
+            .finished
+            .range(..=(t - clean, (u64::MAX, u32::MAX)))
+            .filter_map(|(_, key)| self.jobs.get(key))
             .filter(|j| j.state.is_finished() && j.end_time + clean <= t)
             .map(|j| (j.key(), j.sub.job_file.clone()))
             .collect();

@@ -246,7 +246,9 @@ impl Sim {
                 Effect::MasterChanged { master, epoch, .. } => {
                     self.changes.push((now, src.clone(), master, epoch));
                 }
-                Effect::HostStatusChanged { .. } | Effect::CatchingUp { .. } => {}
+                Effect::HostStatusChanged { .. }
+                | Effect::CatchingUp { .. }
+                | Effect::Stalled { .. } => {}
             }
         }
     }

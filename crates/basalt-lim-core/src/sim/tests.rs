@@ -1085,3 +1085,32 @@ fn only_a_lim_that_leads_holds_a_host_table() {
         Some(HostStatus::Ok)
     );
 }
+
+/// Issue 51: a host that can never be master and was starved (a hollow-host process
+/// under load) keeps its master instead of forgetting it and probing the candidates
+/// and 16 witnesses; it still finds a master that took over while it was away.
+#[test]
+fn a_starved_host_that_cannot_lead_keeps_its_master_and_does_not_probe() {
+    let (owned, configs) = large_cluster(20, 1000);
+    let names: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let mut sim = Sim::with_configs(&names, configs);
+    sim.advance(500);
+    sim.assert_all_follow("h00");
+    sim.pause("h07");
+    sim.advance(500);
+    sim.resume("h07");
+    let probes_before = sim.nodes["h00"].probed_me_at.get(&7).copied();
+    sim.advance(300);
+    sim.assert_all_follow("h00");
+    assert_eq!(
+        sim.nodes["h00"].probed_me_at.get(&7).copied(),
+        probes_before
+    );
+    // Away while the master died and h01 took over: it follows h01 once back.
+    sim.pause("h07");
+    sim.kill("h00");
+    sim.advance(1500);
+    sim.resume("h07");
+    sim.advance(800);
+    sim.assert_all_follow("h01");
+}
