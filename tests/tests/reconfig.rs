@@ -533,6 +533,7 @@ fn broken_files_keep_the_configuration_in_force(
         let reply = lim
             .hosts(basalt_proto::lim::HostsRequest {
                 hosts: vec![b.clone()],
+                ..Default::default()
             })
             .await?
             .into_inner();

@@ -316,7 +316,9 @@ impl LimCore {
         self.became_master = now;
         // Whatever we knew of other hosts (as master before) is stale: start afresh.
         self.table(now);
+        self.version += 1;
         for (i, h) in self.seen.iter_mut().enumerate() {
+            h.changed = self.version;
             if i != self.me {
                 h.view.load = None;
                 h.view.last_heard_ms = None;

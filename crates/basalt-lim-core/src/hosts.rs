@@ -55,6 +55,7 @@ impl LimCore {
                     last_heard_ms: None,
                 },
                 locked: false,
+                changed: 0,
             })
             .collect();
         let me = &mut self.seen[self.me].view;
@@ -118,9 +119,15 @@ impl LimCore {
             }
             None => (HostStatus::Unknown, Vec::new()),
         };
-        h.view.busy = busy;
+        if h.view.busy != busy {
+            h.view.busy = busy;
+            self.version += 1;
+            h.changed = self.version;
+        }
         if h.view.status != status {
             h.view.status = status;
+            self.version += 1;
+            h.changed = self.version;
             fx.push(Effect::HostStatusChanged {
                 host: entry.name.clone(),
                 status,

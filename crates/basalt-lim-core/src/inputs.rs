@@ -93,6 +93,8 @@ impl LimCore {
                 h.view.info = Some(info);
                 h.view.last_heard_ms = Some(now);
                 h.locked = locked;
+                self.version += 1;
+                h.changed = self.version;
                 self.refresh(i, now, &mut fx);
                 true
             }
@@ -362,6 +364,8 @@ impl LimCore {
             h.view.load = Some(load);
             h.view.info = Some(info);
             h.view.last_heard_ms = Some(now);
+            self.version += 1;
+            h.changed = self.version;
         }
         if self.role == Role::Master {
             self.refresh(me, now, &mut fx);

@@ -320,6 +320,8 @@ struct Seen {
     view: HostView,
     /// Its last heartbeat said it is locked (`lsadmin limlock`).
     locked: bool,
+    /// The table's version when its record last changed ([`LimCore::changed_since`]).
+    changed: u64,
 }
 
 /// The election state machine and host table of one LIM.
@@ -377,6 +379,8 @@ pub struct LimCore {
     report_ms: u64,
     /// Announcements sent, for spreading those to the far hosts over the ticks.
     announce_round: u64,
+    /// The master table's version: bumped by every change of a host's record.
+    version: u64,
 }
 
 impl LimCore {
@@ -441,6 +445,7 @@ impl LimCore {
             lock: lock::Lock::Unlocked,
             report_ms,
             announce_round: 0,
+            version: 0,
         })
     }
 
@@ -475,6 +480,22 @@ impl LimCore {
     /// (meaningful on the master); empty on one that never has.
     pub fn hosts(&self) -> impl Iterator<Item = &HostView> {
         self.seen.iter().map(|h| &h.view)
+    }
+
+    /// The master table's version: it grows with every change of a host's record
+    /// (load, information, status, busy indices, lock), within one term
+    /// ([`LimCore::epoch`] names the table: a new term's table starts afresh).
+    pub fn table_version(&self) -> u64 {
+        self.version
+    }
+
+    /// The hosts of the table whose record changed after `version` (of this term's
+    /// table), in file order: what a poller that saw that version needs.
+    pub fn changed_since(&self, version: u64) -> impl Iterator<Item = &HostView> {
+        self.seen
+            .iter()
+            .filter(move |h| h.changed > version)
+            .map(|h| &h.view)
     }
 
     /// One host of the table (see [`LimCore::hosts`]).

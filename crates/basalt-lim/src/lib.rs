@@ -82,6 +82,8 @@ pub(crate) enum Msg {
     },
     Hosts {
         filter: Vec<String>,
+        /// (table, version) a poller saw: only the hosts changed since (None: all).
+        since: Option<(u64, u64)>,
         reply: oneshot::Sender<basalt_proto::lim::HostsReply>,
     },
     HeartbeatResult(Option<basalt_lim_core::HeartbeatReply>),

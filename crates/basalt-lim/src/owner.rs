@@ -95,8 +95,12 @@ impl Owner {
             Msg::ClusterInfo { reply } => {
                 let _ = reply.send(self.cluster_info());
             }
-            Msg::Hosts { filter, reply } => {
-                let _ = reply.send(server::hosts_reply(&self.core, &filter, now));
+            Msg::Hosts {
+                filter,
+                since,
+                reply,
+            } => {
+                let _ = reply.send(server::hosts_reply(&self.core, &filter, since, now));
             }
             Msg::Metrics { reply } => {
                 let _ = reply.send(self.metrics_snapshot());

@@ -149,24 +149,43 @@ impl Lim for LimService {
         request: Request<pb::HostsRequest>,
     ) -> Result<Response<pb::HostsReply>, Status> {
         self.auth.verify(&request, Need::UserOrDaemon).await?;
-        let filter = request.into_inner().hosts;
+        let r = request.into_inner();
+        let since = (r.since_version > 0).then_some((r.since_table, r.since_version));
+        let filter = r.hosts;
         Ok(Response::new(
-            self.ask(|reply| Msg::Hosts { filter, reply }).await?,
+            self.ask(|reply| Msg::Hosts {
+                filter,
+                since,
+                reply,
+            })
+            .await?,
         ))
     }
 }
 
-/// The master's host table as a reply; a non-master answers with the master's name only.
-pub(crate) fn hosts_reply(core: &LimCore, filter: &[String], now: u64) -> pb::HostsReply {
+/// The master's host table as a reply — with `since` (the table and version a poller
+/// saw) only the hosts changed after it, when the table is still the same (this
+/// term's: its id is the epoch); a non-master answers with the master's name only.
+pub(crate) fn hosts_reply(
+    core: &LimCore,
+    filter: &[String],
+    since: Option<(u64, u64)>,
+    now: u64,
+) -> pb::HostsReply {
     if !core.is_master() {
         return pb::HostsReply {
             is_master: false,
             master: core.master().unwrap_or_default().to_owned(),
-            hosts: Vec::new(),
+            ..Default::default()
         };
     }
-    let hosts = core
-        .hosts()
+    let table = core.epoch();
+    let delta = since.and_then(|(t, v)| (t == table && v <= core.table_version()).then_some(v));
+    let views: Box<dyn Iterator<Item = &basalt_lim_core::HostView>> = match delta {
+        Some(v) => Box::new(core.changed_since(v)),
+        None => Box::new(core.hosts()),
+    };
+    let hosts = views
         .filter(|h| filter.is_empty() || filter.iter().any(|f| basalt_core::same_host(f, &h.name)))
         .map(|h| pb::HostRecord {
             has_info: h.info.is_some(),
@@ -210,5 +229,87 @@ pub(crate) fn hosts_reply(core: &LimCore, filter: &[String], now: u64) -> pb::Ho
         is_master: true,
         master: core.master().unwrap_or_default().to_owned(),
         hosts,
+        version: core.table_version(),
+        table,
+        complete: delta.is_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use basalt_core::{HostInfo, LoadVector};
+    use basalt_lim_core::{CoreConfig, CoreHosts, Effect, HostEntry, Timing};
+    use std::sync::Arc;
+
+    fn info(name: &str) -> HostInfo {
+        HostInfo {
+            name: name.into(),
+            ncpus: 2,
+            server: true,
+            ..Default::default()
+        }
+    }
+
+    /// hostA, master of hostA and hostB.
+    fn master() -> LimCore {
+        let entry = |name: &str, candidate| HostEntry {
+            name: name.into(),
+            server: true,
+            candidate,
+            busy_thresholds: Default::default(),
+        };
+        let hosts =
+            CoreHosts::new(vec![entry("hostA", true), entry("hostB", false)], &[]).expect("hosts");
+        let mut core = LimCore::new(CoreConfig {
+            me: "hostA".into(),
+            hosts: Arc::new(hosts),
+            me_candidate: true,
+            timing: Timing::default(),
+            decreasing_externals: Default::default(),
+            load_reports_per_sec: basalt_lim_core::DEFAULT_LOAD_REPORTS_PER_SEC,
+        })
+        .expect("core");
+        core.set_local(0, LoadVector::default(), info("hostA"));
+        let id = core
+            .start(0)
+            .into_iter()
+            .find_map(|e| match e {
+                Effect::Probe { id, .. } => Some(id),
+                _ => None,
+            })
+            .expect("a probe");
+        core.on_probe_results(0, id, vec![("hostB".into(), None)]);
+        assert!(core.is_master());
+        core
+    }
+
+    /// Issue 51: mbatchd's poll gives the table and version it saw and gets only the
+    /// hosts changed since; another table (another term) gets every host.
+    #[test]
+    fn a_poll_since_a_version_gets_only_the_hosts_changed_since() {
+        let mut core = master();
+        let all = hosts_reply(&core, &[], None, 0);
+        assert!(all.complete && all.is_master);
+        assert_eq!(all.hosts.len(), 2);
+        assert_eq!(all.table, core.epoch());
+        let none = hosts_reply(&core, &[], Some((all.table, all.version)), 0);
+        assert!(!none.complete);
+        assert!(none.hosts.is_empty());
+        let (reply, _) =
+            core.on_heartbeat(100, "hostB", LoadVector::default(), info("hostB"), false);
+        assert!(reply.accepted);
+        let one = hosts_reply(&core, &[], Some((all.table, all.version)), 100);
+        assert!(!one.complete);
+        let names: Vec<&str> = one
+            .hosts
+            .iter()
+            .filter_map(|h| h.info.as_ref().map(|i| i.name.as_str()))
+            .collect();
+        assert_eq!(names, vec!["hostB"]);
+        assert!(one.version > all.version);
+        let other = hosts_reply(&core, &[], Some((all.table + 1, one.version)), 100);
+        assert!(other.complete);
+        assert_eq!(other.hosts.len(), 2);
     }
 }

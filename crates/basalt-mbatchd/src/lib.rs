@@ -283,6 +283,15 @@ async fn serve(
     drop(replayed);
     release_freed_memory();
     sched.start(now, &me);
+    let hello = sched.config().hello_interval_secs;
+    if hello > basalt_sched::DEFAULT_HELLO_INTERVAL {
+        info!(
+            hello_interval_secs = hello,
+            "sbatchds say hello every {hello} s (BASALT_SBD_HELLO_INTERVAL, at least one {}th of the server hosts: mbatchd takes at most {} hellos a second); a host is unreach after three missed ones",
+            basalt_sched::HELLOS_PER_SEC,
+            basalt_sched::HELLOS_PER_SEC
+        );
+    }
     let epoch = sched.epoch();
     info!(
         epoch,

@@ -160,6 +160,10 @@ async fn hosts_poller(
     let wait = Duration::from_secs(2);
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let mut local = None;
+    // The (table, version) of the master LIM's table last seen: the next poll asks
+    // only for the hosts changed since (a tenth of them at 10,000 hosts, which report
+    // every 10 s), not for every host each second.
+    let mut seen = Delta::default();
     loop {
         tick.tick().await;
         if local.is_none() {
@@ -174,12 +178,7 @@ async fn hosts_poller(
         let Some(client) = local.as_mut() else {
             continue;
         };
-        let reply = match tokio::time::timeout(
-            wait,
-            client.hosts(basalt_proto::lim::HostsRequest { hosts: vec![] }),
-        )
-        .await
-        {
+        let reply = match tokio::time::timeout(wait, client.hosts(seen.request())).await {
             Ok(Ok(r)) => r.into_inner(),
             Ok(Err(e)) => {
                 debug!("the local LIM does not answer: {e}");
@@ -191,12 +190,41 @@ async fn hosts_poller(
             }
         };
         if !reply.is_master {
+            seen = Delta::default();
             continue;
         }
+        seen.saw(&reply);
         let hosts = reply.hosts.into_iter().filter_map(lim_host).collect();
         if tx.send(Msg::Lim(hosts)).is_err() {
             return;
         }
+    }
+}
+
+/// What the poller has seen of the master LIM's table: its id and version.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Delta {
+    table: u64,
+    version: u64,
+}
+
+impl Delta {
+    /// The next poll: every host when nothing was seen yet, else those changed since.
+    fn request(&self) -> basalt_proto::lim::HostsRequest {
+        basalt_proto::lim::HostsRequest {
+            hosts: Vec::new(),
+            since_version: self.version,
+            since_table: self.table,
+        }
+    }
+
+    /// A reply came: a LIM that does not keep versions (0) is asked for every host
+    /// each time.
+    fn saw(&mut self, reply: &basalt_proto::lim::HostsReply) {
+        *self = Delta {
+            table: reply.table,
+            version: reply.version,
+        };
     }
 }
 
@@ -282,6 +310,28 @@ mod tests {
             ok(HostStatus::Unspecified),
             Some(("hostC".into(), false, 4))
         );
+    }
+
+    /// Issue 51: the first poll asks for every host, the next ones for the hosts changed
+    /// since the table and version the last reply named (an older LIM names none: every
+    /// host again).
+    #[test]
+    fn the_poll_asks_for_the_hosts_changed_since_the_last_reply() {
+        let mut d = Delta::default();
+        assert_eq!(d.request().since_version, 0);
+        d.saw(&basalt_proto::lim::HostsReply {
+            is_master: true,
+            table: 7,
+            version: 42,
+            ..Default::default()
+        });
+        let r = d.request();
+        assert_eq!((r.since_table, r.since_version), (7, 42));
+        d.saw(&basalt_proto::lim::HostsReply {
+            is_master: true,
+            ..Default::default()
+        });
+        assert_eq!(d.request().since_version, 0);
     }
 
     #[test]

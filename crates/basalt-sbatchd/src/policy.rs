@@ -25,6 +25,7 @@ async fn fetch_load(shared: &Shared, master: &str) -> Option<(HostLoad, String, 
         timeout,
         lim.hosts(basalt_proto::lim::HostsRequest {
             hosts: vec![shared.host.clone()],
+            ..Default::default()
         }),
     )
     .await

@@ -12,6 +12,23 @@ pub const DEFAULT_HOST_LOST_GRACE: u32 = 60;
 
 /// A queue's USERS or HOSTS as bqueues -l shows it: as written, groups with LSF's
 /// trailing `/`; `all` when not set.
+/// Default of `BASALT_SBD_HELLO_INTERVAL` (seconds).
+pub const DEFAULT_HELLO_INTERVAL: u32 = 5;
+
+/// The most sbatchd hellos a second mbatchd takes: past it, the hello interval grows
+/// with the cluster ([`hello_interval`]).
+pub const HELLOS_PER_SEC: usize = 1000;
+
+/// Seconds between sbatchd hellos: `BASALT_SBD_HELLO_INTERVAL` (at least 1), or in a
+/// cluster of more than that many times [`HELLOS_PER_SEC`] server hosts, the interval
+/// that keeps their hellos within that rate (10 s for 10,000 hosts) — as LSF stretches
+/// its load exchange with the cluster's size. A host is `unreach` after three missed
+/// hellos either way.
+pub fn hello_interval(configured: u32, server_hosts: usize) -> u32 {
+    let scaled = u32::try_from(server_hosts.div_ceil(HELLOS_PER_SEC)).unwrap_or(u32::MAX);
+    configured.max(1).max(scaled)
+}
+
 fn configured(tokens: &[String], is_group: impl Fn(&str) -> bool) -> Vec<String> {
     if tokens.is_empty() {
         return vec!["all".to_owned()];
@@ -38,7 +55,8 @@ pub struct SchedConfig {
     pub max_jobid: u32,
     /// MAX_JOB_ARRAY_SIZE: elements per array.
     pub max_job_array_size: u32,
-    /// Seconds between sbatchd hellos; a host is unreach after 3 missed ones.
+    /// Seconds between sbatchd hellos ([`hello_interval`]); a host is unreach after 3
+    /// missed ones.
     pub hello_interval_secs: u32,
     /// Basalt's `BASALT_HOST_LOST_GRACE` (lsb.params, seconds, default
     /// [`DEFAULT_HOST_LOST_GRACE`]): how long a host stays `unreach` before mbatchd gives
@@ -836,12 +854,13 @@ impl SchedConfig {
             .cloned()
             .or_else(|| p.default_queue.first().cloned())
             .unwrap_or_else(|| "default".to_string());
-        let hello = p
-            .other
-            .get("BASALT_SBD_HELLO_INTERVAL")
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .unwrap_or(5)
-            .max(1);
+        let hello = hello_interval(
+            p.other
+                .get("BASALT_SBD_HELLO_INTERVAL")
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                .unwrap_or(DEFAULT_HELLO_INTERVAL),
+            server.len(),
+        );
         let grace = p
             .other
             .get("BASALT_HOST_LOST_GRACE")
@@ -1124,6 +1143,18 @@ impl SchedConfig {
 mod tests {
     use super::*;
     use basalt_config::batch::Application;
+
+    /// Issue 51: the hello interval stretches past HELLOS_PER_SEC hellos a second (10 s
+    /// at 10,000 hosts), never below what lsb.params asks, never 0.
+    #[test]
+    fn the_hello_interval_grows_with_the_cluster_past_the_hello_budget() {
+        assert_eq!(hello_interval(5, 3), 5);
+        assert_eq!(hello_interval(5, 5_000), 5);
+        assert_eq!(hello_interval(5, 10_000), 10);
+        assert_eq!(hello_interval(2, 10_001), 11);
+        assert_eq!(hello_interval(30, 10_000), 30);
+        assert_eq!(hello_interval(0, 10), 1);
+    }
 
     /// JOB_INCLUDE_POSTPROC: Y includes, N or unset does not (lsb.params' default N);
     /// JOB_POSTPROC_TIMEOUT in minutes.

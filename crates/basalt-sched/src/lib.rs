@@ -104,8 +104,8 @@ pub mod types;
 pub mod views;
 
 pub use config::{
-    AppProfile, DEFAULT_HOST_LOST_GRACE, HostPart, PreemptParams, SchedConfig, SharedRes,
-    check_app_and_group,
+    AppProfile, DEFAULT_HELLO_INTERVAL, DEFAULT_HOST_LOST_GRACE, HELLOS_PER_SEC, HostPart,
+    PreemptParams, SchedConfig, SharedRes, check_app_and_group, hello_interval,
 };
 pub use logswitch::CarryOver;
 pub use lost_found::LOST_AND_FOUND;

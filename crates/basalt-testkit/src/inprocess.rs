@@ -174,7 +174,10 @@ impl InProcessCluster {
             .await
             .ok()?;
         m.client
-            .hosts(basalt_proto::lim::HostsRequest { hosts: vec![] })
+            .hosts(basalt_proto::lim::HostsRequest {
+                hosts: vec![],
+                ..Default::default()
+            })
             .await
             .ok()
             .map(|r| r.into_inner())

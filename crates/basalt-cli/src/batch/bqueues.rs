@@ -722,7 +722,13 @@ pub fn bhosts_main(args: Vec<String>) -> ExitCode {
             Ok(c) => c,
             Err(e) => return super::connect_failed(&e),
         };
-        let reply = match client.hosts(HostsRequest { hosts: names }).await {
+        let reply = match client
+            .hosts(HostsRequest {
+                hosts: names,
+                ..Default::default()
+            })
+            .await
+        {
             Ok(r) => r.into_inner(),
             Err(s) => {
                 eprintln!("{}", super::status_text(&s));
@@ -794,7 +800,10 @@ fn bhosts_shared(config: &basalt_config::Config, names: &[String]) -> ExitCode {
                     .await
                     .ok()?;
             m.client
-                .hosts(basalt_proto::lim::HostsRequest { hosts: Vec::new() })
+                .hosts(basalt_proto::lim::HostsRequest {
+                    hosts: Vec::new(),
+                    ..Default::default()
+                })
                 .await
                 .ok()
                 .map(|r| r.into_inner())
@@ -810,7 +819,10 @@ fn bhosts_shared(config: &basalt_config::Config, names: &[String]) -> ExitCode {
             let _ = super::connect_failed(&e);
         })?;
         client
-            .hosts(HostsRequest { hosts: Vec::new() })
+            .hosts(HostsRequest {
+                hosts: Vec::new(),
+                ..Default::default()
+            })
             .await
             .map(|r| r.into_inner().shared)
             .map_err(|s| eprintln!("{}", super::status_text(&s)))

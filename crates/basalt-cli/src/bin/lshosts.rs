@@ -75,7 +75,10 @@ fn main() -> ExitCode {
         let mut m =
             basalt_runtime::find_master(&config, RPC_TIMEOUT, &basalt_cli::auth(&config)).await?;
         m.client
-            .hosts(HostsRequest { hosts: names })
+            .hosts(HostsRequest {
+                hosts: names,
+                ..Default::default()
+            })
             .await
             .map(|r| r.into_inner())
             .map_err(|_| basalt_runtime::RuntimeError::NoLim)

@@ -41,7 +41,10 @@ fn query(config: &basalt_config::Config, hosts: Vec<String>) -> Result<HostsRepl
         let mut m =
             basalt_runtime::find_master(config, RPC_TIMEOUT, &basalt_cli::auth(config)).await?;
         m.client
-            .hosts(HostsRequest { hosts })
+            .hosts(HostsRequest {
+                hosts,
+                ..Default::default()
+            })
             .await
             .map(|r| r.into_inner())
             .map_err(|_| basalt_runtime::RuntimeError::NoLim)

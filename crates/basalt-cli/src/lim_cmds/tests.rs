@@ -65,6 +65,7 @@ fn lsload_matches_lsf_layout() {
             ),
             host("down", HostStatus::Unavail, &[], &[]),
         ],
+        ..Default::default()
     };
     let text = lsload(&reply, &opts());
     let lines: Vec<&str> = text.lines().collect();
@@ -86,6 +87,7 @@ fn busy_values_are_starred() {
         is_master: true,
         master: "vm".into(),
         hosts: vec![host("vm", HostStatus::Busy, &[("r1m", 10.0)], &["r1m"])],
+        ..Default::default()
     };
     let text = lsload(&reply, &opts());
     assert!(
@@ -102,6 +104,7 @@ fn effective_run_queue_on_two_cpus() {
         is_master: true,
         master: "vm".into(),
         hosts: vec![host("vm", HostStatus::Ok, &[("r15s", 2.1)], &[])],
+        ..Default::default()
     };
     let mut o = opts();
     o.run_queue = RunQueue::Effective;
@@ -122,6 +125,7 @@ fn long_format_adds_io_and_externals() {
             &[("io", 12.0), ("gpu_util", 42.0)],
             &[],
         )],
+        ..Default::default()
     };
     let mut o = opts();
     o.long = true;

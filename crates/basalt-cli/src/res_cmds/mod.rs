@@ -174,7 +174,10 @@ pub async fn master_hosts(config: &Config) -> Result<HostsReply, String> {
         .await
         .map_err(|e| e.to_string())?;
     m.client
-        .hosts(basalt_proto::lim::HostsRequest { hosts: vec![] })
+        .hosts(basalt_proto::lim::HostsRequest {
+            hosts: vec![],
+            ..Default::default()
+        })
         .await
         .map(|r| r.into_inner())
         .map_err(|s| s.message().to_owned())

@@ -1114,3 +1114,43 @@ fn a_starved_host_that_cannot_lead_keeps_its_master_and_does_not_probe() {
     sim.advance(800);
     sim.assert_all_follow("h01");
 }
+
+/// Issue 51: the master's table has a version that every change of a host's record
+/// raises; a poller that saw a version is given only the hosts changed since (mbatchd
+/// polls every second; at 10,000 hosts a tenth of them report in that time).
+#[test]
+fn the_master_table_says_which_hosts_changed_since_a_version() {
+    let (owned, configs) = large_cluster(20, 1000);
+    let names: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let mut sim = Sim::with_configs(&names, configs);
+    sim.advance(1000);
+    let master = &sim.nodes["h00"];
+    let v = master.table_version();
+    assert!(v > 0);
+    assert_eq!(master.changed_since(0).count(), 20);
+    assert_eq!(master.changed_since(v).count(), 0);
+    // One report: that host only.
+    let load = LoadVector::default();
+    let (reply, _) = sim.nodes.get_mut("h00").expect("master").on_heartbeat(
+        sim.now,
+        "h05",
+        load,
+        info("h05"),
+        false,
+    );
+    assert!(reply.accepted);
+    let master = &sim.nodes["h00"];
+    let changed: Vec<&str> = master.changed_since(v).map(|h| h.name.as_str()).collect();
+    assert_eq!(changed, vec!["h05"]);
+    assert!(master.table_version() > v);
+    // A host that goes silent changes when it becomes unavailable.
+    let v = master.table_version();
+    sim.kill("h07");
+    sim.advance(700);
+    let changed: Vec<String> = sim.nodes["h00"]
+        .changed_since(v)
+        .filter(|h| h.status == HostStatus::Unavail)
+        .map(|h| h.name.clone())
+        .collect();
+    assert_eq!(changed, vec!["h07".to_owned()]);
+}

@@ -218,6 +218,7 @@ async fn a_body_larger_than_the_method_takes_is_refused_early() {
     let ok = c
         .hosts(pb::HostsRequest {
             hosts: vec!["x".repeat(1 << 20)],
+            ..Default::default()
         })
         .await;
     assert!(ok.is_ok(), "{ok:?}");
@@ -225,6 +226,7 @@ async fn a_body_larger_than_the_method_takes_is_refused_early() {
     let e = c
         .hosts(pb::HostsRequest {
             hosts: vec!["x".repeat(6 << 20)],
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -338,6 +340,7 @@ async fn idle_and_half_open_connections_are_closed() {
     let r = c
         .hosts(pb::HostsRequest {
             hosts: vec!["slow".into()],
+            ..Default::default()
         })
         .await;
     assert!(r.is_ok(), "{r:?}");
