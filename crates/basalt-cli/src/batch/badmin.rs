@@ -354,13 +354,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
             let hosts = if p.names.is_empty() {
                 vec![super::local_host(&config)]
             } else if p.names.iter().any(|n| n == "all") {
-                match client
-                    .hosts(HostsRequest {
-                        hosts: vec![],
-                        ..Default::default()
-                    })
-                    .await
-                {
+                match client.hosts(HostsRequest { hosts: vec![] }).await {
                     Ok(r) => r.into_inner().hosts.into_iter().map(|h| h.name).collect(),
                     Err(s) => {
                         eprintln!("{}", super::status_text(&s));

@@ -722,13 +722,7 @@ pub fn bhosts_main(args: Vec<String>) -> ExitCode {
             Ok(c) => c,
             Err(e) => return super::connect_failed(&e),
         };
-        let reply = match client
-            .hosts(HostsRequest {
-                hosts: names,
-                ..Default::default()
-            })
-            .await
-        {
+        let reply = match client.hosts(HostsRequest { hosts: names }).await {
             Ok(r) => r.into_inner(),
             Err(s) => {
                 eprintln!("{}", super::status_text(&s));
@@ -819,10 +813,7 @@ fn bhosts_shared(config: &basalt_config::Config, names: &[String]) -> ExitCode {
             let _ = super::connect_failed(&e);
         })?;
         client
-            .hosts(HostsRequest {
-                hosts: Vec::new(),
-                ..Default::default()
-            })
+            .hosts(HostsRequest { hosts: Vec::new() })
             .await
             .map(|r| r.into_inner().shared)
             .map_err(|s| eprintln!("{}", super::status_text(&s)))
