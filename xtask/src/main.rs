@@ -434,6 +434,26 @@ pub(crate) struct Build {
 }
 
 #[allow(clippy::too_many_arguments)]
+/// The daemons `up` starts inherit this process's open-file limit: raise it (as root, the
+/// hard limit too, within `fs.nr_open`) as the packaged systemd units do with
+/// `LimitNOFILE`, so that a master LIM and mbatchd of thousands of hosts (a connection
+/// from and to each) do not run out.
+fn raise_open_files() {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    const WANT: u64 = 1 << 20;
+    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
+        return;
+    };
+    let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(hard);
+    let want = WANT.min(nr_open).max(hard);
+    if setrlimit(Resource::RLIMIT_NOFILE, want, want).is_err() && soft < hard {
+        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+    }
+}
+
 pub(crate) fn up(
     host_list: Vec<DefaultHost>,
     hollow: Vec<DefaultHost>,
@@ -443,6 +463,7 @@ pub(crate) fn up(
     keep_config: bool,
     ports: ports::Ports,
 ) -> Result<()> {
+    raise_open_files();
     if let Some(d) = down::find(std::slice::from_ref(&top)).first() {
         bail!(
             "a cluster is already running from {}: {} (stop it with `{}`)",

@@ -53,13 +53,20 @@ impl LimCore {
         self.last_input = Some(last.max(now));
         let silent = now.saturating_sub(last);
         if silent >= self.stall_after() {
-            if self.rank().is_none() && self.role == Role::Slave && self.master.is_some() {
+            let keeps = match self.role {
+                Role::Slave => self.master.is_some(),
+                // Its probe's answers are still to come: they are as good as new ones.
+                Role::Syncing => self.probing_since.is_some(),
+                Role::Master => false,
+            };
+            if self.rank().is_none() && keeps {
                 // A host that can never lead decides nothing on what it missed: it
-                // keeps its master and gives it a fresh takeover window (its next
-                // report, or the master's refusal naming the new one, tells it the
-                // rest; a probe follows only if the master stays silent). Forgetting
-                // the master would cost a probe of every candidate and 16 witnesses —
-                // from every LIM of a starved process of hollow hosts at once.
+                // keeps its master (or waits for the answers to its probe) and gives
+                // it a fresh takeover window (its next report, or the master's refusal
+                // naming the new one, tells it the rest; a probe follows only if the
+                // master stays silent). Forgetting the master would cost a probe of
+                // every candidate and 16 witnesses — from every LIM of a starved
+                // process of hollow hosts at once.
                 fx.push(Effect::Stalled { silent_ms: silent });
                 self.last_contact = now;
             } else {

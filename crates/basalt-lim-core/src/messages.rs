@@ -69,7 +69,7 @@ pub enum Effect {
     /// master and catches up before deciding anything.
     CatchingUp { silent_ms: u64 },
     /// This LIM, which can never be master, did not run for `silent_ms`: it keeps its
-    /// master (see [`crate::LimCore::wake`]).
+    /// master, or waits for the answers to its probe (see [`crate::LimCore::wake`]).
     Stalled { silent_ms: u64 },
     /// The master (as this LIM sees it) changed.
     MasterChanged {
