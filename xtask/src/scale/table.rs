@@ -219,11 +219,11 @@ fn cell(r: &Row, phase: &str, vals: &[Val]) -> String {
         .join(" / ")
 }
 
-/// The growth of a one-number line from the previous size: ` (×2.5)`.
+/// The growth of a line of one measured number from the previous size: ` (×2.5)`
+/// (not of counts: sizes the options set).
 fn growth(prev: Option<&Row>, r: &Row, get: Get) -> String {
     let one = |r: &Row| match get(r).as_slice() {
         [Val::Num(Some(v), _)] => Some(*v),
-        [Val::Count(Some(n))] => Some(*n as f64),
         _ => None,
     };
     match (prev.and_then(one), one(r)) {
@@ -350,7 +350,7 @@ mod tests {
         );
         assert!(
             t.contains(
-                "| throughput: jobs of `sleep 1` (arrays of 1,000) | 5000 | 20,000 (×4.00) | — |"
+                "| throughput: jobs of `sleep 1` (arrays of 1,000) | 5000 | 20,000 | — |"
             ),
             "{t}"
         );
