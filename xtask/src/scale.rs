@@ -20,15 +20,16 @@
 //!   hosts), its process killed with SIGKILL; the time until all its hosts are
 //!   `unreach`/`unavail` in `bhosts` and `unavail` in `lsload`, until none of their jobs
 //!   is `RUN` or `UNKWN` (ended `EXIT`, or requeued, after `BASALT_HOST_LOST_GRACE`),
-//!   and how many other hosts left `ok` (or `closed`) meanwhile.
+//!   and how many other hosts left `ok` (or `closed_Adm`, `closed_Full`) meanwhile.
 //! * `pending` — queue `idle` inactivated (`badmin qinact`), `--pending` jobs (default
 //!   1,000,000; `--quick` 100,000) submitted to it through the API as arrays of 1,000:
 //!   the submission's time, mbatchd's RSS before and with them, `bjobs -u all` (time to
 //!   its first line and to the whole listing, read as it comes), `bqueues`, and p50/p90
 //!   of 20 `bsub -q idle` in a row.
-//! * `reconfig` — `badmin reconfig` with those jobs: its time, and a `bqueues` loop and a
-//!   `bsub` loop run throughout: answers, failures and the longest time without an
-//!   answer.
+//! * `reconfig` — `badmin reconfig` with those jobs while a `bqueues` loop and a `bsub`
+//!   loop run: the time until `badmin` returns and until both loops answer again
+//!   (mbatchd restarts to reconfigure; over once both answered for 3 s since their last
+//!   failure), and each loop's answers, failures and longest time without an answer.
 //! * `mbdkill` — mbatchd killed with SIGKILL (its host's sbatchd starts another, which
 //!   replays lsb.events): the time until a submission is acknowledged again.
 //! * `failover` — hostA's sbatchd, mbatchd, lim and res killed with SIGKILL: the time

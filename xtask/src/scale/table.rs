@@ -349,9 +349,7 @@ mod tests {
             "{t}"
         );
         assert!(
-            t.contains(
-                "| throughput: jobs of `sleep 1` (arrays of 1,000) | 5000 | 20,000 | — |"
-            ),
+            t.contains("| throughput: jobs of `sleep 1` (arrays of 1,000) | 5000 | 20,000 | — |"),
             "{t}"
         );
         assert!(
