@@ -6,7 +6,7 @@
 //! jobs are handled as a real host loss, and no other host is disturbed.
 
 use anyhow::{Context, Result, anyhow};
-use basalt_testkit::{ClusterSpec, ProcessCluster, wait_for, work_dir};
+use basalt_testkit::{ClusterSpec, ProcessCluster, acct, wait_for, work_dir};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
@@ -35,14 +35,7 @@ fn bhosts(c: &ProcessCluster) -> BTreeMap<String, String> {
 
 /// lsb.acct's JOB_FINISH records: (job id, index) -> their jStatus, one per record.
 fn finishes(c: &ProcessCluster) -> BTreeMap<(u64, u32), Vec<u32>> {
-    let mut out: BTreeMap<(u64, u32), Vec<u32>> = BTreeMap::new();
-    let Ok(reader) = basalt_eventlog::read_acct(&logdir(c).join("lsb.acct")) else {
-        return out;
-    };
-    for f in reader.flatten() {
-        out.entry((f.job_id, f.idx)).or_default().push(f.j_status);
-    }
-    out
+    acct::finishes(&logdir(c)).unwrap_or_default()
 }
 
 #[test]
@@ -89,13 +82,11 @@ fn hollow_hosts_come_ok_run_jobs_once_fail_over_and_are_lost_together() -> Resul
         hosts_used.insert(host.to_owned());
     }
     assert_eq!(seen.len(), 3000);
-    // Exactly once in lsb.acct: one DONE (64) record per element of the three arrays.
+    // Exactly once in lsb.acct: one DONE record per element of the three arrays.
     let f = finishes(&c);
-    for a in &arrays {
-        for i in 1..=1000 {
-            assert_eq!(f.get(&(*a, i)), Some(&vec![64]), "job {a}[{i}]");
-        }
-    }
+    let sizes: Vec<(u64, u32)> = arrays.iter().map(|&a| (a, 1000)).collect();
+    let once = acct::exactly_once(&f, acct::array_elements(&sizes));
+    assert!(once.ok(), "{}", once.summary());
     assert_eq!(f.len(), 3000);
     assert!(
         hosts_used.iter().filter(|h| h.starts_with("hv")).count() > HOLLOW / 2,

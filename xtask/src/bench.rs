@@ -68,7 +68,7 @@ pub struct Measure {
 
 mod cluster;
 mod drain;
-mod failover;
+pub mod failover;
 mod hyperqueue;
 mod idle;
 mod latency;
@@ -83,6 +83,7 @@ mod whatif;
 
 pub use cluster::*;
 use report::*;
+pub(crate) use report::{git_commit, machine};
 
 /// The Slurm side of `--vs slurm` (run by [`bench`] itself, not as a measure).
 static SLURM: Measure = Measure {
@@ -357,7 +358,7 @@ fn summarize(measure: &'static str, runs: &[Run]) -> Vec<Summary> {
 }
 
 /// A number with a sensible number of digits.
-fn fmt_num(v: f64) -> String {
+pub(crate) fn fmt_num(v: f64) -> String {
     let a = v.abs();
     if a >= 10_000.0 {
         let s = format!("{:.0}", v);

@@ -191,7 +191,8 @@ fn stat_of(pid: i32) -> Option<(char, i32)> {
     Some((state, ppid))
 }
 
-fn alive(pid: i32) -> bool {
+/// The process `pid` exists and is not a zombie.
+pub(crate) fn alive(pid: i32) -> bool {
     stat_of(pid).is_some_and(|(s, _)| s != 'Z')
 }
 

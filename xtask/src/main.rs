@@ -20,6 +20,9 @@
 //! * `bench [--quick] [--only NAME]... [--runs N] [--no-build] [--vs PEER]...` — measure
 //!   the performance goals of DESIGN.md on the release build, and side by side with Slurm
 //!   or HyperQueue; see [`bench`].
+//! * `scale [--hollow N,N] [--quick] [--pending N] [--jobs N] [--phases P,P]
+//!   [--lim-port P] [--no-build]` — site scale with hollow hosts (issue 51): clusters of
+//!   2 real and N hollow hosts, idle figures and a workload; see [`scale`].
 //! * `install --prefix DIR [--destdir D] [--sysconfdir D] [--localstatedir D] [--no-build]
 //!   [--debug] [--link] [--strict-help]` — daemons in sbin/, commands in bin/, systemd
 //!   units, a configuration template; see [`install`].
@@ -192,13 +195,18 @@ enum Cmd {
         vs: Vec<String>,
     },
     /// Site scale with hollow hosts (issue 51, docs/performance.md): for each size, `up
-    /// --hosts 2 --hollow N --release`, the time until every host is ok, the idle CPU and
-    /// RSS of the master LIM, mbatchd and the hollow processes, lsload/lshosts/bhosts;
-    /// results in target/bench/scale.{json,md}.
+    /// --hosts 2 --hollow N --release`, the time until every host is ok, then the phases:
+    /// idle (CPU and RSS of the master LIM, mbatchd and the hollow processes,
+    /// lsload/lshosts/bhosts), throughput (--jobs jobs of 1 s, each once in lsb.acct),
+    /// hostloss (a tenth of the hollow hosts lost at once), pending (--pending jobs in an
+    /// inactive queue: submission, mbatchd RSS, bjobs -u all, bqueues, bsub), reconfig,
+    /// mbdkill (mbatchd kill -9) and failover (kill -9 of hostA's daemons); results in
+    /// target/bench/scale.{json,md}.
     Scale {
         /// The sizes (default 100,1000,10000; --quick: 100,1000).
         #[arg(long, value_delimiter = ',', value_name = "N,N")]
         hollow: Vec<usize>,
+        /// Smaller defaults: sizes 100,1000, --pending 100000, --jobs 20000.
         #[arg(long)]
         quick: bool,
         /// Use the release binaries already built.
@@ -207,6 +215,21 @@ enum Cmd {
         /// Seconds of the idle measure.
         #[arg(long, default_value_t = 20)]
         idle_secs: u64,
+        /// Jobs left pending (arrays of 1,000; default 1000000, --quick 100000).
+        #[arg(long, value_name = "N")]
+        pending: Option<usize>,
+        /// Jobs of `sleep 1` in the throughput phase (arrays of 1,000; default 100000,
+        /// --quick 20000).
+        #[arg(long, value_name = "N")]
+        jobs: Option<usize>,
+        /// Run only these phases (default all): idle, throughput, hostloss, pending,
+        /// reconfig, mbdkill, failover. They run in that order whatever the order given.
+        #[arg(long, value_delimiter = ',', value_name = "PHASE,PHASE")]
+        phases: Vec<String>,
+        /// Move the clusters' ports as `up --lim-port P` does (LIM P, RES P+1, mbatchd
+        /// P+2, sbatchd P+3), away from another cluster on the same addresses.
+        #[arg(long, value_name = "P")]
+        lim_port: Option<u16>,
     },
     /// Install release binaries, systemd units and a configuration template under a
     /// prefix (see docs/admin-guide.md, Installation).
@@ -298,6 +321,7 @@ fn main() -> Result<()> {
             up(
                 host_names(hosts, subnet)?,
                 hollow_hosts(hollow)?,
+                0,
                 top,
                 &cluster,
                 Build { release, no_build },
@@ -311,6 +335,10 @@ fn main() -> Result<()> {
             quick,
             no_build,
             idle_secs,
+            pending,
+            jobs,
+            phases,
+            lim_port,
         } => scale::scale(
             &workspace_root(),
             &scale::Opts {
@@ -318,6 +346,10 @@ fn main() -> Result<()> {
                 quick,
                 no_build,
                 idle_secs,
+                pending,
+                jobs,
+                phases,
+                lim_port,
             },
         ),
         Cmd::Install(opts) => install::install(&workspace_root(), &opts),
@@ -433,6 +465,9 @@ pub(crate) struct Build {
     pub no_build: bool,
 }
 
+/// Start a cluster: `host_list` (real hosts) and `hollow` (hollow hosts, the last
+/// `hollow_apart` of them in a `basalt-hollow` process of their own, see
+/// [`hollow_groups`]) in `top`.
 #[allow(clippy::too_many_arguments)]
 /// The daemons `up` starts inherit this process's open-file limit: raise it (as root, the
 /// hard limit too, within `fs.nr_open`) as the packaged systemd units do with
@@ -457,6 +492,7 @@ fn raise_open_files() {
 pub(crate) fn up(
     host_list: Vec<DefaultHost>,
     hollow: Vec<DefaultHost>,
+    hollow_apart: usize,
     top: PathBuf,
     cluster: &str,
     build: Build,
@@ -513,7 +549,7 @@ pub(crate) fn up(
 
     let bin = link_binaries(&top, &target)?;
     start_daemons(&top, &envdir, &hosts)?;
-    start_hollow(&top, &envdir, &hollow)?;
+    start_hollow(&top, &envdir, &hollow, hollow_apart)?;
     let master = match wait_up(&top, &envdir, hosts.len() + hollow.len()) {
         Ok(m) => m,
         Err(e) => {
@@ -538,7 +574,7 @@ pub(crate) fn up(
             hollow.len(),
             hollow[0],
             hollow[hollow.len() - 1],
-            HOLLOW_PROCESSES.min(hollow.len())
+            hollow_groups(&hollow, hollow_apart).len()
         );
     }
     println!("Use it from a shell with:");
@@ -693,15 +729,29 @@ fn start_daemons(top: &Path, envdir: &Path, hosts: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Start the hollow hosts of the cluster in `top`: [`HOLLOW_PROCESSES`] `basalt-hollow`
-/// processes, each running a share of them, their pids in `<top>/run`.
-fn start_hollow(top: &Path, envdir: &Path, hollow: &[String]) -> Result<()> {
-    if hollow.is_empty() {
-        return Ok(());
+/// How the hollow hosts are shared among `basalt-hollow` processes: the first
+/// `hollow.len() - apart` evenly over [`HOLLOW_PROCESSES`] processes, then the last
+/// `apart` in a process of their own (`cargo xtask scale` kills it to lose them at
+/// once). Group `k` is process `group<k>`.
+pub(crate) fn hollow_groups(hollow: &[String], apart: usize) -> Vec<&[String]> {
+    let apart = apart.min(hollow.len());
+    let (shared, own) = hollow.split_at(hollow.len() - apart);
+    let mut groups: Vec<&[String]> = Vec::new();
+    if !shared.is_empty() {
+        groups.extend(shared.chunks(shared.len().div_ceil(HOLLOW_PROCESSES)));
     }
+    if !own.is_empty() {
+        groups.push(own);
+    }
+    groups
+}
+
+/// Start the hollow hosts of the cluster in `top`: one `basalt-hollow` process for each
+/// of their [`hollow_groups`] (the last `apart` hosts apart), its hosts in
+/// `<top>/run/hollow.group<k>.hosts`, its pid in `<top>/run/basalt-hollow.group<k>.pid`.
+fn start_hollow(top: &Path, envdir: &Path, hollow: &[String], apart: usize) -> Result<()> {
     let bin = top.join("bin");
-    let per = hollow.len().div_ceil(HOLLOW_PROCESSES);
-    for (k, share) in hollow.chunks(per).enumerate() {
+    for (k, share) in hollow_groups(hollow, apart).into_iter().enumerate() {
         let list = pid_dir(top).join(format!("hollow.group{k}.hosts"));
         std::fs::write(&list, share.join("\n"))?;
         let log_path = top.join("log").join(format!("{HOLLOW}.group{k}.log"));
@@ -791,6 +841,28 @@ fn wait_up(top: &Path, envdir: &Path, hosts: usize) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hollow_hosts_are_shared_evenly_with_a_group_apart() {
+        let h: Vec<String> = (1..=11).map(|i| format!("hv{i:05}")).collect();
+        let sizes =
+            |apart| -> Vec<usize> { hollow_groups(&h, apart).iter().map(|g| g.len()).collect() };
+        assert_eq!(sizes(0), vec![6, 5]);
+        assert_eq!(sizes(1), vec![5, 5, 1]);
+        assert_eq!(sizes(3), vec![4, 4, 3]);
+        assert_eq!(sizes(11), vec![11]);
+        assert_eq!(sizes(20), vec![11]);
+        // The group apart is the last hosts.
+        assert_eq!(hollow_groups(&h, 3)[2], &h[8..]);
+        assert!(hollow_groups(&[], 0).is_empty());
+        assert_eq!(
+            hollow_groups(&h[..1], 0)
+                .iter()
+                .map(|g| g.len())
+                .collect::<Vec<_>>(),
+            vec![1]
+        );
+    }
 
     #[test]
     fn host_letters() {

@@ -1,24 +1,57 @@
 //! `cargo xtask scale`: the site-scale figures of issue 51 (docs/performance.md, "Scale:
-//! hollow hosts"), for each cluster size N: `up --hosts 2 --hollow N --release` (2 real
-//! hosts, the master candidates, and N hollow hosts in two `basalt-hollow` processes),
-//! the time until every host is `ok`, then on the idle cluster the CPU (from
-//! `/proc/<pid>/stat`) and RSS of the master LIM, of mbatchd and of the hollow
-//! processes, and the wall time of `lsload`, `lshosts` and `bhosts` of every host; then
-//! `down`. Results in `target/bench/scale.{json,md}`.
+//! hollow hosts"), for each cluster size N (hollow hosts; default 100, 1,000 and 10,000,
+//! `--quick` 100 and 1,000) on one cluster per size: `up --hosts 2 --hollow N --release`
+//! (2 real hosts, the master candidates hostA and hostB, and N hollow hosts in
+//! `basalt-hollow` processes: two sharing them evenly, and with the `hostloss` phase
+//! N/10 of them in a third process of their own), the time until every host is `ok`,
+//! then these phases in this order (`--phases` picks some; each that fails is recorded
+//! with its reason and the next one runs):
 //!
-//! The workload part of the issue (1,000,000 pending jobs, 100,000 one-second jobs,
-//! failover, reconfig and host loss at size) is not measured here yet.
+//! * `idle` — the CPU (from `/proc/<pid>/stat`) and RSS of the master LIM, of mbatchd
+//!   and of the hollow processes on the idle cluster, and the wall time of `lsload`,
+//!   `lshosts` and `bhosts`.
+//! * `throughput` — hostA and hostB closed (`badmin hclose`: the jobs run on the hollow
+//!   hosts, 4 slots each), `--jobs` jobs of `sleep 1` (default 100,000; `--quick`
+//!   20,000) submitted through mbatchd's API as arrays of 1,000; the time from the first
+//!   submission to the last `JOB_FINISH` in lsb.acct, the rate over it and the sustained
+//!   rate (between 10 % and 90 % of the finishes), and the check that every element
+//!   finished exactly once, `DONE` (its result is a figure: a failure is reported).
+//! * `hostloss` — every slot of the group apart filled with `sleep 3600` jobs (`-m` its
+//!   hosts), its process killed with SIGKILL; the time until all its hosts are
+//!   `unreach`/`unavail` in `bhosts` and `unavail` in `lsload`, until none of their jobs
+//!   is `RUN` or `UNKWN` (ended `EXIT`, or requeued, after `BASALT_HOST_LOST_GRACE`),
+//!   and how many other hosts left `ok` (or `closed_Adm`, `closed_Full`) meanwhile.
+//! * `pending` — queue `idle` inactivated (`badmin qinact`), `--pending` jobs (default
+//!   1,000,000; `--quick` 100,000) submitted to it through the API as arrays of 1,000:
+//!   the submission's time, mbatchd's RSS before and with them, `bjobs -u all` (time to
+//!   its first line and to the whole listing, read as it comes), `bqueues`, and p50/p90
+//!   of 20 `bsub -q idle` in a row.
+//! * `reconfig` — `badmin reconfig` with those jobs while a `bqueues` loop and a `bsub`
+//!   loop run: the time until `badmin` returns and until both loops answer again
+//!   (mbatchd restarts to reconfigure; over once both answered for 3 s since their last
+//!   failure), and each loop's answers, failures and longest time without an answer.
+//! * `mbdkill` — mbatchd killed with SIGKILL (its host's sbatchd starts another, which
+//!   replays lsb.events): the time until a submission is acknowledged again.
+//! * `failover` — hostA's sbatchd, mbatchd, lim and res killed with SIGKILL: the time
+//!   until a submission is acknowledged by hostB's mbatchd (bench's failover measure).
+//!
+//! Then `down`. Results in `target/bench/scale.{json,md}`: a column per size, a growth
+//! factor per step, each phase's failure with its reason below the table. The phases
+//! are in [`workload`].
 
 use crate::down::{self, Daemon};
 use crate::{Build, build_binaries, hollow_hosts, host_names, ports};
-use anyhow::Result;
-use std::fmt::Write as _;
+use anyhow::{Result, bail};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// What `scale` runs.
-#[derive(Debug, Clone)]
+mod table;
+mod workload;
+
+/// What `scale` runs (the command line).
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Opts {
     /// The cluster sizes (hollow hosts); empty: 100, 1,000 and 10,000 (`quick`: 100 and
     /// 1,000).
@@ -27,27 +60,64 @@ pub(crate) struct Opts {
     pub no_build: bool,
     /// Seconds of the idle measure.
     pub idle_secs: u64,
+    /// Jobs of the `pending` phase (default 1,000,000; `quick` 100,000).
+    pub pending: Option<usize>,
+    /// Jobs of the `throughput` phase (default 100,000; `quick` 20,000).
+    pub jobs: Option<usize>,
+    /// The phases to run (names of [`Phase`]); empty: all.
+    pub phases: Vec<String>,
+    /// `up --lim-port` of the clusters (None: LSF's default ports).
+    pub lim_port: Option<u16>,
 }
 
-/// The figures of one size.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-struct Row {
-    hollow: usize,
-    /// Seconds from `up` until every host is `ok` (None: it did not come up).
-    up_secs: Option<f64>,
-    why_not: Option<String>,
-    lim_cpu_pct: Option<f64>,
-    mbatchd_cpu_pct: Option<f64>,
-    hollow_cpu_pct: Option<f64>,
-    lim_rss_mb: Option<f64>,
-    mbatchd_rss_mb: Option<f64>,
-    hollow_rss_mb: Option<f64>,
-    lsload_ms: Option<f64>,
-    lshosts_ms: Option<f64>,
-    bhosts_ms: Option<f64>,
+/// A part of the measure, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Phase {
+    Idle,
+    Throughput,
+    Hostloss,
+    Pending,
+    Reconfig,
+    Mbdkill,
+    Failover,
 }
 
-pub(crate) fn scale(root: &Path, o: &Opts) -> Result<()> {
+impl Phase {
+    pub(crate) const ALL: [Phase; 7] = [
+        Phase::Idle,
+        Phase::Throughput,
+        Phase::Hostloss,
+        Phase::Pending,
+        Phase::Reconfig,
+        Phase::Mbdkill,
+        Phase::Failover,
+    ];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Phase::Idle => "idle",
+            Phase::Throughput => "throughput",
+            Phase::Hostloss => "hostloss",
+            Phase::Pending => "pending",
+            Phase::Reconfig => "reconfig",
+            Phase::Mbdkill => "mbdkill",
+            Phase::Failover => "failover",
+        }
+    }
+}
+
+/// The run the options ask for.
+#[derive(Debug, Clone, PartialEq)]
+struct Plan {
+    sizes: Vec<usize>,
+    pending: usize,
+    jobs: usize,
+    /// In run order, each once.
+    phases: Vec<Phase>,
+}
+
+fn plan(o: &Opts) -> Result<Plan> {
     let sizes = if !o.hollow.is_empty() {
         o.hollow.clone()
     } else if o.quick {
@@ -55,48 +125,149 @@ pub(crate) fn scale(root: &Path, o: &Opts) -> Result<()> {
     } else {
         vec![100, 1_000, 10_000]
     };
+    if sizes.contains(&0) {
+        bail!("--hollow: a size of 0 hollow hosts measures nothing (the host loss needs some)");
+    }
+    let pending = o
+        .pending
+        .unwrap_or(if o.quick { 100_000 } else { 1_000_000 });
+    let jobs = o.jobs.unwrap_or(if o.quick { 20_000 } else { 100_000 });
+    if pending == 0 || jobs == 0 {
+        bail!("--pending and --jobs must be at least 1 (leave a phase out with --phases)");
+    }
+    let mut phases = Vec::new();
+    for name in &o.phases {
+        match Phase::ALL.iter().find(|p| p.name() == name.trim()) {
+            Some(p) => phases.push(*p),
+            None => bail!(
+                "--phases: unknown phase {name:?}; the phases are {}",
+                Phase::ALL.map(Phase::name).join(", ")
+            ),
+        }
+    }
+    if phases.is_empty() {
+        phases = Phase::ALL.to_vec();
+    }
+    phases.sort();
+    phases.dedup();
+    Ok(Plan {
+        sizes,
+        pending,
+        jobs,
+        phases,
+    })
+}
+
+/// Longest time without an answer of a loop of commands, and how many answered.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub(crate) struct Probe {
+    pub answered: usize,
+    pub failed: usize,
+    pub longest_secs: f64,
+}
+
+/// The figures of one size (None: not measured; see `failed` and `skipped`).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub(crate) struct Row {
+    pub hollow: usize,
+    /// Seconds from `up` until every host is `ok` (None: it did not come up).
+    pub up_secs: Option<f64>,
+    pub why_not: Option<String>,
+    /// Phase -> why it failed.
+    pub failed: BTreeMap<&'static str, String>,
+    /// Phases not asked for.
+    pub skipped: Vec<&'static str>,
+    // idle
+    pub lim_cpu_pct: Option<f64>,
+    pub mbatchd_cpu_pct: Option<f64>,
+    pub hollow_cpu_pct: Option<f64>,
+    pub lim_rss_mb: Option<f64>,
+    pub mbatchd_rss_mb: Option<f64>,
+    pub hollow_rss_mb: Option<f64>,
+    pub lsload_ms: Option<f64>,
+    pub lshosts_ms: Option<f64>,
+    pub bhosts_ms: Option<f64>,
+    // throughput
+    pub tput_jobs: Option<usize>,
+    pub tput_submit_secs: Option<f64>,
+    /// First submission to last finish.
+    pub tput_secs: Option<f64>,
+    pub tput_rate: Option<f64>,
+    /// Between 10 % and 90 % of the finishes.
+    pub tput_sustained_rate: Option<f64>,
+    pub tput_acct_ok: Option<bool>,
+    pub tput_acct: Option<String>,
+    // hostloss
+    pub lost_hosts: Option<usize>,
+    /// Jobs running on them when their process was killed.
+    pub lost_running: Option<usize>,
+    pub lost_bhosts_secs: Option<f64>,
+    pub lost_lsload_secs: Option<f64>,
+    pub lost_jobs_secs: Option<f64>,
+    pub lost_jobs_exit: Option<usize>,
+    pub lost_jobs_requeued: Option<usize>,
+    /// Other hosts seen neither `ok` nor closed by the administrator or full meanwhile.
+    pub lost_others_disturbed: Option<usize>,
+    /// What was seen of them: `host status` (ten at most).
+    pub lost_others_seen: Vec<String>,
+    // pending
+    pub pending_jobs: Option<usize>,
+    pub pending_submit_secs: Option<f64>,
+    pub mbatchd_rss_before_mb: Option<f64>,
+    pub mbatchd_rss_pending_mb: Option<f64>,
+    pub bjobs_first_secs: Option<f64>,
+    pub bjobs_all_secs: Option<f64>,
+    pub bjobs_lines: Option<usize>,
+    pub bqueues_pending_ms: Option<f64>,
+    pub bsub_p50_ms: Option<f64>,
+    pub bsub_p90_ms: Option<f64>,
+    // reconfig
+    /// Until `badmin reconfig` returned.
+    pub reconfig_secs: Option<f64>,
+    /// Until the command loops answer again (mbatchd restarts to reconfigure).
+    pub reconfig_done_secs: Option<f64>,
+    pub reconfig_bqueues: Option<Probe>,
+    pub reconfig_bsub: Option<Probe>,
+    // mbdkill, failover
+    pub mbdkill_secs: Option<f64>,
+    pub failover_secs: Option<f64>,
+}
+
+pub(crate) fn scale(root: &Path, o: &Opts) -> Result<()> {
+    let plan = plan(o)?;
     build_binaries(Build {
         release: true,
         no_build: o.no_build,
     })?;
+    let started = Instant::now();
     let mut rows = Vec::new();
-    for n in sizes {
+    for &n in &plan.sizes {
         eprintln!("scale: {n} hollow hosts");
-        let top = root.join("target/scale").join(format!("n{n}"));
-        let _ = down::stop(std::slice::from_ref(&top));
-        let _ = std::fs::remove_dir_all(&top);
-        let t0 = Instant::now();
-        let up = crate::up(
-            host_names(2, Some([127, 0, 77]))?,
-            hollow_hosts(n)?,
-            top.clone(),
-            "basalt",
-            Build {
-                release: true,
-                no_build: true,
-            },
-            false,
-            ports::Ports::plan(None)?,
+        let t = Instant::now();
+        let row = one_size(root, o, &plan, n);
+        eprintln!(
+            "scale: {n} hollow hosts done in {:.0} s: {row:?}",
+            t.elapsed().as_secs_f64()
         );
-        let mut row = Row {
-            hollow: n,
-            ..Row::default()
-        };
-        match up {
-            Ok(()) => {
-                row.up_secs = Some(t0.elapsed().as_secs_f64());
-                measure(&top, o.idle_secs, &mut row);
-                let _ = down::stop(std::slice::from_ref(&top));
-            }
-            Err(e) => row.why_not = Some(format!("{e:#}")),
-        }
-        eprintln!("scale: {row:?}");
         rows.push(row);
     }
     let out = root.join("target/bench");
     std::fs::create_dir_all(&out)?;
     std::fs::write(out.join("scale.json"), serde_json::to_string_pretty(&rows)?)?;
-    let md = table(&rows);
+    let mut md = format!(
+        "# cargo xtask scale\n\n{}; commit {}; --pending {} --jobs {}; phases {}; {:.0} s in all.\n\n",
+        crate::bench::machine(),
+        crate::bench::git_commit(root),
+        plan.pending,
+        plan.jobs,
+        plan.phases
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join(","),
+        started.elapsed().as_secs_f64()
+    );
+    md.push_str(&table::table(&rows));
     std::fs::write(out.join("scale.md"), &md)?;
     println!("{md}");
     println!(
@@ -105,6 +276,84 @@ pub(crate) fn scale(root: &Path, o: &Opts) -> Result<()> {
         out.join("scale.md").display()
     );
     Ok(())
+}
+
+/// Start the cluster of `n` hollow hosts, run the phases of `plan`, stop it.
+fn one_size(root: &Path, o: &Opts, plan: &Plan, n: usize) -> Row {
+    let mut row = Row {
+        hollow: n,
+        ..Row::default()
+    };
+    let top = root.join("target/scale").join(format!("n{n}"));
+    let _ = down::stop(std::slice::from_ref(&top));
+    let _ = std::fs::remove_dir_all(&top);
+    // The group the host loss kills: a tenth of the hosts, in a process of their own.
+    let apart = if plan.phases.contains(&Phase::Hostloss) {
+        (n / 10).max(1)
+    } else {
+        0
+    };
+    let t0 = Instant::now();
+    let up = ports::Ports::plan(o.lim_port).and_then(|p| {
+        crate::up(
+            host_names(2, Some([127, 0, 77]))?,
+            hollow_hosts(n)?,
+            apart,
+            top.clone(),
+            "basalt",
+            Build {
+                release: true,
+                no_build: true,
+            },
+            false,
+            p,
+        )
+    });
+    if let Err(e) = up {
+        row.why_not = Some(format!("{e:#}"));
+        let _ = down::stop(std::slice::from_ref(&top));
+        return row;
+    }
+    row.up_secs = Some(t0.elapsed().as_secs_f64());
+    match workload::Scaled::new(&top, n, apart) {
+        Ok(c) => {
+            for phase in Phase::ALL {
+                if !plan.phases.contains(&phase) {
+                    row.skipped.push(phase.name());
+                    continue;
+                }
+                eprintln!("scale: {n} hollow hosts: {}", phase.name());
+                let t = Instant::now();
+                let r = match phase {
+                    Phase::Idle => {
+                        measure(&top, o.idle_secs, &mut row);
+                        Ok(())
+                    }
+                    Phase::Throughput => c.throughput(plan.jobs, &mut row),
+                    Phase::Hostloss => c.hostloss(&mut row),
+                    Phase::Pending => c.pending(plan.pending, &mut row),
+                    Phase::Reconfig => c.reconfig(&mut row),
+                    Phase::Mbdkill => c.mbdkill(&mut row),
+                    Phase::Failover => c.failover(&mut row),
+                };
+                eprintln!(
+                    "scale: {n} hollow hosts: {} {} in {:.1} s",
+                    phase.name(),
+                    if r.is_ok() { "done" } else { "FAILED" },
+                    t.elapsed().as_secs_f64()
+                );
+                if let Err(e) = r {
+                    eprintln!("scale: {}: {e:#}", phase.name());
+                    row.failed.insert(phase.name(), format!("{e:#}"));
+                }
+            }
+        }
+        Err(e) => {
+            row.failed.insert("workload", format!("{e:#}"));
+        }
+    }
+    let _ = down::stop(std::slice::from_ref(&top));
+    row
 }
 
 /// The idle figures of the cluster in `top`.
@@ -122,18 +371,14 @@ fn measure(top: &Path, idle_secs: u64, row: &mut Row) {
     let lim = pick("lim", Some("hostA"));
     let mbd = pick("mbatchd", None);
     let hollow = pick(crate::HOLLOW, None);
-    let before: Vec<Option<u64>> = [&lim, &mbd, &hollow].iter().map(|p| cpu_ticks(p)).collect();
+    let before: Vec<Option<f64>> = [&lim, &mbd, &hollow].iter().map(|p| cpu_secs(p)).collect();
     let t = Instant::now();
     std::thread::sleep(Duration::from_secs(idle_secs.max(1)));
     let secs = t.elapsed().as_secs_f64();
-    let after: Vec<Option<u64>> = [&lim, &mbd, &hollow].iter().map(|p| cpu_ticks(p)).collect();
-    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .ok()
-        .flatten()
-        .map_or(100.0, |v| v as f64);
+    let after: Vec<Option<f64>> = [&lim, &mbd, &hollow].iter().map(|p| cpu_secs(p)).collect();
     let pct = |k: usize| -> Option<f64> {
         let (a, b) = (before[k]?, after[k]?);
-        Some(b.saturating_sub(a) as f64 / hz / secs * 100.0)
+        Some((b - a).max(0.0) / secs * 100.0)
     };
     row.lim_cpu_pct = pct(0);
     row.mbatchd_cpu_pct = pct(1);
@@ -157,23 +402,13 @@ fn measure(top: &Path, idle_secs: u64, row: &mut Row) {
     row.bhosts_ms = timed("bhosts");
 }
 
-/// utime + stime of `pids`, in clock ticks (None: none of them, or one is gone).
-fn cpu_ticks(pids: &[i32]) -> Option<u64> {
+/// User + system CPU time of `pids` together, seconds (None: none of them, or one is
+/// gone).
+fn cpu_secs(pids: &[i32]) -> Option<f64> {
     if pids.is_empty() {
         return None;
     }
-    let mut sum = 0;
-    for p in pids {
-        let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).ok()?;
-        // The fields after the command name in parentheses: state is the 3rd field,
-        // utime the 14th and stime the 15th of the whole line.
-        let rest = stat.rsplit_once(')')?.1;
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let utime: u64 = f.get(11)?.parse().ok()?;
-        let stime: u64 = f.get(12)?.parse().ok()?;
-        sum += utime + stime;
-    }
-    Some(sum)
+    pids.iter().map(|p| crate::bench::cpu_secs(*p)).sum()
 }
 
 /// The resident memory of `pids` together, in MB.
@@ -183,61 +418,9 @@ fn rss_mb(pids: &[i32]) -> Option<f64> {
     }
     let mut kb = 0u64;
     for p in pids {
-        let status = std::fs::read_to_string(format!("/proc/{p}/status")).ok()?;
-        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-        kb += line.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+        kb += crate::bench::rss_kib(*p)?;
     }
     Some(kb as f64 / 1024.0)
-}
-
-fn cell(v: Option<f64>, unit: &str) -> String {
-    v.map_or_else(|| "—".to_owned(), |v| format!("{v:.1} {unit}"))
-}
-
-/// The results as a Markdown table, one column per size.
-fn table(rows: &[Row]) -> String {
-    let mut s = String::from("| hollow hosts |");
-    for r in rows {
-        let _ = write!(s, " {} |", r.hollow);
-    }
-    s.push_str("\n|---|");
-    s.push_str(&"---|".repeat(rows.len()));
-    s.push('\n');
-    type Get = fn(&Row) -> String;
-    let lines: [(&str, Get); 8] = [
-        ("`up` until every host is `ok`", |r| {
-            r.up_secs.map_or_else(
-                || format!("not up: {}", r.why_not.as_deref().unwrap_or("?")),
-                |v| format!("{v:.1} s"),
-            )
-        }),
-        ("master LIM CPU, idle", |r| cell(r.lim_cpu_pct, "%")),
-        ("mbatchd CPU, idle", |r| cell(r.mbatchd_cpu_pct, "%")),
-        ("hollow processes' CPU, idle", |r| {
-            cell(r.hollow_cpu_pct, "%")
-        }),
-        ("master LIM / mbatchd RSS", |r| {
-            format!(
-                "{} / {}",
-                cell(r.lim_rss_mb, "MB"),
-                cell(r.mbatchd_rss_mb, "MB")
-            )
-        }),
-        ("hollow processes' RSS", |r| cell(r.hollow_rss_mb, "MB")),
-        ("`lsload` / `lshosts`", |r| {
-            format!("{} / {}", cell(r.lsload_ms, "ms"), cell(r.lshosts_ms, "ms"))
-        }),
-        ("`bhosts`", |r| cell(r.bhosts_ms, "ms")),
-    ];
-    for (name, get) in lines {
-        let _ = write!(s, "| {name} |");
-        for r in rows {
-            let v = get(r).replace('|', "/").replace('\n', " ");
-            let _ = write!(s, " {v} |");
-        }
-        s.push('\n');
-    }
-    s
 }
 
 #[cfg(test)]
@@ -245,35 +428,61 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_table_has_a_column_per_size_and_says_why_one_did_not_come_up() {
-        let rows = vec![
-            Row {
-                hollow: 100,
-                up_secs: Some(1.04),
-                lim_cpu_pct: Some(4.0),
-                lsload_ms: Some(16.2),
-                ..Row::default()
-            },
-            Row {
-                hollow: 1000,
-                why_not: Some("the cluster did not come up within 40 s".into()),
-                ..Row::default()
-            },
-        ];
-        let t = table(&rows);
+    fn options_give_the_issue_sizes_quick_ones_and_the_phases_in_order() {
+        let full = plan(&Opts::default()).unwrap();
+        assert_eq!(full.sizes, vec![100, 1_000, 10_000]);
+        assert_eq!((full.pending, full.jobs), (1_000_000, 100_000));
+        assert_eq!(full.phases, Phase::ALL.to_vec());
+        let quick = plan(&Opts {
+            quick: true,
+            ..Opts::default()
+        })
+        .unwrap();
+        assert_eq!(quick.sizes, vec![100, 1_000]);
+        assert_eq!((quick.pending, quick.jobs), (100_000, 20_000));
+        let some = plan(&Opts {
+            quick: true,
+            hollow: vec![300],
+            pending: Some(20_000),
+            jobs: Some(5_000),
+            phases: vec!["failover".into(), "pending".into(), "failover".into()],
+            ..Opts::default()
+        })
+        .unwrap();
+        assert_eq!(some.sizes, vec![300]);
+        assert_eq!((some.pending, some.jobs), (20_000, 5_000));
+        assert_eq!(some.phases, vec![Phase::Pending, Phase::Failover]);
+        let bad = plan(&Opts {
+            phases: vec!["drain".into()],
+            ..Opts::default()
+        });
+        let e = format!("{:#}", bad.unwrap_err());
+        assert!(e.contains("unknown phase \"drain\""), "{e}");
         assert!(
-            t.starts_with("| hollow hosts | 100 | 1000 |\n|---|---|---|\n"),
-            "{t}"
+            e.contains("idle, throughput, hostloss, pending, reconfig, mbdkill, failover"),
+            "{e}"
         );
-        assert!(t.contains("| `up` until every host is `ok` | 1.0 s | not up: the cluster did not come up within 40 s |"), "{t}");
-        assert!(t.contains("| master LIM CPU, idle | 4.0 % | — |"), "{t}");
+        assert!(
+            plan(&Opts {
+                jobs: Some(0),
+                ..Opts::default()
+            })
+            .is_err()
+        );
+        assert!(
+            plan(&Opts {
+                hollow: vec![0],
+                ..Opts::default()
+            })
+            .is_err()
+        );
     }
 
     #[test]
     fn cpu_and_memory_of_this_process_are_read() {
         let me = [std::process::id() as i32];
-        assert!(cpu_ticks(&me).is_some());
+        assert!(cpu_secs(&me).is_some());
         assert!(rss_mb(&me).is_some_and(|m| m > 0.0));
-        assert!(cpu_ticks(&[]).is_none());
+        assert!(cpu_secs(&[]).is_none());
     }
 }

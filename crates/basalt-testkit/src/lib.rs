@@ -21,7 +21,7 @@
 //! condition until it holds or fails with what it was waiting for; [`holds_for`]
 //! checks that one keeps holding. A test that skips itself says so with [`skip`].
 //!
-//! Modules: `subnet` (loopback /24s), `dirs` (test directories), `config` (cluster
+//! Modules: `acct` (lsb.acct's finishes, the exactly-once check), `subnet` (loopback /24s), `dirs` (test directories), `config` (cluster
 //! spec and configuration files), `wait`, `commands`, `jobs`, `text` (output and
 //! event-log fields), `process` ([`ProcessCluster`]), `inprocess` (its LIMs),
 //! `batch` (its sbatchd and mbatchd), `netns` (network-namespace labs),
@@ -29,6 +29,7 @@
 //! `selfrun` (daemons and commands a test runs on its own schedule: [`HostDaemons`],
 //! [`CommandsAt`]).
 
+pub mod acct;
 #[cfg(feature = "batch")]
 mod batch;
 mod commands;

@@ -37,7 +37,18 @@ pub(super) fn free_loopback(port: u16) -> Result<(u8, u8)> {
     bail!("no free loopback address found")
 }
 
-pub(super) fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bool) -> Result<()> {
+/// Poll `ok` every 20 ms until it holds; an error naming `what` after `limit`.
+pub(crate) fn wait_until(what: &str, limit: Duration, ok: impl FnMut() -> bool) -> Result<()> {
+    wait_every(what, limit, Duration::from_millis(20), ok)
+}
+
+/// Poll `ok` every `every` until it holds; an error naming `what` after `limit`.
+pub(crate) fn wait_every(
+    what: &str,
+    limit: Duration,
+    every: Duration,
+    mut ok: impl FnMut() -> bool,
+) -> Result<()> {
     let end = Instant::now() + limit;
     loop {
         if ok() {
@@ -46,7 +57,7 @@ pub(super) fn wait_until(what: &str, limit: Duration, mut ok: impl FnMut() -> bo
         if Instant::now() > end {
             bail!("timed out after {limit:?} waiting for {what}");
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(every);
     }
 }
 

@@ -18,6 +18,29 @@ use super::*;
 /// How long hostC's job must stay `RUN` in the new mbatchd's answers to count.
 const RUN_HELD: Duration = Duration::from_secs(1);
 
+/// A command of the cluster of `envdir` (binaries in `bin`) run as on `host`, sent to
+/// the mbatchd at `mbd` when given (as `Cluster::command` makes it, from another host).
+pub fn command_on(bin: &Path, envdir: &Path, host: &str, name: &str, mbd: Option<&str>) -> Command {
+    let mut c = Command::new(bin.join(name));
+    c.env("LSF_ENVDIR", envdir)
+        .env("BASALT_HOST", host)
+        .env_remove("LSF_SERVER_HOSTS")
+        .env_remove("BASALT_MBD_ADDR")
+        .stdin(Stdio::null());
+    if let Some(a) = mbd {
+        c.env("BASALT_MBD_ADDR", a);
+    }
+    c
+}
+
+/// Whether something accepts connections at `addr` (within 200 ms). A lost mbatchd's
+/// successor listens only once it holds the event-log lock and has replayed lsb.events;
+/// polling its port tells when to send the submission that times the failover (a
+/// command sent to a port nobody listens on retries only every 300 ms).
+pub fn listens(addr: std::net::SocketAddr) -> bool {
+    std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
+}
+
 /// The times of one failover, in seconds from the loss.
 struct Times {
     /// `lsid` asked from hostB names hostB.
@@ -109,21 +132,8 @@ fn once(ctx: &Ctx, name: &str, hung: bool) -> Result<Times> {
     let hosta_mbd = basalt_runtime::mbd_addr(&config, "hostA")?.to_string();
     let hostb_addr = basalt_runtime::mbd_addr(&config, "hostB")?;
     let hostb_mbd = hostb_addr.to_string();
-    // A command run on `host`, sent to the mbatchd at `mbd` when given (as
-    // `Cluster::command` makes it, from another host).
     let (bin, envdir) = (cluster.bin.clone(), cluster.envdir.clone());
-    let on = |host: &str, name: &str, mbd: Option<&str>| {
-        let mut c = Command::new(bin.join(name));
-        c.env("LSF_ENVDIR", &envdir)
-            .env("BASALT_HOST", host)
-            .env_remove("LSF_SERVER_HOSTS")
-            .env_remove("BASALT_MBD_ADDR")
-            .stdin(Stdio::null());
-        if let Some(a) = mbd {
-            c.env("BASALT_MBD_ADDR", a);
-        }
-        c
-    };
+    let on = |host: &str, name: &str, mbd: Option<&str>| command_on(&bin, &envdir, host, name, mbd);
     // The state of hostC's job as `bjobs` on hostC shows it from the mbatchd at `mbd`.
     let stat_c = |mbd: &str| -> Option<String> {
         let o = on("hostC", "bjobs", Some(mbd))
@@ -160,8 +170,6 @@ fn once(ctx: &Ctx, name: &str, hung: bool) -> Result<Times> {
                     .any(|l| l.trim() == "My master name is hostB")
             })
     };
-    let listens =
-        || std::net::TcpStream::connect_timeout(&hostb_addr, Duration::from_millis(200)).is_ok();
     let measured = (|| {
         let mut lsid: BTreeMap<&str, f64> = BTreeMap::new();
         let mut listening = false;
@@ -190,7 +198,7 @@ fn once(ctx: &Ctx, name: &str, hung: bool) -> Result<Times> {
                         lsid.insert(h, t.elapsed().as_secs_f64());
                     }
                 }
-                listening = listening || listens();
+                listening = listening || listens(hostb_addr);
                 look_c(listening, &mut run_since);
                 lsid.len() == 2 && listening
             },

@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub(super) fn machine() -> String {
+pub(crate) fn machine() -> String {
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let mem_kb = std::fs::read_to_string("/proc/meminfo")
@@ -21,7 +21,7 @@ pub(super) fn machine() -> String {
     )
 }
 
-pub(super) fn git_commit(root: &Path) -> String {
+pub(crate) fn git_commit(root: &Path) -> String {
     Command::new("git")
         .current_dir(root)
         .args(["describe", "--always", "--dirty"])

@@ -2,6 +2,7 @@
 //! the wall time of the real `bsub`.
 
 use super::*;
+pub use basalt_cli::batch::bsub::BsubOpts;
 use basalt_proto::mbatchd::mbatchd_client::MbatchdClient;
 use basalt_proto::mbatchd::{JobSubmission, SubmitRequest};
 
@@ -22,12 +23,17 @@ pub fn discarding_submission(host: &str, command: &str) -> JobSubmission {
 }
 
 fn build_submission(host: &str, command: &str, hold: bool, out: Option<&str>) -> JobSubmission {
-    use basalt_cli::batch::bsub::{BsubOpts, JobCommand, Submitter, build};
     let opts = BsubOpts {
         hold,
         out: out.map(|o| (o.to_owned(), false)),
         ..BsubOpts::default()
     };
+    submission_with(host, command, &opts)
+}
+
+/// What `bsub <opts> command` sends from `host`.
+pub fn submission_with(host: &str, command: &str, opts: &BsubOpts) -> JobSubmission {
+    use basalt_cli::batch::bsub::{JobCommand, Submitter, build};
     let cmd = JobCommand {
         text: command.into(),
         is_script: false,
@@ -43,7 +49,7 @@ fn build_submission(host: &str, command: &str, hold: bool, out: Option<&str>) ->
         from_host: host.to_owned(),
         vars: std::env::vars().collect(),
     };
-    build(&opts, &cmd, &who)
+    build(opts, &cmd, &who)
 }
 
 /// `perf stat` counting mbatchd's fsync and fdatasync calls, when perf works here.
@@ -128,13 +134,17 @@ const API_GIVE_UP: Duration = Duration::from_secs(120);
 
 impl Api {
     pub fn connect(cluster: &Cluster, clients: usize) -> Result<Api> {
-        let config = cluster.config()?;
-        let addr = basalt_runtime::mbd_addr(&config, &cluster.host)?;
+        Api::connect_to(&cluster.config()?, &cluster.host, clients)
+    }
+
+    /// `clients` connections to the mbatchd of `host` of the cluster of `config`.
+    pub fn connect_to(config: &basalt_config::Config, host: &str, clients: usize) -> Result<Api> {
+        let addr = basalt_runtime::mbd_addr(config, host)?;
         let rt = tokio::runtime::Builder::new_multi_thread()
             .enable_all()
             .build()?;
         // Credentials from the LIM's socket, like a command's: part of every request.
-        let auth = basalt_runtime::user_auth(&config);
+        let auth = basalt_runtime::user_auth(config);
         let clients = rt.block_on(async {
             let mut v = Vec::new();
             for _ in 0..clients.max(1) {
@@ -145,7 +155,7 @@ impl Api {
                     .await?;
                 v.push(MbatchdClient::new(basalt_runtime::AuthService::new(
                     ch,
-                    auth.towards(&cluster.host),
+                    auth.towards(host),
                 )));
             }
             anyhow::Ok(v)
@@ -161,8 +171,17 @@ impl Api {
     /// Submit `n` copies of `job` from every client at once; each acknowledgement's
     /// latency in ms (from the first send to the answer, resends included).
     pub fn submit_all(&self, job: &JobSubmission, n: usize) -> Result<Vec<f64>> {
+        Ok(self
+            .submit_all_ids(job, n)?
+            .into_iter()
+            .map(|(_, ms)| ms)
+            .collect())
+    }
+
+    /// [`Api::submit_all`], with each job's id: (id, latency in ms), in no order.
+    pub fn submit_all_ids(&self, job: &JobSubmission, n: usize) -> Result<Vec<(u64, f64)>> {
         let next = Arc::new(AtomicUsize::new(0));
-        let lat: Vec<Vec<f64>> = self.rt.block_on(async {
+        let acked: Vec<Vec<(u64, f64)>> = self.rt.block_on(async {
             let mut tasks = Vec::new();
             for client in &self.clients {
                 let client = client.clone();
@@ -170,14 +189,14 @@ impl Api {
                 let job = job.clone();
                 let (prefix, tokens) = (self.token_prefix.clone(), self.next_token.clone());
                 tasks.push(tokio::spawn(async move {
-                    let mut lat = Vec::new();
+                    let mut acked = Vec::new();
                     while next.fetch_add(1, Ordering::Relaxed) < n {
                         let s = Instant::now();
                         let token = format!("{prefix}:{}", tokens.fetch_add(1, Ordering::Relaxed));
-                        submit_answered(&client, &job, token).await?;
-                        lat.push(s.elapsed().as_secs_f64() * 1000.0);
+                        let id = submit_answered(&client, &job, token).await?;
+                        acked.push((id, s.elapsed().as_secs_f64() * 1000.0));
                     }
-                    anyhow::Ok(lat)
+                    anyhow::Ok(acked)
                 }));
             }
             let mut all = Vec::new();
@@ -186,7 +205,7 @@ impl Api {
             }
             anyhow::Ok(all)
         })?;
-        Ok(lat.into_iter().flatten().collect())
+        Ok(acked.into_iter().flatten().collect())
     }
 
     /// Submit one job; its id.
