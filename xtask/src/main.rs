@@ -54,8 +54,12 @@ const DAEMONS: &[&str] = &["lim", "res", "sbatchd"];
 const SUPERVISED: &[&str] = &["mbatchd"];
 /// The hollow hosts' program (`up --hollow N`, issue 51): linked, started only then.
 const HOLLOW: &str = "basalt-hollow";
-/// How many `basalt-hollow` processes share the hollow hosts (one a CPU).
+/// How many `basalt-hollow` processes share the hollow hosts at least (one a CPU).
 const HOLLOW_PROCESSES: usize = 2;
+/// At most this many hollow hosts in one process: each holds about
+/// `basalt-hollow`'s `FDS_PER_HOST` descriptors, and a process here may open 20,000
+/// (this machine's hard limit, which root cannot raise).
+const HOLLOW_PER_PROCESS: usize = 1000;
 /// The commands linked into `<dir>/bin`.
 const COMMANDS: &[&str] = &[
     "lsid",
@@ -320,8 +324,10 @@ fn main() -> Result<()> {
             }
             up(
                 host_names(hosts, subnet)?,
-                hollow_hosts(hollow)?,
-                0,
+                HollowHosts {
+                    hosts: hollow_hosts(hollow)?,
+                    apart: 0,
+                },
                 top,
                 &cluster,
                 Build { release, no_build },
@@ -489,10 +495,15 @@ fn raise_open_files() {
     }
 }
 
+/// The hollow hosts `up` starts: the last `apart` in a process of their own.
+pub(crate) struct HollowHosts {
+    pub(crate) hosts: Vec<DefaultHost>,
+    pub(crate) apart: usize,
+}
+
 pub(crate) fn up(
     host_list: Vec<DefaultHost>,
-    hollow: Vec<DefaultHost>,
-    hollow_apart: usize,
+    hollow: HollowHosts,
     top: PathBuf,
     cluster: &str,
     build: Build,
@@ -500,6 +511,10 @@ pub(crate) fn up(
     ports: ports::Ports,
 ) -> Result<()> {
     raise_open_files();
+    let HollowHosts {
+        hosts: hollow,
+        apart: hollow_apart,
+    } = hollow;
     if let Some(d) = down::find(std::slice::from_ref(&top)).first() {
         bail!(
             "a cluster is already running from {}: {} (stop it with `{}`)",
@@ -730,7 +745,8 @@ fn start_daemons(top: &Path, envdir: &Path, hosts: &[String]) -> Result<()> {
 }
 
 /// How the hollow hosts are shared among `basalt-hollow` processes: the first
-/// `hollow.len() - apart` evenly over [`HOLLOW_PROCESSES`] processes, then the last
+/// `hollow.len() - apart` evenly over [`HOLLOW_PROCESSES`] processes, or as many more
+/// as keep each within [`HOLLOW_PER_PROCESS`], then the last
 /// `apart` in a process of their own (`cargo xtask scale` kills it to lose them at
 /// once). Group `k` is process `group<k>`.
 pub(crate) fn hollow_groups(hollow: &[String], apart: usize) -> Vec<&[String]> {
@@ -738,7 +754,8 @@ pub(crate) fn hollow_groups(hollow: &[String], apart: usize) -> Vec<&[String]> {
     let (shared, own) = hollow.split_at(hollow.len() - apart);
     let mut groups: Vec<&[String]> = Vec::new();
     if !shared.is_empty() {
-        groups.extend(shared.chunks(shared.len().div_ceil(HOLLOW_PROCESSES)));
+        let processes = HOLLOW_PROCESSES.max(shared.len().div_ceil(HOLLOW_PER_PROCESS));
+        groups.extend(shared.chunks(shared.len().div_ceil(processes)));
     }
     if !own.is_empty() {
         groups.push(own);
@@ -855,6 +872,11 @@ mod tests {
         // The group apart is the last hosts.
         assert_eq!(hollow_groups(&h, 3)[2], &h[8..]);
         assert!(hollow_groups(&[], 0).is_empty());
+        // 10,000 hosts, 1,000 apart: 9 processes of 1,000 and the one apart.
+        let many: Vec<String> = (1..=10_000).map(|i| format!("hv{i:05}")).collect();
+        let groups = hollow_groups(&many, 1000);
+        assert_eq!(groups.len(), 10);
+        assert!(groups.iter().all(|g| g.len() == HOLLOW_PER_PROCESS));
         assert_eq!(
             hollow_groups(&h[..1], 0)
                 .iter()

@@ -297,8 +297,10 @@ fn one_size(root: &Path, o: &Opts, plan: &Plan, n: usize) -> Row {
     let up = ports::Ports::plan(o.lim_port).and_then(|p| {
         crate::up(
             host_names(2, Some([127, 0, 77]))?,
-            hollow_hosts(n)?,
-            apart,
+            crate::HollowHosts {
+                hosts: hollow_hosts(n)?,
+                apart,
+            },
             top.clone(),
             "basalt",
             Build {

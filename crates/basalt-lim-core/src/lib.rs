@@ -531,6 +531,18 @@ impl LimCore {
         self.report_ms
     }
 
+    /// Whether this LIM talks to host `name` every `EXINTERVAL` (so that a runtime
+    /// keeps a connection to it): in a cluster within the master's report budget,
+    /// every host; else a master candidate, and for the master also the candidates'
+    /// witnesses — not the hosts it announces to only every few report intervals.
+    pub fn keeps_contact(&self, name: &str) -> bool {
+        if self.report_ms == self.timing.exinterval_ms {
+            return true;
+        }
+        self.index(name)
+            .is_some_and(|i| self.rank_of(i).is_some() || (self.is_master() && self.hosts.near[i]))
+    }
+
     /// How long host `name` may stay silent before the master marks it unavailable:
     /// `HOST_INACTIVITY_LIMIT` intervals, or for a host that reports less often
     /// ([`LimCore::report_interval_ms`]), two of its report intervals and one

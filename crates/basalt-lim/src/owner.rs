@@ -228,7 +228,12 @@ impl Owner {
         let timeout = Duration::from_millis(self.s.timing.probe_timeout_ms);
         match basalt_runtime::lim_peer_channel(&self.s.config, host, timeout, &self.s.auth) {
             Ok(c) => {
-                self.clients.insert(host.to_owned(), c.clone());
+                // In a large cluster a master does not hold a connection to each of
+                // the hosts it announces to once a minute: ten thousand of them would
+                // double its descriptors and memory.
+                if self.core.keeps_contact(host) {
+                    self.clients.insert(host.to_owned(), c.clone());
+                }
                 Some(c)
             }
             Err(e) => {

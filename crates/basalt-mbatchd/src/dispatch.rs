@@ -30,7 +30,15 @@ type PeerClient = sbpb::sbatchd_peer_client::SbatchdPeerClient<basalt_runtime::A
 #[derive(Default)]
 pub(crate) struct Peers {
     kept: HashMap<String, Kept>,
+    /// When the kept clients were last swept of those no dispatch may reuse.
+    swept: Option<Instant>,
 }
+
+/// Kept clients are swept of the unproven ones (a dispatch would make a new
+/// connection anyway) once there are this many, at most every [`SWEEP_EVERY`]: a
+/// connection to every host of a large cluster would double mbatchd's descriptors.
+const SWEEP_ABOVE: usize = 256;
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 struct Kept {
     client: PeerClient,
@@ -95,6 +103,15 @@ impl Peers {
         }
         let client = basalt_runtime::sbatchd_peer_channel(config, host, ORDER_TIMEOUT, auth)
             .map_err(|e| e.to_string())?;
+        if self.kept.len() >= SWEEP_ABOVE
+            && self
+                .swept
+                .is_none_or(|t| now.saturating_duration_since(t) >= SWEEP_EVERY)
+        {
+            // (A dispatch under way holds its own copy of its client.)
+            self.kept.retain(|_, k| k.proof.proven(now));
+            self.swept = Some(now);
+        }
         let proof = Proof::new(now);
         self.kept.insert(
             host.to_owned(),

@@ -216,12 +216,33 @@ pub async fn shutdown_signal() {
 
 /// The canonical name (as written in the cluster file) of `host`.
 pub fn canonical_host(config: &Config, host: &str) -> Option<String> {
-    config
-        .cluster
-        .hosts
+    cluster_host(config, host).map(|h| h.name.clone())
+}
+
+/// The cluster file's hosts by [`basalt_core::host_key`], built once per loaded
+/// configuration ([`Config::derived`]): a name is found without a scan of thousands.
+struct HostIndex(std::collections::HashMap<String, Vec<usize>>);
+
+/// The cluster file's entry of `host` (names compare as [`basalt_core::same_host`]).
+pub fn cluster_host<'a>(
+    config: &'a Config,
+    host: &str,
+) -> Option<&'a basalt_config::cluster::ClusterHost> {
+    let index = config.derived(|c| {
+        let mut m: std::collections::HashMap<String, Vec<usize>> =
+            std::collections::HashMap::with_capacity(c.cluster.hosts.len());
+        for (i, h) in c.cluster.hosts.iter().enumerate() {
+            m.entry(basalt_core::host_key(&h.name)).or_default().push(i);
+        }
+        HostIndex(m)
+    });
+    let hosts = &config.cluster.hosts;
+    index
+        .0
+        .get(&basalt_core::host_key(host))?
         .iter()
+        .filter_map(|&i| hosts.get(i))
         .find(|h| basalt_core::same_host(&h.name, host))
-        .map(|h| h.name.clone())
 }
 
 /// The host this process plays: `explicit` (`-H host`) if given, else the
@@ -247,12 +268,7 @@ pub fn machine_hostname() -> String {
 /// The address a host's daemons listen on: the Basalt `ADDRESS` column of the
 /// cluster file when present, else the first address the name resolves to.
 pub fn host_addr(config: &Config, host: &str) -> Result<IpAddr, RuntimeError> {
-    let entry = config
-        .cluster
-        .hosts
-        .iter()
-        .find(|h| basalt_core::same_host(&h.name, host))
-        .ok_or_else(|| RuntimeError::UnknownHost(host.into()))?;
+    let entry = cluster_host(config, host).ok_or_else(|| RuntimeError::UnknownHost(host.into()))?;
     entry_addr(entry, host)
 }
 

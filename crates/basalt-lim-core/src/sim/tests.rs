@@ -1154,3 +1154,26 @@ fn the_master_table_says_which_hosts_changed_since_a_version() {
         .collect();
     assert_eq!(changed, vec!["h07".to_owned()]);
 }
+
+/// Issue 51: in a cluster past the report budget a LIM keeps in touch (a connection, for
+/// its runtime) with the candidates, and the master also with their witnesses — not
+/// with every host; within the budget, with every host as before.
+#[test]
+fn a_large_clusters_lims_keep_contact_with_the_candidates_and_witnesses_only() {
+    let (owned, configs) = large_cluster(60, 100);
+    let names: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let mut sim = Sim::with_configs(&names, configs);
+    sim.advance(1000);
+    let master = &sim.nodes["h00"];
+    assert!(master.keeps_contact("h01") && master.keeps_contact("h17"));
+    assert!(!master.keeps_contact("h30"));
+    let far = &sim.nodes["h30"];
+    assert!(far.keeps_contact("h00") && far.keeps_contact("h01"));
+    assert!(!far.keeps_contact("h05") && !far.keeps_contact("h31"));
+    let (owned, configs) = large_cluster(20, 1000);
+    let names: Vec<&str> = owned.iter().map(String::as_str).collect();
+    let mut small = Sim::with_configs(&names, configs);
+    small.advance(500);
+    assert!(small.nodes["h00"].keeps_contact("h15"));
+    assert!(small.nodes["h15"].keeps_contact("h16"));
+}
