@@ -56,10 +56,10 @@ const SUPERVISED: &[&str] = &["mbatchd"];
 const HOLLOW: &str = "basalt-hollow";
 /// How many `basalt-hollow` processes share the hollow hosts at least (one a CPU).
 const HOLLOW_PROCESSES: usize = 2;
-/// At most this many hollow hosts in one process: each holds about
-/// `basalt-hollow`'s `FDS_PER_HOST` descriptors, and a process here may open 20,000
-/// (this machine's hard limit, which root cannot raise).
-const HOLLOW_PER_PROCESS: usize = 1000;
+/// At most this many hollow hosts in one process: each holds 15 descriptors when
+/// settled and more while it starts (its probes), `basalt-hollow` wants 24 each, and a
+/// process here may open 20,000 (this machine's hard limit, which root cannot raise).
+const HOLLOW_PER_PROCESS: usize = 600;
 /// The commands linked into `<dir>/bin`.
 const COMMANDS: &[&str] = &[
     "lsid",
@@ -747,8 +747,8 @@ fn start_daemons(top: &Path, envdir: &Path, hosts: &[String]) -> Result<()> {
 /// How the hollow hosts are shared among `basalt-hollow` processes: the first
 /// `hollow.len() - apart` evenly over [`HOLLOW_PROCESSES`] processes, or as many more
 /// as keep each within [`HOLLOW_PER_PROCESS`], then the last
-/// `apart` in a process of their own (`cargo xtask scale` kills it to lose them at
-/// once). Group `k` is process `group<k>`.
+/// `apart` in processes of their own ([`apart_groups`] of them: `cargo xtask scale`
+/// kills them together to lose those hosts at once). Group `k` is process `group<k>`.
 pub(crate) fn hollow_groups(hollow: &[String], apart: usize) -> Vec<&[String]> {
     let apart = apart.min(hollow.len());
     let (shared, own) = hollow.split_at(hollow.len() - apart);
@@ -757,10 +757,13 @@ pub(crate) fn hollow_groups(hollow: &[String], apart: usize) -> Vec<&[String]> {
         let processes = HOLLOW_PROCESSES.max(shared.len().div_ceil(HOLLOW_PER_PROCESS));
         groups.extend(shared.chunks(shared.len().div_ceil(processes)));
     }
-    if !own.is_empty() {
-        groups.push(own);
-    }
+    groups.extend(own.chunks(HOLLOW_PER_PROCESS));
     groups
+}
+
+/// How many of the last [`hollow_groups`] hold the `apart` hosts.
+pub(crate) fn apart_groups(hollow: usize, apart: usize) -> usize {
+    apart.min(hollow).div_ceil(HOLLOW_PER_PROCESS)
 }
 
 /// Start the hollow hosts of the cluster in `top`: one `basalt-hollow` process for each
@@ -872,11 +875,17 @@ mod tests {
         // The group apart is the last hosts.
         assert_eq!(hollow_groups(&h, 3)[2], &h[8..]);
         assert!(hollow_groups(&[], 0).is_empty());
-        // 10,000 hosts, 1,000 apart: 9 processes of 1,000 and the one apart.
+        // 10,000 hosts, 1,000 apart: 9,000 in 15 processes of 600, and the 1,000 apart
+        // in 2 of their own.
         let many: Vec<String> = (1..=10_000).map(|i| format!("hv{i:05}")).collect();
         let groups = hollow_groups(&many, 1000);
-        assert_eq!(groups.len(), 10);
-        assert!(groups.iter().all(|g| g.len() == HOLLOW_PER_PROCESS));
+        assert_eq!(groups.len(), 17);
+        assert!(groups[..15].iter().all(|g| g.len() == HOLLOW_PER_PROCESS));
+        assert_eq!(apart_groups(10_000, 1000), 2);
+        assert_eq!(groups[15].len() + groups[16].len(), 1000);
+        assert_eq!(groups[16].last(), many.last());
+        assert_eq!(apart_groups(11, 3), 1);
+        assert_eq!(apart_groups(11, 0), 0);
         assert_eq!(
             hollow_groups(&h[..1], 0)
                 .iter()

@@ -53,7 +53,8 @@ pub(super) struct Scaled {
     config: basalt_config::Config,
     /// The hollow hosts in the process of their own (`up`'s `hollow_apart`), and its pid.
     apart: Vec<String>,
-    apart_pid: Option<i32>,
+    /// The processes that run them (several when there are more than one takes).
+    apart_pids: Vec<i32>,
 }
 
 impl Scaled {
@@ -69,25 +70,26 @@ impl Scaled {
             .map(|h| h.name)
             .collect();
         let groups = crate::hollow_groups(&names, apart);
-        let (hosts, pid) = match groups.len().checked_sub(1) {
-            Some(k) if apart > 0 => {
-                let file = down::pid_dir(top).join(format!("{}.group{k}.pid", crate::HOLLOW));
-                let pid: i32 = std::fs::read_to_string(&file)
-                    .with_context(|| format!("reading {}", file.display()))?
-                    .trim()
-                    .parse()
-                    .with_context(|| format!("the pid in {}", file.display()))?;
-                (groups[k].to_vec(), Some(pid))
-            }
-            _ => (Vec::new(), None),
-        };
+        let first = groups.len() - crate::apart_groups(names.len(), apart);
+        let mut hosts = Vec::new();
+        let mut pids = Vec::new();
+        for (k, group) in groups.iter().enumerate().skip(first) {
+            let file = down::pid_dir(top).join(format!("{}.group{k}.pid", crate::HOLLOW));
+            let pid: i32 = std::fs::read_to_string(&file)
+                .with_context(|| format!("reading {}", file.display()))?
+                .trim()
+                .parse()
+                .with_context(|| format!("the pid in {}", file.display()))?;
+            hosts.extend(group.iter().cloned());
+            pids.push(pid);
+        }
         Ok(Scaled {
             top: top.to_path_buf(),
             envdir,
             bin: top.join("bin"),
             config,
             apart: hosts,
-            apart_pid: pid,
+            apart_pids: pids,
         })
     }
 
@@ -215,12 +217,14 @@ impl Scaled {
     /// The hosts apart lost at once with their jobs: until they are all `unreach` or
     /// `unavail`, and their jobs handled.
     pub(super) fn hostloss(&self, row: &mut Row) -> Result<()> {
-        let (lost, pid) = match self.apart_pid {
-            Some(pid) if !self.apart.is_empty() => (&self.apart, pid),
-            _ => bail!("no hollow process apart to kill"),
-        };
-        if !down::is_ours(pid, &self.top) {
-            bail!("the hollow process apart (pid {pid}) is not running");
+        if self.apart.is_empty() || self.apart_pids.is_empty() {
+            bail!("no hollow process apart to kill");
+        }
+        let lost = &self.apart;
+        for &pid in &self.apart_pids {
+            if !down::is_ours(pid, &self.top) {
+                bail!("the hollow process apart (pid {pid}) is not running");
+            }
         }
         // Every slot of the hosts apart busy.
         let n = lost.len() * HOLLOW_SLOTS;
@@ -261,7 +265,10 @@ impl Scaled {
         row.lost_hosts = Some(lost.len());
         row.lost_running = Some(n);
 
-        kill(Pid::from_raw(pid), Signal::SIGKILL).context("killing the hollow process apart")?;
+        for &pid in &self.apart_pids {
+            kill(Pid::from_raw(pid), Signal::SIGKILL)
+                .with_context(|| format!("killing the hollow process apart (pid {pid})"))?;
+        }
         let t = Instant::now();
         let lost_set: BTreeSet<&str> = lost.iter().map(String::as_str).collect();
         let mut disturbed: BTreeSet<String> = BTreeSet::new();

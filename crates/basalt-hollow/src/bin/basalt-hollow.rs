@@ -85,7 +85,7 @@ fn run(args: Args) -> anyhow::Result<()> {
 /// Descriptors one hollow host may hold: its two listeners, its job database (and its
 /// journal), its lock and replay files, and its connections (to the master LIM and
 /// mbatchd, from them, and probes).
-const FDS_PER_HOST: u64 = 16;
+const FDS_PER_HOST: u64 = 24;
 
 /// Each hollow host holds a few sockets and files: take every descriptor the hard
 /// limit allows, and as root raise the hard limit too (within the kernel's
