@@ -152,6 +152,9 @@ impl Sched {
             _ => false,
         };
         if !passless {
+            // Submissions alone since the last pass (see `fresh_only`).
+            self.fresh_only =
+                matches!(ev, Event::JobNew { .. }) && (!self.dirty || self.fresh_only);
             self.dirty = true;
             // What leaves every other pending job's reasons as they are, as long as no
             // pending job has a dependency: a submission (the new job is visited), a

@@ -489,6 +489,11 @@ pub struct Sched {
     mc_remote: BTreeMap<String, mc::Remote>,
     /// A pass stopped early since the last full one.
     cut_short: bool,
+    /// The next pass is due for submissions only (nothing else changed since the last
+    /// one): it visits the jobs submitted since, not every pending job — the others
+    /// could not start then and nothing has changed for them (one `bsub` with a million
+    /// jobs pending, issue 51).
+    fresh_only: bool,
     /// When the last full pass ran.
     last_full_pass: Millis,
     /// Events are being replayed ([`Sched::replay`]).
@@ -592,6 +597,7 @@ impl Sched {
             fs_hist: BTreeMap::new(),
             mc_remote: BTreeMap::new(),
             cut_short: false,
+            fresh_only: false,
             last_full_pass: now,
             replaying: false,
             week_minute: None,

@@ -311,6 +311,7 @@ impl crate::Sched {
         r.queues = queues;
         if more_room && self.mc_waiting() {
             self.dirty = true;
+            self.fresh_only = false;
         }
     }
 

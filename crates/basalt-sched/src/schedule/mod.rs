@@ -52,6 +52,7 @@ impl Sched {
         self.dirty = false;
         let full = std::mem::replace(&mut self.full_due, false);
         let fresh = std::mem::take(&mut self.fresh);
+        let fresh_only = std::mem::take(&mut self.fresh_only) && !full;
         self.resume_pass(now);
         // Queue priority (highest first), then queue name, then submission order.
         let mut by_name: Vec<usize> = (0..self.queues.len()).collect();
@@ -351,6 +352,27 @@ impl Sched {
         // visited (none of them can start: no host has a free slot).
         let mut rest: Option<std::vec::IntoIter<PendRec>> = None;
         let mut visited: BTreeSet<JobKey> = BTreeSet::new();
+        // Only submissions since the last pass, in plain queue order (no fairshare
+        // tree, no slot pool, no slot reserved for a job with a known start): the new
+        // jobs alone are visited, in the pass's order.
+        if fresh_only
+            && self.slot_resv.is_empty()
+            && pool_targets.iter().all(Option::is_none)
+            && (0..self.queues.len())
+                .all(|qi| self.queues[qi].user_shares.is_empty() && self.partition_of(qi).is_none())
+        {
+            let mut recs: Vec<PendRec> = fresh
+                .iter()
+                .filter_map(|key| self.jobs.get(key))
+                .filter(|j| j.state == JobState::Pend)
+                .filter_map(|j| {
+                    let qi = self.queues.iter().position(|q| q.name == *j.queue)?;
+                    Some(self.pend_rec(j, qi, &name_rank))
+                })
+                .collect();
+            recs.sort_by(|a, b| a.rank.cmp(&b.rank));
+            rest = Some(recs.into_iter());
+        }
         loop {
             let rec = match rest.as_mut() {
                 Some(r) => match r.next() {
