@@ -60,6 +60,8 @@ const HOLLOW_PROCESSES: usize = 2;
 /// settled and more while it starts (its probes), `basalt-hollow` wants 24 each, and a
 /// process here may open 20,000 (this machine's hard limit, which root cannot raise).
 const HOLLOW_PER_PROCESS: usize = 600;
+/// Hollow hosts the machine starts a second, shared by the processes: 10,000 in 20 s.
+const HOLLOW_START_RATE: usize = 500;
 /// The commands linked into `<dir>/bin`.
 const COMMANDS: &[&str] = &[
     "lsid",
@@ -771,7 +773,9 @@ pub(crate) fn apart_groups(hollow: usize, apart: usize) -> usize {
 /// `<top>/run/hollow.group<k>.hosts`, its pid in `<top>/run/basalt-hollow.group<k>.pid`.
 fn start_hollow(top: &Path, envdir: &Path, hollow: &[String], apart: usize) -> Result<()> {
     let bin = top.join("bin");
-    for (k, share) in hollow_groups(hollow, apart).into_iter().enumerate() {
+    let groups = hollow_groups(hollow, apart);
+    let processes = groups.len().max(1);
+    for (k, share) in groups.into_iter().enumerate() {
         let list = pid_dir(top).join(format!("hollow.group{k}.hosts"));
         std::fs::write(&list, share.join("\n"))?;
         let log_path = top.join("log").join(format!("{HOLLOW}.group{k}.log"));
@@ -783,6 +787,8 @@ fn start_hollow(top: &Path, envdir: &Path, hollow: &[String], apart: usize) -> R
         let child = Command::new(bin.join(HOLLOW))
             .arg("--hosts-file")
             .arg(&list)
+            .arg("--start-rate")
+            .arg(HOLLOW_START_RATE.div_ceil(processes).to_string())
             .env("LSF_ENVDIR", envdir)
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)

@@ -26,9 +26,9 @@ use thiserror::Error;
 use tokio::sync::watch;
 use tracing::{info, warn};
 
-/// Hollow hosts started at once, then [`START_PAUSE`] before the next batch.
-pub const START_BATCH: usize = 25;
-/// The pause between two batches of starts.
+/// Hollow hosts a process starts a second by default ([`HollowOptions::start_rate`]).
+pub const START_RATE: usize = 250;
+/// The pause between two batches of starts (a tenth of the rate each).
 pub const START_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Why hollow hosts cannot start.
@@ -59,6 +59,9 @@ pub struct HollowOptions {
     /// Their sbatchd's options (the state directory is each host's own default; give
     /// a job runner here).
     pub sbatchd: basalt_sbatchd::Options,
+    /// Hosts started a second ([`START_RATE`]); the processes of one cluster share
+    /// the machine, so each takes its part of what the machine can start.
+    pub start_rate: usize,
 }
 
 /// Run hollow hosts `hosts` of `config` until `shutdown` resolves: each host's LIM
@@ -92,12 +95,13 @@ pub async fn run_hosts(
     };
     let source: Arc<dyn basalt_lim::LoadSource> = Arc::new(opts.load.clone());
     let mut tasks = tokio::task::JoinSet::new();
+    let batch = opts.start_rate.div_ceil(10).max(1);
     for (k, (me, lim, sbd)) in bound.into_iter().enumerate() {
         // Start a batch at a time: a daemon's start costs some CPU (keys, its replay
         // cache, its job table), and hundreds of starts at once would keep the hosts
         // already running from their timers for seconds — each LIM would then take
         // itself for stalled and catch up (a probe each), a storm no real cluster has.
-        if k > 0 && k % START_BATCH == 0 {
+        if k > 0 && k % batch == 0 {
             tokio::time::sleep(START_PAUSE).await;
         }
         let lim_opts = basalt_lim::Options {

@@ -494,6 +494,9 @@ pub struct Sched {
     /// could not start then and nothing has changed for them (one `bsub` with a million
     /// jobs pending, issue 51).
     fresh_only: bool,
+    /// How many pending jobs the last pass visited (tests).
+    #[cfg(test)]
+    pub(crate) last_visits: usize,
     /// When the last full pass ran.
     last_full_pass: Millis,
     /// Events are being replayed ([`Sched::replay`]).
@@ -598,6 +601,8 @@ impl Sched {
             mc_remote: BTreeMap::new(),
             cut_short: false,
             fresh_only: false,
+            #[cfg(test)]
+            last_visits: 0,
             last_full_pass: now,
             replaying: false,
             week_minute: None,

@@ -326,6 +326,41 @@ fn submit_logs_job_new_and_dispatches_at_once() {
     assert_eq!(s.jobs[&(1, 0)].attempt, 1);
 }
 
+/// Issue 51: a pass due for submissions only visits the new jobs — not the thousand
+/// pending in an inactive queue, which could not start before and still cannot — and
+/// the new job starts; after any other event the next pass visits them all again.
+#[test]
+fn a_pass_after_submissions_only_visits_the_new_jobs() {
+    let mut s = up();
+    s.queue_ctl(T0, &admin(), 4, "high", "hold on")
+        .expect("qinact");
+    let mut held = cmd("sleep 1");
+    held.queue = "high".into();
+    for _ in 0..1000 {
+        s.submit(T0, &alice(), held.clone()).expect("submit");
+    }
+    s.schedule(T0);
+    s.take_effects();
+    assert_eq!(s.last_visits, 1000);
+    let (id, _, _) = s.submit(T0, &alice(), cmd("sleep 1")).expect("submit");
+    s.schedule(T0);
+    assert_eq!(s.last_visits, 1);
+    let eff = s.take_effects();
+    assert_eq!(dispatches(&eff), vec![((id, 0), "hostA".to_string())]);
+    assert_eq!(
+        s.jobs[&(1, 0)]
+            .pend_reasons
+            .keys()
+            .copied()
+            .collect::<Vec<_>>(),
+        vec![pend::QUEUE_INACT]
+    );
+    // The job ends: its slot is free again, every pending job is looked at.
+    finish(&mut s, (id, 0), 0, 1);
+    s.schedule(T0 + 1000);
+    assert_eq!(s.last_visits, 1000);
+}
+
 /// Seed 001 "Interactive Batch Job Support": "You can configure a queue to be
 /// interactive only, batch only, or both interactive and batch" (INTERACTIVE = ONLY, NO,
 /// YES).

@@ -25,6 +25,11 @@ struct Args {
     /// CPUs each hollow host reports (its slots when MXJ is `!`).
     #[arg(long = "ncpus", default_value_t = 4)]
     ncpus: u32,
+    /// Hosts this process starts a second (several processes of one cluster share
+    /// the machine: give each its part).
+    #[arg(long = "start-rate", default_value_t = basalt_hollow::START_RATE,
+          value_parser = clap::value_parser!(usize))]
+    start_rate: usize,
 }
 
 fn main() -> std::process::ExitCode {
@@ -56,6 +61,9 @@ fn run(args: Args) -> anyhow::Result<()> {
     if hosts.is_empty() {
         bail!("no host given (names, or --hosts-file)");
     }
+    if args.start_rate == 0 {
+        bail!("--start-rate must be at least 1 host a second");
+    }
     let config = Arc::new(loaded.config);
     basalt_runtime::daemon::start_logging(
         "hollow",
@@ -71,6 +79,7 @@ fn run(args: Args) -> anyhow::Result<()> {
             runner: basalt_sbatchd::JobRunner::Hollow,
             ..Default::default()
         },
+        start_rate: args.start_rate,
     };
     let rt = basalt_runtime::daemon::runtime().context("starting the async runtime")?;
     rt.block_on(basalt_hollow::run_hosts(

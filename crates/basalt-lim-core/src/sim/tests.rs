@@ -839,7 +839,8 @@ fn a_locked_host_is_lock_u_on_the_master_until_unlocked_or_its_time_is_up() {
 }
 
 /// Issue 51: at a cold boot of a large cluster with LSF_MASTER_LIST, a host probes the
-/// candidates and at most MAX_WITNESSES others (not every host: hosts² requests);
+/// candidates and at most MAX_WITNESSES others (not every host: hosts² requests), a
+/// host that can never lead the candidates only;
 /// the election still ends with everyone following the first candidate, and a
 /// takeover still happens when it dies.
 #[test]
@@ -850,22 +851,26 @@ fn a_probe_asks_the_candidates_and_a_bounded_set_of_witnesses() {
         .iter()
         .map(|n| ((*n).to_owned(), two_candidates(n, &names)))
         .collect();
-    // One non-candidate's first probe.
-    let mut core = LimCore::new(configs["h30"].clone()).expect("core");
-    let mut fx = core.set_local(0, LoadVector::default(), info("h30"));
-    fx.extend(core.start(0));
-    let probed: Vec<String> = fx
-        .iter()
-        .find_map(|e| match e {
-            Effect::Probe { hosts, .. } => Some(hosts.clone()),
-            _ => None,
-        })
-        .expect("a probe at start");
-    assert_eq!(probed.len(), 2 + MAX_WITNESSES, "{probed:?}");
-    assert!(probed.contains(&"h00".to_owned()) && probed.contains(&"h01".to_owned()));
+    let first_probe = |me: &str| -> Vec<String> {
+        let mut core = LimCore::new(configs[me].clone()).expect("core");
+        let mut fx = core.set_local(0, LoadVector::default(), info(me));
+        fx.extend(core.start(0));
+        fx.iter()
+            .find_map(|e| match e {
+                Effect::Probe { hosts, .. } => Some(hosts.clone()),
+                _ => None,
+            })
+            .expect("a probe at start")
+    };
+    // A candidate's first probe: the other candidate and 16 witnesses.
+    let probed = first_probe("h01");
+    assert_eq!(probed.len(), 1 + MAX_WITNESSES, "{probed:?}");
+    assert!(probed.contains(&"h00".to_owned()));
     // The witnesses are the hosts after it, in file order.
-    assert!(probed.contains(&"h31".to_owned()) && probed.contains(&"h46".to_owned()));
-    assert!(!probed.contains(&"h30".to_owned()) && !probed.contains(&"h47".to_owned()));
+    assert!(probed.contains(&"h02".to_owned()) && probed.contains(&"h17".to_owned()));
+    assert!(!probed.contains(&"h01".to_owned()) && !probed.contains(&"h18".to_owned()));
+    // A host that can never lead asks the candidates only (issue 51).
+    assert_eq!(first_probe("h30"), vec!["h00".to_owned(), "h01".to_owned()]);
     let mut sim = Sim::with_configs(&names, configs);
     sim.advance(300);
     sim.assert_all_follow("h00");

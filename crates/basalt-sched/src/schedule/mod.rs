@@ -352,6 +352,8 @@ impl Sched {
         // visited (none of them can start: no host has a free slot).
         let mut rest: Option<std::vec::IntoIter<PendRec>> = None;
         let mut visited: BTreeSet<JobKey> = BTreeSet::new();
+        #[cfg(test)]
+        let mut visits = 0usize;
         // Only submissions since the last pass, in plain queue order (no fairshare
         // tree, no slot pool, no slot reserved for a job with a known start): the new
         // jobs alone are visited, in the pass's order.
@@ -370,7 +372,7 @@ impl Sched {
                     Some(self.pend_rec(j, qi, &name_rank))
                 })
                 .collect();
-            recs.sort_by(|a, b| a.rank.cmp(&b.rank));
+            recs.sort_by_key(|r| r.rank);
             rest = Some(recs.into_iter());
         }
         loop {
@@ -414,6 +416,10 @@ impl Sched {
                 },
             };
             let (key, qi, need) = (rec.rank.3, rec.qi, rec.need);
+            #[cfg(test)]
+            {
+                visits += 1;
+            }
             if !full {
                 visited.insert(key);
             }
@@ -895,6 +901,10 @@ impl Sched {
         self.limit_usage = st.limits.counts;
         self.limit_amounts = st.limits.amounts;
         self.set_reasons(assign);
+        #[cfg(test)]
+        {
+            self.last_visits = visits;
+        }
         // MultiCluster Phase II: what no local host could take goes to another cluster.
         self.forward_pass(now);
     }
