@@ -10,7 +10,10 @@ impl Sched {
     pub fn shown_state(&self, j: &Job) -> JobState {
         if j.state.is_started()
             && let Some(h) = j.hosts.first()
-            && let Some(host) = self.hosts.iter().find(|x| &x.name == h)
+            && let Some(host) = self
+                .host_idx(h)
+                .map(|i| &self.hosts[i])
+                .filter(|x| &x.name == h)
             && matches!(
                 self.host_status(host),
                 HostStatus::Unreach | HostStatus::Unavail
