@@ -60,8 +60,8 @@ const HOLLOW_PROCESSES: usize = 2;
 /// settled and more while it starts (its probes), `basalt-hollow` wants 24 each, and a
 /// process here may open 20,000 (this machine's hard limit, which root cannot raise).
 const HOLLOW_PER_PROCESS: usize = 600;
-/// Hollow hosts the machine starts a second, shared by the processes: 10,000 in 20 s.
-const HOLLOW_START_RATE: usize = 500;
+/// Hollow hosts the machine starts a second, shared by the processes: 10,000 in 40 s.
+const HOLLOW_START_RATE: usize = 250;
 /// The commands linked into `<dir>/bin`.
 const COMMANDS: &[&str] = &[
     "lsid",
@@ -808,8 +808,9 @@ fn start_hollow(top: &Path, envdir: &Path, hollow: &[String], apart: usize) -> R
 /// and mbatchd (started by the master's sbatchd) answers. Its master.
 fn wait_up(top: &Path, envdir: &Path, hosts: usize) -> Result<String> {
     let bin = top.join("bin");
-    // 30 s, and a second more for every 100 hosts.
-    let patience = Duration::from_secs(30 + (hosts / 100) as u64);
+    // 30 s, and two seconds more for every 100 hosts (hollow hosts start at
+    // HOLLOW_START_RATE).
+    let patience = Duration::from_secs(30 + (hosts / 50) as u64);
     let deadline = Instant::now() + patience;
     let master = loop {
         let out = Command::new(bin.join("lsid"))

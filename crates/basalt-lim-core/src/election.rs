@@ -41,7 +41,7 @@ impl LimCore {
     /// How long without input means this LIM was stopped: the time after
     /// which the others may have elected someone else.
     pub(crate) fn stall_after(&self) -> u64 {
-        u64::from(self.timing.master_inactivity_limit) * self.timing.exinterval_ms
+        u64::from(self.timing.master_inactivity_limit) * self.my_report_ms()
     }
 
     /// Note an input at `now`; after a stall, forget the master and catch up.

@@ -531,6 +531,14 @@ impl LimCore {
         self.report_ms
     }
 
+    /// How often the runtime should call [`LimCore::tick`], milliseconds: a quarter of
+    /// this host's report interval (`EXINTERVAL` for a candidate; a host that reports
+    /// less often has nothing to do in between, and ten thousand of them in one
+    /// hollow-host process would wake four times a second for nothing).
+    pub fn tick_interval_ms(&self) -> u64 {
+        (self.my_report_ms() / 4).max(5)
+    }
+
     /// Whether this LIM talks to host `name` every `EXINTERVAL` (so that a runtime
     /// keeps a connection to it): in a cluster within the master's report budget,
     /// every host; else a master candidate, and for the master also the candidates'

@@ -46,7 +46,7 @@ impl Owner {
         let now = self.now();
         let effects = self.core.start(now);
         self.perform(effects);
-        let every = Duration::from_millis((self.s.timing.exinterval_ms / 4).max(5));
+        let every = Duration::from_millis(self.core.tick_interval_ms());
         let mut ticker = tokio::time::interval(every);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {

@@ -18,11 +18,7 @@ pub(super) struct HostFacts {
 
 pub(super) fn facts(config: &Config, h: &HostRecord) -> HostFacts {
     let info = h.info.clone().unwrap_or_default();
-    let conf = config
-        .cluster
-        .hosts
-        .iter()
-        .find(|c| basalt_core::same_host(&c.name, &info.name));
+    let conf = basalt_runtime::cluster_host(config, &info.name);
     if h.has_info {
         let pos = |v: u64| (v > 0).then_some(v);
         HostFacts {
