@@ -784,7 +784,14 @@ fn start_hollow(top: &Path, envdir: &Path, hollow: &[String], apart: usize) -> R
             .append(true)
             .open(&log_path)
             .with_context(|| format!("opening {}", log_path.display()))?;
-        let child = Command::new(bin.join(HOLLOW))
+        // At a lower priority than the real daemons: the hollow hosts stand for other
+        // machines, each with CPUs of its own; here they share the master's, which
+        // must not starve (a master LIM that does not run for MASTER_INACTIVITY_LIMIT
+        // intervals steps down, and the candidates would flap).
+        let child = Command::new("nice")
+            .arg("-n")
+            .arg("10")
+            .arg(bin.join(HOLLOW))
             .arg("--hosts-file")
             .arg(&list)
             .arg("--start-rate")
