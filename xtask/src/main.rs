@@ -790,7 +790,7 @@ fn start_hollow(top: &Path, envdir: &Path, hollow: &[String], apart: usize) -> R
         // intervals steps down, and the candidates would flap).
         let child = Command::new("nice")
             .arg("-n")
-            .arg("10")
+            .arg("19")
             .arg(bin.join(HOLLOW))
             .arg("--hosts-file")
             .arg(&list)
