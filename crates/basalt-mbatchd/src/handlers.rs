@@ -372,7 +372,7 @@ impl OwnerState {
                 }
                 // badmin showstatus: the most hosts, CPUs and slots seen available.
                 let clients = views::clients(&self.config);
-                self.peaks.see(clients, &self.sched.status_view());
+                self.peaks.see(clients, &self.sched.status_hosts());
             }
             Msg::Resign(master) => {
                 warn!("LIM names {master} as master; resigning");

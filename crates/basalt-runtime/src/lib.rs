@@ -52,6 +52,10 @@ pub type AuthChannel = AuthService<Channel>;
 /// `RESOURCE_EXHAUSTED` and the service keeps serving). Job files travel in requests.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
+/// The largest listing a command takes in one answer (`bjobs -u all` of a million jobs
+/// is about 140 MB).
+pub const MAX_LISTING_BYTES: usize = 1024 * 1024 * 1024;
+
 /// Errors a daemon or command can meet before it talks to anyone.
 #[derive(Debug, Error)]
 pub enum RuntimeError {

@@ -201,14 +201,11 @@ impl Sched {
     /// If the host comes back, its sbatchd is told to kill the old copies
     /// ([`Sched::sbd_hello`]).
     pub(crate) fn give_up_host(&mut self, now: Millis, host: &str) {
+        // (The host's started jobs from the counters: this runs on every tick for each
+        // lost host, with a million jobs in the table.)
         let mut jobs: Vec<(i64, JobKey)> = self
-            .jobs
-            .values()
-            .filter(|j| {
-                j.state.is_started()
-                    && j.hosts.first().map(String::as_str) == Some(host)
-                    && !self.in_flight.contains(&(j.key(), j.attempt))
-            })
+            .started_on(host)
+            .filter(|j| !self.in_flight.contains(&(j.key(), j.attempt)))
             .map(|j| (j.order, j.key()))
             .collect();
         // Reruns each go to the top of their queue: the latest first, so that they keep

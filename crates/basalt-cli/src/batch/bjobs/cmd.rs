@@ -71,7 +71,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
     };
     super::super::run(async move {
         let mut client = match super::super::connect_mbatchd(&config).await {
-            Ok(c) => c,
+            Ok(c) => c.max_decoding_message_size(basalt_runtime::MAX_LISTING_BYTES),
             Err(e) => return super::super::connect_failed(&e),
         };
         let reply = match client.jobs(req).await {
