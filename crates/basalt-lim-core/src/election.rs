@@ -166,28 +166,16 @@ impl LimCore {
     /// [`MAX_WITNESSES`] other server hosts (all of them in a cluster that small): the
     /// candidates that would lead before us decide whether we may, the others witness
     /// whether our silent master still lives (catching up, all answers count); with
-    /// nobody to probe, decide at once. The witnesses are the server hosts after us in file order (wrapping), so
-    /// the probes of a cold boot spread over the cluster instead of every host asking
-    /// every other one.
+    /// nobody to probe, decide at once. The witnesses are those of `crate::witnesses`.
     pub(crate) fn start_probe(&mut self, now: u64, fx: &mut Vec<Effect>) {
-        let n = self.hosts.len();
-        let mut chosen: Vec<usize> = Vec::new();
+        let mut chosen: Vec<usize> = (0..self.hosts.len())
+            .filter(|&i| i != self.me && self.rank_of(i).is_some())
+            .collect();
         // A host that can never lead probes only to learn the master, which is a
         // candidate: it has no takeover to witness (in a cluster of thousands, 16
         // witnesses each would be most of a cold boot's requests).
-        let mut witnesses = if self.rank().is_none() {
-            MAX_WITNESSES
-        } else {
-            0usize
-        };
-        for k in 1..n {
-            let i = (self.me + k) % n;
-            if self.rank_of(i).is_some() || self.outranks_me(i) {
-                chosen.push(i);
-            } else if self.hosts.entries[i].server && witnesses < MAX_WITNESSES {
-                witnesses += 1;
-                chosen.push(i);
-            }
+        if self.rank().is_some() {
+            chosen.extend(self.hosts.witnesses_of(self.me));
         }
         chosen.sort_unstable();
         let targets: Vec<String> = chosen

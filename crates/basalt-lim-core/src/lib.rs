@@ -213,24 +213,12 @@ impl CoreHosts {
         for (r, i) in order.into_iter().enumerate() {
             rank[i] = Some(r);
         }
-        // The witnesses of each candidate's probes (`election::start_probe`): the
-        // server hosts after it in file order that can never be master.
+        // The candidates and the witnesses of their probes.
         let mut near = vec![false; n];
-        for c in 0..n {
-            if rank[c].is_none() {
-                continue;
-            }
+        for c in (0..n).filter(|&c| rank[c].is_some()) {
             near[c] = true;
-            let mut witnesses = 0;
-            for k in 1..n {
-                if witnesses == MAX_WITNESSES {
-                    break;
-                }
-                let i = (c + k) % n;
-                if rank[i].is_none() && entries[i].server {
-                    near[i] = true;
-                    witnesses += 1;
-                }
+            for i in witnesses(&entries, &rank, c) {
+                near[i] = true;
             }
         }
         let far = (0..n)
@@ -243,6 +231,11 @@ impl CoreHosts {
             by_key,
             far,
         })
+    }
+
+    /// The witnesses a probe of candidate `c` asks (see [`witnesses`]).
+    pub(crate) fn witnesses_of(&self, c: usize) -> impl Iterator<Item = usize> + '_ {
+        witnesses(&self.entries, &self.rank, c)
     }
 
     /// The index of host `name`.
@@ -267,6 +260,21 @@ impl CoreHosts {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+}
+
+/// The witnesses of a probe by candidate `c`: the first [`MAX_WITNESSES`] server hosts
+/// after it in file order (wrapping) that can never be master — so the probes of a
+/// cold boot spread over the cluster instead of every host asking every other one.
+fn witnesses<'a>(
+    entries: &'a [HostEntry],
+    rank: &'a [Option<usize>],
+    c: usize,
+) -> impl Iterator<Item = usize> + 'a {
+    let n = entries.len();
+    (1..n)
+        .map(move |k| (c + k) % n)
+        .filter(move |&i| rank[i].is_none() && entries[i].server)
+        .take(MAX_WITNESSES)
 }
 
 /// The master LIM's budget of load reports a second from hosts that can never be
