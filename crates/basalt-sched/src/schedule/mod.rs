@@ -363,15 +363,7 @@ impl Sched {
             && (0..self.queues.len())
                 .all(|qi| self.queues[qi].user_shares.is_empty() && self.partition_of(qi).is_none())
         {
-            let mut recs: Vec<PendRec> = fresh
-                .iter()
-                .filter_map(|key| self.jobs.get(key))
-                .filter(|j| j.state == JobState::Pend)
-                .filter_map(|j| {
-                    let qi = self.queues.iter().position(|q| q.name == *j.queue)?;
-                    Some(self.pend_rec(j, qi, &name_rank))
-                })
-                .collect();
+            let mut recs = self.fresh_recs(&fresh, &visited, &name_rank);
             recs.sort_by_key(|r| r.rank);
             rest = Some(recs.into_iter());
         }
@@ -391,22 +383,7 @@ impl Sched {
                     }) =>
                 {
                     self.cut_short = true;
-                    let mut recs = Vec::new();
-                    for key in &fresh {
-                        if visited.contains(key) {
-                            continue;
-                        }
-                        let Some(j) = self.jobs.get(key) else {
-                            continue;
-                        };
-                        if j.state != JobState::Pend {
-                            continue;
-                        }
-                        let Some(qi) = self.queues.iter().position(|q| q.name == *j.queue) else {
-                            continue;
-                        };
-                        recs.push(self.pend_rec(j, qi, &name_rank));
-                    }
+                    let recs = self.fresh_recs(&fresh, &visited, &name_rank);
                     rest = Some(recs.into_iter());
                     continue;
                 }

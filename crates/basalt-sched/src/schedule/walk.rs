@@ -41,6 +41,26 @@ impl Sched {
         }
     }
 
+    /// The records of the jobs submitted since the last pass (`fresh`) that are still
+    /// pending and not `visited`, in job-id order.
+    pub(super) fn fresh_recs(
+        &self,
+        fresh: &std::collections::BTreeSet<crate::JobKey>,
+        visited: &std::collections::BTreeSet<crate::JobKey>,
+        name_rank: &[usize],
+    ) -> Vec<PendRec> {
+        fresh
+            .iter()
+            .filter(|key| !visited.contains(key))
+            .filter_map(|key| self.jobs.get(key))
+            .filter(|j| j.state == JobState::Pend)
+            .filter_map(|j| {
+                let qi = self.queues.iter().position(|q| q.name == *j.queue)?;
+                Some(self.pend_rec(j, qi, name_rank))
+            })
+            .collect()
+    }
+
     /// The next pending job in the pass's order (queues by priority then name, each
     /// queue's jobs by submission order), read [`WALK_CHUNK`] at a time after the last
     /// one visited (the pass's own starts leave the pending sets as it goes).
