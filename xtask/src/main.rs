@@ -473,36 +473,15 @@ pub(crate) struct Build {
     pub no_build: bool,
 }
 
-/// Start a cluster: `host_list` (real hosts) and `hollow` (hollow hosts, the last
-/// `hollow_apart` of them in a `basalt-hollow` process of their own, see
-/// [`hollow_groups`]) in `top`.
-#[allow(clippy::too_many_arguments)]
-/// The daemons `up` starts inherit this process's open-file limit: raise it (as root, the
-/// hard limit too, within `fs.nr_open`) as the packaged systemd units do with
-/// `LimitNOFILE`, so that a master LIM and mbatchd of thousands of hosts (a connection
-/// from and to each) do not run out.
-fn raise_open_files() {
-    use nix::sys::resource::{Resource, getrlimit, setrlimit};
-    const WANT: u64 = 1 << 20;
-    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
-        return;
-    };
-    let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .unwrap_or(hard);
-    let want = WANT.min(nr_open).max(hard);
-    if setrlimit(Resource::RLIMIT_NOFILE, want, want).is_err() && soft < hard {
-        let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
-    }
-}
-
-/// The hollow hosts `up` starts: the last `apart` in a process of their own.
+/// The hollow hosts `up` starts: the last `apart` in processes of their own.
 pub(crate) struct HollowHosts {
     pub(crate) hosts: Vec<DefaultHost>,
     pub(crate) apart: usize,
 }
 
+/// Start a cluster: `host_list` (real hosts) and `hollow` (hollow hosts, the last
+/// `apart` of them in `basalt-hollow` processes of their own, see [`hollow_groups`]) in
+/// `top`.
 pub(crate) fn up(
     host_list: Vec<DefaultHost>,
     hollow: HollowHosts,
@@ -512,7 +491,11 @@ pub(crate) fn up(
     keep_config: bool,
     ports: ports::Ports,
 ) -> Result<()> {
-    raise_open_files();
+    // The daemons inherit this process's open-file limit: raise it (as root, the hard
+    // limit too, within `fs.nr_open`) as the packaged units do with `LimitNOFILE`, so
+    // that a master LIM and mbatchd of thousands of hosts (a connection from and to
+    // each) do not run out.
+    let _ = basalt_runtime::serve::raise_open_files(1 << 20);
     let HollowHosts {
         hosts: hollow,
         apart: hollow_apart,

@@ -109,16 +109,34 @@ impl ServeLimits {
 
 /// The open-file limit (raised to the hard limit) less a reserve, at least 64.
 fn default_max_conns() -> usize {
-    use nix::sys::resource::{Resource, getrlimit, setrlimit};
-    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
-        return 1024;
-    };
-    let limit = if hard > soft && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
-        hard
-    } else {
-        soft
-    };
+    let limit = raise_open_files(0).unwrap_or(1024);
     (limit.saturating_sub(FD_RESERVE).clamp(64, 1 << 24)) as usize
+}
+
+/// Raise this process's open-file limit: the soft limit to the hard one, and both to
+/// `want` (within the kernel's `fs.nr_open`) when the process may raise its hard limit
+/// (root with CAP_SYS_RESOURCE; a process that starts daemons raises it for them as
+/// the packaged units' `LimitNOFILE` does). Returns the soft limit now (None: it cannot
+/// be read); a failed raise is logged.
+pub fn raise_open_files(want: u64) -> Option<u64> {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
+    let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()
+        .and_then(|s| s.trim().parse::<u64>().ok())
+        .unwrap_or(hard);
+    let target = want.min(nr_open);
+    if target > hard && setrlimit(Resource::RLIMIT_NOFILE, target, target).is_ok() {
+        return Some(target);
+    }
+    if soft < hard {
+        if let Err(e) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+            tracing::warn!("cannot raise the open files limit from {soft} to {hard}: {e}");
+            return Some(soft);
+        }
+        return Some(hard);
+    }
+    Some(soft)
 }
 
 /// One open connection's state, shared by its stream and its requests.

@@ -100,21 +100,8 @@ const FDS_PER_HOST: u64 = 24;
 /// limit allows, and as root raise the hard limit too (within the kernel's
 /// `fs.nr_open`) when the hosts need more; refuse to start when they cannot have it.
 fn raise_fd_limit(hosts: usize) -> anyhow::Result<()> {
-    use nix::sys::resource::{Resource, getrlimit, setrlimit};
     let need = (hosts as u64).saturating_mul(FDS_PER_HOST) + 1024;
-    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).context("reading RLIMIT_NOFILE")?;
-    let nr_open = std::fs::read_to_string("/proc/sys/fs/nr_open")
-        .ok()
-        .and_then(|s| s.trim().parse::<u64>().ok())
-        .unwrap_or(hard);
-    let want_hard = hard.max(need.min(nr_open));
-    if setrlimit(Resource::RLIMIT_NOFILE, want_hard, want_hard).is_err()
-        && soft < hard
-        && let Err(e) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard)
-    {
-        tracing::warn!("cannot raise the open files limit from {soft} to {hard}: {e}");
-    }
-    let (now, _) = getrlimit(Resource::RLIMIT_NOFILE).context("reading RLIMIT_NOFILE")?;
+    let now = basalt_runtime::serve::raise_open_files(need).context("reading RLIMIT_NOFILE")?;
     if now < need {
         bail!(
             "{hosts} hollow hosts need about {need} open files ({FDS_PER_HOST} each), but this process may open {now}: raise the limit (ulimit -n, LimitNOFILE) or run fewer hosts per process"
