@@ -119,15 +119,13 @@ impl LimCore {
             }
             None => (HostStatus::Unknown, Vec::new()),
         };
-        if h.view.busy != busy {
-            h.view.busy = busy;
+        if h.view.busy != busy || h.view.status != status {
             self.version += 1;
             h.changed = self.version;
         }
+        h.view.busy = busy;
         if h.view.status != status {
             h.view.status = status;
-            self.version += 1;
-            h.changed = self.version;
             fx.push(Effect::HostStatusChanged {
                 host: entry.name.clone(),
                 status,
