@@ -192,6 +192,11 @@ pub(crate) struct Counts {
     /// The started jobs a scheduling pass must look at one by one even when it takes
     /// host and queue slots from these counters ([`Counts::is_special`]).
     pub(crate) special: BTreeSet<JobKey>,
+    /// Per queue name: bumped each time a pending job is counted in it (submitted,
+    /// requeued, switched, modified, back from another cluster) or forwarded from it, so
+    /// that a pass can tell that nothing changed for its pending jobs since it last gave
+    /// them their reasons.
+    pub(crate) pending_gen: BTreeMap<String, u64>,
 }
 
 fn bump(v: &mut u32, n: u32, add: bool) {
@@ -211,6 +216,18 @@ impl Counts {
     /// for their host's load in that state): O(hosts), not O(jobs).
     pub(crate) fn any_ssusp(&self) -> bool {
         self.hosts.values().any(|t| t.ssusp > 0)
+    }
+
+    /// Something changed for the pending jobs of `queue` ([`Counts::pending_gen`]).
+    pub(crate) fn touch(&mut self, queue: &str) {
+        if let Some(g) = entry(&mut self.pending_gen, queue) {
+            *g += 1;
+        }
+    }
+
+    /// The generation of `queue`'s pending jobs ([`Counts::pending_gen`]).
+    pub(crate) fn gen_of(&self, queue: &str) -> u64 {
+        self.pending_gen.get(queue).copied().unwrap_or(0)
     }
 
     /// Whether any job is pending (PEND or PSUSP): O(queues).
@@ -246,6 +263,9 @@ impl Counts {
             } else {
                 set.remove(&(j.order, j.key()));
             }
+        }
+        if j.state.is_pending() && add {
+            self.touch(&j.queue);
         }
         if j.state.is_pending() && j.sub.term_time > 0 {
             if add {
@@ -338,6 +358,8 @@ impl Counts {
     #[cfg(test)]
     pub(crate) fn without_empty(&self) -> Counts {
         let mut c = self.clone();
+        // (A generation counts changes, not jobs: a replay counts fewer.)
+        c.pending_gen.clear();
         c.pending.retain(|_, set| !set.is_empty());
         c.hosts.retain(|_, t| *t != HostTally::default());
         c.queues.retain(|_, t| *t != QueueTally::default());

@@ -471,6 +471,8 @@ impl crate::Sched {
             m.sent_at = 0;
             m.listed = false;
             j.pend_reasons = Arc::new(BTreeMap::from([(pend::MC_FORWARDED, Vec::new())]));
+            let queue = j.queue.clone();
+            self.counts.touch(&queue);
         }
     }
 

@@ -285,12 +285,7 @@ impl Sched {
         // the slots each may use in this pass.
         let pool_targets = self.pool_targets();
         self.pool_order(now, &mut queue_order);
-        let mut walk = Walk {
-            queue: 0,
-            after: None,
-            buf: std::collections::VecDeque::new(),
-            fair: None,
-        };
+        let mut walk = Walk::new();
         let any_dep = self.counts.pending_with_dep > 0;
         let mut placed = false;
         // Dependencies are evaluated once, before this pass places anything; the elements
@@ -878,6 +873,12 @@ impl Sched {
         self.limit_usage = st.limits.counts;
         self.limit_amounts = st.limits.amounts;
         self.set_reasons(assign);
+        // The inactive queues walked to their end have all their reasons now; a queue
+        // active again is walked again.
+        self.inact_settled.extend(walk.settled);
+        let queues = &self.queues;
+        self.inact_settled
+            .retain(|name, _| queues.iter().any(|q| q.name == *name && !q.active));
         #[cfg(test)]
         {
             self.last_visits = visits;

@@ -3,7 +3,7 @@
 //! early when none does); and the pending reasons it found, set at its end.
 
 use crate::{JobKey, Sched, Submission};
-use basalt_core::job::JobState;
+use basalt_core::job::{JobState, pend};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -16,6 +16,21 @@ pub(super) struct Walk {
     /// The fairshare queue being walked: its share tree with its pending jobs
     /// ([`crate::fairshare`]).
     pub(super) fair: Option<crate::fairshare::FsTree<PendRec>>,
+    /// The inactive queues walked to their end, with their pending jobs' generation
+    /// then (the pass records them once their reasons are set: [`Sched::inact_settled`]).
+    pub(super) settled: Vec<(String, u64)>,
+}
+
+impl Walk {
+    pub(super) fn new() -> Walk {
+        Walk {
+            queue: 0,
+            after: None,
+            buf: std::collections::VecDeque::new(),
+            fair: None,
+            settled: Vec::new(),
+        }
+    }
 }
 
 /// How many pending jobs a pass reads at a time.
@@ -73,7 +88,6 @@ impl Sched {
     ) -> Option<PendRec> {
         loop {
             if let Some(rec) = walk.buf.pop_front() {
-                walk.after = Some((rec.rank.2, rec.rank.3));
                 return Some(rec);
             }
             // A fairshare queue: its jobs in the order of its share tree.
@@ -88,6 +102,17 @@ impl Sched {
                 continue;
             }
             let &qi = queue_order.get(walk.queue)?;
+            let q = &self.queues[qi];
+            // An inactive queue whose jobs all have their reason, and nothing changed
+            // for them since: nothing to visit.
+            let inactive = !q.active;
+            if inactive
+                && walk.after.is_none()
+                && self.inact_settled.get(&q.name) == Some(&self.counts.gen_of(&q.name))
+            {
+                walk.queue += 1;
+                continue;
+            }
             // A fairshare queue, or one whose hosts are all in a host partition.
             let scope = if !self.queues[qi].user_shares.is_empty() {
                 Some(crate::fairshare::FsScope::Queue(qi))
@@ -117,11 +142,19 @@ impl Sched {
                 continue;
             }
             if let Some(pending) = self.counts.pending.get(&self.queues[qi].name) {
-                for &(_, key) in pending.iter_after(walk.after.as_ref()) {
+                // (Where the read stopped: the next read goes on from there.)
+                let mut read_to = None;
+                for &(order, key) in pending.iter_after(walk.after.as_ref()) {
+                    read_to = Some((order, key));
                     let Some(j) = self.jobs.get(&key) else {
                         continue;
                     };
                     if j.state != JobState::Pend {
+                        continue;
+                    }
+                    // In an inactive queue, a job that already has the only reason
+                    // the pass could give it is not visited.
+                    if inactive && settled_in_inactive(j) {
                         continue;
                     }
                     walk.buf.push_back(self.pend_rec(j, qi, name_rank));
@@ -129,13 +162,32 @@ impl Sched {
                         break;
                     }
                 }
+                if read_to.is_some() {
+                    walk.after = read_to;
+                }
             }
             if walk.buf.is_empty() {
                 // This queue is done: the next one, from its start.
+                if inactive {
+                    walk.settled
+                        .push((q.name.clone(), self.counts.gen_of(&q.name)));
+                }
                 walk.queue += 1;
                 walk.after = None;
             }
         }
+    }
+}
+
+/// Whether a pending job of an inactive queue already has the reason a pass would give
+/// it: forwarded to another cluster, else the queue's inactivity.
+fn settled_in_inactive(j: &crate::Job) -> bool {
+    let only =
+        |code| j.pend_reasons.len() == 1 && j.pend_reasons.get(&code).is_some_and(Vec::is_empty);
+    if crate::mc::is_forwarded(j) {
+        only(pend::MC_FORWARDED)
+    } else {
+        only(pend::QUEUE_INACT)
     }
 }
 
