@@ -192,11 +192,24 @@ pub(crate) struct Counts {
     /// The started jobs a scheduling pass must look at one by one even when it takes
     /// host and queue slots from these counters ([`Counts::is_special`]).
     pub(crate) special: BTreeSet<JobKey>,
-    /// Per queue name: bumped each time a pending job is counted in it (submitted,
-    /// requeued, switched, modified, back from another cluster) or forwarded from it, so
-    /// that a pass can tell that nothing changed for its pending jobs since it last gave
-    /// them their reasons.
-    pub(crate) pending_gen: BTreeMap<String, u64>,
+    /// Per queue name: the pending jobs counted in it (submitted, requeued, switched,
+    /// modified, back from another cluster) or forwarded from it since a pass last
+    /// walked it to its end while it was inactive ([`Touched`]): what a pass must look
+    /// at again in a queue whose other jobs have their reason.
+    pub(crate) pending_touched: BTreeMap<String, Touched>,
+}
+
+/// The pending jobs touched in one queue ([`Counts::pending_touched`]): their keys, up to
+/// [`Touched::MAX`]; past it, only that there were more (a pass then walks the queue).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Touched {
+    pub(crate) keys: Vec<JobKey>,
+    pub(crate) overflow: bool,
+}
+
+impl Touched {
+    /// How many keys are kept (a pass that visits them does not read more than a walk).
+    pub(crate) const MAX: usize = 65_536;
 }
 
 fn bump(v: &mut u32, n: u32, add: bool) {
@@ -218,16 +231,19 @@ impl Counts {
         self.hosts.values().any(|t| t.ssusp > 0)
     }
 
-    /// Something changed for the pending jobs of `queue` ([`Counts::pending_gen`]).
-    pub(crate) fn touch(&mut self, queue: &str) {
-        if let Some(g) = entry(&mut self.pending_gen, queue) {
-            *g += 1;
+    /// Something changed for the pending job `key` of `queue`
+    /// ([`Counts::pending_touched`]).
+    pub(crate) fn touch(&mut self, queue: &str, key: JobKey) {
+        if let Some(t) = entry(&mut self.pending_touched, queue)
+            && !t.overflow
+        {
+            if t.keys.len() < Touched::MAX {
+                t.keys.push(key);
+            } else {
+                t.keys = Vec::new();
+                t.overflow = true;
+            }
         }
-    }
-
-    /// The generation of `queue`'s pending jobs ([`Counts::pending_gen`]).
-    pub(crate) fn gen_of(&self, queue: &str) -> u64 {
-        self.pending_gen.get(queue).copied().unwrap_or(0)
     }
 
     /// Whether any job is pending (PEND or PSUSP): O(queues).
@@ -265,7 +281,7 @@ impl Counts {
             }
         }
         if j.state.is_pending() && add {
-            self.touch(&j.queue);
+            self.touch(&j.queue, j.key());
         }
         if j.state.is_pending() && j.sub.term_time > 0 {
             if add {
@@ -358,8 +374,8 @@ impl Counts {
     #[cfg(test)]
     pub(crate) fn without_empty(&self) -> Counts {
         let mut c = self.clone();
-        // (A generation counts changes, not jobs: a replay counts fewer.)
-        c.pending_gen.clear();
+        // (Changes, not jobs: a replay sees fewer.)
+        c.pending_touched.clear();
         c.pending.retain(|_, set| !set.is_empty());
         c.hosts.retain(|_, t| *t != HostTally::default());
         c.queues.retain(|_, t| *t != QueueTally::default());

@@ -495,10 +495,10 @@ pub struct Sched {
     /// jobs pending, issue 51).
     fresh_only: bool,
     /// Inactive queues whose pending jobs a pass has all given their reason (inactive
-    /// queue, or forwarded), with the queue's [`counts::Counts::pending_gen`] then: while
-    /// the queue stays inactive and no job enters or changes in it, a pass skips it (a
-    /// million jobs held in an inactive queue took half a second of every full pass).
-    inact_settled: BTreeMap<String, u64>,
+    /// queue, or forwarded): while such a queue stays inactive, a pass visits only its
+    /// jobs touched since ([`counts::Counts::pending_touched`]) — a million jobs held in
+    /// an inactive queue took half a second of every full pass.
+    inact_settled: BTreeSet<String>,
     /// How many pending jobs the last pass visited (tests).
     #[cfg(test)]
     pub(crate) last_visits: usize,
@@ -606,7 +606,7 @@ impl Sched {
             mc_remote: BTreeMap::new(),
             cut_short: false,
             fresh_only: false,
-            inact_settled: BTreeMap::new(),
+            inact_settled: BTreeSet::new(),
             #[cfg(test)]
             last_visits: 0,
             last_full_pass: now,

@@ -418,7 +418,28 @@ fn a_job_entering_an_inactive_queue_gets_its_reason_alone() {
     s.take_effects();
     assert_eq!(reasons_of(&s, (new, 0)), vec![pend::QUEUE_INACT]);
     assert_eq!(reasons_of(&s, (moved, 0)), vec![pend::QUEUE_INACT]);
-    assert!(s.last_visits <= 2, "{} visits", s.last_visits);
+    // Only the switched job was visited: the submitted one had its reason from the
+    // pass after its submission.
+    assert_eq!(s.last_visits, 1);
+}
+
+/// More jobs touched in a settled inactive queue than are kept one by one: the pass
+/// walks the queue (and still visits only the jobs without their reason).
+#[test]
+fn an_inactive_queue_touched_past_the_kept_keys_is_walked() {
+    let mut s = held_in_inactive_queue(3);
+    for _ in 0..=crate::counts::Touched::MAX {
+        s.counts.touch("high", (1, 0));
+    }
+    assert!(s.counts.pending_touched["high"].overflow);
+    let mut held = cmd("sleep 1");
+    held.queue = "high".into();
+    let (id, _, _) = s.submit(T0, &alice(), held).expect("submit");
+    s.full_due = true;
+    s.schedule(T0 + 1000);
+    assert_eq!(s.last_visits, 1);
+    assert_eq!(reasons_of(&s, (id, 0)), vec![pend::QUEUE_INACT]);
+    assert!(!s.counts.pending_touched.contains_key("high"));
 }
 
 /// A queue active again has every job visited (and dispatched); inactive once more,

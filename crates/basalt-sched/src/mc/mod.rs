@@ -472,7 +472,7 @@ impl crate::Sched {
             m.listed = false;
             j.pend_reasons = Arc::new(BTreeMap::from([(pend::MC_FORWARDED, Vec::new())]));
             let queue = j.queue.clone();
-            self.counts.touch(&queue);
+            self.counts.touch(&queue, key);
         }
     }
 

@@ -874,11 +874,17 @@ impl Sched {
         self.limit_amounts = st.limits.amounts;
         self.set_reasons(assign);
         // The inactive queues walked to their end have all their reasons now; a queue
-        // active again is walked again.
-        self.inact_settled.extend(walk.settled);
-        let queues = &self.queues;
-        self.inact_settled
-            .retain(|name, _| queues.iter().any(|q| q.name == *name && !q.active));
+        // active again is walked again (what touched an active queue does not matter).
+        for name in walk.settled {
+            self.counts.pending_touched.remove(&name);
+            self.inact_settled.insert(name);
+        }
+        for q in &self.queues {
+            if q.active {
+                self.inact_settled.remove(&q.name);
+                self.counts.pending_touched.remove(&q.name);
+            }
+        }
         #[cfg(test)]
         {
             self.last_visits = visits;

@@ -16,9 +16,12 @@ pub(super) struct Walk {
     /// The fairshare queue being walked: its share tree with its pending jobs
     /// ([`crate::fairshare`]).
     pub(super) fair: Option<crate::fairshare::FsTree<PendRec>>,
-    /// The inactive queues walked to their end, with their pending jobs' generation
-    /// then (the pass records them once their reasons are set: [`Sched::inact_settled`]).
-    pub(super) settled: Vec<(String, u64)>,
+    /// The inactive queues walked to their end (the pass records them once their
+    /// reasons are set: [`Sched::inact_settled`]).
+    pub(super) settled: Vec<String>,
+    /// The inactive queue whose touched jobs are in `buf`: settled once they are all
+    /// visited.
+    pub(super) settling: Option<String>,
 }
 
 impl Walk {
@@ -29,6 +32,7 @@ impl Walk {
             buf: std::collections::VecDeque::new(),
             fair: None,
             settled: Vec::new(),
+            settling: None,
         }
     }
 }
@@ -90,6 +94,9 @@ impl Sched {
             if let Some(rec) = walk.buf.pop_front() {
                 return Some(rec);
             }
+            if let Some(name) = walk.settling.take() {
+                walk.settled.push(name);
+            }
             // A fairshare queue: its jobs in the order of its share tree.
             if let Some(tree) = walk.fair.as_mut() {
                 if let Some((account, mut rec)) = tree.next() {
@@ -103,15 +110,32 @@ impl Sched {
             }
             let &qi = queue_order.get(walk.queue)?;
             let q = &self.queues[qi];
-            // An inactive queue whose jobs all have their reason, and nothing changed
-            // for them since: nothing to visit.
             let inactive = !q.active;
-            if inactive
-                && walk.after.is_none()
-                && self.inact_settled.get(&q.name) == Some(&self.counts.gen_of(&q.name))
-            {
-                walk.queue += 1;
-                continue;
+            // An inactive queue whose jobs all have their reason: only the jobs touched
+            // since are visited (none, mostly).
+            if inactive && walk.after.is_none() && self.inact_settled.contains(&q.name) {
+                let touched = self.counts.pending_touched.get(&q.name);
+                if !touched.is_some_and(|t| t.overflow) {
+                    let mut recs: Vec<PendRec> = touched
+                        .map(|t| t.keys.as_slice())
+                        .unwrap_or_default()
+                        .iter()
+                        .collect::<std::collections::BTreeSet<_>>()
+                        .into_iter()
+                        .filter_map(|key| self.jobs.get(key))
+                        .filter(|j| {
+                            j.state == JobState::Pend
+                                && j.queue == q.name
+                                && !settled_in_inactive(j)
+                        })
+                        .map(|j| self.pend_rec(j, qi, name_rank))
+                        .collect();
+                    recs.sort_by_key(|r| r.rank);
+                    walk.buf.extend(recs);
+                    walk.settling = Some(q.name.clone());
+                    walk.queue += 1;
+                    continue;
+                }
             }
             // A fairshare queue, or one whose hosts are all in a host partition.
             let scope = if !self.queues[qi].user_shares.is_empty() {
@@ -169,8 +193,7 @@ impl Sched {
             if walk.buf.is_empty() {
                 // This queue is done: the next one, from its start.
                 if inactive {
-                    walk.settled
-                        .push((q.name.clone(), self.counts.gen_of(&q.name)));
+                    walk.settled.push(q.name.clone());
                 }
                 walk.queue += 1;
                 walk.after = None;
