@@ -91,6 +91,23 @@ impl ResignCheck {
     }
 }
 
+/// A client of a LIM, as [`basalt_runtime::lim_channel`] makes it.
+type Lim = basalt_proto::lim::lim_client::LimClient<basalt_runtime::AuthChannel>;
+
+/// Who `lim` names as master: `Err` when it does not answer within `wait`, `Ok(None)`
+/// when it knows no master.
+async fn ask(lim: &mut Lim, wait: Duration) -> Result<Option<String>, ()> {
+    let r = tokio::time::timeout(
+        wait,
+        lim.cluster_info(basalt_proto::lim::ClusterInfoRequest {}),
+    )
+    .await
+    .map_err(|_| ())?
+    .map_err(|_| ())?
+    .into_inner();
+    Ok((!r.master.is_empty()).then_some(r.master))
+}
+
 /// Who the LIM of `host` names as master (`None`: no answer within `wait`, or none).
 async fn ask_master(
     config: &Config,
@@ -99,20 +116,15 @@ async fn ask_master(
     auth: &basalt_runtime::Authenticator,
 ) -> Option<String> {
     let mut lim = basalt_runtime::lim_channel(config, host, wait, auth).ok()?;
-    let r = tokio::time::timeout(
-        wait,
-        lim.cluster_info(basalt_proto::lim::ClusterInfoRequest {}),
-    )
-    .await
-    .ok()?
-    .ok()?
-    .into_inner();
-    (!r.master.is_empty()).then_some(r.master)
+    ask(&mut lim, wait).await.ok().flatten()
 }
 
 /// Every [`MASTER_CHECK`]: who is master, as the local LIM says, or when it does not
 /// answer, as the first of the other LIMs that answers says; send [`Msg::Resign`] when
-/// [`ResignCheck`] says so.
+/// [`ResignCheck`] says so. The local LIM is asked on one kept connection (a new one
+/// each check cost both daemons a connection, a handshake and a credential seven times
+/// a second: most of an idle master's CPU); after a check it does not answer, on a new
+/// one.
 async fn master_check(
     config: Arc<Config>,
     me: String,
@@ -127,9 +139,19 @@ async fn master_check(
     let mut check = ResignCheck::default();
     let mut tick = tokio::time::interval(MASTER_CHECK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut local: Option<Lim> = None;
     loop {
         tick.tick().await;
-        let mut named = ask_master(&config, &me, LOCAL_LIM_WAIT, &auth).await;
+        if local.is_none() {
+            local = basalt_runtime::lim_channel(&config, &me, LOCAL_LIM_WAIT, &auth).ok();
+        }
+        let mut named = None;
+        if let Some(lim) = local.as_mut() {
+            match ask(lim, LOCAL_LIM_WAIT).await {
+                Ok(n) => named = n,
+                Err(()) => local = None,
+            }
+        }
         if named.is_none() {
             for h in &others {
                 named = ask_master(&config, h, REMOTE_LIM_WAIT, &auth).await;
