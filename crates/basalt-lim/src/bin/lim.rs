@@ -27,10 +27,10 @@ fn main() -> std::process::ExitCode {
 fn run(config: Arc<basalt_config::Config>, host: Option<&str>) -> anyhow::Result<()> {
     let me = basalt_runtime::local_host(&config, host)?;
     let addr = basalt_runtime::lim_addr(&config, &me)?;
-    // One thread: a LIM's work is small messages (a master of 10,000 hosts takes about
-    // 1,200 a second); a second worker only added wake-ups between the two (idle, most
-    // of its CPU). Its load sampling reads /proc on tokio's blocking pool.
-    let rt = daemon::light_runtime().context("starting the async runtime")?;
+    // Two workers, as the other daemons: on one thread the master LIM of 10,000 hollow
+    // hosts fell more than 30 s behind while they started (their requests' seals
+    // expired), although it saves about 0.1 % of a core idle.
+    let rt = daemon::runtime().context("starting the async runtime")?;
     rt.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
