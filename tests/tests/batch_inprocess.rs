@@ -358,3 +358,72 @@ fn bsub_k_waits_for_the_job_and_exits_with_its_exit_code() -> Result<()> {
     assert_eq!(o.status.code(), Some(0), "{}", output_text(&o));
     Ok(())
 }
+
+/// Issue 51: `bjobs` prints its table as mbatchd sends it in pages (`JobsPages`, 2,000
+/// jobs a message): the header once, every job once in LSF's order, across pages; the
+/// ids not found and the empty listing as before.
+#[test]
+fn bjobs_prints_a_listing_of_many_pages_whole_and_in_order() -> Result<()> {
+    let c = cluster("bjobs-pages")?;
+    let work = work_dir(c.dir.path())?;
+    let o = c.run("badmin", &["qinact", "priority"])?;
+    assert!(o.status.success(), "{}", output_text(&o));
+    // (Arrays of at most MAX_JOB_ARRAY_SIZE, 1,000.)
+    let mut arrays = Vec::new();
+    for _ in 0..5 {
+        arrays.push(c.bsub(
+            &work,
+            &[
+                "-q",
+                "priority",
+                "-J",
+                "p[1-1000]",
+                "-o",
+                "/dev/null",
+                "true",
+            ],
+        )?);
+    }
+    let o = c.run("bjobs", &["-u", "all", "-w"])?;
+    assert!(o.status.success(), "{}", output_text(&o));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 5001, "{}", &text[..text.len().min(2000)]);
+    assert!(lines[0].starts_with("JOBID"), "{}", lines[0]);
+    assert_eq!(lines.iter().filter(|l| l.starts_with("JOBID")).count(), 1);
+    for (i, l) in lines[1..].iter().enumerate() {
+        let words: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(
+            words.first(),
+            Some(&arrays[i / 1000].to_string().as_str()),
+            "{l}"
+        );
+        assert_eq!(words.get(2), Some(&"PEND"), "{l}");
+        assert_eq!(
+            words.get(6),
+            Some(&format!("p[{}]", i % 1000 + 1).as_str()),
+            "{l}"
+        );
+    }
+    // -noheader: the rows only.
+    let o = c.run("bjobs", &["-u", "all", "-noheader"])?;
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 5000);
+    // An id not found: said after the listing, exit 255 (as without pages).
+    let o = c.run("bjobs", &[&arrays[4].to_string(), "987654"])?;
+    assert_eq!(o.status.code(), Some(255), "{}", output_text(&o));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 1001);
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("Job <987654> is not found"),
+        "{}",
+        output_text(&o)
+    );
+    // Nothing to list.
+    let o = c.run("bjobs", &["-q", "normal"])?;
+    assert!(o.stdout.is_empty(), "{}", output_text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("No unfinished job found"),
+        "{}",
+        output_text(&o)
+    );
+    Ok(())
+}

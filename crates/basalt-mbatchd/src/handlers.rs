@@ -137,6 +137,14 @@ impl OwnerState {
                 // Answered with the iteration: never shows state that is not durable yet.
                 deferred.push(defer(reply, out));
             }
+            Msg::JobKeys { query, reply } => {
+                let out = self.sched.job_keys(&query);
+                deferred.push(defer(reply, out));
+            }
+            Msg::JobsPage { keys, reply } => {
+                let out = self.sched.jobs_page(&keys);
+                deferred.push(defer(reply, out));
+            }
             Msg::Signal {
                 caller,
                 ids,

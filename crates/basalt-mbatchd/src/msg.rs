@@ -93,6 +93,17 @@ pub(crate) enum Msg {
         query: JobQuery,
         reply: Reply<JobsView>,
     },
+    /// The keys a query finds, in listing order, and the ids it did not find (a
+    /// listing in pages: `JobsPages`).
+    JobKeys {
+        query: JobQuery,
+        reply: Reply<JobKeys>,
+    },
+    /// One page of such a listing.
+    JobsPage {
+        keys: Vec<basalt_sched::JobKey>,
+        reply: Reply<JobsView>,
+    },
     Signal {
         caller: Caller,
         /// Without job 0; see `all`.
@@ -228,3 +239,6 @@ pub(crate) enum Msg {
     /// Stop cleanly (SIGTERM): log MBD_DIE, release the lock.
     Shutdown,
 }
+
+/// The keys of the jobs a query finds, in listing order, and the ids it did not find.
+pub(crate) type JobKeys = (Vec<basalt_sched::JobKey>, Vec<(u64, Option<u32>)>);

@@ -370,6 +370,8 @@ impl OwnerState {
     fn while_degraded(&mut self, msg: Msg) -> Option<Msg> {
         match msg {
             Msg::Jobs { .. }
+            | Msg::JobKeys { .. }
+            | Msg::JobsPage { .. }
             | Msg::Queues { .. }
             | Msg::Hosts { .. }
             | Msg::Params { .. }

@@ -107,6 +107,47 @@ fn refused(e: SchedError) -> Status {
 /// The longest `-app` name accepted (LSF's MAX_LSB_NAME_LEN is 60; names in
 /// lsb.applications are shorter still, so a longer one is refused either way).
 const MAX_APP_NAME: usize = 4096;
+
+/// How many jobs one message of `JobsPages` holds: the first lines of a listing come
+/// after this many jobs' views are made and sent (a few milliseconds), and the owner
+/// thread is held that long per page, not for the whole listing.
+const JOBS_PAGE: usize = 2_000;
+
+/// Send a `JobsPages` listing: `keys` in pages of [`JOBS_PAGE`], each as the jobs are
+/// when it is made (the first also with `not_found`, and sent even when empty), until
+/// the reader goes away.
+async fn send_pages(
+    owner: Owner,
+    keys: Vec<basalt_sched::JobKey>,
+    not_found: Vec<(u64, Option<u32>)>,
+    reason_hosts: bool,
+    tx: tokio::sync::mpsc::Sender<Result<pb::JobsReply, Status>>,
+) {
+    let mut not_found = Some(not_found);
+    let mut pages = keys.chunks(JOBS_PAGE);
+    loop {
+        let page = pages.next();
+        if page.is_none() && not_found.is_none() {
+            return;
+        }
+        let keys = page.unwrap_or_default().to_vec();
+        let mut view = match owner.ask(|reply| Msg::JobsPage { keys, reply }).await {
+            Ok(v) => v,
+            Err(e) => {
+                let _ = tx.send(Err(e)).await;
+                return;
+            }
+        };
+        view.not_found = not_found.take().unwrap_or_default();
+        if tx
+            .send(Ok(basalt_wire::jobs_reply(&view, reason_hosts)))
+            .await
+            .is_err()
+        {
+            return;
+        }
+    }
+}
 /// At most this many options in one bmod request (bsub has fewer than 100).
 const MAX_MODIFY_OPTIONS: usize = 128;
 
@@ -355,6 +396,33 @@ impl Mbatchd for MbatchdService {
             &view,
             req.reason_hosts,
         )))
+    }
+
+    type JobsPagesStream = ReceiverStream<Result<pb::JobsReply, Status>>;
+
+    async fn jobs_pages(
+        &self,
+        request: Request<pb::JobsRequest>,
+    ) -> Result<Response<Self::JobsPagesStream>, Status> {
+        let caller = self.caller(&request).await?;
+        let req = request.into_inner();
+        bounded_ids(&req.ids)?;
+        bounded_filter(&req.user, &req.queue, &req.host, &req.job_name)?;
+        let query = basalt_wire::query(&req, &caller);
+        let (keys, not_found) = self
+            .owner
+            .ask(|reply| Msg::JobKeys { query, reply })
+            .await?;
+        // (Two pages ahead of the reader at most: a slow one holds no more.)
+        let (tx, rx) = tokio::sync::mpsc::channel(2);
+        tokio::spawn(send_pages(
+            self.owner.clone(),
+            keys,
+            not_found,
+            req.reason_hosts,
+            tx,
+        ));
+        Ok(Response::new(ReceiverStream::new(rx)))
     }
 
     async fn signal(

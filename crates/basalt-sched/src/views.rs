@@ -4,7 +4,7 @@
 //! value its answer needs from the core, already decided (shown state, position, window
 //! state, slot counts, host status); no formatting happens here.
 
-use crate::{Host, HostStatus, Job, JobQuery, Millis, Queue, Sched};
+use crate::{Host, HostStatus, Job, JobKey, JobQuery, Millis, Queue, Sched};
 use basalt_config::LsfConf;
 use basalt_config::batch::BatchParams;
 use basalt_core::job::JobState;
@@ -177,6 +177,27 @@ impl Sched {
         JobsView {
             jobs: jobs.into_iter().map(|j| self.job_view(j)).collect(),
             not_found,
+            res_table: self.cfg.res_table.clone(),
+        }
+    }
+
+    /// The keys of the jobs a query finds, in [`Sched::query`]'s order, and the ids it
+    /// did not find: a listing sent in pages ([`Sched::jobs_page`]).
+    pub fn job_keys(&self, q: &JobQuery) -> (Vec<JobKey>, Vec<(u64, Option<u32>)>) {
+        let (jobs, not_found) = self.query(q);
+        (jobs.into_iter().map(Job::key).collect(), not_found)
+    }
+
+    /// The jobs of one page of [`Sched::job_keys`] as they are now (a job cleaned away
+    /// since is left out).
+    pub fn jobs_page(&self, keys: &[JobKey]) -> JobsView {
+        JobsView {
+            jobs: keys
+                .iter()
+                .filter_map(|k| self.jobs.get(k))
+                .map(|j| self.job_view(j))
+                .collect(),
+            not_found: Vec::new(),
             res_table: self.cfg.res_table.clone(),
         }
     }

@@ -74,6 +74,29 @@ pub fn main(args: Vec<String>) -> ExitCode {
             Ok(c) => c.max_decoding_message_size(basalt_runtime::MAX_LISTING_BYTES),
             Err(e) => return super::super::connect_failed(&e),
         };
+        // The tables come page by page (the first lines of a million jobs at once);
+        // the other formats need the whole listing (-l asks for the queues and hosts of
+        // all, -json and -sum count, -o pads columns... per job only, but is not paged
+        // yet), as does an mbatchd without JobsPages.
+        if format.is_none() && !a.long && !a.json && !a.sum && !a.arrays {
+            let o = TableOpts {
+                wide: a.wide,
+                noheader: a.noheader,
+                pend_reasons: a.pend,
+                susp_reasons: a.susp,
+            };
+            match table_pages(&mut client, req.clone(), &o, &fx).await {
+                Ok(Some(Paged::Done(shown, not_found))) => {
+                    return listing_end(shown, &not_found, &a, refs.is_empty(), consistent_exit);
+                }
+                Ok(Some(Paged::Cut)) => return crate::fail(),
+                Ok(None) => {}
+                Err(s) => {
+                    eprintln!("{}", super::super::status_text(&s));
+                    return crate::fail();
+                }
+            }
+        }
         let reply = match client.jobs(req).await {
             Ok(r) => r.into_inner(),
             Err(s) => {
@@ -193,4 +216,86 @@ pub fn main(args: Vec<String>) -> ExitCode {
             crate::fail()
         }
     })
+}
+
+/// How a paged table ended.
+enum Paged {
+    /// Every page printed: how many jobs, and the ids not found.
+    Done(usize, Vec<JobRef>),
+    /// Standard output went away (`bjobs | head`).
+    Cut,
+}
+
+/// The default or `-w` table, printed as mbatchd sends its pages (`JobsPages`); `None`
+/// when that mbatchd has no `JobsPages` (nothing printed: the caller asks `Jobs`).
+async fn table_pages(
+    client: &mut basalt_proto::mbatchd::mbatchd_client::MbatchdClient<basalt_runtime::AuthChannel>,
+    req: JobsRequest,
+    o: &TableOpts,
+    fx: &Fx,
+) -> Result<Option<Paged>, tonic::Status> {
+    use std::io::Write;
+    let mut stream = match client.jobs_pages(req).await {
+        Ok(r) => r.into_inner(),
+        Err(s) if s.code() == tonic::Code::Unimplemented => return Ok(None),
+        Err(s) => return Err(s),
+    };
+    let (mut shown, mut not_found) = (0usize, Vec::new());
+    let stdout = std::io::stdout();
+    while let Some(page) = stream.message().await? {
+        not_found.extend(page.not_found);
+        if page.jobs.is_empty() {
+            continue;
+        }
+        // The header once, before the first job.
+        let text = table(
+            &page.jobs,
+            &TableOpts {
+                noheader: o.noheader || shown > 0,
+                ..*o
+            },
+            fx,
+        );
+        shown += page.jobs.len();
+        let mut out = stdout.lock();
+        if out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return Ok(Some(Paged::Cut));
+        }
+    }
+    Ok(Some(Paged::Done(shown, not_found)))
+}
+
+/// After a paged table: LSF's message when nothing was listed, the ids not found, and
+/// the exit code.
+fn listing_end(
+    shown: usize,
+    not_found: &[JobRef],
+    a: &Args,
+    no_ids: bool,
+    consistent_exit: bool,
+) -> ExitCode {
+    if shown == 0 && not_found.is_empty() {
+        if let (Some(pat), true) = (&a.job_name, no_ids) {
+            eprintln!("Job <{pat}> is not found");
+            return crate::fail();
+        }
+        eprintln!("{}", nothing_message(a));
+        return if consistent_exit {
+            crate::fail()
+        } else {
+            ExitCode::SUCCESS
+        };
+    }
+    for r in not_found {
+        eprintln!("Job <{}> is not found", job_ref_str(r));
+    }
+    if not_found.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        crate::fail()
+    }
 }
