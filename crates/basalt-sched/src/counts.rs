@@ -192,10 +192,10 @@ pub(crate) struct Counts {
     /// The started jobs a scheduling pass must look at one by one even when it takes
     /// host and queue slots from these counters ([`Counts::is_special`]).
     pub(crate) special: BTreeSet<JobKey>,
-    /// Per queue name: the pending jobs counted in it (submitted, requeued, switched,
-    /// modified, back from another cluster) or forwarded from it since a pass last
-    /// walked it to its end while it was inactive ([`Touched`]): what a pass must look
-    /// at again in a queue whose other jobs have their reason.
+    /// Per settled inactive queue: the pending jobs counted in it (submitted, requeued,
+    /// switched, modified, back from another cluster) or forwarded from it since a pass
+    /// last walked it to its end ([`Touched`]): what a pass must look at again in a
+    /// queue whose other jobs have their reason.
     pub(crate) pending_touched: BTreeMap<String, Touched>,
 }
 
@@ -233,8 +233,10 @@ impl Counts {
 
     /// Something changed for the pending job `key` of `queue`
     /// ([`Counts::pending_touched`]).
+    /// Only a queue with an entry (a settled inactive queue: the scheduler makes it) keeps
+    /// them: the others cost a lookup (a replay touches every pending job).
     pub(crate) fn touch(&mut self, queue: &str, key: JobKey) {
-        if let Some(t) = entry(&mut self.pending_touched, queue)
+        if let Some(t) = self.pending_touched.get_mut(queue)
             && !t.overflow
         {
             if t.keys.len() < Touched::MAX {

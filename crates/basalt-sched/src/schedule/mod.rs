@@ -876,7 +876,9 @@ impl Sched {
         // The inactive queues walked to their end have all their reasons now; a queue
         // active again is walked again (what touched an active queue does not matter).
         for name in walk.settled {
-            self.counts.pending_touched.remove(&name);
+            self.counts
+                .pending_touched
+                .insert(name.clone(), crate::counts::Touched::default());
             self.inact_settled.insert(name);
         }
         for q in &self.queues {
