@@ -16,16 +16,12 @@ pub const DEFAULT_HOST_LOST_GRACE: u32 = 60;
 pub const DEFAULT_HELLO_INTERVAL: u32 = 5;
 
 /// The most sbatchd hellos a second mbatchd takes: past it, the hello interval grows
-/// with the cluster ([`hello_interval`]). Each hello is a gRPC call with its own headers
-/// and credential; at 1,000 a second they were half of an idle 10,000-host mbatchd's
-/// CPU (issue 51, third round). A lost host is seen at once when its connection drops
-/// and by its LIM (`unavail`); the hellos find a hung sbatchd, which at 10,000 hosts is
-/// `unreach` after 60 s (LSF's sbatchd checks its jobs every SBD_SLEEP_TIME, 30 s).
-pub const HELLOS_PER_SEC: usize = 500;
+/// with the cluster ([`hello_interval`]).
+pub const HELLOS_PER_SEC: usize = 1000;
 
 /// Seconds between sbatchd hellos: `BASALT_SBD_HELLO_INTERVAL` (at least 1), or in a
 /// cluster of more than that many times [`HELLOS_PER_SEC`] server hosts, the interval
-/// that keeps their hellos within that rate (20 s for 10,000 hosts) — as LSF stretches
+/// that keeps their hellos within that rate (10 s for 10,000 hosts) — as LSF stretches
 /// its load exchange with the cluster's size. A host is `unreach` after three missed
 /// hellos either way.
 pub fn hello_interval(configured: u32, server_hosts: usize) -> u32 {
@@ -1148,15 +1144,14 @@ mod tests {
     use super::*;
     use basalt_config::batch::Application;
 
-    /// Issue 51: the hello interval stretches past HELLOS_PER_SEC hellos a second (20 s
+    /// Issue 51: the hello interval stretches past HELLOS_PER_SEC hellos a second (10 s
     /// at 10,000 hosts), never below what lsb.params asks, never 0.
     #[test]
     fn the_hello_interval_grows_with_the_cluster_past_the_hello_budget() {
         assert_eq!(hello_interval(5, 3), 5);
-        assert_eq!(hello_interval(5, 2_500), 5);
-        assert_eq!(hello_interval(5, 5_000), 10);
-        assert_eq!(hello_interval(5, 10_000), 20);
-        assert_eq!(hello_interval(2, 10_001), 21);
+        assert_eq!(hello_interval(5, 5_000), 5);
+        assert_eq!(hello_interval(5, 10_000), 10);
+        assert_eq!(hello_interval(2, 10_001), 11);
         assert_eq!(hello_interval(30, 10_000), 30);
         assert_eq!(hello_interval(0, 10), 1);
     }
