@@ -37,6 +37,43 @@ fn jobs_view_carries_state_and_position_in_listing_order() {
     }
 }
 
+/// A listing in pages (`JobsPages`): the keys in listing order with the ids not found,
+/// then each page as the jobs are when it is made — the same rows as `jobs_view`, and a
+/// job gone since left out.
+#[test]
+fn job_keys_and_pages_list_what_jobs_view_lists() {
+    let mut s = up();
+    for c in ["a", "b", "c", "d", "e", "f"] {
+        s.submit(T0, &alice(), cmd(c)).expect("submit");
+    }
+    s.schedule(T0);
+    s.take_effects();
+    let q = JobQuery {
+        ids: vec![(6, None), (5, None), (1, None), (99, Some(2))],
+        ..Default::default()
+    };
+    let (keys, not_found) = s.job_keys(&q);
+    assert_eq!(keys, vec![(1, 0), (5, 0), (6, 0)]);
+    assert_eq!(not_found, vec![(99, Some(2))]);
+    let row = |r: &JobView| (r.job.id, r.state, r.position);
+    let whole: Vec<_> = s.jobs_view(&q).jobs.iter().map(row).collect();
+    let paged: Vec<_> = keys
+        .chunks(2)
+        .flat_map(|page| s.jobs_page(page).jobs)
+        .map(|r| row(&r))
+        .collect();
+    assert_eq!(paged, whole);
+    // Job 5 is cleaned away between two pages: the second page leaves it out.
+    s.jobs.remove(&(5, 0));
+    let second: Vec<u64> = s
+        .jobs_page(&keys[1..])
+        .jobs
+        .iter()
+        .map(|r| r.job.id)
+        .collect();
+    assert_eq!(second, vec![6]);
+}
+
 #[test]
 fn queues_view_by_priority_with_counts_and_unknown_names() {
     let mut s = up();
