@@ -6,9 +6,8 @@ use crate::down::pid_dir;
 use anyhow::{Context, Result, bail};
 use basalt_config::embedded::DefaultHost;
 use std::net::{IpAddr, Ipv4Addr};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// The hollow hosts' program (`up --hollow N`, issue 51): linked, started only then.
 pub(crate) const HOLLOW: &str = "basalt-hollow";
@@ -87,35 +86,20 @@ pub(crate) fn start_hollow(
     for (k, share) in groups.into_iter().enumerate() {
         let list = pid_dir(top).join(format!("hollow.group{k}.hosts"));
         std::fs::write(&list, share.join("\n"))?;
-        let log_path = top.join("log").join(format!("{HOLLOW}.group{k}.log"));
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)
-            .with_context(|| format!("opening {}", log_path.display()))?;
         // At a lower priority than the real daemons: the hollow hosts stand for other
         // machines, each with CPUs of its own; here they share the master's, which
         // must not starve (a master LIM that does not run for MASTER_INACTIVITY_LIMIT
         // intervals steps down, and the candidates would flap).
-        let child = Command::new("nice")
-            .arg("-n")
+        let mut cmd = Command::new("nice");
+        cmd.arg("-n")
             .arg("19")
             .arg(bin.join(HOLLOW))
             .arg("--hosts-file")
             .arg(&list)
             .arg("--start-rate")
-            .arg(HOLLOW_START_RATE.div_ceil(processes).to_string())
-            .env("LSF_ENVDIR", envdir)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone()?)
-            .stderr(log)
-            .process_group(0)
-            .spawn()
+            .arg(HOLLOW_START_RATE.div_ceil(processes).to_string());
+        crate::spawn_logged(top, envdir, &format!("{HOLLOW}.group{k}"), cmd)
             .with_context(|| format!("starting {HOLLOW} for {} hosts", share.len()))?;
-        std::fs::write(
-            pid_dir(top).join(format!("{HOLLOW}.group{k}.pid")),
-            child.id().to_string(),
-        )?;
     }
     Ok(())
 }

@@ -670,27 +670,36 @@ fn start_daemons(top: &Path, envdir: &Path, hosts: &[String]) -> Result<()> {
     let bin = top.join("bin");
     for host in hosts {
         for daemon in DAEMONS {
-            let log_path = top.join("log").join(format!("{daemon}.{host}.log"));
-            let log = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&log_path)
-                .with_context(|| format!("opening {}", log_path.display()))?;
-            let child = Command::new(bin.join(daemon))
-                .args(["-H", host])
-                .env("LSF_ENVDIR", envdir)
-                .stdin(Stdio::null())
-                .stdout(log.try_clone()?)
-                .stderr(log)
-                .process_group(0)
-                .spawn()
+            let mut cmd = Command::new(bin.join(daemon));
+            cmd.args(["-H", host]);
+            spawn_logged(top, envdir, &format!("{daemon}.{host}"), cmd)
                 .with_context(|| format!("starting {daemon} for {host}"))?;
-            std::fs::write(
-                pid_dir(top).join(format!("{daemon}.{host}.pid")),
-                child.id().to_string(),
-            )?;
         }
     }
+    Ok(())
+}
+
+/// Start `cmd` in the background in a process group of its own, with `LSF_ENVDIR` set
+/// and its output appended to `<top>/log/<name>.log`; its pid in `<top>/run/<name>.pid`
+/// (where `down` finds it).
+pub(crate) fn spawn_logged(top: &Path, envdir: &Path, name: &str, mut cmd: Command) -> Result<()> {
+    let log_path = top.join("log").join(format!("{name}.log"));
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .with_context(|| format!("opening {}", log_path.display()))?;
+    let child = cmd
+        .env("LSF_ENVDIR", envdir)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .process_group(0)
+        .spawn()?;
+    std::fs::write(
+        pid_dir(top).join(format!("{name}.pid")),
+        child.id().to_string(),
+    )?;
     Ok(())
 }
 
