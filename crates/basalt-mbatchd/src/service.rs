@@ -72,6 +72,19 @@ impl MbatchdService {
         })
     }
 
+    /// A job listing's query (`Jobs`, `JobsPages`), for the verified caller, its ids and
+    /// filters bounded; and the request.
+    async fn job_query(
+        &self,
+        request: Request<pb::JobsRequest>,
+    ) -> Result<(JobQuery, pb::JobsRequest), Status> {
+        let caller = self.caller(&request).await?;
+        let req = request.into_inner();
+        bounded_ids(&req.ids)?;
+        bounded_filter(&req.user, &req.queue, &req.host, &req.job_name)?;
+        Ok((basalt_wire::query(&req, &caller), req))
+    }
+
     /// The request must come from the sbatchd of host `claimed`.
     async fn check_sbatchd<T>(&self, request: &Request<T>, claimed: &str) -> Result<(), Status> {
         let who = self.auth.verify(request, Need::Daemon).await?;
@@ -386,11 +399,7 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::JobsRequest>,
     ) -> Result<Response<pb::JobsReply>, Status> {
-        let caller = self.caller(&request).await?;
-        let req = request.into_inner();
-        bounded_ids(&req.ids)?;
-        bounded_filter(&req.user, &req.queue, &req.host, &req.job_name)?;
-        let query = basalt_wire::query(&req, &caller);
+        let (query, req) = self.job_query(request).await?;
         let view = self.owner.ask(|reply| Msg::Jobs { query, reply }).await?;
         Ok(Response::new(basalt_wire::jobs_reply(
             &view,
@@ -404,11 +413,7 @@ impl Mbatchd for MbatchdService {
         &self,
         request: Request<pb::JobsRequest>,
     ) -> Result<Response<Self::JobsPagesStream>, Status> {
-        let caller = self.caller(&request).await?;
-        let req = request.into_inner();
-        bounded_ids(&req.ids)?;
-        bounded_filter(&req.user, &req.queue, &req.host, &req.job_name)?;
-        let query = basalt_wire::query(&req, &caller);
+        let (query, req) = self.job_query(request).await?;
         let (keys, not_found) = self
             .owner
             .ask(|reply| Msg::JobKeys { query, reply })
