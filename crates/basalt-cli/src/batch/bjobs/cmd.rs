@@ -147,16 +147,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
             };
         }
         if reply.jobs.is_empty() && reply.not_found.is_empty() {
-            if let (Some(pat), true) = (&a.job_name, refs.is_empty()) {
-                eprintln!("Job <{pat}> is not found");
-                return crate::fail();
-            }
-            eprintln!("{}", nothing_message(&a));
-            return if consistent_exit {
-                crate::fail()
-            } else {
-                ExitCode::SUCCESS
-            };
+            return listing_end(0, &[], &a, refs.is_empty(), consistent_exit);
         }
         let text = if let Some(f) = &format {
             if reply.jobs.is_empty() {
@@ -207,14 +198,13 @@ pub fn main(args: Vec<String>) -> ExitCode {
             table(&reply.jobs, &o, &fx)
         };
         print!("{text}");
-        for r in &reply.not_found {
-            eprintln!("Job <{}> is not found", job_ref_str(r));
-        }
-        if reply.not_found.is_empty() {
-            ExitCode::SUCCESS
-        } else {
-            crate::fail()
-        }
+        listing_end(
+            reply.jobs.len(),
+            &reply.not_found,
+            &a,
+            refs.is_empty(),
+            consistent_exit,
+        )
     })
 }
 
@@ -269,8 +259,8 @@ async fn table_pages(
     Ok(Some(Paged::Done(shown, not_found)))
 }
 
-/// After a paged table: LSF's message when nothing was listed, the ids not found, and
-/// the exit code.
+/// After a listing (paged or whole): LSF's message when nothing was listed, the ids not
+/// found, and the exit code.
 fn listing_end(
     shown: usize,
     not_found: &[JobRef],
