@@ -4,8 +4,9 @@
 use super::tests::{T0, alice, cmd, up};
 use super::*;
 
-#[test]
-fn jobs_view_carries_state_and_position_in_listing_order() {
+/// Six jobs submitted and scheduled (one runs), and a query of three of them and an id
+/// that does not exist, out of listing order.
+fn six_jobs_and_a_query() -> (Sched, JobQuery) {
     let mut s = up();
     for c in ["a", "b", "c", "d", "e", "f"] {
         s.submit(T0, &alice(), cmd(c)).expect("submit");
@@ -16,6 +17,12 @@ fn jobs_view_carries_state_and_position_in_listing_order() {
         ids: vec![(6, None), (5, None), (1, None), (99, Some(2))],
         ..Default::default()
     };
+    (s, q)
+}
+
+#[test]
+fn jobs_view_carries_state_and_position_in_listing_order() {
+    let (s, q) = six_jobs_and_a_query();
     let v = s.jobs_view(&q);
     let rows: Vec<(u64, JobState, u32)> = v
         .jobs
@@ -42,16 +49,7 @@ fn jobs_view_carries_state_and_position_in_listing_order() {
 /// job gone since left out.
 #[test]
 fn job_keys_and_pages_list_what_jobs_view_lists() {
-    let mut s = up();
-    for c in ["a", "b", "c", "d", "e", "f"] {
-        s.submit(T0, &alice(), cmd(c)).expect("submit");
-    }
-    s.schedule(T0);
-    s.take_effects();
-    let q = JobQuery {
-        ids: vec![(6, None), (5, None), (1, None), (99, Some(2))],
-        ..Default::default()
-    };
+    let (mut s, q) = six_jobs_and_a_query();
     let (keys, not_found) = s.job_keys(&q);
     assert_eq!(keys, vec![(1, 0), (5, 0), (6, 0)]);
     assert_eq!(not_found, vec![(99, Some(2))]);
