@@ -15,7 +15,9 @@ use basalt_sched::{Caller, JobKey, JobQuery, SchedError};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
+mod pages;
 mod reports;
+use pages::send_pages;
 use reports::{
     REPORT_STREAM_DEPTH, answer_reports, checked_report, report_ack, send_reports,
     serve_report_stream,
@@ -121,46 +123,6 @@ fn refused(e: SchedError) -> Status {
 /// lsb.applications are shorter still, so a longer one is refused either way).
 const MAX_APP_NAME: usize = 4096;
 
-/// How many jobs one message of `JobsPages` holds: the first lines of a listing come
-/// after this many jobs' views are made and sent (a few milliseconds), and the owner
-/// thread is held that long per page, not for the whole listing.
-const JOBS_PAGE: usize = 2_000;
-
-/// Send a `JobsPages` listing: `keys` in pages of [`JOBS_PAGE`], each as the jobs are
-/// when it is made (the first also with `not_found`, and sent even when empty), until
-/// the reader goes away.
-async fn send_pages(
-    owner: Owner,
-    keys: Vec<basalt_sched::JobKey>,
-    not_found: Vec<(u64, Option<u32>)>,
-    reason_hosts: bool,
-    tx: tokio::sync::mpsc::Sender<Result<pb::JobsReply, Status>>,
-) {
-    let mut not_found = Some(not_found);
-    let mut pages = keys.chunks(JOBS_PAGE);
-    loop {
-        let page = pages.next();
-        if page.is_none() && not_found.is_none() {
-            return;
-        }
-        let keys = page.unwrap_or_default().to_vec();
-        let mut view = match owner.ask(|reply| Msg::JobsPage { keys, reply }).await {
-            Ok(v) => v,
-            Err(e) => {
-                let _ = tx.send(Err(e)).await;
-                return;
-            }
-        };
-        view.not_found = not_found.take().unwrap_or_default();
-        if tx
-            .send(Ok(basalt_wire::jobs_reply(&view, reason_hosts)))
-            .await
-            .is_err()
-        {
-            return;
-        }
-    }
-}
 /// At most this many options in one bmod request (bsub has fewer than 100).
 const MAX_MODIFY_OPTIONS: usize = 128;
 
