@@ -514,6 +514,14 @@ pub(crate) fn up(
 
     let bin = link_binaries(&top, &target)?;
     start_daemons(&top, &envdir, &hosts)?;
+    if !hollow.is_empty()
+        && let Some(first) = hosts.first()
+        && let Err(e) = wait_master(&top, &envdir, first)
+    {
+        let n = stop(std::slice::from_ref(&top)).len();
+        println!("Stopped {n} daemon(s).");
+        return Err(e);
+    }
     start_hollow(&top, &envdir, &hollow, hollow_apart)?;
     let master = match wait_up(&top, &envdir, hosts.len() + hollow.len()) {
         Ok(m) => m,
@@ -705,6 +713,42 @@ pub(crate) fn spawn_logged(top: &Path, envdir: &Path, name: &str, mut cmd: Comma
 
 /// Wait until the cluster in `top` answers: a master is elected, all `hosts` report,
 /// and mbatchd (started by the master's sbatchd) answers. Its master.
+/// Wait until the real hosts' LIMs have elected `first` (the first of
+/// `LSF_MASTER_LIST`), as a site starts its master hosts before the others. Hollow hosts
+/// started at once with the candidates register with whichever candidate wins first;
+/// when the first of the list then takes the master role back, 10,000 hosts move to it
+/// at once and on this machine's two shared CPUs the candidates flapped for minutes
+/// (docs/performance.md, "Fourth round").
+fn wait_master(top: &Path, envdir: &Path, first: &str) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seen = None;
+    loop {
+        let out = Command::new(top.join("bin").join("lsid"))
+            .env("LSF_ENVDIR", envdir)
+            .output();
+        seen = out
+            .ok()
+            .filter(|o| o.status.success())
+            .and_then(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .find_map(|l| l.strip_prefix("My master name is ").map(str::to_owned))
+            })
+            .or(seen);
+        if seen.as_deref() == Some(first) {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!(
+                "the master candidates did not elect {first} within 30 s (last seen: {}); see the logs in {}",
+                seen.as_deref().unwrap_or("no master"),
+                top.join("log").display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 fn wait_up(top: &Path, envdir: &Path, hosts: usize) -> Result<String> {
     let bin = top.join("bin");
     // 30 s, and two seconds more for every 100 hosts (hollow hosts start at

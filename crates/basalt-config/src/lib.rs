@@ -119,11 +119,14 @@ impl Config {
     /// The host type of `host` as LIM reports it: the cluster file's TYPE, else the
     /// first type lsf.shared defines, else `LINUX`.
     pub fn host_type_of(&self, host: &str) -> String {
-        self.cluster
-            .hosts
-            .iter()
-            .find(|h| basalt_core::same_host(&h.name, host))
-            .and_then(|h| h.host_type.clone())
+        self.type_of(self.cluster_host(host))
+    }
+
+    /// [`Config::host_type_of`] for a host row already found (`None`: not in the
+    /// cluster file) — no scan of the hosts, which at 10,000 hosts made a loop over
+    /// them quadratic.
+    pub fn type_of(&self, host: Option<&cluster::ClusterHost>) -> String {
+        host.and_then(|h| h.host_type.clone())
             .or_else(|| self.shared.host_types.first().cloned())
             .unwrap_or_else(|| "LINUX".to_owned())
     }
@@ -132,11 +135,13 @@ impl Config {
     /// (`std::env::consts::ARCH`): the cluster file's MODEL, else the lsf.shared model
     /// whose ARCHITECTURE names `arch`, else `UNKNOWN_AUTO_DETECT`.
     pub fn host_model_of(&self, host: &str, arch: &str) -> String {
-        self.cluster
-            .hosts
-            .iter()
-            .find(|h| basalt_core::same_host(&h.name, host))
-            .and_then(|h| h.model.clone())
+        self.model_of(self.cluster_host(host), arch)
+    }
+
+    /// [`Config::host_model_of`] for a host row already found (`None`: not in the
+    /// cluster file).
+    pub fn model_of(&self, host: Option<&cluster::ClusterHost>, arch: &str) -> String {
+        host.and_then(|h| h.model.clone())
             .or_else(|| {
                 self.shared
                     .host_models
@@ -149,6 +154,14 @@ impl Config {
                     .map(|m| m.name.clone())
             })
             .unwrap_or_else(|| "UNKNOWN_AUTO_DETECT".to_owned())
+    }
+
+    /// The cluster file's row of `host` (by [`basalt_core::same_host`]), if any.
+    fn cluster_host(&self, host: &str) -> Option<&cluster::ClusterHost> {
+        self.cluster
+            .hosts
+            .iter()
+            .find(|h| basalt_core::same_host(&h.name, host))
     }
 
     /// An absolute path stays as it is; a relative one is joined to `envdir`.
@@ -420,6 +433,41 @@ mod tests {
         assert_eq!(*other.derived(make), 0);
         assert_eq!(*config.derived(make), 1);
         assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2);
+    }
+
+    /// Issue 51: the type and model of a host row found already are those of its name
+    /// (mbatchd takes them for every host of the cluster file: by name, a scan of the
+    /// hosts per host, 4 s of its start at 10,000 hosts).
+    #[test]
+    fn type_and_model_of_a_row_are_those_of_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let hosts = (1..=2)
+            .map(|i| DefaultHost {
+                name: format!("host{i}"),
+                address: Some(format!("127.0.0.{i}").parse().unwrap()),
+                server: true,
+            })
+            .collect();
+        DefaultCluster::new("basalt", "me", hosts)
+            .write(dir.path())
+            .unwrap();
+        let mut config = load(&DefaultCluster::envdir(dir.path())).unwrap().config;
+        config.cluster.hosts[1].host_type = Some("SPARC".into());
+        config.cluster.hosts[1].model = Some("Ultra".into());
+        for h in &config.cluster.hosts {
+            assert_eq!(config.type_of(Some(h)), config.host_type_of(&h.name));
+            assert_eq!(
+                config.model_of(Some(h), "x86_64"),
+                config.host_model_of(&h.name, "x86_64")
+            );
+        }
+        assert_eq!(config.host_type_of("HOST2"), "SPARC");
+        assert_eq!(config.host_model_of("host2", "x86_64"), "Ultra");
+        assert_eq!(config.type_of(None), config.host_type_of("elsewhere"));
+        assert_eq!(
+            config.model_of(None, "x86_64"),
+            config.host_model_of("elsewhere", "x86_64")
+        );
     }
 
     #[test]

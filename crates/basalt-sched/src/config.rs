@@ -266,8 +266,8 @@ fn static_values(
     kinds: &BTreeMap<String, basalt_config::select::NameKind>,
 ) -> basalt_config::select::HostValues {
     crate::LimStatic {
-        host_type: c.host_type_of(&h.name),
-        model: c.host_model_of(&h.name, std::env::consts::ARCH),
+        host_type: c.type_of(Some(h)),
+        model: c.model_of(Some(h), std::env::consts::ARCH),
         resources: h.resources.clone(),
         ..Default::default()
     }
