@@ -131,8 +131,7 @@ async fn master_check(
     tx: stdmpsc::Sender<Msg>,
     auth: basalt_runtime::Authenticator,
 ) {
-    let others: Vec<String> = basalt_runtime::lim_contact_order(&config)
-        .into_iter()
+    let others: Vec<String> = basalt_runtime::lim_contacts(&config)
         .filter(|h| !basalt_core::same_host(h, &me))
         .take(REMOTE_LIMS)
         .collect();

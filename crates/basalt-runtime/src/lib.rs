@@ -374,29 +374,45 @@ pub fn lim_channel(
 /// The order in which a command tries LIMs: `LSF_SERVER_HOSTS` if set, else the
 /// local host first (when it is in the cluster) and then every host in file order.
 pub fn lim_contact_order(config: &Config) -> Vec<String> {
-    let servers = config.lsf_conf.server_hosts();
-    if !servers.is_empty() {
-        return servers;
-    }
-    let local = std::env::var("BASALT_HOST")
-        .ok()
-        .and_then(|h| canonical_host(config, &h))
-        .or_else(|| canonical_host(config, &machine_hostname()));
-    local_then_all(config, local)
+    lim_contacts(config).collect()
 }
 
-/// `first` (when given), then every host of the cluster file in its order but `first`
-/// (the file's names are unique: no other check, which at 10,000 hosts was a scan per
-/// host, a quarter of a second for every command).
-fn local_then_all(config: &Config, first: Option<String>) -> Vec<String> {
-    let mut order = Vec::with_capacity(config.cluster.hosts.len() + 1);
-    order.extend(first);
-    for h in &config.cluster.hosts {
-        if order.first() != Some(&h.name) {
-            order.push(h.name.clone());
-        }
-    }
-    order
+/// [`lim_contact_order`] as it is walked: a name is copied only when it is reached. A
+/// daemon looking for the master (a starting sbatchd, every 100 ms until its LIM knows
+/// one) reaches the first few; the whole list was 10,000 names copied each time, most of
+/// the hollow hosts' CPU while 10,000 of them started.
+pub fn lim_contacts(config: &Config) -> impl Iterator<Item = String> + '_ {
+    let servers = config.lsf_conf.server_hosts();
+    let local = if servers.is_empty() {
+        std::env::var("BASALT_HOST")
+            .ok()
+            .and_then(|h| canonical_host(config, &h))
+            .or_else(|| canonical_host(config, &machine_hostname()))
+    } else {
+        None
+    };
+    let hosts: &[basalt_config::ClusterHost] = if servers.is_empty() {
+        &config.cluster.hosts
+    } else {
+        &[]
+    };
+    servers.into_iter().chain(local_then_all(hosts, local))
+}
+
+/// `first` (when given), then every host of `hosts` in its order but `first` (the
+/// cluster file's names are unique: no other check, which at 10,000 hosts was a scan per
+/// host, a quarter of a second for every command); a name is copied when reached.
+fn local_then_all(
+    hosts: &[basalt_config::ClusterHost],
+    first: Option<String>,
+) -> impl Iterator<Item = String> + '_ {
+    let skip = first.clone();
+    first.into_iter().chain(
+        hosts
+            .iter()
+            .filter(move |h| skip.as_ref() != Some(&h.name))
+            .map(|h| h.name.clone()),
+    )
 }
 
 /// What a command learns from the first LIM that answers.
@@ -418,20 +434,19 @@ pub async fn find_master(
     timeout: Duration,
     auth: &Authenticator,
 ) -> Result<MasterLim, RuntimeError> {
-    let order = lim_contact_order(config);
     // A first quick round over the first few LIMs, so that one hung LIM (stopped, but
     // its port still accepting connections) costs a fraction of a second instead of the
     // whole timeout; then a patient round over all of them.
     let quick = QUICK_LIM_TIMEOUT.min(timeout);
     if quick < timeout {
-        for host in order.iter().take(QUICK_LIM_HOSTS) {
-            if let Some(m) = ask_lim(config, host, quick, timeout, auth).await? {
+        for host in lim_contacts(config).take(QUICK_LIM_HOSTS) {
+            if let Some(m) = ask_lim(config, &host, quick, timeout, auth).await? {
                 return Ok(m);
             }
         }
     }
-    for host in &order {
-        if let Some(m) = ask_lim(config, host, timeout, timeout, auth).await? {
+    for host in lim_contacts(config) {
+        if let Some(m) = ask_lim(config, &host, timeout, timeout, auth).await? {
             return Ok(m);
         }
     }
@@ -823,7 +838,7 @@ pub fn user_auth(config: &Config) -> Authenticator {
         use std::os::unix::fs::MetadataExt;
         std::fs::metadata(&key_path).ok().map(|m| m.uid())
     };
-    let order = local_then_all(config, here.clone());
+    let order: Vec<String> = local_then_all(&config.cluster.hosts, here.clone()).collect();
     let mut why = String::from("no LIM runs on this machine");
     // A LIM answers in well under a millisecond; a hung one (stopped, its socket still
     // accepting) must not hold the command up, so first a quick round over every LIM on
@@ -869,4 +884,44 @@ pub fn user_auth(config: &Config) -> Authenticator {
         return Authenticator::with_key(Arc::new(keys), who, &config.cluster_name, local(&host));
     }
     Authenticator::unavailable(why)
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+
+    fn hosts(names: &[&str]) -> Vec<basalt_config::ClusterHost> {
+        names
+            .iter()
+            .map(|n| basalt_config::ClusterHost {
+                name: (*n).to_owned(),
+                model: None,
+                host_type: None,
+                server: true,
+                resources: Vec::new(),
+                run_window: None,
+                busy_thresholds: Default::default(),
+                address: None,
+                line: 0,
+            })
+            .collect()
+    }
+
+    /// The LIMs are asked from this host, then in the cluster file's order without it
+    /// again; a host not in the file asks in file order.
+    #[test]
+    fn the_local_lim_first_then_the_others_in_file_order() {
+        let h = hosts(&["a", "b", "c"]);
+        let order: Vec<String> = local_then_all(&h, Some("b".into())).collect();
+        assert_eq!(order, ["b", "a", "c"]);
+        let order: Vec<String> = local_then_all(&h, None).collect();
+        assert_eq!(order, ["a", "b", "c"]);
+        // Walked lazily: the first two of a long list without the rest.
+        let names: Vec<String> = (0..10_000).map(|i| format!("h{i}")).collect();
+        let many = hosts(&names.iter().map(String::as_str).collect::<Vec<_>>());
+        let first: Vec<String> = local_then_all(&many, Some("h9999".into()))
+            .take(2)
+            .collect();
+        assert_eq!(first, ["h9999", "h0"]);
+    }
 }
