@@ -259,17 +259,29 @@ pub async fn hello_loop(
     let mut restarted = true;
     let mut current: Option<(String, Client, bool)> = None;
     let mut failures: u32 = 0;
+    // The interval the last master asked for (a large cluster's is longer).
+    let mut asked = DEFAULT_HELLO;
     loop {
         let wanted = master.borrow_and_update().clone();
         if wanted.as_deref() != current.as_ref().map(|c| c.0.as_str()) {
             // A new master: its mbatchd is likely still starting; retry quickly.
             failures = 0;
+            let had_master = current.is_some();
             current = wanted.and_then(|m| {
                 basalt_runtime::mbatchd_peer_channel(&shared.config, &m, RPC_TIMEOUT, &shared.auth)
                     .ok()
                     .map(|c| (m, Client::new(c), false))
             });
             clients.send_replace(None);
+            // In a large cluster every sbatchd meets the new master at once: each says
+            // its first hello at its own phase of the interval instead.
+            let wait = spread_phase(&shared.host, asked);
+            if had_master && !wait.is_zero() {
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = crate::stopped(&mut stop) => return,
+                }
+            }
         }
         let mut interval = Duration::from_secs(1);
         if let Some((m, client, published)) = current.as_mut() {
@@ -310,20 +322,21 @@ pub async fn hello_loop(
                     } else {
                         DEFAULT_HELLO
                     };
+                    asked = interval;
                 }
                 Ok(Err(e)) => {
                     failures += 1;
                     shared.metrics.mbatchd_connected.set(0);
                     shared.metrics.hellos_failed.inc();
                     hello_failed(m, failures, e.message());
-                    interval = hello_retry(failures);
+                    interval = retry_after(failures, &shared.host, asked);
                 }
                 Err(_) => {
                     failures += 1;
                     shared.metrics.mbatchd_connected.set(0);
                     shared.metrics.hellos_failed.inc();
                     hello_failed(m, failures, "timed out");
-                    interval = hello_retry(failures);
+                    interval = retry_after(failures, &shared.host, asked);
                 }
             }
         } else {
@@ -338,8 +351,9 @@ pub async fn hello_loop(
                 }
             }
             _ = shared.relocate.notified() => {
-                // A reporter could not reach mbatchd: say hello again soon.
-                tokio::time::sleep(Duration::from_millis(200)).await;
+                // A reporter could not reach mbatchd: say hello again soon (in a large
+                // cluster at this host's phase, as after a failed hello).
+                tokio::time::sleep(retry_after(1, &shared.host, asked)).await;
             }
             _ = crate::stopped(&mut stop) => return,
         }
@@ -361,6 +375,40 @@ pub(crate) fn hello_retry(failures: u32) -> Duration {
     } else {
         Duration::from_secs(1)
     }
+}
+
+/// When to say hello again after `failures` failed hellos in a row, in a cluster whose
+/// master asked for hellos every `asked`: [`hello_retry`] in a cluster small enough for
+/// the default interval; in a larger one (mbatchd takes at most
+/// `basalt_sched::HELLOS_PER_SEC` hellos a second, so it asked for a longer interval)
+/// the first retry comes at this host's phase of that interval ([`spread_phase`]) and
+/// the next ones every second. After an mbatchd restart (kill -9, `badmin reconfig`)
+/// 10,000 sbatchds retrying every 200 ms were 50,000 connections a second to a port not
+/// yet listening, then 10,000 hellos at once to the mbatchd that had just started.
+pub(crate) fn retry_after(failures: u32, host: &str, asked: Duration) -> Duration {
+    if asked <= DEFAULT_HELLO {
+        hello_retry(failures)
+    } else if failures <= 1 {
+        spread_phase(host, asked).max(Duration::from_millis(200))
+    } else {
+        Duration::from_secs(1)
+    }
+}
+
+/// This host's phase of `asked` when that is longer than the default interval (zero
+/// otherwise): a fixed fraction of it from a hash of the host's name, so that a large
+/// cluster's sbatchds come back to a new or restarted mbatchd spread over one interval,
+/// at the rate it asked for, rather than all at once.
+pub(crate) fn spread_phase(host: &str, asked: Duration) -> Duration {
+    if asked <= DEFAULT_HELLO {
+        return Duration::ZERO;
+    }
+    // FNV-1a: stable across runs and builds (std's hasher is seeded).
+    let h = host.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let ms = u64::try_from(asked.as_millis()).unwrap_or(u64::MAX);
+    Duration::from_millis(h % ms.max(1))
 }
 
 /// Failed hellos to a new master retried after 200 ms ([`hello_retry`]).
@@ -624,6 +672,35 @@ mod tests {
     /// After a failover the new master's mbatchd serves within a second or so of the
     /// election, after sbatchd learnt the master (issue 49, item 10): the hellos that
     /// fail meanwhile are retried every 200 ms for 2 s, then every second.
+    #[test]
+    fn a_large_clusters_hellos_to_a_new_mbatchd_are_spread_over_its_interval() {
+        let asked = Duration::from_secs(10);
+        let phases: Vec<Duration> = (0..2000)
+            .map(|i| spread_phase(&format!("hv{i:05}"), asked))
+            .collect();
+        assert!(phases.iter().all(|p| *p < asked));
+        // Spread: about a tenth of the hosts in each tenth of the interval.
+        for k in 0..10u32 {
+            let lo = asked * k / 10;
+            let hi = asked * (k + 1) / 10;
+            let n = phases.iter().filter(|p| **p >= lo && **p < hi).count();
+            assert!((120..=280).contains(&n), "{n} hosts in tenth {k}");
+        }
+        // The same host always has the same phase.
+        assert_eq!(spread_phase("hv00001", asked), phases[1]);
+        // A small cluster's (the default interval) is not spread: retries as before.
+        assert_eq!(spread_phase("hv00001", DEFAULT_HELLO), Duration::ZERO);
+        for f in 1..=12 {
+            assert_eq!(retry_after(f, "hv00001", DEFAULT_HELLO), hello_retry(f));
+        }
+        // A large one's first retry comes at the host's phase, the next every second.
+        assert_eq!(
+            retry_after(1, "hv00001", asked),
+            phases[1].max(Duration::from_millis(200))
+        );
+        assert_eq!(retry_after(2, "hv00001", asked), Duration::from_secs(1));
+    }
+
     #[test]
     fn failed_hellos_are_retried_quickly_then_every_second() {
         let ms = Duration::from_millis;
