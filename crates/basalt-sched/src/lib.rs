@@ -407,9 +407,9 @@ pub struct Sched {
     hosts: Vec<Host>,
     /// Each host's index by its exact name (the hosts are fixed for the core's life).
     pass_index: schedule::FastMap<String, usize>,
-    /// Whether the hosts are of more than one type (kept as LIM's static information
-    /// changes a host's type).
-    mixed_types: bool,
+    /// How many hosts are of each type (kept as LIM's static information changes a
+    /// host's type).
+    host_types: schedule::HostTypes,
     /// `hosts` by lower-cased short name (`hosta` for `hostA.example.org`): the indices,
     /// ascending, of the hosts a name can match ([`basalt_core::same_host`] needs equal
     /// short names). Fixed with `hosts`, which never change after [`Sched::new`].
@@ -568,7 +568,7 @@ impl Sched {
             .collect();
         Sched {
             pass_index: schedule::pass_index(&hosts),
-            mixed_types: schedule::mixed_types(&hosts),
+            host_types: schedule::HostTypes::of(&hosts),
             cfg,
             jobs: BTreeMap::new(),
             queues,

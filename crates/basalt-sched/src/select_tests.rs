@@ -668,3 +668,32 @@ fn type_any_a_string_or_boolean_resource_lift_the_default_and_type_local_asks_it
         Some("hostA")
     );
 }
+
+/// Issue 51: whether the hosts are of more than one type follows LIM's static
+/// information as it changes each host's type (counted per type, not rescanned).
+#[test]
+fn the_hosts_types_are_mixed_as_lim_reports_them() {
+    let mut s = core_with(cfg(), &[], &[]);
+    let info = |t: &str| LimStatic {
+        host_type: t.into(),
+        model: "m".into(),
+        ..Default::default()
+    };
+    s.lim_static("hostA", &info("LINUX"));
+    s.lim_static("hostB", &info("LINUX"));
+    assert!(!s.host_types.mixed());
+    s.lim_static("hostB", &info("SUN"));
+    assert!(s.host_types.mixed());
+    // The same information again changes nothing.
+    s.lim_static("hostB", &info("SUN"));
+    assert!(s.host_types.mixed());
+    s.lim_static("hostA", &info("SUN"));
+    assert!(!s.host_types.mixed());
+    // As counted afresh from the hosts.
+    assert_eq!(
+        crate::schedule::HostTypes::of(&s.hosts).mixed(),
+        s.host_types.mixed()
+    );
+    // With the default type==local, a job from hostA now runs anywhere of its type.
+    assert!(placed(&mut s, from("hostA", "")).1.is_some());
+}

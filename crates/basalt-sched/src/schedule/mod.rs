@@ -21,7 +21,7 @@ pub(crate) mod select;
 pub(crate) mod slot_resv;
 mod start;
 mod started;
-pub(crate) use started::{mixed_types, pass_index};
+pub(crate) use started::{HostTypes, pass_index};
 pub(crate) mod walk;
 
 use crate::depend::Tri;
@@ -338,7 +338,7 @@ impl Sched {
         let mut multi_ways: FastMap<(Str, u32), Arc<Vec<compound::Way>>> = fast_map();
         // Hosts of more than one type: a job's default `type==local` (the submission
         // host's type) can leave some out.
-        let mixed_types = self.mixed_types;
+        let mixed_types = self.host_types.mixed();
         // Bumped by every placement: a shape evaluated at another generation is stale.
         let mut generation: u64 = 0;
         // Pending reasons to set, applied in one walk at the end.

@@ -278,8 +278,11 @@ impl Sched {
         self.hosts[i].lim_static = Some(info.clone());
         let v = info.values(&self.hosts[i].name, &self.cfg.res_kinds);
         if self.hosts[i].statics != v {
+            self.host_types.change(
+                self.hosts[i].statics.strings.get("type").map(String::as_str),
+                v.strings.get("type").map(String::as_str),
+            );
             self.hosts[i].statics = v;
-            self.mixed_types = super::mixed_types(&self.hosts);
             if self.counts.any_pending() {
                 self.dirty = true;
                 self.full_due = true;

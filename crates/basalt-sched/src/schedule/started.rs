@@ -7,7 +7,6 @@ use super::{FastMap, fast_map};
 use crate::{JobKey, Sched};
 #[cfg(test)]
 use basalt_core::job::{JobState, sub, susp};
-#[cfg(test)]
 use std::collections::BTreeMap;
 
 impl Sched {
@@ -49,11 +48,45 @@ pub(crate) fn pass_index(hosts: &[crate::Host]) -> FastMap<String, usize> {
     m
 }
 
-/// Whether the hosts are of more than one type (a job's default `type==local` can then
-/// leave some out).
-pub(crate) fn mixed_types(hosts: &[crate::Host]) -> bool {
-    let mut types = hosts.iter().filter_map(|h| h.statics.strings.get("type"));
-    types.next().is_some_and(|first| types.any(|t| t != first))
+/// How many hosts are of each type (a host with no type is not counted), kept as LIM's
+/// static information changes a host's type: whether the hosts are of more than one
+/// type (a job's default `type==local` can then leave some out) is then one look, not a
+/// scan of every host for each host whose static information changed — 10,000 × 10,000
+/// comparisons, half of a restarted mbatchd's first seconds at 10,000 hosts.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HostTypes(BTreeMap<String, usize>);
+
+impl HostTypes {
+    pub(crate) fn of(hosts: &[crate::Host]) -> HostTypes {
+        let mut t = HostTypes::default();
+        for h in hosts {
+            t.change(None, h.statics.strings.get("type").map(String::as_str));
+        }
+        t
+    }
+
+    /// A host's type changed from `old` to `new`.
+    pub(crate) fn change(&mut self, old: Option<&str>, new: Option<&str>) {
+        if old == new {
+            return;
+        }
+        if let Some(o) = old
+            && let Some(n) = self.0.get_mut(o)
+        {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.0.remove(o);
+            }
+        }
+        if let Some(n) = new {
+            *self.0.entry(n.to_owned()).or_insert(0) += 1;
+        }
+    }
+
+    /// Whether the hosts are of more than one type.
+    pub(crate) fn mixed(&self) -> bool {
+        self.0.len() > 1
+    }
 }
 
 #[cfg(test)]
