@@ -410,7 +410,12 @@ async fn serve(
     std::thread::Builder::new()
         .name("mbatchd-owner".into())
         .spawn(move || {
+            let mut owner_state = owner_state;
             let err = owner_state.run(rx);
+            // The event log (and its lock) is closed before the exit is told, the rest
+            // freed after it: a million jobs take about a second to free, which a
+            // restart (`badmin reconfig`) or a resignation need not wait for.
+            drop(owner_state.journal);
             let _ = done_tx.send(err);
         })
         .map_err(|_| MbdError::OwnerGone)?;
@@ -513,7 +518,16 @@ async fn serve(
         t.abort();
     }
     let _ = stop_tx.send(());
-    let _ = tokio::time::timeout(Duration::from_secs(2), server).await;
+    // In-flight answers (the `badmin reconfig` that asked for this exit) go out; the
+    // sbatchds' long-lived streams would hold a graceful stop for its whole limit, so
+    // the rest is cut after a moment (the listener closes with the task).
+    let mut server = server;
+    if tokio::time::timeout(Duration::from_millis(300), &mut server)
+        .await
+        .is_err()
+    {
+        server.abort();
+    }
     result
 }
 

@@ -152,7 +152,7 @@ pub(crate) fn defer<T: Send + 'static>(reply: Reply<T>, value: T) -> Deferred {
 }
 
 impl OwnerState {
-    pub(crate) fn run(mut self, rx: stdmpsc::Receiver<Msg>) -> MbdError {
+    pub(crate) fn run(&mut self, rx: stdmpsc::Receiver<Msg>) -> MbdError {
         // A first pass, so the replayed pending jobs show their reasons (a dependency
         // that can never be met, an array's limit) from the first query on. Make it and
         // MBD_START durable before serving anybody.

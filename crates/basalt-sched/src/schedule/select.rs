@@ -279,7 +279,11 @@ impl Sched {
         let v = info.values(&self.hosts[i].name, &self.cfg.res_kinds);
         if self.hosts[i].statics != v {
             self.host_types.change(
-                self.hosts[i].statics.strings.get("type").map(String::as_str),
+                self.hosts[i]
+                    .statics
+                    .strings
+                    .get("type")
+                    .map(String::as_str),
                 v.strings.get("type").map(String::as_str),
             );
             self.hosts[i].statics = v;
