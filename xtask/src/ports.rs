@@ -137,9 +137,18 @@ pub(crate) fn check_free(addrs: &[IpAddr], ports: &Ports) -> Result<()> {
     if problems.is_empty() {
         Ok(())
     } else {
+        // A cluster of 10,000 hosts left running would be 20,000 lines.
+        let n = problems.len();
+        if n > MAX_LISTED {
+            problems.truncate(MAX_LISTED);
+            problems.push(format!("... and {} more", n - MAX_LISTED));
+        }
         bail!("nothing started:\n  {}", problems.join("\n  "))
     }
 }
+
+/// Ports in use listed one by one; past that, their number.
+const MAX_LISTED: usize = 20;
 
 /// The addresses of the hosts of a loaded configuration: the ADDRESS column, else the
 /// name resolved (a name that does not resolve is left to the daemons to report).
