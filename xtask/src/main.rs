@@ -37,7 +37,6 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 mod bench;
 mod deb;
@@ -48,9 +47,11 @@ mod jobs;
 mod multi;
 mod ports;
 mod scale;
+mod wait;
 
 use hollow::start_hollow;
 pub(crate) use hollow::{HOLLOW, HollowHosts, apart_groups, hollow_groups, hollow_hosts};
+use wait::{wait_master, wait_up};
 
 /// The daemons `up` starts on every host, in start order.
 const DAEMONS: &[&str] = &["lim", "res", "sbatchd"];
@@ -709,103 +710,6 @@ pub(crate) fn spawn_logged(top: &Path, envdir: &Path, name: &str, mut cmd: Comma
         child.id().to_string(),
     )?;
     Ok(())
-}
-
-/// Wait until the cluster in `top` answers: a master is elected, all `hosts` report,
-/// and mbatchd (started by the master's sbatchd) answers. Its master.
-/// Wait until the real hosts' LIMs have elected `first` (the first of
-/// `LSF_MASTER_LIST`), as a site starts its master hosts before the others. Hollow hosts
-/// started at once with the candidates register with whichever candidate wins first;
-/// when the first of the list then takes the master role back, 10,000 hosts move to it
-/// at once and on this machine's two shared CPUs the candidates flapped for minutes
-/// (docs/performance.md, "Fourth round").
-fn wait_master(top: &Path, envdir: &Path, first: &str) -> Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut seen = None;
-    loop {
-        let out = Command::new(top.join("bin").join("lsid"))
-            .env("LSF_ENVDIR", envdir)
-            .output();
-        seen = out
-            .ok()
-            .filter(|o| o.status.success())
-            .and_then(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .find_map(|l| l.strip_prefix("My master name is ").map(str::to_owned))
-            })
-            .or(seen);
-        if seen.as_deref() == Some(first) {
-            return Ok(());
-        }
-        if Instant::now() > deadline {
-            bail!(
-                "the master candidates did not elect {first} within 30 s (last seen: {}); see the logs in {}",
-                seen.as_deref().unwrap_or("no master"),
-                top.join("log").display()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-fn wait_up(top: &Path, envdir: &Path, hosts: usize) -> Result<String> {
-    let bin = top.join("bin");
-    // 30 s, and two seconds more for every 100 hosts (hollow hosts start at
-    // HOLLOW_START_RATE).
-    let patience = Duration::from_secs(30 + (hosts / 50) as u64);
-    let deadline = Instant::now() + patience;
-    let master = loop {
-        let out = Command::new(bin.join("lsid"))
-            .env("LSF_ENVDIR", envdir)
-            .output();
-        let master = out.ok().filter(|o| o.status.success()).and_then(|o| {
-            String::from_utf8_lossy(&o.stdout)
-                .lines()
-                .find_map(|l| l.strip_prefix("My master name is ").map(str::to_owned))
-        });
-        let all_up = master.is_some()
-            && Command::new(bin.join("lsload"))
-                .env("LSF_ENVDIR", envdir)
-                .output()
-                .ok()
-                .filter(|o| o.status.success())
-                .is_some_and(|o| {
-                    let text = String::from_utf8_lossy(&o.stdout);
-                    text.lines().skip(1).count() == hosts && !text.contains("unavail")
-                });
-        if all_up {
-            break master.unwrap_or_default();
-        }
-        if Instant::now() > deadline {
-            bail!(
-                "the cluster did not come up within {} s; see the logs in {}",
-                patience.as_secs(),
-                top.join("log").display()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-
-    // And until mbatchd (started by the master's sbatchd) answers.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let ok = Command::new(bin.join("bhosts"))
-            .env("LSF_ENVDIR", envdir)
-            .output()
-            .is_ok_and(|o| o.status.success());
-        if ok {
-            break;
-        }
-        if Instant::now() > deadline {
-            bail!(
-                "mbatchd did not answer within 30 s; see the logs in {}",
-                top.join("log").display()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    Ok(master)
 }
 
 #[cfg(test)]

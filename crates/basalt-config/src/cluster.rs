@@ -93,6 +93,25 @@ pub struct ClusterHost {
     pub line: usize,
 }
 
+impl ClusterHost {
+    /// A row of line `line` naming `name` and leaving every other column at its
+    /// default: a server host, no model, type, resources, run window, thresholds or
+    /// address.
+    pub fn named(name: &str, line: usize) -> ClusterHost {
+        ClusterHost {
+            name: name.to_owned(),
+            model: None,
+            host_type: None,
+            server: true,
+            resources: Vec::new(),
+            run_window: None,
+            busy_thresholds: BTreeMap::new(),
+            address: None,
+            line,
+        }
+    }
+}
+
 /// The Parameters section (LIM timing).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LimParams {
@@ -308,17 +327,7 @@ fn hosts(
         return;
     }
     for row in &table.rows {
-        let mut host = ClusterHost {
-            name: String::new(),
-            model: None,
-            host_type: None,
-            server: true,
-            resources: Vec::new(),
-            run_window: None,
-            busy_thresholds: BTreeMap::new(),
-            address: None,
-            line: row.line,
-        };
+        let mut host = ClusterHost::named("", row.line);
         for (col, field) in cols.iter().zip(&row.fields) {
             let Some(v) = field.as_deref() else {
                 continue;

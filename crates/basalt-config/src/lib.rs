@@ -410,12 +410,7 @@ mod tests {
     #[test]
     fn a_derived_value_is_computed_once_and_a_clone_starts_afresh() {
         let dir = tempfile::tempdir().unwrap();
-        let host = DefaultHost {
-            name: "host1".into(),
-            address: Some("127.0.0.1".parse().unwrap()),
-            server: true,
-        };
-        DefaultCluster::new("basalt", "me", vec![host])
+        DefaultCluster::new("basalt", "me", default_hosts(1))
             .write(dir.path())
             .unwrap();
         let config = load(&DefaultCluster::envdir(dir.path())).unwrap().config;
@@ -435,20 +430,24 @@ mod tests {
         assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 2);
     }
 
+    /// Server hosts host1 .. host`n` on 127.0.0.1 .. 127.0.0.`n`.
+    fn default_hosts(n: u8) -> Vec<DefaultHost> {
+        (1..=n)
+            .map(|i| DefaultHost {
+                name: format!("host{i}"),
+                address: Some(std::net::IpAddr::from([127, 0, 0, i])),
+                server: true,
+            })
+            .collect()
+    }
+
     /// Issue 51: the type and model of a host row found already are those of its name
     /// (mbatchd takes them for every host of the cluster file: by name, a scan of the
     /// hosts per host, 4 s of its start at 10,000 hosts).
     #[test]
     fn type_and_model_of_a_row_are_those_of_its_name() {
         let dir = tempfile::tempdir().unwrap();
-        let hosts = (1..=2)
-            .map(|i| DefaultHost {
-                name: format!("host{i}"),
-                address: Some(format!("127.0.0.{i}").parse().unwrap()),
-                server: true,
-            })
-            .collect();
-        DefaultCluster::new("basalt", "me", hosts)
+        DefaultCluster::new("basalt", "me", default_hosts(2))
             .write(dir.path())
             .unwrap();
         let mut config = load(&DefaultCluster::envdir(dir.path())).unwrap().config;
@@ -474,14 +473,7 @@ mod tests {
     fn embedded_default_loads_cleanly() {
         let dir = tempfile::tempdir().unwrap();
         let top = dir.path();
-        let hosts = (1..=3)
-            .map(|i| DefaultHost {
-                name: format!("host{i}"),
-                address: Some(format!("127.0.0.{i}").parse().unwrap()),
-                server: true,
-            })
-            .collect();
-        DefaultCluster::new("basalt", "me", hosts)
+        DefaultCluster::new("basalt", "me", default_hosts(3))
             .write(top)
             .unwrap();
         let loaded = load(&DefaultCluster::envdir(top)).unwrap_or_else(|e| panic!("{e}"));

@@ -1,7 +1,6 @@
 //! Unit tests of select expressions and shared resources (its `config` is used by `lim_cmds`'s tests).
 use super::*;
 use basalt_config::{ClusterHost, Config, ResourceDef};
-use std::collections::BTreeMap;
 
 fn resource(name: &str, kind: ResourceKind, interval: Option<u32>) -> ResourceDef {
     ResourceDef {
@@ -17,17 +16,7 @@ fn resource(name: &str, kind: ResourceKind, interval: Option<u32>) -> ResourceDe
 /// (Numeric), `licA` (static Numeric), `os` (String), `scratch` (dynamic Numeric),
 /// and the ResourceMap rows `map`.
 pub(crate) fn config(hosts: &[&str], map: &[(&str, &str)]) -> Config {
-    let host = |name: &str| ClusterHost {
-        name: name.into(),
-        model: None,
-        host_type: None,
-        server: true,
-        resources: Vec::new(),
-        run_window: None,
-        busy_thresholds: BTreeMap::new(),
-        address: None,
-        line: 1,
-    };
+    let host = |name: &str| ClusterHost::named(name, 1);
     let mut cluster = basalt_config::ClusterFile {
         name: "basalt".into(),
         hosts: hosts.iter().map(|h| host(h)).collect(),

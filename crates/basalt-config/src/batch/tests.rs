@@ -25,17 +25,7 @@ fn shared() -> Shared {
 
 /// A cluster of hosts h1 and h2.
 fn two_hosts() -> ClusterFile {
-    let host = |name: &str| crate::cluster::ClusterHost {
-        name: name.into(),
-        model: None,
-        host_type: None,
-        server: true,
-        resources: Vec::new(),
-        run_window: None,
-        busy_thresholds: Default::default(),
-        address: None,
-        line: 1,
-    };
+    let host = |name: &str| crate::cluster::ClusterHost::named(name, 1);
     ClusterFile {
         hosts: vec![host("h1"), host("h2")],
         ..ClusterFile::default()
