@@ -289,6 +289,13 @@ fn users_control_only_their_own_jobs() -> Result<()> {
         .and_then(|v| v.parse().ok())
         .ok_or_else(|| anyhow!("no id: {}", output_text(&o)))?;
     wait_state(&c, id, "RUN", Duration::from_secs(30))?;
+    // RUN is reported once the job's process is started; on a loaded machine its shell
+    // may not have run `id` yet, and a kill then would leave the output empty.
+    let out_file = work.join(format!("perm.{id}"));
+    basalt_testkit::wait_for("the job's `id -un` output", Duration::from_secs(30), || {
+        let text = std::fs::read_to_string(&out_file).unwrap_or_default();
+        (text.contains('\n').then_some(()), text)
+    })?;
     let o = as_user(b, "bkill", &[&id.to_string()])?;
     assert_eq!(o.status.code(), Some(255), "{}", output_text(&o));
     assert!(
@@ -299,7 +306,7 @@ fn users_control_only_their_own_jobs() -> Result<()> {
     let o = as_user(a, "bkill", &[&id.to_string()])?;
     assert!(o.status.success(), "{}", output_text(&o));
     wait_state(&c, id, "EXIT", Duration::from_secs(30))?;
-    let out = std::fs::read_to_string(work.join(format!("perm.{id}")))?;
+    let out = std::fs::read_to_string(&out_file)?;
     assert!(
         out.starts_with("basalt-ua\n"),
         "job ran as another user: {out}"
