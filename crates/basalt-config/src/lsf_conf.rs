@@ -561,3 +561,15 @@ mod tests {
         assert!(!c.mc_plugin_remote_resource());
     }
 }
+
+/// Parse one `lsf.conf` file on its own (libbat's `ls_readconfenv`): its assignments,
+/// or every malformed line.
+pub fn parse_file(file: &std::path::Path, text: &str) -> Result<LsfConf, crate::ConfigErrors> {
+    let mut diag = crate::error::Diag::default();
+    let conf = parse(&mut diag.file(file), text);
+    if diag.errors.is_empty() {
+        Ok(conf)
+    } else {
+        Err(crate::ConfigErrors(diag.errors, diag.warnings))
+    }
+}

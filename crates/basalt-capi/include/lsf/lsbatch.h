@@ -10,6 +10,429 @@
 
 #include <lsf/lsf.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Job ids: an array element's index lives in the upper 32 bits of its 64-bit id. */
+#define LSB_JOBID(id, idx) ((LS_LONG_INT)(((LS_UNS_LONG_INT)(idx) << 32) | (LS_UNS_LONG_INT)(unsigned int)(id)))
+#define LSB_ARRAY_IDX(jobId) (((jobId) == -1) ? 0 : (int)(((LS_UNS_LONG_INT)(jobId) >> 32) & 0xFFFF))
+#define LSB_ARRAY_JOBID(jobId) (((jobId) == -1) ? -1 : (int)((jobId) & 0xFFFFFFFF))
+#define MAX_LEN_JOBID 128
+
+/* Job states (jobInfoEnt.status). */
+#define JOB_STAT_NULL 0x00
+#define JOB_STAT_PEND 0x01
+#define JOB_STAT_PSUSP 0x02
+#define JOB_STAT_RUN 0x04
+#define JOB_STAT_SSUSP 0x08
+#define JOB_STAT_USUSP 0x10
+#define JOB_STAT_EXIT 0x20
+#define JOB_STAT_DONE 0x40
+#define JOB_STAT_PDONE 0x80
+#define JOB_STAT_PERR 0x100
+#define JOB_STAT_WAIT 0x200
+#define JOB_STAT_RUNKWN 0x8000
+#define JOB_STAT_UNKWN 0x10000
+#define JOB_STAT_PROV 0x20000
+#define IS_PEND(s) (((s) & JOB_STAT_PEND) || ((s) & JOB_STAT_PSUSP))
+#define IS_START(s) (((s) & JOB_STAT_RUN) || ((s) & JOB_STAT_SSUSP) || ((s) & JOB_STAT_USUSP))
+#define IS_FINISH(s) (((s) & JOB_STAT_DONE) || ((s) & JOB_STAT_EXIT))
+#define IS_SUSP(s) (((s) & JOB_STAT_PSUSP) || ((s) & JOB_STAT_SSUSP) || ((s) & JOB_STAT_USUSP))
+
+/* Resource limits (submit.rLimits[]): CPU and RUN in seconds, sizes in KB. */
+#define LSF_RLIMIT_CPU 0
+#define LSF_RLIMIT_FSIZE 1
+#define LSF_RLIMIT_DATA 2
+#define LSF_RLIMIT_STACK 3
+#define LSF_RLIMIT_CORE 4
+#define LSF_RLIMIT_RSS 5
+#define LSF_RLIMIT_NOFILE 6
+#define LSF_RLIMIT_OPEN_MAX 7
+#define LSF_RLIMIT_VMEM 8
+#define LSF_RLIMIT_SWAP LSF_RLIMIT_VMEM
+#define LSF_RLIMIT_RUN 9
+#define LSF_RLIMIT_PROCESS 10
+#define LSF_RLIMIT_THREAD 11
+#define LSF_RLIM_NLIMITS 12
+#define DEFAULT_RLIMIT -1
+
+/* submit.options. */
+#define SUB_JOB_NAME 0x01
+#define SUB_QUEUE 0x02
+#define SUB_HOST 0x04
+#define SUB_IN_FILE 0x08
+#define SUB_OUT_FILE 0x10
+#define SUB_ERR_FILE 0x20
+#define SUB_EXCLUSIVE 0x40
+#define SUB_NOTIFY_END 0x80
+#define SUB_NOTIFY_BEGIN 0x100
+#define SUB_USER_GROUP 0x200
+#define SUB_CHKPNT_PERIOD 0x400
+#define SUB_CHKPNT_DIR 0x800
+#define SUB_CHKPNTABLE SUB_CHKPNT_DIR
+#define SUB_RESTART_FORCE 0x1000
+#define SUB_RESTART 0x2000
+#define SUB_RERUNNABLE 0x4000
+#define SUB_WINDOW_SIG 0x8000
+#define SUB_HOST_SPEC 0x10000
+#define SUB_DEPEND_COND 0x20000
+#define SUB_RES_REQ 0x40000
+#define SUB_OTHER_FILES 0x80000
+#define SUB_PRE_EXEC 0x100000
+#define SUB_LOGIN_SHELL 0x200000
+#define SUB_MAIL_USER 0x400000
+#define SUB_MODIFY 0x800000
+#define SUB_MODIFY_ONCE 0x1000000
+#define SUB_PROJECT_NAME 0x2000000
+#define SUB_INTERACTIVE 0x4000000
+#define SUB_PTY 0x8000000
+#define SUB_PTY_SHELL 0x10000000
+#define SUB_EXCEPT 0x20000000
+#define SUB_TIME_EVENT 0x40000000
+
+/* submit.options2. */
+#define SUB2_HOLD 0x01
+#define SUB2_MODIFY_CMD 0x02
+#define SUB2_BSUB_BLOCK 0x04
+#define SUB2_HOST_NT 0x08
+#define SUB2_HOST_UX 0x10
+#define SUB2_QUEUE_CHKPNT 0x20
+#define SUB2_QUEUE_RERUNNABLE 0x40
+#define SUB2_IN_FILE_SPOOL 0x80
+#define SUB2_JOB_CMD_SPOOL 0x100
+#define SUB2_JOB_PRIORITY 0x200
+#define SUB2_USE_DEF_PROCLIMIT 0x400
+#define SUB2_MODIFY_RUN_JOB 0x800
+#define SUB2_MODIFY_PEND_JOB 0x1000
+#define SUB2_WARNING_TIME_PERIOD 0x2000
+#define SUB2_WARNING_ACTION 0x4000
+#define SUB2_USE_RSV 0x8000
+#define SUB2_TSJOB 0x10000
+#define SUB2_LSF2TP 0x20000
+#define SUB2_JOB_GROUP 0x40000
+#define SUB2_SLA 0x80000
+#define SUB2_EXTSCHED 0x100000
+#define SUB2_LICENSE_PROJECT 0x200000
+#define SUB2_OVERWRITE_OUT_FILE 0x400000
+#define SUB2_OVERWRITE_ERR_FILE 0x800000
+
+/* submit.options3. */
+#define SUB3_APP 0x01
+#define SUB3_APP_RERUNNABLE 0x02
+#define SUB3_ABSOLUTE_PRIORITY 0x04
+#define SUB3_DEFAULT_JOBGROUP 0x08
+#define SUB3_POST_EXEC 0x10
+#define SUB3_USER_SHELL_LIMITS 0x20
+#define SUB3_CWD 0x40
+#define SUB3_RUNTIME_ESTIMATION 0x80
+#define SUB3_NOT_RERUNNABLE 0x100
+#define SUB3_JOB_REQUEUE 0x200
+#define SUB3_INIT_CHKPNT_PERIOD 0x400
+#define SUB3_MIG_THRESHOLD 0x800
+#define SUB3_APP_CHKPNT_DIR 0x1000
+
+/* File transfer (submit.xf[], bsub -f). */
+#define XF_OP_SUB2EXEC 0x1
+#define XF_OP_EXEC2SUB 0x2
+#define XF_OP_SUB2EXEC_APPEND 0x4
+#define XF_OP_EXEC2SUB_APPEND 0x8
+#define XF_OP_URL_SOURCE 0x10
+#define XF_OP_URL_TARGET 0x20
+
+struct xFile {
+    char *subFn;
+    char *execFn;
+    int options;
+};
+
+/* A job to submit (lsb_submit) or a change (lsb_modify). Unset strings are NULL (or
+ * ""), unset numbers 0, unset limits DEFAULT_RLIMIT; options* say which fields count. */
+struct submit {
+    int options;
+    int options2;
+    char *jobName;
+    char *queue;
+    int numAskedHosts;
+    char **askedHosts;
+    char *resReq;
+    int rLimits[LSF_RLIM_NLIMITS];
+    char *hostSpec;
+    int numProcessors;
+    char *dependCond;
+    char *timeEvent;
+    time_t beginTime;
+    time_t termTime;
+    int sigValue;
+    char *inFile;
+    char *outFile;
+    char *errFile;
+    char *command;
+    char *newCommand;
+    time_t chkpntPeriod;
+    char *chkpntDir;
+    int nxf;
+    struct xFile *xf;
+    char *preExecCmd;
+    char *mailUser;
+    int delOptions;
+    int delOptions2;
+    char *projectName;
+    int maxNumProcessors;
+    char *loginShell;
+    char *userGroup;
+    char *exceptList;
+    int userPriority;
+    char *rsvId;
+    char *jobGroup;
+    char *sla;
+    char *extsched;
+    int warningTimePeriod;
+    char *warningAction;
+    char *licenseProject;
+    int options3;
+    int delOptions3;
+    char *app;
+    int jsdlFlag;
+    char *jsdlDoc;
+    void *correlator;
+    char *apsString;
+    char *postExecCmd;
+    char *cwd;
+    int runtimeEstimation;
+    char *requeueEValues;
+    int initChkpntPeriod;
+    int migThreshold;
+    char *notifyCmd;
+    char *jobDescription;
+    void *submitExt;
+};
+
+/* lsb_submit's answer beyond the job id: the queue it went to, or on failure what
+ * was wrong (badReqIndx: the option; badJobId: the dependency's job). */
+struct submitReply {
+    char *queue;
+    LS_LONG_INT badJobId;
+    char *badJobName;
+    int badReqIndx;
+};
+
+/* A process of a job. */
+struct pidInfo {
+    int pid;
+    int ppid;
+    int pgid;
+    int jobid;
+};
+
+/* A running job's resource usage: mem and swap in KB, times in seconds. */
+struct jRusage {
+    int mem;
+    int swap;
+    int utime;
+    int stime;
+    int npids;
+    struct pidInfo *pidInfo;
+    int npgids;
+    int *pgid;
+    int nthreads;
+};
+
+#define NUM_JGRP_COUNTERS 11
+
+/* A message posted to a job (bpost); Basalt's jobs have none. */
+struct jobExternalMsgReply {
+    LS_LONG_INT jobId;
+    int msgId;
+    int msgIdx;
+    char *desc;
+    int userId;
+    long dataSize;
+    time_t postTime;
+    int dataStatus;
+    char *userName;
+};
+
+/* A job as lsb_readjobinfo returns it. Times in seconds since the epoch; duration in
+ * minutes; exitStatus a wait status (exit code << 8); runRusage.mem/swap in KB. */
+struct jobInfoEnt {
+    LS_LONG_INT jobId;
+    char *user;
+    int status;
+    int *reasonTb;
+    int numReasons;
+    int reasons;
+    int subreasons;
+    int jobPid;
+    time_t submitTime;
+    time_t reserveTime;
+    time_t startTime;
+    time_t predictedStartTime;
+    time_t endTime;
+    time_t lastEvent;
+    time_t nextEvent;
+    int duration;
+    float cpuTime;
+    int umask;
+    char *cwd;
+    char *subHomeDir;
+    char *fromHost;
+    char **exHosts;
+    int numExHosts;
+    float cpuFactor;
+    int nIdx;
+    float *loadSched;
+    float *loadStop;
+    struct submit submit;
+    int exitStatus;
+    int execUid;
+    char *execHome;
+    char *execCwd;
+    char *execUsername;
+    time_t jRusageUpdateTime;
+    struct jRusage runRusage;
+    int jType;
+    char *parentGroup;
+    char *jName;
+    int counter[NUM_JGRP_COUNTERS];
+    unsigned short port;
+    int jobPriority;
+    int numExternalMsg;
+    struct jobExternalMsgReply **externalMsg;
+    int clusterId;
+    char *detailReason;
+    float idleFactor;
+    int exceptMask;
+    char *additionalInfo;
+    int exitInfo;
+    int warningTimePeriod;
+    char *warningAction;
+    char *chargedSAAP;
+    char *execRusage;
+    time_t rsvInActive;
+    int numLicense;
+    char **licenseNames;
+    float aps;
+    float adminAps;
+    int runTime;
+    int reserveCnt;
+    float adminFactorVal;
+    int resizeMin;
+    int resizeMax;
+    time_t resizeReqTime;
+    int jStartNumExHosts;
+    char **jStartExHosts;
+    time_t lastResizeTime;
+    int maxMem;
+    int avgMem;
+    char *app;
+    char *queue;
+    char *projectName;
+};
+
+/* jobInfoEnt.jType. */
+#define JGRP_NODE_JOB 1
+#define JGRP_NODE_GROUP 2
+#define JGRP_NODE_ARRAY 3
+
+/* lsb_openjobinfo_a's header. */
+struct jobInfoHead {
+    int numJobs;
+    LS_LONG_INT *jobIds;
+    int numHosts;
+    char **hostNames;
+    int numClusters;
+    char **clusterNames;
+    int *numRemoteHosts;
+    char ***remoteHosts;
+};
+
+/* lsb_openjobinfo options: which jobs. */
+#define ALL_JOB 0x0001
+#define DONE_JOB 0x0002
+#define PEND_JOB 0x0004
+#define SUSP_JOB 0x0008
+#define CUR_JOB 0x0010
+#define LAST_JOB 0x0020
+#define RUN_JOB 0x0040
+#define JOBID_ONLY 0x0080
+#define HOST_NAME 0x0100
+#define NO_PEND_REASONS 0x0200
+#define JGRP_INFO 0x0400
+#define JGRP_RECURSIVE 0x0800
+#define JGRP_ARRAY_INFO 0x1000
+#define JOBID_ONLY_ALL 0x02000
+#define ZOMBIE_JOB 0x04000
+#define TRANSPARENT_MC 0x08000
+#define EXCEPT_JOB 0x10000
+#define MUREX_JOB 0x20000
+#define TO_SYM_UA 0x40000
+#define SYM_TOP_LEVEL_ONLY 0x80000
+#define JGRP_NAME 0x100000
+#define COND_HOSTNAME 0x200000
+#define FROM_BJOBSCMD 0x400000
+#define WITH_LOG_DIR 0x800000
+#define JOBINFO_NOPEND_REASON 0x1000000
+#define UNKNOWN_JOB 0x2000000
+
+/* lsb_killbulkjobs and lsb_deletejob options. */
+#define KILL_ALL_JOBS 0x1
+#define FORCE_KILL_JOB 0x2
+
+/* A set of jobs to kill (lsb_killbulkjobs). */
+struct signalBulkJobs {
+    int signal;
+    int njobs;
+    LS_LONG_INT *jobs;
+    int flags;
+};
+
+/* lsb_requeuejob. */
+#define REQUEUE_DONE 0x1
+#define REQUEUE_EXIT 0x2
+#define REQUEUE_RUN 0x4
+struct jobrequeue {
+    LS_LONG_INT jobId;
+    int status;
+    int options;
+};
+
+/* lsb_mig. */
+struct submig {
+    LS_LONG_INT jobId;
+    int options;
+    int numAskedHosts;
+    char **askedHosts;
+};
+
+/* lsb_chkpntjob options. */
+#define LSB_CHKPNT_KILL 0x1
+#define LSB_CHKPNT_FORCE 0x2
+#define LSB_CHKPNT_COPY 0x3
+#define LSB_CHKPNT_MIG 0x4
+#define LSB_CHKPNT_STOP 0x8
+
+/* lsb_launch options. */
+#define LSF_DJOB_DISABLE_STDIN 0x01
+#define LSF_DJOB_REPLACE_ENV 0x02
+#define LSF_DJOB_NOWAIT 0x04
+#define LSF_DJOB_STDERR_WITH_HOSTNAME 0x08
+#define LSF_DJOB_STDOUT_WITH_HOSTNAME 0x10
+#define LSF_DJOB_USE_LOGIN_SHELL 0x20
+#define LSF_DJOB_USE_BOURNE_SHELL 0x40
+#define LSF_DJOB_STDERR 0x80
+
+/* The names of the load indices, for the reason texts (lsb_pendreason,
+ * lsb_suspreason); NULL: the built-in ones. */
+struct loadIndexLog {
+    int nIdx;
+    char **name;
+};
+
+/* lsberrno: the calling thread's last batch-library error (one of LSBE_*). */
+extern int *lsb_errno(void);
+#define lsberrno (*lsb_errno())
+
 /* LSBE codes: begin */
 /*
  * lsberrno values. Every number is LSF 10.1's (through Fix Pack 13); none had to be
@@ -889,5 +1312,40 @@
 #define LSBE_BWAIT_IN_JOB_DISABLED                          872
 #define LSBE_NUM_ERR                                        873
 /* LSBE codes: end */
+
+/* Initialisation and errors. */
+extern int lsb_init(char *appName);
+extern char *lsb_sysmsg(void);
+extern void lsb_perror(char *usrMsg);
+
+/* Jobs. */
+extern LS_LONG_INT lsb_submit(struct submit *jobSubReq, struct submitReply *jobSubReply);
+extern int lsb_openjobinfo(LS_LONG_INT jobId, char *jobName, char *userName, char *queueName,
+                           char *hostName, int options);
+extern struct jobInfoHead *lsb_openjobinfo_a(LS_LONG_INT jobId, char *jobName, char *userName,
+                                             char *queueName, char *hostName, int options);
+extern struct jobInfoEnt *lsb_readjobinfo(int *more);
+extern void lsb_closejobinfo(void);
+extern int lsb_signaljob(LS_LONG_INT jobId, int sigValue);
+extern int lsb_forcekilljob(LS_LONG_INT jobId);
+extern int lsb_deletejob(LS_LONG_INT jobId, int times, int options);
+extern int lsb_killbulkjobs(struct signalBulkJobs *s);
+extern int lsb_requeuejob(struct jobrequeue *reqPtr);
+extern int lsb_mig(struct submig *mig, int *badHostIdx);
+extern int lsb_chkpntjob(LS_LONG_INT jobId, time_t period, int options);
+extern int lsb_switchjob(LS_LONG_INT jobId, char *queue);
+extern int lsb_movejob(LS_LONG_INT jobId, int *position, int opCode);
+
+/* lsb_movejob opCode. */
+#define TO_TOP 1
+#define TO_BOTTOM 2
+
+/* Parallel jobs. */
+extern int lsb_getalloc(char ***hostlist);
+extern int lsb_launch(char **where, char **argv, int options, char **envp);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LSBATCH_H */

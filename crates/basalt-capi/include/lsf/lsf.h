@@ -8,6 +8,173 @@
 #ifndef LSF_H
 #define LSF_H
 
+#include <sys/types.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Versions. */
+#define _VERSION_STR_ "Basalt (IBM Spectrum LSF 10.1 compatible)"
+#define LSF_PRODUCT_MAJOR_VERSION 10
+#define LSF_PRODUCT_MINOR_VERSION 1
+#define LSF_PRODUCT_MAINTAIN_VERSION 0
+
+/* 64-bit integers (job ids). */
+typedef long long int LS_LONG_INT;
+typedef unsigned long long int LS_UNS_LONG_INT;
+#define LS_LONG_FORMAT "%lld"
+
+/* Sizes. */
+#define MAXLINELEN 512
+#define MAXLSFNAMELEN 40
+#define MAXSRES 32
+#define MAXRESDESLEN 256
+#define NBUILTINDEX 11
+#define MAXTYPES 128
+#define MAXMODELS 128
+#define MAXFILENAMELEN 4096
+#ifndef MAXHOSTNAMELEN
+#define MAXHOSTNAMELEN 64
+#endif
+#define MAXPATHLEN_LSF 4096
+
+/* The built-in load indices, by position in a load vector. */
+#define R15S 0
+#define R1M 1
+#define R15M 2
+#define UT 3
+#define PG 4
+#define IO 5
+#define LS 6
+#define IT 7
+#define TMP 8
+#define SWP 9
+#define MEM 10
+#define USR1 11
+#define USR2 12
+
+/* A host's status word (hostLoad.status[0]). */
+#define LIM_UNAVAIL 0x00010000
+#define LIM_LOCKEDU 0x00020000
+#define LIM_LOCKEDW 0x00040000
+#define LIM_BUSY 0x00080000
+#define LIM_RESDOWN 0x00100000
+#define LIM_UNLICENSED 0x00200000
+#define LIM_SBDDOWN 0x00400000
+#define LIM_LOCKEDM 0x00800000
+#define LIM_OK_MASK 0x02bf0000
+#define LS_ISUNAVAIL(s) (((s)[0] & LIM_UNAVAIL) != 0)
+#define LS_ISBUSY(s) (((s)[0] & LIM_BUSY) != 0)
+#define LS_ISLOCKEDU(s) (((s)[0] & LIM_LOCKEDU) != 0)
+#define LS_ISLOCKEDW(s) (((s)[0] & LIM_LOCKEDW) != 0)
+#define LS_ISLOCKEDM(s) (((s)[0] & LIM_LOCKEDM) != 0)
+#define LS_ISLOCKED(s) (((s)[0] & (LIM_LOCKEDU | LIM_LOCKEDW | LIM_LOCKEDM)) != 0)
+#define LS_ISRESDOWN(s) (((s)[0] & LIM_RESDOWN) != 0)
+#define LS_ISSBDDOWN(s) (((s)[0] & LIM_SBDDOWN) != 0)
+#define LS_ISOK(s) (((s)[0] & LIM_OK_MASK) == 0)
+#define LS_ISOKNRES(s) ((((s)[0]) & ~(LIM_RESDOWN | LIM_SBDDOWN)) == 0)
+
+/* Options of ls_load, ls_loadofhosts and ls_gethostinfo. */
+#define EXACT 0x01
+#define OK_ONLY 0x02
+#define NORMALIZE 0x04
+#define LOCALITY 0x08
+#define IGNORE_RES 0x10
+#define LOCAL_ONLY 0x20
+#define DFT_FROMTYPE 0x40
+#define ALL_CLUSTERS 0x80
+#define EFFECTIVE 0x100
+
+/* A value a load index or threshold does not have. */
+#define INFINIT_LOAD ((float)(0x7fffffff))
+#define INFINIT_FLOAT ((float)(0x7fffffff))
+#define INFINIT_INT 0x7fffffff
+
+/* A host (ls_gethostinfo). Sizes in MB. */
+struct hostInfo {
+    char hostName[MAXHOSTNAMELEN];
+    char *hostType;
+    char *hostModel;
+    float cpuFactor;
+    int maxCpus;
+    int maxMem;
+    int maxSwap;
+    int maxTmp;
+    int nDisks;
+    int nRes;
+    char **resources;
+    int nDRes;
+    char **DResources;
+    char *windows;
+    int numIndx;
+    float *busyThreshold;
+    char isServer;
+    char licensed;
+    int rexPriority;
+    int licFeaturesNeeded;
+    int licClass;
+    int cores;
+    char *hostAddr;
+    int pprocs;
+    int cores_per_proc;
+    int threads_per_core;
+};
+
+/* A host's load (ls_load, ls_loadofhosts): status[0] is the status word; li[] the
+ * load indices in the order of ls_info()'s resTable. */
+struct hostLoad {
+    char hostName[MAXHOSTNAMELEN];
+    int *status;
+    float *li;
+};
+
+enum valueType { LS_BOOLEAN, LS_NUMERIC, LS_STRING, LS_EXTERNAL };
+enum orderType { INCR, DECR, NA };
+
+#define RESF_BUILTIN 0x01
+#define RESF_DYNAMIC 0x02
+#define RESF_GLOBAL 0x04
+#define RESF_SHARED 0x08
+#define RESF_RELEASE 0x10
+
+/* A resource of lsf.shared (ls_info). */
+struct resItem {
+    char name[MAXLSFNAMELEN];
+    char des[MAXRESDESLEN];
+    enum valueType valueType;
+    enum orderType orderType;
+    int flags;
+    int interval;
+};
+
+/* The cluster's resources, host types and models (ls_info). */
+struct lsInfo {
+    int nRes;
+    struct resItem *resTable;
+    int nTypes;
+    char hostTypes[MAXTYPES][MAXLSFNAMELEN];
+    int nModels;
+    char hostModels[MAXMODELS][MAXLSFNAMELEN];
+    char hostArchs[MAXMODELS][MAXLSFNAMELEN];
+    int modelRefs[MAXMODELS];
+    float cpuFactor[MAXMODELS];
+    int numIndx;
+    int numUsrIndx;
+};
+
+/* A parameter of ls_readconfenv: the caller names it and gives its default (or NULL);
+ * the library sets paramValue to a malloc'ed copy of the value found. */
+struct config_param {
+    char *paramName;
+    char *paramValue;
+};
+
+/* lserrno: the calling thread's last base-library error (one of LSE_*). */
+extern int *ls_errno(void);
+#define lserrno (*ls_errno())
+
 /* LSE codes: begin */
 /*
  * lserrno values. Every number is LSF 10.1's (through Fix Pack 13); none had to be
@@ -170,5 +337,26 @@
 #define LSE_CTNER_NOT_EXIST            153
 #define LSE_NERR                       154
 /* LSE codes: end */
+
+/* Errors. */
+extern char *ls_sysmsg(void);
+extern void ls_perror(char *usrMsg);
+
+/* The cluster. */
+extern char *ls_getclustername(void);
+extern char *ls_getmastername(void);
+extern char *ls_getmyhostname(void);
+extern char *ls_gethostname(void);
+extern char *ls_gethosttype(char *hostname);
+extern char *ls_gethostmodel(char *hostname);
+extern float *ls_gethostfactor(char *hostname);
+extern int ls_isclustername(char *name);
+
+/* Configuration. */
+extern int ls_readconfenv(struct config_param *paramList, char *confPath);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* LSF_H */

@@ -142,33 +142,46 @@ pub fn main(args: Vec<String>) -> ExitCode {
     };
     let stdin = hosts.len() == 1 && !a.no_stdin;
     let setup = super::TaskSetup::here(stdin);
-    let result = crate::block_on_leaving_reads(async {
-        let one = |host: String| {
-            let setup = setup.clone();
-            let config = &config;
-            let argv = &a.argv;
-            async move {
-                match super::run_task_counted(config, &host, argv, &setup).await {
-                    Ok((raw, usage)) => {
-                        if let Some(u) = usage {
-                            count(&host, &u);
-                        }
-                        super::exit_code(raw)
-                    }
-                    Err(e) => {
-                        eprintln!("blaunch: {host}: {e}");
-                        255
-                    }
-                }
-            }
-        };
-        let codes = super::lsgrun::join_all(hosts.into_iter().map(one).collect()).await;
-        codes.into_iter().find(|c| *c != 0).unwrap_or(0)
-    });
+    let result = crate::block_on_leaving_reads(launch(&config, hosts, &a.argv, &setup, "blaunch"));
     match result {
         Ok(code) => ExitCode::from(code),
         Err(code) => code,
     }
+}
+
+/// Start `argv` on each of `hosts` at once through their RES (blaunch, and libbat's
+/// `lsb_launch`) and wait for them: each task gets `setup` plus `LSF_PM_TASKID` (its
+/// number, from 1, in the order of `hosts`). 0 when every task exited 0, else the first
+/// failing task's exit code (255: the host could not run it, said on stderr after
+/// `who: host:`).
+pub async fn launch(
+    config: &basalt_config::Config,
+    hosts: Vec<String>,
+    argv: &[String],
+    setup: &super::TaskSetup,
+    who: &str,
+) -> u8 {
+    let one = |(i, host): (usize, String)| {
+        let mut setup = setup.clone();
+        setup.env.retain(|v| !v.starts_with("LSF_PM_TASKID="));
+        setup.env.push(format!("LSF_PM_TASKID={}", i + 1));
+        async move {
+            match super::run_task_counted(config, &host, argv, &setup).await {
+                Ok((raw, usage)) => {
+                    if let Some(u) = usage {
+                        count(&host, &u);
+                    }
+                    super::exit_code(raw)
+                }
+                Err(e) => {
+                    eprintln!("{who}: {host}: {e}");
+                    255
+                }
+            }
+        }
+    };
+    let codes = super::lsgrun::join_all(hosts.into_iter().enumerate().map(one).collect()).await;
+    codes.into_iter().find(|c| *c != 0).unwrap_or(0)
 }
 
 /// Add a task's usage to the job's (`LSB_ACCT_FILE`, which the job's supervisor adds up

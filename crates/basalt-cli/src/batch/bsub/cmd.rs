@@ -21,7 +21,7 @@ pub(super) fn read_text_file(path: &str) -> Option<String> {
 
 /// The submission directory: `$PWD` when it names the current directory (keeps
 /// symbolic links as the user sees them), else the resolved current directory.
-pub(super) fn submission_cwd() -> String {
+pub fn submission_cwd() -> String {
     use std::os::unix::fs::MetadataExt;
     let cur = std::env::current_dir().unwrap_or_default();
     if let Ok(pwd) = std::env::var("PWD")
@@ -35,14 +35,14 @@ pub(super) fn submission_cwd() -> String {
     cur.to_string_lossy().into_owned()
 }
 
-pub(super) fn current_umask() -> u32 {
+pub fn current_umask() -> u32 {
     use nix::sys::stat::{Mode, umask};
     let old = umask(Mode::from_bits_truncate(0o022));
     umask(old);
     old.bits()
 }
 
-pub(super) fn home_dir(uid: u32) -> String {
+pub fn home_dir(uid: u32) -> String {
     nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
         .ok()
         .flatten()
@@ -170,52 +170,13 @@ pub fn main(args: Vec<String>) -> ExitCode {
         cmdline
     };
 
-    let (env_changes, esub_output) = match run_esubs(&config, &mut merged, &mut cmd, stdin_free) {
-        Ok(Some(found)) => found,
-        Ok(None) => {
-            eprintln!("{}", rejected_line(ABORTED));
-            return crate::fail();
-        }
+    let job = match submission_for(&config, &mut merged, &mut cmd, stdin_free) {
+        Ok(j) => j,
         Err(e) => {
             eprintln!("{}", rejected_line(&e));
             return crate::fail();
         }
     };
-
-    let who = Submitter {
-        cwd: submission_cwd(),
-        home: home_dir(nix::unistd::getuid().as_raw()),
-        umask: current_umask(),
-        from_host: super::super::local_host(&config),
-        vars: std::env::vars_os()
-            .filter(|(k, _)| k != SUBMIT_TOKEN_ENV)
-            .map(|(k, v)| {
-                (
-                    k.to_string_lossy().into_owned(),
-                    v.to_string_lossy().into_owned(),
-                )
-            })
-            .collect(),
-    };
-    let mut job = build(&merged, &cmd, &who);
-    apply_env(&mut job.env, &env_changes);
-    // esub | eexec: what the esubs printed goes to the job's eexec (as text, at most
-    // basalt_core::bounds::MAX_ESUB_OUTPUT bytes).
-    if esub_output.len() > basalt_core::bounds::MAX_ESUB_OUTPUT {
-        eprintln!(
-            "{}",
-            rejected_line(&format!(
-                "The esub output for eexec is longer than {} bytes",
-                basalt_core::bounds::MAX_ESUB_OUTPUT
-            ))
-        );
-        return crate::fail();
-    }
-    job.esub_output = String::from_utf8_lossy(&esub_output).into_owned();
-    if let Err(e) = check_bounds(&job) {
-        eprintln!("{}", rejected_line(&e));
-        return crate::fail();
-    }
     let wait = merged.wait;
     let interactive = merged.interactive;
     if interactive != 0 {
@@ -266,6 +227,48 @@ pub fn main(args: Vec<String>) -> ExitCode {
     }
 }
 
+/// The submission of the merged options and command from this process (bsub, and
+/// libbat's `lsb_submit`): the esubs run and applied, the submitter's directory, home,
+/// umask, host and environment, mbatchd's bounds checked. `Err`: why the job is not
+/// submitted (LSF's text, without `. Job not submitted.`).
+pub fn submission_for(
+    config: &basalt_config::Config,
+    merged: &mut BsubOpts,
+    cmd: &mut JobCommand,
+    stdin_free: bool,
+) -> Result<JobSubmission, String> {
+    let (env_changes, esub_output) =
+        run_esubs(config, merged, cmd, stdin_free)?.ok_or_else(|| ABORTED.to_owned())?;
+    let who = Submitter {
+        cwd: submission_cwd(),
+        home: home_dir(nix::unistd::getuid().as_raw()),
+        umask: current_umask(),
+        from_host: super::super::local_host(config),
+        vars: std::env::vars_os()
+            .filter(|(k, _)| k != SUBMIT_TOKEN_ENV)
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.to_string_lossy().into_owned(),
+                )
+            })
+            .collect(),
+    };
+    let mut job = build(merged, cmd, &who);
+    apply_env(&mut job.env, &env_changes);
+    // esub | eexec: what the esubs printed goes to the job's eexec (as text, at most
+    // basalt_core::bounds::MAX_ESUB_OUTPUT bytes).
+    if esub_output.len() > basalt_core::bounds::MAX_ESUB_OUTPUT {
+        return Err(format!(
+            "The esub output for eexec is longer than {} bytes",
+            basalt_core::bounds::MAX_ESUB_OUTPUT
+        ));
+    }
+    job.esub_output = String::from_utf8_lossy(&esub_output).into_owned();
+    check_bounds(&job)?;
+    Ok(job)
+}
+
 /// Send a submission (bsub, brestart) until mbatchd's answer is known (see
 /// [`super::retry`]). The request carries a token, so sending it again after a lost
 /// answer (mbatchd died or the master moved) cannot create a second job: mbatchd answers
@@ -280,17 +283,7 @@ pub(crate) async fn submit_until_answered(
     req: SubmitRequest,
     cmd: &str,
 ) -> Result<(SubmitReply, MbatchdClient<AuthChannel>), ExitCode> {
-    let limits = Limits::from_settings(|k| setting(config, k));
-    let started = std::time::Instant::now();
-    let outcome = submit_loop(
-        limits,
-        || started.elapsed(),
-        tokio::time::sleep,
-        |remaining| send_once(config, req.clone(), remaining),
-        |line| eprintln!("{line}"),
-    )
-    .await;
-    match outcome {
+    match submit_outcome(config, &req).await {
         Outcome::Accepted(x) => Ok(x),
         Outcome::Refused(s) => {
             eprintln!("{}", rejected_line(&super::super::status_text(&s)));
@@ -319,6 +312,24 @@ pub(crate) async fn submit_until_answered(
             Err(ExitCode::from(EXIT_MAYBE_SUBMITTED))
         }
     }
+}
+
+/// [`submit_until_answered`] without the printing of its outcome (libbat's
+/// `lsb_submit`): the notes while it waits (a pending job threshold) still go to stderr.
+pub async fn submit_outcome(
+    config: &basalt_config::Config,
+    req: &SubmitRequest,
+) -> Outcome<(SubmitReply, MbatchdClient<AuthChannel>)> {
+    let limits = Limits::from_settings(|k| setting(config, k));
+    let started = std::time::Instant::now();
+    submit_loop(
+        limits,
+        || started.elapsed(),
+        tokio::time::sleep,
+        |remaining| send_once(config, req.clone(), remaining),
+        |line| eprintln!("{line}"),
+    )
+    .await
 }
 
 /// An lsf.conf setting, the environment first.
@@ -374,12 +385,12 @@ async fn send_once(
 /// and apply what they wrote to `LSB_SUB_MODIFY_FILE` to the options and the command.
 /// What the esubs left for the job: `LSB_SUB_MODIFY_ENVFILE` assignments and their
 /// standard output.
-pub(super) type EsubOutcome = (Vec<Assignment>, Vec<u8>);
+pub type EsubOutcome = (Vec<Assignment>, Vec<u8>);
 
 /// `Ok(None)`: an esub refused the job; `Ok(Some((vars, out)))`: the
 /// `LSB_SUB_MODIFY_ENVFILE` assignments for the job's environment and what the esubs
 /// wrote to their standard output (for the job's eexec).
-pub(super) fn run_esubs(
+pub fn run_esubs(
     config: &basalt_config::Config,
     o: &mut BsubOpts,
     cmd: &mut JobCommand,

@@ -1,0 +1,245 @@
+/*
+ * Basalt's C API test program: calls libbat/liblsf the way lsf-drmaa, Open MPI and
+ * site tools do. Run by crates/basalt-capi's tests against a running cluster
+ * (LSF_ENVDIR set). Each mode prints "ok <what>" lines and exits 0, or prints
+ * "FAIL <what>: ..." and exits 1.
+ *
+ *   api_test init                  lsb_init, ls_* names, ls_readconfenv, errors
+ *   api_test cycle <workdir>       submit / query / kill / wait, bad ids
+ *   api_test denied <jobid>        signal another user's job: LSBE_PERMISSION
+ *   api_test alloc                 (inside a parallel job) lsb_getalloc + lsb_launch
+ */
+#include <lsf/lsbatch.h>
+#include <lsf/lsf.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failed = 0;
+
+#define CHECK(cond, what, ...)                                                   \
+    do {                                                                         \
+        if (cond) {                                                              \
+            printf("ok %s\n", what);                                             \
+        } else {                                                                 \
+            printf("FAIL %s: ", what);                                           \
+            printf(__VA_ARGS__);                                                 \
+            printf(" (lsberrno %d: %s)\n", lsberrno, lsb_sysmsg());             \
+            failed = 1;                                                          \
+        }                                                                        \
+        fflush(stdout);                                                          \
+    } while (0)
+
+/* One job's entry, or NULL; the listing is closed again. */
+static int job_status(LS_LONG_INT id, int *exit_status, struct jobInfoEnt *copy) {
+    int more = 0, n, status = -1;
+    struct jobInfoEnt *e;
+    n = lsb_openjobinfo(id, NULL, NULL, NULL, NULL, ALL_JOB);
+    if (n < 0)
+        return -1;
+    e = lsb_readjobinfo(&more);
+    if (e != NULL) {
+        status = e->status;
+        if (exit_status)
+            *exit_status = e->exitStatus;
+        if (copy)
+            *copy = *e;
+    }
+    lsb_closejobinfo();
+    return status;
+}
+
+static int wait_status(LS_LONG_INT id, int mask, int seconds, int *exit_status) {
+    time_t end = time(NULL) + seconds;
+    int s;
+    do {
+        s = job_status(id, exit_status, NULL);
+        if (s > 0 && (s & mask))
+            return s;
+        usleep(100000);
+    } while (time(NULL) < end);
+    return s;
+}
+
+static void mode_init(void) {
+    char *name, *master, *me;
+    struct config_param params[] = {{"LSF_ENVDIR", NULL}, {"LSB_NO_SUCH_PARAM", "dflt"}, {NULL, NULL}};
+    CHECK(lsb_init("api_test") == 0, "lsb_init", "returned -1");
+    name = ls_getclustername();
+    CHECK(name != NULL && *name, "ls_getclustername", "NULL");
+    if (name)
+        printf("cluster %s\n", name);
+    CHECK(ls_isclustername(name) == 1, "ls_isclustername", "own name not recognised");
+    CHECK(ls_isclustername("no-such-cluster") == 0, "ls_isclustername other", "matched");
+    master = ls_getmastername();
+    CHECK(master != NULL && *master, "ls_getmastername", "NULL: %s", ls_sysmsg());
+    if (master)
+        printf("master %s\n", master);
+    me = ls_getmyhostname();
+    CHECK(me != NULL && *me, "ls_getmyhostname", "NULL");
+    CHECK(ls_gethosttype(NULL) != NULL, "ls_gethosttype", "NULL");
+    CHECK(ls_gethostmodel(NULL) != NULL, "ls_gethostmodel", "NULL");
+    CHECK(ls_gethostfactor(NULL) != NULL && *ls_gethostfactor(NULL) > 0, "ls_gethostfactor", "NULL");
+    CHECK(ls_gethosttype("no-such-host") == NULL && lserrno == LSE_BAD_HOST,
+          "ls_gethosttype unknown host", "lserrno %d", lserrno);
+    CHECK(ls_readconfenv(params, getenv("LSF_ENVDIR")) == 0, "ls_readconfenv", "-1: %s", ls_sysmsg());
+    CHECK(params[0].paramValue != NULL, "ls_readconfenv value", "LSF_ENVDIR not read");
+    CHECK(strcmp(params[1].paramValue, "dflt") == 0, "ls_readconfenv default kept", "%s",
+          params[1].paramValue);
+    free(params[0].paramValue);
+    CHECK(ls_readconfenv(params, "/nonexistent") == -1 && lserrno == LSE_LSFCONF,
+          "ls_readconfenv missing file", "lserrno %d", lserrno);
+    lsberrno = LSBE_NO_JOB;
+    CHECK(strcmp(lsb_sysmsg(), "No matching job found") == 0, "lsb_sysmsg text", "%s", lsb_sysmsg());
+    lsb_perror("api_test");
+}
+
+static void mode_cycle(const char *workdir) {
+    struct submit req;
+    struct submitReply reply;
+    struct jobInfoEnt e;
+    struct jobInfoHead *head;
+    char out[4096];
+    LS_LONG_INT id, id2;
+    int i, s, more = 0, exit_status = 0, found = 0, n;
+    CHECK(lsb_init("api_test") == 0, "lsb_init", "-1");
+
+    /* A job that ends by itself with exit code 3. */
+    memset(&req, 0, sizeof req);
+    memset(&reply, 0, sizeof reply);
+    for (i = 0; i < LSF_RLIM_NLIMITS; i++)
+        req.rLimits[i] = DEFAULT_RLIMIT;
+    snprintf(out, sizeof out, "%s/capi.%%J.out", workdir);
+    req.options = SUB_JOB_NAME | SUB_OUT_FILE | SUB_QUEUE;
+    req.options2 = SUB2_OVERWRITE_OUT_FILE;
+    req.jobName = "capi-exit3";
+    req.outFile = out;
+    req.queue = "normal";
+    req.command = "echo hello from capi; exit 3";
+    id = lsb_submit(&req, &reply);
+    CHECK(id > 0, "lsb_submit", "returned %lld", id);
+    CHECK(reply.queue != NULL && strcmp(reply.queue, "normal") == 0, "submitReply.queue", "%s",
+          reply.queue ? reply.queue : "(null)");
+    printf("job %lld\n", id);
+    s = wait_status(id, JOB_STAT_EXIT | JOB_STAT_DONE, 60, &exit_status);
+    CHECK(s > 0 && (s & JOB_STAT_EXIT), "job exits", "status 0x%x", s);
+    CHECK((exit_status >> 8) == 3, "exitStatus is a wait status", "exitStatus %d", exit_status);
+    s = job_status(id, NULL, &e);
+    CHECK(e.submitTime > 0 && e.startTime >= e.submitTime && e.endTime >= e.startTime, "times",
+          "%ld %ld %ld", (long)e.submitTime, (long)e.startTime, (long)e.endTime);
+
+    /* A job to kill, and the listing calls. */
+    req.jobName = "capi-sleeper";
+    req.command = "sleep 300";
+    id2 = lsb_submit(&req, &reply);
+    CHECK(id2 > 0, "lsb_submit second", "returned %lld", id2);
+    s = wait_status(id2, JOB_STAT_RUN, 60, NULL);
+    CHECK(s > 0 && (s & JOB_STAT_RUN), "second job runs", "status 0x%x", s);
+    n = lsb_openjobinfo(0, NULL, "all", NULL, NULL, ALL_JOB);
+    CHECK(n >= 2, "lsb_openjobinfo all", "%d", n);
+    for (i = 0; i < n; i++) {
+        struct jobInfoEnt *p = lsb_readjobinfo(&more);
+        if (p == NULL)
+            break;
+        if (p->jobId == id2) {
+            found = 1;
+            CHECK(strcmp(p->jName, "capi-sleeper") == 0, "jName", "%s", p->jName);
+            CHECK(p->numExHosts >= 1 && p->exHosts[0] != NULL, "exHosts", "%d", p->numExHosts);
+            CHECK(strcmp(p->submit.command, "sleep 300") == 0, "submit.command", "%s",
+                  p->submit.command);
+            CHECK(p->submit.queue && strcmp(p->submit.queue, "normal") == 0, "submit.queue", "%s",
+                  p->submit.queue);
+        }
+    }
+    CHECK(found, "the job is listed", "job %lld not among %d", id2, n);
+    CHECK(lsb_readjobinfo(&more) == NULL && lsberrno == LSBE_EOF, "lsb_readjobinfo at the end",
+          "lsberrno %d", lsberrno);
+    lsb_closejobinfo();
+    head = lsb_openjobinfo_a(id2, NULL, NULL, NULL, NULL, 0);
+    CHECK(head != NULL && head->numJobs == 1 && head->jobIds[0] == id2, "lsb_openjobinfo_a",
+          "%p", (void *)head);
+    lsb_closejobinfo();
+    CHECK(lsb_openjobinfo(0, "no-such-name-*x", NULL, NULL, NULL, 0) == -1 && lsberrno == LSBE_NO_JOB,
+          "lsb_openjobinfo no match", "lsberrno %d", lsberrno);
+    CHECK(LSB_ARRAY_JOBID(id2) == id2 && LSB_ARRAY_IDX(id2) == 0, "LSB_ARRAY macros", "%lld", id2);
+
+    CHECK(lsb_signaljob(id2, SIGSTOP) == 0, "lsb_signaljob SIGSTOP", "-1");
+    s = wait_status(id2, JOB_STAT_USUSP, 30, NULL);
+    CHECK(s > 0 && (s & JOB_STAT_USUSP), "job suspended", "status 0x%x", s);
+    CHECK(lsb_signaljob(id2, SIGCONT) == 0, "lsb_signaljob SIGCONT", "-1");
+    s = wait_status(id2, JOB_STAT_RUN, 30, NULL);
+    CHECK(s > 0 && (s & JOB_STAT_RUN), "job resumed", "status 0x%x", s);
+    CHECK(lsb_signaljob(id2, SIGKILL) == 0, "lsb_signaljob SIGKILL", "-1");
+    s = wait_status(id2, JOB_STAT_EXIT, 60, NULL);
+    CHECK(s > 0 && (s & JOB_STAT_EXIT), "killed job exits", "status 0x%x", s);
+    CHECK(lsb_signaljob(id2, SIGKILL) == -1 && lsberrno == LSBE_JOB_FINISH,
+          "signal a finished job", "lsberrno %d", lsberrno);
+
+    /* Errors. */
+    CHECK(lsb_signaljob(987654, SIGKILL) == -1 && lsberrno == LSBE_NO_JOB, "bad job id",
+          "lsberrno %d", lsberrno);
+    CHECK(strstr(lsb_sysmsg(), "No matching job found") != NULL, "bad job id message", "%s",
+          lsb_sysmsg());
+    CHECK(lsb_signaljob(-5, SIGKILL) == -1 && lsberrno == LSBE_BAD_JOBID, "negative job id",
+          "lsberrno %d", lsberrno);
+    req.queue = "no-such-queue";
+    CHECK(lsb_submit(&req, &reply) == -1 && lsberrno == LSBE_BAD_QUEUE, "bad queue",
+          "lsberrno %d", lsberrno);
+    req.queue = "normal";
+    req.command = NULL;
+    CHECK(lsb_submit(&req, &reply) == -1 && lsberrno == LSBE_BAD_ARG, "no command",
+          "lsberrno %d", lsberrno);
+    req.command = "true";
+    req.options2 |= SUB2_WARNING_ACTION;
+    CHECK(lsb_submit(&req, &reply) == -1 && lsberrno == LSBE_BAD_ARG
+              && strstr(lsb_sysmsg(), "SUB2_WARNING_ACTION") != NULL,
+          "unsupported option named", "%s", lsb_sysmsg());
+}
+
+static void mode_denied(const char *jobid) {
+    LS_LONG_INT id = atoll(jobid);
+    CHECK(lsb_init("api_test") == 0, "lsb_init", "-1");
+    CHECK(lsb_signaljob(id, SIGKILL) == -1 && lsberrno == LSBE_PERMISSION, "permission denied",
+          "lsberrno %d", lsberrno);
+    CHECK(strstr(lsb_sysmsg(), "User permission denied") != NULL, "permission message", "%s",
+          lsb_sysmsg());
+}
+
+static void mode_alloc(void) {
+    char **hosts = NULL;
+    char *argv[] = {"sh", "-c", "echo task $LSF_PM_TASKID of $LSB_JOBID on $(hostname) with $CAPI_EXTRA", NULL};
+    char *envp[] = {"CAPI_EXTRA=extra-value", NULL};
+    int n, i;
+    n = lsb_getalloc(&hosts);
+    CHECK(n >= 2, "lsb_getalloc", "%d", n);
+    for (i = 0; i < n; i++) {
+        printf("slot %d %s\n", i, hosts[i]);
+        free(hosts[i]);
+    }
+    free(hosts);
+    CHECK(lsb_launch(NULL, argv, LSF_DJOB_DISABLE_STDIN, envp) == n, "lsb_launch", "-1");
+    {
+        char *bad[] = {"no-such-host-x", NULL};
+        CHECK(lsb_launch(bad, argv, 0, NULL) == -1 && lsberrno == LSBE_DJOB_VALIDATION_BAD_HOST,
+              "lsb_launch on a host not allocated", "lsberrno %d", lsberrno);
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "init") == 0)
+        mode_init();
+    else if (argc >= 3 && strcmp(argv[1], "cycle") == 0)
+        mode_cycle(argv[2]);
+    else if (argc >= 3 && strcmp(argv[1], "denied") == 0)
+        mode_denied(argv[2]);
+    else if (argc >= 2 && strcmp(argv[1], "alloc") == 0)
+        mode_alloc();
+    else {
+        fprintf(stderr, "usage: api_test init | cycle <dir> | denied <jobid> | alloc\n");
+        return 2;
+    }
+    return failed;
+}
