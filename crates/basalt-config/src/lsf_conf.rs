@@ -394,6 +394,18 @@ fn check_chkpnt(ctx: &mut Ctx<'_>, no: usize, key: &str, value: &str) {
     }
 }
 
+/// Parse one `lsf.conf` file on its own (libbat's `ls_readconfenv`): its assignments,
+/// or every malformed line.
+pub fn parse_file(file: &std::path::Path, text: &str) -> Result<LsfConf, crate::ConfigErrors> {
+    let mut diag = crate::error::Diag::default();
+    let conf = parse(&mut diag.file(file), text);
+    if diag.errors.is_empty() {
+        Ok(conf)
+    } else {
+        Err(crate::ConfigErrors(diag.errors, diag.warnings))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -559,17 +571,5 @@ mod tests {
         assert_eq!(c.mc_initfail_retry(), 6);
         assert_eq!(c.mc_poll_ms(), 1000);
         assert!(!c.mc_plugin_remote_resource());
-    }
-}
-
-/// Parse one `lsf.conf` file on its own (libbat's `ls_readconfenv`): its assignments,
-/// or every malformed line.
-pub fn parse_file(file: &std::path::Path, text: &str) -> Result<LsfConf, crate::ConfigErrors> {
-    let mut diag = crate::error::Diag::default();
-    let conf = parse(&mut diag.file(file), text);
-    if diag.errors.is_empty() {
-        Ok(conf)
-    } else {
-        Err(crate::ConfigErrors(diag.errors, diag.warnings))
     }
 }
