@@ -90,22 +90,28 @@ pub extern "C" fn ls_gethostname() -> *mut libc::c_char {
     ls_getmyhostname()
 }
 
-/// The cluster file's host named `name` (NULL: this host).
+/// What the base library says of a host: its type, model and CPU factor, from the
+/// cluster file's row; NULL names this host, which may be a client outside the cluster
+/// file (then the cluster's defaults, as its LIM would report them). A named host the
+/// cluster does not know is `LSE_BAD_HOST`.
 ///
 /// # Safety
 /// `name` is NULL or a NUL-terminated string.
-unsafe fn host_named(
-    name: *const libc::c_char,
-) -> Result<(std::sync::Arc<basalt_config::Config>, String), Fail> {
+unsafe fn host_facts(name: *const libc::c_char) -> Result<(String, String, f32), Fail> {
     let c = config()?;
     // SAFETY: the caller's promise.
-    let name = unsafe { given(name) }.unwrap_or_else(|| basalt_cli::batch::local_host(&c));
-    let found = c
-        .cluster
-        .host(&name)
-        .map(|h| h.name.clone())
-        .ok_or_else(|| Fail::base(LSE_BAD_HOST, name.clone()))?;
-    Ok((c, found))
+    let row = match unsafe { given(name) } {
+        Some(n) => Some(
+            c.cluster
+                .host(&n)
+                .ok_or_else(|| Fail::base(LSE_BAD_HOST, n.clone()))?,
+        ),
+        None => c.cluster.host(&basalt_cli::batch::local_host(&c)),
+    };
+    let host_type = c.type_of(row);
+    let model = c.model_of(row, std::env::consts::ARCH);
+    let factor = c.shared.cpu_factor(&model).unwrap_or(1.0) as f32;
+    Ok((host_type, model, factor))
 }
 
 /// `char *ls_gethosttype(char *hostname)` (NULL: this host).
@@ -115,8 +121,7 @@ unsafe fn host_named(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ls_gethosttype(name: *const libc::c_char) -> *mut libc::c_char {
     // SAFETY: passed on.
-    let r = unsafe { host_named(name) }.map(|(c, h)| c.host_type_of(&h));
-    string_call(&HOSTTYPE, r)
+    string_call(&HOSTTYPE, unsafe { host_facts(name) }.map(|f| f.0))
 }
 
 /// `char *ls_gethostmodel(char *hostname)` (NULL: this host).
@@ -126,21 +131,18 @@ pub unsafe extern "C" fn ls_gethosttype(name: *const libc::c_char) -> *mut libc:
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ls_gethostmodel(name: *const libc::c_char) -> *mut libc::c_char {
     // SAFETY: passed on.
-    let r = unsafe { host_named(name) }.map(|(c, h)| c.host_model_of(&h, std::env::consts::ARCH));
-    string_call(&HOSTMODEL, r)
+    string_call(&HOSTMODEL, unsafe { host_facts(name) }.map(|f| f.1))
 }
 
-/// `float *ls_gethostfactor(char *hostname)`: the CPU factor of the host's model.
+/// `float *ls_gethostfactor(char *hostname)`: the CPU factor of the host's model
+/// (lsf.shared's HostModel table; 1.0 for a model it does not list).
 ///
 /// # Safety
 /// `name` is NULL or a NUL-terminated string.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn ls_gethostfactor(name: *const libc::c_char) -> *mut f32 {
     // SAFETY: passed on.
-    let r = unsafe { host_named(name) }.map(|(c, h)| {
-        let model = c.host_model_of(&h, std::env::consts::ARCH);
-        c.shared.cpu_factor(&model).unwrap_or(1.0) as f32
-    });
+    let r = unsafe { host_facts(name) }.map(|f| f.2);
     match (r, FACTOR.lock()) {
         (Ok(f), Ok(mut g)) => {
             *g = f;

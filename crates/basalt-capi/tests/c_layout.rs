@@ -10,14 +10,10 @@ fn include_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("include")
 }
 
-/// target/<profile>/, where the cdylib is.
+/// target/<profile>/deps/, where the cdylib is built (next to this test binary).
 fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
-    let mut dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
-    if dir.ends_with("deps") {
-        dir.pop();
-    }
-    dir
+    exe.parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
 fn cc(src: &str, out: &Path, extra: &[&str]) {

@@ -1,0 +1,204 @@
+//! LSF's C API (issue 52) against a running cluster: the C test program
+//! (`crates/basalt-capi/tests/c/api_test.c`) compiled with the system `cc` against
+//! the headers and the built `libbat.so`, run as LSF programs run — `lsb_init`, the
+//! cluster's names, `ls_readconfenv`, a submit / query / suspend / resume / kill cycle,
+//! error codes for a bad job id, a bad queue and a permission denial, and, inside a
+//! 2-host parallel job, `lsb_getalloc` and `lsb_launch`; then Python's `ctypes` loading
+//! `libbat.so` and `liblsf.so` to submit and query a job, as sites' scripts do.
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use basalt_testkit::jobs::wait_state;
+use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, is_root, output_text, work_dir};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const PARAMS: &str = "BASALT_SBD_HELLO_INTERVAL = 1\nJOB_TERMINATE_INTERVAL = 2";
+
+fn capi_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/basalt-capi")
+}
+
+/// target/<profile>/deps/, where cargo builds `libbat.so` as a dependency of these
+/// tests (it is copied up to target/<profile>/ only when built for itself).
+fn lib_dir() -> Result<PathBuf> {
+    let dir = basalt_testkit::bin_dir()?.join("deps");
+    if !dir.join("libbat.so").is_file() {
+        bail!("{} has no libbat.so (build basalt-capi)", dir.display());
+    }
+    Ok(dir)
+}
+
+/// Compile the C test program into `dir` (world-readable: other users run it).
+fn build_api_test(dir: &Path) -> Result<PathBuf> {
+    let lib = lib_dir()?;
+    let exe = dir.join("api_test");
+    let o = Command::new("cc")
+        .args(["-std=c99", "-Wall", "-Werror", "-D_DEFAULT_SOURCE", "-I"])
+        .arg(capi_dir().join("include"))
+        .arg(capi_dir().join("tests/c/api_test.c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg(format!("-L{}", lib.display()))
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-lbat")
+        .output()
+        .context("running cc")?;
+    if !o.status.success() {
+        bail!("cc failed: {}", output_text(&o));
+    }
+    Ok(exe)
+}
+
+/// Run `api_test` with the cluster's environment; every check printed "ok".
+fn run_ok(c: &InProcessBatch, exe: &Path, args: &[&str], cwd: &Path) -> Result<String> {
+    let o = c
+        .command(&exe.to_string_lossy())
+        .args(args)
+        .current_dir(cwd)
+        .output()?;
+    let text = output_text(&o);
+    if !o.status.success() || text.contains("FAIL") {
+        bail!("api_test {args:?} failed:\n{text}");
+    }
+    Ok(text)
+}
+
+#[test]
+fn c_programs_submit_query_control_jobs_and_read_lsf_errors() -> Result<()> {
+    let c = InProcessBatch::start("capi", &ClusterSpec::new(3), PARAMS)?;
+    let work = work_dir(c.dir.path())?;
+    let exe = build_api_test(&work)?;
+
+    let out = run_ok(&c, &exe, &["init"], &work)?;
+    assert!(out.contains("cluster "), "{out}");
+    assert!(out.contains("master "), "{out}");
+    // lsb_perror: "usrMsg: message" on stderr.
+    assert!(out.contains("api_test: No matching job found"), "{out}");
+
+    let out = run_ok(&c, &exe, &["cycle", &work.to_string_lossy()], &work)?;
+    let id: u64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("job "))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| anyhow!("no job id in:\n{out}"))?;
+    let text = std::fs::read_to_string(work.join(format!("capi.{id}.out")))?;
+    assert!(text.contains("hello from capi"), "{text}");
+
+    ctypes_submit_and_query(&c, &work)?;
+
+    if is_root() {
+        permission_denied(&c, &exe, &work)?;
+    } else {
+        basalt_testkit::skip("permission denial through the C API", "needs root");
+    }
+    Ok(())
+}
+
+/// Another user's job: `lsb_signaljob` fails with `LSBE_PERMISSION`.
+fn permission_denied(c: &InProcessBatch, exe: &Path, work: &Path) -> Result<()> {
+    use std::os::unix::process::CommandExt;
+    let (Some(a), Some(b)) = (
+        basalt_testkit::jobs::test_user("basalt-ua"),
+        basalt_testkit::jobs::test_user("basalt-ub"),
+    ) else {
+        bail!("cannot create the test users basalt-ua / basalt-ub");
+    };
+    let o = c
+        .command("bsub")
+        .args(["-o", "/dev/null", "sleep 60"])
+        .current_dir(work)
+        .uid(a.0)
+        .gid(a.1)
+        .env("HOME", work)
+        .output()?;
+    let id: u64 = String::from_utf8_lossy(&o.stdout)
+        .split(['<', '>'])
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| anyhow!("no id: {}", output_text(&o)))?;
+    wait_state(c, id, "RUN", Duration::from_secs(30))?;
+    let o = c
+        .command(&exe.to_string_lossy())
+        .args(["denied", &id.to_string()])
+        .current_dir(work)
+        .uid(b.0)
+        .gid(b.1)
+        .env("HOME", work)
+        .output()?;
+    let text = output_text(&o);
+    if !o.status.success() || text.contains("FAIL") {
+        bail!("api_test denied failed:\n{text}");
+    }
+    c.ok("bkill", &[&id.to_string()])?;
+    Ok(())
+}
+
+/// Python's ctypes loads libbat.so and liblsf.so (the same library under LSF's two
+/// names, as `cargo xtask install` installs it) and submits and queries a job.
+fn ctypes_submit_and_query(c: &InProcessBatch, work: &Path) -> Result<()> {
+    let lib = lib_dir()?;
+    let libs = work.join("lib");
+    std::fs::create_dir_all(&libs)?;
+    for name in ["libbat.so", "liblsf.so"] {
+        std::fs::copy(lib.join("libbat.so"), libs.join(name))?;
+    }
+    let script = capi_dir().join("tests/c/ctypes_test.py");
+    let o = c
+        .command("/usr/bin/env")
+        .arg("python3")
+        .arg(&script)
+        .arg(&libs)
+        .arg(work)
+        .current_dir(work)
+        .output()?;
+    let text = output_text(&o);
+    if !o.status.success() {
+        bail!("the ctypes test failed:\n{text}");
+    }
+    assert!(text.contains("ctypes ok"), "{text}");
+    Ok(())
+}
+
+#[test]
+fn a_parallel_job_gets_its_slots_and_launches_tasks_through_the_c_api() -> Result<()> {
+    let c = InProcessBatch::start("capi-par", &ClusterSpec::new(3), PARAMS)?;
+    let work = work_dir(c.dir.path())?;
+    let exe = build_api_test(&work)?;
+    let out = work.join("alloc.out");
+    let o = c
+        .command("bsub")
+        .env("PATH", c.path_with_commands())
+        .current_dir(&work)
+        .args([
+            "-K",
+            "-n",
+            "4",
+            "-R",
+            "span[ptile=2]",
+            "-o",
+            &out.to_string_lossy(),
+            &format!("{} alloc", exe.display()),
+        ])
+        .output()?;
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    assert!(o.status.success(), "{}\n{text}", output_text(&o));
+    assert!(!text.contains("FAIL"), "{text}");
+    assert!(text.contains("ok lsb_getalloc"), "{text}");
+    assert!(text.contains("ok lsb_launch"), "{text}");
+    let id = String::from_utf8_lossy(&o.stdout)
+        .split(['<', '>'])
+        .nth(1)
+        .map(str::to_owned)
+        .ok_or_else(|| anyhow!("no id: {}", output_text(&o)))?;
+    // One task per slot, numbered 1..4, each with the job's id and the added variable.
+    for n in 1..=4 {
+        let line = format!("task {n} of {id} on ");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&line) && l.ends_with("with extra-value")),
+            "no `{line}... with extra-value` in:\n{text}"
+        );
+    }
+    Ok(())
+}
