@@ -4,6 +4,8 @@
 //! ```text
 //! <destdir><prefix>/sbin/                 lim res sbatchd mbatchd (daemons)
 //! <destdir><prefix>/bin/                  bsub bjobs lsid ... (commands)
+//! <destdir><prefix>/lib/                  libbat.so, liblsf.so and liblsbstream.so (links to it): LSF_LIBDIR
+//! <destdir><prefix>/include/lsf/          lsf.h lsbatch.h: LSF_INCLUDEDIR
 //! <destdir><prefix>/lib/systemd/system/   basalt-{lim,res,sbatchd}.service, ExecStart in <prefix>/sbin,
 //!                                         LSF_ENVDIR=<sysconfdir>/basalt
 //! <destdir><prefix>/libexec/basalt/       LSF_SERVERDIR (ELIMs, esub, eexec, eauth), empty
@@ -83,6 +85,10 @@ pub(crate) struct Layout {
     pub prefix: PathBuf,
     pub sbin: PathBuf,
     pub bin: PathBuf,
+    /// LSF_LIBDIR: libbat.so (and liblsf.so, liblsbstream.so).
+    pub lib: PathBuf,
+    /// LSF_INCLUDEDIR: lsf/lsf.h, lsf/lsbatch.h.
+    pub include: PathBuf,
     pub units: PathBuf,
     pub serverdir: PathBuf,
     pub confdir: PathBuf,
@@ -124,6 +130,8 @@ impl Layout {
             prefix: prefix.to_path_buf(),
             sbin: prefix.join("sbin"),
             bin: prefix.join("bin"),
+            lib: prefix.join("lib"),
+            include: prefix.join("include"),
             units: prefix.join("lib/systemd/system"),
             serverdir: prefix.join("libexec/basalt"),
             confdir: etc.join("basalt"),
@@ -197,6 +205,8 @@ pub(crate) fn config_files(layout: &Layout) -> Vec<(PathBuf, String)> {
         .replace("@STATEDIR@", &layout.statedir.display().to_string())
         .replace("@SERVERDIR@", &layout.serverdir.display().to_string())
         .replace("@BINDIR@", &layout.bin.display().to_string())
+        .replace("@LIBDIR@", &layout.lib.display().to_string())
+        .replace("@INCLUDEDIR@", &layout.include.display().to_string())
         .replace("@LOGDIR@", &layout.logdir.display().to_string());
     files.insert(0, (PathBuf::from("lsf.conf"), conf));
     files
@@ -368,6 +378,17 @@ pub(crate) fn install(workspace: &Path, opts: &Opts) -> Result<()> {
         at(&layout.sbin).display(),
         COMMANDS.len(),
         at(&layout.bin).display()
+    );
+
+    // LSF's C API: the library and the headers.
+    crate::capi::place_library(&target, &at(&layout.lib), false)?;
+    crate::capi::place_headers(&at(&layout.include))?;
+    println!(
+        "installed LSF's C API: {} ({}) in {}, headers in {}",
+        crate::capi::LIBRARY,
+        crate::capi::ALIASES.join(", "),
+        at(&layout.lib).display(),
+        at(&layout.include).join("lsf").display()
     );
 
     // Units.

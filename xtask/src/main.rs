@@ -39,6 +39,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 mod bench;
+mod capi;
 mod deb;
 mod down;
 mod hollow;
@@ -582,6 +583,7 @@ pub(crate) fn build_binaries(build: Build) -> Result<PathBuf> {
             .chain(SUPERVISED)
             .chain(COMMANDS)
             .copied()
+            .chain(std::iter::once(capi::LIBRARY))
             .filter(|n| !dir.join(n).is_file())
             .collect();
         if !missing.is_empty() {
@@ -621,6 +623,18 @@ pub(crate) fn build_binaries(build: Build) -> Result<PathBuf> {
     if !st.success() {
         bail!("cargo build failed");
     }
+    // LSF's C API (libbat.so): a library, which `--bins` above does not build.
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut lib = Command::new(cargo);
+    lib.current_dir(workspace_root())
+        .args(["build", "--lib", "-p", "basalt-capi"]);
+    if release {
+        lib.arg("--release");
+    }
+    let st = lib.status().context("running cargo build -p basalt-capi")?;
+    if !st.success() {
+        bail!("cargo build -p basalt-capi failed");
+    }
     Ok(target_dir(profile))
 }
 
@@ -652,8 +666,9 @@ fn validate(envdir: &Path) -> Result<basalt_config::Loaded> {
         .map_err(|e| anyhow::anyhow!("the configuration in {} is invalid:\n{e}", envdir.display()))
 }
 
-/// Link the built binaries of `target` into `<top>/bin` and make `run/` and `log/`;
-/// the bin directory.
+/// Link the built binaries of `target` into `<top>/bin` and its C API library into
+/// `<top>/lib` (headers in `<top>/include/lsf`), and make `run/` and `log/`; the bin
+/// directory.
 fn link_binaries(top: &Path, target: &Path) -> Result<PathBuf> {
     let bin = top.join("bin");
     std::fs::create_dir_all(&bin)?;
@@ -668,6 +683,8 @@ fn link_binaries(top: &Path, target: &Path) -> Result<PathBuf> {
         std::os::unix::fs::symlink(target.join(name), &link)
             .with_context(|| format!("linking {}", link.display()))?;
     }
+    capi::place_library(target, &top.join("lib"), true)?;
+    capi::place_headers(&top.join("include"))?;
     std::fs::create_dir_all(pid_dir(top))?;
     std::fs::create_dir_all(top.join("log"))?;
     Ok(bin)

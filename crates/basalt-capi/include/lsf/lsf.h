@@ -8,7 +8,18 @@
 #ifndef LSF_H
 #define LSF_H
 
+/* What LSF's lsf.h brings in, and programs written for LSF rely on (SIGKILL, FILE,
+ * struct rlimit, struct sockaddr_in, ...). */
+#include <netdb.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #ifdef __cplusplus
