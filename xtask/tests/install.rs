@@ -112,6 +112,9 @@ fn install_into_a_destdir() {
         "LSF_BINDIR=/opt/basalt/bin",
         "LSB_SHAREDIR=/opt/basalt/var/lib/basalt/work",
         "LSF_LOGDIR=/opt/basalt/var/log/basalt",
+        "LSF_LIBDIR=/opt/basalt/lib",
+        "LSF_INCLUDEDIR=/opt/basalt/include",
+        "LSF_VERSION=10.1",
     ] {
         assert!(
             lsf_conf.lines().any(|l| l == line),
@@ -119,11 +122,24 @@ fn install_into_a_destdir() {
         );
     }
     assert!(!conf.join("basalt.key").exists(), "no key is shipped");
+    // LSF's C API: the library under its three names, the headers.
+    assert!(root.join("lib/libbat.so").is_file());
+    for alias in ["liblsf.so", "liblsbstream.so"] {
+        assert_eq!(
+            std::fs::read_link(root.join("lib").join(alias)).ok(),
+            Some(std::path::PathBuf::from("libbat.so")),
+            "{alias}"
+        );
+    }
+    for h in ["lsf.h", "lsbatch.h"] {
+        assert!(root.join("include/lsf").join(h).is_file(), "include/lsf/{h}");
+    }
     assert!(root.join("libexec/basalt").is_dir());
     assert!(root.join("var/lib/basalt/work/basalt/logdir").is_dir());
-    // Nothing names the source tree.
+    // Nothing names the source tree (the configuration and the units; the binaries carry
+    // their build paths as debug information).
     let mut leaks = Vec::new();
-    for d in ["etc", "lib"] {
+    for d in ["etc", "lib/systemd"] {
         grep(
             &root.join(d),
             &workspace().display().to_string(),
