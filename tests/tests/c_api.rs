@@ -86,11 +86,44 @@ fn c_programs_submit_query_control_jobs_and_read_lsf_errors() -> Result<()> {
     assert!(text.contains("hello from capi"), "{text}");
 
     ctypes_submit_and_query(&c, &work)?;
+    under_valgrind(&c, &exe, &work)?;
 
     if is_root() {
         permission_denied(&c, &exe, &work)?;
     } else {
         basalt_testkit::skip("permission denial through the C API", "needs root");
+    }
+    Ok(())
+}
+
+/// The library leaks nothing and touches no memory it should not: `init` and a second
+/// `cycle` under Valgrind (`.ci/run` installs it), definite leaks and memory errors
+/// failing the run.
+fn under_valgrind(c: &InProcessBatch, exe: &Path, work: &Path) -> Result<()> {
+    if Command::new("valgrind").arg("--version").output().is_err() {
+        basalt_testkit::skip("the C API under Valgrind", "valgrind is not installed");
+        return Ok(());
+    }
+    for args in [vec!["init"], vec!["cycle", &work.to_string_lossy()]] {
+        let o = Command::new("valgrind")
+            .env("LSF_ENVDIR", &c.envdir)
+            .env_remove("BASALT_HOST")
+            .env_remove("LSF_SERVER_HOSTS")
+            .args([
+                "-q",
+                "--leak-check=full",
+                "--show-leak-kinds=definite",
+                "--errors-for-leak-kinds=definite",
+                "--error-exitcode=99",
+            ])
+            .arg(exe)
+            .args(&args)
+            .current_dir(work)
+            .output()?;
+        let text = output_text(&o);
+        if !o.status.success() || text.contains("FAIL") {
+            bail!("api_test {args:?} under valgrind:\n{text}");
+        }
     }
     Ok(())
 }

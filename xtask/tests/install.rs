@@ -132,7 +132,10 @@ fn install_into_a_destdir() {
         );
     }
     for h in ["lsf.h", "lsbatch.h"] {
-        assert!(root.join("include/lsf").join(h).is_file(), "include/lsf/{h}");
+        assert!(
+            root.join("include/lsf").join(h).is_file(),
+            "include/lsf/{h}"
+        );
     }
     assert!(root.join("libexec/basalt").is_dir());
     assert!(root.join("var/lib/basalt/work/basalt/logdir").is_dir());
