@@ -309,18 +309,30 @@ pub struct loadIndexLog {
     pub name: *mut *mut c_char,
 }
 
+/// `layout!(name: field, ...)`: a [`Layout`] of the `#[repr(C)]` struct `name` in scope.
+macro_rules! layout {
+    ($t:ident: $($f:ident),* $(,)?) => {
+        (stringify!($t), std::mem::size_of::<$t>(),
+         vec![$((stringify!($f), std::mem::offset_of!($t, $f))),*])
+    };
+}
+pub(crate) use layout;
+
 /// A structure's C name, size, and each field's name and offset.
 pub type Layout = (&'static str, usize, Vec<(&'static str, usize)>);
 
-/// Every structure: its C name, size and alignment, and each field's offset — what
+/// Every structure of the library: its C name, size and each field's offset — what
 /// `tests/c_layout.rs` compares with the C compiler's view of the headers.
-pub fn layouts() -> Vec<Layout> {
-    macro_rules! layout {
-        ($t:ident: $($f:ident),* $(,)?) => {
-            (stringify!($t), std::mem::size_of::<$t>(),
-             vec![$((stringify!($f), std::mem::offset_of!($t, $f))),*])
-        };
-    }
+pub fn all_layouts() -> Vec<Layout> {
+    let mut v = layouts();
+    v.extend(crate::info::layouts());
+    v.extend(crate::events::layouts());
+    v.extend(crate::lim::layouts());
+    v
+}
+
+/// This module's structures (jobs, submission, errors' companions).
+fn layouts() -> Vec<Layout> {
     vec![
         layout!(hostInfo: hostName, hostType, hostModel, cpuFactor, maxCpus, maxMem, maxSwap,
             maxTmp, nDisks, nRes, resources, nDRes, DResources, windows, numIndx, busyThreshold,

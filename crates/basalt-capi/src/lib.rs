@@ -27,9 +27,12 @@ pub mod consts {
 }
 pub mod errno;
 pub mod errtab;
+pub mod events;
 pub mod ffi;
+pub mod info;
 pub mod jobctl;
 pub mod jobinfo;
+pub mod lim;
 pub mod mem;
 pub mod session;
 pub mod submit;

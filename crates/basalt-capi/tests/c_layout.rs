@@ -44,7 +44,7 @@ fn every_struct_has_the_layout_the_headers_give_it() {
     let mut src = String::from(
         "#include <lsf/lsbatch.h>\n#include <stdio.h>\n#include <stddef.h>\nint main(void) {\n",
     );
-    let layouts = bat::ffi::layouts();
+    let layouts = bat::ffi::all_layouts();
     for (name, _, fields) in &layouts {
         src.push_str(&format!(
             "printf(\"{name} size %zu\\n\", sizeof(struct {name}));\n"

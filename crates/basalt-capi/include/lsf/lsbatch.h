@@ -1344,6 +1344,12 @@ extern int lsb_movejob(LS_LONG_INT jobId, int *position, int opCode);
 extern int lsb_getalloc(char ***hostlist);
 extern int lsb_launch(char **where, char **argv, int options, char **envp);
 
+/* Batch information and administration: begin */
+/* Batch information and administration: end */
+
+/* Events: begin */
+/* Events: end */
+
 #ifdef __cplusplus
 }
 #endif

@@ -366,6 +366,9 @@ extern int ls_isclustername(char *name);
 /* Configuration. */
 extern int ls_readconfenv(struct config_param *paramList, char *confPath);
 
+/* LIM information: begin */
+/* LIM information: end */
+
 #ifdef __cplusplus
 }
 #endif
