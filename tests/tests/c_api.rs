@@ -109,6 +109,10 @@ fn under_valgrind(c: &InProcessBatch, exe: &Path, work: &Path) -> Result<()> {
             .env("LSF_ENVDIR", &c.envdir)
             .env_remove("BASALT_HOST")
             .env_remove("LSF_SERVER_HOSTS")
+            .arg(format!(
+                "--suppressions={}",
+                capi_dir().join("tests/c/valgrind.supp").display()
+            ))
             .args([
                 "-q",
                 "--leak-check=full",

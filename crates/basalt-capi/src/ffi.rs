@@ -316,6 +316,7 @@ macro_rules! layout {
          vec![$((stringify!($f), std::mem::offset_of!($t, $f))),*])
     };
 }
+#[allow(unused_imports)] // for the other modules' layouts (info.rs, events.rs)
 pub(crate) use layout;
 
 /// A structure's C name, size, and each field's name and offset.

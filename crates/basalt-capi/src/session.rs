@@ -23,7 +23,7 @@ pub fn init() -> Result<Arc<Config>, Fail> {
         } else {
             LSE_LSFCONF
         };
-        Fail::base(code, format!("{}: {e}", envdir.display()))
+        Fail::base(code, e.to_string())
     })?;
     let c = Arc::new(loaded.config);
     if let Ok(mut slot) = CONFIG.lock() {

@@ -367,6 +367,12 @@ extern int ls_isclustername(char *name);
 extern int ls_readconfenv(struct config_param *paramList, char *confPath);
 
 /* LIM information: begin */
+extern struct lsInfo *ls_info(void);
+extern struct hostInfo *ls_gethostinfo(char *resReq, int *numhosts, char **hostlist,
+                                       int listsize, int options);
+extern struct hostLoad *ls_load(char *resreq, int *numhosts, int options, char *fromhost);
+extern struct hostLoad *ls_loadofhosts(char *resreq, int *numhosts, int options,
+                                       char *fromhost, char **hostlist, int listsize);
 /* LIM information: end */
 
 #ifdef __cplusplus

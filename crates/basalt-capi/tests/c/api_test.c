@@ -64,6 +64,64 @@ static int wait_status(LS_LONG_INT id, int mask, int seconds, int *exit_status) 
     return s;
 }
 
+/* The LIM's information: ls_info, ls_gethostinfo, ls_load, ls_loadofhosts. */
+static void mode_lim(char *master) {
+    struct lsInfo *info;
+    struct hostInfo *hi;
+    struct hostLoad *hl;
+    char *one[2];
+    int n = 0, i, found = 0;
+    char mastercopy[MAXHOSTNAMELEN];
+    snprintf(mastercopy, sizeof mastercopy, "%s", master ? master : "");
+    info = ls_info();
+    CHECK(info != NULL && info->numIndx >= NBUILTINDEX && info->nRes > info->numIndx, "ls_info",
+          "%p", (void *)info);
+    if (info) {
+        CHECK(strcmp(info->resTable[R15S].name, "r15s") == 0 && strcmp(info->resTable[MEM].name, "mem") == 0
+                  && info->resTable[R15S].valueType == LS_NUMERIC && (info->resTable[R15S].flags & RESF_BUILTIN),
+              "ls_info load indices first", "%s", info->resTable[0].name);
+        CHECK(info->nTypes >= 1 && info->nModels >= 1, "ls_info types and models", "%d %d", info->nTypes,
+              info->nModels);
+    }
+    n = 0;
+    hi = ls_gethostinfo(NULL, &n, NULL, 0, 0);
+    CHECK(hi != NULL && n == 3, "ls_gethostinfo", "n %d: %s", n, ls_sysmsg());
+    for (i = 0; hi && i < n; i++) {
+        if (strcmp(hi[i].hostName, mastercopy) == 0)
+            found = 1;
+        CHECK(hi[i].maxCpus > 0 && hi[i].hostType && hi[i].hostModel && hi[i].cpuFactor > 0
+                  && hi[i].numIndx >= NBUILTINDEX && hi[i].isServer,
+              "hostInfo fields", "%s", hi[i].hostName);
+    }
+    CHECK(found, "ls_gethostinfo lists the master", "%s", mastercopy);
+    n = 0;
+    hl = ls_load(NULL, &n, 0, NULL);
+    CHECK(hl != NULL && n == 3, "ls_load", "n %d: %s", n, ls_sysmsg());
+    for (i = 0; hl && i < n; i++)
+        CHECK(LS_ISOK(hl[i].status) && hl[i].li[R15S] >= 0 && hl[i].li[R15S] < INFINIT_LOAD
+                  && hl[i].li[MEM] > 0,
+              "hostLoad values", "%s status 0x%x r15s %f", hl[i].hostName, hl[i].status[0],
+              hl[i].li[R15S]);
+    n = 1;
+    hl = ls_load(NULL, &n, OK_ONLY | NORMALIZE, NULL);
+    CHECK(hl != NULL && n == 1, "ls_load one host", "n %d", n);
+    one[0] = mastercopy;
+    one[1] = NULL;
+    n = 0;
+    hl = ls_loadofhosts(NULL, &n, 0, NULL, one, 1);
+    CHECK(hl != NULL && n == 1 && strcmp(hl[0].hostName, mastercopy) == 0, "ls_loadofhosts", "n %d", n);
+    n = 0;
+    CHECK(ls_load("select[(", &n, 0, NULL) == NULL && lserrno == LSE_BAD_EXP, "ls_load bad resreq",
+          "lserrno %d", lserrno);
+    n = 0;
+    CHECK(ls_load("select[maxmem>999999999]", &n, 0, NULL) == NULL && lserrno == LSE_NO_HOST,
+          "ls_load nothing eligible", "lserrno %d", lserrno);
+    one[0] = "no-such-host";
+    n = 0;
+    CHECK(ls_loadofhosts(NULL, &n, 0, NULL, one, 1) == NULL && lserrno == LSE_BAD_HOST,
+          "ls_loadofhosts unknown host", "lserrno %d", lserrno);
+}
+
 static void mode_init(void) {
     char *name, *master, *me;
     struct config_param params[] = {{"LSF_ENVDIR", NULL}, {"LSB_NO_SUCH_PARAM", "dflt"}, {NULL, NULL}};
@@ -92,6 +150,7 @@ static void mode_init(void) {
     free(params[0].paramValue);
     CHECK(ls_readconfenv(params, "/nonexistent") == -1 && lserrno == LSE_LSFCONF,
           "ls_readconfenv missing file", "lserrno %d", lserrno);
+    mode_lim(master);
     lsberrno = LSBE_NO_JOB;
     CHECK(strcmp(lsb_sysmsg(), "No matching job found") == 0, "lsb_sysmsg text", "%s", lsb_sysmsg());
     lsb_perror("api_test");

@@ -3,20 +3,20 @@
 use super::*;
 
 /// A host's static facts for `lshosts`: what the master knows, else the cluster file.
-pub(super) struct HostFacts {
-    pub(super) name: String,
-    pub(super) host_type: String,
-    pub(super) model: String,
-    pub(super) cpuf: f64,
-    pub(super) ncpus: Option<u32>,
-    pub(super) maxmem: Option<u64>,
-    pub(super) maxswp: Option<u64>,
-    pub(super) maxtmp: Option<u64>,
-    pub(super) server: bool,
-    pub(super) resources: Vec<String>,
+pub struct HostFacts {
+    pub name: String,
+    pub host_type: String,
+    pub model: String,
+    pub cpuf: f64,
+    pub ncpus: Option<u32>,
+    pub maxmem: Option<u64>,
+    pub maxswp: Option<u64>,
+    pub maxtmp: Option<u64>,
+    pub server: bool,
+    pub resources: Vec<String>,
 }
 
-pub(super) fn facts(config: &Config, h: &HostRecord) -> HostFacts {
+pub fn facts(config: &Config, h: &HostRecord) -> HostFacts {
     let info = h.info.clone().unwrap_or_default();
     let conf = basalt_runtime::cluster_host(config, &info.name);
     if h.has_info {

@@ -16,7 +16,7 @@ pub struct InfoOpts {
 
 /// The resources `lsinfo` lists: built-in load indices, LSF's built-in static
 /// resources, then those of lsf.shared. (name, type, order, description).
-pub(super) fn info_resources(config: &Config) -> Vec<(String, String, String, String)> {
+pub fn info_resources(config: &Config) -> Vec<(String, String, String, String)> {
     let mut out: Vec<(String, String, String, String)> = basalt_core::BUILTIN_INDICES
         .iter()
         .map(|i| {

@@ -107,7 +107,7 @@ pub(super) fn status_text(h: &HostRecord) -> &'static str {
     }
 }
 
-pub(super) fn is_unavail(h: &HostRecord) -> bool {
+pub fn is_unavail(h: &HostRecord) -> bool {
     status_text(h) == "unavail"
 }
 
