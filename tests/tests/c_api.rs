@@ -54,6 +54,7 @@ fn build_api_test(dir: &Path) -> Result<PathBuf> {
 fn run_ok(c: &InProcessBatch, exe: &Path, args: &[&str], cwd: &Path) -> Result<String> {
     let o = c
         .command(&exe.to_string_lossy())
+        .env_remove("LD_LIBRARY_PATH")
         .args(args)
         .current_dir(cwd)
         .output()?;
@@ -107,6 +108,7 @@ fn under_valgrind(c: &InProcessBatch, exe: &Path, work: &Path) -> Result<()> {
     for args in [vec!["init"], vec!["cycle", &work.to_string_lossy()]] {
         let o = Command::new("valgrind")
             .env("LSF_ENVDIR", &c.envdir)
+            .env_remove("LD_LIBRARY_PATH")
             .env_remove("BASALT_HOST")
             .env_remove("LSF_SERVER_HOSTS")
             .arg(format!(
@@ -157,6 +159,7 @@ fn permission_denied(c: &InProcessBatch, exe: &Path, work: &Path) -> Result<()> 
     wait_state(c, id, "RUN", Duration::from_secs(30))?;
     let o = c
         .command(&exe.to_string_lossy())
+        .env_remove("LD_LIBRARY_PATH")
         .args(["denied", &id.to_string()])
         .current_dir(work)
         .uid(b.0)
@@ -206,6 +209,7 @@ fn a_parallel_job_gets_its_slots_and_launches_tasks_through_the_c_api() -> Resul
     let o = c
         .command("bsub")
         .env("PATH", c.path_with_commands())
+        .env_remove("LD_LIBRARY_PATH")
         .current_dir(&work)
         .args([
             "-K",

@@ -16,7 +16,7 @@ use basalt_proto::mbatchd::{
 };
 
 /// The first job mbatchd refused, as LSF's error.
-fn check(reply: JobCtlReply) -> Result<JobCtlReply, Fail> {
+pub fn check(reply: JobCtlReply) -> Result<JobCtlReply, Fail> {
     if let Some(bad) = reply.results.iter().find(|r| !r.ok) {
         let text = bad.message.trim().trim_end_matches('.');
         return Err(

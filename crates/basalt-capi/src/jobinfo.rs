@@ -231,7 +231,7 @@ pub fn entry(j: &JobInfo) -> Held<ffi::jobInfoEnt> {
     e.jobId = lsf_job_id(j.job_id, j.idx);
     e.user = a.s(&j.user);
     e.status = status_word(j);
-    let reasons: Vec<i32> = j.pend_reasons.iter().map(|r| r.code as i32).collect();
+    let reasons = crate::reasons::reason_table(j);
     e.numReasons = reasons.len() as i32;
     e.reasonTb = a.ints(reasons);
     e.reasons = j.reasons as i32;

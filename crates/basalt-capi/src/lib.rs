@@ -34,5 +34,7 @@ pub mod jobctl;
 pub mod jobinfo;
 pub mod lim;
 pub mod mem;
+pub mod modify;
+pub mod reasons;
 pub mod session;
 pub mod submit;

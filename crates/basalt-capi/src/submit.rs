@@ -18,13 +18,30 @@ use std::sync::Mutex;
 /// # Safety
 /// `r`'s pointers are NULL or valid as LSF documents each field.
 pub unsafe fn read(r: &ffi::submit) -> Result<(BsubOpts, JobCommand), Fail> {
+    // SAFETY: passed on.
+    unsafe { read_for(r, true) }
+}
+
+/// [`read`]; `need_command` false for a change (`lsb_modify`), whose command is
+/// `newCommand` when `SUB2_MODIFY_CMD` says so.
+///
+/// # Safety
+/// As [`read`].
+pub unsafe fn read_for(
+    r: &ffi::submit,
+    need_command: bool,
+) -> Result<(BsubOpts, JobCommand), Fail> {
     let bad = |what: &str| Fail::batch(LSBE_BAD_ARG, what.to_owned());
     let (o1, o2, o3) = (r.options, r.options2, r.options3);
     let has = |v: i32, bit: i32| v & bit != 0;
     let mut o = BsubOpts::default();
     // SAFETY (for the whole function): the caller's promise on r's fields.
     unsafe {
-        let command = given(r.command).ok_or_else(|| bad("no command (submit.command)"))?;
+        let command = if need_command {
+            given(r.command).ok_or_else(|| bad("no command (submit.command)"))?
+        } else {
+            String::new()
+        };
         let not_supported: &[(i32, i32, &str)] = &[
             (o1, SUB_INTERACTIVE, "SUB_INTERACTIVE (-I)"),
             (o1, SUB_PTY, "SUB_PTY (-Ip)"),

@@ -56,6 +56,11 @@ extern "C" {
 #define LSF_RLIMIT_THREAD 11
 #define LSF_RLIM_NLIMITS 12
 #define DEFAULT_RLIMIT -1
+/* lsb_modify: reset a limit, begin or termination time to its default (bmod -Xn). */
+#define DELETE_NUMBER -2
+/* lsb_modify: reset numProcessors (bmod -nn). */
+#define DEL_NUMPRO INFINIT_INT
+#define DEFAULT_NUMPRO (INFINIT_INT - 1)
 
 /* submit.options. */
 #define SUB_JOB_NAME 0x01
@@ -1320,6 +1325,8 @@ extern void lsb_perror(char *usrMsg);
 
 /* Jobs. */
 extern LS_LONG_INT lsb_submit(struct submit *jobSubReq, struct submitReply *jobSubReply);
+extern LS_LONG_INT lsb_modify(struct submit *jobSubReq, struct submitReply *jobSubReply,
+                              LS_LONG_INT jobId);
 extern int lsb_openjobinfo(LS_LONG_INT jobId, char *jobName, char *userName, char *queueName,
                            char *hostName, int options);
 extern struct jobInfoHead *lsb_openjobinfo_a(LS_LONG_INT jobId, char *jobName, char *userName,
@@ -1335,6 +1342,11 @@ extern int lsb_mig(struct submig *mig, int *badHostIdx);
 extern int lsb_chkpntjob(LS_LONG_INT jobId, time_t period, int options);
 extern int lsb_switchjob(LS_LONG_INT jobId, char *queue);
 extern int lsb_movejob(LS_LONG_INT jobId, int *position, int opCode);
+
+extern char *lsb_jobid2str(LS_LONG_INT jobId);
+extern char *lsb_pendreason(int numReasons, int *rsTb, struct jobInfoHead *jInfoH,
+                            struct loadIndexLog *ld, int clusterId);
+extern char *lsb_suspreason(int reasons, int subreasons, struct loadIndexLog *ld);
 
 /* lsb_movejob opCode. */
 #define TO_TOP 1

@@ -33,7 +33,12 @@ static int failed = 0;
         fflush(stdout);                                                          \
     } while (0)
 
-/* One job's entry, or NULL; the listing is closed again. */
+/* The strings of the last entry job_status read (the entry's own are the library's,
+ * gone once the listing is closed). */
+static char last_jname[256], last_queue[256];
+
+/* One job's status (-1: not found); the listing is closed again. `copy` gets the
+ * entry's numbers; its strings are copied to last_jname and last_queue. */
 static int job_status(LS_LONG_INT id, int *exit_status, struct jobInfoEnt *copy) {
     int more = 0, n, status = -1;
     struct jobInfoEnt *e;
@@ -47,6 +52,8 @@ static int job_status(LS_LONG_INT id, int *exit_status, struct jobInfoEnt *copy)
             *exit_status = e->exitStatus;
         if (copy)
             *copy = *e;
+        snprintf(last_jname, sizeof last_jname, "%s", e->jName ? e->jName : "");
+        snprintf(last_queue, sizeof last_queue, "%s", e->submit.queue ? e->submit.queue : "");
     }
     lsb_closejobinfo();
     return status;
@@ -156,6 +163,140 @@ static void mode_init(void) {
     lsb_perror("api_test");
 }
 
+/* Submit `cmd` named `name` to `queue`, with `options2` added; the job id or -1. */
+static LS_LONG_INT submit_cmd(const char *workdir, const char *name, const char *cmd, int options2) {
+    struct submit req;
+    struct submitReply reply;
+    static char out[4096];
+    int i;
+    memset(&req, 0, sizeof req);
+    memset(&reply, 0, sizeof reply);
+    for (i = 0; i < LSF_RLIM_NLIMITS; i++)
+        req.rLimits[i] = DEFAULT_RLIMIT;
+    snprintf(out, sizeof out, "%s/%s.%%J.out", workdir, name);
+    req.options = SUB_JOB_NAME | SUB_OUT_FILE;
+    req.options2 = options2;
+    req.jobName = (char *)name;
+    req.outFile = out;
+    req.command = (char *)cmd;
+    return lsb_submit(&req, &reply);
+}
+
+/* Job control and the texts: lsb_modify, lsb_switchjob, lsb_movejob, lsb_pendreason,
+ * lsb_suspreason, lsb_jobid2str, lsb_deletejob, lsb_killbulkjobs, lsb_forcekilljob,
+ * lsb_requeuejob, lsb_chkpntjob, lsb_mig. */
+static void mode_control(const char *workdir, LS_LONG_INT exited) {
+    struct submit req;
+    struct submitReply reply;
+    struct jobInfoEnt e;
+    struct signalBulkJobs bulk;
+    struct jobrequeue rq;
+    struct submig mig;
+    LS_LONG_INT held, a, b, c, ids[2];
+    char *text, idtext[64];
+    int s, i, pos, bad = -1;
+
+    held = submit_cmd(workdir, "capi-held", "sleep 300", SUB2_HOLD);
+    CHECK(held > 0, "submit on hold", "%lld", held);
+    s = wait_status(held, JOB_STAT_PSUSP, 30, NULL);
+    CHECK(s > 0 && (s & JOB_STAT_PSUSP), "held job is PSUSP", "status 0x%x", s);
+    snprintf(idtext, sizeof idtext, "%lld", held);
+    CHECK(strcmp(lsb_jobid2str(held), idtext) == 0, "lsb_jobid2str", "%s", lsb_jobid2str(held));
+    CHECK(strcmp(lsb_jobid2str(LSB_JOBID(held, 3)), strcat(idtext, "[3]")) == 0, "lsb_jobid2str element",
+          "%s", lsb_jobid2str(LSB_JOBID(held, 3)));
+    {
+        int more = 0;
+        struct jobInfoEnt *p;
+        CHECK(lsb_openjobinfo(held, NULL, NULL, NULL, NULL, 0) == 1, "open the held job", "-1");
+        p = lsb_readjobinfo(&more);
+        text = p ? lsb_pendreason(p->numReasons, p->reasonTb, NULL, NULL, 0) : NULL;
+        CHECK(p && p->numReasons >= 1 && text != NULL && strstr(text, ";") != NULL, "lsb_pendreason",
+              "%d reasons: %s", p ? p->numReasons : -1, text ? text : "(null)");
+        lsb_closejobinfo();
+    }
+    if (text)
+        printf("pending reason:%s", text);
+
+    memset(&req, 0, sizeof req);
+    memset(&reply, 0, sizeof reply);
+    for (i = 0; i < LSF_RLIM_NLIMITS; i++)
+        req.rLimits[i] = DEFAULT_RLIMIT;
+    req.options = SUB_JOB_NAME;
+    req.jobName = "capi-renamed";
+    req.rLimits[LSF_RLIMIT_RUN] = 600;
+    CHECK(lsb_modify(&req, &reply, held) == held, "lsb_modify", "-1");
+    s = job_status(held, NULL, &e);
+    CHECK(s > 0 && strcmp(last_jname, "capi-renamed") == 0, "lsb_modify took the name", "%s", last_jname);
+    CHECK(e.submit.rLimits[LSF_RLIMIT_RUN] == 600, "lsb_modify took the run limit", "%d",
+          e.submit.rLimits[LSF_RLIMIT_RUN]);
+    req.options = 0;
+    req.rLimits[LSF_RLIMIT_RUN] = DELETE_NUMBER;
+    CHECK(lsb_modify(&req, &reply, held) == held, "lsb_modify reset", "-1");
+    s = job_status(held, NULL, &e);
+    CHECK(e.submit.rLimits[LSF_RLIMIT_RUN] == DEFAULT_RLIMIT, "lsb_modify reset the run limit", "%d",
+          e.submit.rLimits[LSF_RLIMIT_RUN]);
+    req.rLimits[LSF_RLIMIT_RUN] = DEFAULT_RLIMIT;
+    CHECK(lsb_modify(&req, &reply, held) == -1 && lsberrno == LSBE_BAD_ARG, "lsb_modify nothing",
+          "lsberrno %d", lsberrno);
+    req.options = SUB_JOB_NAME;
+    CHECK(lsb_modify(&req, &reply, 987654) == -1 && lsberrno == LSBE_NO_JOB, "lsb_modify bad job",
+          "lsberrno %d", lsberrno);
+
+    CHECK(lsb_switchjob(held, "priority") == 0, "lsb_switchjob", "-1");
+    s = job_status(held, NULL, &e);
+    CHECK(strcmp(last_queue, "priority") == 0, "switched queue", "%s", last_queue);
+    CHECK(lsb_switchjob(held, "no-such-queue") == -1 && lsberrno == LSBE_BAD_QUEUE, "lsb_switchjob bad queue",
+          "lsberrno %d", lsberrno);
+    pos = 1;
+    CHECK(lsb_movejob(held, &pos, TO_TOP) == 0 && pos >= 1, "lsb_movejob", "pos %d", pos);
+    CHECK(lsb_movejob(held, &pos, 7) == -1 && lsberrno == LSBE_BAD_ARG, "lsb_movejob bad opCode",
+          "lsberrno %d", lsberrno);
+    CHECK(lsb_deletejob(held, 0, 0) == 0, "lsb_deletejob", "-1");
+    s = wait_status(held, JOB_STAT_EXIT, 30, NULL);
+    CHECK(s > 0 && (s & JOB_STAT_EXIT), "deleted job exits", "status 0x%x", s);
+
+    a = submit_cmd(workdir, "capi-bulk-a", "sleep 300", 0);
+    b = submit_cmd(workdir, "capi-bulk-b", "sleep 300", 0);
+    CHECK(a > 0 && b > 0, "submit two", "%lld %lld", a, b);
+    s = wait_status(a, JOB_STAT_RUN, 30, NULL);
+    CHECK(lsb_signaljob(a, SIGSTOP) == 0, "stop for a reason", "-1");
+    s = wait_status(a, JOB_STAT_USUSP, 30, NULL);
+    s = job_status(a, NULL, &e);
+    text = lsb_suspreason(e.reasons, e.subreasons, NULL);
+    CHECK(text && strstr(text, "suspended by user") != NULL, "lsb_suspreason", "%s", text ? text : "(null)");
+    CHECK(lsb_chkpntjob(a, 0, 0) == -1 && lsberrno != LSBE_NO_ERROR, "lsb_chkpntjob not checkpointable",
+          "lsberrno %d", lsberrno);
+    memset(&mig, 0, sizeof mig);
+    mig.jobId = a;
+    CHECK(lsb_mig(&mig, &bad) == -1 && lsberrno != LSBE_NO_ERROR, "lsb_mig not migratable", "lsberrno %d",
+          lsberrno);
+    ids[0] = a;
+    ids[1] = b;
+    memset(&bulk, 0, sizeof bulk);
+    bulk.signal = SIGKILL;
+    bulk.njobs = 2;
+    bulk.jobs = ids;
+    CHECK(lsb_killbulkjobs(&bulk) == 0, "lsb_killbulkjobs", "-1");
+    s = wait_status(a, JOB_STAT_EXIT, 30, NULL);
+    CHECK(s > 0 && (s & JOB_STAT_EXIT), "bulk-killed a exits", "status 0x%x", s);
+    s = wait_status(b, JOB_STAT_EXIT, 30, NULL);
+    CHECK(s > 0 && (s & JOB_STAT_EXIT), "bulk-killed b exits", "status 0x%x", s);
+
+    c = submit_cmd(workdir, "capi-force", "sleep 300", 0);
+    s = wait_status(c, JOB_STAT_RUN, 30, NULL);
+    CHECK(lsb_forcekilljob(c) == 0, "lsb_forcekilljob", "-1");
+    s = wait_status(c, JOB_STAT_EXIT, 30, NULL);
+    CHECK(s > 0 && (s & JOB_STAT_EXIT), "force-killed job exits", "status 0x%x", s);
+
+    memset(&rq, 0, sizeof rq);
+    rq.jobId = exited;
+    rq.status = JOB_STAT_PEND;
+    rq.options = REQUEUE_EXIT;
+    CHECK(lsb_requeuejob(&rq) == 0, "lsb_requeuejob", "-1");
+    s = wait_status(exited, JOB_STAT_EXIT, 60, NULL);
+    CHECK(s > 0 && (s & JOB_STAT_EXIT), "requeued job ran and exited again", "status 0x%x", s);
+}
+
 static void mode_cycle(const char *workdir) {
     struct submit req;
     struct submitReply reply;
@@ -256,6 +397,7 @@ static void mode_cycle(const char *workdir) {
     CHECK(lsb_submit(&req, &reply) == -1 && lsberrno == LSBE_BAD_ARG
               && strstr(lsb_sysmsg(), "SUB2_WARNING_ACTION") != NULL,
           "unsupported option named", "%s", lsb_sysmsg());
+    mode_control(workdir, id);
 }
 
 static void mode_denied(const char *jobid) {

@@ -54,7 +54,7 @@ pub fn row(j: &JobInfo, wide: bool, fx: &Fx) -> String {
     out
 }
 
-pub(super) fn reason_text(r: &PendReason) -> String {
+pub fn reason_text(r: &PendReason) -> String {
     if r.code >= 2001 && !r.detail.is_empty() {
         let builtin = (2001..2012).contains(&r.code);
         if !builtin && r.code < 2601 {
