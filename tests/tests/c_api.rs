@@ -243,3 +243,29 @@ fn a_parallel_job_gets_its_slots_and_launches_tasks_through_the_c_api() -> Resul
     }
     Ok(())
 }
+
+/// `lsb_init` succeeds with a readable lsf.conf when no daemon runs (lsf-drmaa's
+/// configure calls it); the calls that need a daemon fail with LSF's codes, within
+/// their bounds (`LSB_API_CONNTIMEOUT`, `BASALT_CMD_TIMEOUT`).
+#[test]
+fn lsb_init_needs_no_daemon_and_calls_fail_with_lsf_codes_when_none_runs() -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let spec = ClusterSpec::new(2);
+    let envdir =
+        basalt_testkit::write_config(&spec, basalt_testkit::fresh_subnet(7869), dir.path())?;
+    let exe = build_api_test(dir.path())?;
+    let o = Command::new(&exe)
+        .arg("nodaemon")
+        .env("LSF_ENVDIR", &envdir)
+        .env("LSB_API_CONNTIMEOUT", "1")
+        .env("BASALT_CMD_TIMEOUT", "2")
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("BASALT_HOST")
+        .env_remove("LSF_SERVER_HOSTS")
+        .output()?;
+    let text = output_text(&o);
+    if !o.status.success() || text.contains("FAIL") {
+        bail!("api_test nodaemon:\n{text}");
+    }
+    Ok(())
+}

@@ -4,7 +4,10 @@
 //! token and its retries. What `bsub` accepts and ignores is accepted and ignored here
 //! (job groups, service classes, license projects, user priority, runtime estimates,
 //! thread limits); what `bsub` refuses as not supported is refused with the option's
-//! name in `lsb_sysmsg()` (`LSBE_BAD_ARG`).
+//! name in `lsb_sysmsg()` (`LSBE_BAD_ARG`). mbatchd's answer is awaited as bsub awaits
+//! it (the submission token makes a resend safe), bounded by `LSB_NTRIES` /
+//! `BASALT_CMD_TIMEOUT`, else 60 s: never reached, `LSBE_CONN_REFUSED`; sent but not
+//! answered, `LSBE_CONN_TIMEOUT` with the token in `lsb_sysmsg()`.
 
 use crate::consts::*;
 use crate::errno::Fail;
@@ -231,6 +234,11 @@ unsafe fn read_files(r: &ffi::submit) -> Result<Vec<(String, String, u32)>, Fail
     Ok(out)
 }
 
+/// How long `lsb_submit` keeps trying to get mbatchd's answer when neither
+/// `LSB_NTRIES` nor `BASALT_CMD_TIMEOUT` says (bsub, a command, waits without bound; a
+/// library call returns).
+const SUBMIT_BOUND: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// The queue of the last submission, for `submitReply.queue`.
 static REPLY_QUEUE: Mutex<Option<std::ffi::CString>> = Mutex::new(None);
 
@@ -259,7 +267,7 @@ fn submit_job(r: &ffi::submit) -> Result<(u64, String), Fail> {
     };
     use basalt_cli::batch::bsub::Outcome;
     crate::session::block_on(async {
-        match basalt_cli::batch::bsub::submit_outcome(&config, &req).await {
+        match basalt_cli::batch::bsub::submit_outcome(&config, &req, Some(SUBMIT_BOUND)).await {
             Outcome::Accepted((reply, _)) => Ok((reply.job_id, reply.queue)),
             Outcome::Refused(s) => Err(Fail::from_status(&s)),
             Outcome::Unreachable(why) => Err(Fail::batch(LSBE_CONN_REFUSED, why)),

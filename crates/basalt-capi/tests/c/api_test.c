@@ -8,6 +8,7 @@
  *   api_test cycle <workdir>       submit / query / kill / wait, bad ids
  *   api_test denied <jobid>        signal another user's job: LSBE_PERMISSION
  *   api_test alloc                 (inside a parallel job) lsb_getalloc + lsb_launch
+ *   api_test nodaemon              a configuration whose daemons are not running
  */
 #include <lsf/lsbatch.h>
 #include <lsf/lsf.h>
@@ -429,6 +430,29 @@ static void mode_alloc(void) {
     }
 }
 
+/* No daemon runs: lsb_init still succeeds (lsf-drmaa's configure calls it), the
+ * configuration's answers come, and the calls that need a daemon fail with LSF's
+ * codes within their time bounds. */
+static void mode_nodaemon(void) {
+    struct submit req;
+    struct submitReply reply;
+    int i;
+    CHECK(lsb_init("api_test") == 0, "lsb_init without daemons", "-1");
+    CHECK(ls_getclustername() != NULL, "ls_getclustername without daemons", "NULL");
+    CHECK(ls_getmastername() == NULL && lserrno == LSE_MASTR_UNKNW, "ls_getmastername without LIM",
+          "lserrno %d", lserrno);
+    CHECK(lsb_openjobinfo(0, NULL, NULL, NULL, NULL, 0) == -1 && lsberrno == LSBE_LSLIB
+              && lserrno == LSE_MASTR_UNKNW,
+          "lsb_openjobinfo without daemons", "lsberrno %d lserrno %d", lsberrno, lserrno);
+    memset(&req, 0, sizeof req);
+    memset(&reply, 0, sizeof reply);
+    for (i = 0; i < LSF_RLIM_NLIMITS; i++)
+        req.rLimits[i] = DEFAULT_RLIMIT;
+    req.command = "true";
+    CHECK(lsb_submit(&req, &reply) == -1 && lsberrno == LSBE_CONN_REFUSED, "lsb_submit without daemons",
+          "lsberrno %d", lsberrno);
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "init") == 0)
         mode_init();
@@ -438,8 +462,10 @@ int main(int argc, char **argv) {
         mode_denied(argv[2]);
     else if (argc >= 2 && strcmp(argv[1], "alloc") == 0)
         mode_alloc();
+    else if (argc >= 2 && strcmp(argv[1], "nodaemon") == 0)
+        mode_nodaemon();
     else {
-        fprintf(stderr, "usage: api_test init | cycle <dir> | denied <jobid> | alloc\n");
+        fprintf(stderr, "usage: api_test init | cycle <dir> | denied <jobid> | alloc | nodaemon\n");
         return 2;
     }
     return failed;

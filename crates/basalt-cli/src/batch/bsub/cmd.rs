@@ -283,7 +283,7 @@ pub(crate) async fn submit_until_answered(
     req: SubmitRequest,
     cmd: &str,
 ) -> Result<(SubmitReply, MbatchdClient<AuthChannel>), ExitCode> {
-    match submit_outcome(config, &req).await {
+    match submit_outcome(config, &req, None).await {
         Outcome::Accepted(x) => Ok(x),
         Outcome::Refused(s) => {
             eprintln!("{}", rejected_line(&super::super::status_text(&s)));
@@ -316,11 +316,17 @@ pub(crate) async fn submit_until_answered(
 
 /// [`submit_until_answered`] without the printing of its outcome (libbat's
 /// `lsb_submit`): the notes while it waits (a pending job threshold) still go to stderr.
+/// `bound`: the time limit when neither `LSB_NTRIES` nor `BASALT_CMD_TIMEOUT` sets one
+/// (`None`: none, as bsub).
 pub async fn submit_outcome(
     config: &basalt_config::Config,
     req: &SubmitRequest,
+    bound: Option<std::time::Duration>,
 ) -> Outcome<(SubmitReply, MbatchdClient<AuthChannel>)> {
-    let limits = Limits::from_settings(|k| setting(config, k));
+    let mut limits = Limits::from_settings(|k| setting(config, k));
+    if limits.tries.is_none() && limits.time.is_none() {
+        limits.time = bound;
+    }
     let started = std::time::Instant::now();
     submit_loop(
         limits,
