@@ -269,3 +269,53 @@ fn lsb_init_needs_no_daemon_and_calls_fail_with_lsf_codes_when_none_runs() -> Re
     }
     Ok(())
 }
+
+/// A listing longer than one of mbatchd's pages (2,000 jobs): `lsb_openjobinfo` gives the
+/// count with the first page and `lsb_readjobinfo` reads the rest as it goes.
+#[test]
+fn a_job_listing_of_several_pages_is_read_page_by_page() -> Result<()> {
+    let c = InProcessBatch::start("capi-pages", &ClusterSpec::new(1), PARAMS)?;
+    let work = work_dir(c.dir.path())?;
+    let exe = build_api_test(&work)?;
+    c.ok("badmin", &["qinact", "priority"])?;
+    // (Arrays of at most MAX_JOB_ARRAY_SIZE, 1,000.)
+    for _ in 0..3 {
+        c.bsub(
+            &work,
+            &[
+                "-q",
+                "priority",
+                "-J",
+                "p[1-1000]",
+                "-o",
+                "/dev/null",
+                "true",
+            ],
+        )?;
+    }
+    run_ok(&c, &exe, &["pages", "3000"], &work)?;
+    // mbatchd's side: the count on the first page only.
+    let config = basalt_config::load_lim(&c.envdir)?.config;
+    let pages = c.block_on(async {
+        let mut client = bat::session::mbatchd(&config)
+            .await
+            .map_err(|e| anyhow!("{e:?}"))?;
+        let mut stream = client
+            .jobs_pages(basalt_proto::mbatchd::JobsRequest {
+                user: "all".into(),
+                ..Default::default()
+            })
+            .await?
+            .into_inner();
+        let mut pages = Vec::new();
+        while let Some(p) = stream.message().await? {
+            pages.push((p.jobs.len(), p.total));
+        }
+        Ok::<_, anyhow::Error>(pages)
+    })?;
+    assert!(pages.len() >= 2, "{pages:?}");
+    assert_eq!(pages[0].1, Some(3000), "{pages:?}");
+    assert!(pages[1..].iter().all(|p| p.1.is_none()), "{pages:?}");
+    assert_eq!(pages.iter().map(|p| p.0).sum::<usize>(), 3000);
+    Ok(())
+}

@@ -1,8 +1,14 @@
 //! `lsb_openjobinfo`, `lsb_openjobinfo_a`, `lsb_readjobinfo`, `lsb_closejobinfo`: the
-//! jobs mbatchd lists (as `bjobs` asks for them, page by page), read one at a time as
-//! LSF's `struct jobInfoEnt`. One listing is open per process, as in LSF; the entry
-//! `lsb_readjobinfo` returns is valid until the next `lsb_readjobinfo` or
-//! `lsb_closejobinfo`.
+//! jobs mbatchd lists (as `bjobs` asks for them), read one at a time as LSF's `struct
+//! jobInfoEnt`. One listing is open per process, as in LSF; the entry `lsb_readjobinfo`
+//! returns is valid until the next `lsb_readjobinfo` or `lsb_closejobinfo`.
+//!
+//! Like LSF's, a listing keeps its connection to mbatchd open until it is closed, and
+//! reads mbatchd's pages as the program reads the jobs: `lsb_openjobinfo` returns the
+//! count mbatchd gives with the first page, and only about two pages are held at a time,
+//! so listing a million jobs holds no million jobs in the program. (Jobs cleaned while
+//! the listing is read are left out: the reads may end before the count. An mbatchd that
+//! gives no count is read whole at open.)
 
 use crate::consts::*;
 use crate::errno::Fail;
@@ -12,9 +18,16 @@ use basalt_proto::mbatchd::{JobInfo, JobRef, JobsRequest};
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-#[derive(Default)]
+/// The open listing: the pages still to read come from `stream`, driven by `rt` (a
+/// current-thread runtime: nothing runs between the program's calls).
 struct Listing {
     jobs: VecDeque<JobInfo>,
+    /// How many jobs are still to be read (mbatchd's count less those read).
+    left: usize,
+    stream: Option<tonic::Streaming<basalt_proto::mbatchd::JobsReply>>,
+    client:
+        Option<basalt_proto::mbatchd::mbatchd_client::MbatchdClient<basalt_runtime::AuthChannel>>,
+    rt: Option<tokio::runtime::Runtime>,
     head: Option<Held<ffi::jobInfoHead>>,
     current: Option<Held<ffi::jobInfoEnt>>,
 }
@@ -68,28 +81,89 @@ fn states(options: i32) -> u32 {
     s
 }
 
-/// Ask mbatchd for the jobs; `Err(LSBE_NO_JOB)` when none match.
-fn fetch(req: JobsRequest, last_only: bool) -> Result<Vec<JobInfo>, Fail> {
-    let mut jobs = crate::session::with_mbatchd(|mut client, _| async move {
-        let mut out = Vec::new();
+/// Open a listing: the first page (and the count), or every page from an mbatchd that
+/// gives no count, or for `last_only`. `Err(LSBE_NO_JOB)` when nothing matches.
+fn open_listing(req: JobsRequest, last_only: bool) -> Result<Listing, Fail> {
+    let config = crate::session::config()?;
+    let rt = crate::session::runtime()?;
+    let (client, mut stream, first) = rt.block_on(async {
+        let mut client = crate::session::mbatchd(&config).await?;
         let mut stream = client
             .jobs_pages(req)
             .await
             .map_err(|s| Fail::from_status(&s))?
             .into_inner();
-        while let Some(page) = stream.message().await.map_err(|s| Fail::from_status(&s))? {
-            out.extend(page.jobs);
-        }
-        Ok(out)
+        let first = stream.message().await.map_err(|s| Fail::from_status(&s))?;
+        Ok::<_, Fail>((client, stream, first))
     })?;
-    if last_only && let Some(last) = jobs.iter().map(|j| j.submit_time).max() {
-        jobs.retain(|j| j.submit_time == last);
-        jobs.truncate(1);
-    }
-    if jobs.is_empty() {
+    let first = first.unwrap_or_default();
+    let mut jobs: VecDeque<JobInfo> = first.jobs.into();
+    let (left, stream) = match first.total {
+        Some(total) if !last_only => (total as usize, Some(stream)),
+        _ => {
+            // Read it whole: no count to return otherwise.
+            rt.block_on(async {
+                while let Some(page) = stream.message().await.map_err(|s| Fail::from_status(&s))? {
+                    jobs.extend(page.jobs);
+                }
+                Ok::<_, Fail>(())
+            })?;
+            if last_only && let Some(last) = jobs.iter().map(|j| j.submit_time).max() {
+                jobs.retain(|j| j.submit_time == last);
+                jobs.truncate(1);
+            }
+            (jobs.len(), None)
+        }
+    };
+    if left == 0 {
         return Err(Fail::batch(LSBE_NO_JOB, ""));
     }
-    Ok(jobs)
+    Ok(Listing {
+        jobs,
+        left,
+        stream,
+        client: Some(client),
+        rt: Some(rt),
+        head: None,
+        current: None,
+    })
+}
+
+impl Listing {
+    /// The next job, reading the next page when the held ones are used up.
+    fn next(&mut self) -> Result<Option<JobInfo>, Fail> {
+        loop {
+            if let Some(j) = self.jobs.pop_front() {
+                self.left = self.left.saturating_sub(1);
+                return Ok(Some(j));
+            }
+            let (Some(stream), Some(rt)) = (self.stream.as_mut(), self.rt.as_ref()) else {
+                return Ok(None);
+            };
+            match rt
+                .block_on(stream.message())
+                .map_err(|s| Fail::from_status(&s))?
+            {
+                Some(page) => self.jobs.extend(page.jobs),
+                None => {
+                    self.stream = None;
+                    self.left = 0;
+                    return Ok(None);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Listing {
+    fn drop(&mut self) {
+        // The stream and the client before the runtime they were made on.
+        self.stream = None;
+        self.client = None;
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
 }
 
 /// # Safety
@@ -121,17 +195,10 @@ unsafe fn open(
         states: states(options),
         reason_hosts: false,
     };
-    let jobs = fetch(req, options & LAST_JOB != 0)?;
-    let n = jobs.len();
-    let mut head = zeroed::<ffi::jobInfoHead>();
-    let mut arena = Arena::default();
-    head.numJobs = n as i32;
-    head.jobIds = arena.longs(jobs.iter().map(|j| lsf_job_id(j.job_id, j.idx)).collect());
-    let listing = Listing {
-        jobs: jobs.into(),
-        head: Some(Held { value: head, arena }),
-        current: None,
-    };
+    // One listing per process: opening another closes the one open.
+    lsb_closejobinfo();
+    let listing = open_listing(req, options & LAST_JOB != 0)?;
+    let n = listing.left;
     *LISTING
         .lock()
         .map_err(|_| Fail::batch(LSBE_SYS_CALL, "job listing lock poisoned"))? = Some(listing);
@@ -177,9 +244,22 @@ pub unsafe extern "C" fn lsb_openjobinfo_a(
         let mut g = LISTING
             .lock()
             .map_err(|_| Fail::batch(LSBE_SYS_CALL, "job listing lock poisoned"))?;
-        Ok(g.as_mut()
-            .and_then(|l| l.head.as_mut())
-            .map_or(std::ptr::null_mut(), |h| &mut *h.value as *mut _))
+        let l = g
+            .as_mut()
+            .ok_or_else(|| Fail::batch(LSBE_NO_JOB, "no job listing is open"))?;
+        // The ids need every job: read the rest of the pages now.
+        let mut all: VecDeque<JobInfo> = VecDeque::new();
+        while let Some(j) = l.next()? {
+            all.push_back(j);
+        }
+        l.left = all.len();
+        let mut head = zeroed::<ffi::jobInfoHead>();
+        let mut arena = Arena::default();
+        head.numJobs = all.len() as i32;
+        head.jobIds = arena.longs(all.iter().map(|j| lsf_job_id(j.job_id, j.idx)).collect());
+        l.jobs = all;
+        let h = l.head.insert(Held { value: head, arena });
+        Ok(&mut *h.value as *mut ffi::jobInfoHead)
     });
     crate::session::finish(r, std::ptr::null_mut())
 }
@@ -199,12 +279,9 @@ pub unsafe extern "C" fn lsb_readjobinfo(more: *mut libc::c_int) -> *mut ffi::jo
         let l = g
             .as_mut()
             .ok_or_else(|| Fail::batch(LSBE_NO_JOB, "no job listing is open"))?;
-        let j = l
-            .jobs
-            .pop_front()
-            .ok_or_else(|| Fail::batch(LSBE_EOF, ""))?;
+        let j = l.next()?.ok_or_else(|| Fail::batch(LSBE_EOF, ""))?;
         let held = l.current.insert(entry(&j));
-        Ok((&mut *held.value as *mut ffi::jobInfoEnt, l.jobs.len()))
+        Ok((&mut *held.value as *mut ffi::jobInfoEnt, l.left))
     })();
     // SAFETY: the caller's promise.
     if let Some(m) = unsafe { more.as_mut() } {

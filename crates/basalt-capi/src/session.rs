@@ -40,13 +40,17 @@ pub fn config() -> Result<Arc<Config>, Fail> {
     init()
 }
 
-/// Run `f` to completion on a runtime of this call's own.
-pub fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, Fail> {
-    let rt = tokio::runtime::Builder::new_current_thread()
+/// A current-thread runtime (no thread of its own: it runs only inside `block_on`).
+pub fn runtime() -> Result<tokio::runtime::Runtime, Fail> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| Fail::batch(LSBE_SYS_CALL, format!("cannot start a runtime: {e}")))?;
-    Ok(rt.block_on(f))
+        .map_err(|e| Fail::batch(LSBE_SYS_CALL, format!("cannot start a runtime: {e}")))
+}
+
+/// Run `f` to completion on a runtime of this call's own.
+pub fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, Fail> {
+    Ok(runtime()?.block_on(f))
 }
 
 /// An lsf.conf setting, the environment first.

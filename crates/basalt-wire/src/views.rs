@@ -28,6 +28,7 @@ pub fn jobs_reply(v: &JobsView, reason_hosts: bool) -> pb::JobsReply {
                 has_idx: idx.is_some(),
             })
             .collect(),
+        total: None,
     }
 }
 

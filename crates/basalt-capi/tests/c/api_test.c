@@ -9,6 +9,7 @@
  *   api_test denied <jobid>        signal another user's job: LSBE_PERMISSION
  *   api_test alloc                 (inside a parallel job) lsb_getalloc + lsb_launch
  *   api_test nodaemon              a configuration whose daemons are not running
+ *   api_test pages <n>             a listing of n jobs (several of mbatchd's pages)
  */
 #include <lsf/lsbatch.h>
 #include <lsf/lsf.h>
@@ -453,6 +454,40 @@ static void mode_nodaemon(void) {
           "lsberrno %d", lsberrno);
 }
 
+/* A listing longer than one of mbatchd's pages: the count, every job once, `more`
+ * counting down, array elements' indices; lsb_openjobinfo_a's ids. */
+static void mode_pages(int expected) {
+    int n, i, more = -1, last_more = -1, read = 0, ordered = 1, with_idx = 0;
+    struct jobInfoEnt *e;
+    struct jobInfoHead *head;
+    CHECK(lsb_init("api_test") == 0, "lsb_init", "-1");
+    n = lsb_openjobinfo(0, NULL, "all", NULL, NULL, ALL_JOB);
+    CHECK(n == expected, "lsb_openjobinfo count", "%d, not %d", n, expected);
+    for (i = 0; i < n; i++) {
+        e = lsb_readjobinfo(&more);
+        if (e == NULL)
+            break;
+        read++;
+        if (last_more >= 0 && more != last_more - 1)
+            ordered = 0;
+        last_more = more;
+        if (LSB_ARRAY_IDX(e->jobId) > 0)
+            with_idx++;
+    }
+    CHECK(read == expected && more == 0 && ordered, "every job read, more counting down", "%d read, more %d",
+          read, more);
+    CHECK(with_idx == expected, "array elements carry their index", "%d", with_idx);
+    CHECK(lsb_readjobinfo(&more) == NULL && lsberrno == LSBE_EOF, "then LSBE_EOF", "lsberrno %d", lsberrno);
+    lsb_closejobinfo();
+    head = lsb_openjobinfo_a(0, NULL, "all", NULL, NULL, ALL_JOB);
+    CHECK(head != NULL && head->numJobs == expected && LSB_ARRAY_IDX(head->jobIds[expected - 1]) > 0,
+          "lsb_openjobinfo_a ids", "%d", head ? head->numJobs : -1);
+    e = lsb_readjobinfo(&more);
+    CHECK(e != NULL && e->jobId == head->jobIds[0] && more == expected - 1, "read after lsb_openjobinfo_a",
+          "more %d", more);
+    lsb_closejobinfo();
+}
+
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "init") == 0)
         mode_init();
@@ -464,6 +499,8 @@ int main(int argc, char **argv) {
         mode_alloc();
     else if (argc >= 2 && strcmp(argv[1], "nodaemon") == 0)
         mode_nodaemon();
+    else if (argc >= 3 && strcmp(argv[1], "pages") == 0)
+        mode_pages(atoi(argv[2]));
     else {
         fprintf(stderr, "usage: api_test init | cycle <dir> | denied <jobid> | alloc | nodaemon\n");
         return 2;

@@ -22,6 +22,7 @@ pub(super) async fn send_pages(
     tx: tokio::sync::mpsc::Sender<Result<pb::JobsReply, Status>>,
 ) {
     let mut not_found = Some(not_found);
+    let mut total = Some(keys.len() as u64);
     let mut pages = keys.chunks(JOBS_PAGE);
     loop {
         let page = pages.next();
@@ -37,11 +38,9 @@ pub(super) async fn send_pages(
             }
         };
         view.not_found = not_found.take().unwrap_or_default();
-        if tx
-            .send(Ok(basalt_wire::jobs_reply(&view, reason_hosts)))
-            .await
-            .is_err()
-        {
+        let mut reply = basalt_wire::jobs_reply(&view, reason_hosts);
+        reply.total = total.take();
+        if tx.send(Ok(reply)).await.is_err() {
             return;
         }
     }
