@@ -227,6 +227,7 @@ impl Mbatchd for FakeMbd {
             return Ok(Response::new(JobsReply {
                 jobs,
                 not_found: vec![],
+                total: None,
             }));
         }
         let mut reply = JobsReply::default();
