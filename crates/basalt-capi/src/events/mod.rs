@@ -38,6 +38,7 @@
 //! `lsb_puteventrec` is not provided.
 
 pub mod convert;
+mod jobs;
 pub mod structs;
 #[cfg(test)]
 mod tests;
