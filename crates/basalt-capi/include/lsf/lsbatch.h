@@ -1360,6 +1360,727 @@ extern int lsb_launch(char **where, char **argv, int options, char **envp);
 /* Batch information and administration: end */
 
 /* Events: begin */
+/*
+ * lsb_geteventrec: the records of lsb.events and lsb.acct as LSF's struct eventRec.
+ * Structure, field and constant names and field order are LSF's (the documented
+ * lsbatch.h API); LSF has struct lsfRusage in lsf.h. Fields Basalt's log has no value
+ * for are 0, NULL or "" (LSF's "not available"), resource usage -1. Pointers to LSF
+ * structures Basalt never fills (submitExt, hostRusage, networkAlloc, affinity,
+ * rmtCtrlResult) are always NULL and their structures are left incomplete here.
+ */
+#define MAX_VERSION_LEN 12
+#define MAX_LSB_NAME_LEN 60
+
+/* eventRec.type. */
+#define EVENT_JOB_NEW 1
+#define EVENT_JOB_START 2
+#define EVENT_JOB_STATUS 3
+#define EVENT_JOB_SWITCH 4
+#define EVENT_JOB_MOVE 5
+#define EVENT_QUEUE_CTRL 6
+#define EVENT_HOST_CTRL 7
+#define EVENT_MBD_DIE 8
+#define EVENT_MBD_UNFULFILL 9
+#define EVENT_JOB_FINISH 10
+#define EVENT_LOAD_INDEX 11
+#define EVENT_CHKPNT 12
+#define EVENT_MIG 13
+#define EVENT_PRE_EXEC_START 14
+#define EVENT_MBD_START 15
+#define EVENT_JOB_ROUTE 16
+#define EVENT_JOB_MODIFY 17
+#define EVENT_JOB_SIGNAL 18
+#define EVENT_CAL_NEW 19
+#define EVENT_CAL_MODIFY 20
+#define EVENT_CAL_DELETE 21
+#define EVENT_JOB_FORWARD 22
+#define EVENT_JOB_ACCEPT 23
+#define EVENT_STATUS_ACK 24
+#define EVENT_JOB_EXECUTE 25
+#define EVENT_JOB_MSG 26
+#define EVENT_JOB_MSG_ACK 27
+#define EVENT_JOB_REQUEUE 28
+#define EVENT_JOB_OCCUPY_REQ 29
+#define EVENT_JOB_VACATED 30
+#define EVENT_JOB_SIGACT 32
+#define EVENT_SBD_JOB_STATUS 34
+#define EVENT_JOB_START_ACCEPT 35
+#define EVENT_CAL_UNDELETE 36
+#define EVENT_JOB_CLEAN 37
+#define EVENT_JOB_EXCEPTION 38
+#define EVENT_JGRP_ADD 39
+#define EVENT_JGRP_MOD 40
+#define EVENT_JGRP_CTRL 41
+#define EVENT_JOB_FORCE 42
+#define EVENT_LOG_SWITCH 43
+#define EVENT_JOB_MODIFY2 44
+#define EVENT_JGRP_STATUS 45
+#define EVENT_JOB_ATTR_SET 46
+#define EVENT_JOB_EXT_MSG 47
+#define EVENT_JOB_ATTA_DATA 48
+#define EVENT_JOB_CHUNK 49
+#define EVENT_SBD_UNREPORTED_STATUS 50
+#define EVENT_ADRSV_FINISH 51
+#define EVENT_HGHOST_CTRL 52
+#define EVENT_CPUPROFILE_STATUS 53
+#define EVENT_DATA_LOGGING 54
+#define EVENT_JOB_RUN_RUSAGE 55
+#define EVENT_END_OF_STREAM 56
+#define EVENT_SLA_RECOMPUTE 57
+#define EVENT_METRIC_LOG 58
+#define EVENT_TASK_FINISH 59
+#define EVENT_JOB_RESIZE_NOTIFY_START 60
+#define EVENT_JOB_RESIZE_NOTIFY_ACCEPT 61
+#define EVENT_JOB_RESIZE_NOTIFY_DONE 62
+#define EVENT_JOB_RESIZE_RELEASE 63
+#define EVENT_JOB_RESIZE_CANCEL 64
+#define EVENT_JOB_RESIZE 65
+#define EVENT_JOB_ARRAY_ELEMENT 66
+#define EVENT_MBD_SIM_STATUS 67
+#define EVENT_JOB_FINISH2 68
+#define EVENT_JOB_STARTLIMIT 69
+#define EVENT_JOB_STATUS2 70
+#define EVENT_JOB_PENDING_REASONS 71
+#define EVENT_JOB_SWITCH2 72
+#define EVENT_JOB_ACCEPTACK 73
+#define EVENT_JOB_PROVISION_START 74
+#define EVENT_JOB_PROVISION_END 75
+#define EVENT_JOB_FANOUT_INFO 76
+
+/* mbdDieLog.exitCode: why mbatchd stopped. */
+#define MASTER_RESIGN 201
+#define MASTER_RECONFIG 202
+#define MASTER_FATAL 203
+#define MASTER_MEM 204
+#define MASTER_CONF 205
+#define MASTER_EVENT 206
+#define MASTER_DISABLE 207
+
+/* exitInfo of jobStatusLog and jobFinishLog (and jobInfoEnt): why LSF ended a job. */
+#define TERM_UNKNOWN 0
+#define TERM_PREEMPT 1
+#define TERM_WINDOW 2
+#define TERM_LOAD 3
+#define TERM_OTHER 4
+#define TERM_RUNLIMIT 5
+#define TERM_DEADLINE 6
+#define TERM_PROCESSLIMIT 7
+#define TERM_FORCE_OWNER 8
+#define TERM_FORCE_ADMIN 9
+#define TERM_REQUEUE_OWNER 10
+#define TERM_REQUEUE_ADMIN 11
+#define TERM_CPULIMIT 12
+#define TERM_CHKPNT 13
+#define TERM_OWNER 14
+#define TERM_ADMIN 15
+#define TERM_MEMLIMIT 16
+#define TERM_EXTERNAL_SIGNAL 17
+#define TERM_RMS 18
+#define TERM_ZOMBIE 19
+#define TERM_SWAP 20
+#define TERM_THREADLIMIT 21
+#define TERM_SLURM 22
+#define TERM_BUCKET_KILL 23
+#define TERM_CTRL_PID 24
+#define TERM_CWD_NOTEXIST 25
+#define TERM_REMOVE_HUNG_JOB 26
+#define TERM_ORPHAN_SYSTEM 27
+#define TERM_PRE_EXEC_FAIL 28
+#define TERM_DATA 29
+#define TERM_MC_RECALL 30
+#define TERM_REQUEUE_RC 31
+#define TERM_CSM_ALLOC 32
+#define TERM_KUBE 33
+#define TERM_RC 34
+
+/* Resource usage as logged: times in seconds, sizes in KB, -1 when not known. */
+struct lsfRusage {
+    double ru_utime;
+    double ru_stime;
+    double ru_maxrss;
+    double ru_ixrss;
+    double ru_ismrss;
+    double ru_idrss;
+    double ru_isrss;
+    double ru_minflt;
+    double ru_majflt;
+    double ru_nswap;
+    double ru_inblock;
+    double ru_oublock;
+    double ru_ioch;
+    double ru_msgsnd;
+    double ru_msgrcv;
+    double ru_nsignals;
+    double ru_nvcsw;
+    double ru_nivcsw;
+    double ru_exutime;
+};
+
+/* JOB_NEW and JOB_MODIFY: a submitted job. */
+struct jobNewLog {
+    int jobId;
+    int userId;
+    char userName[MAX_LSB_NAME_LEN];
+    int options;
+    int options2;
+    int numProcessors;
+    time_t submitTime;
+    time_t beginTime;
+    time_t termTime;
+    int sigValue;
+    int chkpntPeriod;
+    int restartPid;
+    int rLimits[LSF_RLIM_NLIMITS];
+    char hostSpec[MAXHOSTNAMELEN];
+    float hostFactor;
+    int umask;
+    char queue[MAX_LSB_NAME_LEN];
+    char *resReq;
+    char fromHost[MAXHOSTNAMELEN];
+    char *cwd;
+    char *chkpntDir;
+    char *inFile;
+    char *outFile;
+    char *errFile;
+    char *inFileSpool;
+    char *commandSpool;
+    char *jobSpoolDir;
+    char *subHomeDir;
+    char *jobFile;
+    int numAskedHosts;
+    char **askedHosts;
+    char *dependCond;
+    char *timeEvent;
+    char *jobName;
+    char *command;
+    int nxf;
+    struct xFile *xf;
+    char *preExecCmd;
+    char *mailUser;
+    char *projectName;
+    int niosPort;
+    int maxNumProcessors;
+    char *schedHostType;
+    char *loginShell;
+    char *userGroup;
+    char *exceptList;
+    int idx;
+    int userPriority;
+    char *rsvId;
+    char *jobGroup;
+    char *extsched;
+    int warningTimePeriod;
+    char *warningAction;
+    char *sla;
+    int SLArunLimit;
+    char *licenseProject;
+    int options3;
+    char *app;
+    char *postExecCmd;
+    int runtimeEstimation;
+    char *requeueEValues;
+    int initChkpntPeriod;
+    int migThreshold;
+    char *notifyCmd;
+    char *jobDescription;
+    struct submit_ext *submitExt;
+    char *srcCluster;
+    LS_LONG_INT srcJobId;
+    char *dstCluster;
+    LS_LONG_INT dstJobId;
+    int options4;
+    int numAskedClusters;
+    char **askedClusters;
+    char *flow_id;
+    char *subcwd;
+    char *outdir;
+    char *dcTmpls;
+    char *dcVmActions;
+};
+
+/* JOB_MODIFY2: what bmod changed (the fields its option bits name). */
+struct jobModLog {
+    char *jobIdStr;
+    int options;
+    int options2;
+    int delOptions;
+    int delOptions2;
+    int userId;
+    char *userName;
+    int submitTime;
+    int umask;
+    int numProcessors;
+    int beginTime;
+    int termTime;
+    int sigValue;
+    int restartPid;
+    char *jobName;
+    char *queue;
+    int numAskedHosts;
+    char **askedHosts;
+    char *resReq;
+    int rLimits[LSF_RLIM_NLIMITS];
+    char *hostSpec;
+    char *dependCond;
+    char *timeEvent;
+    char *subHomeDir;
+    char *inFile;
+    char *outFile;
+    char *errFile;
+    char *command;
+    char *inFileSpool;
+    char *commandSpool;
+    int chkpntPeriod;
+    char *chkpntDir;
+    int nxf;
+    struct xFile *xf;
+    char *jobFile;
+    char *fromHost;
+    char *cwd;
+    char *preExecCmd;
+    char *mailUser;
+    char *projectName;
+    int niosPort;
+    int maxNumProcessors;
+    char *loginShell;
+    char *schedHostType;
+    char *userGroup;
+    char *exceptList;
+    int userPriority;
+    char *rsvId;
+    char *extsched;
+    int warningTimePeriod;
+    char *warningAction;
+    char *jobGroup;
+    char *sla;
+    char *licenseProject;
+    int options3;
+    int delOptions3;
+    char *app;
+    char *apsString;
+    char *postExecCmd;
+    int runtimeEstimation;
+    char *requeueEValues;
+    int initChkpntPeriod;
+    int migThreshold;
+    char *notifyCmd;
+    char *jobDescription;
+    struct submit_ext *submitExt;
+    char *srcCluster;
+    LS_LONG_INT srcJobId;
+    char *dstCluster;
+    LS_LONG_INT dstJobId;
+    int options4;
+    int delOptions4;
+    int numAskedClusters;
+    char **askedClusters;
+    int rmtJobCtrlStage;
+    int numRmtCtrlResult;
+    struct rmtJobCtrlRecord *rmtCtrlResult;
+    char *outdir;
+    char *dcTmpls;
+    char *dcVmActions;
+};
+
+/* JOB_START and PRE_EXEC_START: the job dispatched to its hosts (one entry a slot). */
+struct jobStartLog {
+    int jobId;
+    int jStatus;
+    int jobPid;
+    int jobPGid;
+    float hostFactor;
+    int numExHosts;
+    char **execHosts;
+    char *queuePreCmd;
+    char *queuePostCmd;
+    int jFlags;
+    char *userGroup;
+    int idx;
+    char *additionalInfo;
+    int duration4PreemptBackfill;
+    int jFlags2;
+    char *effectiveResReq;
+    char *srcCluster;
+    LS_LONG_INT srcJobId;
+    char *dstCluster;
+    LS_LONG_INT dstJobId;
+    int num_network;
+    struct networkAlloc *networkAlloc;
+    struct affinityJobData *affinity;
+    int nextStatusNo;
+};
+
+/* JOB_START_ACCEPT: sbatchd started the job (its process ids). */
+struct jobStartAcceptLog {
+    int jobId;
+    int jobPid;
+    int jobPGid;
+    int idx;
+    char *srcCluster;
+    LS_LONG_INT srcJobId;
+    char *dstCluster;
+    LS_LONG_INT dstJobId;
+    int nextStatusNo;
+};
+
+/* JOB_EXECUTE: the job runs as its user. */
+struct jobExecuteLog {
+    int jobId;
+    int execUid;
+    char *execHome;
+    char *execCwd;
+    int jobPGid;
+    char *execUsername;
+    int jobPid;
+    int idx;
+    char *additionalInfo;
+    int SLAscaledRunLimit;
+    int position;
+    char *execRusage;
+    int duration4PreemptBackfill;
+    char *srcCluster;
+    LS_LONG_INT srcJobId;
+    char *dstCluster;
+    LS_LONG_INT dstJobId;
+    char *outdir;
+    int nextStatusNo;
+};
+
+/* JOB_STATUS: a new state; ru says whether lsfRusage holds the job's usage. */
+struct jobStatusLog {
+    int jobId;
+    int jStatus;
+    int reason;
+    int subreasons;
+    float cpuTime;
+    time_t endTime;
+    int ru;
+    struct lsfRusage lsfRusage;
+    int jFlags;
+    int exitStatus;
+    int idx;
+    int exitInfo;
+    int numhRusages;
+    struct hRusage *hostRusage;
+    int maxMem;
+    int avgMem;
+    char *srcCluster;
+    LS_LONG_INT srcJobId;
+    char *dstCluster;
+    LS_LONG_INT dstJobId;
+    int maskedJStatus;
+    int nextStatusNo;
+};
+
+/* JOB_SWITCH: bswitch. */
+struct jobSwitchLog {
+    int userId;
+    int jobId;
+    char queue[MAX_LSB_NAME_LEN];
+    int idx;
+    char userName[MAX_LSB_NAME_LEN];
+    char *srcCluster;
+    LS_LONG_INT srcJobId;
+    char *dstCluster;
+    LS_LONG_INT dstJobId;
+    int rmtJobCtrlStage;
+    int numRmtCtrlResult;
+    struct rmtJobCtrlRecord *rmtCtrlResult;
+};
+
+/* JOB_MOVE: btop (base TO_TOP) and bbot (TO_BOTTOM). */
+struct jobMoveLog {
+    int userId;
+    int jobId;
+    int position;
+    int base;
+    int idx;
+    char userName[MAX_LSB_NAME_LEN];
+    int rmtJobCtrlStage;
+    int numRmtCtrlResult;
+    struct rmtJobCtrlRecord *rmtCtrlResult;
+};
+
+/* CHKPNT: a checkpoint ended (ok 1) or failed (ok 0). */
+struct chkpntLog {
+    int jobId;
+    time_t period;
+    int pid;
+    int ok;
+    int flags;
+    int idx;
+    char *srcCluster;
+    LS_LONG_INT srcJobId;
+    char *dstCluster;
+    LS_LONG_INT dstJobId;
+};
+
+/* JOB_REQUEUE. */
+struct jobRequeueLog {
+    int jobId;
+    int idx;
+};
+
+/* JOB_CLEAN: a finished job left mbatchd's memory. */
+struct jobCleanLog {
+    int jobId;
+    int idx;
+};
+
+/* JOB_SIGACT: a signal action (suspend, resume, checkpoint, ...) on the job's host. */
+struct sigactLog {
+    int jobId;
+    time_t period;
+    int pid;
+    int jStatus;
+    int reasons;
+    int flags;
+    char *signalSymbol;
+    int actStatus;
+    int idx;
+    int rmtJobCtrlStage;
+    int numRmtCtrlResult;
+    struct rmtJobCtrlRecord *rmtCtrlResult;
+};
+
+/* MIG: bmig, to these candidate hosts (none: any). */
+struct migLog {
+    int jobId;
+    int numAskedHosts;
+    char **askedHosts;
+    int userId;
+    int idx;
+    char userName[MAX_LSB_NAME_LEN];
+    char *srcCluster;
+    LS_LONG_INT srcJobId;
+    char *dstCluster;
+    LS_LONG_INT dstJobId;
+    int sigFlag;
+    int acAction;
+};
+
+/* JOB_SIGNAL: bkill and friends; signalSymbol is "KILL", "REQUEUE_PEND", ... */
+struct signalLog {
+    int userId;
+    int jobId;
+    char *signalSymbol;
+    int runCount;
+    int idx;
+    char userName[MAX_LSB_NAME_LEN];
+    char *srcCluster;
+    LS_LONG_INT srcJobId;
+    char *dstCluster;
+    LS_LONG_INT dstJobId;
+};
+
+/* QUEUE_CTRL: opCode is lsb_queuecontrol's (open 1, close 2, activate 3, inactivate 4). */
+struct queueCtrlLog {
+    int opCode;
+    char queue[MAX_LSB_NAME_LEN];
+    int userId;
+    char userName[MAX_LSB_NAME_LEN];
+    char message[MAXLINELEN];
+};
+
+/* HOST_CTRL: opCode is lsb_hostcontrol's (open 1, close 2, reboot 3, shutdown 4). */
+struct hostCtrlLog {
+    int opCode;
+    char host[MAXHOSTNAMELEN];
+    int userId;
+    char userName[MAX_LSB_NAME_LEN];
+    char message[MAXLINELEN];
+};
+
+/* MBD_START. */
+struct mbdStartLog {
+    char master[MAXHOSTNAMELEN];
+    char cluster[MAXLSFNAMELEN];
+    int numHosts;
+    int numQueues;
+};
+
+/* MBD_DIE: exitCode is one of MASTER_*. */
+struct mbdDieLog {
+    char master[MAXHOSTNAMELEN];
+    int numRemoveJobs;
+    int exitCode;
+    char message[MAXLINELEN];
+};
+
+/* JOB_FINISH (lsb.acct): a finished job's accounting; endTime is the event time. */
+struct jobFinishLog {
+    int jobId;
+    int userId;
+    char userName[MAX_LSB_NAME_LEN];
+    int options;
+    int numProcessors;
+    int jStatus;
+    time_t submitTime;
+    time_t beginTime;
+    time_t termTime;
+    time_t startTime;
+    time_t endTime;
+    char queue[MAX_LSB_NAME_LEN];
+    char *resReq;
+    char fromHost[MAXHOSTNAMELEN];
+    char *cwd;
+    char *inFile;
+    char *outFile;
+    char *errFile;
+    char *inFileSpool;
+    char *commandSpool;
+    char *jobFile;
+    int numAskedHosts;
+    char **askedHosts;
+    float hostFactor;
+    int numExHosts;
+    char **execHosts;
+    float cpuTime;
+    char *jobName;
+    char *command;
+    struct lsfRusage lsfRusage;
+    char *dependCond;
+    char *timeEvent;
+    char *preExecCmd;
+    char *mailUser;
+    char *projectName;
+    int exitStatus;
+    int maxNumProcessors;
+    char *loginShell;
+    int idx;
+    int maxRMem;
+    int maxRSwap;
+    char *rsvId;
+    char *sla;
+    int exceptMask;
+    char *additionalInfo;
+    int exitInfo;
+    int warningTimePeriod;
+    char *warningAction;
+    char *chargedSAAP;
+    char *licenseProject;
+    char *app;
+    char *postExecCmd;
+    int runtimeEstimation;
+    char *jgroup;
+    int options2;
+    char *requeueEValues;
+    char *notifyCmd;
+    time_t lastResizeTime;
+    char *jobDescription;
+    struct submit_ext *submitExt;
+    int numhRusages;
+    struct hRusage *hostRusage;
+    int avgMem;
+    char *effectiveResReq;
+    char *srcCluster;
+    LS_LONG_INT srcJobId;
+    char *dstCluster;
+    LS_LONG_INT dstJobId;
+    time_t forwardTime;
+    int runLimit;
+    int options3;
+    char *flow_id;
+    int acJobWaitTime;
+    int totalProvisionTime;
+    char *outdir;
+    int runTime;
+    char *subcwd;
+    int num_network;
+    struct networkAlloc *networkAlloc;
+    struct affinityJobData *affinity;
+};
+
+/* JOB_FORWARD (MultiCluster, submission side): sent to cluster. */
+struct jobForwardLog {
+    int jobId;
+    char *cluster;
+    int numReserHosts;
+    char **reserHosts;
+    int idx;
+    int jobRmtAttr;
+    char *srcCluster;
+    LS_LONG_INT srcJobId;
+    LS_LONG_INT dstJobId;
+    char *effectiveResReq;
+};
+
+/* JOB_ACCEPT (MultiCluster, execution side): accepted from cluster, where it is
+ * remoteJid. */
+struct jobAcceptLog {
+    int jobId;
+    LS_LONG_INT remoteJid;
+    char *cluster;
+    int idx;
+    int jobRmtAttr;
+    char *dstCluster;
+    LS_LONG_INT dstJobId;
+};
+
+/* JOB_FORCE: brun. */
+struct jobForceRequestLog {
+    int userId;
+    int numExecHosts;
+    char **execHosts;
+    int jobId;
+    int idx;
+    int options;
+    char userName[MAX_LSB_NAME_LEN];
+    char *queue;
+    int rmtJobCtrlStage;
+    int numRmtCtrlResult;
+    struct rmtJobCtrlRecord *rmtCtrlResult;
+};
+
+/* LOG_SWITCH: lsb.events was switched; the last job id given so far. */
+struct logSwitchLog {
+    int lastJobId;
+};
+
+/* The record of each type (LSF's members, those Basalt's logs can hold). */
+union eventLog {
+    struct jobNewLog jobNewLog;
+    struct jobStartLog jobStartLog;
+    struct jobStatusLog jobStatusLog;
+    struct jobSwitchLog jobSwitchLog;
+    struct jobMoveLog jobMoveLog;
+    struct queueCtrlLog queueCtrlLog;
+    struct hostCtrlLog hostCtrlLog;
+    struct mbdStartLog mbdStartLog;
+    struct mbdDieLog mbdDieLog;
+    struct jobFinishLog jobFinishLog;
+    struct loadIndexLog loadIndexLog;
+    struct migLog migLog;
+    struct jobForwardLog jobForwardLog;
+    struct jobAcceptLog jobAcceptLog;
+    struct signalLog signalLog;
+    struct jobExecuteLog jobExecuteLog;
+    struct jobRequeueLog jobRequeueLog;
+    struct chkpntLog chkpntLog;
+    struct sigactLog sigactLog;
+    struct jobStartAcceptLog jobStartAcceptLog;
+    struct jobCleanLog jobCleanLog;
+    struct jobForceRequestLog jobForceRequestLog;
+    struct logSwitchLog logSwitchLog;
+    struct jobModLog jobModLog;
+};
+
+/* One record: its log version ("10.1" for Basalt's), EVENT_* type and time. */
+struct eventRec {
+    char version[MAX_VERSION_LEN];
+    int type;
+    time_t eventTime;
+    union eventLog eventLog;
+};
+
+/* The next record of an open lsb.events or lsb.acct; *lineNum counts the lines read.
+ * The record is the library's, valid until the next call. NULL at the end
+ * (LSBE_EOF), on a malformed line (LSBE_EVENT_FORMAT) or a record type it cannot
+ * represent (LSBE_UNKNOWN_EVENT); *lineNum is then that line and the next call reads
+ * on after it. */
+extern struct eventRec *lsb_geteventrec(FILE *log_fp, int *lineNum);
+/* One line's record into *logRec (its strings valid until the next call); 0, or -1. */
+extern int lsb_geteventrecbyline(char *line, struct eventRec *logRec);
 /* Events: end */
 
 #ifdef __cplusplus
