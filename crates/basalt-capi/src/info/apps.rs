@@ -154,13 +154,7 @@ fn entry(p: &AppInfo, is_default: bool, unit: &str, a: &mut Arena) -> appInfoEnt
             e.defLimits[i] = int(l.default.unwrap_or(l.max));
         }
     }
-    let spec = ["CPULIMIT", "RUNLIMIT"]
-        .iter()
-        .filter_map(|k| settings.get(*k))
-        .filter_map(|v| v.split_whitespace().last())
-        .find_map(|w| w.split_once('/').map(|(_, s)| s.to_owned()))
-        .unwrap_or_default();
-    e.hostSpec = a.s(&spec);
+    e.hostSpec = a.s(&super::queues::host_spec(&settings));
     e.resReq = a.s(get("RES_REQ"));
     let (min, dflt, max) = super::queues::proc_limits(
         settings

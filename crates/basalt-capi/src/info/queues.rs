@@ -202,13 +202,18 @@ fn limits(
             }
         }
     }
-    let spec = ["CPULIMIT", "RUNLIMIT"]
+    (max, def, host_spec(&upper))
+}
+
+/// The host spec of CPULIMIT or RUNLIMIT (`[hour:]minute/host_spec`; "" when none), of
+/// settings by upper-case keyword.
+pub(super) fn host_spec(settings: &BTreeMap<String, String>) -> String {
+    ["CPULIMIT", "RUNLIMIT"]
         .iter()
-        .filter_map(|k| upper.get(*k))
+        .filter_map(|k| settings.get(*k))
         .filter_map(|v| v.split_whitespace().last())
         .find_map(|w| w.split_once('/').map(|(_, s)| s.to_owned()))
-        .unwrap_or_default();
-    (max, def, spec)
+        .unwrap_or_default()
 }
 
 /// PROCLIMIT (or TASKLIMIT) `[minimum [default]] maximum`: (minimum, default, maximum),
