@@ -1357,6 +1357,675 @@ extern int lsb_getalloc(char ***hostlist);
 extern int lsb_launch(char **where, char **argv, int options, char **envp);
 
 /* Batch information and administration: begin */
+/* Batch information and administration: lsb_queueinfo, lsb_hostinfo, lsb_hostinfo_ex,
+ * lsb_hostgrpinfo, lsb_usergrpinfo, lsb_userinfo, lsb_appInfo, lsb_parameterinfo,
+ * lsb_queuecontrol, lsb_hostcontrol, lsb_reconfig. What a query returns is the
+ * library's: valid until the next call of the same function. */
+
+#define LSB_SIG_NUM 30
+
+/* Host status (hostInfoEnt.hStatus): HOST_STAT_OK, or the bitwise OR of these. */
+#define HOST_STAT_OK 0x0
+#define HOST_STAT_BUSY 0x01
+#define HOST_STAT_WIND 0x02
+#define HOST_STAT_DISABLED 0x04
+#define HOST_STAT_LOCKED 0x08
+#define HOST_STAT_FULL 0x10
+#define HOST_STAT_UNREACH 0x20
+#define HOST_STAT_UNAVAIL 0x40
+#define HOST_STAT_UNLICENSED 0x80
+#define HOST_STAT_NO_LIM 0x100
+#define HOST_STAT_EXCLUSIVE 0x200
+#define HOST_STAT_LOCKED_MASTER 0x400
+#define HOST_STAT_REMOTE_DISABLED 0x800
+#define HOST_STAT_LEASE_INACTIVE 0x1000
+#define HOST_STAT_DISABLED_RES 0x4000
+#define HOST_STAT_DISABLED_RMS 0x8000
+#define HOST_STAT_LOCKED_EGO 0x10000
+#define HOST_CLOSED_BY_ADMIN 0x20000
+#define HOST_STAT_CU_EXCLUSIVE 0x40000
+#define LSB_HOST_OK(status) ((status) == HOST_STAT_OK)
+#define LSB_HOST_BUSY(status) (((status) & HOST_STAT_BUSY) != 0)
+#define LSB_HOST_CLOSED(status) (((status) & (HOST_STAT_WIND | HOST_STAT_DISABLED | HOST_STAT_LOCKED | HOST_STAT_LOCKED_MASTER | HOST_STAT_FULL | HOST_STAT_CU_EXCLUSIVE | HOST_STAT_EXCLUSIVE | HOST_STAT_LEASE_INACTIVE | HOST_STAT_NO_LIM)) != 0)
+#define LSB_HOST_FULL(status) (((status) & HOST_STAT_FULL) != 0)
+#define LSB_HOST_UNLICENSED(status) (((status) & HOST_STAT_UNLICENSED) != 0)
+#define LSB_HOST_UNREACH(status) (((status) & HOST_STAT_UNREACH) != 0)
+#define LSB_HOST_UNAVAIL(status) (((status) & HOST_STAT_UNAVAIL) != 0)
+
+/* Why a host is busy (hostInfoEnt.busySched, busyStop: bit i for load index i). */
+#define HOST_BUSY_NOT 0x000
+#define HOST_BUSY_R15S 0x001
+#define HOST_BUSY_R1M 0x002
+#define HOST_BUSY_R15M 0x004
+#define HOST_BUSY_UT 0x008
+#define HOST_BUSY_PG 0x010
+#define HOST_BUSY_IO 0x020
+#define HOST_BUSY_LS 0x040
+#define HOST_BUSY_IT 0x080
+#define HOST_BUSY_TMP 0x100
+#define HOST_BUSY_SWP 0x200
+#define HOST_BUSY_MEM 0x400
+#define LSB_ISBUSYON(status, index) ((((status)[(index) / (int)(8 * sizeof(int))]) & (1 << ((index) % (int)(8 * sizeof(int))))) != 0)
+
+/* Host attributes (hostInfoEnt.attr). */
+#define H_ATTR_CHKPNTABLE 0x1
+#define H_ATTR_CHKPNT_COPY 0x2
+
+/* Queue status (queueInfoEnt.qStatus). */
+#define QUEUE_STAT_OPEN 0x01
+#define QUEUE_STAT_ACTIVE 0x02
+#define QUEUE_STAT_RUN 0x04
+#define QUEUE_STAT_NOPERM 0x08
+#define QUEUE_STAT_DISC 0x10
+#define QUEUE_STAT_RUNWIN_CLOSE 0x20
+
+/* Queue attributes (queueInfoEnt.qAttrib). */
+#define Q_ATTRIB_EXCLUSIVE 0x01
+#define Q_ATTRIB_DEFAULT 0x02
+#define Q_ATTRIB_FAIRSHARE 0x04
+#define Q_ATTRIB_PREEMPTIVE 0x08
+#define Q_ATTRIB_NQS 0x10
+#define Q_ATTRIB_RECEIVE 0x20
+#define Q_ATTRIB_PREEMPTABLE 0x40
+#define Q_ATTRIB_BACKFILL 0x80
+#define Q_ATTRIB_HOST_PREFER 0x100
+#define Q_ATTRIB_NONPREEMPTIVE 0x200
+#define Q_ATTRIB_NONPREEMPTABLE 0x400
+#define Q_ATTRIB_NO_INTERACTIVE 0x800
+#define Q_ATTRIB_ONLY_INTERACTIVE 0x1000
+#define Q_ATTRIB_NO_HOST_TYPE 0x2000
+#define Q_ATTRIB_IGNORE_DEADLINE 0x4000
+#define Q_ATTRIB_CHKPNT 0x8000
+#define Q_ATTRIB_RERUNNABLE 0x10000
+#define Q_ATTRIB_EXCL_RMTJOB 0x20000
+#define Q_ATTRIB_MC_FAST_SCHEDULE 0x40000
+#define Q_ATTRIB_ENQUE_INTERACTIVE_AHEAD 0x80000
+#define Q_MC_FLAG 0xf00000
+#define Q_ATTRIB_LEASE_LOCAL 0x100000
+#define Q_ATTRIB_LEASE_ONLY 0x200000
+#define Q_ATTRIB_RMT_BATCH_LOCAL 0x300000
+#define Q_ATTRIB_RMT_BATCH_ONLY 0x400000
+#define Q_ATTRIB_RESOURCE_RESERVE 0x1000000
+#define Q_ATTRIB_FS_DISPATCH_ORDER_QUEUE 0x2000000
+#define Q_ATTRIB_BATCH 0x4000000
+#define Q_ATTRIB_ONLINE 0x8000000
+#define Q_ATTRIB_INTERRUPTIBLE_BACKFILL 0x10000000
+#define Q_ATTRIB_APS 0x20000000
+#define Q_ATTRIB_NO_HIGHER_RESERVE 0x40000000
+#define Q_ATTRIB_NO_HOST_VALID 0x80000000
+
+/* lsb_queueinfo options. */
+#define ALL_QUEUE 0x01
+#define DFT_QUEUE 0x02
+#define CHECK_HOST 0x80
+#define CHECK_USER 0x100
+#define SORT_HOST 0x200
+#define QUEUE_SHORT_FORMAT 0x400
+#define EXPAND_HOSTNAME 0x800
+#define RETRIEVE_BATCH 0x1000
+
+/* lsb_hostgrpinfo and lsb_usergrpinfo options. */
+#define USER_GRP 0x1
+#define HOST_GRP 0x2
+#define HPART_HGRP 0x4
+#define GRP_RECURSIVE 0x8
+#define GRP_ALL 0x10
+#define NQSQ_GRP 0x20
+#define GRP_SHARES 0x40
+#define DYNAMIC_GRP 0x800
+#define GRP_CU 0x1000
+
+/* groupInfoEnt.options. */
+#define GRP_NO_CONDENSE_OUTPUT 0x01
+#define GRP_CONDENSE_OUTPUT 0x02
+#define GRP_HAVE_REG_EXP 0x04
+#define GRP_SERVICE_CLASS 0x08
+#define GRP_IS_CU 0x10
+
+/* Application profile attributes (appInfoEnt.aAttrib). */
+#define A_ATTRIB_RERUNNABLE 0x01
+#define A_ATTRIB_NONRERUNNABLE 0x02
+#define A_ATTRIB_DEFAULT 0x04
+#define A_ATTRIB_ABS_RUNLIMIT 0x08
+#define A_ATTRIB_JOBBINDING 0x10
+#define A_ATTRIB_NONJOBBINDING 0x20
+#define A_ATTRIB_CHKPNT 0x40
+#define A_ATTRIB_RESIZABLE 0x80
+#define A_ATTRIB_AUTO_RESIZABLE 0x100
+
+/* lsb_queuecontrol operations (queueCtrlReq.opCode). */
+#define QUEUE_OPEN 1
+#define QUEUE_CLOSED 2
+#define QUEUE_ACTIVATE 3
+#define QUEUE_INACTIVATE 4
+#define QUEUE_CLEAN 5
+
+/* lsb_hostcontrol operations (hostCtrlReq.opCode). */
+#define HOST_OPEN 1
+#define HOST_CLOSE 2
+#define HOST_REBOOT 3
+#define HOST_SHUTDOWN 4
+#define HOST_CLOSE_REMOTE 5
+
+/* lsb_reconfig operations (mbdCtrlReq.opCode). */
+#define MBD_RESTART 0
+#define MBD_RECONFIG 1
+#define MBD_CKCONFIG 2
+
+/* A fairshare account of a queue (queueInfoEnt.shareAccts). */
+struct shareAcctInfoEnt {
+    char *shareAcctPath;
+    int shares;
+    float priority;
+    int numStartJobs;
+    float histCpuTime;
+    int numReserveJobs;
+    int runTime;
+    float shareAdjustment;
+};
+
+/* An absolute priority scheduling factor (queueInfoEnt.apsFactorInfoList). */
+struct apsFactorInfo {
+    char *name;
+    float weight;
+    float limit;
+    int gracePeriod;
+};
+
+/* An APS factor and its subfactors. */
+struct apsFactorMap {
+    char *factorName;
+    char *subFactorNames;
+};
+
+/* An APS factor's long name. */
+struct apsLongNameMap {
+    char *shortName;
+    char *longName;
+};
+
+/* A queue's fairshare factors (queueInfoEnt.fairFactors). */
+struct fsFactors {
+    float runTimeFactor;
+    float cpuTimeFactor;
+    float runJobFactor;
+    float histHours;
+    float committedRunTimeFactor;
+    float fairAdjustFactor;
+    int enableHistRunTime;
+    int enableRunTimeDecay;
+};
+
+/* A queue (lsb_queueinfo). Limits: INFINIT_INT / INFINIT_FLOAT when none; rLimits and
+ * defLimits -1 (DEFAULT_RLIMIT) when none, CPU and RUN in seconds, sizes in KB. */
+struct queueInfoEnt {
+    char *queue;
+    char *description;
+    int priority;
+    short nice;
+    char *userList;
+    char *hostList;
+    char *hostStr;
+    int nIdx;
+    float *loadSched;
+    float *loadStop;
+    int userJobLimit;
+    float procJobLimit;
+    char *windows;
+    int rLimits[LSF_RLIM_NLIMITS];
+    char *hostSpec;
+    int qAttrib;
+    int qStatus;
+    int maxJobs;
+    int numJobs;
+    int numPEND;
+    int numRUN;
+    int numSSUSP;
+    int numUSUSP;
+    int mig;
+    int schedDelay;
+    int acceptIntvl;
+    char *windowsD;
+    char *nqsQueues;
+    char *userShares;
+    char *defaultHostSpec;
+    int procLimit;
+    char *admins;
+    char *preCmd;
+    char *postCmd;
+    char *requeueEValues;
+    int hostJobLimit;
+    char *resReq;
+    int numRESERVE;
+    int slotHoldTime;
+    char *sndJobsTo;
+    char *rcvJobsFrom;
+    char *resumeCond;
+    char *stopCond;
+    char *jobStarter;
+    char *suspendActCmd;
+    char *resumeActCmd;
+    char *terminateActCmd;
+    int sigMap[LSB_SIG_NUM];
+    char *preemption;
+    int maxRschedTime;
+    int numOfSAccts;
+    struct shareAcctInfoEnt *shareAccts;
+    char *chkpntDir;
+    int chkpntPeriod;
+    int imptJobBklg;
+    int defLimits[LSF_RLIM_NLIMITS];
+    int chunkJobSize;
+    int minProcLimit;
+    int defProcLimit;
+    char *fairshareQueues;
+    char *defExtSched;
+    char *mandExtSched;
+    int slotShare;
+    char *slotPool;
+    int underRCond;
+    int overRCond;
+    float idleCond;
+    int underRJobs;
+    int overRJobs;
+    int idleJobs;
+    int warningTimePeriod;
+    char *warningAction;
+    char *qCtrlMsg;
+    char *acResReq;
+    int symJobLimit;
+    char *cpuReq;
+    int proAttr;
+    int lendLimit;
+    int hostReallocInterval;
+    int numCPURequired;
+    int numCPUAllocated;
+    int numCPUBorrowed;
+    int numCPULent;
+    int schGranularity;
+    int symTaskGracePeriod;
+    int minOfSsm;
+    int maxOfSsm;
+    int numOfAllocSlots;
+    char *servicePreemption;
+    int provisionStatus;
+    int minTimeSlice;
+    char *queueGroup;
+    int numApsFactors;
+    struct apsFactorInfo *apsFactorInfoList;
+    struct apsFactorMap *apsFactorMaps;
+    struct apsLongNameMap *apsLongNames;
+    int maxJobPreempt;
+    int maxPreExecRetry;
+    int localMaxPreExecRetry;
+    int maxJobRequeue;
+    int usePam;
+    int cu_type_exclusive;
+    char *cu_str_exclusive;
+    char *resRsvLimit;
+    struct fsFactors *fairFactors;
+    int maxSlotsInPool;
+    int usePriorityInPool;
+    int noPreemptInterval;
+    int maxTotalTimePreempt;
+    int qAttrib2;
+    int mockParamA;
+    char *mockParamB;
+    float mockParamC;
+    int preemptDelayTime;
+};
+
+/* A batch server host (lsb_hostinfo, lsb_hostinfo_ex). load, loadSched, loadStop and
+ * realLoad have nIdx entries (the built-in indices R15S..MEM, then the external ones);
+ * a threshold that is not set is INFINIT_LOAD (-INFINIT_LOAD for it, tmp, swp, mem). */
+struct hostInfoEnt {
+    char *host;
+    int hStatus;
+    int *busySched;
+    int *busyStop;
+    float cpuFactor;
+    int nIdx;
+    float *load;
+    float *loadSched;
+    float *loadStop;
+    char *windows;
+    int userJobLimit;
+    int maxJobs;
+    int numJobs;
+    int numRUN;
+    int numSSUSP;
+    int numUSUSP;
+    int mig;
+    int attr;
+    float *realLoad;
+    int numRESERVE;
+    int chkSig;
+    float cnsmrUsage;
+    float prvdrUsage;
+    float cnsmrAvail;
+    float prvdrAvail;
+    float maxAvail;
+    float maxExitRate;
+    float numExitRate;
+    char *hCtrlMsg;
+};
+
+/* A user's or group's shares (groupInfoEnt.userShares). */
+struct userShares {
+    char *user;
+    int shares;
+};
+
+/* A host group (lsb_hostgrpinfo) or user group (lsb_usergrpinfo). memberList: the
+ * members separated by spaces, a subgroup as name/ (GRP_RECURSIVE: expanded). */
+struct groupInfoEnt {
+    char *group;
+    char *memberList;
+    char *adminMemberList;
+    int numUserShares;
+    struct userShares *userShares;
+    char *hostStr;
+    int options;
+    char *pattern;
+    char *neg_pattern;
+    int cu_type;
+};
+
+/* A user or user group (lsb_userinfo): its job slots by state and limits
+ * (INFINIT_INT / INFINIT_FLOAT when none). */
+struct userInfoEnt {
+    char *user;
+    float procJobLimit;
+    int maxJobs;
+    int numStartJobs;
+    int numJobs;
+    int numPEND;
+    int numRUN;
+    int numSSUSP;
+    int numUSUSP;
+    int numRESERVE;
+    int maxPendJobs;
+};
+
+/* An application profile (lsb_appInfo). */
+struct appInfoEnt {
+    char *name;
+    char *description;
+    int numJobs;
+    int numPEND;
+    int numRUN;
+    int numSSUSP;
+    int numUSUSP;
+    int numRESERVE;
+    int aAttrib;
+    int chunkJobSize;
+    char *requeueEValues;
+    char *successEValues;
+    char *preCmd;
+    char *postCmd;
+    char *jobStarter;
+    char *suspendActCmd;
+    char *resumeActCmd;
+    char *terminateActCmd;
+    int memLimitType;
+    int defLimits[LSF_RLIM_NLIMITS];
+    char *hostSpec;
+    char *resReq;
+    int maxProcLimit;
+    int defProcLimit;
+    int minProcLimit;
+    int runTime;
+    int jobIncludePostProc;
+    int jobPostProcTimeOut;
+    char *rTaskGoneAction;
+    char *djobEnvScript;
+    int djobRuInterval;
+    int djobHbInterval;
+    char *djobCommfailAction;
+    int djobDisabled;
+    int djobResizeGracePeriod;
+    char *chkpntDir;
+    char *chkpntMethod;
+    int chkpntPeriod;
+    int initChkpntPeriod;
+    int migThreshold;
+    int maxJobPreempt;
+    int maxPreExecRetry;
+    int localMaxPreExecRetry;
+    int maxJobRequeue;
+    int noPreemptRunTime;
+    int noPreemptFinishTime;
+    int noPreemptRunTimePercent;
+    int noPreemptFinishTimePercent;
+    int usePam;
+    int bindingOption;
+    int persistHostOrder;
+    char *resizeNotifyCmd;
+};
+
+/* The cluster's batch parameters, lsb.params (lsb_parameterinfo). */
+struct parameterInfo {
+    char *defaultQueues;
+    char *defaultHostSpec;
+    int mbatchdInterval;
+    int sbatchdInterval;
+    int jobAcceptInterval;
+    int maxDispRetries;
+    int maxSbdRetries;
+    int preemptPeriod;
+    int cleanPeriod;
+    int maxNumJobs;
+    float historyHours;
+    int pgSuspendIt;
+    char *defaultProject;
+    int retryIntvl;
+    int nqsQueuesFlags;
+    int nqsRequestsFlags;
+    int maxPreExecRetry;
+    int localMaxPreExecRetry;
+    int eventWatchTime;
+    float runTimeFactor;
+    float waitTimeFactor;
+    float runJobFactor;
+    int eEventCheckIntvl;
+    int rusageUpdateRate;
+    int rusageUpdatePercent;
+    int condCheckTime;
+    int maxSbdConnections;
+    int rschedInterval;
+    int maxSchedStay;
+    int freshPeriod;
+    int preemptFor;
+    int adminSuspend;
+    int userReservation;
+    float cpuTimeFactor;
+    int fyStart;
+    int maxJobArraySize;
+    time_t exceptReplayPeriod;
+    int jobTerminateInterval;
+    int disableUAcctMap;
+    int enforceFSProj;
+    int enforceProjCheck;
+    int jobRunTimes;
+    int dbDefaultIntval;
+    int dbHjobCountIntval;
+    int dbQjobCountIntval;
+    int dbUjobCountIntval;
+    int dbJobResUsageIntval;
+    int dbLoadIntval;
+    int dbJobInfoIntval;
+    int jobDepLastSub;
+    int maxJobNameDep;
+    char *dbSelectLoad;
+    int jobSynJgrp;
+    char *pjobSpoolDir;
+    int maxUserPriority;
+    int jobPriorityValue;
+    int jobPriorityTime;
+    int enableAutoAdjust;
+    int autoAdjustAtNumPend;
+    float autoAdjustAtPercent;
+    int sharedResourceUpdFactor;
+    int scheRawLoad;
+    char *jobAttaDir;
+    int maxJobMsgNum;
+    int maxJobAttaSize;
+    int mbdRefreshTime;
+    int updJobRusageInterval;
+    char *sysMapAcct;
+    int preExecDelay;
+    int updEventUpdateInterval;
+    int resourceReservePerSlot;
+    int maxJobId;
+    char *preemptResourceList;
+    int preemptionWaitTime;
+    int maxAcctArchiveNum;
+    int acctArchiveInDays;
+    int acctArchiveInSize;
+    float committedRunTimeFactor;
+    int enableHistRunTime;
+    int nqsUpdateInterval;
+    int mcbOlmReclaimTimeDelay;
+    int chunkJobDuration;
+    int sessionInterval;
+    int publishReasonJobNum;
+    int publishReasonInterval;
+    int publishReason4AllJobInterval;
+    int mcUpdPendingReasonInterval;
+    int mcUpdPendingReasonPkgSize;
+    int noPreemptRunTime;
+    int noPreemptFinishTime;
+    char *acctArchiveAt;
+    int absoluteRunLimit;
+    int lsbExitRateDuration;
+    int lsbTriggerDuration;
+    int maxJobinfoQueryPeriod;
+    int jobSubRetryInterval;
+    int pendingJobThreshold;
+    int maxConcurrentJobQuery;
+    int minSwitchPeriod;
+    int condensePendingReasons;
+    int slotBasedParallelSched;
+    int disableUserJobMovement;
+    int detectIdleJobAfter;
+    int useSymbolPriority;
+    int JobPriorityRound;
+    char *priorityMapping;
+    int maxInfoDirs;
+    int minMbdRefreshTime;
+    int enableStopAskingLicenses2LS;
+    int expiredTime;
+    char *mbdQueryCPUs;
+    char *defaultApp;
+    int enableStream;
+    char *streamFile;
+    int streamSize;
+    int syncUpHostStatusWithLIM;
+    char *defaultSLA;
+    int slaTimer;
+    int mbdEgoTtl;
+    int mbdEgoConnTimeout;
+    int mbdEgoReadTimeout;
+    int mbdUseEgoMXJ;
+    int mbdEgoReclaimByQueue;
+    int defaultSLAvelocity;
+    char *exitRateTypes;
+    float globalJobExitRate;
+    int enableJobExitRatePerSlot;
+    int enableMetric;
+    int schMetricsSample;
+    float maxApsValue;
+    int newjobRefresh;
+    int preemptJobType;
+    char *defaultJgrp;
+    int jobRunlimitRatio;
+    int jobIncludePostproc;
+    int jobPostprocTimeout;
+    int sschedUpdateSummaryInterval;
+    int sschedUpdateSummaryByTask;
+    int sschedRequeueLimit;
+    int sschedRetryLimit;
+    int sschedMaxTasks;
+    int sschedMaxRuntime;
+    char *sschedAcctDir;
+    int jgrpAutoDel;
+    int maxJobPreempt;
+    int maxJobRequeue;
+    int noPreemptRunTimePercent;
+    int noPreemptFinishTimePercent;
+    int slotReserveQueueLimit;
+    int maxJobPercentagePerSession;
+    int useSuspSlots;
+    int maxStreamFileNum;
+    int privilegedUserForceBkill;
+    int mcSchedulingEnhance;
+    int mcUpdateInterval;
+    int intersectCandidateHosts;
+    int enforceOneUGLimit;
+    int logRuntimeESTExceeded;
+    char *computeUnitTypes;
+    float fairAdjustFactor;
+    int simEnableCpuFactor;
+    int extendJobException;
+    char *preExecExitValues;
+    int enableRunTimeDecay;
+    int advResUserLimit;
+    int noPreemptInterval;
+    int maxTotalTimePreempt;
+    int strictUGCtrl;
+    char *defaultUserGroup;
+    int enforceUGTree;
+    int mockParamA;
+    char *mockParamB;
+    float mockParamC;
+    int preemptDelayTime;
+    int jobPreprocTimeout;
+    char *allowEventType;
+    int runtimeLogInterval;
+    char *groupPendJobsBy;
+    char *pendingReasonsExclude;
+    char *pendingTimeRanking;
+    int includeDetailReasons;
+    char *pendingReasonDir;
+};
+
+/* lsb_queuecontrol's request: opCode QUEUE_OPEN, QUEUE_CLOSED, QUEUE_ACTIVATE or
+ * QUEUE_INACTIVATE; message is the administrator's comment (badmin -C). */
+struct queueCtrlReq {
+    char *queue;
+    int opCode;
+    char *message;
+};
+
+/* lsb_hostcontrol's request: opCode HOST_OPEN, HOST_CLOSE, HOST_REBOOT (restart
+ * sbatchd) or HOST_SHUTDOWN (stop sbatchd); host NULL is this host. */
+struct hostCtrlReq {
+    char *host;
+    int opCode;
+    char *message;
+};
+
+/* lsb_reconfig's request: opCode MBD_RESTART, MBD_RECONFIG or MBD_CKCONFIG. */
+struct mbdCtrlReq {
+    int opCode;
+    char *name;
+    char *message;
+};
+
+extern struct queueInfoEnt *lsb_queueinfo(char **queues, int *numQueues, char *hostName,
+                                          char *userName, int options);
+extern struct hostInfoEnt *lsb_hostinfo(char **hosts, int *numHosts);
+extern struct hostInfoEnt *lsb_hostinfo_ex(char **hosts, int *numHosts, char *resReq,
+                                           int options);
+extern struct groupInfoEnt *lsb_hostgrpinfo(char **groups, int *numGroups, int options);
+extern struct groupInfoEnt *lsb_usergrpinfo(char **groups, int *numGroups, int options);
+extern struct userInfoEnt *lsb_userinfo(char **users, int *numUsers);
+extern struct appInfoEnt *lsb_appInfo(int *numEnt);
+extern void lsb_freeAppInfoEnts(int numEnt, struct appInfoEnt *appInfoEnts);
+extern struct parameterInfo *lsb_parameterinfo(char **names, int *numUsers, int options);
+extern int lsb_queuecontrol(struct queueCtrlReq *req);
+extern int lsb_hostcontrol(struct hostCtrlReq *req);
+extern int lsb_reconfig(struct mbdCtrlReq *req);
 /* Batch information and administration: end */
 
 /* Events: begin */

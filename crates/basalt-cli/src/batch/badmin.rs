@@ -190,8 +190,9 @@ fn sbatchd_ctl(p: &Parsed, op: ControlOp) -> ExitCode {
 }
 
 /// After mbatchd took `reconfig`: every batch host's sbatchd re-reads lsb.* (all at
-/// once); a line on stderr for each that could not (it reads them when it next starts).
-async fn reconfig_sbatchds(config: &basalt_config::Config) {
+/// once). Returns the hosts whose sbatchd could not, with why, by host name (each reads
+/// the files when it next starts).
+pub async fn reconfig_sbatchds(config: &basalt_config::Config) -> Vec<(String, String)> {
     let config = std::sync::Arc::new(config.clone());
     let auth = basalt_runtime::user_auth(&config);
     let mut asks = tokio::task::JoinSet::new();
@@ -209,18 +210,23 @@ async fn reconfig_sbatchds(config: &basalt_config::Config) {
             (host, r)
         });
     }
-    let mut failed: Vec<(String, Result<String, String>)> = Vec::new();
+    let mut failed: Vec<(String, String)> = Vec::new();
     while let Some(done) = asks.join_next().await {
-        if let Ok((host, r @ Err(_))) = done {
-            failed.push((host, r));
+        if let Ok((host, Err(why))) = done {
+            failed.push((host, why));
         }
     }
-    failed.sort_by(|a, b| a.0.cmp(&b.0));
-    for (host, r) in failed {
+    failed.sort();
+    failed
+}
+
+/// [`reconfig_sbatchds`], a line on stderr for each sbatchd that could not.
+async fn reconfig_sbatchds_said(config: &basalt_config::Config) {
+    for (host, why) in reconfig_sbatchds(config).await {
         eprintln!(
             "{}{}",
             crate::hostctl::action_text(Daemon::Sbatchd, ControlOp::Reconfig, &host),
-            crate::hostctl::outcome_text(&r)
+            crate::hostctl::outcome_text(&Err(why))
         );
     }
 }
@@ -335,7 +341,7 @@ pub fn main(args: Vec<String>) -> ExitCode {
                                 "Reconfiguration initiated"
                             }
                         );
-                        reconfig_sbatchds(&config).await;
+                        reconfig_sbatchds_said(&config).await;
                         ExitCode::SUCCESS
                     } else {
                         for r in failed {

@@ -180,31 +180,32 @@ fn queues_long_with(queues: &[QueueInfo], recursive: bool) -> String {
         if !q.dispatch_window.is_empty() {
             let _ = write!(out, "\nDISPATCH_WINDOW: {}\n", q.dispatch_window);
         }
-        // As configured (groups with their `/`); an mbatchd before that sends the
-        // expanded lists only.
-        let list = |configured: &[String], expanded: &[String]| {
-            let v = if configured.is_empty() {
-                expanded
-            } else {
-                configured
-            };
-            if v.is_empty() {
-                "all".to_owned()
-            } else {
-                v.join(" ")
-            }
-        };
         let _ = write!(
             out,
             "\nUSERS: {}\nHOSTS:  {}\n",
-            list(&q.users_configured, &q.users),
-            list(&q.hosts_configured, &q.hosts)
+            list_text(&q.users_configured, &q.users),
+            list_text(&q.hosts_configured, &q.hosts)
         );
         out.push_str(&command_lines(q));
         out.push('\n');
         out.push_str(&job_control_lines(q));
     }
     out
+}
+
+/// A queue's USERS or HOSTS as `bqueues -l` shows them: as configured (groups with their
+/// `/`), else (an mbatchd before that) the expanded list; `all` when empty.
+pub fn list_text(configured: &[String], expanded: &[String]) -> String {
+    let v = if configured.is_empty() {
+        expanded
+    } else {
+        configured
+    };
+    if v.is_empty() {
+        "all".to_owned()
+    } else {
+        v.join(" ")
+    }
 }
 
 /// bqueues -l's lines after HOSTS (LSF's order): who runs the pre- and

@@ -81,7 +81,7 @@ fn what(kind: Kind) -> &'static str {
 
 /// The groups `names` select (all of them when empty), in the order asked, and the names
 /// that are not groups.
-fn select<'g>(groups: &'g [Group], names: &[String]) -> (Vec<&'g Group>, Vec<String>) {
+pub fn select<'g>(groups: &'g [Group], names: &[String]) -> (Vec<&'g Group>, Vec<String>) {
     if names.is_empty() {
         return (groups.iter().collect(), Vec::new());
     }
@@ -317,7 +317,7 @@ fn direct_members(src: &Groups<'_>, g: &Group) -> Vec<String> {
 }
 
 /// The members of `g` as shown with or without `-r`.
-fn members(src: &Groups<'_>, g: &Group, recursive: bool) -> Vec<String> {
+pub fn members(src: &Groups<'_>, g: &Group, recursive: bool) -> Vec<String> {
     if !recursive {
         return direct_members(src, g);
     }
@@ -332,7 +332,7 @@ fn members(src: &Groups<'_>, g: &Group, recursive: bool) -> Vec<String> {
 
 /// GROUP_ADMIN with the user groups named there expanded to their users (`name[full]`
 /// keeps its `[...]` on each user).
-fn admins(src: &Groups<'_>, g: &Group) -> Vec<String> {
+pub fn admins(src: &Groups<'_>, g: &Group) -> Vec<String> {
     let none = BTreeMap::new();
     let dynamic = if src.kind == Kind::User {
         src.dynamic
@@ -361,25 +361,32 @@ fn admins(src: &Groups<'_>, g: &Group) -> Vec<String> {
     out
 }
 
-/// USER_SHARES as LSF's long format shows it: `[name, shares]` each (the raw value when
-/// it does not read as such).
-fn shares(raw: &str) -> String {
+/// USER_SHARES (`[name, shares] ...`) as (name, shares) pairs; None when it does not read
+/// as such.
+pub fn share_pairs(raw: &str) -> Option<Vec<(String, String)>> {
     let mut out = Vec::new();
     let mut rest = raw.trim();
     while !rest.is_empty() {
-        let Some(inner) = rest.strip_prefix('[') else {
-            return raw.trim().to_owned();
-        };
-        let Some(end) = inner.find(']') else {
-            return raw.trim().to_owned();
-        };
-        let Some((name, n)) = inner[..end].split_once(',') else {
-            return raw.trim().to_owned();
-        };
-        out.push(format!("[{}, {}]", name.trim(), n.trim()));
+        let inner = rest.strip_prefix('[')?;
+        let end = inner.find(']')?;
+        let (name, n) = inner[..end].split_once(',')?;
+        out.push((name.trim().to_owned(), n.trim().to_owned()));
         rest = inner[end + 1..].trim_start();
     }
-    out.join(" ")
+    Some(out)
+}
+
+/// USER_SHARES as LSF's long format shows it: `[name, shares]` each (the raw value when
+/// it does not read as such).
+fn shares(raw: &str) -> String {
+    match share_pairs(raw) {
+        Some(pairs) => pairs
+            .iter()
+            .map(|(name, n)| format!("[{name}, {n}]"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        None => raw.trim().to_owned(),
+    }
 }
 
 /// The GROUP_NAME column: 12 wide, cut to 12 characters unless `wide`.
@@ -455,6 +462,39 @@ pub fn report(src: &Groups<'_>, names: &[String], opts: Opts) -> Report {
     }
 }
 
+/// The members `LSF_SERVERDIR/egroup` gives each of the `(!)` groups `needed`, and the
+/// groups whose egroup failed, with why (they have no members from egroup).
+pub async fn dynamic_members(
+    config: &basalt_config::Config,
+    kind: Kind,
+    needed: Vec<String>,
+) -> (BTreeMap<String, Vec<String>>, Vec<(String, String)>) {
+    let prog = egroup::program(config);
+    let mut out = BTreeMap::new();
+    let mut errors = Vec::new();
+    for g in needed {
+        match egroup::call(&prog, &config.envdir, kind, &g, egroup::TIMEOUT).await {
+            Ok(ms) => {
+                out.insert(g, ms);
+            }
+            Err(e) => errors.push((g, e.to_string())),
+        }
+    }
+    (out, errors)
+}
+
+/// The batch server hosts of the cluster (what a host group's `all` and its host name
+/// patterns cover).
+pub fn batch_hosts(config: &basalt_config::Config) -> Vec<String> {
+    config
+        .cluster
+        .hosts
+        .iter()
+        .filter(|h| h.server)
+        .map(|h| h.name.clone())
+        .collect()
+}
+
 /// `bmgroup` (`Kind::Host`) or `bugroup` (`Kind::User`).
 pub fn main(kind: Kind, args: Vec<String>) -> ExitCode {
     let (cmd, usage) = match kind {
@@ -505,36 +545,21 @@ pub fn main(kind: Kind, args: Vec<String>) -> ExitCode {
     let dynamic = if needed.is_empty() {
         BTreeMap::new()
     } else {
-        let prog = egroup::program(&config);
-        let envdir = config.envdir.clone();
-        let asked = crate::block_on(async move {
-            let mut out = BTreeMap::new();
-            for g in needed {
-                match egroup::call(&prog, &envdir, kind, &g, egroup::TIMEOUT).await {
-                    Ok(ms) => {
-                        out.insert(g, ms);
-                    }
-                    Err(e) => eprintln!(
+        match crate::block_on(dynamic_members(&config, kind, needed)) {
+            Ok((d, errors)) => {
+                for (g, e) in errors {
+                    eprintln!(
                         "{cmd}: egroup {} {g}: {e}; {what} {g} shows no members from egroup",
                         kind.flag(),
                         what = what(kind)
-                    ),
+                    );
                 }
+                d
             }
-            out
-        });
-        match asked {
-            Ok(d) => d,
             Err(code) => return code,
         }
     };
-    let hosts: Vec<String> = config
-        .cluster
-        .hosts
-        .iter()
-        .filter(|h| h.server)
-        .map(|h| h.name.clone())
-        .collect();
+    let hosts = batch_hosts(&config);
     let src = Groups {
         kind,
         groups,
