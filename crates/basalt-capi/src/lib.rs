@@ -10,10 +10,19 @@
 //! (`basalt-cli`): credentials, finding the master, the submission path with its esubs
 //! and retry token.
 //!
-//! Each call runs its RPCs on a current-thread runtime of its own, so no thread of the
-//! library outlives a call (a program may fork between calls); the configuration read
-//! by `lsb_init` (or the first call) is kept. What the library returns is described
-//! function by function; `docs/user-guide.md` ("C API") lists what is implemented.
+//! Each call runs its RPCs on a current-thread runtime of its own, which runs only
+//! inside the call (an open job listing keeps its runtime and connection until
+//! `lsb_closejobinfo`; `lsb_launch` with `LSF_DJOB_NOWAIT` starts the one thread the
+//! library has), so a program may fork between calls; the configuration read by
+//! `lsb_init` (or the first call) is kept. What the library returns is described
+//! function by function; `docs/c-api.md` is the reference.
+//!
+//! Modules: [`submit`], [`modify`], [`jobinfo`], [`jobctl`], [`reasons`] (jobs);
+//! [`alloc`] (parallel jobs); [`cluster`], [`lim`] (the base library); [`info`]
+//! (queues, hosts, groups, users, profiles, parameters, administration); [`events`]
+//! (`lsb_geteventrec`); [`errno`] and [`errtab`] (errors); [`ffi`], [`mem`],
+//! [`session`], [`consts`] (the C surface, its memory, the daemons, the headers'
+//! constants).
 
 // The C ABI is unsafe by nature: every `unsafe` block says what the C caller promised.
 #![allow(unsafe_code)]
