@@ -76,6 +76,11 @@ fn c_programs_submit_query_control_jobs_and_read_lsf_errors() -> Result<()> {
     assert!(out.contains("master "), "{out}");
     // lsb_perror: "usrMsg: message" on stderr.
     assert!(out.contains("api_test: No matching job found"), "{out}");
+    // ls_perror: the same, with ls_sysmsg()'s text.
+    assert!(
+        out.contains("api_test-ls: Unable to open file lsf.conf"),
+        "{out}"
+    );
 
     let out = run_ok(&c, &exe, &["cycle", &work.to_string_lossy()], &work)?;
     let id: u64 = out

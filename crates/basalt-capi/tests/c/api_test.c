@@ -147,6 +147,12 @@ static void mode_init(void) {
         printf("master %s\n", master);
     me = ls_getmyhostname();
     CHECK(me != NULL && *me, "ls_getmyhostname", "NULL");
+    {
+        char mine[MAXHOSTNAMELEN];
+        snprintf(mine, sizeof mine, "%s", me ? me : "");
+        CHECK(ls_gethostname() != NULL && strcmp(ls_gethostname(), mine) == 0, "ls_gethostname", "%s",
+              ls_gethostname());
+    }
     CHECK(ls_gethosttype(NULL) != NULL, "ls_gethosttype", "NULL");
     CHECK(ls_gethostmodel(NULL) != NULL, "ls_gethostmodel", "NULL");
     CHECK(ls_gethostfactor(NULL) != NULL && *ls_gethostfactor(NULL) > 0, "ls_gethostfactor", "NULL");
@@ -159,6 +165,7 @@ static void mode_init(void) {
     free(params[0].paramValue);
     CHECK(ls_readconfenv(params, "/nonexistent") == -1 && lserrno == LSE_LSFCONF,
           "ls_readconfenv missing file", "lserrno %d", lserrno);
+    ls_perror("api_test-ls");
     mode_lim(master);
     lsberrno = LSBE_NO_JOB;
     CHECK(strcmp(lsb_sysmsg(), "No matching job found") == 0, "lsb_sysmsg text", "%s", lsb_sysmsg());
