@@ -23,16 +23,45 @@ pub(crate) const HEADERS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Put the library of `target` in `libdir`: `link` a symbolic link to it (`up`), else a
-/// copy (`install`); the aliases are links to it either way.
-pub(crate) fn place_library(target: &Path, libdir: &Path, link: bool) -> Result<()> {
+/// The library built in `target` (target/<profile>/): cargo copies it there when it
+/// builds basalt-capi for itself, and leaves it in `deps/` only when it builds it as a
+/// dependency (of the tests) — the newer of the two.
+pub(crate) fn built_library(target: &Path) -> Option<std::path::PathBuf> {
+    [target.join(LIBRARY), target.join("deps").join(LIBRARY)]
+        .into_iter()
+        .filter_map(|p| {
+            let modified = std::fs::metadata(&p).ok()?.modified().ok()?;
+            Some((modified, p))
+        })
+        .max_by_key(|(m, _)| *m)
+        .map(|(_, p)| p)
+}
+
+/// How [`place_library`] puts the library in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Place {
+    /// A symbolic link to the build (`up`).
+    Symlink,
+    /// A hard link where the file system allows, else a copy (`install --link`).
+    HardLink,
+    /// A copy (`install`).
+    Copy,
+}
+
+/// Put the library of `target` in `libdir` as `how` says; the aliases are symbolic
+/// links to it either way.
+pub(crate) fn place_library(target: &Path, libdir: &Path, how: Place) -> Result<()> {
     std::fs::create_dir_all(libdir).with_context(|| format!("creating {}", libdir.display()))?;
+    let built = built_library(target)
+        .ok_or_else(|| anyhow::anyhow!("{LIBRARY} is not built in {}", target.display()))?;
     let lib = libdir.join(LIBRARY);
     let _ = std::fs::remove_file(&lib);
-    if link {
-        std::os::unix::fs::symlink(target.join(LIBRARY), &lib)
-    } else {
-        std::fs::copy(target.join(LIBRARY), &lib).map(|_| ())
+    match how {
+        Place::Symlink => std::os::unix::fs::symlink(&built, &lib),
+        Place::HardLink => {
+            std::fs::hard_link(&built, &lib).or_else(|_| std::fs::copy(&built, &lib).map(|_| ()))
+        }
+        Place::Copy => std::fs::copy(&built, &lib).map(|_| ()),
     }
     .with_context(|| format!("placing {}", lib.display()))?;
     for alias in ALIASES {

@@ -381,7 +381,12 @@ pub(crate) fn install(workspace: &Path, opts: &Opts) -> Result<()> {
     );
 
     // LSF's C API: the library and the headers.
-    crate::capi::place_library(&target, &at(&layout.lib), false)?;
+    let how = if opts.link {
+        crate::capi::Place::HardLink
+    } else {
+        crate::capi::Place::Copy
+    };
+    crate::capi::place_library(&target, &at(&layout.lib), how)?;
     crate::capi::place_headers(&at(&layout.include))?;
     println!(
         "installed LSF's C API: {} ({}) in {}, headers in {}",

@@ -583,8 +583,8 @@ pub(crate) fn build_binaries(build: Build) -> Result<PathBuf> {
             .chain(SUPERVISED)
             .chain(COMMANDS)
             .copied()
-            .chain(std::iter::once(capi::LIBRARY))
             .filter(|n| !dir.join(n).is_file())
+            .chain(capi::built_library(&dir).is_none().then_some(capi::LIBRARY))
             .collect();
         if !missing.is_empty() {
             bail!(
@@ -683,7 +683,7 @@ fn link_binaries(top: &Path, target: &Path) -> Result<PathBuf> {
         std::os::unix::fs::symlink(target.join(name), &link)
             .with_context(|| format!("linking {}", link.display()))?;
     }
-    capi::place_library(target, &top.join("lib"), true)?;
+    capi::place_library(target, &top.join("lib"), capi::Place::Symlink)?;
     capi::place_headers(&top.join("include"))?;
     std::fs::create_dir_all(pid_dir(top))?;
     std::fs::create_dir_all(top.join("log"))?;
