@@ -273,9 +273,13 @@ fn configure(root: &Path, addrs: &[IpAddr], key: &str) -> Result<()> {
     for (rel, text) in dc.render(top) {
         let mut text = text;
         if rel.ends_with("lsb.params") {
+            // The grace covers a `systemctl restart basalt-sbatchd` (step 2): on a loaded
+            // CI machine a restart inside a container has taken more than the 5 s that a
+            // 3 s grace gives, and mbatchd then gave the running job up
+            // (TERM_REMOVE_HUNG_JOB) instead of finding it re-adopted.
             text = text.replace(
                 "End Parameters",
-                "BASALT_SBD_HELLO_INTERVAL = 1\nBASALT_HOST_LOST_GRACE = 3\nEnd Parameters",
+                "BASALT_SBD_HELLO_INTERVAL = 1\nBASALT_HOST_LOST_GRACE = 10\nEnd Parameters",
             );
         }
         let path = root.join(top.strip_prefix("/")?).join(&rel);
@@ -330,6 +334,20 @@ fn stat(m: &Machine, id: u64) -> Option<(String, String)> {
 }
 
 fn wait_stat(m: &Machine, id: u64, want: &str) -> Result<(String, String)> {
+    let got = wait_for_stat(m, id, want);
+    // A job that ended otherwise will not change again: say why it ended.
+    if got.is_err()
+        && let Some((st, _)) = stat(m, id)
+        && (st == "EXIT" || st == "DONE")
+        && st != want
+    {
+        let long = m.out("bjobs", &["-l", &id.to_string()]).unwrap_or_default();
+        return got.with_context(|| format!("job {id} ended {st}:\n{long}"));
+    }
+    got
+}
+
+fn wait_for_stat(m: &Machine, id: u64, want: &str) -> Result<(String, String)> {
     wait_for(
         &format!("job {id} {want} (asked on {})", m.name),
         LONG,
