@@ -6,70 +6,29 @@
 //! 2-host parallel job, `lsb_getalloc` and `lsb_launch`; then Python's `ctypes` loading
 //! `libbat.so` and `liblsf.so` to submit and query a job, as sites' scripts do.
 
-use anyhow::{Context as _, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use basalt_testkit::jobs::wait_state;
 use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, is_root, output_text, work_dir};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
 const PARAMS: &str = "BASALT_SBD_HELLO_INTERVAL = 1\nJOB_TERMINATE_INTERVAL = 2";
 
-fn capi_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/basalt-capi")
-}
-
-/// target/<profile>/deps/, where cargo builds `libbat.so` as a dependency of these
-/// tests (it is copied up to target/<profile>/ only when built for itself).
-fn lib_dir() -> Result<PathBuf> {
-    let dir = basalt_testkit::bin_dir()?.join("deps");
-    if !dir.join("libbat.so").is_file() {
-        bail!("{} has no libbat.so (build basalt-capi)", dir.display());
-    }
-    Ok(dir)
-}
-
-/// Compile the C test program into `dir` (world-readable: other users run it).
-fn build_api_test(dir: &Path) -> Result<PathBuf> {
-    let lib = lib_dir()?;
-    let exe = dir.join("api_test");
-    let o = Command::new("cc")
-        .args(["-std=c99", "-Wall", "-Werror", "-D_DEFAULT_SOURCE", "-I"])
-        .arg(capi_dir().join("include"))
-        .arg(capi_dir().join("tests/c/api_test.c"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(format!("-L{}", lib.display()))
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .arg("-lbat")
-        .output()
-        .context("running cc")?;
-    if !o.status.success() {
-        bail!("cc failed: {}", output_text(&o));
-    }
-    Ok(exe)
-}
+use basalt_testkit::capi::{self, capi_dir, checked, lib_dir};
 
 /// Run `api_test` with the cluster's environment; every check printed "ok".
 fn run_ok(c: &InProcessBatch, exe: &Path, args: &[&str], cwd: &Path) -> Result<String> {
-    let o = c
-        .command(&exe.to_string_lossy())
-        .env_remove("LD_LIBRARY_PATH")
-        .args(args)
-        .current_dir(cwd)
-        .output()?;
-    let text = output_text(&o);
-    if !o.status.success() || text.contains("FAIL") {
-        bail!("api_test {args:?} failed:\n{text}");
-    }
-    Ok(text)
+    let mut cmd = c.command(&exe.to_string_lossy());
+    cmd.env_remove("LD_LIBRARY_PATH").current_dir(cwd);
+    checked(cmd, args)
 }
 
 #[test]
 fn c_programs_submit_query_control_jobs_and_read_lsf_errors() -> Result<()> {
     let c = InProcessBatch::start("capi", &ClusterSpec::new(3), PARAMS)?;
     let work = work_dir(c.dir.path())?;
-    let exe = build_api_test(&work)?;
+    let exe = capi::build("api_test", &work)?;
 
     let out = run_ok(&c, &exe, &["init"], &work)?;
     assert!(out.contains("cluster "), "{out}");
@@ -106,35 +65,12 @@ fn c_programs_submit_query_control_jobs_and_read_lsf_errors() -> Result<()> {
 /// `cycle` under Valgrind (`.ci/run` installs it), definite leaks and memory errors
 /// failing the run.
 fn under_valgrind(c: &InProcessBatch, exe: &Path, work: &Path) -> Result<()> {
-    if Command::new("valgrind").arg("--version").output().is_err() {
-        basalt_testkit::skip("the C API under Valgrind", "valgrind is not installed");
-        return Ok(());
-    }
     for args in [vec!["init"], vec!["cycle", &work.to_string_lossy()]] {
-        let o = Command::new("valgrind")
-            .env("LSF_ENVDIR", &c.envdir)
-            .env_remove("LD_LIBRARY_PATH")
-            .env_remove("BASALT_HOST")
-            .env_remove("LSF_SERVER_HOSTS")
-            .arg(format!(
-                "--suppressions={}",
-                capi_dir().join("tests/c/valgrind.supp").display()
-            ))
-            .args([
-                "-q",
-                "--leak-check=full",
-                "--show-leak-kinds=definite",
-                "--errors-for-leak-kinds=definite",
-                "--error-exitcode=99",
-            ])
-            .arg(exe)
-            .args(&args)
-            .current_dir(work)
-            .output()?;
-        let text = output_text(&o);
-        if !o.status.success() || text.contains("FAIL") {
-            bail!("api_test {args:?} under valgrind:\n{text}");
-        }
+        let Some(mut cmd) = capi::valgrind(&c.envdir, "the C API under Valgrind") else {
+            return Ok(());
+        };
+        cmd.arg(exe).current_dir(work);
+        checked(cmd, &args)?;
     }
     Ok(())
 }
@@ -209,7 +145,7 @@ fn ctypes_submit_and_query(c: &InProcessBatch, work: &Path) -> Result<()> {
 fn a_parallel_job_gets_its_slots_and_launches_tasks_through_the_c_api() -> Result<()> {
     let c = InProcessBatch::start("capi-par", &ClusterSpec::new(3), PARAMS)?;
     let work = work_dir(c.dir.path())?;
-    let exe = build_api_test(&work)?;
+    let exe = capi::build("api_test", &work)?;
     let out = work.join("alloc.out");
     let o = c
         .command("bsub")
@@ -258,7 +194,7 @@ fn lsb_init_needs_no_daemon_and_calls_fail_with_lsf_codes_when_none_runs() -> Re
     let spec = ClusterSpec::new(2);
     let envdir =
         basalt_testkit::write_config(&spec, basalt_testkit::fresh_subnet(7869), dir.path())?;
-    let exe = build_api_test(dir.path())?;
+    let exe = capi::build("api_test", dir.path())?;
     let o = Command::new(&exe)
         .arg("nodaemon")
         .env("LSF_ENVDIR", &envdir)
@@ -281,7 +217,7 @@ fn lsb_init_needs_no_daemon_and_calls_fail_with_lsf_codes_when_none_runs() -> Re
 fn a_job_listing_of_several_pages_is_read_page_by_page() -> Result<()> {
     let c = InProcessBatch::start("capi-pages", &ClusterSpec::new(1), PARAMS)?;
     let work = work_dir(c.dir.path())?;
-    let exe = build_api_test(&work)?;
+    let exe = capi::build("api_test", &work)?;
     c.ok("badmin", &["qinact", "priority"])?;
     // (Arrays of at most MAX_JOB_ARRAY_SIZE, 1,000.)
     for _ in 0..3 {

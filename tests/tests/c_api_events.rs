@@ -8,12 +8,11 @@
 //! structure for (`LSBE_UNKNOWN_EVENT`), each call going on after the bad line; then
 //! both runs again under Valgrind.
 
-use anyhow::{Context as _, Result, anyhow, bail};
+use anyhow::{Result, anyhow};
 use basalt_testkit::jobs::{wait_finished, wait_state};
-use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, output_text, wait_for, work_dir};
+use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, wait_for, work_dir};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::time::Duration;
 
 const PARAMS: &str = "BASALT_SBD_HELLO_INTERVAL = 1\nJOB_TERMINATE_INTERVAL = 2";
@@ -27,47 +26,10 @@ const JOB_STAT_EXIT: u32 = 0x20;
 const JOB_STAT_DONE: u32 = 0x40;
 const TERM_OWNER: u32 = 14;
 
-fn capi_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/basalt-capi")
-}
-
-/// target/<profile>/deps/, where cargo builds `libbat.so` as a dependency of these
-/// tests.
-fn lib_dir() -> Result<PathBuf> {
-    let dir = basalt_testkit::bin_dir()?.join("deps");
-    if !dir.join("libbat.so").is_file() {
-        bail!("{} has no libbat.so (build basalt-capi)", dir.display());
-    }
-    Ok(dir)
-}
-
-fn build_events_test(dir: &Path) -> Result<PathBuf> {
-    let lib = lib_dir()?;
-    let exe = dir.join("events_test");
-    let o = Command::new("cc")
-        .args(["-std=c99", "-Wall", "-Werror", "-D_DEFAULT_SOURCE", "-I"])
-        .arg(capi_dir().join("include"))
-        .arg(capi_dir().join("tests/c/events_test.c"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(format!("-L{}", lib.display()))
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .arg("-lbat")
-        .output()
-        .context("running cc")?;
-    if !o.status.success() {
-        bail!("cc failed: {}", output_text(&o));
-    }
-    Ok(exe)
-}
+use basalt_testkit::capi::{self, checked};
 
 fn run_ok(c: &InProcessBatch, exe: &Path, args: &[&str]) -> Result<String> {
-    let o = c.command(&exe.to_string_lossy()).args(args).output()?;
-    let text = output_text(&o);
-    if !o.status.success() || text.contains("FAIL") {
-        bail!("events_test {args:?} failed:\n{text}");
-    }
-    Ok(text)
+    checked(c.command(&exe.to_string_lossy()), args)
 }
 
 /// The numbers after `key` on the line starting with `prefix`.
@@ -99,7 +61,7 @@ fn counts(out: &str) -> BTreeMap<String, u32> {
 fn c_programs_read_lsb_events_and_lsb_acct_with_lsb_geteventrec() -> Result<()> {
     let c = InProcessBatch::start("capi-ev", &ClusterSpec::new(2), PARAMS)?;
     let work = work_dir(c.dir.path())?;
-    let exe = build_events_test(&work)?;
+    let exe = capi::build("events_test", &work)?;
     let user = nix::unistd::User::from_uid(nix::unistd::getuid())?
         .map(|u| u.name)
         .ok_or_else(|| anyhow!("no name for this uid"))?;
@@ -281,35 +243,17 @@ fn under_valgrind(
     acct: &Path,
     hand: &Path,
 ) -> Result<()> {
-    if Command::new("valgrind").arg("--version").output().is_err() {
-        basalt_testkit::skip(
-            "lsb_geteventrec under Valgrind",
-            "valgrind is not installed",
-        );
-        return Ok(());
-    }
     let (events, acct, hand) = (
         events.to_string_lossy(),
         acct.to_string_lossy(),
         hand.to_string_lossy(),
     );
     for args in [vec!["read", &events, &acct], vec!["errors", &hand]] {
-        let o = Command::new("valgrind")
-            .env("LSF_ENVDIR", &c.envdir)
-            .args([
-                "-q",
-                "--leak-check=full",
-                "--show-leak-kinds=definite",
-                "--errors-for-leak-kinds=definite",
-                "--error-exitcode=99",
-            ])
-            .arg(exe)
-            .args(&args)
-            .output()?;
-        let text = output_text(&o);
-        if !o.status.success() || text.contains("FAIL") {
-            bail!("events_test {args:?} under valgrind:\n{text}");
-        }
+        let Some(mut cmd) = capi::valgrind(&c.envdir, "lsb_geteventrec under Valgrind") else {
+            return Ok(());
+        };
+        cmd.arg(exe);
+        checked(cmd, &args)?;
     }
     Ok(())
 }

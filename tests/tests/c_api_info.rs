@@ -9,65 +9,14 @@
 //! administrator gets `LSBE_PERMISSION` for all three control calls. The queries also run
 //! under Valgrind (definite leaks and memory errors fail).
 
-use anyhow::{Context as _, Result, anyhow, bail};
-use basalt_testkit::{
-    ClusterSpec, Commands, InProcessBatch, is_root, output_text, wait_for, work_dir,
-};
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use anyhow::{Result, anyhow, bail};
+use basalt_testkit::{ClusterSpec, Commands, InProcessBatch, is_root, wait_for, work_dir};
+use std::path::Path;
 use std::time::Duration;
 
 const DEADLINE: Duration = Duration::from_secs(60);
 
-fn capi_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates/basalt-capi")
-}
-
-/// target/<profile>/deps/, where cargo builds `libbat.so` as a dependency of these
-/// tests.
-fn lib_dir() -> Result<PathBuf> {
-    let dir = basalt_testkit::bin_dir()?.join("deps");
-    if !dir.join("libbat.so").is_file() {
-        bail!("{} has no libbat.so (build basalt-capi)", dir.display());
-    }
-    Ok(dir)
-}
-
-/// Compile the C test program into `dir` (world-readable: another user runs it), bound
-/// to the `libbat.so` these tests were built with.
-fn build_info_test(dir: &Path) -> Result<PathBuf> {
-    let lib = lib_dir()?;
-    let exe = dir.join("info_test");
-    let o = Command::new("cc")
-        .args(["-std=c99", "-Wall", "-Werror", "-D_DEFAULT_SOURCE", "-I"])
-        .arg(capi_dir().join("include"))
-        .arg(capi_dir().join("tests/c/info_test.c"))
-        .arg("-o")
-        .arg(&exe)
-        .arg(format!("-L{}", lib.display()))
-        // DT_RPATH, which the loader searches before LD_LIBRARY_PATH: cargo's puts
-        // target/<profile>/ first, where an older libbat.so may lie (one built for itself).
-        .arg("-Wl,--disable-new-dtags")
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .arg("-lbat")
-        .output()
-        .context("running cc")?;
-    if !o.status.success() {
-        bail!("cc failed: {}", output_text(&o));
-    }
-    Ok(exe)
-}
-
-/// Run `cmd`; every check printed "ok".
-fn checked(mut cmd: Command, args: &[&str]) -> Result<String> {
-    let o = cmd.args(args).output()?;
-    let text = output_text(&o);
-    eprintln!("info_test {args:?}:\n{text}");
-    if !o.status.success() || text.contains("FAIL") {
-        bail!("info_test {args:?} failed:\n{text}");
-    }
-    Ok(text)
-}
+use basalt_testkit::capi::{self, checked};
 
 fn run_ok(c: &InProcessBatch, exe: &Path, args: &[&str], cwd: &Path) -> Result<String> {
     let mut cmd = c.command(&exe.to_string_lossy());
@@ -96,7 +45,7 @@ fn me() -> Result<String> {
 fn c_programs_read_queues_hosts_groups_users_profiles_and_control_the_system() -> Result<()> {
     let c = InProcessBatch::start("capi-info", &ClusterSpec::new(3), "")?;
     let work = work_dir(c.dir.path())?;
-    let exe = build_info_test(&work)?;
+    let exe = capi::build("info_test", &work)?;
     let me = me()?;
 
     // The embedded default configuration: 3 queues, 3 hosts, no group, no profile.
@@ -183,26 +132,9 @@ fn denied(c: &InProcessBatch, exe: &Path, work: &Path) -> Result<()> {
 /// The queries under Valgrind (`.ci/run` installs it): definite leaks and memory errors
 /// fail the run (`tests/c/valgrind.supp`: a false positive of tower's optimised code).
 fn under_valgrind(c: &InProcessBatch, exe: &Path, work: &Path, args: &[&str]) -> Result<()> {
-    if Command::new("valgrind").arg("--version").output().is_err() {
-        basalt_testkit::skip("the info calls under Valgrind", "valgrind is not installed");
+    let Some(mut cmd) = capi::valgrind(&c.envdir, "the info calls under Valgrind") else {
         return Ok(());
-    }
-    let mut cmd = Command::new("valgrind");
-    cmd.env("LSF_ENVDIR", &c.envdir)
-        .env_remove("BASALT_HOST")
-        .env_remove("LSF_SERVER_HOSTS")
-        .args([
-            "-q",
-            "--leak-check=full",
-            "--show-leak-kinds=definite",
-            "--errors-for-leak-kinds=definite",
-            "--error-exitcode=99",
-        ])
-        .arg(format!(
-            "--suppressions={}",
-            capi_dir().join("tests/c/valgrind.supp").display()
-        ))
-        .arg(exe)
-        .current_dir(work);
+    };
+    cmd.arg(exe).current_dir(work);
     checked(cmd, args).map(|_| ())
 }

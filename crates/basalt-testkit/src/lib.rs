@@ -32,6 +32,7 @@
 pub mod acct;
 #[cfg(feature = "batch")]
 mod batch;
+pub mod capi;
 mod commands;
 mod config;
 mod dirs;
