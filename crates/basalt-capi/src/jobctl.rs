@@ -18,13 +18,10 @@ use basalt_proto::mbatchd::{
 /// The first job mbatchd refused, as LSF's error.
 pub fn check(reply: JobCtlReply) -> Result<JobCtlReply, Fail> {
     if let Some(bad) = reply.results.iter().find(|r| !r.ok) {
-        let text = bad.message.trim().trim_end_matches('.');
-        return Err(
-            match crate::errtab::LSBE.iter().find(|e| e.message == text) {
-                Some(e) => Fail::batch(e.value, ""),
-                None => Fail::from_status(&tonic::Status::failed_precondition(text)),
-            },
-        );
+        // Fail::from_status matches LSF's texts (and Basalt's words for them) first.
+        return Err(Fail::from_status(&tonic::Status::failed_precondition(
+            bad.message.clone(),
+        )));
     }
     Ok(reply)
 }
