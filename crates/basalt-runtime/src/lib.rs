@@ -12,7 +12,8 @@
 //! * when to stop ([`shutdown_signal`]: SIGTERM or SIGINT);
 //! * how to serve gRPC on an already bound listener, within bounds and behind the
 //!   authentication layer ([`serve`]: [`serve::Serving`]);
-//! * how to reach LIMs and find the master ([`lim_channel`], [`find_master`]);
+//! * how to reach LIMs and find the master ([`lim_channel`], [`find_master`]), and how a
+//!   connection leaves from the host's own address ([`connect`]);
 //! * what time it is ([`time`]: one [`time::Clock`], system or manual, and the one
 //!   `localtime_r`/`mktime` wrapper);
 //! * how a daemon starts ([`daemon`]: the common flags and start-up of the daemon
@@ -22,6 +23,7 @@
 //! * how administrators start, stop, restart and reconfigure daemons through the
 //!   daemons themselves ([`control`]).
 
+pub mod connect;
 pub mod control;
 pub mod daemon;
 pub mod egroup;
@@ -317,13 +319,17 @@ pub fn channel(
     local: Option<IpAddr>,
 ) -> Result<Channel, RuntimeError> {
     let uri = format!("http://{addr}");
-    Ok(Endpoint::from_shared(uri.clone())
+    let endpoint = Endpoint::from_shared(uri.clone())
         .map_err(|_| RuntimeError::Endpoint(uri))?
-        .connect_timeout(timeout)
         .timeout(timeout)
-        .tcp_nodelay(true)
-        .local_address(local)
-        .connect_lazy())
+        .tcp_nodelay(true);
+    Ok(match local {
+        // The port is chosen at connect time ([`connect`]), the timeout applied there.
+        Some(from) => {
+            endpoint.connect_with_connector_lazy(connect::FromAddress::new(addr, from, timeout))
+        }
+        None => endpoint.connect_timeout(timeout).connect_lazy(),
+    })
 }
 
 /// A channel to `addr` (a daemon of `host`) whose requests carry `auth`'s credentials.
