@@ -5,7 +5,7 @@
 //! at once after any other change.
 
 use super::*;
-use crate::tests::{T0, alice, cmd, finish, up};
+use crate::tests::{T0, alice, cmd, finish, finish_at, up};
 
 /// `up()`'s two hosts have 2 slots each: 4 jobs run, the rest of `n` pend.
 fn busy(n: usize) -> Sched {
@@ -129,4 +129,40 @@ fn with_a_dependency_pending_every_pass_visits_every_job() {
     assert!(!Arc::ptr_eq(&before, &reasons(&s, far)));
     let r = reasons(&s, (id, 0));
     assert!(!r.contains_key(&basalt_core::job::pend::DEPEND), "{r:?}");
+}
+
+/// A host that takes no job at all (closed, unreachable, locked, outside its dispatch
+/// window) has no free slot for the early stop: a site always has some, and a pass that
+/// counted their idle slots as free visited every pending job after each end (at 1,000
+/// hollow hosts with the two master candidates closed: 25,000 jobs a pass, most of
+/// mbatchd's owner thread).
+#[test]
+fn a_closed_host_with_idle_slots_does_not_keep_the_pass_going() {
+    let mut s = busy(1000);
+    let on = |s: &Sched, host: &str| -> Vec<JobKey> {
+        running(s)
+            .into_iter()
+            .filter(|k| s.jobs[k].hosts.first().is_some_and(|h| h == host))
+            .collect()
+    };
+    s.host_ctl(T0, &crate::tests::admin(), 2, "hostB", "")
+        .expect("hclose");
+    // One of hostB's jobs ends: hostB has an idle slot, but it is closed.
+    let b = on(&s, "hostB")[0];
+    finish_at(&mut s, b, 0, 1, T0 + 4000);
+    s.schedule(T0 + 4000);
+    s.take_effects();
+    let far = (900, 0);
+    let before = reasons(&s, far);
+    assert!(
+        before.contains_key(&basalt_core::job::pend::HOST_CLOSED),
+        "{before:?}"
+    );
+    // One of hostA's ends: the next job takes its slot and the pass stops there.
+    let a = on(&s, "hostA")[0];
+    finish_at(&mut s, a, 0, 2, T0 + 5000);
+    s.schedule(T0 + 5000);
+    s.take_effects();
+    assert_eq!(on(&s, "hostA").len(), 2);
+    assert!(Arc::ptr_eq(&before, &reasons(&s, far)), "far job visited");
 }

@@ -69,8 +69,17 @@ impl Sched {
     /// The checks of host `h` that depend only on the queue: (not a queue host, LIM /
     /// sbatchd / closed / dispatch window, load beyond the thresholds).
     pub(crate) fn static_why(&self, q: &Queue, h: &Host) -> StaticWhy {
-        let not_queue_host = !q.uses_host(&h.name);
-        let status = if h.lim != LimStatus::Ok {
+        StaticWhy {
+            not_queue_host: !q.uses_host(&h.name),
+            status: self.shut_why(h),
+            load: self.load_ok(q, h).err(),
+        }
+    }
+
+    /// Why host `h` takes no job of any queue now (its LIM, its sbatchd, closed by an
+    /// administrator, locked, outside its dispatch window), if it does not.
+    pub(crate) fn shut_why(&self, h: &Host) -> Option<u32> {
+        if h.lim != LimStatus::Ok {
             Some(pend::LIM_UNREACH)
         } else if h.sbd_failed {
             Some(pend::SBD_UNREACH)
@@ -82,11 +91,6 @@ impl Sched {
             Some(pend::DISPATCH_WINDOW)
         } else {
             None
-        };
-        StaticWhy {
-            not_queue_host,
-            status,
-            load: self.load_ok(q, h).err(),
         }
     }
 

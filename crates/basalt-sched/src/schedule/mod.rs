@@ -272,10 +272,13 @@ impl Sched {
         let mut resv = self.begin_reservations(now, &mut st);
         // Preemption: who may preempt whom, the victims, the preempted jobs waiting.
         let mut pp = self.begin_preemption(now);
-        // Hosts with a free slot. When none is left, no pending job can start: a pass
+        // Hosts with a free slot that take jobs at all (a closed or unreachable one's
+        // idle slots are no use). When none is left, no pending job can start: a pass
         // that need not refresh every pending job's reasons stops there (the jobs
         // submitted since the last pass still get theirs).
-        let mut fullness = FullHosts::new(&self.hosts, &st);
+        let mut fullness = FullHosts::new(&self.hosts, &st, |i| {
+            self.shut_why(&self.hosts[i]).is_some()
+        });
         // The pending jobs are visited in order (each queue's pending order is kept by
         // the counters: queues by priority then name, jobs by submission order), a few
         // at a time, so that a pass that stops early reads no more of them.

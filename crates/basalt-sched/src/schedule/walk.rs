@@ -237,17 +237,26 @@ pub(crate) struct PendRec {
 /// Which hosts have no free slot in the pass (used or reserved), and how many have one.
 pub(super) struct FullHosts {
     full: Vec<bool>,
-    /// Hosts with a free slot.
+    /// Hosts that take no job in this pass whatever their slots (closed, unreachable,
+    /// locked, outside their dispatch window): counted full.
+    shut: Vec<bool>,
+    /// Hosts with a free slot that may take a job.
     pub(super) free: usize,
 }
 
 impl FullHosts {
-    pub(super) fn new(hosts: &[crate::Host], st: &super::fit::PassState) -> FullHosts {
+    /// `shut(i)`: host `i` takes no job of any queue in this pass.
+    pub(super) fn new(
+        hosts: &[crate::Host],
+        st: &super::fit::PassState,
+        shut: impl Fn(usize) -> bool,
+    ) -> FullHosts {
+        let shut: Vec<bool> = (0..hosts.len()).map(shut).collect();
         let full: Vec<bool> = (0..hosts.len())
-            .map(|i| st.host_full(&hosts[i], i))
+            .map(|i| shut[i] || st.host_full(&hosts[i], i))
             .collect();
         let free = full.iter().filter(|f| !**f).count();
-        FullHosts { full, free }
+        FullHosts { full, shut, free }
     }
 
     /// Whether each of `touched` is full now (a placement fills hosts, a reservation
@@ -259,7 +268,7 @@ impl FullHosts {
         touched: &[usize],
     ) {
         for &i in touched {
-            let full = st.host_full(&hosts[i], i);
+            let full = self.shut[i] || st.host_full(&hosts[i], i);
             if full != self.full[i] {
                 self.full[i] = full;
                 if full {
