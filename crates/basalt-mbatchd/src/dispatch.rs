@@ -27,12 +27,24 @@ pub(crate) const REUSE_WINDOW: Duration = Duration::from_millis(500);
 type PeerClient = sbpb::sbatchd_peer_client::SbatchdPeerClient<basalt_runtime::AuthChannel>;
 
 /// One kept client per sbatchd host, with when an answer last came on it.
-#[derive(Default)]
+///
+/// The connections to sbatchds are bounded by a budget taken from the open-file limit
+/// ([`Peers::budget_for`]): at most `budget` kept, and at most `budget` more opened by
+/// orders and signals under way (each waits for a permit of `conns` first). A burst of
+/// dispatches to 10,000 hosts opened a connection to each at once, beside the
+/// sbatchds' own 10,000 to mbatchd, and every call failed with "Too many open files"
+/// (this machine caps a process at 20,000).
 pub(crate) struct Peers {
     kept: HashMap<String, Kept>,
     /// When the kept clients were last swept of those no dispatch may reuse.
     swept: Option<Instant>,
+    budget: usize,
+    /// Connections opened by orders and signals under way, each held while its call is.
+    conns: Arc<tokio::sync::Semaphore>,
 }
+
+/// A connection an order or a signal opens: taken before its call, given back after.
+pub(crate) type ConnPermit = Option<tokio::sync::OwnedSemaphorePermit>;
 
 /// Kept clients are swept of the unproven ones (a dispatch would make a new
 /// connection anyway) once there are this many, at most every [`SWEEP_EVERY`]: a
@@ -81,8 +93,37 @@ impl Proof {
 }
 
 impl Peers {
+    /// Peers within `budget` connections kept and `budget` more under way.
+    pub(crate) fn new(budget: usize) -> Peers {
+        Peers {
+            kept: HashMap::new(),
+            swept: None,
+            budget: budget.max(1),
+            conns: Arc::new(tokio::sync::Semaphore::new(budget.max(1))),
+        }
+    }
+
+    /// The budget for an open-file limit of `nofile`: an eighth each for the kept
+    /// connections and those under way, at least 32 (the rest is for the sbatchds' and
+    /// the clients' connections to mbatchd, and its files).
+    pub(crate) fn budget_for(nofile: u64) -> usize {
+        usize::try_from(nofile / 8).unwrap_or(usize::MAX).max(32)
+    }
+
+    /// The connections to sbatchds mbatchd may hold at most (kept and under way).
+    pub(crate) fn most_connections(&self) -> usize {
+        self.budget.saturating_mul(2)
+    }
+
+    /// Wait for room for one more connection under way (see [`Peers`]).
+    pub(crate) fn conn_slots(&self) -> Arc<tokio::sync::Semaphore> {
+        self.conns.clone()
+    }
+
     /// The client a dispatch to `host` uses: the kept one while proven, else a new one
-    /// (kept from now on).
+    /// (kept from now on, unless `budget` clients are kept and proven: then it is for
+    /// this order alone). The last item: whether the order opens a connection (it then
+    /// takes a permit of [`Peers::conn_slots`] for its call).
     ///
     /// On a proven connection, its start stream too (opened when missing or closed;
     /// used once open). Must run inside the runtime (it may start the stream's task).
@@ -91,7 +132,7 @@ impl Peers {
         config: &Config,
         host: &str,
         auth: &basalt_runtime::Authenticator,
-    ) -> Result<(PeerClient, Proof, Option<StartStream>), String> {
+    ) -> Result<(PeerClient, Proof, Option<StartStream>, bool), String> {
         let now = Instant::now();
         if let Some(k) = self.kept.get_mut(host)
             && k.proof.proven(now)
@@ -99,30 +140,45 @@ impl Peers {
             if k.stream.as_ref().is_none_or(StartStream::closed) {
                 k.stream = Some(StartStream::open(k.client.clone()));
             }
-            return Ok((k.client.clone(), k.proof.clone(), k.stream.clone()));
+            return Ok((k.client.clone(), k.proof.clone(), k.stream.clone(), false));
         }
         let client = basalt_runtime::sbatchd_peer_channel(config, host, ORDER_TIMEOUT, auth)
             .map_err(|e| e.to_string())?;
-        if self.kept.len() >= SWEEP_ABOVE
+        self.kept.remove(host);
+        if (self.kept.len() >= SWEEP_ABOVE
             && self
                 .swept
-                .is_none_or(|t| now.saturating_duration_since(t) >= SWEEP_EVERY)
+                .is_none_or(|t| now.saturating_duration_since(t) >= SWEEP_EVERY))
+            || self.kept.len() >= self.budget
         {
             // (A dispatch under way holds its own copy of its client.)
             self.kept.retain(|_, k| k.proof.proven(now));
             self.swept = Some(now);
         }
         let proof = Proof::new(now);
-        self.kept.insert(
-            host.to_owned(),
-            Kept {
-                client: client.clone(),
-                proof: proof.clone(),
-                stream: None,
-            },
-        );
-        Ok((client, proof, None))
+        if self.kept.len() < self.budget {
+            self.kept.insert(
+                host.to_owned(),
+                Kept {
+                    client: client.clone(),
+                    proof: proof.clone(),
+                    stream: None,
+                },
+            );
+        }
+        Ok((client, proof, None, true))
     }
+
+    /// How many clients are kept (tests).
+    #[cfg(test)]
+    fn kept(&self) -> usize {
+        self.kept.len()
+    }
+}
+
+/// Take a connection's permit (see [`Peers`]); the semaphore is never closed.
+async fn conn_permit(slots: Arc<tokio::sync::Semaphore>) -> ConnPermit {
+    slots.acquire_owned().await.ok()
 }
 
 /// How long a start order may wait for its answer (on a call or on the stream).
@@ -367,10 +423,15 @@ impl OwnerState {
                     let tx = self.tx.clone();
                     let epoch = self.sched.epoch();
                     let latency = self.metrics.dispatch_latency.clone();
+                    let slots = self.peers.conn_slots();
                     self.rt.spawn(async move {
                         let result = match (client, job_file) {
                             (_, Err(e)) => Err(e),
-                            (Ok((client, proof, stream)), Ok(bytes)) => {
+                            (Ok((client, proof, stream, opens)), Ok(bytes)) => {
+                                let _permit = match opens {
+                                    true => conn_permit(slots).await,
+                                    false => None,
+                                };
                                 let copy = info_copy.map(|(dir, name)| (dir, name, bytes.clone()));
                                 let r = dispatch(client, proof, stream, epoch, spec, bytes).await;
                                 if let Some((dir, name, bytes)) = copy {
@@ -465,7 +526,9 @@ impl OwnerState {
                     };
                     let config = self.config.clone();
                     let auth = self.auth.clone();
+                    let slots = self.peers.conn_slots();
                     self.rt.spawn(async move {
+                        let _permit = conn_permit(slots).await;
                         match basalt_runtime::sbatchd_peer_channel(
                             &config,
                             &host,
@@ -973,6 +1036,54 @@ mod tests {
                 .proven(Instant::now() + REUSE_WINDOW + Duration::from_millis(1)),
             "the window passed"
         );
+    }
+
+    /// Connections to sbatchds stay within the budget: past `budget` kept and proven
+    /// clients, a new one serves its order alone (not kept), and orders and signals
+    /// that open a connection wait for one of `budget` permits.
+    #[tokio::test]
+    async fn connections_to_sbatchds_stay_within_the_budget() {
+        use basalt_config::embedded::{DefaultCluster, DefaultHost};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let hosts = ["hostA", "hostB", "hostC"]
+            .iter()
+            .enumerate()
+            .map(|(i, h)| DefaultHost {
+                name: (*h).into(),
+                address: Some(std::net::IpAddr::from([127, 0, 0, i as u8 + 1])),
+                server: true,
+            })
+            .collect();
+        let envdir = DefaultCluster::new("basalt", "root", hosts)
+            .write(dir.path())
+            .expect("write the cluster");
+        let config = basalt_config::load(&envdir).expect("loads").config;
+        let auth = basalt_runtime::Authenticator::unavailable("a test".to_owned());
+        let mut peers = Peers::new(2);
+        assert_eq!(peers.most_connections(), 4);
+        for host in ["hostA", "hostB", "hostC"] {
+            let (_, proof, _, opens) = peers.client(&config, host, &auth).expect("client");
+            assert!(opens, "{host}: a new connection");
+            proof.answered();
+        }
+        // Two kept (both proven): hostC's client was for its order alone.
+        assert_eq!(peers.kept(), 2);
+        let (_, _, _, opens) = peers.client(&config, "hostA", &auth).expect("client");
+        assert!(!opens, "hostA's kept connection is reused");
+        let (_, _, _, opens) = peers.client(&config, "hostC", &auth).expect("client");
+        assert!(opens, "hostC has none kept");
+        assert_eq!(peers.kept(), 2);
+        // Under way: two permits, the third waits until one is given back.
+        let slots = peers.conn_slots();
+        let first = conn_permit(slots.clone()).await;
+        let _second = conn_permit(slots.clone()).await;
+        let third = tokio::spawn(conn_permit(slots.clone()));
+        tokio::task::yield_now().await;
+        assert!(!third.is_finished());
+        drop(first);
+        assert!(third.await.expect("join").is_some());
+        assert_eq!(Peers::budget_for(20_000), 2_500);
+        assert_eq!(Peers::budget_for(64), 32);
     }
 
     #[test]

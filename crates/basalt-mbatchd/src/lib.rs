@@ -370,6 +370,11 @@ async fn serve(
             None
         }
     };
+    // Connections to sbatchds within a budget of the open-file limit (raised to its hard
+    // limit by the server's limits below, which leave that budget out).
+    let nofile = basalt_runtime::serve::raise_open_files(0).unwrap_or(1024);
+    let peers = dispatch::Peers::new(dispatch::Peers::budget_for(nofile));
+    let to_sbatchds = peers.most_connections();
     let (tx, rx) = stdmpsc::channel::<Msg>();
     let (mc_links, mc_tasks) = mc::start_links(
         &config,
@@ -403,7 +408,7 @@ async fn serve(
         egroups,
         host_egroups,
         config_problem: run_opts.config_problem.clone().unwrap_or_default(),
-        peers: dispatch::Peers::default(),
+        peers,
         mc_links,
         metrics: metrics.clone(),
     };
@@ -469,8 +474,10 @@ async fn serve(
         None => verifier,
     };
     let mut limits = basalt_runtime::serve::ServeLimits::from_config(&config);
-    if let Some(n) = config.batch.params.max_sbd_conns() {
-        limits.max_conns = n as usize;
+    match config.batch.params.max_sbd_conns() {
+        Some(n) => limits.max_conns = n as usize,
+        // The open files less what the connections to sbatchds may take.
+        None => limits.max_conns = limits.max_conns.saturating_sub(to_sbatchds).max(64),
     }
     let serving = basalt_runtime::serve::Serving::new(verifier.clone(), limits, allowed);
     let svc = MbatchdService::new(owner, verifier, basalt_auth::root_rex(&config), mc_trust);
