@@ -16,6 +16,9 @@ pub const DEFAULT_SBD_PORT: u16 = 6882;
 pub const DEFAULT_MC_INITFAIL_RETRY: u32 = 6;
 /// Default `BASALT_MC_POLL_MS`.
 pub const DEFAULT_MC_POLL_MS: u64 = 1000;
+/// The start orders under way at once when lsf.conf does not say
+/// (`LSB_MAX_JOB_DISPATCH_PER_SESSION`; LSF's own ceiling for a session's dispatches).
+pub const DEFAULT_MAX_JOB_DISPATCH: u64 = 3000;
 /// Smallest `BASALT_MC_POLL_MS`; a smaller value is raised to it.
 pub const MIN_MC_POLL_MS: u64 = 50;
 
@@ -150,6 +153,15 @@ impl LsfConf {
         self.get(key)
             .and_then(|v| v.trim().parse::<u64>().ok())
             .filter(|n| *n > 0)
+    }
+
+    /// LSF's `LSB_MAX_JOB_DISPATCH_PER_SESSION`: in Basalt, whose passes run whenever
+    /// something changes rather than in sessions, the most start orders mbatchd has
+    /// under way at once (sent to an sbatchd, not yet answered); a pass places no more
+    /// jobs past it until answers come. Unset: [`DEFAULT_MAX_JOB_DISPATCH`].
+    pub fn max_job_dispatch(&self) -> u64 {
+        self.positive("LSB_MAX_JOB_DISPATCH_PER_SESSION")
+            .unwrap_or(DEFAULT_MAX_JOB_DISPATCH)
     }
 
     /// Basalt's `BASALT_MAX_CONNS`: the most connections a daemon holds at once (unset:
@@ -357,6 +369,7 @@ fn check_serving(ctx: &mut Ctx<'_>, no: usize, key: &str, value: &str) {
         "BASALT_MAX_CONNS" | "BASALT_MAX_CONNS_PER_HOST" => "a positive number of connections",
         "BASALT_CONN_IDLE_TIMEOUT" | "BASALT_CRED_TTL" => "a positive number of seconds",
         "BASALT_MAX_REQUEST_MEMORY" => "a positive number of MiB",
+        "LSB_MAX_JOB_DISPATCH_PER_SESSION" => "a positive number of jobs",
         _ => return,
     };
     if v.parse::<u64>().ok().filter(|n| *n > 0).is_none() {
@@ -441,7 +454,7 @@ mod tests {
     fn serving_keywords_take_positive_integers_or_are_errors_naming_the_line() {
         let (c, d) = parse_str(
             "BASALT_MAX_CONNS=0\nBASALT_MAX_CONNS_PER_HOST=many\nBASALT_CONN_IDLE_TIMEOUT=-5\n\
-             BASALT_MAX_REQUEST_MEMORY=1.5\nBASALT_CRED_TTL=\"\"x\n",
+             BASALT_MAX_REQUEST_MEMORY=1.5\nBASALT_CRED_TTL=\"\"x\nLSB_MAX_JOB_DISPATCH_PER_SESSION=0\n",
         );
         let text: String = d.errors.iter().map(|e| format!("{e}\n")).collect();
         for (line, key) in [
@@ -449,13 +462,15 @@ mod tests {
             (2, "BASALT_MAX_CONNS_PER_HOST"),
             (3, "BASALT_CONN_IDLE_TIMEOUT"),
             (4, "BASALT_MAX_REQUEST_MEMORY"),
+            (6, "LSB_MAX_JOB_DISPATCH_PER_SESSION"),
         ] {
             assert!(text.contains(&format!("lsf.conf:{line}: {key}")), "{text}");
         }
         assert_eq!(c.max_conns(), None);
+        assert_eq!(c.max_job_dispatch(), DEFAULT_MAX_JOB_DISPATCH);
         let (c, d) = parse_str(
             "BASALT_MAX_CONNS=5000\nBASALT_MAX_CONNS_PER_HOST=64\nBASALT_CONN_IDLE_TIMEOUT=30\n\
-             BASALT_MAX_REQUEST_MEMORY=256\nBASALT_CRED_TTL=10\n",
+             BASALT_MAX_REQUEST_MEMORY=256\nBASALT_CRED_TTL=10\nLSB_MAX_JOB_DISPATCH_PER_SESSION=500\n",
         );
         assert!(d.errors.is_empty(), "{:?}", d.errors);
         assert_eq!(c.max_conns(), Some(5000));
@@ -463,6 +478,7 @@ mod tests {
         assert_eq!(c.conn_idle_timeout(), Some(30));
         assert_eq!(c.max_request_memory_mb(), Some(256));
         assert_eq!(c.cred_ttl(), Some(10));
+        assert_eq!(c.max_job_dispatch(), 500);
     }
 
     #[test]

@@ -301,6 +301,9 @@ pub mod pend {
     /// PEND_JOB_RESTART_FILE: the job could not be restarted from its checkpoint;
     /// tried again later.
     pub const RESTART_FILE: u32 = 12;
+    /// PEND_JOB_DELAY_SCHED: mbatchd has as many dispatches under way as it allows
+    /// (lsf.conf `LSB_MAX_JOB_DISPATCH_PER_SESSION`).
+    pub const DELAY_SCHED: u32 = 13;
     pub const SWITCHED: u32 = 14;
     pub const REQUEUED: u32 = 23;
     /// Basalt's (MultiCluster, seed 004): the job was forwarded to a remote cluster and
@@ -366,6 +369,7 @@ pub fn pend_reason_text(code: u32) -> String {
         5 => "Migrating job is waiting for rescheduling",
         6 => "The job's pre-exec command exited with non-zero status",
         12 => "Unable to restart job from checkpoint",
+        13 => "The schedule of the job is postponed for a while",
         14 => "Waiting for re-scheduling after switching queue",
         19 => "Waiting for re-scheduling after parameters have been changed",
         23 => "The job has been requeued",

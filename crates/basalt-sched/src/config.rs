@@ -58,6 +58,9 @@ pub struct SchedConfig {
     /// Seconds between sbatchd hellos ([`hello_interval`]); a host is unreach after 3
     /// missed ones.
     pub hello_interval_secs: u32,
+    /// lsf.conf `LSB_MAX_JOB_DISPATCH_PER_SESSION`: the most start orders under way at
+    /// once (sent, not answered); a pass places no job past it (PEND_JOB_DELAY_SCHED).
+    pub max_dispatch_in_flight: usize,
     /// Basalt's `BASALT_HOST_LOST_GRACE` (lsb.params, seconds, default
     /// [`DEFAULT_HOST_LOST_GRACE`]): how long a host stays `unreach` before mbatchd gives
     /// up on the jobs it runs — rerunnable ones are requeued, the others end EXIT.
@@ -887,6 +890,8 @@ impl SchedConfig {
             max_jobid: p.max_jobid,
             max_job_array_size: p.max_job_array_size.max(1),
             hello_interval_secs: hello,
+            max_dispatch_in_flight: usize::try_from(c.lsf_conf.max_job_dispatch())
+                .unwrap_or(usize::MAX),
             host_lost_grace_secs: grace,
             requeue_delay_secs: requeue_delay,
             queues,

@@ -442,6 +442,9 @@ pub struct Sched {
     /// Dispatches sent in this term whose answer has not come yet (not logged: a
     /// restarted mbatchd has none in flight).
     in_flight: BTreeSet<(JobKey, u32)>,
+    /// A pass stopped placing jobs at the bound on start orders under way
+    /// ([`SchedConfig::max_dispatch_in_flight`]): the next answer makes a pass due.
+    dispatch_capped: bool,
     /// Accepted jobs a host's sbatchd left out of its hellos, and how many times in a row.
     missing: BTreeMap<JobKey, u32>,
     /// Jobs whose state mbatchd changed and logged itself as it ordered sbatchd to
@@ -591,6 +594,7 @@ impl Sched {
             mbd_start: None,
             num_remove_jobs: 0,
             in_flight: BTreeSet::new(),
+            dispatch_capped: false,
             missing: BTreeMap::new(),
             awaiting: BTreeMap::new(),
             ssusp_since: BTreeMap::new(),

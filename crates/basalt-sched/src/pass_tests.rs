@@ -166,3 +166,47 @@ fn a_closed_host_with_idle_slots_does_not_keep_the_pass_going() {
     assert_eq!(on(&s, "hostA").len(), 2);
     assert!(Arc::ptr_eq(&before, &reasons(&s, far)), "far job visited");
 }
+
+fn dispatched(effects: &[Effect]) -> Vec<JobKey> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Dispatch { key, .. } => Some(*key),
+            _ => None,
+        })
+        .collect()
+}
+
+/// lsf.conf `LSB_MAX_JOB_DISPATCH_PER_SESSION`: no more start orders under way at once
+/// than it says (a pass that placed 40,000 jobs on 10,000 hollow hosts at once sent
+/// 40,000 orders, most of which timed out); the others wait with LSF's
+/// PEND_JOB_DELAY_SCHED, and an answer makes the next pass place more.
+#[test]
+fn start_orders_under_way_stay_within_lsb_max_job_dispatch_per_session() {
+    let mut c = crate::tests::cfg();
+    c.max_dispatch_in_flight = 2;
+    let mut s = crate::tests::up_with(c);
+    for i in 0..6 {
+        s.submit(T0, &alice(), cmd(&format!("job {i}")))
+            .expect("submit");
+    }
+    s.schedule(T0);
+    // Four slots are free; two orders go out.
+    assert_eq!(dispatched(&s.take_effects()), vec![(1, 0), (2, 0)]);
+    let r = reasons(&s, (3, 0));
+    assert_eq!(
+        r.keys().copied().collect::<Vec<_>>(),
+        vec![basalt_core::job::pend::DELAY_SCHED],
+        "{r:?}"
+    );
+    assert!(!s.needs_pass());
+    // Job 1's order is answered: one more may go.
+    s.dispatch_accepted(T0 + 10, (1, 0), 1, 100, 100);
+    assert!(s.needs_pass());
+    s.schedule(T0 + 10);
+    assert_eq!(dispatched(&s.take_effects()), vec![(3, 0)]);
+    // Job 2's order fails (host unreachable): it pends again, and the next pass sends two.
+    let host = s.jobs[&(2, 0)].hosts[0].clone();
+    s.dispatch_failed(T0 + 20, (2, 0), 1, &host);
+    assert!(s.needs_pass());
+}

@@ -70,7 +70,7 @@ impl Sched {
     /// (back to PEND), and a host that stays silent is handled as a lost host. Requeueing
     /// at once could run the job twice.
     pub fn dispatch_uncertain(&mut self, key: JobKey, attempt: u32, host: &str) {
-        self.in_flight.remove(&(key, attempt));
+        self.dispatch_answered(key, attempt);
         if let Some(h) = self.host_mut(host) {
             h.sbd_failed = true;
         }
@@ -235,7 +235,7 @@ impl Sched {
     /// A dispatch could not be delivered: the host is unreachable, the job goes back to
     /// pending.
     pub fn dispatch_failed(&mut self, now: Millis, key: JobKey, attempt: u32, host: &str) {
-        self.in_flight.remove(&(key, attempt));
+        self.dispatch_answered(key, attempt);
         if let Some(h) = self.host_mut(host) {
             h.sbd_failed = true;
         }
@@ -340,7 +340,7 @@ impl Sched {
     /// sbatchd answered the dispatch with a refusal (the user does not exist there, the
     /// job file is unreadable, ...): the job exits (EXIT_INIT_ENVIRON).
     pub fn start_failed(&mut self, now: Millis, key: JobKey, attempt: u32) {
-        self.in_flight.remove(&(key, attempt));
+        self.dispatch_answered(key, attempt);
         let Some(j) = self.jobs.get(&key) else {
             return;
         };
@@ -367,7 +367,7 @@ impl Sched {
         pid: u32,
         pgid: u32,
     ) {
-        self.in_flight.remove(&(key, attempt));
+        self.dispatch_answered(key, attempt);
         let Some(j) = self.jobs.get(&key) else {
             return;
         };

@@ -114,6 +114,7 @@ pub(crate) fn cfg() -> SchedConfig {
         max_jobid: 999_999,
         max_job_array_size: 1000,
         hello_interval_secs: 5,
+        max_dispatch_in_flight: 3000,
         host_lost_grace_secs: 60,
         requeue_delay_secs: 10,
         queues: vec![queue("normal", 30), queue("high", 40)],

@@ -372,15 +372,17 @@ impl Sched {
                     None => break,
                 },
                 // (Slots reserved for a job with a known start can still take a
-                // backfill job.)
+                // backfill job.) Nor when as many start orders are under way as allowed.
                 None if !full
-                    && fullness.free == 0
-                    && !resv.may_take_backfill()
-                    && !pp.as_ref().is_some_and(|p| {
-                        p.may_preempt(queue_order.get(walk.queue..).unwrap_or(&[]))
-                    }) =>
+                    && (self.dispatch_full()
+                        || fullness.free == 0
+                            && !resv.may_take_backfill()
+                            && !pp.as_ref().is_some_and(|p| {
+                                p.may_preempt(queue_order.get(walk.queue..).unwrap_or(&[]))
+                            })) =>
                 {
                     self.cut_short = true;
+                    self.dispatch_capped |= self.dispatch_full();
                     let recs = self.fresh_recs(&fresh, &visited, &name_rank);
                     rest = Some(recs.into_iter());
                     continue;
@@ -471,6 +473,8 @@ impl Sched {
                     > l
             }) {
                 Some(pend::QUEUE_USER_LIMIT)
+            } else if self.dispatch_full() {
+                Some(pend::DELAY_SCHED)
             } else if with_limits {
                 // Within the limits with one of its alternatives at least.
                 let alts: &[select::Reserve] = if limit_amounts && !multi {
@@ -499,6 +503,9 @@ impl Sched {
                 None
             };
             if let Some(code) = early {
+                if code == pend::DELAY_SCHED {
+                    self.dispatch_capped = true;
+                }
                 assign.push((key, Arc::new(BTreeMap::from([(code, Vec::new())]))));
                 continue;
             }

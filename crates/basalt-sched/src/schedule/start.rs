@@ -9,6 +9,22 @@ impl Sched {
         self.dirty
     }
 
+    /// Are as many start orders under way as lsf.conf allows
+    /// (`LSB_MAX_JOB_DISPATCH_PER_SESSION`)? A pass then places no job.
+    pub(crate) fn dispatch_full(&self) -> bool {
+        self.in_flight.len() >= self.cfg.max_dispatch_in_flight
+    }
+
+    /// A start order's answer came (or it failed): one fewer under way; a pass that
+    /// stopped at the bound is due again.
+    pub(crate) fn dispatch_answered(&mut self, key: JobKey, attempt: u32) {
+        self.in_flight.remove(&(key, attempt));
+        if self.dispatch_capped && !self.dispatch_full() {
+            self.dispatch_capped = false;
+            self.dirty = true;
+        }
+    }
+
     pub(crate) fn start_job(&mut self, now: Millis, key: JobKey, alloc: Vec<String>) {
         let idx: Vec<usize> = alloc.iter().filter_map(|h| self.host_idx(h)).collect();
         self.start_job_at(now, key, alloc, &idx, String::new());
