@@ -363,7 +363,6 @@ fn submit(src: &mut Src) -> pb::SubmitRequest {
         ..Default::default()
     };
     pb::SubmitRequest {
-        protocol: Some(basalt_proto::PROTOCOL),
         job: Some(job),
         submit_token: if src.bool() {
             String::new()
@@ -455,7 +454,6 @@ pub fn ops(data: &[u8], max: usize) -> Vec<Op> {
                 Op::Modify(
                     admin,
                     Box::new(pb::ModifyRequest {
-                        protocol: Some(basalt_proto::PROTOCOL),
                         job: src.ids().pop(),
                         values: submit(&mut src).job,
                         set,

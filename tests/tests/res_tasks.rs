@@ -99,7 +99,6 @@ fn run_with_credential(
             .await?;
         let start = TaskInput {
             what: Some(task_input::What::Start(TaskStart {
-                protocol: Some(basalt_proto::PROTOCOL),
                 argv: vec!["true".into()],
                 env: vec!["PATH=/usr/bin:/bin".into()],
                 cwd: "/tmp".into(),

@@ -202,7 +202,6 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
         )?;
         // A submission that claims hostB is the credential's user's, from hostA.
         let submit = pb::SubmitRequest {
-            protocol: Some(basalt_proto::PROTOCOL),
             job: Some(pb::JobSubmission {
                 command: "true".into(),
                 cwd: "/tmp".into(),
@@ -267,7 +266,6 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
         );
         let hostb = basalt_runtime::daemon_auth(&cfg, "hostB", keys.clone());
         let beat = basalt_proto::lim::HeartbeatRequest {
-            protocol: Some(basalt_proto::PROTOCOL),
             host: "hostB".into(),
             ..Default::default()
         };
@@ -299,7 +297,6 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
             raw_channel(sbd, Some(host_a)).await?,
         );
         let start = basalt_proto::sbatchd::StartJobRequest {
-            protocol: Some(basalt_proto::PROTOCOL),
             epoch: u64::MAX,
             job: Some(Default::default()),
             tag: 0,
@@ -321,7 +318,6 @@ fn requests_without_a_valid_credential_are_refused() -> Result<()> {
             "StartStream with a user's credential",
             sb.start_stream(with_cred(
                 tokio_stream::iter(vec![basalt_proto::sbatchd::StartJobRequest {
-                    protocol: Some(basalt_proto::PROTOCOL),
                     epoch: u64::MAX,
                     job: Some(Default::default()),
                     tag: 1,

@@ -146,7 +146,6 @@ unsafe fn request(r: &ffi::submit, job: i64) -> Result<ModifyRequest, Fail> {
         ..Default::default()
     };
     Ok(ModifyRequest {
-        protocol: Some(basalt_proto::PROTOCOL),
         job: Some(job_ref(job)),
         values: Some(basalt_cli::batch::bsub::build(&opts, &cmd, &who)),
         set,

@@ -261,7 +261,6 @@ fn submit_job(r: &ffi::submit) -> Result<(u64, String), Fail> {
     let token = basalt_cli::batch::bsub::chosen_or_new_token()
         .map_err(|e| Fail::batch(LSBE_SYS_CALL, e))?;
     let req = basalt_proto::mbatchd::SubmitRequest {
-        protocol: Some(basalt_proto::PROTOCOL),
         job: Some(job),
         submit_token: token,
     };

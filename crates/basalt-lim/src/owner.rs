@@ -258,7 +258,6 @@ impl Owner {
                     self.s.metrics.heartbeats_sent.inc();
                     let tx = self.tx.clone();
                     let req = basalt_proto::lim::HeartbeatRequest {
-                        protocol: Some(basalt_proto::PROTOCOL),
                         host: self.s.me.clone(),
                         info: Some(basalt_proto::host_info_to_wire(&info)),
                         load: basalt_proto::load_to_wire(&load),
@@ -283,7 +282,6 @@ impl Owner {
                         };
                         let tx = self.tx.clone();
                         let req = basalt_proto::lim::AnnounceRequest {
-                            protocol: Some(basalt_proto::PROTOCOL),
                             master: self.s.me.clone(),
                             epoch,
                         };
@@ -345,10 +343,7 @@ impl Owner {
                                 let Some(mut client) = client else {
                                     return (host, None);
                                 };
-                                let req = basalt_proto::lim::ProbeRequest {
-                                    protocol: Some(basalt_proto::PROTOCOL),
-                                    from: me,
-                                };
+                                let req = basalt_proto::lim::ProbeRequest { from: me };
                                 // An application-level health call with a deadline,
                                 // answered by the owner task: a hung LIM whose socket
                                 // still accepts connections does not answer it.

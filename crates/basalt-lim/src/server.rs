@@ -42,19 +42,6 @@ impl LimService {
     }
 }
 
-fn check_protocol(p: Option<&basalt_proto::common::ProtocolVersion>) -> Result<(), Status> {
-    if basalt_proto::compatible(p) {
-        Ok(())
-    } else {
-        Err(Status::failed_precondition(format!(
-            "incompatible protocol version {:?}; this LIM speaks {}.{}",
-            p.map(|p| (p.major, p.minor)),
-            basalt_proto::PROTOCOL.major,
-            basalt_proto::PROTOCOL.minor
-        )))
-    }
-}
-
 /// What LIMs ask each other (daemon credentials only).
 #[tonic::async_trait]
 impl LimPeer for LimService {
@@ -64,7 +51,6 @@ impl LimPeer for LimService {
     ) -> Result<Response<pb::HeartbeatReply>, Status> {
         self.check_lim(&request, &request.get_ref().host).await?;
         let r = request.into_inner();
-        check_protocol(r.protocol.as_ref())?;
         let info = r
             .info
             .as_ref()
@@ -93,7 +79,6 @@ impl LimPeer for LimService {
     ) -> Result<Response<pb::AnnounceReply>, Status> {
         self.check_lim(&request, &request.get_ref().master).await?;
         let r = request.into_inner();
-        check_protocol(r.protocol.as_ref())?;
         let reply = self
             .ask(|reply| Msg::Announce {
                 from: r.master,
@@ -114,7 +99,6 @@ impl LimPeer for LimService {
     ) -> Result<Response<pb::ProbeReply>, Status> {
         self.check_lim(&request, &request.get_ref().from).await?;
         let r = request.into_inner();
-        check_protocol(r.protocol.as_ref())?;
         let reply = self
             .ask(|reply| Msg::Probe {
                 from: r.from,

@@ -508,7 +508,6 @@ impl OwnerState {
                         }
                     };
                     let req = sbpb::SignalJobRequest {
-                        protocol: Some(basalt_proto::PROTOCOL),
                         epoch: self.sched.epoch(),
                         job_id: key.0,
                         idx: key.1,
@@ -666,7 +665,6 @@ async fn dispatch(
 ) -> Result<(u32, u32), DispatchError> {
     spec.job_file = job_file;
     let mut req = sbpb::StartJobRequest {
-        protocol: Some(basalt_proto::PROTOCOL),
         epoch,
         job: Some(spec),
         tag: 0,

@@ -171,16 +171,6 @@ fn bounded_filter(user: &str, queue: &str, host: &str, job_name: &str) -> Result
     bounded("the job name", job_name, bounds::MAX_JOB_NAME)
 }
 
-fn check_protocol(p: Option<&basalt_proto::common::ProtocolVersion>) -> Result<(), Status> {
-    if p.is_none() || basalt_proto::compatible(p) {
-        Ok(())
-    } else {
-        Err(Status::failed_precondition(
-            "incompatible protocol version; upgrade the commands or daemons",
-        ))
-    }
-}
-
 fn keys(ids: &[pb::JobRef]) -> JobIds {
     ids.iter().map(basalt_wire::key_of).collect()
 }
@@ -315,7 +305,6 @@ impl Mbatchd for MbatchdService {
             return Err(Status::permission_denied(basalt_auth::PERMISSION_DENIED));
         }
         let req = request.into_inner();
-        check_protocol(req.protocol.as_ref())?;
         let job = req
             .job
             .ok_or_else(|| Status::invalid_argument("No job specification"))?;
@@ -448,7 +437,6 @@ impl Mbatchd for MbatchdService {
     ) -> Result<Response<pb::JobCtlReply>, Status> {
         let caller = self.caller(&request).await?;
         let req = request.into_inner();
-        check_protocol(req.protocol.as_ref())?;
         let Some(job) = req.job.as_ref() else {
             return Err(Status::invalid_argument("No job specified"));
         };
@@ -755,7 +743,6 @@ impl MbatchdPeer for MbatchdService {
         self.check_sbatchd(&request, &request.get_ref().host)
             .await?;
         let req = request.into_inner();
-        check_protocol(req.protocol.as_ref())?;
         let jobs: Vec<basalt_sched::HostJob> = req
             .jobs
             .iter()

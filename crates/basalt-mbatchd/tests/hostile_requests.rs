@@ -13,7 +13,6 @@ use hostile::{Op, Target};
 
 fn submission(depend: &str, job_name: &str) -> pb::SubmitRequest {
     pb::SubmitRequest {
-        protocol: Some(basalt_proto::PROTOCOL),
         submit_token: String::new(),
         job: Some(pb::JobSubmission {
             command: "true".into(),

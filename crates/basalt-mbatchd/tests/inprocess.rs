@@ -156,7 +156,6 @@ async fn arrays_and_dependencies_through_grpc() -> anyhow::Result<()> {
         &daemon_auth(&config),
     )?;
     let bad = pb::JobReport {
-        protocol: Some(basalt_proto::PROTOCOL),
         host: "hostA".into(),
         id: Some(one),
         attempt: 1,
@@ -354,7 +353,6 @@ async fn submit_dispatch_finish_kill_and_replay() -> anyhow::Result<()> {
     } = setup("mbd-inproc").await?;
 
     let submit = |command: &str, queue: &str| pb::SubmitRequest {
-        protocol: Some(basalt_proto::PROTOCOL),
         submit_token: String::new(),
         job: Some(pb::JobSubmission {
             command: command.into(),

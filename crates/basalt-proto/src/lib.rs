@@ -3,11 +3,14 @@
 //! between wire messages and `basalt-core` types.
 //!
 //! Inputs: the `.proto` files. Outputs: the `basalt::<svc>::v1` modules and the
-//! [`PROTOCOL`] version every peer sends.
+//! [`PROTOCOL`] version every peer sends in each request's metadata
+//! ([`PROTOCOL_METADATA`]; no message carries it: the body `protocol` fields requests
+//! had before are reserved).
 //!
 //! The schemas' rules (stated in each `.proto` header): enum value 0 is `*_UNSPECIFIED`
 //! and refused by receivers; removed field numbers are reserved; [`API`] must match the
-//! checked-in `proto/api.lock`; requests outside `PROTOCOL_MIN..=PROTOCOL` are refused;
+//! checked-in `proto/api.lock`; requests outside `PROTOCOL_MIN..=PROTOCOL` are refused
+//! (once, by `basalt_runtime::serve`'s layer, with [`check_protocol_text`]);
 //! each daemon serves a client service and a daemon-only peer service on one port.
 
 #![allow(clippy::all, missing_docs, unreachable_pub)]
@@ -73,7 +76,8 @@ pub const PROTOCOL_MIN: common::ProtocolVersion = common::ProtocolVersion { majo
 
 /// The gRPC metadata key every request carries its sender's protocol version in
 /// (`major.minor`); clients add it with their credential, servers check it before any
-/// handler runs.
+/// handler runs. It is the only place a request carries its version, and that check the
+/// only one.
 pub const PROTOCOL_METADATA: &str = "basalt-protocol";
 
 /// The gRPC metadata of a refusal the client may try again after, in seconds (mbatchd's

@@ -82,7 +82,6 @@ fn the_daemon_runs_a_task_and_returns_its_output_and_status() {
                 .expect("client");
         let start = TaskInput {
             what: Some(task_input::What::Start(TaskStart {
-                protocol: Some(basalt_proto::PROTOCOL),
                 argv: vec![
                     "sh".into(),
                     "-c".into(),

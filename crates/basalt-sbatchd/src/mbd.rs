@@ -292,7 +292,6 @@ pub async fn hello_loop(
                 Vec::new()
             };
             let req = SbdHelloRequest {
-                protocol: Some(basalt_proto::PROTOCOL),
                 host: shared.host.clone(),
                 restarted,
                 jobs,

@@ -43,23 +43,9 @@ impl SbdService {
     }
 }
 
-fn check_protocol(p: Option<&basalt_proto::common::ProtocolVersion>) -> Result<(), Status> {
-    if basalt_proto::compatible(p) {
-        Ok(())
-    } else {
-        Err(Status::failed_precondition(format!(
-            "incompatible protocol version {:?}; this sbatchd speaks {}.{}",
-            p.map(|p| (p.major, p.minor)),
-            basalt_proto::PROTOCOL.major,
-            basalt_proto::PROTOCOL.minor
-        )))
-    }
-}
-
 impl SbdService {
     /// Carry out one start order (StartJob, StartStream): (pid, pgid), or why not.
     async fn start(&self, r: pb::StartJobRequest) -> Result<(u32, u32), Status> {
-        check_protocol(r.protocol.as_ref())?;
         let spec = r
             .job
             .ok_or_else(|| Status::invalid_argument("StartJob without a job"))?;
@@ -154,7 +140,6 @@ impl SbatchdPeer for SbdService {
     ) -> Result<Response<pb::SignalJobReply>, Status> {
         self.auth.verify(&request, Need::Daemon).await?;
         let r = request.into_inner();
-        check_protocol(r.protocol.as_ref())?;
         match pb::SignalAction::try_from(r.action) {
             Ok(pb::SignalAction::Unspecified) => {
                 return Err(Status::invalid_argument(

@@ -15,7 +15,6 @@ impl Harness {
     /// mbatchd's CHKPNT order (bchkpnt [-k] [-f], bmig's with `migrate`).
     async fn chkpnt(&self, job_id: u64, kill: bool, force: bool, migrate: bool) -> bool {
         self.send_signal(spb::SignalJobRequest {
-            protocol: Some(basalt_proto::PROTOCOL),
             epoch: EPOCH,
             job_id,
             idx: 0,

@@ -237,7 +237,6 @@ async fn exit_codes_scripts_and_errors() {
     let found = h
         .peer()
         .signal_job(spb::SignalJobRequest {
-            protocol: Some(basalt_proto::PROTOCOL),
             epoch: EPOCH,
             job_id: 206,
             attempt: 1,
@@ -343,7 +342,6 @@ async fn peek_stop_resume_kill() {
         let e = h
             .peer()
             .signal_job(spb::SignalJobRequest {
-                protocol: Some(basalt_proto::PROTOCOL),
                 epoch: EPOCH,
                 job_id: 301,
                 attempt: 1,
@@ -1118,7 +1116,6 @@ async fn reports_waiting_together_go_in_one_batch_on_one_stream_or_call_or_one_b
 async fn start_orders_on_one_stream_are_answered_by_tag_and_refusals_in_band() {
     let h = Harness::start("sbd-start-stream").await;
     let order = |tag: u64, epoch: u64, job_id: u64| spb::StartJobRequest {
-        protocol: Some(basalt_proto::PROTOCOL),
         epoch,
         job: Some(h.spec(job_id, "true", false, "")),
         tag,
@@ -1309,4 +1306,90 @@ async fn a_job_killed_during_its_pre_execution_ends_exit_130_not_0() {
     );
     assert_eq!(read(&post_out).trim(), "33280");
     assert!(!ran.exists(), "the job's command never ran");
+}
+
+/// Issue 53, item 6: the protocol version is checked once, from the request's metadata
+/// (the server layer); orders whose body carries none (the field is gone) are served by
+/// sbatchd and by the LIM (the unfixed daemons checked a body field again and refused
+/// them: "incompatible protocol version None"), and so is an order of an older mbatchd
+/// that still sets the field (its field 1, now reserved, is skipped).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn orders_without_a_protocol_in_their_body_are_served() {
+    let h = Harness::start("sbd-proto").await;
+    let order = spb::SignalJobRequest {
+        epoch: EPOCH,
+        job_id: 999,
+        idx: 0,
+        attempt: 1,
+        action: SignalAction::Kill as i32,
+        ..Default::default()
+    };
+    let found = h
+        .peer()
+        .signal_job(order)
+        .await
+        .map(|r| r.into_inner().found);
+    assert!(matches!(found, Ok(false)), "{found:?}");
+    let start = h
+        .peer()
+        .start_job(spb::StartJobRequest {
+            epoch: EPOCH,
+            job: Some(h.spec(998, "true", false, "")),
+            ..Default::default()
+        })
+        .await;
+    assert!(start.is_ok(), "{start:?}");
+    h.wait_report(998, ReportKind::Finished).await;
+    let keys = basalt_runtime::cluster_keys(&h.config).expect("cluster key");
+    let auth = basalt_runtime::daemon_auth(&h.config, "hostA", keys);
+    // An mbatchd from before still sends its version in field 1 too: served alike.
+    let addr = basalt_runtime::sbd_addr(&h.config, "hostA").expect("sbd addr");
+    let ch = basalt_runtime::auth_channel(addr, "hostA", DEADLINE, &auth).expect("channel");
+    let mut grpc = tonic::client::Grpc::new(ch);
+    grpc.ready().await.expect("channel ready");
+    let old: Result<Response<spb::SignalJobReply>, Status> = grpc
+        .unary(
+            Request::new(OldSignalJobRequest {
+                protocol: Some(basalt_proto::PROTOCOL),
+                epoch: EPOCH,
+                job_id: 999,
+                idx: 0,
+                attempt: 1,
+                action: SignalAction::Kill as i32,
+            }),
+            tonic::codegen::http::uri::PathAndQuery::from_static(
+                "/basalt.sbatchd.v1.SbatchdPeer/SignalJob",
+            ),
+            tonic_prost::ProstCodec::default(),
+        )
+        .await;
+    let old = old.map(|r| r.into_inner().found);
+    assert!(matches!(old, Ok(false)), "{old:?}");
+    let mut lim = basalt_runtime::lim_peer_channel(&h.config, "hostA", DEADLINE, &auth)
+        .expect("LIM peer client");
+    let probe = lim
+        .probe(basalt_proto::lim::ProbeRequest {
+            from: "hostA".into(),
+        })
+        .await
+        .map(|r| r.into_inner().host);
+    assert!(matches!(&probe, Ok(host) if host == "hostA"), "{probe:?}");
+}
+
+/// The head of a `SignalJobRequest` as an mbatchd from before issue 53 encoded it: its
+/// protocol version in field 1 (now reserved).
+#[derive(Clone, PartialEq, prost::Message)]
+struct OldSignalJobRequest {
+    #[prost(message, optional, tag = "1")]
+    protocol: Option<basalt_proto::common::ProtocolVersion>,
+    #[prost(uint64, tag = "2")]
+    epoch: u64,
+    #[prost(uint64, tag = "3")]
+    job_id: u64,
+    #[prost(uint32, tag = "4")]
+    idx: u32,
+    #[prost(uint32, tag = "5")]
+    attempt: u32,
+    #[prost(enumeration = "SignalAction", tag = "6")]
+    action: i32,
 }

@@ -230,7 +230,6 @@ async fn submit_answered(
 ) -> Result<u64> {
     use basalt_cli::batch::bsub::{Attempt, CALL_TIMEOUT, Limits, Outcome, submit_loop};
     let req = SubmitRequest {
-        protocol: Some(basalt_proto::PROTOCOL),
         job: Some(job.clone()),
         submit_token: token,
     };

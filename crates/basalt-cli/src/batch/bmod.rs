@@ -263,7 +263,6 @@ pub fn request(a: &BmodArgs, who: &Submitter) -> Result<ModifyRequest, String> {
     };
     let values = bsub::build(&a.opts, &cmd, who);
     Ok(ModifyRequest {
-        protocol: Some(basalt_proto::PROTOCOL),
         job: refs.pop(),
         values: Some(values),
         set: a.set.clone(),

@@ -177,7 +177,6 @@ pub fn main(args: Vec<String>) -> ExitCode {
     };
     super::run(async move {
         let req = SubmitRequest {
-            protocol: Some(basalt_proto::PROTOCOL),
             job: Some(job),
             submit_token: token,
         };

@@ -357,7 +357,6 @@ async fn run_started(
 /// The first message of a task's `Run` stream.
 fn task_start(argv: &[String], setup: &TaskSetup) -> task_input::What {
     task_input::What::Start(TaskStart {
-        protocol: Some(basalt_proto::PROTOCOL),
         argv: argv.to_vec(),
         env: setup.env.clone(),
         cwd: setup.cwd.clone(),
@@ -402,7 +401,6 @@ pub async fn attach_job(
     pty: Option<(u32, u32)>,
 ) -> Result<u32, String> {
     let attach = task_input::What::Attach(AttachJob {
-        protocol: Some(basalt_proto::PROTOCOL),
         job_id,
         idx,
         rows: pty.map_or(0, |p| p.0),

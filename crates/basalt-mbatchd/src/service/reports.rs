@@ -1,9 +1,9 @@
-//! sbatchd's job reports as the peer service takes them: checked (bounds, protocol, the
-//! reporting host's identity), handed to the owner thread in batches, and answered with
+//! sbatchd's job reports as the peer service takes them: checked (bounds, the reporting
+//! host's identity; the protocol version was checked once, from the call's metadata, by
+//! the server layer), handed to the owner thread in batches, and answered with
 //! the owner's acknowledgements — per call (`ReportJob`, `ReportJobs`) or on the
 //! long-lived `ReportStream`.
 
-use super::check_protocol;
 use crate::msg::Msg;
 use crate::owner::Owner;
 use basalt_proto::mbatchd as pb;
@@ -150,10 +150,9 @@ async fn next_answer(
     Ok(pb::ReportAcks { acks })
 }
 
-/// A report as the core takes it. One of another protocol, without a job or of
-/// unspecified (or unknown) kind is refused, not acknowledged as if it had been applied.
+/// A report as the core takes it. One without a job or of unspecified (or unknown) kind
+/// is refused, not acknowledged as if it had been applied.
 pub(super) fn checked_report(req: &pb::JobReport) -> Result<basalt_sched::Report, Status> {
-    check_protocol(req.protocol.as_ref())?;
     basalt_wire::report(req).ok_or_else(|| {
         Status::invalid_argument(format!(
             "job report without a job id or of unspecified kind {}",

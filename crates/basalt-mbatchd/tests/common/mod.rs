@@ -99,7 +99,6 @@ impl FakeSbd {
     fn report(&self, mut r: pb::JobReport) {
         let config = self.config.clone();
         tokio::spawn(async move {
-            r.protocol = Some(basalt_proto::PROTOCOL);
             r.host = "hostA".into();
             for _ in 0..100 {
                 if let Ok(mut c) = basalt_runtime::mbatchd_peer_channel(
@@ -355,7 +354,6 @@ pub async fn setup_with(
             ) {
                 let _ = c
                     .sbd_hello(pb::SbdHelloRequest {
-                        protocol: Some(basalt_proto::PROTOCOL),
                         host: "hostA".into(),
                         jobs,
                         ..Default::default()
@@ -387,7 +385,6 @@ pub async fn setup_with(
 
 pub fn submission(command: &str, job_name: &str, depend_cond: &str) -> pb::SubmitRequest {
     pb::SubmitRequest {
-        protocol: Some(basalt_proto::PROTOCOL),
         submit_token: String::new(),
         job: Some(pb::JobSubmission {
             command: command.into(),

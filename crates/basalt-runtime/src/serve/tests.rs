@@ -4,7 +4,7 @@
 use super::*;
 use basalt_auth::key::KeySource;
 use basalt_auth::{Authenticator, Identity, Kind, Need};
-use basalt_proto::lim::{self as pb, lim_client::LimClient, lim_server};
+use basalt_proto::lim::{self as pb, lim_client::LimClient, lim_peer_server, lim_server};
 use std::os::unix::fs::PermissionsExt;
 use std::sync::atomic::AtomicUsize;
 use tokio::io::AsyncReadExt;
@@ -36,6 +36,48 @@ impl lim_server::Lim for Fake {
             tokio::time::sleep(Duration::from_millis(800)).await;
         }
         Ok(tonic::Response::new(pb::HostsReply::default()))
+    }
+}
+
+/// What LIMs ask each other, answered with what the request said (so a test sees how the
+/// daemon decoded it).
+#[tonic::async_trait]
+impl lim_peer_server::LimPeer for Fake {
+    async fn heartbeat(
+        &self,
+        request: tonic::Request<pb::HeartbeatRequest>,
+    ) -> Result<tonic::Response<pb::HeartbeatReply>, tonic::Status> {
+        self.verifier.verify(&request, Need::Daemon).await?;
+        let r = request.into_inner();
+        Ok(tonic::Response::new(pb::HeartbeatReply {
+            accepted: r.locked && r.info.is_some_and(|i| i.name == r.host),
+            master: r.host,
+            epoch: r.load.len() as u64,
+        }))
+    }
+
+    async fn announce(
+        &self,
+        request: tonic::Request<pb::AnnounceRequest>,
+    ) -> Result<tonic::Response<pb::AnnounceReply>, tonic::Status> {
+        self.verifier.verify(&request, Need::Daemon).await?;
+        let r = request.into_inner();
+        Ok(tonic::Response::new(pb::AnnounceReply {
+            accepted: true,
+            master: r.master,
+            epoch: r.epoch,
+        }))
+    }
+
+    async fn probe(
+        &self,
+        request: tonic::Request<pb::ProbeRequest>,
+    ) -> Result<tonic::Response<pb::ProbeReply>, tonic::Status> {
+        self.verifier.verify(&request, Need::Daemon).await?;
+        Ok(tonic::Response::new(pb::ProbeReply {
+            host: request.into_inner().from,
+            ..Default::default()
+        }))
     }
 }
 
@@ -76,10 +118,15 @@ async fn start(limits: ServeLimits) -> Setup {
     let serving = Serving::new(verifier.clone(), limits, Some(Allowed::hosts(table)));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let router = serving.builder().add_service(
-        lim_server::LimServer::new(Fake { verifier })
+    let router = serving
+        .builder()
+        .add_service(
+            lim_server::LimServer::new(Fake {
+                verifier: verifier.clone(),
+            })
             .max_decoding_message_size(crate::MAX_MESSAGE_BYTES),
-    );
+        )
+        .add_service(lim_peer_server::LimPeerServer::new(Fake { verifier }));
     let s = serving.clone();
     tokio::spawn(async move { s.serve(router, listener, std::future::pending()).await });
     Setup {
@@ -155,7 +202,8 @@ fn counted_body(total: usize, taken: Arc<AtomicUsize>) -> Body {
     Body::new(http_body_util::StreamBody::new(tokio_stream::iter(frames)))
 }
 
-/// Send `body` to `path` with `headers` on a plain channel from `ip`; the grpc-status.
+/// Send `body` to `path` with `headers` on a plain channel from `ip`; the grpc-status
+/// (of a refusal, or in the trailers of an answer).
 async fn raw_request(
     s: &Setup,
     ip: &str,
@@ -183,10 +231,21 @@ async fn raw_request(
         .await
         .ok()?
         .ok()?;
-    resp.headers()
-        .get("grpc-status")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok())
+    let status = |h: &http::HeaderMap| {
+        h.get("grpc-status")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+    };
+    if let Some(code) = status(resp.headers()) {
+        return Some(code);
+    }
+    // Answered: the status comes in the trailers, after the reply.
+    use http_body_util::BodyExt;
+    let body = tokio::time::timeout(Duration::from_secs(20), resp.into_body().collect())
+        .await
+        .ok()?
+        .ok()?;
+    body.trailers().and_then(status)
 }
 
 /// Issue 49, item 6: a request without a credential is refused from its metadata,
@@ -349,4 +408,192 @@ async fn idle_and_half_open_connections_are_closed() {
     // The client connects again on its next request.
     let r = c.cluster_info(pb::ClusterInfoRequest {}).await;
     assert!(r.is_ok(), "{r:?}");
+}
+
+/// A gRPC message body: the five-byte frame header, then `msg` encoded.
+fn framed(msg: &impl prost::Message) -> Bytes {
+    let encoded = msg.encode_to_vec();
+    let mut b = bytes::BytesMut::new();
+    b.extend_from_slice(&[0]);
+    b.extend_from_slice(&(encoded.len() as u32).to_be_bytes());
+    b.extend_from_slice(&encoded);
+    b.freeze()
+}
+
+/// Issue 53, item 6: the protocol version is checked once, in the layer, from the
+/// request's metadata: a request with a good credential but a version outside
+/// `PROTOCOL_MIN..=PROTOCOL` (or none) is refused before its handler runs; the same
+/// request with this build's version is served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_of_an_incompatible_protocol_version_is_refused() {
+    let s = start(limits()).await;
+    let path = "/basalt.lim.v1.Lim/ClusterInfo";
+    let body = framed(&pb::ClusterInfoRequest {});
+    let auth = s.auth("hostB", "127.0.0.2").towards("hostA");
+    let too_new = format!(
+        "{}.{}",
+        basalt_proto::PROTOCOL.major + 1,
+        basalt_proto::PROTOCOL.minor
+    );
+    let versions = [
+        Some(basalt_proto::protocol_text()),
+        Some("2.0".to_owned()),
+        Some(too_new),
+        Some("garbage".to_owned()),
+        None,
+    ];
+    let mut codes = Vec::new();
+    for version in versions {
+        let mut md = MetadataMap::new();
+        auth.stamp(&mut md, path, Some(&body)).unwrap();
+        match &version {
+            Some(v) => {
+                md.insert(basalt_proto::PROTOCOL_METADATA, v.parse().unwrap());
+            }
+            None => {
+                md.remove(basalt_proto::PROTOCOL_METADATA);
+            }
+        }
+        let code = raw_request(
+            &s,
+            "127.0.0.2",
+            path,
+            Some(md),
+            Body::new(http_body_util::Full::new(body.clone())),
+        )
+        .await;
+        codes.push((version, code));
+    }
+    let refused = Some(tonic::Code::FailedPrecondition as i32);
+    let want: Vec<Option<i32>> = vec![Some(0), refused, refused, refused, refused];
+    assert_eq!(
+        codes.iter().map(|(_, c)| *c).collect::<Vec<_>>(),
+        want,
+        "{codes:?}"
+    );
+}
+
+/// The body of the LIM peer requests of a protocol 3.0 peer from before issue 53: the
+/// sender's protocol version also in field 1 (since reserved).
+#[derive(Clone, PartialEq, prost::Message)]
+struct OldProbeRequest {
+    #[prost(message, optional, tag = "1")]
+    protocol: Option<basalt_proto::common::ProtocolVersion>,
+    #[prost(string, tag = "2")]
+    from: String,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct OldAnnounceRequest {
+    #[prost(message, optional, tag = "1")]
+    protocol: Option<basalt_proto::common::ProtocolVersion>,
+    #[prost(string, tag = "2")]
+    master: String,
+    #[prost(uint64, tag = "3")]
+    epoch: u64,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct OldHeartbeatRequest {
+    #[prost(message, optional, tag = "1")]
+    protocol: Option<basalt_proto::common::ProtocolVersion>,
+    #[prost(string, tag = "2")]
+    host: String,
+    #[prost(message, optional, tag = "3")]
+    info: Option<basalt_proto::common::HostInfo>,
+    #[prost(message, repeated, tag = "4")]
+    load: Vec<basalt_proto::common::LoadValue>,
+    #[prost(bool, tag = "5")]
+    locked: bool,
+}
+
+/// One unary call of `path` with a hand-made request message, through an authenticated
+/// channel (the credential seals the bytes sent).
+async fn old_call<Req, Rep>(
+    ch: crate::AuthChannel,
+    path: &'static str,
+    req: Req,
+) -> Result<Rep, tonic::Status>
+where
+    Req: prost::Message + Send + Sync + 'static,
+    Rep: prost::Message + Default + Send + Sync + 'static,
+{
+    let mut grpc = tonic::client::Grpc::new(ch);
+    grpc.ready()
+        .await
+        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
+    let codec = tonic_prost::ProstCodec::<Req, Rep>::default();
+    grpc.unary(
+        tonic::Request::new(req),
+        http::uri::PathAndQuery::from_static(path),
+        codec,
+    )
+    .await
+    .map(tonic::Response::into_inner)
+}
+
+/// Issue 53, item 6: a peer that still sends the protocol version in the body (field 1,
+/// now reserved) is served, and the rest of its request is read as it meant it: the
+/// decoder skips the unknown field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_that_sends_the_old_body_protocol_field_is_served() {
+    let s = start(limits()).await;
+    let auth = Authenticator::with_key(
+        s.keys.clone(),
+        basalt_auth::daemon_identity("hostB"),
+        "c",
+        Some("127.0.0.2".parse().unwrap()),
+    );
+    let ch = || crate::auth_channel(s.addr, "hostA", Duration::from_secs(5), &auth).unwrap();
+    let old = Some(basalt_proto::PROTOCOL);
+    let probe: pb::ProbeReply = old_call(
+        ch(),
+        "/basalt.lim.v1.LimPeer/Probe",
+        OldProbeRequest {
+            protocol: old,
+            from: "hostB".into(),
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(probe.host, "hostB");
+    let announce: pb::AnnounceReply = old_call(
+        ch(),
+        "/basalt.lim.v1.LimPeer/Announce",
+        OldAnnounceRequest {
+            protocol: old,
+            master: "hostB".into(),
+            epoch: 7,
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!((announce.master.as_str(), announce.epoch), ("hostB", 7));
+    let heartbeat: pb::HeartbeatReply = old_call(
+        ch(),
+        "/basalt.lim.v1.LimPeer/Heartbeat",
+        OldHeartbeatRequest {
+            protocol: old,
+            host: "hostB".into(),
+            info: Some(basalt_proto::common::HostInfo {
+                name: "hostB".into(),
+                ..Default::default()
+            }),
+            load: vec![basalt_proto::common::LoadValue {
+                name: "r1m".into(),
+                value: 0.5,
+            }],
+            locked: true,
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        (
+            heartbeat.accepted,
+            heartbeat.master.as_str(),
+            heartbeat.epoch
+        ),
+        (true, "hostB", 1)
+    );
 }

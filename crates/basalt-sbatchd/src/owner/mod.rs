@@ -451,7 +451,6 @@ pub fn to_report(host: &str, key: Key, ev: &Event) -> JobReport {
         EventKind::Chkpnt => ReportKind::Chkpnt,
     };
     JobReport {
-        protocol: Some(basalt_proto::PROTOCOL),
         host: host.to_owned(),
         epoch: 0,
         id: Some(job_ref(key.0, key.1)),

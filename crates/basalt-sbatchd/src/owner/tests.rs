@@ -35,7 +35,6 @@ fn events_become_reports() {
     );
     assert_eq!(r.exit_status, 768);
     assert_eq!(r.term_reason, "TERM_OWNER");
-    assert_eq!(r.protocol, Some(basalt_proto::PROTOCOL));
     let plain = to_report(
         "hostA",
         (12, 0, 1),

@@ -401,7 +401,6 @@ impl Harness {
     async fn start_job(&self, epoch: u64, spec: JobSpec) -> Result<(u32, u32), Status> {
         self.peer()
             .start_job(spb::StartJobRequest {
-                protocol: Some(basalt_proto::PROTOCOL),
                 epoch,
                 job: Some(spec),
                 tag: 0,
@@ -425,7 +424,6 @@ impl Harness {
 
     async fn signal(&self, job_id: u64, action: SignalAction, term_reason: &str) -> bool {
         self.send_signal(spb::SignalJobRequest {
-                protocol: Some(basalt_proto::PROTOCOL),
                 epoch: EPOCH,
                 job_id,
                 idx: 0,

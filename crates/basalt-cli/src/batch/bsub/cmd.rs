@@ -201,7 +201,6 @@ pub fn main(args: Vec<String>) -> ExitCode {
     };
     let submitting = async move {
         let req = SubmitRequest {
-            protocol: Some(basalt_proto::PROTOCOL),
             job: Some(job),
             submit_token: token,
         };
