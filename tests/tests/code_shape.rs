@@ -39,7 +39,6 @@ const KNOWN: &[(&str, &str, usize)] = &[
     ("crates/basalt-sched/src/mc_tests.rs", "", 1145),
     ("crates/basalt-sched/src/modify.rs", "apply_to", 151),
     ("crates/basalt-sched/src/preempt_tests.rs", "", 1005),
-    ("crates/basalt-sched/src/schedule/fit.rs", "host_fit", 250),
     (
         "crates/basalt-sched/src/schedule/preempt.rs",
         "try_preempt",

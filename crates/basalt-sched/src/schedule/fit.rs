@@ -258,48 +258,91 @@ impl Sched {
         {
             return Err(pend::RES_REQ);
         }
-        let mut order = [0i64; super::select::ORDER_KEYS];
         // The job's `rusage[]` alternatives this host has enough for (bit 0 alone when
-        // it reserves nothing).
-        let mut fits = 1u64;
-        if let Some(sel) = job.sel {
-            let mut values = super::select::values_of(h);
-            // The Boolean and String shared resources of the instances the host is in.
-            for (name, value) in self.cfg.shared_flags.get(&h.name).into_iter().flatten() {
-                match value {
-                    None => values.booleans.push(name.clone()),
-                    Some(v) => {
-                        values.strings.insert(name.clone(), v.clone());
-                    }
-                }
+        // it reserves nothing), and its place in the job's `order[]`.
+        let (fits, order) = match job.sel {
+            Some(sel) => self.select_fits(job, sel, st, i)?,
+            None => (1u64, [0i64; super::select::ORDER_KEYS]),
+        };
+        let mut free = self.slot_room(job, st, i, reserved)?;
+        let fits = if self.cfg.limits.is_empty() {
+            fits
+        } else {
+            let (within, room) = self.limits_room(job, st, h, fits)?;
+            if let Some(r) = room {
+                free = free.min(r);
             }
-            if let Some(r) = st.reserved.get(i) {
-                super::select::apply_reserved(&mut values, r);
-            }
-            // A shared resource's value on this host: its instance's, less what jobs
-            // reserve of it.
-            for &k in self.host_shared.get(i).map_or(&[][..], |v| v.as_slice()) {
-                let r = &self.cfg.shared[k];
-                match st.shared_value.get(k).copied().flatten() {
-                    Some(v) => {
-                        let taken = st.shared_reserved.get(k).copied().unwrap_or(0.0);
-                        values.numbers.insert(r.name.clone(), v - taken);
-                    }
-                    // Unknown: no host of the instance sees any of it.
-                    None => {
-                        values.numbers.remove(&r.name);
-                    }
-                }
-            }
-            if let Some(code) = sel.refuses(&values, job.local) {
-                return Err(code);
-            }
-            fits = sel.reserve_fits(&values)? & job.within.0;
-            if fits == 0 {
-                return Err(job.within.1);
-            }
-            order = sel.order_key(&values);
+            within
+        };
+        if job.exclusive {
+            free = free.min(job.most);
         }
+        let r15s = (h.load.get("r15s").copied().unwrap_or(0.0) * 100.0) as i64;
+        let pref = match job.asked.as_ref().and_then(|a| a.level(&h.name)) {
+            Some(level) => level,
+            None => job
+                .queue
+                .host_pref
+                .get(&h.name)
+                .copied()
+                .unwrap_or(job.queue.others_pref),
+        };
+        Ok((free, r15s, h.rank, i, order, -pref, fits))
+    }
+
+    /// The `rusage[]` alternatives of the job host `i` has enough for, and the host's
+    /// place in its `order[]`; else why its select or `rusage[]` refuses the host.
+    fn select_fits(
+        &self,
+        job: &JobFit,
+        sel: &super::select::Selects,
+        st: &PassState,
+        i: usize,
+    ) -> Result<(u64, [i64; super::select::ORDER_KEYS]), u32> {
+        let h = &self.hosts[i];
+        let mut values = super::select::values_of(h);
+        // The Boolean and String shared resources of the instances the host is in.
+        for (name, value) in self.cfg.shared_flags.get(&h.name).into_iter().flatten() {
+            match value {
+                None => values.booleans.push(name.clone()),
+                Some(v) => {
+                    values.strings.insert(name.clone(), v.clone());
+                }
+            }
+        }
+        if let Some(r) = st.reserved.get(i) {
+            super::select::apply_reserved(&mut values, r);
+        }
+        // A shared resource's value on this host: its instance's, less what jobs
+        // reserve of it.
+        for &k in self.host_shared.get(i).map_or(&[][..], |v| v.as_slice()) {
+            let r = &self.cfg.shared[k];
+            match st.shared_value.get(k).copied().flatten() {
+                Some(v) => {
+                    let taken = st.shared_reserved.get(k).copied().unwrap_or(0.0);
+                    values.numbers.insert(r.name.clone(), v - taken);
+                }
+                // Unknown: no host of the instance sees any of it.
+                None => {
+                    values.numbers.remove(&r.name);
+                }
+            }
+        }
+        if let Some(code) = sel.refuses(&values, job.local) {
+            return Err(code);
+        }
+        let fits = sel.reserve_fits(&values)? & job.within.0;
+        if fits == 0 {
+            return Err(job.within.1);
+        }
+        Ok((fits, sel.order_key(&values)))
+    }
+
+    /// The slots host `i` has for the job: its free ones within the host's, the user's,
+    /// the user group's and the queue's per-host limits; else the limit that leaves none.
+    fn slot_room(&self, job: &JobFit, st: &PassState, i: usize, reserved: u32) -> Result<u32, u32> {
+        let h = &self.hosts[i];
+        let u = st.used[i];
         let mut free = match h.max_slots() {
             Some(m) => m.saturating_sub(u),
             None => u32::MAX / 4,
@@ -386,73 +429,66 @@ impl Sched {
         if free == 0 {
             return Err(pend::HOST_JOB_LIMIT);
         }
-        if !self.cfg.limits.is_empty() {
-            // Each alternative that fits must also be within the limits; the first left
-            // decides the room.
-            let alts = job.sel.map_or(&[][..], |s| s.reserve.as_slice());
-            let (mut within, mut room, mut why) = (0u64, None, None);
-            for a in 0..alts.len().clamp(1, super::alts::MAX_ALTS) {
-                if fits >> a & 1 == 0 {
-                    continue;
-                }
-                let wants: Vec<(String, f64)> = alts
-                    .get(a)
-                    .map(|r| r.amounts.iter().map(|(n, x, _)| (n.clone(), *x)).collect())
-                    .unwrap_or_default();
-                match st.limits.host_room(
-                    &self.cfg.limits,
-                    &st.limits_open,
-                    &crate::reslimits::Consumer {
-                        user: &job.sub.user,
-                        queue: &job.queue.name,
-                        project: &job.sub.project,
-                        app: job.sub.app(),
-                    },
-                    &h.name,
-                    h.ncpus,
-                    &|name| {
-                        let s = h.lim_static.as_ref()?;
-                        let mb = match name {
-                            "mem" => s.max_mem_mb,
-                            "swp" => s.max_swp_mb,
-                            "tmp" => s.max_tmp_mb,
-                            _ => return None,
-                        };
-                        (mb > 0).then_some(mb as f64)
-                    },
-                    &wants,
-                ) {
-                    Err(code) => {
-                        why.get_or_insert(code);
-                    }
-                    Ok(r) => {
-                        within |= 1 << a;
-                        room.get_or_insert(r);
-                    }
-                }
+        Ok(free)
+    }
+
+    /// Within the resource allocation limits on host `h`: each alternative that fits
+    /// (`fits`) must also be within them; the first left decides the room.
+    fn limits_room(
+        &self,
+        job: &JobFit,
+        st: &PassState,
+        h: &Host,
+        fits: u64,
+    ) -> Result<(u64, Option<u32>), u32> {
+        // Each alternative that fits must also be within the limits; the first left
+        // decides the room.
+        let alts = job.sel.map_or(&[][..], |s| s.reserve.as_slice());
+        let (mut within, mut room, mut why) = (0u64, None, None);
+        for a in 0..alts.len().clamp(1, super::alts::MAX_ALTS) {
+            if fits >> a & 1 == 0 {
+                continue;
             }
-            if let Some(code) = why.filter(|_| within == 0) {
-                return Err(code);
-            }
-            fits = within;
-            if let Some(Some(r)) = room {
-                free = free.min(r);
+            let wants: Vec<(String, f64)> = alts
+                .get(a)
+                .map(|r| r.amounts.iter().map(|(n, x, _)| (n.clone(), *x)).collect())
+                .unwrap_or_default();
+            match st.limits.host_room(
+                &self.cfg.limits,
+                &st.limits_open,
+                &crate::reslimits::Consumer {
+                    user: &job.sub.user,
+                    queue: &job.queue.name,
+                    project: &job.sub.project,
+                    app: job.sub.app(),
+                },
+                &h.name,
+                h.ncpus,
+                &|name| {
+                    let s = h.lim_static.as_ref()?;
+                    let mb = match name {
+                        "mem" => s.max_mem_mb,
+                        "swp" => s.max_swp_mb,
+                        "tmp" => s.max_tmp_mb,
+                        _ => return None,
+                    };
+                    (mb > 0).then_some(mb as f64)
+                },
+                &wants,
+            ) {
+                Err(code) => {
+                    why.get_or_insert(code);
+                }
+                Ok(r) => {
+                    within |= 1 << a;
+                    room.get_or_insert(r);
+                }
             }
         }
-        if job.exclusive {
-            free = free.min(job.most);
+        if let Some(code) = why.filter(|_| within == 0) {
+            return Err(code);
         }
-        let r15s = (h.load.get("r15s").copied().unwrap_or(0.0) * 100.0) as i64;
-        let pref = match job.asked.as_ref().and_then(|a| a.level(&h.name)) {
-            Some(level) => level,
-            None => job
-                .queue
-                .host_pref
-                .get(&h.name)
-                .copied()
-                .unwrap_or(job.queue.others_pref),
-        };
-        Ok((free, r15s, h.rank, i, order, -pref, fits))
+        Ok((within, room.flatten()))
     }
 }
 
