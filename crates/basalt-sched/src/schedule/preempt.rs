@@ -342,70 +342,11 @@ impl Sched {
         {
             return None;
         }
-        let nh = shape.why.len();
-        let usable: Vec<bool> = (0..nh)
-            .map(|i| {
-                shape.cur[i].is_some()
-                    || matches!(
-                        shape.why[i],
-                        Some(
-                            pend::HOST_JOB_LIMIT
-                                | pend::NOT_ENOUGH_SLOTS
-                                | pend::SLOTS_RESERVED
-                                | pend::NONEXCLUSIVE
-                                | pend::HOST_USER_LIMIT
-                                | pend::USER_PROC_LIMIT
-                                | pend::GROUP_PROC_LIMIT
-                                | pend::EXCLUSIVE
-                        )
-                    )
-            })
-            .collect();
         let f = self.cfg.preempt.preempt_for;
-        let load =
-            |i: usize| (self.hosts[i].load.get("r15s").copied().unwrap_or(0.0) * 100.0) as i64;
-        let mut order: Vec<(usize, u32)> = pp
-            .victims
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| !v.taken && v.slots.iter().any(|&i| usable[i]))
-            .filter_map(|(vi, v)| {
-                pp.may[qi]
-                    .iter()
-                    .find(|(b, _)| *b == v.qi)
-                    .map(|(_, pref)| (vi, *pref))
-            })
-            .collect();
+        let order = self.victim_order(now, qi, pp, shape);
         if order.is_empty() {
             return None;
         }
-        order.sort_by_cached_key(|&(vi, pref)| {
-            let v = &pp.victims[vi];
-            let host = v
-                .slots
-                .iter()
-                .copied()
-                .filter(|&i| usable[i])
-                .map(load)
-                .min();
-            let size = if f.optimal_mini_job {
-                u32::MAX - v.slots.len() as u32
-            } else {
-                0
-            };
-            // LSF's order: the preferred queue, the lowest priority, the most recently
-            // started; LEAST_RUN_TIME: the shortest run (wall clock) whatever its queue.
-            let rest = if f.least_run_time {
-                (now - v.start_ms, 0, 0)
-            } else {
-                (
-                    i64::from(u32::MAX - pref),
-                    self.queues[v.qi].priority,
-                    -v.start_ms,
-                )
-            };
-            (size, host, rest, std::cmp::Reverse(v.key))
-        });
         let mut sc = shape.clone();
         let mut chosen: Vec<usize> = Vec::new();
         let mut placed = None;
@@ -489,6 +430,79 @@ impl Sched {
             hosts,
             victims,
         })
+    }
+
+    /// The victims job of queue `qi` may take, in LSF's order (with their queue's
+    /// preference): each holds a slot of a host the job could use but for its slots.
+    fn victim_order(
+        &self,
+        now: Millis,
+        qi: usize,
+        pp: &PassPreempt,
+        shape: &Shape,
+    ) -> Vec<(usize, u32)> {
+        let f = self.cfg.preempt.preempt_for;
+        let nh = shape.why.len();
+        let usable: Vec<bool> = (0..nh)
+            .map(|i| {
+                shape.cur[i].is_some()
+                    || matches!(
+                        shape.why[i],
+                        Some(
+                            pend::HOST_JOB_LIMIT
+                                | pend::NOT_ENOUGH_SLOTS
+                                | pend::SLOTS_RESERVED
+                                | pend::NONEXCLUSIVE
+                                | pend::HOST_USER_LIMIT
+                                | pend::USER_PROC_LIMIT
+                                | pend::GROUP_PROC_LIMIT
+                                | pend::EXCLUSIVE
+                        )
+                    )
+            })
+            .collect();
+        let load =
+            |i: usize| (self.hosts[i].load.get("r15s").copied().unwrap_or(0.0) * 100.0) as i64;
+        let mut order: Vec<(usize, u32)> = pp
+            .victims
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| !v.taken && v.slots.iter().any(|&i| usable[i]))
+            .filter_map(|(vi, v)| {
+                pp.may[qi]
+                    .iter()
+                    .find(|(b, _)| *b == v.qi)
+                    .map(|(_, pref)| (vi, *pref))
+            })
+            .collect();
+        order.sort_by_cached_key(|&(vi, pref)| {
+            let v = &pp.victims[vi];
+            let host = v
+                .slots
+                .iter()
+                .copied()
+                .filter(|&i| usable[i])
+                .map(load)
+                .min();
+            let size = if f.optimal_mini_job {
+                u32::MAX - v.slots.len() as u32
+            } else {
+                0
+            };
+            // LSF's order: the preferred queue, the lowest priority, the most recently
+            // started; LEAST_RUN_TIME: the shortest run (wall clock) whatever its queue.
+            let rest = if f.least_run_time {
+                (now - v.start_ms, 0, 0)
+            } else {
+                (
+                    i64::from(u32::MAX - pref),
+                    self.queues[v.qi].priority,
+                    -v.start_ms,
+                )
+            };
+            (size, host, rest, std::cmp::Reverse(v.key))
+        });
+        order
     }
 
     /// Carry out the victims' part of a [`Plan`] for job `key`: suspend them (logged
