@@ -37,7 +37,6 @@ const KNOWN: &[(&str, &str, usize)] = &[
     ),
     ("crates/basalt-sched/src/logswitch_tests.rs", "step", 171),
     ("crates/basalt-sched/src/mc_tests.rs", "", 1145),
-    ("crates/basalt-sched/src/modify.rs", "apply_to", 151),
     ("crates/basalt-sched/src/preempt_tests.rs", "", 1005),
     ("crates/basalt-sched/src/tests.rs", "", 1893),
     ("crates/basalt-mbatchd/src/dispatch.rs", "", 1145),

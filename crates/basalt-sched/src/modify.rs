@@ -136,10 +136,9 @@ impl Modify {
         rest.is_empty()
     }
 
-    /// The submission `s` with the change made (option bits included). `-J` of an array
-    /// keeps the array's index list; `-J "%k"` of an array changes only its limit.
-    pub fn apply_to(&self, s: &Submission) -> Submission {
-        let mut n = s.clone();
+    /// `-J`: a new name keeps the array's index spec (`name[1-10]%2`); `-Jn` leaves the
+    /// spec alone; a `%limit` alone changes the array's limit.
+    fn apply_job_name(&self, s: &Submission, n: &mut Submission) {
         match &self.job_name {
             Change::Keep => {}
             Change::Set(v) => match array_limit_name(&s.job_name, v) {
@@ -156,6 +155,13 @@ impl Modify {
                 n.options &= !sub::JOB_NAME;
             }
         }
+    }
+
+    /// The submission `s` with the change made (option bits included). `-J` of an array
+    /// keeps the array's index list; `-J "%k"` of an array changes only its limit.
+    pub fn apply_to(&self, s: &Submission) -> Submission {
+        let mut n = s.clone();
+        self.apply_job_name(s, &mut n);
         text(&mut n.queue, &mut n.options, sub::QUEUE, &self.queue);
         match &self.hosts {
             Change::Keep => {}
