@@ -29,6 +29,7 @@ pub use basalt_wire as convert;
 mod dispatch;
 pub mod egroup;
 mod handlers;
+mod inbox;
 pub mod journal;
 mod lim_poller;
 mod mc;
@@ -38,6 +39,7 @@ mod owner;
 #[cfg(test)]
 mod queue_view_tests;
 mod service;
+mod tasks;
 mod views;
 
 use basalt_config::Config;
@@ -375,7 +377,7 @@ async fn serve(
     let nofile = basalt_runtime::serve::raise_open_files(0).unwrap_or(1024);
     let peers = dispatch::Peers::new(dispatch::Peers::budget_for(nofile));
     let to_sbatchds = peers.most_connections();
-    let (tx, rx) = stdmpsc::channel::<Msg>();
+    let (tx, rx) = inbox::inbox(inbox::CLIENT_BOUND);
     let (mc_links, mc_tasks) = mc::start_links(
         &config,
         mc_servers,
@@ -385,6 +387,8 @@ async fn serve(
     );
     let (done_tx, done_rx) = oneshot::channel::<MbdError>();
     let handle = tokio::runtime::Handle::current();
+    let orders = tasks::Spawned::default();
+    let streams = tasks::Spawned::default();
     let health = Arc::new(Health::default());
     let metrics = metrics::MbdMetrics::default();
     let owner_state = OwnerState {
@@ -395,6 +399,7 @@ async fn serve(
         journal,
         tx: tx.clone(),
         rt: handle,
+        orders: orders.clone(),
         started: SystemTime::now(),
         peaks: basalt_sched::Peaks::default(),
         health: health.clone(),
@@ -435,6 +440,7 @@ async fn serve(
     let owner = Owner {
         tx: tx.clone(),
         health,
+        streams: streams.clone(),
     };
     let metrics_server = {
         let owner = owner.clone();
@@ -524,6 +530,20 @@ async fn serve(
     for t in mc_tasks {
         t.abort();
     }
+    // The tracked tasks ([`tasks`]): orders already logged are given a moment to reach
+    // their sbatchds, then ended; the streams are ended now (an sbatchd resends what was
+    // not acknowledged; a paged listing's reader sees it end).
+    streams.abort();
+    let left = orders.wait(tasks::ORDERS_GRACE).await;
+    if left > 0 {
+        warn!(
+            left,
+            "orders to sbatchds still under way after {:?}: ended (the next mbatchd \
+             settles them with the sbatchds' hellos)",
+            tasks::ORDERS_GRACE
+        );
+    }
+    orders.abort();
     let _ = stop_tx.send(());
     // In-flight answers (the `badmin reconfig` that asked for this exit) go out; the
     // sbatchds' long-lived streams would hold a graceful stop for its whole limit, so
