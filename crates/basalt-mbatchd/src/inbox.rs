@@ -1,7 +1,8 @@
 //! The owner thread's inbox: one channel, two ways in.
 //!
 //! * **Requests from clients** (`b*` commands, the C API, anything on the `Mbatchd`
-//!   service) come in through [`Inbox::request`]: at most [`CLIENT_BOUND`] of them wait
+//!   service, whose requests in flight are bounded too: [`crate::admit`]) come in
+//!   through [`Inbox::request`]: at most [`CLIENT_BOUND`] of them wait
 //!   in the channel at once. One past that is not queued: its caller is answered at once
 //!   with `RESOURCE_EXHAUSTED` "mbatchd is busy; try again" and the retry metadata
 //!   ([`busy`]), which bsub, the other commands and the C API honour by sending it again.
@@ -12,9 +13,8 @@
 //!   from an sbatchd (it must be acknowledged), a LIM update, a MultiCluster link's news
 //!   or a request of another cluster's mbatchd, a scrape of `/metrics`, a resignation, a
 //!   shutdown, the next page of a job listing under way. Their number is bounded by what sends them, not by clients: one dispatch
-//!   task per order the owner gave, one poller, one link per remote cluster, each sbatchd's
-//!   report stream with at most its window of unacknowledged batches
-//!   (`REPORT_STREAM_DEPTH`), one hello per host per interval, one page request per
+//!   task per order the owner gave, one poller, one link per remote cluster, the reports
+//!   of each sbatchd's jobs, one hello per host per interval, one page request per
 //!   listing under way.
 //!
 //! Which way a [`Msg`] takes is [`Msg::is_client_request`]'s answer (an exhaustive match: a
@@ -29,13 +29,13 @@ use std::time::Duration;
 
 /// The most client requests waiting in the owner's channel at once.
 ///
-/// The owner takes up to [`TAKE_PER_ITERATION`] messages per iteration; a bound of that
-/// size is emptied by one iteration, so a burst that fits is never refused: the bench's
-/// 64 concurrent clients (`cargo xtask bench --quick`) and the drain never come near it,
-/// and neither does any realistic crowd of commands. What a waiting request costs was
-/// measured with the flood test (`tests/tests/mbatchd_flood.rs`: 500 connections, 200
-/// requests in flight on each): see docs/architecture.md, "The owner's inbox".
-pub(crate) const CLIENT_BOUND: usize = 4096;
+/// Less than the owner takes in one iteration ([`TAKE_PER_ITERATION`]): a full inbox is
+/// emptied by one iteration. Half the requests that may be in flight at once
+/// ([`crate::admit::IN_FLIGHT_BOUND`]): the inbox fills only when the owner falls
+/// behind (a stalled disk, a long pass) while clients keep sending. The bench's 64
+/// concurrent clients (`cargo xtask bench --quick`) and its drain never come near it.
+/// Measurements: [`crate::admit`].
+pub(crate) const CLIENT_BOUND: usize = 1024;
 
 /// The most messages the owner applies in one iteration (one commit).
 pub(crate) const TAKE_PER_ITERATION: usize = 4096;

@@ -26,6 +26,7 @@
 //! clusters), RPCs to sbatchds and to remote clusters' mbatchds, the event log.
 
 pub use basalt_wire as convert;
+mod admit;
 mod dispatch;
 pub mod egroup;
 mod handlers;
@@ -485,7 +486,13 @@ async fn serve(
         // The open files less what the connections to sbatchds may take.
         None => limits.max_conns = limits.max_conns.saturating_sub(to_sbatchds).max(64),
     }
-    let serving = basalt_runtime::serve::Serving::new(verifier.clone(), limits, allowed);
+    // The commands' requests in flight are bounded in number ([`admit`]).
+    let serving = basalt_runtime::serve::Serving::admitting(
+        verifier.clone(),
+        limits,
+        allowed,
+        Some(admit::admission()),
+    );
     let svc = MbatchdService::new(owner, verifier, basalt_auth::root_rex(&config), mc_trust);
     let router = serving
         .builder()
