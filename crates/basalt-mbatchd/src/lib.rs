@@ -11,7 +11,10 @@
 //! tasks that report back as messages). So an acknowledged job is durable, and a burst of
 //! submissions costs one fsync.
 //!
-//! Rooms: `owner` (the owner thread's loop, its state and the handle to it), `msg`
+//! Rooms: `owner` (the owner thread's loop, its state and the handle to it), `inbox`
+//! (the owner's channel: client requests bounded and answered "busy" past the bound,
+//! internal messages always taken), `admit` (the bound on client requests in flight),
+//! `tasks` (per-job and per-stream tasks, waited for or ended at exit), `msg`
 //! (the messages, in domain types), `handlers` (what each message does to the core),
 //! `dispatch` (orders to sbatchds and how their failures are classified),
 //! `lim_poller` (hosts and load from the LIM master), `mc` (MultiCluster job
