@@ -52,6 +52,10 @@ pub(crate) fn busy() -> tonic::Status {
         basalt_proto::RETRY_SECS_METADATA,
         tonic::metadata::MetadataValue::from_static(BUSY_RETRY_SECS),
     );
+    s.metadata_mut().insert(
+        basalt_proto::BUSY_METADATA,
+        tonic::metadata::MetadataValue::from_static("1"),
+    );
     s
 }
 

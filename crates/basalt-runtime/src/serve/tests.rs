@@ -409,3 +409,46 @@ async fn requests_past_the_admission_bound_are_answered_busy_at_once() {
             .is_ok()
     );
 }
+
+fn busy_marked() -> tonic::Status {
+    let mut s = tonic::Status::resource_exhausted("busy");
+    let md = s.metadata_mut();
+    md.insert(basalt_proto::RETRY_SECS_METADATA, "1".parse().unwrap());
+    md.insert(basalt_proto::BUSY_METADATA, "1".parse().unwrap());
+    s
+}
+
+/// Issue 53 item 5: a client made `retrying_when_busy` (the commands', the C API's)
+/// sends a request the daemon was too busy for again, freshly sealed, and is served
+/// once there is room; one that is not hears "busy".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_retrying_when_busy_is_served_once_there_is_room() {
+    let admission = Admission::new("/basalt.lim.v1.Lim/", 1, busy_marked);
+    let s = start_admitting(limits(), Some(admission.clone())).await;
+    let mut slow = s.client("hostB", "127.0.0.2");
+    let first = tokio::spawn(async move {
+        slow.hosts(pb::HostsRequest {
+            hosts: vec!["slow".into()],
+            ..Default::default()
+        })
+        .await
+    });
+    assert!(until(Duration::from_secs(10), || admission.room() == 0).await);
+    let mut plain = s.client("hostC", "127.0.0.3");
+    let busy = plain
+        .cluster_info(pb::ClusterInfoRequest::default())
+        .await
+        .expect_err("no room");
+    assert_eq!(busy.code(), tonic::Code::ResourceExhausted);
+    let auth = s.auth("hostC", "127.0.0.3");
+    let mut patient = LimClient::new(
+        crate::auth_channel(s.addr, "hostA", Duration::from_secs(5), &auth)
+            .unwrap()
+            .retrying_when_busy(Duration::from_secs(30)),
+    );
+    let r = patient
+        .cluster_info(pb::ClusterInfoRequest::default())
+        .await;
+    assert!(r.is_ok(), "{r:?}");
+    assert!(first.await.unwrap().is_ok());
+}
