@@ -26,7 +26,7 @@ const SUBMIT_EVERY: usize = 50;
 /// held until the client reads it), the streams refused "busy" on their way out, and the
 /// 2,000 jobs submitted. Measured: 149 MB of growth (docs/architecture.md, "The owner's
 /// inbox and the requests in flight"). Without the bounds mbatchd held every request of
-/// the flood: 845 MB.
+/// the flood: 845 to 929 MB.
 const RSS_GROWTH_BOUND_KIB: u64 = 256 * 1024;
 
 /// Resident memory of `pid` in KiB.

@@ -11,7 +11,7 @@
 //! replay journal), its answer held until the client's flow-control window lets it out.
 //! Measured with tests/tests/mbatchd_flood.rs (100,000 requests from 500 connections
 //! at once, 200 in flight on each, a debug build; growth of mbatchd's resident size):
-//! unbounded, 845 MB; the inbox bounded alone (never full: the owner kept up), 370 MB —
+//! unbounded, 845 to 929 MB; the inbox bounded alone (never full: the owner kept up), 370 MB —
 //! the requests waited in front of their credential's check; with this bound at 256,
 //! 1,024, 2,048, 4,096 and 16,384 requests: 83, 124, 149, 215 and 414 MB (about 33 KB
 //! for each request in flight, the rest the refused ones' streams).

@@ -14,6 +14,11 @@
 //!   end. The exit *aborts* them at once (the server's graceful stop would otherwise wait
 //!   for the long-lived ones).
 //!
+//! Not in a set, and why: the LIM poller, the MultiCluster links and the `/metrics`
+//! server are one task each, held by their handles and aborted at exit (`lib.rs`); a
+//! start stream to an sbatchd (`dispatch.rs`) ends with the last handle to it — the
+//! orders on it (tracked) and the owner's kept clients (freed with the owner's state).
+//!
 //! A tracked task is dropped at its next poll once its set is aborted; the set counts
 //! its live tasks and wakes whoever waits when the last ends.
 
