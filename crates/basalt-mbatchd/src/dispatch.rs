@@ -424,7 +424,7 @@ impl OwnerState {
                     let epoch = self.sched.epoch();
                     let latency = self.metrics.dispatch_latency.clone();
                     let slots = self.peers.conn_slots();
-                    self.rt.spawn(async move {
+                    self.orders.spawn_on(&self.rt, async move {
                         let result = match (client, job_file) {
                             (_, Err(e)) => Err(e),
                             (Ok((client, proof, stream, opens)), Ok(bytes)) => {
@@ -526,7 +526,7 @@ impl OwnerState {
                     let config = self.config.clone();
                     let auth = self.auth.clone();
                     let slots = self.peers.conn_slots();
-                    self.rt.spawn(async move {
+                    self.orders.spawn_on(&self.rt, async move {
                         let _permit = conn_permit(slots).await;
                         match basalt_runtime::sbatchd_peer_channel(
                             &config,

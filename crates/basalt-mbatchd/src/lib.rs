@@ -11,7 +11,10 @@
 //! tasks that report back as messages). So an acknowledged job is durable, and a burst of
 //! submissions costs one fsync.
 //!
-//! Rooms: `owner` (the owner thread's loop, its state and the handle to it), `msg`
+//! Rooms: `owner` (the owner thread's loop, its state and the handle to it), `inbox`
+//! (the owner's channel: client requests bounded and answered "busy" past the bound,
+//! internal messages always taken), `admit` (the bound on client requests in flight),
+//! `tasks` (per-job and per-stream tasks, waited for or ended at exit), `msg`
 //! (the messages, in domain types), `handlers` (what each message does to the core),
 //! `dispatch` (orders to sbatchds and how their failures are classified),
 //! `lim_poller` (hosts and load from the LIM master), `mc` (MultiCluster job
@@ -26,9 +29,11 @@
 //! clusters), RPCs to sbatchds and to remote clusters' mbatchds, the event log.
 
 pub use basalt_wire as convert;
+mod admit;
 mod dispatch;
 pub mod egroup;
 mod handlers;
+mod inbox;
 pub mod journal;
 mod lim_poller;
 mod mc;
@@ -38,6 +43,7 @@ mod owner;
 #[cfg(test)]
 mod queue_view_tests;
 mod service;
+mod tasks;
 mod views;
 
 use basalt_config::Config;
@@ -375,7 +381,7 @@ async fn serve(
     let nofile = basalt_runtime::serve::raise_open_files(0).unwrap_or(1024);
     let peers = dispatch::Peers::new(dispatch::Peers::budget_for(nofile));
     let to_sbatchds = peers.most_connections();
-    let (tx, rx) = stdmpsc::channel::<Msg>();
+    let (tx, rx) = inbox::inbox(inbox::CLIENT_BOUND);
     let (mc_links, mc_tasks) = mc::start_links(
         &config,
         mc_servers,
@@ -385,6 +391,8 @@ async fn serve(
     );
     let (done_tx, done_rx) = oneshot::channel::<MbdError>();
     let handle = tokio::runtime::Handle::current();
+    let orders = tasks::Spawned::default();
+    let streams = tasks::Spawned::default();
     let health = Arc::new(Health::default());
     let metrics = metrics::MbdMetrics::default();
     let owner_state = OwnerState {
@@ -395,6 +403,7 @@ async fn serve(
         journal,
         tx: tx.clone(),
         rt: handle,
+        orders: orders.clone(),
         started: SystemTime::now(),
         peaks: basalt_sched::Peaks::default(),
         health: health.clone(),
@@ -435,6 +444,7 @@ async fn serve(
     let owner = Owner {
         tx: tx.clone(),
         health,
+        streams: streams.clone(),
     };
     let metrics_server = {
         let owner = owner.clone();
@@ -479,7 +489,13 @@ async fn serve(
         // The open files less what the connections to sbatchds may take.
         None => limits.max_conns = limits.max_conns.saturating_sub(to_sbatchds).max(64),
     }
-    let serving = basalt_runtime::serve::Serving::new(verifier.clone(), limits, allowed);
+    // The commands' requests in flight are bounded in number ([`admit`]).
+    let serving = basalt_runtime::serve::Serving::admitting(
+        verifier.clone(),
+        limits,
+        allowed,
+        Some(admit::admission()),
+    );
     let svc = MbatchdService::new(owner, verifier, basalt_auth::root_rex(&config), mc_trust);
     let router = serving
         .builder()
@@ -524,6 +540,20 @@ async fn serve(
     for t in mc_tasks {
         t.abort();
     }
+    // The tracked tasks ([`tasks`]): orders already logged are given a moment to reach
+    // their sbatchds, then ended; the streams are ended now (an sbatchd resends what was
+    // not acknowledged; a paged listing's reader sees it end).
+    streams.abort();
+    let left = orders.wait(tasks::ORDERS_GRACE).await;
+    if left > 0 {
+        warn!(
+            left,
+            "orders to sbatchds still under way after {:?}: ended (the next mbatchd \
+             settles them with the sbatchds' hellos)",
+            tasks::ORDERS_GRACE
+        );
+    }
+    orders.abort();
     let _ = stop_tx.send(());
     // In-flight answers (the `badmin reconfig` that asked for this exit) go out; the
     // sbatchds' long-lived streams would hold a graceful stop for its whole limit, so

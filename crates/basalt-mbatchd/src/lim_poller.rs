@@ -13,7 +13,6 @@
 use crate::msg::Msg;
 use basalt_config::Config;
 use std::sync::Arc;
-use std::sync::mpsc as stdmpsc;
 use std::time::{Duration, Instant};
 use tracing::{debug, info};
 
@@ -37,7 +36,7 @@ pub(crate) struct LimHost {
 pub(crate) async fn lim_poller(
     config: Arc<Config>,
     me: String,
-    tx: stdmpsc::Sender<Msg>,
+    tx: crate::inbox::Inbox,
     auth: basalt_runtime::Authenticator,
 ) {
     tokio::select! {
@@ -128,7 +127,7 @@ async fn ask_master(
 async fn master_check(
     config: Arc<Config>,
     me: String,
-    tx: stdmpsc::Sender<Msg>,
+    tx: crate::inbox::Inbox,
     auth: basalt_runtime::Authenticator,
 ) {
     let others: Vec<String> = basalt_runtime::lim_contacts(&config)
@@ -175,7 +174,7 @@ async fn master_check(
 async fn hosts_poller(
     config: Arc<Config>,
     me: String,
-    tx: stdmpsc::Sender<Msg>,
+    tx: crate::inbox::Inbox,
     auth: basalt_runtime::Authenticator,
 ) {
     let wait = Duration::from_secs(2);

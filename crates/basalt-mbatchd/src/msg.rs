@@ -242,3 +242,47 @@ pub(crate) enum Msg {
 
 /// The keys of the jobs a query finds, in listing order, and the ids it did not find.
 pub(crate) type JobKeys = (Vec<basalt_sched::JobKey>, Vec<(u64, Option<u32>)>);
+
+impl Msg {
+    /// Whether this is a client's request, which waits for a place in the owner's
+    /// inbox or is answered "busy" ([`crate::inbox`]); every other message is taken
+    /// always: what sbatchds report and say (hello), dispatch outcomes, the LIM, the
+    /// MultiCluster links and the other clusters' requests (each link waits for its
+    /// answer), `/metrics` scrapes, stops, the pages of a listing under way.
+    pub(crate) fn is_client_request(&self) -> bool {
+        match self {
+            Msg::Submit { .. }
+            | Msg::Jobs { .. }
+            | Msg::JobKeys { .. }
+            | Msg::Signal { .. }
+            | Msg::Switch { .. }
+            | Msg::Modify { .. }
+            | Msg::Move { .. }
+            | Msg::Force { .. }
+            | Msg::Queues { .. }
+            | Msg::Hosts { .. }
+            | Msg::Params { .. }
+            | Msg::Limits { .. }
+            | Msg::Apps { .. }
+            | Msg::Clusters { .. }
+            | Msg::HostPartitions { .. }
+            | Msg::Slots { .. }
+            | Msg::Users { .. }
+            | Msg::QueueCtl { .. }
+            | Msg::HostCtl { .. }
+            | Msg::Reconfig { .. } => true,
+            // The next page of a listing under way (its first request, `JobKeys`, took a
+            // place): a listing is not cut off half-way; one page at a time per listing.
+            Msg::JobsPage { .. }
+            | Msg::McLink { .. }
+            | Msg::McIn { .. }
+            | Msg::Metrics { .. }
+            | Msg::Hello { .. }
+            | Msg::Report { .. }
+            | Msg::DispatchDone { .. }
+            | Msg::Lim(_)
+            | Msg::Resign(_)
+            | Msg::Shutdown => false,
+        }
+    }
+}

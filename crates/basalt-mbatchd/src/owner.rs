@@ -8,7 +8,9 @@
 //! fsync) and only then answers the requests. While the log cannot be written it
 //! answers queries only, and rolls back to the durable state.
 
+use crate::inbox::{Inbox, InboxRx, Refused};
 use crate::msg::{Msg, Reply};
+use crate::tasks::Spawned;
 use crate::{MbdError, journal, local_week_minute, now_ms};
 use basalt_config::Config;
 use basalt_sched::{Effect, Event, Sched, SchedConfig};
@@ -46,14 +48,18 @@ impl Health {
 /// A handle gRPC handlers use to reach the owner.
 #[derive(Debug, Clone)]
 pub(crate) struct Owner {
-    pub(crate) tx: stdmpsc::Sender<Msg>,
+    pub(crate) tx: Inbox,
     pub(crate) health: Arc<Health>,
+    /// Report streams and listings in pages ([`crate::tasks`]: aborted at exit).
+    pub(crate) streams: Spawned,
 }
 
 impl Owner {
-    /// Send a request to the owner and wait for its answer. A request the owner drops
-    /// unanswered was refused because the event log cannot be written
-    /// (`RESOURCE_EXHAUSTED` with the reason), or mbatchd is stopping (`UNAVAILABLE`).
+    /// Send a request to the owner and wait for its answer. A client's request that
+    /// finds the inbox full is answered "busy" at once ([`crate::inbox::busy`]). A
+    /// request the owner drops unanswered was refused because the event log cannot be
+    /// written (`RESOURCE_EXHAUSTED` with the reason), or mbatchd is stopping
+    /// (`UNAVAILABLE`).
     pub(crate) async fn ask<T>(
         &self,
         make: impl FnOnce(Reply<T>) -> Msg,
@@ -62,16 +68,18 @@ impl Owner {
         self.answer(rx).await
     }
 
-    /// Send a message without waiting for its answer (see [`Owner::answer`]).
+    /// Send a message without waiting for its answer (see [`Owner::answer`]); a
+    /// client's request is refused "busy" when the inbox is full.
     pub(crate) fn send<T>(
         &self,
         make: impl FnOnce(Reply<T>) -> Msg,
     ) -> Result<oneshot::Receiver<T>, tonic::Status> {
         let (tx, rx) = oneshot::channel();
-        self.tx
-            .send(make(tx))
-            .map_err(|_| tonic::Status::unavailable("mbatchd is shutting down"))?;
-        Ok(rx)
+        match self.tx.request(make(tx)) {
+            Ok(()) => Ok(rx),
+            Err(Refused::Full) => Err(crate::inbox::busy()),
+            Err(Refused::Gone) => Err(tonic::Status::unavailable("mbatchd is shutting down")),
+        }
     }
 
     /// The answer to a message sent with [`Owner::send`] (the receiver, or a mutable
@@ -104,8 +112,10 @@ pub(crate) struct OwnerState {
     pub(crate) me: String,
     pub(crate) sched: Sched,
     pub(crate) journal: Journal,
-    pub(crate) tx: stdmpsc::Sender<Msg>,
+    pub(crate) tx: Inbox,
     pub(crate) rt: tokio::runtime::Handle,
+    /// Dispatches and signals under way ([`crate::tasks`]: waited for at exit).
+    pub(crate) orders: Spawned,
     pub(crate) started: SystemTime,
     /// `badmin showstatus`: the most hosts, CPUs and slots available since this start.
     pub(crate) peaks: basalt_sched::Peaks,
@@ -152,7 +162,7 @@ pub(crate) fn defer<T: Send + 'static>(reply: Reply<T>, value: T) -> Deferred {
 }
 
 impl OwnerState {
-    pub(crate) fn run(&mut self, rx: stdmpsc::Receiver<Msg>) -> MbdError {
+    pub(crate) fn run(&mut self, rx: InboxRx) -> MbdError {
         // A first pass, so the replayed pending jobs show their reasons (a dependency
         // that can never be met, an array's limit) from the first query on. Make it and
         // MBD_START durable before serving anybody.
@@ -191,7 +201,9 @@ impl OwnerState {
             let idle = first.is_none();
             let mut deferred: Vec<Deferred> = Vec::new();
             let mut exit: Option<MbdError> = None;
-            let batch = first.into_iter().chain(rx.try_iter().take(4096));
+            let batch = first
+                .into_iter()
+                .chain(rx.try_iter().take(crate::inbox::TAKE_PER_ITERATION));
             for msg in batch {
                 let msg = if self.health.reason().is_some() {
                     match self.while_degraded(msg) {

@@ -371,7 +371,7 @@ impl Mbatchd for MbatchdService {
             .await?;
         // (Two pages ahead of the reader at most: a slow one holds no more.)
         let (tx, rx) = tokio::sync::mpsc::channel(2);
-        tokio::spawn(send_pages(
+        self.owner.streams.spawn(send_pages(
             self.owner.clone(),
             keys,
             not_found,
@@ -821,7 +821,7 @@ impl MbatchdPeer for MbatchdService {
     ) -> Result<Response<Self::ReportStreamStream>, Status> {
         let who = self.auth.verify(&request, Need::Daemon).await?;
         let (tx, rx) = tokio::sync::mpsc::channel(REPORT_STREAM_DEPTH);
-        tokio::spawn(serve_report_stream(
+        self.owner.streams.spawn(serve_report_stream(
             self.owner.clone(),
             who.host,
             request.into_inner(),

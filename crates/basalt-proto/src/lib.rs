@@ -84,6 +84,12 @@ pub const PROTOCOL_METADATA: &str = "basalt-protocol";
 /// pending job threshold, MAX_PEND_JOBS: SUB_TRY_INTERVAL).
 pub const RETRY_SECS_METADATA: &str = "basalt-retry-secs";
 
+/// The gRPC metadata that marks a refusal as "busy": the daemon had no room for the
+/// request and did nothing of it (mbatchd's bound on client requests); the client sends
+/// the same request again after [`RETRY_SECS_METADATA`] (`basalt_auth::AuthService`
+/// does, when made with `retrying_when_busy`).
+pub const BUSY_METADATA: &str = "basalt-busy";
+
 /// [`PROTOCOL`] as the value of [`PROTOCOL_METADATA`].
 pub fn protocol_text() -> String {
     format!("{}.{}", PROTOCOL.major, PROTOCOL.minor)

@@ -19,6 +19,13 @@
 //!   ([`ServeLimits::max_request_bytes`]); then the credential's binding to that body
 //!   and its nonce are checked ([`basalt_auth::Verifier::finish`]) and the handler gets
 //!   the proven identity ([`basalt_auth::Verified`]).
+//! * **Requests in flight** ([`Admission`], mbatchd's client service): before anything
+//!   else, a request of the counted methods takes a place among a daemon-wide number,
+//!   held until its answer has been sent (its response body dropped); one past that is
+//!   answered at once with the daemon's "busy" status (mbatchd: `RESOURCE_EXHAUSTED`
+//!   with the retry metadata). A flood of requests — each an HTTP/2 stream, a task, its
+//!   credential's check and its answer held until the client reads it — thus holds a
+//!   bounded amount of memory however many connections send it.
 
 use basalt_auth::{PERMISSION_DENIED, Verifier};
 use basalt_config::Config;
@@ -193,6 +200,34 @@ struct Shared {
     allowed: Option<Allowed>,
     table: Mutex<Table>,
     budget: Arc<Semaphore>,
+    admission: Option<Admission>,
+}
+
+/// A daemon-wide bound on the requests in flight of some methods ([`Serving::admitting`]).
+#[derive(Debug, Clone)]
+pub struct Admission {
+    /// The methods counted: those whose path starts with this (`/package.Service/`).
+    pub prefix: &'static str,
+    /// The answer to a request that finds no room.
+    pub busy: fn() -> tonic::Status,
+    room: Arc<Semaphore>,
+}
+
+impl Admission {
+    /// At most `bound` requests of the methods under `prefix` in flight; `busy` answers
+    /// the rest.
+    pub fn new(prefix: &'static str, bound: usize, busy: fn() -> tonic::Status) -> Admission {
+        Admission {
+            prefix,
+            busy,
+            room: Arc::new(Semaphore::new(bound.min(Semaphore::MAX_PERMITS))),
+        }
+    }
+
+    /// Requests that may still come in now.
+    pub fn room(&self) -> usize {
+        self.room.available_permits()
+    }
 }
 
 impl Shared {
@@ -258,6 +293,16 @@ impl Serving {
     /// `allowed` (the cluster's hosts, and for mbatchd the remote clusters' servers;
     /// others are closed at once), or from any address when None.
     pub fn new(verifier: Verifier, limits: ServeLimits, allowed: Option<Allowed>) -> Serving {
+        Serving::admitting(verifier, limits, allowed, None)
+    }
+
+    /// [`Serving::new`], with requests of some methods bounded in number ([`Admission`]).
+    pub fn admitting(
+        verifier: Verifier,
+        limits: ServeLimits,
+        allowed: Option<Allowed>,
+        admission: Option<Admission>,
+    ) -> Serving {
         let budget = Arc::new(Semaphore::new(
             limits.max_request_bytes.min(Semaphore::MAX_PERMITS),
         ));
@@ -268,6 +313,7 @@ impl Serving {
                 allowed,
                 table: Mutex::new(Table::default()),
                 budget,
+                admission,
             }),
         }
     }
@@ -649,6 +695,15 @@ where
         Box::pin(async move {
             let (mut parts, body) = req.into_parts();
             let path = parts.uri.path().to_owned();
+            // A place among the requests in flight first: one that finds none costs
+            // nothing more (no credential check, no body read).
+            let admitted = match &shared.admission {
+                Some(a) if path.starts_with(a.prefix) => match a.room.clone().try_acquire_owned() {
+                    Ok(p) => Some(p),
+                    Err(_) => return Ok(refusal((a.busy)())),
+                },
+                _ => None,
+            };
             let policy = basalt_auth::policy::method(&path);
             let peer = parts
                 .extensions
@@ -729,9 +784,15 @@ where
             });
             parts.extensions.insert(verified);
             let resp = inner.call(http::Request::from_parts(parts, body)).await?;
-            Ok(match active {
-                Some(a) => resp.map(|b| Body::new(Holding { inner: b, _held: a })),
-                None => resp,
+            Ok(match (active, admitted) {
+                (None, None) => resp,
+                // Both until the answer is sent.
+                held => resp.map(|b| {
+                    Body::new(Holding {
+                        inner: b,
+                        _held: held,
+                    })
+                }),
             })
         })
     }

@@ -162,7 +162,10 @@ async fn connect_addr(
         .tcp_nodelay(true)
         .local_address(auth.local_addr());
     match tokio::time::timeout(connect, ep.connect()).await {
-        Ok(Ok(ch)) => Ok(basalt_runtime::AuthService::new(ch, auth.towards(host))),
+        // A request the daemon is too busy for (mbatchd's bound on requests in flight)
+        // is sent again after the pause it names, as long as one request may take.
+        Ok(Ok(ch)) => Ok(basalt_runtime::AuthService::new(ch, auth.towards(host))
+            .retrying_when_busy(request_timeout())),
         Ok(Err(e)) => Err(error_chain(&e)),
         Err(_) => Err(format!("connection to {addr} timed out")),
     }

@@ -11,7 +11,6 @@ use basalt_runtime::AuthChannel;
 use pb::mbatchd_cluster_client::MbatchdClusterClient;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
-use std::sync::mpsc as stdmpsc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tonic::Code;
@@ -30,7 +29,7 @@ pub(super) async fn run(
     trust: Arc<McTrust>,
     poll: Duration,
     mut rx: mpsc::UnboundedReceiver<LinkCmd>,
-    tx: stdmpsc::Sender<Msg>,
+    tx: crate::inbox::Inbox,
 ) {
     let mut current: Option<(String, Client)> = None;
     let mut tick = tokio::time::interval(poll);

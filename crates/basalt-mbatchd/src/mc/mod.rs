@@ -19,7 +19,6 @@ use basalt_sched::{Caller, Event, JobKey};
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
-use std::sync::mpsc as stdmpsc;
 use tokio::sync::mpsc;
 use tracing::{info, warn};
 
@@ -158,7 +157,7 @@ pub(crate) fn start_links(
     servers: Vec<RemoteServers>,
     trust: Option<Arc<McTrust>>,
     local: Option<std::net::IpAddr>,
-    tx: stdmpsc::Sender<Msg>,
+    tx: crate::inbox::Inbox,
 ) -> (Links, Vec<tokio::task::JoinHandle<()>>) {
     let mut links = Links::default();
     let mut tasks = Vec::new();

@@ -108,6 +108,10 @@ fn limits() -> ServeLimits {
 }
 
 async fn start(limits: ServeLimits) -> Setup {
+    start_admitting(limits, None).await
+}
+
+async fn start_admitting(limits: ServeLimits, admission: Option<Admission>) -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("key");
     basalt_auth::key::create_key_file(&p).unwrap();
@@ -115,7 +119,12 @@ async fn start(limits: ServeLimits) -> Setup {
     let keys = Arc::new(KeySource::open(&p, true).unwrap());
     let table = Arc::new(basalt_auth::HostTable::new(hosts()));
     let verifier = Verifier::new(keys.clone(), "c", "hostA", table.clone(), None, None);
-    let serving = Serving::new(verifier.clone(), limits, Some(Allowed::hosts(table)));
+    let serving = Serving::admitting(
+        verifier.clone(),
+        limits,
+        Some(Allowed::hosts(table)),
+        admission,
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let router = serving
@@ -596,4 +605,97 @@ async fn a_peer_that_sends_the_old_body_protocol_field_is_served() {
         ),
         (true, "hostB", 1)
     );
+}
+
+fn busy() -> tonic::Status {
+    tonic::Status::resource_exhausted("busy")
+}
+
+/// Issue 53 item 5: with room for one request of the counted methods in flight, a second
+/// one while the first is under way is answered "busy" at once (its credential never
+/// checked: this one's is not even valid); the place comes back when the first one's
+/// answer has been sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_past_the_admission_bound_are_answered_busy_at_once() {
+    let admission = Admission::new("/basalt.lim.v1.Lim/", 1, busy);
+    let s = start_admitting(limits(), Some(admission.clone())).await;
+    let mut slow = s.client("hostB", "127.0.0.2");
+    let first = tokio::spawn(async move {
+        slow.hosts(pb::HostsRequest {
+            hosts: vec!["slow".into()],
+            ..Default::default()
+        })
+        .await
+    });
+    assert!(
+        until(Duration::from_secs(10), || admission.room() == 0).await,
+        "the slow request never took its place"
+    );
+    // Without a credential: refused for room before anything else.
+    let code = raw_request(
+        &s,
+        "127.0.0.2",
+        "/basalt.lim.v1.Lim/Hosts",
+        None,
+        Body::empty(),
+    )
+    .await;
+    assert_eq!(code, Some(tonic::Code::ResourceExhausted as i32));
+    let mut other = s.client("hostC", "127.0.0.3");
+    let busy = other
+        .cluster_info(pb::ClusterInfoRequest::default())
+        .await
+        .expect_err("no room");
+    assert_eq!(busy.code(), tonic::Code::ResourceExhausted);
+    assert!(first.await.unwrap().is_ok());
+    assert!(until(Duration::from_secs(10), || admission.room() == 1).await);
+    assert!(
+        other
+            .cluster_info(pb::ClusterInfoRequest::default())
+            .await
+            .is_ok()
+    );
+}
+
+fn busy_marked() -> tonic::Status {
+    let mut s = tonic::Status::resource_exhausted("busy");
+    let md = s.metadata_mut();
+    md.insert(basalt_proto::RETRY_SECS_METADATA, "1".parse().unwrap());
+    md.insert(basalt_proto::BUSY_METADATA, "1".parse().unwrap());
+    s
+}
+
+/// Issue 53 item 5: a client made `retrying_when_busy` (the commands', the C API's)
+/// sends a request the daemon was too busy for again, freshly sealed, and is served
+/// once there is room; one that is not hears "busy".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_retrying_when_busy_is_served_once_there_is_room() {
+    let admission = Admission::new("/basalt.lim.v1.Lim/", 1, busy_marked);
+    let s = start_admitting(limits(), Some(admission.clone())).await;
+    let mut slow = s.client("hostB", "127.0.0.2");
+    let first = tokio::spawn(async move {
+        slow.hosts(pb::HostsRequest {
+            hosts: vec!["slow".into()],
+            ..Default::default()
+        })
+        .await
+    });
+    assert!(until(Duration::from_secs(10), || admission.room() == 0).await);
+    let mut plain = s.client("hostC", "127.0.0.3");
+    let busy = plain
+        .cluster_info(pb::ClusterInfoRequest::default())
+        .await
+        .expect_err("no room");
+    assert_eq!(busy.code(), tonic::Code::ResourceExhausted);
+    let auth = s.auth("hostC", "127.0.0.3");
+    let mut patient = LimClient::new(
+        crate::auth_channel(s.addr, "hostA", Duration::from_secs(5), &auth)
+            .unwrap()
+            .retrying_when_busy(Duration::from_secs(30)),
+    );
+    let r = patient
+        .cluster_info(pb::ClusterInfoRequest::default())
+        .await;
+    assert!(r.is_ok(), "{r:?}");
+    assert!(first.await.unwrap().is_ok());
 }
