@@ -20,11 +20,10 @@ const MAX_FN_LINES: usize = 150;
 /// What is still over the limits: (path from the workspace root, function name or "" for
 /// the file itself, its lines now).
 const KNOWN: &[(&str, &str, usize)] = &[
-    ("crates/basalt-sched/src/config.rs", "", 1313),
     (
-        "crates/basalt-sched/src/config.rs",
+        "crates/basalt-sched/src/config/mod.rs",
         "from_config_dynamic",
-        488,
+        263,
     ),
     ("crates/basalt-sched/src/lib.rs", "", 839),
     ("crates/basalt-sched/src/logswitch.rs", "carry_over", 278),
