@@ -340,32 +340,8 @@ impl SchedConfig {
             .iter()
             .map(|q| queue_row(b, q, &all_hosts, (egroups, host_egroups), unit))
             .collect::<Vec<_>>();
-        let default_queue = p
-            .default_queue
-            .iter()
-            .find(|d| queues.iter().any(|q: &Queue| &q.name == *d))
-            .cloned()
-            .or_else(|| p.default_queue.first().cloned())
-            .unwrap_or_else(|| "default".to_string());
-        let hello = hello_interval(
-            p.other
-                .get("BASALT_SBD_HELLO_INTERVAL")
-                .and_then(|v| v.trim().parse::<u32>().ok())
-                .unwrap_or(DEFAULT_HELLO_INTERVAL),
-            server.len(),
-        );
-        let grace = p
-            .other
-            .get("BASALT_HOST_LOST_GRACE")
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .unwrap_or(DEFAULT_HOST_LOST_GRACE);
-        // (basalt-config refuses 0 and what is not a number.)
-        let requeue_delay = p
-            .other
-            .get("BASALT_REQUEUE_DELAY")
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .unwrap_or(p.mbd_sleep_time_secs)
-            .max(1);
+        let default_queue = default_queue(p, &queues);
+        let (hello, grace, requeue_delay) = timing(p, server.len());
         SchedConfig {
             cluster: c.cluster_name.clone(),
             admins: c.cluster.admins.clone(),
@@ -395,14 +371,7 @@ impl SchedConfig {
                 .filter(|r| r.increasing == Some(true))
                 .map(|r| r.name.clone())
                 .collect(),
-            unit_mb: match unit.trim().to_ascii_uppercase().as_str() {
-                "MB" => 1.0,
-                "GB" => 1024.0,
-                "TB" => 1024.0 * 1024.0,
-                "PB" => 1024.0 * 1024.0 * 1024.0,
-                "EB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-                _ => 1.0 / 1024.0,
-            },
+            unit_mb: unit_mb(unit),
             limits: crate::reslimits::resolve(b, &all_hosts, egroups, host_egroups),
             host_partitions: b
                 .host_partitions
@@ -442,25 +411,7 @@ impl SchedConfig {
                 .iter()
                 .map(|a| app_profile(a, unit))
                 .collect(),
-            host_groups: b
-                .host_groups
-                .iter()
-                .map(|g| {
-                    let members = expand(
-                        std::slice::from_ref(&g.name),
-                        &b.host_groups,
-                        &all_hosts,
-                        host_egroups,
-                    );
-                    // An empty expansion is every host (`all`).
-                    let members = if members.is_empty() {
-                        all_hosts.clone()
-                    } else {
-                        members
-                    };
-                    (g.name.clone(), members)
-                })
-                .collect(),
+            host_groups: host_groups(b, &all_hosts, host_egroups),
             host_group_admins: host_group_admins(
                 &b.host_groups,
                 &b.user_groups,
@@ -483,64 +434,11 @@ impl SchedConfig {
                 .get("SUB_TRY_INTERVAL")
                 .and_then(|v| v.trim().parse::<u32>().ok())
                 .unwrap_or(60),
-            user_rows: {
-                // Users' own rows (and `default`); then each member of a `group@` row
-                // that has no row of its own.
-                let mut rows: BTreeMap<String, Option<f64>> = b
-                    .users
-                    .iter()
-                    .filter(|u| {
-                        !u.name.ends_with('@') && !b.user_groups.iter().any(|g| g.name == u.name)
-                    })
-                    .map(|u| (u.name.clone(), u.jl_p))
-                    .collect();
-                for u in b.users.iter().filter(|u| u.jl_p.is_some()) {
-                    if let Some(g) = u.name.strip_suffix('@') {
-                        for m in expand_users(&[g.to_owned()], &b.user_groups, egroups).names {
-                            rows.entry(m).or_insert(u.jl_p);
-                        }
-                    }
-                }
-                rows
-            },
-            shared: basalt_config::resource_map::shared_instances(c)
-                .into_iter()
-                .filter(|i| i.kind == basalt_config::ResourceKind::Numeric)
-                .map(|i| SharedRes {
-                    name: i.resource,
-                    value: if i.dynamic {
-                        None
-                    } else {
-                        i.value.and_then(|v| v.trim().parse::<f64>().ok())
-                    },
-                    hosts: i.hosts,
-                })
-                .collect(),
+            user_rows: user_rows(b, egroups),
+            shared: shared_instances(c),
             group_admins: group_admins(&b.user_groups, egroups),
-            group_jl_p: b
-                .user_groups
-                .iter()
-                .filter_map(|g| {
-                    let per_cpu = b.users.iter().find(|u| u.name == g.name)?.jl_p?;
-                    let members =
-                        expand_users(std::slice::from_ref(&g.name), &b.user_groups, egroups);
-                    Some((members, per_cpu))
-                })
-                .collect(),
-            user_groups: b
-                .user_groups
-                .iter()
-                .map(|g| {
-                    let members =
-                        expand_users(std::slice::from_ref(&g.name), &b.user_groups, egroups);
-                    let jl_p = b
-                        .users
-                        .iter()
-                        .find(|u| u.name == g.name)
-                        .and_then(|u| u.jl_p);
-                    (g.name.clone(), (members, jl_p))
-                })
-                .collect(),
+            group_jl_p: group_jl_p(b, egroups),
+            user_groups: user_groups(b, egroups),
             include_postproc: postproc(&p.other).0.unwrap_or(false),
             postproc_timeout_mins: postproc(&p.other).1,
             mod_all_jobs: c
@@ -552,35 +450,172 @@ impl SchedConfig {
                 .iter()
                 .map(|u| (u.resource.clone(), u.method))
                 .collect(),
-            shared_flags: {
-                let mut by_host: BTreeMap<String, Vec<(String, Option<String>)>> = BTreeMap::new();
-                for i in basalt_config::resource_map::shared_instances(c) {
-                    let value = match i.kind {
-                        basalt_config::ResourceKind::Boolean => None,
-                        basalt_config::ResourceKind::String => match &i.value {
-                            Some(v) => Some(v.clone()),
-                            None => continue,
-                        },
-                        _ => continue,
-                    };
-                    if i.dynamic {
-                        continue;
-                    }
-                    for h in &i.hosts {
-                        by_host
-                            .entry(h.clone())
-                            .or_default()
-                            .push((i.resource.clone(), value.clone()));
-                    }
-                }
-                by_host
-            },
+            shared_flags: shared_flags(c),
             reserve_per_slot: p.resource_reserve_per_slot
                 || c.lsf_conf
                     .get("RESOURCE_RESERVE_PER_TASK")
                     .is_some_and(|v| matches!(v.trim().to_ascii_uppercase().as_str(), "Y" | "YES")),
         }
     }
+}
+
+/// The Boolean and String shared resources of each host's instances (not the dynamic
+/// ones), for select expressions.
+fn shared_flags(c: &Config) -> BTreeMap<String, Vec<(String, Option<String>)>> {
+    let mut by_host: BTreeMap<String, Vec<(String, Option<String>)>> = BTreeMap::new();
+    for i in basalt_config::resource_map::shared_instances(c) {
+        let value = match i.kind {
+            basalt_config::ResourceKind::Boolean => None,
+            basalt_config::ResourceKind::String => match &i.value {
+                Some(v) => Some(v.clone()),
+                None => continue,
+            },
+            _ => continue,
+        };
+        if i.dynamic {
+            continue;
+        }
+        for h in &i.hosts {
+            by_host
+                .entry(h.clone())
+                .or_default()
+                .push((i.resource.clone(), value.clone()));
+        }
+    }
+    by_host
+}
+
+/// lsb.users JL/P of user groups' own rows: the members and the per-processor limit.
+fn group_jl_p(b: &Batch, egroups: &BTreeMap<String, Vec<String>>) -> Vec<(UserList, f64)> {
+    b.user_groups
+        .iter()
+        .filter_map(|g| {
+            let per_cpu = b.users.iter().find(|u| u.name == g.name)?.jl_p?;
+            let members = expand_users(std::slice::from_ref(&g.name), &b.user_groups, egroups);
+            Some((members, per_cpu))
+        })
+        .collect()
+}
+
+/// Each user group of lsb.users: its members and its own row's JL/P.
+fn user_groups(
+    b: &Batch,
+    egroups: &BTreeMap<String, Vec<String>>,
+) -> BTreeMap<String, (UserList, Option<f64>)> {
+    b.user_groups
+        .iter()
+        .map(|g| {
+            let members = expand_users(std::slice::from_ref(&g.name), &b.user_groups, egroups);
+            let jl_p = b
+                .users
+                .iter()
+                .find(|u| u.name == g.name)
+                .and_then(|u| u.jl_p);
+            (g.name.clone(), (members, jl_p))
+        })
+        .collect()
+}
+
+/// lsb.params DEFAULT_QUEUE: the first of its queues that exists, else its first, else
+/// `default`.
+fn default_queue(p: &basalt_config::batch::BatchParams, queues: &[Queue]) -> String {
+    p.default_queue
+        .iter()
+        .find(|d| queues.iter().any(|q| &q.name == *d))
+        .cloned()
+        .or_else(|| p.default_queue.first().cloned())
+        .unwrap_or_else(|| "default".to_string())
+}
+
+/// The sbatchd hello interval for `servers` hosts, the host-lost grace and the requeue
+/// delay (seconds) from lsb.params (basalt-config refuses 0 and what is not a number).
+fn timing(p: &basalt_config::batch::BatchParams, servers: usize) -> (u32, u32, u32) {
+    let num = |k: &str| p.other.get(k).and_then(|v| v.trim().parse::<u32>().ok());
+    let hello = hello_interval(
+        num("BASALT_SBD_HELLO_INTERVAL").unwrap_or(DEFAULT_HELLO_INTERVAL),
+        servers,
+    );
+    let grace = num("BASALT_HOST_LOST_GRACE").unwrap_or(DEFAULT_HOST_LOST_GRACE);
+    let requeue_delay = num("BASALT_REQUEUE_DELAY")
+        .unwrap_or(p.mbd_sleep_time_secs)
+        .max(1);
+    (hello, grace, requeue_delay)
+}
+
+/// MB per unit of LSF_UNIT_FOR_LIMITS (KB by default).
+fn unit_mb(unit: &str) -> f64 {
+    match unit.trim().to_ascii_uppercase().as_str() {
+        "MB" => 1.0,
+        "GB" => 1024.0,
+        "TB" => 1024.0 * 1024.0,
+        "PB" => 1024.0 * 1024.0 * 1024.0,
+        "EB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => 1.0 / 1024.0,
+    }
+}
+
+/// lsb.users JL/P rows: users' own rows (and `default`); then each member of a `group@`
+/// row that has no row of its own.
+fn user_rows(b: &Batch, egroups: &BTreeMap<String, Vec<String>>) -> BTreeMap<String, Option<f64>> {
+    // Users' own rows (and `default`); then each member of a `group@` row
+    // that has no row of its own.
+    let mut rows: BTreeMap<String, Option<f64>> = b
+        .users
+        .iter()
+        .filter(|u| !u.name.ends_with('@') && !b.user_groups.iter().any(|g| g.name == u.name))
+        .map(|u| (u.name.clone(), u.jl_p))
+        .collect();
+    for u in b.users.iter().filter(|u| u.jl_p.is_some()) {
+        if let Some(g) = u.name.strip_suffix('@') {
+            for m in expand_users(&[g.to_owned()], &b.user_groups, egroups).names {
+                rows.entry(m).or_insert(u.jl_p);
+            }
+        }
+    }
+    rows
+}
+
+/// lsb.hosts' host groups expanded to host names (an empty expansion is every host).
+fn host_groups(
+    b: &Batch,
+    all_hosts: &[String],
+    host_egroups: &BTreeMap<String, Vec<String>>,
+) -> BTreeMap<String, Vec<String>> {
+    b.host_groups
+        .iter()
+        .map(|g| {
+            let members = expand(
+                std::slice::from_ref(&g.name),
+                &b.host_groups,
+                all_hosts,
+                host_egroups,
+            );
+            // An empty expansion is every host (`all`).
+            let members = if members.is_empty() {
+                all_hosts.to_vec()
+            } else {
+                members
+            };
+            (g.name.clone(), members)
+        })
+        .collect()
+}
+
+/// The instances of the numeric shared resources (ResourceMap).
+fn shared_instances(c: &Config) -> Vec<SharedRes> {
+    basalt_config::resource_map::shared_instances(c)
+        .into_iter()
+        .filter(|i| i.kind == basalt_config::ResourceKind::Numeric)
+        .map(|i| SharedRes {
+            name: i.resource,
+            value: if i.dynamic {
+                None
+            } else {
+                i.value.and_then(|v| v.trim().parse::<f64>().ok())
+            },
+            hosts: i.hosts,
+        })
+        .collect()
 }
 
 #[cfg(test)]
