@@ -2,6 +2,10 @@
 
 use super::*;
 
+/// Exact effect lists: [`expect::assert_effects`].
+pub(crate) mod expect;
+use expect::assert_effects;
+
 pub(crate) fn queue(name: &str, prio: u32) -> Queue {
     Queue {
         name: name.into(),
@@ -313,16 +317,16 @@ fn submit_logs_job_new_and_dispatches_at_once() {
     let mut s = up();
     let (id, q, default) = s.submit(T0, &alice(), cmd("sleep 1")).expect("submit");
     assert_eq!((id, q.as_str(), default), (1, "normal", true));
-    let eff = s.take_effects();
-    assert!(matches!(
-        &eff[0],
-        Effect::Log(Event::JobNew { job_id: 1, .. })
-    ));
+    assert_effects(&s.take_effects(), &["Log JOB_NEW 1 @0"]);
     s.schedule(T0);
-    let eff = s.take_effects();
-    assert_eq!(dispatches(&eff), vec![((1, 0), "hostA".to_string())]);
     // The JOB_START is logged before the dispatch effect.
-    assert!(matches!(&eff[0], Effect::Log(Event::JobStart { .. })));
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+        ],
+    );
     assert_eq!(s.jobs[&(1, 0)].state, JobState::Run);
     assert_eq!(s.jobs[&(1, 0)].attempt, 1);
 }
@@ -517,6 +521,8 @@ fn unknown_queue_and_closed_queue_are_refused() {
     );
 }
 
+/// FCFS: six jobs on 2 hosts x 2 slots, the first four start in submission order
+/// (hostA filled first); when job 1 ends, job 5 (not 6) takes its slot.
 #[test]
 fn slots_limit_dispatch_and_free_slots_are_reused() {
     let mut s = up();
@@ -524,9 +530,21 @@ fn slots_limit_dispatch_and_free_slots_are_reused() {
         s.submit(T0, &alice(), cmd(&format!("job{i}")))
             .expect("submit");
     }
+    s.take_effects();
     s.schedule(T0);
-    let d = dispatches(&s.take_effects());
-    assert_eq!(d.len(), 4, "2 hosts x 2 slots: {d:?}");
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 2 @0 on hostB",
+            "Dispatch 2 -> hostB attempt 1",
+            "Log JOB_START 3 @0 on hostA",
+            "Dispatch 3 -> hostA attempt 1",
+            "Log JOB_START 4 @0 on hostB",
+            "Dispatch 4 -> hostB attempt 1",
+        ],
+    );
     let pending: Vec<_> = s
         .jobs
         .values()
@@ -537,11 +555,26 @@ fn slots_limit_dispatch_and_free_slots_are_reused() {
     // Finish one job: the next pending one (FCFS: job 5) starts.
     assert_eq!(finish(&mut s, (1, 0), 0, 1), Ack::Ok);
     assert_eq!(s.jobs[&(1, 0)].state, JobState::Done);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 1 @5 DONE end@5 usage",
+            "Acct 1 DONE on hostA",
+        ],
+    );
     s.schedule(T0 + 6000);
-    let d = dispatches(&s.take_effects());
-    assert_eq!(d.iter().map(|x| x.0).collect::<Vec<_>>(), vec![(5, 0)]);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START 5 @6 on hostA",
+            "Dispatch 5 -> hostA attempt 1",
+        ],
+    );
 }
 
+/// Queue priority: with one host open (2 slots), the job of the higher-priority queue
+/// starts first though submitted last, then the first job of the lower one; the other
+/// two wait.
 #[test]
 fn higher_priority_queue_goes_first() {
     let mut s = up();
@@ -553,10 +586,18 @@ fn higher_priority_queue_goes_first() {
     let mut hi = cmd("hi");
     hi.queue = "high".into();
     let (hid, _, _) = s.submit(T0, &alice(), hi).expect("submit");
+    assert_eq!(hid, 4);
+    s.take_effects();
     s.schedule(T0);
-    let d = dispatches(&s.take_effects());
-    assert_eq!(d[0].0, (hid, 0));
-    assert_eq!(d.len(), 2);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START 4 @0 on hostA",
+            "Dispatch 4 -> hostA attempt 1",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+        ],
+    );
 }
 
 #[test]
