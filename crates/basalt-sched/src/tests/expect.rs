@@ -91,14 +91,15 @@ fn susp_names(reasons: u32) -> String {
     parts.join("|")
 }
 
-/// The reasons of a status: by suspend-reason name for a suspended state, in hex for
-/// the others; nothing when there are none.
+/// The reasons of a status: by suspend-reason name for SSUSP and USUSP, in hex for the
+/// others (a PSUSP job's reasons are a suspend reason or a pending reason, which share
+/// numbers); nothing when there are none.
 fn reasons(status_code: u32, reasons: u32) -> String {
     if reasons == 0 {
         return String::new();
     }
     match JobState::from_code(status_code) {
-        Some(JobState::Ssusp | JobState::Ususp | JobState::Psusp) => {
+        Some(JobState::Ssusp | JobState::Ususp) => {
             format!(" {}", susp_names(reasons))
         }
         _ => format!(" reasons={reasons:#x}"),
