@@ -350,8 +350,15 @@ fn a_pass_after_submissions_only_visits_the_new_jobs() {
     let (id, _, _) = s.submit(T0, &alice(), cmd("sleep 1")).expect("submit");
     s.schedule(T0);
     assert_eq!(s.last_visits, 1);
-    let eff = s.take_effects();
-    assert_eq!(dispatches(&eff), vec![((id, 0), "hostA".to_string())]);
+    assert_eq!(id, 1001);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_NEW 1001 @0",
+            "Log JOB_START 1001 @0 on hostA",
+            "Dispatch 1001 -> hostA attempt 1",
+        ],
+    );
     assert_eq!(
         s.jobs[&(1, 0)]
             .pend_reasons
@@ -749,11 +756,18 @@ fn hold_psusp_and_release() {
     sub.options2 |= sub2::HOLD;
     s.submit(T0, &alice(), sub).expect("submit");
     s.schedule(T0);
-    assert!(dispatches(&s.take_effects()).is_empty());
+    assert_effects(&s.take_effects(), &["Log JOB_NEW 1 @0"]);
     assert_eq!(s.jobs[&(1, 0)].state, JobState::Psusp);
     s.resume(T0, &alice(), (1, 0)).expect("resume");
     s.schedule(T0);
-    assert_eq!(dispatches(&s.take_effects()).len(), 1);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 1 @0 PEND",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+        ],
+    );
 }
 
 /// Issue 50 item 13: `bresume` of a pending or running job is refused with LSF's `Job
@@ -840,14 +854,16 @@ fn switch_move_and_force() {
         s.force(T0, &alice(), (1, 0), &["hostA".into()], false),
         Err(SchedError::Permission)
     );
+    s.take_effects();
     s.force(T0, &admin(), (1, 0), &["hostA".into()], false)
         .expect("brun");
-    let eff = s.take_effects();
-    assert_eq!(dispatches(&eff), vec![((1, 0), "hostA".to_string())]);
-    assert!(
-        logged(&eff)
-            .iter()
-            .any(|e| matches!(e, Event::JobForce { .. }))
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_FORCE 1 @0 on [hostA] by admin(1002)",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+        ],
     );
 }
 
@@ -1380,10 +1396,15 @@ fn array_limit_caps_running_elements() {
         .submit(T0, &alice(), named("x", "arr[1-6]%2"))
         .expect("submit");
     s.schedule(T0);
-    let d = dispatches(&s.take_effects());
-    assert_eq!(
-        d.iter().map(|x| x.0).collect::<Vec<_>>(),
-        vec![(id, 1), (id, 2)]
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_NEW 1 @0",
+            "Log JOB_START 1[1] @0 on hostA",
+            "Dispatch 1[1] -> hostA attempt 1",
+            "Log JOB_START 1[2] @0 on hostB",
+            "Dispatch 1[2] -> hostB attempt 1",
+        ],
     );
     assert_eq!(pend_codes(&s, (id, 3)), vec![PEND_ARRAY_LIMIT]);
     let mut seq = 0;
