@@ -136,34 +136,6 @@ fn host_of(s: &Sched, id: u64) -> String {
     s.jobs[&(id, 0)].hosts[0].clone()
 }
 
-fn stops(effects: &[Effect]) -> Vec<(u64, u32, u32)> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Signal {
-                key,
-                action: SbdAction::Stop { state, reasons },
-                ..
-            } => Some((key.0, *state, *reasons)),
-            _ => None,
-        })
-        .collect()
-}
-
-fn resumes(effects: &[Effect]) -> Vec<u64> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Signal {
-                key,
-                action: SbdAction::Resume,
-                ..
-            } => Some(key.0),
-            _ => None,
-        })
-        .collect()
-}
-
 /// hostA busier than hostB (r15s).
 fn loads(s: &mut Sched, a: f64, b: f64) {
     for (h, v) in [("hostA", a), ("hostB", b)] {
@@ -928,21 +900,43 @@ fn a_preempted_job_stopped_and_resumed_by_its_user_waits_for_its_slots() {
     assert_eq!(preempted(&s), vec![4]);
     s.take_effects();
     s.stop(T0 + 11_000, &alice(), (4, 0)).expect("bstop");
-    let fx = s.take_effects();
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_SIGNAL 4 @11 STOP by alice(1000)",
+            "Signal 4 attempt 1 on hostB Stop USUSP USER_STOP|MBD_PREEMPT|MBD_LOCK",
+        ],
+    );
     let reasons = susp::USER_STOP | susp::MBD_PREEMPT | susp::MBD_LOCK;
-    assert_eq!(stops(&fx), vec![(4, status::USUSP, reasons)]);
     confirm(&mut s, T0 + 11_000, 4, status::USUSP, reasons);
+    assert_effects(
+        &s.take_effects(),
+        &["Log JOB_STATUS 4 @11 USUSP USER_STOP|MBD_PREEMPT|MBD_LOCK"],
+    );
     assert_eq!(state(&s, 4), JobState::Ususp);
+    // bresume: back to SSUSP, preempted; not resumed on its host.
     s.resume(T0 + 12_000, &alice(), (4, 0)).expect("bresume");
     s.schedule(T0 + 12_000);
+    assert_effects(
+        &s.take_effects(),
+        &["Log JOB_STATUS 4 @12 SSUSP MBD_PREEMPT|MBD_LOCK"],
+    );
     let j = &s.jobs[&(4, 0)];
     assert_eq!(
         (j.state, j.reasons, j.preempt_count),
         (JobState::Ssusp, PREEMPTED, 1)
     );
-    assert!(resumes(&s.take_effects()).is_empty());
     finish_at(&mut s, (5, 0), 0, 1, T0 + 20_000);
     s.schedule(T0 + 20_000);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 5 @20 DONE end@20 usage",
+            "Acct 5 DONE on hostB",
+            "Log JOB_STATUS 4 @20 RUN",
+            "Signal 4 attempt 1 on hostB Resume",
+        ],
+    );
     assert_eq!(state(&s, 4), JobState::Run);
 }
 
@@ -1016,7 +1010,15 @@ fn a_stop_report_delivered_after_the_preempted_job_was_resumed_is_stale() {
     let now = T0 + 20_000;
     finish_at(&mut s, (2, 0), 0, 1, now);
     s.schedule(now);
-    assert_eq!(resumes(&s.take_effects()), vec![4]);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 2 @20 DONE end@20 usage",
+            "Acct 2 DONE on hostB",
+            "Log JOB_STATUS 4 @20 RUN",
+            "Signal 4 attempt 1 on hostB Resume",
+        ],
+    );
     assert_eq!(state(&s, 4), JobState::Run);
     // The stop's report, late.
     assert_eq!(
@@ -1024,16 +1026,20 @@ fn a_stop_report_delivered_after_the_preempted_job_was_resumed_is_stale() {
         Ack::Ok
     );
     assert_eq!(state(&s, 4), JobState::Run);
-    assert!(logged(&s.take_effects()).is_empty());
+    assert_effects(&s.take_effects(), &[]);
     // The resume's confirmation; then the load suspends the job: that is applied.
     assert_eq!(
         state_report(&mut s, now + 200, 4, 4, status::RUN, 0),
         Ack::Ok
     );
-    assert!(logged(&s.take_effects()).is_empty());
+    assert_effects(&s.take_effects(), &[]);
     assert_eq!(
         state_report(&mut s, now + 300, 4, 5, status::SSUSP, susp::LOAD_REASON),
         Ack::Ok
+    );
+    assert_effects(
+        &s.take_effects(),
+        &["Log JOB_STATUS 4 @20 SSUSP LOAD_REASON"],
     );
     assert_eq!(state(&s, 4), JobState::Ssusp);
 }

@@ -689,20 +689,18 @@ fn stop_resume_cycle() {
     s.take_effects();
     // Stopped before sbatchd answered the dispatch: the order waits for the answer.
     s.stop(T0, &alice(), (1, 0)).expect("stop");
-    assert!(
-        !s.take_effects()
-            .iter()
-            .any(|e| matches!(e, Effect::Signal { .. }))
+    assert_effects(
+        &s.take_effects(),
+        &["Log JOB_SIGNAL 1 @0 STOP by alice(1000)"],
     );
     s.dispatch_accepted(T0, (1, 0), 1, 100, 100);
-    let eff = s.take_effects();
-    assert!(eff.iter().any(|e| matches!(
-        e,
-        Effect::Signal {
-            action: SbdAction::Stop { state: 16, .. },
-            ..
-        }
-    )));
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START_ACCEPT 1 @0 pid=100 pgid=100",
+            "Signal 1 attempt 1 on hostA Stop USUSP USER_STOP|MBD_LOCK",
+        ],
+    );
     let attempt = s.jobs[&(1, 0)].attempt;
     s.report(
         T0,
@@ -720,17 +718,17 @@ fn stop_resume_cycle() {
         },
     );
     assert_eq!(s.jobs[&(1, 0)].state, JobState::Ususp);
+    assert_effects(&s.take_effects(), &["Log JOB_STATUS 1 @0 USUSP USER_STOP"]);
     s.resume(T0, &alice(), (1, 0)).expect("resume");
     assert_eq!(s.jobs[&(1, 0)].state, JobState::Ssusp);
     s.schedule(T0);
-    let eff = s.take_effects();
-    assert!(eff.iter().any(|e| matches!(
-        e,
-        Effect::Signal {
-            action: SbdAction::Resume,
-            ..
-        }
-    )));
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 1 @0 SSUSP USER_RESUME",
+            "Signal 1 attempt 1 on hostA Resume",
+        ],
+    );
     s.report(
         T0,
         Report {
