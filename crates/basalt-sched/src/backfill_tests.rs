@@ -4,6 +4,7 @@
 //! queue "high" (higher priority) does neither.
 
 use super::*;
+use crate::tests::expect::assert_effects;
 use crate::tests::{T0, alice, bob, cfg, cmd, finish_at, hellos, up_with};
 use basalt_core::job::pend;
 
@@ -49,11 +50,21 @@ fn reserve_hostb(s: &mut Sched, run: Option<i64>) {
         s.submit(T0, &alice(), j).expect("submit");
     }
     s.schedule(T0);
-    assert_eq!(s.jobs[&(1, 0)].hosts, ["hostA"]);
-    assert_eq!(s.jobs[&(2, 0)].hosts, ["hostA"]);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_NEW 1 @0",
+            "Log JOB_NEW 2 @0",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 2 @0 on hostA",
+            "Dispatch 2 -> hostA attempt 1",
+        ],
+    );
     s.submit(T0, &alice(), parallel(4)).expect("submit");
     s.schedule(T0);
-    s.take_effects();
+    // It reserves hostB's two slots: nothing is logged but its JOB_NEW.
+    assert_effects(&s.take_effects(), &["Log JOB_NEW 3 @0"]);
     assert_eq!(state(s, 3), JobState::Pend);
     assert_eq!((s.hosts[0].rsv_slots, s.hosts[1].rsv_slots), (0, 2));
 }
@@ -69,6 +80,14 @@ fn a_job_short_enough_to_fit_into_the_reserved_time_slot_backfills_the_reserved_
     s.submit(T0 + 10_000, &bob(), job(Some(50)))
         .expect("submit");
     s.schedule(T0 + 10_000);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_NEW 4 @10",
+            "Log JOB_START 4 @10 on hostB",
+            "Dispatch 4 -> hostB attempt 1",
+        ],
+    );
     assert_eq!(state(&s, 4), JobState::Run);
     assert_eq!(s.jobs[&(4, 0)].hosts, ["hostB"]);
     // It took one of the reserved slots; the big job keeps the other.
@@ -85,6 +104,7 @@ fn a_backfill_job_that_would_delay_the_reserving_job_is_refused() {
     s.submit(T0 + 10_000, &bob(), job(Some(200)))
         .expect("submit");
     s.schedule(T0 + 10_000);
+    assert_effects(&s.take_effects(), &["Log JOB_NEW 4 @10"]);
     assert_eq!(state(&s, 4), JobState::Pend);
     let why = &s.jobs[&(4, 0)].pend_reasons;
     assert!(
@@ -109,12 +129,14 @@ fn backfilling_requires_run_limits_to_estimate_when_jobs_start_and_complete() {
     reserve_hostb(&mut s, Some(100));
     s.submit(T0 + 10_000, &bob(), job(None)).expect("submit");
     s.schedule(T0 + 10_000);
+    assert_effects(&s.take_effects(), &["Log JOB_NEW 4 @10"]);
     assert_eq!(state(&s, 4), JobState::Pend);
 
     let mut s = core();
     reserve_hostb(&mut s, None);
     s.submit(T0 + 10_000, &bob(), job(Some(1))).expect("submit");
     s.schedule(T0 + 10_000);
+    assert_effects(&s.take_effects(), &["Log JOB_NEW 4 @10"]);
     assert_eq!(state(&s, 4), JobState::Pend);
     assert!(
         s.jobs[&(4, 0)]
@@ -132,6 +154,7 @@ fn a_queue_without_backfill_does_not_use_reserved_slots() {
     short.queue = "high".into();
     s.submit(T0 + 10_000, &bob(), short).expect("submit");
     s.schedule(T0 + 10_000);
+    assert_effects(&s.take_effects(), &["Log JOB_NEW 4 @10"]);
     assert_eq!(state(&s, 4), JobState::Pend);
     assert_eq!(reserved(&s), 2);
 }

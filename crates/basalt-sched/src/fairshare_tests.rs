@@ -2,6 +2,7 @@
 //! a manual clock, queue `normal` with FAIRSHARE; two hosts of 20 slots where shares are
 //! compared (the formula's `1 + job_slots` makes few slots a coarse measure).
 
+use super::tests::expect::assert_effects;
 use super::tests::*;
 use super::*;
 use crate::config::UserList;
@@ -318,13 +319,22 @@ fn bsub_g_charges_the_job_to_the_group_it_names() {
             s.submit(T0, &who("cy"), sub).expect("submit");
         }
     }
+    s.take_effects();
     s.schedule(T0);
-    let groups: Vec<String> = dispatches(&s.take_effects())
-        .iter()
-        .map(|(k, _)| s.jobs[k].sub.user_group.to_string())
-        .collect();
-    assert_eq!(count(&groups, "chem"), 2, "{groups:?}");
-    assert_eq!(count(&groups, "phys"), 2, "{groups:?}");
+    // chem's jobs are 1-4, phys's 5-8: the accounts take turns.
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 5 @0 on hostB",
+            "Dispatch 5 -> hostB attempt 1",
+            "Log JOB_START 2 @0 on hostA",
+            "Dispatch 2 -> hostA attempt 1",
+            "Log JOB_START 6 @0 on hostB",
+            "Dispatch 6 -> hostB attempt 1",
+        ],
+    );
 }
 
 /// bqueues -l's SHARE_INFO_FOR: every account the list names (a group's own tree under

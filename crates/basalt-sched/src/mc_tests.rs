@@ -3,6 +3,7 @@
 //! names follow the seed's sentences.
 
 use crate::mc::*;
+use crate::tests::expect::assert_effects;
 use crate::tests::*;
 use crate::*;
 use basalt_core::job::{pend, status};
@@ -227,9 +228,15 @@ fn a_job_that_fits_a_local_host_is_dispatched_locally() {
     s.host_ctl(T0, &admin(), 1, "hostA", "").expect("hopen");
     s.submit(T0, &alice(), cmd("x")).expect("submit");
     s.schedule(T0);
-    let eff = s.take_effects();
-    assert_eq!(dispatches(&eff).len(), 1);
-    assert!(forwards(&eff).is_empty());
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log HOST_CTRL hostA @0 op=1 by admin(1002) \"\"",
+            "Log JOB_NEW 1 @0",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+        ],
+    );
 }
 
 /// Phase I, 5 and Phase II, 2: "If the job cannot be placed locally ... the send-jobs
@@ -241,22 +248,20 @@ fn a_job_no_local_host_takes_is_forwarded() {
     east_room(&mut s, T0, 0);
     s.submit(T0, &alice(), cmd("x")).expect("submit");
     s.schedule(T0);
-    let eff = s.take_effects();
-    assert!(dispatches(&eff).is_empty());
-    assert_eq!(
-        forwards(&eff),
-        vec![((1, 0), "east".into(), "recv".into(), 1)]
-    );
-    let log = logged(&eff);
-    assert!(
-        matches!(log.last(), Some(Event::JobForward { cluster, queue, .. }) if cluster == "east" && queue == "recv")
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_NEW 1 @0",
+            "Log JOB_FORWARD 1 @0 -> recv@east",
+            "McForward 1 -> recv@east attempt 1",
+        ],
     );
     let j = s.job((1, 0)).expect("job");
     assert_eq!(j.state, JobState::Pend);
     assert!(j.pend_reasons.contains_key(&pend::MC_FORWARDED));
     // Forwarded once only.
     s.schedule(T0 + 1000);
-    assert!(forwards(&s.take_effects()).is_empty());
+    assert_effects(&s.take_effects(), &[]);
 }
 
 /// Phase II, 4: "If LSF cannot forward the job to any of the receive-jobs queues, the job
@@ -268,12 +273,18 @@ fn a_job_no_remote_queue_takes_stays_pending_and_is_tried_again() {
     east_room(&mut s, T0, 10);
     s.submit(T0, &alice(), cmd("x")).expect("submit");
     s.schedule(T0);
-    assert!(forwards(&s.take_effects()).is_empty());
+    assert_effects(&s.take_effects(), &["Log JOB_NEW 1 @0"]);
     assert_eq!(s.job((1, 0)).map(|j| j.state), Some(JobState::Pend));
     // Room again: forwarded by the next pass.
     east_room(&mut s, T0 + 1000, 3);
     s.schedule(T0 + 1000);
-    assert_eq!(forwards(&s.take_effects()).len(), 1);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_FORWARD 1 @1 -> recv@east",
+            "McForward 1 -> recv@east attempt 1",
+        ],
+    );
 }
 
 /// Jobs that wait for themselves (a start time, a dependency) are not forwarded.
@@ -285,7 +296,7 @@ fn a_job_waiting_for_its_start_time_is_not_forwarded() {
     sub.begin_time = T0 / 1000 + 3600;
     s.submit(T0, &alice(), sub).expect("submit");
     s.schedule(T0);
-    assert!(forwards(&s.take_effects()).is_empty());
+    assert_effects(&s.take_effects(), &["Log JOB_NEW 1 @0"]);
 }
 
 /// Phase III, 3: "If the job is rejected, it returns to the submission cluster."
@@ -297,27 +308,28 @@ fn a_rejected_job_returns_and_that_queue_is_skipped_for_a_while() {
     s.schedule(T0);
     s.take_effects();
     s.mc_forward_answer(T0 + 10, (1, 0), 1, Err("Queue does not exist".into()));
-    let log = logged(&s.take_effects());
-    assert!(matches!(
-        log.as_slice(),
-        [Event::JobStatus {
-            status: status::PEND,
-            reasons: PEND_MC_RETURNED,
-            subreasons: RETURN_REJECTED,
-            ..
-        }]
-    ));
+    // PEND with PEND_MC_RETURNED (91 = 0x5b), subreason RETURN_REJECTED (1).
+    assert_effects(
+        &s.take_effects(),
+        &["Log JOB_STATUS 1 @0 PEND reasons=0x5b sub=0x1"],
+    );
     let j = s.job((1, 0)).expect("job");
     assert!(
         j.mc.as_ref()
             .is_some_and(|m| m.fwd_cluster.is_empty() && m.returns == 0)
     );
     s.schedule(T0 + 20);
-    assert!(forwards(&s.take_effects()).is_empty());
+    assert_effects(&s.take_effects(), &[]);
     // A scheduling interval (MBD_SLEEP_TIME 10 s) later it is tried again.
     s.tick(T0 + 11_000);
     s.schedule(T0 + 11_000);
-    assert_eq!(forwards(&s.take_effects())[0].3, 2);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_FORWARD 1 @11 -> recv@east",
+            "McForward 1 -> recv@east attempt 2",
+        ],
+    );
 }
 
 /// Phase III, 4–5 seen from the submission cluster: the remote job's start and end are
@@ -340,22 +352,24 @@ fn the_remote_jobs_start_and_end_are_logged_in_the_submission_cluster() {
     r.hosts = vec!["hostE".into()];
     r.start_time = T0 / 1000 + 1;
     s.mc_remote_jobs(T0 + 1000, "east", vec![r.clone()]);
-    let log = logged(&s.take_effects());
-    assert!(
-        matches!(log.as_slice(), [Event::JobStart { hosts, .. }] if hosts == &vec!["hostE@east".to_string()])
-    );
+    assert_effects(&s.take_effects(), &["Log JOB_START 1 @1 on hostE@east"]);
     assert_eq!(s.job((1, 0)).map(|j| j.state), Some(JobState::Run));
     // The same news again logs nothing.
     s.mc_remote_jobs(T0 + 2000, "east", vec![r.clone()]);
-    assert!(logged(&s.take_effects()).is_empty());
+    assert_effects(&s.take_effects(), &[]);
     // Local hosts' slots are untouched by the remote run.
     assert_eq!(s.used_slots("hostA") + s.used_slots("hostB"), 0);
     r.state = status::DONE;
     r.end_time = T0 / 1000 + 5;
     r.cpu_time = 1.5;
     s.mc_remote_jobs(T0 + 6000, "east", vec![r]);
-    let eff = s.take_effects();
-    assert_eq!(acct_of(&eff), [(1, 0)]);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 1 @5 DONE cpu=1.5 end@5",
+            "Acct 1 DONE on hostE@east",
+        ],
+    );
     let j = s.job((1, 0)).expect("job");
     assert_eq!((j.state, j.cpu_time), (JobState::Done, 1.5));
 }
@@ -367,16 +381,43 @@ fn after_initfail_retry_returns_the_job_is_psusp() {
     let mut s = sender();
     east_room(&mut s, T0, 0);
     s.submit(T0, &alice(), cmd("x")).expect("submit");
-    let mut now = T0;
-    for attempt in 1..=2u32 {
+    s.take_effects();
+    // Forward `attempt` at `now`, back not started a second later: the effects of both.
+    let round = |s: &mut Sched, attempt: u32, now: Millis| {
         s.schedule(now);
-        assert_eq!(forwards(&s.take_effects())[0].3, attempt);
+        let forwarded = s.take_effects();
         let mut r = remote((1, 0), attempt, status::EXIT);
         r.returned = RETURN_NOT_STARTED;
-        now += 1000;
-        s.mc_remote_jobs(now, "east", vec![r]);
-        s.take_effects();
-    }
+        s.mc_remote_jobs(now + 1000, "east", vec![r]);
+        (forwarded, s.take_effects())
+    };
+    // Back pending with PEND_MC_RETURNED (0x5b), subreason RETURN_NOT_STARTED (2).
+    let (forwarded, back) = round(&mut s, 1, T0);
+    assert_effects(
+        &forwarded,
+        &[
+            "Log JOB_FORWARD 1 @0 -> recv@east",
+            "McForward 1 -> recv@east attempt 1",
+        ],
+    );
+    assert_effects(&back, &["Log JOB_STATUS 1 @1 PEND reasons=0x5b sub=0x2"]);
+    // The second return: PSUSP (SUSP_ADMIN_STOP 0x4000, subreason PEND_MC_RETURNED).
+    let (forwarded, back) = round(&mut s, 2, T0 + 1000);
+    assert_effects(
+        &forwarded,
+        &[
+            "Log JOB_FORWARD 1 @1 -> recv@east",
+            "McForward 1 -> recv@east attempt 2",
+        ],
+    );
+    assert_effects(
+        &back,
+        &[
+            "Log JOB_STATUS 1 @2 PEND reasons=0x5b sub=0x2",
+            "Log JOB_STATUS 1 @2 PSUSP reasons=0x4000 sub=0x5b",
+        ],
+    );
+    let now = T0 + 2000;
     let j = s.job((1, 0)).expect("job");
     assert_eq!(j.state, JobState::Psusp);
     assert_eq!(j.mc.as_ref().map(|m| m.returns), Some(2));
@@ -399,23 +440,17 @@ fn a_lost_remote_job_comes_back_and_an_unconfirmed_forward_is_resent() {
     s.take_effects();
     // Not confirmed, not listed: sent again after RESEND_AFTER.
     s.mc_remote_jobs(T0 + 1000, "east", vec![]);
-    assert!(forwards(&s.take_effects()).is_empty());
+    assert_effects(&s.take_effects(), &[]);
     s.mc_remote_jobs(T0 + RESEND_AFTER, "east", vec![]);
-    assert_eq!(
-        forwards(&s.take_effects()),
-        vec![((1, 0), "east".into(), "recv".into(), 1)]
-    );
+    assert_effects(&s.take_effects(), &["McForward 1 -> recv@east attempt 1"]);
     // Confirmed, then gone: back here.
     s.mc_forward_answer(T0 + RESEND_AFTER, (1, 0), 1, Ok(7));
     s.mc_remote_jobs(T0 + RESEND_AFTER + 1000, "east", vec![]);
-    let log = logged(&s.take_effects());
-    assert!(matches!(
-        log.as_slice(),
-        [Event::JobStatus {
-            subreasons: RETURN_LOST,
-            ..
-        }]
-    ));
+    // PEND with PEND_MC_RETURNED (0x5b), subreason RETURN_LOST (4).
+    assert_effects(
+        &s.take_effects(),
+        &["Log JOB_STATUS 1 @6 PEND reasons=0x5b sub=0x4"],
+    );
     assert_eq!(
         s.job((1, 0)).and_then(|j| j.mc.as_ref()).map(|m| m.returns),
         Some(0)
@@ -431,30 +466,42 @@ fn job_control_of_a_forwarded_job_goes_to_the_remote_cluster() {
     s.submit(T0, &alice(), cmd("y")).expect("submit");
     s.schedule(T0);
     s.take_effects();
-    let controls = |eff: &[Effect]| -> Vec<(JobKey, String)> {
-        eff.iter()
-            .filter_map(|e| match e {
-                Effect::McControl { key, signal, .. } => Some((*key, signal.clone())),
-                _ => None,
-            })
-            .collect()
-    };
     // Running there: stop and resume go there.
     let mut r = remote((1, 0), 1, status::RUN);
     r.hosts = vec!["hostE".into()];
     s.mc_remote_jobs(T0 + 1000, "east", vec![r, remote((2, 0), 1, status::PEND)]);
     s.take_effects();
     s.stop(T0 + 2000, &alice(), (1, 0)).expect("bstop");
-    assert_eq!(controls(&s.take_effects()), vec![((1, 0), "STOP".into())]);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_SIGNAL 1 @2 STOP by alice(1000)",
+            "McControl 1 @east STOP",
+        ],
+    );
     // Pending there: killed there, and ended here at once.
     s.kill(T0 + 2000, &alice(), (2, 0), false, false)
         .expect("bkill");
-    let eff = s.take_effects();
-    assert_eq!(controls(&eff), vec![((2, 0), "KILL".into())]);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_SIGNAL 2 @2 KILL by alice(1000)",
+            "McControl 2 @east KILL",
+            "Log JOB_STATUS 2 @2 EXIT end@2 TERM_OWNER",
+            "Acct 2 EXIT TERM_OWNER",
+        ],
+    );
     assert_eq!(s.job((2, 0)).map(|j| j.state), Some(JobState::Exit));
-    // If it still lives there, it is killed again.
+    // If it still lives there, it is killed again. (Job 1, not in this list, is lost
+    // there: it comes back pending, RETURN_LOST.)
     s.mc_remote_jobs(T0 + 3000, "east", vec![remote((2, 0), 1, status::RUN)]);
-    assert_eq!(controls(&s.take_effects()), vec![((2, 0), "KILL".into())]);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 1 @3 PEND reasons=0x5b sub=0x4",
+            "McControl 2 @east KILL",
+        ],
+    );
 }
 
 // ---- the execution cluster ----------------------------------------------------------
@@ -504,9 +551,12 @@ fn an_accepted_job_gets_an_execution_cluster_id() {
         .mc_accept(T0, "west", (101, 0), 1, &alice_here(), forwarded("normal"))
         .expect("accepted");
     assert!(new);
-    let log = logged(&s.take_effects());
-    assert!(
-        matches!(log.as_slice(), [Event::JobNew { .. }, Event::JobAccept { cluster, src: (101, 0), attempt: 1, .. }] if cluster == "west")
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_NEW 1 @0",
+            "Log JOB_ACCEPT 1 @0 from 101@west attempt 1",
+        ],
     );
     let j = s.job((id, 0)).expect("job");
     assert!(j.sub.asked_hosts.is_empty());
@@ -514,14 +564,21 @@ fn an_accepted_job_gets_an_execution_cluster_id() {
         j.mc.as_ref().map(|m| (m.src_cluster.to_string(), m.src_id)),
         Some(("west".into(), 101))
     );
-    // The same forward again: the same job.
+    // The same forward again: the same job, nothing logged.
     assert_eq!(
         s.mc_accept(T0, "west", (101, 0), 1, &alice_here(), forwarded("normal")),
         Ok((id, false))
     );
+    assert_effects(&s.take_effects(), &[]);
     // And it is scheduled here.
     s.schedule(T0);
-    assert_eq!(dispatches(&s.take_effects()).len(), 1);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+        ],
+    );
     assert_eq!(s.mc_jobs_for("west")[0].state, status::RUN);
 }
 
@@ -583,10 +640,13 @@ fn a_job_not_started_within_max_rsched_time_returns() {
         .expect("accepted");
     s.take_effects();
     s.tick(T0 + 19_000);
-    assert!(logged(&s.take_effects()).is_empty());
+    assert_effects(&s.take_effects(), &[]);
+    // It ends here without an accounting record (the submission cluster keeps it).
     s.tick(T0 + 20_000);
-    let eff = s.take_effects();
-    assert!(!eff.iter().any(|e| matches!(e, Effect::Acct(_))));
+    assert_effects(
+        &s.take_effects(),
+        &["Log JOB_STATUS 1 @20 EXIT end@20 TERM_MC_RETURN"],
+    );
     let j = s.job((id, 0)).expect("job");
     assert_eq!(
         (j.state, j.term_reason.as_str()),

@@ -5,6 +5,7 @@
 //! at once after any other change.
 
 use super::*;
+use crate::tests::expect::assert_effects;
 use crate::tests::{T0, alice, cmd, finish, finish_at, up};
 
 /// `up()`'s two hosts have 2 slots each: 4 jobs run, the rest of `n` pend.
@@ -38,17 +39,39 @@ fn after_a_job_end_the_pass_starts_the_next_job_in_order_and_visits_no_further()
     let far = (900, 0);
     let before = reasons(&s, far);
     assert!(before.contains_key(&basalt_core::job::pend::HOST_JOB_LIMIT));
-    for (n, key) in [(1, 0), (2, 0), (5, 0)].into_iter().enumerate() {
-        finish(&mut s, key, 0, 1);
+    // First come, first served: the oldest pending job takes the freed slot.
+    let end_and_pass = |s: &mut Sched, key: JobKey| {
+        finish(s, key, 0, 1);
         s.schedule(T0 + 5000);
-        s.take_effects();
-        // First come, first served: the oldest pending job took the freed slot.
-        assert_eq!(
-            s.jobs[&(5 + n as u64, 0)].state,
-            JobState::Run,
-            "after {key:?}"
-        );
-    }
+        s.take_effects()
+    };
+    assert_effects(
+        &end_and_pass(&mut s, (1, 0)),
+        &[
+            "Log JOB_STATUS 1 @5 DONE end@5 usage",
+            "Acct 1 DONE on hostA",
+            "Log JOB_START 5 @5 on hostA",
+            "Dispatch 5 -> hostA attempt 1",
+        ],
+    );
+    assert_effects(
+        &end_and_pass(&mut s, (2, 0)),
+        &[
+            "Log JOB_STATUS 2 @5 DONE end@5 usage",
+            "Acct 2 DONE on hostB",
+            "Log JOB_START 6 @5 on hostB",
+            "Dispatch 6 -> hostB attempt 1",
+        ],
+    );
+    assert_effects(
+        &end_and_pass(&mut s, (5, 0)),
+        &[
+            "Log JOB_STATUS 5 @5 DONE end@5 usage",
+            "Acct 5 DONE on hostA",
+            "Log JOB_START 7 @5 on hostA",
+            "Dispatch 7 -> hostA attempt 1",
+        ],
+    );
     // The pass stopped once every slot was taken again: the far job was not visited.
     assert!(Arc::ptr_eq(&before, &reasons(&s, far)));
 }

@@ -2,6 +2,7 @@
 //! the statement it checks: a pool of queues `qa` (50 %), `qb` (30 %), `qc` (20 %) on two
 //! hosts of five slots, a manual clock.
 
+use super::tests::expect::assert_effects;
 use super::tests::*;
 use super::*;
 
@@ -61,6 +62,13 @@ fn end_one(s: &mut Sched, queue: &str, now: Millis, seq: u64) {
     finish_at(s, key, 0, seq, now);
 }
 
+/// [`end_one`] of `queue` at `now`, then a pass: the effects of both.
+fn end_and_pass(s: &mut Sched, queue: &str, now: Millis, seq: u64) -> Vec<Effect> {
+    end_one(s, queue, now, seq);
+    s.schedule(now);
+    s.take_effects()
+}
+
 /// "When queues compete, the allocated slots per queue are kept within the limits of
 /// the configured share": 50/30/20 over 10 slots run 5/3/2 while all have work.
 #[test]
@@ -69,7 +77,34 @@ fn competing_queues_run_their_shares_of_the_pool() {
     for q in ABC {
         submit_to(&mut s, q, 20, T0);
     }
+    s.take_effects();
     s.schedule(T0);
+    // qa's jobs are 1-20, qb's 21-40, qc's 41-60: each queue in turn up to its share.
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 2 @0 on hostB",
+            "Dispatch 2 -> hostB attempt 1",
+            "Log JOB_START 3 @0 on hostA",
+            "Dispatch 3 -> hostA attempt 1",
+            "Log JOB_START 4 @0 on hostB",
+            "Dispatch 4 -> hostB attempt 1",
+            "Log JOB_START 5 @0 on hostA",
+            "Dispatch 5 -> hostA attempt 1",
+            "Log JOB_START 21 @0 on hostB",
+            "Dispatch 21 -> hostB attempt 1",
+            "Log JOB_START 22 @0 on hostA",
+            "Dispatch 22 -> hostA attempt 1",
+            "Log JOB_START 23 @0 on hostB",
+            "Dispatch 23 -> hostB attempt 1",
+            "Log JOB_START 41 @0 on hostA",
+            "Dispatch 41 -> hostA attempt 1",
+            "Log JOB_START 42 @0 on hostB",
+            "Dispatch 42 -> hostB attempt 1",
+        ],
+    );
     assert_eq!(running(&s, &ABC), vec![5, 3, 2]);
     // The others pend with the pool's reason.
     let k = s
@@ -87,7 +122,33 @@ fn competing_queues_run_their_shares_of_the_pool() {
 fn a_queue_alone_with_jobs_uses_every_slot_of_the_pool() {
     let mut s = seed_pool();
     submit_to(&mut s, "qc", 20, T0);
+    s.take_effects();
     s.schedule(T0);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 2 @0 on hostB",
+            "Dispatch 2 -> hostB attempt 1",
+            "Log JOB_START 3 @0 on hostA",
+            "Dispatch 3 -> hostA attempt 1",
+            "Log JOB_START 4 @0 on hostB",
+            "Dispatch 4 -> hostB attempt 1",
+            "Log JOB_START 5 @0 on hostA",
+            "Dispatch 5 -> hostA attempt 1",
+            "Log JOB_START 6 @0 on hostB",
+            "Dispatch 6 -> hostB attempt 1",
+            "Log JOB_START 7 @0 on hostA",
+            "Dispatch 7 -> hostA attempt 1",
+            "Log JOB_START 8 @0 on hostB",
+            "Dispatch 8 -> hostB attempt 1",
+            "Log JOB_START 9 @0 on hostA",
+            "Dispatch 9 -> hostA attempt 1",
+            "Log JOB_START 10 @0 on hostB",
+            "Dispatch 10 -> hostB attempt 1",
+        ],
+    );
     assert_eq!(running(&s, &ABC), vec![0, 0, 10]);
 }
 
@@ -99,18 +160,97 @@ fn an_idle_queues_slots_are_redistributed_and_reclaimed_as_jobs_arrive() {
     let mut s = seed_pool();
     submit_to(&mut s, "qb", 20, T0);
     submit_to(&mut s, "qc", 20, T0);
+    s.take_effects();
     s.schedule(T0);
+    // qb's jobs are 1-20, qc's 21-40.
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 2 @0 on hostB",
+            "Dispatch 2 -> hostB attempt 1",
+            "Log JOB_START 3 @0 on hostA",
+            "Dispatch 3 -> hostA attempt 1",
+            "Log JOB_START 4 @0 on hostB",
+            "Dispatch 4 -> hostB attempt 1",
+            "Log JOB_START 5 @0 on hostA",
+            "Dispatch 5 -> hostA attempt 1",
+            "Log JOB_START 6 @0 on hostB",
+            "Dispatch 6 -> hostB attempt 1",
+            "Log JOB_START 21 @0 on hostA",
+            "Dispatch 21 -> hostA attempt 1",
+            "Log JOB_START 22 @0 on hostB",
+            "Dispatch 22 -> hostB attempt 1",
+            "Log JOB_START 23 @0 on hostA",
+            "Dispatch 23 -> hostA attempt 1",
+            "Log JOB_START 24 @0 on hostB",
+            "Dispatch 24 -> hostB attempt 1",
+        ],
+    );
     assert_eq!(running(&s, &ABC), vec![0, 6, 4]);
     submit_to(&mut s, "qa", 20, T0 + 1000);
+    s.take_effects();
     s.schedule(T0 + 1000);
-    // Nothing is taken back from running jobs...
+    // Nothing is taken back from running jobs (qa's are 41-60)...
+    assert_effects(&s.take_effects(), &[]);
     assert_eq!(running(&s, &ABC), vec![0, 6, 4]);
     // ...but every slot that frees up goes to qa until the shares hold again.
-    for (i, q) in ["qb", "qb", "qb", "qc", "qc"].iter().enumerate() {
-        let now = T0 + 2000 + i as i64 * 1000;
-        end_one(&mut s, q, now, 1 + i as u64);
-        s.schedule(now);
-    }
+    let fx = end_and_pass(&mut s, "qb", T0 + 2000, 1);
+    assert_effects(
+        &fx,
+        &[
+            "Log JOB_START_ACCEPT 1 @2 pid=100 pgid=100",
+            "Log JOB_STATUS 1 @2 DONE end@2 usage",
+            "Acct 1 DONE on hostA",
+            "Log JOB_START 41 @2 on hostA",
+            "Dispatch 41 -> hostA attempt 1",
+        ],
+    );
+    let fx = end_and_pass(&mut s, "qb", T0 + 3000, 2);
+    assert_effects(
+        &fx,
+        &[
+            "Log JOB_START_ACCEPT 2 @3 pid=100 pgid=100",
+            "Log JOB_STATUS 2 @3 DONE end@3 usage",
+            "Acct 2 DONE on hostB",
+            "Log JOB_START 42 @3 on hostB",
+            "Dispatch 42 -> hostB attempt 1",
+        ],
+    );
+    let fx = end_and_pass(&mut s, "qb", T0 + 4000, 3);
+    assert_effects(
+        &fx,
+        &[
+            "Log JOB_START_ACCEPT 3 @4 pid=100 pgid=100",
+            "Log JOB_STATUS 3 @4 DONE end@4 usage",
+            "Acct 3 DONE on hostA",
+            "Log JOB_START 43 @4 on hostA",
+            "Dispatch 43 -> hostA attempt 1",
+        ],
+    );
+    let fx = end_and_pass(&mut s, "qc", T0 + 5000, 4);
+    assert_effects(
+        &fx,
+        &[
+            "Log JOB_START_ACCEPT 21 @5 pid=100 pgid=100",
+            "Log JOB_STATUS 21 @5 DONE end@5 usage",
+            "Acct 21 DONE on hostA",
+            "Log JOB_START 44 @5 on hostA",
+            "Dispatch 44 -> hostA attempt 1",
+        ],
+    );
+    let fx = end_and_pass(&mut s, "qc", T0 + 6000, 5);
+    assert_effects(
+        &fx,
+        &[
+            "Log JOB_START_ACCEPT 22 @6 pid=100 pgid=100",
+            "Log JOB_STATUS 22 @6 DONE end@6 usage",
+            "Acct 22 DONE on hostB",
+            "Log JOB_START 45 @6 on hostB",
+            "Dispatch 45 -> hostB attempt 1",
+        ],
+    );
     assert_eq!(running(&s, &ABC), vec![5, 3, 2]);
 }
 
@@ -138,7 +278,33 @@ fn a_queue_job_limit_gives_the_slots_it_leaves_to_the_other_queues() {
     for q in ABC {
         submit_to(&mut s, q, 20, T0);
     }
+    s.take_effects();
     s.schedule(T0);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 2 @0 on hostB",
+            "Dispatch 2 -> hostB attempt 1",
+            "Log JOB_START 3 @0 on hostA",
+            "Dispatch 3 -> hostA attempt 1",
+            "Log JOB_START 4 @0 on hostB",
+            "Dispatch 4 -> hostB attempt 1",
+            "Log JOB_START 21 @0 on hostA",
+            "Dispatch 21 -> hostA attempt 1",
+            "Log JOB_START 22 @0 on hostB",
+            "Dispatch 22 -> hostB attempt 1",
+            "Log JOB_START 23 @0 on hostA",
+            "Dispatch 23 -> hostA attempt 1",
+            "Log JOB_START 24 @0 on hostB",
+            "Dispatch 24 -> hostB attempt 1",
+            "Log JOB_START 41 @0 on hostA",
+            "Dispatch 41 -> hostA attempt 1",
+            "Log JOB_START 42 @0 on hostB",
+            "Dispatch 42 -> hostB attempt 1",
+        ],
+    );
     assert_eq!(running(&s, &ABC), vec![4, 4, 2]);
 }
 

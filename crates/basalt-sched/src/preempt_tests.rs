@@ -2,6 +2,7 @@
 //! parameter) it checks. Two hosts of two slots, a manual clock; queues `low` (20),
 //! `normal` (30) and `high` (40).
 
+use super::tests::expect::assert_effects;
 use super::tests::*;
 use super::*;
 use basalt_config::batch::{NoPreemptTime, Preemption};
@@ -135,48 +136,6 @@ fn host_of(s: &Sched, id: u64) -> String {
     s.jobs[&(id, 0)].hosts[0].clone()
 }
 
-fn stops(effects: &[Effect]) -> Vec<(u64, u32, u32)> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Signal {
-                key,
-                action: SbdAction::Stop { state, reasons },
-                ..
-            } => Some((key.0, *state, *reasons)),
-            _ => None,
-        })
-        .collect()
-}
-
-fn resumes(effects: &[Effect]) -> Vec<u64> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Signal {
-                key,
-                action: SbdAction::Resume,
-                ..
-            } => Some(key.0),
-            _ => None,
-        })
-        .collect()
-}
-
-fn kills(effects: &[Effect]) -> Vec<(u64, String)> {
-    effects
-        .iter()
-        .filter_map(|e| match e {
-            Effect::Signal {
-                key,
-                action: SbdAction::Kill { term_reason },
-                ..
-            } => Some((key.0, term_reason.clone())),
-            _ => None,
-        })
-        .collect()
-}
-
 /// hostA busier than hostB (r15s).
 fn loads(s: &mut Sched, a: f64, b: f64) {
     for (h, v) in [("hostA", a), ("hostB", b)] {
@@ -203,16 +162,17 @@ fn a_pending_high_priority_job_suspends_a_lower_priority_running_job_and_starts_
     assert_eq!((j4.preempt_count, j4.preempted_by), (1, Some((5, 0))));
     // SSUSP with LSF's preemption reason, logged before the preempting job starts;
     // sbatchd is told to stop it (and SUSP_MBD_LOCK keeps its load policy off it).
-    let ev = logged(&fx);
-    let susp_at = ev.iter().position(|e| {
-        matches!(e, Event::JobStatus { key: (4, 0), status: st, reasons, .. }
-            if *st == status::SSUSP && *reasons == PREEMPTED)
-    });
-    let start_at = ev
-        .iter()
-        .position(|e| matches!(e, Event::JobStart { key: (5, 0), .. }));
-    assert!(susp_at.is_some() && susp_at < start_at, "{ev:#?}");
-    assert_eq!(stops(&fx), vec![(4, status::SSUSP, PREEMPTED)]);
+    assert_eq!(PREEMPTED, susp::MBD_PREEMPT | susp::MBD_LOCK);
+    assert_effects(
+        &fx,
+        &[
+            "Log JOB_NEW 5 @10",
+            "Log JOB_STATUS 4 @10 SSUSP MBD_PREEMPT|MBD_LOCK",
+            "Signal 4 attempt 1 on hostB Stop SSUSP MBD_PREEMPT|MBD_LOCK",
+            "Log JOB_START 5 @10 on hostB",
+            "Dispatch 5 -> hostB attempt 1",
+        ],
+    );
     assert_eq!(
         basalt_core::job::susp_reason_text(PREEMPTED, 0),
         " The job was preempted by a higher priority job;"
@@ -350,6 +310,19 @@ fn multiple_jobs_are_preempted_for_a_job_that_needs_multiple_slots() {
     let mut big = slots(in_queue("mpirun a.out", "high"), 2);
     big.res_req = "span[hosts=1]".into();
     run(&mut s, T0 + 10_000, &bob(), big);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_NEW 5 @10",
+            "Log JOB_STATUS 2 @10 SSUSP MBD_PREEMPT|MBD_LOCK",
+            "Signal 2 attempt 1 on hostB Stop SSUSP MBD_PREEMPT|MBD_LOCK",
+            "Log JOB_STATUS 4 @10 SSUSP MBD_PREEMPT|MBD_LOCK",
+            "Signal 4 attempt 1 on hostB Stop SSUSP MBD_PREEMPT|MBD_LOCK",
+            "Log JOB_START 5 @10 on hostB,hostB",
+            "Dispatch 5 -> hostB attempt 1",
+            "Log JOB_START_ACCEPT 5 @10 pid=105 pgid=105",
+        ],
+    );
     assert_eq!(state(&s, 5), JobState::Run);
     // Both jobs of one host (hostB: 4, the newest, then 3 on hostA — spared, the job
     // does not use hostA — then 2).
@@ -364,6 +337,7 @@ fn multiple_jobs_are_preempted_for_a_job_that_needs_multiple_slots() {
         &bob(),
         slots(in_queue("mpirun", "high"), 4),
     );
+    assert_effects(&s.take_effects(), &["Log JOB_NEW 6 @20"]);
     assert_eq!(state(&s, 6), JobState::Pend);
 }
 
@@ -377,6 +351,17 @@ fn a_job_is_preempted_from_the_least_loaded_host() {
     // the most recently started.
     loads(&mut s, 0.1, 3.0);
     run(&mut s, T0 + 10_000, &bob(), in_queue("sleep 10", "high"));
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_NEW 5 @10",
+            "Log JOB_STATUS 3 @10 SSUSP MBD_PREEMPT|MBD_LOCK",
+            "Signal 3 attempt 1 on hostA Stop SSUSP MBD_PREEMPT|MBD_LOCK",
+            "Log JOB_START 5 @10 on hostA",
+            "Dispatch 5 -> hostA attempt 1",
+            "Log JOB_START_ACCEPT 5 @10 pid=105 pgid=105",
+        ],
+    );
     assert_eq!(preempted(&s), vec![3]);
     assert_eq!(host_of(&s, 5), "hostA");
 }
@@ -416,15 +401,20 @@ fn a_preempted_job_resumes_as_soon_as_slots_free_before_the_preempting_job_ends(
     let now = T0 + 20_000;
     finish_at(&mut s, (2, 0), 0, 1, now);
     s.schedule(now);
-    let fx = s.take_effects();
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 2 @20 DONE end@20 usage",
+            "Acct 2 DONE on hostB",
+            "Log JOB_STATUS 4 @20 RUN",
+            "Signal 4 attempt 1 on hostB Resume",
+        ],
+    );
     assert_eq!(state(&s, 4), JobState::Run);
     assert_eq!(state(&s, 5), JobState::Run);
-    assert_eq!(resumes(&fx), vec![4]);
-    assert!(logged(&fx).iter().any(|e| matches!(e,
-        Event::JobStatus { key: (4, 0), status: st, reasons: 0, .. } if *st == status::RUN)));
     // sbatchd's confirmation logs nothing more.
     assert_eq!(confirm(&mut s, now, 4, status::RUN, 0), Ack::Ok);
-    assert!(logged(&s.take_effects()).is_empty());
+    assert_effects(&s.take_effects(), &[]);
 }
 
 /// ... and when the preempting job ends, the preempted one has its slot again before a
@@ -439,9 +429,19 @@ fn a_preempted_job_resumes_when_the_preempting_job_ends_before_pending_jobs_of_i
         in_queue("sleep 10", "normal"),
     );
     assert_eq!(state(&s, 6), JobState::Pend);
+    s.take_effects();
     let now = T0 + 20_000;
     finish_at(&mut s, (5, 0), 0, 1, now);
     s.schedule(now);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 5 @20 DONE end@20 usage",
+            "Acct 5 DONE on hostB",
+            "Log JOB_STATUS 4 @20 RUN",
+            "Signal 4 attempt 1 on hostB Resume",
+        ],
+    );
     assert_eq!(state(&s, 4), JobState::Run);
     assert_eq!(state(&s, 6), JobState::Pend);
 }
@@ -581,9 +581,14 @@ fn terminate_when_preempt_kills_the_victim_and_the_job_waits_for_its_slot() {
     fill(&mut s, "normal");
     let now = T0 + 10_000;
     run(&mut s, now, &bob(), in_queue("sleep 10", "high"));
-    let fx = s.take_effects();
-    assert_eq!(kills(&fx), vec![(4, "TERM_PREEMPT".to_string())]);
-    assert!(stops(&fx).is_empty());
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_NEW 5 @10",
+            "Log JOB_SIGNAL 4 @10 KILL_PREEMPT by root(0)",
+            "Signal 4 attempt 1 on hostB Kill TERM_PREEMPT",
+        ],
+    );
     assert_eq!(state(&s, 5), JobState::Pend);
     assert_eq!(
         s.jobs[&(4, 0)].kill_ordered.as_deref(),
@@ -591,10 +596,19 @@ fn terminate_when_preempt_kills_the_victim_and_the_job_waits_for_its_slot() {
     );
     // The next pass kills nobody else while 4 is still ending.
     s.schedule(now + 5000);
-    assert!(kills(&s.take_effects()).is_empty());
+    assert_effects(&s.take_effects(), &[]);
     // 4 ends: 5 starts in its slot.
     finish_at(&mut s, (4, 0), 143, 1, now + 8000);
     s.schedule(now + 8000);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 4 @18 EXIT exit=143 end@18 usage TERM_PREEMPT",
+            "Acct 4 EXIT exit=143 TERM_PREEMPT on hostB",
+            "Log JOB_START 5 @18 on hostB",
+            "Dispatch 5 -> hostB attempt 1",
+        ],
+    );
     assert_eq!(state(&s, 5), JobState::Run);
     assert_eq!(s.jobs[&(4, 0)].term_reason.as_ref(), "TERM_PREEMPT");
 }
@@ -611,11 +625,21 @@ fn after_preemption_wait_time_the_job_may_preempt_again() {
     fill(&mut s, "normal");
     let now = T0 + 10_000;
     run(&mut s, now, &bob(), in_queue("sleep 10", "high"));
-    assert_eq!(kills(&s.take_effects()).len(), 1);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_NEW 5 @10",
+            "Log JOB_SIGNAL 4 @10 KILL_PREEMPT by root(0)",
+            "Signal 4 attempt 1 on hostB Kill TERM_PREEMPT",
+        ],
+    );
     s.schedule(now + 61_000);
-    assert_eq!(
-        kills(&s.take_effects()),
-        vec![(3, "TERM_PREEMPT".to_string())]
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_SIGNAL 3 @71 KILL_PREEMPT by root(0)",
+            "Signal 3 attempt 1 on hostA Kill TERM_PREEMPT",
+        ],
     );
 }
 
@@ -876,21 +900,43 @@ fn a_preempted_job_stopped_and_resumed_by_its_user_waits_for_its_slots() {
     assert_eq!(preempted(&s), vec![4]);
     s.take_effects();
     s.stop(T0 + 11_000, &alice(), (4, 0)).expect("bstop");
-    let fx = s.take_effects();
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_SIGNAL 4 @11 STOP by alice(1000)",
+            "Signal 4 attempt 1 on hostB Stop USUSP USER_STOP|MBD_PREEMPT|MBD_LOCK",
+        ],
+    );
     let reasons = susp::USER_STOP | susp::MBD_PREEMPT | susp::MBD_LOCK;
-    assert_eq!(stops(&fx), vec![(4, status::USUSP, reasons)]);
     confirm(&mut s, T0 + 11_000, 4, status::USUSP, reasons);
+    assert_effects(
+        &s.take_effects(),
+        &["Log JOB_STATUS 4 @11 USUSP USER_STOP|MBD_PREEMPT|MBD_LOCK"],
+    );
     assert_eq!(state(&s, 4), JobState::Ususp);
+    // bresume: back to SSUSP, preempted; not resumed on its host.
     s.resume(T0 + 12_000, &alice(), (4, 0)).expect("bresume");
     s.schedule(T0 + 12_000);
+    assert_effects(
+        &s.take_effects(),
+        &["Log JOB_STATUS 4 @12 SSUSP MBD_PREEMPT|MBD_LOCK"],
+    );
     let j = &s.jobs[&(4, 0)];
     assert_eq!(
         (j.state, j.reasons, j.preempt_count),
         (JobState::Ssusp, PREEMPTED, 1)
     );
-    assert!(resumes(&s.take_effects()).is_empty());
     finish_at(&mut s, (5, 0), 0, 1, T0 + 20_000);
     s.schedule(T0 + 20_000);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 5 @20 DONE end@20 usage",
+            "Acct 5 DONE on hostB",
+            "Log JOB_STATUS 4 @20 RUN",
+            "Signal 4 attempt 1 on hostB Resume",
+        ],
+    );
     assert_eq!(state(&s, 4), JobState::Run);
 }
 
@@ -964,7 +1010,15 @@ fn a_stop_report_delivered_after_the_preempted_job_was_resumed_is_stale() {
     let now = T0 + 20_000;
     finish_at(&mut s, (2, 0), 0, 1, now);
     s.schedule(now);
-    assert_eq!(resumes(&s.take_effects()), vec![4]);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 2 @20 DONE end@20 usage",
+            "Acct 2 DONE on hostB",
+            "Log JOB_STATUS 4 @20 RUN",
+            "Signal 4 attempt 1 on hostB Resume",
+        ],
+    );
     assert_eq!(state(&s, 4), JobState::Run);
     // The stop's report, late.
     assert_eq!(
@@ -972,16 +1026,20 @@ fn a_stop_report_delivered_after_the_preempted_job_was_resumed_is_stale() {
         Ack::Ok
     );
     assert_eq!(state(&s, 4), JobState::Run);
-    assert!(logged(&s.take_effects()).is_empty());
+    assert_effects(&s.take_effects(), &[]);
     // The resume's confirmation; then the load suspends the job: that is applied.
     assert_eq!(
         state_report(&mut s, now + 200, 4, 4, status::RUN, 0),
         Ack::Ok
     );
-    assert!(logged(&s.take_effects()).is_empty());
+    assert_effects(&s.take_effects(), &[]);
     assert_eq!(
         state_report(&mut s, now + 300, 4, 5, status::SSUSP, susp::LOAD_REASON),
         Ack::Ok
+    );
+    assert_effects(
+        &s.take_effects(),
+        &["Log JOB_STATUS 4 @20 SSUSP LOAD_REASON"],
     );
     assert_eq!(state(&s, 4), JobState::Ssusp);
 }

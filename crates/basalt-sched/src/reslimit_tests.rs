@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::reslimits::{Members, RES_LIMIT_REASON, ResLimit, Scope};
+use crate::tests::expect::assert_effects;
 use crate::tests::{T0, alice, bob, cfg, cmd, dispatches};
 use basalt_core::job::pend;
 
@@ -65,6 +66,12 @@ fn pass(s: &mut Sched) -> Vec<(JobKey, String)> {
     dispatches(&s.take_effects())
 }
 
+/// A scheduling pass: every effect since the last take (the submissions' JOB_NEW too).
+fn step(s: &mut Sched) -> Vec<Effect> {
+    s.schedule(T0 + 10);
+    s.take_effects()
+}
+
 fn reasons(s: &Sched, k: JobKey) -> Vec<u32> {
     s.jobs[&k].pend_reasons.keys().copied().collect()
 }
@@ -78,9 +85,20 @@ fn per_user_slots_limit_each_user_separately_with_the_resource_limit_reason() {
     }]);
     let a = submit(&mut s, &alice(), 2);
     let b = submit(&mut s, &bob(), 1);
-    let d = pass(&mut s);
-    assert_eq!(d.len(), 2, "{d:?}");
-    assert!(d.iter().any(|(k, _)| *k == a[0]) && d.iter().any(|(k, _)| *k == b[0]));
+    assert_eq!((a[0], b[0]), ((1, 0), (3, 0)));
+    // alice's second job (2) is held back; bob's first (3) starts.
+    assert_effects(
+        &step(&mut s),
+        &[
+            "Log JOB_NEW 1 @0",
+            "Log JOB_NEW 2 @0",
+            "Log JOB_NEW 3 @0",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 3 @0 on hostB",
+            "Dispatch 3 -> hostB attempt 1",
+        ],
+    );
     assert_eq!(reasons(&s, a[1]), vec![RES_LIMIT_REASON]);
     assert_eq!(
         basalt_core::job::pend_reason_text(RES_LIMIT_REASON),
@@ -101,9 +119,20 @@ fn users_listed_together_share_one_count() {
     }]);
     let a = submit(&mut s, &alice(), 2);
     let b = submit(&mut s, &bob(), 1);
-    let d = pass(&mut s);
-    assert_eq!(d.len(), 2);
-    assert!(d.iter().all(|(k, _)| a.contains(k)));
+    assert_eq!(a, vec![(1, 0), (2, 0)]);
+    // alice's two take the pair's two slots; bob's (3) waits.
+    assert_effects(
+        &step(&mut s),
+        &[
+            "Log JOB_NEW 1 @0",
+            "Log JOB_NEW 2 @0",
+            "Log JOB_NEW 3 @0",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 2 @0 on hostB",
+            "Dispatch 2 -> hostB attempt 1",
+        ],
+    );
     assert_eq!(reasons(&s, b[0]), vec![RES_LIMIT_REASON]);
     assert_eq!(s.limits_view()[0].consumers[0], "alice bob");
 }
@@ -116,9 +145,19 @@ fn per_host_slots_leave_each_host_its_own_count() {
         ..limit("perHost")
     }]);
     let jobs = submit(&mut s, &alice(), 3);
-    let d = pass(&mut s);
-    assert_eq!(d.len(), 2);
-    assert_ne!(d[0].1, d[1].1);
+    // One job on each host; the third waits.
+    assert_effects(
+        &step(&mut s),
+        &[
+            "Log JOB_NEW 1 @0",
+            "Log JOB_NEW 2 @0",
+            "Log JOB_NEW 3 @0",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 2 @0 on hostB",
+            "Dispatch 2 -> hostB attempt 1",
+        ],
+    );
     assert_eq!(s.jobs[&jobs[2]].state, JobState::Pend);
     assert!(reasons(&s, jobs[2]).contains(&RES_LIMIT_REASON));
 }
@@ -149,16 +188,31 @@ fn a_jobs_limit_on_a_queue_counts_started_jobs_and_zero_forbids() {
         )
         .expect("submit")
         .0;
-    let d = pass(&mut s);
-    assert_eq!(d.len(), 1);
-    assert_eq!(d[0].0, jobs[0]);
+    assert_eq!((jobs[0], high), ((1, 0), 3));
+    // Only job 1 starts: normal's one job, high's zero slots.
+    assert_effects(
+        &step(&mut s),
+        &[
+            "Log JOB_NEW 1 @0",
+            "Log JOB_NEW 2 @0",
+            "Log JOB_NEW 3 @0",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+        ],
+    );
     assert_eq!(reasons(&s, jobs[1]), vec![RES_LIMIT_REASON]);
     assert_eq!(reasons(&s, (high, 0)), vec![RES_LIMIT_REASON]);
     // The first job ends: the second starts.
     crate::tests::finish(&mut s, jobs[0], 0, 1);
-    let d = pass(&mut s);
-    assert_eq!(d.len(), 1);
-    assert_eq!(d[0].0, jobs[1]);
+    assert_effects(
+        &step(&mut s),
+        &[
+            "Log JOB_STATUS 1 @5 DONE end@5 usage",
+            "Acct 1 DONE on hostA",
+            "Log JOB_START 2 @0 on hostA",
+            "Dispatch 2 -> hostA attempt 1",
+        ],
+    );
 }
 
 #[test]
@@ -172,10 +226,24 @@ fn lsb_users_max_jobs_is_a_users_slot_limit_with_its_reason() {
     }]);
     let a = submit(&mut s, &alice(), 2);
     let b = submit(&mut s, &bob(), 2);
-    let d = pass(&mut s);
-    assert_eq!(d.len(), 3);
+    assert_eq!((a[1], b[1]), ((2, 0), (4, 0)));
+    // alice's second job (2) is held back; both of bob's start.
+    assert_effects(
+        &step(&mut s),
+        &[
+            "Log JOB_NEW 1 @0",
+            "Log JOB_NEW 2 @0",
+            "Log JOB_NEW 3 @0",
+            "Log JOB_NEW 4 @0",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 3 @0 on hostB",
+            "Dispatch 3 -> hostB attempt 1",
+            "Log JOB_START 4 @0 on hostA",
+            "Dispatch 4 -> hostA attempt 1",
+        ],
+    );
     assert_eq!(reasons(&s, a[1]), vec![pend::USER_LIMIT]);
-    assert!(d.iter().any(|(k, _)| *k == b[1]));
 }
 
 #[test]
@@ -548,9 +616,19 @@ fn per_processor_limits_cap_a_queue_and_a_user_on_each_host() {
     s.start(T0, "hostA");
     s.take_effects();
     let jobs = submit(&mut s, &alice(), 3);
-    let d = pass(&mut s);
-    assert_eq!(d.len(), 2, "{d:?}");
-    assert_ne!(d[0].1, d[1].1);
+    // PJOB_LIMIT 0.5 x 2 processors: one job a host; the third waits.
+    assert_effects(
+        &step(&mut s),
+        &[
+            "Log JOB_NEW 1 @0",
+            "Log JOB_NEW 2 @0",
+            "Log JOB_NEW 3 @0",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 2 @0 on hostB",
+            "Dispatch 2 -> hostB attempt 1",
+        ],
+    );
     assert!(reasons(&s, jobs[2]).contains(&pend::QUEUE_PROC_LIMIT));
 
     let mut c = cfg();
@@ -563,14 +641,79 @@ fn per_processor_limits_cap_a_queue_and_a_user_on_each_host() {
     s.take_effects();
     let a = submit(&mut s, &alice(), 3);
     let b = submit(&mut s, &bob(), 1);
-    let d = pass(&mut s);
-    assert_eq!(d.len(), 3, "{d:?}");
-    assert!(d.iter().any(|(k, _)| *k == b[0]));
+    assert_eq!((a[2], b[0]), ((3, 0), (4, 0)));
+    // JL/P 0.5: one of alice's a host; her third (3) waits, bob's (4) starts.
+    assert_effects(
+        &step(&mut s),
+        &[
+            "Log JOB_NEW 1 @0",
+            "Log JOB_NEW 2 @0",
+            "Log JOB_NEW 3 @0",
+            "Log JOB_NEW 4 @0",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 2 @0 on hostB",
+            "Dispatch 2 -> hostB attempt 1",
+            "Log JOB_START 4 @0 on hostA",
+            "Dispatch 4 -> hostA attempt 1",
+        ],
+    );
     assert!(reasons(&s, a[2]).contains(&pend::USER_PROC_LIMIT));
     assert_eq!(
         basalt_core::job::pend_reason_text(pend::USER_PROC_LIMIT),
         "The user has reached his/her per-processor job slot limit"
     );
+}
+
+/// lsb.queues' QJOB_LIMIT and UJOB_LIMIT: the queue's slots (3) and each user's (2) hold
+/// back the jobs past them with LSF's reasons; a slot freed lets the next job of the
+/// same user in.
+#[test]
+fn queue_and_user_slot_limits_of_a_queue_hold_jobs_back() {
+    let mut c = cfg();
+    c.queues[0].qjob_limit = Some(3);
+    c.queues[0].ujob_limit = Some(2);
+    let mut s = Sched::new(c, T0);
+    for h in ["hostA", "hostB"] {
+        s.lim_update(h, 2, 1.0, true, BTreeMap::new());
+    }
+    s.start(T0, "hostA");
+    s.take_effects();
+    let a = submit(&mut s, &alice(), 3);
+    let b = submit(&mut s, &bob(), 2);
+    assert_eq!((a[2], b[1]), ((3, 0), (5, 0)));
+    // alice's first two (UJOB_LIMIT 2), bob's first (QJOB_LIMIT 3); 4 slots were free.
+    assert_effects(
+        &step(&mut s),
+        &[
+            "Log JOB_NEW 1 @0",
+            "Log JOB_NEW 2 @0",
+            "Log JOB_NEW 3 @0",
+            "Log JOB_NEW 4 @0",
+            "Log JOB_NEW 5 @0",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 2 @0 on hostB",
+            "Dispatch 2 -> hostB attempt 1",
+            "Log JOB_START 4 @0 on hostA",
+            "Dispatch 4 -> hostA attempt 1",
+        ],
+    );
+    assert_eq!(reasons(&s, a[2]), vec![pend::QUEUE_USER_LIMIT]);
+    assert_eq!(reasons(&s, b[1]), vec![pend::QUEUE_JOB_LIMIT]);
+    // alice's first ends: her third takes the queue's slot, not bob's second.
+    crate::tests::finish(&mut s, a[0], 0, 1);
+    s.schedule(T0 + 6000);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 1 @5 DONE end@5 usage",
+            "Acct 1 DONE on hostA",
+            "Log JOB_START 3 @6 on hostA",
+            "Dispatch 3 -> hostA attempt 1",
+        ],
+    );
+    assert_eq!(reasons(&s, b[1]), vec![pend::QUEUE_JOB_LIMIT]);
 }
 
 /// lsb.users JL/P of a user group's own row: the members together, on each host, per

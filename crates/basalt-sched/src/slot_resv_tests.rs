@@ -3,7 +3,8 @@
 //! slots, a manual clock; MBD_SLEEP_TIME is 10 s, so MAX_RESERVE_TIME[5] is 50 s.
 
 use super::*;
-use crate::tests::{T0, alice, bob, cfg, cmd, dispatches, finish_at, hellos, up_with};
+use crate::tests::expect::assert_effects;
+use crate::tests::{T0, alice, bob, cfg, cmd, finish_at, hellos, up_with};
 
 /// A core whose queue "normal" reserves slots for 5 cycles ("high" does not).
 fn reserving() -> Sched {
@@ -44,9 +45,24 @@ fn three_running_then_a_parallel_job(s: &mut Sched) {
         s.submit(T0, &alice(), cmd("sleep 600")).expect("submit");
     }
     s.schedule(T0);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_NEW 1 @0",
+            "Log JOB_NEW 2 @0",
+            "Log JOB_NEW 3 @0",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 2 @0 on hostB",
+            "Dispatch 2 -> hostB attempt 1",
+            "Log JOB_START 3 @0 on hostA",
+            "Dispatch 3 -> hostA attempt 1",
+        ],
+    );
     s.submit(T0, &alice(), parallel(4)).expect("submit");
     s.schedule(T0);
-    s.take_effects();
+    // It reserves hostB's free slot: nothing is logged, nothing starts.
+    assert_effects(&s.take_effects(), &["Log JOB_NEW 4 @0"]);
     assert_eq!(state(s, 4), JobState::Pend);
 }
 
@@ -71,6 +87,7 @@ fn the_currently_available_slots_are_reserved_for_a_parallel_job_that_cannot_be_
     // A one-slot job that cannot start reserves nothing.
     s.submit(T0, &alice(), parallel(1)).expect("submit");
     s.schedule(T0);
+    assert_effects(&s.take_effects(), &["Log JOB_NEW 5 @0"]);
     assert!(s.slot_reservation((5, 0)).is_none());
 }
 
@@ -80,20 +97,42 @@ fn the_currently_available_slots_are_reserved_for_a_parallel_job_that_cannot_be_
 fn reserved_slots_are_accumulated_until_there_are_enough_to_start_the_job() {
     let mut s = reserving();
     three_running_then_a_parallel_job(&mut s);
+    // Each slot freed is reserved: the job ends, nothing starts.
     end(&mut s, 1, T0 + 1000, 1);
     s.schedule(T0 + 1000);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 1 @1 DONE end@1 usage",
+            "Acct 1 DONE on hostA",
+        ],
+    );
     assert_eq!(rsv(&s).0 + rsv(&s).1, 2);
     assert_eq!(state(&s, 4), JobState::Pend);
     end(&mut s, 2, T0 + 2000, 2);
     s.schedule(T0 + 2000);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 2 @2 DONE end@2 usage",
+            "Acct 2 DONE on hostB",
+        ],
+    );
     assert_eq!(rsv(&s).0 + rsv(&s).1, 3);
-    s.take_effects();
+    // The fourth: it starts on all four.
     end(&mut s, 3, T0 + 3000, 3);
     s.schedule(T0 + 3000);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 3 @3 DONE end@3 usage",
+            "Acct 3 DONE on hostA",
+            "Log JOB_START 4 @3 on hostA,hostA,hostB,hostB",
+            "Dispatch 4 -> hostA attempt 1",
+        ],
+    );
     assert_eq!(state(&s, 4), JobState::Run);
     assert_eq!(s.jobs[&(4, 0)].hosts.len(), 4);
-    let eff = s.take_effects();
-    assert_eq!(dispatches(&eff).len(), 1);
     // Started: it reserves nothing any more.
     assert_eq!(rsv(&s), (0, 0));
     assert!(s.slot_reservation((4, 0)).is_none());
@@ -110,7 +149,10 @@ fn a_reserved_slot_is_unavailable_to_any_other_job() {
     s.submit(T0, &bob(), in_queue(cmd("three"), "high"))
         .expect("submit");
     s.schedule(T0);
-    s.take_effects();
+    assert_effects(
+        &s.take_effects(),
+        &["Log JOB_NEW 5 @0", "Log JOB_NEW 6 @0", "Log JOB_NEW 7 @0"],
+    );
     for id in [5, 6, 7] {
         assert_eq!(state(&s, id), JobState::Pend, "job {id}");
         // hostB's last slot is reserved: it counts as taken, and the reason says so.
@@ -125,6 +167,15 @@ fn a_reserved_slot_is_unavailable_to_any_other_job() {
     // it (queue order); the slot reserved on hostB stays unavailable to the others.
     end(&mut s, 1, T0 + 1000, 1);
     s.schedule(T0 + 1000);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 1 @1 DONE end@1 usage",
+            "Acct 1 DONE on hostA",
+            "Log JOB_START 7 @1 on hostA",
+            "Dispatch 7 -> hostA attempt 1",
+        ],
+    );
     assert_eq!(state(&s, 7), JobState::Run);
     assert_eq!(s.jobs[&(7, 0)].hosts, ["hostA"]);
     for id in [5, 6] {
@@ -134,6 +185,13 @@ fn a_reserved_slot_is_unavailable_to_any_other_job() {
     // The next slot freed is the reserving job's before the later jobs of its queue.
     end(&mut s, 2, T0 + 2000, 2);
     s.schedule(T0 + 2000);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 2 @2 DONE end@2 usage",
+            "Acct 2 DONE on hostB",
+        ],
+    );
     for id in [5, 6] {
         assert_eq!(state(&s, id), JobState::Pend, "job {id}");
     }
@@ -150,28 +208,43 @@ fn the_parallel_job_gives_up_the_reserved_slots_if_it_still_cannot_run_after_the
     three_running_then_a_parallel_job(&mut s);
     s.submit(T0, &bob(), cmd("waits")).expect("submit");
     s.schedule(T0);
+    assert_effects(&s.take_effects(), &["Log JOB_NEW 5 @0"]);
     assert_eq!(state(&s, 5), JobState::Pend);
     // Within the period it keeps them (a pass at 49 s).
     hellos(&mut s, T0 + 49_000);
     s.tick(T0 + 49_000);
     s.schedule(T0 + 49_000);
+    assert_effects(&s.take_effects(), &[]);
     assert_eq!(rsv(&s), (0, 1));
     assert_eq!(state(&s, 5), JobState::Pend);
     // The period is over: a pass is due, the slot is given up and the waiting job
     // takes it.
-    s.take_effects();
     hellos(&mut s, T0 + 50_000);
     s.schedule(T0 + 49_500);
     assert!(!s.needs_pass());
     s.tick(T0 + 50_000);
     assert!(s.needs_pass());
     s.schedule(T0 + 50_000);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START 5 @50 on hostB",
+            "Dispatch 5 -> hostB attempt 1",
+        ],
+    );
     assert_eq!(rsv(&s), (0, 0));
     assert!(s.slot_reservation((4, 0)).is_none());
     assert_eq!(state(&s, 5), JobState::Run);
     // A slot freed later is reserved again, with a new period.
     end(&mut s, 1, T0 + 60_000, 1);
     s.schedule(T0 + 60_000);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 1 @60 DONE end@60 usage",
+            "Acct 1 DONE on hostA",
+        ],
+    );
     let (hosts, since) = s.slot_reservation((4, 0)).expect("reserved again");
     assert_eq!((hosts.len(), since), (1, T0 + 60_000));
 }

@@ -2,6 +2,10 @@
 
 use super::*;
 
+/// Exact effect lists: [`expect::assert_effects`].
+pub(crate) mod expect;
+use expect::assert_effects;
+
 pub(crate) fn queue(name: &str, prio: u32) -> Queue {
     Queue {
         name: name.into(),
@@ -313,16 +317,16 @@ fn submit_logs_job_new_and_dispatches_at_once() {
     let mut s = up();
     let (id, q, default) = s.submit(T0, &alice(), cmd("sleep 1")).expect("submit");
     assert_eq!((id, q.as_str(), default), (1, "normal", true));
-    let eff = s.take_effects();
-    assert!(matches!(
-        &eff[0],
-        Effect::Log(Event::JobNew { job_id: 1, .. })
-    ));
+    assert_effects(&s.take_effects(), &["Log JOB_NEW 1 @0"]);
     s.schedule(T0);
-    let eff = s.take_effects();
-    assert_eq!(dispatches(&eff), vec![((1, 0), "hostA".to_string())]);
     // The JOB_START is logged before the dispatch effect.
-    assert!(matches!(&eff[0], Effect::Log(Event::JobStart { .. })));
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+        ],
+    );
     assert_eq!(s.jobs[&(1, 0)].state, JobState::Run);
     assert_eq!(s.jobs[&(1, 0)].attempt, 1);
 }
@@ -346,8 +350,15 @@ fn a_pass_after_submissions_only_visits_the_new_jobs() {
     let (id, _, _) = s.submit(T0, &alice(), cmd("sleep 1")).expect("submit");
     s.schedule(T0);
     assert_eq!(s.last_visits, 1);
-    let eff = s.take_effects();
-    assert_eq!(dispatches(&eff), vec![((id, 0), "hostA".to_string())]);
+    assert_eq!(id, 1001);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_NEW 1001 @0",
+            "Log JOB_START 1001 @0 on hostA",
+            "Dispatch 1001 -> hostA attempt 1",
+        ],
+    );
     assert_eq!(
         s.jobs[&(1, 0)]
             .pend_reasons
@@ -517,6 +528,8 @@ fn unknown_queue_and_closed_queue_are_refused() {
     );
 }
 
+/// FCFS: six jobs on 2 hosts x 2 slots, the first four start in submission order
+/// (hostA filled first); when job 1 ends, job 5 (not 6) takes its slot.
 #[test]
 fn slots_limit_dispatch_and_free_slots_are_reused() {
     let mut s = up();
@@ -524,9 +537,21 @@ fn slots_limit_dispatch_and_free_slots_are_reused() {
         s.submit(T0, &alice(), cmd(&format!("job{i}")))
             .expect("submit");
     }
+    s.take_effects();
     s.schedule(T0);
-    let d = dispatches(&s.take_effects());
-    assert_eq!(d.len(), 4, "2 hosts x 2 slots: {d:?}");
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+            "Log JOB_START 2 @0 on hostB",
+            "Dispatch 2 -> hostB attempt 1",
+            "Log JOB_START 3 @0 on hostA",
+            "Dispatch 3 -> hostA attempt 1",
+            "Log JOB_START 4 @0 on hostB",
+            "Dispatch 4 -> hostB attempt 1",
+        ],
+    );
     let pending: Vec<_> = s
         .jobs
         .values()
@@ -537,11 +562,26 @@ fn slots_limit_dispatch_and_free_slots_are_reused() {
     // Finish one job: the next pending one (FCFS: job 5) starts.
     assert_eq!(finish(&mut s, (1, 0), 0, 1), Ack::Ok);
     assert_eq!(s.jobs[&(1, 0)].state, JobState::Done);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 1 @5 DONE end@5 usage",
+            "Acct 1 DONE on hostA",
+        ],
+    );
     s.schedule(T0 + 6000);
-    let d = dispatches(&s.take_effects());
-    assert_eq!(d.iter().map(|x| x.0).collect::<Vec<_>>(), vec![(5, 0)]);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START 5 @6 on hostA",
+            "Dispatch 5 -> hostA attempt 1",
+        ],
+    );
 }
 
+/// Queue priority: with one host open (2 slots), the job of the higher-priority queue
+/// starts first though submitted last, then the first job of the lower one; the other
+/// two wait.
 #[test]
 fn higher_priority_queue_goes_first() {
     let mut s = up();
@@ -553,10 +593,18 @@ fn higher_priority_queue_goes_first() {
     let mut hi = cmd("hi");
     hi.queue = "high".into();
     let (hid, _, _) = s.submit(T0, &alice(), hi).expect("submit");
+    assert_eq!(hid, 4);
+    s.take_effects();
     s.schedule(T0);
-    let d = dispatches(&s.take_effects());
-    assert_eq!(d[0].0, (hid, 0));
-    assert_eq!(d.len(), 2);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START 4 @0 on hostA",
+            "Dispatch 4 -> hostA attempt 1",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+        ],
+    );
 }
 
 #[test]
@@ -641,20 +689,18 @@ fn stop_resume_cycle() {
     s.take_effects();
     // Stopped before sbatchd answered the dispatch: the order waits for the answer.
     s.stop(T0, &alice(), (1, 0)).expect("stop");
-    assert!(
-        !s.take_effects()
-            .iter()
-            .any(|e| matches!(e, Effect::Signal { .. }))
+    assert_effects(
+        &s.take_effects(),
+        &["Log JOB_SIGNAL 1 @0 STOP by alice(1000)"],
     );
     s.dispatch_accepted(T0, (1, 0), 1, 100, 100);
-    let eff = s.take_effects();
-    assert!(eff.iter().any(|e| matches!(
-        e,
-        Effect::Signal {
-            action: SbdAction::Stop { state: 16, .. },
-            ..
-        }
-    )));
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_START_ACCEPT 1 @0 pid=100 pgid=100",
+            "Signal 1 attempt 1 on hostA Stop USUSP USER_STOP|MBD_LOCK",
+        ],
+    );
     let attempt = s.jobs[&(1, 0)].attempt;
     s.report(
         T0,
@@ -672,17 +718,17 @@ fn stop_resume_cycle() {
         },
     );
     assert_eq!(s.jobs[&(1, 0)].state, JobState::Ususp);
+    assert_effects(&s.take_effects(), &["Log JOB_STATUS 1 @0 USUSP USER_STOP"]);
     s.resume(T0, &alice(), (1, 0)).expect("resume");
     assert_eq!(s.jobs[&(1, 0)].state, JobState::Ssusp);
     s.schedule(T0);
-    let eff = s.take_effects();
-    assert!(eff.iter().any(|e| matches!(
-        e,
-        Effect::Signal {
-            action: SbdAction::Resume,
-            ..
-        }
-    )));
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 1 @0 SSUSP USER_RESUME",
+            "Signal 1 attempt 1 on hostA Resume",
+        ],
+    );
     s.report(
         T0,
         Report {
@@ -708,11 +754,18 @@ fn hold_psusp_and_release() {
     sub.options2 |= sub2::HOLD;
     s.submit(T0, &alice(), sub).expect("submit");
     s.schedule(T0);
-    assert!(dispatches(&s.take_effects()).is_empty());
+    assert_effects(&s.take_effects(), &["Log JOB_NEW 1 @0"]);
     assert_eq!(s.jobs[&(1, 0)].state, JobState::Psusp);
     s.resume(T0, &alice(), (1, 0)).expect("resume");
     s.schedule(T0);
-    assert_eq!(dispatches(&s.take_effects()).len(), 1);
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_STATUS 1 @0 PEND",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+        ],
+    );
 }
 
 /// Issue 50 item 13: `bresume` of a pending or running job is refused with LSF's `Job
@@ -799,14 +852,16 @@ fn switch_move_and_force() {
         s.force(T0, &alice(), (1, 0), &["hostA".into()], false),
         Err(SchedError::Permission)
     );
+    s.take_effects();
     s.force(T0, &admin(), (1, 0), &["hostA".into()], false)
         .expect("brun");
-    let eff = s.take_effects();
-    assert_eq!(dispatches(&eff), vec![((1, 0), "hostA".to_string())]);
-    assert!(
-        logged(&eff)
-            .iter()
-            .any(|e| matches!(e, Event::JobForce { .. }))
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_FORCE 1 @0 on [hostA] by admin(1002)",
+            "Log JOB_START 1 @0 on hostA",
+            "Dispatch 1 -> hostA attempt 1",
+        ],
     );
 }
 
@@ -1339,10 +1394,15 @@ fn array_limit_caps_running_elements() {
         .submit(T0, &alice(), named("x", "arr[1-6]%2"))
         .expect("submit");
     s.schedule(T0);
-    let d = dispatches(&s.take_effects());
-    assert_eq!(
-        d.iter().map(|x| x.0).collect::<Vec<_>>(),
-        vec![(id, 1), (id, 2)]
+    assert_effects(
+        &s.take_effects(),
+        &[
+            "Log JOB_NEW 1 @0",
+            "Log JOB_START 1[1] @0 on hostA",
+            "Dispatch 1[1] -> hostA attempt 1",
+            "Log JOB_START 1[2] @0 on hostB",
+            "Dispatch 1[2] -> hostB attempt 1",
+        ],
     );
     assert_eq!(pend_codes(&s, (id, 3)), vec![PEND_ARRAY_LIMIT]);
     let mut seq = 0;
