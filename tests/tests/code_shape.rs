@@ -30,15 +30,16 @@ const KNOWN: &[(&str, &str, usize)] = &[
         199,
     ),
     ("crates/basalt-sched/src/logswitch_tests.rs", "step", 171),
-    ("crates/basalt-sched/src/mc_tests.rs", "", 1145),
-    ("crates/basalt-sched/src/preempt_tests.rs", "", 1005),
-    ("crates/basalt-sched/src/tests.rs", "", 1893),
-    ("crates/basalt-mbatchd/src/dispatch.rs", "", 1145),
-    ("crates/basalt-mbatchd/src/dispatch.rs", "carry_out", 183),
+    ("crates/basalt-sched/src/mc_tests.rs", "", 1205),
+    ("crates/basalt-sched/src/preempt_tests.rs", "", 1063),
+    ("crates/basalt-sched/src/reslimit_tests.rs", "", 865),
+    ("crates/basalt-sched/src/tests.rs", "", 1953),
+    ("crates/basalt-mbatchd/src/dispatch.rs", "", 1143),
+    ("crates/basalt-mbatchd/src/dispatch.rs", "carry_out", 182),
     ("crates/basalt-mbatchd/src/handlers.rs", "handle", 351),
     ("crates/basalt-mbatchd/src/lib.rs", "serve", 292),
     ("crates/basalt-mbatchd/src/owner.rs", "run", 212),
-    ("crates/basalt-mbatchd/src/service.rs", "", 845),
+    ("crates/basalt-mbatchd/src/service.rs", "", 832),
 ];
 
 const CRATES: &[&str] = &["crates/basalt-sched/src", "crates/basalt-mbatchd/src"];

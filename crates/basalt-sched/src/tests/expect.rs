@@ -246,6 +246,14 @@ fn event(e: &Event) -> String {
             },
             who(user, *uid)
         ),
+        e => later_event(e),
+    }
+}
+
+/// [`event`] for the control, checkpoint, queue, host and term events (the other job
+/// events print there; here they fall back to their debug form).
+fn later_event(e: &Event) -> String {
+    match e {
         Event::JobMigrate {
             time,
             key: k,
@@ -364,6 +372,7 @@ fn event(e: &Event) -> String {
             "LOG_SWITCH {} last={last_job_id} fairshare={fairshare:?}",
             at(*time)
         ),
+        e => format!("{e:?}"),
     }
 }
 
