@@ -515,34 +515,6 @@ pub struct Sched {
 }
 
 impl Sched {
-    /// The slots reserved (SLOT_RESERVE) by the pending jobs `which` picks, as of the
-    /// last pass.
-    pub fn reserved_slots(&self, which: impl Fn(&Job) -> bool) -> u32 {
-        self.slot_resv
-            .iter()
-            .filter(|(k, _)| self.jobs.get(k).is_some_and(|j| which(j)))
-            .map(|(_, r)| r.slots.len() as u32)
-            .sum()
-    }
-
-    /// The slots job `j` reserves (SLOT_RESERVE), as of the last pass.
-    pub fn reserved_of(&self, j: &Job) -> u32 {
-        self.slot_resv
-            .get(&j.key())
-            .map_or(0, |r| r.slots.len() as u32)
-    }
-
-    /// The hosts (one per slot) job `key` reserves and since when (ms), if it does.
-    pub fn slot_reservation(&self, key: JobKey) -> Option<(Vec<String>, Millis)> {
-        let r = self.slot_resv.get(&key).filter(|r| !r.slots.is_empty())?;
-        let hosts = r
-            .slots
-            .iter()
-            .filter_map(|&i| self.hosts.get(i).map(|h| h.name.clone()))
-            .collect();
-        Some((hosts, r.since))
-    }
-
     pub fn new(cfg: SchedConfig, now: Millis) -> Sched {
         let queues = cfg.queues.clone();
         let hosts: Vec<Host> = cfg
@@ -667,32 +639,6 @@ impl Sched {
     /// Keep the start of the term a rebuilt core continues (ms).
     pub fn set_started_at(&mut self, at: Millis) {
         self.started_at = at;
-    }
-
-    /// Every sbatchd counts as heard from at `now`: the silence that makes a host
-    /// `unreach` (and later lost) is measured from here.
-    pub fn all_sbd_seen(&mut self, now: Millis) {
-        for h in &mut self.hosts {
-            h.sbd_seen = now;
-        }
-    }
-
-    /// The runtime saw the wall clock stepped (by more than
-    /// [`basalt_core::clock::JUMP_MS`], either way) since its last reading: the
-    /// silences of the sbatchds are measured again from `now`. Without this, a step
-    /// forward of an hour would make every sbatchd look silent for an hour (every host
-    /// unreach and lost at the next tick, its jobs given up), and a step back would hide
-    /// a host that really goes silent until the clock has caught up. A host that was
-    /// already silent before the step gets a whole silence more before it is lost.
-    /// Likewise the time jobs have been suspended by the system, for queue and host
-    /// `MIG`: a step forward must not migrate (kill and rerun) them early.
-    pub fn wall_clock_jumped(&mut self, now: Millis) {
-        self.all_sbd_seen(now);
-        self.last_full_pass = now;
-        let t = secs(now);
-        for since in self.ssusp_since.values_mut() {
-            *since = t;
-        }
     }
 
     /// The local time as a minute of the week (0 = Sunday 00:00; the runtime converts

@@ -576,3 +576,31 @@ pub const PRE_EXEC_EXIT_CODE: i32 = 99;
 /// excluded for it (`EXCLUDE(...)`). Replay counts and excludes from them.
 pub const REQUEUE_BY_VALUE: u32 = 0x1;
 pub const REQUEUE_EXCLUDE: u32 = 0x2;
+
+impl Sched {
+    /// Every sbatchd counts as heard from at `now`: the silence that makes a host
+    /// `unreach` (and later lost) is measured from here.
+    pub fn all_sbd_seen(&mut self, now: Millis) {
+        for h in &mut self.hosts {
+            h.sbd_seen = now;
+        }
+    }
+
+    /// The runtime saw the wall clock stepped (by more than
+    /// [`basalt_core::clock::JUMP_MS`], either way) since its last reading: the
+    /// silences of the sbatchds are measured again from `now`. Without this, a step
+    /// forward of an hour would make every sbatchd look silent for an hour (every host
+    /// unreach and lost at the next tick, its jobs given up), and a step back would hide
+    /// a host that really goes silent until the clock has caught up. A host that was
+    /// already silent before the step gets a whole silence more before it is lost.
+    /// Likewise the time jobs have been suspended by the system, for queue and host
+    /// `MIG`: a step forward must not migrate (kill and rerun) them early.
+    pub fn wall_clock_jumped(&mut self, now: Millis) {
+        self.all_sbd_seen(now);
+        self.last_full_pass = now;
+        let t = secs(now);
+        for since in self.ssusp_since.values_mut() {
+            *since = t;
+        }
+    }
+}

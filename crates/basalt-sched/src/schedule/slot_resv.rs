@@ -441,6 +441,36 @@ pub(crate) fn period(cycles: u32, mbd_sleep_time_secs: u32) -> Millis {
     i64::from(cycles) * i64::from(mbd_sleep_time_secs.max(1)) * 1000
 }
 
+impl Sched {
+    /// The slots reserved (SLOT_RESERVE) by the pending jobs `which` picks, as of the
+    /// last pass.
+    pub fn reserved_slots(&self, which: impl Fn(&crate::Job) -> bool) -> u32 {
+        self.slot_resv
+            .iter()
+            .filter(|(k, _)| self.jobs.get(k).is_some_and(|j| which(j)))
+            .map(|(_, r)| r.slots.len() as u32)
+            .sum()
+    }
+
+    /// The slots job `j` reserves (SLOT_RESERVE), as of the last pass.
+    pub fn reserved_of(&self, j: &crate::Job) -> u32 {
+        self.slot_resv
+            .get(&j.key())
+            .map_or(0, |r| r.slots.len() as u32)
+    }
+
+    /// The hosts (one per slot) job `key` reserves and since when (ms), if it does.
+    pub fn slot_reservation(&self, key: JobKey) -> Option<(Vec<String>, Millis)> {
+        let r = self.slot_resv.get(&key).filter(|r| !r.slots.is_empty())?;
+        let hosts = r
+            .slots
+            .iter()
+            .filter_map(|&i| self.hosts.get(i).map(|h| h.name.clone()))
+            .collect();
+        Some((hosts, r.since))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
