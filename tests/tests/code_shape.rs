@@ -20,7 +20,6 @@ const MAX_FN_LINES: usize = 150;
 /// What is still over the limits: (path from the workspace root, function name or "" for
 /// the file itself, its lines now).
 const KNOWN: &[(&str, &str, usize)] = &[
-    ("crates/basalt-sched/src/logswitch.rs", "carry_over", 278),
     ("crates/basalt-sched/src/logswitch.rs", "job_history", 193),
     ("crates/basalt-sched/src/logswitch_tests.rs", "", 1283),
     (

@@ -188,11 +188,37 @@ impl Sched {
             switch(j, &mut out, &mut fresh);
         }
 
-        // 2. Cleaned elements: their final state and JOB_CLEAN, in the order they were
-        //    cleaned. Elements cleaned so long ago that they are forgotten are cleaned
-        //    first, at time 0, so that the first real JOB_CLEAN forgets them again.
+        self.carry_cleaned(now_s, &order, &groups, &needed, &mut out);
+
+        self.carry_positions(&fresh, &mut out);
+
+        // 4. What became of each job in memory.
+        for j in self.jobs.values() {
+            self.job_history(j, &mut out);
+        }
+
+        // After the header offset: control state, then LOG_SWITCH.
+        let appended = self.carry_controls(now_s);
+        CarryOver {
+            carried: out,
+            appended,
+        }
+    }
+
+    /// Cleaned elements (step 2): their final state and JOB_CLEAN, in the order they were
+    /// cleaned. Elements cleaned so long ago that they are forgotten are cleaned first, at
+    /// time 0, so that the first real JOB_CLEAN forgets them again.
+    fn carry_cleaned(
+        &self,
+        now_s: i64,
+        order: &[(u64, u64)],
+        groups: &BTreeMap<u64, (u64, Submission)>,
+        needed: &BTreeSet<JobKey>,
+        out: &mut Vec<Event>,
+    ) {
+        let gone = || self.gone.iter().filter(|(k, _)| needed.contains(k));
         let mut forgotten: Vec<JobKey> = Vec::new();
-        for &(_, id) in &order {
+        for &(_, id) in order {
             let Some((_, sub)) = groups.get(&id) else {
                 continue;
             };
@@ -247,9 +273,11 @@ impl Sched {
                 key: *key,
             });
         }
+    }
 
-        // 3. Positions: every job is still pending in the replay here, so JOB_MOVEs can
-        //    put each queue in its order; jobs already in order stay where they are.
+    /// Positions (step 3): every job is still pending in the replay here, so JOB_MOVEs put
+    /// each queue in its order; jobs already in order stay where they are.
+    fn carry_positions(&self, fresh: &Stamps, out: &mut Vec<Event>) {
         let mut by_queue: BTreeMap<&str, Vec<&Job>> = BTreeMap::new();
         for j in self.jobs.values() {
             by_queue.entry(j.queue.as_str()).or_default().push(j);
@@ -296,13 +324,11 @@ impl Sched {
                 });
             }
         }
+    }
 
-        // 4. What became of each job in memory.
-        for j in self.jobs.values() {
-            self.job_history(j, &mut out);
-        }
-
-        // After the header offset: control state, then LOG_SWITCH.
+    /// What follows the carried events in the new file: the queues' and hosts' control
+    /// state, then LOG_SWITCH.
+    fn carry_controls(&self, now_s: i64) -> Vec<Event> {
         let mut appended = Vec::new();
         let (uid, user) = self.switch_user("");
         for q in &self.queues {
@@ -346,10 +372,7 @@ impl Sched {
             last_job_id: self.last_job_id,
             fairshare: self.fs_history(now_s * 1000),
         });
-        CarryOver {
-            carried: out,
-            appended,
-        }
+        appended
     }
 
     /// MBD_START records that make a replay arrive at this core's epoch.
