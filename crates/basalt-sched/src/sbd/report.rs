@@ -175,17 +175,8 @@ impl Sched {
             .map_or((0, 0), |r| (r.requeue_to, r.requeue_reason));
         if requeue_to != 0 && !killed {
             let why = if why == 0 { pend::REQUEUED } else { why };
-            let mut ev = state_change(t, key, requeue_to, why, 0);
-            if let Event::JobStatus {
-                exit_status: e,
-                usage: u,
-                ..
-            } = &mut ev
-            {
-                *e = exit_status;
-                *u = Some(usage);
-            }
-            self.emit(ev);
+            let ev = state_change(t, key, requeue_to, why, 0);
+            self.emit(with_end(ev, exit_status, usage));
             return;
         }
         let term = if term_reason.is_empty() {
@@ -207,17 +198,8 @@ impl Sched {
             // host's slow clock does not shorten the wait).
             let sub = REQUEUE_BY_VALUE | if exclude { REQUEUE_EXCLUDE } else { 0 };
             let at = t.max(secs(now));
-            let mut ev = state_change(at, key, status::PEND, pend::REQUEUED, sub);
-            if let Event::JobStatus {
-                exit_status: e,
-                usage: u,
-                ..
-            } = &mut ev
-            {
-                *e = exit_status;
-                *u = Some(usage);
-            }
-            self.emit(ev);
+            let ev = state_change(at, key, status::PEND, pend::REQUEUED, sub);
+            self.emit(with_end(ev, exit_status, usage));
             return;
         }
         let st = if killed {
@@ -238,4 +220,18 @@ impl Sched {
             self.post_exec_done(t, key, st, exit_status, cpu_time, t, p);
         }
     }
+}
+
+/// A requeue's JOB_STATUS with the exit status and usage of the run that ended.
+fn with_end(mut ev: Event, exit_status: i32, usage: Usage) -> Event {
+    if let Event::JobStatus {
+        exit_status: e,
+        usage: u,
+        ..
+    } = &mut ev
+    {
+        *e = exit_status;
+        *u = Some(usage);
+    }
+    ev
 }

@@ -122,6 +122,24 @@ pub(super) struct Pass {
     pub(super) visits: usize,
 }
 
+impl Pass {
+    /// Job `rec` placed on `taken` slots of queue `qname`: its fairshare account holds
+    /// them for the next choice, its queue's, its user's and its array's counts grow.
+    pub(super) fn took(&mut self, rec: &PendRec, qname: &str, taken: u32) {
+        if let (Some(account), Some(tree)) = (rec.account, self.walk.fair.as_mut()) {
+            tree.placed(account, taken);
+        }
+        *self.q_used.entry(qname.to_owned()).or_default() += taken;
+        *self
+            .q_user
+            .entry((qname.to_owned(), rec.sub.user.to_string()))
+            .or_default() += taken;
+        if rec.array_limit.is_some() {
+            *self.array_started.entry(rec.rank.3.0).or_default() += 1;
+        }
+    }
+}
+
 impl Sched {
     /// The first phase of a pass: what it needs before it visits a pending job.
     pub(super) fn begin_pass(&mut self, now: Millis) -> Pass {

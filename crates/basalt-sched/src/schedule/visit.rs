@@ -24,6 +24,8 @@ struct Visit<'r> {
     qi: usize,
     need: u32,
     rr: Str,
+    /// A compound or alternative requirement (`2*{...} + {...}`, `{...} || {...}`).
+    multi: bool,
     /// The `rusage[]` alternatives the limits that are not per host let it have, and
     /// their reason for the others.
     within: (u64, u32),
@@ -107,12 +109,14 @@ impl Sched {
             let per_host = self.hosts.iter().map(|h| self.static_why(q, h)).collect();
             p.statics[qi] = Some((self.queue_windows_open(q), per_host));
         }
+        let multi = basalt_config::compound::is_multi(&rr);
         let mut v = Visit {
             rec: &rec,
             key,
             qi,
             need,
             rr,
+            multi,
             within: (u64::MAX, 0),
         };
         if let Some(code) = self.early_reason(p, &mut v) {
@@ -125,7 +129,7 @@ impl Sched {
         }
         // A compound or alternative requirement (`2*{...} + {...}`, `{...} || {...}`):
         // placed part by part, all or nothing ([`compound`]).
-        if basalt_config::compound::is_multi(&v.rr) {
+        if v.multi {
             self.place_compound(p, &v);
         } else {
             self.place_simple(p, &v, held.map(|r| r.since));
@@ -179,8 +183,7 @@ impl Sched {
             Some(pend::DELAY_SCHED)
         } else if p.counting.with_limits {
             // Within the limits with one of its alternatives at least.
-            let multi = basalt_config::compound::is_multi(&v.rr);
-            let alts: &[select::Reserve] = if p.counting.limit_amounts && !multi {
+            let alts: &[select::Reserve] = if p.counting.limit_amounts && !v.multi {
                 p.reserves
                     .entry((Str::from(q.name.as_str()), v.rr.clone()))
                     .or_insert_with(|| self.reservations(q, &v.rr))
@@ -254,17 +257,7 @@ impl Sched {
         };
         p.st = *with_it;
         let qname = q.name.clone();
-        let taken = alloc.len() as u32;
-        if let (Some(account), Some(tree)) = (rec.account, p.walk.fair.as_mut()) {
-            tree.placed(account, taken);
-        }
-        *p.q_used.entry(qname.clone()).or_default() += taken;
-        *p.q_user
-            .entry((qname.clone(), sub.user.to_string()))
-            .or_default() += taken;
-        if rec.array_limit.is_some() {
-            *p.array_started.entry(key.0).or_default() += 1;
-        }
+        p.took(rec, &qname, alloc.len() as u32);
         let names: Vec<String> = alloc.iter().map(|&i| self.hosts[i].name.clone()).collect();
         if p.counting.with_limits {
             let mut amounts: Vec<(String, f64)> = Vec::new();
@@ -518,18 +511,7 @@ impl Sched {
             let max = |i: usize| self.hosts[i].max_slots();
             p.resv.close_backfill(bf, Some(&alloc), max, &mut p.st);
         }
-        let taken = alloc.len() as u32;
-        // Fairshare: its account holds these slots for the next choice.
-        if let (Some(account), Some(tree)) = (rec.account, p.walk.fair.as_mut()) {
-            tree.placed(account, taken);
-        }
-        *p.q_used.entry(qname.clone()).or_default() += taken;
-        *p.q_user
-            .entry((qname.clone(), sub.user.to_string()))
-            .or_default() += taken;
-        if rec.array_limit.is_some() {
-            *p.array_started.entry(key.0).or_default() += 1;
-        }
+        p.took(rec, &qname, alloc.len() as u32);
         let shared_of = |i: usize, name: &str| p.shared.of(i, name);
         if let Some(r) = chosen {
             p.st.reserve(
